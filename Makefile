@@ -1,0 +1,126 @@
+# Keep: top-level build.  `make run`, `make test`, `make bench`, `make debug`.
+# Everything lands in build/.  The QEMU command line lives in tools/qemu.py.
+
+ROOT := $(abspath .)
+B := build
+KB := $(B)/kernel
+ACCEL ?= auto
+PYTHON ?= python3
+
+CC := gcc
+KERNEL_DIRS := kernel/include kernel/arch/x86_64 kernel/lib kernel/mm kernel/cap kernel/object kernel/core
+KCFLAGS := -std=gnu11 -ffreestanding -fno-builtin -nostdlib -mno-red-zone -mgeneral-regs-only \
+	-mcmodel=kernel -fno-pic -fno-pie -fno-stack-protector -fno-omit-frame-pointer \
+	-fno-asynchronous-unwind-tables -O2 -g -MMD -MP \
+	-Wall -Wextra -Werror -Wshadow -Wformat=2 -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes \
+	$(addprefix -I,$(KERNEL_DIRS))
+KLDFLAGS := -nostdlib -static -no-pie -Wl,--no-dynamic-linker -Wl,-z,max-page-size=4096 \
+	-Wl,--build-id=none -T kernel/arch/x86_64/kernel.ld
+
+KSRC := $(wildcard kernel/arch/x86_64/*.c kernel/arch/x86_64/*.S kernel/lib/*.c kernel/mm/*.c \
+	kernel/cap/*.c kernel/object/*.c kernel/core/*.c)
+KOBJ := $(patsubst %,$(KB)/%.o,$(KSRC))
+
+USER_TARGET := x86_64-unknown-linux-gnu
+USER_OUT := $(B)/user/$(USER_TARGET)/release
+USER_PROGRAMS := root ktest hello
+USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
+	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
+	-C link-arg=-T$(ROOT)/user/rt/link.ld
+
+.PHONY: all run test bench debug deps kernel user image host-test cargo-test guest-test abi-check clean lines
+
+all: image
+
+deps:
+	@tools/install-deps.sh
+
+# ---- kernel ---------------------------------------------------------------
+$(KB)/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(KCFLAGS) -c $< -o $@
+
+$(KB)/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(CC) $(KCFLAGS) -c $< -o $@
+
+# Two links: the first without symbols, whose `nm` output becomes the symbol
+# table of the second (text addresses do not move; see tools/gensyms.py).
+$(KB)/ksyms_empty.c:
+	@mkdir -p $(dir $@)
+	@printf '#include "ksyms.h"\nconst struct ksym ksyms[] = {{0, 0}};\nconst u64 ksyms_count = 0;\n' > $@
+
+$(KB)/pass1.elf: $(KOBJ) $(KB)/ksyms_empty.c.o kernel/arch/x86_64/kernel.ld
+	@echo "  LD      $@"
+	@$(CC) $(KLDFLAGS) -o $@ $(KOBJ) $(KB)/ksyms_empty.c.o
+
+$(KB)/ksyms_table.c: $(KB)/pass1.elf tools/gensyms.py
+	@nm -n --defined-only $< | $(PYTHON) tools/gensyms.py > $@
+
+$(KB)/%.c.o: $(KB)/%.c
+	@$(CC) $(KCFLAGS) -c $< -o $@
+
+$(B)/kernel.elf: $(KOBJ) $(KB)/ksyms_table.c.o
+	@echo "  LD      $@"
+	@$(CC) $(KLDFLAGS) -o $@ $(KOBJ) $(KB)/ksyms_table.c.o
+	@nm $(KB)/pass1.elf | grep ' [tT] ' > $(KB)/t1; nm $@ | grep ' [tT] ' > $(KB)/t2; \
+	  cmp -s $(KB)/t1 $(KB)/t2 || { echo "kernel text moved between the two links"; exit 1; }
+
+$(B)/kernel.bin: $(B)/kernel.elf
+	@objcopy -O binary $< $@
+
+kernel: $(B)/kernel.bin
+
+# ---- user level -----------------------------------------------------------
+user:
+	cd user && CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="$(USER_RUSTFLAGS)" \
+	  cargo build --release --target $(USER_TARGET) --target-dir ../$(B)/user \
+	  $(addprefix -p keep-,$(USER_PROGRAMS))
+
+image: kernel user
+	$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(USER_OUT)/$(p))
+
+# ---- running --------------------------------------------------------------
+run: deps image
+	$(PYTHON) tools/qemu.py run --accel $(ACCEL)
+
+debug: deps image
+	$(PYTHON) tools/qemu.py debug --accel $(ACCEL)
+
+bench: deps image
+	$(PYTHON) tools/qemu.py bench
+
+# ---- tests ----------------------------------------------------------------
+HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \
+	kernel/core/elf.c kernel/core/bootimage.c
+HOST_CFLAGS := -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap
+
+$(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h kernel/core/*.h kernel/cap/*.h)
+	@mkdir -p $(B)
+	$(CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRC)
+
+abi-check:
+	$(PYTHON) tools/abigen.py --check
+
+host-test: $(B)/host_tests
+	$(B)/host_tests
+
+cargo-test:
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader
+
+guest-test: deps image
+	$(PYTHON) tools/qemu.py test
+
+test: abi-check host-test cargo-test guest-test
+	$(PYTHON) tools/test_shell.py
+
+lines:
+	@$(PYTHON) tools/linecount.py
+
+clean:
+	rm -rf $(B)
+
+-include $(KOBJ:.o=.d)

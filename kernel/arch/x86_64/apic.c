@@ -1,0 +1,96 @@
+/* Local APIC timer, I/O APIC routing and the legacy PIC (masked).
+ * The timer is calibrated against the PIT at boot; so is the TSC. */
+#include "arch.h"
+#include "keep/abi.h"
+#include "lib.h"
+#include "paging.h"
+#include "x86.h"
+
+#define LAPIC_PHYS 0xFEE00000ULL
+#define IOAPIC_PHYS 0xFEC00000ULL /* q35's I/O APIC (also in the ACPI MADT) */
+
+#define LAPIC_ID 0x20
+#define LAPIC_EOI 0xB0
+#define LAPIC_SVR 0xF0
+#define LAPIC_LVT_TIMER 0x320
+#define LAPIC_TIMER_INIT 0x380
+#define LAPIC_TIMER_CUR 0x390
+#define LAPIC_TIMER_DIV 0x3E0
+
+static volatile u32 *lapic;
+static volatile u32 *ioapic;
+
+static void lapic_write(u32 reg, u32 v) { lapic[reg / 4] = v; }
+static u32 lapic_read(u32 reg) { return lapic[reg / 4]; }
+
+void apic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
+
+static void ioapic_write(u32 reg, u32 v)
+{
+    ioapic[0] = reg;
+    ioapic[4] = v;
+}
+
+void ioapic_route(unsigned irq, unsigned vector)
+{
+    /* edge-triggered, active high, fixed delivery to APIC 0 (the boot CPU) */
+    ioapic_write(0x10 + 2 * irq, vector);
+    ioapic_write(0x11 + 2 * irq, 0);
+}
+
+static void pic_disable(void)
+{
+    /* Remap the 8259s away from the exception vectors, then mask every line. */
+    outb(0x20, 0x11);
+    outb(0xA0, 0x11);
+    outb(0x21, 0xF0);
+    outb(0xA1, 0xF8);
+    outb(0x21, 0x04);
+    outb(0xA1, 0x02);
+    outb(0x21, 0x01);
+    outb(0xA1, 0x01);
+    outb(0x21, 0xFF);
+    outb(0xA1, 0xFF);
+}
+
+/* Run PIT channel 2 for about 10 ms; return the TSC and APIC-timer ticks it took. */
+static void calibrate(u64 *tsc_per_10ms, u32 *apic_per_10ms)
+{
+    const u16 pit_count = 11932; /* 1193182 Hz / 100 */
+    outb(0x61, (u8)((inb(0x61) & ~0x02) | 0x01)); /* gate on, speaker off */
+    outb(0x43, 0xB0);                              /* channel 2, lo/hi, mode 0 */
+    outb(0x42, (u8)pit_count);
+    outb(0x42, (u8)(pit_count >> 8));
+    lapic_write(LAPIC_TIMER_DIV, 0x3); /* divide by 16 */
+    lapic_write(LAPIC_TIMER_INIT, 0xFFFFFFFF);
+    u64 t0 = rdtsc();
+    while (!(inb(0x61) & 0x20))
+        pause();
+    u64 t1 = rdtsc();
+    u32 cur = lapic_read(LAPIC_TIMER_CUR);
+    lapic_write(LAPIC_TIMER_INIT, 0);
+    *tsc_per_10ms = t1 - t0;
+    *apic_per_10ms = 0xFFFFFFFF - cur;
+}
+
+void apic_init(void)
+{
+    if (!(cpu0.features & KEEP_CPU_APIC))
+        panic("this CPU has no local APIC");
+    pic_disable();
+    lapic = map_mmio(LAPIC_PHYS);
+    ioapic = map_mmio(IOAPIC_PHYS);
+    wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | (1ULL << 11)); /* global enable */
+    lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);               /* software enable */
+
+    u64 tsc10;
+    u32 apic10;
+    calibrate(&tsc10, &apic10);
+    cpu0.tsc_hz = tsc10 * 100;
+    u32 period = apic10 / (TIMER_HZ / 100);
+    if (period == 0)
+        period = 1;
+    lapic_write(LAPIC_TIMER_DIV, 0x3);
+    lapic_write(LAPIC_LVT_TIMER, (1u << 17) | VEC_TIMER); /* periodic */
+    lapic_write(LAPIC_TIMER_INIT, period);
+}

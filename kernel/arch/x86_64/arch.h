@@ -1,0 +1,86 @@
+/* The architecture interface the generic kernel uses: saved user registers,
+ * per-CPU state, entry/exit, paging and timer. */
+#ifndef KEEP_ARCH_H
+#define KEEP_ARCH_H
+
+#include "types.h"
+
+/* Vector number stored in regs.vector for a system-call entry. */
+#define VEC_SYSCALL 0x100
+#define VEC_TIMER 0x20
+#define VEC_SERIAL 0x24
+#define VEC_SPURIOUS 0xff
+
+/* A user context, saved where the CPU and the entry stubs push it: the TSS
+ * stack pointer (rsp0) points just past the current process's struct regs,
+ * so an interrupt or a system call from user mode stores the frame directly
+ * into the process control block.  The order mirrors the pushes in entry.S. */
+struct regs {
+    u64 r15, r14, r13, r12, r11, r10, r9, r8;
+    u64 rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    u64 vector, err;
+    u64 rip, cs, rflags, rsp, ss; /* the hardware interrupt frame */
+};
+_Static_assert(sizeof(struct regs) % 16 == 0, "rsp0 must stay 16-byte aligned");
+
+/* FXSAVE area for the user's x87/SSE state. */
+struct fpu_state {
+    u8 bytes[512];
+} __attribute__((aligned(16)));
+
+/* Per-CPU state in one struct so that SMP can come later. */
+struct cpu {
+    u64 user_rsp_scratch;  /* syscall entry: the user rsp before the frame is built */
+    u64 kstack_top;        /* the one kernel stack */
+    struct process *current;
+    u64 features;          /* KEEP_CPU_* bits */
+    u64 tsc_hz;
+    u64 ticks;
+};
+extern struct cpu cpu0;
+
+struct kernel_stacks {
+    u8 guard[4096];
+    u8 stack[16384];
+    u8 ist_guard[4096];
+    u8 ist[4096];
+};
+extern struct kernel_stacks kernel_stacks;
+
+/* entry.S */
+NORETURN void arch_return_to_user(struct regs *r);
+
+/* Called from assembly (boot.S, entry.S). */
+NORETURN void kmain(u32 magic, u32 mbi_pa);
+NORETURN void syscall_dispatch(void);
+NORETURN void trap_from_user(struct regs *r);
+void trap_from_kernel(struct regs *r);
+
+/* cpu.c */
+void cpu_init(void);
+void cpu_set_kernel_entry_stack(struct regs *r); /* TSS.rsp0 := r + 1 */
+void fpu_save(struct fpu_state *s);
+void fpu_restore(const struct fpu_state *s);
+void fpu_init_state(struct fpu_state *s);
+
+/* apic.c */
+void apic_init(void);
+void apic_eoi(void);
+void ioapic_route(unsigned irq, unsigned vector);
+#define TIMER_HZ 100
+
+/* serial.c */
+void serial_init(void);
+void serial_putc(char c);
+void serial_enable_rx_irq(void);
+int serial_getc(void); /* -1 when nothing is waiting */
+
+/* power.c */
+NORETURN void machine_poweroff(void);
+NORETURN void machine_debug_exit(u32 code);
+
+/* trap.c */
+NORETURN void kernel_fault(struct regs *r);
+void print_backtrace(u64 rbp);
+
+#endif

@@ -1,0 +1,175 @@
+/* CPU set-up: GDT, TSS, IDT, SYSCALL MSRs, feature detection, control
+ * registers (NX, global pages, PCID, SMEP, SMAP, SSE) and FPU state. */
+#include "arch.h"
+#include "arch_offsets.h"
+#include "keep/abi.h"
+#include "lib.h"
+#include "x86.h"
+
+struct tss {
+    u32 reserved0;
+    u64 rsp0, rsp1, rsp2;
+    u64 reserved1;
+    u64 ist[7];
+    u64 reserved2;
+    u16 reserved3;
+    u16 iopb_offset;
+} __attribute__((packed));
+
+struct idt_gate {
+    u16 offset_lo, selector;
+    u8 ist, type;
+    u16 offset_mid;
+    u32 offset_hi, reserved;
+} __attribute__((packed));
+
+struct table_ptr {
+    u16 limit;
+    u64 base;
+} __attribute__((packed));
+
+struct cpu cpu0;
+struct tss tss0;
+static u64 gdt[7];
+static struct idt_gate idt[256];
+static struct fpu_state fpu_template;
+
+/* The kernel stack and the stack for double faults, NMI and machine checks,
+ * each above a guard page that paging.c leaves unmapped. */
+struct kernel_stacks kernel_stacks __attribute__((aligned(4096)));
+
+_Static_assert(__builtin_offsetof(struct cpu, user_rsp_scratch) == CPU_USER_RSP, "entry.S");
+_Static_assert(__builtin_offsetof(struct cpu, kstack_top) == CPU_KSTACK_TOP, "entry.S");
+_Static_assert(__builtin_offsetof(struct tss, rsp0) == TSS_RSP0, "entry.S");
+_Static_assert(__builtin_offsetof(struct regs, vector) == REGS_VECTOR, "entry.S");
+_Static_assert(__builtin_offsetof(struct regs, cs) == REGS_CS, "entry.S");
+_Static_assert(SEL_UDATA == 0x1b && SEL_UCODE == 0x23, "SYSRET needs udata at STAR.base+8");
+
+extern const u64 vector_table[256];
+extern void syscall_entry(void);
+
+static void detect_features(void)
+{
+    u32 a, b, c, d, max;
+    u64 f = 0;
+    cpuid(0, 0, &max, &b, &c, &d);
+    cpuid(1, 0, &a, &b, &c, &d);
+    if (d & (1u << 9))
+        f |= KEEP_CPU_APIC;
+    if (c & (1u << 17))
+        f |= KEEP_CPU_PCID;
+    if (c & (1u << 24))
+        f |= KEEP_CPU_TSC_DEADLINE;
+    if (d & (1u << 13))
+        f |= KEEP_CPU_GLOBAL;
+    if (max >= 7) {
+        cpuid(7, 0, &a, &b, &c, &d);
+        if (b & (1u << 7))
+            f |= KEEP_CPU_SMEP;
+        if (b & (1u << 20))
+            f |= KEEP_CPU_SMAP;
+        if (b & (1u << 10))
+            f |= KEEP_CPU_INVPCID;
+    }
+    cpuid(0x80000000, 0, &max, &b, &c, &d);
+    if (max >= 0x80000001) {
+        cpuid(0x80000001, 0, &a, &b, &c, &d);
+        if (d & (1u << 20))
+            f |= KEEP_CPU_NX;
+        if (d & (1u << 26))
+            f |= KEEP_CPU_PAGE1G;
+    }
+    cpu0.features = f;
+}
+
+static void set_gate(unsigned v, u64 handler, u8 ist)
+{
+    idt[v] = (struct idt_gate){
+        .offset_lo = (u16)handler,
+        .selector = 0x08,
+        .ist = ist,
+        .type = 0x8E, /* present, DPL 0, 64-bit interrupt gate: IF cleared on entry */
+        .offset_mid = (u16)(handler >> 16),
+        .offset_hi = (u32)(handler >> 32),
+        .reserved = 0,
+    };
+}
+
+void cpu_set_kernel_entry_stack(struct regs *r)
+{
+    tss0.rsp0 = (u64)(uptr)(r + 1);
+}
+
+void fpu_save(struct fpu_state *s) { __asm__ volatile("fxsave64 %0" : "=m"(*s)); }
+void fpu_restore(const struct fpu_state *s) { __asm__ volatile("fxrstor64 %0" ::"m"(*s)); }
+void fpu_init_state(struct fpu_state *s) { *s = fpu_template; }
+
+void cpu_init(void)
+{
+    detect_features();
+    if (!(cpu0.features & KEEP_CPU_NX))
+        panic("this CPU has no NX bit; Keep needs it");
+
+    gdt[0] = 0;
+    gdt[1] = 0x00209A0000000000ULL; /* 0x08 kernel code */
+    gdt[2] = 0x0000920000000000ULL; /* 0x10 kernel data */
+    gdt[3] = 0x0000F20000000000ULL; /* 0x18 user data (STAR base + 8) */
+    gdt[4] = 0x0020FA0000000000ULL; /* 0x20 user code (STAR base + 16) */
+    u64 tss_base = (u64)(uptr)&tss0;
+    u64 tss_limit = sizeof(tss0) - 1;
+    gdt[5] = (tss_limit & 0xffff) | ((tss_base & 0xffffff) << 16) | (0x89ULL << 40) |
+             (((tss_limit >> 16) & 0xf) << 48) | (((tss_base >> 24) & 0xff) << 56);
+    gdt[6] = tss_base >> 32;
+    tss0.iopb_offset = sizeof(tss0); /* no I/O bitmap: user code has no port access */
+    tss0.ist[0] = (u64)(uptr)(kernel_stacks.ist + sizeof kernel_stacks.ist);
+
+    struct table_ptr gp = {sizeof(gdt) - 1, (u64)(uptr)gdt};
+    __asm__ volatile("lgdt %0\n"
+                     "pushq $0x08\n"
+                     "leaq 1f(%%rip), %%rax\n"
+                     "pushq %%rax\n"
+                     "lretq\n"
+                     "1: mov $0x10, %%eax\n"
+                     "mov %%eax, %%ds\n"
+                     "mov %%eax, %%es\n"
+                     "mov %%eax, %%ss\n"
+                     "xor %%eax, %%eax\n"
+                     "mov %%eax, %%fs\n"
+                     "mov %%eax, %%gs\n"
+                     "ltr %w1\n"
+                     :
+                     : "m"(gp), "r"((u16)0x28)
+                     : "rax", "memory");
+
+    for (unsigned v = 0; v < 256; v++) {
+        u8 ist = (v == 2 || v == 8 || v == 18) ? 1 : 0; /* NMI, #DF, #MC on their own stack */
+        set_gate(v, vector_table[v], ist);
+    }
+    struct table_ptr ip = {sizeof(idt) - 1, (u64)(uptr)idt};
+    __asm__ volatile("lidt %0" ::"m"(ip));
+
+    wrmsr(MSR_STAR, (0x10ULL << 48) | (0x08ULL << 32));
+    wrmsr(MSR_LSTAR, (u64)(uptr)syscall_entry);
+    wrmsr(MSR_FMASK, 0x40700); /* clear IF, TF, DF, AC on entry */
+    wrmsr(MSR_EFER, rdmsr(MSR_EFER) | 0x801); /* SCE, NXE (LME is already on) */
+
+    u64 cr4 = read_cr4();
+    cr4 |= (1ULL << 9) | (1ULL << 10); /* OSFXSR, OSXMMEXCPT: user programs use SSE */
+    if (cpu0.features & KEEP_CPU_GLOBAL)
+        cr4 |= 1ULL << 7;
+    if (cpu0.features & KEEP_CPU_SMEP)
+        cr4 |= 1ULL << 20;
+    if (cpu0.features & KEEP_CPU_SMAP)
+        cr4 |= 1ULL << 21; /* the kernel reaches user memory only through the physical window */
+    write_cr4(cr4);
+    u64 cr0 = read_cr0();
+    cr0 &= ~((1ULL << 2) | (1ULL << 3)); /* EM, TS off */
+    cr0 |= (1ULL << 1) | (1ULL << 16);   /* MP, WP */
+    write_cr0(cr0);
+    __asm__ volatile("fninit");
+    u32 mxcsr = 0x1f80;
+    __asm__ volatile("ldmxcsr %0" ::"m"(mxcsr));
+    fpu_save(&fpu_template);
+
+    cpu0.kstack_top = (u64)(uptr)(kernel_stacks.stack + sizeof kernel_stacks.stack);
+}

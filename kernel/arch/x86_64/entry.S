@@ -1,0 +1,133 @@
+/* Kernel entry and exit: the system call, interrupts and exceptions.
+ *
+ * From user mode every entry saves the user context into the current
+ * process's struct regs (TSS.rsp0 and the syscall path both point just past
+ * it), then switches to the one kernel stack and calls C, which never returns:
+ * it finishes with arch_return_to_user() on whatever process runs next.
+ * Nothing stays on the kernel stack between entries (atomic kernel operations).
+ *
+ * From kernel mode (the idle loop, or a kernel bug) the frame is built on the
+ * kernel stack and the handler returns with iretq. */
+
+#include "arch_offsets.h"
+
+    .text
+
+/* Push the general registers in the order of struct regs (r15 lowest). */
+.macro PUSH_GPRS
+    push %rax
+    push %rbx
+    push %rcx
+    push %rdx
+    push %rsi
+    push %rdi
+    push %rbp
+    push %r8
+    push %r9
+    push %r10
+    push %r11
+    push %r12
+    push %r13
+    push %r14
+    push %r15
+.endm
+
+.macro POP_GPRS
+    pop %r15
+    pop %r14
+    pop %r13
+    pop %r12
+    pop %r11
+    pop %r10
+    pop %r9
+    pop %r8
+    pop %rbp
+    pop %rdi
+    pop %rsi
+    pop %rdx
+    pop %rcx
+    pop %rbx
+    pop %rax
+.endm
+
+/* syscall: rcx = user rip, r11 = user rflags, interrupts masked by FMASK. */
+    .globl syscall_entry
+syscall_entry:
+    mov %rsp, cpu0 + CPU_USER_RSP(%rip)
+    mov tss0 + TSS_RSP0(%rip), %rsp
+    pushq $SEL_UDATA
+    pushq cpu0 + CPU_USER_RSP(%rip)
+    push %r11
+    pushq $SEL_UCODE
+    push %rcx
+    pushq $0
+    pushq $VEC_SYSCALL
+    PUSH_GPRS
+    mov cpu0 + CPU_KSTACK_TOP(%rip), %rsp
+    xor %ebp, %ebp
+    call syscall_dispatch
+    ud2
+
+/* One 16-byte stub per vector: push a zero error code where the CPU pushes
+ * none, then the vector number, then join the common path. */
+    .align 16
+    .globl vector_stubs
+vector_stubs:
+    .set i, 0
+    .rept 256
+    .align 16
+    .if (i == 8) || (i >= 10 && i <= 14) || (i == 17) || (i == 21) || (i == 29) || (i == 30)
+    .else
+    pushq $0
+    .endif
+    pushq $i
+    jmp trap_common
+    .set i, i + 1
+    .endr
+
+trap_common:
+    PUSH_GPRS
+    testb $3, REGS_CS(%rsp)
+    jz 1f
+    /* from user mode: the frame is in the process control block */
+    mov %rsp, %rdi
+    mov cpu0 + CPU_KSTACK_TOP(%rip), %rsp
+    xor %ebp, %ebp
+    call trap_from_user
+    ud2
+1:  /* from kernel mode: the frame is on the kernel stack */
+    mov %rsp, %rdi
+    cld
+    call trap_from_kernel
+    POP_GPRS
+    add $16, %rsp
+    iretq
+
+/* arch_return_to_user(struct regs *r): leave the kernel into r's context.
+ * A context saved by syscall leaves by sysretq (rcx and r11 are clobbered
+ * by the syscall contract anyway); any other leaves by iretq, restoring all. */
+    .globl arch_return_to_user
+arch_return_to_user:
+    mov %rdi, %rsp
+    cmpq $VEC_SYSCALL, REGS_VECTOR(%rsp)
+    jne 2f
+    POP_GPRS
+    mov 16(%rsp), %rcx          /* rip (after vector, err) */
+    mov 32(%rsp), %r11          /* rflags */
+    mov 40(%rsp), %rsp          /* user rsp */
+    sysretq
+2:  POP_GPRS
+    add $16, %rsp
+    iretq
+
+    .section .rodata
+    .align 8
+    .globl vector_table
+vector_table:
+    .set i, 0
+    .rept 256
+    .quad vector_stubs + i * 16
+    .set i, i + 1
+    .endr
+
+    .section .note.GNU-stack, "", @progbits

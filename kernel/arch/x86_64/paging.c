@@ -1,0 +1,216 @@
+/* x86-64 4-level paging.
+ *
+ * The kernel half (PML4 entries 256-511) is built once at boot and copied
+ * into every address space, so it is the same everywhere and never gains a
+ * PML4 entry later.  It holds:
+ *   0xffff800000000000  the physical-memory window (2 MiB pages, RW, NX)
+ *   0xffffff0000000000  device registers (4 KiB pages, uncached, NX)
+ *   0xffffffff80000000  the kernel image: text RX, rodata R+NX, data RW+NX
+ * Nothing in it is user-accessible, and no page is writable and executable;
+ * paging_check() verifies both at run time (KERNEL.CHECK_PAGING). */
+#include "paging.h"
+#include "arch.h"
+#include "keep/abi.h"
+#include "lib.h"
+#include "x86.h"
+
+#define MMIO_WINDOW 0xffffff0000000000ULL
+#define POOL_PAGES 32
+
+extern u8 _text[], _etext[], _rodata[], _erodata[], _data[], _end[];
+
+static u64 kernel_pml4[512] __attribute__((aligned(4096)));
+static u64 pt_pool[POOL_PAGES][512] __attribute__((aligned(4096)));
+static unsigned pt_pool_used;
+static unsigned mmio_pages;
+static bool pcid_enabled;
+
+u64 kernel_virt_to_phys(const void *va) { return (u64)(uptr)va - KERNEL_VMA; }
+u64 kernel_pml4_phys(void) { return kernel_virt_to_phys(kernel_pml4); }
+
+static u64 *table_of(u64 entry) { return phys_to_virt(entry & PTE_ADDR); }
+
+/* Kernel page tables come from a fixed boot-time pool in the image. */
+static u64 pool_alloc(void *ctx UNUSED)
+{
+    if (pt_pool_used == POOL_PAGES)
+        panic("paging: boot page-table pool exhausted (too much physical memory?)");
+    return kernel_virt_to_phys(pt_pool[pt_pool_used++]);
+}
+
+static unsigned index_of(u64 va, int level) { return (unsigned)(va >> (12 + 9 * level)) & 511; }
+
+/* The entry for va at the given level (0 = page table), creating the tables
+ * above it with `inter` flags; NULL if a table could not be allocated. */
+static u64 *walk_create(u64 *pml4, u64 va, int level, u64 inter, pt_alloc_fn alloc, void *ctx)
+{
+    u64 *t = pml4;
+    for (int l = 3; l > level; l--) {
+        u64 *e = &t[index_of(va, l)];
+        if (!(*e & PTE_P)) {
+            u64 pa = alloc(ctx);
+            if (!pa)
+                return NULL;
+            memset(phys_to_virt(pa), 0, PAGE_SIZE);
+            *e = pa | inter;
+        }
+        ASSERT(!(*e & PTE_PS));
+        t = table_of(*e);
+    }
+    return &t[index_of(va, level)];
+}
+
+static void kmap(u64 va, u64 pa, u64 flags, int level)
+{
+    u64 *e = walk_create(kernel_pml4, va, level, PTE_P | PTE_W, pool_alloc, NULL);
+    *e = pa | flags | PTE_P;
+}
+
+static bool is_guard_page(u64 va)
+{
+    return va == (u64)(uptr)kernel_stacks.guard || va == (u64)(uptr)kernel_stacks.ist_guard;
+}
+
+void paging_init(u64 max_phys)
+{
+    u64 g = (cpu0.features & KEEP_CPU_GLOBAL) ? PTE_G : 0;
+    if (max_phys > PHYS_WINDOW_MAX)
+        max_phys = PHYS_WINDOW_MAX;
+
+    for (u64 va = (u64)(uptr)_text; va < (u64)(uptr)_etext; va += PAGE_SIZE)
+        kmap(va, va - KERNEL_VMA, g, 0);
+    for (u64 va = (u64)(uptr)_rodata; va < (u64)(uptr)_erodata; va += PAGE_SIZE)
+        kmap(va, va - KERNEL_VMA, g | PTE_NX, 0);
+    for (u64 va = (u64)(uptr)_data; va < (u64)(uptr)_end; va += PAGE_SIZE)
+        if (!is_guard_page(va))
+            kmap(va, va - KERNEL_VMA, g | PTE_W | PTE_NX, 0);
+    for (u64 pa = 0; pa < max_phys; pa += 2ULL << 20)
+        kmap(PHYS_WINDOW + pa, pa, g | PTE_W | PTE_NX | PTE_PS, 1);
+    /* Create the device window's tables now: address spaces copy the kernel
+     * half of the PML4 when they are made, so it must not gain entries later. */
+    ASSERT(walk_create(kernel_pml4, MMIO_WINDOW, 0, PTE_P | PTE_W, pool_alloc, NULL));
+
+    write_cr3(kernel_pml4_phys());
+    if (cpu0.features & KEEP_CPU_PCID) {
+        write_cr4(read_cr4() | (1ULL << 17));
+        pcid_enabled = true;
+    }
+}
+
+void *map_mmio(u64 pa)
+{
+    ASSERT(mmio_pages < 512); /* one page table of device mappings */
+    u64 va = MMIO_WINDOW + (u64)mmio_pages++ * PAGE_SIZE;
+    kmap(va, pa & PTE_ADDR, PTE_W | PTE_NX | PTE_PCD | PTE_PWT, 0);
+    invlpg(va);
+    return (void *)(uptr)(va + (pa & 0xfff));
+}
+
+void pml4_init_user(u64 pml4_pa)
+{
+    u64 *t = phys_to_virt(pml4_pa);
+    memset(t, 0, 256 * sizeof(u64));
+    memcpy(t + 256, kernel_pml4 + 256, 256 * sizeof(u64));
+}
+
+int user_map(u64 pml4_pa, u64 va, u64 pa, u64 pte_flags, pt_alloc_fn alloc, void *ctx)
+{
+    u64 *e = walk_create(phys_to_virt(pml4_pa), va, 0, PTE_P | PTE_W | PTE_U, alloc, ctx);
+    if (!e)
+        return -1;
+    *e = pa | pte_flags | PTE_P | PTE_U;
+    return 0;
+}
+
+u64 *user_pte(u64 pml4_pa, u64 va)
+{
+    u64 *t = phys_to_virt(pml4_pa);
+    for (int l = 3; l > 0; l--) {
+        u64 e = t[index_of(va, l)];
+        if (!(e & PTE_P) || (e & PTE_PS))
+            return NULL;
+        t = table_of(e);
+    }
+    return &t[index_of(va, 0)];
+}
+
+bool user_translate(u64 pml4_pa, u64 va, bool write, u64 *pa)
+{
+    if (va >= KEEP_USER_TOP)
+        return false;
+    u64 *e = user_pte(pml4_pa, va);
+    if (!e || !(*e & PTE_P) || !(*e & PTE_U) || (write && !(*e & PTE_W)))
+        return false;
+    *pa = (*e & PTE_ADDR) | (va & 0xfff);
+    return true;
+}
+
+void switch_address_space(u64 pml4_pa, u16 pcid, bool flush)
+{
+    if (pcid_enabled && pcid && !flush)
+        write_cr3(pml4_pa | pcid | (1ULL << 63)); /* keep this PCID's TLB entries */
+    else if (pcid_enabled)
+        write_cr3(pml4_pa | pcid);
+    else
+        write_cr3(pml4_pa);
+}
+
+void flush_page(u64 va) { invlpg(va); }
+
+/* Page-table checks. */
+struct check_ctx {
+    unsigned check;
+    u64 violations, checked;
+};
+
+static void check_leaf(struct check_ctx *c, u64 va, u64 eff_w, u64 eff_nx, bool any_u)
+{
+    c->checked++;
+    bool kernel = va >= 0xffff800000000000ULL;
+    switch (c->check) {
+    case KEEP_CHECK_WX:
+        if (eff_w && !eff_nx)
+            c->violations++;
+        break;
+    case KEEP_CHECK_KERNEL_USER:
+        if (kernel && any_u)
+            c->violations++;
+        break;
+    case KEEP_CHECK_KERNEL_DATA_NX:
+        if (kernel && !eff_nx && !(va >= (u64)(uptr)_text && va < (u64)(uptr)_etext))
+            c->violations++;
+        break;
+    }
+}
+
+static void check_table(struct check_ctx *c, u64 *t, int level, u64 base, unsigned from, unsigned to,
+                        bool w, bool nx, bool any_u)
+{
+    for (unsigned i = from; i < to; i++) {
+        u64 e = t[i];
+        if (!(e & PTE_P))
+            continue;
+        u64 va = base + ((u64)i << (12 + 9 * level));
+        if (level == 3 && i >= 256)
+            va |= 0xffff000000000000ULL; /* sign extension */
+        bool ew = w && (e & PTE_W), enx = nx || (e & PTE_NX), eu = any_u || (e & PTE_U);
+        if (level == 0 || (e & PTE_PS))
+            check_leaf(c, va, ew, enx, eu);
+        else
+            check_table(c, table_of(e), level - 1, va, 0, 512, ew, enx, eu);
+    }
+}
+
+u64 paging_check(unsigned check, u64 user_pml4_pa, u64 *checked)
+{
+    struct check_ctx c = {check, 0, 0};
+    u64 *user = phys_to_virt(user_pml4_pa);
+    /* The kernel half as the caller's address space sees it. */
+    check_table(&c, user, 3, 0, 256, 512, true, false, false);
+    if (memcmp(user + 256, kernel_pml4 + 256, 256 * sizeof(u64)) != 0)
+        c.violations++; /* the kernel half must be the kernel's own */
+    if (check == KEEP_CHECK_WX)
+        check_table(&c, user, 3, 0, 0, 256, true, false, false);
+    *checked = c.checked;
+    return c.violations;
+}

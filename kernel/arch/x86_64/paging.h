@@ -1,0 +1,44 @@
+/* x86-64 4-level paging: the kernel's own tables, the physical-memory window,
+ * user mappings and the page-table checks behind KERNEL.CHECK_PAGING. */
+#ifndef KEEP_PAGING_H
+#define KEEP_PAGING_H
+
+#include "types.h"
+
+#define KERNEL_VMA 0xffffffff80000000ULL
+#define PHYS_WINDOW 0xffff800000000000ULL
+#define PHYS_WINDOW_MAX (16ULL << 30) /* the window covers the first 16 GiB */
+
+#define PTE_P (1ULL << 0)
+#define PTE_W (1ULL << 1)
+#define PTE_U (1ULL << 2)
+#define PTE_PWT (1ULL << 3)
+#define PTE_PCD (1ULL << 4)
+#define PTE_PS (1ULL << 7)
+#define PTE_G (1ULL << 8)
+#define PTE_NX (1ULL << 63)
+#define PTE_ADDR 0x000ffffffffff000ULL
+
+static inline void *phys_to_virt(u64 pa) { return (void *)(uptr)(pa + PHYS_WINDOW); }
+u64 kernel_virt_to_phys(const void *va); /* for the kernel image only */
+
+/* Allocates one zeroed frame for a page table; returns 0 when none is left. */
+typedef u64 (*pt_alloc_fn)(void *ctx);
+
+void paging_init(u64 max_phys);
+void *map_mmio(u64 pa);
+u64 kernel_pml4_phys(void);
+
+/* User address spaces. */
+void pml4_init_user(u64 pml4_pa);
+int user_map(u64 pml4_pa, u64 va, u64 pa, u64 pte_flags, pt_alloc_fn alloc, void *ctx);
+u64 *user_pte(u64 pml4_pa, u64 va); /* the leaf entry, or NULL when no table is there */
+bool user_translate(u64 pml4_pa, u64 va, bool write, u64 *pa);
+/* Load an address space; flush its TLB entries too when flush is set. */
+void switch_address_space(u64 pml4_pa, u16 pcid, bool flush);
+void flush_page(u64 va);
+
+/* KERNEL.CHECK_PAGING: violations of one invariant; *checked = mappings examined. */
+u64 paging_check(unsigned check, u64 user_pml4_pa, u64 *checked);
+
+#endif

@@ -1,0 +1,113 @@
+/* Interrupts and exceptions.  From user mode an exception stops the process
+ * (or, later, goes to its fault handler); from kernel mode it is a kernel
+ * bug: print everything useful and stop the machine. */
+#include "arch.h"
+#include "ksyms.h"
+#include "lib.h"
+#include "sched.h"
+#include "process.h"
+#include "x86.h"
+
+static const char *const exception_names[32] = {
+    "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range",
+    "invalid opcode", "device not available", "double fault", "coprocessor overrun",
+    "invalid TSS", "segment not present", "stack fault", "general protection",
+    "page fault", "reserved", "x87 floating point", "alignment check", "machine check",
+    "SIMD floating point", "virtualization", "control protection",
+};
+
+const char *exception_name(u64 vector)
+{
+    if (vector < 32 && exception_names[vector])
+        return exception_names[vector];
+    return "reserved exception";
+}
+
+static void handle_irq(u64 vector)
+{
+    switch (vector) {
+    case VEC_TIMER:
+        apic_eoi();
+        sched_tick();
+        break;
+    case VEC_SERIAL:
+        console_irq();
+        apic_eoi();
+        break;
+    case VEC_SPURIOUS:
+        break; /* no EOI for spurious interrupts */
+    default:
+        apic_eoi();
+        break;
+    }
+}
+
+/* Called by entry.S with the frame in the current process's control block. */
+NORETURN void trap_from_user(struct regs *r)
+{
+    struct process *p = cpu0.current;
+    ASSERT(r == &p->regs);
+    if (r->vector < 32) {
+        u64 addr = r->vector == 14 ? read_cr2() : r->err;
+        process_fault(p, r->vector, r->rip, addr);
+    } else {
+        handle_irq(r->vector);
+    }
+    kernel_exit();
+}
+
+/* Called by entry.S for an interrupt or exception taken in kernel mode. */
+void trap_from_kernel(struct regs *r)
+{
+    if (r->vector >= 32) {
+        handle_irq(r->vector);
+        return;
+    }
+    kernel_fault(r);
+}
+
+void print_backtrace(u64 rbp)
+{
+    kprintf("backtrace:\n");
+    u64 lo = (u64)(uptr)&kernel_stacks, hi = lo + sizeof kernel_stacks;
+    for (int depth = 0; depth < 32 && rbp >= lo && rbp + 16 <= hi && !(rbp & 7); depth++) {
+        u64 *frame = (u64 *)(uptr)rbp;
+        u64 ret = frame[1];
+        u64 off;
+        const char *name = ksym_lookup(ret, &off);
+        kprintf("  #%d %p %s+0x%lx\n", depth, (void *)(uptr)ret, name ? name : "?", off);
+        rbp = frame[0];
+    }
+}
+
+NORETURN void kernel_fault(struct regs *r)
+{
+    u64 off;
+    const char *name = ksym_lookup(r->rip, &off);
+    kprintf("\nkeep: KERNEL FAULT: %s (vector %lu, error 0x%lx)\n", exception_name(r->vector),
+            r->vector, r->err);
+    kprintf("rip %p %s+0x%lx  cs %lx rflags %lx\n", (void *)(uptr)r->rip, name ? name : "?", off, r->cs,
+            r->rflags);
+    kprintf("faulting address (cr2) %p  cr3 %p\n", (void *)(uptr)read_cr2(), (void *)(uptr)read_cr3());
+    kprintf("rax %016lx rbx %016lx rcx %016lx rdx %016lx\n", r->rax, r->rbx, r->rcx, r->rdx);
+    kprintf("rsi %016lx rdi %016lx rbp %016lx rsp %016lx\n", r->rsi, r->rdi, r->rbp, r->rsp);
+    kprintf("r8  %016lx r9  %016lx r10 %016lx r11 %016lx\n", r->r8, r->r9, r->r10, r->r11);
+    kprintf("r12 %016lx r13 %016lx r14 %016lx r15 %016lx\n", r->r12, r->r13, r->r14, r->r15);
+    print_backtrace(r->rbp);
+    kprintf("keep: kernel stopped\n");
+    machine_debug_exit(0x7f);
+}
+
+NORETURN void panic(const char *fmt, ...)
+{
+    char buf[200];
+    va_list ap;
+    va_start(ap, fmt);
+    kvsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    cli();
+    kprintf("\nkeep: PANIC: %s\n", buf);
+    print_backtrace((u64)(uptr)__builtin_frame_address(0));
+    kprintf("keep: kernel stopped\n");
+    machine_debug_exit(0x7f);
+}

@@ -1,0 +1,86 @@
+/* Start the root task: load the ELF file named "root" from the boot image
+ * into a new address space, give it a stack, map the boot image read-only
+ * for it, fill its capability space with the initial capabilities and make
+ * it runnable.  Every other program is loaded by the root task itself. */
+#include "aspace.h"
+#include "boot.h"
+#include "bootimage.h"
+#include "elf.h"
+#include "frame.h"
+#include "keep/abi.h"
+#include "lib.h"
+#include "process.h"
+
+static void map_or_panic(struct aspace *as, u64 va, u64 pa, u64 rights)
+{
+    if (aspace_map_frame(as, va, pa, rights) != KEEP_ERR_OK)
+        panic("root task: out of memory while mapping %p", (void *)(uptr)va);
+}
+
+static u64 new_page(void)
+{
+    u64 pa = frame_alloc(FRAME_PAGE);
+    if (!pa)
+        panic("root task: out of memory");
+    return pa;
+}
+
+static void load_segment(struct aspace *as, const u8 *file, const struct elf_segment *s)
+{
+    u64 rights = KEEP_RIGHT_READ | (s->write ? KEEP_RIGHT_WRITE : 0) | (s->exec ? KEEP_RIGHT_EXEC : 0);
+    for (u64 page = ALIGN_DOWN(s->vaddr, PAGE_SIZE); page < s->vaddr + s->memsz; page += PAGE_SIZE) {
+        u64 pa = new_page();
+        u8 *dst = phys_to_virt(pa);
+        /* The part of the file that lands on this page. */
+        u64 lo = page > s->vaddr ? page : s->vaddr;
+        u64 hi = page + PAGE_SIZE < s->vaddr + s->filesz ? page + PAGE_SIZE : s->vaddr + s->filesz;
+        if (hi > lo)
+            memcpy(dst + (lo - page), file + s->offset + (lo - s->vaddr), hi - lo);
+        map_or_panic(as, page, pa, rights);
+    }
+}
+
+void root_task_start(void)
+{
+    const u8 *img = phys_to_virt(boot_info.image_pa);
+    const u8 *file;
+    u64 len;
+    const char *why;
+    struct elf_image elf;
+    if (!bootimage_find(img, boot_info.image_size, "root", &file, &len, &why))
+        panic("boot image refused: %s", why);
+    if (!elf_parse(file, len, KEEP_USER_TOP, &elf, &why))
+        panic("root task refused: %s", why);
+
+    u64 as_pa, p_pa;
+    if (aspace_create(&as_pa) || (frame_free_count() == 0))
+        panic("root task: out of memory");
+    struct aspace *as = phys_to_virt(as_pa);
+    if (process_create(as, &p_pa))
+        panic("root task: out of memory");
+    struct process *p = phys_to_virt(p_pa);
+    process_set_name(p, "root");
+
+    for (unsigned i = 0; i < elf.nseg; i++)
+        load_segment(as, file, &elf.seg[i]);
+    for (u64 i = 1; i <= KEEP_ROOT_STACK_PAGES; i++)
+        map_or_panic(as, KEEP_ROOT_STACK_TOP - i * PAGE_SIZE, new_page(),
+                     KEEP_RIGHT_READ | KEEP_RIGHT_WRITE);
+    for (u64 off = 0; off < boot_info.image_size; off += PAGE_SIZE)
+        map_or_panic(as, KEEP_BOOT_IMAGE_VADDR + off, boot_info.image_pa + off, KEEP_RIGHT_READ);
+
+    as->caps[KEEP_SLOT_CONSOLE] = cap_make(KEEP_TYPE_CONSOLE, KEEP_RIGHT_ALL, 0, 0);
+    as->caps[KEEP_SLOT_KERNEL] = cap_make(KEEP_TYPE_KERNEL, KEEP_RIGHT_ALL, 0, 0);
+    as->caps[KEEP_SLOT_MEMORY] = cap_make(KEEP_TYPE_MEMORY, KEEP_RIGHT_ALL, 0, 0);
+    as->caps[KEEP_SLOT_SELF_PROCESS] =
+        cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, p_pa, frame_info(p_pa)->version);
+    as->caps[KEEP_SLOT_SELF_ASPACE] =
+        cap_make(KEEP_TYPE_ASPACE, KEEP_RIGHT_ALL, as_pa, frame_info(as_pa)->version);
+
+    p->regs.rip = elf.entry;
+    p->regs.rsp = KEEP_ROOT_STACK_TOP;
+    p->regs.rdi = KEEP_BOOT_IMAGE_VADDR;
+    p->regs.rsi = boot_info.image_size;
+    process_make_runnable(p);
+    kprintf("keep: root task loaded (%u segments, entry %p)\n", elf.nseg, (void *)(uptr)elf.entry);
+}

@@ -1,0 +1,47 @@
+/* Reaching user memory: translate through the address space's page tables
+ * and copy through the physical window.  The kernel never dereferences a
+ * user pointer, so a bad pointer is an error code, not a kernel fault. */
+#include "aspace.h"
+#include "invoke.h"
+#include "keep/abi.h"
+#include "lib.h"
+
+bool user_range_ok(struct aspace *as, u64 va, u64 len, bool write)
+{
+    if (len == 0)
+        return true;
+    if (va >= KEEP_USER_TOP || len > KEEP_USER_TOP - va)
+        return false;
+    u64 pa;
+    for (u64 page = ALIGN_DOWN(va, PAGE_SIZE); page < va + len; page += PAGE_SIZE)
+        if (!user_translate(as->pml4_pa, page, write, &pa))
+            return false;
+    return true;
+}
+
+/* Both copies require a range that user_range_ok() accepted. */
+void copy_from_user(struct aspace *as, void *dst, u64 va, u64 len)
+{
+    u8 *d = dst;
+    while (len) {
+        u64 pa, n = PAGE_SIZE - (va & (PAGE_SIZE - 1));
+        if (n > len)
+            n = len;
+        ASSERT(user_translate(as->pml4_pa, va, false, &pa));
+        memcpy(d, phys_to_virt(pa), n);
+        d += n, va += n, len -= n;
+    }
+}
+
+void copy_to_user(struct aspace *as, u64 va, const void *src, u64 len)
+{
+    const u8 *s = src;
+    while (len) {
+        u64 pa, n = PAGE_SIZE - (va & (PAGE_SIZE - 1));
+        if (n > len)
+            n = len;
+        ASSERT(user_translate(as->pml4_pa, va, true, &pa));
+        memcpy(phys_to_virt(pa), s, n);
+        s += n, va += n, len -= n;
+    }
+}

@@ -1,0 +1,83 @@
+/* The frame table and the free-frame list. */
+#include "frame.h"
+#include "keep/abi.h"
+#include "lib.h"
+#include "paging.h"
+
+static struct frame *table;
+static u64 table_frames; /* number of entries */
+static u64 free_head;     /* physical address of the first free frame, 0 = none */
+static u64 free_count;
+
+struct frame *frame_info(u64 pa)
+{
+    u64 pfn = pa / PAGE_SIZE;
+    return pfn < table_frames ? &table[pfn] : NULL;
+}
+
+static void push_free(u64 pa)
+{
+    *(u64 *)phys_to_virt(pa) = free_head;
+    free_head = pa;
+    free_count++;
+    table[pa / PAGE_SIZE].type = FRAME_FREE;
+}
+
+void frame_init(const struct memmap *m)
+{
+    u64 end = memmap_ram_end(m);
+    if (end > PHYS_WINDOW_MAX)
+        end = PHYS_WINDOW_MAX;
+    table_frames = end / PAGE_SIZE;
+    u64 bytes = ALIGN_UP(table_frames * sizeof(struct frame), PAGE_SIZE);
+
+    /* The table goes at the start of the first usable range big enough. */
+    u64 table_pa = 0;
+    for (unsigned i = 0; i < m->count && !table_pa; i++) {
+        const struct mem_range *r = &m->r[i];
+        u64 lo = ALIGN_UP(r->base, PAGE_SIZE), hi = ALIGN_DOWN(r->base + r->length, PAGE_SIZE);
+        if (r->type == KEEP_MEM_USABLE && hi > lo && hi - lo >= bytes && hi <= end)
+            table_pa = lo;
+    }
+    if (!table_pa)
+        panic("frame: no room for the frame table (%lu bytes)", bytes);
+    table = phys_to_virt(table_pa);
+    memset(table, 0, bytes);
+
+    for (unsigned i = 0; i < m->count; i++) {
+        const struct mem_range *r = &m->r[i];
+        u64 lo = ALIGN_UP(r->base, PAGE_SIZE), hi = ALIGN_DOWN(r->base + r->length, PAGE_SIZE);
+        if (hi > end)
+            hi = end;
+        for (u64 pa = lo; pa < hi; pa += PAGE_SIZE) {
+            if (r->type == KEEP_MEM_KERNEL)
+                table[pa / PAGE_SIZE].type = FRAME_KERNEL;
+            else if (r->type == KEEP_MEM_BOOT_IMAGE)
+                table[pa / PAGE_SIZE].type = FRAME_BOOT;
+        }
+        if (r->type != KEEP_MEM_USABLE)
+            continue;
+        /* Push downwards so that allocation proceeds upwards. */
+        for (u64 pa = hi; pa > lo;) {
+            pa -= PAGE_SIZE;
+            if (pa >= table_pa && pa < table_pa + bytes)
+                table[pa / PAGE_SIZE].type = FRAME_KERNEL;
+            else
+                push_free(pa);
+        }
+    }
+}
+
+u64 frame_alloc(enum frame_type type)
+{
+    if (!free_head)
+        return 0;
+    u64 pa = free_head;
+    free_head = *(u64 *)phys_to_virt(pa);
+    free_count--;
+    memset(phys_to_virt(pa), 0, PAGE_SIZE);
+    table[pa / PAGE_SIZE].type = (u8)type;
+    return pa;
+}
+
+u64 frame_free_count(void) { return free_count; }

@@ -1,0 +1,33 @@
+/* Physical frames: a table with the type and version of every frame, and a
+ * free list threaded through the free frames (via the physical window). */
+#ifndef KEEP_FRAME_H
+#define KEEP_FRAME_H
+
+#include "memmap.h"
+#include "types.h"
+
+enum frame_type {
+    FRAME_NONE = 0,  /* not RAM, or not managed */
+    FRAME_FREE,
+    FRAME_KERNEL,    /* kernel image, frame table */
+    FRAME_BOOT,      /* the boot image */
+    FRAME_PAGE,      /* a user data page */
+    FRAME_PAGETABLE, /* a user page table */
+    FRAME_ASPACE,    /* an address-space object */
+    FRAME_CAPTABLE,  /* an address space's capability table */
+    FRAME_PROCESS,   /* a process object */
+};
+
+struct frame {
+    u8 type;
+    u8 reserved[7];
+    u64 version; /* raised when the object in the frame is destroyed */
+};
+
+void frame_init(const struct memmap *m);
+/* A zeroed frame of the given type, or 0 when none is free. */
+u64 frame_alloc(enum frame_type type);
+u64 frame_free_count(void);
+struct frame *frame_info(u64 pa); /* NULL outside managed memory */
+
+#endif

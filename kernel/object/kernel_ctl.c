@@ -1,0 +1,110 @@
+/* The kernel-control object (type KERNEL), held by the root task:
+ * information, the memory map, the process list, page-table self-checks,
+ * the command line and leaving the machine. */
+#include "arch.h"
+#include "boot.h"
+#include "frame.h"
+#include "invoke.h"
+#include "keep/abi.h"
+#include "lib.h"
+#include "process.h"
+
+static u64 info(u64 key, u64 *value)
+{
+    const struct memmap *m = &boot_info.memmap;
+    switch (key) {
+    case KEEP_INFO_VERSION:
+        *value = ((u64)KEEP_VERSION_MAJOR << 32) | (KEEP_VERSION_MINOR << 16) | KEEP_VERSION_PATCH;
+        return KEEP_ERR_OK;
+    case KEEP_INFO_MEM_TOTAL:
+        *value = memmap_total(m, KEEP_MEM_USABLE) + memmap_total(m, KEEP_MEM_KERNEL) +
+                 memmap_total(m, KEEP_MEM_BOOT_IMAGE);
+        return KEEP_ERR_OK;
+    case KEEP_INFO_MEM_FREE:
+        *value = frame_free_count() * PAGE_SIZE;
+        return KEEP_ERR_OK;
+    case KEEP_INFO_CPU_FEATURES:
+        *value = cpu0.features;
+        return KEEP_ERR_OK;
+    case KEEP_INFO_TSC_HZ:
+        *value = cpu0.tsc_hz;
+        return KEEP_ERR_OK;
+    case KEEP_INFO_TICKS:
+        *value = cpu0.ticks;
+        return KEEP_ERR_OK;
+    case KEEP_INFO_KERNEL_BYTES:
+        *value = boot_info.kernel_bytes;
+        return KEEP_ERR_OK;
+    case KEEP_INFO_TIMER_HZ:
+        *value = TIMER_HZ;
+        return KEEP_ERR_OK;
+    default:
+        return KEEP_ERR_INVALID_ARG;
+    }
+}
+
+static u64 process_info(u64 index, u64 *res)
+{
+    for (struct process *p = all_processes; p; p = p->all_next) {
+        if (p->pid < index)
+            continue;
+        res[0] = p->pid | ((u64)p->state << 32) | ((u64)p->prio << 40);
+        memcpy(&res[1], p->name, 8);
+        memcpy(&res[2], p->name + 8, 8);
+        res[3] = p->all_next ? p->all_next->pid : 0;
+        return KEEP_ERR_OK;
+    }
+    return KEEP_ERR_INVALID_ARG;
+}
+
+u64 kernel_ctl_invoke(struct invocation *inv)
+{
+    const u64 *a = inv->arg;
+    u64 *res = inv->res;
+    bool r = inv_has(inv, KEEP_RIGHT_READ), w = inv_has(inv, KEEP_RIGHT_WRITE);
+    const struct memmap *m = &boot_info.memmap;
+
+    switch (inv->method) {
+    case KEEP_M_KERNEL_INFO:
+        return r ? info(a[0], &res[0]) : KEEP_ERR_NO_RIGHTS;
+    case KEEP_M_KERNEL_MEMMAP:
+        if (!r)
+            return KEEP_ERR_NO_RIGHTS;
+        if (a[0] >= m->count)
+            return KEEP_ERR_INVALID_ARG;
+        res[0] = m->r[a[0]].base;
+        res[1] = m->r[a[0]].length;
+        res[2] = m->r[a[0]].type;
+        res[3] = m->count;
+        return KEEP_ERR_OK;
+    case KEEP_M_KERNEL_PROCESS_INFO:
+        return r ? process_info(a[0], res) : KEEP_ERR_NO_RIGHTS;
+    case KEEP_M_KERNEL_CHECK_PAGING:
+        if (!r)
+            return KEEP_ERR_NO_RIGHTS;
+        if (a[0] > KEEP_CHECK_KERNEL_DATA_NX)
+            return KEEP_ERR_INVALID_ARG;
+        res[0] = paging_check((unsigned)a[0], inv->caller->as->pml4_pa, &res[1]);
+        return KEEP_ERR_OK;
+    case KEEP_M_KERNEL_POWEROFF:
+        if (!w)
+            return KEEP_ERR_NO_RIGHTS;
+        machine_poweroff();
+    case KEEP_M_KERNEL_DEBUG_EXIT:
+        if (!w)
+            return KEEP_ERR_NO_RIGHTS;
+        machine_debug_exit((u32)a[0]);
+    case KEEP_M_KERNEL_CMDLINE: {
+        if (!r)
+            return KEEP_ERR_NO_RIGHTS;
+        u64 n = a[1] < boot_info.cmdline_len ? a[1] : boot_info.cmdline_len;
+        if (!user_range_ok(inv->caller->as, a[0], n, true))
+            return KEEP_ERR_FAULT;
+        copy_to_user(inv->caller->as, a[0], boot_info.cmdline, n);
+        res[0] = boot_info.cmdline_len;
+        return KEEP_ERR_OK;
+    }
+    default:
+        return KEEP_ERR_INVALID_METHOD;
+    }
+}

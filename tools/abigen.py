@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Generate the C header, the Rust bindings and the reference page of the
+Keep kernel interface from abi/keep.toml (the single source of truth).
+
+    abigen.py            write the generated files
+    abigen.py --check    exit 1 if any checked-in file differs from what
+                         the definition generates (run by `make test`)
+"""
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "abi" / "keep.toml"
+OUT_C = ROOT / "kernel" / "include" / "keep" / "abi.h"
+OUT_RS = ROOT / "user" / "abi" / "src" / "generated.rs"
+OUT_MD = ROOT / "docs" / "abi.md"
+
+# (toml table, C prefix, Rust module, heading)
+GROUPS = [
+    ("error", "KEEP_ERR_", "err", "Error codes"),
+    ("type", "KEEP_TYPE_", "ty", "Object types"),
+    ("right", "KEEP_RIGHT_", "rights", "Rights"),
+    ("state", "KEEP_STATE_", "state", "Process states"),
+    ("info", "KEEP_INFO_", "info", "KERNEL.INFO keys"),
+    ("cpu", "KEEP_CPU_", "cpu", "CPU feature bits"),
+    ("check", "KEEP_CHECK_", "check", "KERNEL.CHECK_PAGING selectors"),
+    ("memtype", "KEEP_MEM_", "memtype", "Memory-map entry types"),
+    ("slot", "KEEP_SLOT_", "slot", "Well-known capability slots"),
+    ("layout", "KEEP_", "layout", "Layout constants"),
+]
+HEADER = "generated from abi/keep.toml by tools/abigen.py; do not edit"
+
+
+def load():
+    with open(SRC, "rb") as f:
+        d = tomllib.load(f)
+    for table, *_ in GROUPS:
+        names = [e["name"] for e in d[table]]
+        values = [e["value"] for e in d[table]]
+        assert len(set(names)) == len(names), f"duplicate name in {table}"
+        if table not in ("right", "layout"):
+            assert len(set(values)) == len(values), f"duplicate value in {table}"
+    types = {t["name"] for t in d["type"]}
+    seen = set()
+    for m in d["method"]:
+        assert m["object"] in types, m
+        assert len(m["args"]) <= 4 and len(m["results"]) <= 4, m
+        key = (m["object"], m["value"])
+        assert key not in seen, f"duplicate method number {key}"
+        seen.add(key)
+    return d
+
+
+def c_header(d):
+    v = d["meta"]["version"]
+    o = [f"/* {HEADER}. */", "#ifndef KEEP_ABI_H", "#define KEEP_ABI_H", ""]
+    o.append(f"#define KEEP_VERSION_MAJOR {v[0]}")
+    o.append(f"#define KEEP_VERSION_MINOR {v[1]}")
+    o.append(f"#define KEEP_VERSION_PATCH {v[2]}")
+    o.append(f'#define KEEP_VERSION_STRING "{v[0]}.{v[1]}.{v[2]}"')
+    o.append(f"#define KEEP_TAG_METHOD_MASK 0x{d['syscall']['tag_method_mask']:x}")
+    for table, prefix, _, heading in GROUPS:
+        o += ["", f"/* {heading} */"]
+        for e in d[table]:
+            o.append(f"#define {prefix}{e['name']} 0x{e['value']:x}ULL /* {e['doc']} */")
+    o += ["", "/* Methods: KEEP_M_<OBJECT>_<METHOD> */"]
+    for m in d["method"]:
+        o.append(f"#define KEEP_M_{m['object']}_{m['name']} {m['value']}")
+    o += ["", "#endif", ""]
+    return "\n".join(o)
+
+
+def rs_module(d):
+    v = d["meta"]["version"]
+    o = [f"// {HEADER}.", "#![allow(dead_code)]", ""]
+    o.append(f"pub const VERSION: (u64, u64, u64) = ({v[0]}, {v[1]}, {v[2]});")
+    o.append(f"pub const TAG_METHOD_MASK: u64 = 0x{d['syscall']['tag_method_mask']:x};")
+    for table, _, module, heading in GROUPS:
+        o += ["", f"/// {heading}", f"pub mod {module} {{"]
+        for e in d[table]:
+            o.append(f"    /// {e['doc']}")
+            o.append(f"    pub const {e['name']}: u64 = 0x{e['value']:x};")
+        o.append("}")
+    o += ["", "/// Method numbers, one module per object type.", "pub mod method {"]
+    for t in d["type"]:
+        ms = [m for m in d["method"] if m["object"] == t["name"]]
+        if not ms:
+            continue
+        o.append(f"    pub mod {t['name'].lower()} {{")
+        for m in ms:
+            o.append(f"        /// {m['doc']}")
+            o.append(f"        pub const {m['name']}: u64 = {m['value']};")
+        o.append("    }")
+    o.append("}")
+    o += ["", "/// The name of an error code, for messages.", "pub fn error_name(e: u64) -> &'static str {", "    match e {"]
+    for e in d["error"]:
+        o.append(f"        0x{e['value']:x} => \"{e['name']}\",")
+    o += ["        _ => \"UNKNOWN_ERROR\",", "    }", "}"]
+    o += ["", "/// The name of a process state, for messages.", "pub fn state_name(s: u64) -> &'static str {", "    match s {"]
+    for e in d["state"]:
+        o.append(f"        0x{e['value']:x} => \"{e['name']}\",")
+    o += ["        _ => \"UNKNOWN\",", "    }", "}", ""]
+    return "\n".join(o)
+
+
+def markdown(d):
+    v = d["meta"]["version"]
+    o = [f"<!-- {HEADER} -->", f"# Keep kernel interface {v[0]}.{v[1]}.{v[2]}", ""]
+    o.append("The only system call is capability invocation (`syscall`):")
+    o.append("")
+    o.append("| register | on entry | on return |")
+    o.append("|---|---|---|")
+    o.append("| rdi | capability address (slot) of the invoked capability | preserved |")
+    o.append(f"| rsi | tag: method number in bits 0-15 (mask 0x{d['syscall']['tag_method_mask']:x}), other bits 0 | preserved |")
+    o.append("| rax | - | error code |")
+    for i, (a, r) in enumerate(zip(d["syscall"]["arg_registers"], d["syscall"]["result_registers"])):
+        o.append(f"| {a} | argument word {i} | result word {i} |")
+    o.append("| rcx, r11 | - | clobbered by `syscall`/`sysret` |")
+    o.append("")
+    o.append("Every other register is preserved. A method first checks every capability, right and argument; on any error it changes nothing.")
+    for table, prefix, _, heading in GROUPS:
+        o += ["", f"## {heading}", "", "| name | value | meaning |", "|---|---|---|"]
+        for e in d[table]:
+            o.append(f"| `{prefix}{e['name']}` | `0x{e['value']:x}` | {e['doc']} |")
+    o += ["", "## Methods", ""]
+    for t in d["type"]:
+        ms = [m for m in d["method"] if m["object"] == t["name"]]
+        o += [f"### {t['name']}", "", t["doc"], ""]
+        if not ms:
+            o += ["No methods: every invocation returns `INVALID_METHOD` (the null capability: `INVALID_CAP`).", ""]
+        for m in ms:
+            args = ", ".join(m["args"]) or "-"
+            res = ", ".join(m["results"]) or "-"
+            o.append(f"- **{m['name']}** ({m['value']}): arguments ({args}); results ({res}); needs right {m['rights']}. {m['doc']}")
+        o.append("")
+    return "\n".join(o)
+
+
+def main():
+    d = load()
+    outputs = {OUT_C: c_header(d), OUT_RS: rs_module(d), OUT_MD: markdown(d)}
+    if "--check" in sys.argv:
+        bad = [p for p, text in outputs.items() if not p.exists() or p.read_text() != text]
+        for p in bad:
+            print(f"abigen: {p.relative_to(ROOT)} is out of date; run tools/abigen.py")
+        print(f"abigen: {len(outputs) - len(bad)} of {len(outputs)} generated files match abi/keep.toml")
+        sys.exit(1 if bad else 0)
+    for p, text in outputs.items():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Install what the build and the tests need from Debian's packages, if missing.
+set -euo pipefail
+need=()
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+command -v nm >/dev/null || need+=(binutils)
+command -v cargo >/dev/null || { echo "install-deps: cargo (Rust stable) is required" >&2; exit 1; }
+if [ ${#need[@]} -gt 0 ]; then
+    echo "install-deps: installing ${need[*]} from Debian's packages"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
+fi

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The one place that knows the QEMU command line.
+
+    qemu.py run   [--accel auto|tcg|kvm]   interactive, serial on this terminal
+    qemu.py debug [--accel ...]            waits for gdb on :1234
+    qemu.py test  [--timeout S]            in-guest test suite, verdict by isa-debug-exit
+    qemu.py bench [--timeout S]            benchmarks under -icount, writes build/bench/
+
+Accelerator: KVM only where the host CPU shows vmx or svm and /dev/kvm
+opens; on these machines /dev/kvm is a software nested hypervisor under
+which a guest's syscall never reaches its kernel, so TCG is the default."""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+KERNEL = BUILD / "kernel.bin"
+IMAGE = BUILD / "boot.img"
+DEBUG_EXIT = ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+
+
+def kvm_usable():
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    if not re.search(r"\b(vmx|svm)\b", flags):
+        return False
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR)
+        os.close(fd)
+        return True
+    except OSError:
+        return False
+
+
+def choose_accel(requested):
+    if requested == "auto":
+        return "kvm" if kvm_usable() else "tcg"
+    return requested
+
+
+def base_cmd(accel, append="", icount=False):
+    cmd = ["qemu-system-x86_64", "-machine", "q35", "-m", "512M", "-display", "none",
+           "-no-reboot", "-kernel", str(KERNEL), "-initrd", str(IMAGE)] + DEBUG_EXIT
+    if accel == "kvm":
+        cmd += ["-accel", "kvm", "-cpu", "host"]
+    else:
+        cmd += ["-accel", "tcg", "-cpu", "max"]
+    if icount:
+        cmd += ["-icount", "shift=0,sleep=off"]
+    if append:
+        cmd += ["-append", append]
+    return cmd
+
+
+def check_built():
+    for f in (KERNEL, IMAGE):
+        if not f.exists():
+            sys.exit(f"qemu.py: {f.relative_to(ROOT)} is missing; run make first")
+
+
+def run_captured(cmd, timeout, log):
+    """Run QEMU with the serial port on a pipe; echo and keep the output."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    out = bytearray()
+    os.set_blocking(proc.stdout.fileno(), False)
+    timed_out = False
+    while True:
+        chunk = proc.stdout.read(4096)
+        if chunk:
+            out += chunk
+            sys.stdout.write(chunk.decode(errors="replace"))
+            sys.stdout.flush()
+        elif proc.poll() is not None:
+            break
+        else:
+            time.sleep(0.02)
+        if time.monotonic() - start > timeout:
+            timed_out = True
+            proc.kill()
+            proc.wait()
+            break
+    log.write_bytes(bytes(out))
+    return proc.returncode, out.decode(errors="replace"), timed_out, time.monotonic() - start
+
+
+def cmd_test(args):
+    check_built()
+    cmd = base_cmd(choose_accel(args.accel), "autotest")
+    print("qemu.py: " + " ".join(cmd), flush=True)
+    rc, out, timed_out, secs = run_captured(cmd, args.timeout, BUILD / "ktest.log")
+    m = re.findall(r"ktest: (\d+) passed, (\d+) failed", out)
+    if timed_out:
+        sys.exit(f"qemu.py: FAIL: the in-guest tests did not finish within {args.timeout} s")
+    if not m:
+        sys.exit(f"qemu.py: FAIL: no 'ktest: N passed, N failed' line (QEMU exit status {rc})")
+    passed, failed = map(int, m[-1])
+    # isa-debug-exit: status (code << 1) | 1; the root task writes 0 for success.
+    if rc != 1 or failed:
+        sys.exit(f"qemu.py: FAIL: {passed} passed, {failed} failed, QEMU exit status {rc}")
+    print(f"qemu.py: in-guest tests passed ({passed} tests, {secs:.1f} s)")
+
+
+BENCH_RE = re.compile(r"bench: (\S+) median=(\d+) min=(\d+) max=(\d+) unit=(\S+) runs=(\d+)")
+
+
+def cmd_bench(args):
+    check_built()
+    # Instruction counts: with -icount shift=0 the guest TSC ticks once per instruction.
+    cmd = base_cmd("tcg", "autobench", icount=True)
+    print("qemu.py: " + " ".join(cmd), flush=True)
+    rc, out, timed_out, _ = run_captured(cmd, args.timeout, BUILD / "bench.log")
+    if timed_out:
+        sys.exit(f"qemu.py: FAIL: benchmarks did not finish within {args.timeout} s")
+    results = {}
+    for name, med, lo, hi, unit, runs in BENCH_RE.findall(out):
+        results[name] = {"median": int(med), "min": int(lo), "max": int(hi), "unit": unit,
+                         "runs": int(runs)}
+    if not results:
+        sys.exit(f"qemu.py: FAIL: no benchmark results (QEMU exit status {rc})")
+    outdir = BUILD / "bench"
+    outdir.mkdir(parents=True, exist_ok=True)
+    (outdir / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    lines = ["| benchmark | median | min | max | unit | runs |", "|---|---:|---:|---:|---|---:|"]
+    for name in sorted(results):
+        r = results[name]
+        lines.append(f"| `{name}` | {r['median']} | {r['min']} | {r['max']} | {r['unit']} | {r['runs']} |")
+    (outdir / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"qemu.py: wrote {outdir / 'results.json'} and results.md")
+
+
+def cmd_run(args):
+    check_built()
+    accel = choose_accel(args.accel)
+    cmd = base_cmd(accel) + ["-serial", "mon:stdio"]
+    print(f"qemu.py: booting Keep under {accel.upper()} (Ctrl-A X quits QEMU; 'halt' powers off)",
+          flush=True)
+    os.execvp(cmd[0], cmd)
+
+
+def cmd_debug(args):
+    check_built()
+    cmd = base_cmd(choose_accel(args.accel)) + ["-serial", "mon:stdio", "-s", "-S"]
+    elf = BUILD / "kernel.elf"
+    user = BUILD / "user" / "x86_64-unknown-linux-gnu" / "release"
+    print("qemu.py: QEMU waits for gdb on localhost:1234. In another terminal:")
+    print(f"  gdb {elf} -ex 'target remote localhost:1234' "
+          f"-ex 'add-symbol-file {user / 'root'}' -ex 'break kmain' -ex continue", flush=True)
+    os.execvp(cmd[0], cmd)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["run", "debug", "test", "bench"])
+    ap.add_argument("--accel", default=os.environ.get("ACCEL", "auto"), choices=["auto", "tcg", "kvm"])
+    ap.add_argument("--timeout", type=float, default=600)
+    args = ap.parse_args()
+    {"run": cmd_run, "debug": cmd_debug, "test": cmd_test, "bench": cmd_bench}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()
