@@ -28,7 +28,7 @@ USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-a
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench debug deps kernel user image host-test cargo-test guest-test abi-check clean lines
+.PHONY: all run test bench debug deps kernel user image host-test cargo-test guest-test boot-test abi-check clean lines
 
 all: image
 
@@ -114,8 +114,10 @@ cargo-test:
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test
 
-test: abi-check host-test cargo-test guest-test
-	$(PYTHON) tools/test_shell.py
+boot-test: deps image
+	$(PYTHON) tools/test_boot.py
+
+test: abi-check host-test cargo-test guest-test boot-test
 
 lines:
 	@$(PYTHON) tools/linecount.py

@@ -96,7 +96,7 @@ def run_captured(cmd, timeout, log):
 
 def cmd_test(args):
     check_built()
-    cmd = base_cmd(choose_accel(args.accel), "autotest")
+    cmd = base_cmd(choose_accel(args.accel), "autotest") + ["-serial", "stdio"]
     print("qemu.py: " + " ".join(cmd), flush=True)
     rc, out, timed_out, secs = run_captured(cmd, args.timeout, BUILD / "ktest.log")
     m = re.findall(r"ktest: (\d+) passed, (\d+) failed", out)
@@ -117,7 +117,7 @@ BENCH_RE = re.compile(r"bench: (\S+) median=(\d+) min=(\d+) max=(\d+) unit=(\S+)
 def cmd_bench(args):
     check_built()
     # Instruction counts: with -icount shift=0 the guest TSC ticks once per instruction.
-    cmd = base_cmd("tcg", "autobench", icount=True)
+    cmd = base_cmd("tcg", "autobench", icount=True) + ["-serial", "stdio"]
     print("qemu.py: " + " ".join(cmd), flush=True)
     rc, out, timed_out, _ = run_captured(cmd, args.timeout, BUILD / "bench.log")
     if timed_out:

@@ -100,6 +100,13 @@ NORETURN void kmain(u32 magic, u32 mbi_pa)
     kprintf("keep: %lu MiB usable, %lu KiB kernel, TSC %lu MHz, features %lx, boot took %lu cycles\n",
             memmap_total(&boot_info.memmap, KEEP_MEM_USABLE) >> 20, boot_info.kernel_bytes >> 10,
             cpu0.tsc_hz / 1000000, cpu0.features, rdtsc() - t0);
+    /* For the harness (tools/test_boot.py): prove that a kernel fault is
+     * reported with registers and a symbolised backtrace. */
+    if (strstr_n(boot_info.cmdline, boot_info.cmdline_len, "selftest-kernel-fault")) {
+        volatile u64 *unmapped;
+        __asm__("mov $16, %0" : "=r"(unmapped)); /* hide the bad pointer from the compiler */
+        kprintf("keep: deliberate kernel fault: %lx\n", *unmapped);
+    }
     root_task_start();
     kernel_exit();
 }

@@ -1,0 +1,293 @@
+/* Host unit tests of kernel code that needs no hardware: printf, the
+ * memory-map builder, ELF and boot-image parsing, symbol lookup and the
+ * capability encoding.  Built with -fsanitize=address,undefined by
+ * `make host-test`; prints one line per test and a summary. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bootimage.h"
+#include "cap.h"
+#include "elf.h"
+#include "keep/abi.h"
+#include "ksyms.h"
+#include "lib.h"
+#include "memmap.h"
+
+/* What the kernel objects would provide. */
+void console_putc(char c) { putchar(c); }
+void panic(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    abort();
+}
+const struct ksym ksyms[] = {{0x1000, "alpha"}, {0x1100, "beta"}, {0x2000, "gamma"}};
+const u64 ksyms_count = 3;
+
+static int failures, checks;
+#define CHECK(c)                                                                   \
+    do {                                                                           \
+        checks++;                                                                  \
+        if (!(c)) {                                                                \
+            failures++;                                                            \
+            printf("    check failed: %s (%s:%d)\n", #c, __FILE__, __LINE__);      \
+        }                                                                          \
+    } while (0)
+
+static void test_printf(void)
+{
+    char b[64];
+    CHECK(ksnprintf(b, sizeof b, "%d %u %x %X", -42, 42u, 0xbeefu, 0xbeefu) == 16);
+    CHECK(strcmp(b, "-42 42 beef BEEF") == 0);
+    ksnprintf(b, sizeof b, "[%5d|%-5d|%05d]", 42, 42, -42);
+    CHECK(strcmp(b, "[   42|42   |-0042]") == 0);
+    ksnprintf(b, sizeof b, "%lx %lu %ld", 0xffffffffffffffffUL, 18446744073709551615UL, (long)-9223372036854775807L - 1);
+    CHECK(strcmp(b, "ffffffffffffffff 18446744073709551615 -9223372036854775808") == 0);
+    ksnprintf(b, sizeof b, "%s|%.3s|%6s|%-4s|%c%%", "abc", "abcdef", "ab", "x", 'z');
+    CHECK(strcmp(b, "abc|abc|    ab|x   |z%") == 0);
+    ksnprintf(b, sizeof b, "%p", (void *)0x1234);
+    CHECK(strcmp(b, "0x0000000000001234") == 0);
+    /* Truncation: the result is terminated and the full length is returned. */
+    CHECK(ksnprintf(b, 5, "%s", "truncated") == 9);
+    CHECK(strcmp(b, "trun") == 0);
+    const char *volatile null_string = NULL; /* hidden from the format checker */
+    ksnprintf(b, sizeof b, "%s", null_string);
+    CHECK(strcmp(b, "(null)") == 0);
+}
+
+static void test_memmap_basic(void)
+{
+    struct mem_range fw[] = {
+        {0, 0x9fc00, KEEP_MEM_USABLE},
+        {0x100000, 0x1ff00000, KEEP_MEM_USABLE},
+        {0xfffc0000, 0x40000, KEEP_MEM_RESERVED},
+    };
+    struct mem_range carve[] = {
+        {0, 0x100000, KEEP_MEM_RESERVED},
+        {0x100000, 0x40000, KEEP_MEM_KERNEL},
+        {0x200000, 0x10000, KEEP_MEM_BOOT_IMAGE},
+    };
+    struct memmap m;
+    CHECK(memmap_build(&m, fw, 3, carve, 3));
+    CHECK(m.count == 6);
+    CHECK(m.r[0].base == 0 && m.r[0].length == 0x9fc00 && m.r[0].type == KEEP_MEM_RESERVED);
+    CHECK(m.r[1].base == 0x100000 && m.r[1].type == KEEP_MEM_KERNEL && m.r[1].length == 0x40000);
+    CHECK(m.r[2].base == 0x140000 && m.r[2].type == KEEP_MEM_USABLE && m.r[2].length == 0xc0000);
+    CHECK(m.r[3].base == 0x200000 && m.r[3].type == KEEP_MEM_BOOT_IMAGE);
+    CHECK(m.r[4].base == 0x210000 && m.r[4].type == KEEP_MEM_USABLE);
+    CHECK(m.r[5].type == KEEP_MEM_RESERVED && m.r[5].base == 0xfffc0000);
+    for (unsigned i = 1; i < m.count; i++)
+        CHECK(m.r[i - 1].base + m.r[i - 1].length <= m.r[i].base);
+    CHECK(memmap_total(&m, KEEP_MEM_USABLE) + memmap_total(&m, KEEP_MEM_KERNEL) +
+              memmap_total(&m, KEEP_MEM_BOOT_IMAGE) ==
+          0x1ff00000);
+    CHECK(memmap_ram_end(&m) == 0x20000000);
+}
+
+static void test_memmap_overlap_and_merge(void)
+{
+    /* Overlapping firmware ranges: reserved wins; adjacent usable ranges merge;
+     * zero-length ranges vanish; a range reaching the top of the address space
+     * does not overflow. */
+    struct mem_range fw[] = {
+        {0x1000, 0x4000, KEEP_MEM_USABLE},
+        {0x5000, 0x1000, KEEP_MEM_USABLE},
+        {0x3000, 0x1000, KEEP_MEM_RESERVED},
+        {0x9000, 0, KEEP_MEM_USABLE},
+        {0xfffffffffffff000ULL, 0x2000, KEEP_MEM_RESERVED},
+    };
+    struct memmap m;
+    CHECK(memmap_build(&m, fw, 5, NULL, 0));
+    CHECK(m.count == 4);
+    CHECK(m.r[0].base == 0x1000 && m.r[0].length == 0x2000 && m.r[0].type == KEEP_MEM_USABLE);
+    CHECK(m.r[1].base == 0x3000 && m.r[1].length == 0x1000 && m.r[1].type == KEEP_MEM_RESERVED);
+    CHECK(m.r[2].base == 0x4000 && m.r[2].length == 0x2000 && m.r[2].type == KEEP_MEM_USABLE);
+    CHECK(m.r[3].type == KEEP_MEM_RESERVED && m.r[3].base == 0xfffffffffffff000ULL);
+    /* A carve-out over a hole stays a hole. */
+    struct mem_range carve[] = {{0x8000, 0x1000, KEEP_MEM_KERNEL}};
+    CHECK(memmap_build(&m, fw, 2, carve, 1));
+    CHECK(m.count == 1 && m.r[0].base == 0x1000 && m.r[0].length == 0x5000);
+    /* Too many ranges are refused, not overrun. */
+    static struct mem_range many[MEMMAP_MAX + 1];
+    for (unsigned i = 0; i < MEMMAP_MAX + 1; i++)
+        many[i] = (struct mem_range){i * 0x2000, 0x1000, KEEP_MEM_USABLE};
+    CHECK(!memmap_build(&m, many, MEMMAP_MAX + 1, NULL, 0));
+}
+
+/* A minimal ELF64 executable: header, program headers, no sections. */
+struct fake_elf {
+    u8 bytes[4096];
+};
+
+static void put(u8 *p, u64 v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (u8)(v >> (8 * i));
+}
+
+static void make_elf(struct fake_elf *f, int nph)
+{
+    memset(f, 0, sizeof *f);
+    u8 *b = f->bytes;
+    memcpy(b, "\x7f" "ELF\x02\x01\x01", 7);
+    put(b + 16, 2, 2);        /* ET_EXEC */
+    put(b + 18, 62, 2);       /* x86-64 */
+    put(b + 24, 0x401000, 8); /* entry */
+    put(b + 32, 64, 8);       /* phoff */
+    put(b + 54, 56, 2);
+    put(b + 56, (u64)nph, 2);
+}
+
+static void set_ph(struct fake_elf *f, int i, u32 flags, u64 off, u64 va, u64 filesz, u64 memsz)
+{
+    u8 *ph = f->bytes + 64 + 56 * i;
+    put(ph, 1, 4);
+    put(ph + 4, flags, 4);
+    put(ph + 8, off, 8);
+    put(ph + 16, va, 8);
+    put(ph + 32, filesz, 8);
+    put(ph + 40, memsz, 8);
+}
+
+static void test_elf_accepts(void)
+{
+    struct fake_elf f;
+    struct elf_image img;
+    const char *why = NULL;
+    make_elf(&f, 2);
+    set_ph(&f, 0, 5, 0, 0x401000, 0x100, 0x100);   /* R X */
+    set_ph(&f, 1, 6, 0x200, 0x402200, 0x10, 0x2000); /* R W with bss */
+    CHECK(elf_parse(f.bytes, sizeof f.bytes, KEEP_USER_TOP, &img, &why));
+    CHECK(img.nseg == 2 && img.entry == 0x401000);
+    CHECK(img.seg[0].exec && !img.seg[0].write && img.seg[1].write && !img.seg[1].exec);
+    CHECK(img.seg[1].memsz == 0x2000 && img.seg[1].filesz == 0x10);
+}
+
+static bool refused(struct fake_elf *f, u64 size, const char *expect)
+{
+    struct elf_image img;
+    const char *why = "";
+    bool ok = elf_parse(f->bytes, size, KEEP_USER_TOP, &img, &why);
+    if (ok || !strstr(why, expect)) {
+        printf("    expected refusal '%s', got %s '%s'\n", expect, ok ? "acceptance" : "refusal", why);
+        return false;
+    }
+    return true;
+}
+
+static void test_elf_refuses(void)
+{
+    struct fake_elf f;
+    make_elf(&f, 1);
+    set_ph(&f, 0, 7, 0, 0x401000, 0x100, 0x100);
+    CHECK(refused(&f, sizeof f.bytes, "writable and executable"));
+    set_ph(&f, 0, 5, 0, 0x401000, 0x200, 0x100);
+    CHECK(refused(&f, sizeof f.bytes, "file size exceeds"));
+    set_ph(&f, 0, 5, 0xf00, 0x401f00, 0x200, 0x200);
+    CHECK(refused(&f, sizeof f.bytes, "outside the file"));
+    set_ph(&f, 0, 5, 0, 0xffffffff80000000ULL, 0x100, 0x100);
+    CHECK(refused(&f, sizeof f.bytes, "outside the user half"));
+    set_ph(&f, 0, 5, 0, KEEP_USER_TOP - 0x1000, 0x100, 0x2000);
+    CHECK(refused(&f, sizeof f.bytes, "outside the user half"));
+    set_ph(&f, 0, 5, 0x10, 0x401000, 0x100, 0x100);
+    CHECK(refused(&f, sizeof f.bytes, "congruent"));
+    set_ph(&f, 0, 6, 0, 0x401000, 0x100, 0x100);
+    CHECK(refused(&f, sizeof f.bytes, "entry point"));
+    set_ph(&f, 0, 5, 0, 0x401000, 0x100, 0x100);
+    CHECK(refused(&f, 63, "not a 64-bit"));
+    put(f.bytes + 56, 1000, 2); /* phnum beyond the file */
+    CHECK(refused(&f, sizeof f.bytes, "program headers"));
+    make_elf(&f, 2);
+    set_ph(&f, 0, 5, 0, 0x401000, 0x100, 0x100);
+    set_ph(&f, 1, 6, 0x800, 0x401800, 0x100, 0x100);
+    CHECK(refused(&f, sizeof f.bytes, "share a page"));
+    make_elf(&f, 1);
+    f.bytes[18] = 3; /* i386 */
+    CHECK(refused(&f, sizeof f.bytes, "x86-64"));
+    make_elf(&f, 1);
+    f.bytes[16] = 3; /* ET_DYN */
+    CHECK(refused(&f, sizeof f.bytes, "ET_EXEC"));
+}
+
+static void test_bootimage(void)
+{
+    static u8 img[8192];
+    memset(img, 0, sizeof img);
+    memcpy(img, "KEEPIMG1", 8);
+    img[8] = 2;
+    memcpy(img + 16, "root", 4);
+    put(img + 16 + 48, 4096, 8);
+    put(img + 16 + 56, 10, 8);
+    memcpy(img + 80, "hello", 5);
+    put(img + 80 + 48, 4106, 8);
+    put(img + 80 + 56, 5, 8);
+    memcpy(img + 4096, "rootbytes!hi", 12);
+    const u8 *data;
+    u64 len;
+    const char *why;
+    CHECK(bootimage_find(img, sizeof img, "root", &data, &len, &why) && len == 10 && data == img + 4096);
+    CHECK(bootimage_find(img, sizeof img, "hello", &data, &len, &why) && len == 5);
+    CHECK(!bootimage_find(img, sizeof img, "roo", &data, &len, &why) && strstr(why, "no such"));
+    CHECK(!bootimage_find(img, 15, "root", &data, &len, &why) && strstr(why, "magic"));
+    put(img + 80 + 56, 0xffffffffffffffffULL, 8); /* size that overflows */
+    CHECK(!bootimage_find(img, sizeof img, "hello", &data, &len, &why) && strstr(why, "outside"));
+    img[8] = 200; /* more entries than fit */
+    CHECK(!bootimage_find(img, sizeof img, "root", &data, &len, &why) && strstr(why, "table"));
+    img[0] = 'X';
+    CHECK(!bootimage_find(img, sizeof img, "root", &data, &len, &why) && strstr(why, "magic"));
+}
+
+static void test_ksyms(void)
+{
+    u64 off;
+    CHECK(ksym_lookup(0x0fff, &off) == NULL);
+    CHECK(strcmp(ksym_lookup(0x1000, &off), "alpha") == 0 && off == 0);
+    CHECK(strcmp(ksym_lookup(0x10ff, &off), "alpha") == 0 && off == 0xff);
+    CHECK(strcmp(ksym_lookup(0x1100, &off), "beta") == 0 && off == 0);
+    CHECK(strcmp(ksym_lookup(0x5000, &off), "gamma") == 0 && off == 0x3000);
+}
+
+static void test_cap_encoding(void)
+{
+    struct cap c = cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, 0x12345000, 0xabcdef1234ULL);
+    CHECK(cap_type(c) == KEEP_TYPE_PROCESS);
+    CHECK(cap_rights(c) == KEEP_RIGHT_ALL);
+    CHECK(cap_pa(c) == 0x12345000);
+    CHECK(cap_version(c) == 0xabcdef1234ULL);
+    CHECK(!cap_is_null(c));
+    struct cap r = cap_restrict(c, KEEP_RIGHT_READ);
+    CHECK(cap_rights(r) == KEEP_RIGHT_READ && cap_pa(r) == 0x12345000 && cap_type(r) == KEEP_TYPE_PROCESS);
+    CHECK(cap_rights(cap_restrict(r, KEEP_RIGHT_ALL)) == KEEP_RIGHT_READ); /* never amplifies */
+    CHECK(cap_is_null((struct cap){0, 0}));
+}
+
+int main(void)
+{
+    struct {
+        const char *name;
+        void (*fn)(void);
+    } tests[] = {
+        {"printf formats", test_printf},
+        {"memmap carve-outs", test_memmap_basic},
+        {"memmap overlap and merge", test_memmap_overlap_and_merge},
+        {"elf accepts a good file", test_elf_accepts},
+        {"elf refuses bad files", test_elf_refuses},
+        {"boot image parsing", test_bootimage},
+        {"symbol lookup", test_ksyms},
+        {"capability encoding", test_cap_encoding},
+    };
+    int failed_tests = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        int before = failures;
+        tests[i].fn();
+        bool ok = failures == before;
+        failed_tests += !ok;
+        printf("host-test: %s ... %s\n", tests[i].name, ok ? "ok" : "FAILED");
+    }
+    size_t n = sizeof tests / sizeof tests[0];
+    printf("host-test: %zu passed, %d failed (%d checks)\n", n - (size_t)failed_tests, failed_tests, checks);
+    return failed_tests ? 1 : 0;
+}
