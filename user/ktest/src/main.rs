@@ -1,0 +1,189 @@
+//! ktest: the in-guest test suite, run by the root task (`test` in the
+//! shell, or `autotest` on the kernel command line).
+//!
+//! It prints one line per test, `ktest: <ID> <name> ... ok` or
+//! `ktest: <ID> <name> ... FAILED: <why>`, then `ktest: N passed, M failed`,
+//! and exits with 0 when nothing failed, else 1.
+//!
+//! How to add a test: write `fn my_test(cx: &mut Cx) -> TestResult` in the
+//! module of its area (use `ensure!`, `.ctx("what")?` and `expect_err`
+//! from this file) and add one line `("AREA00NN", "what it shows",
+//! module::my_test)` to `TESTS` below.  IDs are stable: never reuse or
+//! renumber one; new tests take the next free number of their area.
+//! A test gets the boot image and the slot pool in `Cx` and should hand
+//! back the slots it takes.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+/// Fails the test with a formatted message unless the condition holds.
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(alloc::format!($($fmt)+));
+        }
+    };
+}
+
+mod caps;
+mod child;
+mod elf;
+mod fault;
+mod kernel;
+mod process;
+
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Display;
+
+use keep_abi::Error;
+use keep_loader::{BootImage, SlotPool};
+use keep_rt::println;
+
+keep_rt::entry!(main);
+
+/// What every test gets.
+pub struct Cx {
+    /// The boot image root passed in (None if missing or invalid).
+    pub image: Option<BootImage<'static>>,
+    pub slots: SlotPool,
+}
+
+pub type TestResult = Result<(), String>;
+
+/// Turns any error into a test failure that says what failed.
+pub trait Ctx<T> {
+    fn ctx(self, what: &str) -> Result<T, String>;
+}
+
+impl<T, E: Display> Ctx<T> for Result<T, E> {
+    fn ctx(self, what: &str) -> Result<T, String> {
+        self.map_err(|e| format!("{what} failed: {e}"))
+    }
+}
+
+/// Passes when `r` is exactly the error `want`.
+pub fn expect_err<T>(r: keep_abi::Result<T>, want: Error, what: &str) -> TestResult {
+    match r {
+        Err(e) if e == want => Ok(()),
+        Err(e) => Err(format!("{what}: got {e}, want {want}")),
+        Ok(_) => Err(format!("{what}: succeeded, want {want}")),
+    }
+}
+
+type Test = (&'static str, &'static str, fn(&mut Cx) -> TestResult);
+
+#[rustfmt::skip]
+const TESTS: &[Test] = &[
+    ("BOOT0001", "runs in ring 3", kernel::ring3),
+    ("BOOT0002", "kernel version equals the ABI version", kernel::version),
+    ("BOOT0003", "boot image is passed and lists hello", kernel::boot_image),
+    ("MEM0001", "memory map sorted, disjoint, nonzero lengths", kernel::memmap_sorted),
+    ("MEM0002", "memory map has usable RAM and one kernel entry", kernel::memmap_types),
+    ("MEM0003", "at least 64 MiB usable", kernel::memmap_64mib),
+    ("MEM0004", "MEM_TOTAL is usable+kernel+boot image", kernel::mem_total),
+    ("MEM0005", "MEM_FREE <= MEM_TOTAL", kernel::mem_free),
+    ("MEM0006", "MEMMAP past the end is INVALID_ARG", kernel::memmap_past_end),
+    ("MEM0007", "kernel image fits its memory-map entry", kernel::kernel_bytes),
+    ("PAGE0001", "no writable+executable mappings", kernel::check_wx),
+    ("PAGE0002", "no user-accessible kernel mappings", kernel::check_kernel_user),
+    ("PAGE0003", "kernel data is NX", kernel::check_kernel_nx),
+    ("PAGE0004", "CHECK_PAGING with a bad selector is INVALID_ARG", kernel::check_bad),
+    ("PAGE0005", "own code RX, rodata R, data RW", kernel::own_mappings),
+    ("TIME0001", "TICKS advance while spinning", kernel::ticks),
+    ("TIME0002", "TSC_HZ and TIMER_HZ are nonzero", kernel::rates),
+    ("FAULT0001", "ud2 faults with #UD at its rip", fault::ud2),
+    ("FAULT0002", "read of address 0 faults with #PF addr 0", fault::null_read),
+    ("FAULT0003", "read of kernel memory faults with #PF", fault::kernel_read),
+    ("FAULT0004", "write to own code page faults with #PF", fault::code_write),
+    ("FAULT0005", "jump into a non-executable page faults", fault::exec_data),
+    ("FAULT0006", "hlt in user mode faults with #GP", fault::hlt),
+    ("FAULT0007", "cli in user mode faults with #GP", fault::cli),
+    ("FAULT0008", "child invokes, then exits with 42", fault::exit42),
+    ("FAULT0009", "parent runs on and ticks advance after faults", fault::survives),
+    ("FAULT0010", "STATUS of a faulted child repeats WAIT", fault::status_after),
+    ("ELF0001", "hello runs and exits 0", elf::hello),
+    ("ELF0002", "hello's panic exits with 101", elf::hello_panic),
+    ("ELF0003", "hello exits with the code it is given", elf::hello_code),
+    ("ELF0004", "truncated ELF is refused, nothing made", elf::truncated),
+    ("ELF0005", "ELF with bad magic is refused", elf::bad_magic),
+    ("ELF0006", "ELF with a W+X segment is refused", elf::wx_segment),
+    ("ELF0007", "hand-made ELF loads its data and exits 42", elf::tiny),
+    ("ELF0008", "loaded segments get their rights", elf::segment_rights),
+    ("CAP0001", "empty slot is INVALID_CAP", caps::empty_slot),
+    ("CAP0002", "slot 256 is INVALID_CAP", caps::slot_256),
+    ("CAP0003", "slot u64::MAX is INVALID_CAP", caps::slot_max),
+    ("CAP0004", "null slot 0 is INVALID_CAP", caps::slot_null),
+    ("CAP0005", "unknown console method is INVALID_METHOD", caps::unknown_method),
+    ("CAP0006", "reduced rights give NO_RIGHTS", caps::reduced_rights),
+    ("CAP0007", "deleted capability is gone", caps::delete),
+    ("CAP0008", "INSERT_CAP into an occupied slot is EXISTS", caps::insert_occupied),
+    ("CAP0009", "INSERT_CAP from an empty slot is INVALID_CAP", caps::insert_empty),
+    ("CAP0010", "a page capability has no methods", caps::page_methods),
+    ("CAP0011", "INFO with an unknown key is INVALID_ARG", caps::info_bad_key),
+    ("CON0001", "WRITE from a kernel pointer is FAULT", caps::write_kernel_ptr),
+    ("CON0002", "WRITE from an unmapped pointer is FAULT", caps::write_unmapped),
+    ("CON0003", "WRITE of more than 4096 bytes is INVALID_ARG", caps::write_too_long),
+    ("CON0004", "non-blocking READ without input is WOULD_BLOCK", caps::read_nonblocking),
+    ("RETYPE0001", "bad type is INVALID_ARG, FREE unchanged", caps::retype_bad_type),
+    ("RETYPE0002", "occupied slot is EXISTS, FREE unchanged", caps::retype_occupied),
+    ("RETYPE0003", "PAGE takes exactly one frame", caps::retype_one_frame),
+    ("RETYPE0004", "a new page is zeroed", caps::retype_zeroed),
+    ("RETYPE0005", "PROCESS on a non-aspace is WRONG_TYPE", caps::retype_process_wrong),
+    ("MAP0001", "W|X mapping is INVALID_ARG", caps::map_wx),
+    ("MAP0002", "mapping in the kernel half is INVALID_ARG", caps::map_kernel),
+    ("MAP0003", "unaligned mapping is INVALID_ARG", caps::map_unaligned),
+    ("MAP0004", "mapping without READ is INVALID_ARG", caps::map_no_read),
+    ("MAP0005", "mapping over a mapping is EXISTS", caps::map_exists),
+    ("MAP0006", "UNMAP of nothing is NOT_MAPPED", caps::unmap_nothing),
+    ("MAP0007", "MAP of a non-page is WRONG_TYPE", caps::map_wrong_type),
+    ("MAP0008", "two mappings share one page", caps::map_shared),
+    ("MAP0009", "MAP beyond the page cap's rights is refused", caps::map_beyond_rights),
+    ("MAP0010", "LOOKUP after UNMAP is NOT_MAPPED", caps::lookup_unmapped),
+    ("PROC0001", "SET_NAME shows in PROCESS_INFO", process::set_name),
+    ("PROC0002", "SET_PRIORITY out of range is INVALID_ARG", process::set_priority),
+    ("PROC0003", "STOP and START a looping child", process::stop_start),
+    ("PROC0004", "START of a running process is BAD_STATE", process::start_running),
+    ("PROC0005", "WAIT on itself is BAD_STATE", process::wait_self),
+    ("PROC0006", "SET_REGS with a kernel rip is INVALID_ARG", process::set_regs_kernel),
+    ("PROC0007", "SET_REGS of a running process is BAD_STATE", process::set_regs_running),
+    ("PROC0008", "a new process is CREATED", process::created),
+    ("PROC0009", "YIELD returns OK", process::yield_ok),
+    ("PROC0010", "PROCESS_INFO lists ktest as running", process::lists_self),
+    ("PROC0011", "EXIT ends another process with its code", process::exit_other),
+];
+
+fn main(image_addr: u64, image_size: u64) -> i32 {
+    let image = if image_addr != 0 && image_size != 0 {
+        // SAFETY: root maps the image copy read-only at image_addr for our
+        // whole life and nothing maps over it.
+        let bytes =
+            unsafe { core::slice::from_raw_parts(image_addr as *const u8, image_size as usize) };
+        BootImage::parse(bytes).ok()
+    } else {
+        None
+    };
+    let mut cx = Cx {
+        image,
+        slots: SlotPool::new(),
+    };
+    let (mut passed, mut failed) = (0, 0);
+    for (id, name, test) in TESTS {
+        // One write per line, after the test: the kernel's reports of
+        // faulting children must not split it.
+        match test(&mut cx) {
+            Ok(()) => {
+                passed += 1;
+                println!("ktest: {id} {name} ... ok");
+            }
+            Err(why) => {
+                failed += 1;
+                println!("ktest: {id} {name} ... FAILED: {why}");
+            }
+        }
+    }
+    println!("ktest: {passed} passed, {failed} failed");
+    if failed == 0 { 0 } else { 1 }
+}

@@ -1,0 +1,291 @@
+//! Building a process from user space with kernel invocations.
+//!
+//! The loader retypes an address space and a process into free slots of
+//! the caller, then for every page: retypes a PAGE, maps it writable at a
+//! scratch address in the caller's own space to copy bytes in, unmaps it,
+//! maps it into the child with its final rights and deletes the caller's
+//! capability to it (the mapping keeps the frame alive), so a program of
+//! any size needs only one spare slot at a time.  The child gets a stack,
+//! the capabilities the caller grants, its own process and address space in
+//! slots SELF_PROCESS and SELF_ASPACE, and its registers; starting it is
+//! left to the caller.
+//!
+//! This kernel version has no way to destroy objects, so a load that fails
+//! half-way releases the caller's slots but not the frames already used.
+
+use core::fmt;
+
+use keep_abi::{Aspace, Error, Memory, Process, layout, rights, slot, ty};
+
+use crate::program::{ElfError, Program};
+use crate::{PAGE_SIZE, SlotPool};
+
+/// Where the loader maps pages in the caller's own space while filling
+/// them; nothing else may be mapped there.
+pub const SCRATCH: u64 = 0x0000_6000_0000_0000;
+/// Top of a child's stack (the same place as the root task's).
+pub const STACK_TOP: u64 = layout::ROOT_STACK_TOP;
+/// Pages of a child's stack.
+pub const STACK_PAGES: u64 = 16;
+
+/// A capability to copy into the child: the caller's slot `src` goes to
+/// the child's slot `dest` with only `rights`.
+#[derive(Clone, Copy, Debug)]
+pub struct Grant {
+    pub src: u64,
+    pub dest: u64,
+    pub rights: u64,
+}
+
+/// Bytes to map read-only into the child at a page-aligned address.
+#[derive(Clone, Copy, Debug)]
+pub struct Blob<'a> {
+    pub vaddr: u64,
+    pub data: &'a [u8],
+}
+
+/// What to load.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec<'a> {
+    /// Process name (the first 16 bytes are kept).
+    pub name: &'a str,
+    pub elf: &'a [u8],
+    /// Initial rdi and rsi.
+    pub arg0: u64,
+    pub arg1: u64,
+    pub grants: &'a [Grant],
+    pub blob: Option<Blob<'a>>,
+}
+
+/// Why a program could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    Elf(ElfError),
+    /// The caller has no free capability slot left.
+    NoSlots,
+    /// The blob's address is not page-aligned or its end leaves the user half.
+    BadBlob {
+        vaddr: u64,
+    },
+    /// An invocation failed.
+    Kernel {
+        op: &'static str,
+        err: Error,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Elf(e) => write!(f, "bad ELF file: {e}"),
+            LoadError::NoSlots => write!(f, "no free capability slot"),
+            LoadError::BadBlob { vaddr } => {
+                write!(
+                    f,
+                    "blob at {vaddr:#x} is misaligned or leaves the user half"
+                )
+            }
+            LoadError::Kernel { op, err } => write!(f, "{op} failed: {err}"),
+        }
+    }
+}
+
+impl From<ElfError> for LoadError {
+    fn from(e: ElfError) -> Self {
+        LoadError::Elf(e)
+    }
+}
+
+fn kernel(op: &'static str) -> impl FnOnce(Error) -> LoadError {
+    move |err| LoadError::Kernel { op, err }
+}
+
+/// A process made by the loader; its capabilities live in the caller's
+/// slots `process.0` and `aspace.0` until [`Loader::release`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Child {
+    pub process: Process,
+    pub aspace: Aspace,
+}
+
+/// Loads programs using the caller's memory pool, own address space and
+/// free slots.
+pub struct Loader<'p> {
+    pub memory: Memory,
+    pub own: Aspace,
+    pub scratch: u64,
+    pub slots: &'p mut SlotPool,
+}
+
+impl<'p> Loader<'p> {
+    /// A loader over the well-known MEMORY and SELF_ASPACE slots.
+    pub fn new(slots: &'p mut SlotPool) -> Loader<'p> {
+        Loader {
+            memory: keep_abi::MEMORY,
+            own: keep_abi::SELF_ASPACE,
+            scratch: SCRATCH,
+            slots,
+        }
+    }
+
+    /// Validates and loads `spec`; the child is CREATED with its registers
+    /// set.  A bad ELF file is refused before anything is made.
+    pub fn load(&mut self, spec: &Spec) -> Result<Child, LoadError> {
+        let program = Program::parse(spec.elf)?;
+        if let Some(b) = spec.blob {
+            let end = b.vaddr.checked_add(b.data.len() as u64);
+            if !b.vaddr.is_multiple_of(PAGE_SIZE) || end.is_none_or(|e| e > layout::USER_TOP) {
+                return Err(LoadError::BadBlob { vaddr: b.vaddr });
+            }
+        }
+        let child = self.create()?;
+        match self.populate(&child, &program, spec) {
+            Ok(()) => Ok(child),
+            Err(e) => {
+                self.release(child);
+                Err(e)
+            }
+        }
+    }
+
+    fn populate(&mut self, child: &Child, program: &Program, spec: &Spec) -> Result<(), LoadError> {
+        for page in program.pages() {
+            let (bytes, offset) = match page.copy {
+                Some(c) => (
+                    &program.data[c.file_offset..c.file_offset + c.len],
+                    c.page_offset,
+                ),
+                None => (&[][..], 0),
+            };
+            self.add_page(child, page.vaddr, page.rights, bytes, offset)?;
+        }
+        for i in 1..=STACK_PAGES {
+            self.add_page(
+                child,
+                STACK_TOP - i * PAGE_SIZE,
+                rights::READ | rights::WRITE,
+                &[],
+                0,
+            )?;
+        }
+        if let Some(b) = spec.blob {
+            for (i, chunk) in b.data.chunks(PAGE_SIZE as usize).enumerate() {
+                let vaddr = b.vaddr + i as u64 * PAGE_SIZE;
+                self.add_page(child, vaddr, rights::READ, chunk, 0)?;
+            }
+        }
+        for g in spec.grants {
+            child
+                .aspace
+                .insert_cap(g.src, g.dest, g.rights)
+                .map_err(kernel("INSERT_CAP"))?;
+        }
+        child
+            .process
+            .set_name(spec.name)
+            .map_err(kernel("SET_NAME"))?;
+        child
+            .process
+            .set_regs(program.entry, STACK_TOP, spec.arg0, spec.arg1)
+            .map_err(kernel("SET_REGS"))
+    }
+
+    fn take_slot(&mut self) -> Result<u64, LoadError> {
+        self.slots.alloc().ok_or(LoadError::NoSlots)
+    }
+
+    /// Makes an empty address space and a CREATED process in it; the child
+    /// holds its own process and address space in SELF_PROCESS and
+    /// SELF_ASPACE.
+    pub fn create(&mut self) -> Result<Child, LoadError> {
+        let a = self.take_slot()?;
+        if let Err(e) = self.memory.retype(ty::ASPACE, a, 0) {
+            self.slots.free(a);
+            return Err(kernel("RETYPE ASPACE")(e));
+        }
+        let p = match self.take_slot() {
+            Ok(p) => p,
+            Err(e) => {
+                self.drop_slot(a);
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.memory.retype(ty::PROCESS, p, a) {
+            self.slots.free(p);
+            self.drop_slot(a);
+            return Err(kernel("RETYPE PROCESS")(e));
+        }
+        let child = Child {
+            process: Process(p),
+            aspace: Aspace(a),
+        };
+        let own = child
+            .aspace
+            .insert_cap(p, slot::SELF_PROCESS, rights::ALL)
+            .and_then(|_| child.aspace.insert_cap(a, slot::SELF_ASPACE, rights::ALL));
+        if let Err(e) = own {
+            self.release(child);
+            return Err(kernel("INSERT_CAP")(e));
+        }
+        Ok(child)
+    }
+
+    /// Maps a fresh page at `vaddr` in the child with `rights`, holding
+    /// `bytes` at `offset` and zeros elsewhere.
+    pub fn add_page(
+        &mut self,
+        child: &Child,
+        vaddr: u64,
+        rights: u64,
+        bytes: &[u8],
+        offset: usize,
+    ) -> Result<(), LoadError> {
+        assert!(offset + bytes.len() <= PAGE_SIZE as usize);
+        let page = self.take_slot()?;
+        let result = self.fill_and_map(page, child, vaddr, rights, bytes, offset);
+        self.drop_slot(page);
+        result
+    }
+
+    fn fill_and_map(
+        &mut self,
+        page: u64,
+        child: &Child,
+        vaddr: u64,
+        rights: u64,
+        bytes: &[u8],
+        offset: usize,
+    ) -> Result<(), LoadError> {
+        self.memory
+            .retype(ty::PAGE, page, 0)
+            .map_err(kernel("RETYPE PAGE"))?;
+        if !bytes.is_empty() {
+            self.own
+                .map(page, self.scratch, rights::READ | rights::WRITE)
+                .map_err(kernel("MAP scratch"))?;
+            // SAFETY: the page was just mapped writable at `scratch`, which
+            // nothing else in this program uses; the range lies in the page.
+            unsafe {
+                let dst = (self.scratch as *mut u8).add(offset);
+                core::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+            }
+            self.own
+                .unmap(self.scratch)
+                .map_err(kernel("UNMAP scratch"))?;
+        }
+        child.aspace.map(page, vaddr, rights).map_err(kernel("MAP"))
+    }
+
+    /// Deletes the caller's capability in `slot` and hands the slot back.
+    fn drop_slot(&mut self, slot: u64) {
+        // An empty slot (a failed RETYPE) is fine to "delete".
+        let _ = self.own.delete_cap(slot);
+        self.slots.free(slot);
+    }
+
+    /// Gives back the caller's slots for `child` (the process keeps running).
+    pub fn release(&mut self, child: Child) {
+        self.drop_slot(child.process.0);
+        self.drop_slot(child.aspace.0);
+    }
+}

@@ -1,0 +1,209 @@
+//! The root task: the first user program.  It holds every initial
+//! capability, prints what the machine has, and then either runs the test
+//! suite or the benchmarks (kernel command line `autotest` / `autobench`,
+//! leaving QEMU with the verdict) or a shell on the console.
+
+#![no_std]
+#![no_main]
+
+mod bench;
+mod shell;
+
+use keep_abi::{KERNEL, MEMORY, SELF_PROCESS, Status, cpu, info, layout, rights, slot, state};
+use keep_loader::{Blob, BootImage, Grant, Loader, SlotPool, Spec};
+use keep_rt::println;
+
+keep_rt::entry!(main);
+
+/// The boot image the kernel mapped for us (None when absent or refused).
+pub struct Root {
+    pub image: Option<BootImage<'static>>,
+    pub slots: SlotPool,
+}
+
+fn main(image_addr: u64, image_size: u64) -> i32 {
+    let _ = SELF_PROCESS.set_name("root");
+    let mut root = Root {
+        image: boot_image(image_addr, image_size),
+        slots: SlotPool::new(),
+    };
+    banner(&root);
+
+    let mut buf = [0u8; 512];
+    let len = KERNEL.cmdline(&mut buf).unwrap_or(0).min(buf.len());
+    let cmdline = core::str::from_utf8(&buf[..len]).unwrap_or("");
+    let has = |word| cmdline.split_whitespace().any(|w| w == word);
+    if has("autotest") {
+        let passed = root.test();
+        println!(
+            "root: autotest {}",
+            if passed { "passed" } else { "FAILED" }
+        );
+        let e = KERNEL.debug_exit(if passed { 0 } else { 1 });
+        println!("root: DEBUG_EXIT failed: {e}");
+        return 1;
+    }
+    if has("autobench") {
+        bench::run_all();
+        let e = KERNEL.debug_exit(0);
+        println!("root: DEBUG_EXIT failed: {e}");
+        return 1;
+    }
+    shell::run(&mut root)
+}
+
+fn boot_image(addr: u64, size: u64) -> Option<BootImage<'static>> {
+    if addr == 0 || size == 0 {
+        println!("boot image: none");
+        return None;
+    }
+    // SAFETY: the kernel maps the image read-only at addr for the lifetime
+    // of the root task and never changes it.
+    let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, size as usize) };
+    match BootImage::parse(bytes) {
+        Ok(img) => Some(img),
+        Err(e) => {
+            println!("boot image: refused: {e}");
+            None
+        }
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+const CPU_NAMES: [(u64, &str); 9] = [
+    (cpu::NX, "nx"),
+    (cpu::PCID, "pcid"),
+    (cpu::APIC, "apic"),
+    (cpu::TSC_DEADLINE, "tsc-deadline"),
+    (cpu::PAGE1G, "page1g"),
+    (cpu::SMEP, "smep"),
+    (cpu::SMAP, "smap"),
+    (cpu::INVPCID, "invpcid"),
+    (cpu::GLOBAL, "global"),
+];
+
+fn banner(root: &Root) {
+    let v = KERNEL.info(info::VERSION).unwrap_or(0);
+    println!(
+        "Keep {}.{}.{} — capability microkernel",
+        v >> 32,
+        (v >> 16) & 0xffff,
+        v & 0xffff
+    );
+    let total = KERNEL.info(info::MEM_TOTAL).unwrap_or(0);
+    let free = KERNEL.info(info::MEM_FREE).unwrap_or(0);
+    println!("memory: {} MiB total, {} MiB free", total / MIB, free / MIB);
+    let features = KERNEL.info(info::CPU_FEATURES).unwrap_or(0);
+    keep_rt::print!("cpu features:");
+    for (bit, name) in CPU_NAMES {
+        if features & bit != 0 {
+            keep_rt::print!(" {name}");
+        }
+    }
+    println!();
+    if let Some(img) = &root.image {
+        keep_rt::print!("boot image: {} programs:", img.len());
+        for e in img.entries() {
+            keep_rt::print!(" {} ({} KiB)", e.name, e.data.len().div_ceil(1024));
+        }
+        println!();
+    }
+}
+
+impl Root {
+    /// Loads `name` from the boot image with `arg0`/`arg1`, runs it to its
+    /// end and returns how it ended.  ktest also gets read access to the
+    /// kernel, the memory pool and a copy of the boot image (at the address
+    /// the root task sees it, passed in rdi/rsi instead of the arguments);
+    /// other programs get only the console.
+    pub fn run(&mut self, name: &str, arg0: u64, arg1: u64) -> Option<Status> {
+        let Some(img) = &self.image else {
+            println!("run: there is no boot image");
+            return None;
+        };
+        let Some(entry) = img.find(name) else {
+            println!("run: no program '{name}' in the boot image");
+            return None;
+        };
+        let console = Grant {
+            src: slot::CONSOLE,
+            dest: slot::CONSOLE,
+            rights: rights::ALL,
+        };
+        let trusted = [
+            console,
+            Grant {
+                src: slot::KERNEL,
+                dest: slot::KERNEL,
+                rights: rights::READ,
+            },
+            Grant {
+                src: slot::MEMORY,
+                dest: slot::MEMORY,
+                rights: rights::ALL,
+            },
+        ];
+        let image = img.bytes();
+        let spec = if name == "ktest" {
+            Spec {
+                name,
+                elf: entry.data,
+                arg0: layout::BOOT_IMAGE_VADDR,
+                arg1: image.len() as u64,
+                grants: &trusted,
+                blob: Some(Blob {
+                    vaddr: layout::BOOT_IMAGE_VADDR,
+                    data: image,
+                }),
+            }
+        } else {
+            Spec {
+                name,
+                elf: entry.data,
+                arg0,
+                arg1,
+                grants: &[console],
+                blob: None,
+            }
+        };
+        let mut loader = Loader::new(&mut self.slots);
+        let child = match loader.load(&spec) {
+            Ok(c) => c,
+            Err(e) => {
+                println!("run: cannot load '{name}': {e}");
+                return None;
+            }
+        };
+        let status = child.process.start().and_then(|_| child.process.wait());
+        loader.release(child);
+        match status {
+            Ok(s) => Some(s),
+            Err(e) => {
+                println!("run: '{name}' could not be run: {e}");
+                None
+            }
+        }
+    }
+
+    /// Runs ktest; true when it exited with code 0.
+    pub fn test(&mut self) -> bool {
+        let free = MEMORY.free().unwrap_or(0);
+        let status = self.run("ktest", 0, 0);
+        let passed = matches!(
+            status,
+            Some(Status {
+                state: state::EXITED,
+                code: 0,
+                ..
+            })
+        );
+        match status {
+            Some(s) => println!("test: ktest {s}"),
+            None => println!("test: ktest did not run"),
+        }
+        let used = free.saturating_sub(MEMORY.free().unwrap_or(0));
+        println!("test: {used} frames used by the run");
+        passed
+    }
+}

@@ -1,0 +1,98 @@
+//! Run-time support of Keep user programs: the entry point, the memory
+//! functions the compiler calls, a heap, console output and the panic
+//! handler.
+//!
+//! A program is `#![no_std]` and `#![no_main]`, defines
+//! `fn main(arg0: u64, arg1: u64) -> i32` and names it with
+//! [`entry!`]; `arg0` and `arg1` are the rdi and rsi its creator set.  When
+//! `main` returns, the process exits with its value.
+
+#![no_std]
+
+pub use keep_abi as abi;
+
+pub mod console;
+mod mem;
+
+use core::panic::PanicInfo;
+use linked_list_allocator::LockedHeap;
+
+/// Bytes of heap every program gets (zeroed memory in .bss).
+pub const HEAP_SIZE: usize = 1 << 20;
+
+#[global_allocator]
+static ALLOCATOR: LockedHeap = LockedHeap::empty();
+
+static mut HEAP: [u8; HEAP_SIZE] = [0; HEAP_SIZE];
+
+// The kernel enters with rdi and rsi set and the stack pointer at the top of
+// the stack, not necessarily 16-byte aligned as the ABI wants for a call.
+core::arch::global_asm!(
+    ".pushsection .text._start, \"ax\", @progbits",
+    ".globl _start",
+    "_start:",
+    "and $-16, %rsp",
+    "xor %ebp, %ebp",
+    "call {start}",
+    "ud2",
+    ".popsection",
+    start = sym start,
+    options(att_syntax)
+);
+
+unsafe extern "Rust" {
+    /// Defined by the program with [`entry!`].
+    safe fn keep_main(arg0: u64, arg1: u64) -> i32;
+}
+
+extern "C" fn start(arg0: u64, arg1: u64) -> ! {
+    // SAFETY: runs once, before anything allocates; HEAP is used only here.
+    unsafe { ALLOCATOR.lock().init(&raw mut HEAP as *mut u8, HEAP_SIZE) };
+    exit(keep_main(arg0, arg1))
+}
+
+/// Names the program's `main(arg0: u64, arg1: u64) -> i32`.
+#[macro_export]
+macro_rules! entry {
+    ($main:path) => {
+        #[unsafe(no_mangle)]
+        fn keep_main(arg0: u64, arg1: u64) -> i32 {
+            let main: fn(u64, u64) -> i32 = $main;
+            main(arg0, arg1)
+        }
+    };
+}
+
+/// Ends the process with `code` (as the unsigned exit code the parent sees).
+pub fn exit(code: i32) -> ! {
+    let _ = abi::SELF_PROCESS.exit(code as u32 as u64);
+    // EXIT only returns if the slot does not hold our process: make the
+    // failure visible as a fault rather than spinning.
+    loop {
+        // SAFETY: ud2 only raises #UD.
+        unsafe { core::arch::asm!("ud2", options(nomem, nostack)) };
+    }
+}
+
+/// The exit code of a program that panicked.
+pub const PANIC_EXIT_CODE: i32 = 101;
+
+#[panic_handler]
+fn panic(info: &PanicInfo) -> ! {
+    match info.location() {
+        Some(l) => println!("panic: {} at {}:{}", info.message(), l.file(), l.line()),
+        None => println!("panic: {}", info.message()),
+    }
+    exit(PANIC_EXIT_CODE)
+}
+
+/// Never called (panics abort), but the precompiled `core` refers to it.
+#[unsafe(no_mangle)]
+pub extern "C" fn rust_eh_personality() {}
+
+/// Never called either (nothing unwinds); the precompiled `alloc` refers
+/// to it from its landing pads.
+#[unsafe(no_mangle)]
+pub extern "C" fn _Unwind_Resume() -> ! {
+    exit(PANIC_EXIT_CODE)
+}
