@@ -79,8 +79,11 @@ user:
 	  cargo build --release --target $(USER_TARGET) --target-dir ../$(B)/user \
 	  $(addprefix -p keep-,$(USER_PROGRAMS))
 
+# The boot image carries stripped copies; build/user keeps the symbols for gdb.
 image: kernel user
-	$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(USER_OUT)/$(p))
+	@mkdir -p $(B)/image
+	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
+	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p))
 
 # ---- running --------------------------------------------------------------
 run: deps image
@@ -112,7 +115,7 @@ cargo-test:
 	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader
 
 guest-test: deps image
-	$(PYTHON) tools/qemu.py test
+	$(PYTHON) tools/qemu.py test --timeout 300
 
 boot-test: deps image
 	$(PYTHON) tools/test_boot.py

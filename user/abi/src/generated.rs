@@ -181,7 +181,7 @@ pub mod method {
     pub mod console {
         /// Write len bytes (at most 4096) from the caller's memory at ptr to the serial console.
         pub const WRITE: u64 = 1;
-        /// Read up to len bytes of console input into ptr. Blocks until at least one byte is there, unless nonblocking is 1 (then WOULD_BLOCK).
+        /// Read up to len bytes (1 to 4096) of console input into ptr. Blocks until at least one byte is there, unless nonblocking is 1 (then WOULD_BLOCK). The kernel does not echo.
         pub const READ: u64 = 2;
     }
     pub mod kernel {
@@ -189,7 +189,7 @@ pub mod method {
         pub const INFO: u64 = 1;
         /// Return memory-map entry index (sorted by base, not overlapping) and the number of entries.
         pub const MEMMAP: u64 = 2;
-        /// Describe the live process with the smallest process number >= index: pid in bits 0-31, state in 32-39, priority in 40-47; its name (16 bytes, little-endian); next is the index to ask for next (0 when none is left). INVALID_ARG when there is none.
+        /// Describe the process (running or ended: processes are not destroyed in this version) with the smallest process number >= index: pid in bits 0-31, state in 32-39, priority in 40-47; its name (16 bytes, little-endian); next is the index to ask for next (0 when none is left). INVALID_ARG when there is none.
         pub const PROCESS_INFO: u64 = 3;
         /// Walk the page tables of the kernel and of the caller's address space and count violations of one CHECK_* invariant, and the mappings checked.
         pub const CHECK_PAGING: u64 = 4;
@@ -219,7 +219,7 @@ pub mod method {
         pub const LOOKUP: u64 = 5;
     }
     pub mod process {
-        /// Set the instruction pointer, stack pointer and the two first argument registers of a process that is not running (CREATED or STOPPED). rip and rsp must lie in the user half.
+        /// Set the instruction pointer, stack pointer and the two first argument registers of a process that is not running (CREATED or STOPPED; BAD_STATE otherwise, checked before the arguments). rip and rsp must lie in the user half.
         pub const SET_REGS: u64 = 1;
         /// Make a CREATED or STOPPED process runnable.
         pub const START: u64 = 2;
@@ -231,7 +231,7 @@ pub mod method {
         pub const WAIT: u64 = 5;
         /// End the process with an exit code (normally invoked on one's own process). Does not return to the caller when it is the caller.
         pub const EXIT: u64 = 6;
-        /// Give up the rest of the caller's time slice to the next process at the same priority.
+        /// Give up the rest of the caller's time slice to the next process at the same priority. Only on one's own process (INVALID_ARG otherwise).
         pub const YIELD: u64 = 7;
         /// Set the 16-byte name shown by ps.
         pub const SET_NAME: u64 = 8;
