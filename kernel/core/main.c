@@ -97,9 +97,9 @@ NORETURN void kmain(u32 magic, u32 mbi_pa)
     apic_init();
     ioapic_route(4, VEC_SERIAL);
     serial_enable_rx_irq();
-    kprintf("keep: %lu MiB usable, %lu KiB kernel, TSC %lu MHz, features %lx, boot took %lu cycles\n",
+    kprintf("keep: %lu MiB usable, %lu KiB kernel, TSC %lu MHz, features %lx, kernel start-up %lu ms\n",
             memmap_total(&boot_info.memmap, KEEP_MEM_USABLE) >> 20, boot_info.kernel_bytes >> 10,
-            cpu0.tsc_hz / 1000000, cpu0.features, rdtsc() - t0);
+            cpu0.tsc_hz / 1000000, cpu0.features, (rdtsc() - t0) / (cpu0.tsc_hz / 1000));
     /* For the harness (tools/test_boot.py): prove that a kernel fault is
      * reported with registers and a symbolised backtrace. */
     if (strstr_n(boot_info.cmdline, boot_info.cmdline_len, "selftest-kernel-fault")) {

@@ -1,4 +1,7 @@
-/* The frame table and the free-frame list. */
+/* The frame table and the free frames.  Free frames are kept as ranges and
+ * taken from the bottom of each, which touches no memory at boot (threading a
+ * list through 512 MiB cost 600 ms under emulation).  Frames come back once
+ * objects can be destroyed; they will go onto a list threaded through them. */
 #include "frame.h"
 #include "keep/abi.h"
 #include "lib.h"
@@ -6,8 +9,11 @@
 
 static struct frame *table;
 static u64 table_frames; /* number of entries */
-static u64 free_head;     /* physical address of the first free frame, 0 = none */
 static u64 free_count;
+static struct {
+    u64 next, end; /* untouched frames [next, end) */
+} fresh[MEMMAP_MAX + 1]; /* +1: the frame table splits one range */
+static unsigned fresh_count, fresh_cur;
 
 struct frame *frame_info(u64 pa)
 {
@@ -15,12 +21,16 @@ struct frame *frame_info(u64 pa)
     return pfn < table_frames ? &table[pfn] : NULL;
 }
 
-static void push_free(u64 pa)
+static void add_fresh(u64 lo, u64 hi)
 {
-    *(u64 *)phys_to_virt(pa) = free_head;
-    free_head = pa;
-    free_count++;
-    table[pa / PAGE_SIZE].type = FRAME_FREE;
+    if (hi <= lo)
+        return;
+    fresh[fresh_count].next = lo;
+    fresh[fresh_count].end = hi;
+    fresh_count++;
+    free_count += (hi - lo) / PAGE_SIZE;
+    for (u64 pa = lo; pa < hi; pa += PAGE_SIZE)
+        table[pa / PAGE_SIZE].type = FRAME_FREE;
 }
 
 void frame_init(const struct memmap *m)
@@ -57,23 +67,25 @@ void frame_init(const struct memmap *m)
         }
         if (r->type != KEEP_MEM_USABLE)
             continue;
-        /* Push downwards so that allocation proceeds upwards. */
-        for (u64 pa = hi; pa > lo;) {
-            pa -= PAGE_SIZE;
-            if (pa >= table_pa && pa < table_pa + bytes)
+        if (lo <= table_pa && table_pa < hi) {
+            for (u64 pa = table_pa; pa < table_pa + bytes; pa += PAGE_SIZE)
                 table[pa / PAGE_SIZE].type = FRAME_KERNEL;
-            else
-                push_free(pa);
+            add_fresh(lo, table_pa);
+            add_fresh(table_pa + bytes, hi);
+        } else {
+            add_fresh(lo, hi);
         }
     }
 }
 
 u64 frame_alloc(enum frame_type type)
 {
-    if (!free_head)
+    while (fresh_cur < fresh_count && fresh[fresh_cur].next == fresh[fresh_cur].end)
+        fresh_cur++;
+    if (fresh_cur == fresh_count)
         return 0;
-    u64 pa = free_head;
-    free_head = *(u64 *)phys_to_virt(pa);
+    u64 pa = fresh[fresh_cur].next;
+    fresh[fresh_cur].next += PAGE_SIZE;
     free_count--;
     memset(phys_to_virt(pa), 0, PAGE_SIZE);
     table[pa / PAGE_SIZE].type = (u8)type;

@@ -1,5 +1,5 @@
-/* Physical frames: a table with the type and version of every frame, and a
- * free list threaded through the free frames (via the physical window). */
+/* Physical frames: a table with the type and version of every frame, and
+ * the free frames. */
 #ifndef KEEP_FRAME_H
 #define KEEP_FRAME_H
 
