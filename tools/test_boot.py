@@ -140,26 +140,23 @@ def test_kernel_fault():
         g.kill()
 
 
-def test_bad_images():
-    g = Guest(image=None)
+def expect_refusal(name, image, message):
+    g = Guest(image=image)
     try:
         rc = g.wait_exit(60)
         t = g.text()
-        check("a missing boot image is refused with a message",
-              rc is not None and "no boot image" in t, t[-600:])
+        check(name, rc is not None and message in t, t[-600:])
     finally:
         g.kill()
+
+
+def test_bad_images():
+    expect_refusal("a missing boot image is refused with a message", None, "no boot image")
     with tempfile.NamedTemporaryFile(suffix=".img") as f:
         f.write(b"NOTKEEP!" + bytes(8192))
         f.flush()
-        g = Guest(image=f.name)
-        try:
-            rc = g.wait_exit(60)
-            t = g.text()
-            check("a corrupt boot image is refused with a message",
-                  rc is not None and "boot image refused: bad magic" in t, t[-600:])
-        finally:
-            g.kill()
+        expect_refusal("a corrupt boot image is refused with a message", f.name,
+                       "boot image refused: bad magic")
 
 
 def main():
