@@ -53,7 +53,7 @@ void root_task_start(void)
         panic("root task refused: %s", why);
 
     u64 as_pa, p_pa;
-    if (aspace_create(&as_pa) || (frame_free_count() == 0))
+    if (aspace_create(&as_pa))
         panic("root task: out of memory");
     struct aspace *as = phys_to_virt(as_pa);
     if (process_create(as, &p_pa))

@@ -27,11 +27,8 @@ void console_irq(void)
         }
         got = true;
     }
-    if (!got)
-        return;
-    for (struct process *p = all_processes; p; p = p->all_next)
-        if (p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_CONSOLE)
-            process_make_runnable(p);
+    if (got)
+        process_wake(WAIT_CONSOLE, NULL);
 }
 
 static u64 do_write(struct invocation *inv)

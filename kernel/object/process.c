@@ -65,10 +65,10 @@ static void take_off_cpu(struct process *p)
     p->wait_target = NULL;
 }
 
-static void wake_waiters(struct process *target)
+void process_wake(enum wait_kind kind, struct process *target)
 {
     for (struct process *q = all_processes; q; q = q->all_next)
-        if (q->state == KEEP_STATE_BLOCKED && q->wait_kind == WAIT_PROCESS && q->wait_target == target)
+        if (q->state == KEEP_STATE_BLOCKED && q->wait_kind == kind && q->wait_target == target)
             process_make_runnable(q);
 }
 
@@ -79,7 +79,7 @@ static void finish(struct process *p, u8 state, u64 code, u64 rip, u64 addr)
     p->code = code;
     p->fault_rip = rip;
     p->fault_addr = addr;
-    wake_waiters(p);
+    process_wake(WAIT_PROCESS, p);
 }
 
 void process_fault(struct process *p, u64 vector, u64 rip, u64 addr)

@@ -37,6 +37,9 @@ void process_fault(struct process *p, u64 vector, u64 rip, u64 addr);
 void process_make_runnable(struct process *p);
 /* Block the caller in its current invocation, which restarts when it wakes. */
 void process_block(struct process *p, enum wait_kind kind);
+/* Make runnable every process blocked in `kind` on `target` (NULL for the
+ * console); each restarts its invocation. */
+void process_wake(enum wait_kind kind, struct process *target);
 
 const char *exception_name(u64 vector);
 

@@ -9,7 +9,6 @@
 #define LAPIC_PHYS 0xFEE00000ULL
 #define IOAPIC_PHYS 0xFEC00000ULL /* q35's I/O APIC (also in the ACPI MADT) */
 
-#define LAPIC_ID 0x20
 #define LAPIC_EOI 0xB0
 #define LAPIC_SVR 0xF0
 #define LAPIC_LVT_TIMER 0x320

@@ -15,13 +15,9 @@
 #define MSR_STAR 0xC0000081
 #define MSR_LSTAR 0xC0000082
 #define MSR_FMASK 0xC0000084
-#define MSR_FS_BASE 0xC0000100
-#define MSR_GS_BASE 0xC0000101
 #define MSR_APIC_BASE 0x1B
 
 #define RFLAGS_IF (1ULL << 9)
-/* Flags a user may set through PROCESS.SET_REGS-style interfaces: CF PF AF ZF SF DF OF. */
-#define RFLAGS_USER_MASK 0xcd5ULL
 
 static inline void outb(u16 port, u8 v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
 static inline void outw(u16 port, u16 v) { __asm__ volatile("outw %0, %1" ::"a"(v), "Nd"(port)); }

@@ -64,18 +64,23 @@ pub fn hello_code(cx: &mut Cx) -> TestResult {
     expect_exit(run(cx, elf, 2, 77)?, 77)
 }
 
-/// Loading `elf` must fail with a bad-ELF error and use no frame or slot.
-fn expect_refused(cx: &mut Cx, elf: &[u8]) -> TestResult {
-    let frames = MEMORY.free().ctx("FREE")?;
-    let slots = cx.slots.available();
-    let spec = Spec {
-        name: "ktest-bad",
+/// A spec with no arguments, no capabilities and no blob.
+fn bare_spec<'a>(name: &'a str, elf: &'a [u8]) -> Spec<'a> {
+    Spec {
+        name,
         elf,
         arg0: 0,
         arg1: 0,
         grants: &[],
         blob: None,
-    };
+    }
+}
+
+/// Loading `elf` must fail with a bad-ELF error and use no frame or slot.
+fn expect_refused(cx: &mut Cx, elf: &[u8]) -> TestResult {
+    let frames = MEMORY.free().ctx("FREE")?;
+    let slots = cx.slots.available();
+    let spec = bare_spec("ktest-bad", elf);
     let mut loader = Loader::new(&mut cx.slots);
     match loader.load(&spec) {
         Err(LoadError::Elf(_)) => {}
@@ -152,14 +157,7 @@ pub fn tiny(cx: &mut Cx) -> TestResult {
 pub fn segment_rights(cx: &mut Cx) -> TestResult {
     let mut buf = [0u8; 512];
     let elf = tiny_elf(&mut buf, PF_RX);
-    let spec = Spec {
-        name: "ktest-rights",
-        elf,
-        arg0: 0,
-        arg1: 0,
-        grants: &[],
-        blob: None,
-    };
+    let spec = bare_spec("ktest-rights", elf);
     let mut loader = Loader::new(&mut cx.slots);
     let child = loader.load(&spec).ctx("load")?;
     let a = child.aspace;
