@@ -1,37 +1,43 @@
 // generated from abi/keep.toml by tools/abigen.py; do not edit.
 #![allow(dead_code)]
 
-pub const VERSION: (u64, u64, u64) = (0, 1, 0);
+pub const VERSION: (u64, u64, u64) = (0, 2, 0);
 pub const TAG_METHOD_MASK: u64 = 0xffff;
 
 /// Error codes
 pub mod err {
     /// The invocation succeeded.
     pub const OK: u64 = 0x0;
-    /// The capability address names an empty slot or lies outside the capability space.
+    /// The capability address names an empty (null) slot.
     pub const INVALID_CAP: u64 = 0x1;
     /// A capability argument has the wrong object type.
     pub const WRONG_TYPE: u64 = 0x2;
-    /// The capability lacks a right the method needs.
+    /// The capability lacks a right the method needs (a weak capability has no WRITE).
     pub const NO_RIGHTS: u64 = 0x3;
-    /// The object type has no method with this number.
+    /// The object type has no method with this number, or the invocation mode does not apply to it.
     pub const INVALID_METHOD: u64 = 0x4;
-    /// An argument is out of range or malformed.
+    /// An argument is out of range or malformed (including reserved tag bits).
     pub const INVALID_ARG: u64 = 0x5;
-    /// The memory object has no free frame left.
+    /// The memory pool or the kernel-memory account is empty and no kpager can refill it.
     pub const NO_MEMORY: u64 = 0x6;
-    /// The capability refers to an object that has been destroyed (version mismatch).
+    /// The capability refers to an object that has been destroyed or revoked, or a return capability already used (version mismatch).
     pub const STALE: u64 = 0x7;
-    /// A non-blocking operation could not complete at once.
+    /// A non-blocking phase could not complete at once (no receiver waiting, no message queued, no input).
     pub const WOULD_BLOCK: u64 = 0x8;
     /// The object is not in a state that allows the method.
     pub const BAD_STATE: u64 = 0x9;
-    /// A user buffer is not mapped with the access the method needs.
+    /// A user buffer (or the IPC buffer) is not mapped with the access the operation needs.
     pub const FAULT: u64 = 0xa;
     /// The destination slot or virtual address is already in use.
     pub const EXISTS: u64 = 0xb;
-    /// Nothing is mapped at the given virtual address.
+    /// Nothing is mapped at the given virtual address or capability address.
     pub const NOT_MAPPED: u64 = 0xc;
+    /// The capability address lies in the capability space but no cappage is mapped there.
+    pub const NO_CAPPAGE: u64 = 0xd;
+    /// The capability address lies beyond the capability space (CAP_SPACE_SLOTS).
+    pub const OUT_OF_RANGE: u64 = 0xe;
+    /// A receive phase ended because its time-out expired.
+    pub const TIMEOUT: u64 = 0xf;
 }
 
 /// Object types
@@ -42,26 +48,42 @@ pub mod ty {
     pub const CONSOLE: u64 = 0x1;
     /// Control of the machine: information, the memory map, power-off, self-checks. Given only to the root task.
     pub const KERNEL: u64 = 0x2;
-    /// A pool of free physical frames from which objects are made (retyped).
+    /// A pool of free physical frames: data pages and cappages are made from it, and kernel-memory accounts are funded from it.
     pub const MEMORY: u64 = 0x3;
-    /// One 4 KiB data frame; mapped into address spaces.
+    /// One 4 KiB data frame; mapped into address spaces. Never holds capabilities.
     pub const PAGE: u64 = 0x4;
-    /// An address space: page tables plus a capability space.
+    /// An address space: page tables for data plus a sparse capability space of cappages.
     pub const ASPACE: u64 = 0x5;
-    /// A process: registers, an address space, a priority and a state.
+    /// A process: registers, an address space, an IPC buffer, a fault handler, a priority and a state.
     pub const PROCESS: u64 = 0x6;
+    /// One 4 KiB frame of 256 capability slots; mapped into capability spaces, never readable or writable by user code.
+    pub const CAPPAGE: u64 = 0x7;
+    /// A sender capability: invoking it sends an IPC message to its process, which learns the capability's protected payload.
+    pub const SENDER: u64 = 0x8;
+    /// A return capability, made by the kernel for the callee of a call: invoking it sends the reply. Works at most once.
+    pub const RETURN: u64 = 0x9;
+    /// A forwarding object around another capability: invoking it invokes the wrapped capability with the wrapper's rights; revoking it kills every copy.
+    pub const WRAPPER: u64 = 0xa;
+    /// A kernel-memory account: frames donated by its kpager, from which address spaces, processes and wrappers are made and page tables grow.
+    pub const ACCOUNT: u64 = 0xb;
+    /// Time: the clock and sleeping.
+    pub const TIMER: u64 = 0xc;
 }
 
 /// Rights
 pub mod rights {
-    /// Read: map readable; query.
+    /// Read: map readable; query; fetch capabilities.
     pub const READ: u64 = 0x1;
-    /// Write: map writable; change the object.
+    /// Write: map writable; change the object; send a message.
     pub const WRITE: u64 = 0x2;
     /// Execute: map executable.
     pub const EXEC: u64 = 0x4;
-    /// Every right.
-    pub const ALL: u64 = 0x7;
+    /// Call: invoke a SENDER in CALL mode, which gives the callee a return capability. Without it a capability is no-call (send only).
+    pub const CALL: u64 = 0x8;
+    /// Every right (READ, WRITE, EXEC, CALL).
+    pub const ALL: u64 = 0xf;
+    /// Weak (a restriction, not a right): implies no WRITE, and capabilities fetched through it are weakened too. Added, never removed, by a rights mask.
+    pub const WEAK: u64 = 0x10;
 }
 
 /// Process states
@@ -152,18 +174,26 @@ pub mod slot {
     pub const KERNEL: u64 = 0x2;
     /// The program's own process.
     pub const SELF_PROCESS: u64 = 0x3;
-    /// The program's own address space.
+    /// The program's own address space (and so its own capability space).
     pub const SELF_ASPACE: u64 = 0x4;
     /// A memory pool.
     pub const MEMORY: u64 = 0x5;
+    /// The kernel-memory account that pays for the program's own objects.
+    pub const ACCOUNT: u64 = 0x6;
+    /// The timer.
+    pub const TIMER: u64 = 0x7;
     /// The first slot that is not reserved by convention.
     pub const FIRST_FREE: u64 = 0x10;
 }
 
 /// Layout constants
 pub mod layout {
-    /// Capability slots per address space in this version (the sparse MMU-backed space comes with the capability kernel).
-    pub const CSPACE_SLOTS: u64 = 0x100;
+    /// Capability addresses per capability space (2^32); an address at or beyond it is OUT_OF_RANGE.
+    pub const CAP_SPACE_SLOTS: u64 = 0x100000000;
+    /// Capability slots in one cappage (16 bytes each); cappages are mapped at capability addresses that are multiples of it.
+    pub const CAPPAGE_SLOTS: u64 = 0x100;
+    /// Kernel virtual address of the capability segment: the kernel-only alias of the current capability space (slot n at CAP_SEGMENT + 16 n).
+    pub const CAP_SEGMENT: u64 = 0xfffffe0000000000;
     /// Size of a page.
     pub const PAGE_SIZE: u64 = 0x1000;
     /// First address above the user half.
@@ -174,6 +204,126 @@ pub mod layout {
     pub const ROOT_STACK_TOP: u64 = 0x7ff000000000;
     /// Pages of the root task's initial stack.
     pub const ROOT_STACK_PAGES: u64 = 0x40;
+    /// Frames the kernel moves into the root task's kernel-memory account at boot (after paying for the root task itself).
+    pub const ROOT_ACCOUNT_FRAMES: u64 = 0x100;
+    /// Largest byte string one message carries.
+    pub const MAX_STRING: u64 = 0x1000;
+    /// Capabilities one message carries, and receive slots one receive phase names.
+    pub const MAX_CAPS: u64 = 0x4;
+    /// Receive slots one receive phase names: a call's return capability plus MAX_CAPS.
+    pub const MAX_RECV_SLOTS: u64 = 0x5;
+    /// Processes that can exist at once (the object number of process capabilities is 15 bits wide).
+    pub const PROCESS_NUMBERS: u64 = 0x8000;
+    /// Most wrappers one invocation passes through (INVALID_CAP beyond).
+    pub const WRAPPER_DEPTH: u64 = 0x4;
+}
+
+/// Message tag fields (rsi)
+pub mod tag {
+    /// Bits 0-15: the label (method number for kernel objects, free for IPC).
+    pub const LABEL_MASK: u64 = 0xffff;
+    /// Bits 16-18: capabilities to send (0-4), listed in the IPC buffer's send_caps; on return, capabilities received.
+    pub const CAPS_SHIFT: u64 = 0x10;
+    /// Bits 19-21: receive slots (0-5), listed in the IPC buffer's recv_slots.
+    pub const SLOTS_SHIFT: u64 = 0x13;
+    /// Width mask of the two count fields.
+    pub const COUNT_MASK: u64 = 0x7;
+    /// Bit 22: send the byte string of the IPC buffer (send_len bytes); on return, a string arrived (recv_len bytes).
+    pub const STRING: u64 = 0x400000;
+    /// Bits 24-25: the mode, one of MODE_*.
+    pub const MODE_SHIFT: u64 = 0x18;
+    /// Send, then wait for the reply through the return capability made for the callee. Kernel objects only take this mode.
+    pub const MODE_CALL: u64 = 0x0;
+    /// Send only.
+    pub const MODE_SEND: u64 = 0x1;
+    /// Open receive only (rdi ignored).
+    pub const MODE_RECV: u64 = 0x2;
+    /// Send, then open receive (reply-and-receive when rdi is a return capability).
+    pub const MODE_SEND_RECV: u64 = 0x3;
+    /// Bit 26: fail the send phase with WOULD_BLOCK instead of waiting for the receiver.
+    pub const SEND_NONBLOCK: u64 = 0x4000000;
+    /// Bit 27: fail the receive phase with WOULD_BLOCK when no message is waiting.
+    pub const RECV_NONBLOCK: u64 = 0x8000000;
+    /// Bit 28 (received tag only): the message is a call; receive slot 0 holds its return capability.
+    pub const CALLED: u64 = 0x10000000;
+}
+
+/// Labels of kernel-made messages
+pub mod label {
+    /// A CPU exception (page fault included). Words: vector, rip, address (CR2 for a page fault, else 0), error code.
+    pub const EXCEPTION: u64 = 0xff00;
+    /// A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx.
+    pub const SYSCALL: u64 = 0xff01;
+    /// A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply.
+    pub const KMEM: u64 = 0xff02;
+}
+
+/// Reply labels for fault messages
+pub mod reply {
+    /// Resume the process with its registers as they are (a handler may have changed them with WRITE_REGS).
+    pub const RESUME: u64 = 0x0;
+    /// Resume the process with rax set to data word 0 (the result of an emulated system call).
+    pub const RESUME_SET_RAX: u64 = 0x1;
+    /// Stop the process (state STOPPED, reported to waiters).
+    pub const STOP: u64 = 0x2;
+}
+
+/// IPC buffer layout (byte offsets)
+pub mod ipc {
+    /// Offset of u64 send_caps[4]: capability address in bits 0-31, rights mask in bits 32-36 (0 keeps the rights as they are).
+    pub const SEND_CAPS: u64 = 0x0;
+    /// Offset of u64 recv_slots[5]: capability addresses where received capabilities go, in order (overwriting what is there); a call's return capability takes the first.
+    pub const RECV_SLOTS: u64 = 0x20;
+    /// Offset of u64 send_len: bytes of the string to send (at most MAX_STRING).
+    pub const SEND_LEN: u64 = 0x48;
+    /// Offset of u64 recv_len: written by the kernel, bytes of the string received.
+    pub const RECV_LEN: u64 = 0x50;
+    /// Offset of the string bytes (MAX_STRING); sent from here, received here.
+    pub const STRING: u64 = 0x1000;
+    /// Size of the IPC buffer.
+    pub const SIZE: u64 = 0x2000;
+}
+
+/// Register block of READ_REGS and WRITE_REGS (word indexes)
+pub mod reg {
+    /// rax
+    pub const RAX: u64 = 0x0;
+    /// rbx
+    pub const RBX: u64 = 0x1;
+    /// rcx
+    pub const RCX: u64 = 0x2;
+    /// rdx
+    pub const RDX: u64 = 0x3;
+    /// rsi
+    pub const RSI: u64 = 0x4;
+    /// rdi
+    pub const RDI: u64 = 0x5;
+    /// rbp
+    pub const RBP: u64 = 0x6;
+    /// rsp
+    pub const RSP: u64 = 0x7;
+    /// r8
+    pub const R8: u64 = 0x8;
+    /// r9
+    pub const R9: u64 = 0x9;
+    /// r10
+    pub const R10: u64 = 0xa;
+    /// r11
+    pub const R11: u64 = 0xb;
+    /// r12
+    pub const R12: u64 = 0xc;
+    /// r13
+    pub const R13: u64 = 0xd;
+    /// r14
+    pub const R14: u64 = 0xe;
+    /// r15
+    pub const R15: u64 = 0xf;
+    /// rip (must lie in the user half)
+    pub const RIP: u64 = 0x10;
+    /// rflags (only the arithmetic flags, DF and TF are taken on write; IF stays set)
+    pub const RFLAGS: u64 = 0x11;
+    /// Number of registers in the block (the block is COUNT * 8 bytes).
+    pub const COUNT: u64 = 0x12;
 }
 
 /// Method numbers, one module per object type.
@@ -189,7 +339,7 @@ pub mod method {
         pub const INFO: u64 = 1;
         /// Return memory-map entry index (sorted by base, not overlapping) and the number of entries.
         pub const MEMMAP: u64 = 2;
-        /// Describe the process (running or ended: processes are not destroyed in this version) with the smallest process number >= index: pid in bits 0-31, state in 32-39, priority in 40-47; its name (16 bytes, little-endian); next is the index to ask for next (0 when none is left). INVALID_ARG when there is none.
+        /// Describe the existing process with the smallest process id >= index: pid in bits 0-31, state in 32-39, priority in 40-47; its name (16 bytes, little-endian); next is the index to ask for next (0 when none is left). INVALID_ARG when there is none. Destroyed processes are gone.
         pub const PROCESS_INFO: u64 = 3;
         /// Walk the page tables of the kernel and of the caller's address space and count violations of one CHECK_* invariant, and the mappings checked.
         pub const CHECK_PAGING: u64 = 4;
@@ -199,35 +349,55 @@ pub mod method {
         pub const DEBUG_EXIT: u64 = 6;
         /// Copy the kernel command line (at most len bytes) to ptr; return its full length.
         pub const CMDLINE: u64 = 7;
+        /// Check the kernel's own invariants (run queues, send queues, process table, frame counts of every account and of the memory pool, capability segment tables) and return the number of violations found (each is printed) and of items checked.
+        pub const CHECK_INVARIANTS: u64 = 8;
     }
     pub mod memory {
-        /// Make a new object of type PAGE, ASPACE or PROCESS from free frames and place a capability with all rights in dest_slot of the caller's capability space. For PROCESS, arg is the slot of the address-space capability it runs in.
+        /// Make a zeroed frame of type PAGE or CAPPAGE and place a capability with all rights (READ, WRITE, EXEC) at dest (which must be empty) in the caller's capability space.
         pub const RETYPE: u64 = 1;
-        /// Return the number of free frames.
+        /// Return the number of free frames in the pool.
         pub const FREE: u64 = 2;
+        /// Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then.
+        pub const DONATE: u64 = 3;
+        /// Make an empty kernel-memory account (its own frame comes from the pool) and place a capability with all rights at dest.
+        pub const CREATE_ACCOUNT: u64 = 4;
     }
     pub mod aspace {
-        /// Map the page named by page_slot at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has).
+        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has). A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
         pub const MAP: u64 = 1;
-        /// Remove the mapping at vaddr.
+        /// Remove the data mapping at vaddr.
         pub const UNMAP: u64 = 2;
-        /// Copy the capability in src_slot of the caller's capability space into dest_slot of this address space's capability space, keeping only the given rights.
-        pub const INSERT_CAP: u64 = 3;
-        /// Empty slot of this address space's capability space.
-        pub const DELETE_CAP: u64 = 4;
-        /// Return the rights of the mapping at vaddr and a frame number for identity comparison.
-        pub const LOOKUP: u64 = 5;
+        /// Return the rights of the data mapping at vaddr and a frame number for identity comparison.
+        pub const LOOKUP: u64 = 3;
+        /// Map the CAPPAGE named by cappage into this capability space at cap_addr (a multiple of CAPPAGE_SLOTS below CAP_SPACE_SLOTS), so that its 256 slots have the addresses cap_addr to cap_addr + 255. A PAGE is WRONG_TYPE: data pages never hold capabilities. The segment's page tables come from the address space's account.
+        pub const MAP_CAPPAGE: u64 = 4;
+        /// Remove the cappage mapped at cap_addr (a multiple of CAPPAGE_SLOTS). Its capabilities stay in the cappage.
+        pub const UNMAP_CAPPAGE: u64 = 5;
+        /// Copy the capability at src in the caller's space to the empty slot dest of this capability space, with its rights reduced by the rights mask (0 keeps them).
+        pub const INSERT_CAP: u64 = 6;
+        /// Copy the capability at src of this capability space to the empty slot dest of the caller's space, reduced by the rights mask. Through a weak ASPACE capability the copy is weakened: a PAGE keeps only READ, a CAPPAGE or ASPACE becomes weak, anything else arrives as the null capability.
+        pub const EXTRACT_CAP: u64 = 7;
+        /// Empty slot of this capability space (INVALID_CAP if it is already empty).
+        pub const DELETE_CAP: u64 = 8;
+        /// Copy src to the empty slot dest, both in this capability space, reduced by the rights mask (0 keeps the rights; WEAK in the mask weakens). A stale capability copies as it is.
+        pub const COPY_CAP: u64 = 9;
+        /// Move src to the empty slot dest in this capability space; src becomes null. Moving a slot onto itself is EXISTS.
+        pub const MOVE_CAP: u64 = 10;
+        /// Return the type and rights of the capability at slot of this capability space, and live = 1 if its object still exists (0 if stale). A null slot gives type NULL.
+        pub const IDENTIFY_CAP: u64 = 11;
+        /// Compare the capabilities at a and b of this capability space: same_object = 1 if they designate the same object (a SENDER and its PROCESS count as the same), identical = 1 if both words are equal (same rights and payload too).
+        pub const COMPARE_CAP: u64 = 12;
     }
     pub mod process {
-        /// Set the instruction pointer, stack pointer and the two first argument registers of a process that is not running (CREATED or STOPPED; BAD_STATE otherwise, checked before the arguments). rip and rsp must lie in the user half.
+        /// Set the instruction pointer, stack pointer and the two first argument registers of a process that is not running (CREATED, STOPPED, or waiting for its fault handler's reply; BAD_STATE otherwise, checked before the arguments). rip and rsp must lie in the user half.
         pub const SET_REGS: u64 = 1;
         /// Make a CREATED or STOPPED process runnable.
         pub const START: u64 = 2;
-        /// Stop a runnable or blocked process; a blocked invocation restarts when the process is started again.
+        /// Stop a runnable or blocked process. A blocked send restarts when the process is started again; a pending receive or reply wait ends with BAD_STATE in rax; its outstanding return capability dies.
         pub const STOP: u64 = 3;
         /// Return the state, the exit code or exception vector, and for a FAULTED process the faulting rip and address (CR2 for a page fault, error code otherwise).
         pub const STATUS: u64 = 4;
-        /// Block until the process has EXITED or FAULTED, then return what STATUS returns. BAD_STATE for a process waiting on itself.
+        /// Block until the process has EXITED or FAULTED, then return what STATUS returns. BAD_STATE for a process waiting on itself. If the process is destroyed meanwhile the wait restarts and fails with STALE.
         pub const WAIT: u64 = 5;
         /// End the process with an exit code (normally invoked on one's own process). Does not return to the caller when it is the caller.
         pub const EXIT: u64 = 6;
@@ -237,6 +407,40 @@ pub mod method {
         pub const SET_NAME: u64 = 8;
         /// Set the priority (0 lowest to 31 highest).
         pub const SET_PRIORITY: u64 = 9;
+        /// Copy the process's registers (REG_* block) into the string area of the caller's IPC buffer. The process must not be running (not RUNNABLE); the caller reading itself is BAD_STATE.
+        pub const READ_REGS: u64 = 10;
+        /// Set the process's registers from the REG_* block in the string area of the caller's IPC buffer. Same states as SET_REGS; rip and rsp must lie in the user half.
+        pub const WRITE_REGS: u64 = 11;
+        /// Set the address of the process's IPC buffer (IPC_SIZE bytes, page-aligned, user half; 0 for none). It is checked when used: an unmapped buffer fails the invocation with FAULT.
+        pub const SET_IPC_BUFFER: u64 = 12;
+        /// Make the SENDER capability at sender the process's fault handler (0 removes it). Exceptions, page faults and emulated system calls become EXCEPTION or SYSCALL messages, sent as calls, to it; the reply label (REPLY_*) says how to go on. A process without one is stopped as FAULTED and reported.
+        pub const SET_FAULT_HANDLER: u64 = 13;
+        /// Turn emulation mode on (1) or off (0): in emulation mode every system call of the process is reflected to its fault handler as a SYSCALL message instead of being executed.
+        pub const SET_EMULATION: u64 = 14;
+        /// Place at dest (empty) of the caller's space a SENDER capability to this process carrying the 64-bit protected payload, with rights (a subset of WRITE and CALL; 0 gives both).
+        pub const MINT: u64 = 15;
+    }
+    pub mod account {
+        /// Return the frames the account holds unused and the frames in use by objects made from it.
+        pub const INFO: u64 = 1;
+        /// Make the SENDER capability at sender the account's kpager; 0 removes it. When an operation finds the account empty, the invoking process sends a KMEM fault message to the kpager (a call) and its invocation restarts once the kpager replies; without a kpager the operation fails with NO_MEMORY.
+        pub const SET_KPAGER: u64 = 2;
+        /// Make an empty address space (2 frames: the object and its top-level page table) paid by this account, whose page tables also grow from this account; place a capability with all rights at dest.
+        pub const CREATE_ASPACE: u64 = 3;
+        /// Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. BAD_STATE when PROCESS_NUMBERS processes exist.
+        pub const CREATE_PROCESS: u64 = 4;
+        /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have.
+        pub const CREATE_WRAPPER: u64 = 5;
+        /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it.
+        pub const DESTROY: u64 = 6;
+        /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
+        pub const RECLAIM: u64 = 7;
+    }
+    pub mod timer {
+        /// Return the milliseconds and timer ticks since boot.
+        pub const NOW: u64 = 1;
+        /// Block the caller for at least ms milliseconds (1 to 86,400,000), rounded up to timer ticks.
+        pub const SLEEP: u64 = 2;
     }
 }
 
@@ -256,6 +460,9 @@ pub fn error_name(e: u64) -> &'static str {
         0xa => "FAULT",
         0xb => "EXISTS",
         0xc => "NOT_MAPPED",
+        0xd => "NO_CAPPAGE",
+        0xe => "OUT_OF_RANGE",
+        0xf => "TIMEOUT",
         _ => "UNKNOWN_ERROR",
     }
 }

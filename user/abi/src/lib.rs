@@ -3,8 +3,9 @@
 //! The constants come from `generated.rs`, which `tools/abigen.py` writes
 //! from `abi/keep.toml`; the test at the bottom of this file checks them
 //! against that definition.  On top of the constants this crate offers the
-//! one system call ([`invoke`]) and thin typed wrappers, one per object type,
-//! that hold a capability slot.
+//! one system call ([`syscall`]; [`invoke`] for kernel objects, [`ipc`] for
+//! messages), the message [`Tag`], the [`IpcBuffer`] layout, and thin typed
+//! wrappers, one per object type, that hold a capability address.
 
 #![cfg_attr(not(test), no_std)]
 
@@ -30,9 +31,21 @@ impl Error {
     pub const FAULT: Error = Error(err::FAULT);
     pub const EXISTS: Error = Error(err::EXISTS);
     pub const NOT_MAPPED: Error = Error(err::NOT_MAPPED);
+    pub const NO_CAPPAGE: Error = Error(err::NO_CAPPAGE);
+    pub const OUT_OF_RANGE: Error = Error(err::OUT_OF_RANGE);
+    pub const TIMEOUT: Error = Error(err::TIMEOUT);
 
     pub fn name(self) -> &'static str {
         error_name(self.0)
+    }
+
+    /// `Ok(())` for `err::OK`, else the error.
+    pub fn check(code: u64) -> Result<()> {
+        if code == err::OK {
+            Ok(())
+        } else {
+            Err(Error(code))
+        }
     }
 }
 
@@ -44,46 +57,291 @@ impl fmt::Display for Error {
 
 pub type Result<T> = core::result::Result<T, Error>;
 
-/// Invokes the capability in `slot` with `method` and four argument words;
-/// returns the error code and the four result words as the kernel left them.
+/// The whole system call: invokes the capability at address `cap` with
+/// `tag` and four data words; `timeout_ms` bounds a receive phase (0: none).
+/// Returns (error, received tag, protected payload, data words); the tag
+/// and payload mean something only after a receive phase.
 ///
 /// The kernel checks every capability, right and argument, so a malformed
 /// invocation only returns an error.  Two kinds of method can still hurt the
 /// caller: those that write through a pointer argument (CONSOLE.READ,
-/// KERNEL.CMDLINE) and those that change the caller's own mappings (MAP and
-/// UNMAP on `slot::SELF_ASPACE`); the typed wrappers take slices for the
-/// former, and mapping over memory Rust uses is the caller's business.
+/// KERNEL.CMDLINE, and anything that fills the IPC buffer) and those that
+/// change the caller's own mappings (MAP and UNMAP on `slot::SELF_ASPACE`).
 #[inline(always)]
-pub fn invoke_raw(slot: u64, method: u64, args: [u64; 4]) -> (u64, [u64; 4]) {
-    let error: u64;
-    let (mut a0, mut a1, mut a2, mut a3) = (args[0], args[1], args[2], args[3]);
-    // SAFETY: the kernel preserves every register except rax, rcx, r11 and
-    // the four argument/result registers, all of which are declared here; no
-    // `nomem` because methods read and write user buffers.
+pub fn syscall(cap: u64, tag: u64, words: [u64; 4], timeout_ms: u64) -> (u64, u64, u64, [u64; 4]) {
+    let (mut rdi, mut rsi, mut rax) = (cap, tag, timeout_ms);
+    let (mut a0, mut a1, mut a2, mut a3) = (words[0], words[1], words[2], words[3]);
+    // SAFETY: the kernel preserves every register except rax, rcx, r11, the
+    // four data registers and (after a receive) rdi and rsi, all declared
+    // here; no `nomem` because methods and messages read and write user
+    // memory (buffers, the IPC buffer).
     unsafe {
         core::arch::asm!(
             "syscall",
-            in("rdi") slot,
-            in("rsi") method & TAG_METHOD_MASK,
-            lateout("rax") error,
-            inlateout("rdx") a0,
-            inlateout("r8") a1,
-            inlateout("r9") a2,
-            inlateout("r10") a3,
+            inout("rdi") rdi,
+            inout("rsi") rsi,
+            inout("rax") rax,
+            inout("rdx") a0,
+            inout("r8") a1,
+            inout("r9") a2,
+            inout("r10") a3,
             lateout("rcx") _,
             lateout("r11") _,
             options(nostack),
         );
     }
-    (error, [a0, a1, a2, a3])
+    (rax, rsi, rdi, [a0, a1, a2, a3])
+}
+
+/// Invokes a kernel object: `method` becomes the label of a CALL-mode tag
+/// with no capabilities, slots or string.  Returns the error code and the
+/// four result words as the kernel left them.
+#[inline(always)]
+pub fn invoke_raw(cap: u64, method: u64, args: [u64; 4]) -> (u64, [u64; 4]) {
+    let (e, _, _, w) = syscall(cap, method & tag::LABEL_MASK, args, 0);
+    (e, w)
 }
 
 /// Like [`invoke_raw`], with the error code turned into a `Result`.
 #[inline(always)]
-pub fn invoke(slot: u64, method: u64, args: [u64; 4]) -> Result<[u64; 4]> {
-    match invoke_raw(slot, method, args) {
+pub fn invoke(cap: u64, method: u64, args: [u64; 4]) -> Result<[u64; 4]> {
+    match invoke_raw(cap, method, args) {
         (err::OK, r) => Ok(r),
         (e, _) => Err(Error(e)),
+    }
+}
+
+/// A message tag (rsi): label, capability and receive-slot counts, the
+/// string bit, the mode and the non-blocking bits.  Built with the `with_*`
+/// methods; after a receive, the received tag read with the getters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Tag(pub u64);
+
+impl Tag {
+    const CAPS_MASK: u64 = tag::COUNT_MASK << tag::CAPS_SHIFT;
+    const SLOTS_MASK: u64 = tag::COUNT_MASK << tag::SLOTS_SHIFT;
+    const MODE_MASK: u64 = 3 << tag::MODE_SHIFT;
+
+    /// A CALL-mode tag with `label` and nothing else.
+    pub const fn new(label: u64) -> Tag {
+        Tag(label & tag::LABEL_MASK)
+    }
+
+    /// Send the first `n` entries of the IPC buffer's send_caps.
+    pub const fn with_caps(self, n: u64) -> Tag {
+        Tag((self.0 & !Self::CAPS_MASK) | ((n & tag::COUNT_MASK) << tag::CAPS_SHIFT))
+    }
+
+    /// Receive into the first `n` entries of the IPC buffer's recv_slots.
+    pub const fn with_slots(self, n: u64) -> Tag {
+        Tag((self.0 & !Self::SLOTS_MASK) | ((n & tag::COUNT_MASK) << tag::SLOTS_SHIFT))
+    }
+
+    /// Send the IPC buffer's string (send_len bytes).
+    pub const fn with_string(self) -> Tag {
+        Tag(self.0 | tag::STRING)
+    }
+
+    /// One of `tag::MODE_*`.
+    pub const fn with_mode(self, mode: u64) -> Tag {
+        Tag((self.0 & !Self::MODE_MASK) | ((mode & 3) << tag::MODE_SHIFT))
+    }
+
+    pub const fn send_nonblocking(self) -> Tag {
+        Tag(self.0 | tag::SEND_NONBLOCK)
+    }
+
+    pub const fn recv_nonblocking(self) -> Tag {
+        Tag(self.0 | tag::RECV_NONBLOCK)
+    }
+
+    pub const fn label(self) -> u64 {
+        self.0 & tag::LABEL_MASK
+    }
+
+    /// Capabilities sent (or, in a received tag, received).
+    pub const fn caps(self) -> u64 {
+        (self.0 >> tag::CAPS_SHIFT) & tag::COUNT_MASK
+    }
+
+    pub const fn slots(self) -> u64 {
+        (self.0 >> tag::SLOTS_SHIFT) & tag::COUNT_MASK
+    }
+
+    pub const fn has_string(self) -> bool {
+        self.0 & tag::STRING != 0
+    }
+
+    pub const fn mode(self) -> u64 {
+        (self.0 >> tag::MODE_SHIFT) & 3
+    }
+
+    /// The received message is a call: receive slot 0 holds its return
+    /// capability.
+    pub const fn is_called(self) -> bool {
+        self.0 & tag::CALLED != 0
+    }
+}
+
+/// What an IPC invocation returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Msg {
+    /// The error code (`err::OK` on success).
+    pub err: u64,
+    /// The received tag (after a receive phase).
+    pub tag: Tag,
+    /// The protected payload of the SENDER the message came through (after
+    /// a receive phase; 0 for replies and kernel-made messages' own data).
+    pub payload: u64,
+    pub words: [u64; 4],
+}
+
+impl Msg {
+    pub fn result(&self) -> Result<()> {
+        Error::check(self.err)
+    }
+}
+
+/// One IPC invocation: `tag` as given (its mode included) on `cap`.
+#[inline(always)]
+pub fn ipc(cap: u64, tag: Tag, words: [u64; 4], timeout_ms: u64) -> Msg {
+    let (err, t, payload, words) = syscall(cap, tag.0, words, timeout_ms);
+    Msg {
+        err,
+        tag: Tag(t),
+        payload,
+        words,
+    }
+}
+
+/// An open receive (RECV mode): waits for the next message to the caller's
+/// process, at most `timeout_ms` (0: for ever; `tag` may ask non-blocking).
+#[inline(always)]
+pub fn recv(tag: Tag, timeout_ms: u64) -> Msg {
+    ipc(0, tag.with_mode(tag::MODE_RECV), [0; 4], timeout_ms)
+}
+
+/// The 8 KiB IPC buffer a process names with PROCESS.SET_IPC_BUFFER.  The
+/// kernel writes `recv_len`, the string and (READ_REGS) the register block
+/// behind the compiler's back, so those are read with volatile loads.
+#[repr(C, align(4096))]
+pub struct IpcBuffer {
+    /// Capability address in bits 0-31, rights mask in bits 32-36.
+    pub send_caps: [u64; 4],
+    /// Where received capabilities go, in order; a call's return
+    /// capability takes the first.
+    pub recv_slots: [u64; RECV_SLOTS],
+    pub send_len: u64,
+    pub recv_len: u64,
+    reserved: [u8; 4096 - 88],
+    pub string: [u8; 4096],
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<IpcBuffer>() == ipc::SIZE as usize);
+    assert!(core::mem::offset_of!(IpcBuffer, send_caps) == ipc::SEND_CAPS as usize);
+    assert!(core::mem::offset_of!(IpcBuffer, recv_slots) == ipc::RECV_SLOTS as usize);
+    assert!(core::mem::offset_of!(IpcBuffer, send_len) == ipc::SEND_LEN as usize);
+    assert!(core::mem::offset_of!(IpcBuffer, recv_len) == ipc::RECV_LEN as usize);
+    assert!(core::mem::offset_of!(IpcBuffer, string) == ipc::STRING as usize);
+};
+
+/// Entries of the IPC buffer's recv_slots.
+pub const RECV_SLOTS: usize = layout::MAX_RECV_SLOTS as usize;
+
+/// The register block of READ_REGS and WRITE_REGS, indexed by `reg::*`.
+pub type Regs = [u64; reg::COUNT as usize];
+
+impl IpcBuffer {
+    pub const fn new() -> IpcBuffer {
+        IpcBuffer {
+            send_caps: [0; 4],
+            recv_slots: [0; RECV_SLOTS],
+            send_len: 0,
+            recv_len: 0,
+            reserved: [0; 4096 - 88],
+            string: [0; 4096],
+        }
+    }
+
+    /// A send_caps entry: the capability at `addr`, reduced by `rights_mask`
+    /// (0 keeps its rights).
+    pub const fn cap_entry(addr: u64, rights_mask: u64) -> u64 {
+        (addr & 0xffff_ffff) | ((rights_mask & 0x1f) << 32)
+    }
+
+    /// Lists capabilities to send as (address, rights mask); returns the
+    /// count for the tag.
+    pub fn set_send_caps(&mut self, caps: &[(u64, u64)]) -> u64 {
+        for (i, &(a, m)) in caps.iter().take(4).enumerate() {
+            self.send_caps[i] = Self::cap_entry(a, m);
+        }
+        caps.len().min(4) as u64
+    }
+
+    /// Lists receive slots; returns the count for the tag.
+    pub fn set_recv_slots(&mut self, slots: &[u64]) -> u64 {
+        for (i, &s) in slots.iter().take(RECV_SLOTS).enumerate() {
+            self.recv_slots[i] = s;
+        }
+        slots.len().min(RECV_SLOTS) as u64
+    }
+
+    /// Copies `bytes` (at most MAX_STRING) into the string area and sets
+    /// send_len.
+    pub fn set_string(&mut self, bytes: &[u8]) {
+        let n = bytes.len().min(self.string.len());
+        self.string[..n].copy_from_slice(&bytes[..n]);
+        self.send_len = n as u64;
+    }
+
+    /// recv_len as the kernel left it.
+    pub fn received_len(&self) -> usize {
+        // SAFETY: a plain field of self.
+        unsafe { core::ptr::read_volatile(&self.recv_len) as usize }
+    }
+
+    /// Byte `i` of the string area, as the kernel left it.
+    pub fn string_byte(&self, i: usize) -> u8 {
+        // SAFETY: bounds-checked index into self.string.
+        unsafe { core::ptr::read_volatile(&self.string[i]) }
+    }
+
+    /// Copies the received string (recv_len bytes, at most `out.len()`)
+    /// into `out`; returns its length.
+    pub fn read_string(&self, out: &mut [u8]) -> usize {
+        let n = self.received_len().min(out.len()).min(self.string.len());
+        for (i, b) in out[..n].iter_mut().enumerate() {
+            *b = self.string_byte(i);
+        }
+        n
+    }
+
+    /// The register block READ_REGS left in the string area.
+    pub fn regs(&self) -> Regs {
+        let mut r = [0u64; reg::COUNT as usize];
+        let base = self.string.as_ptr() as *const u64;
+        for (i, w) in r.iter_mut().enumerate() {
+            // SAFETY: the string area is 4096 bytes, 8-aligned, and the block
+            // is 144 bytes.
+            *w = unsafe { core::ptr::read_volatile(base.add(i)) };
+        }
+        r
+    }
+
+    /// Puts a register block into the string area for WRITE_REGS.
+    pub fn set_regs(&mut self, regs: &Regs) {
+        let base = self.string.as_mut_ptr() as *mut u64;
+        for (i, &w) in regs.iter().enumerate() {
+            // SAFETY: as in `regs`.
+            unsafe { core::ptr::write_volatile(base.add(i), w) };
+        }
+    }
+}
+
+impl Default for IpcBuffer {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -153,6 +411,26 @@ pub fn memtype_name(ty: u64) -> &'static str {
         memtype::KERNEL => "kernel",
         memtype::BOOT_IMAGE => "boot image",
         _ => "unknown",
+    }
+}
+
+/// The name of an object type, for messages.
+pub fn type_name(t: u64) -> &'static str {
+    match t {
+        ty::NULL => "NULL",
+        ty::CONSOLE => "CONSOLE",
+        ty::KERNEL => "KERNEL",
+        ty::MEMORY => "MEMORY",
+        ty::PAGE => "PAGE",
+        ty::ASPACE => "ASPACE",
+        ty::PROCESS => "PROCESS",
+        ty::CAPPAGE => "CAPPAGE",
+        ty::SENDER => "SENDER",
+        ty::RETURN => "RETURN",
+        ty::WRAPPER => "WRAPPER",
+        ty::ACCOUNT => "ACCOUNT",
+        ty::TIMER => "TIMER",
+        _ => "UNKNOWN",
     }
 }
 
@@ -256,6 +534,12 @@ impl Kernel {
         )?;
         Ok(r[0] as usize)
     }
+
+    /// Returns (violations, items checked) of the kernel's own invariants.
+    pub fn check_invariants(self) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::kernel::CHECK_INVARIANTS, [0; 4])?;
+        Ok((r[0], r[1]))
+    }
 }
 
 /// A pool of free frames.
@@ -263,15 +547,75 @@ impl Kernel {
 pub struct Memory(pub u64);
 
 impl Memory {
-    /// Makes an object of type `ty` (PAGE, ASPACE, PROCESS) in `dest`; for
-    /// PROCESS `arg` is the slot of its address space.
-    pub fn retype(self, ty: u64, dest: u64, arg: u64) -> Result<()> {
-        invoke(self.0, method::memory::RETYPE, [ty, dest, arg, 0]).map(drop)
+    /// Makes a zeroed PAGE or CAPPAGE (`ty`) at `dest` of the caller's space.
+    pub fn retype(self, ty: u64, dest: u64) -> Result<()> {
+        invoke(self.0, method::memory::RETYPE, [ty, dest, 0, 0]).map(drop)
     }
 
     /// Free frames in the pool.
     pub fn free(self) -> Result<u64> {
         Ok(invoke(self.0, method::memory::FREE, [0; 4])?[0])
+    }
+
+    /// Moves `frames` free frames into the account at `account`.
+    pub fn donate(self, account: u64, frames: u64) -> Result<()> {
+        invoke(self.0, method::memory::DONATE, [account, frames, 0, 0]).map(drop)
+    }
+
+    /// Makes an empty kernel-memory account at `dest`.
+    pub fn create_account(self, dest: u64) -> Result<()> {
+        invoke(self.0, method::memory::CREATE_ACCOUNT, [dest, 0, 0, 0]).map(drop)
+    }
+}
+
+/// A kernel-memory account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Account(pub u64);
+
+impl Account {
+    /// Returns (free frames, frames in use by objects made from it).
+    pub fn info(self) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::account::INFO, [0; 4])?;
+        Ok((r[0], r[1]))
+    }
+
+    /// Makes the SENDER at `sender` the kpager (0 removes it).
+    pub fn set_kpager(self, sender: u64) -> Result<()> {
+        invoke(self.0, method::account::SET_KPAGER, [sender, 0, 0, 0]).map(drop)
+    }
+
+    pub fn create_aspace(self, dest: u64) -> Result<()> {
+        invoke(self.0, method::account::CREATE_ASPACE, [dest, 0, 0, 0]).map(drop)
+    }
+
+    /// Makes a CREATED process in the address space at `aspace`.
+    pub fn create_process(self, aspace: u64, dest: u64) -> Result<()> {
+        invoke(
+            self.0,
+            method::account::CREATE_PROCESS,
+            [aspace, dest, 0, 0],
+        )
+        .map(drop)
+    }
+
+    /// Makes a wrapper around the capability at `cap` with `rights`.
+    pub fn create_wrapper(self, cap: u64, dest: u64, rights: u64) -> Result<()> {
+        invoke(
+            self.0,
+            method::account::CREATE_WRAPPER,
+            [cap, dest, rights, 0],
+        )
+        .map(drop)
+    }
+
+    /// Destroys the ASPACE, PROCESS or WRAPPER at `object`.
+    pub fn destroy(self, object: u64) -> Result<()> {
+        invoke(self.0, method::account::DESTROY, [object, 0, 0, 0]).map(drop)
+    }
+
+    /// Gives `frames` unused frames back to the pool at `memory`.
+    pub fn reclaim(self, memory: u64, frames: u64) -> Result<()> {
+        invoke(self.0, method::account::RECLAIM, [memory, frames, 0, 0]).map(drop)
     }
 }
 
@@ -279,29 +623,76 @@ impl Memory {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Aspace(pub u64);
 
+/// What ASPACE.IDENTIFY_CAP reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CapInfo {
+    pub ty: u64,
+    pub rights: u64,
+    /// The object still exists (false: stale).
+    pub live: bool,
+}
+
 impl Aspace {
-    pub fn map(self, page_slot: u64, vaddr: u64, rights: u64) -> Result<()> {
-        invoke(self.0, method::aspace::MAP, [page_slot, vaddr, rights, 0]).map(drop)
+    pub fn map(self, page: u64, vaddr: u64, rights: u64) -> Result<()> {
+        invoke(self.0, method::aspace::MAP, [page, vaddr, rights, 0]).map(drop)
     }
 
     pub fn unmap(self, vaddr: u64) -> Result<()> {
         invoke(self.0, method::aspace::UNMAP, [vaddr, 0, 0, 0]).map(drop)
     }
 
+    /// Returns (rights, frame number) of the mapping at `vaddr`.
+    pub fn lookup(self, vaddr: u64) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::aspace::LOOKUP, [vaddr, 0, 0, 0])?;
+        Ok((r[0], r[1]))
+    }
+
+    /// Maps the CAPPAGE at `cappage` (caller's space) at capability
+    /// address `cap_addr` of this space.
+    pub fn map_cappage(self, cappage: u64, cap_addr: u64) -> Result<()> {
+        invoke(self.0, method::aspace::MAP_CAPPAGE, [cappage, cap_addr, 0, 0]).map(drop)
+    }
+
+    pub fn unmap_cappage(self, cap_addr: u64) -> Result<()> {
+        invoke(self.0, method::aspace::UNMAP_CAPPAGE, [cap_addr, 0, 0, 0]).map(drop)
+    }
+
     /// Copies the caller's capability `src` into slot `dest` of this space,
-    /// keeping only `rights`.
+    /// reduced by the rights mask `rights` (0 keeps them).
     pub fn insert_cap(self, src: u64, dest: u64, rights: u64) -> Result<()> {
         invoke(self.0, method::aspace::INSERT_CAP, [src, dest, rights, 0]).map(drop)
+    }
+
+    /// Copies slot `src` of this space to the caller's slot `dest`.
+    pub fn extract_cap(self, src: u64, dest: u64, rights: u64) -> Result<()> {
+        invoke(self.0, method::aspace::EXTRACT_CAP, [src, dest, rights, 0]).map(drop)
     }
 
     pub fn delete_cap(self, slot: u64) -> Result<()> {
         invoke(self.0, method::aspace::DELETE_CAP, [slot, 0, 0, 0]).map(drop)
     }
 
-    /// Returns (rights, frame number) of the mapping at `vaddr`.
-    pub fn lookup(self, vaddr: u64) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::aspace::LOOKUP, [vaddr, 0, 0, 0])?;
-        Ok((r[0], r[1]))
+    pub fn copy_cap(self, src: u64, dest: u64, rights: u64) -> Result<()> {
+        invoke(self.0, method::aspace::COPY_CAP, [src, dest, rights, 0]).map(drop)
+    }
+
+    pub fn move_cap(self, src: u64, dest: u64) -> Result<()> {
+        invoke(self.0, method::aspace::MOVE_CAP, [src, dest, 0, 0]).map(drop)
+    }
+
+    pub fn identify_cap(self, slot: u64) -> Result<CapInfo> {
+        let r = invoke(self.0, method::aspace::IDENTIFY_CAP, [slot, 0, 0, 0])?;
+        Ok(CapInfo {
+            ty: r[0],
+            rights: r[1],
+            live: r[2] != 0,
+        })
+    }
+
+    /// Returns (same object, identical words).
+    pub fn compare_cap(self, a: u64, b: u64) -> Result<(bool, bool)> {
+        let r = invoke(self.0, method::aspace::COMPARE_CAP, [a, b, 0, 0])?;
+        Ok((r[0] != 0, r[1] != 0))
     }
 }
 
@@ -404,14 +795,104 @@ impl Process {
     pub fn set_priority(self, priority: u64) -> Result<()> {
         invoke(self.0, method::process::SET_PRIORITY, [priority, 0, 0, 0]).map(drop)
     }
+
+    /// Copies the registers into the string area of the caller's IPC
+    /// buffer (read them with [`IpcBuffer::regs`]).
+    pub fn read_regs(self) -> Result<()> {
+        invoke(self.0, method::process::READ_REGS, [0; 4]).map(drop)
+    }
+
+    /// Sets the registers from the string area of the caller's IPC buffer
+    /// (put there with [`IpcBuffer::set_regs`]).
+    pub fn write_regs(self) -> Result<()> {
+        invoke(self.0, method::process::WRITE_REGS, [0; 4]).map(drop)
+    }
+
+    pub fn set_ipc_buffer(self, vaddr: u64) -> Result<()> {
+        invoke(self.0, method::process::SET_IPC_BUFFER, [vaddr, 0, 0, 0]).map(drop)
+    }
+
+    /// Makes the SENDER at `sender` the fault handler (0 removes it).
+    pub fn set_fault_handler(self, sender: u64) -> Result<()> {
+        invoke(self.0, method::process::SET_FAULT_HANDLER, [sender, 0, 0, 0]).map(drop)
+    }
+
+    pub fn set_emulation(self, on: bool) -> Result<()> {
+        invoke(self.0, method::process::SET_EMULATION, [on as u64, 0, 0, 0]).map(drop)
+    }
+
+    /// Places at `dest` of the caller's space a SENDER to this process with
+    /// `payload` and `rights` (WRITE and/or CALL; 0 gives both).
+    pub fn mint(self, dest: u64, payload: u64, rights: u64) -> Result<()> {
+        invoke(self.0, method::process::MINT, [dest, payload, rights, 0]).map(drop)
+    }
 }
 
-/// The capabilities every program finds in its well-known slots.
+/// The clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timer(pub u64);
+
+impl Timer {
+    /// Returns (milliseconds, timer ticks) since boot.
+    pub fn now(self) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::timer::NOW, [0; 4])?;
+        Ok((r[0], r[1]))
+    }
+
+    pub fn now_ms(self) -> Result<u64> {
+        Ok(self.now()?.0)
+    }
+
+    pub fn sleep(self, ms: u64) -> Result<()> {
+        invoke(self.0, method::timer::SLEEP, [ms, 0, 0, 0]).map(drop)
+    }
+}
+
+/// A SENDER capability: an IPC endpoint of a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sender(pub u64);
+
+impl Sender {
+    /// Sends and waits for the reply (CALL mode).
+    pub fn call(self, tag: Tag, words: [u64; 4]) -> Msg {
+        ipc(self.0, tag.with_mode(tag::MODE_CALL), words, 0)
+    }
+
+    /// Sends only (SEND mode).
+    pub fn send(self, tag: Tag, words: [u64; 4]) -> Result<()> {
+        ipc(self.0, tag.with_mode(tag::MODE_SEND), words, 0).result()
+    }
+
+    /// Sends, then receives the next message to the caller (SEND_RECV).
+    pub fn send_recv(self, tag: Tag, words: [u64; 4], timeout_ms: u64) -> Msg {
+        ipc(self.0, tag.with_mode(tag::MODE_SEND_RECV), words, timeout_ms)
+    }
+}
+
+/// A RETURN capability: answers one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Return(pub u64);
+
+impl Return {
+    /// Sends the reply (SEND mode).
+    pub fn reply(self, tag: Tag, words: [u64; 4]) -> Result<()> {
+        ipc(self.0, tag.with_mode(tag::MODE_SEND), words, 0).result()
+    }
+
+    /// Replies and waits for the next message at once (SEND_RECV).
+    pub fn reply_recv(self, tag: Tag, words: [u64; 4], timeout_ms: u64) -> Msg {
+        ipc(self.0, tag.with_mode(tag::MODE_SEND_RECV), words, timeout_ms)
+    }
+}
+
+/// The capabilities every program finds at its well-known addresses.
 pub const CONSOLE: Console = Console(slot::CONSOLE);
 pub const KERNEL: Kernel = Kernel(slot::KERNEL);
 pub const SELF_PROCESS: Process = Process(slot::SELF_PROCESS);
 pub const SELF_ASPACE: Aspace = Aspace(slot::SELF_ASPACE);
 pub const MEMORY: Memory = Memory(slot::MEMORY);
+pub const ACCOUNT: Account = Account(slot::ACCOUNT);
+pub const TIMER: Timer = Timer(slot::TIMER);
 
 #[cfg(test)]
 mod tests {
@@ -428,18 +909,29 @@ mod tests {
             };
         }
         add!("error", err: OK INVALID_CAP WRONG_TYPE NO_RIGHTS INVALID_METHOD INVALID_ARG
-             NO_MEMORY STALE WOULD_BLOCK BAD_STATE FAULT EXISTS NOT_MAPPED);
-        add!("type", ty: NULL CONSOLE KERNEL MEMORY PAGE ASPACE PROCESS);
-        add!("right", rights: READ WRITE EXEC ALL);
+             NO_MEMORY STALE WOULD_BLOCK BAD_STATE FAULT EXISTS NOT_MAPPED NO_CAPPAGE
+             OUT_OF_RANGE TIMEOUT);
+        add!("type", ty: NULL CONSOLE KERNEL MEMORY PAGE ASPACE PROCESS CAPPAGE SENDER RETURN
+             WRAPPER ACCOUNT TIMER);
+        add!("right", rights: READ WRITE EXEC CALL ALL WEAK);
         add!("state", state: CREATED RUNNABLE BLOCKED STOPPED EXITED FAULTED);
         add!("info", info: VERSION MEM_TOTAL MEM_FREE CPU_FEATURES TSC_HZ TICKS KERNEL_BYTES
              TIMER_HZ);
         add!("cpu", cpu: NX PCID APIC TSC_DEADLINE PAGE1G SMEP SMAP INVPCID GLOBAL);
         add!("check", check: WX KERNEL_USER KERNEL_DATA_NX);
         add!("memtype", memtype: USABLE RESERVED KERNEL BOOT_IMAGE);
-        add!("slot", slot: CONSOLE KERNEL SELF_PROCESS SELF_ASPACE MEMORY FIRST_FREE);
-        add!("layout", layout: CSPACE_SLOTS PAGE_SIZE USER_TOP BOOT_IMAGE_VADDR ROOT_STACK_TOP
-             ROOT_STACK_PAGES);
+        add!("slot", slot: CONSOLE KERNEL SELF_PROCESS SELF_ASPACE MEMORY ACCOUNT TIMER
+             FIRST_FREE);
+        add!("layout", layout: CAP_SPACE_SLOTS CAPPAGE_SLOTS CAP_SEGMENT PAGE_SIZE USER_TOP
+             BOOT_IMAGE_VADDR ROOT_STACK_TOP ROOT_STACK_PAGES ROOT_ACCOUNT_FRAMES MAX_STRING
+             MAX_CAPS MAX_RECV_SLOTS PROCESS_NUMBERS WRAPPER_DEPTH);
+        add!("tag", tag: LABEL_MASK CAPS_SHIFT SLOTS_SHIFT COUNT_MASK STRING MODE_SHIFT
+             MODE_CALL MODE_SEND MODE_RECV MODE_SEND_RECV SEND_NONBLOCK RECV_NONBLOCK CALLED);
+        add!("label", label: EXCEPTION SYSCALL KMEM);
+        add!("reply", reply: RESUME RESUME_SET_RAX STOP);
+        add!("ipc", ipc: SEND_CAPS RECV_SLOTS SEND_LEN RECV_LEN STRING SIZE);
+        add!("reg", reg: RAX RBX RCX RDX RSI RDI RBP RSP R8 R9 R10 R11 R12 R13 R14 R15 RIP
+             RFLAGS COUNT);
         macro_rules! add_methods {
             ($object:literal, $module:ident: $($name:ident)*) => {
                 $(m.insert(
@@ -450,18 +942,41 @@ mod tests {
         }
         add_methods!("CONSOLE", console: WRITE READ);
         add_methods!("KERNEL", kernel: INFO MEMMAP PROCESS_INFO CHECK_PAGING POWEROFF DEBUG_EXIT
-                     CMDLINE);
-        add_methods!("MEMORY", memory: RETYPE FREE);
-        add_methods!("ASPACE", aspace: MAP UNMAP INSERT_CAP DELETE_CAP LOOKUP);
+                     CMDLINE CHECK_INVARIANTS);
+        add_methods!("MEMORY", memory: RETYPE FREE DONATE CREATE_ACCOUNT);
+        add_methods!("ACCOUNT", account: INFO SET_KPAGER CREATE_ASPACE CREATE_PROCESS
+                     CREATE_WRAPPER DESTROY RECLAIM);
+        add_methods!("ASPACE", aspace: MAP UNMAP LOOKUP MAP_CAPPAGE UNMAP_CAPPAGE INSERT_CAP
+                     EXTRACT_CAP DELETE_CAP COPY_CAP MOVE_CAP IDENTIFY_CAP COMPARE_CAP);
         add_methods!("PROCESS", process: SET_REGS START STOP STATUS WAIT EXIT YIELD SET_NAME
-                     SET_PRIORITY);
+                     SET_PRIORITY READ_REGS WRITE_REGS SET_IPC_BUFFER SET_FAULT_HANDLER
+                     SET_EMULATION MINT);
+        add_methods!("TIMER", timer: NOW SLEEP);
         m
     }
 
+    /// keep.toml parsed.  TOML integers are signed 64-bit, and CAP_SEGMENT
+    /// (0xfffffe0000000000) is beyond that: the toml crate refuses it, so
+    /// hexadecimal values are quoted before parsing and read by [`value`].
     fn definition() -> toml::Table {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../abi/keep.toml");
         let text = std::fs::read_to_string(path).expect("read abi/keep.toml");
-        text.parse().expect("parse abi/keep.toml")
+        let quoted: String = text
+            .lines()
+            .map(|l| match l.strip_prefix("value = 0x") {
+                Some(hex) => format!("value = \"0x{}\"\n", hex.trim()),
+                None => format!("{l}\n"),
+            })
+            .collect();
+        quoted.parse().expect("parse abi/keep.toml")
+    }
+
+    /// An entry's value, quoted hexadecimal or a plain integer.
+    fn value(e: &toml::Value) -> u64 {
+        match &e["value"] {
+            toml::Value::String(s) => u64::from_str_radix(&s[2..], 16).expect("hex value"),
+            v => v.as_integer().expect("integer value") as u64,
+        }
     }
 
     /// The generated bindings define exactly the names and values of the
@@ -472,10 +987,11 @@ mod tests {
         let mut want = BTreeMap::new();
         for table in [
             "error", "type", "right", "state", "info", "cpu", "check", "memtype", "slot", "layout",
+            "tag", "label", "reply", "ipc", "reg",
         ] {
             for e in def[table].as_array().unwrap() {
                 let name = e["name"].as_str().unwrap();
-                let value = e["value"].as_integer().unwrap() as u64;
+                let value = value(e);
                 want.insert(format!("{table}.{name}"), value);
             }
         }
@@ -485,7 +1001,7 @@ mod tests {
                 e["object"].as_str().unwrap(),
                 e["name"].as_str().unwrap()
             );
-            want.insert(key, e["value"].as_integer().unwrap() as u64);
+            want.insert(key, value(e));
         }
         assert_eq!(generated(), want);
     }
@@ -508,13 +1024,56 @@ mod tests {
     fn names_match_definition() {
         let def = definition();
         for e in def["error"].as_array().unwrap() {
-            let v = e["value"].as_integer().unwrap() as u64;
+            let v = value(e);
             assert_eq!(error_name(v), e["name"].as_str().unwrap());
         }
         for e in def["state"].as_array().unwrap() {
-            let v = e["value"].as_integer().unwrap() as u64;
+            let v = value(e);
             assert_eq!(state_name(v), e["name"].as_str().unwrap());
         }
+    }
+
+    #[test]
+    fn tags_pack_their_fields() {
+        let t = Tag::new(0x1234)
+            .with_caps(3)
+            .with_slots(4)
+            .with_string()
+            .with_mode(tag::MODE_SEND_RECV)
+            .send_nonblocking()
+            .recv_nonblocking();
+        assert_eq!(t.label(), 0x1234);
+        assert_eq!(t.caps(), 3);
+        assert_eq!(t.slots(), 4);
+        assert!(t.has_string());
+        assert_eq!(t.mode(), tag::MODE_SEND_RECV);
+        assert_eq!(
+            t.0,
+            0x1234 | 3 << 16 | 4 << 19 | 1 << 22 | 3 << 24 | 1 << 26 | 1 << 27
+        );
+        assert_eq!(t.with_caps(1).caps(), 1);
+        assert_eq!(t.with_mode(tag::MODE_CALL).mode(), tag::MODE_CALL);
+        assert!(!t.is_called());
+        assert!(Tag(tag::CALLED).is_called());
+        assert_eq!(Tag::new(0x1_0005).0, 5);
+    }
+
+    #[test]
+    fn ipc_buffer_entries() {
+        let mut b = Box::new(IpcBuffer::new());
+        assert_eq!(b.set_send_caps(&[(0x1234_5678, rights::READ | rights::WEAK)]), 1);
+        assert_eq!(b.send_caps[0], 0x1234_5678 | 0x11 << 32);
+        assert_eq!(IpcBuffer::cap_entry(u64::MAX, 0), 0xffff_ffff);
+        b.set_string(b"abc");
+        assert_eq!(b.send_len, 3);
+        b.recv_len = 2;
+        let mut out = [0u8; 8];
+        assert_eq!(b.read_string(&mut out), 2);
+        assert_eq!(&out[..2], b"ab");
+        let mut regs = [0u64; reg::COUNT as usize];
+        regs[reg::RIP as usize] = 0x401000;
+        b.set_regs(&regs);
+        assert_eq!(b.regs(), regs);
     }
 
     #[test]

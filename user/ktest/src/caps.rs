@@ -6,7 +6,8 @@ use alloc::string::String;
 use alloc::vec;
 
 use keep_abi::{
-    Console, Error, KERNEL, MEMORY, SELF_ASPACE, info, invoke, layout, method, rights, slot, ty,
+    ACCOUNT, Console, Error, KERNEL, MEMORY, SELF_ASPACE, info, invoke, layout, method, rights,
+    slot, ty,
 };
 
 use crate::fault::KERNEL_ADDR;
@@ -28,7 +29,7 @@ fn drop_slot(cx: &mut Cx, s: u64) {
 
 fn new_page(cx: &mut Cx) -> Result<u64, String> {
     let s = take_slot(cx)?;
-    if let Err(e) = MEMORY.retype(ty::PAGE, s, 0) {
+    if let Err(e) = MEMORY.retype(ty::PAGE, s) {
         cx.slots.free(s);
         return Err(alloc::format!("RETYPE PAGE failed: {e}"));
     }
@@ -81,14 +82,15 @@ pub fn empty_slot(cx: &mut Cx) -> TestResult {
     r
 }
 
+/// Slot 256 is the first of the second cappage, which ktest never maps.
 pub fn slot_256(_: &mut Cx) -> TestResult {
-    let r = invoke(layout::CSPACE_SLOTS, method::kernel::INFO, [0; 4]);
-    expect_err(r, Error::INVALID_CAP, "invoke slot 256")
+    let r = invoke(layout::CAPPAGE_SLOTS, method::kernel::INFO, [0; 4]);
+    expect_err(r, Error::NO_CAPPAGE, "invoke slot 256")
 }
 
 pub fn slot_max(_: &mut Cx) -> TestResult {
     let r = invoke(u64::MAX, method::kernel::INFO, [0; 4]);
-    expect_err(r, Error::INVALID_CAP, "invoke slot u64::MAX")
+    expect_err(r, Error::OUT_OF_RANGE, "invoke slot u64::MAX")
 }
 
 pub fn slot_null(_: &mut Cx) -> TestResult {
@@ -226,8 +228,10 @@ pub fn retype_bad_type(cx: &mut Cx) -> TestResult {
     let s = take_slot(cx)?;
     let r = (|| {
         let before = free_frames()?;
-        for t in [ty::NULL, ty::CONSOLE, ty::KERNEL, ty::MEMORY, 99, u64::MAX] {
-            let r = MEMORY.retype(t, s, 0);
+        let others = [ty::NULL, ty::CONSOLE, ty::KERNEL, ty::MEMORY, ty::ASPACE, ty::PROCESS];
+        let more = [ty::SENDER, ty::RETURN, ty::WRAPPER, ty::ACCOUNT, ty::TIMER, 99, u64::MAX];
+        for t in others.into_iter().chain(more) {
+            let r = MEMORY.retype(t, s);
             expect_err(r, Error::INVALID_ARG, &alloc::format!("RETYPE type {t}"))?;
         }
         expect_free(before)?;
@@ -243,7 +247,7 @@ pub fn retype_bad_type(cx: &mut Cx) -> TestResult {
 
 pub fn retype_occupied(_: &mut Cx) -> TestResult {
     let before = free_frames()?;
-    let r = MEMORY.retype(ty::PAGE, slot::CONSOLE, 0);
+    let r = MEMORY.retype(ty::PAGE, slot::CONSOLE);
     expect_err(r, Error::EXISTS, "RETYPE into the console's slot")?;
     expect_free(before)?;
     console_works(slot::CONSOLE)
@@ -273,13 +277,17 @@ pub fn retype_zeroed(cx: &mut Cx) -> TestResult {
     })
 }
 
+/// Processes are made by ACCOUNT.CREATE_PROCESS now; the address space
+/// argument is still type-checked.
 pub fn retype_process_wrong(cx: &mut Cx) -> TestResult {
     let s = take_slot(cx)?;
     let r = (|| {
-        let before = free_frames()?;
-        let r = MEMORY.retype(ty::PROCESS, s, slot::CONSOLE);
-        expect_err(r, Error::WRONG_TYPE, "RETYPE PROCESS on the console")?;
-        expect_free(before)
+        let before = ACCOUNT.info().ctx("ACCOUNT.INFO")?;
+        let r = ACCOUNT.create_process(slot::CONSOLE, s);
+        expect_err(r, Error::WRONG_TYPE, "CREATE_PROCESS in the console")?;
+        let after = ACCOUNT.info().ctx("ACCOUNT.INFO")?;
+        ensure!(before == after, "account went from {before:?} to {after:?}");
+        Ok(())
     })();
     drop_slot(cx, s);
     r

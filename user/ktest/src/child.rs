@@ -15,7 +15,7 @@ pub const STACK_TOP: u64 = DATA + 0x1000;
 pub const LOOP: &[u8] = &[0xeb, 0xfe];
 
 /// A CREATED child ready to run `code`; its capabilities stay in the
-/// caller's slots until [`release`].
+/// caller's slots until [`release`] destroys it.
 pub fn spawn(cx: &mut Cx, code: &[u8]) -> Result<Child, alloc::string::String> {
     let mut loader = Loader::new(&mut cx.slots);
     let child = loader.create().ctx("create child")?;
@@ -32,14 +32,16 @@ pub fn spawn(cx: &mut Cx, code: &[u8]) -> Result<Child, alloc::string::String> {
                 .ctx("SET_REGS")
         });
     if let Err(e) = regs {
-        loader.release(child);
+        let _ = loader.destroy(child);
         return Err(e);
     }
     Ok(child)
 }
 
+/// Destroys the child (its process and address space go back to the
+/// account) and frees the caller's slots.
 pub fn release(cx: &mut Cx, child: Child) {
-    Loader::new(&mut cx.slots).release(child);
+    let _ = Loader::new(&mut cx.slots).destroy(child);
 }
 
 /// Runs `code` in a fresh child until it exits or faults.

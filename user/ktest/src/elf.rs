@@ -3,7 +3,7 @@
 
 use alloc::string::String;
 
-use keep_abi::{Error, MEMORY, Status, rights, slot, state};
+use keep_abi::{ACCOUNT, Error, MEMORY, Status, rights, slot, state};
 use keep_loader::testelf::{self, PF_RW, PF_RWX, PF_RX, TestSegment};
 use keep_loader::{ElfError, Grant, LoadError, Loader, Spec, spawn::STACK_TOP};
 
@@ -37,7 +37,7 @@ fn run(cx: &mut Cx, elf: &[u8], arg0: u64, arg1: u64) -> Result<Status, String> 
     let mut loader = Loader::new(&mut cx.slots);
     let child = loader.load(&spec).ctx("load")?;
     let status = child.process.start().and_then(|_| child.process.wait());
-    loader.release(child);
+    loader.destroy(child).ctx("destroy")?;
     status.ctx("START/WAIT")
 }
 
@@ -76,9 +76,11 @@ fn bare_spec<'a>(name: &'a str, elf: &'a [u8]) -> Spec<'a> {
     }
 }
 
-/// Loading `elf` must fail with a bad-ELF error and use no frame or slot.
+/// Loading `elf` must fail with a bad-ELF error and use no frame (of the
+/// pool or the account) or slot.
 fn expect_refused(cx: &mut Cx, elf: &[u8]) -> TestResult {
     let frames = MEMORY.free().ctx("FREE")?;
+    let account = ACCOUNT.info().ctx("ACCOUNT.INFO")?;
     let slots = cx.slots.available();
     let spec = bare_spec("ktest-bad", elf);
     let mut loader = Loader::new(&mut cx.slots);
@@ -86,12 +88,17 @@ fn expect_refused(cx: &mut Cx, elf: &[u8]) -> TestResult {
         Err(LoadError::Elf(_)) => {}
         Err(e) => return Err(alloc::format!("refused, but not as a bad ELF file: {e}")),
         Ok(child) => {
-            loader.release(child);
+            let _ = loader.destroy(child);
             return Err("the loader accepted it".into());
         }
     }
     let after = MEMORY.free().ctx("FREE")?;
     ensure!(after == frames, "FREE went from {frames} to {after}");
+    let account_after = ACCOUNT.info().ctx("ACCOUNT.INFO")?;
+    ensure!(
+        account_after == account,
+        "account INFO went from {account:?} to {account_after:?}"
+    );
     ensure!(cx.slots.available() == slots, "slots leaked");
     Ok(())
 }
@@ -185,8 +192,6 @@ pub fn segment_rights(cx: &mut Cx) -> TestResult {
             "LOOKUP above the data",
         )
     })();
-    // Never started; end it so it is not left CREATED.
-    let _ = child.process.exit(0);
-    loader.release(child);
+    loader.destroy(child).ctx("destroy")?;
     r
 }

@@ -113,8 +113,8 @@ const TESTS: &[Test] = &[
     ("ELF0007", "hand-made ELF loads its data and exits 42", elf::tiny),
     ("ELF0008", "loaded segments get their rights", elf::segment_rights),
     ("CAP0001", "empty slot is INVALID_CAP", caps::empty_slot),
-    ("CAP0002", "slot 256 is INVALID_CAP", caps::slot_256),
-    ("CAP0003", "slot u64::MAX is INVALID_CAP", caps::slot_max),
+    ("CAP0002", "slot 256 (no cappage there) is NO_CAPPAGE", caps::slot_256),
+    ("CAP0003", "slot u64::MAX is OUT_OF_RANGE", caps::slot_max),
     ("CAP0004", "null slot 0 is INVALID_CAP", caps::slot_null),
     ("CAP0005", "unknown console method is INVALID_METHOD", caps::unknown_method),
     ("CAP0006", "reduced rights give NO_RIGHTS", caps::reduced_rights),
@@ -131,7 +131,7 @@ const TESTS: &[Test] = &[
     ("RETYPE0002", "occupied slot is EXISTS, FREE unchanged", caps::retype_occupied),
     ("RETYPE0003", "PAGE takes exactly one frame", caps::retype_one_frame),
     ("RETYPE0004", "a new page is zeroed", caps::retype_zeroed),
-    ("RETYPE0005", "PROCESS on a non-aspace is WRONG_TYPE", caps::retype_process_wrong),
+    ("RETYPE0005", "CREATE_PROCESS on a non-aspace is WRONG_TYPE", caps::retype_process_wrong),
     ("MAP0001", "W|X mapping is INVALID_ARG", caps::map_wx),
     ("MAP0002", "mapping in the kernel half is INVALID_ARG", caps::map_kernel),
     ("MAP0003", "unaligned mapping is INVALID_ARG", caps::map_unaligned),
@@ -167,7 +167,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     };
     let mut cx = Cx {
         image,
-        slots: SlotPool::new(),
+        slots: SlotPool::growable(keep_abi::MEMORY, keep_abi::SELF_ASPACE),
     };
     let (mut passed, mut failed) = (0, 0);
     for (id, name, test) in TESTS {

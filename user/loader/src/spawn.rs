@@ -1,21 +1,21 @@
 //! Building a process from user space with kernel invocations.
 //!
-//! The loader retypes an address space and a process into free slots of
-//! the caller, then for every page: retypes a PAGE, maps it writable at a
+//! The loader makes an address space and a process from the caller's
+//! kernel-memory account, gives the address space a cappage at capability
+//! address 0, then for every page: retypes a PAGE, maps it writable at a
 //! scratch address in the caller's own space to copy bytes in, unmaps it,
 //! maps it into the child with its final rights and deletes the caller's
 //! capability to it (the mapping keeps the frame alive), so a program of
 //! any size needs only one spare slot at a time.  The child gets a stack,
-//! the capabilities the caller grants, its own process and address space in
-//! slots SELF_PROCESS and SELF_ASPACE, and its registers; starting it is
-//! left to the caller.
-//!
-//! This kernel version has no way to destroy objects, so a load that fails
-//! half-way releases the caller's slots but not the frames already used.
+//! the capabilities the caller grants, its own process and address space at
+//! SELF_PROCESS and SELF_ASPACE, and its registers; starting it is left to
+//! the caller.  [`Loader::destroy`] gives the process and address space
+//! back to the account; data pages and cappages come from the memory pool
+//! and are not returned.
 
 use core::fmt;
 
-use keep_abi::{Aspace, Error, Memory, Process, layout, rights, slot, ty};
+use keep_abi::{Account, Aspace, Error, Memory, Process, layout, rights, slot, ty};
 
 use crate::program::{ElfError, Program};
 use crate::{PAGE_SIZE, SlotPool};
@@ -101,27 +101,30 @@ fn kernel(op: &'static str) -> impl FnOnce(Error) -> LoadError {
 }
 
 /// A process made by the loader; its capabilities live in the caller's
-/// slots `process.0` and `aspace.0` until [`Loader::release`].
+/// slots `process.0` and `aspace.0` until [`Loader::release`] or
+/// [`Loader::destroy`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Child {
     pub process: Process,
     pub aspace: Aspace,
 }
 
-/// Loads programs using the caller's memory pool, own address space and
-/// free slots.
+/// Loads programs using the caller's memory pool, kernel-memory account,
+/// own address space and free slots.
 pub struct Loader<'p> {
     pub memory: Memory,
+    pub account: Account,
     pub own: Aspace,
     pub scratch: u64,
     pub slots: &'p mut SlotPool,
 }
 
 impl<'p> Loader<'p> {
-    /// A loader over the well-known MEMORY and SELF_ASPACE slots.
+    /// A loader over the well-known MEMORY, ACCOUNT and SELF_ASPACE slots.
     pub fn new(slots: &'p mut SlotPool) -> Loader<'p> {
         Loader {
             memory: keep_abi::MEMORY,
+            account: keep_abi::ACCOUNT,
             own: keep_abi::SELF_ASPACE,
             scratch: SCRATCH,
             slots,
@@ -142,7 +145,7 @@ impl<'p> Loader<'p> {
         match self.populate(&child, &program, spec) {
             Ok(()) => Ok(child),
             Err(e) => {
-                self.release(child);
+                let _ = self.destroy(child);
                 Err(e)
             }
         }
@@ -194,40 +197,63 @@ impl<'p> Loader<'p> {
         self.slots.alloc().ok_or(LoadError::NoSlots)
     }
 
-    /// Makes an empty address space and a CREATED process in it; the child
-    /// holds its own process and address space in SELF_PROCESS and
-    /// SELF_ASPACE.
+    /// Makes an empty address space with a cappage at capability address 0
+    /// and a CREATED process in it; the child holds its own process and
+    /// address space at SELF_PROCESS and SELF_ASPACE.
     pub fn create(&mut self) -> Result<Child, LoadError> {
         let a = self.take_slot()?;
-        if let Err(e) = self.memory.retype(ty::ASPACE, a, 0) {
+        if let Err(e) = self.account.create_aspace(a) {
             self.slots.free(a);
-            return Err(kernel("RETYPE ASPACE")(e));
+            return Err(kernel("CREATE_ASPACE")(e));
         }
         let p = match self.take_slot() {
             Ok(p) => p,
             Err(e) => {
+                let _ = self.account.destroy(a);
                 self.drop_slot(a);
                 return Err(e);
             }
         };
-        if let Err(e) = self.memory.retype(ty::PROCESS, p, a) {
+        if let Err(e) = self.account.create_process(a, p) {
             self.slots.free(p);
+            let _ = self.account.destroy(a);
             self.drop_slot(a);
-            return Err(kernel("RETYPE PROCESS")(e));
+            return Err(kernel("CREATE_PROCESS")(e));
         }
         let child = Child {
             process: Process(p),
             aspace: Aspace(a),
         };
-        let own = child
-            .aspace
-            .insert_cap(p, slot::SELF_PROCESS, rights::ALL)
-            .and_then(|_| child.aspace.insert_cap(a, slot::SELF_ASPACE, rights::ALL));
-        if let Err(e) = own {
-            self.release(child);
-            return Err(kernel("INSERT_CAP")(e));
+        let setup = self.add_cappage(&child, 0).and_then(|_| {
+            child
+                .aspace
+                .insert_cap(p, slot::SELF_PROCESS, 0)
+                .and_then(|_| child.aspace.insert_cap(a, slot::SELF_ASPACE, 0))
+                .map_err(kernel("INSERT_CAP"))
+        });
+        if let Err(e) = setup {
+            let _ = self.destroy(child);
+            return Err(e);
         }
         Ok(child)
+    }
+
+    /// Maps a fresh cappage at capability address `cap_addr` of the child.
+    pub fn add_cappage(&mut self, child: &Child, cap_addr: u64) -> Result<(), LoadError> {
+        let cp = self.take_slot()?;
+        let r = self
+            .memory
+            .retype(ty::CAPPAGE, cp)
+            .map_err(kernel("RETYPE CAPPAGE"))
+            .and_then(|_| {
+                child
+                    .aspace
+                    .map_cappage(cp, cap_addr)
+                    .map_err(kernel("MAP_CAPPAGE"))
+            });
+        // The mapping keeps the cappage; the caller needs no capability.
+        self.drop_slot(cp);
+        r
     }
 
     /// Maps a fresh page at `vaddr` in the child with `rights`, holding
@@ -257,7 +283,7 @@ impl<'p> Loader<'p> {
         offset: usize,
     ) -> Result<(), LoadError> {
         self.memory
-            .retype(ty::PAGE, page, 0)
+            .retype(ty::PAGE, page)
             .map_err(kernel("RETYPE PAGE"))?;
         if !bytes.is_empty() {
             self.own
@@ -287,5 +313,20 @@ impl<'p> Loader<'p> {
     pub fn release(&mut self, child: Child) {
         self.drop_slot(child.process.0);
         self.drop_slot(child.aspace.0);
+    }
+
+    /// Destroys the child's process and address space (their frames go
+    /// back to the account) and gives back the caller's slots.
+    pub fn destroy(&mut self, child: Child) -> Result<(), LoadError> {
+        let p = self
+            .account
+            .destroy(child.process.0)
+            .map_err(kernel("DESTROY process"));
+        let a = self
+            .account
+            .destroy(child.aspace.0)
+            .map_err(kernel("DESTROY aspace"));
+        self.release(child);
+        p.and(a)
     }
 }

@@ -9,11 +9,20 @@
 mod bench;
 mod shell;
 
-use keep_abi::{KERNEL, MEMORY, SELF_PROCESS, Status, cpu, info, layout, rights, slot, state};
+use keep_abi::{
+    ACCOUNT, KERNEL, MEMORY, SELF_ASPACE, SELF_PROCESS, Status, cpu, info, layout, slot, state,
+};
+use keep_abi::rights;
 use keep_loader::{Blob, BootImage, Grant, Loader, SlotPool, Spec};
 use keep_rt::println;
 
 keep_rt::entry!(main);
+
+/// Frames the root task moves from the memory pool into its kernel-memory
+/// account at start-up: the kernel gives it only ROOT_ACCOUNT_FRAMES, and
+/// every address space, process and page table of the programs it loads
+/// (ktest's included) is paid from this account.
+pub const ROOT_DONATION: u64 = 4096;
 
 /// The boot image the kernel mapped for us (None when absent or refused).
 pub struct Root {
@@ -25,8 +34,11 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     let _ = SELF_PROCESS.set_name("root");
     let mut root = Root {
         image: boot_image(image_addr, image_size),
-        slots: SlotPool::new(),
+        slots: SlotPool::growable(MEMORY, SELF_ASPACE),
     };
+    if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
+        println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");
+    }
     banner(&root);
 
     let mut buf = [0u8; 512];
@@ -113,10 +125,11 @@ fn banner(root: &Root) {
 
 impl Root {
     /// Loads `name` from the boot image with `arg0`/`arg1`, runs it to its
-    /// end and returns how it ended.  ktest also gets read access to the
-    /// kernel, the memory pool and a copy of the boot image (at the address
-    /// the root task sees it, passed in rdi/rsi instead of the arguments);
-    /// other programs get only the console.
+    /// end, destroys it and returns how it ended.  Every program gets the
+    /// console, the root's kernel-memory account and the timer; ktest also
+    /// gets read access to the kernel, the memory pool and a copy of the
+    /// boot image (at the address the root task sees it, passed in rdi/rsi
+    /// instead of the arguments).
     pub fn run(&mut self, name: &str, arg0: u64, arg1: u64) -> Option<Status> {
         let Some(img) = &self.image else {
             println!("run: there is no boot image");
@@ -126,23 +139,22 @@ impl Root {
             println!("run: no program '{name}' in the boot image");
             return None;
         };
-        let console = Grant {
-            src: slot::CONSOLE,
-            dest: slot::CONSOLE,
-            rights: rights::ALL,
+        let grant = |s: u64, mask: u64| Grant {
+            src: s,
+            dest: s,
+            rights: mask,
         };
+        let common = [
+            grant(slot::CONSOLE, 0),
+            grant(slot::ACCOUNT, 0),
+            grant(slot::TIMER, 0),
+        ];
         let trusted = [
-            console,
-            Grant {
-                src: slot::KERNEL,
-                dest: slot::KERNEL,
-                rights: rights::READ,
-            },
-            Grant {
-                src: slot::MEMORY,
-                dest: slot::MEMORY,
-                rights: rights::ALL,
-            },
+            grant(slot::CONSOLE, 0),
+            grant(slot::ACCOUNT, 0),
+            grant(slot::TIMER, 0),
+            grant(slot::KERNEL, rights::READ),
+            grant(slot::MEMORY, 0),
         ];
         let image = img.bytes();
         let spec = if name == "ktest" {
@@ -163,7 +175,7 @@ impl Root {
                 elf: entry.data,
                 arg0,
                 arg1,
-                grants: &[console],
+                grants: &common,
                 blob: None,
             }
         };
@@ -176,7 +188,9 @@ impl Root {
             }
         };
         let status = child.process.start().and_then(|_| child.process.wait());
-        loader.release(child);
+        if let Err(e) = loader.destroy(child) {
+            println!("run: cannot destroy '{name}': {e}");
+        }
         match status {
             Ok(s) => Some(s),
             Err(e) => {
@@ -189,6 +203,7 @@ impl Root {
     /// Runs ktest; true when it exited with code 0.
     pub fn test(&mut self) -> bool {
         let free = MEMORY.free().unwrap_or(0);
+        let (account_free, _) = ACCOUNT.info().unwrap_or((0, 0));
         let status = self.run("ktest", 0, 0);
         let passed = matches!(
             status,
@@ -203,7 +218,10 @@ impl Root {
             None => println!("test: ktest did not run"),
         }
         let used = free.saturating_sub(MEMORY.free().unwrap_or(0));
-        println!("test: {used} frames used by the run");
+        let (account_after, _) = ACCOUNT.info().unwrap_or((0, 0));
+        println!(
+            "test: {used} pool frames used by the run; account free {account_free} -> {account_after}"
+        );
         passed
     }
 }

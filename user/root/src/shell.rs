@@ -1,7 +1,7 @@
 //! The interactive shell on the debug console.  The kernel does not echo,
 //! so the shell echoes what it accepts and erases on backspace.
 
-use keep_abi::{CONSOLE, KERNEL, MEMORY, info, memtype, memtype_name, state_name};
+use keep_abi::{ACCOUNT, CONSOLE, KERNEL, MEMORY, info, memtype, memtype_name, state_name};
 use keep_rt::console::write_bytes;
 use keep_rt::{print, println};
 
@@ -14,7 +14,7 @@ const MAX_LINE: usize = 256;
 const COMMANDS: [(&str, &str); 8] = [
     ("help", "list the commands"),
     ("ps", "list processes: pid, state, priority, name"),
-    ("mem", "show the memory map and free memory"),
+    ("mem", "show the memory map, free memory and the root's account"),
     ("test", "run the in-guest test suite (ktest)"),
     ("bench", "run the benchmarks"),
     (
@@ -189,10 +189,15 @@ fn mem() {
         by_type[memtype::BOOT_IMAGE as usize] / 1024
     );
     println!("total {} MiB, free {} MiB", total / MIB, free / MIB);
-    if let Ok(frames) = MEMORY.free() {
-        println!(
+    match MEMORY.free() {
+        Ok(frames) => println!(
             "memory pool: {frames} free frames ({} MiB)",
             frames * 4096 / MIB
-        );
+        ),
+        Err(e) => println!("memory pool: FREE failed: {e}"),
+    }
+    match ACCOUNT.info() {
+        Ok((free, used)) => println!("root account: {free} frames free, {used} in use"),
+        Err(e) => println!("root account: INFO failed: {e}"),
     }
 }

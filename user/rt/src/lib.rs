@@ -1,6 +1,6 @@
 //! Run-time support of Keep user programs: the entry point, the memory
-//! functions the compiler calls, a heap, console output and the panic
-//! handler.
+//! functions the compiler calls, a heap, the IPC buffer, console output and
+//! the panic handler.
 //!
 //! A program is `#![no_std]` and `#![no_main]`, defines
 //! `fn main(arg0: u64, arg1: u64) -> i32` and names it with
@@ -25,6 +25,25 @@ static ALLOCATOR: LockedHeap = LockedHeap::empty();
 
 static mut HEAP: [u8; HEAP_SIZE] = [0; HEAP_SIZE];
 
+/// The program's IPC buffer (8 KiB, page-aligned, in .bss), named to the
+/// kernel with SET_IPC_BUFFER at start-up.
+static mut IPC_BUFFER: abi::IpcBuffer = abi::IpcBuffer::new();
+
+/// The IPC buffer of the program's first process.  The program is single
+/// threaded unless it starts processes in its own address space, which must
+/// use buffers of their own.
+#[allow(clippy::mut_from_ref)]
+pub fn ipc_buffer() -> &'static mut abi::IpcBuffer {
+    // SAFETY: only the main process uses this buffer and it never holds two
+    // references across a call that would use the other.
+    unsafe { &mut *(&raw mut IPC_BUFFER) }
+}
+
+/// The address of [`ipc_buffer`].
+pub fn ipc_buffer_addr() -> u64 {
+    (&raw const IPC_BUFFER) as u64
+}
+
 // The kernel enters with rdi and rsi set and the stack pointer at the top of
 // the stack, not necessarily 16-byte aligned as the ABI wants for a call.
 core::arch::global_asm!(
@@ -48,6 +67,9 @@ unsafe extern "Rust" {
 extern "C" fn start(arg0: u64, arg1: u64) -> ! {
     // SAFETY: runs once, before anything allocates; HEAP is used only here.
     unsafe { ALLOCATOR.lock().init(&raw mut HEAP as *mut u8, HEAP_SIZE) };
+    // Fails only without a writable SELF_PROCESS; such a program gets no
+    // strings or capabilities in messages.
+    let _ = abi::SELF_PROCESS.set_ipc_buffer(ipc_buffer_addr());
     exit(keep_main(arg0, arg1))
 }
 
