@@ -8,7 +8,7 @@ ACCEL ?= auto
 PYTHON ?= python3
 
 CC := gcc
-KERNEL_DIRS := kernel/include kernel/arch/x86_64 kernel/lib kernel/mm kernel/cap kernel/object kernel/core
+KERNEL_DIRS := kernel/include kernel/arch/x86_64 kernel/lib kernel/mm kernel/cap kernel/object kernel/ipc kernel/core
 KCFLAGS := -std=gnu11 -ffreestanding -fno-builtin -nostdlib -mno-red-zone -mgeneral-regs-only \
 	-mcmodel=kernel -fno-pic -fno-pie -fno-stack-protector -fno-omit-frame-pointer \
 	-fno-asynchronous-unwind-tables -O2 -g -MMD -MP \
@@ -18,7 +18,7 @@ KLDFLAGS := -nostdlib -static -no-pie -Wl,--no-dynamic-linker -Wl,-z,max-page-si
 	-Wl,--build-id=none -T kernel/arch/x86_64/kernel.ld
 
 KSRC := $(wildcard kernel/arch/x86_64/*.c kernel/arch/x86_64/*.S kernel/lib/*.c kernel/mm/*.c \
-	kernel/cap/*.c kernel/object/*.c kernel/core/*.c)
+	kernel/cap/*.c kernel/object/*.c kernel/ipc/*.c kernel/core/*.c)
 KOBJ := $(patsubst %,$(KB)/%.o,$(KSRC))
 
 USER_TARGET := x86_64-unknown-linux-gnu
@@ -99,7 +99,7 @@ bench: deps image
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \
 	kernel/core/elf.c kernel/core/bootimage.c
 HOST_CFLAGS := -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap
+	-DHOST_TEST -Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap
 
 $(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h kernel/core/*.h kernel/cap/*.h)
 	@mkdir -p $(B)

@@ -28,6 +28,11 @@ GROUPS = [
     ("memtype", "KEEP_MEM_", "memtype", "Memory-map entry types"),
     ("slot", "KEEP_SLOT_", "slot", "Well-known capability slots"),
     ("layout", "KEEP_", "layout", "Layout constants"),
+    ("tag", "KEEP_TAG_", "tag", "Message tag fields (rsi)"),
+    ("label", "KEEP_LABEL_", "label", "Labels of kernel-made messages"),
+    ("reply", "KEEP_REPLY_", "reply", "Reply labels for fault messages"),
+    ("ipc", "KEEP_IPC_", "ipc", "IPC buffer layout (byte offsets)"),
+    ("reg", "KEEP_REG_", "reg", "Register block of READ_REGS and WRITE_REGS (word indexes)"),
 ]
 HEADER = "generated from abi/keep.toml by tools/abigen.py; do not edit"
 
@@ -39,13 +44,15 @@ def load():
         names = [e["name"] for e in d[table]]
         values = [e["value"] for e in d[table]]
         assert len(set(names)) == len(names), f"duplicate name in {table}"
-        if table not in ("right", "layout"):
+        if table not in ("right", "layout", "tag", "ipc"):
             assert len(set(values)) == len(values), f"duplicate value in {table}"
     types = {t["name"] for t in d["type"]}
     seen = set()
     for m in d["method"]:
         assert m["object"] in types, m
         assert len(m["args"]) <= 4 and len(m["results"]) <= 4, m
+        errs = {e["name"] for e in d["error"]}
+        assert all(e in errs for e in m["errors"]), m
         key = (m["object"], m["value"])
         assert key not in seen, f"duplicate method number {key}"
         seen.add(key)
@@ -111,14 +118,14 @@ def markdown(d):
     o.append("")
     o.append("| register | on entry | on return |")
     o.append("|---|---|---|")
-    o.append("| rdi | capability address (slot) of the invoked capability | preserved |")
-    o.append(f"| rsi | tag: method number in bits 0-15 (mask 0x{d['syscall']['tag_method_mask']:x}), other bits 0 | preserved |")
-    o.append("| rax | - | error code |")
+    o.append("| rdi | capability address of the invoked capability (ignored in RECV mode) | protected payload after a receive phase, else preserved |")
+    o.append("| rsi | message tag (see the tag fields below) | received tag after a receive phase, else preserved |")
+    o.append("| rax | receive time-out in ms for RECV and SEND_RECV (0: none) | error code |")
     for i, (a, r) in enumerate(zip(d["syscall"]["arg_registers"], d["syscall"]["result_registers"])):
         o.append(f"| {a} | argument word {i} | result word {i} |")
     o.append("| rcx, r11 | - | clobbered by `syscall`/`sysret` |")
     o.append("")
-    o.append("Every other register is preserved. A method first checks every capability, right and argument; on any error it changes nothing.")
+    o.append("Every other register is preserved. An invocation first resolves every capability it names and checks every right and argument; on any error it changes nothing. See docs/kernel-manual.md for the model.")
     for table, prefix, _, heading in GROUPS:
         o += ["", f"## {heading}", "", "| name | value | meaning |", "|---|---|---|"]
         for e in d[table]:
@@ -132,7 +139,8 @@ def markdown(d):
         for m in ms:
             args = ", ".join(m["args"]) or "-"
             res = ", ".join(m["results"]) or "-"
-            o.append(f"- **{m['name']}** ({m['value']}): arguments ({args}); results ({res}); needs right {m['rights']}. {m['doc']}")
+            errs = ", ".join(f"`{e}`" for e in m["errors"])
+            o.append(f"- **{m['name']}** ({m['value']}): arguments ({args}); results ({res}); needs right {m['rights']}. {m['doc']} Errors: {errs}.")
         o.append("")
     return "\n".join(o)
 

@@ -1,42 +1,89 @@
-/* Capabilities: two words.
- *   w0: bits 0-7 object type, bits 8-15 rights, bits 16-63 object frame number
- *   w1: the object's version when the capability was made
- * The all-zero capability is the null capability.  A capability is valid
- * while its version equals the version in the frame table; destroying an
- * object raises the version, so every copy goes stale at once.  Objects that
- * exist once (console, kernel, memory) have frame number 0 and never change
- * version. */
+/* Capabilities: two 64-bit words (docs/kernel-manual.md, "Capabilities").
+ *   w0: bits 0-3 type, 4-8 rights, 9-23 object number, 24-63 version
+ *   w1: protected payload (SENDER), or the object's frame (kernel objects)
+ * The all-zero capability is the null capability.  This header is pure so
+ * that the host tests can check the encoding. */
 #ifndef KEEP_CAP_H
 #define KEEP_CAP_H
 
+#include "keep/abi.h"
 #include "types.h"
 
 struct cap {
     u64 w0, w1;
 };
 
-static inline struct cap cap_make(u64 type, u64 rights, u64 pa, u64 version)
+#define CAP_RIGHTS_MASK 0x1fULL
+#define CAP_OBJNUM_BITS 15
+#define CAP_VERSION_MASK ((1ULL << 40) - 1)
+
+static inline struct cap cap_make(u64 type, u64 rights, u64 objnum, u64 version, u64 w1)
 {
-    return (struct cap){(type & 0xff) | ((rights & 0xff) << 8) | ((pa >> 12) << 16), version};
+    return (struct cap){(type & 0xf) | ((rights & CAP_RIGHTS_MASK) << 4) |
+                            ((objnum & ((1ULL << CAP_OBJNUM_BITS) - 1)) << 9) |
+                            ((version & CAP_VERSION_MASK) << 24),
+                        w1};
 }
-static inline u64 cap_type(struct cap c) { return c.w0 & 0xff; }
-static inline u64 cap_rights(struct cap c) { return (c.w0 >> 8) & 0xff; }
-static inline u64 cap_pa(struct cap c) { return (c.w0 >> 16) << 12; }
-static inline u64 cap_version(struct cap c) { return c.w1; }
+static inline u64 cap_type(struct cap c) { return c.w0 & 0xf; }
+static inline u64 cap_rights(struct cap c) { return (c.w0 >> 4) & CAP_RIGHTS_MASK; }
+static inline u64 cap_objnum(struct cap c) { return (c.w0 >> 9) & ((1ULL << CAP_OBJNUM_BITS) - 1); }
+static inline u64 cap_version(struct cap c) { return c.w0 >> 24; }
+static inline u64 cap_pa(struct cap c) { return c.w1; }
+static inline u64 cap_payload(struct cap c) { return c.w1; }
 static inline bool cap_is_null(struct cap c) { return c.w0 == 0 && c.w1 == 0; }
-static inline struct cap cap_restrict(struct cap c, u64 rights)
+static inline bool cap_weak(struct cap c) { return cap_rights(c) & KEEP_RIGHT_WEAK; }
+
+/* Keep the rights both have; WEAK in either stays and takes WRITE away.
+ * Never amplifies. */
+static inline struct cap cap_restrict(struct cap c, u64 mask)
 {
-    return (struct cap){c.w0 & ~((~rights & 0xff) << 8), c.w1};
+    u64 old = cap_rights(c);
+    u64 r = (old & mask & KEEP_RIGHT_ALL) | ((old | mask) & KEEP_RIGHT_WEAK);
+    if (r & KEEP_RIGHT_WEAK)
+        r &= ~KEEP_RIGHT_WRITE;
+    return (struct cap){(c.w0 & ~(CAP_RIGHTS_MASK << 4)) | (r << 4), c.w1};
 }
 
+/* A rights mask from user code: 0 keeps the rights as they are. */
+static inline struct cap cap_mask(struct cap c, u64 mask) { return mask ? cap_restrict(c, mask) : c; }
+
+/* What a capability fetched through a weak capability becomes (EROS). */
+static inline struct cap cap_weaken(struct cap c)
+{
+    switch (cap_type(c)) {
+    case KEEP_TYPE_PAGE:
+        return cap_restrict(c, KEEP_RIGHT_READ);
+    case KEEP_TYPE_CAPPAGE:
+    case KEEP_TYPE_ASPACE:
+        return cap_restrict(c, KEEP_RIGHT_READ | KEEP_RIGHT_WEAK);
+    default:
+        return (struct cap){0, 0};
+    }
+}
+
+#ifndef HOST_TEST
 struct aspace;
 
-/* The slot of a capability space, or NULL if slot is outside the space. */
-struct cap *cspace_slot(struct aspace *as, u64 slot);
+/* Lookup in a capability space.  Returns KEEP_ERR_OK and the slot's kernel
+ * address, or OUT_OF_RANGE / NO_CAPPAGE; changes nothing.  For the loaded
+ * address space this is the MMU lookup through the capability segment. */
+u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot);
 
-/* Look up slot and check that it holds a live capability of `type` (0 = any)
+/* Whether the object a capability names still exists at that version. */
+bool cap_live(struct cap c);
+
+/* Look up addr and check that it holds a live capability of `type` (0 = any)
  * with all of `rights`.  Returns KEEP_ERR_OK and the capability, or an error
- * (INVALID_CAP, STALE, WRONG_TYPE, NO_RIGHTS) and changes nothing. */
-u64 cap_lookup(struct aspace *as, u64 slot, u64 type, u64 rights, struct cap *out);
+ * (OUT_OF_RANGE, NO_CAPPAGE, INVALID_CAP, STALE, WRONG_TYPE, NO_RIGHTS). */
+u64 cap_lookup(struct aspace *as, u64 addr, u64 type, u64 rights, struct cap *out);
+
+/* An empty slot to fill: OK, or OUT_OF_RANGE / NO_CAPPAGE / EXISTS. */
+u64 cap_empty_slot(struct aspace *as, u64 addr, struct cap **slot);
+
+/* The asm probe behind the MMU lookup (arch/x86_64/capseg.S): 0 and the
+ * capability, or 1 when no cappage is mapped there. */
+int capseg_load(const struct cap *slot, struct cap *out);
+extern const char capseg_load_insn[], capseg_load_fixup[];
+#endif
 
 #endif

@@ -1,11 +1,13 @@
-/* The system call: capability invocation.  Decode the registers, look the
- * capability up, hand the invocation to its object, write the results back,
- * and leave the kernel. */
+/* The system call: capability invocation.  Decode the tag, resolve the
+ * invoked capability (through wrappers), and hand the invocation to IPC or
+ * to the kernel object it names; write the results back and leave. */
 #include "invoke.h"
 #include "arch.h"
+#include "ipc.h"
 #include "keep/abi.h"
 #include "process.h"
 #include "sched.h"
+#include "wrapper.h"
 
 static u64 dispatch(struct invocation *inv)
 {
@@ -20,32 +22,74 @@ static u64 dispatch(struct invocation *inv)
         return aspace_invoke(inv);
     case KEEP_TYPE_PROCESS:
         return process_invoke(inv);
-    default: /* pages have no methods */
+    case KEEP_TYPE_ACCOUNT:
+        return account_invoke(inv);
+    case KEEP_TYPE_TIMER:
+        return timer_invoke(inv);
+    default: /* pages and cappages have no methods */
         return KEEP_ERR_INVALID_METHOD;
     }
 }
 
-/* Called by entry.S with the caller's registers saved in its process. */
-NORETURN void syscall_dispatch(void)
+u64 invoke_run(struct process *p, bool on_behalf)
 {
-    struct process *p = cpu0.current;
     struct regs *r = &p->regs;
+    u64 tag = r->rsi, mode = tag_mode(tag);
+    if (tag & TAG_RESERVED)
+        return KEEP_ERR_INVALID_ARG;
+    if (mode == KEEP_TAG_MODE_RECV)
+        return ipc_receive(p, tag, r->rax);
+
     struct invocation inv = {
         .caller = p,
-        .method = r->rsi & KEEP_TAG_METHOD_MASK,
+        .tag = tag,
+        .method = tag & KEEP_TAG_LABEL_MASK,
+        .on_behalf = on_behalf,
         .arg = {r->rdx, r->r8, r->r9, r->r10},
     };
-    u64 e = (r->rsi & ~KEEP_TAG_METHOD_MASK) ? KEEP_ERR_INVALID_ARG
-                                               : cap_lookup(p->as, r->rdi, 0, 0, &inv.cap);
-    if (e == KEEP_ERR_OK)
-        e = dispatch(&inv);
+    u64 e = cap_lookup(p->as, r->rdi, 0, 0, &inv.cap);
+    if (e)
+        return e;
+    for (unsigned depth = 0; cap_type(inv.cap) == KEEP_TYPE_WRAPPER; depth++) {
+        struct cap inner = wrapper_from_cap(inv.cap)->inner;
+        if (depth == KEEP_WRAPPER_DEPTH)
+            return KEEP_ERR_INVALID_CAP;
+        if (!cap_live(inner))
+            return KEEP_ERR_STALE;
+        inv.cap = cap_restrict(inner, cap_rights(inv.cap));
+    }
+    if (cap_type(inv.cap) == KEEP_TYPE_SENDER || cap_type(inv.cap) == KEEP_TYPE_RETURN)
+        return ipc_send(&inv, mode);
+
+    /* A kernel object: a plain call, nothing but the label and four words. */
+    if (mode != KEEP_TAG_MODE_CALL)
+        return KEEP_ERR_INVALID_METHOD;
+    if (tag & ~KEEP_TAG_LABEL_MASK)
+        return KEEP_ERR_INVALID_ARG;
+    e = dispatch(&inv);
     if (e == KEEP_ERR_OK) {
         r->rdx = inv.res[0];
         r->r8 = inv.res[1];
         r->r9 = inv.res[2];
         r->r10 = inv.res[3];
     }
-    if (e != INV_BLOCKED)
-        r->rax = e;
+    return e;
+}
+
+/* Called by entry.S with the caller's registers saved in its process. */
+NORETURN void syscall_dispatch(void)
+{
+    struct process *p = cpu0.current;
+    if (p->emulate) {
+        u64 words[4] = {p->regs.rax, p->regs.rdi, p->regs.rsi, p->regs.rdx};
+        if (!cap_is_null(p->fault_handler) && cap_live(p->fault_handler))
+            ipc_fault(p, p->fault_handler, KEEP_LABEL_SYSCALL, words);
+        else
+            process_fault(p, VEC_SYSCALL, p->regs.rip - 2, 0, 0);
+        kernel_exit();
+    }
+    u64 e = invoke_run(p, false);
+    if (e != INV_BLOCKED && e != INV_DONE)
+        p->regs.rax = e;
     kernel_exit();
 }

@@ -5,25 +5,42 @@
 #define KEEP_INVOKE_H
 
 #include "cap.h"
+#include "keep/abi.h"
 #include "types.h"
 
 struct invocation {
     struct process *caller;
     struct cap cap; /* the invoked capability, already validated */
-    u64 method;
+    u64 tag, method;
+    bool on_behalf; /* a queued sender's invocation, run again for it */
     u64 arg[4];
     u64 res[4];
 };
 
-/* Beyond the error codes: the caller blocked, and the invocation restarts
- * from the beginning when it is woken (nothing is returned now). */
+/* Beyond the error codes: the caller blocked (it restarts, or is completed
+ * by someone else, later), or the invocation has written the caller's
+ * registers itself (a message was received).  Nothing more is written. */
 #define INV_BLOCKED 0x10000
+#define INV_DONE 0x10001
+
+/* Tag bits that must be zero. */
+#define TAG_RESERVED (~0xfffffffULL | (1ULL << 23))
+static inline u64 tag_mode(u64 tag) { return (tag >> KEEP_TAG_MODE_SHIFT) & 3; }
+static inline u64 tag_caps(u64 tag) { return (tag >> KEEP_TAG_CAPS_SHIFT) & KEEP_TAG_COUNT_MASK; }
+static inline u64 tag_slots(u64 tag) { return (tag >> KEEP_TAG_SLOTS_SHIFT) & KEEP_TAG_COUNT_MASK; }
+
+/* Run the invocation held in p's registers (p is the current process, or a
+ * sender restarted on its behalf).  Returns an error code, INV_BLOCKED or
+ * INV_DONE; the caller writes an error code to rax. */
+u64 invoke_run(struct process *p, bool on_behalf);
 
 u64 console_invoke(struct invocation *inv);
 u64 kernel_ctl_invoke(struct invocation *inv);
 u64 memory_invoke(struct invocation *inv);
 u64 aspace_invoke(struct invocation *inv);
 u64 process_invoke(struct invocation *inv);
+u64 account_invoke(struct invocation *inv);
+u64 timer_invoke(struct invocation *inv);
 
 /* Checks a method's required rights against the invoked capability. */
 static inline bool inv_has(const struct invocation *inv, u64 rights)
@@ -36,5 +53,6 @@ struct aspace;
 bool user_range_ok(struct aspace *as, u64 va, u64 len, bool write);
 void copy_from_user(struct aspace *as, void *dst, u64 va, u64 len);
 void copy_to_user(struct aspace *as, u64 va, const void *src, u64 len);
+void copy_user_to_user(struct aspace *to, u64 to_va, struct aspace *from, u64 from_va, u64 len);
 
 #endif

@@ -1,7 +1,10 @@
-/* Start the root task: load the ELF file named "root" from the boot image
- * into a new address space, give it a stack, map the boot image read-only
- * for it, fill its capability space with the initial capabilities and make
- * it runnable.  Every other program is loaded by the root task itself. */
+/* Start the root task: make its kernel-memory account from free memory,
+ * load the ELF file named "root" from the boot image into a new address
+ * space paid by that account, give it a stack, map the boot image read-only
+ * for it, map one cappage at capability address 0 holding the initial
+ * capabilities and make it runnable.  Every other program is loaded by the
+ * root task itself. */
+#include "account.h"
 #include "aspace.h"
 #include "boot.h"
 #include "bootimage.h"
@@ -11,10 +14,22 @@
 #include "lib.h"
 #include "process.h"
 
+static struct account *root_account;
+
+/* Top the root account up from free memory so that it holds n frames. */
+static void fund(u64 n)
+{
+    if (root_account->free_count >= n)
+        return;
+    if (frame_free_count() < n - root_account->free_count)
+        panic("root task: out of memory");
+    account_fund(root_account, n - root_account->free_count);
+}
+
 static void map_or_panic(struct aspace *as, u64 va, u64 pa, u64 rights)
 {
-    if (aspace_map_frame(as, va, pa, rights) != KEEP_ERR_OK)
-        panic("root task: out of memory while mapping %p", (void *)(uptr)va);
+    fund(aspace_map_tables(as, va));
+    aspace_map_frame(as, va, pa, rights);
 }
 
 static u64 new_page(void)
@@ -52,13 +67,13 @@ void root_task_start(void)
     if (!elf_parse(file, len, KEEP_USER_TOP, &elf, &why))
         panic("root task refused: %s", why);
 
-    u64 as_pa, p_pa;
-    if (aspace_create(&as_pa))
+    root_account = account_create();
+    if (!root_account)
         panic("root task: out of memory");
+    fund(ASPACE_FRAMES + 1);
+    u64 as_pa = aspace_create(root_account);
     struct aspace *as = phys_to_virt(as_pa);
-    if (process_create(as, &p_pa))
-        panic("root task: out of memory");
-    struct process *p = phys_to_virt(p_pa);
+    struct process *p = process_create(as, root_account);
     process_set_name(p, "root");
 
     for (unsigned i = 0; i < elf.nseg; i++)
@@ -69,13 +84,23 @@ void root_task_start(void)
     for (u64 off = 0; off < boot_info.image_size; off += PAGE_SIZE)
         map_or_panic(as, KEEP_BOOT_IMAGE_VADDR + off, boot_info.image_pa + off, KEEP_RIGHT_READ);
 
-    as->caps[KEEP_SLOT_CONSOLE] = cap_make(KEEP_TYPE_CONSOLE, KEEP_RIGHT_ALL, 0, 0);
-    as->caps[KEEP_SLOT_KERNEL] = cap_make(KEEP_TYPE_KERNEL, KEEP_RIGHT_ALL, 0, 0);
-    as->caps[KEEP_SLOT_MEMORY] = cap_make(KEEP_TYPE_MEMORY, KEEP_RIGHT_ALL, 0, 0);
-    as->caps[KEEP_SLOT_SELF_PROCESS] =
-        cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, p_pa, frame_info(p_pa)->version);
-    as->caps[KEEP_SLOT_SELF_ASPACE] =
-        cap_make(KEEP_TYPE_ASPACE, KEEP_RIGHT_ALL, as_pa, frame_info(as_pa)->version);
+    u64 cappage = frame_alloc(FRAME_CAPPAGE);
+    if (!cappage)
+        panic("root task: out of memory");
+    fund(aspace_cappage_tables(as, 0));
+    aspace_map_cappage(as, 0, cappage);
+    struct cap *caps = phys_to_virt(cappage);
+    u64 acct_pa = virt_to_phys_window(root_account);
+    caps[KEEP_SLOT_CONSOLE] = cap_make(KEEP_TYPE_CONSOLE, KEEP_RIGHT_ALL, 0, 0, 0);
+    caps[KEEP_SLOT_KERNEL] = cap_make(KEEP_TYPE_KERNEL, KEEP_RIGHT_ALL, 0, 0, 0);
+    caps[KEEP_SLOT_MEMORY] = cap_make(KEEP_TYPE_MEMORY, KEEP_RIGHT_ALL, 0, 0, 0);
+    caps[KEEP_SLOT_TIMER] = cap_make(KEEP_TYPE_TIMER, KEEP_RIGHT_ALL, 0, 0, 0);
+    caps[KEEP_SLOT_SELF_PROCESS] = process_cap(p);
+    caps[KEEP_SLOT_SELF_ASPACE] =
+        cap_make(KEEP_TYPE_ASPACE, KEEP_RIGHT_ALL, 0, frame_info(as_pa)->version, as_pa);
+    caps[KEEP_SLOT_ACCOUNT] =
+        cap_make(KEEP_TYPE_ACCOUNT, KEEP_RIGHT_ALL, 0, frame_info(acct_pa)->version, acct_pa);
+    fund(KEEP_ROOT_ACCOUNT_FRAMES);
 
     p->regs.rip = elf.entry;
     p->regs.rsp = KEEP_ROOT_STACK_TOP;

@@ -3,6 +3,7 @@
  * the timer rotates it to the tail when its slice ends. */
 #include "sched.h"
 #include "arch.h"
+#include "ipc.h"
 #include "keep/abi.h"
 #include "lib.h"
 #include "paging.h"
@@ -11,8 +12,8 @@
 
 static struct process *queue[PRIO_LEVELS];
 static u32 nonempty; /* bit i: queue[i] is not empty */
-static struct aspace *loaded_as;
 static struct process *fpu_owner;
+static struct process *sleepers; /* ordered by deadline */
 
 void sched_enqueue(struct process *p)
 {
@@ -28,6 +29,42 @@ void sched_enqueue(struct process *p)
         (*q)->rq_prev = p;
     }
     p->slice = TIME_SLICE_TICKS;
+}
+
+void sched_enqueue_front(struct process *p)
+{
+    sched_enqueue(p);
+    queue[p->prio] = p; /* the queue is circular: the new tail becomes the head */
+}
+
+void sched_forget(struct process *p)
+{
+    if (fpu_owner == p)
+        fpu_owner = NULL;
+    if (cpu0.current == p)
+        cpu0.current = NULL;
+}
+
+void sleep_insert(struct process *p, u64 deadline)
+{
+    struct process **link = &sleepers;
+    while (*link && (*link)->deadline <= deadline)
+        link = &(*link)->sleep_next;
+    p->deadline = deadline ? deadline : 1;
+    p->sleep_next = *link;
+    *link = p;
+}
+
+void sleep_remove(struct process *p)
+{
+    if (!p->deadline)
+        return;
+    struct process **link = &sleepers;
+    while (*link != p)
+        link = &(*link)->sleep_next;
+    *link = p->sleep_next;
+    p->sleep_next = NULL;
+    p->deadline = 0;
 }
 
 void sched_dequeue(struct process *p)
@@ -54,6 +91,11 @@ void sched_rotate(struct process *p)
 void sched_tick(void)
 {
     cpu0.ticks++;
+    while (sleepers && sleepers->deadline <= cpu0.ticks) {
+        struct process *s = sleepers;
+        sleep_remove(s);
+        ipc_timeout(s);
+    }
     struct process *p = cpu0.current;
     if (p && p->state == KEEP_STATE_RUNNABLE && --p->slice == 0)
         sched_rotate(p);
@@ -74,10 +116,10 @@ static void switch_to(struct process *p)
         fpu_restore(&p->fpu);
         fpu_owner = p;
     }
-    if (loaded_as != p->as || p->as->tlb_stale) {
+    if (cpu0.loaded_as != p->as || p->as->tlb_stale) {
         switch_address_space(p->as->pml4_pa, p->as->pcid, p->as->tlb_stale);
         p->as->tlb_stale = false;
-        loaded_as = p->as;
+        cpu0.loaded_as = p->as;
     }
     cpu_set_kernel_entry_stack(&p->regs);
     cpu0.current = p;
@@ -93,4 +135,37 @@ NORETURN void kernel_exit(void)
     }
     switch_to(p);
     arch_return_to_user(&p->regs);
+}
+
+u64 sched_check(u64 *checked)
+{
+    u64 bad = 0;
+    for (unsigned prio = 0; prio < PRIO_LEVELS; prio++) {
+        struct process *h = queue[prio];
+        if (!h != !(nonempty & (1u << prio))) {
+            kprintf("invariant: run queue %u and the bitmap disagree\n", prio);
+            bad++;
+        }
+        unsigned n = 0;
+        for (struct process *p = h; h && n < 100000; n++) {
+            (*checked)++;
+            if (p->state != KEEP_STATE_RUNNABLE || p->prio != prio || p->rq_next->rq_prev != p) {
+                kprintf("invariant: pid %lu in run queue %u: state %u prio %u\n", p->pid, prio, p->state,
+                        p->prio);
+                bad++;
+            }
+            p = p->rq_next;
+            if (p == h)
+                break;
+        }
+    }
+    for (struct process *p = sleepers; p; p = p->sleep_next) {
+        (*checked)++;
+        if (p->state != KEEP_STATE_BLOCKED || (p->wait_kind != WAIT_SLEEP && p->wait_kind != WAIT_RECV) ||
+            (p->sleep_next && p->sleep_next->deadline < p->deadline)) {
+            kprintf("invariant: pid %lu on the timer list: state %u wait %u\n", p->pid, p->state, p->wait_kind);
+            bad++;
+        }
+    }
+    return bad;
 }

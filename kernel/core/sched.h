@@ -9,6 +9,12 @@ struct process;
 #define TIME_SLICE_TICKS 5
 
 void sched_enqueue(struct process *p); /* at the tail of its priority */
+void sched_enqueue_front(struct process *p); /* to run next in its priority */
+void sched_forget(struct process *p);  /* a destroyed process */
+/* The timer list: processes sleeping or receiving with a time-out. */
+void sleep_insert(struct process *p, u64 deadline_tick);
+void sleep_remove(struct process *p); /* no-op when not on the list */
+u64 sched_check(u64 *checked);         /* CHECK_INVARIANTS */
 void sched_dequeue(struct process *p);
 void sched_rotate(struct process *p);  /* to the tail: yield, slice end */
 void sched_tick(void);

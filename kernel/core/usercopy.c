@@ -45,3 +45,19 @@ void copy_to_user(struct aspace *as, u64 va, const void *src, u64 len)
         s += n, va += n, len -= n;
     }
 }
+
+/* Both ranges must have been checked (the IPC buffers of both processes). */
+void copy_user_to_user(struct aspace *to, u64 to_va, struct aspace *from, u64 from_va, u64 len)
+{
+    while (len) {
+        u64 spa, dpa, n = PAGE_SIZE - (from_va & (PAGE_SIZE - 1));
+        if (n > PAGE_SIZE - (to_va & (PAGE_SIZE - 1)))
+            n = PAGE_SIZE - (to_va & (PAGE_SIZE - 1));
+        if (n > len)
+            n = len;
+        ASSERT(user_translate(from->pml4_pa, from_va, false, &spa));
+        ASSERT(user_translate(to->pml4_pa, to_va, true, &dpa));
+        memmove(phys_to_virt(dpa), phys_to_virt(spa), n);
+        to_va += n, from_va += n, len -= n;
+    }
+}

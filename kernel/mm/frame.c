@@ -1,7 +1,8 @@
 /* The frame table and the free frames.  Free frames are kept as ranges and
  * taken from the bottom of each, which touches no memory at boot (threading a
  * list through 512 MiB cost 600 ms under emulation).  Frames come back once
- * objects can be destroyed; they will go onto a list threaded through them. */
+ * kernel-memory accounts give them back (ACCOUNT.RECLAIM); those go onto a
+ * list threaded through the frames themselves. */
 #include "frame.h"
 #include "keep/abi.h"
 #include "lib.h"
@@ -14,6 +15,7 @@ static struct {
     u64 next, end; /* untouched frames [next, end) */
 } fresh[MEMMAP_MAX + 1]; /* +1: the frame table splits one range */
 static unsigned fresh_count, fresh_cur;
+static u64 freed_head; /* frames given back: the first word links to the next */
 
 struct frame *frame_info(u64 pa)
 {
@@ -80,6 +82,14 @@ void frame_init(const struct memmap *m)
 
 u64 frame_alloc(enum frame_type type)
 {
+    if (freed_head) {
+        u64 pa = freed_head;
+        freed_head = *(u64 *)phys_to_virt(pa);
+        free_count--;
+        memset(phys_to_virt(pa), 0, PAGE_SIZE);
+        table[pa / PAGE_SIZE].type = (u8)type;
+        return pa;
+    }
     while (fresh_cur < fresh_count && fresh[fresh_cur].next == fresh[fresh_cur].end)
         fresh_cur++;
     if (fresh_cur == fresh_count)
@@ -93,3 +103,11 @@ u64 frame_alloc(enum frame_type type)
 }
 
 u64 frame_free_count(void) { return free_count; }
+
+void frame_free(u64 pa)
+{
+    table[pa / PAGE_SIZE].type = FRAME_FREE;
+    *(u64 *)phys_to_virt(pa) = freed_head;
+    freed_head = pa;
+    free_count++;
+}

@@ -14,8 +14,11 @@ enum frame_type {
     FRAME_PAGE,      /* a user data page */
     FRAME_PAGETABLE, /* a user page table */
     FRAME_ASPACE,    /* an address-space object */
-    FRAME_CAPTABLE,  /* an address space's capability table */
+    FRAME_CAPPAGE,   /* 256 capability slots; never user-accessible */
     FRAME_PROCESS,   /* a process object */
+    FRAME_ACCOUNT,   /* a kernel-memory account object */
+    FRAME_KFREE,     /* donated to an account, not in use */
+    FRAME_WRAPPER,   /* a wrapper object */
 };
 
 struct frame {
@@ -28,6 +31,8 @@ void frame_init(const struct memmap *m);
 /* A zeroed frame of the given type, or 0 when none is free. */
 u64 frame_alloc(enum frame_type type);
 u64 frame_free_count(void);
+/* Give a frame back to the pool (it goes onto a list threaded through it). */
+void frame_free(u64 pa);
 struct frame *frame_info(u64 pa); /* NULL outside managed memory */
 
 #endif

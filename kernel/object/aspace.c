@@ -1,5 +1,8 @@
-/* Address-space objects: MAP, UNMAP, LOOKUP, INSERT_CAP, DELETE_CAP. */
+/* Address-space objects: data mappings (MAP, UNMAP, LOOKUP), the capability
+ * space (MAP_CAPPAGE, UNMAP_CAPPAGE) and operations on the capabilities in
+ * it (INSERT, EXTRACT, DELETE, COPY, MOVE, IDENTIFY, COMPARE). */
 #include "aspace.h"
+#include "account.h"
 #include "frame.h"
 #include "invoke.h"
 #include "keep/abi.h"
@@ -8,41 +11,61 @@
 
 static u16 next_pcid = 1;
 
-u64 aspace_create(u64 *pa_out)
+u64 aspace_create(struct account *a)
 {
-    if (frame_free_count() < ASPACE_FRAMES)
-        return KEEP_ERR_NO_MEMORY;
-    u64 pa = frame_alloc(FRAME_ASPACE);
+    u64 pa = kmem_alloc(a, FRAME_ASPACE);
     struct aspace *as = phys_to_virt(pa);
-    as->pml4_pa = frame_alloc(FRAME_PAGETABLE);
-    as->caps = phys_to_virt(frame_alloc(FRAME_CAPTABLE));
+    as->account = a;
+    as->pml4_pa = kmem_alloc(a, FRAME_PAGETABLE);
     pml4_init_user(as->pml4_pa);
     /* PCIDs are handed out once; later spaces go without (flush on switch). */
     as->pcid = next_pcid < 4096 ? next_pcid++ : 0;
-    *pa_out = pa;
-    return KEEP_ERR_OK;
+    return pa;
 }
 
-static u64 pt_alloc(void *ctx UNUSED) { return frame_alloc(FRAME_PAGETABLE); }
+static void free_to_account(void *ctx, u64 pa) { kmem_free(ctx, pa); }
 
-u64 aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights)
+void aspace_destroy(struct aspace *as)
 {
-    if (frame_free_count() < 3) /* at most three new tables below the PML4 */
-        return KEEP_ERR_NO_MEMORY;
+    struct account *a = as->account;
+    u64 pa = virt_to_phys_window(as);
+    if (cpu0.loaded_as == as) { /* never keep freed tables loaded */
+        switch_address_space(kernel_pml4_phys(), 0, true);
+        cpu0.loaded_as = NULL;
+    }
+    free_user_tables(as->pml4_pa, free_to_account, a);
+    kmem_free(a, as->pml4_pa);
+    frame_info(pa)->version++;
+    kmem_free(a, pa);
+}
+
+static u64 pt_alloc(void *ctx) { return kmem_alloc(ctx, FRAME_PAGETABLE); }
+
+u64 aspace_map_tables(struct aspace *as, u64 va) { return tables_missing(as->pml4_pa, va); }
+u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr)
+{
+    return tables_missing(as->pml4_pa, capseg_va(cap_addr));
+}
+
+void aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights)
+{
     u64 flags = 0;
     if (rights & KEEP_RIGHT_WRITE)
         flags |= PTE_W;
     if (!(rights & KEEP_RIGHT_EXEC))
         flags |= PTE_NX;
-    ASSERT(user_map(as->pml4_pa, va, pa, flags, pt_alloc, NULL) == 0);
-    return KEEP_ERR_OK;
+    ASSERT(user_map(as->pml4_pa, va, pa, flags, pt_alloc, as->account) == 0);
 }
 
-/* Mapped pages of the address space currently loaded, and TLB upkeep. */
+void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa)
+{
+    ASSERT(capseg_map(as->pml4_pa, cap_addr, pa, pt_alloc, as->account) == 0);
+}
+
+/* TLB upkeep for a mapping removed from as. */
 static void tlb_forget(struct aspace *as, u64 va)
 {
-    struct process *cur = cpu0.current;
-    if (cur && cur->as == as)
+    if (cpu0.loaded_as == as)
         flush_page(va);
     else
         as->tlb_stale = true;
@@ -52,29 +75,29 @@ static bool user_page_addr(u64 va) { return va < KEEP_USER_TOP && (va & (PAGE_SI
 
 static u64 do_map(struct invocation *inv, struct aspace *as)
 {
-    u64 slot = inv->arg[0], va = inv->arg[1], rights = inv->arg[2];
+    u64 va = inv->arg[1], rights = inv->arg[2];
     struct cap page;
-    if (!inv_has(inv, KEEP_RIGHT_WRITE))
-        return KEEP_ERR_NO_RIGHTS;
-    u64 e = cap_lookup(inv->caller->as, slot, KEEP_TYPE_PAGE, 0, &page);
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_PAGE, 0, &page);
     if (e)
         return e;
     if (!user_page_addr(va) || (rights & ~KEEP_RIGHT_ALL) || !(rights & KEEP_RIGHT_READ) ||
-        (rights & (KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC)) == (KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC))
+        (rights & (KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC)) == (KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC) ||
+        (rights & KEEP_RIGHT_CALL))
         return KEEP_ERR_INVALID_ARG;
     if ((cap_rights(page) & rights) != rights)
         return KEEP_ERR_NO_RIGHTS;
     u64 *pte = user_pte(as->pml4_pa, va);
     if (pte && (*pte & PTE_P))
         return KEEP_ERR_EXISTS;
-    return aspace_map_frame(as, va, cap_pa(page), rights);
+    if ((e = kmem_need(inv, as->account, aspace_map_tables(as, va))))
+        return e;
+    aspace_map_frame(as, va, cap_pa(page), rights);
+    return KEEP_ERR_OK;
 }
 
 static u64 do_unmap(struct invocation *inv, struct aspace *as)
 {
     u64 va = inv->arg[0];
-    if (!inv_has(inv, KEEP_RIGHT_WRITE))
-        return KEEP_ERR_NO_RIGHTS;
     if (!user_page_addr(va))
         return KEEP_ERR_INVALID_ARG;
     u64 *pte = user_pte(as->pml4_pa, va);
@@ -88,8 +111,6 @@ static u64 do_unmap(struct invocation *inv, struct aspace *as)
 static u64 do_lookup(struct invocation *inv, struct aspace *as)
 {
     u64 va = inv->arg[0];
-    if (!inv_has(inv, KEEP_RIGHT_READ))
-        return KEEP_ERR_NO_RIGHTS;
     if (!user_page_addr(va))
         return KEEP_ERR_INVALID_ARG;
     u64 *pte = user_pte(as->pml4_pa, va);
@@ -105,53 +126,173 @@ static u64 do_lookup(struct invocation *inv, struct aspace *as)
     return KEEP_ERR_OK;
 }
 
-static u64 do_insert_cap(struct invocation *inv, struct aspace *as)
+static u64 cappage_addr_check(u64 cap_addr)
 {
-    u64 src = inv->arg[0], dest = inv->arg[1], rights = inv->arg[2];
-    struct cap c;
-    if (!inv_has(inv, KEEP_RIGHT_WRITE))
-        return KEEP_ERR_NO_RIGHTS;
-    u64 e = cap_lookup(inv->caller->as, src, 0, 0, &c);
+    if (cap_addr >= KEEP_CAP_SPACE_SLOTS)
+        return KEEP_ERR_OUT_OF_RANGE;
+    return (cap_addr % KEEP_CAPPAGE_SLOTS) ? KEEP_ERR_INVALID_ARG : KEEP_ERR_OK;
+}
+
+static u64 do_map_cappage(struct invocation *inv, struct aspace *as)
+{
+    u64 cap_addr = inv->arg[1];
+    struct cap cp;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_CAPPAGE, KEEP_RIGHT_WRITE, &cp);
     if (e)
         return e;
-    struct cap *d = cspace_slot(as, dest);
-    if (!d || dest == 0 || (rights & ~KEEP_RIGHT_ALL))
-        return KEEP_ERR_INVALID_ARG;
-    if (!cap_is_null(*d))
+    if ((e = cappage_addr_check(cap_addr)))
+        return e;
+    u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
+    if (pte && (*pte & PTE_P))
         return KEEP_ERR_EXISTS;
-    *d = cap_restrict(c, rights);
+    if ((e = kmem_need(inv, as->account, aspace_cappage_tables(as, cap_addr))))
+        return e;
+    aspace_map_cappage(as, cap_addr, cap_pa(cp));
     return KEEP_ERR_OK;
 }
 
-static u64 do_delete_cap(struct invocation *inv, struct aspace *as)
+static u64 do_unmap_cappage(struct invocation *inv, struct aspace *as)
 {
-    u64 slot = inv->arg[0];
-    if (!inv_has(inv, KEEP_RIGHT_WRITE))
-        return KEEP_ERR_NO_RIGHTS;
-    struct cap *s = cspace_slot(as, slot);
-    if (!s || slot == 0)
+    u64 cap_addr = inv->arg[0];
+    u64 e = cappage_addr_check(cap_addr);
+    if (e)
+        return e;
+    u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
+    if (!pte || !(*pte & PTE_P))
+        return KEEP_ERR_NOT_MAPPED;
+    *pte = 0;
+    tlb_forget(as, capseg_va(cap_addr));
+    return KEEP_ERR_OK;
+}
+
+/* INSERT (caller -> this space) and EXTRACT (this space -> caller). */
+static u64 transfer(struct invocation *inv, struct aspace *from, struct aspace *to, bool weaken)
+{
+    u64 rights = inv->arg[2];
+    struct cap c, *dest;
+    u64 e = cap_lookup(from, inv->arg[0], 0, 0, &c);
+    if (e)
+        return e;
+    if ((e = cap_empty_slot(to, inv->arg[1], &dest)))
+        return e;
+    if (rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK))
         return KEEP_ERR_INVALID_ARG;
+    c = cap_mask(c, rights);
+    *dest = weaken ? cap_weaken(c) : c;
+    return KEEP_ERR_OK;
+}
+
+static u64 do_delete(struct aspace *as, u64 addr)
+{
+    struct cap *s;
+    u64 e = cspace_slot(as, addr, &s);
+    if (e)
+        return e;
     if (cap_is_null(*s))
         return KEEP_ERR_INVALID_CAP;
     *s = (struct cap){0, 0};
     return KEEP_ERR_OK;
 }
 
+static u64 do_copy_move(struct invocation *inv, struct aspace *as, bool move)
+{
+    u64 rights = move ? 0 : inv->arg[2];
+    struct cap *src, *dest;
+    u64 e = cspace_slot(as, inv->arg[0], &src);
+    if (e)
+        return e;
+    if (cap_is_null(*src))
+        return KEEP_ERR_INVALID_CAP;
+    if ((e = cap_empty_slot(as, inv->arg[1], &dest)))
+        return e;
+    if (rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK))
+        return KEEP_ERR_INVALID_ARG;
+    *dest = cap_mask(*src, rights);
+    if (move)
+        *src = (struct cap){0, 0};
+    return KEEP_ERR_OK;
+}
+
+/* The object a capability designates, for COMPARE: processes by number. */
+static void object_key(struct cap c, u64 *kind, u64 *id)
+{
+    switch (cap_type(c)) {
+    case KEEP_TYPE_PROCESS:
+    case KEEP_TYPE_SENDER:
+    case KEEP_TYPE_RETURN:
+        *kind = KEEP_TYPE_PROCESS;
+        *id = cap_objnum(c);
+        return;
+    default:
+        *kind = cap_type(c);
+        *id = cap_pa(c);
+    }
+}
+
+static u64 do_identify_compare(struct invocation *inv, struct aspace *as, bool compare)
+{
+    struct cap *a, *b;
+    u64 e = cspace_slot(as, inv->arg[0], &a);
+    if (e)
+        return e;
+    if (!compare) {
+        inv->res[0] = cap_type(*a);
+        inv->res[1] = cap_rights(*a);
+        inv->res[2] = !cap_is_null(*a) && cap_live(*a);
+        return KEEP_ERR_OK;
+    }
+    if ((e = cspace_slot(as, inv->arg[1], &b)))
+        return e;
+    u64 ka, ia, kb, ib;
+    object_key(*a, &ka, &ia);
+    object_key(*b, &kb, &ib);
+    inv->res[0] = ka == kb && ia == ib && !cap_is_null(*a);
+    inv->res[1] = a->w0 == b->w0 && a->w1 == b->w1;
+    return KEEP_ERR_OK;
+}
+
 u64 aspace_invoke(struct invocation *inv)
 {
     struct aspace *as = aspace_from_cap(inv->cap);
+    bool w = inv_has(inv, KEEP_RIGHT_WRITE), r = inv_has(inv, KEEP_RIGHT_READ);
+    switch (inv->method) {
+    case KEEP_M_ASPACE_LOOKUP:
+    case KEEP_M_ASPACE_EXTRACT_CAP:
+    case KEEP_M_ASPACE_IDENTIFY_CAP:
+    case KEEP_M_ASPACE_COMPARE_CAP:
+        if (!r)
+            return KEEP_ERR_NO_RIGHTS;
+        break;
+    default:
+        if (inv->method < KEEP_M_ASPACE_MAP || inv->method > KEEP_M_ASPACE_COMPARE_CAP)
+            return KEEP_ERR_INVALID_METHOD;
+        if (!w)
+            return KEEP_ERR_NO_RIGHTS;
+    }
     switch (inv->method) {
     case KEEP_M_ASPACE_MAP:
         return do_map(inv, as);
     case KEEP_M_ASPACE_UNMAP:
         return do_unmap(inv, as);
-    case KEEP_M_ASPACE_INSERT_CAP:
-        return do_insert_cap(inv, as);
-    case KEEP_M_ASPACE_DELETE_CAP:
-        return do_delete_cap(inv, as);
     case KEEP_M_ASPACE_LOOKUP:
         return do_lookup(inv, as);
+    case KEEP_M_ASPACE_MAP_CAPPAGE:
+        return do_map_cappage(inv, as);
+    case KEEP_M_ASPACE_UNMAP_CAPPAGE:
+        return do_unmap_cappage(inv, as);
+    case KEEP_M_ASPACE_INSERT_CAP:
+        return transfer(inv, inv->caller->as, as, false);
+    case KEEP_M_ASPACE_EXTRACT_CAP:
+        return transfer(inv, as, inv->caller->as, cap_weak(inv->cap));
+    case KEEP_M_ASPACE_DELETE_CAP:
+        return do_delete(as, inv->arg[0]);
+    case KEEP_M_ASPACE_COPY_CAP:
+        return do_copy_move(inv, as, false);
+    case KEEP_M_ASPACE_MOVE_CAP:
+        return do_copy_move(inv, as, true);
+    case KEEP_M_ASPACE_IDENTIFY_CAP:
+        return do_identify_compare(inv, as, false);
     default:
-        return KEEP_ERR_INVALID_METHOD;
+        return do_identify_compare(inv, as, true);
     }
 }

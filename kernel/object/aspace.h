@@ -1,4 +1,6 @@
-/* Address spaces: page tables for the user half plus a capability space. */
+/* Address spaces: page tables for the user half plus a sparse capability
+ * space, whose cappages are aliased into the kernel-only capability segment
+ * of the same page tables. */
 #ifndef KEEP_ASPACE_H
 #define KEEP_ASPACE_H
 
@@ -6,20 +8,29 @@
 #include "paging.h"
 #include "types.h"
 
+struct account;
+
 struct aspace {
     u64 pml4_pa;
-    struct cap *caps; /* KEEP_CSPACE_SLOTS entries, in a frame of their own */
-    u16 pcid;         /* 0 = none (flush on every switch) */
-    bool tlb_stale;   /* unmapped while not loaded: flush at next switch */
+    struct account *account; /* pays for the object and every table */
+    u64 nproc;               /* processes running in it */
+    u16 pcid;                /* 0 = none (flush on every switch) */
+    bool tlb_stale;          /* unmapped while not loaded: flush at next switch */
 };
 
-#define ASPACE_FRAMES 3 /* object, PML4, capability table */
+#define ASPACE_FRAMES 2 /* object, PML4 */
 
-u64 aspace_create(u64 *pa_out);
+/* Make an address space from the account (which holds ASPACE_FRAMES). */
+u64 aspace_create(struct account *a);
+void aspace_destroy(struct aspace *as);
 /* Map frame pa at va with KEEP_RIGHT_* rights; the caller has checked va,
- * rights and that nothing is mapped there.  Returns KEEP_ERR_NO_MEMORY
- * (with nothing changed) if page tables could not be allocated. */
-u64 aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights);
+ * rights, that nothing is mapped there and that the account holds
+ * aspace_map_tables() frames. */
+void aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights);
+u64 aspace_map_tables(struct aspace *as, u64 va);
+/* The same for a cappage at capability address cap_addr. */
+void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa);
+u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr);
 
 static inline struct aspace *aspace_from_cap(struct cap c) { return phys_to_virt(cap_pa(c)); }
 

@@ -8,6 +8,8 @@
 #include "keep/abi.h"
 #include "lib.h"
 #include "process.h"
+#include "account.h"
+#include "sched.h"
 
 static u64 info(u64 key, u64 *value)
 {
@@ -104,6 +106,12 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         res[0] = boot_info.cmdline_len;
         return KEEP_ERR_OK;
     }
+    case KEEP_M_KERNEL_CHECK_INVARIANTS:
+        if (!r)
+            return KEEP_ERR_NO_RIGHTS;
+        res[1] = 0;
+        res[0] = process_check(&res[1]) + sched_check(&res[1]) + account_check(&res[1]);
+        return KEEP_ERR_OK;
     default:
         return KEEP_ERR_INVALID_METHOD;
     }

@@ -1,7 +1,7 @@
-/* The memory object: free frames, made into pages, address spaces and
- * processes by RETYPE.  (Per-task kernel-memory accounts, funded by kpagers,
- * replace this single pool with the capability kernel.) */
-#include "aspace.h"
+/* The memory object: the pool of free frames.  RETYPE makes data pages and
+ * cappages (user memory); DONATE and CREATE_ACCOUNT fund kernel-memory
+ * accounts, from which every kernel object is made. */
+#include "account.h"
 #include "frame.h"
 #include "invoke.h"
 #include "keep/abi.h"
@@ -9,53 +9,67 @@
 
 static u64 retype(struct invocation *inv)
 {
-    u64 type = inv->arg[0], dest = inv->arg[1], arg = inv->arg[2];
-    struct aspace *mine = inv->caller->as;
-    if (!inv_has(inv, KEEP_RIGHT_WRITE))
-        return KEEP_ERR_NO_RIGHTS;
-    if (type != KEEP_TYPE_PAGE && type != KEEP_TYPE_ASPACE && type != KEEP_TYPE_PROCESS)
+    u64 type = inv->arg[0];
+    struct cap *dest;
+    if (type != KEEP_TYPE_PAGE && type != KEEP_TYPE_CAPPAGE)
         return KEEP_ERR_INVALID_ARG;
-    struct cap *d = cspace_slot(mine, dest);
-    if (!d || dest == 0)
-        return KEEP_ERR_INVALID_ARG;
-    if (!cap_is_null(*d))
-        return KEEP_ERR_EXISTS;
-    struct cap as_cap = {0, 0};
-    if (type == KEEP_TYPE_PROCESS) {
-        u64 e = cap_lookup(mine, arg, KEEP_TYPE_ASPACE, KEEP_RIGHT_WRITE, &as_cap);
-        if (e)
-            return e;
-    }
-
-    u64 pa, e;
-    switch (type) {
-    case KEEP_TYPE_PAGE:
-        pa = frame_alloc(FRAME_PAGE);
-        e = pa ? KEEP_ERR_OK : KEEP_ERR_NO_MEMORY;
-        break;
-    case KEEP_TYPE_ASPACE:
-        e = aspace_create(&pa);
-        break;
-    default:
-        e = process_create(aspace_from_cap(as_cap), &pa);
-        break;
-    }
+    u64 e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest);
     if (e)
         return e;
-    *d = cap_make(type, KEEP_RIGHT_ALL, pa, frame_info(pa)->version);
+    u64 pa = frame_alloc(type == KEEP_TYPE_PAGE ? FRAME_PAGE : FRAME_CAPPAGE);
+    if (!pa)
+        return KEEP_ERR_NO_MEMORY;
+    u64 rights = type == KEEP_TYPE_PAGE ? KEEP_RIGHT_READ | KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC
+                                        : KEEP_RIGHT_READ | KEEP_RIGHT_WRITE;
+    *dest = cap_make(type, rights, 0, frame_info(pa)->version, pa);
+    return KEEP_ERR_OK;
+}
+
+static u64 donate(struct invocation *inv)
+{
+    struct cap acct;
+    u64 n = inv->arg[1];
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ACCOUNT, KEEP_RIGHT_WRITE, &acct);
+    if (e)
+        return e;
+    if (n == 0 || n > 65536)
+        return KEEP_ERR_INVALID_ARG;
+    if (n > frame_free_count())
+        return KEEP_ERR_NO_MEMORY;
+    account_fund(account_from_cap(acct), n);
+    return KEEP_ERR_OK;
+}
+
+static u64 create_account(struct invocation *inv)
+{
+    struct cap *dest;
+    u64 e = cap_empty_slot(inv->caller->as, inv->arg[0], &dest);
+    if (e)
+        return e;
+    struct account *a = account_create();
+    if (!a)
+        return KEEP_ERR_NO_MEMORY;
+    u64 pa = virt_to_phys_window(a);
+    *dest = cap_make(KEEP_TYPE_ACCOUNT, KEEP_RIGHT_ALL, 0, frame_info(pa)->version, pa);
     return KEEP_ERR_OK;
 }
 
 u64 memory_invoke(struct invocation *inv)
 {
     switch (inv->method) {
-    case KEEP_M_MEMORY_RETYPE:
-        return retype(inv);
     case KEEP_M_MEMORY_FREE:
         if (!inv_has(inv, KEEP_RIGHT_READ))
             return KEEP_ERR_NO_RIGHTS;
         inv->res[0] = frame_free_count();
         return KEEP_ERR_OK;
+    case KEEP_M_MEMORY_RETYPE:
+    case KEEP_M_MEMORY_DONATE:
+    case KEEP_M_MEMORY_CREATE_ACCOUNT:
+        if (!inv_has(inv, KEEP_RIGHT_WRITE))
+            return KEEP_ERR_NO_RIGHTS;
+        return inv->method == KEEP_M_MEMORY_RETYPE   ? retype(inv)
+               : inv->method == KEEP_M_MEMORY_DONATE ? donate(inv)
+                                                     : create_account(inv);
     default:
         return KEEP_ERR_INVALID_METHOD;
     }

@@ -1,8 +1,12 @@
 /* Process objects: SET_REGS, START, STOP, STATUS, WAIT, EXIT, YIELD,
- * SET_NAME, SET_PRIORITY; faults of processes without a handler. */
+ * SET_NAME, SET_PRIORITY, READ_REGS, WRITE_REGS, SET_IPC_BUFFER,
+ * SET_FAULT_HANDLER, SET_EMULATION, MINT; creation, destruction, waits,
+ * and faults of processes. */
 #include "process.h"
+#include "account.h"
 #include "frame.h"
 #include "invoke.h"
+#include "ipc.h"
 #include "keep/abi.h"
 #include "lib.h"
 #include "sched.h"
@@ -11,13 +15,48 @@
 struct process *all_processes;
 static u64 next_pid = 1;
 
-u64 process_create(struct aspace *as, u64 *pa_out)
+/* Process numbers: what PROCESS, SENDER and RETURN capabilities name. */
+static struct {
+    struct process *p;
+    u64 version;
+} numbers[KEEP_PROCESS_NUMBERS];
+static u64 number_hint = 1;
+static u64 numbers_used;
+
+bool process_number_free(void) { return numbers_used < KEEP_PROCESS_NUMBERS - 1; }
+
+struct process *process_by_number(u64 num, u64 version)
 {
-    u64 pa = frame_alloc(FRAME_PROCESS);
-    if (!pa)
-        return KEEP_ERR_NO_MEMORY;
-    struct process *p = phys_to_virt(pa);
+    if (num >= KEEP_PROCESS_NUMBERS || !numbers[num].p)
+        return NULL;
+    return (numbers[num].version & CAP_VERSION_MASK) == version ? numbers[num].p : NULL;
+}
+
+struct process *return_target(struct cap c)
+{
+    u64 num = cap_objnum(c);
+    struct process *p = num < KEEP_PROCESS_NUMBERS ? numbers[num].p : NULL;
+    if (!p || (p->reply_version & CAP_VERSION_MASK) != cap_version(c))
+        return NULL;
+    return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY ? p : NULL;
+}
+
+struct cap process_cap(struct process *p)
+{
+    return cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, p->num, numbers[p->num].version, 0);
+}
+
+struct process *process_create(struct aspace *as, struct account *a)
+{
+    struct process *p = phys_to_virt(kmem_alloc(a, FRAME_PROCESS));
+    while (numbers[number_hint].p || number_hint == 0)
+        number_hint = (number_hint + 1) % KEEP_PROCESS_NUMBERS;
+    p->num = number_hint;
+    numbers[p->num].p = p;
+    numbers_used++;
     p->as = as;
+    p->account = a;
+    as->nproc++;
     p->pid = next_pid++;
     p->prio = PRIO_DEFAULT;
     p->state = KEEP_STATE_CREATED;
@@ -30,8 +69,7 @@ u64 process_create(struct aspace *as, u64 *pa_out)
     while (*link)
         link = &(*link)->all_next;
     *link = p;
-    *pa_out = pa;
-    return KEEP_ERR_OK;
+    return p;
 }
 
 void process_set_name(struct process *p, const char *name)
@@ -50,19 +88,11 @@ void process_make_runnable(struct process *p)
 
 void process_block(struct process *p, enum wait_kind kind)
 {
-    sched_dequeue(p);
+    if (p->state == KEEP_STATE_RUNNABLE)
+        sched_dequeue(p);
     p->state = KEEP_STATE_BLOCKED;
     p->wait_kind = (u8)kind;
     p->regs.rip -= 2; /* back onto the syscall instruction: restart when woken */
-}
-
-/* Leave the run queue or a wait, without restarting anything. */
-static void take_off_cpu(struct process *p)
-{
-    if (p->state == KEEP_STATE_RUNNABLE)
-        sched_dequeue(p);
-    p->wait_kind = WAIT_NONE;
-    p->wait_target = NULL;
 }
 
 void process_wake(enum wait_kind kind, struct process *target)
@@ -72,9 +102,46 @@ void process_wake(enum wait_kind kind, struct process *target)
             process_make_runnable(q);
 }
 
+void process_detach(struct process *p)
+{
+    if (p->state == KEEP_STATE_RUNNABLE)
+        sched_dequeue(p);
+    if (p->state == KEEP_STATE_BLOCKED) {
+        bool syscall_fault = p->fault_label == KEEP_LABEL_SYSCALL;
+        switch (p->wait_kind) {
+        case WAIT_SEND:
+            sendq_remove(p->wait_target, p);
+            break;
+        case WAIT_FAULT:
+            sendq_remove(p->wait_target, p);
+            if (syscall_fault)
+                p->regs.rip -= 2; /* reflect it again when started */
+            break;
+        case WAIT_FAULT_REPLY:
+            p->reply_version++;
+            if (syscall_fault)
+                p->regs.rip -= 2;
+            break;
+        case WAIT_REPLY:
+            p->reply_version++;
+            p->regs.rax = KEEP_ERR_BAD_STATE;
+            break;
+        case WAIT_RECV:
+        case WAIT_SLEEP:
+            sleep_remove(p);
+            p->regs.rax = KEEP_ERR_BAD_STATE;
+            break;
+        default: /* console and process waits restart by themselves */
+            break;
+        }
+    }
+    p->wait_kind = WAIT_NONE;
+    p->wait_target = NULL;
+}
+
 static void finish(struct process *p, u8 state, u64 code, u64 rip, u64 addr)
 {
-    take_off_cpu(p);
+    process_detach(p);
     p->state = state;
     p->code = code;
     p->fault_rip = rip;
@@ -82,12 +149,47 @@ static void finish(struct process *p, u8 state, u64 code, u64 rip, u64 addr)
     process_wake(WAIT_PROCESS, p);
 }
 
-void process_fault(struct process *p, u64 vector, u64 rip, u64 addr)
+void process_destroy(struct process *p)
 {
+    process_detach(p);
+    p->state = KEEP_STATE_EXITED;
+    numbers[p->num].version++; /* every PROCESS and SENDER capability goes stale */
+    numbers[p->num].p = NULL;
+    numbers_used--;
+    p->reply_version++;
+    /* Whoever waits on it or sends to it starts again and sees STALE. */
+    process_wake(WAIT_PROCESS, p);
+    while (p->sendq_head) {
+        struct process *s = p->sendq_head;
+        sendq_remove(p, s);
+        if (s->wait_kind == WAIT_FAULT && s->fault_label != KEEP_LABEL_KMEM) {
+            s->wait_kind = WAIT_NONE; /* its handler is gone */
+            finish(s, KEEP_STATE_FAULTED, s->fault_words[0], s->fault_words[1], s->fault_words[2]);
+        } else {
+            process_make_runnable(s);
+        }
+    }
+    struct process **link = &all_processes;
+    while (*link != p)
+        link = &(*link)->all_next;
+    *link = p->all_next;
+    sched_forget(p);
+    p->as->nproc--;
+    kmem_free(p->account, virt_to_phys_window(p));
+}
+
+void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err)
+{
+    if (!cap_is_null(p->fault_handler) && cap_live(p->fault_handler)) {
+        u64 words[4] = {vector, rip, addr, err};
+        ipc_fault(p, p->fault_handler, KEEP_LABEL_EXCEPTION, words);
+        return;
+    }
+    u64 detail = vector == 14 ? addr : err;
     kprintf("keep: process '%.16s' (pid %lu) stopped: %s (vector %lu) at rip %p, %s %p\n", p->name,
             p->pid, exception_name(vector), vector, (void *)(uptr)rip,
-            vector == 14 ? "address" : "error code", (void *)(uptr)addr);
-    finish(p, KEEP_STATE_FAULTED, vector, rip, addr);
+            vector == 14 ? "address" : "error code", (void *)(uptr)detail);
+    finish(p, KEEP_STATE_FAULTED, vector, rip, detail);
 }
 
 static bool user_addr(u64 va) { return va < KEEP_USER_TOP; }
@@ -100,18 +202,88 @@ static void status(struct process *p, u64 *res)
     res[3] = p->fault_addr;
 }
 
+/* Not running: made, stopped, or waiting for its fault handler. */
+static bool settable(struct process *p)
+{
+    return p->state == KEEP_STATE_CREATED || p->state == KEEP_STATE_STOPPED ||
+           (p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_FAULT_REPLY);
+}
+
+/* The register block of READ_REGS / WRITE_REGS, in KEEP_REG_* order. */
+static u64 *reg_ref(struct regs *r, unsigned i)
+{
+    u64 *map[KEEP_REG_COUNT] = {&r->rax, &r->rbx, &r->rcx, &r->rdx, &r->rsi, &r->rdi,
+                                &r->rbp, &r->rsp, &r->r8,  &r->r9,  &r->r10, &r->r11,
+                                &r->r12, &r->r13, &r->r14, &r->r15, &r->rip, &r->rflags};
+    return map[i];
+}
+
+#define RFLAGS_USER 0xcd5ULL /* CF PF AF ZF SF TF DF OF */
+
+static u64 regs_io(struct invocation *inv, struct process *p, bool write)
+{
+    struct process *me = inv->caller;
+    u64 block[KEEP_REG_COUNT];
+    u64 va = me->ipc_buf + KEEP_IPC_STRING;
+    if (write ? !settable(p) : (p == me || p->state == KEEP_STATE_RUNNABLE))
+        return KEEP_ERR_BAD_STATE;
+    if (!me->ipc_buf || !user_range_ok(me->as, va, sizeof block, true))
+        return KEEP_ERR_FAULT;
+    if (!write) {
+        for (unsigned i = 0; i < KEEP_REG_COUNT; i++)
+            block[i] = *reg_ref(&p->regs, i);
+        copy_to_user(me->as, va, block, sizeof block);
+        return KEEP_ERR_OK;
+    }
+    copy_from_user(me->as, block, va, sizeof block);
+    if (!user_addr(block[KEEP_REG_RIP]) || !user_addr(block[KEEP_REG_RSP]))
+        return KEEP_ERR_INVALID_ARG;
+    block[KEEP_REG_RFLAGS] = (block[KEEP_REG_RFLAGS] & RFLAGS_USER) | RFLAGS_IF | 2;
+    for (unsigned i = 0; i < KEEP_REG_COUNT; i++)
+        *reg_ref(&p->regs, i) = block[i];
+    p->regs.vector = 0; /* leave through iretq: restore every register */
+    return KEEP_ERR_OK;
+}
+
+static u64 mint(struct invocation *inv, struct process *p)
+{
+    u64 rights = inv->arg[2] ? inv->arg[2] : KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL;
+    struct cap *dest;
+    u64 e = cap_empty_slot(inv->caller->as, inv->arg[0], &dest);
+    if (e)
+        return e;
+    if (rights & ~(KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
+        return KEEP_ERR_INVALID_ARG;
+    *dest = cap_make(KEEP_TYPE_SENDER, rights, p->num, numbers[p->num].version, inv->arg[1]);
+    return KEEP_ERR_OK;
+}
+
+static u64 needs(struct invocation *inv)
+{
+    switch (inv->method) {
+    case KEEP_M_PROCESS_STATUS:
+    case KEEP_M_PROCESS_WAIT:
+    case KEEP_M_PROCESS_YIELD:
+    case KEEP_M_PROCESS_READ_REGS:
+        return KEEP_RIGHT_READ;
+    default:
+        return KEEP_RIGHT_WRITE;
+    }
+}
+
 u64 process_invoke(struct invocation *inv)
 {
     struct process *p = process_from_cap(inv->cap);
     struct process *me = inv->caller;
     const u64 *a = inv->arg;
-    bool w = inv_has(inv, KEEP_RIGHT_WRITE), r = inv_has(inv, KEEP_RIGHT_READ);
 
+    if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_MINT)
+        return KEEP_ERR_INVALID_METHOD;
+    if (!inv_has(inv, needs(inv)))
+        return KEEP_ERR_NO_RIGHTS;
     switch (inv->method) {
     case KEEP_M_PROCESS_SET_REGS:
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
-        if (p->state != KEEP_STATE_CREATED && p->state != KEEP_STATE_STOPPED)
+        if (!settable(p))
             return KEEP_ERR_BAD_STATE;
         if (!user_addr(a[0]) || !user_addr(a[1]))
             return KEEP_ERR_INVALID_ARG;
@@ -122,28 +294,20 @@ u64 process_invoke(struct invocation *inv)
         p->regs.vector = 0; /* leave through iretq: restore every register */
         return KEEP_ERR_OK;
     case KEEP_M_PROCESS_START:
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
         if (p->state != KEEP_STATE_CREATED && p->state != KEEP_STATE_STOPPED)
             return KEEP_ERR_BAD_STATE;
         process_make_runnable(p);
         return KEEP_ERR_OK;
     case KEEP_M_PROCESS_STOP:
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
         if (p->state != KEEP_STATE_RUNNABLE && p->state != KEEP_STATE_BLOCKED)
             return KEEP_ERR_BAD_STATE;
-        take_off_cpu(p);
+        process_detach(p);
         p->state = KEEP_STATE_STOPPED;
         return KEEP_ERR_OK; /* if p is the caller, kernel_exit runs another */
     case KEEP_M_PROCESS_STATUS:
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
         status(p, inv->res);
         return KEEP_ERR_OK;
     case KEEP_M_PROCESS_WAIT:
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
         if (p == me)
             return KEEP_ERR_BAD_STATE;
         if (p->state == KEEP_STATE_EXITED || p->state == KEEP_STATE_FAULTED) {
@@ -154,28 +318,20 @@ u64 process_invoke(struct invocation *inv)
         me->wait_target = p;
         return INV_BLOCKED;
     case KEEP_M_PROCESS_EXIT:
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
         if (p->state == KEEP_STATE_EXITED || p->state == KEEP_STATE_FAULTED)
             return KEEP_ERR_BAD_STATE;
         finish(p, KEEP_STATE_EXITED, a[0], 0, 0);
         return KEEP_ERR_OK; /* if p is the caller, kernel_exit runs another */
     case KEEP_M_PROCESS_YIELD:
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
         if (p != me)
             return KEEP_ERR_INVALID_ARG;
         sched_rotate(me);
         return KEEP_ERR_OK;
     case KEEP_M_PROCESS_SET_NAME:
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
         memcpy(p->name, &a[0], 8);
         memcpy(p->name + 8, &a[1], 8);
         return KEEP_ERR_OK;
     case KEEP_M_PROCESS_SET_PRIORITY:
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
         if (a[0] >= PRIO_LEVELS)
             return KEEP_ERR_INVALID_ARG;
         if (p->state == KEEP_STATE_RUNNABLE) {
@@ -186,7 +342,64 @@ u64 process_invoke(struct invocation *inv)
             p->prio = (u8)a[0];
         }
         return KEEP_ERR_OK;
-    default:
-        return KEEP_ERR_INVALID_METHOD;
+    case KEEP_M_PROCESS_READ_REGS:
+        return regs_io(inv, p, false);
+    case KEEP_M_PROCESS_WRITE_REGS:
+        return regs_io(inv, p, true);
+    case KEEP_M_PROCESS_SET_IPC_BUFFER:
+        if ((a[0] & (PAGE_SIZE - 1)) || a[0] > KEEP_USER_TOP - KEEP_IPC_SIZE)
+            return KEEP_ERR_INVALID_ARG;
+        p->ipc_buf = a[0];
+        return KEEP_ERR_OK;
+    case KEEP_M_PROCESS_SET_FAULT_HANDLER: {
+        struct cap h = {0, 0};
+        if (a[0]) {
+            u64 e = cap_lookup(me->as, a[0], KEEP_TYPE_SENDER, 0, &h);
+            if (e)
+                return e;
+        }
+        p->fault_handler = h;
+        return KEEP_ERR_OK;
     }
+    case KEEP_M_PROCESS_SET_EMULATION:
+        if (a[0] > 1)
+            return KEEP_ERR_INVALID_ARG;
+        p->emulate = (u8)a[0];
+        return KEEP_ERR_OK;
+    default:
+        return mint(inv, p);
+    }
+}
+
+u64 process_check(u64 *checked)
+{
+    u64 bad = 0, n = 0;
+    for (struct process *p = all_processes; p; p = p->all_next, n++) {
+        (*checked)++;
+        if (numbers[p->num].p != p) {
+            kprintf("invariant: pid %lu: process number %lu does not name it\n", p->pid, p->num);
+            bad++;
+        }
+        if ((p->state == KEEP_STATE_BLOCKED) != (p->wait_kind != WAIT_NONE)) {
+            kprintf("invariant: pid %lu: state %u with wait kind %u\n", p->pid, p->state, p->wait_kind);
+            bad++;
+        }
+        if ((p->state == KEEP_STATE_RUNNABLE) != (p->rq_next != NULL)) {
+            kprintf("invariant: pid %lu: state %u, %s a run queue\n", p->pid, p->state,
+                    p->rq_next ? "in" : "not in");
+            bad++;
+        }
+        u64 len = 0;
+        for (struct process *s = p->sendq_head; s && len <= n + 1000; s = s->q_next, len++)
+            if (s->wait_target != p || (s->wait_kind != WAIT_SEND && s->wait_kind != WAIT_FAULT)) {
+                kprintf("invariant: pid %lu: queued sender pid %lu waits for something else\n",
+                        p->pid, s->pid);
+                bad++;
+            }
+    }
+    if (n != numbers_used) {
+        kprintf("invariant: %lu processes, %lu process numbers in use\n", n, numbers_used);
+        bad++;
+    }
+    return bad;
 }

@@ -1,6 +1,9 @@
-/* Processes: saved registers and FPU state, an address space, a priority
- * and a state.  A process occupies one frame; its struct regs comes first
- * so that the entry code can save a user context straight into it. */
+/* Processes: saved registers and FPU state, an address space, an IPC
+ * buffer, a fault handler, a priority and a state.  A process occupies one
+ * frame from the account it was made from; its struct regs comes first so
+ * that the entry code can save a user context straight into it.  Processes
+ * are named by a 15-bit process number, which with a 40-bit version is what
+ * PROCESS, SENDER and RETURN capabilities carry. */
 #ifndef KEEP_PROCESS_H
 #define KEEP_PROCESS_H
 
@@ -8,19 +11,40 @@
 #include "aspace.h"
 #include "cap.h"
 
-enum wait_kind { WAIT_NONE, WAIT_CONSOLE, WAIT_PROCESS };
+enum wait_kind {
+    WAIT_NONE,
+    WAIT_CONSOLE,     /* console input (restarts) */
+    WAIT_PROCESS,     /* PROCESS.WAIT on wait_target (restarts) */
+    WAIT_SEND,        /* in wait_target's send queue (restarts) */
+    WAIT_RECV,        /* open receive (completed by the sender) */
+    WAIT_REPLY,       /* a call's reply (completed by the return capability) */
+    WAIT_FAULT,       /* a fault message in wait_target's send queue */
+    WAIT_FAULT_REPLY, /* a fault message delivered, waiting for the reply */
+    WAIT_SLEEP,       /* TIMER.SLEEP (completed by the timer) */
+};
+
+struct account;
 
 struct process {
     struct regs regs; /* must stay first: TSS.rsp0 points just past it */
     struct fpu_state fpu;
     struct aspace *as;
-    struct process *rq_next, *rq_prev; /* run queue of its priority */
-    struct process *all_next;          /* every process, by pid */
-    struct process *wait_target;       /* WAIT_PROCESS: whom it waits for */
-    u64 pid;
-    u64 code, fault_rip, fault_addr; /* exit code or vector; fault details */
-    u32 slice;                        /* timer ticks left */
-    u8 state, prio, wait_kind;
+    struct account *account;            /* paid for this frame */
+    struct process *rq_next, *rq_prev;  /* run queue of its priority */
+    struct process *all_next;           /* every process, by pid */
+    struct process *wait_target;        /* whose queue it is in, or whom it waits for */
+    struct process *q_next;             /* link in wait_target's send queue */
+    struct process *sendq_head, *sendq_tail; /* processes waiting to send to this one */
+    struct process *sleep_next;         /* timer list, ordered by deadline */
+    u64 deadline;                       /* tick to wake at; 0 when not on the list */
+    u64 pid, num, reply_version;
+    u64 ipc_buf;                        /* user address of the IPC buffer, or 0 */
+    struct cap fault_handler;           /* SENDER, or null */
+    struct cap fault_to;                /* where the pending fault message goes */
+    u64 fault_label, fault_words[4];
+    u64 code, fault_rip, fault_addr;    /* exit code or vector; fault details */
+    u32 slice;                          /* timer ticks left */
+    u8 state, prio, wait_kind, emulate;
     char name[16];
 };
 _Static_assert(sizeof(struct process) <= 4096, "a process fits in one frame");
@@ -30,16 +54,33 @@ _Static_assert(sizeof(struct process) <= 4096, "a process fits in one frame");
 
 extern struct process *all_processes;
 
-u64 process_create(struct aspace *as, u64 *pa_out);
-static inline struct process *process_from_cap(struct cap c) { return phys_to_virt(cap_pa(c)); }
+bool process_number_free(void);
+/* Make a process in as from the account (which holds a frame). */
+struct process *process_create(struct aspace *as, struct account *a);
+void process_destroy(struct process *p);
+struct cap process_cap(struct process *p);
+static inline struct process *process_from_cap(struct cap c);
+/* The live process with this number and version, or NULL. */
+struct process *process_by_number(u64 num, u64 version);
+/* The caller a RETURN capability answers, if it still waits for it. */
+struct process *return_target(struct cap c);
+static inline struct process *process_from_cap(struct cap c)
+{
+    return process_by_number(cap_objnum(c), cap_version(c));
+}
+
 void process_set_name(struct process *p, const char *name);
-void process_fault(struct process *p, u64 vector, u64 rip, u64 addr);
+/* An exception in user mode: to the fault handler, or stop and report. */
+void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err);
 void process_make_runnable(struct process *p);
 /* Block the caller in its current invocation, which restarts when it wakes. */
 void process_block(struct process *p, enum wait_kind kind);
 /* Make runnable every process blocked in `kind` on `target` (NULL for the
  * console); each restarts its invocation. */
 void process_wake(enum wait_kind kind, struct process *target);
+/* Take a process out of whatever it waits for (STOP, DESTROY). */
+void process_detach(struct process *p);
+u64 process_check(u64 *checked); /* CHECK_INVARIANTS */
 
 const char *exception_name(u64 vector);
 

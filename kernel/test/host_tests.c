@@ -252,16 +252,38 @@ static void test_ksyms(void)
 
 static void test_cap_encoding(void)
 {
-    struct cap c = cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, 0x12345000, 0xabcdef1234ULL);
-    CHECK(cap_type(c) == KEEP_TYPE_PROCESS);
+    /* Every field at its widest: 15-bit object number, 40-bit version. */
+    struct cap c = cap_make(KEEP_TYPE_SENDER, KEEP_RIGHT_ALL, 0x7fff, 0xabcdef1234ULL, ~0ULL);
+    CHECK(cap_type(c) == KEEP_TYPE_SENDER);
     CHECK(cap_rights(c) == KEEP_RIGHT_ALL);
-    CHECK(cap_pa(c) == 0x12345000);
+    CHECK(cap_objnum(c) == 0x7fff);
     CHECK(cap_version(c) == 0xabcdef1234ULL);
+    CHECK(cap_payload(c) == ~0ULL);
     CHECK(!cap_is_null(c));
+    /* A version wider than 40 bits wraps instead of spilling into the type. */
+    struct cap v = cap_make(KEEP_TYPE_PAGE, 0, 1, (1ULL << 40) | 5, 0);
+    CHECK(cap_type(v) == KEEP_TYPE_PAGE && cap_version(v) == 5 && cap_objnum(v) == 1);
     struct cap r = cap_restrict(c, KEEP_RIGHT_READ);
-    CHECK(cap_rights(r) == KEEP_RIGHT_READ && cap_pa(r) == 0x12345000 && cap_type(r) == KEEP_TYPE_PROCESS);
+    CHECK(cap_rights(r) == KEEP_RIGHT_READ && cap_objnum(r) == 0x7fff && cap_type(r) == KEEP_TYPE_SENDER);
     CHECK(cap_rights(cap_restrict(r, KEEP_RIGHT_ALL)) == KEEP_RIGHT_READ); /* never amplifies */
+    CHECK(cap_rights(cap_mask(r, 0)) == KEEP_RIGHT_READ);                  /* 0 keeps */
     CHECK(cap_is_null((struct cap){0, 0}));
+}
+
+static void test_cap_weak(void)
+{
+    struct cap page = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC, 0, 3, 0x5000);
+    struct cap as = cap_make(KEEP_TYPE_ASPACE, KEEP_RIGHT_ALL, 0, 3, 0x6000);
+    struct cap proc = cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, 7, 3, 0);
+    /* WEAK in a mask is added, and takes WRITE away. */
+    struct cap w = cap_restrict(as, KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK);
+    CHECK(cap_weak(w) && !(cap_rights(w) & KEEP_RIGHT_WRITE) && (cap_rights(w) & KEEP_RIGHT_READ));
+    /* Weakness is never removed by a later mask. */
+    CHECK(cap_weak(cap_restrict(w, KEEP_RIGHT_ALL)));
+    /* Fetched through a weak capability. */
+    CHECK(cap_rights(cap_weaken(page)) == KEEP_RIGHT_READ && cap_pa(cap_weaken(page)) == 0x5000);
+    CHECK(cap_weak(cap_weaken(as)) && !(cap_rights(cap_weaken(as)) & KEEP_RIGHT_WRITE));
+    CHECK(cap_is_null(cap_weaken(proc)));
 }
 
 int main(void)
@@ -278,6 +300,7 @@ int main(void)
         {"boot image parsing", test_bootimage},
         {"symbol lookup", test_ksyms},
         {"capability encoding", test_cap_encoding},
+        {"weak capabilities", test_cap_weak},
     };
     int failed_tests = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -5,6 +5,9 @@
 
 #include "types.h"
 
+struct aspace;
+struct process;
+
 /* Vector number stored in regs.vector for a system-call entry. */
 #define VEC_SYSCALL 0x100
 #define VEC_TIMER 0x20
@@ -33,6 +36,7 @@ struct cpu {
     u64 user_rsp_scratch;  /* syscall entry: the user rsp before the frame is built */
     u64 kstack_top;        /* the one kernel stack */
     struct process *current;
+    struct aspace *loaded_as; /* whose page tables (and capability segment) CR3 holds */
     u64 features;          /* KEEP_CPU_* bits */
     u64 tsc_hz;
     u64 ticks;

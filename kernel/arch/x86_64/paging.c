@@ -4,6 +4,9 @@
  * into every address space, so it is the same everywhere and never gains a
  * PML4 entry later.  It holds:
  *   0xffff800000000000  the physical-memory window (2 MiB pages, RW, NX)
+ *   0xfffffe0000000000  the capability segment: the one kernel-half PML4 entry
+ *                       that each address space has for itself (cappages,
+ *                       kernel-only, RW, NX; see docs/kernel-manual.md)
  *   0xffffff0000000000  device registers (4 KiB pages, uncached, NX)
  *   0xffffffff80000000  the kernel image: text RX, rodata R+NX, data RW+NX
  * Nothing in it is user-accessible, and no page is writable and executable;
@@ -106,6 +109,8 @@ void *map_mmio(u64 pa)
     return (void *)(uptr)(va + (pa & 0xfff));
 }
 
+#define CAPSEG_SLOT ((KEEP_CAP_SEGMENT >> 39) & 511)
+
 void pml4_init_user(u64 pml4_pa)
 {
     u64 *t = phys_to_virt(pml4_pa);
@@ -120,6 +125,53 @@ int user_map(u64 pml4_pa, u64 va, u64 pa, u64 pte_flags, pt_alloc_fn alloc, void
         return -1;
     *e = pa | pte_flags | PTE_P | PTE_U;
     return 0;
+}
+
+u64 capseg_va(u64 cap_addr) { return KEEP_CAP_SEGMENT + (cap_addr / KEEP_CAPPAGE_SLOTS) * PAGE_SIZE; }
+
+int capseg_map(u64 pml4_pa, u64 cap_addr, u64 pa, pt_alloc_fn alloc, void *ctx)
+{
+    u64 *e = walk_create(phys_to_virt(pml4_pa), capseg_va(cap_addr), 0, PTE_P | PTE_W, alloc, ctx);
+    if (!e)
+        return -1;
+    *e = pa | PTE_P | PTE_W | PTE_NX;
+    return 0;
+}
+
+unsigned tables_missing(u64 pml4_pa, u64 va)
+{
+    u64 *t = phys_to_virt(pml4_pa);
+    for (int l = 3; l > 0; l--) {
+        u64 e = t[index_of(va, l)];
+        if (!(e & PTE_P))
+            return (unsigned)l;
+        t = table_of(e);
+    }
+    return 0;
+}
+
+static void free_subtree(u64 *t, int level, void (*free_fn)(void *, u64), void *ctx)
+{
+    for (unsigned i = 0; i < 512; i++) {
+        if (!(t[i] & PTE_P))
+            continue;
+        if (level > 1)
+            free_subtree(table_of(t[i]), level - 1, free_fn, ctx);
+        free_fn(ctx, t[i] & PTE_ADDR);
+        t[i] = 0;
+    }
+}
+
+void free_user_tables(u64 pml4_pa, void (*free_fn)(void *, u64), void *ctx)
+{
+    u64 *pml4 = phys_to_virt(pml4_pa);
+    for (unsigned i = 0; i < 512; i++) {
+        if ((i >= 256 && i != CAPSEG_SLOT) || !(pml4[i] & PTE_P))
+            continue;
+        free_subtree(table_of(pml4[i]), 2, free_fn, ctx);
+        free_fn(ctx, pml4[i] & PTE_ADDR);
+        pml4[i] = 0;
+    }
 }
 
 u64 *user_pte(u64 pml4_pa, u64 va)
@@ -207,8 +259,9 @@ u64 paging_check(unsigned check, u64 user_pml4_pa, u64 *checked)
     u64 *user = phys_to_virt(user_pml4_pa);
     /* The kernel half as the caller's address space sees it. */
     check_table(&c, user, 3, 0, 256, 512, true, false, false);
-    if (memcmp(user + 256, kernel_pml4 + 256, 256 * sizeof(u64)) != 0)
-        c.violations++; /* the kernel half must be the kernel's own */
+    for (unsigned i = 256; i < 512; i++)
+        if (i != CAPSEG_SLOT && user[i] != kernel_pml4[i])
+            c.violations++; /* the kernel half must be the kernel's own */
     if (check == KEEP_CHECK_WX)
         check_table(&c, user, 3, 0, 0, 256, true, false, false);
     *checked = c.checked;

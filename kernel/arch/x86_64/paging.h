@@ -21,6 +21,7 @@
 
 static inline void *phys_to_virt(u64 pa) { return (void *)(uptr)(pa + PHYS_WINDOW); }
 u64 kernel_virt_to_phys(const void *va); /* for the kernel image only */
+static inline u64 virt_to_phys_window(const void *va) { return (u64)(uptr)va - PHYS_WINDOW; }
 
 /* Allocates one zeroed frame for a page table; returns 0 when none is left. */
 typedef u64 (*pt_alloc_fn)(void *ctx);
@@ -34,6 +35,13 @@ void pml4_init_user(u64 pml4_pa);
 int user_map(u64 pml4_pa, u64 va, u64 pa, u64 pte_flags, pt_alloc_fn alloc, void *ctx);
 u64 *user_pte(u64 pml4_pa, u64 va); /* the leaf entry, or NULL when no table is there */
 bool user_translate(u64 pml4_pa, u64 va, bool write, u64 *pa);
+/* The capability segment: map the cappage for cap_addr (kernel-only). */
+u64 capseg_va(u64 cap_addr);
+int capseg_map(u64 pml4_pa, u64 cap_addr, u64 pa, pt_alloc_fn alloc, void *ctx);
+/* Page tables that mapping a page at va would have to create (0-3). */
+unsigned tables_missing(u64 pml4_pa, u64 va);
+/* Free every table of the user half and of the capability segment. */
+void free_user_tables(u64 pml4_pa, void (*free_fn)(void *, u64), void *ctx);
 /* Load an address space; flush its TLB entries too when flush is set. */
 void switch_address_space(u64 pml4_pa, u16 pcid, bool flush);
 void flush_page(u64 va);

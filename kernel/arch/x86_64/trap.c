@@ -2,6 +2,7 @@
  * (or, later, goes to its fault handler); from kernel mode it is a kernel
  * bug: print everything useful and stop the machine. */
 #include "arch.h"
+#include "cap.h"
 #include "ksyms.h"
 #include "lib.h"
 #include "sched.h"
@@ -18,6 +19,8 @@ static const char *const exception_names[32] = {
 
 const char *exception_name(u64 vector)
 {
+    if (vector == VEC_SYSCALL)
+        return "system call in emulation mode without a fault handler";
     if (vector < 32 && exception_names[vector])
         return exception_names[vector];
     return "reserved exception";
@@ -48,8 +51,8 @@ NORETURN void trap_from_user(struct regs *r)
     struct process *p = cpu0.current;
     ASSERT(r == &p->regs);
     if (r->vector < 32) {
-        u64 addr = r->vector == 14 ? read_cr2() : r->err;
-        process_fault(p, r->vector, r->rip, addr);
+        u64 addr = r->vector == 14 ? read_cr2() : 0;
+        process_fault(p, r->vector, r->rip, addr, r->err);
     } else {
         handle_irq(r->vector);
     }
@@ -61,6 +64,11 @@ void trap_from_kernel(struct regs *r)
 {
     if (r->vector >= 32) {
         handle_irq(r->vector);
+        return;
+    }
+    /* An unmapped capability address: the probe's fix-up returns the error. */
+    if (r->vector == 14 && r->rip == (u64)(uptr)capseg_load_insn) {
+        r->rip = (u64)(uptr)capseg_load_fixup;
         return;
     }
     kernel_fault(r);

@@ -3,40 +3,51 @@
 #define KEEP_ABI_H
 
 #define KEEP_VERSION_MAJOR 0
-#define KEEP_VERSION_MINOR 1
+#define KEEP_VERSION_MINOR 2
 #define KEEP_VERSION_PATCH 0
-#define KEEP_VERSION_STRING "0.1.0"
+#define KEEP_VERSION_STRING "0.2.0"
 #define KEEP_TAG_METHOD_MASK 0xffff
 
 /* Error codes */
 #define KEEP_ERR_OK 0x0ULL /* The invocation succeeded. */
-#define KEEP_ERR_INVALID_CAP 0x1ULL /* The capability address names an empty slot or lies outside the capability space. */
+#define KEEP_ERR_INVALID_CAP 0x1ULL /* The capability address names an empty (null) slot. */
 #define KEEP_ERR_WRONG_TYPE 0x2ULL /* A capability argument has the wrong object type. */
-#define KEEP_ERR_NO_RIGHTS 0x3ULL /* The capability lacks a right the method needs. */
-#define KEEP_ERR_INVALID_METHOD 0x4ULL /* The object type has no method with this number. */
-#define KEEP_ERR_INVALID_ARG 0x5ULL /* An argument is out of range or malformed. */
-#define KEEP_ERR_NO_MEMORY 0x6ULL /* The memory object has no free frame left. */
-#define KEEP_ERR_STALE 0x7ULL /* The capability refers to an object that has been destroyed (version mismatch). */
-#define KEEP_ERR_WOULD_BLOCK 0x8ULL /* A non-blocking operation could not complete at once. */
+#define KEEP_ERR_NO_RIGHTS 0x3ULL /* The capability lacks a right the method needs (a weak capability has no WRITE). */
+#define KEEP_ERR_INVALID_METHOD 0x4ULL /* The object type has no method with this number, or the invocation mode does not apply to it. */
+#define KEEP_ERR_INVALID_ARG 0x5ULL /* An argument is out of range or malformed (including reserved tag bits). */
+#define KEEP_ERR_NO_MEMORY 0x6ULL /* The memory pool or the kernel-memory account is empty and no kpager can refill it. */
+#define KEEP_ERR_STALE 0x7ULL /* The capability refers to an object that has been destroyed or revoked, or a return capability already used (version mismatch). */
+#define KEEP_ERR_WOULD_BLOCK 0x8ULL /* A non-blocking phase could not complete at once (no receiver waiting, no message queued, no input). */
 #define KEEP_ERR_BAD_STATE 0x9ULL /* The object is not in a state that allows the method. */
-#define KEEP_ERR_FAULT 0xaULL /* A user buffer is not mapped with the access the method needs. */
+#define KEEP_ERR_FAULT 0xaULL /* A user buffer (or the IPC buffer) is not mapped with the access the operation needs. */
 #define KEEP_ERR_EXISTS 0xbULL /* The destination slot or virtual address is already in use. */
-#define KEEP_ERR_NOT_MAPPED 0xcULL /* Nothing is mapped at the given virtual address. */
+#define KEEP_ERR_NOT_MAPPED 0xcULL /* Nothing is mapped at the given virtual address or capability address. */
+#define KEEP_ERR_NO_CAPPAGE 0xdULL /* The capability address lies in the capability space but no cappage is mapped there. */
+#define KEEP_ERR_OUT_OF_RANGE 0xeULL /* The capability address lies beyond the capability space (CAP_SPACE_SLOTS). */
+#define KEEP_ERR_TIMEOUT 0xfULL /* A receive phase ended because its time-out expired. */
 
 /* Object types */
 #define KEEP_TYPE_NULL 0x0ULL /* The null capability (all-zero); every invocation fails with INVALID_CAP. */
 #define KEEP_TYPE_CONSOLE 0x1ULL /* The kernel's debug console on the first serial port. */
 #define KEEP_TYPE_KERNEL 0x2ULL /* Control of the machine: information, the memory map, power-off, self-checks. Given only to the root task. */
-#define KEEP_TYPE_MEMORY 0x3ULL /* A pool of free physical frames from which objects are made (retyped). */
-#define KEEP_TYPE_PAGE 0x4ULL /* One 4 KiB data frame; mapped into address spaces. */
-#define KEEP_TYPE_ASPACE 0x5ULL /* An address space: page tables plus a capability space. */
-#define KEEP_TYPE_PROCESS 0x6ULL /* A process: registers, an address space, a priority and a state. */
+#define KEEP_TYPE_MEMORY 0x3ULL /* A pool of free physical frames: data pages and cappages are made from it, and kernel-memory accounts are funded from it. */
+#define KEEP_TYPE_PAGE 0x4ULL /* One 4 KiB data frame; mapped into address spaces. Never holds capabilities. */
+#define KEEP_TYPE_ASPACE 0x5ULL /* An address space: page tables for data plus a sparse capability space of cappages. */
+#define KEEP_TYPE_PROCESS 0x6ULL /* A process: registers, an address space, an IPC buffer, a fault handler, a priority and a state. */
+#define KEEP_TYPE_CAPPAGE 0x7ULL /* One 4 KiB frame of 256 capability slots; mapped into capability spaces, never readable or writable by user code. */
+#define KEEP_TYPE_SENDER 0x8ULL /* A sender capability: invoking it sends an IPC message to its process, which learns the capability's protected payload. */
+#define KEEP_TYPE_RETURN 0x9ULL /* A return capability, made by the kernel for the callee of a call: invoking it sends the reply. Works at most once. */
+#define KEEP_TYPE_WRAPPER 0xaULL /* A forwarding object around another capability: invoking it invokes the wrapped capability with the wrapper's rights; revoking it kills every copy. */
+#define KEEP_TYPE_ACCOUNT 0xbULL /* A kernel-memory account: frames donated by its kpager, from which address spaces, processes and wrappers are made and page tables grow. */
+#define KEEP_TYPE_TIMER 0xcULL /* Time: the clock and sleeping. */
 
 /* Rights */
-#define KEEP_RIGHT_READ 0x1ULL /* Read: map readable; query. */
-#define KEEP_RIGHT_WRITE 0x2ULL /* Write: map writable; change the object. */
+#define KEEP_RIGHT_READ 0x1ULL /* Read: map readable; query; fetch capabilities. */
+#define KEEP_RIGHT_WRITE 0x2ULL /* Write: map writable; change the object; send a message. */
 #define KEEP_RIGHT_EXEC 0x4ULL /* Execute: map executable. */
-#define KEEP_RIGHT_ALL 0x7ULL /* Every right. */
+#define KEEP_RIGHT_CALL 0x8ULL /* Call: invoke a SENDER in CALL mode, which gives the callee a return capability. Without it a capability is no-call (send only). */
+#define KEEP_RIGHT_ALL 0xfULL /* Every right (READ, WRITE, EXEC, CALL). */
+#define KEEP_RIGHT_WEAK 0x10ULL /* Weak (a restriction, not a right): implies no WRITE, and capabilities fetched through it are weakened too. Added, never removed, by a rights mask. */
 
 /* Process states */
 #define KEEP_STATE_CREATED 0x0ULL /* Made, not yet started. */
@@ -82,17 +93,81 @@
 #define KEEP_SLOT_CONSOLE 0x1ULL /* The debug console. */
 #define KEEP_SLOT_KERNEL 0x2ULL /* The kernel-control capability (root task and the test suite). */
 #define KEEP_SLOT_SELF_PROCESS 0x3ULL /* The program's own process. */
-#define KEEP_SLOT_SELF_ASPACE 0x4ULL /* The program's own address space. */
+#define KEEP_SLOT_SELF_ASPACE 0x4ULL /* The program's own address space (and so its own capability space). */
 #define KEEP_SLOT_MEMORY 0x5ULL /* A memory pool. */
+#define KEEP_SLOT_ACCOUNT 0x6ULL /* The kernel-memory account that pays for the program's own objects. */
+#define KEEP_SLOT_TIMER 0x7ULL /* The timer. */
 #define KEEP_SLOT_FIRST_FREE 0x10ULL /* The first slot that is not reserved by convention. */
 
 /* Layout constants */
-#define KEEP_CSPACE_SLOTS 0x100ULL /* Capability slots per address space in this version (the sparse MMU-backed space comes with the capability kernel). */
+#define KEEP_CAP_SPACE_SLOTS 0x100000000ULL /* Capability addresses per capability space (2^32); an address at or beyond it is OUT_OF_RANGE. */
+#define KEEP_CAPPAGE_SLOTS 0x100ULL /* Capability slots in one cappage (16 bytes each); cappages are mapped at capability addresses that are multiples of it. */
+#define KEEP_CAP_SEGMENT 0xfffffe0000000000ULL /* Kernel virtual address of the capability segment: the kernel-only alias of the current capability space (slot n at CAP_SEGMENT + 16 n). */
 #define KEEP_PAGE_SIZE 0x1000ULL /* Size of a page. */
 #define KEEP_USER_TOP 0x800000000000ULL /* First address above the user half. */
 #define KEEP_BOOT_IMAGE_VADDR 0x100000000000ULL /* Where the kernel maps the boot image (read-only) into the root task; rdi holds this address and rsi the image size at entry. */
 #define KEEP_ROOT_STACK_TOP 0x7ff000000000ULL /* Top of the root task's initial stack. */
 #define KEEP_ROOT_STACK_PAGES 0x40ULL /* Pages of the root task's initial stack. */
+#define KEEP_ROOT_ACCOUNT_FRAMES 0x100ULL /* Frames the kernel moves into the root task's kernel-memory account at boot (after paying for the root task itself). */
+#define KEEP_MAX_STRING 0x1000ULL /* Largest byte string one message carries. */
+#define KEEP_MAX_CAPS 0x4ULL /* Capabilities one message carries, and receive slots one receive phase names. */
+#define KEEP_MAX_RECV_SLOTS 0x5ULL /* Receive slots one receive phase names: a call's return capability plus MAX_CAPS. */
+#define KEEP_PROCESS_NUMBERS 0x8000ULL /* Processes that can exist at once (the object number of process capabilities is 15 bits wide). */
+#define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
+
+/* Message tag fields (rsi) */
+#define KEEP_TAG_LABEL_MASK 0xffffULL /* Bits 0-15: the label (method number for kernel objects, free for IPC). */
+#define KEEP_TAG_CAPS_SHIFT 0x10ULL /* Bits 16-18: capabilities to send (0-4), listed in the IPC buffer's send_caps; on return, capabilities received. */
+#define KEEP_TAG_SLOTS_SHIFT 0x13ULL /* Bits 19-21: receive slots (0-5), listed in the IPC buffer's recv_slots. */
+#define KEEP_TAG_COUNT_MASK 0x7ULL /* Width mask of the two count fields. */
+#define KEEP_TAG_STRING 0x400000ULL /* Bit 22: send the byte string of the IPC buffer (send_len bytes); on return, a string arrived (recv_len bytes). */
+#define KEEP_TAG_MODE_SHIFT 0x18ULL /* Bits 24-25: the mode, one of MODE_*. */
+#define KEEP_TAG_MODE_CALL 0x0ULL /* Send, then wait for the reply through the return capability made for the callee. Kernel objects only take this mode. */
+#define KEEP_TAG_MODE_SEND 0x1ULL /* Send only. */
+#define KEEP_TAG_MODE_RECV 0x2ULL /* Open receive only (rdi ignored). */
+#define KEEP_TAG_MODE_SEND_RECV 0x3ULL /* Send, then open receive (reply-and-receive when rdi is a return capability). */
+#define KEEP_TAG_SEND_NONBLOCK 0x4000000ULL /* Bit 26: fail the send phase with WOULD_BLOCK instead of waiting for the receiver. */
+#define KEEP_TAG_RECV_NONBLOCK 0x8000000ULL /* Bit 27: fail the receive phase with WOULD_BLOCK when no message is waiting. */
+#define KEEP_TAG_CALLED 0x10000000ULL /* Bit 28 (received tag only): the message is a call; receive slot 0 holds its return capability. */
+
+/* Labels of kernel-made messages */
+#define KEEP_LABEL_EXCEPTION 0xff00ULL /* A CPU exception (page fault included). Words: vector, rip, address (CR2 for a page fault, else 0), error code. */
+#define KEEP_LABEL_SYSCALL 0xff01ULL /* A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx. */
+#define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply. */
+
+/* Reply labels for fault messages */
+#define KEEP_REPLY_RESUME 0x0ULL /* Resume the process with its registers as they are (a handler may have changed them with WRITE_REGS). */
+#define KEEP_REPLY_RESUME_SET_RAX 0x1ULL /* Resume the process with rax set to data word 0 (the result of an emulated system call). */
+#define KEEP_REPLY_STOP 0x2ULL /* Stop the process (state STOPPED, reported to waiters). */
+
+/* IPC buffer layout (byte offsets) */
+#define KEEP_IPC_SEND_CAPS 0x0ULL /* Offset of u64 send_caps[4]: capability address in bits 0-31, rights mask in bits 32-36 (0 keeps the rights as they are). */
+#define KEEP_IPC_RECV_SLOTS 0x20ULL /* Offset of u64 recv_slots[5]: capability addresses where received capabilities go, in order (overwriting what is there); a call's return capability takes the first. */
+#define KEEP_IPC_SEND_LEN 0x48ULL /* Offset of u64 send_len: bytes of the string to send (at most MAX_STRING). */
+#define KEEP_IPC_RECV_LEN 0x50ULL /* Offset of u64 recv_len: written by the kernel, bytes of the string received. */
+#define KEEP_IPC_STRING 0x1000ULL /* Offset of the string bytes (MAX_STRING); sent from here, received here. */
+#define KEEP_IPC_SIZE 0x2000ULL /* Size of the IPC buffer. */
+
+/* Register block of READ_REGS and WRITE_REGS (word indexes) */
+#define KEEP_REG_RAX 0x0ULL /* rax */
+#define KEEP_REG_RBX 0x1ULL /* rbx */
+#define KEEP_REG_RCX 0x2ULL /* rcx */
+#define KEEP_REG_RDX 0x3ULL /* rdx */
+#define KEEP_REG_RSI 0x4ULL /* rsi */
+#define KEEP_REG_RDI 0x5ULL /* rdi */
+#define KEEP_REG_RBP 0x6ULL /* rbp */
+#define KEEP_REG_RSP 0x7ULL /* rsp */
+#define KEEP_REG_R8 0x8ULL /* r8 */
+#define KEEP_REG_R9 0x9ULL /* r9 */
+#define KEEP_REG_R10 0xaULL /* r10 */
+#define KEEP_REG_R11 0xbULL /* r11 */
+#define KEEP_REG_R12 0xcULL /* r12 */
+#define KEEP_REG_R13 0xdULL /* r13 */
+#define KEEP_REG_R14 0xeULL /* r14 */
+#define KEEP_REG_R15 0xfULL /* r15 */
+#define KEEP_REG_RIP 0x10ULL /* rip (must lie in the user half) */
+#define KEEP_REG_RFLAGS 0x11ULL /* rflags (only the arithmetic flags, DF and TF are taken on write; IF stays set) */
+#define KEEP_REG_COUNT 0x12ULL /* Number of registers in the block (the block is COUNT * 8 bytes). */
 
 /* Methods: KEEP_M_<OBJECT>_<METHOD> */
 #define KEEP_M_CONSOLE_WRITE 1
@@ -104,13 +179,30 @@
 #define KEEP_M_KERNEL_POWEROFF 5
 #define KEEP_M_KERNEL_DEBUG_EXIT 6
 #define KEEP_M_KERNEL_CMDLINE 7
+#define KEEP_M_KERNEL_CHECK_INVARIANTS 8
 #define KEEP_M_MEMORY_RETYPE 1
 #define KEEP_M_MEMORY_FREE 2
+#define KEEP_M_MEMORY_DONATE 3
+#define KEEP_M_MEMORY_CREATE_ACCOUNT 4
+#define KEEP_M_ACCOUNT_INFO 1
+#define KEEP_M_ACCOUNT_SET_KPAGER 2
+#define KEEP_M_ACCOUNT_CREATE_ASPACE 3
+#define KEEP_M_ACCOUNT_CREATE_PROCESS 4
+#define KEEP_M_ACCOUNT_CREATE_WRAPPER 5
+#define KEEP_M_ACCOUNT_DESTROY 6
+#define KEEP_M_ACCOUNT_RECLAIM 7
 #define KEEP_M_ASPACE_MAP 1
 #define KEEP_M_ASPACE_UNMAP 2
-#define KEEP_M_ASPACE_INSERT_CAP 3
-#define KEEP_M_ASPACE_DELETE_CAP 4
-#define KEEP_M_ASPACE_LOOKUP 5
+#define KEEP_M_ASPACE_LOOKUP 3
+#define KEEP_M_ASPACE_MAP_CAPPAGE 4
+#define KEEP_M_ASPACE_UNMAP_CAPPAGE 5
+#define KEEP_M_ASPACE_INSERT_CAP 6
+#define KEEP_M_ASPACE_EXTRACT_CAP 7
+#define KEEP_M_ASPACE_DELETE_CAP 8
+#define KEEP_M_ASPACE_COPY_CAP 9
+#define KEEP_M_ASPACE_MOVE_CAP 10
+#define KEEP_M_ASPACE_IDENTIFY_CAP 11
+#define KEEP_M_ASPACE_COMPARE_CAP 12
 #define KEEP_M_PROCESS_SET_REGS 1
 #define KEEP_M_PROCESS_START 2
 #define KEEP_M_PROCESS_STOP 3
@@ -120,5 +212,13 @@
 #define KEEP_M_PROCESS_YIELD 7
 #define KEEP_M_PROCESS_SET_NAME 8
 #define KEEP_M_PROCESS_SET_PRIORITY 9
+#define KEEP_M_PROCESS_READ_REGS 10
+#define KEEP_M_PROCESS_WRITE_REGS 11
+#define KEEP_M_PROCESS_SET_IPC_BUFFER 12
+#define KEEP_M_PROCESS_SET_FAULT_HANDLER 13
+#define KEEP_M_PROCESS_SET_EMULATION 14
+#define KEEP_M_PROCESS_MINT 15
+#define KEEP_M_TIMER_NOW 1
+#define KEEP_M_TIMER_SLEEP 2
 
 #endif

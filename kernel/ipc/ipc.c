@@ -1,0 +1,337 @@
+/* IPC: send and receive phases, call and return, fault messages.
+ *
+ * A message goes straight from the sender's registers and IPC buffer into
+ * the receiver's: there is no kernel buffer.  A send to a process that is not
+ * in an open receive waits in that process's send queue with its invocation
+ * rewound; when the receiver next receives, the kernel runs the queued
+ * invocation again on the sender's behalf, so nothing ever waits half done.
+ * Fault messages are calls made by the kernel for the faulting process. */
+#include "ipc.h"
+#include "arch.h"
+#include "invoke.h"
+#include "keep/abi.h"
+#include "lib.h"
+#include "process.h"
+#include "sched.h"
+
+struct msg {
+    u64 label, payload, words[4];
+    struct cap caps[KEEP_MAX_RECV_SLOTS]; /* a call's return capability first */
+    unsigned ncaps;
+    bool call, string;
+    struct aspace *str_as; /* the string: sender's space, address, length */
+    u64 str_va, str_len;
+};
+
+/* ---- send queues ---- */
+static void sendq_append(struct process *q, struct process *p)
+{
+    p->q_next = NULL;
+    if (q->sendq_tail)
+        q->sendq_tail->q_next = p;
+    else
+        q->sendq_head = p;
+    q->sendq_tail = p;
+}
+
+void sendq_remove(struct process *q, struct process *p)
+{
+    struct process **link = &q->sendq_head, *prev = NULL;
+    while (*link && *link != p)
+        prev = *link, link = &(*link)->q_next;
+    ASSERT(*link == p);
+    *link = p->q_next;
+    if (q->sendq_tail == p)
+        q->sendq_tail = prev;
+    p->q_next = NULL;
+}
+
+/* ---- the IPC buffer ---- */
+static bool buffer_ok(struct process *p)
+{
+    return p->ipc_buf && user_range_ok(p->as, p->ipc_buf, KEEP_IPC_SIZE, true);
+}
+
+static u64 buf_word(struct process *p, u64 off)
+{
+    u64 v;
+    copy_from_user(p->as, &v, p->ipc_buf + off, sizeof v);
+    return v;
+}
+
+/* Resolve the receive slots r named in its tag; returns how many of the
+ * leading ones exist.  Changes nothing. */
+static unsigned recv_slots(struct process *r, struct cap **slots)
+{
+    unsigned n = (unsigned)tag_slots(r->regs.rsi);
+    if (n > KEEP_MAX_RECV_SLOTS || !n || !buffer_ok(r))
+        return 0;
+    for (unsigned i = 0; i < n; i++)
+        if (cspace_slot(r->as, buf_word(r, KEEP_IPC_RECV_SLOTS + 8 * i), &slots[i]))
+            return i;
+    return n;
+}
+
+static bool can_take_call(struct process *r)
+{
+    struct cap *slots[KEEP_MAX_RECV_SLOTS];
+    return recv_slots(r, slots) >= 1;
+}
+
+static struct cap return_cap(struct process *caller)
+{
+    return cap_make(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, caller->num, caller->reply_version, 0);
+}
+
+/* Finish r's receive phase (or reply wait) with message m and let it run:
+ * first in its priority, which is the direct switch. */
+static void deliver(struct process *r, const struct msg *m)
+{
+    struct cap *slots[KEEP_MAX_RECV_SLOTS];
+    unsigned n = recv_slots(r, slots), got = 0;
+    for (unsigned i = 0; i < m->ncaps && got < n; i++)
+        *slots[got++] = m->caps[i];
+    u64 tag = m->label | ((u64)got << KEEP_TAG_CAPS_SHIFT) | (m->call ? KEEP_TAG_CALLED : 0);
+    if (m->string && buffer_ok(r)) {
+        copy_user_to_user(r->as, r->ipc_buf + KEEP_IPC_STRING, m->str_as, m->str_va, m->str_len);
+        copy_to_user(r->as, r->ipc_buf + KEEP_IPC_RECV_LEN, &m->str_len, sizeof m->str_len);
+        tag |= KEEP_TAG_STRING;
+    }
+    struct regs *g = &r->regs;
+    g->rax = KEEP_ERR_OK;
+    g->rsi = tag;
+    g->rdi = m->payload;
+    g->rdx = m->words[0];
+    g->r8 = m->words[1];
+    g->r9 = m->words[2];
+    g->r10 = m->words[3];
+    sleep_remove(r);
+    r->wait_kind = WAIT_NONE;
+    r->wait_target = NULL;
+    if (r->state != KEEP_STATE_RUNNABLE) {
+        r->state = KEEP_STATE_RUNNABLE;
+        sched_enqueue_front(r);
+    }
+}
+
+static void deliver_fault(struct process *h, struct process *p)
+{
+    struct msg m = {.label = p->fault_label, .payload = cap_payload(p->fault_to), .call = true};
+    memcpy(m.words, p->fault_words, sizeof m.words);
+    m.caps[m.ncaps++] = return_cap(p);
+    deliver(h, &m);
+    p->wait_kind = WAIT_FAULT_REPLY;
+    p->wait_target = NULL;
+}
+
+void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
+{
+    struct process *h = process_from_cap(to);
+    p->fault_label = label;
+    memcpy(p->fault_words, words, sizeof p->fault_words);
+    p->fault_to = to;
+    if (p->state == KEEP_STATE_RUNNABLE)
+        sched_dequeue(p);
+    p->state = KEEP_STATE_BLOCKED;
+    if (h->state == KEEP_STATE_BLOCKED && h->wait_kind == WAIT_RECV && can_take_call(h)) {
+        deliver_fault(h, p);
+    } else {
+        p->wait_kind = WAIT_FAULT;
+        p->wait_target = h;
+        sendq_append(h, p);
+    }
+}
+
+/* The reply to a fault message: go on, go on with rax set, or stop. */
+static u64 fault_reply(struct process *p, u64 label, u64 word0)
+{
+    if (label > KEEP_REPLY_STOP)
+        return KEEP_ERR_INVALID_ARG;
+    p->reply_version++;
+    p->wait_kind = WAIT_NONE;
+    if (label == KEEP_REPLY_STOP) {
+        p->state = KEEP_STATE_STOPPED;
+        return KEEP_ERR_OK;
+    }
+    if (label == KEEP_REPLY_RESUME_SET_RAX && p->fault_label != KEEP_LABEL_KMEM)
+        p->regs.rax = word0;
+    p->state = KEEP_STATE_RUNNABLE;
+    sched_enqueue_front(p);
+    return KEEP_ERR_OK;
+}
+
+/* Everything the send phase names, resolved and checked; changes nothing. */
+static u64 build(struct process *s, u64 tag, struct msg *m)
+{
+    unsigned nc = (unsigned)tag_caps(tag), ns = (unsigned)tag_slots(tag);
+    if (nc > KEEP_MAX_CAPS || ns > KEEP_MAX_RECV_SLOTS)
+        return KEEP_ERR_INVALID_ARG;
+    if ((nc || ns || (tag & KEEP_TAG_STRING)) && !buffer_ok(s))
+        return KEEP_ERR_FAULT;
+    for (unsigned i = 0; i < nc; i++) {
+        u64 w = buf_word(s, KEEP_IPC_SEND_CAPS + 8 * i), mask = w >> 32;
+        struct cap c;
+        if (mask & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK))
+            return KEEP_ERR_INVALID_ARG;
+        u64 e = cap_lookup(s->as, w & 0xffffffff, 0, 0, &c);
+        if (e)
+            return e;
+        m->caps[m->ncaps++] = cap_mask(c, mask);
+    }
+    for (unsigned i = 0; i < ns; i++) { /* our own receive slots, for what comes back */
+        struct cap *slot;
+        u64 e = cspace_slot(s->as, buf_word(s, KEEP_IPC_RECV_SLOTS + 8 * i), &slot);
+        if (e)
+            return e;
+    }
+    if (tag & KEEP_TAG_STRING) {
+        m->string = true;
+        m->str_as = s->as;
+        m->str_va = s->ipc_buf + KEEP_IPC_STRING;
+        m->str_len = buf_word(s, KEEP_IPC_SEND_LEN);
+        if (m->str_len > KEEP_MAX_STRING)
+            return KEEP_ERR_INVALID_ARG;
+    }
+    m->label = tag & KEEP_TAG_LABEL_MASK;
+    m->words[0] = s->regs.rdx;
+    m->words[1] = s->regs.r8;
+    m->words[2] = s->regs.r9;
+    m->words[3] = s->regs.r10;
+    return KEEP_ERR_OK;
+}
+
+/* A sender waiting in p's queue: run its invocation again, for it. */
+static void restart_sender(struct process *s)
+{
+    s->wait_kind = WAIT_NONE;
+    s->wait_target = NULL;
+    s->state = KEEP_STATE_RUNNABLE;
+    sched_enqueue(s);
+    s->regs.rip += 2;
+    u64 e = invoke_run(s, true);
+    if (e != INV_BLOCKED && e != INV_DONE)
+        s->regs.rax = e;
+}
+
+static u64 ms_to_ticks(u64 ms) { return (ms * TIMER_HZ + 999) / 1000; }
+
+u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
+{
+    unsigned ns = (unsigned)tag_slots(tag);
+    if (ns > KEEP_MAX_RECV_SLOTS || tag_caps(tag) || (tag & (KEEP_TAG_STRING | KEEP_TAG_SEND_NONBLOCK)) ||
+        timeout_ms > 86400000)
+        return KEEP_ERR_INVALID_ARG;
+    if (ns && !buffer_ok(p))
+        return KEEP_ERR_FAULT;
+    for (unsigned i = 0; i < ns; i++) {
+        struct cap *slot;
+        u64 e = cspace_slot(p->as, buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * i), &slot);
+        if (e)
+            return e;
+    }
+    if (p->state == KEEP_STATE_RUNNABLE)
+        sched_dequeue(p);
+    p->state = KEEP_STATE_BLOCKED;
+    p->wait_kind = WAIT_RECV;
+    p->regs.rsi = tag; /* deliver() reads the receive slots from here */
+    struct process *s = p->sendq_head;
+    while (s && p->wait_kind == WAIT_RECV) {
+        if (s->wait_kind == WAIT_FAULT && !can_take_call(p)) {
+            s = s->q_next; /* a fault message needs a slot for its return capability */
+            continue;
+        }
+        sendq_remove(p, s);
+        if (s->wait_kind == WAIT_FAULT)
+            deliver_fault(p, s);
+        else
+            restart_sender(s);
+        s = p->sendq_head;
+    }
+    if (p->wait_kind != WAIT_RECV)
+        return INV_DONE;
+    if (tag & KEEP_TAG_RECV_NONBLOCK) {
+        p->wait_kind = WAIT_NONE;
+        p->state = KEEP_STATE_RUNNABLE;
+        sched_enqueue_front(p);
+        return KEEP_ERR_WOULD_BLOCK;
+    }
+    if (timeout_ms)
+        sleep_insert(p, cpu0.ticks + ms_to_ticks(timeout_ms));
+    return INV_BLOCKED;
+}
+
+void ipc_timeout(struct process *p)
+{
+    p->regs.rax = p->wait_kind == WAIT_RECV ? KEEP_ERR_TIMEOUT : KEEP_ERR_OK;
+    process_make_runnable(p);
+}
+
+u64 ipc_send(struct invocation *inv, u64 mode)
+{
+    struct process *s = inv->caller, *r;
+    u64 tag = inv->tag;
+    bool reply = cap_type(inv->cap) == KEEP_TYPE_RETURN;
+    struct msg m = {0};
+    if (reply) {
+        if (mode == KEEP_TAG_MODE_CALL)
+            return KEEP_ERR_INVALID_ARG; /* a reply is not a call */
+        r = return_target(inv->cap);
+        m.ncaps = 0;
+    } else {
+        if (!inv_has(inv, KEEP_RIGHT_WRITE) ||
+            (mode == KEEP_TAG_MODE_CALL && !inv_has(inv, KEEP_RIGHT_CALL)))
+            return KEEP_ERR_NO_RIGHTS;
+        r = process_from_cap(inv->cap);
+        if (mode == KEEP_TAG_MODE_CALL) {
+            m.call = true;
+            m.caps[m.ncaps++] = return_cap(s);
+        }
+    }
+    u64 e = build(s, tag, &m);
+    if (e)
+        return e;
+    if (mode == KEEP_TAG_MODE_SEND_RECV && (tag_slots(tag) > KEEP_MAX_RECV_SLOTS))
+        return KEEP_ERR_INVALID_ARG;
+
+    if (reply && r->wait_kind == WAIT_FAULT_REPLY) {
+        if ((e = fault_reply(r, m.label, m.words[0])))
+            return e;
+    } else if (reply) {
+        r->reply_version++;
+        deliver(r, &m);
+    } else {
+        if (r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV) {
+            if (tag & KEEP_TAG_SEND_NONBLOCK)
+                return KEEP_ERR_WOULD_BLOCK;
+            process_block(s, WAIT_SEND);
+            s->wait_target = r;
+            sendq_append(r, s);
+            return INV_BLOCKED;
+        }
+        if (m.call && !can_take_call(r))
+            return KEEP_ERR_BAD_STATE;
+        m.payload = cap_payload(inv->cap);
+        deliver(r, &m);
+        if (m.call) {
+            if (s->state == KEEP_STATE_RUNNABLE)
+                sched_dequeue(s);
+            s->state = KEEP_STATE_BLOCKED;
+            s->wait_kind = WAIT_REPLY;
+            s->regs.rsi = tag; /* the reply reads the receive slots from here */
+            return INV_BLOCKED;
+        }
+    }
+    if (mode != KEEP_TAG_MODE_SEND_RECV)
+        return KEEP_ERR_OK;
+    /* Receive phase.  On a sender's behalf, let it start again as a pure
+     * receive rather than receive from here (which could nest). */
+    u64 rtag = tag & ~((KEEP_TAG_COUNT_MASK << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_STRING |
+                       KEEP_TAG_SEND_NONBLOCK | (3ULL << KEEP_TAG_MODE_SHIFT));
+    rtag |= KEEP_TAG_MODE_RECV << KEEP_TAG_MODE_SHIFT;
+    if (inv->on_behalf) {
+        s->regs.rsi = rtag;
+        s->regs.rip -= 2;
+        return INV_BLOCKED;
+    }
+    return ipc_receive(s, rtag, s->regs.rax);
+}

@@ -1,0 +1,25 @@
+/* IPC: the send and receive phases of an invocation, return capabilities,
+ * and fault messages (docs/kernel-manual.md, "IPC" and "Faults"). */
+#ifndef KEEP_IPC_H
+#define KEEP_IPC_H
+
+#include "cap.h"
+#include "types.h"
+
+struct process;
+struct invocation;
+
+/* A SENDER or RETURN capability invoked in inv (mode SEND, CALL or
+ * SEND_RECV); returns an error, INV_BLOCKED or INV_DONE. */
+u64 ipc_send(struct invocation *inv, u64 mode);
+/* The open receive phase of process p (the current process). */
+u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms);
+/* Send a fault message (a call made on p's behalf) through the SENDER `to`;
+ * p stops running until the reply. */
+void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4]);
+/* A receive or a sleep ran out of time. */
+void ipc_timeout(struct process *p);
+
+void sendq_remove(struct process *q, struct process *p);
+
+#endif

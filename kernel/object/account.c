@@ -1,0 +1,232 @@
+/* Kernel-memory accounts: INFO, SET_KPAGER, CREATE_ASPACE, CREATE_PROCESS,
+ * CREATE_WRAPPER, DESTROY, RECLAIM; and the allocator every object uses. */
+#include "account.h"
+#include "aspace.h"
+#include "frame.h"
+#include "invoke.h"
+#include "ipc.h"
+#include "lib.h"
+#include "process.h"
+#include "wrapper.h"
+
+struct account *all_accounts;
+
+struct account *account_create(void)
+{
+    u64 pa = frame_alloc(FRAME_ACCOUNT);
+    if (!pa)
+        return NULL;
+    struct account *a = phys_to_virt(pa);
+    a->next = all_accounts;
+    all_accounts = a;
+    return a;
+}
+
+static void push_free(struct account *a, u64 pa)
+{
+    frame_info(pa)->type = FRAME_KFREE;
+    *(u64 *)phys_to_virt(pa) = a->free_head;
+    a->free_head = pa;
+    a->free_count++;
+}
+
+void account_fund(struct account *a, u64 n)
+{
+    while (n--)
+        push_free(a, frame_alloc(FRAME_KFREE));
+}
+
+u64 kmem_alloc(struct account *a, unsigned frame_type)
+{
+    u64 pa = a->free_head;
+    ASSERT(pa && a->free_count);
+    a->free_head = *(u64 *)phys_to_virt(pa);
+    a->free_count--;
+    a->used_count++;
+    memset(phys_to_virt(pa), 0, PAGE_SIZE);
+    frame_info(pa)->type = (u8)frame_type;
+    return pa;
+}
+
+void kmem_free(struct account *a, u64 pa)
+{
+    ASSERT(a->used_count);
+    a->used_count--;
+    push_free(a, pa);
+}
+
+u64 kmem_need(struct invocation *inv, struct account *a, u64 n)
+{
+    if (a->free_count >= n)
+        return KEEP_ERR_OK;
+    if (cap_is_null(a->kpager) || !cap_live(a->kpager))
+        return KEEP_ERR_NO_MEMORY;
+    struct process *p = inv->caller;
+    p->regs.rip -= 2; /* restart the whole invocation after the kpager's reply */
+    u64 words[4] = {n, a->free_count, 0, 0};
+    ipc_fault(p, a->kpager, KEEP_LABEL_KMEM, words);
+    return INV_BLOCKED;
+}
+
+static u64 create_aspace(struct invocation *inv, struct account *a)
+{
+    struct cap *dest;
+    u64 e = cap_empty_slot(inv->caller->as, inv->arg[0], &dest);
+    if (e)
+        return e;
+    if ((e = kmem_need(inv, a, ASPACE_FRAMES)))
+        return e;
+    u64 pa = aspace_create(a);
+    *dest = cap_make(KEEP_TYPE_ASPACE, KEEP_RIGHT_ALL, 0, frame_info(pa)->version, pa);
+    return KEEP_ERR_OK;
+}
+
+static u64 create_process(struct invocation *inv, struct account *a)
+{
+    struct cap as_cap, *dest;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ASPACE, KEEP_RIGHT_WRITE, &as_cap);
+    if (e)
+        return e;
+    if ((e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest)))
+        return e;
+    if (!process_number_free())
+        return KEEP_ERR_BAD_STATE;
+    if ((e = kmem_need(inv, a, 1)))
+        return e;
+    struct process *p = process_create(aspace_from_cap(as_cap), a);
+    *dest = process_cap(p);
+    return KEEP_ERR_OK;
+}
+
+static u64 create_wrapper(struct invocation *inv, struct account *a)
+{
+    struct cap inner, *dest;
+    u64 rights = inv->arg[2];
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], 0, 0, &inner);
+    if (e)
+        return e;
+    if ((e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest)))
+        return e;
+    if (rights & ~KEEP_RIGHT_ALL)
+        return KEEP_ERR_INVALID_ARG;
+    if ((e = kmem_need(inv, a, 1)))
+        return e;
+    u64 pa = wrapper_create(a, inner);
+    *dest = cap_make(KEEP_TYPE_WRAPPER, rights, 0, frame_info(pa)->version, pa);
+    return KEEP_ERR_OK;
+}
+
+static u64 destroy(struct invocation *inv, struct account *a)
+{
+    struct cap c;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], 0, 0, &c);
+    if (e)
+        return e;
+    switch (cap_type(c)) {
+    case KEEP_TYPE_PROCESS: {
+        struct process *p = process_from_cap(c);
+        if (p->account != a)
+            return KEEP_ERR_INVALID_ARG;
+        process_destroy(p);
+        return KEEP_ERR_OK;
+    }
+    case KEEP_TYPE_ASPACE: {
+        struct aspace *as = aspace_from_cap(c);
+        if (as->account != a)
+            return KEEP_ERR_INVALID_ARG;
+        if (as->nproc)
+            return KEEP_ERR_BAD_STATE;
+        aspace_destroy(as);
+        return KEEP_ERR_OK;
+    }
+    case KEEP_TYPE_WRAPPER: {
+        struct wrapper *w = wrapper_from_cap(c);
+        if (w->account != a)
+            return KEEP_ERR_INVALID_ARG;
+        wrapper_destroy(w);
+        return KEEP_ERR_OK;
+    }
+    default:
+        return KEEP_ERR_WRONG_TYPE;
+    }
+}
+
+static u64 reclaim(struct invocation *inv, struct account *a)
+{
+    struct cap mem;
+    u64 n = inv->arg[1];
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_MEMORY, KEEP_RIGHT_WRITE, &mem);
+    if (e)
+        return e;
+    if (n > a->free_count)
+        return KEEP_ERR_NO_MEMORY;
+    while (n--) {
+        u64 pa = a->free_head;
+        a->free_head = *(u64 *)phys_to_virt(pa);
+        a->free_count--;
+        frame_free(pa);
+    }
+    return KEEP_ERR_OK;
+}
+
+u64 account_invoke(struct invocation *inv)
+{
+    struct account *a = account_from_cap(inv->cap);
+    if (inv->method == KEEP_M_ACCOUNT_INFO) {
+        if (!inv_has(inv, KEEP_RIGHT_READ))
+            return KEEP_ERR_NO_RIGHTS;
+        inv->res[0] = a->free_count;
+        inv->res[1] = a->used_count;
+        return KEEP_ERR_OK;
+    }
+    if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_RECLAIM)
+        return KEEP_ERR_INVALID_METHOD;
+    if (!inv_has(inv, KEEP_RIGHT_WRITE))
+        return KEEP_ERR_NO_RIGHTS;
+    switch (inv->method) {
+    case KEEP_M_ACCOUNT_SET_KPAGER: {
+        struct cap k = {0, 0};
+        if (inv->arg[0]) {
+            u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_SENDER, 0, &k);
+            if (e)
+                return e;
+        }
+        a->kpager = k;
+        return KEEP_ERR_OK;
+    }
+    case KEEP_M_ACCOUNT_CREATE_ASPACE:
+        return create_aspace(inv, a);
+    case KEEP_M_ACCOUNT_CREATE_PROCESS:
+        return create_process(inv, a);
+    case KEEP_M_ACCOUNT_CREATE_WRAPPER:
+        return create_wrapper(inv, a);
+    case KEEP_M_ACCOUNT_DESTROY:
+        return destroy(inv, a);
+    default:
+        return reclaim(inv, a);
+    }
+}
+
+u64 account_check(u64 *checked)
+{
+    u64 bad = 0;
+    for (struct account *a = all_accounts; a; a = a->next) {
+        u64 n = 0;
+        for (u64 pa = a->free_head; pa && n <= a->free_count; pa = *(u64 *)phys_to_virt(pa)) {
+            struct frame *f = frame_info(pa);
+            if (!f || f->type != FRAME_KFREE) {
+                kprintf("invariant: account %p: frame %p on its free list has type %u\n", (void *)a,
+                        (void *)(uptr)pa, f ? f->type : 0);
+                bad++;
+            }
+            n++;
+        }
+        if (n != a->free_count) {
+            kprintf("invariant: account %p: free list has %lu frames, count says %lu\n", (void *)a, n,
+                    a->free_count);
+            bad++;
+        }
+        (*checked)++;
+    }
+    return bad;
+}
