@@ -12,6 +12,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+import tomllib
+with open(Path(__file__).resolve().parent.parent / "abi" / "keep.toml", "rb") as _f:
+    ABI_VERSION = ".".join(str(n) for n in tomllib.load(_f)["meta"]["version"])
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
@@ -99,7 +102,7 @@ def test_shell():
         check("prompt within 5 s of QEMU start", secs < 5.0, f"{secs:.2f} s")
         text = g.text()
         check("banner shows version, memory and CPU features",
-              "Keep 0.1.0" in text and "MiB" in text and "cpu features:" in text, text[-800:])
+              f"Keep {ABI_VERSION}" in text and "MiB" in text and "cpu features:" in text, text[-800:])
         m = g.send("help")
         check("help lists the commands",
               g.expect(PROMPT, 10, m) and all(c in g.out[m:].decode() for c in
