@@ -31,20 +31,21 @@ static u64 dispatch(struct invocation *inv)
     }
 }
 
-u64 invoke_run(struct process *p, bool on_behalf)
+u64 invoke_run(struct process *p, struct process *behalf_to)
 {
     struct regs *r = &p->regs;
     u64 tag = r->rsi, mode = tag_mode(tag);
     if (tag & TAG_RESERVED)
         return KEEP_ERR_INVALID_ARG;
     if (mode == KEEP_TAG_MODE_RECV)
-        return ipc_receive(p, tag, r->rax);
+        return behalf_to ? INV_RESTART : ipc_receive(p, tag, r->rax);
 
     struct invocation inv = {
         .caller = p,
         .tag = tag,
         .method = tag & KEEP_TAG_LABEL_MASK,
-        .on_behalf = on_behalf,
+        .on_behalf = behalf_to != NULL,
+        .behalf_to = behalf_to,
         .arg = {r->rdx, r->r8, r->r9, r->r10},
     };
     u64 e = cap_lookup(p->as, r->rdi, 0, 0, &inv.cap);
@@ -58,6 +59,8 @@ u64 invoke_run(struct process *p, bool on_behalf)
             return KEEP_ERR_STALE;
         inv.cap = cap_restrict(inner, cap_rights(inv.cap));
     }
+    if (behalf_to && (cap_type(inv.cap) != KEEP_TYPE_SENDER || process_from_cap(inv.cap) != behalf_to))
+        return INV_RESTART;
     if (cap_type(inv.cap) == KEEP_TYPE_SENDER || cap_type(inv.cap) == KEEP_TYPE_RETURN)
         return ipc_send(&inv, mode);
 
@@ -88,7 +91,7 @@ NORETURN void syscall_dispatch(void)
             process_fault(p, VEC_SYSCALL, p->regs.rip - 2, 0, 0);
         kernel_exit();
     }
-    u64 e = invoke_run(p, false);
+    u64 e = invoke_run(p, NULL);
     if (e != INV_BLOCKED && e != INV_DONE)
         p->regs.rax = e;
     kernel_exit();

@@ -13,6 +13,7 @@ struct invocation {
     struct cap cap; /* the invoked capability, already validated */
     u64 tag, method;
     bool on_behalf; /* a queued sender's invocation, run again for it */
+    struct process *behalf_to; /* ... which must still be a send to this process */
     u64 arg[4];
     u64 res[4];
 };
@@ -22,6 +23,7 @@ struct invocation {
  * registers itself (a message was received).  Nothing more is written. */
 #define INV_BLOCKED 0x10000
 #define INV_DONE 0x10001
+#define INV_RESTART 0x10002 /* on a sender's behalf: not a send to the receiver any more */
 
 /* Tag bits that must be zero. */
 #define TAG_RESERVED (~0xfffffffULL | (1ULL << 23))
@@ -29,10 +31,12 @@ static inline u64 tag_mode(u64 tag) { return (tag >> KEEP_TAG_MODE_SHIFT) & 3; }
 static inline u64 tag_caps(u64 tag) { return (tag >> KEEP_TAG_CAPS_SHIFT) & KEEP_TAG_COUNT_MASK; }
 static inline u64 tag_slots(u64 tag) { return (tag >> KEEP_TAG_SLOTS_SHIFT) & KEEP_TAG_COUNT_MASK; }
 
-/* Run the invocation held in p's registers (p is the current process, or a
- * sender restarted on its behalf).  Returns an error code, INV_BLOCKED or
- * INV_DONE; the caller writes an error code to rax. */
-u64 invoke_run(struct process *p, bool on_behalf);
+/* Run the invocation held in p's registers.  p is the current process, or
+ * a sender restarted on its behalf (behalf_to: the receiver it was queued
+ * for; only a send to it is run, anything else gives INV_RESTART).  Returns
+ * an error code, INV_BLOCKED, INV_DONE or INV_RESTART; the caller writes an
+ * error code to rax. */
+u64 invoke_run(struct process *p, struct process *behalf_to);
 
 u64 console_invoke(struct invocation *inv);
 u64 kernel_ctl_invoke(struct invocation *inv);

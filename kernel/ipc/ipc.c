@@ -200,16 +200,20 @@ static u64 build(struct process *s, u64 tag, struct msg *m)
     return KEEP_ERR_OK;
 }
 
-/* A sender waiting in p's queue: run its invocation again, for it. */
-static void restart_sender(struct process *s)
+/* A sender waiting in r's queue: run its invocation again, for it.  If it
+ * is no longer a send to r (its capability space changed meanwhile), it
+ * runs again by itself instead, as the process. */
+static void restart_sender(struct process *s, struct process *r)
 {
     s->wait_kind = WAIT_NONE;
     s->wait_target = NULL;
     s->state = KEEP_STATE_RUNNABLE;
     sched_enqueue(s);
     s->regs.rip += 2;
-    u64 e = invoke_run(s, true);
-    if (e != INV_BLOCKED && e != INV_DONE)
+    u64 e = invoke_run(s, r);
+    if (e == INV_RESTART)
+        s->regs.rip -= 2;
+    else if (e != INV_BLOCKED && e != INV_DONE)
         s->regs.rax = e;
 }
 
@@ -244,7 +248,7 @@ u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
         if (s->wait_kind == WAIT_FAULT)
             deliver_fault(p, s);
         else
-            restart_sender(s);
+            restart_sender(s, p);
         s = p->sendq_head;
     }
     if (p->wait_kind != WAIT_RECV)
@@ -290,7 +294,8 @@ u64 ipc_send(struct invocation *inv, u64 mode)
     u64 e = build(s, tag, &m);
     if (e)
         return e;
-    if (mode == KEEP_TAG_MODE_SEND_RECV && (tag_slots(tag) > KEEP_MAX_RECV_SLOTS))
+    /* The receive phase's own arguments, checked before the send changes anything. */
+    if (mode == KEEP_TAG_MODE_SEND_RECV && s->regs.rax > 86400000)
         return KEEP_ERR_INVALID_ARG;
 
     if (reply && r->wait_kind == WAIT_FAULT_REPLY) {

@@ -80,25 +80,30 @@ void frame_init(const struct memmap *m)
     }
 }
 
+u64 frame_take(enum frame_type type)
+{
+    u64 pa;
+    if (freed_head) {
+        pa = freed_head;
+        freed_head = *(u64 *)phys_to_virt(pa);
+    } else {
+        while (fresh_cur < fresh_count && fresh[fresh_cur].next == fresh[fresh_cur].end)
+            fresh_cur++;
+        if (fresh_cur == fresh_count)
+            return 0;
+        pa = fresh[fresh_cur].next;
+        fresh[fresh_cur].next += PAGE_SIZE;
+    }
+    free_count--;
+    table[pa / PAGE_SIZE].type = (u8)type;
+    return pa;
+}
+
 u64 frame_alloc(enum frame_type type)
 {
-    if (freed_head) {
-        u64 pa = freed_head;
-        freed_head = *(u64 *)phys_to_virt(pa);
-        free_count--;
+    u64 pa = frame_take(type);
+    if (pa)
         memset(phys_to_virt(pa), 0, PAGE_SIZE);
-        table[pa / PAGE_SIZE].type = (u8)type;
-        return pa;
-    }
-    while (fresh_cur < fresh_count && fresh[fresh_cur].next == fresh[fresh_cur].end)
-        fresh_cur++;
-    if (fresh_cur == fresh_count)
-        return 0;
-    u64 pa = fresh[fresh_cur].next;
-    fresh[fresh_cur].next += PAGE_SIZE;
-    free_count--;
-    memset(phys_to_virt(pa), 0, PAGE_SIZE);
-    table[pa / PAGE_SIZE].type = (u8)type;
     return pa;
 }
 

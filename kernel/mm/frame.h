@@ -31,6 +31,8 @@ void frame_init(const struct memmap *m);
 /* A zeroed frame of the given type, or 0 when none is free. */
 u64 frame_alloc(enum frame_type type);
 u64 frame_free_count(void);
+/* The same without zeroing it. */
+u64 frame_take(enum frame_type type);
 /* Give a frame back to the pool (it goes onto a list threaded through it). */
 void frame_free(u64 pa);
 struct frame *frame_info(u64 pa); /* NULL outside managed memory */

@@ -33,7 +33,7 @@ static void push_free(struct account *a, u64 pa)
 void account_fund(struct account *a, u64 n)
 {
     while (n--)
-        push_free(a, frame_alloc(FRAME_KFREE));
+        push_free(a, frame_take(FRAME_KFREE)); /* zeroed when it is used */
 }
 
 u64 kmem_alloc(struct account *a, unsigned frame_type)
