@@ -14,7 +14,7 @@ use crate::fault::KERNEL_ADDR;
 use crate::{Ctx, Cx, TestResult, expect_err};
 
 /// Where these tests map pages in ktest's own space.
-const SCRATCH: u64 = 0x0000_5000_0000_0000;
+pub const SCRATCH: u64 = 0x0000_5000_0000_0000;
 const R: u64 = rights::READ;
 const RW: u64 = rights::READ | rights::WRITE;
 

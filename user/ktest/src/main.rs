@@ -27,12 +27,15 @@ macro_rules! ensure {
     };
 }
 
+mod acct;
 mod caps;
 mod child;
+mod cspace;
 mod elf;
 mod fault;
 mod kernel;
 mod process;
+mod thread;
 
 use alloc::format;
 use alloc::string::String;
@@ -49,6 +52,77 @@ pub struct Cx {
     /// The boot image root passed in (None if missing or invalid).
     pub image: Option<BootImage<'static>>,
     pub slots: SlotPool,
+}
+
+impl Cx {
+    /// A free slot of ktest's own capability space.
+    pub fn slot(&mut self) -> Result<u64, String> {
+        self.slots.alloc().ok_or_else(|| "no free slot".into())
+    }
+
+    /// `n` free slots.
+    pub fn slots<const N: usize>(&mut self) -> Result<[u64; N], String> {
+        let mut out = [0u64; N];
+        for i in 0..N {
+            match self.slot() {
+                Ok(s) => out[i] = s,
+                Err(e) => {
+                    out[..i].iter().for_each(|&s| self.slots.free(s));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Empties `s` (whatever it holds) and hands it back.
+    pub fn drop_slot(&mut self, s: u64) {
+        let _ = keep_abi::SELF_ASPACE.delete_cap(s);
+        self.slots.free(s);
+    }
+
+    pub fn drop_slots(&mut self, slots: &[u64]) {
+        slots.iter().for_each(|&s| self.drop_slot(s));
+    }
+
+    /// A fresh object of type `ty` (PAGE or CAPPAGE) in a new slot.
+    pub fn retype(&mut self, ty: u64) -> Result<u64, String> {
+        let s = self.slot()?;
+        if let Err(e) = keep_abi::MEMORY.retype(ty, s) {
+            self.slots.free(s);
+            return Err(format!("RETYPE {} failed: {e}", keep_abi::type_name(ty)));
+        }
+        Ok(s)
+    }
+}
+
+/// Runs `f` with `N` fresh slots and empties them afterwards, whether `f`
+/// passed or not.
+pub fn with_slots<const N: usize>(
+    cx: &mut Cx,
+    f: impl FnOnce(&mut Cx, [u64; N]) -> TestResult,
+) -> TestResult {
+    let s = cx.slots::<N>()?;
+    let r = f(cx, s);
+    cx.drop_slots(&s);
+    r
+}
+
+/// Passes when `r` succeeded.
+pub fn expect_ok<T>(r: keep_abi::Result<T>, what: &str) -> Result<T, String> {
+    r.map_err(|e| format!("{what}: {e}"))
+}
+
+/// Passes when the raw error code is `want`.
+pub fn expect_code(got: u64, want: Error, what: &str) -> TestResult {
+    if got == want.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: got {}, want {want}",
+            keep_abi::error_name(got)
+        ))
+    }
 }
 
 pub type TestResult = Result<(), String>;
@@ -153,6 +227,54 @@ const TESTS: &[Test] = &[
     ("PROC0009", "YIELD returns OK", process::yield_ok),
     ("PROC0010", "PROCESS_INFO lists ktest as running", process::lists_self),
     ("PROC0011", "EXIT ends another process with its code", process::exit_other),
+    ("CSP0001", "valid lookups name the well-known objects", cspace::valid_lookup),
+    ("CSP0002", "null slot in a mapped cappage is INVALID_CAP, nothing changes", cspace::null_slot),
+    ("CSP0003", "address without a cappage is NO_CAPPAGE, nothing changes", cspace::no_cappage),
+    ("CSP0004", "address >= 2^32 is OUT_OF_RANGE, nothing changes", cspace::out_of_range),
+    ("CSP0005", "sparse cappages near 0, 2^31, 2^32-256; slot 2^32-1 works", cspace::sparse),
+    ("CSP0006", "MAP of a cappage is WRONG_TYPE", cspace::map_cappage_as_data),
+    ("CSP0007", "MAP_CAPPAGE of a data page is WRONG_TYPE", cspace::map_page_as_cappage),
+    ("CSP0008", "MAP_CAPPAGE errors change nothing", cspace::map_cappage_errors),
+    ("CSP0009", "UNMAP_CAPPAGE errors; capabilities stay in the cappage", cspace::unmap_cappage),
+    ("CSP0010", "COPY_CAP reduces rights; its errors", cspace::copy_cap),
+    ("CSP0011", "MOVE_CAP empties the source; its errors", cspace::move_cap),
+    ("CSP0012", "IDENTIFY_CAP of null, hole, beyond", cspace::identify_errors),
+    ("CSP0013", "COMPARE_CAP: rights, objects, sender and process", cspace::compare_cap),
+    ("CSP0014", "DELETE_CAP errors", cspace::delete_errors),
+    ("CSP0015", "EXTRACT_CAP from a child's space; its errors", cspace::extract_cap),
+    ("CSP0016", "INSERT_CAP into a child's space; its errors", cspace::insert_cap_errors),
+    ("CSP0017", "aspace rights: READ-only cannot map, WRITE-only cannot look up", cspace::aspace_rights),
+    ("WEAK0001", "a weak aspace capability cannot MAP", cspace::weak_no_map),
+    ("WEAK0002", "EXTRACT_CAP through a weak aspace weakens or nulls", cspace::weak_extract),
+    ("TAG0001", "reserved tag bits are INVALID_ARG", cspace::reserved_tag_bits),
+    ("TAG0002", "kernel objects refuse SEND and SEND_RECV", cspace::kernel_object_modes),
+    ("TAG0003", "more than 4 caps or 5 slots is INVALID_ARG", cspace::tag_counts),
+    ("ACCT0001", "CREATE_ASPACE takes 2 account frames, DESTROY returns them", acct::aspace_frames),
+    ("ACCT0002", "CREATE_PROCESS takes 1 account frame, DESTROY returns it", acct::process_frames),
+    ("ACCT0003", "CREATE_ACCOUNT makes an empty account from 1 pool frame", acct::create_account),
+    ("ACCT0004", "DONATE and RECLAIM move frames; RECLAIM too many is NO_MEMORY", acct::donate_reclaim),
+    ("ACCT0005", "DONATE argument errors change nothing", acct::donate_args),
+    ("ACCT0006", "DONATE more than the pool is NO_MEMORY, nothing changes", acct::donate_too_much),
+    ("ACCT0007", "RECLAIM argument errors change nothing", acct::reclaim_args),
+    ("ACCT0008", "empty account without kpager is NO_MEMORY, nothing changes", acct::empty_no_kpager),
+    ("ACCT0009", "empty account with a kpager: KMEM call, DONATE, completes", acct::kpager_refills),
+    ("ACCT0010", "DESTROY through another account is INVALID_ARG", acct::destroy_other_account),
+    ("ACCT0011", "DESTROY of an aspace in use is BAD_STATE", acct::destroy_used_aspace),
+    ("ACCT0012", "DESTROY of a page, console, empty slot fails", acct::destroy_wrong),
+    ("ACCT0013", "destroyed process: STALE everywhere, slot reusable", acct::destroyed_process_stale),
+    ("ACCT0014", "destroyed aspace: STALE everywhere", acct::destroyed_aspace_stale),
+    ("ACCT0015", "account rights: READ cannot create, WRITE cannot INFO", acct::account_rights),
+    ("ACCT0016", "memory rights: READ cannot RETYPE, WRITE cannot FREE", acct::memory_rights),
+    ("ACCT0017", "SET_KPAGER errors", acct::set_kpager_errors),
+    ("ACCT0018", "CREATE_* into a full slot is EXISTS, nothing changes", acct::create_exists),
+    ("ACCT0019", "RETYPE CAPPAGE takes one pool frame", acct::cappage_frame),
+    ("ACCT0020", "CREATE_PROCESS in a read-only aspace is NO_RIGHTS", acct::create_process_rights),
+    ("ACCT0021", "a destroyed process is no longer listed", acct::destroyed_not_listed),
+    ("ACCT0022", "a loaded program's account frames come back on DESTROY", acct::program_frames_return),
+    ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
+    ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
+    ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
+    ("WRAP0004", "WRAPPER_DEPTH wrappers work, one more is INVALID_CAP", acct::wrapper_depth),
 ];
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
