@@ -1,0 +1,768 @@
+#!/usr/bin/env python3
+"""Keep SFI tool chain: compiler driver (sfi-cc) and module linker (sfi-ld).
+
+sfi-cc compiles C with gcc, keeping r14 free (-ffixed-r14), then rewrites the
+generated AT&T assembly so that every store (and, with --full, every load)
+goes through %gs with 32-bit addressing, every indirect branch is masked to a
+32-byte bundle start inside the domain, and %rsp is re-based after every
+explicit change.  It then lays the code out itself (bundle padding, calls at
+bundle ends, short/near branch selection) so GNU as needs no bundle mode.
+The layout is checked again by the verifier; nothing here is trusted.
+
+See docs/sfi.md for the scheme and the module format.
+"""
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+BUNDLE = 32
+TRAMP_BASE = 0x10000
+CODE_BASE = 0x20000
+MAGIC = b"KSFIMOD1"
+FLAG_FULL = 1
+
+R32 = {"rax": "eax", "rbx": "ebx", "rcx": "ecx", "rdx": "edx", "rsi": "esi",
+       "rdi": "edi", "rbp": "ebp", "rsp": "esp"}
+for _i in range(8, 16):
+    R32["r%d" % _i] = "r%dd" % _i
+REGS32 = set(R32.values())
+SP_NAMES = {"%rsp", "%esp", "%sp", "%spl"}
+
+CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3,
+            "e": 4, "z": 4, "ne": 5, "nz": 5, "be": 6, "na": 6, "a": 7, "nbe": 7,
+            "s": 8, "ns": 9, "p": 10, "pe": 10, "np": 11, "po": 11, "l": 12,
+            "nge": 12, "ge": 13, "nl": 13, "le": 14, "ng": 14, "g": 15, "nle": 15}
+
+GCC_FLAGS = ["-ffixed-r14", "-fpie", "-fno-stack-protector",
+             "-fno-asynchronous-unwind-tables", "-fno-unwind-tables",
+             "-fno-exceptions", "-mstringop-strategy=loop", "-fcf-protection=none",
+             "-fno-jump-tables" if os.environ.get("SFI_NO_JUMP_TABLES") else "-fjump-tables",
+             "-mno-tls-direct-seg-refs", "-fno-builtin-setjmp"]
+
+# Directives that never emit bytes into .text.
+ZERO_SIZE_DIRECTIVES = {".globl", ".global", ".local", ".type", ".size", ".hidden",
+                        ".weak", ".file", ".loc", ".ident", ".protected", ".internal",
+                        ".cfi_startproc", ".cfi_endproc", ".set", ".equ", ".symver",
+                        ".weakref", ".comm", ".lcomm"}
+
+PREFIXES = {"lock", "rep", "repz", "repe", "repnz", "repne", "notrack", "bnd", "data16", "ds", "cs"}
+STRING_OPS = re.compile(r"^(movs|stos|lods|scas|cmps|ins|outs)[bwlq]?$")
+
+# Instructions whose last (destination) memory operand is only read.
+def _last_operand_read_only(m):
+    if m.startswith("cmp") and not m.startswith("cmpxchg") and not m.startswith("cmps"):
+        return True
+    if m.startswith(("test", "ucomis", "comis", "vucomis", "vcomis", "ptest", "vptest", "vtestp")):
+        return True
+    return m in ("bt", "btw", "btl", "btq")
+
+_SINGLE_READ = re.compile(r"^(push|mul|imul|div|idiv|fld|fild|fbld|fadd|fsub|fmul|fdiv|fcom|ficom|fiadd|fisub|fimul|fidiv|fucom|fldcw|fldenv|frstor|ldmxcsr|vldmxcsr|prefetch|clflush|nop|jmp|call)")
+
+
+class SfiError(Exception):
+    pass
+
+
+def split_operands(s):
+    ops, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            ops.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        ops.append(cur.strip())
+    return ops
+
+
+MEM_RE = re.compile(r"^(?:%(?P<seg>[a-z]s):)?(?P<disp>[^(]*)\((?P<inner>[^)]*)\)$")
+
+
+def is_memory(op):
+    return bool(op) and not op.startswith(("$", "%", "*")) and ("(" in op or ABS_RE.match(op) is not None)
+
+
+# An operand with neither register, immediate nor parentheses is an absolute address.
+ABS_RE = re.compile(r"^(?:%[a-z]s:)?[-\w.$+]+$")
+
+
+def sandbox_mem(op):
+    """Rewrite an AT&T memory operand so it can only reach the domain."""
+    if "(" not in op:
+        if op.startswith("%"):
+            raise SfiError("segment override not allowed: %s" % op)
+        return "%gs:" + op  # absolute: the caller adds addr32
+    m = MEM_RE.match(op)
+    if not m:
+        raise SfiError("cannot parse memory operand %r" % op)
+    seg, disp, inner = m.group("seg"), m.group("disp"), m.group("inner")
+    parts = [p.strip() for p in inner.split(",")]
+    base = parts[0].lstrip("%") if parts[0] else ""
+    index = parts[1].lstrip("%") if len(parts) > 1 and parts[1] else ""
+    scale = parts[2] if len(parts) > 2 else ""
+    if seg == "gs" and (not base or base in REGS32) and (not index or index in REGS32):
+        return op  # already sandboxed (hand-written)
+    if seg:
+        raise SfiError("segment override %%%s not allowed in fault-domain code: %s" % (seg, op))
+    if base == "rip":
+        return op  # static target, checked by the verifier
+    if base == "rsp" and not index:
+        return op  # %rsp stays in the domain; guard zones cover disp32
+    def r32(r):
+        if r in R32:
+            return R32[r]
+        raise SfiError("unsupported address register %%%s in %s" % (r, op))
+    inner32 = ("%" + r32(base)) if base else ""
+    if index:
+        inner32 += ",%" + r32(index) + ("," + scale if scale else "")
+    return "%%gs:%s(%s)" % (disp, inner32)
+
+
+class Item:
+    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align")
+
+    def __init__(self, kind, lines=None, end_align=False):
+        self.kind = kind          # insn | group | branch | label | p2align | raw
+        self.lines = lines or []
+        self.lens = []
+        self.end_align = end_align
+        self.near = False
+        self.align = False
+
+
+def strip_comment(line):
+    out, in_str = "", False
+    for i, ch in enumerate(line):
+        if ch == '"' and (i == 0 or line[i - 1] != "\\"):
+            in_str = not in_str
+        if ch == "#" and not in_str:
+            break
+        out += ch
+    return out
+
+
+class Rewriter:
+    def __init__(self, full):
+        self.full = full
+        self.out = []            # list of str or Item (Items are in .text)
+        self.text_items = []
+        self.section = ".text"
+        self.prev_section = None
+        self.func_syms = set()
+        self.text_labels = set()
+        self.pending_prefix = ""
+
+    # -- parsing -------------------------------------------------------
+    def in_text(self):
+        return self.section == ".text"
+
+    def set_section(self, line, name, flags):
+        self.prev_section = self.section
+        if name == ".text" or name.startswith(".text.") or "x" in flags:
+            self.section = ".text"
+            self.out.append("\t.text")
+        else:
+            self.section = name
+            self.out.append(line)
+
+    def feed(self, src):
+        for raw in src.splitlines():
+            line = strip_comment(raw).strip()
+            if not line:
+                continue
+            if line.startswith(".") and not re.match(r"^[.\w$]+:", line):
+                self.directive(raw.strip(), line)
+                continue
+            stmts = [line] if line.startswith(".") else [s.strip() for s in line.split(";")]
+            for st in stmts:
+                while True:
+                    m = re.match(r"^([.\w$@]+):\s*(.*)$", st)
+                    if not m:
+                        break
+                    self.label(m.group(1))
+                    st = m.group(2)
+                if st:
+                    if st.startswith("."):
+                        self.directive(st, st)
+                    else:
+                        self.instruction(st)
+
+    def directive(self, raw, line):
+        word = line.split()[0]
+        rest = line[len(word):].strip()
+        if word == ".section" or word == ".pushsection":
+            if word == ".pushsection":
+                raise SfiError(".pushsection is not supported")
+            args = split_operands(rest)
+            flags = args[1].strip('"') if len(args) > 1 else ""
+            self.set_section(raw, args[0], flags)
+            return
+        if word in (".text", ".data", ".bss"):
+            self.set_section(raw, word, "")
+            return
+        if word == ".previous":
+            if self.prev_section is None:
+                raise SfiError(".previous without a previous section")
+            cur, self.section = self.section, self.prev_section
+            self.prev_section = cur
+            self.out.append("\t.text" if self.section == ".text" else "\t.section " + self.section)
+            return
+        if word.startswith(".cfi_"):
+            return
+        if word == ".type" and "function" in rest:
+            self.func_syms.add(split_operands(rest)[0])
+        if not self.in_text():
+            self.out.append(raw)
+            return
+        if word in (".p2align", ".balign", ".align"):
+            args = [a for a in split_operands(rest)]
+            n = int(args[0], 0)
+            p2 = n if word == ".p2align" else (n.bit_length() - 1)
+            pmax = int(args[2], 0) if len(args) > 2 and args[2] else (1 << p2)
+            it = Item("p2align")
+            it.p2, it.pmax = min(p2, 5), pmax
+            self.add(it)
+            return
+        if word in ZERO_SIZE_DIRECTIVES:
+            it = Item("raw", [raw])
+            self.add(it)
+            return
+        raise SfiError("directive %s is not allowed in code: %s" % (word, raw))
+
+    def add(self, item):
+        self.out.append(item)
+        self.text_items.append(item)
+
+    def label(self, name):
+        if not self.in_text():
+            self.out.append(name + ":")
+            return
+        it = Item("label", [name + ":"])
+        it.name = name
+        self.text_labels.add(name)
+        self.add(it)
+
+    def mem(self, op, write):
+        if write or self.full:
+            return sandbox_mem(op)
+        m = MEM_RE.match(op)
+        if m and m.group("seg"):
+            raise SfiError("segment override not allowed in fault-domain code: %s" % op)
+        return op
+
+    def instruction(self, st):
+        parts = st.split(None, 1)
+        mnem = parts[0]
+        if mnem in PREFIXES and len(parts) == 1:
+            self.pending_prefix += mnem + " "
+            return
+        if mnem in PREFIXES:
+            sub = parts[1].split(None, 1)
+            self.pending_prefix += mnem + " "
+            mnem, parts = sub[0], sub
+        prefix, self.pending_prefix = self.pending_prefix, ""
+        ops = split_operands(parts[1]) if len(parts) > 1 else []
+        if mnem in ("ret", "retq", "retl") or (mnem == "ret" and prefix):
+            if ops:
+                raise SfiError("ret with immediate is not supported")
+            self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %r14, %r11", "jmp *%r11"]))
+            return
+        if STRING_OPS.match(mnem) and not ops:
+            raise SfiError("string instruction %s is not allowed (compile with -mstringop-strategy=loop)" % st)
+        if mnem in ("leave", "leaveq"):
+            self.add(Item("group", ["movq %rbp, %rsp", "movl %esp, %esp", "addq %r14, %rsp"]))
+            self.add(Item("insn", ["popq %rbp"]))
+            return
+        if mnem in ("call", "callq", "jmp", "jmpq") or (mnem.startswith("j") and mnem[1:] in CC_CODES):
+            self.branch(mnem, ops, prefix)
+            return
+        if mnem in ("jecxz", "jrcxz", "loop", "loope", "loopne", "xbegin"):
+            raise SfiError("%s is not supported" % mnem)
+        # Operands: sandbox memory operands.
+        new_ops = []
+        single_read = bool(_SINGLE_READ.match(mnem))
+        for i, op in enumerate(ops):
+            if is_memory(op):
+                if mnem.startswith(("lea", "nop")):
+                    write = False
+                    new_ops.append(op)
+                    continue
+                last = i == len(ops) - 1
+                if len(ops) == 1:
+                    write = not single_read
+                elif mnem.startswith(("xchg", "xadd", "cmpxchg")):
+                    write = True
+                else:
+                    write = last and not _last_operand_read_only(mnem)
+                new_ops.append(self.mem(op, write))
+            elif op.startswith("%") and ":" in op:
+                raise SfiError("segment register use not allowed: %s" % st)
+            else:
+                new_ops.append(op)
+        if any(o.startswith("%gs:") and "(" not in o for o in new_ops):
+            prefix += "addr32 "
+        text = prefix + mnem + (" " + ", ".join(new_ops) if new_ops else "")
+        dest = ops[-1] if ops else ""
+        writes_sp = dest in SP_NAMES and not mnem.startswith(("push", "pop", "cmp", "test", "bt"))
+        if mnem.startswith("pop") and dest in SP_NAMES:
+            writes_sp = True
+        if writes_sp and mnem.startswith("and") and ops[0].startswith("$-") and dest == "%rsp":
+            writes_sp = False  # masking low bits keeps %rsp in the domain
+        if writes_sp:
+            self.add(Item("group", [text, "movl %esp, %esp", "addq %r14, %rsp"]))
+        else:
+            self.add(Item("insn", [text]))
+
+    def branch(self, mnem, ops, prefix):
+        if len(ops) != 1:
+            raise SfiError("bad branch: %s %s" % (mnem, ops))
+        op = ops[0]
+        is_call = mnem.startswith("call")
+        if op.startswith("*"):
+            target = op[1:]
+            pre = []
+            if target.startswith("%"):
+                reg = target[1:]
+                if reg not in R32 or reg == "rsp":
+                    raise SfiError("bad indirect branch register %s" % target)
+            else:
+                pre = ["movq %s, %%r11" % self.mem(target, False)]
+                reg = "r11"
+            for p in pre:
+                self.add(Item("insn", [p]))
+            seq = ["andl $-32, %%%s" % R32[reg], "addq %%r14, %%%s" % reg,
+                   ("call *%%%s" if is_call else "jmp *%%%s") % reg]
+            self.add(Item("group", seq, end_align=is_call))
+            return
+        target = op.replace("@PLT", "")
+        if is_call:
+            self.add(Item("group", ["call " + target], end_align=True))
+            return
+        it = Item("branch")
+        it.target = target
+        it.cc = None if mnem.startswith("jmp") else CC_CODES[mnem[1:]]
+        self.add(it)
+
+    # -- layout --------------------------------------------------------
+    @staticmethod
+    def branch_len(it):
+        if not it.near:
+            return 2
+        return 5 if it.cc is None else 6
+
+    def layout(self):
+        """Assign padding; returns per-item padding list."""
+        for it in self.text_items:
+            if it.kind == "branch" and it.target not in self.text_labels:
+                it.near = True
+        while True:
+            pos, addr, pads = 0, {}, []
+            for it in self.text_items:
+                pad = 0
+                if it.kind == "label":
+                    if it.align:
+                        pad = -pos % BUNDLE
+                    addr[it.name] = pos + pad
+                elif it.kind == "p2align":
+                    pad = -pos % (1 << it.p2)
+                    if pad > it.pmax:
+                        pad = 0
+                elif it.kind in ("insn", "group", "branch"):
+                    n = self.branch_len(it) if it.kind == "branch" else sum(it.lens)
+                    if n > BUNDLE:
+                        raise SfiError("sequence longer than a bundle: %s" % it.lines)
+                    if it.end_align:
+                        pad = -(pos + n) % BUNDLE
+                    elif pos % BUNDLE + n > BUNDLE:
+                        pad = -pos % BUNDLE
+                    if it.kind == "branch":
+                        it.p2 = pos + pad + n  # end address, for displacement
+                    pos += n
+                pads.append(pad)
+                pos += pad
+            changed = False
+            for it in self.text_items:
+                if it.kind == "branch" and not it.near:
+                    d = addr[it.target] - it.p2
+                    if not -128 <= d <= 127:
+                        it.near = True
+                        changed = True
+            if not changed:
+                self.addr = addr
+                return pads, pos
+
+    def mark_aligned_labels(self, src_text):
+        referenced = set()
+        tok = re.compile(r"[A-Za-z_.$][\w.$]*")
+        for x in self.out:
+            if isinstance(x, Item):
+                if x.kind in ("insn", "group"):
+                    for l in x.lines:
+                        if not l.startswith("call "):
+                            referenced.update(tok.findall(l))
+                continue
+            s = x.strip()
+            if s.startswith((".size", ".type", ".globl", ".global", ".local", ".hidden", ".weak", ".section", ".text")):
+                continue
+            referenced.update(tok.findall(s))
+        for it in self.text_items:
+            if it.kind == "label" and (it.name in self.func_syms or it.name in referenced):
+                it.align = True
+
+    def emit_branch(self, it):
+        t = it.target
+        if it.cc is None:
+            if it.near:
+                return "\t.byte 0xe9\n\t.long %s - . - 4" % t
+            return "\t.byte 0xeb\n\t.byte %s - . - 1" % t
+        if it.near:
+            return "\t.byte 0x0f, 0x%x\n\t.long %s - . - 4" % (0x80 + it.cc, t)
+        return "\t.byte 0x%x\n\t.byte %s - . - 1" % (0x70 + it.cc, t)
+
+    def render(self, pads=None, probe=False):
+        out, k, pos = ["\t.text", "\t.p2align 5"], 0, 0
+        probe_n = 0
+        idx = {id(it): i for i, it in enumerate(self.text_items)}
+        for x in self.out:
+            if not isinstance(x, Item):
+                out.append(x)
+                continue
+            i = idx[id(x)]
+            if pads and pads[i]:
+                out.extend(self.pad_lines(pos, pads[i]))
+                pos += pads[i]
+            if x.kind == "label":
+                out.append(x.lines[0])
+            elif x.kind == "raw":
+                out.append("\t" + x.lines[0])
+            elif x.kind in ("insn", "group"):
+                for l in x.lines:
+                    if probe:
+                        out.append("__sfi_p%d:" % probe_n)
+                        probe_n += 1
+                    out.append("\t" + l)
+                pos += sum(x.lens) if x.lens else 0
+            elif x.kind == "branch":
+                if probe:
+                    out.append("__sfi_p%d:" % probe_n)
+                    probe_n += 1
+                out.append(self.emit_branch(x))
+                pos += self.branch_len(x)
+        return out, probe_n
+
+    @staticmethod
+    def pad_lines(pos, pad):
+        lines = []
+        while pad:
+            chunk = min(pad, BUNDLE - pos % BUNDLE)
+            lines.append("\t.nops %d" % chunk)
+            pos += chunk
+            pad -= chunk
+        return lines
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise SfiError("command failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
+    return r.stdout
+
+
+def rewrite_asm(src, full, tmpdir, obj_out):
+    rw = Rewriter(full)
+    rw.feed(src)
+    rw.mark_aligned_labels(src)
+    # Probe: assemble once with a label before every instruction to learn lengths.
+    for it in rw.text_items:
+        if it.kind == "branch":
+            it.near = True
+    lines, n = rw.render(probe=True)
+    lines += ["\t.text", "__sfi_p%d:" % n]
+    probe_s = os.path.join(tmpdir, "probe.s")
+    probe_o = os.path.join(tmpdir, "probe.o")
+    with open(probe_s, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    run(["as", "--64", "-o", probe_o, probe_s])
+    addrs = {}
+    for l in run(["nm", "-n", probe_o]).splitlines():
+        p = l.split()
+        if len(p) == 3 and p[2].startswith("__sfi_p"):
+            addrs[int(p[2][7:])] = int(p[0], 16)
+    j = 0
+    for it in rw.text_items:
+        if it.kind in ("insn", "group"):
+            it.lens = [addrs[j + q + 1] - addrs[j + q] for q in range(len(it.lines))]
+            j += len(it.lines)
+        if it.kind == "branch":
+            j += 1
+            it.near = False
+    pads, end = rw.layout()
+    lines, _ = rw.render(pads)
+    lines.append("\t.text")
+    lines.extend(rw.pad_lines(end, -end % BUNDLE))
+    final_s = os.path.join(tmpdir, "final.s")
+    with open(final_s, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    if os.environ.get("SFI_KEEP_ASM"):
+        with open(obj_out + ".sfi.s", "w") as f:
+            f.write("\n".join(lines) + "\n")
+    run(["as", "--64"] + (["-L"] if os.environ.get("SFI_CHECK_LAYOUT") else []) + ["-o", obj_out, final_s])
+    if os.environ.get("SFI_CHECK_LAYOUT"):
+        for l in run(["nm", "-n", obj_out]).splitlines():
+            p = l.split()
+            if len(p) == 3 and p[2] in rw.addr and int(p[0], 16) != rw.addr[p[2]]:
+                raise SfiError("layout mismatch at %s: 0x%x != 0x%x" % (p[2], int(p[0], 16), rw.addr[p[2]]))
+
+
+# ---------------------------------------------------------------- linking
+
+def read_elf(path):
+    data = open(path, "rb").read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        raise SfiError("%s: not an ELF64 file" % path)
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    secs = []
+    for i in range(shnum):
+        name, typ, flags, addr, off, size, link, info, align, entsize = struct.unpack_from(
+            "<IIQQQQIIQQ", data, shoff + i * shentsize)
+        secs.append(dict(name=name, type=typ, flags=flags, addr=addr, off=off, size=size,
+                         link=link, info=info, entsize=entsize))
+    strtab = secs[shstrndx]
+    for s in secs:
+        end = data.index(b"\0", strtab["off"] + s["name"])
+        s["name"] = data[strtab["off"] + s["name"]:end].decode()
+    return data, secs
+
+
+def elf_symbols(data, secs):
+    out = []
+    for s in secs:
+        if s["type"] != 2:  # SHT_SYMTAB
+            continue
+        st = secs[s["link"]]
+        for i in range(s["size"] // 24):
+            name, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", data, s["off"] + 24 * i)
+            end = data.index(b"\0", st["off"] + name)
+            out.append((data[st["off"] + name:end].decode(), info, shndx, value, size))
+    return out
+
+
+LINKER_SCRIPT = """
+SECTIONS {
+  . = 0x%x;
+  .text : { %s *(.text .text.*) . = ALIGN(32); } =0xcccccccc
+  . = ALIGN(0x1000);
+  .rodata : { *(.rodata .rodata.*) }
+  .data : { *(.data .data.* .data.rel.ro .data.rel.ro.* .data.rel .data.rel.*) }
+  .got : { *(.got) *(.got.plt) *(.igot.plt) }
+  .init_array : { *(.init_array .init_array.*) }
+  .fini_array : { *(.fini_array .fini_array.*) }
+  .tbss : { *(.tbss .tbss.*) }
+  .tdata : { *(.tdata .tdata.*) }
+  .bss : { *(.bss .bss.* COMMON) }
+  /DISCARD/ : { *(.comment) *(.note.*) *(.eh_frame) *(.eh_frame_hdr) }
+}
+"""
+
+
+def link_module(inputs, out, full, tmpdir, exports=None):
+    comb = os.path.join(tmpdir, "combined.o")
+    run(["ld", "-r", "-o", comb] + inputs)
+    undef = sorted(set(l.split()[-1] for l in run(["nm", "-u", comb]).splitlines() if l.strip()))
+    undef = [u for u in undef if u not in ("_GLOBAL_OFFSET_TABLE_",)]
+    if len(undef) > (CODE_BASE - TRAMP_BASE) // BUNDLE - 1:
+        raise SfiError("too many imports")
+    script = os.path.join(tmpdir, "module.ld")
+    with open(script, "w") as f:
+        # Imports are defined inside .text so that they are section-relative
+        # (absolute symbols would make ld turn GOT loads into 32-bit immediates).
+        defs = " ".join("%s = . - 0x%x;" % (name, CODE_BASE - TRAMP_BASE - BUNDLE * (i + 1))
+                        for i, name in enumerate(undef))
+        f.write(LINKER_SCRIPT % (CODE_BASE, defs))
+    elf = os.path.join(tmpdir, "module.elf")
+    run(["ld", "-static", "-nostdlib", "-q", "-T", script, "-o", elf, comb])
+    data, secs = read_elf(elf)
+    alloc = [s for s in secs if s["flags"] & 2 and s["size"]]
+    code = [s for s in alloc if s["flags"] & 4]
+    other = [s for s in alloc if not s["flags"] & 4]
+    for s in code:
+        if s["name"] != ".text" or s["addr"] != CODE_BASE:
+            raise SfiError("unexpected code section %s at 0x%x" % (s["name"], s["addr"]))
+    for s in other:
+        if s["name"] in (".got", ".init_array", ".fini_array", ".tbss", ".tdata") and s["size"]:
+            raise SfiError("section %s is not supported in fault-domain modules" % s["name"])
+    text = code[0] if code else dict(addr=CODE_BASE, size=0, off=0, type=1)
+    code_bytes = data[text["off"]:text["off"] + text["size"]]
+    code_bytes += b"\xcc" * (-len(code_bytes) % BUNDLE)
+    if other:
+        data_off = min(s["addr"] for s in other)
+    else:
+        data_off = (CODE_BASE + len(code_bytes) + 0xfff) & ~0xfff
+    if data_off % 0x1000 or data_off < CODE_BASE + len(code_bytes):
+        raise SfiError("bad data placement 0x%x" % data_off)
+    progbits = [s for s in other if s["type"] != 8]
+    nobits = [s for s in other if s["type"] == 8]
+    data_end = max([s["addr"] + s["size"] for s in progbits], default=data_off)
+    mem_end = max([s["addr"] + s["size"] for s in other], default=data_off)
+    image = bytearray(data_end - data_off)
+    for s in progbits:
+        image[s["addr"] - data_off:s["addr"] - data_off + s["size"]] = data[s["off"]:s["off"] + s["size"]]
+    for s in nobits:
+        if s["addr"] < data_end:
+            raise SfiError("bss section %s precedes initialised data" % s["name"])
+    relocs = []
+    for s in secs:
+        if s["type"] != 4:  # SHT_RELA
+            continue
+        tgt = secs[s["info"]]
+        if not tgt["flags"] & 2:
+            continue
+        for i in range(s["size"] // 24):
+            r_off, r_info, addend = struct.unpack_from("<QQq", data, s["off"] + 24 * i)
+            typ = r_info & 0xffffffff
+            if typ in (2, 4, 9, 41, 42, 24, 26):  # PC32, PLT32, GOTPCREL, GOTPCRELX, REX_GOTPCRELX, PC64, GOTPC32 resolved
+                continue
+            if typ == 1:  # R_X86_64_64: absolute address, rebased by the loader
+                if tgt["flags"] & 4:
+                    raise SfiError("absolute address in code at 0x%x (compile with -fpie)" % r_off)
+                relocs.append(r_off - data_off)
+                continue
+            raise SfiError("relocation type %d at 0x%x in %s not supported (compile with -fpie)" % (typ, r_off, tgt["name"]))
+    relocs = sorted(set(relocs))
+    entries = []
+    for name, info, shndx, value, size in elf_symbols(data, secs):
+        bind, typ = info >> 4, info & 15
+        if bind in (1, 2) and typ == 2 and CODE_BASE <= value < CODE_BASE + len(code_bytes):
+            if exports is None or name in exports:
+                entries.append((name, value - CODE_BASE))
+    entries.sort(key=lambda e: e[1])
+    write_module(out, full, code_bytes, bytes(image), data_off, mem_end - data_end, entries, undef, relocs)
+
+
+def write_module(out, full, code, data, data_off, bss, entries, imports, relocs):
+    hdr = MAGIC + struct.pack("<IIIIIIIII", FLAG_FULL if full else 0, len(code), data_off,
+                              len(data), bss, len(entries), len(imports), len(relocs), 0)
+    hdr += b"\0" * (64 - len(hdr))
+    body = bytearray(hdr + code + data)
+    for name, off in entries:
+        nb = name.encode()
+        if len(nb) > 255:
+            raise SfiError("symbol name too long: %s" % name)
+        body += struct.pack("<IB", off, len(nb)) + nb
+    for name in imports:
+        nb = name.encode()
+        body += struct.pack("<B", len(nb)) + nb
+    for r in relocs:
+        body += struct.pack("<I", r)
+    with open(out, "wb") as f:
+        f.write(body)
+
+
+# ---------------------------------------------------------------- drivers
+
+def cc_main(argv):
+    full = os.environ.get("SFI_MODE") == "full"
+    args, inputs, out, mode, exports = [], [], None, "link", None
+    it = iter(argv)
+    for a in it:
+        if a == "--full":
+            full = True
+        elif a == "--stores":
+            full = False
+        elif a == "-o":
+            out = next(it)
+        elif a == "-c":
+            mode = "compile"
+        elif a in ("-S", "-E", "-M", "-MM"):
+            mode = "passthrough"
+            args.append(a)
+        elif a.startswith("--export="):
+            exports = set(a.split("=", 1)[1].split(","))
+        elif not a.startswith("-") and os.path.splitext(a)[1] in (".c", ".s", ".S", ".o", ".a"):
+            inputs.append(a)
+        elif a in ("-I", "-D", "-U", "-include", "-MF", "-MT", "-x"):
+            args += [a, next(it)]
+        else:
+            args.append(a)
+    if mode == "passthrough":
+        os.execvp("gcc", ["gcc"] + GCC_FLAGS + args + inputs + (["-o", out] if out else []))
+    with tempfile.TemporaryDirectory(prefix="sfi-cc-") as tmp:
+        objs = []
+        for n, src in enumerate(inputs):
+            ext = os.path.splitext(src)[1]
+            if ext in (".o", ".a"):
+                objs.append(src)
+                continue
+            if mode == "compile" and out and len(inputs) == 1:
+                obj = out
+            elif mode == "compile":
+                obj = os.path.splitext(os.path.basename(src))[0] + ".o"
+            else:
+                obj = os.path.join(tmp, "in%d.o" % n)
+            asm = os.path.join(tmp, "in%d.s" % n)
+            if ext == ".c":
+                run(["gcc"] + GCC_FLAGS + args + ["-S", "-o", asm, src])
+            elif ext == ".S":
+                run(["gcc"] + args + ["-E", "-o", asm, src])
+            else:
+                asm = src
+            sub = os.path.join(tmp, "rw%d" % n)
+            os.mkdir(sub)
+            try:
+                rewrite_asm(open(asm).read(), full, sub, obj)
+            except SfiError as e:
+                raise SfiError("%s: %s" % (src, e))
+            objs.append(obj)
+        if mode == "link":
+            link_module(objs, out or "a.sfi", full, tmp, exports)
+
+
+def ld_main(argv):
+    """sfi-ld [--raw] [--full] -o OUT inputs: link objects (or assemble raw .s) into a module."""
+    full, raw, out, inputs = False, False, None, []
+    it = iter(argv)
+    for a in it:
+        if a == "--full":
+            full = True
+        elif a == "--raw":
+            raw = True
+        elif a == "-o":
+            out = next(it)
+        else:
+            inputs.append(a)
+    with tempfile.TemporaryDirectory(prefix="sfi-ld-") as tmp:
+        objs = []
+        for n, src in enumerate(inputs):
+            if src.endswith((".s", ".S")):
+                obj = os.path.join(tmp, "raw%d.o" % n)
+                if raw:
+                    run(["gcc", "-c", "-o", obj, src])
+                else:
+                    sub = os.path.join(tmp, "rw%d" % n)
+                    os.mkdir(sub)
+                    rewrite_asm(open(src).read(), full, sub, obj)
+                objs.append(obj)
+            else:
+                objs.append(src)
+        link_module(objs, out, full, tmp)
+
+
+if __name__ == "__main__":
+    tool = os.path.basename(sys.argv[0])
+    try:
+        if tool == "sfi-ld" or (len(sys.argv) > 1 and sys.argv[1] == "--ld"):
+            ld_main(sys.argv[2:] if sys.argv[1:2] == ["--ld"] else sys.argv[1:])
+        else:
+            cc_main(sys.argv[1:])
+    except SfiError as e:
+        sys.stderr.write("%s: error: %s\n" % (tool, e))
+        sys.exit(1)

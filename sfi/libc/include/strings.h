@@ -1,0 +1,3 @@
+#include <string.h>
+int strcasecmp(const char *a, const char *b);
+int strncasecmp(const char *a, const char *b, size_t n);

@@ -1,0 +1,144 @@
+//! Trusted transition code between the embedder and fault domains.
+//!
+//! Per-thread state lives in a small TLS block (local-exec model, so these
+//! stubs reach it with one %fs-relative access):
+//!   0 host_rsp   host stack pointer saved by the innermost `sfi_enter`
+//!   8 domain     `*const DomainRt` of the innermost active call
+//!  16 gs_base    base currently loaded into %gs (0 = unknown)
+//!  24 status     0 = running/returned, else a `Status` value set on abort
+//!  32 info0, 40 info1, 48 info2   details of a fault (signal, address, rip)
+//!
+//! `DomainRt` layout (repr(C)): 0 base, 8 host table, 16 in_call flag.
+
+use std::arch::global_asm;
+
+global_asm!(
+    r#"
+    .section .tbss,"awT",@nobits
+    .p2align 6
+    .globl sfi_tls
+sfi_tls:
+    .zero 64
+
+    .text
+    .p2align 5
+    .globl sfi_stub_start
+sfi_stub_start:
+
+    .globl sfi_tls_ptr
+sfi_tls_ptr:
+    mov %fs:0, %rax
+    lea sfi_tls@tpoff(%rax), %rax
+    ret
+
+    // u64 sfi_enter(const DomainRt *rt, u64 target, u64 stack_top, const u64 *args)
+    .p2align 5
+    .globl sfi_enter
+sfi_enter:
+    push %rbp
+    push %rbx
+    push %r12
+    push %r13
+    push %r14
+    push %r15
+    pushq %fs:sfi_tls@tpoff
+    pushq %fs:sfi_tls@tpoff+8
+    pushq %fs:sfi_tls@tpoff+16
+    sub $8, %rsp
+    mov %rsp, %fs:sfi_tls@tpoff
+    mov %rdi, %fs:sfi_tls@tpoff+8
+    movq $0, %fs:sfi_tls@tpoff+24
+    mov (%rdi), %r14
+    cmp %r14, %fs:sfi_tls@tpoff+16
+    je 1f
+    wrgsbase %r14
+    mov %r14, %fs:sfi_tls@tpoff+16
+1:
+    mov %rsi, %r11
+    lea 0x10000(%r14), %rax
+    mov %rdx, %rsp
+    push %rax
+    mov %rcx, %rax
+    mov (%rax), %rdi
+    mov 8(%rax), %rsi
+    mov 16(%rax), %rdx
+    mov 24(%rax), %rcx
+    mov 32(%rax), %r8
+    mov 40(%rax), %r9
+    xor %eax, %eax
+    xor %ebx, %ebx
+    xor %ebp, %ebp
+    xor %r10d, %r10d
+    xor %r12d, %r12d
+    xor %r13d, %r13d
+    xor %r15d, %r15d
+    jmp *%r11
+
+    // Reached from trampoline 0 when the domain's entry function returns.
+    .p2align 5
+    .globl sfi_return_from_domain
+sfi_return_from_domain:
+    mov %fs:sfi_tls@tpoff, %rsp
+    // Also the landing point of faults, timeouts and sfi_abort (rsp = host_rsp).
+    .globl sfi_unwind
+sfi_unwind:
+    add $8, %rsp
+    pop %r11
+    test %r11, %r11
+    jz 2f
+    cmp %r11, %fs:sfi_tls@tpoff+16
+    je 2f
+    wrgsbase %r11
+    mov %r11, %fs:sfi_tls@tpoff+16
+2:
+    popq %fs:sfi_tls@tpoff+8
+    popq %fs:sfi_tls@tpoff
+    pop %r15
+    pop %r14
+    pop %r13
+    pop %r12
+    pop %rbx
+    pop %rbp
+    ret
+
+    // Reached from import trampoline i with r10 = i; the domain's return
+    // address is at (%rsp).  Runs the host function on the host stack.
+    .p2align 5
+    .globl sfi_host_call
+sfi_host_call:
+    mov %rsp, %r11
+    mov %fs:sfi_tls@tpoff, %rsp
+    push %r11
+    mov %fs:sfi_tls@tpoff+8, %r11
+    mov 8(%r11), %r11
+    call *(%r11,%r10,8)
+    pop %rsp
+    pop %r11
+    and $-32, %r11d
+    add %r14, %r11
+    jmp *%r11
+
+    // noreturn sfi_abort(): unwind the innermost domain call (status already set).
+    .p2align 5
+    .globl sfi_abort
+sfi_abort:
+    mov %fs:sfi_tls@tpoff, %rsp
+    jmp sfi_unwind
+
+    .globl sfi_stub_end
+sfi_stub_end:
+    .text
+"#,
+    options(att_syntax)
+);
+
+extern "C" {
+    pub fn sfi_tls_ptr() -> *mut u64;
+    pub fn sfi_enter(rt: *const u8, target: u64, stack_top: u64, args: *const u64) -> u64;
+    pub fn sfi_abort() -> !;
+    pub static sfi_return_from_domain: u8;
+    pub static sfi_unwind: u8;
+    pub static sfi_host_call: u8;
+    pub static sfi_stub_start: u8;
+    pub static sfi_stub_end: u8;
+}

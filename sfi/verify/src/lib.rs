@@ -1,0 +1,387 @@
+//! Load-time verifier for Keep SFI fault-domain modules.
+//!
+//! The module format, the sandboxing scheme and the argument why these rules
+//! confine a module are in docs/sfi.md.  The verifier trusts nothing but the
+//! bytes it is given: it decodes every instruction from the start of the code
+//! segment, in 32-byte bundles, and checks each one.
+
+use iced_x86::{
+    CodeSize, CpuidFeature, Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter,
+    Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
+};
+use std::fmt;
+
+pub const MAGIC: &[u8; 8] = b"KSFIMOD1";
+pub const HEADER_SIZE: usize = 64;
+pub const BUNDLE: u64 = 32;
+/// Domain offsets: trampolines (written by the runtime) and the module's code.
+pub const TRAMP_BASE: u64 = 0x1_0000;
+pub const CODE_BASE: u64 = 0x2_0000;
+pub const DOMAIN_SIZE: u64 = 1 << 32;
+/// Data, heap and stacks share the domain; a module's static data must end below this.
+pub const DATA_LIMIT: u64 = 1 << 31;
+pub const MAX_CODE: u64 = 1 << 28;
+pub const MAX_IMPORTS: usize = ((CODE_BASE - TRAMP_BASE) / BUNDLE) as usize - 1;
+pub const FLAG_FULL: u32 = 1;
+/// The dedicated register: holds the domain base while domain code runs.
+pub const BASE_REG: Register = Register::R14;
+
+pub struct Module<'a> {
+    /// Loads are sandboxed too ("full protection").
+    pub full: bool,
+    pub code: &'a [u8],
+    pub data: &'a [u8],
+    pub data_offset: u64,
+    pub bss_size: u64,
+    /// (name, offset from the start of the code segment)
+    pub entries: Vec<(String, u32)>,
+    pub imports: Vec<String>,
+    /// Offsets in the data segment of 64-bit domain offsets the loader rebases.
+    pub relocs: Vec<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Reject {
+    /// Offset from the start of the code segment, if the reason is an instruction.
+    pub offset: Option<u64>,
+    pub reason: &'static str,
+    pub detail: String,
+}
+
+impl fmt::Display for Reject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(o) => write!(f, "code+0x{:x}: {}", o, self.reason)?,
+            None => write!(f, "{}", self.reason)?,
+        }
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+fn reject<T>(reason: &'static str, detail: String) -> Result<T, Reject> {
+    Err(Reject { offset: None, reason, detail })
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], Reject> {
+        match self.pos.checked_add(n) {
+            Some(end) if end <= self.b.len() => {
+                let s = &self.b[self.pos..end];
+                self.pos = end;
+                Ok(s)
+            }
+            _ => reject("truncated module", format!("need {} bytes at file offset {}", n, self.pos)),
+        }
+    }
+    fn u8(&mut self) -> Result<u8, Reject> {
+        Ok(self.bytes(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, Reject> {
+        Ok(u32::from_le_bytes(self.bytes(4)?.try_into().unwrap()))
+    }
+    fn name(&mut self) -> Result<String, Reject> {
+        let n = self.u8()? as usize;
+        let s = self.bytes(n)?;
+        match std::str::from_utf8(s) {
+            Ok(s) if !s.is_empty() && !s.contains('\0') => Ok(s.to_string()),
+            _ => reject("bad symbol name", format!("at file offset {}", self.pos - n)),
+        }
+    }
+}
+
+/// Parses the container and checks its layout; does not look at the code.
+pub fn parse(bytes: &[u8]) -> Result<Module<'_>, Reject> {
+    let mut r = Reader { b: bytes, pos: 0 };
+    if r.bytes(8)? != MAGIC {
+        return reject("bad magic", "not a Keep SFI module".into());
+    }
+    let flags = r.u32()?;
+    let (code_size, data_offset, data_size, bss_size) = (r.u32()? as u64, r.u32()? as u64, r.u32()? as u64, r.u32()? as u64);
+    let (n_entries, n_imports, n_relocs) = (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
+    if flags & !FLAG_FULL != 0 {
+        return reject("bad header", format!("unknown flags 0x{:x}", flags));
+    }
+    if r.bytes(HEADER_SIZE - r.pos)?.iter().any(|&b| b != 0) {
+        return reject("bad header", "reserved bytes are not zero".into());
+    }
+    if code_size % BUNDLE != 0 || code_size > MAX_CODE {
+        return reject("bad header", format!("code size {} is not a multiple of 32 up to 256 MiB", code_size));
+    }
+    if data_offset % 4096 != 0 || data_offset < CODE_BASE + code_size || data_offset + data_size + bss_size > DATA_LIMIT {
+        return reject("bad header", format!("data at 0x{:x} (+{}+{}) overlaps code or passes 2 GiB", data_offset, data_size, bss_size));
+    }
+    if n_imports > MAX_IMPORTS {
+        return reject("bad header", format!("{} imports (at most {})", n_imports, MAX_IMPORTS));
+    }
+    let code = r.bytes(code_size as usize)?;
+    let data = r.bytes(data_size as usize)?;
+    let mut entries = Vec::new();
+    for _ in 0..n_entries.min(bytes.len()) {
+        let off = r.u32()?;
+        let name = r.name()?;
+        if off as u64 >= code_size || off as u64 % BUNDLE != 0 {
+            return reject("bad entry", format!("{} at 0x{:x} is not a bundle start in code", name, off));
+        }
+        entries.push((name, off));
+    }
+    if entries.len() != n_entries {
+        return reject("truncated module", "entry table".into());
+    }
+    let mut imports = Vec::new();
+    for _ in 0..n_imports {
+        imports.push(r.name()?);
+    }
+    let mut relocs = Vec::new();
+    for _ in 0..n_relocs.min(bytes.len()) {
+        let off = r.u32()?;
+        if off % 8 != 0 || off as u64 + 8 > data_size {
+            return reject("bad relocation", format!("0x{:x} is not an aligned slot in the data segment", off));
+        }
+        relocs.push(off);
+    }
+    if relocs.len() != n_relocs {
+        return reject("truncated module", "relocation table".into());
+    }
+    if r.pos != bytes.len() {
+        return reject("trailing bytes", format!("{} bytes after the relocation table", bytes.len() - r.pos));
+    }
+    Ok(Module { full: flags & FLAG_FULL != 0, code, data, data_offset, bss_size, entries, imports, relocs })
+}
+
+/// Parses and verifies a module.  `Ok` means it may be loaded into a fault domain.
+pub fn verify(bytes: &[u8]) -> Result<Module<'_>, Reject> {
+    let m = parse(bytes)?;
+    check_code(&m)?;
+    Ok(m)
+}
+
+fn text(i: &Instruction) -> String {
+    let mut s = String::new();
+    GasFormatter::new().format(i, &mut s);
+    s
+}
+
+/// Instruction sets a module may use.  Everything else (system, virtualisation,
+/// segment-base, transactional, XSAVE, MMX, AVX-512...) is refused.
+fn feature_allowed(f: CpuidFeature) -> bool {
+    use CpuidFeature::*;
+    matches!(
+        f,
+        INTEL8086 | INTEL186 | INTEL286 | INTEL386 | INTEL486 | X64 | CMOV | CX8 | CMPXCHG16B
+            | FPU | FPU287 | FPU387 | SSE | SSE2 | SSE3 | SSSE3 | SSE4_1 | SSE4_2 | POPCNT
+            | LZCNT | BMI1 | BMI2 | AVX | AVX2 | FMA | F16C | MOVBE | ADX | PCLMULQDQ | AES
+            | SHA | RDRAND | RDSEED | TSC | MULTIBYTENOP | PAUSE | CLFSH | PREFETCHW | CET_IBT
+    )
+}
+
+fn check_instruction(i: &Instruction) -> Result<(), &'static str> {
+    use Mnemonic::*;
+    match i.flow_control() {
+        FlowControl::Return => return Err("return instruction (returns must be masked indirect jumps)"),
+        FlowControl::Interrupt if i.mnemonic() != Int3 => return Err("system call or interrupt"),
+        FlowControl::XbeginXabortXend => return Err("transactional memory instruction"),
+        _ => {}
+    }
+    if i.is_jmp_far() || i.is_call_far() || i.is_jmp_far_indirect() || i.is_call_far_indirect() {
+        return Err("far branch");
+    }
+    match i.mnemonic() {
+        Syscall | Sysenter | Sysexit | Sysret | Int | Into | Int1 => return Err("system call or interrupt"),
+        Lds | Les | Lfs | Lgs | Lss | Swapgs | Lar | Lsl | Verr | Verw | Arpl | Rdfsbase
+        | Rdgsbase | Wrfsbase | Wrgsbase => return Err("segment instruction"),
+        Hlt | Cli | Sti | In | Out | Insb | Insw | Insd | Outsb | Outsw | Outsd | Lgdt | Lidt
+        | Lldt | Ltr | Sgdt | Sidt | Sldt | Str | Smsw | Lmsw | Clts | Invd | Wbinvd | Invlpg
+        | Rdmsr | Wrmsr | Rdpmc | Iret | Iretd | Iretq | Loadall | Rsm => return Err("privileged instruction"),
+        Pushf | Pushfd | Pushfq | Popf | Popfd | Popfq | Std => return Err("flags instruction"),
+        Ldmxcsr | Vldmxcsr | Fldcw | Fldenv | Frstor | Fxrstor | Fxrstor64 => {
+            return Err("control-state instruction")
+        }
+        Enter | Leave => return Err("frame instruction (expand leave into re-sandboxed moves)"),
+        _ => {}
+    }
+    for n in 0..i.op_count() {
+        if i.op_kind(n) == OpKind::Register {
+            let r = i.op_register(n);
+            if r.is_segment_register() {
+                return Err("segment instruction");
+            }
+            if r.is_cr() || r.is_dr() || r.is_tr() {
+                return Err("privileged instruction");
+            }
+        }
+    }
+    if !i.cpuid_features().iter().all(|&f| feature_allowed(f)) {
+        return Err("instruction set not allowed");
+    }
+    Ok(())
+}
+
+/// Register-plus-displacement from %rsp stays inside the domain or its 4 GiB
+/// guard zones because %rsp is always inside the domain; `%gs:` with 32-bit
+/// addressing can only reach [base, base + 4 GiB); a RIP-relative target is static.
+fn memory_safe(m: &iced_x86::UsedMemory, write: bool, data_offset: u64, ip_rel: Option<u64>) -> bool {
+    let (seg, base, index) = (m.segment(), m.base(), m.index());
+    if seg == Register::GS {
+        return m.address_size() == CodeSize::Code32 && m.vsib_size() == 0;
+    }
+    if seg == Register::FS || m.address_size() != CodeSize::Code64 || index != Register::None {
+        return false;
+    }
+    if let (Some(target), Register::None | Register::RIP) = (ip_rel, base) {
+        let low = if write { data_offset } else { 0 };
+        return target >= low && target < DOMAIN_SIZE - 64;
+    }
+    base == Register::RSP
+}
+
+const TARGET: u8 = 1; // instruction start that a branch may reach
+const INSIDE: u8 = 2; // instruction start inside a sandboxing sequence
+
+fn is_r14_add(i: &Instruction, dst: Register) -> bool {
+    matches!(i.mnemonic(), Mnemonic::Add)
+        && i.op_count() == 2
+        && i.op0_kind() == OpKind::Register
+        && i.op1_kind() == OpKind::Register
+        && i.op0_register() == dst
+        && i.op1_register() == BASE_REG
+}
+
+fn is_mask32(i: &Instruction, dst64: Register) -> bool {
+    i.mnemonic() == Mnemonic::And
+        && i.op0_kind() == OpKind::Register
+        && i.op0_register().full_register() == dst64
+        && i.op0_register().size() == 4
+        && matches!(i.op1_kind(), OpKind::Immediate8to32 | OpKind::Immediate32)
+        && i.immediate(1) as u32 == (-(BUNDLE as i32)) as u32
+}
+
+fn is_mov_esp_esp(i: &Instruction) -> bool {
+    i.mnemonic() == Mnemonic::Mov
+        && i.op0_kind() == OpKind::Register
+        && i.op1_kind() == OpKind::Register
+        && i.op0_register() == Register::ESP
+        && i.op1_register() == Register::ESP
+}
+
+fn check_code(m: &Module) -> Result<(), Reject> {
+    let code = m.code;
+    let mut marks = vec![0u8; code.len()];
+    let mut branches: Vec<(u64, u64)> = Vec::new();
+    let mut decoder = Decoder::with_ip(64, code, CODE_BASE, DecoderOptions::NONE);
+    let mut factory = InstructionInfoFactory::new();
+    let mut cur = Instruction::default();
+    let mut prev = [Instruction::default(), Instruction::default()];
+    let mut sp_pending = 0u8; // instructions still owed by a %rsp re-sandboxing sequence
+    let mut sp_bundle = 0u64;
+    while decoder.can_decode() {
+        decoder.decode_out(&mut cur);
+        let off = cur.ip() - CODE_BASE;
+        let fail = |reason: &'static str| Err(Reject { offset: Some(off), reason, detail: text(&cur) });
+        if cur.is_invalid() {
+            return Err(Reject { offset: Some(off), reason: "undecodable instruction", detail: format!("{:02x?}", &code[off as usize..(off as usize + 15).min(code.len())]) });
+        }
+        if off % BUNDLE + cur.len() as u64 > BUNDLE {
+            return fail("instruction crosses a bundle boundary");
+        }
+        let bundle = off / BUNDLE;
+        marks[off as usize] = TARGET;
+        if sp_pending > 0 {
+            let ok = if sp_pending == 2 { is_mov_esp_esp(&cur) } else { is_r14_add(&cur, Register::RSP) };
+            if !ok || bundle != sp_bundle {
+                return fail("stack pointer changed without re-sandboxing (need mov %esp,%esp; add %r14,%rsp in the same bundle)");
+            }
+            marks[off as usize] = INSIDE;
+            sp_pending -= 1;
+            prev = [prev[1], cur];
+            continue;
+        }
+        if let Err(reason) = check_instruction(&cur) {
+            return fail(reason);
+        }
+        let ip_rel = Some(cur.ip_rel_memory_address()).filter(|_| cur.is_ip_rel_memory_operand());
+        let info = factory.info(&cur);
+        for mem in info.used_memory() {
+            let write = matches!(mem.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite);
+            let read = matches!(mem.access(), OpAccess::Read | OpAccess::CondRead | OpAccess::ReadWrite | OpAccess::ReadCondWrite);
+            let seg_override = matches!(mem.segment(), Register::FS | Register::GS);
+            if mem.segment() == Register::FS {
+                return fail("segment override %fs");
+            }
+            if (write || (read && (m.full || seg_override))) && !memory_safe(mem, write, m.data_offset, ip_rel) {
+                return fail(if write { "unsandboxed store" } else { "unsandboxed load" });
+            }
+        }
+        let mut writes_sp = false;
+        for r in info.used_registers() {
+            if !matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite) {
+                continue;
+            }
+            match r.register().full_register() {
+                BASE_REG => return fail("writes dedicated register %r14"),
+                Register::RSP => writes_sp = true,
+                _ => {}
+            }
+        }
+        if writes_sp {
+            let op0_sp = cur.op_count() > 0 && cur.op0_kind() == OpKind::Register && cur.op0_register().full_register() == Register::RSP;
+            let implicit = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call) && !op0_sp;
+            let mask = cur.mnemonic() == Mnemonic::And && op0_sp && cur.op0_register() == Register::RSP
+                && matches!(cur.op1_kind(), OpKind::Immediate8to64 | OpKind::Immediate32to64)
+                && cur.immediate(1) >> 32 == 0xffff_ffff;
+            if !implicit && !mask {
+                sp_pending = 2;
+                sp_bundle = bundle;
+            }
+        }
+        match cur.flow_control() {
+            FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call => {
+                branches.push((off, cur.near_branch_target()));
+            }
+            FlowControl::IndirectBranch | FlowControl::IndirectCall => {
+                if cur.op0_kind() != OpKind::Register {
+                    return fail("indirect branch through memory");
+                }
+                let reg = cur.op0_register();
+                let (mask, add) = (&prev[0], &prev[1]);
+                let same_bundle = mask.ip() >= CODE_BASE && (mask.ip() - CODE_BASE) / BUNDLE == bundle;
+                if !(same_bundle && mask.next_ip() == add.ip() && add.next_ip() == cur.ip()
+                    && is_mask32(mask, reg) && is_r14_add(add, reg))
+                {
+                    return fail("indirect branch not sandboxed (need and $-32,%e..; add %r14,%r..; in the same bundle)");
+                }
+                marks[(add.ip() - CODE_BASE) as usize] = INSIDE;
+                marks[off as usize] = INSIDE;
+            }
+            _ => {}
+        }
+        prev = [prev[1], cur];
+    }
+    if sp_pending > 0 {
+        return Err(Reject { offset: None, reason: "stack pointer changed without re-sandboxing", detail: "at end of code".into() });
+    }
+    let tramp_end = TRAMP_BASE + BUNDLE * (1 + m.imports.len() as u64);
+    for (from, target) in branches {
+        let err = |reason| Err(Reject { offset: Some(from), reason, detail: format!("target 0x{:x}", target) });
+        if (CODE_BASE..CODE_BASE + code.len() as u64).contains(&target) {
+            match marks[(target - CODE_BASE) as usize] {
+                TARGET => {}
+                INSIDE => return err("branch into a sandboxing sequence"),
+                _ => return err("branch into the middle of an instruction"),
+            }
+        } else if !((TRAMP_BASE + BUNDLE..tramp_end).contains(&target) && target % BUNDLE == 0) {
+            return err("direct branch outside the code segment");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
