@@ -36,7 +36,9 @@ CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3
             "s": 8, "ns": 9, "p": 10, "pe": 10, "np": 11, "po": 11, "l": 12,
             "nge": 12, "ge": 13, "nl": 13, "le": 14, "ng": 14, "g": 15, "nle": 15}
 
-GCC_FLAGS = ["-ffixed-r14", "-fpie", "-fno-stack-protector",
+# -fno-ipa-ra: returns and indirect calls clobber r11, so callers must not
+# assume a callee leaves r11 alone.
+GCC_FLAGS = ["-ffixed-r14", "-fpie", "-fno-ipa-ra", "-fno-stack-protector",
              "-fno-asynchronous-unwind-tables", "-fno-unwind-tables",
              "-fno-exceptions", "-mstringop-strategy=loop", "-fcf-protection=none",
              "-fno-jump-tables" if os.environ.get("SFI_NO_JUMP_TABLES") else "-fjump-tables",

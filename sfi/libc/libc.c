@@ -430,7 +430,8 @@ int sscanf(const char *restrict s, const char *restrict fmt, ...) {
         if (isspace(*fmt)) { while (isspace(*s)) s++; continue; }
         if (*fmt != '%') { if (*s != *fmt) break; s++; continue; }
         fmt++;
-        int lng = 0;
+        int lng = 0, width = 0;
+        while (*fmt >= '0' && *fmt <= '9') width = width * 10 + *fmt++ - '0';
         while (*fmt == 'l') { lng = 1; fmt++; }
         char *e;
         while (isspace(*s)) s++;
@@ -442,7 +443,8 @@ int sscanf(const char *restrict s, const char *restrict fmt, ...) {
         } else if (*fmt == 's') {
             char *d = va_arg(a, char *);
             if (!*s) break;
-            while (*s && !isspace(*s)) *d++ = *s++;
+            int k = 0;
+            while (*s && !isspace(*s) && (!width || k < width)) { *d++ = *s++; k++; }
             *d = 0; count++;
         } else break;
     }

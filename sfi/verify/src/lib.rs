@@ -185,7 +185,7 @@ fn feature_allowed(f: CpuidFeature) -> bool {
 fn check_instruction(i: &Instruction) -> Result<(), &'static str> {
     use Mnemonic::*;
     match i.flow_control() {
-        FlowControl::Return => return Err("return instruction (returns must be masked indirect jumps)"),
+        FlowControl::Return => return Err("return instruction"),
         FlowControl::Interrupt if i.mnemonic() != Int3 => return Err("system call or interrupt"),
         FlowControl::XbeginXabortXend => return Err("transactional memory instruction"),
         _ => {}
@@ -204,7 +204,7 @@ fn check_instruction(i: &Instruction) -> Result<(), &'static str> {
         Ldmxcsr | Vldmxcsr | Fldcw | Fldenv | Frstor | Fxrstor | Fxrstor64 => {
             return Err("control-state instruction")
         }
-        Enter | Leave => return Err("frame instruction (expand leave into re-sandboxed moves)"),
+        Enter | Leave => return Err("frame instruction"),
         _ => {}
     }
     for n in 0..i.op_count() {
@@ -296,7 +296,7 @@ fn check_code(m: &Module) -> Result<(), Reject> {
         if sp_pending > 0 {
             let ok = if sp_pending == 2 { is_mov_esp_esp(&cur) } else { is_r14_add(&cur, Register::RSP) };
             if !ok || bundle != sp_bundle {
-                return fail("stack pointer changed without re-sandboxing (need mov %esp,%esp; add %r14,%rsp in the same bundle)");
+                return fail("stack pointer changed without re-sandboxing");
             }
             marks[off as usize] = INSIDE;
             sp_pending -= 1;
@@ -355,7 +355,7 @@ fn check_code(m: &Module) -> Result<(), Reject> {
                 if !(same_bundle && mask.next_ip() == add.ip() && add.next_ip() == cur.ip()
                     && is_mask32(mask, reg) && is_r14_add(add, reg))
                 {
-                    return fail("indirect branch not sandboxed (need and $-32,%e..; add %r14,%r..; in the same bundle)");
+                    return fail("indirect branch not sandboxed");
                 }
                 marks[(add.ip() - CODE_BASE) as usize] = INSIDE;
                 marks[off as usize] = INSIDE;

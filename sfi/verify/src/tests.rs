@@ -1,0 +1,161 @@
+//! Unit tests: small modules built from hand-encoded bytes.
+use super::*;
+
+const RET: &[u8] = &[0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0xff, 0xe3]; // masked return via r11
+
+fn module_with(code: &[u8], full: bool, imports: &[&str], data: &[u8], relocs: &[u32]) -> Vec<u8> {
+    let mut c = code.to_vec();
+    while c.len() % 32 != 0 {
+        c.push(0xcc);
+    }
+    let data_off = ((CODE_BASE + c.len() as u64 + 0xfff) & !0xfff) as u32;
+    let mut m = MAGIC.to_vec();
+    for v in [full as u32, c.len() as u32, data_off, data.len() as u32, 0, 1, imports.len() as u32, relocs.len() as u32, 0] {
+        m.extend_from_slice(&v.to_le_bytes());
+    }
+    m.resize(HEADER_SIZE, 0);
+    m.extend_from_slice(&c);
+    m.extend_from_slice(data);
+    m.extend_from_slice(&0u32.to_le_bytes());
+    m.push(1);
+    m.push(b'f');
+    for i in imports {
+        m.push(i.len() as u8);
+        m.extend_from_slice(i.as_bytes());
+    }
+    for r in relocs {
+        m.extend_from_slice(&r.to_le_bytes());
+    }
+    m
+}
+
+fn module(code: &[u8]) -> Vec<u8> {
+    module_with(code, false, &[], &[], &[])
+}
+
+fn with_ret(prefix: &[u8]) -> Vec<u8> {
+    [prefix, RET].concat()
+}
+
+fn reason(m: &[u8]) -> &'static str {
+    match verify(m) {
+        Ok(_) => "accepted",
+        Err(e) => e.reason,
+    }
+}
+
+#[test]
+fn accepts_masked_return() {
+    assert_eq!(reason(&module(RET)), "accepted");
+}
+#[test]
+fn accepts_gs_store_with_32bit_address() {
+    // mov %rax, %gs:8(%edi)
+    assert_eq!(reason(&module(&with_ret(&[0x65, 0x67, 0x48, 0x89, 0x47, 0x08]))), "accepted");
+}
+#[test]
+fn rejects_plain_store() {
+    // mov %rax, 8(%rdi)
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x89, 0x47, 0x08]))), "unsandboxed store");
+}
+#[test]
+fn rejects_gs_store_with_64bit_address() {
+    assert_eq!(reason(&module(&with_ret(&[0x65, 0x48, 0x89, 0x47, 0x08]))), "unsandboxed store");
+}
+#[test]
+fn accepts_rsp_store_and_rejects_rsp_indexed_store() {
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x89, 0x44, 0x24, 0x08]))), "accepted"); // mov %rax,8(%rsp)
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x89, 0x04, 0x3c]))), "unsandboxed store"); // mov %rax,(%rsp,%rdi)
+}
+#[test]
+fn loads_free_in_stores_mode_but_not_in_full_mode() {
+    let code = with_ret(&[0x48, 0x8b, 0x47, 0x08]); // mov 8(%rdi),%rax
+    assert_eq!(reason(&module_with(&code, false, &[], &[], &[])), "accepted");
+    assert_eq!(reason(&module_with(&code, true, &[], &[], &[])), "unsandboxed load");
+}
+#[test]
+fn rip_relative_store_must_target_data() {
+    // mov %eax, disp(%rip): next ip = CODE_BASE+6; target = data (0x21000) or code (0x20000)
+    let to = |target: u32| {
+        let d = target.wrapping_sub(CODE_BASE as u32 + 6);
+        let mut c = vec![0x89, 0x05];
+        c.extend_from_slice(&d.to_le_bytes());
+        with_ret(&c)
+    };
+    assert_eq!(reason(&module_with(&to(0x21000), false, &[], &[0; 16], &[])), "accepted");
+    assert_eq!(reason(&module_with(&to(0x20000), false, &[], &[0; 16], &[])), "unsandboxed store");
+}
+#[test]
+fn rejects_unmasked_indirect_jump() {
+    assert_eq!(reason(&module(&[0x41, 0x5b, 0x41, 0xff, 0xe3])), "indirect branch not sandboxed");
+}
+#[test]
+fn rejects_ret_syscall_and_privileged() {
+    assert_eq!(reason(&module(&[0xc3])), "return instruction");
+    assert_eq!(reason(&module(&with_ret(&[0x0f, 0x05]))), "system call or interrupt");
+    assert_eq!(reason(&module(&with_ret(&[0xf4]))), "privileged instruction");
+    assert_eq!(reason(&module(&with_ret(&[0x0f, 0x01, 0xf8]))), "segment instruction"); // swapgs
+    assert_eq!(reason(&module(&with_ret(&[0x0f, 0x20, 0xc0]))), "privileged instruction"); // mov %cr0,%rax
+}
+#[test]
+fn rejects_writes_to_r14() {
+    assert_eq!(reason(&module(&with_ret(&[0x4d, 0x31, 0xf6]))), "writes dedicated register %r14"); // xor %r14,%r14
+}
+#[test]
+fn rsp_changes_need_resandboxing_in_the_same_bundle() {
+    let sub = [0x48, 0x83, 0xec, 0x40]; // sub $64,%rsp
+    let pair = [0x89, 0xe4, 0x4c, 0x01, 0xf4]; // mov %esp,%esp; add %r14,%rsp
+    assert_eq!(reason(&module(&with_ret(&sub))), "stack pointer changed without re-sandboxing");
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &pair[..]].concat()))), "accepted");
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x83, 0xe4, 0xf0]))), "accepted"); // and $-16,%rsp
+}
+#[test]
+fn rejects_instruction_crossing_bundle() {
+    let mut c = vec![0x90; 30];
+    c.extend_from_slice(&[0xb8, 1, 0, 0, 0]); // mov $1,%eax at offset 30
+    assert_eq!(reason(&module(&with_ret(&c))), "instruction crosses a bundle boundary");
+}
+#[test]
+fn direct_branch_targets() {
+    // jmp +1 into the middle of a 5-byte mov
+    assert_eq!(reason(&module(&with_ret(&[0xeb, 0x01, 0xb8, 1, 0, 0, 0]))), "branch into the middle of an instruction");
+    // jmp far outside
+    assert_eq!(reason(&module(&with_ret(&[0xe9, 0, 0, 0, 0x10]))), "direct branch outside the code segment");
+    // call into trampoline 1: allowed only when the module has one import
+    let d = (TRAMP_BASE + BUNDLE).wrapping_sub(CODE_BASE + 5) as u32;
+    let call = with_ret(&[&[0xe8][..], &d.to_le_bytes()[..]].concat());
+    assert_eq!(reason(&module_with(&call, false, &["h"], &[], &[])), "accepted");
+    assert_eq!(reason(&module_with(&call, false, &[], &[], &[])), "direct branch outside the code segment");
+}
+#[test]
+fn rejects_branch_into_sequence() {
+    // jmp to the add of a masked return: eb 04 then RET (pop 2 bytes, and 4 bytes)
+    let c = [&[0xeb, 0x06][..], RET].concat();
+    assert_eq!(reason(&module(&c)), "branch into a sandboxing sequence");
+}
+#[test]
+fn rejects_undecodable() {
+    assert_eq!(reason(&module(&with_ret(&[0x06]))), "undecodable instruction");
+}
+#[test]
+fn container_errors() {
+    let good = module(RET);
+    assert_eq!(reason(&good[..good.len() - 1]), "truncated module");
+    assert_eq!(reason(&[&good[..], &[0][..]].concat()), "trailing bytes");
+    let mut bad = good.clone();
+    bad[0] = b'X';
+    assert_eq!(reason(&bad), "bad magic");
+    let mut bad = good.clone();
+    bad[50] = 1;
+    assert_eq!(reason(&bad), "bad header");
+    let mut bad = good.clone();
+    bad[12] = 33; // code size not a multiple of 32
+    assert_eq!(reason(&bad), "bad header");
+    assert_eq!(reason(&[]), "truncated module");
+}
+#[test]
+fn relocations_must_be_aligned_slots_in_data() {
+    assert_eq!(reason(&module_with(RET, false, &[], &[0; 16], &[8])), "accepted");
+    assert_eq!(reason(&module_with(RET, false, &[], &[0; 16], &[12])), "bad relocation");
+    assert_eq!(reason(&module_with(RET, false, &[], &[0; 16], &[16])), "bad relocation");
+}

@@ -1,0 +1,11 @@
+# Hand-written module that must be rejected.
+# expect: far branch
+	.text
+	.globl f
+	.type f, @function
+f:
+	lcall *(%rsp)
+	popq %r11
+	andl $-32, %r11d
+	addq %r14, %r11
+	jmp *%r11

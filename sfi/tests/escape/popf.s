@@ -1,0 +1,11 @@
+# Hand-written module that must be rejected.
+# expect: flags instruction
+	.text
+	.globl f
+	.type f, @function
+f:
+	popfq
+	popq %r11
+	andl $-32, %r11d
+	addq %r14, %r11
+	jmp *%r11

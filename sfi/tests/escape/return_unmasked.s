@@ -1,0 +1,8 @@
+# Hand-written module that must be rejected.
+# expect: indirect branch not sandboxed
+	.text
+	.globl f
+	.type f, @function
+f:
+	popq %r11
+	jmp *%r11

@@ -1,0 +1,10 @@
+# Hand-written module that must be rejected.
+# expect: indirect branch not sandboxed
+	.text
+	.globl f
+	.type f, @function
+f:
+	popq %r11
+	andl $-16, %r11d
+	addq %r14, %r11
+	jmp *%r11

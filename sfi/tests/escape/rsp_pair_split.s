@@ -1,0 +1,14 @@
+# Hand-written module that must be rejected.
+# expect: stack pointer changed without re-sandboxing
+	.text
+	.globl f
+	.type f, @function
+f:
+	.nops 27
+	movq %rdi, %rsp
+	movl %esp, %esp
+	addq %r14, %rsp
+	popq %r11
+	andl $-32, %r11d
+	addq %r14, %r11
+	jmp *%r11

@@ -1,0 +1,11 @@
+# Hand-written module that must be rejected.
+# expect: unsandboxed store
+	.text
+	.globl f
+	.type f, @function
+f:
+	movb $0x90, f(%rip)
+	popq %r11
+	andl $-32, %r11d
+	addq %r14, %r11
+	jmp *%r11

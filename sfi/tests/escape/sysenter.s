@@ -1,0 +1,11 @@
+# Hand-written module that must be rejected.
+# expect: system call or interrupt
+	.text
+	.globl f
+	.type f, @function
+f:
+	sysenter
+	popq %r11
+	andl $-32, %r11d
+	addq %r14, %r11
+	jmp *%r11
