@@ -33,8 +33,11 @@ mod child;
 mod cspace;
 mod elf;
 mod fault;
+mod handler;
+mod ipc;
 mod kernel;
 mod process;
+mod sched;
 mod thread;
 
 use alloc::format;
@@ -275,6 +278,47 @@ const TESTS: &[Test] = &[
     ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
     ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
     ("WRAP0004", "WRAPPER_DEPTH wrappers work, one more is INVALID_CAP", acct::wrapper_depth),
+    ("IPC0001", "CALL and reply: label, words, CALLED, return cap in slot 0", ipc::call_reply),
+    ("IPC0002", "SEND to a waiting receiver", ipc::send_oneway),
+    ("IPC0003", "a blocking SEND waits until the receiver receives", ipc::send_queues),
+    ("IPC0004", "non-blocking SEND to a non-receiver is WOULD_BLOCK, nothing queued", ipc::send_nonblocking),
+    ("IPC0005", "non-blocking RECV with nothing queued is WOULD_BLOCK", ipc::recv_nonblocking),
+    ("IPC0006", "RECV time-out is TIMEOUT after about the time asked", ipc::recv_timeout),
+    ("IPC0007", "reply-and-receive serves consecutive calls", ipc::reply_and_receive),
+    ("IPC0008", "a return capability used twice is STALE", ipc::return_twice),
+    ("IPC0009", "CALL to a receiver without receive slots is BAD_STATE", ipc::call_no_slots),
+    ("IPC0010", "a SENDER copied without CALL sends but cannot call", ipc::no_call),
+    ("IPC0011", "a SENDER minted without CALL sends but cannot call", ipc::minted_no_call),
+    ("IPC0012", "two senders' protected payloads arrive", ipc::payloads),
+    ("IPC0013", "0-4 capabilities on a call, rights reduced", ipc::caps_on_call),
+    ("IPC0014", "0-4 capabilities on a reply, rights reduced", ipc::caps_on_reply),
+    ("IPC0015", "strings of 0, 64, 4096 bytes on a call", ipc::strings_on_call),
+    ("IPC0016", "strings of 0, 64, 4096 bytes on a reply", ipc::strings_on_reply),
+    ("IPC0017", "a 4097-byte string is INVALID_ARG", ipc::string_too_long),
+    ("IPC0018", "capabilities beyond the receive slots are not delivered", ipc::caps_beyond_slots),
+    ("IPC0019", "MINT and SENDER rights errors", ipc::sender_errors),
+    ("IPC0020", "a sender to a destroyed process is STALE", ipc::sender_stale),
+    ("IPC0021", "a return capability in CALL mode is INVALID_METHOD", ipc::return_not_callable),
+    ("IPC0022", "STOP ends a pending receive with BAD_STATE", ipc::stop_receiver),
+    ("IPC0023", "SEND_RECV sends, then receives the answer", ipc::send_recv),
+    ("IPC0024", "SET_IPC_BUFFER checks; an unmapped buffer is FAULT", ipc::ipc_buffer_fault),
+    ("IPC0025", "direct switch to a waiting same-priority receiver", ipc::direct_switch),
+    ("IPC0026", "a lower-priority receiver waits for the sender to block", ipc::lower_receiver_waits),
+    ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
+    ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
+    ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
+    ("FH0004", "without a handler an exception is FAULTED", handler::handler_removed),
+    ("FH0005", "an emulated system call answered with RESUME_SET_RAX", handler::emulation),
+    ("FH0006", "READ_REGS of a created child; BAD_STATE when running or self", handler::read_regs_states),
+    ("FH0007", "WRITE_REGS refuses kernel rip and rsp, changes nothing", handler::write_regs_checks),
+    ("FH0008", "SET_FAULT_HANDLER and SET_EMULATION errors", handler::handler_errors),
+    ("TIME0003", "NOW advances; ms agree with ticks", sched::now),
+    ("TIME0004", "SLEEP lasts at least the time asked", sched::sleep),
+    ("TIME0005", "SLEEP of 0 or more than a day is INVALID_ARG", sched::sleep_args),
+    ("TIME0006", "a timer without READ is NO_RIGHTS", sched::timer_rights),
+    ("PRIO0001", "the higher-priority runnable process runs first", sched::priority_order),
+    ("PRIO0002", "starting a higher-priority process preempts", sched::higher_preempts),
+    ("SHARE0001", "processes sharing one address space share memory and caps", sched::shared_aspace),
 ];
 
 fn main(image_addr: u64, image_size: u64) -> i32 {

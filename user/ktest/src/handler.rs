@@ -1,0 +1,307 @@
+//! Fault handlers: page faults resolved by a user-level pager, exceptions
+//! handled with READ_REGS/WRITE_REGS, STOP replies, emulated system calls,
+//! and the register and handler methods' errors.  ktest itself is the
+//! handler: it mints a SENDER to itself for the child and receives the
+//! kernel's calls.
+
+use alloc::format;
+use alloc::string::String;
+
+use keep_abi::{
+    Error, Msg, SELF_ASPACE, SELF_PROCESS, Status, Tag, label, recv, reg, reply, rights, state,
+    ty,
+};
+use keep_loader::Child;
+
+use crate::child::{self, CODE, LOOP, STACK_TOP};
+use crate::cspace::{BEYOND, HOLE};
+use crate::fault::KERNEL_ADDR;
+use crate::{Ctx, Cx, TestResult, expect_code, expect_err};
+
+const PAYLOAD: u64 = 0xFA17;
+
+/// Runs `f` with a CREATED child running `code` whose fault handler is a
+/// SENDER to ktest; `ret` is the slot for return capabilities.
+fn with_handled(
+    cx: &mut Cx,
+    code: &[u8],
+    f: impl FnOnce(&mut Cx, Child, u64) -> TestResult,
+) -> TestResult {
+    let c = child::spawn(cx, code)?;
+    let s = match cx.slots::<2>() {
+        Ok(s) => s,
+        Err(e) => {
+            child::release(cx, c);
+            return Err(e);
+        }
+    };
+    let (snd, ret) = (s[0], s[1]);
+    let r = SELF_PROCESS
+        .mint(snd, PAYLOAD, 0)
+        .ctx("MINT")
+        .and_then(|_| c.process.set_fault_handler(snd).ctx("SET_FAULT_HANDLER"))
+        .and_then(|_| f(cx, c, ret));
+    child::release(cx, c);
+    cx.drop_slots(&s);
+    r
+}
+
+/// The next kernel-made call to ktest, its return capability in `ret`.
+fn next_fault(ret: u64) -> Result<Msg, String> {
+    let buf = keep_rt::ipc_buffer();
+    let _ = SELF_ASPACE.delete_cap(ret);
+    buf.set_recv_slots(&[ret]);
+    let m = recv(Tag::new(0).with_slots(1), 2000);
+    m.result().ctx("RECV of the fault message")?;
+    ensure!(m.tag.is_called(), "fault message is not a call: tag {:#x}", m.tag.0);
+    ensure!(m.payload == PAYLOAD, "payload {:#x}", m.payload);
+    let t = SELF_ASPACE.identify_cap(ret).ctx("IDENTIFY")?;
+    ensure!(t.ty == ty::RETURN, "receive slot 0 holds type {}", t.ty);
+    Ok(m)
+}
+
+fn answer(ret: u64, label_: u64, words: [u64; 4]) -> TestResult {
+    keep_abi::Return(ret).reply(Tag::new(label_), words).ctx("reply")
+}
+
+fn expect_exit(s: Status, code: u64) -> TestResult {
+    ensure!(
+        s.state == state::EXITED && s.code == code,
+        "child {s}; want exit code {code}"
+    );
+    Ok(())
+}
+
+const PAGED: u64 = 0x20_0000;
+
+/// Writes 42 to PAGED (not mapped), reads it back and exits with it.
+const PAGER_CHILD: [u8; 30] = [
+    0xbb, 0x00, 0x00, 0x20, 0x00, // mov $0x200000,%ebx
+    0xc7, 0x03, 0x2a, 0x00, 0x00, 0x00, // movl $42,(%rbx)
+    0x8b, 0x13, // mov (%rbx),%edx
+    0xbf, 0x03, 0x00, 0x00, 0x00, // mov $3,%edi
+    0xbe, 0x06, 0x00, 0x00, 0x00, // mov $6,%esi (EXIT)
+    0x0f, 0x05, // syscall
+    0x0f, 0x0b, // ud2
+    0x90, 0x90, 0x90,
+];
+
+pub fn user_pager(cx: &mut Cx) -> TestResult {
+    with_handled(cx, &PAGER_CHILD, |cx, c, ret| {
+        let page = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            c.process.start().ctx("START")?;
+            let m = next_fault(ret)?;
+            ensure!(
+                m.tag.label() == label::EXCEPTION
+                    && m.words[0] == 14
+                    && m.words[1] == CODE + 5
+                    && m.words[2] == PAGED,
+                "fault message: label {:#x} words {:#x?}",
+                m.tag.label(),
+                m.words
+            );
+            let st = c.process.status().ctx("STATUS")?;
+            ensure!(st.state == state::BLOCKED, "faulting child is {st}");
+            c.aspace
+                .map(page, PAGED, rights::READ | rights::WRITE)
+                .ctx("MAP in the child")?;
+            answer(ret, reply::RESUME, [0; 4])?;
+            expect_exit(c.process.wait().ctx("WAIT")?, 42)?;
+            // The write landed in the page the pager mapped.
+            let v = crate::caps::SCRATCH;
+            SELF_ASPACE.map(page, v, rights::READ).ctx("MAP here")?;
+            // SAFETY: mapped readable just above.
+            let seen = unsafe { (v as *const u32).read_volatile() };
+            let _ = SELF_ASPACE.unmap(v);
+            ensure!(seen == 42, "the page holds {seen}");
+            Ok(())
+        })();
+        cx.drop_slot(page);
+        r
+    })
+}
+
+/// ud2, then EXIT(42).
+const UD_CHILD: [u8; 24] = [
+    0x0f, 0x0b, // ud2
+    0xba, 0x2a, 0x00, 0x00, 0x00, // mov $42,%edx
+    0xbf, 0x03, 0x00, 0x00, 0x00, // mov $3,%edi
+    0xbe, 0x06, 0x00, 0x00, 0x00, // mov $6,%esi
+    0x0f, 0x05, // syscall
+    0x0f, 0x0b, // ud2
+    0x90, 0x90, 0x90,
+];
+
+pub fn exception_write_regs(cx: &mut Cx) -> TestResult {
+    with_handled(cx, &UD_CHILD, |_, c, ret| {
+        c.process.start().ctx("START")?;
+        let m = next_fault(ret)?;
+        ensure!(
+            m.tag.label() == label::EXCEPTION && m.words[0] == 6 && m.words[1] == CODE,
+            "fault message: label {:#x} words {:#x?}",
+            m.tag.label(),
+            m.words
+        );
+        let buf = keep_rt::ipc_buffer();
+        c.process.read_regs().ctx("READ_REGS")?;
+        let mut regs = buf.regs();
+        ensure!(
+            regs[reg::RIP as usize] == CODE,
+            "READ_REGS rip {:#x}",
+            regs[reg::RIP as usize]
+        );
+        regs[reg::RIP as usize] = CODE + 2;
+        buf.set_regs(&regs);
+        c.process.write_regs().ctx("WRITE_REGS")?;
+        answer(ret, reply::RESUME, [0; 4])?;
+        expect_exit(c.process.wait().ctx("WAIT")?, 42)
+    })
+}
+
+pub fn reply_stop(cx: &mut Cx) -> TestResult {
+    with_handled(cx, &UD_CHILD, |_, c, ret| {
+        c.process.start().ctx("START")?;
+        next_fault(ret)?;
+        answer(ret, reply::STOP, [0; 4])?;
+        let st = c.process.status().ctx("STATUS")?;
+        ensure!(st.state == state::STOPPED, "child is {st}, want STOPPED");
+        Ok(())
+    })
+}
+
+pub fn handler_removed(cx: &mut Cx) -> TestResult {
+    with_handled(cx, &UD_CHILD, |_, c, _| {
+        c.process.set_fault_handler(0).ctx("SET_FAULT_HANDLER 0")?;
+        c.process.start().ctx("START")?;
+        let st = c.process.wait().ctx("WAIT")?;
+        ensure!(
+            st.state == state::FAULTED && st.code == 6 && st.rip == CODE,
+            "child {st}; want FAULTED with #UD"
+        );
+        let m = recv(Tag::new(0).recv_nonblocking(), 0);
+        expect_code(m.err, Error::WOULD_BLOCK, "no message for the old handler")
+    })
+}
+
+/// Emulated system call (0x77, 0x11, 0x22, 0x33); exits with its result.
+const EMU_CHILD: [u8; 40] = [
+    0xb8, 0x77, 0x00, 0x00, 0x00, // mov $0x77,%eax
+    0xbf, 0x11, 0x00, 0x00, 0x00, // mov $0x11,%edi
+    0xbe, 0x22, 0x00, 0x00, 0x00, // mov $0x22,%esi
+    0xba, 0x33, 0x00, 0x00, 0x00, // mov $0x33,%edx
+    0x0f, 0x05, // syscall (emulated)
+    0x89, 0xc2, // mov %eax,%edx
+    0xbf, 0x03, 0x00, 0x00, 0x00, // mov $3,%edi
+    0xbe, 0x06, 0x00, 0x00, 0x00, // mov $6,%esi
+    0x0f, 0x05, // syscall (EXIT)
+    0x0f, 0x0b, // ud2
+    0x90, 0x90,
+];
+
+pub fn emulation(cx: &mut Cx) -> TestResult {
+    with_handled(cx, &EMU_CHILD, |_, c, ret| {
+        c.process.set_emulation(true).ctx("SET_EMULATION")?;
+        c.process.start().ctx("START")?;
+        let m = next_fault(ret)?;
+        ensure!(
+            m.tag.label() == label::SYSCALL && m.words == [0x77, 0x11, 0x22, 0x33],
+            "first message: label {:#x} words {:#x?}",
+            m.tag.label(),
+            m.words
+        );
+        answer(ret, reply::RESUME_SET_RAX, [99, 0, 0, 0])?;
+        // The EXIT is reflected too; rax carries the emulated result.
+        let m = next_fault(ret)?;
+        ensure!(
+            m.tag.label() == label::SYSCALL && m.words == [99, 3, 6, 99],
+            "second message: label {:#x} words {:?}",
+            m.tag.label(),
+            m.words
+        );
+        // Let it go through for real: emulation off, back onto the syscall.
+        c.process.set_emulation(false).ctx("SET_EMULATION off")?;
+        let buf = keep_rt::ipc_buffer();
+        c.process.read_regs().ctx("READ_REGS")?;
+        let mut regs = buf.regs();
+        regs[reg::RIP as usize] -= 2;
+        buf.set_regs(&regs);
+        c.process.write_regs().ctx("WRITE_REGS")?;
+        answer(ret, reply::RESUME, [0; 4])?;
+        expect_exit(c.process.wait().ctx("WAIT")?, 99)
+    })
+}
+
+pub fn read_regs_states(cx: &mut Cx) -> TestResult {
+    expect_err(SELF_PROCESS.read_regs(), Error::BAD_STATE, "READ_REGS of itself")?;
+    let c = child::spawn(cx, LOOP)?;
+    let r = (|| {
+        c.process.read_regs().ctx("READ_REGS of a CREATED child")?;
+        let regs = keep_rt::ipc_buffer().regs();
+        ensure!(
+            regs[reg::RIP as usize] == CODE && regs[reg::RSP as usize] == STACK_TOP,
+            "rip {:#x} rsp {:#x}",
+            regs[reg::RIP as usize],
+            regs[reg::RSP as usize]
+        );
+        c.process.set_priority(1).ctx("SET_PRIORITY")?;
+        c.process.start().ctx("START")?;
+        expect_err(c.process.read_regs(), Error::BAD_STATE, "READ_REGS of a runnable")?;
+        expect_err(c.process.write_regs(), Error::BAD_STATE, "WRITE_REGS of a runnable")
+    })();
+    child::release(cx, c);
+    r
+}
+
+pub fn write_regs_checks(cx: &mut Cx) -> TestResult {
+    let c = child::spawn(cx, &crate::fault::EXIT42)?;
+    let r = (|| {
+        let buf = keep_rt::ipc_buffer();
+        c.process.read_regs().ctx("READ_REGS")?;
+        let good = buf.regs();
+        for (i, v) in [(reg::RIP, KERNEL_ADDR), (reg::RSP, keep_abi::layout::USER_TOP)] {
+            let mut bad = good;
+            bad[i as usize] = v;
+            buf.set_regs(&bad);
+            expect_err(c.process.write_regs(), Error::INVALID_ARG, &format!("reg {i}"))?;
+        }
+        // Nothing changed: it runs as set up.
+        c.process.start().ctx("START")?;
+        expect_exit(c.process.wait().ctx("WAIT")?, 42)
+    })();
+    child::release(cx, c);
+    r
+}
+
+pub fn handler_errors(cx: &mut Cx) -> TestResult {
+    let c = child::spawn(cx, LOOP)?;
+    let r = (|| {
+        let p = c.process;
+        expect_err(p.set_fault_handler(HOLE), Error::NO_CAPPAGE, "hole")?;
+        expect_err(
+            p.set_fault_handler(keep_abi::slot::CONSOLE),
+            Error::WRONG_TYPE,
+            "console",
+        )?;
+        expect_err(p.set_fault_handler(40), Error::INVALID_CAP, "empty slot")?;
+        expect_err(p.set_fault_handler(BEYOND), Error::OUT_OF_RANGE, "beyond")?;
+        expect_err(p.set_emulation_raw(2), Error::INVALID_ARG, "SET_EMULATION(2)")
+    })();
+    child::release(cx, c);
+    r
+}
+
+trait RawEmulation {
+    fn set_emulation_raw(self, on: u64) -> keep_abi::Result<()>;
+}
+
+impl RawEmulation for keep_abi::Process {
+    fn set_emulation_raw(self, on: u64) -> keep_abi::Result<()> {
+        keep_abi::invoke(
+            self.0,
+            keep_abi::method::process::SET_EMULATION,
+            [on, 0, 0, 0],
+        )
+        .map(drop)
+    }
+}

@@ -1,0 +1,838 @@
+//! IPC: every request type, blocking and not, time-outs, capability and
+//! string transfer both ways, the protected payload, return capabilities,
+//! no-call senders, and the scheduling rules of message delivery.
+//!
+//! The other party is a server thread (a process in ktest's own space)
+//! configured through the statics below before it starts; it records what
+//! it received there.
+
+use alloc::format;
+use alloc::string::String;
+use core::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
+use keep_abi::{
+    Error, IpcBuffer, MEMORY, Process, Return, SELF_ASPACE, SELF_PROCESS, Sender, TIMER, Tag,
+    err, recv, rights, slot, tag, ty,
+};
+
+use crate::cspace::{BEYOND, HOLE, snapshot, unchanged};
+use crate::thread::{self, Thread};
+use crate::{Ctx, Cx, TestResult, expect_code, expect_err};
+
+const Z: AtomicU64 = AtomicU64::new(0);
+
+/// Server configuration.
+static CFG_SLOTS: [AtomicU64; 5] = [Z; 5];
+static CFG_NSLOTS: AtomicU64 = Z;
+static CFG_COUNT: AtomicU64 = Z;
+/// Per message: capabilities the reply carries (the first n of CFG_CAPS).
+static CFG_REPLY_CAPS: [AtomicU64; 8] = [Z; 8];
+static CFG_CAPS: [AtomicU64; 4] = [Z; 4];
+/// Per message: string bytes the reply carries.
+static CFG_REPLY_STR: [AtomicU64; 8] = [Z; 8];
+static CFG_MODE: AtomicU64 = Z;
+static CFG_TIMEOUT: AtomicU64 = Z;
+/// A sender the server sends its answer through (MODE_ECHO).
+static CFG_ECHO: AtomicU64 = Z;
+
+/// Reply to each call (the default).
+#[allow(dead_code)]
+const MODE_REPLY: u64 = 0;
+const MODE_REPLY_RECV: u64 = 1;
+const MODE_REPLY_TWICE: u64 = 2;
+const MODE_NO_REPLY: u64 = 3;
+const MODE_ECHO: u64 = 4;
+const MODE_RETURN_AS_CALL: u64 = 5;
+
+/// What the server saw, per message (up to 8).
+static SEEN_ERR: [AtomicU64; 8] = [Z; 8];
+static SEEN_TAG: [AtomicU64; 8] = [Z; 8];
+static SEEN_PAYLOAD: [AtomicU64; 8] = [Z; 8];
+static SEEN_WORDS: [AtomicU64; 8] = [Z; 8];
+/// Type | rights << 8 of each received capability, 16 bits each.
+static SEEN_CAPS: [AtomicU64; 8] = [Z; 8];
+/// Type | rights << 8 of a call's return capability.
+static SEEN_RET: [AtomicU64; 8] = [Z; 8];
+static SEEN_STR_LEN: [AtomicU64; 8] = [Z; 8];
+static SEEN_STR_OK: [AtomicU64; 8] = [Z; 8];
+static SEEN_REPLY_ERR: [AtomicU64; 8] = [Z; 8];
+static SEEN_SECOND_ERR: AtomicU64 = Z;
+static SEEN_COUNT: AtomicU64 = Z;
+pub static FLAG: AtomicU64 = Z;
+
+fn reset() {
+    for a in [
+        &SEEN_ERR,
+        &SEEN_TAG,
+        &SEEN_PAYLOAD,
+        &SEEN_WORDS,
+        &SEEN_CAPS,
+        &SEEN_RET,
+        &SEEN_STR_LEN,
+        &SEEN_STR_OK,
+        &SEEN_REPLY_ERR,
+        &CFG_REPLY_CAPS,
+        &CFG_REPLY_STR,
+    ] {
+        a.iter().for_each(|x| x.store(0, SeqCst));
+    }
+    for x in [
+        &SEEN_SECOND_ERR,
+        &SEEN_COUNT,
+        &FLAG,
+        &CFG_MODE,
+        &CFG_TIMEOUT,
+        &CFG_ECHO,
+    ] {
+        x.store(0, SeqCst);
+    }
+    CFG_COUNT.store(1, SeqCst);
+    CFG_NSLOTS.store(0, SeqCst);
+    // No server waits for ever.
+    CFG_TIMEOUT.store(3000, SeqCst);
+}
+
+/// Byte `i` of the test string with `seed`.
+fn pattern(i: usize, seed: u64) -> u8 {
+    (i as u8).wrapping_mul(31).wrapping_add(seed as u8) ^ (i >> 8) as u8
+}
+
+fn fill_string(buf: &mut IpcBuffer, len: usize) {
+    for i in 0..len {
+        buf.string[i] = pattern(i, len as u64);
+    }
+    buf.send_len = len as u64;
+}
+
+fn string_ok(buf: &IpcBuffer, len: usize) -> bool {
+    buf.received_len() == len && (0..len).all(|i| buf.string_byte(i) == pattern(i, len as u64))
+}
+
+/// Type and rights of every capability slot in `slots`, packed 16 bits each.
+fn caps_summary(slots: &[u64]) -> u64 {
+    let mut v = 0;
+    for (i, &s) in slots.iter().enumerate() {
+        let (t, r) = match SELF_ASPACE.identify_cap(s) {
+            Ok(c) => (c.ty, c.rights),
+            Err(_) => (0xff, 0xff),
+        };
+        v |= (t | r << 8) << (16 * i);
+    }
+    v
+}
+
+fn server(a: &thread::Args) -> u64 {
+    let buf = a.buf();
+    let count = CFG_COUNT.load(SeqCst) as usize;
+    let nslots = CFG_NSLOTS.load(SeqCst);
+    let slots: [u64; 5] = core::array::from_fn(|i| CFG_SLOTS[i].load(SeqCst));
+    let mode = CFG_MODE.load(SeqCst);
+    let timeout = CFG_TIMEOUT.load(SeqCst);
+    let mut pending: Option<keep_abi::Msg> = None;
+    for n in 0..count.min(8) {
+        buf.set_recv_slots(&slots);
+        let m = match pending.take() {
+            Some(m) => m,
+            None => recv(Tag::new(0).with_slots(nslots), timeout),
+        };
+        SEEN_ERR[n].store(m.err, SeqCst);
+        SEEN_COUNT.store(n as u64 + 1, SeqCst);
+        if m.err != err::OK {
+            return 10 + m.err;
+        }
+        FLAG.store(1, SeqCst);
+        SEEN_TAG[n].store(m.tag.0, SeqCst);
+        SEEN_PAYLOAD[n].store(m.payload, SeqCst);
+        SEEN_WORDS[n].store(
+            m.words[0] | m.words[1] << 16 | m.words[2] << 32 | m.words[3] << 48,
+            SeqCst,
+        );
+        // A call's return capability is in slots[0] (and counted in the
+        // received tag), the capabilities after it; a plain message's
+        // capabilities start at slots[0].
+        let first = m.tag.is_called() as usize;
+        SEEN_RET[n].store(
+            if first == 1 { caps_summary(&slots[..1]) } else { 0 },
+            SeqCst,
+        );
+        let got = (m.tag.caps() as usize).min(5);
+        let caps = &slots[first.min(got)..got];
+        SEEN_CAPS[n].store(caps_summary(caps), SeqCst);
+        SEEN_STR_LEN[n].store(buf.received_len() as u64, SeqCst);
+        let len = buf.received_len().min(4096);
+        SEEN_STR_OK[n].store(
+            (m.tag.has_string() && string_ok(buf, len)) as u64,
+            SeqCst,
+        );
+        // Delete them so the next message finds the slots empty.
+        for &s in caps {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        if mode == MODE_ECHO {
+            let e = Sender(CFG_ECHO.load(SeqCst))
+                .send(Tag::new(m.tag.label() + 1), m.words)
+                .err()
+                .map_or(0, |e| e.0);
+            SEEN_REPLY_ERR[n].store(e, SeqCst);
+            continue;
+        }
+        if !m.tag.is_called() || mode == MODE_NO_REPLY {
+            continue;
+        }
+        let ret = Return(slots[0]);
+        if mode == MODE_RETURN_AS_CALL {
+            let r = keep_abi::ipc(ret.0, Tag::new(1).with_mode(tag::MODE_CALL), [0; 4], 0);
+            SEEN_SECOND_ERR.store(r.err, SeqCst);
+        }
+        let ncaps = CFG_REPLY_CAPS[n].load(SeqCst);
+        for i in 0..4 {
+            buf.send_caps[i] = CFG_CAPS[i].load(SeqCst);
+        }
+        let slen = CFG_REPLY_STR[n].load(SeqCst) as usize;
+        fill_string(buf, slen);
+        let mut t = Tag::new(m.tag.label() + 1).with_caps(ncaps);
+        if slen > 0 {
+            t = t.with_string();
+        }
+        let w = [m.words[3], m.words[2], m.words[1], m.words[0]];
+        if mode == MODE_REPLY_RECV && n + 1 < count {
+            let r = ret.reply_recv(t.with_slots(nslots), w, timeout);
+            if r.err == err::OK {
+                SEEN_REPLY_ERR[n].store(0, SeqCst);
+                pending = Some(r);
+            } else {
+                SEEN_REPLY_ERR[n].store(r.err, SeqCst);
+            }
+            continue;
+        }
+        let e = ret.reply(t, w).err().map_or(0, |e| e.0);
+        SEEN_REPLY_ERR[n].store(e, SeqCst);
+        if mode == MODE_REPLY_TWICE {
+            let e2 = ret.reply(Tag::new(0), [0; 4]).err().map_or(0, |e| e.0);
+            SEEN_SECOND_ERR.store(e2, SeqCst);
+        }
+    }
+    0
+}
+
+/// A started server at `prio` with receive slots `slots` (the first takes
+/// a call's return capability), and a sender to it at `snd` with `payload`
+/// and `rights`.
+fn start_server(
+    cx: &mut Cx,
+    prio: u64,
+    slots: &[u64],
+    snd: u64,
+    payload: u64,
+    rights_: u64,
+) -> Result<Thread, String> {
+    for (i, c) in CFG_SLOTS.iter().enumerate() {
+        c.store(slots.get(i).copied().unwrap_or(0), SeqCst);
+    }
+    CFG_NSLOTS.store(slots.len() as u64, SeqCst);
+    let t = thread::create(cx, "ktest-server", prio, server, [0; 4])?;
+    if let Err(e) = t.process.mint(snd, payload, rights_) {
+        t.kill(cx);
+        return Err(format!("MINT failed: {e}"));
+    }
+    if let Err(e) = t.process.start() {
+        t.kill(cx);
+        return Err(format!("START failed: {e}"));
+    }
+    Ok(t)
+}
+
+/// Runs `f` with a server (above ktest's priority, so it is waiting when
+/// `f` starts) and then checks that the server ended with code 0.
+fn with_server(
+    cx: &mut Cx,
+    nslots: usize,
+    prio: u64,
+    f: impl FnOnce(&mut Cx, u64, &[u64]) -> TestResult,
+) -> TestResult {
+    let s = cx.slots::<6>()?;
+    let (snd, slots) = (s[0], &s[1..1 + nslots]);
+    let r = match start_server(cx, prio, slots, snd, 0x5e4e, 0) {
+        Ok(t) => {
+            let r = f(cx, snd, slots);
+            // A failed test may leave the server waiting: end it.
+            let st = if r.is_ok() {
+                t.process.wait()
+            } else {
+                Ok(keep_abi::Status {
+                    state: keep_abi::state::EXITED,
+                    code: 0,
+                    rip: 0,
+                    addr: 0,
+                })
+            };
+            t.kill(cx);
+            r.and_then(|_| {
+                let st = st.ctx("WAIT for the server")?;
+                ensure!(
+                    st.state == keep_abi::state::EXITED && st.code == 0,
+                    "server {st}"
+                );
+                Ok(())
+            })
+        }
+        Err(e) => Err(e),
+    };
+    cx.drop_slots(&s);
+    r
+}
+
+const HIGH: u64 = 12;
+const SAME: u64 = 10;
+const LOW: u64 = 5;
+
+fn words_of(n: usize) -> [u64; 4] {
+    let w = SEEN_WORDS[n].load(SeqCst);
+    [w & 0xffff, w >> 16 & 0xffff, w >> 32 & 0xffff, w >> 48]
+}
+
+pub fn call_reply(cx: &mut Cx) -> TestResult {
+    reset();
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        let m = Sender(snd).call(Tag::new(0x42), [1, 2, 3, 4]);
+        m.result().ctx("CALL")?;
+        ensure!(m.tag.label() == 0x43, "reply label {:#x}", m.tag.label());
+        ensure!(m.words == [4, 3, 2, 1], "reply words {:?}", m.words);
+        let t = Tag(SEEN_TAG[0].load(SeqCst));
+        ensure!(t.label() == 0x42 && t.is_called(), "server saw tag {:#x}", t.0);
+        ensure!(words_of(0) == [1, 2, 3, 4], "server saw {:?}", words_of(0));
+        let c = SEEN_RET[0].load(SeqCst);
+        ensure!(c & 0xff == ty::RETURN, "slot 0 held type {}", c & 0xff);
+        ensure!(SEEN_PAYLOAD[0].load(SeqCst) == 0x5e4e, "payload");
+        Ok(())
+    })
+}
+
+pub fn send_oneway(cx: &mut Cx) -> TestResult {
+    reset();
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        Sender(snd).send(Tag::new(7), [9, 8, 7, 6]).ctx("SEND")?;
+        let t = Tag(SEEN_TAG[0].load(SeqCst));
+        ensure!(t.label() == 7 && !t.is_called(), "server saw tag {:#x}", t.0);
+        ensure!(words_of(0) == [9, 8, 7, 6], "server saw {:?}", words_of(0));
+        Ok(())
+    })
+}
+
+pub fn send_queues(cx: &mut Cx) -> TestResult {
+    reset();
+    // A lower-priority server has not reached its receive when ktest sends:
+    // the blocking send waits in its queue.
+    with_server(cx, 1, LOW, |_, snd, _| {
+        ensure!(SEEN_COUNT.load(SeqCst) == 0, "the server ran first");
+        Sender(snd).send(Tag::new(3), [0; 4]).ctx("blocking SEND")?;
+        // The lower-priority server records it once ktest blocks.
+        TIMER.sleep(10).ctx("SLEEP")?;
+        ensure!(SEEN_COUNT.load(SeqCst) == 1, "message not received");
+        ensure!(Tag(SEEN_TAG[0].load(SeqCst)).label() == 3, "wrong label");
+        Ok(())
+    })
+}
+
+pub fn send_nonblocking(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_TIMEOUT.store(50, SeqCst);
+    let s = cx.slots::<2>()?;
+    let r = (|| {
+        let t = thread::create(cx, "ktest-server", HIGH, server, [0; 4])?;
+        let r = (|| {
+            t.process.mint(s[0], 1, 0).ctx("MINT")?;
+            let before = snapshot()?;
+            let e = Sender(s[0])
+                .send(Tag::new(5).send_nonblocking(), [0; 4])
+                .err();
+            ensure!(e == Some(Error::WOULD_BLOCK), "non-blocking SEND: {e:?}");
+            unchanged(before)?;
+            // Nothing was queued: the server's receive times out.
+            t.process.start().ctx("START")?;
+            let st = t.process.wait().ctx("WAIT")?;
+            ensure!(
+                st.code == 10 + err::TIMEOUT,
+                "server ended {st}; receive gave {}",
+                keep_abi::error_name(SEEN_ERR[0].load(SeqCst))
+            );
+            Ok(())
+        })();
+        t.kill(cx);
+        r
+    })();
+    cx.drop_slots(&s);
+    r
+}
+
+pub fn recv_nonblocking(_: &mut Cx) -> TestResult {
+    let m = recv(Tag::new(0).recv_nonblocking(), 0);
+    expect_code(m.err, Error::WOULD_BLOCK, "non-blocking RECV")
+}
+
+pub fn recv_timeout(_: &mut Cx) -> TestResult {
+    let t0 = TIMER.now_ms().ctx("NOW")?;
+    let m = recv(Tag::new(0), 100);
+    let t1 = TIMER.now_ms().ctx("NOW")?;
+    expect_code(m.err, Error::TIMEOUT, "RECV with a 100 ms time-out")?;
+    ensure!(
+        (100..1000).contains(&(t1 - t0)),
+        "the time-out took {} ms",
+        t1 - t0
+    );
+    Ok(())
+}
+
+pub fn reply_and_receive(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_COUNT.store(3, SeqCst);
+    CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        for i in 0..3u64 {
+            let m = Sender(snd).call(Tag::new(0x10 + i), [i, 0, 0, 0]);
+            m.result().ctx("CALL")?;
+            ensure!(
+                m.tag.label() == 0x11 + i && m.words[3] == i,
+                "reply {i}: label {:#x}, words {:?}",
+                m.tag.label(),
+                m.words
+            );
+        }
+        Ok(())
+    })
+}
+
+pub fn return_twice(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_MODE.store(MODE_REPLY_TWICE, SeqCst);
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        Sender(snd).call(Tag::new(1), [0; 4]).result().ctx("CALL")?;
+        Ok(())
+    })?;
+    expect_code(SEEN_REPLY_ERR[0].load(SeqCst), Error(0), "first reply")?;
+    expect_code(SEEN_SECOND_ERR.load(SeqCst), Error::STALE, "second reply")
+}
+
+pub fn call_no_slots(cx: &mut Cx) -> TestResult {
+    reset();
+    with_server(cx, 0, HIGH, |_, snd, _| {
+        let m = Sender(snd).call(Tag::new(1), [0; 4]);
+        expect_code(m.err, Error::BAD_STATE, "CALL to a receiver without slots")?;
+        ensure!(SEEN_COUNT.load(SeqCst) == 0, "the server received something");
+        // It still waits: a send reaches it.
+        Sender(snd)
+            .send(Tag::new(2).send_nonblocking(), [0; 4])
+            .ctx("SEND after the failed call")?;
+        ensure!(
+            Tag(SEEN_TAG[0].load(SeqCst)).label() == 2,
+            "the server got label {}",
+            Tag(SEEN_TAG[0].load(SeqCst)).label()
+        );
+        Ok(())
+    })
+}
+
+pub fn no_call(cx: &mut Cx) -> TestResult {
+    reset();
+    with_server(cx, 1, HIGH, |cx, snd, _| {
+        let s = SELF_ASPACE;
+        let nc = cx.slot()?;
+        s.copy_cap(snd, nc, rights::WRITE).ctx("COPY_CAP WRITE only")?;
+        let r = (|| {
+            let c = SELF_ASPACE.identify_cap(nc).ctx("IDENTIFY")?;
+            ensure!(c.rights & rights::CALL == 0, "copy has CALL: {c:?}");
+            let m = Sender(nc).call(Tag::new(1), [0; 4]);
+            expect_code(m.err, Error::NO_RIGHTS, "CALL through a no-call sender")?;
+            ensure!(SEEN_COUNT.load(SeqCst) == 0, "the call was delivered");
+            Sender(nc).send(Tag::new(4), [0; 4]).ctx("SEND through it")?;
+            ensure!(Tag(SEEN_TAG[0].load(SeqCst)).label() == 4, "not delivered");
+            Ok(())
+        })();
+        cx.drop_slot(nc);
+        r
+    })
+}
+
+pub fn minted_no_call(cx: &mut Cx) -> TestResult {
+    // MINT with WRITE only makes a no-call sender directly.
+    crate::with_slots(cx, |_, [s]| {
+        SELF_PROCESS.mint(s, 3, rights::WRITE).ctx("MINT WRITE")?;
+        let m = Sender(s).call(Tag::new(1).send_nonblocking(), [0; 4]);
+        expect_code(m.err, Error::NO_RIGHTS, "CALL")?;
+        let e = Sender(s).send(Tag::new(1).send_nonblocking(), [0; 4]).err();
+        ensure!(e == Some(Error::WOULD_BLOCK), "SEND gave {e:?}");
+        Ok(())
+    })
+}
+
+pub fn payloads(cx: &mut Cx) -> TestResult {
+    // Two senders minted with different payloads.
+    reset();
+    CFG_COUNT.store(2, SeqCst);
+    let s = cx.slots::<3>()?;
+    let r = (|| {
+        let slots = [s[2]];
+        let t = start_server(cx, HIGH, &slots, s[0], 0xAAAA, 0)?;
+        let r = (|| {
+            t.process.mint(s[1], 0xBBBB, 0).ctx("MINT B")?;
+            Sender(s[1]).send(Tag::new(1), [0; 4]).ctx("SEND B")?;
+            Sender(s[0]).send(Tag::new(2), [0; 4]).ctx("SEND A")?;
+            let (p0, p1) = (SEEN_PAYLOAD[0].load(SeqCst), SEEN_PAYLOAD[1].load(SeqCst));
+            ensure!(p0 == 0xBBBB && p1 == 0xAAAA, "payloads {p0:#x} {p1:#x}");
+            Ok(())
+        })();
+        let _ = t.process.wait();
+        t.kill(cx);
+        r
+    })();
+    cx.drop_slots(&s);
+    r
+}
+
+/// The capabilities ktest sends, with their masks, and the type and rights
+/// they must arrive with.
+fn sent_caps() -> Result<[(u64, u64, u64, u64); 4], String> {
+    let timer = SELF_ASPACE.identify_cap(slot::TIMER).ctx("IDENTIFY")?;
+    Ok([
+        (slot::CONSOLE, rights::READ, ty::CONSOLE, rights::READ),
+        (slot::TIMER, 0, ty::TIMER, timer.rights),
+        (slot::MEMORY, rights::READ, ty::MEMORY, rights::READ),
+        (
+            slot::SELF_ASPACE,
+            rights::ALL | rights::WEAK,
+            ty::ASPACE,
+            (rights::ALL & !rights::WRITE) | rights::WEAK,
+        ),
+    ])
+}
+
+fn expect_summary(got: u64, want: &[(u64, u64, u64, u64)], what: &str) -> TestResult {
+    for (i, &(_, _, t, r)) in want.iter().enumerate() {
+        let g = got >> (16 * i) & 0xffff;
+        ensure!(
+            g == t | r << 8,
+            "{what}: capability {i} arrived as type {} rights {:#x}, want type {t} rights {r:#x}",
+            g & 0xff,
+            g >> 8
+        );
+    }
+    Ok(())
+}
+
+pub fn caps_on_call(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_COUNT.store(5, SeqCst);
+    let want = sent_caps()?;
+    with_server(cx, 5, HIGH, |_, snd, _| {
+        let buf = keep_rt::ipc_buffer();
+        for n in 0..=4usize {
+            let list: [(u64, u64); 4] = core::array::from_fn(|i| (want[i].0, want[i].1));
+            buf.set_send_caps(&list[..n]);
+            let m = Sender(snd).call(Tag::new(1).with_caps(n as u64), [0; 4]);
+            m.result().ctx(&format!("CALL with {n} caps"))?;
+            let t = Tag(SEEN_TAG[n].load(SeqCst));
+            ensure!(
+                t.caps() == n as u64 + 1,
+                "{n} sent, tag says {} (with the return capability)",
+                t.caps()
+            );
+            let c = SEEN_CAPS[n].load(SeqCst);
+            expect_summary(c, &want[..n], &format!("{n} caps"))?;
+        }
+        Ok(())
+    })
+}
+
+pub fn caps_on_reply(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_COUNT.store(5, SeqCst);
+    let want = sent_caps()?;
+    for i in 0..4 {
+        CFG_CAPS[i].store(IpcBuffer::cap_entry(want[i].0, want[i].1), SeqCst);
+    }
+    for n in 0..5 {
+        CFG_REPLY_CAPS[n].store(n as u64, SeqCst);
+    }
+    let mine = cx.slots::<4>()?;
+    let r = with_server(cx, 1, HIGH, |_, snd, _| {
+        let buf = keep_rt::ipc_buffer();
+        for n in 0..=4usize {
+            buf.set_recv_slots(&mine);
+            let m = Sender(snd).call(Tag::new(1).with_slots(4), [0; 4]);
+            m.result().ctx(&format!("CALL for {n} caps"))?;
+            ensure!(m.tag.caps() == n as u64, "reply tag says {} caps", m.tag.caps());
+            expect_summary(caps_summary(&mine[..n]), &want[..n], &format!("{n} caps"))?;
+            for &s in &mine {
+                let _ = SELF_ASPACE.delete_cap(s);
+            }
+        }
+        Ok(())
+    });
+    cx.drop_slots(&mine);
+    r
+}
+
+const LENGTHS: [usize; 3] = [0, 64, 4096];
+
+pub fn strings_on_call(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_COUNT.store(3, SeqCst);
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        let buf = keep_rt::ipc_buffer();
+        for (n, &len) in LENGTHS.iter().enumerate() {
+            fill_string(buf, len);
+            let m = Sender(snd).call(Tag::new(1).with_string(), [0; 4]);
+            m.result().ctx(&format!("CALL with {len} bytes"))?;
+            let got = SEEN_STR_LEN[n].load(SeqCst);
+            ensure!(got == len as u64, "{len} sent, {got} received");
+            ensure!(SEEN_STR_OK[n].load(SeqCst) == 1, "{len} bytes arrived wrong");
+        }
+        Ok(())
+    })
+}
+
+pub fn strings_on_reply(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_COUNT.store(3, SeqCst);
+    for (n, &len) in LENGTHS.iter().enumerate() {
+        CFG_REPLY_STR[n].store(len as u64, SeqCst);
+    }
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        let buf = keep_rt::ipc_buffer();
+        for &len in &LENGTHS {
+            buf.send_len = 0;
+            let m = Sender(snd).call(Tag::new(1), [0; 4]);
+            m.result().ctx("CALL")?;
+            if len > 0 {
+                ensure!(m.tag.has_string(), "reply of {len} bytes without STRING");
+            }
+            ensure!(string_ok(buf, len), "reply of {len} bytes: got {}", buf.received_len());
+        }
+        Ok(())
+    })
+}
+
+pub fn string_too_long(cx: &mut Cx) -> TestResult {
+    crate::with_slots(cx, |_, [s]| {
+        SELF_PROCESS.mint(s, 0, 0).ctx("MINT")?;
+        let buf = keep_rt::ipc_buffer();
+        fill_string(buf, 16);
+        buf.send_len = 4097;
+        let before = snapshot()?;
+        let e = Sender(s)
+            .send(Tag::new(1).with_string().send_nonblocking(), [0; 4])
+            .err();
+        buf.send_len = 0;
+        ensure!(e == Some(Error::INVALID_ARG), "4097-byte string: {e:?}");
+        unchanged(before)
+    })
+}
+
+pub fn caps_beyond_slots(cx: &mut Cx) -> TestResult {
+    reset();
+    with_server(cx, 2, HIGH, |_, snd, _| {
+        let buf = keep_rt::ipc_buffer();
+        buf.set_send_caps(&[(slot::CONSOLE, 0), (slot::TIMER, 0), (slot::MEMORY, 0)]);
+        let m = Sender(snd).call(Tag::new(1).with_caps(3), [0; 4]);
+        m.result().ctx("CALL with 3 caps to 1 free slot")?;
+        let t = Tag(SEEN_TAG[0].load(SeqCst));
+        ensure!(t.caps() == 2, "tag says {} caps, want 2 (return + 1)", t.caps());
+        let c = SEEN_CAPS[0].load(SeqCst) & 0xff;
+        ensure!(c == ty::CONSOLE, "the first capability arrived as type {c}");
+        Ok(())
+    })
+}
+
+pub fn sender_errors(cx: &mut Cx) -> TestResult {
+    crate::with_slots(cx, |_, [s, ro, p]| {
+        let before = snapshot()?;
+        expect_err(
+            SELF_PROCESS.mint(s, 0, rights::EXEC),
+            Error::INVALID_ARG,
+            "MINT with EXEC",
+        )?;
+        expect_err(
+            SELF_PROCESS.mint(slot::CONSOLE, 0, 0),
+            Error::EXISTS,
+            "MINT onto the console",
+        )?;
+        expect_err(SELF_PROCESS.mint(HOLE, 0, 0), Error::NO_CAPPAGE, "MINT to a hole")?;
+        expect_err(SELF_PROCESS.mint(BEYOND, 0, 0), Error::OUT_OF_RANGE, "MINT beyond")?;
+        SELF_ASPACE
+            .copy_cap(slot::SELF_PROCESS, ro, rights::READ)
+            .ctx("COPY_CAP")?;
+        expect_err(Process(ro).mint(s, 0, 0), Error::NO_RIGHTS, "MINT via READ")?;
+        unchanged(before)?;
+        // A sender without WRITE cannot send.
+        SELF_PROCESS.mint(s, 0, 0).ctx("MINT")?;
+        SELF_ASPACE.copy_cap(s, p, rights::CALL).ctx("COPY_CAP CALL")?;
+        let e = Sender(p).send(Tag::new(1).send_nonblocking(), [0; 4]).err();
+        ensure!(e == Some(Error::NO_RIGHTS), "SEND without WRITE: {e:?}");
+        Ok(())
+    })
+}
+
+pub fn sender_stale(cx: &mut Cx) -> TestResult {
+    crate::with_slots(cx, |_, [a, p, s]| {
+        keep_abi::ACCOUNT.create_aspace(a).ctx("CREATE_ASPACE")?;
+        keep_abi::ACCOUNT.create_process(a, p).ctx("CREATE_PROCESS")?;
+        Process(p).mint(s, 0, 0).ctx("MINT")?;
+        keep_abi::ACCOUNT.destroy(p).ctx("DESTROY")?;
+        let e = Sender(s).send(Tag::new(1).send_nonblocking(), [0; 4]).err();
+        ensure!(e == Some(Error::STALE), "SEND to a destroyed process: {e:?}");
+        let m = Sender(s).call(Tag::new(1), [0; 4]);
+        expect_code(m.err, Error::STALE, "CALL to a destroyed process")?;
+        keep_abi::ACCOUNT.destroy(a).ctx("DESTROY aspace")
+    })
+}
+
+pub fn return_not_callable(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_MODE.store(MODE_RETURN_AS_CALL, SeqCst);
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        Sender(snd).call(Tag::new(1), [0; 4]).result().ctx("CALL")
+    })?;
+    expect_code(
+        SEEN_SECOND_ERR.load(SeqCst),
+        Error::INVALID_METHOD,
+        "return capability in CALL mode",
+    )?;
+    expect_code(SEEN_REPLY_ERR[0].load(SeqCst), Error(0), "the real reply")
+}
+
+pub fn stop_receiver(cx: &mut Cx) -> TestResult {
+    reset();
+    let s = cx.slots::<2>()?;
+    let r = (|| {
+        let t = start_server(cx, HIGH, &[s[1]], s[0], 0, 0)?;
+        let r = (|| {
+            // The server waits in its receive (it is of higher priority).
+            let st = t.process.status().ctx("STATUS")?;
+            ensure!(st.state == keep_abi::state::BLOCKED, "server is {st}");
+            t.process.stop().ctx("STOP")?;
+            t.process.start().ctx("START")?;
+            let st = t.process.wait().ctx("WAIT")?;
+            ensure!(
+                st.code == 10 + err::BAD_STATE,
+                "server {st}, its receive gave {}",
+                keep_abi::error_name(SEEN_ERR[0].load(SeqCst))
+            );
+            Ok(())
+        })();
+        t.kill(cx);
+        r
+    })();
+    cx.drop_slots(&s);
+    r
+}
+
+pub fn send_recv(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_MODE.store(MODE_ECHO, SeqCst);
+    let me = cx.slot()?;
+    let r = (|| {
+        SELF_PROCESS.mint(me, 0x3e3e, 0).ctx("MINT to self")?;
+        CFG_ECHO.store(me, SeqCst);
+        with_server(cx, 1, HIGH, |_, snd, _| {
+            let m = Sender(snd).send_recv(Tag::new(0x20), [5, 6, 7, 8], 2000);
+            m.result().ctx("SEND_RECV")?;
+            ensure!(
+                m.tag.label() == 0x21 && m.words == [5, 6, 7, 8] && m.payload == 0x3e3e,
+                "received label {:#x} words {:?} payload {:#x}",
+                m.tag.label(),
+                m.words,
+                m.payload
+            );
+            ensure!(!m.tag.is_called(), "the echo is not a call");
+            Ok(())
+        })
+    })();
+    cx.drop_slot(me);
+    r
+}
+
+pub fn ipc_buffer_fault(cx: &mut Cx) -> TestResult {
+    crate::with_slots(cx, |_, [s]| {
+        SELF_PROCESS.mint(s, 0, 0).ctx("MINT")?;
+        expect_err(
+            SELF_PROCESS.set_ipc_buffer(0x5000_0000_0800),
+            Error::INVALID_ARG,
+            "unaligned buffer",
+        )?;
+        expect_err(
+            SELF_PROCESS.set_ipc_buffer(0xffff_8000_0000_0000),
+            Error::INVALID_ARG,
+            "kernel-half buffer",
+        )?;
+        SELF_PROCESS
+            .set_ipc_buffer(0x5555_0000_0000)
+            .ctx("SET_IPC_BUFFER unmapped")?;
+        let e = Sender(s)
+            .send(Tag::new(1).with_string().send_nonblocking(), [0; 4])
+            .err();
+        let back = SELF_PROCESS.set_ipc_buffer(keep_rt::ipc_buffer_addr());
+        back.ctx("SET_IPC_BUFFER back")?;
+        ensure!(e == Some(Error::FAULT), "string send with an unmapped buffer: {e:?}");
+        let _ = MEMORY;
+        Ok(())
+    })
+}
+
+// ---- scheduling of message delivery --------------------------------------
+
+/// A receiver that sets FLAG for every message and receives again.
+fn flagger(_: &thread::Args) -> u64 {
+    loop {
+        let m = recv(Tag::new(0), 0);
+        if m.err != 0 {
+            return m.err;
+        }
+        FLAG.fetch_add(1, SeqCst);
+    }
+}
+
+fn with_flagger(
+    cx: &mut Cx,
+    prio: u64,
+    f: impl FnOnce(u64) -> TestResult,
+) -> TestResult {
+    FLAG.store(0, SeqCst);
+    let s = cx.slot()?;
+    let r = (|| {
+        let t = thread::spawn(cx, "ktest-flag", prio, flagger, [0; 4])?;
+        let r = t.process.mint(s, 0, 0).ctx("MINT").and_then(|_| {
+            // Let it reach its receive.
+            TIMER.sleep(20).ctx("SLEEP")?;
+            let st = t.process.status().ctx("STATUS")?;
+            ensure!(st.state == keep_abi::state::BLOCKED, "receiver is {st}");
+            f(s)
+        });
+        t.kill(cx);
+        r
+    })();
+    cx.drop_slot(s);
+    r
+}
+
+pub fn direct_switch(cx: &mut Cx) -> TestResult {
+    with_flagger(cx, SAME, |s| {
+        Sender(s).send(Tag::new(1), [0; 4]).ctx("SEND")?;
+        // Delivered to a waiting receiver of the same priority: it ran
+        // before the sender went on.
+        ensure!(FLAG.load(SeqCst) == 1, "receiver had not run after SEND");
+        Ok(())
+    })
+}
+
+pub fn lower_receiver_waits(cx: &mut Cx) -> TestResult {
+    with_flagger(cx, LOW, |s| {
+        Sender(s).send(Tag::new(1), [0; 4]).ctx("SEND")?;
+        ensure!(
+            FLAG.load(SeqCst) == 0,
+            "a lower-priority receiver ran before the sender"
+        );
+        TIMER.sleep(20).ctx("SLEEP")?;
+        ensure!(FLAG.load(SeqCst) == 1, "the receiver never ran");
+        Ok(())
+    })
+}
