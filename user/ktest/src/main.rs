@@ -38,6 +38,7 @@ mod ipc;
 mod kernel;
 mod process;
 mod sched;
+mod stress;
 mod thread;
 
 use alloc::format;
@@ -319,9 +320,15 @@ const TESTS: &[Test] = &[
     ("PRIO0001", "the higher-priority runnable process runs first", sched::priority_order),
     ("PRIO0002", "starting a higher-priority process preempts", sched::higher_preempts),
     ("SHARE0001", "processes sharing one address space share memory and caps", sched::shared_aspace),
+    ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
+    ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
+    ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),
 ];
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
+    if image_addr == stress::STRESS_MAGIC {
+        return keep_stress::run(image_size, stress::COUNT);
+    }
     let image = if image_addr != 0 && image_size != 0 {
         // SAFETY: root maps the image copy read-only at image_addr for our
         // whole life and nothing maps over it.
