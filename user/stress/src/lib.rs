@@ -221,6 +221,51 @@ fn sweep() -> u64 {
     n
 }
 
+/// Occupied and empty slots among 0..64, refreshed now and then, so that
+/// many invocations name real capabilities and free destinations.
+struct Slots {
+    live: [u64; 64],
+    nlive: usize,
+    empty: [u64; 64],
+    nempty: usize,
+}
+
+impl Slots {
+    fn scan(&mut self) {
+        self.nlive = 0;
+        self.nempty = 0;
+        for s in 0..64 {
+            match SELF_ASPACE.identify_cap(s) {
+                Ok(i) if i.ty != ty::NULL => {
+                    self.live[self.nlive] = s;
+                    self.nlive += 1;
+                }
+                Ok(_) if s >= 16 => {
+                    self.empty[self.nempty] = s;
+                    self.nempty += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn live(&self, rng: &mut Rng) -> u64 {
+        if self.nlive == 0 {
+            rng.cap_addr()
+        } else {
+            self.live[rng.below(self.nlive as u64) as usize]
+        }
+    }
+
+    fn empty(&self, rng: &mut Rng) -> u64 {
+        if self.nempty == 0 {
+            rng.scratch_slot()
+        } else {
+            self.empty[rng.below(self.nempty as u64) as usize]
+        }
+    }
+}
+
 /// Runs the stress; 0 when every invocation returned.
 pub fn run(seed: u64, count: u64) -> i32 {
     let seed = if seed == 0 { DEFAULT_SEED } else { seed };
@@ -231,11 +276,24 @@ pub fn run(seed: u64, count: u64) -> i32 {
     let mut steered = 0u64;
     println!("stress: seed {seed:#x}, {count} invocations");
     let mut done = 0u64;
+    let mut slots = Slots {
+        live: [0; 64],
+        nlive: 0,
+        empty: [0; 64],
+        nempty: 0,
+    };
     while done < count {
+        if done % 256 == 0 {
+            slots.scan();
+        }
         if rng.chance(10) {
             randomize_buffer(&mut rng, buf);
         }
-        let mut target = rng.cap_addr();
+        let mut target = if rng.chance(60) {
+            slots.live(&mut rng)
+        } else {
+            rng.cap_addr()
+        };
         let label = match rng.below(10) {
             0..=6 => rng.below(17),
             7 => 0xff00 + rng.below(3),
@@ -248,14 +306,23 @@ pub fn run(seed: u64, count: u64) -> i32 {
         };
         let caps_max = if rng.chance(90) { 5 } else { 8 };
         let slots_max = if rng.chance(90) { 6 } else { 8 };
-        let mut t = Tag::new(label)
-            .with_mode(mode)
-            .with_caps(rng.below(caps_max))
-            .with_slots(rng.below(slots_max));
-        if rng.chance(30) {
-            t = t.with_string();
+        let mut t = Tag::new(label).with_mode(mode);
+        if mode != tag::MODE_CALL || rng.chance(30) {
+            t = t
+                .with_caps(rng.below(caps_max))
+                .with_slots(rng.below(slots_max));
+            if rng.chance(30) {
+                t = t.with_string();
+            }
         }
-        let mut w = [rng.word(), rng.word(), rng.word(), rng.word()];
+        let mut w = [0u64; 4];
+        for x in w.iter_mut() {
+            *x = match rng.below(10) {
+                0..=2 => slots.live(&mut rng),
+                3..=4 => slots.empty(&mut rng),
+                _ => rng.word(),
+            };
+        }
         let (tt, _) = look(target);
         // Sends never wait; receives wait at most 2 ms.
         let mut timeout = 0;
@@ -268,7 +335,7 @@ pub fn run(seed: u64, count: u64) -> i32 {
                 timeout = 1 + rng.below(2);
             }
         }
-        if rng.chance(3) {
+        if rng.chance(1) {
             // A reserved bit.
             let bit = [23, 28, 29, 31, 40, 63][rng.below(6) as usize];
             t = Tag(t.0 | 1 << bit);
