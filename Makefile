@@ -23,7 +23,7 @@ KOBJ := $(patsubst %,$(KB)/%.o,$(KSRC))
 
 USER_TARGET := x86_64-unknown-linux-gnu
 USER_OUT := $(B)/user/$(USER_TARGET)/release
-USER_PROGRAMS := root ktest hello
+USER_PROGRAMS := root ktest hello stress
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld

@@ -278,7 +278,7 @@ u64 ipc_send(struct invocation *inv, u64 mode)
     struct msg m = {0};
     if (reply) {
         if (mode == KEEP_TAG_MODE_CALL)
-            return KEEP_ERR_INVALID_ARG; /* a reply is not a call */
+            return KEEP_ERR_INVALID_METHOD; /* a reply is not a call */
         r = return_target(inv->cap);
         m.ncaps = 0;
     } else {
