@@ -28,7 +28,7 @@ USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-a
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench debug deps kernel user image host-test cargo-test guest-test boot-test abi-check clean lines
+.PHONY: all run test bench debug deps kernel user image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
 
 all: image
 
@@ -120,7 +120,14 @@ guest-test: deps image
 boot-test: deps image
 	$(PYTHON) tools/test_boot.py
 
-test: abi-check host-test cargo-test guest-test boot-test
+test: abi-check host-test cargo-test guest-test boot-test sfi-test
+
+# Software fault isolation (sfi/, docs/sfi.md): host tool chain, verifier, runtime.
+sfi-test:
+	$(MAKE) -C sfi test
+
+sfi-bench:
+	$(MAKE) -C sfi bench
 
 lines:
 	@$(PYTHON) tools/linecount.py
