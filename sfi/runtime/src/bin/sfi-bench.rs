@@ -1,0 +1,125 @@
+//! Micro-benchmarks: sfi-bench RT_MODULE [MODULE...]
+//! Prints JSON lines {"name":..., "samples":[...], "unit":...}: the cycles of a null
+//! cross-domain round trip, of a C procedure call, of a one-byte pipe round trip
+//! between two processes, and the verifier's throughput on the given modules.
+use sfi_runtime::{Config, Domain, Imports};
+use std::arch::x86_64::{__rdtscp, _rdtsc};
+use std::time::Instant;
+
+unsafe extern "C" fn host_nop(x: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> u64 {
+    x
+}
+
+#[inline(never)]
+extern "C" fn c_procedure(x: u64) -> u64 {
+    unsafe { std::ptr::read_volatile(&x) }
+}
+
+fn cycles() -> u64 {
+    let mut aux = 0;
+    unsafe { __rdtscp(&mut aux) }
+}
+
+fn emit(name: &str, unit: &str, samples: &[f64]) {
+    let s: Vec<String> = samples.iter().map(|x| format!("{:.3}", x)).collect();
+    use std::io::Write;
+    println!("{{\"name\":\"{}\",\"unit\":\"{}\",\"samples\":[{}]}}", name, unit, s.join(","));
+    std::io::stdout().flush().ok();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let bytes = std::fs::read(&args[0]).expect("runtime test module");
+    let mut imp = Imports::new();
+    imp.add("host_double", host_nop).add("host_nested", host_nop).add("host_exit", host_nop);
+    let d = Domain::load(&bytes, &imp, &Config { heap_size: 1 << 20, stack_size: 1 << 20 }).expect("load");
+    let nothing = d.entry("nothing").unwrap();
+    const N: u64 = 200_000;
+    let (mut call, mut cproc, mut empty) = (Vec::new(), Vec::new(), Vec::new());
+    let f: extern "C" fn(u64) -> u64 = std::hint::black_box(c_procedure);
+    for _ in 0..31 {
+        let t = cycles();
+        for _ in 0..N {
+            std::hint::black_box(d.call(nothing, &[]).unwrap());
+        }
+        call.push((cycles() - t) as f64 / N as f64);
+        let t = cycles();
+        for i in 0..N {
+            std::hint::black_box(f(i));
+        }
+        cproc.push((cycles() - t) as f64 / N as f64);
+        let t = cycles();
+        for i in 0..N {
+            std::hint::black_box(i);
+        }
+        empty.push((cycles() - t) as f64 / N as f64);
+    }
+    emit("sfi.call.roundtrip", "cycles", &call);
+    emit("sfi.call.c_procedure", "cycles", &cproc);
+    emit("sfi.call.loop_overhead", "cycles", &empty);
+    // Pipe round trip: parent writes one byte, child echoes it back.
+    unsafe {
+        let (mut a, mut b) = ([0i32; 2], [0i32; 2]);
+        libc::pipe(a.as_mut_ptr());
+        libc::pipe(b.as_mut_ptr());
+        let pid = libc::fork();
+        if pid == 0 {
+            libc::close(a[1]);
+            libc::close(b[0]);
+            let mut c = 0u8;
+            while libc::read(a[0], &mut c as *mut u8 as *mut _, 1) == 1 {
+                libc::write(b[1], &c as *const u8 as *const _, 1);
+            }
+            libc::_exit(0);
+        }
+        let mut pipe = Vec::new();
+        let m = 2000;
+        for _ in 0..21 {
+            let t = cycles();
+            for _ in 0..m {
+                let mut c = 7u8;
+                libc::write(a[1], &c as *const u8 as *const _, 1);
+                libc::read(b[0], &mut c as *mut u8 as *mut _, 1);
+            }
+            pipe.push((cycles() - t) as f64 / m as f64);
+        }
+        libc::close(a[1]);
+        libc::close(b[0]);
+        libc::waitpid(pid, std::ptr::null_mut(), 0);
+        emit("sfi.pipe.roundtrip", "cycles", &pipe);
+    }
+    // TSC frequency, to convert cycles to time in the report.
+    let (t0, c0) = (Instant::now(), unsafe { _rdtsc() });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let ghz = (unsafe { _rdtsc() } - c0) as f64 / t0.elapsed().as_nanos() as f64;
+    emit("sfi.tsc.ghz", "GHz", &[ghz]);
+    // Verifier throughput over the given modules' code.
+    let mods: Vec<Vec<u8>> = args.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let code: usize = mods.iter().map(|m| sfi_verify::parse(m).map(|x| x.code.len()).unwrap_or(0)).sum();
+    let mut thr = Vec::new();
+    for _ in 0..11 {
+        let t = Instant::now();
+        for m in &mods {
+            sfi_verify::verify(m).expect("benchmark modules verify");
+        }
+        thr.push(code as f64 / (1 << 20) as f64 / t.elapsed().as_secs_f64());
+    }
+    emit("sfi.verify.throughput", "MiB/s", &thr);
+    // Load (verify + map + relocate) time per MiB of code.
+    let mut load = Vec::new();
+    for _ in 0..11 {
+        let t = Instant::now();
+        for m in &mods {
+            if let Ok(pm) = sfi_verify::parse(m) {
+                let mut imp = Imports::new();
+                for name in &pm.imports {
+                    imp.add(name, host_nop);
+                }
+                drop(Domain::load(m, &imp, &Config { heap_size: 1 << 20, stack_size: 1 << 16 }).expect("load"));
+            }
+        }
+        load.push(t.elapsed().as_secs_f64() * 1000.0 / (code as f64 / (1 << 20) as f64));
+    }
+    emit("sfi.load.ms_per_mib", "ms/MiB", &load);
+    eprintln!("sfi-bench: {} modules, {} bytes of code", mods.len(), code);
+}
