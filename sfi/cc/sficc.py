@@ -272,6 +272,10 @@ class Rewriter:
             mnem, parts = sub[0], sub
         prefix, self.pending_prefix = self.pending_prefix, ""
         ops = split_operands(parts[1]) if len(parts) > 1 else []
+        # Everything is linked statically into the module: a GOT load of an
+        # address is just that address (ld would otherwise make it absolute).
+        if mnem in ("movq", "mov") and len(ops) == 2 and ops[0].endswith("@GOTPCREL(%rip)") and ops[1].startswith("%"):
+            mnem, ops = "leaq", [ops[0].replace("@GOTPCREL", ""), ops[1]]
         if mnem in ("ret", "retq", "retl") or (mnem == "ret" and prefix):
             if ops:
                 raise SfiError("ret with immediate is not supported")

@@ -642,3 +642,7 @@ double atan2(double y, double x) {
 }
 double asin(double x) { return atan2(x, sqrt(1 - x * x)); }
 double acos(double x) { return atan2(sqrt(1 - x * x), x); }
+float sinf(float x) { return (float)sin(x); }
+float cosf(float x) { return (float)cos(x); }
+void sincos(double x, double *s, double *c) { *s = sin(x); *c = cos(x); }
+void sincosf(float x, float *s, float *c) { *s = (float)sin(x); *c = (float)cos(x); }

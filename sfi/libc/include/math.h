@@ -14,5 +14,5 @@ double log(double x); double log2(double x); double log10(double x); double sin(
 double cos(double x); double tan(double x); double atan(double x); double atan2(double y, double x);
 double asin(double x); double acos(double x); double frexp(double x, int *e); double ldexp(double x, int e);
 double modf(double x, double *i); double trunc(double x); double round(double x);
-float fabsf(float x); float sqrtf(float x); float floorf(float x);
+float fabsf(float x); float sinf(float x); float cosf(float x); void sincos(double x, double *s, double *c); void sincosf(float x, float *s, float *c); float sqrtf(float x); float floorf(float x);
 #endif

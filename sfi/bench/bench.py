@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""SFI benchmarks.  Fetches Debian source packages through a private apt
+configuration (deb-src for the mirror this machine uses), builds each program
+natively and sandboxed (stores+jumps, and full protection) against the same
+mini libc, checks that the sandboxed output equals the native output (fails
+loudly otherwise), and times medians of repeated runs.  Also runs sfi-bench
+(cross-domain call, C call, pipe round trip, verifier throughput).
+
+Writes build/bench/sfi.json and build/bench/sfi.md (paths from the repo root)."""
+import glob
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cc"))
+import sfibuild  # noqa: E402
+
+SFI, ROOT, BUILD = sfibuild.SFI, sfibuild.ROOT, sfibuild.BUILD
+SRC = os.path.join(BUILD, "src")
+APT = os.path.join(BUILD, "apt")
+DRV = os.path.join(SFI, "bench", "drivers")
+BIN = os.path.join(SFI, "target", "release")
+RUNS = int(os.environ.get("SFI_BENCH_RUNS", "5"))
+OUT = os.path.join(ROOT, "build", "bench")
+
+
+def log(msg):
+    print("sfi-bench: " + msg, flush=True)
+
+
+def mirrors():
+    """(uri, suite) pairs of the Debian mirror(s) this machine's apt uses."""
+    found = []
+    for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*")):
+        if not os.path.isfile(path):
+            continue
+        text = open(path).read()
+        for m in re.finditer(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)\s+(\S+)", text, re.M):
+            found.append((m.group(1), m.group(2)))
+        for block in text.split("\n\n"):
+            uris = re.search(r"^URIs:\s*(.+)$", block, re.M)
+            suites = re.search(r"^Suites:\s*(.+)$", block, re.M)
+            if uris and suites and re.search(r"^Types:.*\bdeb\b", block, re.M):
+                for u in uris.group(1).split():
+                    for s in suites.group(1).split():
+                        found.append((u, s))
+    main = [(u, s) for u, s in found if "security" not in u and "-" not in s]
+    return main or [("http://deb.debian.org/debian", "bookworm")]
+
+
+def apt_opts():
+    return ["-o", "Dir::Etc::SourceList=" + os.path.join(APT, "sources.list"), "-o", "Dir::Etc::SourceParts=/dev/null",
+            "-o", "Dir::State::Lists=" + os.path.join(APT, "lists"), "-o", "Dir::Cache=" + os.path.join(APT, "cache")]
+
+
+def fetch(pkgs):
+    os.makedirs(os.path.join(APT, "lists", "partial"), exist_ok=True)
+    os.makedirs(os.path.join(APT, "cache", "archives", "partial"), exist_ok=True)
+    os.makedirs(SRC, exist_ok=True)
+    with open(os.path.join(APT, "sources.list"), "w") as f:
+        for uri, suite in mirrors():
+            f.write("deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n" % (uri, suite))
+    if not glob.glob(os.path.join(APT, "lists", "*Sources*")):
+        log("apt-get update (private deb-src configuration in %s)" % APT)
+        subprocess.run(["apt-get"] + apt_opts() + ["update"], check=True, stdout=subprocess.DEVNULL)
+    dirs = {}
+    for p in pkgs:
+        have = [d for d in glob.glob(os.path.join(SRC, p + "-*")) if os.path.isdir(d)]
+        if not have:
+            log("apt-get source %s" % p)
+            subprocess.run(["apt-get"] + apt_opts() + ["source", p], cwd=SRC, check=True, stdout=subprocess.DEVNULL)
+            have = [d for d in glob.glob(os.path.join(SRC, p + "-*")) if os.path.isdir(d)]
+        dirs[p] = have[0]
+    return dirs
+
+
+def programs(d):
+    z, bz, lz, xx, kf, lua = d["zlib"], d["bzip2"], d["lz4"], d["xxhash"], d["kissfft"], d["lua5.4"]
+    # Debian's luaconf.h includes a generated multiarch header.
+    shim = os.path.join(BUILD, "bench", "shim")
+    os.makedirs(shim, exist_ok=True)
+    with open(os.path.join(shim, "lua5.4-deb-multiarch.h"), "w") as f:
+        f.write('#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n')
+    zsrc = [os.path.join(z, f + ".c") for f in "adler32 compress crc32 deflate inflate inftrees inffast trees zutil uncompr".split()]
+    bsrc = [os.path.join(bz, f + ".c") for f in "blocksort huffman crctable randtable compress decompress bzlib".split()]
+    luasrc = [f for f in sorted(glob.glob(os.path.join(lua, "src", "*.c")))
+              if os.path.basename(f) not in ("lua.c", "luac.c", "loslib.c", "liolib.c", "loadlib.c", "linit.c")]
+    return [
+        # name, kind, sources, cflags, argument
+        ("zlib", "compression", [os.path.join(DRV, "zlib_drv.c")] + zsrc, ["-I" + z], "corpus"),
+        ("bzip2", "compression", [os.path.join(DRV, "bzip2_drv.c")] + bsrc, ["-I" + bz, "-DBZ_NO_STDIO"], "corpus"),
+        ("lz4", "compression", [os.path.join(DRV, "lz4_drv.c"), os.path.join(lz, "lib", "lz4.c"), os.path.join(lz, "lib", "lz4hc.c")], ["-I" + os.path.join(lz, "lib")], "corpus"),
+        ("xxhash", "hashing", [os.path.join(DRV, "xxhash_drv.c")], ["-I" + xx, "-DXXH_VECTOR=0"], "corpus"),
+        ("kissfft", "numeric", [os.path.join(DRV, "kissfft_drv.c"), os.path.join(kf, "kiss_fft.c"), os.path.join(kf, "kiss_fftr.c")], ["-I" + kf], None),
+        ("lua", "interpreter", [os.path.join(DRV, "lua_drv.c")] + luasrc, ["-I" + os.path.join(lua, "src"), "-I" + shim, "-Dlua_getlocaledecpoint()='.'"], os.path.join(DRV, "workload.lua")),
+    ]
+
+
+def make_corpus(dirs):
+    """The packages' own C sources and documentation, concatenated (about 8 MiB)."""
+    path = os.path.join(BUILD, "corpus.txt")
+    if os.path.exists(path):
+        return path
+    files = []
+    for d in sorted(dirs.values()):
+        for ext in ("*.c", "*.h", "*.txt", "*.md", "*.html", "*.3"):
+            files += sorted(glob.glob(os.path.join(d, "**", ext), recursive=True))
+    with open(path, "wb") as out:
+        for f in files:
+            out.write(open(f, "rb").read())
+            if out.tell() > 8 << 20:
+                break
+    return path
+
+
+def timed(cmd):
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True)
+    return time.perf_counter() - t, r
+
+
+def stats(samples, unit):
+    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples), "unit": unit, "runs": len(samples)}
+
+
+def main():
+    results, rows, failures = {}, [], []
+    pkgs = ["zlib", "bzip2", "lz4", "xxhash", "kissfft", "lua5.4"]
+    dirs = fetch(pkgs)
+    corpus = make_corpus(dirs)
+    log("corpus %s (%d bytes)" % (corpus, os.path.getsize(corpus)))
+    ratios = {"stores": [], "full": []}
+    modules = []
+    for name, kind, srcs, cflags, arg in programs(dirs):
+        log("building %s (native, stores, full)" % name)
+        try:
+            exe = {f: sfibuild.build(name, srcs, f, cflags, outdir=os.path.join(BUILD, "bench")) for f in sfibuild.FLAVORS}
+        except sfibuild.BuildError as e:
+            log("BUILD FAILED for %s:\n%s" % (name, e))
+            failures.append(name)
+            continue
+        modules += [exe["stores"], exe["full"]]
+        args = [] if arg is None else [corpus if arg == "corpus" else arg]
+        cmds = {"native": [exe["native"]] + args,
+                "stores": [os.path.join(BIN, "sfi-run"), exe["stores"]] + args,
+                "full": [os.path.join(BIN, "sfi-run"), exe["full"]] + args}
+        times = {f: [] for f in cmds}
+        outputs = {}
+        for run in range(RUNS):
+            for f, cmd in cmds.items():
+                dt, r = timed(cmd)
+                times[f].append(dt)
+                outputs.setdefault(f, (r.returncode, r.stdout))
+        ok = outputs["stores"] == outputs["native"] and outputs["full"] == outputs["native"] and outputs["native"][0] == 0
+        if not ok:
+            log("OUTPUT MISMATCH for %s: native %r / stores %r / full %r" % (name, outputs["native"][:1], outputs["stores"][:1], outputs["full"][:1]))
+            failures.append(name)
+            continue
+        nat = statistics.median(times["native"])
+        line = {"name": name, "kind": kind, "native_s": nat}
+        results["sfi.time.%s.native" % name] = stats(times["native"], "s")
+        for f, key in (("stores", "stores_jumps"), ("full", "full")):
+            per_run = [(t / n - 1) * 100 for t, n in zip(times[f], times["native"])]
+            ratio = statistics.median(times[f]) / nat
+            ratios[f].append(ratio)
+            results["sfi.overhead.%s.%s" % (name, key)] = dict(stats(per_run, "percent"), median=(ratio - 1) * 100)
+            results["sfi.time.%s.%s" % (name, key)] = stats(times[f], "s")
+            line[key] = (ratio - 1) * 100
+        log("%-8s native %.3f s  stores+jumps %+.1f%%  full %+.1f%%  (output equal)" % (name, nat, line["stores_jumps"], line["full"]))
+        rows.append(line)
+    for f, key in (("stores", "stores_jumps"), ("full", "full")):
+        if ratios[f]:
+            g = math.exp(sum(math.log(r) for r in ratios[f]) / len(ratios[f]))
+            results["sfi.overhead.%s.geomean" % key] = {"median": (g - 1) * 100, "min": (min(ratios[f]) - 1) * 100,
+                                                      "max": (max(ratios[f]) - 1) * 100, "unit": "percent", "runs": len(ratios[f])}
+    log("micro-benchmarks (sfi-bench)")
+    rt = sfibuild.build("rtmod", [os.path.join(SFI, "tests", "rt", "rtmod.c")], "stores", outdir=os.path.join(BUILD, "rt"), libc=False)
+    r = subprocess.run([os.path.join(BIN, "sfi-bench"), rt] + modules, capture_output=True, text=True, check=True)
+    for l in r.stdout.splitlines():
+        j = json.loads(l)
+        results[j["name"]] = stats(j["samples"], j["unit"])
+    call, pipe = results["sfi.call.roundtrip"]["median"], results["sfi.pipe.roundtrip"]["median"]
+    results["sfi.call.pipe_over_call"] = {"median": pipe / call, "min": pipe / call, "max": pipe / call, "unit": "ratio", "runs": 1}
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "sfi.json"), "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+    md = ["# SFI benchmarks", "", "Median of %d runs each; native and sandboxed runs interleaved; same mini libc for all." % RUNS, "",
+          "| program | kind | native (s) | stores+jumps | full protection |", "|---|---|---:|---:|---:|"]
+    for l in rows:
+        md.append("| %s | %s | %.3f | %+.1f%% | %+.1f%% |" % (l["name"], l["kind"], l["native_s"], l["stores_jumps"], l["full"]))
+    for key in ("stores_jumps", "full"):
+        k = "sfi.overhead.%s.geomean" % key
+        if k in results:
+            md.append("| **geomean** | | | %s |" % ("%+.1f%% | " % results[k]["median"] if key == "stores_jumps" else " | %+.1f%%" % results[k]["median"]))
+    md += ["", "| figure | median | min | max | unit |", "|---|---:|---:|---:|---|"]
+    for k in sorted(results):
+        if not k.startswith(("sfi.overhead", "sfi.time")):
+            v = results[k]
+            md.append("| %s | %.2f | %.2f | %.2f | %s |" % (k, v["median"], v["min"], v["max"], v["unit"]))
+    with open(os.path.join(OUT, "sfi.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    log("wrote %s and sfi.md" % os.path.join(OUT, "sfi.json"))
+    print("\n".join(md))
+    if failures:
+        log("FAILED: %s" % ", ".join(failures))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
