@@ -85,9 +85,7 @@ NORETURN void syscall_dispatch(void)
     struct process *p = cpu0.current;
     if (p->emulate) {
         u64 words[4] = {p->regs.rax, p->regs.rdi, p->regs.rsi, p->regs.rdx};
-        if (!cap_is_null(p->fault_handler) && cap_live(p->fault_handler))
-            ipc_fault(p, p->fault_handler, KEEP_LABEL_SYSCALL, words);
-        else
+        if (!process_reflect(p, KEEP_LABEL_SYSCALL, words))
             process_fault(p, VEC_SYSCALL, p->regs.rip - 2, 0, 0);
         kernel_exit();
     }

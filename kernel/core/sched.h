@@ -2,6 +2,7 @@
 #ifndef KEEP_SCHED_H
 #define KEEP_SCHED_H
 
+#include "arch.h"
 #include "types.h"
 
 struct process;
@@ -11,6 +12,10 @@ struct process;
 void sched_enqueue(struct process *p); /* at the tail of its priority */
 void sched_enqueue_front(struct process *p); /* to run next in its priority */
 void sched_forget(struct process *p);  /* a destroyed process */
+/* Time-outs (SLEEP, receive) are whole milliseconds up to a day. */
+#define MAX_TIMEOUT_MS 86400000ULL
+static inline u64 ms_to_ticks(u64 ms) { return (ms * TIMER_HZ + 999) / 1000; }
+
 /* The timer list: processes sleeping or receiving with a time-out. */
 void sleep_insert(struct process *p, u64 deadline_tick);
 void sleep_remove(struct process *p); /* no-op when not on the list */

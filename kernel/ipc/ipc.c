@@ -59,17 +59,26 @@ static u64 buf_word(struct process *p, u64 off)
     return v;
 }
 
-/* Resolve the receive slots r named in its tag; returns how many of the
- * leading ones exist.  Changes nothing. */
+/* Resolve the first n receive slots named in p's IPC buffer (which must be
+ * mapped); *got = how many of the leading ones exist.  Returns the error of
+ * the first that does not.  Changes nothing. */
+static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots, unsigned *got)
+{
+    for (*got = 0; *got < n; (*got)++) {
+        u64 e = cspace_slot(p->as, buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * *got), &slots[*got]);
+        if (e)
+            return e;
+    }
+    return KEEP_ERR_OK;
+}
+
+/* The receive slots r named in its tag, as far as they exist now. */
 static unsigned recv_slots(struct process *r, struct cap **slots)
 {
-    unsigned n = (unsigned)tag_slots(r->regs.rsi);
-    if (n > KEEP_MAX_RECV_SLOTS || !n || !buffer_ok(r))
-        return 0;
-    for (unsigned i = 0; i < n; i++)
-        if (cspace_slot(r->as, buf_word(r, KEEP_IPC_RECV_SLOTS + 8 * i), &slots[i]))
-            return i;
-    return n;
+    unsigned n = (unsigned)tag_slots(r->regs.rsi), got = 0;
+    if (n <= KEEP_MAX_RECV_SLOTS && n && buffer_ok(r))
+        resolve_slots(r, n, slots, &got);
+    return got;
 }
 
 static bool can_take_call(struct process *r)
@@ -130,13 +139,10 @@ void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
     p->fault_label = label;
     memcpy(p->fault_words, words, sizeof p->fault_words);
     p->fault_to = to;
-    if (p->state == KEEP_STATE_RUNNABLE)
-        sched_dequeue(p);
-    p->state = KEEP_STATE_BLOCKED;
+    process_wait(p, WAIT_FAULT);
     if (h->state == KEEP_STATE_BLOCKED && h->wait_kind == WAIT_RECV && can_take_call(h)) {
         deliver_fault(h, p);
     } else {
-        p->wait_kind = WAIT_FAULT;
         p->wait_target = h;
         sendq_append(h, p);
     }
@@ -178,12 +184,11 @@ static u64 build(struct process *s, u64 tag, struct msg *m)
             return e;
         m->caps[m->ncaps++] = cap_mask(c, mask);
     }
-    for (unsigned i = 0; i < ns; i++) { /* our own receive slots, for what comes back */
-        struct cap *slot;
-        u64 e = cspace_slot(s->as, buf_word(s, KEEP_IPC_RECV_SLOTS + 8 * i), &slot);
-        if (e)
-            return e;
-    }
+    struct cap *slots[KEEP_MAX_RECV_SLOTS]; /* our own, for what comes back */
+    unsigned got;
+    u64 e = resolve_slots(s, ns, slots, &got);
+    if (e)
+        return e;
     if (tag & KEEP_TAG_STRING) {
         m->string = true;
         m->str_as = s->as;
@@ -217,26 +222,20 @@ static void restart_sender(struct process *s, struct process *r)
         s->regs.rax = e;
 }
 
-static u64 ms_to_ticks(u64 ms) { return (ms * TIMER_HZ + 999) / 1000; }
-
 u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
 {
     unsigned ns = (unsigned)tag_slots(tag);
     if (ns > KEEP_MAX_RECV_SLOTS || tag_caps(tag) || (tag & (KEEP_TAG_STRING | KEEP_TAG_SEND_NONBLOCK)) ||
-        timeout_ms > 86400000)
+        timeout_ms > MAX_TIMEOUT_MS)
         return KEEP_ERR_INVALID_ARG;
     if (ns && !buffer_ok(p))
         return KEEP_ERR_FAULT;
-    for (unsigned i = 0; i < ns; i++) {
-        struct cap *slot;
-        u64 e = cspace_slot(p->as, buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * i), &slot);
-        if (e)
-            return e;
-    }
-    if (p->state == KEEP_STATE_RUNNABLE)
-        sched_dequeue(p);
-    p->state = KEEP_STATE_BLOCKED;
-    p->wait_kind = WAIT_RECV;
+    struct cap *slots[KEEP_MAX_RECV_SLOTS];
+    unsigned got;
+    u64 e = resolve_slots(p, ns, slots, &got);
+    if (e)
+        return e;
+    process_wait(p, WAIT_RECV);
     p->regs.rsi = tag; /* deliver() reads the receive slots from here */
     struct process *s = p->sendq_head;
     while (s && p->wait_kind == WAIT_RECV) {
@@ -295,7 +294,7 @@ u64 ipc_send(struct invocation *inv, u64 mode)
     if (e)
         return e;
     /* The receive phase's own arguments, checked before the send changes anything. */
-    if (mode == KEEP_TAG_MODE_SEND_RECV && s->regs.rax > 86400000)
+    if (mode == KEEP_TAG_MODE_SEND_RECV && s->regs.rax > MAX_TIMEOUT_MS)
         return KEEP_ERR_INVALID_ARG;
 
     if (reply && r->wait_kind == WAIT_FAULT_REPLY) {
@@ -318,10 +317,7 @@ u64 ipc_send(struct invocation *inv, u64 mode)
         m.payload = cap_payload(inv->cap);
         deliver(r, &m);
         if (m.call) {
-            if (s->state == KEEP_STATE_RUNNABLE)
-                sched_dequeue(s);
-            s->state = KEEP_STATE_BLOCKED;
-            s->wait_kind = WAIT_REPLY;
+            process_wait(s, WAIT_REPLY);
             s->regs.rsi = tag; /* the reply reads the receive slots from here */
             return INV_BLOCKED;
         }

@@ -30,6 +30,15 @@ static void push_free(struct account *a, u64 pa)
     a->free_count++;
 }
 
+static u64 pop_free(struct account *a)
+{
+    u64 pa = a->free_head;
+    ASSERT(pa && a->free_count);
+    a->free_head = *(u64 *)phys_to_virt(pa);
+    a->free_count--;
+    return pa;
+}
+
 void account_fund(struct account *a, u64 n)
 {
     while (n--)
@@ -38,10 +47,7 @@ void account_fund(struct account *a, u64 n)
 
 u64 kmem_alloc(struct account *a, unsigned frame_type)
 {
-    u64 pa = a->free_head;
-    ASSERT(pa && a->free_count);
-    a->free_head = *(u64 *)phys_to_virt(pa);
-    a->free_count--;
+    u64 pa = pop_free(a);
     a->used_count++;
     memset(phys_to_virt(pa), 0, PAGE_SIZE);
     frame_info(pa)->type = (u8)frame_type;
@@ -160,12 +166,8 @@ static u64 reclaim(struct invocation *inv, struct account *a)
         return e;
     if (n > a->free_count)
         return KEEP_ERR_NO_MEMORY;
-    while (n--) {
-        u64 pa = a->free_head;
-        a->free_head = *(u64 *)phys_to_virt(pa);
-        a->free_count--;
-        frame_free(pa);
-    }
+    while (n--)
+        frame_free(pop_free(a));
     return KEEP_ERR_OK;
 }
 

@@ -86,12 +86,17 @@ void process_make_runnable(struct process *p)
     sched_enqueue(p);
 }
 
-void process_block(struct process *p, enum wait_kind kind)
+void process_wait(struct process *p, enum wait_kind kind)
 {
     if (p->state == KEEP_STATE_RUNNABLE)
         sched_dequeue(p);
     p->state = KEEP_STATE_BLOCKED;
     p->wait_kind = (u8)kind;
+}
+
+void process_block(struct process *p, enum wait_kind kind)
+{
+    process_wait(p, kind);
     p->regs.rip -= 2; /* back onto the syscall instruction: restart when woken */
 }
 
@@ -178,13 +183,19 @@ void process_destroy(struct process *p)
     kmem_free(p->account, virt_to_phys_window(p));
 }
 
+bool process_reflect(struct process *p, u64 label, const u64 words[4])
+{
+    if (cap_is_null(p->fault_handler) || !cap_live(p->fault_handler))
+        return false;
+    ipc_fault(p, p->fault_handler, label, words);
+    return true;
+}
+
 void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err)
 {
-    if (!cap_is_null(p->fault_handler) && cap_live(p->fault_handler)) {
-        u64 words[4] = {vector, rip, addr, err};
-        ipc_fault(p, p->fault_handler, KEEP_LABEL_EXCEPTION, words);
+    u64 words[4] = {vector, rip, addr, err};
+    if (process_reflect(p, KEEP_LABEL_EXCEPTION, words))
         return;
-    }
     u64 detail = vector == 14 ? addr : err;
     kprintf("keep: process '%.16s' (pid %lu) stopped: %s (vector %lu) at rip %p, %s %p\n", p->name,
             p->pid, exception_name(vector), vector, (void *)(uptr)rip,

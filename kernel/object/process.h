@@ -59,7 +59,6 @@ bool process_number_free(void);
 struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
 struct cap process_cap(struct process *p);
-static inline struct process *process_from_cap(struct cap c);
 /* The live process with this number and version, or NULL. */
 struct process *process_by_number(u64 num, u64 version);
 /* The caller a RETURN capability answers, if it still waits for it. */
@@ -70,9 +69,14 @@ static inline struct process *process_from_cap(struct cap c)
 }
 
 void process_set_name(struct process *p, const char *name);
+/* Send a fault message to p's handler; false when it has no live one. */
+bool process_reflect(struct process *p, u64 label, const u64 words[4]);
 /* An exception in user mode: to the fault handler, or stop and report. */
 void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err);
 void process_make_runnable(struct process *p);
+/* Take p off the CPU to wait (`kind`); someone else completes its
+ * invocation by writing its registers. */
+void process_wait(struct process *p, enum wait_kind kind);
 /* Block the caller in its current invocation, which restarts when it wakes. */
 void process_block(struct process *p, enum wait_kind kind);
 /* Make runnable every process blocked in `kind` on `target` (NULL for the

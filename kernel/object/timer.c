@@ -17,14 +17,10 @@ u64 timer_invoke(struct invocation *inv)
         return KEEP_ERR_OK;
     }
     u64 ms = inv->arg[0];
-    if (ms == 0 || ms > 86400000)
+    if (ms == 0 || ms > MAX_TIMEOUT_MS)
         return KEEP_ERR_INVALID_ARG;
-    struct process *p = inv->caller;
-    if (p->state == KEEP_STATE_RUNNABLE)
-        sched_dequeue(p);
-    p->state = KEEP_STATE_BLOCKED;
-    p->wait_kind = WAIT_SLEEP;
+    process_wait(inv->caller, WAIT_SLEEP);
     /* +1: the current tick is already partly over, so "at least ms" holds. */
-    sleep_insert(p, cpu0.ticks + (ms * TIMER_HZ + 999) / 1000 + 1);
+    sleep_insert(inv->caller, cpu0.ticks + ms_to_ticks(ms) + 1);
     return INV_BLOCKED;
 }
