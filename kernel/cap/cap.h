@@ -77,6 +77,9 @@ bool cap_live(struct cap c);
  * (OUT_OF_RANGE, NO_CAPPAGE, INVALID_CAP, STALE, WRONG_TYPE, NO_RIGHTS). */
 u64 cap_lookup(struct aspace *as, u64 addr, u64 type, u64 rights, struct cap *out);
 
+/* A cappage was unmapped or an address space destroyed: drop what the
+ * lookup strategy caches (nothing for the MMU lookup). */
+void cspace_forget(void);
 /* An empty slot to fill: OK, or OUT_OF_RANGE / NO_CAPPAGE / EXISTS. */
 u64 cap_empty_slot(struct aspace *as, u64 addr, struct cap **slot);
 

@@ -7,25 +7,96 @@
 #include "cap.h"
 #include "frame.h"
 #include "keep/abi.h"
+#include "lib.h"
 #include "process.h"
 #include "wrapper.h"
 
-u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
+/* The slot through a walk of as's capability-segment tables. */
+static u64 walk_slot(struct aspace *as, u64 addr, struct cap **slot)
 {
-    if (addr >= KEEP_CAP_SPACE_SLOTS)
-        return KEEP_ERR_OUT_OF_RANGE;
-    if (as == cpu0.loaded_as) {
-        struct cap *s = (struct cap *)(uptr)(KEEP_CAP_SEGMENT + (addr << 4)), probe;
-        if (capseg_load(s, &probe))
-            return KEEP_ERR_NO_CAPPAGE;
-        *slot = s;
-        return KEEP_ERR_OK;
-    }
     u64 *pte = user_pte(as->pml4_pa, capseg_va(addr));
     if (!pte || !(*pte & PTE_P))
         return KEEP_ERR_NO_CAPPAGE;
     *slot = (struct cap *)phys_to_virt(*pte & PTE_ADDR) + (addr % KEEP_CAPPAGE_SLOTS);
     return KEEP_ERR_OK;
+}
+
+/* The lookup in the loaded address space: one of seed 000's three
+ * strategies, chosen at build time (make CAP_LOOKUP=mmu|hash|regs) so that
+ * docs/performance.md can compare them; only the MMU lookup is the kernel's. */
+#if defined(CAP_LOOKUP_HASH)
+/* A software TLB: a direct-mapped table from (address space, cappage
+ * number) to the cappage, filled by a walk on a miss and emptied whenever a
+ * cappage is unmapped or an address space destroyed. */
+#define SOFT_TLB_SIZE 256
+static struct {
+    struct aspace *as;
+    u64 page;
+    struct cap *caps;
+} soft_tlb[SOFT_TLB_SIZE];
+
+void cspace_forget(void) { memset(soft_tlb, 0, sizeof soft_tlb); }
+
+static u64 loaded_slot(struct aspace *as, u64 addr, struct cap **slot)
+{
+    u64 page = addr / KEEP_CAPPAGE_SLOTS;
+    unsigned h = (unsigned)((page ^ ((uptr)as >> 12)) % SOFT_TLB_SIZE);
+    if (soft_tlb[h].as != as || soft_tlb[h].page != page) {
+        struct cap *first;
+        u64 e = walk_slot(as, page * KEEP_CAPPAGE_SLOTS, &first);
+        if (e)
+            return e;
+        soft_tlb[h].as = as;
+        soft_tlb[h].page = page;
+        soft_tlb[h].caps = first;
+    }
+    *slot = soft_tlb[h].caps + addr % KEEP_CAPPAGE_SLOTS;
+    return KEEP_ERR_OK;
+}
+#elif defined(CAP_LOOKUP_REGS)
+/* Capability registers: the first cappage of the loaded space is a small
+ * fixed table the kernel holds a pointer to; other addresses are walked. */
+static struct aspace *regs_as;
+static struct cap *regs;
+
+void cspace_forget(void) { regs_as = NULL; }
+
+static u64 loaded_slot(struct aspace *as, u64 addr, struct cap **slot)
+{
+    if (addr >= KEEP_CAPPAGE_SLOTS)
+        return walk_slot(as, addr, slot);
+    if (regs_as != as) {
+        u64 e = walk_slot(as, 0, &regs);
+        if (e)
+            return e;
+        regs_as = as;
+    }
+    *slot = regs + addr;
+    return KEEP_ERR_OK;
+}
+#else
+/* The MMU lookup: the capability segment is the loaded space's alias, so a
+ * slot is a shift and an add away, and an unmapped cappage faults in the
+ * probe, whose fix-up reports it. */
+void cspace_forget(void) {}
+
+static u64 loaded_slot(struct aspace *as UNUSED, u64 addr, struct cap **slot)
+{
+    struct cap *s = (struct cap *)(uptr)(KEEP_CAP_SEGMENT + (addr << 4)), probe;
+    if (capseg_load(s, &probe))
+        return KEEP_ERR_NO_CAPPAGE;
+    *slot = s;
+    return KEEP_ERR_OK;
+}
+#endif
+
+u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
+{
+    if (addr >= KEEP_CAP_SPACE_SLOTS)
+        return KEEP_ERR_OUT_OF_RANGE;
+    if (as == cpu0.loaded_as)
+        return loaded_slot(as, addr, slot);
+    return walk_slot(as, addr, slot);
 }
 
 bool cap_live(struct cap c)

@@ -55,6 +55,7 @@ void aspace_destroy(struct aspace *as)
     }
     struct table_walk w = {free_to_account, count_unmap, a};
     free_user_tables(as->pml4_pa, &w);
+    cspace_forget();
     kmem_free(a, as->pml4_pa);
     frame_info(pa)->version++;
     kmem_free(a, pa);
@@ -204,6 +205,7 @@ static u64 do_unmap_cappage(struct invocation *inv, struct aspace *as)
     if (!pte || !(*pte & PTE_P))
         return KEEP_ERR_NOT_MAPPED;
     unmap_pte(as, pte, capseg_va(cap_addr));
+    cspace_forget();
     return KEEP_ERR_OK;
 }
 
