@@ -37,6 +37,9 @@ bool cap_live(struct cap c)
     case KEEP_TYPE_KERNEL:
     case KEEP_TYPE_MEMORY:
     case KEEP_TYPE_TIMER:
+    case KEEP_TYPE_DEVMEM:
+    case KEEP_TYPE_IOPORT:
+    case KEEP_TYPE_INTERRUPT:
         return true;
     case KEEP_TYPE_PROCESS:
     case KEEP_TYPE_SENDER:

@@ -3,6 +3,7 @@
  * to the kernel object it names; write the results back and leave. */
 #include "invoke.h"
 #include "arch.h"
+#include "device.h"
 #include "ipc.h"
 #include "keep/abi.h"
 #include "process.h"
@@ -26,6 +27,12 @@ static u64 dispatch(struct invocation *inv)
         return account_invoke(inv);
     case KEEP_TYPE_TIMER:
         return timer_invoke(inv);
+    case KEEP_TYPE_DEVMEM:
+        return devmem_invoke(inv);
+    case KEEP_TYPE_IOPORT:
+        return ioport_invoke(inv);
+    case KEEP_TYPE_INTERRUPT:
+        return interrupt_invoke(inv);
     default: /* pages and cappages have no methods */
         return KEEP_ERR_INVALID_METHOD;
     }

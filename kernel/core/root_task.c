@@ -8,6 +8,7 @@
 #include "aspace.h"
 #include "boot.h"
 #include "bootimage.h"
+#include "device.h"
 #include "elf.h"
 #include "frame.h"
 #include "keep/abi.h"
@@ -29,7 +30,7 @@ static void fund(u64 n)
 static void map_or_panic(struct aspace *as, u64 va, u64 pa, u64 rights)
 {
     fund(aspace_map_tables(as, va));
-    aspace_map_frame(as, va, pa, rights);
+    aspace_map_frame(as, va, pa, rights, false);
 }
 
 static u64 new_page(void)
@@ -53,6 +54,21 @@ static void load_segment(struct aspace *as, const u8 *file, const struct elf_seg
             memcpy(dst + (lo - page), file + s->offset + (lo - s->vaddr), hi - lo);
         map_or_panic(as, page, pa, rights);
     }
+}
+
+/* The end of RAM below 4 GiB: device memory starts above it. */
+static u64 low_ram_top(void)
+{
+    u64 top = 0;
+    const struct memmap *m = &boot_info.memmap;
+    for (unsigned i = 0; i < m->count; i++) {
+        u64 end = m->r[i].base + m->r[i].length;
+        if (m->r[i].type == KEEP_MEM_RESERVED || m->r[i].base >= (1ULL << 32))
+            continue;
+        end = end < (1ULL << 32) ? end : (1ULL << 32);
+        top = end > top ? end : top;
+    }
+    return (top + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 }
 
 void root_task_start(void)
@@ -95,6 +111,11 @@ void root_task_start(void)
     caps[KEEP_SLOT_KERNEL] = cap_make(KEEP_TYPE_KERNEL, KEEP_RIGHT_ALL, 0, 0, 0);
     caps[KEEP_SLOT_MEMORY] = cap_make(KEEP_TYPE_MEMORY, KEEP_RIGHT_ALL, 0, 0, 0);
     caps[KEEP_SLOT_TIMER] = cap_make(KEEP_TYPE_TIMER, KEEP_RIGHT_ALL, 0, 0, 0);
+    u64 dev_base = low_ram_top() / PAGE_SIZE, dev_rw = KEEP_RIGHT_READ | KEEP_RIGHT_WRITE;
+    caps[KEEP_SLOT_DEVMEM] = cap_make(KEEP_TYPE_DEVMEM, dev_rw, 0, 0,
+                                      range_w1(dev_base, (1ULL << 32) / PAGE_SIZE - dev_base));
+    caps[KEEP_SLOT_IOPORT] = cap_make(KEEP_TYPE_IOPORT, dev_rw, 0, 0, range_w1(0, 0x10000));
+    caps[KEEP_SLOT_INTERRUPT] = cap_make(KEEP_TYPE_INTERRUPT, dev_rw, 0, 0, range_w1(0, KEEP_IRQ_LINES));
     caps[KEEP_SLOT_SELF_PROCESS] = process_cap(p);
     caps[KEEP_SLOT_SELF_ASPACE] =
         cap_make(KEEP_TYPE_ASPACE, KEEP_RIGHT_ALL, 0, frame_info(as_pa)->version, as_pa);

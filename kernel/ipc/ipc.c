@@ -8,6 +8,7 @@
  * Fault messages are calls made by the kernel for the faulting process. */
 #include "ipc.h"
 #include "arch.h"
+#include "device.h"
 #include "invoke.h"
 #include "keep/abi.h"
 #include "lib.h"
@@ -148,6 +149,12 @@ void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
     }
 }
 
+void ipc_deliver_irq(struct process *r, u64 line, u64 payload)
+{
+    struct msg m = {.label = KEEP_LABEL_IRQ, .payload = payload, .words = {line}};
+    deliver(r, &m);
+}
+
 /* The reply to a fault message: go on, go on with rax set, or stop. */
 static u64 fault_reply(struct process *p, u64 label, u64 word0)
 {
@@ -237,6 +244,8 @@ u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
         return e;
     process_wait(p, WAIT_RECV);
     p->regs.rsi = tag; /* deliver() reads the receive slots from here */
+    if (p->irq_pending && interrupt_deliver_pending(p))
+        return INV_DONE;
     struct process *s = p->sendq_head;
     while (s && p->wait_kind == WAIT_RECV) {
         if (s->wait_kind == WAIT_FAULT && !can_take_call(p)) {

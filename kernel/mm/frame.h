@@ -23,7 +23,8 @@ enum frame_type {
 
 struct frame {
     u8 type;
-    u8 reserved[7];
+    u8 reserved[3];
+    u32 maps;    /* mappings in address and capability spaces (RECLAIM needs 0) */
     u64 version; /* raised when the object in the frame is destroyed */
 };
 

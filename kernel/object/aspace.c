@@ -3,6 +3,7 @@
  * it (INSERT, EXTRACT, DELETE, COPY, MOVE, IDENTIFY, COMPARE). */
 #include "aspace.h"
 #include "account.h"
+#include "device.h"
 #include "frame.h"
 #include "invoke.h"
 #include "keep/abi.h"
@@ -10,6 +11,7 @@
 #include "process.h"
 
 static u16 next_pcid = 1;
+static void tlb_forget(struct aspace *as, u64 va);
 
 u64 aspace_create(struct account *a)
 {
@@ -25,6 +27,24 @@ u64 aspace_create(struct account *a)
 
 static void free_to_account(void *ctx, u64 pa) { kmem_free(ctx, pa); }
 
+/* Every mapping of a managed frame (page, cappage, boot image) is counted,
+ * so that MEMORY.RECLAIM can tell whether a frame is still reachable. */
+static void count_map(u64 pa)
+{
+    struct frame *f = frame_info(pa);
+    if (f)
+        f->maps++;
+}
+
+static void count_unmap(u64 pa)
+{
+    struct frame *f = frame_info(pa);
+    if (f) {
+        ASSERT(f->maps > 0);
+        f->maps--;
+    }
+}
+
 void aspace_destroy(struct aspace *as)
 {
     struct account *a = as->account;
@@ -33,7 +53,8 @@ void aspace_destroy(struct aspace *as)
         switch_address_space(kernel_pml4_phys(), 0, true);
         cpu0.loaded_as = NULL;
     }
-    free_user_tables(as->pml4_pa, free_to_account, a);
+    struct table_walk w = {free_to_account, count_unmap, a};
+    free_user_tables(as->pml4_pa, &w);
     kmem_free(a, as->pml4_pa);
     frame_info(pa)->version++;
     kmem_free(a, pa);
@@ -47,19 +68,31 @@ u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr)
     return tables_missing(as->pml4_pa, capseg_va(cap_addr));
 }
 
-void aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights)
+void aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights, bool uncached)
 {
-    u64 flags = 0;
+    u64 flags = uncached ? PTE_PCD | PTE_PWT : 0;
     if (rights & KEEP_RIGHT_WRITE)
         flags |= PTE_W;
     if (!(rights & KEEP_RIGHT_EXEC))
         flags |= PTE_NX;
     ASSERT(user_map(as->pml4_pa, va, pa, flags, pt_alloc, as->account) == 0);
+    count_map(pa);
 }
 
 void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa)
 {
     ASSERT(capseg_map(as->pml4_pa, cap_addr, pa, pt_alloc, as->account) == 0);
+    count_map(pa);
+}
+
+/* Remove the mapping *pte of va (a user address or a capability-segment
+ * address) from as. */
+static void unmap_pte(struct aspace *as, u64 *pte, u64 va)
+{
+    u64 pa = *pte & PTE_ADDR;
+    *pte = 0;
+    tlb_forget(as, va);
+    count_unmap(pa);
 }
 
 /* TLB upkeep for a mapping removed from as. */
@@ -75,11 +108,22 @@ static bool user_page_addr(u64 va) { return va < KEEP_USER_TOP && (va & (PAGE_SI
 
 static u64 do_map(struct invocation *inv, struct aspace *as)
 {
-    u64 va = inv->arg[1], rights = inv->arg[2];
+    u64 va = inv->arg[1], rights = inv->arg[2], offset = inv->arg[3], pa;
     struct cap page;
-    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_PAGE, 0, &page);
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], 0, 0, &page);
     if (e)
         return e;
+    bool device = cap_type(page) == KEEP_TYPE_DEVMEM;
+    if (cap_type(page) != KEEP_TYPE_PAGE && !device)
+        return KEEP_ERR_WRONG_TYPE;
+    if (device) {
+        if ((e = devmem_page(page, offset, &pa)))
+            return e;
+    } else {
+        if (offset)
+            return KEEP_ERR_INVALID_ARG;
+        pa = cap_pa(page);
+    }
     if (!user_page_addr(va) || (rights & ~KEEP_RIGHT_ALL) || !(rights & KEEP_RIGHT_READ) ||
         (rights & (KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC)) == (KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC) ||
         (rights & KEEP_RIGHT_CALL))
@@ -91,7 +135,7 @@ static u64 do_map(struct invocation *inv, struct aspace *as)
         return KEEP_ERR_EXISTS;
     if ((e = kmem_need(inv, as->account, aspace_map_tables(as, va))))
         return e;
-    aspace_map_frame(as, va, cap_pa(page), rights);
+    aspace_map_frame(as, va, pa, rights, device);
     return KEEP_ERR_OK;
 }
 
@@ -103,8 +147,7 @@ static u64 do_unmap(struct invocation *inv, struct aspace *as)
     u64 *pte = user_pte(as->pml4_pa, va);
     if (!pte || !(*pte & PTE_P))
         return KEEP_ERR_NOT_MAPPED;
-    *pte = 0;
-    tlb_forget(as, va);
+    unmap_pte(as, pte, va);
     return KEEP_ERR_OK;
 }
 
@@ -160,8 +203,7 @@ static u64 do_unmap_cappage(struct invocation *inv, struct aspace *as)
     u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
     if (!pte || !(*pte & PTE_P))
         return KEEP_ERR_NOT_MAPPED;
-    *pte = 0;
-    tlb_forget(as, capseg_va(cap_addr));
+    unmap_pte(as, pte, capseg_va(cap_addr));
     return KEEP_ERR_OK;
 }
 

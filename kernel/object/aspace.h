@@ -26,7 +26,7 @@ void aspace_destroy(struct aspace *as);
 /* Map frame pa at va with KEEP_RIGHT_* rights; the caller has checked va,
  * rights, that nothing is mapped there and that the account holds
  * aspace_map_tables() frames. */
-void aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights);
+void aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights, bool uncached);
 u64 aspace_map_tables(struct aspace *as, u64 va);
 /* The same for a cappage at capability address cap_addr. */
 void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa);

@@ -54,6 +54,26 @@ static u64 create_account(struct invocation *inv)
     return KEEP_ERR_OK;
 }
 
+/* Destroy a page or cappage that is mapped nowhere: every copy of its
+ * capability goes stale with the version, and the frame goes back. */
+static u64 reclaim(struct invocation *inv)
+{
+    struct cap c, *slot;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], 0, KEEP_RIGHT_WRITE, &c);
+    if (e)
+        return e;
+    if (cap_type(c) != KEEP_TYPE_PAGE && cap_type(c) != KEEP_TYPE_CAPPAGE)
+        return KEEP_ERR_WRONG_TYPE;
+    struct frame *f = frame_info(cap_pa(c));
+    if (f->maps)
+        return KEEP_ERR_IN_USE;
+    cspace_slot(inv->caller->as, inv->arg[0], &slot); /* found by cap_lookup */
+    *slot = (struct cap){0, 0};
+    f->version++;
+    frame_free(cap_pa(c));
+    return KEEP_ERR_OK;
+}
+
 u64 memory_invoke(struct invocation *inv)
 {
     switch (inv->method) {
@@ -65,10 +85,12 @@ u64 memory_invoke(struct invocation *inv)
     case KEEP_M_MEMORY_RETYPE:
     case KEEP_M_MEMORY_DONATE:
     case KEEP_M_MEMORY_CREATE_ACCOUNT:
+    case KEEP_M_MEMORY_RECLAIM:
         if (!inv_has(inv, KEEP_RIGHT_WRITE))
             return KEEP_ERR_NO_RIGHTS;
         return inv->method == KEEP_M_MEMORY_RETYPE   ? retype(inv)
                : inv->method == KEEP_M_MEMORY_DONATE ? donate(inv)
+               : inv->method == KEEP_M_MEMORY_RECLAIM ? reclaim(inv)
                                                      : create_account(inv);
     default:
         return KEEP_ERR_INVALID_METHOD;

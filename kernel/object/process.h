@@ -44,6 +44,7 @@ struct process {
     u64 fault_label, fault_words[4];
     u64 code, fault_rip, fault_addr;    /* exit code or vector; fault details */
     u32 slice;                          /* timer ticks left */
+    u32 irq_pending;                    /* bound interrupt lines waiting to be received */
     u8 state, prio, wait_kind, emulate;
     char name[16];
 };

@@ -30,11 +30,37 @@ static void ioapic_write(u32 reg, u32 v)
     ioapic[4] = v;
 }
 
-void ioapic_route(unsigned irq, unsigned vector)
+static u32 ioapic_read(u32 reg)
 {
-    /* edge-triggered, active high, fixed delivery to APIC 0 (the boot CPU) */
-    ioapic_write(0x10 + 2 * irq, vector);
-    ioapic_write(0x11 + 2 * irq, 0);
+    ioapic[0] = reg;
+    return ioapic[4];
+}
+
+#define IOAPIC_ACTIVE_LOW (1u << 13)
+#define IOAPIC_LEVEL (1u << 15)
+#define IOAPIC_MASKED (1u << 16)
+
+/* Fixed delivery to APIC 0 (the boot CPU). */
+void ioapic_program(unsigned line, unsigned vector, bool level_low, bool masked)
+{
+    u32 lo = vector | (level_low ? IOAPIC_ACTIVE_LOW | IOAPIC_LEVEL : 0) | (masked ? IOAPIC_MASKED : 0);
+    ioapic_write(0x10 + 2 * line, IOAPIC_MASKED);
+    ioapic_write(0x11 + 2 * line, 0);
+    ioapic_write(0x10 + 2 * line, lo);
+}
+
+void ioapic_mask(unsigned line, bool masked)
+{
+    u32 lo = ioapic_read(0x10 + 2 * line) & ~IOAPIC_MASKED;
+    ioapic_write(0x10 + 2 * line, lo | (masked ? IOAPIC_MASKED : 0));
+}
+
+void ioapic_route(unsigned irq, unsigned vector) { ioapic_program(irq, vector, false, false); }
+
+bool apic_owns_page(u64 pa)
+{
+    pa &= ~0xfffULL;
+    return pa == LAPIC_PHYS || pa == IOAPIC_PHYS;
 }
 
 static void pic_disable(void)

@@ -71,6 +71,13 @@ void fpu_init_state(struct fpu_state *s);
 void apic_init(void);
 void apic_eoi(void);
 void ioapic_route(unsigned irq, unsigned vector);
+/* Program an I/O APIC input: vector, level-triggered active low (PCI) or
+ * edge-triggered active high (ISA), masked or not. */
+void ioapic_program(unsigned line, unsigned vector, bool level_low, bool masked);
+void ioapic_mask(unsigned line, bool masked);
+bool apic_owns_page(u64 pa); /* the local and I/O APIC registers */
+/* Vectors of the I/O APIC lines that user-level drivers bind. */
+#define IRQ_VECTOR_BASE 0x30
 #define TIMER_HZ 100
 
 /* serial.c */

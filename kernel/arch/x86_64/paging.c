@@ -150,26 +150,29 @@ unsigned tables_missing(u64 pml4_pa, u64 va)
     return 0;
 }
 
-static void free_subtree(u64 *t, int level, void (*free_fn)(void *, u64), void *ctx)
+static void free_subtree(u64 *t, int level, const struct table_walk *w)
 {
     for (unsigned i = 0; i < 512; i++) {
         if (!(t[i] & PTE_P))
             continue;
-        if (level > 1)
-            free_subtree(table_of(t[i]), level - 1, free_fn, ctx);
-        free_fn(ctx, t[i] & PTE_ADDR);
+        if (level > 0) {
+            free_subtree(table_of(t[i]), level - 1, w);
+            w->free_table(w->ctx, t[i] & PTE_ADDR);
+        } else {
+            w->unmap_leaf(t[i] & PTE_ADDR);
+        }
         t[i] = 0;
     }
 }
 
-void free_user_tables(u64 pml4_pa, void (*free_fn)(void *, u64), void *ctx)
+void free_user_tables(u64 pml4_pa, const struct table_walk *w)
 {
     u64 *pml4 = phys_to_virt(pml4_pa);
     for (unsigned i = 0; i < 512; i++) {
         if ((i >= 256 && i != CAPSEG_SLOT) || !(pml4[i] & PTE_P))
             continue;
-        free_subtree(table_of(pml4[i]), 2, free_fn, ctx);
-        free_fn(ctx, pml4[i] & PTE_ADDR);
+        free_subtree(table_of(pml4[i]), 2, w);
+        w->free_table(w->ctx, pml4[i] & PTE_ADDR);
         pml4[i] = 0;
     }
 }

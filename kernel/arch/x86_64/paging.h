@@ -40,8 +40,14 @@ u64 capseg_va(u64 cap_addr);
 int capseg_map(u64 pml4_pa, u64 cap_addr, u64 pa, pt_alloc_fn alloc, void *ctx);
 /* Page tables that mapping a page at va would have to create (0-3). */
 unsigned tables_missing(u64 pml4_pa, u64 va);
-/* Free every table of the user half and of the capability segment. */
-void free_user_tables(u64 pml4_pa, void (*free_fn)(void *, u64), void *ctx);
+/* Free every table of the user half and of the capability segment, and
+ * tell unmap_leaf about every page and cappage that was mapped. */
+struct table_walk {
+    void (*free_table)(void *ctx, u64 pa);
+    void (*unmap_leaf)(u64 pa);
+    void *ctx;
+};
+void free_user_tables(u64 pml4_pa, const struct table_walk *w);
 /* Load an address space; flush its TLB entries too when flush is set. */
 void switch_address_space(u64 pml4_pa, u16 pcid, bool flush);
 void flush_page(u64 va);

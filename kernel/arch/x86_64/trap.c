@@ -3,6 +3,7 @@
  * bug: print everything useful and stop the machine. */
 #include "arch.h"
 #include "cap.h"
+#include "device.h"
 #include "ksyms.h"
 #include "lib.h"
 #include "sched.h"
@@ -40,7 +41,10 @@ static void handle_irq(u64 vector)
     case VEC_SPURIOUS:
         break; /* no EOI for spurious interrupts */
     default:
-        apic_eoi();
+        if (vector >= IRQ_VECTOR_BASE && vector < IRQ_VECTOR_BASE + KEEP_IRQ_LINES)
+            interrupt_fire((unsigned)(vector - IRQ_VECTOR_BASE)); /* it sends the EOI */
+        else
+            apic_eoi();
         break;
     }
 }

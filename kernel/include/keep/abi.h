@@ -25,6 +25,7 @@
 #define KEEP_ERR_NO_CAPPAGE 0xdULL /* The capability address lies in the capability space but no cappage is mapped there. */
 #define KEEP_ERR_OUT_OF_RANGE 0xeULL /* The capability address lies beyond the capability space (CAP_SPACE_SLOTS). */
 #define KEEP_ERR_TIMEOUT 0xfULL /* A receive phase ended because its time-out expired. */
+#define KEEP_ERR_IN_USE 0x10ULL /* The resource is in use: a frame that is still mapped, an interrupt line already bound, or a device resource the kernel keeps for itself. */
 
 /* Object types */
 #define KEEP_TYPE_NULL 0x0ULL /* The null capability (all-zero); every invocation fails with INVALID_CAP. */
@@ -40,6 +41,9 @@
 #define KEEP_TYPE_WRAPPER 0xaULL /* A forwarding object around another capability: invoking it invokes the wrapped capability with the wrapper's rights; revoking it kills every copy. */
 #define KEEP_TYPE_ACCOUNT 0xbULL /* A kernel-memory account: frames donated by its kpager, from which address spaces, processes and wrappers are made and page tables grow. */
 #define KEEP_TYPE_TIMER 0xcULL /* Time: the clock and sleeping. */
+#define KEEP_TYPE_DEVMEM 0xdULL /* A range of physical addresses outside RAM (device registers): its pages are mapped uncached with ASPACE.MAP. Never covers RAM or the kernel's own devices. */
+#define KEEP_TYPE_IOPORT 0xeULL /* A range of I/O ports, read and written by invoking the capability. */
+#define KEEP_TYPE_INTERRUPT 0xfULL /* A range of interrupt lines (I/O APIC inputs): a line is bound to a process, which then receives each interrupt as an IPC message. */
 
 /* Rights */
 #define KEEP_RIGHT_READ 0x1ULL /* Read: map readable; query; fetch capabilities. */
@@ -97,6 +101,9 @@
 #define KEEP_SLOT_MEMORY 0x5ULL /* A memory pool. */
 #define KEEP_SLOT_ACCOUNT 0x6ULL /* The kernel-memory account that pays for the program's own objects. */
 #define KEEP_SLOT_TIMER 0x7ULL /* The timer. */
+#define KEEP_SLOT_DEVMEM 0x8ULL /* Device memory: every physical page between the top of low RAM and 4 GiB (root task and trusted programs). */
+#define KEEP_SLOT_IOPORT 0x9ULL /* Every I/O port (root task and trusted programs). */
+#define KEEP_SLOT_INTERRUPT 0xaULL /* Every I/O APIC interrupt line (root task and trusted programs). */
 #define KEEP_SLOT_FIRST_FREE 0x10ULL /* The first slot that is not reserved by convention. */
 
 /* Layout constants */
@@ -113,6 +120,7 @@
 #define KEEP_MAX_CAPS 0x4ULL /* Capabilities one message carries, and receive slots one receive phase names. */
 #define KEEP_MAX_RECV_SLOTS 0x5ULL /* Receive slots one receive phase names: a call's return capability plus MAX_CAPS. */
 #define KEEP_PROCESS_NUMBERS 0x8000ULL /* Processes that can exist at once (the object number of process capabilities is 15 bits wide). */
+#define KEEP_IRQ_LINES 0x18ULL /* Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI). */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
 
 /* Message tag fields (rsi) */
@@ -134,6 +142,7 @@
 #define KEEP_LABEL_EXCEPTION 0xff00ULL /* A CPU exception (page fault included). Words: vector, rip, address (CR2 for a page fault, else 0), error code. */
 #define KEEP_LABEL_SYSCALL 0xff01ULL /* A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx. */
 #define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply. */
+#define KEEP_LABEL_IRQ 0xff03ULL /* An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK. */
 
 /* Reply labels for fault messages */
 #define KEEP_REPLY_RESUME 0x0ULL /* Resume the process with its registers as they are (a handler may have changed them with WRITE_REGS). */
@@ -184,6 +193,7 @@
 #define KEEP_M_MEMORY_FREE 2
 #define KEEP_M_MEMORY_DONATE 3
 #define KEEP_M_MEMORY_CREATE_ACCOUNT 4
+#define KEEP_M_MEMORY_RECLAIM 5
 #define KEEP_M_ACCOUNT_INFO 1
 #define KEEP_M_ACCOUNT_SET_KPAGER 2
 #define KEEP_M_ACCOUNT_CREATE_ASPACE 3
@@ -220,5 +230,16 @@
 #define KEEP_M_PROCESS_MINT 15
 #define KEEP_M_TIMER_NOW 1
 #define KEEP_M_TIMER_SLEEP 2
+#define KEEP_M_DEVMEM_INFO 1
+#define KEEP_M_DEVMEM_RESTRICT 2
+#define KEEP_M_IOPORT_INFO 1
+#define KEEP_M_IOPORT_RESTRICT 2
+#define KEEP_M_IOPORT_IN 3
+#define KEEP_M_IOPORT_OUT 4
+#define KEEP_M_INTERRUPT_INFO 1
+#define KEEP_M_INTERRUPT_RESTRICT 2
+#define KEEP_M_INTERRUPT_BIND 3
+#define KEEP_M_INTERRUPT_UNBIND 4
+#define KEEP_M_INTERRUPT_ACK 5
 
 #endif

@@ -38,6 +38,8 @@ pub mod err {
     pub const OUT_OF_RANGE: u64 = 0xe;
     /// A receive phase ended because its time-out expired.
     pub const TIMEOUT: u64 = 0xf;
+    /// The resource is in use: a frame that is still mapped, an interrupt line already bound, or a device resource the kernel keeps for itself.
+    pub const IN_USE: u64 = 0x10;
 }
 
 /// Object types
@@ -68,6 +70,12 @@ pub mod ty {
     pub const ACCOUNT: u64 = 0xb;
     /// Time: the clock and sleeping.
     pub const TIMER: u64 = 0xc;
+    /// A range of physical addresses outside RAM (device registers): its pages are mapped uncached with ASPACE.MAP. Never covers RAM or the kernel's own devices.
+    pub const DEVMEM: u64 = 0xd;
+    /// A range of I/O ports, read and written by invoking the capability.
+    pub const IOPORT: u64 = 0xe;
+    /// A range of interrupt lines (I/O APIC inputs): a line is bound to a process, which then receives each interrupt as an IPC message.
+    pub const INTERRUPT: u64 = 0xf;
 }
 
 /// Rights
@@ -182,6 +190,12 @@ pub mod slot {
     pub const ACCOUNT: u64 = 0x6;
     /// The timer.
     pub const TIMER: u64 = 0x7;
+    /// Device memory: every physical page between the top of low RAM and 4 GiB (root task and trusted programs).
+    pub const DEVMEM: u64 = 0x8;
+    /// Every I/O port (root task and trusted programs).
+    pub const IOPORT: u64 = 0x9;
+    /// Every I/O APIC interrupt line (root task and trusted programs).
+    pub const INTERRUPT: u64 = 0xa;
     /// The first slot that is not reserved by convention.
     pub const FIRST_FREE: u64 = 0x10;
 }
@@ -214,6 +228,8 @@ pub mod layout {
     pub const MAX_RECV_SLOTS: u64 = 0x5;
     /// Processes that can exist at once (the object number of process capabilities is 15 bits wide).
     pub const PROCESS_NUMBERS: u64 = 0x8000;
+    /// Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI).
+    pub const IRQ_LINES: u64 = 0x18;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
     pub const WRAPPER_DEPTH: u64 = 0x4;
 }
@@ -256,6 +272,8 @@ pub mod label {
     pub const SYSCALL: u64 = 0xff01;
     /// A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply.
     pub const KMEM: u64 = 0xff02;
+    /// An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK.
+    pub const IRQ: u64 = 0xff03;
 }
 
 /// Reply labels for fault messages
@@ -361,9 +379,11 @@ pub mod method {
         pub const DONATE: u64 = 3;
         /// Make an empty kernel-memory account (its own frame comes from the pool) and place a capability with all rights at dest.
         pub const CREATE_ACCOUNT: u64 = 4;
+        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE): raise its version so that every copy is STALE, clear the slot, and give the frame back to the pool (a cappage's capabilities are discarded). IN_USE while it is mapped in any address space or capability space; nothing changes then.
+        pub const RECLAIM: u64 = 5;
     }
     pub mod aspace {
-        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has). A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
+        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
         pub const MAP: u64 = 1;
         /// Remove the data mapping at vaddr.
         pub const UNMAP: u64 = 2;
@@ -442,6 +462,34 @@ pub mod method {
         /// Block the caller for at least ms milliseconds (1 to 86,400,000), rounded up to timer ticks.
         pub const SLEEP: u64 = 2;
     }
+    pub mod devmem {
+        /// Return the physical address of the range's first page and its length in pages.
+        pub const INFO: u64 = 1;
+        /// Place at dest (empty) a DEVMEM capability with the same rights for the pages (at least 1) pages from physical address base (page-aligned), which must lie in this range.
+        pub const RESTRICT: u64 = 2;
+    }
+    pub mod ioport {
+        /// Return the first port of the range and the number of ports.
+        pub const INFO: u64 = 1;
+        /// Place at dest (empty) an IOPORT capability with the same rights for the count (at least 1) ports from base, which must lie in this range.
+        pub const RESTRICT: u64 = 2;
+        /// Read width bytes (1, 2 or 4) from port; every port read must lie in the range (INVALID_ARG otherwise). IN_USE for a port the kernel keeps (the interrupt controllers, its console, power-off and exit ports).
+        pub const IN: u64 = 3;
+        /// Write the low width bytes (1, 2 or 4) of value to port, under the rules of IN.
+        pub const OUT: u64 = 4;
+    }
+    pub mod interrupt {
+        /// Return the first line of the range and the number of lines.
+        pub const INFO: u64 = 1;
+        /// Place at dest (empty) an INTERRUPT capability with the same rights for the count (at least 1) lines from base, which must lie in this range.
+        pub const RESTRICT: u64 = 2;
+        /// Deliver the interrupts of line (in the range) as IRQ messages through the SENDER capability sender (which needs WRITE; its payload arrives with each message) and unmask the line. An interrupt that comes while the process is not receiving waits, one per line, until it next receives. IN_USE if the line is bound already or the kernel keeps it (line 4, its console).
+        pub const BIND: u64 = 3;
+        /// Mask line and forget its binding and any interrupt still waiting; BAD_STATE if it is not bound.
+        pub const UNBIND: u64 = 4;
+        /// Unmask line after its interrupt has been handled (each delivery masks it); BAD_STATE if it is not bound.
+        pub const ACK: u64 = 5;
+    }
 }
 
 /// The name of an error code, for messages.
@@ -463,6 +511,7 @@ pub fn error_name(e: u64) -> &'static str {
         0xd => "NO_CAPPAGE",
         0xe => "OUT_OF_RANGE",
         0xf => "TIMEOUT",
+        0x10 => "IN_USE",
         _ => "UNKNOWN_ERROR",
     }
 }

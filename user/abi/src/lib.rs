@@ -34,6 +34,7 @@ impl Error {
     pub const NO_CAPPAGE: Error = Error(err::NO_CAPPAGE);
     pub const OUT_OF_RANGE: Error = Error(err::OUT_OF_RANGE);
     pub const TIMEOUT: Error = Error(err::TIMEOUT);
+    pub const IN_USE: Error = Error(err::IN_USE);
 
     pub fn name(self) -> &'static str {
         error_name(self.0)
@@ -430,6 +431,9 @@ pub fn type_name(t: u64) -> &'static str {
         ty::WRAPPER => "WRAPPER",
         ty::ACCOUNT => "ACCOUNT",
         ty::TIMER => "TIMER",
+        ty::DEVMEM => "DEVMEM",
+        ty::IOPORT => "IOPORT",
+        ty::INTERRUPT => "INTERRUPT",
         _ => "UNKNOWN",
     }
 }
@@ -566,6 +570,88 @@ impl Memory {
     pub fn create_account(self, dest: u64) -> Result<()> {
         invoke(self.0, method::memory::CREATE_ACCOUNT, [dest, 0, 0, 0]).map(drop)
     }
+
+    /// Destroys the PAGE or CAPPAGE at `frame` (mapped nowhere) and gives
+    /// its frame back to the pool.
+    pub fn reclaim(self, frame: u64) -> Result<()> {
+        invoke(self.0, method::memory::RECLAIM, [frame, 0, 0, 0]).map(drop)
+    }
+}
+
+/// Device memory: physical pages outside RAM, mapped with
+/// [`Aspace::map_device`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevMem(pub u64);
+
+impl DevMem {
+    /// Returns (physical address of the first page, pages).
+    pub fn info(self) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::devmem::INFO, [0; 4])?;
+        Ok((r[0], r[1]))
+    }
+
+    /// A DEVMEM capability at `dest` for `pages` pages from physical `base`.
+    pub fn restrict(self, base: u64, pages: u64, dest: u64) -> Result<()> {
+        invoke(self.0, method::devmem::RESTRICT, [base, pages, dest, 0]).map(drop)
+    }
+}
+
+/// A range of I/O ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoPort(pub u64);
+
+impl IoPort {
+    /// Returns (first port, number of ports).
+    pub fn info(self) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::ioport::INFO, [0; 4])?;
+        Ok((r[0], r[1]))
+    }
+
+    /// An IOPORT capability at `dest` for `count` ports from `base`.
+    pub fn restrict(self, base: u64, count: u64, dest: u64) -> Result<()> {
+        invoke(self.0, method::ioport::RESTRICT, [base, count, dest, 0]).map(drop)
+    }
+
+    /// Reads `width` (1, 2 or 4) bytes from `port`.
+    pub fn read(self, port: u64, width: u64) -> Result<u64> {
+        Ok(invoke(self.0, method::ioport::IN, [port, width, 0, 0])?[0])
+    }
+
+    /// Writes the low `width` (1, 2 or 4) bytes of `value` to `port`.
+    pub fn write(self, port: u64, width: u64, value: u64) -> Result<()> {
+        invoke(self.0, method::ioport::OUT, [port, width, value, 0]).map(drop)
+    }
+}
+
+/// A range of interrupt lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interrupt(pub u64);
+
+impl Interrupt {
+    /// Returns (first line, number of lines).
+    pub fn info(self) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::interrupt::INFO, [0; 4])?;
+        Ok((r[0], r[1]))
+    }
+
+    /// An INTERRUPT capability at `dest` for `count` lines from `base`.
+    pub fn restrict(self, base: u64, count: u64, dest: u64) -> Result<()> {
+        invoke(self.0, method::interrupt::RESTRICT, [base, count, dest, 0]).map(drop)
+    }
+
+    /// Delivers the interrupts of `line` as IRQ messages through `sender`.
+    pub fn bind(self, line: u64, sender: u64) -> Result<()> {
+        invoke(self.0, method::interrupt::BIND, [line, sender, 0, 0]).map(drop)
+    }
+
+    pub fn unbind(self, line: u64) -> Result<()> {
+        invoke(self.0, method::interrupt::UNBIND, [line, 0, 0, 0]).map(drop)
+    }
+
+    /// Unmasks `line` after its interrupt has been served.
+    pub fn ack(self, line: u64) -> Result<()> {
+        invoke(self.0, method::interrupt::ACK, [line, 0, 0, 0]).map(drop)
+    }
 }
 
 /// A kernel-memory account.
@@ -635,6 +721,11 @@ pub struct CapInfo {
 impl Aspace {
     pub fn map(self, page: u64, vaddr: u64, rights: u64) -> Result<()> {
         invoke(self.0, method::aspace::MAP, [page, vaddr, rights, 0]).map(drop)
+    }
+
+    /// Maps page `offset` of the DEVMEM capability `devmem` at `vaddr`, uncached.
+    pub fn map_device(self, devmem: u64, offset: u64, vaddr: u64, rights: u64) -> Result<()> {
+        invoke(self.0, method::aspace::MAP, [devmem, vaddr, rights, offset]).map(drop)
     }
 
     pub fn unmap(self, vaddr: u64) -> Result<()> {
@@ -893,6 +984,9 @@ pub const SELF_ASPACE: Aspace = Aspace(slot::SELF_ASPACE);
 pub const MEMORY: Memory = Memory(slot::MEMORY);
 pub const ACCOUNT: Account = Account(slot::ACCOUNT);
 pub const TIMER: Timer = Timer(slot::TIMER);
+pub const DEVMEM: DevMem = DevMem(slot::DEVMEM);
+pub const IOPORT: IoPort = IoPort(slot::IOPORT);
+pub const INTERRUPT: Interrupt = Interrupt(slot::INTERRUPT);
 
 #[cfg(test)]
 mod tests {
@@ -910,9 +1004,9 @@ mod tests {
         }
         add!("error", err: OK INVALID_CAP WRONG_TYPE NO_RIGHTS INVALID_METHOD INVALID_ARG
              NO_MEMORY STALE WOULD_BLOCK BAD_STATE FAULT EXISTS NOT_MAPPED NO_CAPPAGE
-             OUT_OF_RANGE TIMEOUT);
+             OUT_OF_RANGE TIMEOUT IN_USE);
         add!("type", ty: NULL CONSOLE KERNEL MEMORY PAGE ASPACE PROCESS CAPPAGE SENDER RETURN
-             WRAPPER ACCOUNT TIMER);
+             WRAPPER ACCOUNT TIMER DEVMEM IOPORT INTERRUPT);
         add!("right", rights: READ WRITE EXEC CALL ALL WEAK);
         add!("state", state: CREATED RUNNABLE BLOCKED STOPPED EXITED FAULTED);
         add!("info", info: VERSION MEM_TOTAL MEM_FREE CPU_FEATURES TSC_HZ TICKS KERNEL_BYTES
@@ -921,13 +1015,13 @@ mod tests {
         add!("check", check: WX KERNEL_USER KERNEL_DATA_NX);
         add!("memtype", memtype: USABLE RESERVED KERNEL BOOT_IMAGE);
         add!("slot", slot: CONSOLE KERNEL SELF_PROCESS SELF_ASPACE MEMORY ACCOUNT TIMER
-             FIRST_FREE);
+             DEVMEM IOPORT INTERRUPT FIRST_FREE);
         add!("layout", layout: CAP_SPACE_SLOTS CAPPAGE_SLOTS CAP_SEGMENT PAGE_SIZE USER_TOP
              BOOT_IMAGE_VADDR ROOT_STACK_TOP ROOT_STACK_PAGES ROOT_ACCOUNT_FRAMES MAX_STRING
-             MAX_CAPS MAX_RECV_SLOTS PROCESS_NUMBERS WRAPPER_DEPTH);
+             MAX_CAPS MAX_RECV_SLOTS PROCESS_NUMBERS IRQ_LINES WRAPPER_DEPTH);
         add!("tag", tag: LABEL_MASK CAPS_SHIFT SLOTS_SHIFT COUNT_MASK STRING MODE_SHIFT
              MODE_CALL MODE_SEND MODE_RECV MODE_SEND_RECV SEND_NONBLOCK RECV_NONBLOCK CALLED);
-        add!("label", label: EXCEPTION SYSCALL KMEM);
+        add!("label", label: EXCEPTION SYSCALL KMEM IRQ);
         add!("reply", reply: RESUME RESUME_SET_RAX STOP);
         add!("ipc", ipc: SEND_CAPS RECV_SLOTS SEND_LEN RECV_LEN STRING SIZE);
         add!("reg", reg: RAX RBX RCX RDX RSI RDI RBP RSP R8 R9 R10 R11 R12 R13 R14 R15 RIP
@@ -943,7 +1037,7 @@ mod tests {
         add_methods!("CONSOLE", console: WRITE READ);
         add_methods!("KERNEL", kernel: INFO MEMMAP PROCESS_INFO CHECK_PAGING POWEROFF DEBUG_EXIT
                      CMDLINE CHECK_INVARIANTS);
-        add_methods!("MEMORY", memory: RETYPE FREE DONATE CREATE_ACCOUNT);
+        add_methods!("MEMORY", memory: RETYPE FREE DONATE CREATE_ACCOUNT RECLAIM);
         add_methods!("ACCOUNT", account: INFO SET_KPAGER CREATE_ASPACE CREATE_PROCESS
                      CREATE_WRAPPER DESTROY RECLAIM);
         add_methods!("ASPACE", aspace: MAP UNMAP LOOKUP MAP_CAPPAGE UNMAP_CAPPAGE INSERT_CAP
@@ -952,6 +1046,9 @@ mod tests {
                      SET_PRIORITY READ_REGS WRITE_REGS SET_IPC_BUFFER SET_FAULT_HANDLER
                      SET_EMULATION MINT);
         add_methods!("TIMER", timer: NOW SLEEP);
+        add_methods!("DEVMEM", devmem: INFO RESTRICT);
+        add_methods!("IOPORT", ioport: INFO RESTRICT IN OUT);
+        add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK);
         m
     }
 

@@ -31,6 +31,7 @@ mod acct;
 mod caps;
 mod child;
 mod cspace;
+mod device;
 mod elf;
 mod fault;
 mod handler;
@@ -320,6 +321,20 @@ const TESTS: &[Test] = &[
     ("PRIO0001", "the higher-priority runnable process runs first", sched::priority_order),
     ("PRIO0002", "starting a higher-priority process preempts", sched::higher_preempts),
     ("SHARE0001", "processes sharing one address space share memory and caps", sched::shared_aspace),
+    ("DEV0001", "DEVMEM covers the top of low RAM to 4 GiB", device::devmem_info),
+    ("DEV0002", "a DEVMEM page maps and reads the HPET's vendor ID", device::devmem_hpet),
+    ("DEV0003", "DEVMEM MAP errors: APICs IN_USE, beyond, EXEC, WRONG_TYPE", device::devmem_map_errors),
+    ("DEV0004", "DEVMEM RESTRICT narrows; errors and READ-only copies", device::devmem_restrict),
+    ("DEV0005", "IOPORT OUT then IN: a CMOS byte reads back", device::ioport_cmos),
+    ("DEV0006", "IOPORT errors: widths, kernel ports IN_USE, ranges, rights", device::ioport_errors),
+    ("DEV0007", "a PIT interrupt arrives as an IRQ message with the payload", device::irq_delivered),
+    ("DEV0008", "an interrupt waits for the next receive; masked until ACK", device::irq_waits),
+    ("DEV0009", "INTERRUPT errors: console line, twice, types, ranges, rights", device::irq_errors),
+    ("DEV0010", "a binding to a destroyed process is dropped", device::irq_dead_binding),
+    ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),
+    ("RECL0002", "RECLAIM a cappage: IN_USE while mapped, then gone", device::reclaim_cappage),
+    ("RECL0003", "RECLAIM errors change nothing", device::reclaim_errors),
+    ("RECL0004", "a page mapped in a destroyed aspace can be reclaimed", device::reclaim_after_aspace),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),

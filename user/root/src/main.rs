@@ -164,6 +164,9 @@ impl Root {
             grant(slot::TIMER, 0),
             grant(slot::KERNEL, rights::READ),
             grant(slot::MEMORY, 0),
+            grant(slot::DEVMEM, 0),
+            grant(slot::IOPORT, 0),
+            grant(slot::INTERRUPT, 0),
         ];
         let image = img.bytes();
         let spec = if name == "ktest" {

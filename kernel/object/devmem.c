@@ -1,0 +1,32 @@
+/* Device memory: physical pages outside RAM (device registers), mapped
+ * uncached by ASPACE.MAP.  The root task's capability covers everything
+ * from the top of low RAM to 4 GiB; RAM and the interrupt controllers the
+ * kernel drives are refused page by page, so no capability can reach them. */
+#include "arch.h"
+#include "device.h"
+#include "frame.h"
+#include "invoke.h"
+#include "keep/abi.h"
+
+u64 devmem_page(struct cap c, u64 offset, u64 *pa)
+{
+    if (offset >= range_count(c))
+        return KEEP_ERR_INVALID_ARG;
+    u64 p = (range_base(c) + offset) * PAGE_SIZE;
+    struct frame *f = frame_info(p);
+    if ((f && f->type != FRAME_NONE) || apic_owns_page(p))
+        return KEEP_ERR_IN_USE;
+    *pa = p;
+    return KEEP_ERR_OK;
+}
+
+u64 devmem_invoke(struct invocation *inv)
+{
+    switch (inv->method) {
+    case KEEP_M_DEVMEM_INFO:
+    case KEEP_M_DEVMEM_RESTRICT:
+        return range_invoke(inv, 12);
+    default:
+        return KEEP_ERR_INVALID_METHOD;
+    }
+}

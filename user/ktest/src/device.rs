@@ -1,0 +1,334 @@
+//! Device resources for user-level drivers: device memory mapped uncached,
+//! I/O ports by invocation, interrupts as IPC messages; and destroying
+//! pages and cappages with MEMORY.RECLAIM.
+//!
+//! The devices used are q35's own: the HPET's identification register
+//! (device memory), CMOS RAM (I/O ports) and PIT channel 0, whose one-shot
+//! mode raises ISA IRQ 0, which reaches I/O APIC line 2.
+
+use alloc::format;
+
+use keep_abi::{
+    ACCOUNT, Account, DEVMEM, DevMem, Error, INTERRUPT, IOPORT, Interrupt, IoPort, MEMORY,
+    SELF_ASPACE, SELF_PROCESS, TIMER, Tag, label, layout, recv, rights, slot, ty,
+};
+
+use crate::cspace::{expect_type, snapshot, unchanged};
+use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
+
+const VA: u64 = 0x0000_5e00_0000_0000;
+const HPET: u64 = 0xfed0_0000;
+const LAPIC: u64 = 0xfee0_0000;
+const IOAPIC: u64 = 0xfec0_0000;
+const PIT_LINE: u64 = 2;
+const CONSOLE_LINE: u64 = 4;
+const RW: u64 = rights::READ | rights::WRITE;
+
+fn page_of(base: u64, pa: u64) -> u64 {
+    (pa - base) / layout::PAGE_SIZE
+}
+
+pub fn devmem_info(_: &mut Cx) -> TestResult {
+    let (base, pages) = DEVMEM.info().ctx("INFO")?;
+    let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).ctx("MEM_TOTAL")?;
+    ensure!(base % layout::PAGE_SIZE == 0, "base {base:#x} not page-aligned");
+    ensure!(base >= total.min(1 << 31), "base {base:#x} lies in RAM ({total:#x} bytes)");
+    ensure!(base + pages * layout::PAGE_SIZE == 1 << 32, "range ends at {:#x}", base + pages * 4096);
+    Ok(())
+}
+
+pub fn devmem_hpet(_: &mut Cx) -> TestResult {
+    let (base, _) = DEVMEM.info().ctx("INFO")?;
+    SELF_ASPACE
+        .map_device(slot::DEVMEM, page_of(base, HPET), VA, rights::READ)
+        .ctx("MAP HPET")?;
+    // SAFETY: the HPET's registers are mapped readable at VA; offset 0 is the
+    // general capabilities and ID register.
+    let id = unsafe { core::ptr::read_volatile(VA as *const u64) };
+    SELF_ASPACE.unmap(VA).ctx("UNMAP")?;
+    ensure!((id >> 16) & 0xffff == 0x8086, "HPET vendor {:#x}, want 0x8086", (id >> 16) & 0xffff);
+    ensure!(id >> 32 != 0, "HPET period is 0");
+    Ok(())
+}
+
+pub fn devmem_map_errors(_: &mut Cx) -> TestResult {
+    let (base, pages) = DEVMEM.info().ctx("INFO")?;
+    let before = snapshot()?;
+    for (pa, what) in [(LAPIC, "local APIC"), (IOAPIC, "I/O APIC")] {
+        expect_err(
+            SELF_ASPACE.map_device(slot::DEVMEM, page_of(base, pa), VA, rights::READ),
+            Error::IN_USE,
+            what,
+        )?;
+    }
+    expect_err(SELF_ASPACE.map_device(slot::DEVMEM, pages, VA, rights::READ), Error::INVALID_ARG, "beyond")?;
+    expect_err(
+        SELF_ASPACE.map_device(slot::DEVMEM, page_of(base, HPET), VA, rights::READ | rights::EXEC),
+        Error::NO_RIGHTS,
+        "EXEC",
+    )?;
+    expect_err(SELF_ASPACE.map_device(slot::MEMORY, 0, VA, rights::READ), Error::WRONG_TYPE, "MEMORY")?;
+    expect_err(SELF_ASPACE.lookup(VA), Error::NOT_MAPPED, "after the errors")?;
+    unchanged(before)
+}
+
+pub fn devmem_restrict(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [d, e]| {
+        let (base, pages) = DEVMEM.info().ctx("INFO")?;
+        DEVMEM.restrict(HPET, 1, d).ctx("RESTRICT")?;
+        ensure!(DevMem(d).info() == Ok((HPET, 1)), "INFO {:?}", DevMem(d).info());
+        SELF_ASPACE.map_device(d, 0, VA, rights::READ).ctx("MAP through the restricted cap")?;
+        SELF_ASPACE.unmap(VA).ctx("UNMAP")?;
+        expect_err(SELF_ASPACE.map_device(d, 1, VA, rights::READ), Error::INVALID_ARG, "page 1 of 1")?;
+        expect_err(DevMem(d).restrict(HPET + 4096, 1, e), Error::INVALID_ARG, "outside")?;
+        expect_err(DEVMEM.restrict(HPET + 1, 1, e), Error::INVALID_ARG, "unaligned")?;
+        expect_err(DEVMEM.restrict(HPET, 0, e), Error::INVALID_ARG, "zero pages")?;
+        expect_err(DEVMEM.restrict(base, pages + 1, e), Error::INVALID_ARG, "too long")?;
+        expect_err(DEVMEM.restrict(base - 4096, 1, e), Error::INVALID_ARG, "below")?;
+        expect_err(DEVMEM.restrict(HPET, 1, d), Error::EXISTS, "full slot")?;
+        expect_type(e, ty::NULL)?;
+        // READ-only copy: still maps readable, never writable.
+        SELF_ASPACE.delete_cap(d).ctx("DELETE")?;
+        SELF_ASPACE.copy_cap(slot::DEVMEM, d, rights::READ).ctx("COPY READ")?;
+        expect_err(
+            SELF_ASPACE.map_device(d, page_of(base, HPET), VA, RW),
+            Error::NO_RIGHTS,
+            "writable through READ",
+        )
+    })
+}
+
+fn cmos_write(p: IoPort, index: u64, v: u64) -> keep_abi::Result<()> {
+    p.write(0x70, 1, index)?;
+    p.write(0x71, 1, v)
+}
+
+fn cmos_read(p: IoPort, index: u64) -> keep_abi::Result<u64> {
+    p.write(0x70, 1, index)?;
+    p.read(0x71, 1)
+}
+
+pub fn ioport_cmos(_: &mut Cx) -> TestResult {
+    // CMOS bytes 0x40-0x7f are free NVRAM on q35.
+    for v in [0x5a, 0xa5] {
+        cmos_write(IOPORT, 0x40, v).ctx("write")?;
+        let got = cmos_read(IOPORT, 0x40).ctx("read")?;
+        ensure!(got == v, "CMOS 0x40 reads {got:#x}, wrote {v:#x}");
+    }
+    Ok(())
+}
+
+pub fn ioport_errors(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [r, c]| {
+        for w in [0, 3, 8] {
+            expect_err(IOPORT.read(0x70, w), Error::INVALID_ARG, &format!("width {w}"))?;
+        }
+        for (p, what) in [(0x21, "PIC"), (0xa0, "PIC 2"), (0x3f8, "console"), (0x3fe, "console"), (0xf4, "exit")] {
+            expect_err(IOPORT.read(p, 1), Error::IN_USE, what)?;
+        }
+        expect_err(IOPORT.read(0x3f6, 4), Error::IN_USE, "a dword reaching the console")?;
+        expect_err(IOPORT.write(0x604, 2, 0), Error::IN_USE, "power-off")?;
+        expect_err(IOPORT.read(0xffff, 2), Error::INVALID_ARG, "beyond the port space")?;
+        expect_err(IOPORT.read(1 << 40, 1), Error::INVALID_ARG, "huge port")?;
+        IOPORT.restrict(0x70, 2, c).ctx("RESTRICT")?;
+        ensure!(IoPort(c).info() == Ok((0x70, 2)), "INFO {:?}", IoPort(c).info());
+        expect_err(IoPort(c).read(0x72, 1), Error::INVALID_ARG, "outside the restricted range")?;
+        expect_err(IoPort(c).read(0x71, 2), Error::INVALID_ARG, "straddling the end")?;
+        expect_err(IoPort(c).restrict(0x70, 3, r), Error::INVALID_ARG, "widening")?;
+        expect_err(IOPORT.restrict(0x70, 0, r), Error::INVALID_ARG, "zero ports")?;
+        cmos_write(IoPort(c), 0x41, 0x33).ctx("through the restricted cap")?;
+        SELF_ASPACE.copy_cap(c, r, rights::READ).ctx("COPY READ")?;
+        expect_err(IoPort(r).write(0x70, 1, 0x41), Error::NO_RIGHTS, "OUT through READ")?;
+        ensure!(IoPort(r).read(0x71, 1).is_ok(), "IN through READ fails");
+        let (b, n) = IOPORT.info().ctx("INFO")?;
+        ensure!(b == 0 && n == 0x10000, "root range {b:#x}+{n:#x}");
+        Ok(())
+    })
+}
+
+/// Starts PIT channel 0 in one-shot mode (mode 0): its output, ISA IRQ 0,
+/// rises after `ticks` of 1.193 MHz.
+fn pit_one_shot(ticks: u64) -> keep_abi::Result<()> {
+    IOPORT.write(0x43, 1, 0x30)?;
+    IOPORT.write(0x40, 1, ticks & 0xff)?;
+    IOPORT.write(0x40, 1, ticks >> 8)
+}
+
+/// Quiets PIT channel 0: mode 0 with the longest count, so no edge soon.
+fn pit_quiet() {
+    let _ = IOPORT.write(0x43, 1, 0x30);
+}
+
+pub fn irq_delivered(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [s]| {
+        SELF_PROCESS.mint(s, 0x1e9, rights::WRITE).ctx("MINT")?;
+        pit_quiet();
+        INTERRUPT.bind(PIT_LINE, s).ctx("BIND")?;
+        let r = (|| {
+            for round in 0..3 {
+                pit_one_shot(1193).ctx("PIT")?;
+                let m = recv(Tag::new(0), 2000);
+                m.result().ctx(&format!("RECV round {round}"))?;
+                ensure!(m.tag.label() == label::IRQ, "label {:#x}, want IRQ", m.tag.label());
+                ensure!(m.words[0] == PIT_LINE, "line {}", m.words[0]);
+                ensure!(m.payload == 0x1e9, "payload {:#x}", m.payload);
+                ensure!(!m.tag.is_called() && m.tag.caps() == 0, "tag {:#x}", m.tag.0);
+                INTERRUPT.ack(PIT_LINE).ctx("ACK")?;
+            }
+            Ok(())
+        })();
+        pit_quiet();
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        r
+    })
+}
+
+pub fn irq_waits(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [s]| {
+        SELF_PROCESS.mint(s, 7, rights::WRITE).ctx("MINT")?;
+        pit_quiet();
+        INTERRUPT.bind(PIT_LINE, s).ctx("BIND")?;
+        let r = (|| {
+            pit_one_shot(1193).ctx("PIT")?;
+            TIMER.sleep(30).ctx("SLEEP")?; // not receiving: the interrupt waits
+            let m = recv(Tag::new(0).recv_nonblocking(), 0);
+            m.result().ctx("non-blocking RECV")?;
+            ensure!(m.tag.label() == label::IRQ && m.payload == 7, "got label {:#x}", m.tag.label());
+            let again = recv(Tag::new(0).recv_nonblocking(), 0);
+            expect_err(again.result(), Error::WOULD_BLOCK, "a second receive (line still masked)")?;
+            // Unmasked again, the line delivers again.
+            INTERRUPT.ack(PIT_LINE).ctx("ACK")?;
+            pit_one_shot(1193).ctx("PIT")?;
+            let m = recv(Tag::new(0), 2000);
+            m.result().ctx("RECV after ACK")?;
+            ensure!(m.tag.label() == label::IRQ, "label {:#x}", m.tag.label());
+            Ok(())
+        })();
+        pit_quiet();
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        // Unbound: nothing arrives.
+        pit_one_shot(100).ctx("PIT")?;
+        let m = recv(Tag::new(0), 30);
+        expect_err(m.result(), Error::TIMEOUT, "receive after UNBIND")?;
+        pit_quiet();
+        r
+    })
+}
+
+pub fn irq_errors(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [s, c, ro]| {
+        SELF_PROCESS.mint(s, 0, rights::WRITE).ctx("MINT")?;
+        expect_err(INTERRUPT.bind(CONSOLE_LINE, s), Error::IN_USE, "the console's line")?;
+        expect_err(INTERRUPT.bind(layout::IRQ_LINES, s), Error::INVALID_ARG, "line 24")?;
+        expect_err(INTERRUPT.bind(PIT_LINE, slot::CONSOLE), Error::WRONG_TYPE, "not a SENDER")?;
+        expect_err(INTERRUPT.bind(PIT_LINE, c), Error::INVALID_CAP, "empty slot")?;
+        expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK unbound")?;
+        expect_err(INTERRUPT.unbind(PIT_LINE), Error::BAD_STATE, "UNBIND unbound")?;
+        INTERRUPT.restrict(5, 1, c).ctx("RESTRICT")?;
+        ensure!(Interrupt(c).info() == Ok((5, 1)), "INFO {:?}", Interrupt(c).info());
+        expect_err(Interrupt(c).bind(PIT_LINE, s), Error::INVALID_ARG, "outside the restricted range")?;
+        Interrupt(c).bind(5, s).ctx("BIND 5")?;
+        expect_err(INTERRUPT.bind(5, s), Error::IN_USE, "bound twice")?;
+        SELF_ASPACE.copy_cap(c, ro, rights::READ).ctx("COPY READ")?;
+        expect_err(Interrupt(ro).unbind(5), Error::NO_RIGHTS, "UNBIND through READ")?;
+        Interrupt(c).unbind(5).ctx("UNBIND 5")?;
+        expect_err(INTERRUPT.restrict(20, 4, ro), Error::EXISTS, "into a full slot")?;
+        let (b, n) = INTERRUPT.info().ctx("INFO")?;
+        ensure!(b == 0 && n == layout::IRQ_LINES, "root range {b}+{n}");
+        Ok(())
+    })
+}
+
+pub fn irq_dead_binding(cx: &mut Cx) -> TestResult {
+    fn never_runs(_: &crate::thread::Args) -> u64 {
+        0
+    }
+    with_slots(cx, |cx, [s]| {
+        pit_quiet();
+        let t = crate::thread::create(cx, "irqbound", 10, never_runs, [0; 4])?;
+        let r = t.process.mint(s, 1, rights::WRITE).ctx("MINT");
+        let r = r.and_then(|_| INTERRUPT.bind(PIT_LINE, s).ctx("BIND to the thread"));
+        t.kill(cx);
+        r?;
+        // The bound process is gone: the line can be bound again.
+        expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK of a dead binding")?;
+        SELF_ASPACE.delete_cap(s).ctx("DELETE")?;
+        SELF_PROCESS.mint(s, 2, rights::WRITE).ctx("MINT self")?;
+        INTERRUPT.bind(PIT_LINE, s).ctx("BIND after the process died")?;
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")
+    })
+}
+
+pub fn reclaim_page(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |cx, [copy]| {
+        let p = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            SELF_ASPACE.copy_cap(p, copy, 0).ctx("COPY")?;
+            SELF_ASPACE.map(p, VA, RW).ctx("MAP")?;
+            let before = snapshot()?;
+            expect_err(MEMORY.reclaim(p), Error::IN_USE, "mapped")?;
+            unchanged(before)?;
+            SELF_ASPACE.unmap(VA).ctx("UNMAP")?;
+            let free = MEMORY.free().ctx("FREE")?;
+            MEMORY.reclaim(p).ctx("RECLAIM")?;
+            ensure!(MEMORY.free() == Ok(free + 1), "the pool did not get the frame back");
+            expect_type(p, ty::NULL)?;
+            expect_err(SELF_ASPACE.map(copy, VA, RW), Error::STALE, "MAP of a copy")?;
+            expect_err(MEMORY.reclaim(copy), Error::STALE, "RECLAIM of a copy")
+        })();
+        cx.drop_slot(p);
+        r
+    })
+}
+
+pub fn reclaim_cappage(cx: &mut Cx) -> TestResult {
+    const AT: u64 = 0x7_0000;
+    let cp = cx.retype(ty::CAPPAGE)?;
+    let r = (|| {
+        SELF_ASPACE.map_cappage(cp, AT).ctx("MAP_CAPPAGE")?;
+        SELF_ASPACE.copy_cap(slot::CONSOLE, AT + 3, 0).ctx("COPY into it")?;
+        expect_err(MEMORY.reclaim(cp), Error::IN_USE, "mapped")?;
+        SELF_ASPACE.unmap_cappage(AT).ctx("UNMAP_CAPPAGE")?;
+        MEMORY.reclaim(cp).ctx("RECLAIM")?;
+        expect_err(SELF_ASPACE.copy_cap(slot::CONSOLE, AT + 3, 0), Error::NO_CAPPAGE, "slot after")?;
+        expect_type(cp, ty::NULL)
+    })();
+    cx.drop_slot(cp);
+    r
+}
+
+pub fn reclaim_errors(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |cx, [ro, mro]| {
+        let p = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            let before = snapshot()?;
+            expect_err(MEMORY.reclaim(slot::CONSOLE), Error::WRONG_TYPE, "CONSOLE")?;
+            expect_err(MEMORY.reclaim(slot::ACCOUNT), Error::WRONG_TYPE, "ACCOUNT")?;
+            expect_err(MEMORY.reclaim(mro), Error::INVALID_CAP, "empty slot")?;
+            SELF_ASPACE.copy_cap(p, ro, rights::READ).ctx("COPY READ")?;
+            expect_err(MEMORY.reclaim(ro), Error::NO_RIGHTS, "a READ-only page")?;
+            SELF_ASPACE.copy_cap(slot::MEMORY, mro, rights::READ).ctx("COPY MEMORY READ")?;
+            expect_err(keep_abi::Memory(mro).reclaim(p), Error::NO_RIGHTS, "through a READ pool")?;
+            unchanged(before)?;
+            expect_type(p, ty::PAGE)
+        })();
+        let _ = MEMORY.reclaim(p);
+        cx.drop_slot(p);
+        r
+    })
+}
+
+pub fn reclaim_after_aspace(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |cx, [a]| {
+        let p = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            ACCOUNT.create_aspace(a).ctx("CREATE_ASPACE")?;
+            keep_abi::Aspace(a).map(p, VA, RW).ctx("MAP in the new space")?;
+            expect_err(MEMORY.reclaim(p), Error::IN_USE, "mapped there")?;
+            Account(slot::ACCOUNT).destroy(a).ctx("DESTROY aspace")?;
+            MEMORY.reclaim(p).ctx("RECLAIM after the space went")
+        })();
+        cx.drop_slot(p);
+        r
+    })
+}
