@@ -30,8 +30,8 @@ pub const ROOT_DONATION: u64 = 4096;
 pub struct Root {
     pub image: Option<BootImage<'static>>,
     pub slots: SlotPool,
-    /// The capability layouts of the lookup benchmarks, built on first use.
-    pub lookup: Option<bench::LookupSpace>,
+    /// What the benchmarks keep between runs of the shell's `bench`.
+    pub bench: bench::Kept,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -39,7 +39,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     let mut root = Root {
         image: boot_image(image_addr, image_size),
         slots: SlotPool::growable(MEMORY, SELF_ASPACE),
-        lookup: None,
+        bench: bench::Kept::default(),
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");

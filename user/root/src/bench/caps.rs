@@ -120,12 +120,12 @@ pub fn run(root: &mut Root, s: &mut Suite) {
     if !s.wants_any("cap.lookup") {
         return;
     }
-    if root.lookup.is_none() {
+    if root.bench.lookup.is_none() {
         let (acct0, _) = ACCOUNT.info().unwrap_or((0, 0));
         let pool0 = MEMORY.free().unwrap_or(0);
         println!("bench: building the sparse and dense capability layouts ({COUNT} each)");
         match build(root) {
-            Ok(l) => root.lookup = Some(l),
+            Ok(l) => root.bench.lookup = Some(l),
             Err(e) => {
                 s.fail("cap.lookup", &e);
                 return;
@@ -138,7 +138,7 @@ pub fn run(root: &mut Root, s: &mut Suite) {
             pool0.saturating_sub(pool1)
         );
     }
-    let l = root.lookup.as_ref().unwrap();
+    let l = root.bench.lookup.as_ref().unwrap();
     for (name, addrs) in [("cap.lookup.sparse", &l.sparse), ("cap.lookup.dense", &l.dense)] {
         if !s.wants(name) {
             continue;

@@ -171,6 +171,7 @@ fn page_fault(root: &mut Root, s: &mut Suite) -> BenchResult {
         })
     });
     let _ = SELF_ASPACE.unmap(PF_VADDR);
+    let _ = MEMORY.reclaim(page);
     let _ = SELF_ASPACE.delete_cap(page);
     root.slots.free(page);
     s.report("fault.page.user_pager", "instructions", r?);
@@ -287,37 +288,52 @@ fn kmem(root: &mut Root, s: &mut Suite) -> BenchResult {
 }
 
 /// Growing a heap by one page: RETYPE a page, MAP it read-write at the next
-/// address and write to it.  Between pages (untimed) the slot is emptied
-/// (the mapping keeps the frame); after each batch the pages are unmapped
-/// and the same addresses used again, so page tables exist after warm-up.
-/// The frames are not returned to the pool (the kernel has no way to).
+/// address and write to it.  After each batch (untimed) the pages are
+/// unmapped and given back to the pool (MEMORY.RECLAIM) and the same
+/// addresses used again, so the page tables exist after the warm-up.
 fn heap_grow(root: &mut Root, s: &mut Suite) -> BenchResult {
-    let slot_ = root.slots.alloc().ok_or("no free slot")?;
-    let pair = s.pair;
-    let r = (|| -> BenchResult<Runs> {
-        let batch = || -> BenchResult<u64> {
-            let mut sum = 0;
-            for i in 0..HEAP_PAGES {
-                let va = HEAP_VADDR + i * 4096;
-                let t0 = tsc();
-                let e = MEMORY
-                    .retype(ty::PAGE, slot_)
-                    .and_then(|_| SELF_ASPACE.map(slot_, va, rights::READ | rights::WRITE));
-                if e.is_ok() {
-                    // SAFETY: just mapped read-write at va; nothing else
-                    // uses this range.
-                    unsafe { core::ptr::write_volatile(va as *mut u64, i) };
+    let mut slots = [0u64; HEAP_PAGES as usize];
+    for i in 0..slots.len() {
+        match root.slots.alloc() {
+            Some(x) => slots[i] = x,
+            None => {
+                for &x in &slots[..i] {
+                    root.slots.free(x);
                 }
-                let t1 = tsc();
-                e.ctx("RETYPE and MAP")?;
-                sum += (t1 - t0).saturating_sub(pair);
-                SELF_ASPACE.delete_cap(slot_).ctx("DELETE_CAP")?;
+                return Err("no free slot".into());
             }
-            for i in 0..HEAP_PAGES {
-                SELF_ASPACE.unmap(HEAP_VADDR + i * 4096).ctx("UNMAP")?;
+        }
+    }
+    let pair = s.pair;
+    let batch = || -> BenchResult<u64> {
+        let mut sum = 0;
+        let mut r = Ok(());
+        for (i, &sl) in slots.iter().enumerate() {
+            let va = HEAP_VADDR + i as u64 * 4096;
+            let t0 = tsc();
+            let e = MEMORY
+                .retype(ty::PAGE, sl)
+                .and_then(|_| SELF_ASPACE.map(sl, va, rights::READ | rights::WRITE));
+            if e.is_ok() {
+                // SAFETY: just mapped read-write at va; nothing else uses
+                // this range.
+                unsafe { core::ptr::write_volatile(va as *mut u64, i as u64) };
             }
-            Ok(sum / HEAP_PAGES)
-        };
+            let t1 = tsc();
+            sum += (t1 - t0).saturating_sub(pair);
+            if e.is_err() {
+                r = e.ctx("RETYPE and MAP");
+                break;
+            }
+        }
+        for (i, &sl) in slots.iter().enumerate() {
+            let _ = SELF_ASPACE.unmap(HEAP_VADDR + i as u64 * 4096);
+            let _ = MEMORY.reclaim(sl);
+            let _ = SELF_ASPACE.delete_cap(sl);
+        }
+        r.map(|_| sum / HEAP_PAGES)
+    };
+    let r = (|| -> BenchResult<Runs> {
         batch()?;
         let mut runs = [0u64; RUNS];
         for r in runs.iter_mut() {
@@ -325,8 +341,9 @@ fn heap_grow(root: &mut Root, s: &mut Suite) -> BenchResult {
         }
         Ok(Runs(runs))
     })();
-    let _ = SELF_ASPACE.delete_cap(slot_);
-    root.slots.free(slot_);
+    for x in slots {
+        root.slots.free(x);
+    }
     s.report("mem.heap_grow", "instructions", r?);
     Ok(())
 }

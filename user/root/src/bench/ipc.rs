@@ -3,7 +3,9 @@
 //! yield to each other.
 //!
 //! The server of the cross-address-space benchmarks is the `benchsrv`
-//! program of the boot image, loaded into an address space of its own; the
+//! program of the boot image, loaded into an address space of its own (once,
+//! and kept for later runs: the loader cannot give a program's pages
+//! back); the
 //! server of `same_as` is a thread in the root task's address space running
 //! the same loop.  Both answer every call with an empty reply through
 //! reply-and-receive (SEND_RECV on the return capability), at the root
@@ -59,8 +61,19 @@ pub fn spawn_benchsrv(root: &mut Root, mode: u64) -> BenchResult<Child> {
     Ok(child)
 }
 
-pub fn destroy_benchsrv(root: &mut Root, child: Child) {
-    let _ = Loader::new(&mut root.slots).destroy(child);
+/// The benchsrv child in `kept`, loaded and started on first use.
+fn benchsrv(root: &mut Root, mode: u64) -> BenchResult<Child> {
+    let kept = if mode == 0 { root.bench.server } else { root.bench.yielder };
+    if let Some(c) = kept {
+        return Ok(c);
+    }
+    let c = spawn_benchsrv(root, mode)?;
+    if mode == 0 {
+        root.bench.server = Some(c);
+    } else {
+        root.bench.yielder = Some(c);
+    }
+    Ok(c)
 }
 
 /// The same-address-space server: words[0..5] are its receive slots.
@@ -168,13 +181,10 @@ fn drop_slot(root: &mut Root, s: u64) {
 }
 
 fn cross_as(root: &mut Root, s: &mut Suite) -> BenchResult {
-    let child = spawn_benchsrv(root, 0)?;
-    let r = mint(root, child.process).and_then(|to| {
-        let r = round_trips(s, to, &CROSS);
-        drop_slot(root, to.0);
-        r
-    });
-    destroy_benchsrv(root, child);
+    let child = benchsrv(root, 0)?;
+    let to = mint(root, child.process)?;
+    let r = round_trips(s, to, &CROSS);
+    drop_slot(root, to.0);
     r
 }
 
@@ -235,15 +245,20 @@ fn nonblocking_fail(root: &mut Root, s: &mut Suite) -> BenchResult {
 
 /// Two processes in different address spaces at the same priority, each
 /// yielding to the other: one YIELD of the root task is two switches.
+/// The partner is stopped between runs so that it does not spin.
 fn yield_switch(root: &mut Root, s: &mut Suite) -> BenchResult {
-    let child = spawn_benchsrv(root, 1)?;
+    let fresh = root.bench.yielder.is_none();
+    let child = benchsrv(root, 1)?;
+    if !fresh {
+        child.process.start().ctx("START of the yield partner")?;
+    }
     let runs = s.measure(CALLS, || SELF_PROCESS.yield_now());
+    child.process.stop().ctx("STOP of the yield partner")?;
     let mut halves = runs;
     for r in halves.0.iter_mut() {
         *r /= 2;
     }
     s.report("sched.yield_switch", "instructions", halves);
-    destroy_benchsrv(root, child);
     Ok(())
 }
 

@@ -34,7 +34,18 @@ use keep_rt::println;
 
 use crate::Root;
 
-pub use caps::LookupSpace;
+/// What the suite keeps between runs (the shell's `bench` may run it many
+/// times): made on first use, because pages of a loaded program and the
+/// lookup layouts' cappages are not cheap to make again.
+#[derive(Default)]
+pub struct Kept {
+    /// The capability layouts of the lookup benchmarks.
+    pub lookup: Option<caps::LookupSpace>,
+    /// benchsrv as IPC server, waiting for calls.
+    pub server: Option<keep_loader::Child>,
+    /// benchsrv as yield partner, stopped between runs.
+    pub yielder: Option<keep_loader::Child>,
+}
 
 /// Batches measured after the warm-up.
 pub const RUNS: usize = 21;
