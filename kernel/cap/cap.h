@@ -84,6 +84,11 @@ u64 cap_empty_slot(struct aspace *as, u64 addr, struct cap **slot);
  * capability, or 1 when no cappage is mapped there. */
 int capseg_load(const struct cap *slot, struct cap *out);
 extern const char capseg_load_insn[], capseg_load_fixup[];
+/* Its twin for one user word of the loaded address space: 0, or 1 when the
+ * page is not mapped. */
+int user_load(u64 va, u64 *out);
+extern const char user_load_insn[], user_load_fixup[];
+extern u8 smap_on; /* CR4.SMAP is set: user_load needs stac/clac */
 #endif
 
 #endif

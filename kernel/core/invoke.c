@@ -4,6 +4,7 @@
 #include "invoke.h"
 #include "arch.h"
 #include "device.h"
+#include "fastpath.h"
 #include "ipc.h"
 #include "keep/abi.h"
 #include "process.h"
@@ -96,6 +97,7 @@ NORETURN void syscall_dispatch(void)
             process_fault(p, VEC_SYSCALL, p->regs.rip - 2, 0, 0);
         kernel_exit();
     }
+    ipc_fastpath(p); /* returns only if the invocation needs the general path */
     u64 e = invoke_run(p, NULL);
     if (e != INV_BLOCKED && e != INV_DONE)
         p->regs.rax = e;

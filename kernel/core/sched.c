@@ -108,6 +108,15 @@ static struct process *pick(void)
     return queue[31 - __builtin_clz(nonempty)];
 }
 
+void sched_load_aspace(struct aspace *as)
+{
+    if (cpu0.loaded_as != as || as->tlb_stale) {
+        switch_address_space(as->pml4_pa, as->pcid, as->tlb_stale);
+        as->tlb_stale = false;
+        cpu0.loaded_as = as;
+    }
+}
+
 static void switch_to(struct process *p)
 {
     if (fpu_owner != p) {
@@ -116,13 +125,23 @@ static void switch_to(struct process *p)
         fpu_restore(&p->fpu);
         fpu_owner = p;
     }
-    if (cpu0.loaded_as != p->as || p->as->tlb_stale) {
-        switch_address_space(p->as->pml4_pa, p->as->pcid, p->as->tlb_stale);
-        p->as->tlb_stale = false;
-        cpu0.loaded_as = p->as;
-    }
+    sched_load_aspace(p->as);
     cpu_set_kernel_entry_stack(&p->regs);
     cpu0.current = p;
+}
+
+bool sched_is_highest(unsigned prio, struct process *leaving)
+{
+    u32 runnable = nonempty;
+    if (leaving->rq_next == leaving) /* alone in its queue */
+        runnable &= ~(1u << leaving->prio);
+    return (runnable >> prio) <= 1;
+}
+
+NORETURN void sched_run(struct process *p)
+{
+    switch_to(p);
+    arch_return_to_user(&p->regs);
 }
 
 NORETURN void kernel_exit(void)

@@ -23,6 +23,14 @@ u64 sched_check(u64 *checked);         /* CHECK_INVARIANTS */
 void sched_dequeue(struct process *p);
 void sched_rotate(struct process *p);  /* to the tail: yield, slice end */
 void sched_tick(void);
+/* For the IPC fast path: load an address space (and its capability space);
+ * is no process runnable above prio once the running process `leaving` has
+ * blocked; leave the kernel into p, which must be the process the scheduler
+ * would pick. */
+struct aspace;
+void sched_load_aspace(struct aspace *as);
+bool sched_is_highest(unsigned prio, struct process *leaving);
+NORETURN void sched_run(struct process *p);
 /* Leave the kernel: run the highest-priority runnable process, idling with
  * interrupts on until there is one. */
 NORETURN void kernel_exit(void);

@@ -61,24 +61,25 @@ static u64 buf_word(struct process *p, u64 off)
 }
 
 /* Resolve the first n receive slots named in p's IPC buffer (which must be
- * mapped); *got = how many of the leading ones exist.  Returns the error of
- * the first that does not.  Changes nothing. */
-static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots, unsigned *got)
+ * mapped) and note their addresses in p->recv_addr.  Returns the error of
+ * the first that does not exist.  Changes nothing else. */
+static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots)
 {
-    for (*got = 0; *got < n; (*got)++) {
-        u64 e = cspace_slot(p->as, buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * *got), &slots[*got]);
+    for (unsigned i = 0; i < n; i++) {
+        p->recv_addr[i] = buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * i);
+        u64 e = cspace_slot(p->as, p->recv_addr[i], &slots[i]);
         if (e)
             return e;
     }
     return KEEP_ERR_OK;
 }
 
-/* The receive slots r named in its tag, as far as they exist now. */
+/* The receive slots r named when it began to wait, as far as they exist now. */
 static unsigned recv_slots(struct process *r, struct cap **slots)
 {
-    unsigned n = (unsigned)tag_slots(r->regs.rsi), got = 0;
-    if (n <= KEEP_MAX_RECV_SLOTS && n && buffer_ok(r))
-        resolve_slots(r, n, slots, &got);
+    unsigned got = 0;
+    while (got < r->recv_n && cspace_slot(r->as, r->recv_addr[got], &slots[got]) == KEEP_ERR_OK)
+        got++;
     return got;
 }
 
@@ -192,8 +193,7 @@ static u64 build(struct process *s, u64 tag, struct msg *m)
         m->caps[m->ncaps++] = cap_mask(c, mask);
     }
     struct cap *slots[KEEP_MAX_RECV_SLOTS]; /* our own, for what comes back */
-    unsigned got;
-    u64 e = resolve_slots(s, ns, slots, &got);
+    u64 e = resolve_slots(s, ns, slots);
     if (e)
         return e;
     if (tag & KEEP_TAG_STRING) {
@@ -238,12 +238,12 @@ u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
     if (ns && !buffer_ok(p))
         return KEEP_ERR_FAULT;
     struct cap *slots[KEEP_MAX_RECV_SLOTS];
-    unsigned got;
-    u64 e = resolve_slots(p, ns, slots, &got);
+    u64 e = resolve_slots(p, ns, slots);
     if (e)
         return e;
     process_wait(p, WAIT_RECV);
-    p->regs.rsi = tag; /* deliver() reads the receive slots from here */
+    p->recv_n = ns;
+    p->regs.rsi = tag;
     if (p->irq_pending && interrupt_deliver_pending(p))
         return INV_DONE;
     struct process *s = p->sendq_head;
@@ -327,7 +327,7 @@ u64 ipc_send(struct invocation *inv, u64 mode)
         deliver(r, &m);
         if (m.call) {
             process_wait(s, WAIT_REPLY);
-            s->regs.rsi = tag; /* the reply reads the receive slots from here */
+            s->recv_n = (u32)tag_slots(tag); /* build() noted their addresses */
             return INV_BLOCKED;
         }
     }

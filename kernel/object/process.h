@@ -39,6 +39,10 @@ struct process {
     u64 deadline;                       /* tick to wake at; 0 when not on the list */
     u64 pid, num, reply_version;
     u64 ipc_buf;                        /* user address of the IPC buffer, or 0 */
+    /* While it waits for a message (receive or reply): the receive slots
+     * its IPC buffer named when the wait began. */
+    u64 recv_addr[KEEP_MAX_RECV_SLOTS];
+    u32 recv_n;
     struct cap fault_handler;           /* SENDER, or null */
     struct cap fault_to;                /* where the pending fault message goes */
     u64 fault_label, fault_words[4];

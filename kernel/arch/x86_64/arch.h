@@ -40,6 +40,7 @@ struct cpu {
     u64 features;          /* KEEP_CPU_* bits */
     u64 tsc_hz;
     u64 ticks;
+    u64 fastpath_ipc;      /* invocations the IPC fast path completed */
 };
 extern struct cpu cpu0;
 

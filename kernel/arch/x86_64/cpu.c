@@ -37,6 +37,7 @@ static struct fpu_state fpu_template;
 /* The kernel stack and the stack for double faults, NMI and machine checks,
  * each above a guard page that paging.c leaves unmapped. */
 struct kernel_stacks kernel_stacks __attribute__((aligned(4096)));
+u8 smap_on;
 
 _Static_assert(__builtin_offsetof(struct cpu, user_rsp_scratch) == CPU_USER_RSP, "entry.S");
 _Static_assert(__builtin_offsetof(struct cpu, kstack_top) == CPU_KSTACK_TOP, "entry.S");
@@ -159,8 +160,10 @@ void cpu_init(void)
         cr4 |= 1ULL << 7;
     if (cpu0.features & KEEP_CPU_SMEP)
         cr4 |= 1ULL << 20;
-    if (cpu0.features & KEEP_CPU_SMAP)
-        cr4 |= 1ULL << 21; /* the kernel reaches user memory only through the physical window */
+    if (cpu0.features & KEEP_CPU_SMAP) {
+        cr4 |= 1ULL << 21; /* the kernel reaches user memory through the physical window */
+        smap_on = 1;       /* ... or, in the IPC fast path, through user_load */
+    }
     write_cr4(cr4);
     u64 cr0 = read_cr0();
     cr0 &= ~((1ULL << 2) | (1ULL << 3)); /* EM, TS off */

@@ -75,6 +75,10 @@ void trap_from_kernel(struct regs *r)
         r->rip = (u64)(uptr)capseg_load_fixup;
         return;
     }
+    if (r->vector == 14 && r->rip == (u64)(uptr)user_load_insn) {
+        r->rip = (u64)(uptr)user_load_fixup;
+        return;
+    }
     kernel_fault(r);
 }
 

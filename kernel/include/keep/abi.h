@@ -70,6 +70,7 @@
 #define KEEP_INFO_TICKS 0x5ULL /* Timer interrupts since boot. */
 #define KEEP_INFO_KERNEL_BYTES 0x6ULL /* Size of the kernel image in memory (bytes). */
 #define KEEP_INFO_TIMER_HZ 0x7ULL /* Frequency of the timer interrupt (Hz). */
+#define KEEP_INFO_FASTPATH_IPC 0x8ULL /* Calls and reply-and-receives completed by the IPC fast path since boot. */
 
 /* CPU feature bits */
 #define KEEP_CPU_NX 0x1ULL /* No-execute pages (EFER.NXE). */

@@ -128,6 +128,8 @@ pub mod info {
     pub const KERNEL_BYTES: u64 = 0x6;
     /// Frequency of the timer interrupt (Hz).
     pub const TIMER_HZ: u64 = 0x7;
+    /// Calls and reply-and-receives completed by the IPC fast path since boot.
+    pub const FASTPATH_IPC: u64 = 0x8;
 }
 
 /// CPU feature bits

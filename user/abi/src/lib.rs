@@ -1010,7 +1010,7 @@ mod tests {
         add!("right", rights: READ WRITE EXEC CALL ALL WEAK);
         add!("state", state: CREATED RUNNABLE BLOCKED STOPPED EXITED FAULTED);
         add!("info", info: VERSION MEM_TOTAL MEM_FREE CPU_FEATURES TSC_HZ TICKS KERNEL_BYTES
-             TIMER_HZ);
+             TIMER_HZ FASTPATH_IPC);
         add!("cpu", cpu: NX PCID APIC TSC_DEADLINE PAGE1G SMEP SMAP INVPCID GLOBAL);
         add!("check", check: WX KERNEL_USER KERNEL_DATA_NX);
         add!("memtype", memtype: USABLE RESERVED KERNEL BOOT_IMAGE);

@@ -836,3 +836,44 @@ pub fn lower_receiver_waits(cx: &mut Cx) -> TestResult {
         Ok(())
     })
 }
+
+/// Calls and reply-and-receives that fit the fast path (words, a waiting
+/// receiver the scheduler would run) are completed by it, with the results
+/// of the general path; a call the fast path cannot take (a string) still
+/// works.
+pub fn fast_path_used(cx: &mut Cx) -> TestResult {
+    use keep_abi::{KERNEL, info};
+    for prio in [SAME, HIGH] {
+        reset();
+        CFG_COUNT.store(4, SeqCst);
+        CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+        let before = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+        with_server(cx, 1, prio, |_, snd, _| {
+            for i in 0..3u64 {
+                let m = Sender(snd).call(Tag::new(0x10 + i), [i, i + 1, i + 2, i + 3]);
+                m.result().ctx("CALL")?;
+                ensure!(
+                    m.tag.label() == 0x11 + i && m.words[3] == i && !m.tag.is_called(),
+                    "reply {i}: tag {:#x}, words {:?}",
+                    m.tag.0,
+                    m.words
+                );
+            }
+            let after = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+            // Three calls and at least two reply-and-receives.
+            ensure!(after >= before + 5, "fast path completed {} of them", after - before);
+            keep_rt::ipc_buffer().set_string(b"slow");
+            let m = Sender(snd).call(Tag::new(0x20).with_string(), [0; 4]);
+            m.result().ctx("CALL with a string")?;
+            ensure!(m.tag.label() == 0x21, "string call: reply label {:#x}", m.tag.label());
+            Ok(())
+        })?;
+        for i in 0..3 {
+            let w = words_of(i);
+            ensure!(w == [i as u64, i as u64 + 1, i as u64 + 2, i as u64 + 3], "server saw {w:?} (prio {prio})");
+            let t = Tag(SEEN_TAG[i].load(SeqCst));
+            ensure!(t.is_called() && t.caps() == 1, "server tag {:#x}", t.0);
+        }
+    }
+    Ok(())
+}

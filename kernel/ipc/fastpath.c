@@ -1,0 +1,146 @@
+/* The IPC fast path: a call to a process waiting in an open receive, and a
+ * reply-and-receive through a return capability to the caller waiting for
+ * it, carrying data words and at most one capability (on the call).
+ *
+ * It handles only what needs none of the general path's machinery: no
+ * string, no wrapper, no queued sender or interrupt for the
+ * server, a receiver the scheduler would run next.  It checks everything
+ * first, and if anything does not hold it returns and the general path
+ * (ipc.c) does the same invocation, or reports its error; once it starts to
+ * change state it cannot fail.  Every capability is found by the MMU
+ * lookup: the caller's in its own space, the receiver's slots in the
+ * receiver's space after switching to it (which is undone if a slot has
+ * gone).  The result is what ipc.c would produce: the same registers, the
+ * same return capability, the same states and queues. */
+#include "fastpath.h"
+#include "arch.h"
+#include "invoke.h"
+#include "keep/abi.h"
+#include "process.h"
+#include "sched.h"
+
+#define SLOTS_FIELD ((u64)KEEP_TAG_COUNT_MASK << KEEP_TAG_SLOTS_SHIFT)
+#define MODE_FIELD (3ULL << KEEP_TAG_MODE_SHIFT)
+/* A call: mode CALL (0), a label, no or one capability, nothing else. */
+#define CALL_BITS (KEEP_TAG_LABEL_MASK | (1ULL << KEEP_TAG_CAPS_SHIFT))
+/* A reply-and-receive: a label and receive slots; no capability or string. */
+#define REPLY_RECV_BITS (KEEP_TAG_LABEL_MASK | SLOTS_FIELD | MODE_FIELD)
+
+/* from blocks; to must then be what the scheduler would pick. */
+static bool may_switch(struct process *to, struct process *from)
+{
+    return sched_is_highest(to->prio, from);
+}
+
+/* s stops for `kind`; r, which waited, gets the CPU first in its priority. */
+static NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r)
+{
+    cpu0.fastpath_ipc++;
+    sched_dequeue(s);
+    s->state = KEEP_STATE_BLOCKED;
+    s->wait_kind = (u8)kind;
+    r->wait_kind = WAIT_NONE;
+    r->wait_target = NULL;
+    r->state = KEEP_STATE_RUNNABLE;
+    sched_enqueue_front(r);
+    sched_run(r);
+}
+
+static void copy_words(struct regs *to, const struct regs *from)
+{
+    to->rdx = from->rdx;
+    to->r8 = from->r8;
+    to->r9 = from->r9;
+    to->r10 = from->r10;
+}
+
+static void fast_call(struct process *s, u64 tag)
+{
+    struct regs *g = &s->regs;
+    struct cap *slot, c, xfer = {0, 0};
+    if (tag & ~CALL_BITS)
+        return;
+    if (cspace_slot(s->as, g->rdi, &slot))
+        return;
+    c = *slot;
+    if (cap_type(c) != KEEP_TYPE_SENDER ||
+        (cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
+        return;
+    struct process *r = process_from_cap(c);
+    unsigned ncaps = (unsigned)tag_caps(tag);
+    if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n < 1 + ncaps ||
+        !may_switch(r, s))
+        return;
+    if (ncaps) {
+        u64 w;
+        if (!s->ipc_buf || user_load(s->ipc_buf + KEEP_IPC_SEND_CAPS, &w) ||
+            ((w >> 32) & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) ||
+            cap_lookup(s->as, w & 0xffffffff, 0, 0, &xfer))
+            return;
+        xfer = cap_mask(xfer, w >> 32);
+    }
+    /* The receiver's slots, in its own capability space. */
+    struct cap *rs[2];
+    sched_load_aspace(r->as);
+    if (cspace_slot(r->as, r->recv_addr[0], &rs[0]) ||
+        (ncaps && cspace_slot(r->as, r->recv_addr[1], &rs[1]))) {
+        sched_load_aspace(s->as);
+        return;
+    }
+    *rs[0] = cap_make(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, s->num, s->reply_version, 0);
+    if (ncaps)
+        *rs[1] = xfer;
+    struct regs *d = &r->regs;
+    d->rax = KEEP_ERR_OK;
+    d->rsi = (tag & KEEP_TAG_LABEL_MASK) | ((u64)(1 + ncaps) << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED;
+    d->rdi = cap_payload(c);
+    copy_words(d, g);
+    sleep_remove(r);
+    s->recv_n = 0;
+    hand_over(s, WAIT_REPLY, r);
+}
+
+static void fast_reply_recv(struct process *s, u64 tag)
+{
+    struct regs *g = &s->regs;
+    struct cap *slot, c;
+    unsigned ns = (unsigned)tag_slots(tag);
+    if ((tag & ~REPLY_RECV_BITS) || tag_mode(tag) != KEEP_TAG_MODE_SEND_RECV || g->rax > MAX_TIMEOUT_MS ||
+        ns > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending)
+        return;
+    if (cspace_slot(s->as, g->rdi, &slot))
+        return;
+    c = *slot;
+    if (cap_type(c) != KEEP_TYPE_RETURN || !(cap_rights(c) & KEEP_RIGHT_WRITE))
+        return;
+    struct process *p = return_target(c);
+    if (!p || p->wait_kind != WAIT_REPLY || !may_switch(p, s))
+        return;
+    /* The server's next receive slots, named in its IPC buffer. */
+    for (unsigned i = 0; i < ns; i++) {
+        struct cap *x;
+        if (!s->ipc_buf || user_load(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &s->recv_addr[i]) ||
+            cspace_slot(s->as, s->recv_addr[i], &x))
+            return;
+    }
+    p->reply_version++; /* the return capability is used up */
+    struct regs *d = &p->regs;
+    d->rax = KEEP_ERR_OK;
+    d->rsi = tag & KEEP_TAG_LABEL_MASK;
+    d->rdi = 0;
+    copy_words(d, g);
+    s->recv_n = ns;
+    if (g->rax)
+        sleep_insert(s, cpu0.ticks + ms_to_ticks(g->rax));
+    g->rsi = (tag & ~MODE_FIELD) | (KEEP_TAG_MODE_RECV << KEEP_TAG_MODE_SHIFT); /* as ipc.c leaves it */
+    hand_over(s, WAIT_RECV, p);
+}
+
+void ipc_fastpath(struct process *s)
+{
+    u64 tag = s->regs.rsi;
+    if (tag_mode(tag) == KEEP_TAG_MODE_CALL)
+        fast_call(s, tag);
+    else
+        fast_reply_recv(s, tag);
+}
