@@ -69,7 +69,7 @@ def boot(kernel, append, label, accel="tcg", timeout=600):
                                  "unit": unit, "runs": int(runs)}
                 print(f"bench.py: [{label}] {name:<40} median {med:>7} {unit} "
                       f"(min {lo}, max {hi}, {time.monotonic() - start:5.1f} s)", flush=True)
-            elif FAIL_RE.search(line) or "panic" in line or "ratio" in line:
+            elif FAIL_RE.search(line) or any(w in line for w in ("panic", "ratio", "fast path")):
                 print(f"bench.py: [{label}] {line.strip()}", flush=True)
     finally:
         timer.cancel()

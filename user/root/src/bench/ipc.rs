@@ -12,12 +12,14 @@
 //! task's priority, so each call and each reply switches directly.
 
 use keep_abi::{
-    ACCOUNT, IpcBuffer, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, recv, slot, tag,
+    ACCOUNT, IpcBuffer, KERNEL, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, info, recv, slot,
+    tag,
 };
+use keep_rt::println;
 use keep_loader::{Child, Grant, Loader, Spec};
 
 use super::thread::{self, Args};
-use super::{BenchResult, Ctx, Suite};
+use super::{BenchResult, Ctx, RUNS, Suite};
 use crate::Root;
 
 /// The label of a configuration call (benchsrv's CONFIG).
@@ -105,13 +107,32 @@ fn configure(to: Sender, slots: u64) -> BenchResult {
     keep_abi::Error::check(to.call(Tag::new(CONFIG), [slots, 0, 0, 0]).err).ctx("CONFIG call")
 }
 
+/// Runs `f` (one benchmark of round trips) and says how many of the
+/// kernel's calls and reply-and-receives in it took the IPC fast path
+/// (KERNEL.INFO(FASTPATH_IPC)): warm-up and 21 batches of CALLS round
+/// trips, two fast-path candidates each.
+fn counting(s: &mut Suite, name: &'static str, f: impl FnOnce(&mut Suite)) {
+    if !s.wants(name) {
+        return;
+    }
+    let before = KERNEL.info(info::FASTPATH_IPC).unwrap_or(0);
+    f(s);
+    let after = KERNEL.info(info::FASTPATH_IPC).unwrap_or(0);
+    let trips = CALLS * (RUNS as u64 + 1);
+    println!(
+        "bench: {name}: {} of {} calls and replies took the fast path",
+        after.saturating_sub(before),
+        2 * trips
+    );
+}
+
 /// The round-trip benchmarks against the server behind `to`.
 fn round_trips(s: &mut Suite, to: Sender, names: &Names) -> BenchResult {
     let buf: &mut IpcBuffer = keep_rt::ipc_buffer();
     configure(to, 1)?;
     let null = Tag::new(PING);
     keep_abi::Error::check(call(to, null)).ctx("first call")?;
-    s.bench(names.null, CALLS, || call(to, null));
+    counting(s, names.null, |s| s.bench(names.null, CALLS, || call(to, null)));
     let Some(caps) = names.caps else { return Ok(()) };
     // Capabilities to send: four copies of the timer capability.
     for (i, name) in caps.iter().enumerate() {
@@ -123,7 +144,7 @@ fn round_trips(s: &mut Suite, to: Sender, names: &Names) -> BenchResult {
         configure(to, 1 + n)?;
         let t = Tag::new(PING).with_caps(n);
         keep_abi::Error::check(call(to, t)).ctx("call with capabilities")?;
-        s.bench(name, CALLS, || call(to, t));
+        counting(s, name, |s| s.bench(name, CALLS, || call(to, t)));
     }
     configure(to, 1)?;
     for &(name, len) in names.strings {
@@ -133,7 +154,7 @@ fn round_trips(s: &mut Suite, to: Sender, names: &Names) -> BenchResult {
         buf.send_len = len;
         let t = Tag::new(PING).with_string();
         keep_abi::Error::check(call(to, t)).ctx("call with a string")?;
-        s.bench(name, CALLS, || call(to, t));
+        counting(s, name, |s| s.bench(name, CALLS, || call(to, t)));
         buf.send_len = 0;
     }
     Ok(())
