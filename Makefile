@@ -7,13 +7,25 @@ KB := $(B)/kernel
 ACCEL ?= auto
 PYTHON ?= python3
 
+# Capability-lookup strategy of the kernel (seed 000, Table 2): `mmu` (the
+# capability segment looked up through the MMU, the default), `hash` (a
+# software hash table) or `regs` (a small fixed table).  `make bench` builds
+# the other two into build/lookup-hash and build/lookup-regs.
+CAP_LOOKUP ?= mmu
+CAP_LOOKUP_FLAG_mmu := -DCAP_LOOKUP_MMU
+CAP_LOOKUP_FLAG_hash := -DCAP_LOOKUP_HASH
+CAP_LOOKUP_FLAG_regs := -DCAP_LOOKUP_REGS
+ifeq ($(CAP_LOOKUP_FLAG_$(CAP_LOOKUP)),)
+$(error CAP_LOOKUP must be mmu, hash or regs, not '$(CAP_LOOKUP)')
+endif
+
 CC := gcc
 KERNEL_DIRS := kernel/include kernel/arch/x86_64 kernel/lib kernel/mm kernel/cap kernel/object kernel/ipc kernel/core
 KCFLAGS := -std=gnu11 -ffreestanding -fno-builtin -nostdlib -mno-red-zone -mgeneral-regs-only \
 	-mcmodel=kernel -fno-pic -fno-pie -fno-stack-protector -fno-omit-frame-pointer \
 	-fno-asynchronous-unwind-tables -O2 -g -MMD -MP \
 	-Wall -Wextra -Werror -Wshadow -Wformat=2 -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes \
-	$(addprefix -I,$(KERNEL_DIRS))
+	$(CAP_LOOKUP_FLAG_$(CAP_LOOKUP)) $(addprefix -I,$(KERNEL_DIRS))
 KLDFLAGS := -nostdlib -static -no-pie -Wl,--no-dynamic-linker -Wl,-z,max-page-size=4096 \
 	-Wl,--build-id=none -T kernel/arch/x86_64/kernel.ld
 
@@ -23,7 +35,7 @@ KOBJ := $(patsubst %,$(KB)/%.o,$(KSRC))
 
 USER_TARGET := x86_64-unknown-linux-gnu
 USER_OUT := $(B)/user/$(USER_TARGET)/release
-USER_PROGRAMS := root ktest hello stress
+USER_PROGRAMS := root ktest hello stress benchsrv
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
@@ -92,8 +104,15 @@ run: deps image
 debug: deps image
 	$(PYTHON) tools/qemu.py debug --accel $(ACCEL)
 
+# The suite on the default kernel, then the cross-address-space round trip
+# on the two other capability-lookup kernels (same boot image), all under
+# -icount; results, table and plots in build/bench/ (tools/bench.py).
+LOOKUP_VARIANTS := hash regs
+
 bench: deps image
-	$(PYTHON) tools/qemu.py bench
+	@for v in $(LOOKUP_VARIANTS); do \
+	  $(MAKE) --no-print-directory kernel B=$(B)/lookup-$$v CAP_LOOKUP=$$v || exit 1; done
+	$(PYTHON) tools/bench.py $(foreach v,$(LOOKUP_VARIANTS),--variant $(v)=$(B)/lookup-$(v)/kernel.bin)
 
 # ---- tests ----------------------------------------------------------------
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \

@@ -4,6 +4,9 @@ set -euo pipefail
 need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v nm >/dev/null || need+=(binutils)
+# The plots of `make bench` (tools/bench.py draws them with Debian's python3).
+python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null \
+    || need+=(python3-matplotlib)
 command -v cargo >/dev/null || { echo "install-deps: cargo (Rust stable) is required" >&2; exit 1; }
 if [ ${#need[@]} -gt 0 ]; then
     echo "install-deps: installing ${need[*]} from Debian's packages"

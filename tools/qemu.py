@@ -4,16 +4,14 @@
     qemu.py run   [--accel auto|tcg|kvm]   interactive, serial on this terminal
     qemu.py debug [--accel ...]            waits for gdb on :1234
     qemu.py test  [--timeout S]            in-guest test suite, verdict by isa-debug-exit
-    qemu.py bench [--timeout S]            benchmarks under -icount, writes build/bench/
+    qemu.py bench [--timeout S]            benchmarks under -icount (tools/bench.py), writes build/bench/
 
 Accelerator: KVM only where the host CPU shows vmx or svm and /dev/kvm
 opens; on these machines /dev/kvm is a software nested hypervisor under
 which a guest's syscall never reaches its kernel, so TCG is the default."""
 import argparse
-import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -47,9 +45,9 @@ def choose_accel(requested):
     return requested
 
 
-def base_cmd(accel, append="", icount=False):
+def base_cmd(accel, append="", icount=False, kernel=KERNEL):
     cmd = ["qemu-system-x86_64", "-machine", "q35", "-m", "512M", "-display", "none",
-           "-no-reboot", "-kernel", str(KERNEL), "-initrd", str(IMAGE)] + DEBUG_EXIT
+           "-no-reboot", "-kernel", str(kernel), "-initrd", str(IMAGE)] + DEBUG_EXIT
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host"]
     else:
@@ -111,33 +109,11 @@ def cmd_test(args):
     print(f"qemu.py: in-guest tests passed ({passed} tests, {secs:.1f} s)")
 
 
-BENCH_RE = re.compile(r"bench: (\S+) median=(\d+) min=(\d+) max=(\d+) unit=(\S+) runs=(\d+)")
-
-
 def cmd_bench(args):
-    check_built()
-    # Instruction counts: with -icount shift=0 the guest TSC ticks once per instruction.
-    cmd = base_cmd("tcg", "autobench", icount=True) + ["-serial", "stdio"]
-    print("qemu.py: " + " ".join(cmd), flush=True)
-    rc, out, timed_out, _ = run_captured(cmd, args.timeout, BUILD / "bench.log")
-    if timed_out:
-        sys.exit(f"qemu.py: FAIL: benchmarks did not finish within {args.timeout} s")
-    results = {}
-    for name, med, lo, hi, unit, runs in BENCH_RE.findall(out):
-        results[name] = {"median": int(med), "min": int(lo), "max": int(hi), "unit": unit,
-                         "runs": int(runs)}
-    if not results:
-        sys.exit(f"qemu.py: FAIL: no benchmark results (QEMU exit status {rc})")
-    outdir = BUILD / "bench"
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    lines = ["| benchmark | median | min | max | unit | runs |", "|---|---:|---:|---:|---|---:|"]
-    for name in sorted(results):
-        r = results[name]
-        lines.append(f"| `{name}` | {r['median']} | {r['min']} | {r['max']} | {r['unit']} | {r['runs']} |")
-    (outdir / "results.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"qemu.py: wrote {outdir / 'results.json'} and results.md")
+    # The benchmark harness (lookup variants, ratios, plots) is tools/bench.py;
+    # it builds its QEMU command lines with base_cmd above.
+    bench = str(ROOT / "tools" / "bench.py")
+    os.execvp(sys.executable, [sys.executable, bench, "--timeout", str(args.timeout)])
 
 
 def cmd_run(args):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole-system tests from the host side, each a separate boot:
   - the shell: boots to `keep> ` (time measured), help/ps/mem/unknown
-    command, `halt` powers QEMU off;
+    command, `run hello`, `bench` of one benchmark, `halt` powers QEMU off;
   - a kernel fault prints registers, the faulting address and a
     symbolised backtrace, then stops;
   - a missing boot image and a corrupt boot image are refused with a message.
@@ -122,6 +122,10 @@ def test_shell():
         check("run hello loads and runs a program",
               g.expect(PROMPT, 30, m) and "hello from a user program" in g.out[m:].decode(),
               g.out[m:].decode())
+        m = g.send("bench ipc.call_reply.cross_as")
+        check("bench in the shell runs a benchmark and reports it",
+              g.expect(PROMPT, 60, m) and "bench: ipc.call_reply.cross_as median=" in g.out[m:].decode()
+              and "bench: done" in g.out[m:].decode(), g.out[m:].decode()[-800:])
         m = g.send("halt")
         rc = g.wait_exit(20)
         check("halt powers the machine off", rc is not None, "QEMU still running")

@@ -6,6 +6,8 @@
 #![no_std]
 #![no_main]
 
+extern crate alloc;
+
 mod bench;
 mod shell;
 
@@ -28,6 +30,8 @@ pub const ROOT_DONATION: u64 = 4096;
 pub struct Root {
     pub image: Option<BootImage<'static>>,
     pub slots: SlotPool,
+    /// What the benchmarks keep between runs of the shell's `bench`.
+    pub bench: bench::Kept,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -35,6 +39,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     let mut root = Root {
         image: boot_image(image_addr, image_size),
         slots: SlotPool::growable(MEMORY, SELF_ASPACE),
+        bench: bench::Kept::default(),
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");
@@ -56,7 +61,11 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         return 1;
     }
     if has("autobench") {
-        bench::run_all();
+        // `bench=NAME` (or `bench=PREFIX*`) runs only part of the suite.
+        let filter = cmdline
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("bench="));
+        bench::run_all(&mut root, filter);
         let e = KERNEL.debug_exit(0);
         println!("root: DEBUG_EXIT failed: {e}");
         return 1;

@@ -16,7 +16,7 @@ const COMMANDS: [(&str, &str); 8] = [
     ("ps", "list processes: pid, state, priority, name"),
     ("mem", "show the memory map, free memory and the root's account"),
     ("test", "run the in-guest test suite (ktest)"),
-    ("bench", "run the benchmarks"),
+    ("bench [name|prefix*]", "run the benchmarks (all, one, or those with a prefix)"),
     (
         "run <program> [arg0 [arg1]]",
         "run a program from the boot image and wait for it",
@@ -83,7 +83,7 @@ fn execute(root: &mut Root, line: &str) {
         "test" => {
             root.test();
         }
-        "bench" => bench::run_all(),
+        "bench" => bench::run_all(root, words.next()),
         "halt" => {
             println!("powering off");
             let e = KERNEL.poweroff();
