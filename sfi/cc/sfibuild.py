@@ -1,6 +1,7 @@
 """Build helpers shared by the tests and the benchmarks: compile C programs
 three ways (native, sandboxed stores+jumps, sandboxed full) against the same
 mini libc."""
+import hashlib
 import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -68,7 +69,9 @@ def libc_objs(flavor):
 def build(name, sources, flavor, cflags=(), outdir=None, libc=True):
     """Builds `sources` (C or .s) for `flavor`; returns the native executable or module path."""
     outdir = outdir or os.path.join(BUILD, "progs")
-    objdir = os.path.join(outdir, "obj", name, flavor)
+    # Objects are kept per set of flags, so that changing the flags rebuilds.
+    tag = hashlib.sha1(" ".join(cflags).encode()).hexdigest()[:8]
+    objdir = os.path.join(outdir, "obj", name, flavor + "-" + tag)
     jobs = []
     for s in sources:
         base = os.path.splitext(os.path.basename(s))[0]

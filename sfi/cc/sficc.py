@@ -161,6 +161,7 @@ class Rewriter:
         self.func_syms = set()
         self.text_labels = set()
         self.pending_prefix = ""
+        self.got = set()
 
     # -- parsing -------------------------------------------------------
     def in_text(self):
@@ -274,8 +275,16 @@ class Rewriter:
         ops = split_operands(parts[1]) if len(parts) > 1 else []
         # Everything is linked statically into the module: a GOT load of an
         # address is just that address (ld would otherwise make it absolute).
-        if mnem in ("movq", "mov") and len(ops) == 2 and ops[0].endswith("@GOTPCREL(%rip)") and ops[1].startswith("%"):
+        if mnem in ("movq", "mov") and len(ops) == 2 and ops[0].endswith("@GOTPCREL(%rip)") and re.match(r"^%r(?:[a-d]x|[sd]i|[sb]p|\d+)$", ops[1]):
             mnem, ops = "leaq", [ops[0].replace("@GOTPCREL", ""), ops[1]]
+        # Any other use of a GOT slot (a compare with a function's address, a
+        # load into a vector register) reads this object's own slot in data,
+        # which holds the absolute address and so gets a relocation entry.
+        for k, op in enumerate(ops):
+            m = re.match(r"^([\w.$]+)@GOTPCREL\(%rip\)$", op)
+            if m:
+                self.got.add(m.group(1))
+                ops[k] = ".Lsfi_got.%s(%%rip)" % m.group(1)
         if mnem in ("ret", "retq", "retl") or (mnem == "ret" and prefix):
             if ops:
                 raise SfiError("ret with immediate is not supported")
@@ -433,6 +442,14 @@ class Rewriter:
             return "\t.byte 0x0f, 0x%x\n\t.long %s - . - 4" % (0x80 + it.cc, t)
         return "\t.byte 0x%x\n\t.byte %s - . - 1" % (0x70 + it.cc, t)
 
+    def got_lines(self):
+        if not self.got:
+            return []
+        lines = ['\t.section .data.rel.ro.sfi_got,"aw"', "\t.p2align 3"]
+        for sym in sorted(self.got):
+            lines += [".Lsfi_got.%s:" % sym, "\t.quad %s" % sym]
+        return lines
+
     def render(self, pads=None, probe=False):
         out, k, pos = ["\t.text", "\t.p2align 5"], 0, 0
         probe_n = 0
@@ -491,7 +508,7 @@ def rewrite_asm(src, full, tmpdir, obj_out):
         if it.kind == "branch":
             it.near = True
     lines, n = rw.render(probe=True)
-    lines += ["\t.text", "__sfi_p%d:" % n]
+    lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
     probe_s = os.path.join(tmpdir, "probe.s")
     probe_o = os.path.join(tmpdir, "probe.o")
     with open(probe_s, "w") as f:
@@ -514,6 +531,7 @@ def rewrite_asm(src, full, tmpdir, obj_out):
     lines, _ = rw.render(pads)
     lines.append("\t.text")
     lines.extend(rw.pad_lines(end, -end % BUNDLE))
+    lines.extend(rw.got_lines())
     final_s = os.path.join(tmpdir, "final.s")
     with open(final_s, "w") as f:
         f.write("\n".join(lines) + "\n")

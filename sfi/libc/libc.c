@@ -15,6 +15,7 @@
 #include <math.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/time.h>
 #include <fcntl.h>
 #include <locale.h>
 
@@ -276,6 +277,8 @@ long ftell(FILE *f) {
 void rewind(FILE *f) { fseek(f, 0, SEEK_SET); f->err = 0; }
 int setvbuf(FILE *restrict f, char *restrict b, int m, size_t s) { (void)f; (void)b; (void)m; (void)s; return 0; }
 int remove(const char *p) { (void)p; return -1; }
+int unlink(const char *p) { (void)p; errno = EACCES; return -1; }
+pid_t getpid(void) { return 1; }
 int rename(const char *a, const char *b) { (void)a; (void)b; return -1; }
 FILE *tmpfile(void) { return 0; }
 char *tmpnam(char *s) { (void)s; return 0; }
@@ -533,6 +536,9 @@ char *getenv(const char *n) { (void)n; return 0; }
 int system(const char *c) { (void)c; return -1; }
 time_t time(time_t *t) { time_t v = (time_t)(sfi_host_clock() / 1000000000ul); if (t) *t = v; return v; }
 clock_t clock(void) { return (clock_t)(sfi_host_clock() / 1000); }
+int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
+    (void)tz; unsigned long ns = sfi_host_clock(); tv->tv_sec = (long)(ns / 1000000000ul); tv->tv_usec = (long)(ns / 1000 % 1000000); return 0;
+}
 double difftime(time_t a, time_t b) { return (double)(a - b); }
 static char dot[] = ".";
 static struct lconv lc = {dot};

@@ -1,5 +1,6 @@
 //! sfi-fuzz [--seconds N] [SEED_MODULE...]: feeds the verifier random and mutated
-//! modules for a bounded time and fails if any input makes it panic.  A
+//! modules for a bounded time and fails if any input makes it panic or if the
+//! verifier's fast path and its reference (full instruction-info) pass disagree.  A
 //! deterministic stand-in for cargo fuzz, which needs nightly Rust.
 use std::time::{Duration, Instant};
 
@@ -78,9 +79,21 @@ fn main() {
             bytes += input.len() as u64;
             n += 1;
             let data = input.clone();
-            match std::panic::catch_unwind(|| sfi_verify::verify(&data).is_ok()) {
-                Ok(true) => accepted += 1,
-                Ok(false) => {}
+            // The fast path (per-opcode cache) must decide exactly as the full pass.
+            let same = |a: Result<sfi_verify::Module, sfi_verify::Reject>, b: Result<sfi_verify::Module, sfi_verify::Reject>| match (a, b) {
+                (Ok(_), Ok(_)) => Some(true),
+                (Err(x), Err(y)) if x.offset == y.offset && x.reason == y.reason => Some(false),
+                _ => None,
+            };
+            match std::panic::catch_unwind(|| same(sfi_verify::verify(&data), sfi_verify::verify_reference(&data))) {
+                Ok(Some(true)) => accepted += 1,
+                Ok(Some(false)) => {}
+                Ok(None) => {
+                    let path = "sfi-fuzz-mismatch.bin";
+                    std::fs::write(path, &input).ok();
+                    println!("sfi-fuzz: fast and reference verification disagree on an input (saved to {})", path);
+                    std::process::exit(1);
+                }
                 Err(_) => {
                     let path = "sfi-fuzz-crash.bin";
                     std::fs::write(path, &input).ok();

@@ -159,7 +159,15 @@ pub fn parse(bytes: &[u8]) -> Result<Module<'_>, Reject> {
 /// Parses and verifies a module.  `Ok` means it may be loaded into a fault domain.
 pub fn verify(bytes: &[u8]) -> Result<Module<'_>, Reject> {
     let m = parse(bytes)?;
-    check_code(&m)?;
+    check_code(&m, true)?;
+    Ok(m)
+}
+
+/// As `verify`, but runs iced's full instruction-info pass on every instruction
+/// instead of using the per-opcode cache; the fuzzer checks that both agree.
+pub fn verify_reference(bytes: &[u8]) -> Result<Module<'_>, Reject> {
+    let m = parse(bytes)?;
+    check_code(&m, false)?;
     Ok(m)
 }
 
@@ -242,6 +250,89 @@ fn memory_safe(m: &iced_x86::UsedMemory, write: bool, data_offset: u64, ip_rel: 
     base == Register::RSP
 }
 
+/// Register-plus-displacement check of an instruction's explicit memory operand,
+/// computed from the operand itself (address size as iced derives it: from the
+/// base or index register, else from the displacement size).
+fn explicit_memory_safe(i: &Instruction, write: bool, data_offset: u64) -> bool {
+    let (seg, base, index) = (i.memory_segment(), i.memory_base(), i.memory_index());
+    let asz = match (base, index, i.memory_displ_size()) {
+        (Register::None, Register::None, d) if d >= 2 => d as usize,
+        (Register::None, Register::None, _) => 8,
+        (Register::None, r, _) | (r, _, _) => r.size(),
+    };
+    if seg == Register::GS {
+        return asz == 4;
+    }
+    if seg == Register::FS || asz != 8 || index != Register::None {
+        return false;
+    }
+    if i.is_ip_rel_memory_operand() {
+        let target = i.ip_rel_memory_address();
+        return target >= if write { data_offset } else { 0 } && target < DOMAIN_SIZE - 64;
+    }
+    base == Register::RSP
+}
+
+// Per-opcode facts (iced `Code`), learnt from the first instance with the full
+// instruction-info pass.  What an opcode does implicitly (registers it writes,
+// memory it touches besides its explicit operand, how it accesses that operand,
+// its instruction set, flow control and register classes) depends only on the
+// opcode, so later instances need only their explicit operands checked.
+const KNOWN: u8 = 1; // facts computed; the instruction passes check_instruction
+const SLOW: u8 = 2; // implicit memory access or implicit write of %rsp/%r14: always the full pass
+const MEM_R: u8 = 4; // the explicit memory operand is read
+const MEM_W: u8 = 8; // the explicit memory operand is written
+
+/// True if the instance qualifies for the cache: no explicit %rsp/%r14 register
+/// operand and no vector index register.
+fn plain_operands(i: &Instruction) -> bool {
+    for n in 0..i.op_count() {
+        match i.op_kind(n) {
+            OpKind::Register if matches!(i.op_register(n).full_register(), Register::RSP | BASE_REG) => return false,
+            OpKind::Memory if i.memory_index().is_vector_register() => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u8 {
+    let has_mem = (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory);
+    let info = factory.info(i);
+    let mut f = KNOWN;
+    let mut explicit_seen = false;
+    // push, pop and call move %rsp by 8 and touch memory at it; rule 5 exempts them.
+    let stack_op = matches!(i.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call);
+    for m in info.used_memory() {
+        let base_ok = if i.is_ip_rel_memory_operand() {
+            matches!(m.base(), Register::None | Register::RIP | Register::EIP) && m.displacement() == i.ip_rel_memory_address()
+        } else {
+            m.base() == i.memory_base() && m.displacement() == i.memory_displacement64()
+        };
+        if has_mem && !explicit_seen && base_ok && m.index() == i.memory_index() && m.segment() == i.memory_segment() {
+            explicit_seen = true;
+            f |= match m.access() {
+                OpAccess::Read | OpAccess::CondRead => MEM_R,
+                OpAccess::Write | OpAccess::CondWrite => MEM_W,
+                OpAccess::ReadWrite | OpAccess::ReadCondWrite => MEM_R | MEM_W,
+                OpAccess::NoMemAccess => 0,
+                _ => SLOW,
+            };
+        } else if !(stack_op && m.base() == Register::RSP && m.index() == Register::None && m.address_size() == CodeSize::Code64
+            && m.segment() == Register::SS)
+        {
+            f |= SLOW;
+        }
+    }
+    if info.used_registers().iter().any(|r| {
+        matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite)
+            && (r.register().full_register() == BASE_REG || (r.register().full_register() == Register::RSP && !stack_op))
+    }) {
+        f |= SLOW;
+    }
+    f
+}
+
 const TARGET: u8 = 1; // instruction start that a branch may reach
 const INSIDE: u8 = 2; // instruction start inside a sandboxing sequence
 
@@ -271,8 +362,9 @@ fn is_mov_esp_esp(i: &Instruction) -> bool {
         && i.op1_register() == Register::ESP
 }
 
-fn check_code(m: &Module) -> Result<(), Reject> {
+fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
     let code = m.code;
+    let mut facts = vec![0u8; if fast { 2 * iced_x86::Code::values().len() } else { 0 }];
     let mut marks = vec![0u8; code.len()];
     let mut branches: Vec<(u64, u64)> = Vec::new();
     let mut decoder = Decoder::with_ip(64, code, CODE_BASE, DecoderOptions::NONE);
@@ -302,6 +394,33 @@ fn check_code(m: &Module) -> Result<(), Reject> {
             sp_pending -= 1;
             prev = [prev[1], cur];
             continue;
+        }
+        let direct = matches!(cur.flow_control(), FlowControl::Next | FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call);
+        if fast && direct && plain_operands(&cur) {
+            // Keyed by opcode and by whether its r/m operand is memory or a register.
+            let has_mem = (0..cur.op_count()).any(|n| cur.op_kind(n) == OpKind::Memory);
+            let slot = &mut facts[2 * cur.code() as usize + has_mem as usize];
+            if *slot == 0 {
+                if let Err(reason) = check_instruction(&cur) {
+                    return fail(reason);
+                }
+                *slot = learn(&cur, &mut factory);
+            }
+            let f = *slot;
+            if f & SLOW == 0 {
+                let (read, write) = (f & MEM_R != 0, f & MEM_W != 0);
+                if (read || write) && cur.memory_segment() == Register::FS {
+                    return fail("segment override %fs");
+                }
+                if (write || (read && (m.full || cur.memory_segment() == Register::GS))) && !explicit_memory_safe(&cur, write, m.data_offset) {
+                    return fail(if write { "unsandboxed store" } else { "unsandboxed load" });
+                }
+                if cur.flow_control() != FlowControl::Next {
+                    branches.push((off, cur.near_branch_target()));
+                }
+                prev = [prev[1], cur];
+                continue;
+            }
         }
         if let Err(reason) = check_instruction(&cur) {
             return fail(reason);
