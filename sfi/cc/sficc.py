@@ -30,6 +30,9 @@ for _i in range(8, 16):
     R32["r%d" % _i] = "r%dd" % _i
 REGS32 = set(R32.values())
 SP_NAMES = {"%rsp", "%esp", "%sp", "%spl"}
+# After any other write, %rsp is put back into the stack area [B + 0xF000_0000, B + 4 GiB).
+SP_FIX = ["orl $0xf0000000, %esp", "addq %r14, %rsp"]
+STACK_ALIGN_MAX = 1 << 28  # and $-N, %rsp needs no fix-up for N up to this
 
 CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3,
             "e": 4, "z": 4, "ne": 5, "nz": 5, "be": 6, "na": 6, "a": 7, "nbe": 7,
@@ -288,12 +291,14 @@ class Rewriter:
         if mnem in ("ret", "retq", "retl") or (mnem == "ret" and prefix):
             if ops:
                 raise SfiError("ret with immediate is not supported")
-            self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %r14, %r11", "jmp *%r11"]))
+            # The masked address is pushed back and returned to with a real
+            # ret, so that the return-stack predictor keeps working.
+            self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %r14, %r11", "pushq %r11", "ret"]))
             return
         if STRING_OPS.match(mnem) and not ops:
             raise SfiError("string instruction %s is not allowed (compile with -mstringop-strategy=loop)" % st)
         if mnem in ("leave", "leaveq"):
-            self.add(Item("group", ["movq %rbp, %rsp", "movl %esp, %esp", "addq %r14, %rsp"]))
+            self.add(Item("group", ["movq %rbp, %rsp"] + SP_FIX))
             self.add(Item("insn", ["popq %rbp"]))
             return
         if mnem in ("call", "callq", "jmp", "jmpq") or (mnem.startswith("j") and mnem[1:] in CC_CODES):
@@ -329,10 +334,10 @@ class Rewriter:
         writes_sp = dest in SP_NAMES and not mnem.startswith(("push", "pop", "cmp", "test", "bt"))
         if mnem.startswith("pop") and dest in SP_NAMES:
             writes_sp = True
-        if writes_sp and mnem.startswith("and") and ops[0].startswith("$-") and dest == "%rsp":
-            writes_sp = False  # masking low bits keeps %rsp in the domain
+        if writes_sp and mnem.startswith("and") and re.match(r"^\$-\d+$", ops[0]) and dest == "%rsp" and int(ops[0][1:]) >= -STACK_ALIGN_MAX:
+            writes_sp = False  # clearing low bits keeps %rsp in the stack area
         if writes_sp:
-            self.add(Item("group", [text, "movl %esp, %esp", "addq %r14, %rsp"]))
+            self.add(Item("group", [text] + SP_FIX))
         else:
             self.add(Item("insn", [text]))
 

@@ -3,16 +3,18 @@
 //! A fault domain is a 4 GiB-aligned 4 GiB region with 4 GiB of unmapped
 //! guard space on each side.  Domain layout (offsets from the base):
 //!   0x0_0000  unmapped (null guard)
+//!   0x0_f000  entry page (read+execute): int3, and the entry call ending at 0x1_0000
 //!   0x1_0000  trampolines: bundle 0 returns to the host, bundle i calls import i-1
 //!   0x2_0000  module code (read+execute)
 //!   data_offset  data, bss, then the heap (read+write)
 //!   SHARED_BASE..SHARED_END  shared regions mapped by `share`
-//!   4 GiB - stack_size .. 4 GiB  the stack
+//!   SHARED_END..STACK_LOW  never mapped
+//!   4 GiB - stack_size .. 4 GiB  the stack (stack_size at most 256 MiB: above STACK_LOW)
 //! See docs/sfi.md for the scheme and the argument why it confines a module.
 
 mod stubs;
 
-use sfi_verify::{BUNDLE, CODE_BASE, DOMAIN_SIZE, TRAMP_BASE};
+use sfi_verify::{BUNDLE, CODE_BASE, DOMAIN_SIZE, STACK_LOW, TRAMP_BASE};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
@@ -148,12 +150,19 @@ fn round_up(x: u64, a: u64) -> u64 {
     (x + a - 1) & !(a - 1)
 }
 
-/// Trampoline bundles: 0 returns to the host, i >= 1 calls import i-1.
+/// The runtime's code page below the trampolines: `int3` except for the entry
+/// sequence `and $-32,%r11d; add %r14,%r11; call *%r11` ending at TRAMP_BASE,
+/// so that an entry function returns to trampoline 0.
+const ENTRY_PAGE: u64 = TRAMP_BASE - PAGE;
+const ENTRY_CALL: [u8; 10] = [0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0xff, 0xd3];
+
+/// The entry page, then trampoline bundles: 0 returns to the host, i >= 1 calls import i-1.
 fn trampolines(n_imports: usize) -> Vec<u8> {
-    let mut t = vec![0xccu8; (TRAMP_BASE) as usize];
+    let mut t = vec![0xccu8; (PAGE + TRAMP_BASE) as usize];
+    t[PAGE as usize - ENTRY_CALL.len()..PAGE as usize].copy_from_slice(&ENTRY_CALL);
     let ret = unsafe { &stubs::sfi_return_from_domain as *const u8 as u64 };
     let call = unsafe { &stubs::sfi_host_call as *const u8 as u64 };
-    let mut put = |at: usize, idx: Option<u32>, target: u64| {
+    let mut put = |bundle: usize, idx: Option<u32>, target: u64| {
         let mut b = Vec::new();
         if let Some(i) = idx {
             b.extend_from_slice(&[0x41, 0xba]); // mov $i, %r10d
@@ -162,11 +171,12 @@ fn trampolines(n_imports: usize) -> Vec<u8> {
         b.extend_from_slice(&[0x49, 0xbb]); // movabs $target, %r11
         b.extend_from_slice(&target.to_le_bytes());
         b.extend_from_slice(&[0x41, 0xff, 0xe3]); // jmp *%r11
+        let at = PAGE as usize + bundle * BUNDLE as usize;
         t[at..at + b.len()].copy_from_slice(&b);
     };
     put(0, None, ret);
     for i in 0..n_imports {
-        put((i + 1) * BUNDLE as usize, Some(i as u32), call);
+        put(i + 1, Some(i as u32), call);
     }
     t
 }
@@ -193,9 +203,9 @@ impl Domain {
             let start = p as u64;
             let base = round_up(start + GUARD, GUARD);
             let tramp = trampolines(m.imports.len());
-            map_fixed(base + TRAMP_BASE, TRAMP_BASE, libc::PROT_READ | libc::PROT_WRITE, 0)?;
-            std::ptr::copy_nonoverlapping(tramp.as_ptr(), (base + TRAMP_BASE) as *mut u8, tramp.len());
-            libc::mprotect((base + TRAMP_BASE) as *mut _, TRAMP_BASE as usize, libc::PROT_READ | libc::PROT_EXEC);
+            map_fixed(base + ENTRY_PAGE, tramp.len() as u64, libc::PROT_READ | libc::PROT_WRITE, 0)?;
+            std::ptr::copy_nonoverlapping(tramp.as_ptr(), (base + ENTRY_PAGE) as *mut u8, tramp.len());
+            libc::mprotect((base + ENTRY_PAGE) as *mut _, tramp.len(), libc::PROT_READ | libc::PROT_EXEC);
             let code_len = round_up(m.code.len() as u64, PAGE);
             if code_len > 0 {
                 map_fixed(base + CODE_BASE, code_len, libc::PROT_READ | libc::PROT_WRITE, 0)?;
@@ -206,7 +216,7 @@ impl Domain {
             let heap_start = round_up(data_end, 1 << 16);
             let heap_end = heap_start + round_up(cfg.heap_size, PAGE);
             let stack_low = DOMAIN_SIZE - round_up(cfg.stack_size.max(PAGE), PAGE);
-            if heap_end > SHARED_BASE || stack_low < SHARED_END {
+            if heap_end > SHARED_BASE || stack_low < STACK_LOW {
                 libc::munmap(p, len as usize);
                 return Err(LoadError::Os("heap or stack too large for the domain layout".into()));
             }
@@ -243,17 +253,27 @@ impl Domain {
 
     /// Calls `entry` (an address from `entry()`) with up to six integer arguments.
     pub fn call(&self, entry: u64, args: &[u64]) -> Result<u64, CallError> {
-        self.call_on_stack(entry, args, self.rt.stack_top, None)
+        self.enter(entry, args, self.rt.stack_top, None)
     }
 
     /// As `call`, but the call is stopped after `limit` of wall-clock time.
     pub fn call_timeout(&self, entry: u64, args: &[u64], limit: Duration) -> Result<u64, CallError> {
-        self.call_on_stack(entry, args, self.rt.stack_top, Some(limit))
+        self.enter(entry, args, self.rt.stack_top, Some(limit))
     }
 
     /// Calls with the domain stack starting at `stack_top` (absolute, 16-byte aligned, inside the stack region).
+    /// `stack_top` must lie in the domain's stack area (above offset STACK_LOW).
     pub fn call_on_stack(&self, entry: u64, args: &[u64], stack_top: u64, limit: Option<Duration>) -> Result<u64, CallError> {
-        if args.len() > 6 || stack_top % 16 != 0 || !self.rt.writable(stack_top - 64, 64) {
+        let off = stack_top.wrapping_sub(self.rt.base);
+        if stack_top % 16 != 0 || !(STACK_LOW + 64..=DOMAIN_SIZE).contains(&off) || !self.rt.writable(stack_top - 64, 64) {
+            return Err(CallError::BadArgs);
+        }
+        self.enter(entry, args, stack_top, limit)
+    }
+
+    #[inline]
+    fn enter(&self, entry: u64, args: &[u64], stack_top: u64, limit: Option<Duration>) -> Result<u64, CallError> {
+        if args.len() > 6 {
             return Err(CallError::BadArgs);
         }
         if self.rt.in_call.get() != 0 {
@@ -271,11 +291,11 @@ impl Domain {
             arm_timer(Duration::ZERO);
         }
         self.rt.in_call.set(0);
-        let tls = unsafe { stubs::sfi_tls_ptr() };
-        let status = unsafe { *tls.add(3) };
-        if status == 0 {
-            return Ok(r);
+        if r.status == 0 {
+            return Ok(r.value);
         }
+        let tls = unsafe { stubs::sfi_tls_ptr() };
+        let status = r.status;
         unsafe { *tls.add(3) = 0 };
         let info = unsafe { [*tls.add(4), *tls.add(5), *tls.add(6)] };
         Err(match status {

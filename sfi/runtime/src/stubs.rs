@@ -31,7 +31,8 @@ sfi_tls_ptr:
     lea sfi_tls@tpoff(%rax), %rax
     ret
 
-    // u64 sfi_enter(const DomainRt *rt, u64 target, u64 stack_top, const u64 *args)
+    // Ret sfi_enter(const DomainRt *rt, u64 target, u64 stack_top, const u64 *args)
+    // Returns %rax = the domain's result, %rdx = status (0 = returned).
     .p2align 5
     .globl sfi_enter
 sfi_enter:
@@ -41,23 +42,17 @@ sfi_enter:
     push %r13
     push %r14
     push %r15
-    pushq %fs:sfi_tls@tpoff
+    pushq %fs:sfi_tls@tpoff          // outer call's host_rsp and domain (nested calls)
     pushq %fs:sfi_tls@tpoff+8
-    pushq %fs:sfi_tls@tpoff+16
-    sub $8, %rsp
     mov %rsp, %fs:sfi_tls@tpoff
     mov %rdi, %fs:sfi_tls@tpoff+8
     movq $0, %fs:sfi_tls@tpoff+24
     mov (%rdi), %r14
     cmp %r14, %fs:sfi_tls@tpoff+16
-    je 1f
-    wrgsbase %r14
-    mov %r14, %fs:sfi_tls@tpoff+16
+    jne 3f
 1:
     mov %rsi, %r11
-    lea 0x10000(%r14), %rax
     mov %rdx, %rsp
-    push %rax
     mov %rcx, %rax
     mov (%rax), %rdi
     mov 8(%rax), %rsi
@@ -65,14 +60,21 @@ sfi_enter:
     mov 24(%rax), %rcx
     mov 32(%rax), %r8
     mov 40(%rax), %r9
-    xor %eax, %eax
     xor %ebx, %ebx
     xor %ebp, %ebp
     xor %r10d, %r10d
     xor %r12d, %r12d
     xor %r13d, %r13d
     xor %r15d, %r15d
-    jmp *%r11
+    // The entry trampoline (domain offset 0xfff6) calls *%r11 masked, so the
+    // domain's return lands on trampoline 0 and the return-stack predictor
+    // pairs that call with the domain's ret.
+    lea 0xfff6(%r14), %rax
+    jmp *%rax
+3:
+    wrgsbase %r14
+    mov %r14, %fs:sfi_tls@tpoff+16
+    jmp 1b
 
     // Reached from trampoline 0 when the domain's entry function returns.
     .p2align 5
@@ -82,17 +84,9 @@ sfi_return_from_domain:
     // Also the landing point of faults, timeouts and sfi_abort (rsp = host_rsp).
     .globl sfi_unwind
 sfi_unwind:
-    add $8, %rsp
-    pop %r11
-    test %r11, %r11
-    jz 2f
-    cmp %r11, %fs:sfi_tls@tpoff+16
-    je 2f
-    wrgsbase %r11
-    mov %r11, %fs:sfi_tls@tpoff+16
-2:
     popq %fs:sfi_tls@tpoff+8
     popq %fs:sfi_tls@tpoff
+    mov %fs:sfi_tls@tpoff+24, %rdx
     pop %r15
     pop %r14
     pop %r13
@@ -112,11 +106,20 @@ sfi_host_call:
     mov %fs:sfi_tls@tpoff+8, %r11
     mov 8(%r11), %r11
     call *(%r11,%r10,8)
+    // A nested call into another domain may have changed %gs; %r14 (callee-saved) is still our base.
+    cmp %r14, %fs:sfi_tls@tpoff+16
+    jne 4f
+2:
     pop %rsp
     pop %r11
     and $-32, %r11d
     add %r14, %r11
-    jmp *%r11
+    push %r11
+    ret
+4:
+    wrgsbase %r14
+    mov %r14, %fs:sfi_tls@tpoff+16
+    jmp 2b
 
     // noreturn sfi_abort(): unwind the innermost domain call (status already set).
     .p2align 5
@@ -132,9 +135,16 @@ sfi_stub_end:
     options(att_syntax)
 );
 
+/// Returned in %rax:%rdx by `sfi_enter`.
+#[repr(C)]
+pub struct EnterResult {
+    pub value: u64,
+    pub status: u64,
+}
+
 extern "C" {
     pub fn sfi_tls_ptr() -> *mut u64;
-    pub fn sfi_enter(rt: *const u8, target: u64, stack_top: u64, args: *const u64) -> u64;
+    pub fn sfi_enter(rt: *const u8, target: u64, stack_top: u64, args: *const u64) -> EnterResult;
     pub fn sfi_abort() -> !;
     pub static sfi_return_from_domain: u8;
     pub static sfi_unwind: u8;

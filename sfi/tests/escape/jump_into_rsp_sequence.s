@@ -7,7 +7,7 @@ f:
 	jmp 1f
 	.p2align 5
 	subq $8, %rsp
-	movl %esp, %esp
+	orl $0xf0000000, %esp
 1:	addq %r14, %rsp
 	popq %r11
 	andl $-32, %r11d

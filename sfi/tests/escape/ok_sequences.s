@@ -8,9 +8,9 @@ f:
 	movq %rax, -8(%rsp)             # %rsp-relative store
 	movq 16(%rdi), %rax             # loads are free in stores-only mode
 	subq $64, %rsp                  # %rsp change, re-sandboxed in the same bundle
-	movl %esp, %esp
+	orl $0xf0000000, %esp
 	addq %r14, %rsp
-	andq $-16, %rsp                 # masking low bits keeps %rsp in the domain
+	andq $-16, %rsp                 # clearing low bits keeps %rsp in the stack area
 	movq %rbx, (%rsp)
 	.p2align 5
 	.nops 24
@@ -27,8 +27,9 @@ f:
 	.type g, @function
 g:
 	movq %rax, %gs:(%eax,%ebx,8)
-	popq %r11
+	popq %r11                       # return through the pushed masked address
 	andl $-32, %r11d
 	addq %r14, %r11
-	jmp *%r11
+	pushq %r11
+	ret
 	.p2align 5

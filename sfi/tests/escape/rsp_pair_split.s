@@ -4,9 +4,9 @@
 	.globl f
 	.type f, @function
 f:
-	.nops 27
+	.nops 23
 	movq %rdi, %rsp
-	movl %esp, %esp
+	orl $0xf0000000, %esp
 	addq %r14, %rsp
 	popq %r11
 	andl $-32, %r11d

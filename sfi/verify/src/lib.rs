@@ -25,6 +25,10 @@ pub const MAX_IMPORTS: usize = ((CODE_BASE - TRAMP_BASE) / BUNDLE) as usize - 1;
 pub const FLAG_FULL: u32 = 1;
 /// The dedicated register: holds the domain base while domain code runs.
 pub const BASE_REG: Register = Register::R14;
+/// %rsp stays in [B + STACK_LOW, B + 4 GiB): the stack area, which never holds shared memory.
+pub const STACK_LOW: u64 = 0xF000_0000;
+/// `and $-N, %rsp` with N up to this keeps %rsp in the stack area.
+pub const STACK_ALIGN_MAX: u64 = 1 << 28;
 
 pub struct Module<'a> {
     /// Loads are sandboxed too ("full protection").
@@ -354,12 +358,31 @@ fn is_mask32(i: &Instruction, dst64: Register) -> bool {
         && i.immediate(1) as u32 == (-(BUNDLE as i32)) as u32
 }
 
-fn is_mov_esp_esp(i: &Instruction) -> bool {
-    i.mnemonic() == Mnemonic::Mov
+/// `or $imm, %esp` setting the top four bits: zero-extends %rsp into [STACK_LOW, 4 GiB).
+fn is_or_esp(i: &Instruction) -> bool {
+    i.mnemonic() == Mnemonic::Or
         && i.op0_kind() == OpKind::Register
-        && i.op1_kind() == OpKind::Register
         && i.op0_register() == Register::ESP
-        && i.op1_register() == Register::ESP
+        && matches!(i.op1_kind(), OpKind::Immediate8to32 | OpKind::Immediate32)
+        && i.immediate(1) as u32 & STACK_LOW as u32 == STACK_LOW as u32
+}
+
+/// `and $-32, %eR; add %r14, %R; push %R; ret`, contiguous in one bundle.
+fn is_masked_return(p: &[Instruction; 3], ret: &Instruction) -> bool {
+    let (mask, add, push) = (&p[0], &p[1], &p[2]);
+    let reg = push.op0_register();
+    ret.code() == iced_x86::Code::Retnq
+        && push.mnemonic() == Mnemonic::Push
+        && push.op0_kind() == OpKind::Register
+        && reg.size() == 8
+        && !matches!(reg, Register::RSP | BASE_REG)
+        && mask.ip() >= CODE_BASE
+        && (mask.ip() - CODE_BASE) / BUNDLE == (ret.ip() - CODE_BASE) / BUNDLE
+        && mask.next_ip() == add.ip()
+        && add.next_ip() == push.ip()
+        && push.next_ip() == ret.ip()
+        && is_mask32(mask, reg)
+        && is_r14_add(add, reg)
 }
 
 fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
@@ -370,7 +393,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
     let mut decoder = Decoder::with_ip(64, code, CODE_BASE, DecoderOptions::NONE);
     let mut factory = InstructionInfoFactory::new();
     let mut cur = Instruction::default();
-    let mut prev = [Instruction::default(), Instruction::default()];
+    let mut prev = [Instruction::default(), Instruction::default(), Instruction::default()];
     let mut sp_pending = 0u8; // instructions still owed by a %rsp re-sandboxing sequence
     let mut sp_bundle = 0u64;
     while decoder.can_decode() {
@@ -386,13 +409,13 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
         let bundle = off / BUNDLE;
         marks[off as usize] = TARGET;
         if sp_pending > 0 {
-            let ok = if sp_pending == 2 { is_mov_esp_esp(&cur) } else { is_r14_add(&cur, Register::RSP) };
+            let ok = if sp_pending == 2 { is_or_esp(&cur) } else { is_r14_add(&cur, Register::RSP) };
             if !ok || bundle != sp_bundle {
                 return fail("stack pointer changed without re-sandboxing");
             }
             marks[off as usize] = INSIDE;
             sp_pending -= 1;
-            prev = [prev[1], cur];
+            prev = [prev[1], prev[2], cur];
             continue;
         }
         let direct = matches!(cur.flow_control(), FlowControl::Next | FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call);
@@ -418,9 +441,19 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 if cur.flow_control() != FlowControl::Next {
                     branches.push((off, cur.near_branch_target()));
                 }
-                prev = [prev[1], cur];
+                prev = [prev[1], prev[2], cur];
                 continue;
             }
+        }
+        if cur.flow_control() == FlowControl::Return && is_masked_return(&prev, &cur) {
+            // The pushed value is a bundle start in the domain, and the slot
+            // (at %rsp, inside the stack area) is never shared memory.
+            for i in &prev[1..] {
+                marks[(i.ip() - CODE_BASE) as usize] = INSIDE;
+            }
+            marks[off as usize] = INSIDE;
+            prev = [prev[1], prev[2], cur];
+            continue;
         }
         if let Err(reason) = check_instruction(&cur) {
             return fail(reason);
@@ -454,7 +487,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             let implicit = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call) && !op0_sp;
             let mask = cur.mnemonic() == Mnemonic::And && op0_sp && cur.op0_register() == Register::RSP
                 && matches!(cur.op1_kind(), OpKind::Immediate8to64 | OpKind::Immediate32to64)
-                && cur.immediate(1) >> 32 == 0xffff_ffff;
+                && (-(STACK_ALIGN_MAX as i64)..0).contains(&(cur.immediate(1) as i64));
             if !implicit && !mask {
                 sp_pending = 2;
                 sp_bundle = bundle;
@@ -469,7 +502,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                     return fail("indirect branch through memory");
                 }
                 let reg = cur.op0_register();
-                let (mask, add) = (&prev[0], &prev[1]);
+                let (mask, add) = (&prev[1], &prev[2]);
                 let same_bundle = mask.ip() >= CODE_BASE && (mask.ip() - CODE_BASE) / BUNDLE == bundle;
                 if !(same_bundle && mask.next_ip() == add.ip() && add.next_ip() == cur.ip()
                     && is_mask32(mask, reg) && is_r14_add(add, reg))
@@ -481,7 +514,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             }
             _ => {}
         }
-        prev = [prev[1], cur];
+        prev = [prev[1], prev[2], cur];
     }
     if sp_pending > 0 {
         return Err(Reject { offset: None, reason: "stack pointer changed without re-sandboxing", detail: "at end of code".into() });

@@ -104,10 +104,31 @@ fn rejects_writes_to_r14() {
 #[test]
 fn rsp_changes_need_resandboxing_in_the_same_bundle() {
     let sub = [0x48, 0x83, 0xec, 0x40]; // sub $64,%rsp
-    let pair = [0x89, 0xe4, 0x4c, 0x01, 0xf4]; // mov %esp,%esp; add %r14,%rsp
+    let pair = [0x81, 0xcc, 0, 0, 0, 0xf0, 0x4c, 0x01, 0xf4]; // or $0xf0000000,%esp; add %r14,%rsp
+    let old_pair = [0x89, 0xe4, 0x4c, 0x01, 0xf4]; // mov %esp,%esp; add %r14,%rsp: anywhere in the domain, not enough
     assert_eq!(reason(&module(&with_ret(&sub))), "stack pointer changed without re-sandboxing");
     assert_eq!(reason(&module(&with_ret(&[&sub[..], &pair[..]].concat()))), "accepted");
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &old_pair[..]].concat()))), "stack pointer changed without re-sandboxing");
     assert_eq!(reason(&module(&with_ret(&[0x48, 0x83, 0xe4, 0xf0]))), "accepted"); // and $-16,%rsp
+    // and $-0x20000000,%rsp could take %rsp below the stack area
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x81, 0xe4, 0, 0, 0, 0xe0]))), "stack pointer changed without re-sandboxing");
+    // and $0x7fffffff,%rsp would clear the domain base
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x81, 0xe4, 0xff, 0xff, 0xff, 0x7f]))), "stack pointer changed without re-sandboxing");
+}
+#[test]
+fn return_through_pushed_masked_address() {
+    let seq = [0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0x53, 0xc3]; // pop; and; add; push %r11; ret
+    assert_eq!(reason(&module(&seq)), "accepted");
+    let wrong_reg = [0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x50, 0xc3]; // ... push %rax; ret
+    assert_eq!(reason(&module(&wrong_reg)), "return instruction");
+    let no_mask = [0x41, 0x5b, 0x4d, 0x01, 0xf3, 0x41, 0x53, 0xc3];
+    assert_eq!(reason(&module(&no_mask)), "return instruction");
+    let mut split = vec![0x90; 23]; // the sequence straddles a bundle boundary: and, add in bundle 0, push, ret in bundle 1
+    split.extend_from_slice(&seq);
+    assert_eq!(reason(&module(&split)), "return instruction");
+    let into = [&[0xeb, 0x09][..], &seq[..]].concat(); // jmp to the push
+    assert_eq!(reason(&module(&into)), "branch into a sandboxing sequence");
+    assert_eq!(reason(&module(&[0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0x53, 0xc2, 0, 0])), "return instruction"); // ret $0
 }
 #[test]
 fn rejects_instruction_crossing_bundle() {
