@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """All SFI tests: verifier unit tests, hand-written escape modules, runtime
-tests, sandboxed-versus-native output of the test programs, and a bounded
-fuzz run of the verifier.  One line per test, then `sfi-test: N passed, N failed`."""
+tests, sandboxed-versus-native output of the test programs and of the
+benchmark's Debian programs (when fetched), and a bounded fuzz run of the verifier.  One line per test, then `sfi-test: N passed, N failed`."""
 import glob
 import os
 import re
@@ -97,6 +97,32 @@ def program_equality():
                        native.returncode, sb.returncode, native.stdout[:500], sb.stdout[:500], sb.stderr[:500]))
 
 
+def debian_programs():
+    """The benchmark's Debian programs with their benchmark workloads: sandboxed
+    output (both modes) must equal native output.  Needs the sources that
+    `make sfi-bench` fetches; without them this step says so and is skipped."""
+    sys.path.insert(0, os.path.join(SFI, "bench"))
+    import bench
+    dirs = bench.fetched()
+    if dirs is None:
+        print("SKIP debian/*: Debian sources not fetched yet (make sfi-bench fetches them)", flush=True)
+        return
+    corpus = bench.make_corpus(dirs)
+    for name, kind, srcs, cflags, arg in bench.programs(dirs):
+        try:
+            exe = {f: sfibuild.build(name, srcs, f, cflags, outdir=os.path.join(sfibuild.BUILD, "bench")) for f in sfibuild.FLAVORS}
+        except sfibuild.BuildError as e:
+            result("debian/%s/build" % name, False, str(e))
+            continue
+        args = [corpus if a == "corpus" else a for a in arg]
+        native = subprocess.run([exe["native"]] + args, capture_output=True, timeout=600)
+        for f in ("stores", "full"):
+            sb = subprocess.run([os.path.join(BIN, "sfi-run"), exe[f]] + args, capture_output=True, timeout=600)
+            ok = native.returncode == 0 and sb.returncode == 0 and sb.stdout == native.stdout
+            result("debian/%s/%s-equals-native" % (name, f), ok, "native exit %d, sandboxed exit %d\n%s" % (
+                native.returncode, sb.returncode, sb.stderr.decode(errors="replace")[:500]))
+
+
 def fuzz(seconds):
     seeds = glob.glob(os.path.join(sfibuild.BUILD, "progs", "*.sfi")) + glob.glob(os.path.join(sfibuild.BUILD, "escape", "*.sfi"))
     r = run([os.path.join(BIN, "sfi-fuzz"), "--seconds", str(seconds)] + sorted(seeds)[:20], timeout=seconds + 120)
@@ -105,7 +131,8 @@ def fuzz(seconds):
 
 
 def main():
-    steps = [verifier_unit_tests, escape_modules, runtime_tests, program_equality, lambda: fuzz(int(os.environ.get("SFI_FUZZ_SECONDS", "20")))]
+    steps = [verifier_unit_tests, escape_modules, runtime_tests, program_equality, debian_programs,
+             lambda: fuzz(int(os.environ.get("SFI_FUZZ_SECONDS", "20")))]
     for step in steps:
         try:
             step()

@@ -4,6 +4,7 @@
 #include "kiss_fft.h"
 #include "kiss_fftr.h"
 int main(int argc, char **argv) {
+    long work = argc > 1 ? atol(argv[1]) : 4000000; /* points transformed per size */
     int sizes[] = {1024, 4096, 3000, 65536};
     double check = 0;
     for (int s = 0; s < 4; s++) {
@@ -11,7 +12,7 @@ int main(int argc, char **argv) {
         kiss_fft_cfg f = kiss_fft_alloc(n, 0, 0, 0), inv = kiss_fft_alloc(n, 1, 0, 0);
         kiss_fft_cpx *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
         for (int i = 0; i < n; i++) { x[i].r = sinf(i * 0.01f) + (i % 7) * 0.1f; x[i].i = cosf(i * 0.003f); }
-        int reps = 4000000 / n;
+        int reps = (int)(work / n);
         for (int r = 0; r < reps; r++) { kiss_fft(f, x, y); kiss_fft(inv, y, x); for (int i = 0; i < n; i++) { x[i].r /= n; x[i].i /= n; } }
         for (int i = 0; i < n; i += 97) check += x[i].r * 3 + y[i].i;
         kiss_fftr_cfg rf = kiss_fftr_alloc(n & ~1, 0, 0, 0);

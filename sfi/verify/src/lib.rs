@@ -282,25 +282,29 @@ fn explicit_memory_safe(i: &Instruction, write: bool, data_offset: u64) -> bool 
 // memory it touches besides its explicit operand, how it accesses that operand,
 // its instruction set, flow control and register classes) depends only on the
 // opcode, so later instances need only their explicit operands checked.
-const KNOWN: u8 = 1; // facts computed; the instruction passes check_instruction
-const SLOW: u8 = 2; // implicit memory access or implicit write of %rsp/%r14: always the full pass
-const MEM_R: u8 = 4; // the explicit memory operand is read
-const MEM_W: u8 = 8; // the explicit memory operand is written
+const KNOWN: u16 = 1; // facts computed; the instruction passes check_instruction
+const SLOW: u16 = 2; // implicit memory access or implicit write of %rsp/%r14: always the full pass
+const MEM_R: u16 = 4; // the explicit memory operand is read
+const MEM_W: u16 = 8; // the explicit memory operand is written
+const OP_W: u16 = 16; // OP_W << n: explicit operand n is written
 
-/// True if the instance qualifies for the cache: no explicit %rsp/%r14 register
-/// operand and no vector index register.
-fn plain_operands(i: &Instruction) -> bool {
+/// (qualifies for the cache: no vector index register; has an explicit memory
+/// operand; mask of the explicit register operands that are %rsp or %r14)
+fn plain_operands(i: &Instruction) -> (bool, bool, u16) {
+    let (mut has_mem, mut special) = (false, 0u16);
     for n in 0..i.op_count() {
         match i.op_kind(n) {
-            OpKind::Register if matches!(i.op_register(n).full_register(), Register::RSP | BASE_REG) => return false,
-            OpKind::Memory if i.memory_index().is_vector_register() => return false,
+            OpKind::Register if matches!(i.op_register(n).full_register(), Register::RSP | BASE_REG) => special |= OP_W << n,
+            OpKind::Memory if i.memory_index().is_vector_register() => return (false, false, 0),
+            OpKind::Memory => has_mem = true,
             _ => {}
         }
     }
-    true
+    (true, has_mem, special)
 }
 
-fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u8 {
+/// Learns an opcode's facts from an instance without explicit %rsp/%r14 operands.
+fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
     let has_mem = (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory);
     let info = factory.info(i);
     let mut f = KNOWN;
@@ -333,6 +337,11 @@ fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u8 {
             && (r.register().full_register() == BASE_REG || (r.register().full_register() == Register::RSP && !stack_op))
     }) {
         f |= SLOW;
+    }
+    for n in 0..i.op_count() {
+        if matches!(info.op_access(n), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite) {
+            f |= OP_W << n;
+        }
     }
     f
 }
@@ -368,8 +377,7 @@ fn is_or_esp(i: &Instruction) -> bool {
 }
 
 /// `and $-32, %eR; add %r14, %R; push %R; ret`, contiguous in one bundle.
-fn is_masked_return(p: &[Instruction; 3], ret: &Instruction) -> bool {
-    let (mask, add, push) = (&p[0], &p[1], &p[2]);
+fn is_masked_return(mask: &Instruction, add: &Instruction, push: &Instruction, ret: &Instruction) -> bool {
     let reg = push.op0_register();
     ret.code() == iced_x86::Code::Retnq
         && push.mnemonic() == Mnemonic::Push
@@ -387,13 +395,26 @@ fn is_masked_return(p: &[Instruction; 3], ret: &Instruction) -> bool {
 
 fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
     let code = m.code;
-    let mut facts = vec![0u8; if fast { 2 * iced_x86::Code::values().len() } else { 0 }];
+    let mut facts = vec![0u16; if fast { 2 * iced_x86::Code::values().len() } else { 0 }];
     let mut marks = vec![0u8; code.len()];
     let mut branches: Vec<(u64, u64)> = Vec::new();
     let mut decoder = Decoder::with_ip(64, code, CODE_BASE, DecoderOptions::NONE);
     let mut factory = InstructionInfoFactory::new();
     let mut cur = Instruction::default();
-    let mut prev = [Instruction::default(), Instruction::default(), Instruction::default()];
+    // The last three instructions, in a ring (one copy per instruction): prev!(1) is the latest.
+    let mut ring = [Instruction::default(), Instruction::default(), Instruction::default()];
+    let mut k = 0usize;
+    macro_rules! prev {
+        ($back:expr) => {
+            ring[(k + 3 - $back) % 3]
+        };
+    }
+    macro_rules! push_prev {
+        () => {{
+            ring[k % 3] = cur;
+            k += 1;
+        }};
+    }
     let mut sp_pending = 0u8; // instructions still owed by a %rsp re-sandboxing sequence
     let mut sp_bundle = 0u64;
     while decoder.can_decode() {
@@ -415,22 +436,25 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             }
             marks[off as usize] = INSIDE;
             sp_pending -= 1;
-            prev = [prev[1], prev[2], cur];
+            push_prev!();
             continue;
         }
         let direct = matches!(cur.flow_control(), FlowControl::Next | FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call);
-        if fast && direct && plain_operands(&cur) {
+        let (plain, has_mem, special) = if fast && direct { plain_operands(&cur) } else { (false, false, 0) };
+        if plain {
             // Keyed by opcode and by whether its r/m operand is memory or a register.
-            let has_mem = (0..cur.op_count()).any(|n| cur.op_kind(n) == OpKind::Memory);
             let slot = &mut facts[2 * cur.code() as usize + has_mem as usize];
-            if *slot == 0 {
+            if *slot == 0 && special == 0 {
                 if let Err(reason) = check_instruction(&cur) {
                     return fail(reason);
                 }
                 *slot = learn(&cur, &mut factory);
             }
             let f = *slot;
-            if f & SLOW == 0 {
+            // Explicit %rsp/%r14 operands that are only read (add %r14,%r11; mov %rsp,%rbp) stay on the fast path.
+            // (push/pop/call with an explicit %rsp operand are not exempt from rule 5: full pass.)
+            let stack_op = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call);
+            if f & KNOWN != 0 && f & SLOW == 0 && f & special == 0 && !(special != 0 && stack_op) {
                 let (read, write) = (f & MEM_R != 0, f & MEM_W != 0);
                 if (read || write) && cur.memory_segment() == Register::FS {
                     return fail("segment override %fs");
@@ -441,18 +465,18 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 if cur.flow_control() != FlowControl::Next {
                     branches.push((off, cur.near_branch_target()));
                 }
-                prev = [prev[1], prev[2], cur];
+                push_prev!();
                 continue;
             }
         }
-        if cur.flow_control() == FlowControl::Return && is_masked_return(&prev, &cur) {
+        if cur.flow_control() == FlowControl::Return && is_masked_return(&prev!(3), &prev!(2), &prev!(1), &cur) {
             // The pushed value is a bundle start in the domain, and the slot
             // (at %rsp, inside the stack area) is never shared memory.
-            for i in &prev[1..] {
-                marks[(i.ip() - CODE_BASE) as usize] = INSIDE;
+            for b in [2, 1] {
+                marks[(prev!(b).ip() - CODE_BASE) as usize] = INSIDE;
             }
             marks[off as usize] = INSIDE;
-            prev = [prev[1], prev[2], cur];
+            push_prev!();
             continue;
         }
         if let Err(reason) = check_instruction(&cur) {
@@ -502,7 +526,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                     return fail("indirect branch through memory");
                 }
                 let reg = cur.op0_register();
-                let (mask, add) = (&prev[1], &prev[2]);
+                let (mask, add) = (&prev!(2), &prev!(1));
                 let same_bundle = mask.ip() >= CODE_BASE && (mask.ip() - CODE_BASE) / BUNDLE == bundle;
                 if !(same_bundle && mask.next_ip() == add.ip() && add.next_ip() == cur.ip()
                     && is_mask32(mask, reg) && is_r14_add(add, reg))
@@ -514,7 +538,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             }
             _ => {}
         }
-        prev = [prev[1], prev[2], cur];
+        push_prev!();
     }
     if sp_pending > 0 {
         return Err(Reject { offset: None, reason: "stack pointer changed without re-sandboxing", detail: "at end of code".into() });
