@@ -11,7 +11,8 @@ use keep_abi::{
 };
 
 use crate::cspace::{BEYOND, HOLE, console_works, expect_type, snapshot, unchanged};
-use crate::{Ctx, Cx, TestResult, expect_err, thread, with_slots};
+use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
+use keep_loader::thread;
 
 fn info(a: Account) -> Result<(u64, u64), String> {
     a.info().ctx("ACCOUNT.INFO")
@@ -231,7 +232,7 @@ pub fn kpager_refills(cx: &mut Cx) -> TestResult {
     };
     KMEM_CALLS.store(0, SeqCst);
     let r = (|| {
-        let t = thread::spawn(cx, "ktest-kpager", 10, kpager, [ret, a.0, 0, 0])?;
+        let t = thread::spawn(&mut cx.slots, "ktest-kpager", 10, kpager, &[ret, a.0])?;
         let r = (|| {
             t.process.mint(snd, 0x4b4d, 0).ctx("MINT")?;
             a.set_kpager(snd).ctx("SET_KPAGER")?;
@@ -255,7 +256,7 @@ pub fn kpager_refills(cx: &mut Cx) -> TestResult {
             a.destroy(d).ctx("DESTROY")?;
             a.set_kpager(0).ctx("SET_KPAGER 0")
         })();
-        t.kill(cx);
+        t.kill(&mut cx.slots);
         r
     })();
     cx.drop_slots(&[ret, snd, d]);

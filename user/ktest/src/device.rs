@@ -240,15 +240,15 @@ pub fn irq_errors(cx: &mut Cx) -> TestResult {
 }
 
 pub fn irq_dead_binding(cx: &mut Cx) -> TestResult {
-    fn never_runs(_: &crate::thread::Args) -> u64 {
+    fn never_runs(_: &keep_loader::thread::Args) -> u64 {
         0
     }
     with_slots(cx, |cx, [s]| {
         pit_quiet();
-        let t = crate::thread::create(cx, "irqbound", 10, never_runs, [0; 4])?;
+        let t = keep_loader::thread::create(&mut cx.slots, "irqbound", 10, never_runs, &[])?;
         let r = t.process.mint(s, 1, rights::WRITE).ctx("MINT");
         let r = r.and_then(|_| INTERRUPT.bind(PIT_LINE, s).ctx("BIND to the thread"));
-        t.kill(cx);
+        t.kill(&mut cx.slots);
         r?;
         // The bound process is gone: the line can be bound again.
         expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK of a dead binding")?;

@@ -16,7 +16,7 @@ use keep_abi::{
 };
 
 use crate::cspace::{BEYOND, HOLE, snapshot, unchanged};
-use crate::thread::{self, Thread};
+use keep_loader::thread::{self, Thread};
 use crate::{Ctx, Cx, TestResult, expect_code, expect_err};
 
 const Z: AtomicU64 = AtomicU64::new(0);
@@ -230,13 +230,13 @@ fn start_server(
         c.store(slots.get(i).copied().unwrap_or(0), SeqCst);
     }
     CFG_NSLOTS.store(slots.len() as u64, SeqCst);
-    let t = thread::create(cx, "ktest-server", prio, server, [0; 4])?;
+    let t = thread::create(&mut cx.slots, "ktest-server", prio, server, &[])?;
     if let Err(e) = t.process.mint(snd, payload, rights_) {
-        t.kill(cx);
+        t.kill(&mut cx.slots);
         return Err(format!("MINT failed: {e}"));
     }
     if let Err(e) = t.process.start() {
-        t.kill(cx);
+        t.kill(&mut cx.slots);
         return Err(format!("START failed: {e}"));
     }
     Ok(t)
@@ -266,7 +266,7 @@ fn with_server(
                     addr: 0,
                 })
             };
-            t.kill(cx);
+            t.kill(&mut cx.slots);
             r.and_then(|_| {
                 let st = st.ctx("WAIT for the server")?;
                 ensure!(
@@ -339,7 +339,7 @@ pub fn send_nonblocking(cx: &mut Cx) -> TestResult {
     CFG_TIMEOUT.store(50, SeqCst);
     let s = cx.slots::<2>()?;
     let r = (|| {
-        let t = thread::create(cx, "ktest-server", HIGH, server, [0; 4])?;
+        let t = thread::create(&mut cx.slots, "ktest-server", HIGH, server, &[])?;
         let r = (|| {
             t.process.mint(s[0], 1, 0).ctx("MINT")?;
             let before = snapshot()?;
@@ -358,7 +358,7 @@ pub fn send_nonblocking(cx: &mut Cx) -> TestResult {
             );
             Ok(())
         })();
-        t.kill(cx);
+        t.kill(&mut cx.slots);
         r
     })();
     cx.drop_slots(&s);
@@ -482,7 +482,7 @@ pub fn payloads(cx: &mut Cx) -> TestResult {
             Ok(())
         })();
         let _ = t.process.wait();
-        t.kill(cx);
+        t.kill(&mut cx.slots);
         r
     })();
     cx.drop_slots(&s);
@@ -719,7 +719,7 @@ pub fn stop_receiver(cx: &mut Cx) -> TestResult {
             );
             Ok(())
         })();
-        t.kill(cx);
+        t.kill(&mut cx.slots);
         r
     })();
     cx.drop_slots(&s);
@@ -799,7 +799,7 @@ fn with_flagger(
     FLAG.store(0, SeqCst);
     let s = cx.slot()?;
     let r = (|| {
-        let t = thread::spawn(cx, "ktest-flag", prio, flagger, [0; 4])?;
+        let t = thread::spawn(&mut cx.slots, "ktest-flag", prio, flagger, &[])?;
         let r = t.process.mint(s, 0, 0).ctx("MINT").and_then(|_| {
             // Let it reach its receive.
             TIMER.sleep(20).ctx("SLEEP")?;
@@ -807,7 +807,7 @@ fn with_flagger(
             ensure!(st.state == keep_abi::state::BLOCKED, "receiver is {st}");
             f(s)
         });
-        t.kill(cx);
+        t.kill(&mut cx.slots);
         r
     })();
     cx.drop_slot(s);

@@ -40,7 +40,7 @@ mod kernel;
 mod process;
 mod sched;
 mod stress;
-mod thread;
+
 
 use alloc::format;
 use alloc::string::String;

@@ -5,7 +5,8 @@ use core::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
 use keep_abi::{Error, KERNEL, SELF_ASPACE, TIMER, Timer, info, rights, slot, ty};
 
-use crate::{Ctx, Cx, TestResult, expect_err, thread, with_slots};
+use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
+use keep_loader::thread;
 
 pub fn now(_: &mut Cx) -> TestResult {
     let (ms0, t0) = TIMER.now().ctx("NOW")?;
@@ -67,17 +68,17 @@ pub fn priority_order(cx: &mut Cx) -> TestResult {
     NEXT.store(0, SeqCst);
     // Both below ktest (10): neither runs until ktest blocks, then the
     // higher one first, although it was started second.
-    let low = thread::spawn(cx, "ktest-low", 4, record, [1, 0, 0, 0])?;
-    let high = match thread::spawn(cx, "ktest-high", 6, record, [2, 0, 0, 0]) {
+    let low = thread::spawn(&mut cx.slots, "ktest-low", 4, record, &[1])?;
+    let high = match thread::spawn(&mut cx.slots, "ktest-high", 6, record, &[2]) {
         Ok(t) => t,
         Err(e) => {
-            low.kill(cx);
+            low.kill(&mut cx.slots);
             return Err(e);
         }
     };
     ensure!(NEXT.load(SeqCst) == 0, "a lower-priority thread ran first");
-    let a = low.join(cx);
-    let b = high.join(cx);
+    let a = low.join(&mut cx.slots);
+    let b = high.join(&mut cx.slots);
     a?;
     b?;
     let order = [ORDER[0].load(SeqCst), ORDER[1].load(SeqCst)];
@@ -88,9 +89,9 @@ pub fn priority_order(cx: &mut Cx) -> TestResult {
 pub fn higher_preempts(cx: &mut Cx) -> TestResult {
     NEXT.store(0, SeqCst);
     // Starting a higher-priority thread runs it at once.
-    let t = thread::spawn(cx, "ktest-high", 12, record, [3, 0, 0, 0])?;
+    let t = thread::spawn(&mut cx.slots, "ktest-high", 12, record, &[3])?;
     let ran = NEXT.load(SeqCst);
-    let r = t.join(cx);
+    let r = t.join(&mut cx.slots);
     r?;
     ensure!(ran == 1, "the higher-priority thread had not run after START");
     Ok(())
@@ -110,8 +111,8 @@ fn sharer(a: &thread::Args) -> u64 {
 pub fn shared_aspace(cx: &mut Cx) -> TestResult {
     with_slots(cx, |cx, [s]| {
         SHARED.store(0, SeqCst);
-        let t = thread::spawn(cx, "ktest-share", 10, sharer, [s, 0, 0, 0])?;
-        let st = t.join(cx)?;
+        let t = thread::spawn(&mut cx.slots, "ktest-share", 10, sharer, &[s])?;
+        let st = t.join(&mut cx.slots)?;
         ensure!(st.code == 0, "thread {st}");
         ensure!(SHARED.load(SeqCst) == 0x5157, "the thread's write is not seen");
         crate::cspace::console_works(s)

@@ -8,14 +8,18 @@
 //!   capabilities and registers.
 //! * [`slots`] hands out the caller's free capability slots.
 //! * [`testelf`] writes tiny ELF files for tests (host and in-guest).
+//! * [`thread`] runs a function of the caller as a process in its space.
 
 #![cfg_attr(not(test), no_std)]
+
+extern crate alloc;
 
 pub mod bootimg;
 pub mod program;
 pub mod slots;
 pub mod spawn;
 pub mod testelf;
+pub mod thread;
 
 pub use bootimg::{BootImage, ImageError};
 pub use program::{ElfError, Program};

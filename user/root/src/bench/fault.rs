@@ -16,7 +16,7 @@ use keep_abi::{
 };
 
 use super::ipc::PRIORITY;
-use super::thread::{self, Args};
+use keep_loader::thread::{self, Args};
 use super::{BenchResult, Ctx, RUNS, Runs, Suite, tsc};
 use crate::Root;
 
@@ -113,7 +113,7 @@ fn handled(
     };
     let r = (|| {
         keep_abi::SELF_PROCESS.mint(snd, 0xFA17, 0).ctx("MINT")?;
-        let t = thread::create(root, "bench-faulter", PRIORITY, body, [snd, s.pair, 0, 0, 0, 0, 0, 0])?;
+        let t = thread::create(&mut root.slots, "bench-faulter", PRIORITY, body, &[snd, s.pair])?;
         let r = (|| {
             t.process.set_fault_handler(snd).ctx("SET_FAULT_HANDLER")?;
             let buf = keep_rt::ipc_buffer();
@@ -148,7 +148,7 @@ fn handled(
             }
             Ok(Runs(runs))
         })();
-        t.kill(root);
+        t.kill(&mut root.slots);
         r
     })();
     for x in [snd, ret] {
@@ -228,7 +228,7 @@ fn kmem(root: &mut Root, s: &mut Suite) -> BenchResult {
     let a = Account(acct);
     let r = (|| -> BenchResult<_> {
         MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
-        let t = thread::spawn(root, "bench-kpager", PRIORITY, kpager, [ret, acct, 0, 0, 0, 0, 0, 0])?;
+        let t = thread::spawn(&mut root.slots, "bench-kpager", PRIORITY, kpager, &[ret, acct])?;
         let r = (|| {
             t.process.mint(snd, 0x4b4d, 0).ctx("MINT")?;
             a.set_kpager(snd).ctx("SET_KPAGER")?;
@@ -268,7 +268,7 @@ fn kmem(root: &mut Root, s: &mut Suite) -> BenchResult {
             let _ = a.set_kpager(0);
             Ok((base, total, diff))
         })();
-        t.kill(root);
+        t.kill(&mut root.slots);
         if let Ok((free, _)) = a.info() {
             if free > 0 {
                 let _ = a.reclaim(slot::MEMORY, free);
@@ -349,17 +349,10 @@ fn heap_grow(root: &mut Root, s: &mut Suite) -> BenchResult {
 }
 
 pub fn run(root: &mut Root, s: &mut Suite) {
-    let parts: [(&str, fn(&mut Root, &mut Suite) -> BenchResult); 4] = [
+    super::run_parts(root, s, &[
         ("fault.page.user_pager", page_fault),
         ("fault.exception.handler", exception),
         ("kmem.fault", kmem),
         ("mem.heap_grow", heap_grow),
-    ];
-    for (name, f) in parts {
-        if s.wants_any(name) {
-            if let Err(e) = f(root, s) {
-                s.fail(name, &e);
-            }
-        }
-    }
+    ]);
 }

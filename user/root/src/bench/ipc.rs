@@ -18,7 +18,7 @@ use keep_abi::{
 use keep_rt::println;
 use keep_loader::{Child, Grant, Loader, Spec};
 
-use super::thread::{self, Args};
+use keep_loader::thread::{self, Args};
 use super::{BenchResult, Ctx, RUNS, Suite};
 use crate::Root;
 
@@ -222,13 +222,13 @@ fn same_as(root: &mut Root, s: &mut Suite) -> BenchResult {
             }
         }
     }
-    let r = thread::spawn(root, "bench-server", PRIORITY, server, slots).and_then(|t| {
+    let r = thread::spawn(&mut root.slots, "bench-server", PRIORITY, server, &slots).and_then(|t| {
         let r = mint(root, t.process).and_then(|to| {
             let r = round_trips(s, to, &SAME);
             drop_slot(root, to.0);
             r
         });
-        t.kill(root);
+        t.kill(&mut root.slots);
         r
     });
     for &x in &slots[..5] {
@@ -284,17 +284,10 @@ fn yield_switch(root: &mut Root, s: &mut Suite) -> BenchResult {
 }
 
 pub fn run(root: &mut Root, s: &mut Suite) {
-    let parts: [(&str, fn(&mut Root, &mut Suite) -> BenchResult); 4] = [
+    super::run_parts(root, s, &[
         ("ipc.call_reply.cross_as", cross_as),
         ("ipc.call_reply.same_as", same_as),
         ("ipc.send.nonblocking_fail", nonblocking_fail),
         ("sched.yield_switch", yield_switch),
-    ];
-    for (name, f) in parts {
-        if s.wants_any(name) {
-            if let Err(e) = f(root, s) {
-                s.fail(name, &e);
-            }
-        }
-    }
+    ]);
 }

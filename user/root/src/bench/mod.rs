@@ -22,7 +22,6 @@
 mod caps;
 mod fault;
 mod ipc;
-mod thread;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -207,6 +206,21 @@ fn empty_pair() -> u64 {
 
 /// Runs the whole suite, or with a filter the benchmarks whose names start
 /// with it.
+/// A group of benchmarks: its name (prefix) and the function that runs it.
+type Part = (&'static str, fn(&mut Root, &mut Suite) -> BenchResult);
+
+/// Runs each part whose name the suite wants; a part that fails is reported
+/// under its name and the others go on.
+fn run_parts(root: &mut Root, s: &mut Suite, parts: &[Part]) {
+    for &(name, f) in parts {
+        if s.wants_any(name) {
+            if let Err(e) = f(root, s) {
+                s.fail(name, &e);
+            }
+        }
+    }
+}
+
 pub fn run_all(root: &mut Root, filter: Option<&str>) {
     let mut s = Suite {
         filter,

@@ -1,18 +1,19 @@
-//! Processes that run a function of the root task in the root task's own
-//! address space (sharing its memory and capability space): the same-space
-//! IPC server, the faulting processes of the fault benchmarks and the
-//! kpager.  Each has its own stack and IPC buffer, allocated by the root
-//! task; a thread itself never allocates (the heap lock is not made for
-//! several processes).
+//! Threads: processes that run a Rust function of the calling program in
+//! its own address space (sharing its memory and capability space), each
+//! with its own stack and IPC buffer on the caller's heap.  A thread must
+//! not allocate: the heap lock is not made for processes of different
+//! priorities.  ktest's servers and pagers and the benchmarks' partners are
+//! threads.
 
 use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use keep_abi::{ACCOUNT, IpcBuffer, Process, SELF_ASPACE, slot};
+use keep_abi::{ACCOUNT, IpcBuffer, Process, SELF_ASPACE, Status, slot};
 
-use super::BenchResult;
-use crate::Root;
+use crate::SlotPool;
 
 /// What a thread's function gets.
 pub struct Args {
@@ -25,12 +26,13 @@ impl Args {
     /// The thread's own IPC buffer.
     #[allow(clippy::mut_from_ref)]
     pub fn buf(&self) -> &mut IpcBuffer {
-        // SAFETY: the buffer lives as long as the Thread; only this thread
-        // uses it.
+        // SAFETY: the buffer lives as long as the Thread and only this
+        // thread uses it.
         unsafe { &mut *self.buf }
     }
 }
 
+/// The function a thread runs; its result is the exit code.
 pub type Body = fn(&Args) -> u64;
 
 struct Start {
@@ -59,27 +61,30 @@ extern "C" fn entry(start: *const Start) -> ! {
     }
 }
 
-/// Makes a CREATED thread running `body` with `words` at `priority`.
+/// Makes (but does not start) a thread running `body` at `priority`; its
+/// `words` are the first of `Args::words`, the rest 0.
 pub fn create(
-    root: &mut Root,
+    slots: &mut SlotPool,
     name: &str,
     priority: u64,
     body: Body,
-    words: [u64; 8],
-) -> BenchResult<Thread> {
-    let p = root.slots.alloc().ok_or("no free capability slot")?;
+    words: &[u64],
+) -> Result<Thread, String> {
+    let p = slots.alloc().ok_or("no free capability slot")?;
     if let Err(e) = ACCOUNT.create_process(slot::SELF_ASPACE, p) {
-        root.slots.free(p);
-        return Err(alloc::format!("CREATE_PROCESS failed: {e}"));
+        slots.free(p);
+        return Err(format!("CREATE_PROCESS in own aspace failed: {e}"));
     }
     let process = Process(p);
+    let mut all = [0u64; 8];
+    all[..words.len()].copy_from_slice(words);
     let mut buf = Box::new(IpcBuffer::new());
     let buf_ptr: *mut IpcBuffer = &mut *buf;
     let start = Box::new(Start {
         body,
         args: Args {
             process,
-            words,
+            words: all,
             buf: buf_ptr,
         },
     });
@@ -105,33 +110,40 @@ pub fn create(
             )
         });
     if let Err(e) = setup {
-        t.kill(root);
-        return Err(alloc::format!("setting up thread {name} failed: {e}"));
+        t.kill(slots);
+        return Err(format!("setting up thread {name} failed: {e}"));
     }
     Ok(t)
 }
 
 /// Makes and starts a thread.
 pub fn spawn(
-    root: &mut Root,
+    slots: &mut SlotPool,
     name: &str,
     priority: u64,
     body: Body,
-    words: [u64; 8],
-) -> BenchResult<Thread> {
-    let t = create(root, name, priority, body, words)?;
+    words: &[u64],
+) -> Result<Thread, String> {
+    let t = create(slots, name, priority, body, words)?;
     if let Err(e) = t.process.start() {
-        t.kill(root);
-        return Err(alloc::format!("START of thread {name} failed: {e}"));
+        t.kill(slots);
+        return Err(format!("START of thread {name} failed: {e}"));
     }
     Ok(t)
 }
 
 impl Thread {
-    /// Destroys the thread wherever it is.
-    pub fn kill(self, root: &mut Root) {
+    /// Waits for the thread to end, then destroys it.
+    pub fn join(self, slots: &mut SlotPool) -> Result<Status, String> {
+        let s = self.process.wait().map_err(|e| format!("WAIT for thread: {e}"));
+        self.kill(slots);
+        s
+    }
+
+    /// Destroys the thread wherever it is and frees its slot.
+    pub fn kill(self, slots: &mut SlotPool) {
         let _ = ACCOUNT.destroy(self.process.0);
         let _ = SELF_ASPACE.delete_cap(self.process.0);
-        root.slots.free(self.process.0);
+        slots.free(self.process.0);
     }
 }
