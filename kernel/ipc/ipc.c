@@ -89,10 +89,6 @@ static bool can_take_call(struct process *r)
     return recv_slots(r, slots) >= 1;
 }
 
-static struct cap return_cap(struct process *caller)
-{
-    return cap_make(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, caller->num, caller->reply_version, 0);
-}
 
 /* Finish r's receive phase (or reply wait) with message m and let it run:
  * first in its priority, which is the direct switch. */

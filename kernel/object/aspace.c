@@ -11,7 +11,6 @@
 #include "process.h"
 
 static u16 next_pcid = 1;
-static void tlb_forget(struct aspace *as, u64 va);
 
 u64 aspace_create(struct account *a)
 {
@@ -86,15 +85,6 @@ void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa)
     count_map(pa);
 }
 
-/* Remove the mapping *pte of va (a user address or a capability-segment
- * address) from as. */
-static void unmap_pte(struct aspace *as, u64 *pte, u64 va)
-{
-    u64 pa = *pte & PTE_ADDR;
-    *pte = 0;
-    tlb_forget(as, va);
-    count_unmap(pa);
-}
 
 /* TLB upkeep for a mapping removed from as. */
 static void tlb_forget(struct aspace *as, u64 va)
@@ -103,6 +93,16 @@ static void tlb_forget(struct aspace *as, u64 va)
         flush_page(va);
     else
         as->tlb_stale = true;
+}
+
+/* Remove the mapping *pte of va (a user address or a capability-segment
+ * address) from as. */
+static void unmap_pte(struct aspace *as, u64 *pte, u64 va)
+{
+    u64 pa = *pte & PTE_ADDR;
+    *pte = 0;
+    tlb_forget(as, va);
+    count_unmap(pa);
 }
 
 static bool user_page_addr(u64 va) { return va < KEEP_USER_TOP && (va & (PAGE_SIZE - 1)) == 0; }

@@ -66,6 +66,12 @@ void process_destroy(struct process *p);
 struct cap process_cap(struct process *p);
 /* The live process with this number and version, or NULL. */
 struct process *process_by_number(u64 num, u64 version);
+/* The RETURN capability a call by caller gives its callee (valid until the
+ * reply raises reply_version). */
+static inline struct cap return_cap(struct process *caller)
+{
+    return cap_make(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, caller->num, caller->reply_version, 0);
+}
 /* The caller a RETURN capability answers, if it still waits for it. */
 struct process *return_target(struct cap c);
 static inline struct process *process_from_cap(struct cap c)
