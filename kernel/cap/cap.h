@@ -62,36 +62,7 @@ static inline struct cap cap_weaken(struct cap c)
 }
 
 #ifndef HOST_TEST
-struct aspace;
-
-/* Lookup in a capability space.  Returns KEEP_ERR_OK and the slot's kernel
- * address, or OUT_OF_RANGE / NO_CAPPAGE; changes nothing.  For the loaded
- * address space this is the MMU lookup through the capability segment. */
-u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot);
-
-/* Whether the object a capability names still exists at that version. */
-bool cap_live(struct cap c);
-
-/* Look up addr and check that it holds a live capability of `type` (0 = any)
- * with all of `rights`.  Returns KEEP_ERR_OK and the capability, or an error
- * (OUT_OF_RANGE, NO_CAPPAGE, INVALID_CAP, STALE, WRONG_TYPE, NO_RIGHTS). */
-u64 cap_lookup(struct aspace *as, u64 addr, u64 type, u64 rights, struct cap *out);
-
-/* A cappage was unmapped or an address space destroyed: drop what the
- * lookup strategy caches (nothing for the MMU lookup). */
-void cspace_forget(void);
-/* An empty slot to fill: OK, or OUT_OF_RANGE / NO_CAPPAGE / EXISTS. */
-u64 cap_empty_slot(struct aspace *as, u64 addr, struct cap **slot);
-
-/* The asm probe behind the MMU lookup (arch/x86_64/capseg.S): 0 and the
- * capability, or 1 when no cappage is mapped there. */
-int capseg_load(const struct cap *slot, struct cap *out);
-extern const char capseg_load_insn[], capseg_load_fixup[];
-/* Its twin for one user word of the loaded address space: 0, or 1 when the
- * page is not mapped. */
-int user_load(u64 va, u64 *out);
-extern const char user_load_insn[], user_load_fixup[];
-extern u8 smap_on; /* CR4.SMAP is set: user_load needs stac/clac */
+#include "cspace.h"
 #endif
 
 #endif

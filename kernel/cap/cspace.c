@@ -1,8 +1,6 @@
-/* Capability spaces.  A capability address names a 16-byte slot in the
- * capability segment: in the loaded address space the kernel reaches it
- * through the segment's kernel-only alias (range check, shift, add, one
- * load, with a fault fix-up for unmapped cappages); in any other address
- * space it walks that space's segment tables. */
+/* Capability spaces: the walk of another address space's capability
+ * segment, the lookup variants of seed 000 Table 2, and the checks on a
+ * slot's capability.  The MMU lookup itself is inline in cspace.h. */
 #include "aspace.h"
 #include "cap.h"
 #include "frame.h"
@@ -11,8 +9,7 @@
 #include "process.h"
 #include "wrapper.h"
 
-/* The slot through a walk of as's capability-segment tables. */
-static u64 walk_slot(struct aspace *as, u64 addr, struct cap **slot)
+u64 cspace_walk(struct aspace *as, u64 addr, struct cap **slot)
 {
     u64 *pte = user_pte(as->pml4_pa, capseg_va(addr));
     if (!pte || !(*pte & PTE_P))
@@ -43,7 +40,7 @@ static u64 loaded_slot(struct aspace *as, u64 addr, struct cap **slot)
     unsigned h = (unsigned)((page ^ ((uptr)as >> 12)) % SOFT_TLB_SIZE);
     if (soft_tlb[h].as != as || soft_tlb[h].page != page) {
         struct cap *first;
-        u64 e = walk_slot(as, page * KEEP_CAPPAGE_SLOTS, &first);
+        u64 e = cspace_walk(as, page * KEEP_CAPPAGE_SLOTS, &first);
         if (e)
             return e;
         soft_tlb[h].as = as;
@@ -64,9 +61,9 @@ void cspace_forget(void) { regs_as = NULL; }
 static u64 loaded_slot(struct aspace *as, u64 addr, struct cap **slot)
 {
     if (addr >= KEEP_CAPPAGE_SLOTS)
-        return walk_slot(as, addr, slot);
+        return cspace_walk(as, addr, slot);
     if (regs_as != as) {
-        u64 e = walk_slot(as, 0, &regs);
+        u64 e = cspace_walk(as, 0, &regs);
         if (e)
             return e;
         regs_as = as;
@@ -74,30 +71,20 @@ static u64 loaded_slot(struct aspace *as, u64 addr, struct cap **slot)
     *slot = regs + addr;
     return KEEP_ERR_OK;
 }
-#else
-/* The MMU lookup: the capability segment is the loaded space's alias, so a
- * slot is a shift and an add away, and an unmapped cappage faults in the
- * probe, whose fix-up reports it. */
-void cspace_forget(void) {}
-
-static u64 loaded_slot(struct aspace *as UNUSED, u64 addr, struct cap **slot)
-{
-    struct cap *s = (struct cap *)(uptr)(KEEP_CAP_SEGMENT + (addr << 4)), probe;
-    if (capseg_load(s, &probe))
-        return KEEP_ERR_NO_CAPPAGE;
-    *slot = s;
-    return KEEP_ERR_OK;
-}
 #endif
 
+#if defined(CAP_LOOKUP_HASH) || defined(CAP_LOOKUP_REGS)
 u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
 {
     if (addr >= KEEP_CAP_SPACE_SLOTS)
         return KEEP_ERR_OUT_OF_RANGE;
     if (as == cpu0.loaded_as)
         return loaded_slot(as, addr, slot);
-    return walk_slot(as, addr, slot);
+    return cspace_walk(as, addr, slot);
 }
+#else
+void cspace_forget(void) {}
+#endif
 
 bool cap_live(struct cap c)
 {
@@ -126,10 +113,15 @@ bool cap_live(struct cap c)
 
 u64 cap_lookup(struct aspace *as, u64 addr, u64 type, u64 rights, struct cap *out)
 {
-    struct cap *s;
+    struct cap *s = NULL;
     u64 e = cspace_slot(as, addr, &s);
-    if (e)
-        return e;
+    return cap_check_slot(e, s, type, rights, out);
+}
+
+u64 cap_check_slot(u64 err, const struct cap *s, u64 type, u64 rights, struct cap *out)
+{
+    if (err)
+        return err;
     struct cap c = *s;
     if (cap_is_null(c))
         return KEEP_ERR_INVALID_CAP;

@@ -4,7 +4,6 @@
 #include "invoke.h"
 #include "arch.h"
 #include "device.h"
-#include "fastpath.h"
 #include "ipc.h"
 #include "keep/abi.h"
 #include "process.h"
@@ -39,15 +38,12 @@ static u64 dispatch(struct invocation *inv)
     }
 }
 
-u64 invoke_run(struct process *p, struct process *behalf_to)
+/* The invocation in p's registers, whose capability address the caller
+ * has looked up (err: the lookup's error, or OK and the slot). */
+static u64 invoke_slot(struct process *p, struct process *behalf_to, u64 err, const struct cap *slot)
 {
     struct regs *r = &p->regs;
     u64 tag = r->rsi, mode = tag_mode(tag);
-    if (tag & TAG_RESERVED)
-        return KEEP_ERR_INVALID_ARG;
-    if (mode == KEEP_TAG_MODE_RECV)
-        return behalf_to ? INV_RESTART : ipc_receive(p, tag, r->rax);
-
     struct invocation inv = {
         .caller = p,
         .tag = tag,
@@ -56,7 +52,7 @@ u64 invoke_run(struct process *p, struct process *behalf_to)
         .behalf_to = behalf_to,
         .arg = {r->rdx, r->r8, r->r9, r->r10},
     };
-    u64 e = cap_lookup(p->as, r->rdi, 0, 0, &inv.cap);
+    u64 e = cap_check_slot(err, slot, 0, 0, &inv.cap);
     if (e)
         return e;
     for (unsigned depth = 0; cap_type(inv.cap) == KEEP_TYPE_WRAPPER; depth++) {
@@ -87,19 +83,37 @@ u64 invoke_run(struct process *p, struct process *behalf_to)
     return e;
 }
 
-/* Called by entry.S with the caller's registers saved in its process. */
-NORETURN void syscall_dispatch(void)
+u64 invoke_run(struct process *p, struct process *behalf_to)
 {
-    struct process *p = cpu0.current;
+    u64 tag = p->regs.rsi;
+    struct cap *slot = NULL;
+    if (tag & TAG_RESERVED)
+        return KEEP_ERR_INVALID_ARG;
+    if (tag_mode(tag) == KEEP_TAG_MODE_RECV)
+        return behalf_to ? INV_RESTART : ipc_receive(p, tag, p->regs.rax);
+    u64 e = cspace_slot(p->as, p->regs.rdi, &slot);
+    return invoke_slot(p, behalf_to, e, slot);
+}
+
+static NORETURN void finish(struct process *p, u64 e)
+{
+    if (e != INV_BLOCKED && e != INV_DONE)
+        p->regs.rax = e;
+    kernel_exit();
+}
+
+NORETURN void syscall_general(struct process *p)
+{
     if (p->emulate) {
         u64 words[4] = {p->regs.rax, p->regs.rdi, p->regs.rsi, p->regs.rdx};
         if (!process_reflect(p, KEEP_LABEL_SYSCALL, words))
             process_fault(p, VEC_SYSCALL, p->regs.rip - 2, 0, 0);
         kernel_exit();
     }
-    ipc_fastpath(p); /* returns only if the invocation needs the general path */
-    u64 e = invoke_run(p, NULL);
-    if (e != INV_BLOCKED && e != INV_DONE)
-        p->regs.rax = e;
-    kernel_exit();
+    finish(p, invoke_run(p, NULL));
+}
+
+NORETURN void syscall_general_slot(struct process *p, u64 err, const struct cap *slot)
+{
+    finish(p, invoke_slot(p, NULL, err, slot));
 }

@@ -38,6 +38,13 @@ static inline u64 tag_slots(u64 tag) { return (tag >> KEEP_TAG_SLOTS_SHIFT) & KE
  * error code to rax. */
 u64 invoke_run(struct process *p, struct process *behalf_to);
 
+/* The general path of the system call of p, the current process (the fast
+ * path's syscall_dispatch comes here when it does not apply): everything,
+ * or everything after the lookup of the invoked capability (err: its
+ * error, or OK and the slot). */
+NORETURN void syscall_general(struct process *p);
+NORETURN void syscall_general_slot(struct process *p, u64 err, const struct cap *slot);
+
 u64 console_invoke(struct invocation *inv);
 u64 kernel_ctl_invoke(struct invocation *inv);
 u64 memory_invoke(struct invocation *inv);

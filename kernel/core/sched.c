@@ -10,9 +10,13 @@
 #include "process.h"
 #include "x86.h"
 
-static struct process *queue[PRIO_LEVELS];
-static u32 nonempty; /* bit i: queue[i] is not empty */
-static struct process *fpu_owner;
+struct process *sched_queue[PRIO_LEVELS];
+u32 sched_nonempty; /* bit i: queue[i] is not empty */
+struct process *sched_fpu_owner;
+/* Short names inside this file. */
+#define queue sched_queue
+#define nonempty sched_nonempty
+#define fpu_owner sched_fpu_owner
 static struct process *sleepers; /* ordered by deadline */
 
 void sched_enqueue(struct process *p)
@@ -108,27 +112,7 @@ static struct process *pick(void)
     return queue[31 - __builtin_clz(nonempty)];
 }
 
-void sched_load_aspace(struct aspace *as)
-{
-    if (cpu0.loaded_as != as || as->tlb_stale) {
-        switch_address_space(as->pml4_pa, as->pcid, as->tlb_stale);
-        as->tlb_stale = false;
-        cpu0.loaded_as = as;
-    }
-}
-
-static void switch_to(struct process *p)
-{
-    if (fpu_owner != p) {
-        if (fpu_owner)
-            fpu_save(&fpu_owner->fpu);
-        fpu_restore(&p->fpu);
-        fpu_owner = p;
-    }
-    sched_load_aspace(p->as);
-    cpu_set_kernel_entry_stack(&p->regs);
-    cpu0.current = p;
-}
+static void switch_to(struct process *p) { sched_switch_to(p); }
 
 bool sched_is_highest(unsigned prio, struct process *leaving)
 {
@@ -136,12 +120,6 @@ bool sched_is_highest(unsigned prio, struct process *leaving)
     if (leaving->rq_next == leaving) /* alone in its queue */
         runnable &= ~(1u << leaving->prio);
     return (runnable >> prio) <= 1;
-}
-
-NORETURN void sched_run(struct process *p)
-{
-    switch_to(p);
-    arch_return_to_user(&p->regs);
 }
 
 NORETURN void kernel_exit(void)
@@ -152,7 +130,9 @@ NORETURN void kernel_exit(void)
         sti_hlt(); /* interrupts are handled in trap_from_kernel, then we look again */
         cli();
     }
-    switch_to(p);
+    /* Still the same process: nothing to switch (a null invocation's exit). */
+    if (p != cpu0.current || p != fpu_owner || p->as != cpu0.loaded_as)
+        switch_to(p);
     arch_return_to_user(&p->regs);
 }
 

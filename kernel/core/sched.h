@@ -3,9 +3,9 @@
 #define KEEP_SCHED_H
 
 #include "arch.h"
+#include "aspace.h"
+#include "process.h"
 #include "types.h"
-
-struct process;
 
 #define TIME_SLICE_TICKS 5
 
@@ -23,14 +23,29 @@ u64 sched_check(u64 *checked);         /* CHECK_INVARIANTS */
 void sched_dequeue(struct process *p);
 void sched_rotate(struct process *p);  /* to the tail: yield, slice end */
 void sched_tick(void);
-/* For the IPC fast path: load an address space (and its capability space);
- * is no process runnable above prio once the running process `leaving` has
- * blocked; leave the kernel into p, which must be the process the scheduler
- * would pick. */
-struct aspace;
-void sched_load_aspace(struct aspace *as);
+/* What the IPC fast path inlines (sched.c owns these): the run queues,
+ * the bitmap of the non-empty ones and the process whose FPU state the CPU
+ * holds; sched_is_highest: is no process runnable above prio once the
+ * running process `leaving` has blocked? */
+extern struct process *sched_queue[PRIO_LEVELS];
+extern u32 sched_nonempty;
+extern struct process *sched_fpu_owner;
 bool sched_is_highest(unsigned prio, struct process *leaving);
-NORETURN void sched_run(struct process *p);
+
+/* Make p the running process: its FPU state, address space and entry stack. */
+static inline void sched_switch_to(struct process *p)
+{
+    if (sched_fpu_owner != p) {
+        if (sched_fpu_owner)
+            fpu_save(&sched_fpu_owner->fpu);
+        fpu_restore(&p->fpu);
+        sched_fpu_owner = p;
+    }
+    aspace_load(p->as);
+    cpu_set_kernel_entry_stack(&p->regs);
+    cpu0.current = p;
+}
+
 /* Leave the kernel: run the highest-priority runnable process, idling with
  * interrupts on until there is one. */
 NORETURN void kernel_exit(void);

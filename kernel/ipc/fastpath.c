@@ -12,10 +12,10 @@
  * receiver's space after switching to it (which is undone if a slot has
  * gone).  The result is what ipc.c would produce: the same registers, the
  * same return capability, the same states and queues. */
-#include "fastpath.h"
 #include "arch.h"
 #include "invoke.h"
 #include "keep/abi.h"
+#include "probe.h"
 #include "process.h"
 #include "sched.h"
 
@@ -26,28 +26,63 @@
 /* A reply-and-receive: a label and receive slots; no capability or string. */
 #define REPLY_RECV_BITS (KEEP_TAG_LABEL_MASK | SLOTS_FIELD | MODE_FIELD)
 
-/* from blocks; to must then be what the scheduler would pick. */
-static bool may_switch(struct process *to, struct process *from)
+/* Once s has blocked, is r the process the scheduler would pick? */
+static inline bool may_switch(const struct process *r, struct process *s)
 {
-    return sched_is_highest(to->prio, from);
+    if (r->prio == s->prio) /* the common case: nothing runnable above */
+        return !(sched_nonempty >> r->prio >> 1);
+    return sched_is_highest(r->prio, s);
 }
 
-/* s stops for `kind`; r, which waited, gets the CPU first in its priority. */
-static NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r)
+/* One word of s's IPC buffer (mapped, or the fast path gives up). */
+static inline bool buffer_word(struct process *s, u64 off, u64 *out)
+{
+    const u64 *va = (const u64 *)(uptr)(s->ipc_buf + off);
+    u64 w;
+    if (!s->ipc_buf)
+        return false;
+    if (smap_on)
+        PROBE_LOAD_USER_SMAP(w, va, fault);
+    else
+        PROBE_LOAD(w, va, fault);
+    *out = w;
+    return true;
+fault:
+    return false;
+}
+
+/* s stops for `kind`; r, which waited, runs now, first in its priority. */
+static inline NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r)
 {
     cpu0.fastpath_ipc++;
-    /* process_wait() by hand: calling it costs the round trip 42 instructions */
-    sched_dequeue(s);
     s->state = KEEP_STATE_BLOCKED;
     s->wait_kind = (u8)kind;
     r->wait_kind = WAIT_NONE;
     r->wait_target = NULL;
     r->state = KEEP_STATE_RUNNABLE;
-    sched_enqueue_front(r);
-    sched_run(r);
+    if (r->prio == s->prio) {
+        /* s runs, so it heads its queue: r takes its place in the ring,
+         * which is what dequeuing s and enqueuing r at the front gives */
+        if (s->rq_next == s) {
+            r->rq_next = r->rq_prev = r;
+        } else {
+            r->rq_next = s->rq_next;
+            r->rq_prev = s->rq_prev;
+            r->rq_next->rq_prev = r;
+            r->rq_prev->rq_next = r;
+        }
+        sched_queue[r->prio] = r;
+        s->rq_next = s->rq_prev = NULL;
+        r->slice = TIME_SLICE_TICKS;
+    } else {
+        sched_dequeue(s);
+        sched_enqueue_front(r);
+    }
+    sched_switch_to(r);
+    arch_return_to_user(&r->regs);
 }
 
-static void copy_words(struct regs *to, const struct regs *from)
+static inline void copy_words(struct regs *to, const struct regs *from)
 {
     to->rdx = from->rdx;
     to->r8 = from->r8;
@@ -55,16 +90,11 @@ static void copy_words(struct regs *to, const struct regs *from)
     to->r10 = from->r10;
 }
 
-static void fast_call(struct process *s, u64 tag)
+static inline void fast_call(struct process *s, u64 tag, struct cap c)
 {
     struct regs *g = &s->regs;
-    struct cap *slot, c, xfer = {0, 0};
-    if (tag & ~CALL_BITS)
-        return;
-    if (cspace_slot(s->as, g->rdi, &slot))
-        return;
-    c = *slot;
-    if (cap_type(c) != KEEP_TYPE_SENDER ||
+    struct cap xfer = {0, 0};
+    if ((tag & ~CALL_BITS) ||
         (cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
         return;
     struct process *r = process_from_cap(c);
@@ -74,18 +104,18 @@ static void fast_call(struct process *s, u64 tag)
         return;
     if (ncaps) {
         u64 w;
-        if (!s->ipc_buf || user_load(s->ipc_buf + KEEP_IPC_SEND_CAPS, &w) ||
-            ((w >> 32) & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) ||
-            cap_lookup(s->as, w & 0xffffffff, 0, 0, &xfer))
+        struct cap *x;
+        if (!buffer_word(s, KEEP_IPC_SEND_CAPS, &w) || ((w >> 32) & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) ||
+            cspace_slot(s->as, w & 0xffffffff, &x) || cap_check_slot(KEEP_ERR_OK, x, 0, 0, &xfer))
             return;
         xfer = cap_mask(xfer, w >> 32);
     }
     /* The receiver's slots, in its own capability space. */
     struct cap *rs[2];
-    sched_load_aspace(r->as);
+    aspace_load(r->as);
     if (cspace_slot(r->as, r->recv_addr[0], &rs[0]) ||
         (ncaps && cspace_slot(r->as, r->recv_addr[1], &rs[1]))) {
-        sched_load_aspace(s->as);
+        aspace_load(s->as);
         return;
     }
     *rs[0] = return_cap(s);
@@ -96,23 +126,18 @@ static void fast_call(struct process *s, u64 tag)
     d->rsi = (tag & KEEP_TAG_LABEL_MASK) | ((u64)(1 + ncaps) << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED;
     d->rdi = cap_payload(c);
     copy_words(d, g);
-    sleep_remove(r);
+    if (r->deadline)
+        sleep_remove(r);
     s->recv_n = 0;
     hand_over(s, WAIT_REPLY, r);
 }
 
-static void fast_reply_recv(struct process *s, u64 tag)
+static inline void fast_reply_recv(struct process *s, u64 tag, struct cap c)
 {
     struct regs *g = &s->regs;
-    struct cap *slot, c;
     unsigned ns = (unsigned)tag_slots(tag);
     if ((tag & ~REPLY_RECV_BITS) || tag_mode(tag) != KEEP_TAG_MODE_SEND_RECV || g->rax > MAX_TIMEOUT_MS ||
-        ns > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending)
-        return;
-    if (cspace_slot(s->as, g->rdi, &slot))
-        return;
-    c = *slot;
-    if (cap_type(c) != KEEP_TYPE_RETURN || !(cap_rights(c) & KEEP_RIGHT_WRITE))
+        ns > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending || !(cap_rights(c) & KEEP_RIGHT_WRITE))
         return;
     struct process *p = return_target(c);
     if (!p || p->wait_kind != WAIT_REPLY || !may_switch(p, s))
@@ -120,7 +145,7 @@ static void fast_reply_recv(struct process *s, u64 tag)
     /* The server's next receive slots, named in its IPC buffer. */
     for (unsigned i = 0; i < ns; i++) {
         struct cap *x;
-        if (!s->ipc_buf || user_load(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &s->recv_addr[i]) ||
+        if (!buffer_word(s, KEEP_IPC_RECV_SLOTS + 8 * i, &s->recv_addr[i]) ||
             cspace_slot(s->as, s->recv_addr[i], &x))
             return;
     }
@@ -137,11 +162,22 @@ static void fast_reply_recv(struct process *s, u64 tag)
     hand_over(s, WAIT_RECV, p);
 }
 
-void ipc_fastpath(struct process *s)
+/* The system call's C entry (entry.S): the fast path when it applies, with
+ * the one lookup of the invoked capability that both paths use. */
+NORETURN void syscall_dispatch(void)
 {
+    struct process *s = cpu0.current;
     u64 tag = s->regs.rsi;
-    if (tag_mode(tag) == KEEP_TAG_MODE_CALL)
-        fast_call(s, tag);
-    else
-        fast_reply_recv(s, tag);
+    struct cap *slot = NULL;
+    if (s->emulate || (tag & TAG_RESERVED) || tag_mode(tag) == KEEP_TAG_MODE_RECV)
+        syscall_general(s);
+    u64 e = cspace_slot(s->as, s->regs.rdi, &slot);
+    if (!e) {
+        struct cap c = *slot;
+        if (cap_type(c) == KEEP_TYPE_SENDER)
+            fast_call(s, tag, c);
+        else if (cap_type(c) == KEEP_TYPE_RETURN)
+            fast_reply_recv(s, tag, c);
+    }
+    syscall_general_slot(s, e, slot);
 }

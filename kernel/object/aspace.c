@@ -21,7 +21,15 @@ u64 aspace_create(struct account *a)
     pml4_init_user(as->pml4_pa);
     /* PCIDs are handed out once; later spaces go without (flush on switch). */
     as->pcid = next_pcid < 4096 ? next_pcid++ : 0;
+    as->cr3 = paging_cr3(as->pml4_pa, as->pcid);
     return pa;
+}
+
+void aspace_load_flush(struct aspace *as)
+{
+    switch_address_space(as->pml4_pa, as->pcid, as->tlb_stale);
+    as->tlb_stale = false;
+    cpu0.loaded_as = as;
 }
 
 static void free_to_account(void *ctx, u64 pa) { kmem_free(ctx, pa); }

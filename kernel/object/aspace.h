@@ -5,7 +5,9 @@
 #define KEEP_ASPACE_H
 
 #include "cap.h"
+#include "arch.h"
 #include "paging.h"
+#include "x86.h"
 #include "types.h"
 
 struct account;
@@ -14,6 +16,7 @@ struct aspace {
     u64 pml4_pa;
     struct account *account; /* pays for the object and every table */
     u64 nproc;               /* processes running in it */
+    u64 cr3;                 /* CR3 value that loads it and keeps its PCID's TLB entries */
     u16 pcid;                /* 0 = none (flush on every switch) */
     bool tlb_stale;          /* unmapped while not loaded: flush at next switch */
 };
@@ -31,6 +34,20 @@ u64 aspace_map_tables(struct aspace *as, u64 va);
 /* The same for a cappage at capability address cap_addr. */
 void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa);
 u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr);
+
+/* Load as (and its capability space) into CR3 unless it is loaded. */
+void aspace_load_flush(struct aspace *as);
+static inline void aspace_load(struct aspace *as)
+{
+    if (cpu0.loaded_as == as)
+        return;
+    if (as->tlb_stale) {
+        aspace_load_flush(as);
+        return;
+    }
+    write_cr3(as->cr3);
+    cpu0.loaded_as = as;
+}
 
 static inline struct aspace *aspace_from_cap(struct cap c) { return phys_to_virt(cap_pa(c)); }
 

@@ -15,44 +15,25 @@
 struct process *all_processes;
 static u64 next_pid = 1;
 
-/* Process numbers: what PROCESS, SENDER and RETURN capabilities name. */
-static struct {
-    struct process *p;
-    u64 version;
-} numbers[KEEP_PROCESS_NUMBERS];
+struct process_number process_numbers[KEEP_PROCESS_NUMBERS];
+
 static u64 number_hint = 1;
 static u64 numbers_used;
 
 bool process_number_free(void) { return numbers_used < KEEP_PROCESS_NUMBERS - 1; }
 
-struct process *process_by_number(u64 num, u64 version)
-{
-    if (num >= KEEP_PROCESS_NUMBERS || !numbers[num].p)
-        return NULL;
-    return (numbers[num].version & CAP_VERSION_MASK) == version ? numbers[num].p : NULL;
-}
-
-struct process *return_target(struct cap c)
-{
-    u64 num = cap_objnum(c);
-    struct process *p = num < KEEP_PROCESS_NUMBERS ? numbers[num].p : NULL;
-    if (!p || (p->reply_version & CAP_VERSION_MASK) != cap_version(c))
-        return NULL;
-    return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY ? p : NULL;
-}
-
 struct cap process_cap(struct process *p)
 {
-    return cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, p->num, numbers[p->num].version, 0);
+    return cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, p->num, process_numbers[p->num].version, 0);
 }
 
 struct process *process_create(struct aspace *as, struct account *a)
 {
     struct process *p = phys_to_virt(kmem_alloc(a, FRAME_PROCESS));
-    while (numbers[number_hint].p || number_hint == 0)
+    while (process_numbers[number_hint].p || number_hint == 0)
         number_hint = (number_hint + 1) % KEEP_PROCESS_NUMBERS;
     p->num = number_hint;
-    numbers[p->num].p = p;
+    process_numbers[p->num].p = p;
     numbers_used++;
     p->as = as;
     p->account = a;
@@ -158,8 +139,8 @@ void process_destroy(struct process *p)
 {
     process_detach(p);
     p->state = KEEP_STATE_EXITED;
-    numbers[p->num].version++; /* every PROCESS and SENDER capability goes stale */
-    numbers[p->num].p = NULL;
+    process_numbers[p->num].version++; /* every PROCESS and SENDER capability goes stale */
+    process_numbers[p->num].p = NULL;
     numbers_used--;
     p->reply_version++;
     /* Whoever waits on it or sends to it starts again and sees STALE. */
@@ -265,7 +246,7 @@ static u64 mint(struct invocation *inv, struct process *p)
         return e;
     if (rights & ~(KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
         return KEEP_ERR_INVALID_ARG;
-    *dest = cap_make(KEEP_TYPE_SENDER, rights, p->num, numbers[p->num].version, inv->arg[1]);
+    *dest = cap_make(KEEP_TYPE_SENDER, rights, p->num, process_numbers[p->num].version, inv->arg[1]);
     return KEEP_ERR_OK;
 }
 
@@ -387,7 +368,7 @@ u64 process_check(u64 *checked)
     u64 bad = 0, n = 0;
     for (struct process *p = all_processes; p; p = p->all_next, n++) {
         (*checked)++;
-        if (numbers[p->num].p != p) {
+        if (process_numbers[p->num].p != p) {
             kprintf("invariant: pid %lu: process number %lu does not name it\n", p->pid, p->num);
             bad++;
         }

@@ -64,8 +64,17 @@ bool process_number_free(void);
 struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
 struct cap process_cap(struct process *p);
-/* The live process with this number and version, or NULL. */
-struct process *process_by_number(u64 num, u64 version);
+/* Process numbers: what PROCESS, SENDER and RETURN capabilities name. */
+extern struct process_number {
+    struct process *p;
+    u64 version;
+} process_numbers[KEEP_PROCESS_NUMBERS];
+/* The live process with this (15-bit) number and version, or NULL. */
+static inline struct process *process_by_number(u64 num, u64 version)
+{
+    struct process_number *n = &process_numbers[num % KEEP_PROCESS_NUMBERS];
+    return n->p && (n->version & CAP_VERSION_MASK) == version ? n->p : NULL;
+}
 /* The RETURN capability a call by caller gives its callee (valid until the
  * reply raises reply_version). */
 static inline struct cap return_cap(struct process *caller)
@@ -73,7 +82,13 @@ static inline struct cap return_cap(struct process *caller)
     return cap_make(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, caller->num, caller->reply_version, 0);
 }
 /* The caller a RETURN capability answers, if it still waits for it. */
-struct process *return_target(struct cap c);
+static inline struct process *return_target(struct cap c)
+{
+    struct process *p = process_numbers[cap_objnum(c)].p;
+    if (!p || (p->reply_version & CAP_VERSION_MASK) != cap_version(c))
+        return NULL;
+    return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY ? p : NULL;
+}
 static inline struct process *process_from_cap(struct cap c)
 {
     return process_by_number(cap_objnum(c), cap_version(c));

@@ -63,9 +63,20 @@ void trap_from_kernel(struct regs *r);
 
 /* cpu.c */
 void cpu_init(void);
-void cpu_set_kernel_entry_stack(struct regs *r); /* TSS.rsp0 := r + 1 */
-void fpu_save(struct fpu_state *s);
-void fpu_restore(const struct fpu_state *s);
+struct tss {
+    u32 reserved0;
+    u64 rsp0, rsp1, rsp2;
+    u64 reserved1;
+    u64 ist[7];
+    u64 reserved2;
+    u16 reserved3;
+    u16 iopb_offset;
+} __attribute__((packed));
+extern struct tss tss0;
+/* Where the next entry from user mode saves its context: just past r. */
+static inline void cpu_set_kernel_entry_stack(struct regs *r) { tss0.rsp0 = (u64)(uptr)(r + 1); }
+static inline void fpu_save(struct fpu_state *s) { __asm__ volatile("fxsave64 %0" : "=m"(*s)); }
+static inline void fpu_restore(const struct fpu_state *s) { __asm__ volatile("fxrstor64 %0" ::"m"(*s)); }
 void fpu_init_state(struct fpu_state *s);
 
 /* apic.c */

@@ -6,16 +6,6 @@
 #include "lib.h"
 #include "x86.h"
 
-struct tss {
-    u32 reserved0;
-    u64 rsp0, rsp1, rsp2;
-    u64 reserved1;
-    u64 ist[7];
-    u64 reserved2;
-    u16 reserved3;
-    u16 iopb_offset;
-} __attribute__((packed));
-
 struct idt_gate {
     u16 offset_lo, selector;
     u8 ist, type;
@@ -96,13 +86,6 @@ static void set_gate(unsigned v, u64 handler, u8 ist)
     };
 }
 
-void cpu_set_kernel_entry_stack(struct regs *r)
-{
-    tss0.rsp0 = (u64)(uptr)(r + 1);
-}
-
-void fpu_save(struct fpu_state *s) { __asm__ volatile("fxsave64 %0" : "=m"(*s)); }
-void fpu_restore(const struct fpu_state *s) { __asm__ volatile("fxrstor64 %0" ::"m"(*s)); }
 void fpu_init_state(struct fpu_state *s) { *s = fpu_template; }
 
 void cpu_init(void)

@@ -200,6 +200,13 @@ bool user_translate(u64 pml4_pa, u64 va, bool write, u64 *pa)
     return true;
 }
 
+u64 paging_cr3(u64 pml4_pa, u16 pcid)
+{
+    if (pcid_enabled && pcid)
+        return pml4_pa | pcid | (1ULL << 63); /* keep this PCID's TLB entries */
+    return pcid_enabled ? pml4_pa | pcid : pml4_pa;
+}
+
 void switch_address_space(u64 pml4_pa, u16 pcid, bool flush)
 {
     if (pcid_enabled && pcid && !flush)

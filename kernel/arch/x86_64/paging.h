@@ -50,6 +50,8 @@ struct table_walk {
 void free_user_tables(u64 pml4_pa, const struct table_walk *w);
 /* Load an address space; flush its TLB entries too when flush is set. */
 void switch_address_space(u64 pml4_pa, u16 pcid, bool flush);
+/* The CR3 value of switch_address_space(pml4_pa, pcid, false). */
+u64 paging_cr3(u64 pml4_pa, u16 pcid);
 void flush_page(u64 va);
 
 /* KERNEL.CHECK_PAGING: violations of one invariant; *checked = mappings examined. */

@@ -6,6 +6,7 @@
 #include "device.h"
 #include "ksyms.h"
 #include "lib.h"
+#include "probe.h"
 #include "sched.h"
 #include "process.h"
 #include "x86.h"
@@ -70,14 +71,15 @@ void trap_from_kernel(struct regs *r)
         handle_irq(r->vector);
         return;
     }
-    /* An unmapped capability address: the probe's fix-up returns the error. */
-    if (r->vector == 14 && r->rip == (u64)(uptr)capseg_load_insn) {
-        r->rip = (u64)(uptr)capseg_load_fixup;
-        return;
-    }
-    if (r->vector == 14 && r->rip == (u64)(uptr)user_load_insn) {
-        r->rip = (u64)(uptr)user_load_fixup;
-        return;
+    /* A probing load (probe.h) of an unmapped page: resume at its fix-up. */
+    if (r->vector == 14) {
+        for (const struct ex_entry *e = ex_table_start; e < ex_table_end; e++) {
+            if (e->insn == r->rip) {
+                r->rip = e->fixup;
+                r->rflags &= ~RFLAGS_AC; /* a user probe faulted between stac and clac */
+                return;
+            }
+        }
     }
     kernel_fault(r);
 }

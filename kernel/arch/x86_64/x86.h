@@ -18,6 +18,7 @@
 #define MSR_APIC_BASE 0x1B
 
 #define RFLAGS_IF (1ULL << 9)
+#define RFLAGS_AC (1ULL << 18)
 
 static inline void outb(u16 port, u8 v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
 static inline void outw(u16 port, u16 v) { __asm__ volatile("outw %0, %1" ::"a"(v), "Nd"(port)); }

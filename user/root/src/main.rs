@@ -65,7 +65,16 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         let filter = cmdline
             .split_whitespace()
             .find_map(|w| w.strip_prefix("bench="));
-        bench::run_all(&mut root, filter);
+        // `benchrepeat=K` runs it K times (tools/iprof.py profiles the
+        // difference between K and 1, which is the measurement alone).
+        let repeat = cmdline
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("benchrepeat="))
+            .and_then(|k| k.parse::<u32>().ok())
+            .unwrap_or(1);
+        for _ in 0..repeat {
+            bench::run_all(&mut root, filter);
+        }
         let e = KERNEL.debug_exit(0);
         println!("root: DEBUG_EXIT failed: {e}");
         return 1;

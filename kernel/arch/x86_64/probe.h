@@ -1,0 +1,36 @@
+/* Loads that may fault, for the paths that cannot afford a walk: the
+ * capability-segment probe of the MMU lookup and the fast path's reads of
+ * a user IPC buffer.  Each is one instruction listed in the exception
+ * table (section ex_table: its address and a fix-up label); a kernel page
+ * fault at a listed instruction resumes at the label (trap.c), so a probe
+ * costs nothing beyond the load when the page is there. */
+#ifndef KEEP_PROBE_H
+#define KEEP_PROBE_H
+
+#include "types.h"
+
+struct ex_entry {
+    u64 insn, fixup;
+};
+extern const struct ex_entry ex_table_start[], ex_table_end[];
+
+#define EX_ENTRY(insn, fixup) ".pushsection ex_table, \"a\"\n.balign 8\n.quad " insn ", " fixup "\n.popsection\n"
+
+/* out = *(u64 *)addr, or goto fault when the page is not mapped.  The
+ * asm is volatile because GCC 12 drops an asm goto whose output is unused
+ * (the capability-segment probe only wants the fault). */
+#define PROBE_LOAD(out, addr, fault)                                                                     \
+    __asm__ volatile goto("1: mov (%1), %0\n" EX_ENTRY("1b", "%l2") : "=r"(out) : "r"(addr) : "memory" : fault)
+
+/* The same for a user address with SMAP on: the access is bracketed by
+ * stac/clac (trap.c clears AC when it takes the fix-up). */
+#define PROBE_LOAD_USER_SMAP(out, addr, fault)                                                           \
+    __asm__ volatile goto("stac\n1: mov (%1), %0\nclac\n" EX_ENTRY("1b", "%l2")                                    \
+                 : "=r"(out)                                                                            \
+                 : "r"(addr)                                                                            \
+                 : "memory"                                                                             \
+                 : fault)
+
+extern u8 smap_on; /* CR4.SMAP is set: user loads need stac/clac */
+
+#endif
