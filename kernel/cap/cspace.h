@@ -22,12 +22,16 @@ u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot);
 #else
 /* Returns KEEP_ERR_OK and the slot's kernel address, or OUT_OF_RANGE /
  * NO_CAPPAGE; changes nothing. */
-static inline u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
+static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
 {
     if (addr >= KEEP_CAP_SPACE_SLOTS)
         return KEEP_ERR_OUT_OF_RANGE;
-    if (as != cpu0.loaded_as)
-        return cspace_walk(as, addr, slot);
+    if (as != cpu0.loaded_as) {
+        struct cap *walked = NULL; /* keeps *slot out of memory on the fast path */
+        u64 e = cspace_walk(as, addr, &walked);
+        *slot = walked;
+        return e;
+    }
     struct cap *s = (struct cap *)(uptr)(KEEP_CAP_SEGMENT + (addr << 4));
     u64 w0;
     PROBE_LOAD(w0, s, missing);

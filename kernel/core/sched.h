@@ -33,7 +33,7 @@ extern struct process *sched_fpu_owner;
 bool sched_is_highest(unsigned prio, struct process *leaving);
 
 /* Make p the running process: its FPU state, address space and entry stack. */
-static inline void sched_switch_to(struct process *p)
+static ALWAYS_INLINE void sched_switch_to(struct process *p)
 {
     if (sched_fpu_owner != p) {
         if (sched_fpu_owner)

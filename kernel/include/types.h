@@ -21,5 +21,8 @@ typedef uintptr_t uptr;
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NORETURN __attribute__((noreturn))
 #define UNUSED __attribute__((unused))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
 #endif

@@ -27,7 +27,7 @@
 #define REPLY_RECV_BITS (KEEP_TAG_LABEL_MASK | SLOTS_FIELD | MODE_FIELD)
 
 /* Once s has blocked, is r the process the scheduler would pick? */
-static inline bool may_switch(const struct process *r, struct process *s)
+static ALWAYS_INLINE bool may_switch(const struct process *r, struct process *s)
 {
     if (r->prio == s->prio) /* the common case: nothing runnable above */
         return !(sched_nonempty >> r->prio >> 1);
@@ -35,7 +35,7 @@ static inline bool may_switch(const struct process *r, struct process *s)
 }
 
 /* One word of s's IPC buffer (mapped, or the fast path gives up). */
-static inline bool buffer_word(struct process *s, u64 off, u64 *out)
+static ALWAYS_INLINE bool buffer_word(struct process *s, u64 off, u64 *out)
 {
     const u64 *va = (const u64 *)(uptr)(s->ipc_buf + off);
     u64 w;
@@ -52,7 +52,7 @@ fault:
 }
 
 /* s stops for `kind`; r, which waited, runs now, first in its priority. */
-static inline NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r)
+static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r)
 {
     cpu0.fastpath_ipc++;
     s->state = KEEP_STATE_BLOCKED;
@@ -82,7 +82,7 @@ static inline NORETURN void hand_over(struct process *s, enum wait_kind kind, st
     arch_return_to_user(&r->regs);
 }
 
-static inline void copy_words(struct regs *to, const struct regs *from)
+static ALWAYS_INLINE void copy_words(struct regs *to, const struct regs *from)
 {
     to->rdx = from->rdx;
     to->r8 = from->r8;
@@ -90,7 +90,7 @@ static inline void copy_words(struct regs *to, const struct regs *from)
     to->r10 = from->r10;
 }
 
-static inline void fast_call(struct process *s, u64 tag, struct cap c)
+static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
 {
     struct regs *g = &s->regs;
     struct cap xfer = {0, 0};
@@ -132,7 +132,7 @@ static inline void fast_call(struct process *s, u64 tag, struct cap c)
     hand_over(s, WAIT_REPLY, r);
 }
 
-static inline void fast_reply_recv(struct process *s, u64 tag, struct cap c)
+static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap c)
 {
     struct regs *g = &s->regs;
     unsigned ns = (unsigned)tag_slots(tag);

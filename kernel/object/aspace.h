@@ -37,7 +37,7 @@ u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr);
 
 /* Load as (and its capability space) into CR3 unless it is loaded. */
 void aspace_load_flush(struct aspace *as);
-static inline void aspace_load(struct aspace *as)
+static ALWAYS_INLINE void aspace_load(struct aspace *as)
 {
     if (cpu0.loaded_as == as)
         return;

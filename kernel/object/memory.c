@@ -58,16 +58,15 @@ static u64 create_account(struct invocation *inv)
  * capability goes stale with the version, and the frame goes back. */
 static u64 reclaim(struct invocation *inv)
 {
-    struct cap c, *slot;
-    u64 e = cap_lookup(inv->caller->as, inv->arg[0], 0, KEEP_RIGHT_WRITE, &c);
-    if (e)
+    struct cap c, *slot = NULL;
+    u64 e = cspace_slot(inv->caller->as, inv->arg[0], &slot);
+    if ((e = cap_check_slot(e, slot, 0, KEEP_RIGHT_WRITE, &c)))
         return e;
     if (cap_type(c) != KEEP_TYPE_PAGE && cap_type(c) != KEEP_TYPE_CAPPAGE)
         return KEEP_ERR_WRONG_TYPE;
     struct frame *f = frame_info(cap_pa(c));
     if (f->maps)
         return KEEP_ERR_IN_USE;
-    cspace_slot(inv->caller->as, inv->arg[0], &slot); /* found by cap_lookup */
     *slot = (struct cap){0, 0};
     f->version++;
     frame_free(cap_pa(c));

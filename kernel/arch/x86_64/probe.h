@@ -20,7 +20,7 @@ extern const struct ex_entry ex_table_start[], ex_table_end[];
  * asm is volatile because GCC 12 drops an asm goto whose output is unused
  * (the capability-segment probe only wants the fault). */
 #define PROBE_LOAD(out, addr, fault)                                                                     \
-    __asm__ volatile goto("1: mov (%1), %0\n" EX_ENTRY("1b", "%l2") : "=r"(out) : "r"(addr) : "memory" : fault)
+    __asm__ volatile goto("1: mov (%1), %0\n" EX_ENTRY("1b", "%l2") : "=r"(out) : "r"(addr) : : fault)
 
 /* The same for a user address with SMAP on: the access is bracketed by
  * stac/clac (trap.c clears AC when it takes the fix-up). */
@@ -28,7 +28,7 @@ extern const struct ex_entry ex_table_start[], ex_table_end[];
     __asm__ volatile goto("stac\n1: mov (%1), %0\nclac\n" EX_ENTRY("1b", "%l2")                                    \
                  : "=r"(out)                                                                            \
                  : "r"(addr)                                                                            \
-                 : "memory"                                                                             \
+                 :                                                                                      \
                  : fault)
 
 extern u8 smap_on; /* CR4.SMAP is set: user loads need stac/clac */
