@@ -137,10 +137,13 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
     struct regs *g = &s->regs;
     unsigned ns = (unsigned)tag_slots(tag);
     if ((tag & ~REPLY_RECV_BITS) || tag_mode(tag) != KEEP_TAG_MODE_SEND_RECV || g->rax > MAX_TIMEOUT_MS ||
-        ns > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending || !(cap_rights(c) & KEEP_RIGHT_WRITE))
+        ns > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending)
         return;
-    struct process *p = return_target(c);
-    if (!p || p->wait_kind != WAIT_REPLY || !may_switch(p, s))
+    /* The caller it answers: the whole first word matches (the version,
+     * and the WRITE right) while the caller waits for this reply. */
+    struct process_number *n = &process_numbers[cap_objnum(c)];
+    struct process *p = n->p;
+    if (!p || n->reply != c.w0 || p->wait_kind != WAIT_REPLY || !may_switch(p, s))
         return;
     /* The server's next receive slots, named in its IPC buffer. */
     for (unsigned i = 0; i < ns; i++) {
@@ -149,7 +152,7 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
             cspace_slot(s->as, s->recv_addr[i], &x))
             return;
     }
-    p->reply_version++; /* the return capability is used up */
+    return_cap_used(p);
     struct regs *d = &p->regs;
     d->rax = KEEP_ERR_OK;
     d->rsi = tag & KEEP_TAG_LABEL_MASK;

@@ -157,7 +157,7 @@ static u64 fault_reply(struct process *p, u64 label, u64 word0)
 {
     if (label > KEEP_REPLY_STOP)
         return KEEP_ERR_INVALID_ARG;
-    p->reply_version++;
+    return_cap_used(p);
     p->wait_kind = WAIT_NONE;
     if (label == KEEP_REPLY_STOP) {
         p->state = KEEP_STATE_STOPPED;
@@ -306,7 +306,7 @@ u64 ipc_send(struct invocation *inv, u64 mode)
         if ((e = fault_reply(r, m.label, m.words[0])))
             return e;
     } else if (reply) {
-        r->reply_version++;
+        return_cap_used(r);
         deliver(r, &m);
     } else {
         if (r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV) {

@@ -34,6 +34,8 @@ struct process *process_create(struct aspace *as, struct account *a)
         number_hint = (number_hint + 1) % KEEP_PROCESS_NUMBERS;
     p->num = number_hint;
     process_numbers[p->num].p = p;
+    if (!process_numbers[p->num].reply) /* the number's first process */
+        process_numbers[p->num].reply = cap_make(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, p->num, 0, 0).w0;
     numbers_used++;
     p->as = as;
     p->account = a;
@@ -104,12 +106,12 @@ void process_detach(struct process *p)
                 p->regs.rip -= 2; /* reflect it again when started */
             break;
         case WAIT_FAULT_REPLY:
-            p->reply_version++;
+            return_cap_used(p);
             if (syscall_fault)
                 p->regs.rip -= 2;
             break;
         case WAIT_REPLY:
-            p->reply_version++;
+            return_cap_used(p);
             p->regs.rax = KEEP_ERR_BAD_STATE;
             break;
         case WAIT_RECV:
@@ -142,7 +144,7 @@ void process_destroy(struct process *p)
     process_numbers[p->num].version++; /* every PROCESS and SENDER capability goes stale */
     process_numbers[p->num].p = NULL;
     numbers_used--;
-    p->reply_version++;
+    return_cap_used(p);
     /* Whoever waits on it or sends to it starts again and sees STALE. */
     process_wake(WAIT_PROCESS, p);
     while (p->sendq_head) {

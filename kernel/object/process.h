@@ -37,7 +37,7 @@ struct process {
     struct process *sendq_head, *sendq_tail; /* processes waiting to send to this one */
     struct process *sleep_next;         /* timer list, ordered by deadline */
     u64 deadline;                       /* tick to wake at; 0 when not on the list */
-    u64 pid, num, reply_version;
+    u64 pid, num;
     u64 ipc_buf;                        /* user address of the IPC buffer, or 0 */
     /* While it waits for a message (receive or reply): the receive slots
      * its IPC buffer named when the wait began. */
@@ -64,10 +64,17 @@ bool process_number_free(void);
 struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
 struct cap process_cap(struct process *p);
-/* Process numbers: what PROCESS, SENDER and RETURN capabilities name. */
+/* Process numbers: what PROCESS, SENDER and RETURN capabilities name.
+ * version: of PROCESS and SENDER capabilities, raised when the process is
+ * destroyed.  reply: the first word of the RETURN capability that answers
+ * the number's next (or current) call; its version (bits 24-63) is raised,
+ * by adding 1 << 24, when a reply is made or the process destroyed.  Both
+ * stay with the number, so no capability of a destroyed process ever names
+ * the next one with that number. */
 extern struct process_number {
     struct process *p;
     u64 version;
+    u64 reply;
 } process_numbers[KEEP_PROCESS_NUMBERS];
 /* The live process with this (15-bit) number and version, or NULL. */
 static inline struct process *process_by_number(u64 num, u64 version)
@@ -75,17 +82,22 @@ static inline struct process *process_by_number(u64 num, u64 version)
     struct process_number *n = &process_numbers[num % KEEP_PROCESS_NUMBERS];
     return n->p && (n->version & CAP_VERSION_MASK) == version ? n->p : NULL;
 }
-/* The RETURN capability a call by caller gives its callee (valid until the
- * reply raises reply_version). */
-static inline struct cap return_cap(struct process *caller)
+/* The RETURN capability a call by caller gives its callee (valid until
+ * the reply, or the caller's end, uses it up). */
+static inline struct cap return_cap(const struct process *caller)
 {
-    return cap_make(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, caller->num, caller->reply_version, 0);
+    return (struct cap){process_numbers[caller->num].reply, 0};
+}
+static inline void return_cap_used(const struct process *caller)
+{
+    process_numbers[caller->num].reply += 1ULL << 24;
 }
 /* The caller a RETURN capability answers, if it still waits for it. */
 static inline struct process *return_target(struct cap c)
 {
-    struct process *p = process_numbers[cap_objnum(c)].p;
-    if (!p || (p->reply_version & CAP_VERSION_MASK) != cap_version(c))
+    struct process_number *n = &process_numbers[cap_objnum(c)];
+    struct process *p = n->p;
+    if (!p || (n->reply ^ c.w0) >> 24) /* another version */
         return NULL;
     return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY ? p : NULL;
 }
