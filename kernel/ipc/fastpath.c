@@ -90,12 +90,12 @@ static ALWAYS_INLINE void copy_words(struct regs *to, const struct regs *from)
     to->r10 = from->r10;
 }
 
+/* A call (tag: CALL_BITS only) through the SENDER c. */
 static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
 {
     struct regs *g = &s->regs;
     struct cap xfer = {0, 0};
-    if ((tag & ~CALL_BITS) ||
-        (cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
+    if ((cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
         return;
     struct process *r = process_from_cap(c);
     unsigned ncaps = (unsigned)tag_caps(tag);
@@ -132,12 +132,13 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
     hand_over(s, WAIT_REPLY, r);
 }
 
+/* A reply-and-receive (tag: REPLY_RECV_BITS only, mode SEND_RECV) through
+ * the RETURN capability c. */
 static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap c)
 {
     struct regs *g = &s->regs;
     unsigned ns = (unsigned)tag_slots(tag);
-    if ((tag & ~REPLY_RECV_BITS) || tag_mode(tag) != KEEP_TAG_MODE_SEND_RECV || g->rax > MAX_TIMEOUT_MS ||
-        ns > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending)
+    if (g->rax > MAX_TIMEOUT_MS || ns > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending)
         return;
     /* The caller it answers: the whole first word matches (the version,
      * and the WRITE right) while the caller waits for this reply. */
@@ -170,17 +171,24 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
 NORETURN void syscall_dispatch(void)
 {
     struct process *s = cpu0.current;
-    u64 tag = s->regs.rsi;
+    u64 tag = s->regs.rsi, fast_type;
     struct cap *slot = NULL;
-    if (s->emulate || (tag & TAG_RESERVED) || tag_mode(tag) == KEEP_TAG_MODE_RECV)
+    if (s->emulate)
+        syscall_general(s);
+    /* Which fast path the tag alone allows (any other tag has some bit
+     * outside these, which also covers the reserved bits). */
+    if (!(tag & ~CALL_BITS))
+        fast_type = KEEP_TYPE_SENDER;
+    else if (!(tag & ~REPLY_RECV_BITS) && tag_mode(tag) == KEEP_TAG_MODE_SEND_RECV)
+        fast_type = KEEP_TYPE_RETURN;
+    else
         syscall_general(s);
     u64 e = cspace_slot(s->as, s->regs.rdi, &slot);
-    if (!e) {
-        struct cap c = *slot;
-        if (cap_type(c) == KEEP_TYPE_SENDER)
-            fast_call(s, tag, c);
-        else if (cap_type(c) == KEEP_TYPE_RETURN)
-            fast_reply_recv(s, tag, c);
+    if (!e && cap_type(*slot) == fast_type) {
+        if (fast_type == KEEP_TYPE_SENDER)
+            fast_call(s, tag, *slot);
+        else
+            fast_reply_recv(s, tag, *slot);
     }
     syscall_general_slot(s, e, slot);
 }
