@@ -13,6 +13,7 @@
 static struct process *queue[PRIO_LEVELS];
 static u32 nonempty; /* bit i: queue[i] is not empty */
 static struct process *fpu_owner;
+static struct process *base_owner; /* whose fs/gs bases the registers hold */
 static struct process *sleepers; /* ordered by deadline */
 
 void sched_enqueue(struct process *p)
@@ -41,6 +42,8 @@ void sched_forget(struct process *p)
 {
     if (fpu_owner == p)
         fpu_owner = NULL;
+    if (base_owner == p)
+        base_owner = NULL;
     if (cpu0.current == p)
         cpu0.current = NULL;
 }
@@ -124,6 +127,21 @@ static void switch_to(struct process *p)
             fpu_save(&fpu_owner->fpu);
         fpu_restore(&p->fpu);
         fpu_owner = p;
+    }
+    /* With CR4.FSGSBASE user code writes its fs/gs bases (the SFI runtime
+     * points %gs at a fault domain), so they are per-process state: saved
+     * when another process runs, written only when they differ. */
+    if (fsgsbase_on && base_owner != p) {
+        u64 fs = rdfsbase(), gs = rdgsbase();
+        if (base_owner) {
+            base_owner->fs_base = fs;
+            base_owner->gs_base = gs;
+        }
+        if (p->fs_base != fs)
+            wrfsbase(p->fs_base);
+        if (p->gs_base != gs)
+            wrgsbase(p->gs_base);
+        base_owner = p;
     }
     sched_load_aspace(p->as);
     cpu_set_kernel_entry_stack(&p->regs);

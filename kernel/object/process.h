@@ -28,6 +28,7 @@ struct account;
 struct process {
     struct regs regs; /* must stay first: TSS.rsp0 points just past it */
     struct fpu_state fpu;
+    u64 fs_base, gs_base;               /* user-set segment bases (CR4.FSGSBASE) */
     struct aspace *as;
     struct account *account;            /* paid for this frame */
     struct process *rq_next, *rq_prev;  /* run queue of its priority */
