@@ -17,7 +17,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 use iced_x86::{
-    CodeSize, CpuidFeature, Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter,
+    CodeSize, CpuidFeature, Decoder, DecoderOptions, FlowControl,
     Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
 };
 
@@ -185,10 +185,21 @@ pub fn verify_reference(bytes: &[u8]) -> Result<Module<'_>, Reject> {
     Ok(m)
 }
 
+/// The refused instruction in a reject's detail: AT&T syntax on the host;
+/// inside Keep only the mnemonic, because iced's formatter builds tables of
+/// more than the 1 MiB heap a Keep program has.  Reasons and offsets are
+/// the same in both.
+#[cfg(feature = "std")]
 fn text(i: &Instruction) -> String {
+    use iced_x86::{Formatter, GasFormatter};
     let mut s = String::new();
     GasFormatter::new().format(i, &mut s);
     s
+}
+
+#[cfg(not(feature = "std"))]
+fn text(i: &Instruction) -> String {
+    format!("{:?}", i.mnemonic()).to_lowercase()
 }
 
 /// Instruction sets a module may use.  Everything else (system, virtualisation,
