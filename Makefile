@@ -96,7 +96,7 @@ user:
 # escape tests, assembled as they are.  They travel in the boot image as
 # pf-NAME.sfi.
 FB := $(B)/filters
-FILTERS_C := udp53 fault loop nofilter
+FILTERS_C := udp53 fault loop nofilter bigbss
 FILTERS_BAD := store_unsandboxed syscall
 FILTERS := $(FILTERS_C:%=$(FB)/%.sfi) $(FILTERS_BAD:%=$(FB)/%.sfi)
 SFICC := sfi/cc/sfi-cc

@@ -342,7 +342,7 @@ const TESTS: &[Test] = &[
     ("SFI0003", "pfilter: the DNS filter's verdicts on eight packets", sfi::verdicts),
     ("SFI0004", "pfilter: a store through an unsandboxed register is rejected", sfi::reject_store),
     ("SFI0005", "pfilter: a syscall instruction is rejected", sfi::reject_syscall),
-    ("SFI0006", "pfilter: no filter entry, garbage, truncated module refused", sfi::reject_other),
+    ("SFI0006", "pfilter: no filter entry, 64 MiB of bss, garbage, truncated module refused", sfi::reject_other),
     ("SFI0007", "pfilter: unknown filter, label, oversize load get errors", sfi::bad_requests),
     ("SFI0008", "pfilter: null store, ud2, int3 in a filter are FAULTs; the server goes on", sfi::faults),
     ("SFI0009", "pfilter: a looping filter is stopped (TIMEOUT); the server goes on", sfi::timeout),

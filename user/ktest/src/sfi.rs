@@ -131,6 +131,7 @@ pub fn reject_syscall(cx: &mut Cx) -> TestResult {
 
 pub fn reject_other(cx: &mut Cx) -> TestResult {
     expect_rejected(cx, "pf-nofilter.sfi", pf::NO_FILTER_ENTRY, "no entry 'filter'", None)?;
+    expect_rejected(cx, "pf-bigbss.sfi", pf::LOAD_FAILED, "data, heap or stack too large", None)?;
     let c = client(cx)?;
     // Not a module at all; then a module cut short.
     match c.load(b"this is not a module") {

@@ -105,7 +105,7 @@ impl Server {
                 }
                 let module = core::mem::take(&mut self.staging);
                 let imports: [(&str, keep_sfi_rt::HostFn); 1] = [("pf_mtu", pf_mtu)];
-                let cfg = Config { heap_size: MAX_PACKET as u64, stack_size: 16 * 4096 };
+                let cfg = Config { heap_size: MAX_PACKET as u64, stack_size: 16 * 4096, max_data: 1 << 20 };
                 let r = Domain::load(&mut self.slots, &module[..w0 as usize], &imports, &cfg);
                 match r {
                     Ok(d) => {

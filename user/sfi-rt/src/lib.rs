@@ -55,7 +55,7 @@ pub enum LoadError {
     UnresolvedImport(String),
     /// All MAX_DOMAINS domains are in use.
     NoDomain,
-    /// Heap or stack do not fit the layout.
+    /// Heap or stack do not fit the layout, or data and bss are over the limit.
     Layout,
     /// A kernel operation failed (out of memory, slots...).
     Kernel(&'static str, Error),
@@ -67,7 +67,7 @@ impl core::fmt::Display for LoadError {
             LoadError::Rejected(r) => write!(f, "rejected: {r}"),
             LoadError::UnresolvedImport(n) => write!(f, "unresolved import {n}"),
             LoadError::NoDomain => write!(f, "no free fault domain"),
-            LoadError::Layout => write!(f, "heap or stack too large"),
+            LoadError::Layout => write!(f, "data, heap or stack too large"),
             LoadError::Kernel(what, e) => write!(f, "{what}: {e}"),
         }
     }
@@ -99,11 +99,14 @@ pub struct Config {
     pub heap_size: u64,
     /// Bytes of stack at the top of the domain.
     pub stack_size: u64,
+    /// Most bytes of data and bss a module may ask for (every page is a
+    /// frame from the memory pool, mapped at load time).
+    pub max_data: u64,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { heap_size: 0, stack_size: 16 * PAGE }
+        Config { heap_size: 0, stack_size: 16 * PAGE, max_data: 1 << 20 }
     }
 }
 
@@ -358,7 +361,7 @@ impl Domain {
         let heap_start = round_up(data_end, 1 << 16);
         let heap_end = heap_start + round_up(cfg.heap_size, PAGE);
         let stack_low = DOMAIN_SIZE - round_up(cfg.stack_size.max(PAGE), PAGE);
-        if heap_end > 0x8000_0000 || stack_low < STACK_LOW {
+        if heap_end > 0x8000_0000 || stack_low < STACK_LOW || data_end - m.data_offset > cfg.max_data {
             return Err(LoadError::Layout);
         }
         let index = take_index().ok_or(LoadError::NoDomain)?;
