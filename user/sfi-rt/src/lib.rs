@@ -168,13 +168,20 @@ impl Runtime {
             }
         };
         let mut rt = Runtime { handler: None, slots: [ret, snd] };
-        let t = thread::spawn(slots, "sfi-handler", priority, handler, &[ret])?;
-        let pid = t.process;
-        rt.handler = Some(t);
-        pid.mint(snd, PAYLOAD, 0)
-            .and_then(|_| SELF_PROCESS.set_fault_handler(snd))
-            .map_err(|e| alloc::format!("installing the fault handler: {e}"))?;
-        Ok(rt)
+        let r = thread::spawn(slots, "sfi-handler", priority, handler, &[ret]).and_then(|t| {
+            let pid = t.process;
+            rt.handler = Some(t);
+            pid.mint(snd, PAYLOAD, 0)
+                .and_then(|_| SELF_PROCESS.set_fault_handler(snd))
+                .map_err(|e| alloc::format!("installing the fault handler: {e}"))
+        });
+        match r {
+            Ok(()) => Ok(rt),
+            Err(e) => {
+                rt.stop(slots);
+                Err(e)
+            }
+        }
     }
 
     /// Calls that run longer than `ms` are stopped (0: never).  The
