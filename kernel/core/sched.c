@@ -14,6 +14,7 @@ static struct process *queue[PRIO_LEVELS];
 static u32 nonempty; /* bit i: queue[i] is not empty */
 static struct process *fpu_owner;
 static struct process *base_owner; /* whose fs/gs bases the registers hold */
+static u8 bases_live;               /* CR4.FSGSBASE is on */
 static struct process *sleepers; /* ordered by deadline */
 
 void sched_enqueue(struct process *p)
@@ -120,6 +121,34 @@ void sched_load_aspace(struct aspace *as)
     }
 }
 
+/* The fs/gs bases (seed 004's SFI points %gs at a fault domain).  CR4.FSGSBASE
+ * is on only while a process that uses the instructions runs (trap.c marks
+ * it on its first one), so the bases are saved and written only when such
+ * a process comes or goes: every other switch pays one test.  Others run
+ * with both bases 0 and the instructions off, so they can neither see nor
+ * change anybody's bases unnoticed. */
+static __attribute__((noinline)) void switch_bases(struct process *p)
+{
+    if (bases_live && base_owner) {
+        base_owner->fs_base = rdfsbase();
+        base_owner->gs_base = rdgsbase();
+    }
+    if (p->uses_bases) {
+        if (!bases_live)
+            write_cr4(read_cr4() | CR4_FSGSBASE);
+        wrfsbase(p->fs_base);
+        wrgsbase(p->gs_base);
+        bases_live = 1;
+        base_owner = p;
+    } else {
+        wrfsbase(0);
+        wrgsbase(0);
+        write_cr4(read_cr4() & ~CR4_FSGSBASE);
+        bases_live = 0;
+        base_owner = NULL;
+    }
+}
+
 static void switch_to(struct process *p)
 {
     if (fpu_owner != p) {
@@ -128,21 +157,8 @@ static void switch_to(struct process *p)
         fpu_restore(&p->fpu);
         fpu_owner = p;
     }
-    /* With CR4.FSGSBASE user code writes its fs/gs bases (the SFI runtime
-     * points %gs at a fault domain), so they are per-process state: saved
-     * when another process runs, written only when they differ. */
-    if (fsgsbase_on && base_owner != p) {
-        u64 fs = rdfsbase(), gs = rdgsbase();
-        if (base_owner) {
-            base_owner->fs_base = fs;
-            base_owner->gs_base = gs;
-        }
-        if (p->fs_base != fs)
-            wrfsbase(p->fs_base);
-        if (p->gs_base != gs)
-            wrgsbase(p->gs_base);
-        base_owner = p;
-    }
+    if (p->uses_bases | bases_live)
+        switch_bases(p);
     sched_load_aspace(p->as);
     cpu_set_kernel_entry_stack(&p->regs);
     cpu0.current = p;

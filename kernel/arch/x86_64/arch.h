@@ -62,7 +62,7 @@ NORETURN void trap_from_user(struct regs *r);
 void trap_from_kernel(struct regs *r);
 
 /* cpu.c */
-extern u8 fsgsbase_on; /* CR4.FSGSBASE is set: user fs/gs bases are per-process state */
+extern u8 fsgsbase_cpu; /* CPUID has FSGSBASE (sched.c turns CR4.FSGSBASE on for the processes that use it) */
 void cpu_init(void);
 void cpu_set_kernel_entry_stack(struct regs *r); /* TSS.rsp0 := r + 1 */
 void fpu_save(struct fpu_state *s);

@@ -38,7 +38,7 @@ static struct fpu_state fpu_template;
  * each above a guard page that paging.c leaves unmapped. */
 struct kernel_stacks kernel_stacks __attribute__((aligned(4096)));
 u8 smap_on;
-u8 fsgsbase_on;
+u8 fsgsbase_cpu;
 
 _Static_assert(__builtin_offsetof(struct cpu, user_rsp_scratch) == CPU_USER_RSP, "entry.S");
 _Static_assert(__builtin_offsetof(struct cpu, kstack_top) == CPU_KSTACK_TOP, "entry.S");
@@ -72,9 +72,8 @@ static void detect_features(void)
             f |= KEEP_CPU_SMAP;
         if (b & (1u << 10))
             f |= KEEP_CPU_INVPCID;
-        /* Not a KEEP_CPU_* bit: user code asks CPUID, the kernel sets
-         * CR4.FSGSBASE whenever CPUID has it. */
-        fsgsbase_on = b & 1u;
+        /* Not a KEEP_CPU_* bit: user code asks CPUID (see trap.c). */
+        fsgsbase_cpu = b & 1u;
     }
     cpuid(0x80000000, 0, &max, &b, &c, &d);
     if (max >= 0x80000001) {
@@ -168,8 +167,6 @@ void cpu_init(void)
         cr4 |= 1ULL << 21; /* the kernel reaches user memory through the physical window */
         smap_on = 1;       /* ... or, in the IPC fast path, through user_load */
     }
-    if (fsgsbase_on)
-        cr4 |= 1ULL << 16; /* FSGSBASE: user code sets its own fs/gs bases (SFI's %gs) */
     write_cr4(cr4);
     u64 cr0 = read_cr0();
     cr0 &= ~((1ULL << 2) | (1ULL << 3)); /* EM, TS off */

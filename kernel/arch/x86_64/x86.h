@@ -73,6 +73,7 @@ static inline void write_cr3(u64 v) { __asm__ volatile("mov %0, %%cr3" ::"r"(v) 
 static inline void write_cr4(u64 v) { __asm__ volatile("mov %0, %%cr4" ::"r"(v) : "memory"); }
 
 /* User fs/gs bases (only with CR4.FSGSBASE set). */
+#define CR4_FSGSBASE (1ULL << 16)
 static inline u64 rdfsbase(void) { u64 v; __asm__ volatile("rdfsbase %0" : "=r"(v)); return v; }
 static inline u64 rdgsbase(void) { u64 v; __asm__ volatile("rdgsbase %0" : "=r"(v)); return v; }
 static inline void wrfsbase(u64 v) { __asm__ volatile("wrfsbase %0" ::"r"(v)); }
