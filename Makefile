@@ -35,12 +35,12 @@ KOBJ := $(patsubst %,$(KB)/%.o,$(KSRC))
 
 USER_TARGET := x86_64-unknown-linux-gnu
 USER_OUT := $(B)/user/$(USER_TARGET)/release
-USER_PROGRAMS := root ktest hello stress benchsrv
+USER_PROGRAMS := root ktest hello stress benchsrv pfilter
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench debug deps kernel user image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
+.PHONY: all run test bench debug deps kernel user filters image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
 
 all: image
 
@@ -98,11 +98,37 @@ user:
 	  cargo build --release --target $(USER_TARGET) --target-dir ../$(B)/user \
 	  $(addprefix -p keep-,$(USER_PROGRAMS))
 
+# SFI filter modules for pfilter, its tests and benchmarks (docs/sfi.md,
+# "Phase 2"), built from C by sfi-cc; the two refused ones are phase 1's
+# escape tests, assembled as they are.  They travel in the boot image as
+# pf-NAME.sfi.
+FB := $(B)/filters
+FILTERS_C := udp53 fault loop nofilter bigbss
+FILTERS_BAD := store_unsandboxed syscall
+FILTERS := $(FILTERS_C:%=$(FB)/%.sfi) $(FILTERS_BAD:%=$(FB)/%.sfi)
+SFICC := sfi/cc/sfi-cc
+
+$(FB)/%.o: user/pfilter/filters/%.c $(SFICC) sfi/cc/sficc.py
+	@mkdir -p $(FB)
+	@echo "  SFI-CC  $<"
+	@$(SFICC) -O2 -c $< -o $@
+
+$(FB)/%.sfi: $(FB)/%.o
+	@$(SFICC) -o $@ $<
+
+$(FB)/%.sfi: sfi/tests/escape/%.s sfi/cc/sfi-ld sfi/cc/sficc.py
+	@mkdir -p $(FB)
+	@echo "  SFI-LD  $<"
+	@sfi/cc/sfi-ld --raw -o $@ $<
+
+filters: $(FILTERS)
+
 # The boot image carries stripped copies; build/user keeps the symbols for gdb.
-image: kernel user
+image: kernel user filters
 	@mkdir -p $(B)/image
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
-	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p))
+	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
+	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi)
 
 # ---- running --------------------------------------------------------------
 run: deps image

@@ -116,6 +116,7 @@ def add_ratios(r):
     for v in ("hash", "regs"):
         ratio(r, f"{CROSS}.lookup_{v}_ratio", f"{CROSS}.lookup_{v}", CROSS)
     ratio(r, "cap.lookup.sparse_dense_ratio", "cap.lookup.sparse", "cap.lookup.dense")
+    ratio(r, "sfi.keep.call.roundtrip_ratio", "sfi.keep.call.roundtrip", CROSS)
 
 
 def merge_fragments(results):

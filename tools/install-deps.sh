@@ -4,6 +4,8 @@ set -euo pipefail
 need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v nm >/dev/null || need+=(binutils)
+# The kernel, and the boot image's SFI filters (sfi/cc/sfi-cc runs gcc, GNU as and ld).
+command -v gcc >/dev/null || need+=(gcc)
 # The plots of `make bench` (tools/bench.py draws them with Debian's python3).
 python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null \
     || need+=(python3-matplotlib)

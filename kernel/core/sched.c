@@ -13,10 +13,13 @@
 struct process *sched_queue[PRIO_LEVELS];
 u32 sched_nonempty; /* bit i: queue[i] is not empty */
 struct process *sched_fpu_owner;
+u8 sched_bases_live;                /* CR4.FSGSBASE is on */
+static struct process *base_owner; /* whose fs/gs bases the registers hold */
 /* Short names inside this file. */
 #define queue sched_queue
 #define nonempty sched_nonempty
 #define fpu_owner sched_fpu_owner
+#define bases_live sched_bases_live
 static struct process *sleepers; /* ordered by deadline */
 
 void sched_enqueue(struct process *p)
@@ -45,6 +48,8 @@ void sched_forget(struct process *p)
 {
     if (fpu_owner == p)
         fpu_owner = NULL;
+    if (base_owner == p)
+        base_owner = NULL;
     if (cpu0.current == p)
         cpu0.current = NULL;
 }
@@ -110,6 +115,34 @@ static struct process *pick(void)
     if (!nonempty)
         return NULL;
     return queue[31 - __builtin_clz(nonempty)];
+}
+
+/* The fs/gs bases (seed 004's SFI points %gs at a fault domain).  CR4.FSGSBASE
+ * is on only while a process that uses the instructions runs (trap.c marks
+ * it on its first one), so the bases are saved and written only when such
+ * a process comes or goes: every other switch pays one test.  Others run
+ * with both bases 0 and the instructions off, so they can neither see nor
+ * change anybody's bases unnoticed. */
+void sched_switch_bases(struct process *p)
+{
+    if (bases_live && base_owner) {
+        base_owner->fs_base = rdfsbase();
+        base_owner->gs_base = rdgsbase();
+    }
+    if (p->uses_bases) {
+        if (!bases_live)
+            write_cr4(read_cr4() | CR4_FSGSBASE);
+        wrfsbase(p->fs_base);
+        wrgsbase(p->gs_base);
+        bases_live = 1;
+        base_owner = p;
+    } else {
+        wrfsbase(0);
+        wrgsbase(0);
+        write_cr4(read_cr4() & ~CR4_FSGSBASE);
+        bases_live = 0;
+        base_owner = NULL;
+    }
 }
 
 static void switch_to(struct process *p) { sched_switch_to(p); }

@@ -30,9 +30,15 @@ void sched_tick(void);
 extern struct process *sched_queue[PRIO_LEVELS];
 extern u32 sched_nonempty;
 extern struct process *sched_fpu_owner;
+extern u8 sched_bases_live;
 bool sched_is_highest(unsigned prio, struct process *leaving);
 
-/* Make p the running process: its FPU state, address space and entry stack. */
+/* Give the CPU's fs/gs bases to p (saving the previous owner's). */
+void sched_switch_bases(struct process *p);
+
+/* Make p the running process: its FPU state, fs/gs bases, address space
+ * and entry stack.  The FPU and the bases change hands together: a switch
+ * to the process that last ran (fpu_owner) changes neither. */
 static ALWAYS_INLINE void sched_switch_to(struct process *p)
 {
     if (sched_fpu_owner != p) {
@@ -40,6 +46,8 @@ static ALWAYS_INLINE void sched_switch_to(struct process *p)
             fpu_save(&sched_fpu_owner->fpu);
         fpu_restore(&p->fpu);
         sched_fpu_owner = p;
+        if (unlikely(p->uses_bases | sched_bases_live))
+            sched_switch_bases(p);
     }
     aspace_load(p->as);
     cpu_set_kernel_entry_stack(&p->regs);

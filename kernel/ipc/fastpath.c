@@ -37,18 +37,7 @@ static ALWAYS_INLINE bool may_switch(const struct process *r, struct process *s)
 /* One word of s's IPC buffer (mapped, or the fast path gives up). */
 static ALWAYS_INLINE bool buffer_word(struct process *s, u64 off, u64 *out)
 {
-    const u64 *va = (const u64 *)(uptr)(s->ipc_buf + off);
-    u64 w;
-    if (!s->ipc_buf)
-        return false;
-    if (smap_on)
-        PROBE_LOAD_USER_SMAP(w, va, fault);
-    else
-        PROBE_LOAD(w, va, fault);
-    *out = w;
-    return true;
-fault:
-    return false;
+    return s->ipc_buf && user_probe(s->ipc_buf + off, out);
 }
 
 /* s stops for `kind`; r, which waited, runs now, first in its priority. */

@@ -28,6 +28,7 @@ struct account;
 struct process {
     struct regs regs; /* must stay first: TSS.rsp0 points just past it */
     struct fpu_state fpu;
+    u64 fs_base, gs_base;               /* its fs/gs bases while another process runs */
     struct aspace *as;
     struct account *account;            /* paid for this frame */
     struct process *rq_next, *rq_prev;  /* run queue of its priority */
@@ -50,6 +51,7 @@ struct process {
     u32 slice;                          /* timer ticks left */
     u32 irq_pending;                    /* bound interrupt lines waiting to be received */
     u8 state, prio, wait_kind, emulate;
+    u8 uses_bases;                      /* has run wr/rd fs/gs base: runs with CR4.FSGSBASE */
     char name[16];
 };
 _Static_assert(sizeof(struct process) <= 4096, "a process fits in one frame");

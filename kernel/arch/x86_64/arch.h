@@ -62,6 +62,7 @@ NORETURN void trap_from_user(struct regs *r);
 void trap_from_kernel(struct regs *r);
 
 /* cpu.c */
+extern u8 fsgsbase_cpu; /* CPUID has FSGSBASE (sched.c turns CR4.FSGSBASE on for the processes that use it) */
 void cpu_init(void);
 struct tss {
     u32 reserved0;

@@ -28,6 +28,7 @@ static struct fpu_state fpu_template;
  * each above a guard page that paging.c leaves unmapped. */
 struct kernel_stacks kernel_stacks __attribute__((aligned(4096)));
 u8 smap_on;
+u8 fsgsbase_cpu;
 
 _Static_assert(__builtin_offsetof(struct cpu, user_rsp_scratch) == CPU_USER_RSP, "entry.S");
 _Static_assert(__builtin_offsetof(struct cpu, kstack_top) == CPU_KSTACK_TOP, "entry.S");
@@ -61,6 +62,8 @@ static void detect_features(void)
             f |= KEEP_CPU_SMAP;
         if (b & (1u << 10))
             f |= KEEP_CPU_INVPCID;
+        /* Not a KEEP_CPU_* bit: user code asks CPUID (see trap.c). */
+        fsgsbase_cpu = b & 1u;
     }
     cpuid(0x80000000, 0, &max, &b, &c, &d);
     if (max >= 0x80000001) {
@@ -145,7 +148,7 @@ void cpu_init(void)
         cr4 |= 1ULL << 20;
     if (cpu0.features & KEEP_CPU_SMAP) {
         cr4 |= 1ULL << 21; /* the kernel reaches user memory through the physical window */
-        smap_on = 1;       /* ... or, in the IPC fast path, through user_load */
+        smap_on = 1;       /* ... or through user_probe (probe.h) */
     }
     write_cr4(cr4);
     u64 cr0 = read_cr0();

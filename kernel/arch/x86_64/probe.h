@@ -33,4 +33,20 @@ extern const struct ex_entry ex_table_start[], ex_table_end[];
 
 extern u8 smap_on; /* CR4.SMAP is set: user loads need stac/clac */
 
+/* One word at va in the user half of the loaded address space (the caller
+ * checked that va lies there): true and *out, or false if it is unmapped. */
+static ALWAYS_INLINE bool user_probe(u64 va, u64 *out)
+{
+    const u64 *p = (const u64 *)(uptr)va;
+    u64 w;
+    if (smap_on)
+        PROBE_LOAD_USER_SMAP(w, p, fault);
+    else
+        PROBE_LOAD(w, p, fault);
+    *out = w;
+    return true;
+fault:
+    return false;
+}
+
 #endif

@@ -51,10 +51,34 @@ static void handle_irq(u64 vector)
 }
 
 /* Called by entry.S with the frame in the current process's control block. */
+/* Whether the instruction at user address rip is rdfsbase, rdgsbase,
+ * wrfsbase or wrgsbase (F3, optional REX, 0F AE, register form /0-/3).  It
+ * raised #UD, so its bytes are mapped: the aligned words holding them load. */
+static bool fsgsbase_insn(u64 rip)
+{
+    u64 w[2] = {0, 0};
+    u64 at = rip & ~7ULL;
+    if (!user_probe(at, &w[0]) || ((rip & 7) > 3 && !user_probe(at + 8, &w[1])))
+        return false;
+    const u8 *b = (const u8 *)w + (rip & 7);
+    if (*b++ != 0xf3)
+        return false;
+    if ((*b & 0xf0) == 0x40)
+        b++;
+    return b[0] == 0x0f && b[1] == 0xae && (b[2] >> 6) == 3 && ((b[2] >> 3) & 7) <= 3;
+}
+
 NORETURN void trap_from_user(struct regs *r)
 {
     struct process *p = cpu0.current;
     ASSERT(r == &p->regs);
+    /* The first fs/gs-base instruction of a process: from now on it runs
+     * with CR4.FSGSBASE and its own bases (sched.c); retry it. */
+    if (r->vector == 6 && fsgsbase_cpu && !p->uses_bases && fsgsbase_insn(r->rip)) {
+        p->uses_bases = 1;
+        sched_switch_bases(p); /* p keeps the CPU: switch_to would not */
+        kernel_exit();
+    }
     if (r->vector < 32) {
         u64 addr = r->vector == 14 ? read_cr2() : 0;
         process_fault(p, r->vector, r->rip, addr, r->err);

@@ -73,6 +73,12 @@ static inline void write_cr0(u64 v) { __asm__ volatile("mov %0, %%cr0" ::"r"(v) 
 static inline void write_cr3(u64 v) { __asm__ volatile("mov %0, %%cr3" ::"r"(v) : "memory"); }
 static inline void write_cr4(u64 v) { __asm__ volatile("mov %0, %%cr4" ::"r"(v) : "memory"); }
 
+/* User fs/gs bases (only with CR4.FSGSBASE set). */
+#define CR4_FSGSBASE (1ULL << 16)
+static inline u64 rdfsbase(void) { u64 v; __asm__ volatile("rdfsbase %0" : "=r"(v)); return v; }
+static inline u64 rdgsbase(void) { u64 v; __asm__ volatile("rdgsbase %0" : "=r"(v)); return v; }
+static inline void wrfsbase(u64 v) { __asm__ volatile("wrfsbase %0" ::"r"(v)); }
+static inline void wrgsbase(u64 v) { __asm__ volatile("wrgsbase %0" ::"r"(v)); }
 static inline void invlpg(u64 va) { __asm__ volatile("invlpg (%0)" ::"r"(va) : "memory"); }
 static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void sti_hlt(void) { __asm__ volatile("sti; hlt" ::: "memory"); }

@@ -4,12 +4,22 @@
 //! confine a module are in docs/sfi.md.  The verifier trusts nothing but the
 //! bytes it is given: it decodes every instruction from the start of the code
 //! segment, in 32-byte bundles, and checks each one.
+//!
+//! The same code runs on the host (feature `std`, the default) and inside
+//! Keep (`--no-default-features --features no_std`: `core` + `alloc`).
 
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+use alloc::{format, vec};
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
 use iced_x86::{
-    CodeSize, CpuidFeature, Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter,
+    CodeSize, CpuidFeature, Decoder, DecoderOptions, FlowControl,
     Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
 };
-use std::fmt;
 
 pub const MAGIC: &[u8; 8] = b"KSFIMOD1";
 pub const HEADER_SIZE: usize = 64;
@@ -94,7 +104,7 @@ impl<'a> Reader<'a> {
     fn name(&mut self) -> Result<String, Reject> {
         let n = self.u8()? as usize;
         let s = self.bytes(n)?;
-        match std::str::from_utf8(s) {
+        match core::str::from_utf8(s) {
             Ok(s) if !s.is_empty() && !s.contains('\0') => Ok(s.to_string()),
             _ => reject("bad symbol name", format!("at file offset {}", self.pos - n)),
         }
@@ -175,10 +185,21 @@ pub fn verify_reference(bytes: &[u8]) -> Result<Module<'_>, Reject> {
     Ok(m)
 }
 
+/// The refused instruction in a reject's detail: AT&T syntax on the host;
+/// inside Keep only the mnemonic, because iced's formatter builds tables of
+/// more than the 1 MiB heap a Keep program has.  Reasons and offsets are
+/// the same in both.
+#[cfg(feature = "std")]
 fn text(i: &Instruction) -> String {
+    use iced_x86::{Formatter, GasFormatter};
     let mut s = String::new();
     GasFormatter::new().format(i, &mut s);
     s
+}
+
+#[cfg(not(feature = "std"))]
+fn text(i: &Instruction) -> String {
+    format!("{:?}", i.mnemonic()).to_lowercase()
 }
 
 /// Instruction sets a module may use.  Everything else (system, virtualisation,

@@ -39,6 +39,7 @@ mod ipc;
 mod kernel;
 mod process;
 mod sched;
+mod sfi;
 mod stress;
 
 
@@ -336,6 +337,17 @@ const TESTS: &[Test] = &[
     ("RECL0002", "RECLAIM a cappage: IN_USE while mapped, then gone", device::reclaim_cappage),
     ("RECL0003", "RECLAIM errors change nothing", device::reclaim_errors),
     ("RECL0004", "a page mapped in a destroyed aspace can be reclaimed", device::reclaim_after_aspace),
+    ("SFI0001", "%gs bases are per process: two threads keep their own", sfi::gs_per_process),
+    ("SFI0002", "in-process domains: null calls, host call, separate data, a fault ends the call", sfi::in_process),
+    ("SFI0003", "pfilter: the DNS filter's verdicts on eight packets", sfi::verdicts),
+    ("SFI0004", "pfilter: a store through an unsandboxed register is rejected", sfi::reject_store),
+    ("SFI0005", "pfilter: a syscall instruction is rejected", sfi::reject_syscall),
+    ("SFI0006", "pfilter: no filter entry, 64 MiB of bss, garbage, truncated module refused", sfi::reject_other),
+    ("SFI0007", "pfilter: unknown filter, label, oversize load get errors", sfi::bad_requests),
+    ("SFI0008", "pfilter: null store, ud2, int3 in a filter are FAULTs; the server goes on", sfi::faults),
+    ("SFI0009", "pfilter: a looping filter is stopped (TIMEOUT); the server goes on", sfi::timeout),
+    ("SFI0010", "pfilter: sixteen domains at once, each with its own verdicts", sfi::several),
+    ("SFI0011", "pfilter: still filters, then QUIT exits 0", sfi::quit),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),

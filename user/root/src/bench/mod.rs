@@ -22,6 +22,7 @@
 mod caps;
 mod fault;
 mod ipc;
+mod sfi;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -256,6 +257,7 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     ipc::run(root, &mut s);
     fault::run(root, &mut s);
     caps::run(root, &mut s);
+    sfi::run(root, &mut s);
     s.summary();
     println!("bench: done");
 }

@@ -1,0 +1,26 @@
+/* Packet filter that faults on purpose: byte 0 of the packet selects how.
+ * 1: store through a null pointer (a page fault in the domain's null
+ * guard); 2: ud2 (#UD); 3: int3 (#GP under Keep, whose #BP gate is
+ * kernel-only); else it accepts. */
+typedef unsigned long u64;
+typedef unsigned char u8;
+
+u64 filter(const u8 *p, u64 len)
+{
+    if (len == 0)
+        return 1;
+    switch (p[0]) {
+    case 1: {
+        volatile u64 *null = (volatile u64 *)(u64)p[1]; /* p[1] = 0 */
+        *null = 1;
+        return 0;
+    }
+    case 2:
+        __builtin_trap();
+    case 3:
+        __asm__ volatile("int3");
+        return 0;
+    default:
+        return 1;
+    }
+}

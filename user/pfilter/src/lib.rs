@@ -1,0 +1,196 @@
+//! The packet-filter server's protocol and its client side.
+//!
+//! `pfilter` (src/main.rs) takes filter modules from its clients, verifies
+//! them, loads each into a fault domain of its own address space and runs
+//! them over the packets the clients send.  Requests (labels, words in
+//! registers, bytes in the IPC string):
+//!
+//! | label | words | string | reply words |
+//! |---|---|---|---|
+//! | `LOAD_PART` | offset | up to 4096 bytes of the module | status |
+//! | `LOAD` | total size | | status, filter id (or, rejected: code offset or `NO_OFFSET`); the reason as the string |
+//! | `RUN` | filter id | the packet (at most 4096 bytes) | status, verdict (or vector, address, rip offset of a fault) |
+//! | `UNLOAD` | filter id | | status |
+//! | `QUIT` | | | status, then the server exits 0 |
+//!
+//! A filter module exports `filter(const u8 *packet, u64 len) -> u64` and
+//! may import `pf_mtu() -> u64` (1500).  A filter that faults or runs longer
+//! than `TIMEOUT_MS` ends with `FAULT` or `TIMEOUT`; it stays loaded and the
+//! server goes on.
+
+#![no_std]
+
+extern crate alloc;
+
+use alloc::string::String;
+use keep_abi::{IpcBuffer, Sender, Tag, slot};
+use keep_loader::{BootImage, Child, Grant, Loader, SlotPool, Spec};
+
+pub const LOAD_PART: u64 = 1;
+pub const LOAD: u64 = 2;
+pub const RUN: u64 = 3;
+pub const UNLOAD: u64 = 4;
+pub const QUIT: u64 = 5;
+
+/// Reply statuses (word 0).
+pub const OK: u64 = 0;
+pub const BAD_REQUEST: u64 = 1;
+pub const TOO_BIG: u64 = 2;
+pub const REJECTED: u64 = 3;
+pub const NO_FILTER_ENTRY: u64 = 4;
+pub const LOAD_FAILED: u64 = 5;
+pub const NO_SUCH_FILTER: u64 = 6;
+pub const FAULT: u64 = 7;
+pub const TIMEOUT: u64 = 8;
+pub const UNRESOLVED_IMPORT: u64 = 9;
+
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        TOO_BIG => "TOO_BIG",
+        REJECTED => "REJECTED",
+        NO_FILTER_ENTRY => "NO_FILTER_ENTRY",
+        LOAD_FAILED => "LOAD_FAILED",
+        NO_SUCH_FILTER => "NO_SUCH_FILTER",
+        FAULT => "FAULT",
+        TIMEOUT => "TIMEOUT",
+        UNRESOLVED_IMPORT => "UNRESOLVED_IMPORT",
+        _ => "UNKNOWN",
+    }
+}
+
+/// Largest module the server takes.
+pub const MAX_MODULE: usize = 256 * 1024;
+/// Largest packet (the IPC string).
+pub const MAX_PACKET: usize = 4096;
+/// A filter call longer than this is stopped.
+pub const TIMEOUT_MS: u64 = 50;
+/// Word 2 of a rejection without an instruction.
+pub const NO_OFFSET: u64 = u64::MAX;
+/// The server's priority (its fault-handler thread runs one above).
+pub const PRIORITY: u64 = 10;
+
+/// A reply: the status and three words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u64,
+    pub words: [u64; 3],
+}
+
+/// The client's side: a SENDER to the server and the caller's IPC buffer.
+pub struct Client {
+    pub server: Sender,
+}
+
+impl Client {
+    fn call(&self, label: u64, w0: u64, string: Option<&[u8]>) -> Reply {
+        let buf: &mut IpcBuffer = keep_rt::ipc_buffer();
+        let mut tag = Tag::new(label);
+        if let Some(s) = string {
+            buf.set_string(s);
+            tag = tag.with_string();
+        }
+        let m = self.server.call(tag, [w0, 0, 0, 0]);
+        buf.set_string(&[]);
+        if m.err != 0 {
+            return Reply { status: u64::MAX, words: [m.err, 0, 0] };
+        }
+        Reply { status: m.words[0], words: [m.words[1], m.words[2], m.words[3]] }
+    }
+
+    /// Sends `module` and asks the server to load it: the filter id, or the
+    /// status, the server's reason and the offset of the refused instruction
+    /// in the code (`NO_OFFSET` if none).
+    pub fn load(&self, module: &[u8]) -> Result<u64, (u64, String, u64)> {
+        for (i, part) in module.chunks(MAX_PACKET).enumerate() {
+            let r = self.call(LOAD_PART, (i * MAX_PACKET) as u64, Some(part));
+            if r.status != OK {
+                return Err((r.status, String::from("LOAD_PART refused"), NO_OFFSET));
+            }
+        }
+        let r = self.call(LOAD, module.len() as u64, None);
+        if r.status == OK {
+            return Ok(r.words[0]);
+        }
+        let buf = keep_rt::ipc_buffer();
+        let mut text = [0u8; 256];
+        let n = buf.read_string(&mut text);
+        buf.recv_len = 0; // read: later calls must not see it again
+        let why = String::from(core::str::from_utf8(&text[..n]).unwrap_or("?"));
+        Err((r.status, why, r.words[0]))
+    }
+
+    /// Runs filter `id` over `packet`.
+    pub fn run(&self, id: u64, packet: &[u8]) -> Reply {
+        self.call(RUN, id, Some(packet))
+    }
+
+    pub fn unload(&self, id: u64) -> u64 {
+        self.call(UNLOAD, id, None).status
+    }
+}
+
+/// A running server: the child and the SENDER slot the caller holds.
+#[derive(Clone, Copy)]
+pub struct Server {
+    pub child: Child,
+    pub sender: u64,
+}
+
+impl Server {
+    /// Loads `pfilter` from `image`, mints a SENDER to it at a new slot and
+    /// starts it.  It gets the console, the caller's account (its
+    /// fault-handler thread and page tables) and the memory pool (its
+    /// domains' pages).
+    pub fn spawn(slots: &mut SlotPool, image: &BootImage) -> Result<Server, String> {
+        let entry = image.find("pfilter").ok_or("no program 'pfilter' in the boot image")?;
+        let g = |s| Grant { src: s, dest: s, rights: 0 };
+        let grants = [g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::MEMORY)];
+        let spec = Spec { name: "pfilter", elf: entry.data, arg0: 0, arg1: 0, grants: &grants, blob: None };
+        let mut loader = Loader::new(slots);
+        let child = loader.load(&spec).map_err(|e| alloc::format!("loading pfilter: {e}"))?;
+        let sender = match loader.slots.alloc() {
+            Some(s) => s,
+            None => {
+                let _ = loader.destroy(child);
+                return Err("no slot".into());
+            }
+        };
+        let r = child
+            .process
+            .mint(sender, 0x9f, 0)
+            .and_then(|_| child.process.set_priority(PRIORITY))
+            .and_then(|_| child.process.start());
+        if let Err(e) = r {
+            let _ = keep_abi::SELF_ASPACE.delete_cap(sender);
+            loader.slots.free(sender);
+            let _ = loader.destroy(child);
+            return Err(alloc::format!("starting pfilter: {e}"));
+        }
+        Ok(Server { child, sender })
+    }
+
+    pub fn client(&self) -> Client {
+        Client { server: Sender(self.sender) }
+    }
+
+    /// Asks the server to quit, waits for it and destroys it; its exit code.
+    pub fn stop(self, slots: &mut SlotPool) -> Result<u64, String> {
+        let r = self.client().call(QUIT, 0, None);
+        let st = self.child.process.wait();
+        let _ = keep_abi::SELF_ASPACE.delete_cap(self.sender);
+        slots.free(self.sender);
+        let mut loader = Loader::new(slots);
+        let d = loader.destroy(self.child);
+        if r.status != OK {
+            return Err(alloc::format!("QUIT: status {}", r.status));
+        }
+        let st = st.map_err(|e| alloc::format!("WAIT: {e}"))?;
+        d.map_err(|e| alloc::format!("destroy: {e}"))?;
+        if st.state != keep_abi::state::EXITED {
+            return Err(alloc::format!("pfilter {st}"));
+        }
+        Ok(st.code)
+    }
+}
