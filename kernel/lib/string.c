@@ -1,20 +1,24 @@
 /* Memory and string helpers.  memset and memcpy use the string
- * instructions (fast on CPUs with ERMS, and what clears a 4 KiB frame or
- * copies an IPC string); the other loops are written so that gcc may not
+ * instructions, eight bytes at a time and then the odd bytes (what clears a
+ * 4 KiB frame or copies an IPC string: 512 stores rather than 4096); the
+ * other loops are written so that gcc may not
  * turn them into calls to themselves (-fno-builtin / -ffreestanding). */
 #include "lib.h"
 
 void *memset(void *d, int c, size_t n)
 {
     void *p = d;
-    __asm__ volatile("rep stosb" : "+D"(p), "+c"(n) : "a"(c) : "memory");
+    size_t q = n / 8, b = n % 8;
+    u64 v = (u8)c * 0x0101010101010101ULL;
+    __asm__ volatile("rep stosq\n\tmov %3, %%rcx\n\trep stosb" : "+D"(p), "+c"(q) : "a"(v), "r"(b) : "memory");
     return d;
 }
 
 void *memcpy(void *d, const void *s, size_t n)
 {
     void *dp = d;
-    __asm__ volatile("rep movsb" : "+D"(dp), "+S"(s), "+c"(n) : : "memory");
+    size_t q = n / 8, b = n % 8;
+    __asm__ volatile("rep movsq\n\tmov %3, %%rcx\n\trep movsb" : "+D"(dp), "+S"(s), "+c"(q) : "r"(b) : "memory");
     return d;
 }
 
@@ -22,13 +26,10 @@ void *memmove(void *d, const void *s, size_t n)
 {
     u8 *dp = d;
     const u8 *sp = s;
-    if (dp < sp) {
-        while (n--)
-            *dp++ = *sp++;
-    } else {
-        while (n--)
-            dp[n] = sp[n];
-    }
+    if (dp <= sp || dp >= sp + n) /* a forward copy reads every byte before overwriting it */
+        return memcpy(d, s, n);
+    while (n--)
+        dp[n] = sp[n];
     return d;
 }
 
