@@ -40,8 +40,11 @@ static ALWAYS_INLINE bool buffer_word(struct process *s, u64 off, u64 *out)
     return s->ipc_buf && user_probe(s->ipc_buf + off, out);
 }
 
-/* s stops for `kind`; r, which waited, runs now, first in its priority. */
-static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r)
+/* s stops for `kind`; r, which waited, runs now, first in its priority,
+ * with the message: rax OK, rsi the tag, rdi the payload and the four
+ * words of s's registers. */
+static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r, u64 tag,
+                                             u64 payload)
 {
     cpu0.fastpath_ipc++;
     s->state = KEEP_STATE_BLOCKED;
@@ -68,21 +71,24 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
         sched_enqueue_front(r);
     }
     sched_switch_to(r);
-    arch_return_to_user(&r->regs);
-}
-
-static ALWAYS_INLINE void copy_words(struct regs *to, const struct regs *from)
-{
-    to->rdx = from->rdx;
-    to->r8 = from->r8;
-    to->r9 = from->r9;
-    to->r10 = from->r10;
+    /* r waited in a system call: the message goes straight into the CPU's
+     * registers on the way out (unless WRITE_REGS has made r leave by iretq) */
+    if (likely(r->regs.vector == VEC_SYSCALL))
+        fastpath_exit(&r->regs, tag, payload, &s->regs);
+    struct regs *d = &r->regs;
+    d->rax = KEEP_ERR_OK;
+    d->rsi = tag;
+    d->rdi = payload;
+    d->rdx = s->regs.rdx;
+    d->r8 = s->regs.r8;
+    d->r9 = s->regs.r9;
+    d->r10 = s->regs.r10;
+    arch_return_to_user(d);
 }
 
 /* A call (tag: CALL_BITS only) through the SENDER c. */
 static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
 {
-    struct regs *g = &s->regs;
     struct cap xfer = {0, 0};
     if ((cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
         return;
@@ -110,15 +116,12 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
     *rs[0] = return_cap(s);
     if (ncaps)
         *rs[1] = xfer;
-    struct regs *d = &r->regs;
-    d->rax = KEEP_ERR_OK;
-    d->rsi = (tag & KEEP_TAG_LABEL_MASK) | ((u64)(1 + ncaps) << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED;
-    d->rdi = cap_payload(c);
-    copy_words(d, g);
     if (r->deadline)
         sleep_remove(r);
     s->recv_n = 0;
-    hand_over(s, WAIT_REPLY, r);
+    hand_over(s, WAIT_REPLY, r,
+              (tag & KEEP_TAG_LABEL_MASK) | ((u64)(1 + ncaps) << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED,
+              cap_payload(c));
 }
 
 /* A reply-and-receive (tag: REPLY_RECV_BITS only, mode SEND_RECV) through
@@ -143,16 +146,11 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
             return;
     }
     return_cap_used(p);
-    struct regs *d = &p->regs;
-    d->rax = KEEP_ERR_OK;
-    d->rsi = tag & KEEP_TAG_LABEL_MASK;
-    d->rdi = 0;
-    copy_words(d, g);
     s->recv_n = ns;
     if (g->rax)
         sleep_insert(s, cpu0.ticks + ms_to_ticks(g->rax));
     g->rsi = (tag & ~MODE_FIELD) | (KEEP_TAG_MODE_RECV << KEEP_TAG_MODE_SHIFT); /* as ipc.c leaves it */
-    hand_over(s, WAIT_RECV, p);
+    hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0);
 }
 
 /* The system call's C entry (entry.S): the fast path when it applies, with

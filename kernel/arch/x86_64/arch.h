@@ -54,6 +54,7 @@ extern struct kernel_stacks kernel_stacks;
 
 /* entry.S */
 NORETURN void arch_return_to_user(struct regs *r);
+NORETURN void fastpath_exit(struct regs *to, u64 tag, u64 payload, const struct regs *from);
 
 /* Called from assembly (boot.S, entry.S). */
 NORETURN void kmain(u32 magic, u32 mbi_pa);

@@ -34,6 +34,13 @@ _Static_assert(__builtin_offsetof(struct cpu, user_rsp_scratch) == CPU_USER_RSP,
 _Static_assert(__builtin_offsetof(struct cpu, kstack_top) == CPU_KSTACK_TOP, "entry.S");
 _Static_assert(__builtin_offsetof(struct tss, rsp0) == TSS_RSP0, "entry.S");
 _Static_assert(__builtin_offsetof(struct regs, vector) == REGS_VECTOR, "entry.S");
+_Static_assert(__builtin_offsetof(struct regs, r10) == REGS_R10 && __builtin_offsetof(struct regs, r8) == REGS_R8 &&
+                   __builtin_offsetof(struct regs, rbp) == REGS_RBP && __builtin_offsetof(struct regs, rdi) == REGS_RDI &&
+                   __builtin_offsetof(struct regs, rdx) == REGS_RDX && __builtin_offsetof(struct regs, rbx) == REGS_RBX &&
+                   __builtin_offsetof(struct regs, rax) == REGS_RAX && __builtin_offsetof(struct regs, rip) == REGS_RIP &&
+                   __builtin_offsetof(struct regs, rflags) == REGS_RFLAGS &&
+                   __builtin_offsetof(struct regs, rsp) == REGS_RSP,
+               "entry.S");
 _Static_assert(__builtin_offsetof(struct regs, cs) == REGS_CS, "entry.S");
 _Static_assert(SEL_UDATA == 0x1b && SEL_UCODE == 0x23, "SYSRET needs udata at STAR.base+8");
 

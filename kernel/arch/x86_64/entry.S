@@ -105,20 +105,50 @@ trap_common:
 
 /* arch_return_to_user(struct regs *r): leave the kernel into r's context.
  * A context saved by syscall leaves by sysretq (rcx and r11 are clobbered
- * by the syscall contract anyway); any other leaves by iretq, restoring all. */
+ * by the syscall contract anyway, so they are not restored); any other
+ * leaves by iretq, restoring all. */
     .globl arch_return_to_user
 arch_return_to_user:
     mov %rdi, %rsp
     cmpq $VEC_SYSCALL, REGS_VECTOR(%rsp)
     jne 2f
-    POP_GPRS
-    mov 16(%rsp), %rcx          /* rip (after vector, err) */
-    mov 32(%rsp), %r11          /* rflags */
-    mov 40(%rsp), %rsp          /* user rsp */
+    mov REGS_RAX(%rsp), %rax
+    mov REGS_RDX(%rsp), %rdx
+    mov REGS_RSI(%rsp), %rsi
+    mov REGS_RDI(%rsp), %rdi
+    mov REGS_R8(%rsp), %r8
+    mov REGS_R9(%rsp), %r9
+    mov REGS_R10(%rsp), %r10
+1:  mov REGS_RBX(%rsp), %rbx    /* the callee-saved registers */
+    mov REGS_RBP(%rsp), %rbp
+    mov REGS_R12(%rsp), %r12
+    mov REGS_R13(%rsp), %r13
+    mov REGS_R14(%rsp), %r14
+    mov REGS_R15(%rsp), %r15
+    mov REGS_RIP(%rsp), %rcx
+    mov REGS_RFLAGS(%rsp), %r11
+    mov REGS_RSP(%rsp), %rsp
     sysretq
 2:  POP_GPRS
     add $16, %rsp
     iretq
+
+/* fastpath_exit(struct regs *to, u64 tag, u64 payload, const struct regs *from):
+ * the IPC fast path's way out into `to`, which waited in a system call: its
+ * message registers come straight from the sender's saved ones (rax 0,
+ * rsi the tag, rdi the payload, rdx r8 r9 r10 from `from`) rather than
+ * through to's struct regs, and the rest as arch_return_to_user restores
+ * them. */
+    .globl fastpath_exit
+fastpath_exit:
+    mov %rdi, %rsp
+    mov %rdx, %rdi
+    mov REGS_RDX(%rcx), %rdx
+    mov REGS_R8(%rcx), %r8
+    mov REGS_R9(%rcx), %r9
+    mov REGS_R10(%rcx), %r10
+    xor %eax, %eax
+    jmp 1b
 
     .section .rodata
     .align 8
