@@ -2,8 +2,9 @@
 //! task's `bench`).  It does as little as it can, so that what the
 //! benchmarks count is the kernel.
 //!
-//! arg0 = 0: IPC server.  Waits for calls and answers each with an empty
-//! reply through reply-and-receive (SEND_RECV on the return capability).
+//! arg0 = 0: IPC server.  Waits for calls and answers each through
+//! reply-and-receive (SEND_RECV on the return capability), label 0, with
+//! the four words it received (an echo: they are still in the registers).
 //! A call labelled `CONFIG` sets how many receive slots the next receive
 //! phases name (word 0: 1 to 5; the return capability takes the first), so
 //! that calls carrying capabilities find a slot for each.
@@ -47,6 +48,6 @@ fn serve() -> i32 {
         if m.tag.label() == CONFIG {
             slots = m.words[0].clamp(1, SLOTS.len() as u64);
         }
-        m = Return(SLOTS[0]).reply_recv(Tag::new(0).with_slots(slots), [0; 4], 0);
+        m = Return(SLOTS[0]).reply_recv(Tag::new(0).with_slots(slots), m.words, 0);
     }
 }
