@@ -19,10 +19,38 @@ u64 cspace_walk(struct aspace *as, u64 addr, struct cap **slot);
 
 #if defined(CAP_LOOKUP_HASH) || defined(CAP_LOOKUP_REGS)
 u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot);
+static ALWAYS_INLINE u64 cspace_loaded_slot(u64 addr, struct cap **slot)
+{
+    return cspace_slot(cpu0.loaded_as, addr, slot);
+}
+static ALWAYS_INLINE u64 cspace_loaded_slot_w0(u64 addr, struct cap **slot, u64 *w0)
+{
+    u64 e = cspace_slot(cpu0.loaded_as, addr, slot);
+    *w0 = e ? 0 : (*slot)->w0;
+    return e;
+}
 #else
-/* Returns KEEP_ERR_OK and the slot's kernel address, or OUT_OF_RANGE /
- * NO_CAPPAGE; changes nothing. */
-static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
+/* The slot of an address known to lie in the capability space, in the
+ * loaded address space (the IPC fast path): OK, the slot and the first word
+ * of its capability, or NO_CAPPAGE. */
+static ALWAYS_INLINE u64 cspace_loaded_slot_w0(u64 addr, struct cap **slot, u64 *w0)
+{
+    struct cap *s = (struct cap *)(uptr)(KEEP_CAP_SEGMENT + (addr << 4));
+    PROBE_LOAD(*w0, s, missing); /* the second word is on the same page */
+    *slot = s;
+    return KEEP_ERR_OK;
+missing:
+    return KEEP_ERR_NO_CAPPAGE;
+}
+static ALWAYS_INLINE u64 cspace_loaded_slot(u64 addr, struct cap **slot)
+{
+    u64 w0;
+    return cspace_loaded_slot_w0(addr, slot, &w0);
+}
+
+/* Returns KEEP_ERR_OK, the slot's kernel address and the first word of
+ * the capability in it, or OUT_OF_RANGE / NO_CAPPAGE; changes nothing. */
+static ALWAYS_INLINE u64 cspace_slot_w0(struct aspace *as, u64 addr, struct cap **slot, u64 *w0)
 {
     if (addr >= KEEP_CAP_SPACE_SLOTS)
         return KEEP_ERR_OUT_OF_RANGE;
@@ -30,16 +58,17 @@ static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **s
         struct cap *walked = NULL; /* keeps *slot out of memory on the fast path */
         u64 e = cspace_walk(as, addr, &walked);
         *slot = walked;
+        *w0 = e ? 0 : walked->w0;
         return e;
     }
-    struct cap *s = (struct cap *)(uptr)(KEEP_CAP_SEGMENT + (addr << 4));
+    return cspace_loaded_slot_w0(addr, slot, w0);
+}
+
+/* The same without the word. */
+static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
+{
     u64 w0;
-    PROBE_LOAD(w0, s, missing);
-    (void)w0; /* the second word is on the same page */
-    *slot = s;
-    return KEEP_ERR_OK;
-missing:
-    return KEEP_ERR_NO_CAPPAGE;
+    return cspace_slot_w0(as, addr, slot, &w0);
 }
 #endif
 

@@ -12,13 +12,15 @@
 
 struct process *sched_queue[PRIO_LEVELS];
 u32 sched_nonempty; /* bit i: queue[i] is not empty */
-struct process *sched_fpu_owner;
+/* The FPU state the CPU holds belongs to this save area: a process's, or
+ * nobody's (at boot, and once its process is destroyed). */
+static struct fpu_state fpu_nobody;
+struct fpu_state *sched_fpu_live = &fpu_nobody;
 u8 sched_bases_live;                /* CR4.FSGSBASE is on */
 static struct process *base_owner; /* whose fs/gs bases the registers hold */
 /* Short names inside this file. */
 #define queue sched_queue
 #define nonempty sched_nonempty
-#define fpu_owner sched_fpu_owner
 #define bases_live sched_bases_live
 static struct process *sleepers; /* ordered by deadline */
 
@@ -46,8 +48,8 @@ void sched_enqueue_front(struct process *p)
 
 void sched_forget(struct process *p)
 {
-    if (fpu_owner == p)
-        fpu_owner = NULL;
+    if (sched_fpu_live == &p->fpu)
+        sched_fpu_live = &fpu_nobody;
     if (base_owner == p)
         base_owner = NULL;
     if (cpu0.current == p)
@@ -164,7 +166,7 @@ NORETURN void kernel_exit(void)
         cli();
     }
     /* Still the same process: nothing to switch (a null invocation's exit). */
-    if (p != cpu0.current || p != fpu_owner || p->as != cpu0.loaded_as)
+    if (p != cpu0.current || &p->fpu != sched_fpu_live || p->as != cpu0.loaded_as)
         switch_to(p);
     arch_return_to_user(&p->regs);
 }

@@ -29,29 +29,34 @@ void sched_tick(void);
  * running process `leaving` has blocked? */
 extern struct process *sched_queue[PRIO_LEVELS];
 extern u32 sched_nonempty;
-extern struct process *sched_fpu_owner;
+extern struct fpu_state *sched_fpu_live; /* where the CPU's FPU state belongs */
 extern u8 sched_bases_live;
 bool sched_is_highest(unsigned prio, struct process *leaving);
 
 /* Give the CPU's fs/gs bases to p (saving the previous owner's). */
 void sched_switch_bases(struct process *p);
 
-/* Make p the running process: its FPU state, fs/gs bases, address space
- * and entry stack.  The FPU and the bases change hands together: a switch
- * to the process that last ran (fpu_owner) changes neither. */
-static ALWAYS_INLINE void sched_switch_to(struct process *p)
+/* Make p the running process once its address space is loaded: its FPU
+ * state, fs/gs bases and entry stack.  The FPU and the bases change hands
+ * together: a switch to the process that last ran changes neither. */
+static ALWAYS_INLINE void sched_switch_cpu(struct process *p)
 {
-    if (sched_fpu_owner != p) {
-        if (sched_fpu_owner)
-            fpu_save(&sched_fpu_owner->fpu);
+    if (sched_fpu_live != &p->fpu) {
+        fpu_save(sched_fpu_live);
         fpu_restore(&p->fpu);
-        sched_fpu_owner = p;
+        sched_fpu_live = &p->fpu;
         if (unlikely(p->uses_bases | sched_bases_live))
             sched_switch_bases(p);
     }
-    aspace_load(p->as);
     cpu_set_kernel_entry_stack(&p->regs);
     cpu0.current = p;
+}
+
+/* Make p the running process. */
+static ALWAYS_INLINE void sched_switch_to(struct process *p)
+{
+    aspace_load(p->as);
+    sched_switch_cpu(p);
 }
 
 /* Leave the kernel: run the highest-priority runnable process, idling with

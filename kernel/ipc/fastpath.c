@@ -26,10 +26,12 @@
 /* A reply-and-receive: a label and receive slots; no capability or string. */
 #define REPLY_RECV_BITS (KEEP_TAG_LABEL_MASK | SLOTS_FIELD | MODE_FIELD)
 
+_Static_assert(KEEP_TAG_MODE_SEND_RECV - 1 == KEEP_TAG_MODE_RECV, "fast_reply_recv");
+
 /* Once s has blocked, is r the process the scheduler would pick? */
-static ALWAYS_INLINE bool may_switch(const struct process *r, struct process *s)
+static ALWAYS_INLINE bool may_switch(const struct process *r, struct process *s, bool same_prio)
 {
-    if (r->prio == s->prio) /* the common case: nothing runnable above */
+    if (same_prio) /* the common case: nothing runnable above */
         return !(sched_nonempty >> r->prio >> 1);
     return sched_is_highest(r->prio, s);
 }
@@ -44,7 +46,7 @@ static ALWAYS_INLINE bool buffer_word(struct process *s, u64 off, u64 *out)
  * with the message: rax OK, rsi the tag, rdi the payload and the four
  * words of s's registers. */
 static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r, u64 tag,
-                                             u64 payload)
+                                             u64 payload, bool same_prio)
 {
     cpu0.fastpath_ipc++;
     s->state = KEEP_STATE_BLOCKED;
@@ -52,7 +54,7 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     r->wait_kind = WAIT_NONE;
     r->wait_target = NULL;
     r->state = KEEP_STATE_RUNNABLE;
-    if (r->prio == s->prio) {
+    if (same_prio) {
         /* s runs, so it heads its queue: r takes its place in the ring,
          * which is what dequeuing s and enqueuing r at the front gives */
         if (s->rq_next == s) {
@@ -70,7 +72,7 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
         sched_dequeue(s);
         sched_enqueue_front(r);
     }
-    sched_switch_to(r);
+    sched_switch_cpu(r); /* the caller has loaded r's address space */
     /* r waited in a system call: the message goes straight into the CPU's
      * registers on the way out (unless WRITE_REGS has made r leave by iretq) */
     if (likely(r->regs.vector == VEC_SYSCALL))
@@ -89,27 +91,32 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
 /* A call (tag: CALL_BITS only) through the SENDER c. */
 static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
 {
-    struct cap xfer = {0, 0};
+    struct cap xfer;
     if ((cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
         return;
     struct process *r = process_from_cap(c);
-    unsigned ncaps = (unsigned)tag_caps(tag);
-    if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n < 1 + ncaps ||
-        !may_switch(r, s))
+    unsigned ncaps = (tag >> KEEP_TAG_CAPS_SHIFT) & 1; /* CALL_BITS: no more than one */
+    if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n <= ncaps)
+        return;
+    bool same_prio = r->prio == s->prio;
+    if (!may_switch(r, s, same_prio))
         return;
     if (ncaps) {
         u64 w;
         struct cap *x;
         if (!buffer_word(s, KEEP_IPC_SEND_CAPS, &w) || ((w >> 32) & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) ||
-            cspace_slot(s->as, w & 0xffffffff, &x) || cap_check_slot(KEEP_ERR_OK, x, 0, 0, &xfer))
+            cspace_slot(s->as, w & 0xffffffff, &x))
+            return;
+        xfer = *x;
+        if (!cap_live(xfer)) /* null or stale: the general path reports it */
             return;
         xfer = cap_mask(xfer, w >> 32);
     }
-    /* The receiver's slots, in its own capability space. */
+    /* The receiver's slots, in its own capability space (their addresses
+     * were checked when its receive began). */
     struct cap *rs[2];
     aspace_load(r->as);
-    if (cspace_slot(r->as, r->recv_addr[0], &rs[0]) ||
-        (ncaps && cspace_slot(r->as, r->recv_addr[1], &rs[1]))) {
+    if (cspace_loaded_slot(r->recv_addr[0], &rs[0]) || (ncaps && cspace_loaded_slot(r->recv_addr[1], &rs[1]))) {
         aspace_load(s->as);
         return;
     }
@@ -121,7 +128,7 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
     s->recv_n = 0;
     hand_over(s, WAIT_REPLY, r,
               (tag & KEEP_TAG_LABEL_MASK) | ((u64)(1 + ncaps) << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED,
-              cap_payload(c));
+              cap_payload(c), same_prio);
 }
 
 /* A reply-and-receive (tag: REPLY_RECV_BITS only, mode SEND_RECV) through
@@ -136,21 +143,31 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
      * and the WRITE right) while the caller waits for this reply. */
     struct process_number *n = &process_numbers[cap_objnum(c)];
     struct process *p = n->p;
-    if (!p || n->reply != c.w0 || p->wait_kind != WAIT_REPLY || !may_switch(p, s))
+    if (!p || n->reply != c.w0 || p->wait_kind != WAIT_REPLY)
         return;
-    /* The server's next receive slots, named in its IPC buffer. */
+    bool same_prio = p->prio == s->prio;
+    if (!may_switch(p, s, same_prio))
+        return;
+    /* The server's next receive slots, named in its IPC buffer, in its own
+     * capability space (loaded: the invoked capability was found there). */
+    if (ns && !s->ipc_buf)
+        return;
     for (unsigned i = 0; i < ns; i++) {
         struct cap *x;
-        if (!buffer_word(s, KEEP_IPC_RECV_SLOTS + 8 * i, &s->recv_addr[i]) ||
-            cspace_slot(s->as, s->recv_addr[i], &x))
+        u64 a;
+        if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
+            cspace_loaded_slot(a, &x))
             return;
+        s->recv_addr[i] = a;
     }
     return_cap_used(p);
     s->recv_n = ns;
     if (g->rax)
         sleep_insert(s, cpu0.ticks + ms_to_ticks(g->rax));
-    g->rsi = (tag & ~MODE_FIELD) | (KEEP_TAG_MODE_RECV << KEEP_TAG_MODE_SHIFT); /* as ipc.c leaves it */
-    hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0);
+    /* As ipc.c leaves it: the same tag in RECV mode (SEND_RECV - 1). */
+    g->rsi = tag - (1ULL << KEEP_TAG_MODE_SHIFT);
+    aspace_load(p->as);
+    hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0, same_prio);
 }
 
 /* The system call's C entry (entry.S): the fast path when it applies, with
@@ -160,7 +177,10 @@ NORETURN void syscall_dispatch(void)
     struct process *s = cpu0.current;
     u64 tag = s->regs.rsi, fast_type;
     struct cap *slot = NULL;
-    if (s->emulate)
+    /* The running process's address space is loaded (entering by syscall
+     * needs its code mapped), so its capabilities are found through the
+     * MMU; the fast path relies on that, so it checks. */
+    if (s->emulate || s->as != cpu0.loaded_as)
         syscall_general(s);
     /* Which fast path the tag alone allows (any other tag has some bit
      * outside these, which also covers the reserved bits). */
@@ -170,12 +190,14 @@ NORETURN void syscall_dispatch(void)
         fast_type = KEEP_TYPE_RETURN;
     else
         syscall_general(s);
-    u64 e = cspace_slot(s->as, s->regs.rdi, &slot);
-    if (!e && cap_type(*slot) == fast_type) {
+    u64 w0 = 0, e = s->regs.rdi >= KEEP_CAP_SPACE_SLOTS ? KEEP_ERR_OUT_OF_RANGE
+                                                        : cspace_loaded_slot_w0(s->regs.rdi, &slot, &w0);
+    if (!e && (w0 & 0xf) == fast_type) {
+        struct cap c = {w0, slot->w1};
         if (fast_type == KEEP_TYPE_SENDER)
-            fast_call(s, tag, *slot);
+            fast_call(s, tag, c);
         else
-            fast_reply_recv(s, tag, *slot);
+            fast_reply_recv(s, tag, c);
     }
     syscall_general_slot(s, e, slot);
 }

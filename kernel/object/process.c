@@ -141,7 +141,7 @@ void process_destroy(struct process *p)
 {
     process_detach(p);
     p->state = KEEP_STATE_EXITED;
-    process_numbers[p->num].version++; /* every PROCESS and SENDER capability goes stale */
+    process_numbers[p->num].version = (process_numbers[p->num].version + 1) & CAP_VERSION_MASK; /* every PROCESS and SENDER capability goes stale */
     process_numbers[p->num].p = NULL;
     numbers_used--;
     return_cap_used(p);

@@ -67,8 +67,8 @@ struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
 struct cap process_cap(struct process *p);
 /* Process numbers: what PROCESS, SENDER and RETURN capabilities name.
- * version: of PROCESS and SENDER capabilities, raised when the process is
- * destroyed.  reply: the first word of the RETURN capability that answers
+ * version: of PROCESS and SENDER capabilities (40 bits), raised when the
+ * process is destroyed.  reply: the first word of the RETURN capability that answers
  * the number's next (or current) call; its version (bits 24-63) is raised,
  * by adding 1 << 24, when a reply is made or the process destroyed.  Both
  * stay with the number, so no capability of a destroyed process ever names
@@ -82,7 +82,7 @@ extern struct process_number {
 static inline struct process *process_by_number(u64 num, u64 version)
 {
     struct process_number *n = &process_numbers[num % KEEP_PROCESS_NUMBERS];
-    return n->p && (n->version & CAP_VERSION_MASK) == version ? n->p : NULL;
+    return n->p && n->version == version ? n->p : NULL;
 }
 /* The RETURN capability a call by caller gives its callee (valid until
  * the reply, or the caller's end, uses it up). */

@@ -64,7 +64,8 @@ syscall_entry:
     pushq $VEC_SYSCALL
     PUSH_GPRS
     mov cpu0 + CPU_KSTACK_TOP(%rip), %rsp
-    xor %ebp, %ebp
+    /* rbp keeps the user's value: a backtrace stops at a frame pointer
+     * outside the kernel stack (trap.c), so it needs no clearing here */
     call syscall_dispatch
     ud2
 
