@@ -18,69 +18,36 @@ u64 cspace_walk(struct aspace *as, u64 addr, struct cap **slot)
     return KEEP_ERR_OK;
 }
 
-/* The lookup in the loaded address space: one of seed 000's three
- * strategies, chosen at build time (make CAP_LOOKUP=mmu|hash|regs) so that
- * docs/performance.md can compare them; only the MMU lookup is the kernel's. */
+/* The lookup variants' caches (cspace.h), emptied whenever a cappage is
+ * unmapped or an address space destroyed. */
 #if defined(CAP_LOOKUP_HASH)
-/* A software TLB: a direct-mapped table from (address space, cappage
- * number) to the cappage, filled by a walk on a miss and emptied whenever a
- * cappage is unmapped or an address space destroyed. */
-#define SOFT_TLB_SIZE 256
-static struct {
-    struct aspace *as;
-    u64 page;
-    struct cap *caps;
-} soft_tlb[SOFT_TLB_SIZE];
-
+struct soft_tlb_entry soft_tlb[SOFT_TLB_SIZE];
 void cspace_forget(void) { memset(soft_tlb, 0, sizeof soft_tlb); }
 
-static u64 loaded_slot(struct aspace *as, u64 addr, struct cap **slot)
+u64 soft_tlb_fill(struct aspace *as, u64 page, struct soft_tlb_entry *e)
 {
-    u64 page = addr / KEEP_CAPPAGE_SLOTS;
-    unsigned h = (unsigned)((page ^ ((uptr)as >> 12)) % SOFT_TLB_SIZE);
-    if (soft_tlb[h].as != as || soft_tlb[h].page != page) {
-        struct cap *first;
-        u64 e = cspace_walk(as, page * KEEP_CAPPAGE_SLOTS, &first);
-        if (e)
-            return e;
-        soft_tlb[h].as = as;
-        soft_tlb[h].page = page;
-        soft_tlb[h].caps = first;
-    }
-    *slot = soft_tlb[h].caps + addr % KEEP_CAPPAGE_SLOTS;
+    struct cap *first;
+    u64 err = cspace_walk(as, page * KEEP_CAPPAGE_SLOTS, &first);
+    if (err)
+        return err;
+    e->as = as;
+    e->page = page;
+    e->caps = first;
     return KEEP_ERR_OK;
 }
 #elif defined(CAP_LOOKUP_REGS)
-/* Capability registers: the first cappage of the loaded space is a small
- * fixed table the kernel holds a pointer to; other addresses are walked. */
-static struct aspace *regs_as;
-static struct cap *regs;
+struct cap_regs_entry cap_regs[CAP_REGS_SPACES];
+void cspace_forget(void) { memset(cap_regs, 0, sizeof cap_regs); }
 
-void cspace_forget(void) { regs_as = NULL; }
-
-static u64 loaded_slot(struct aspace *as, u64 addr, struct cap **slot)
+u64 cap_regs_fill(struct aspace *as, struct cap_regs_entry *e)
 {
-    if (addr >= KEEP_CAPPAGE_SLOTS)
-        return cspace_walk(as, addr, slot);
-    if (regs_as != as) {
-        u64 e = cspace_walk(as, 0, &regs);
-        if (e)
-            return e;
-        regs_as = as;
-    }
-    *slot = regs + addr;
+    struct cap *first;
+    u64 err = cspace_walk(as, 0, &first);
+    if (err)
+        return err;
+    e->as = as;
+    e->caps = first;
     return KEEP_ERR_OK;
-}
-#endif
-
-#if defined(CAP_LOOKUP_HASH) || defined(CAP_LOOKUP_REGS)
-u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
-{
-    if (addr >= KEEP_CAP_SPACE_SLOTS)
-        return KEEP_ERR_OUT_OF_RANGE;
-    if (as == cpu0.loaded_as)
-        return loaded_slot(as, addr, slot);
-    return cspace_walk(as, addr, slot);
 }
 #else
 void cspace_forget(void) {}

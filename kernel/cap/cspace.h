@@ -17,15 +17,75 @@ struct aspace;
 /* The slot through a walk of as's capability-segment tables. */
 u64 cspace_walk(struct aspace *as, u64 addr, struct cap **slot);
 
+/* The lookup in the loaded address space: one of seed 000's three
+ * strategies, chosen at build time (make CAP_LOOKUP=mmu|hash|regs) so that
+ * docs/performance.md can compare them; only the MMU lookup is the kernel's.
+ * All three are inline, so that they differ only in the lookup itself. */
 #if defined(CAP_LOOKUP_HASH) || defined(CAP_LOOKUP_REGS)
-u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot);
+#if defined(CAP_LOOKUP_HASH)
+/* A software TLB: a direct-mapped table from (address space, cappage
+ * number) to the cappage, filled by a walk on a miss. */
+#define SOFT_TLB_SIZE 256
+extern struct soft_tlb_entry {
+    struct aspace *as;
+    u64 page;
+    struct cap *caps;
+} soft_tlb[SOFT_TLB_SIZE];
+u64 soft_tlb_fill(struct aspace *as, u64 page, struct soft_tlb_entry *e);
+
+static ALWAYS_INLINE u64 variant_slot(struct aspace *as, u64 addr, struct cap **slot)
+{
+    u64 page = addr / KEEP_CAPPAGE_SLOTS;
+    struct soft_tlb_entry *e = &soft_tlb[(page ^ ((uptr)as >> 12)) % SOFT_TLB_SIZE];
+    if (e->as != as || e->page != page) {
+        u64 err = soft_tlb_fill(as, page, e);
+        if (err)
+            return err;
+    }
+    *slot = e->caps + addr % KEEP_CAPPAGE_SLOTS;
+    return KEEP_ERR_OK;
+}
+#else
+/* Capability registers: the first cappage of an address space is a small
+ * fixed table the kernel keeps a pointer to (for the last few spaces);
+ * other addresses are walked. */
+#define CAP_REGS_SPACES 16
+extern struct cap_regs_entry {
+    struct aspace *as;
+    struct cap *caps;
+} cap_regs[CAP_REGS_SPACES];
+u64 cap_regs_fill(struct aspace *as, struct cap_regs_entry *e);
+
+static ALWAYS_INLINE u64 variant_slot(struct aspace *as, u64 addr, struct cap **slot)
+{
+    if (addr >= KEEP_CAPPAGE_SLOTS)
+        return cspace_walk(as, addr, slot);
+    struct cap_regs_entry *e = &cap_regs[((uptr)as >> 12) % CAP_REGS_SPACES];
+    if (e->as != as) {
+        u64 err = cap_regs_fill(as, e);
+        if (err)
+            return err;
+    }
+    *slot = e->caps + addr;
+    return KEEP_ERR_OK;
+}
+#endif
+
+static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
+{
+    if (addr >= KEEP_CAP_SPACE_SLOTS)
+        return KEEP_ERR_OUT_OF_RANGE;
+    if (as == cpu0.loaded_as)
+        return variant_slot(as, addr, slot);
+    return cspace_walk(as, addr, slot);
+}
 static ALWAYS_INLINE u64 cspace_loaded_slot(u64 addr, struct cap **slot)
 {
-    return cspace_slot(cpu0.loaded_as, addr, slot);
+    return variant_slot(cpu0.loaded_as, addr, slot);
 }
 static ALWAYS_INLINE u64 cspace_loaded_slot_w0(u64 addr, struct cap **slot, u64 *w0)
 {
-    u64 e = cspace_slot(cpu0.loaded_as, addr, slot);
+    u64 e = variant_slot(cpu0.loaded_as, addr, slot);
     *w0 = e ? 0 : (*slot)->w0;
     return e;
 }
