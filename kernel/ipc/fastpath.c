@@ -44,9 +44,10 @@ static ALWAYS_INLINE bool buffer_word(struct process *s, u64 off, u64 *out)
 
 /* s stops for `kind`; r, which waited, runs now, first in its priority,
  * with the message: rax OK, rsi the tag, rdi the payload and the four
- * words of s's registers. */
+ * words of s's registers; or, when r waited for the reply to a fault
+ * (resumed), with its own registers. */
 static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r, u64 tag,
-                                             u64 payload, bool same_prio)
+                                             u64 payload, bool same_prio, bool resumed)
 {
     cpu0.fastpath_ipc++;
     s->state = KEEP_STATE_BLOCKED;
@@ -73,6 +74,8 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
         sched_enqueue_front(r);
     }
     sched_switch_cpu(r); /* the caller has loaded r's address space */
+    if (resumed)
+        arch_return_to_user(&r->regs);
     /* r waited in a system call: the message goes straight into the CPU's
      * registers on the way out (unless WRITE_REGS has made r leave by iretq) */
     if (likely(r->regs.vector == VEC_SYSCALL))
@@ -128,23 +131,15 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
     s->recv_n = 0;
     hand_over(s, WAIT_REPLY, r,
               (tag & KEEP_TAG_LABEL_MASK) | ((u64)(1 + ncaps) << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED,
-              cap_payload(c), same_prio);
+              cap_payload(c), same_prio, false);
 }
 
-/* A reply-and-receive (tag: REPLY_RECV_BITS only, mode SEND_RECV) through
- * the RETURN capability c. */
-static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap c)
+/* The rest of a reply-and-receive by s to p, which waits for the reply to
+ * a call (fault false) or to a fault message (fault true: p resumes). */
+static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct process *p, bool fault)
 {
     struct regs *g = &s->regs;
     unsigned ns = (unsigned)tag_slots(tag);
-    if (g->rax > MAX_TIMEOUT_MS || ns > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending)
-        return;
-    /* The caller it answers: the whole first word matches (the version,
-     * and the WRITE right) while the caller waits for this reply. */
-    struct process_number *n = &process_numbers[cap_objnum(c)];
-    struct process *p = n->p;
-    if (!p || n->reply != c.w0 || p->wait_kind != WAIT_REPLY)
-        return;
     bool same_prio = p->prio == s->prio;
     if (!may_switch(p, s, same_prio))
         return;
@@ -166,8 +161,31 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
         sleep_insert(s, cpu0.ticks + ms_to_ticks(g->rax));
     /* As ipc.c leaves it: the same tag in RECV mode (SEND_RECV - 1). */
     g->rsi = tag - (1ULL << KEEP_TAG_MODE_SHIFT);
+    if (fault && (tag & KEEP_TAG_LABEL_MASK) == KEEP_REPLY_RESUME_SET_RAX && p->fault_label != KEEP_LABEL_KMEM)
+        p->regs.rax = g->rdx;
     aspace_load(p->as);
-    hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0, same_prio);
+    hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0, same_prio, fault);
+}
+
+/* A reply-and-receive (tag: REPLY_RECV_BITS only, mode SEND_RECV) through
+ * the RETURN capability c. */
+static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap c)
+{
+    if (s->regs.rax > MAX_TIMEOUT_MS || tag_slots(tag) > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending)
+        return;
+    /* The caller it answers: the whole first word matches (the version,
+     * and the WRITE right) while the caller waits for this reply. */
+    struct process_number *n = &process_numbers[cap_objnum(c)];
+    struct process *p = n->p;
+    if (!p || n->reply != c.w0)
+        return;
+    if (likely(p->wait_kind == WAIT_REPLY))
+        reply_recv_to(s, tag, p, false);
+    /* A reply to a fault message resumes the process (RESUME, or
+     * RESUME_SET_RAX: rax from word 0 unless it was a kernel-memory fault,
+     * whose invocation restarts); STOP goes the general way. */
+    else if (p->wait_kind == WAIT_FAULT_REPLY && (tag & KEEP_TAG_LABEL_MASK) <= KEEP_REPLY_RESUME_SET_RAX)
+        reply_recv_to(s, tag, p, true);
 }
 
 /* The system call's C entry (entry.S): the fast path when it applies, with

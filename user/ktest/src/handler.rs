@@ -232,6 +232,50 @@ pub fn emulation(cx: &mut Cx) -> TestResult {
     })
 }
 
+/// The emulation test's exchange with the answers given by reply-and-receive,
+/// which the IPC fast path takes for RESUME and RESUME_SET_RAX: the same
+/// results, and the kernel's fast-path counter moves.
+pub fn fault_reply_recv(cx: &mut Cx) -> TestResult {
+    use keep_abi::{KERNEL, Return, info};
+    with_handled(cx, &EMU_CHILD, |_, c, ret| {
+        c.process.set_emulation(true).ctx("SET_EMULATION")?;
+        c.process.start().ctx("START")?;
+        let m = next_fault(ret)?;
+        ensure!(
+            m.tag.label() == label::SYSCALL && m.words == [0x77, 0x11, 0x22, 0x33],
+            "first message: label {:#x} words {:#x?}",
+            m.tag.label(),
+            m.words
+        );
+        let before = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+        // Answer RESUME_SET_RAX and receive the next fault (the EXIT, which
+        // carries the emulated result in rax) in the same invocation.
+        let next = Tag::new(0).with_slots(1);
+        let m = Return(ret).reply_recv(Tag(next.0 | reply::RESUME_SET_RAX), [99, 0, 0, 0], 2000);
+        m.result().ctx("reply-and-receive RESUME_SET_RAX")?;
+        ensure!(
+            m.tag.label() == label::SYSCALL && m.tag.is_called() && m.words == [99, 3, 6, 99],
+            "second message: label {:#x} words {:?}",
+            m.tag.label(),
+            m.words
+        );
+        let after = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+        ensure!(after > before, "the fast path took none of it");
+        // Let the EXIT go through for real, answering RESUME the same way;
+        // the receive then times out, as nothing else comes.
+        c.process.set_emulation(false).ctx("SET_EMULATION off")?;
+        let buf = keep_rt::ipc_buffer();
+        c.process.read_regs().ctx("READ_REGS")?;
+        let mut regs = buf.regs();
+        regs[reg::RIP as usize] -= 2;
+        buf.set_regs(&regs);
+        c.process.write_regs().ctx("WRITE_REGS")?;
+        let m = Return(ret).reply_recv(Tag(next.0 | reply::RESUME), [0; 4], 50);
+        ensure!(m.err == Error::TIMEOUT.0, "reply-and-receive RESUME: error {}, want TIMEOUT", m.err);
+        expect_exit(c.process.wait().ctx("WAIT")?, 99)
+    })
+}
+
 pub fn read_regs_states(cx: &mut Cx) -> TestResult {
     expect_err(SELF_PROCESS.read_regs(), Error::BAD_STATE, "READ_REGS of itself")?;
     let c = child::spawn(cx, LOOP)?;

@@ -316,6 +316,7 @@ const TESTS: &[Test] = &[
     ("FH0006", "READ_REGS of a created child; BAD_STATE when running or self", handler::read_regs_states),
     ("FH0007", "WRITE_REGS refuses kernel rip and rsp, changes nothing", handler::write_regs_checks),
     ("FH0008", "SET_FAULT_HANDLER and SET_EMULATION errors", handler::handler_errors),
+    ("FH0009", "fault replies by reply-and-receive (fast path): RESUME_SET_RAX, RESUME", handler::fault_reply_recv),
     ("TIME0003", "NOW advances; ms agree with ticks", sched::now),
     ("TIME0004", "SLEEP lasts at least the time asked", sched::sleep),
     ("TIME0005", "SLEEP of 0 or more than a day is INVALID_ARG", sched::sleep_args),
