@@ -12,6 +12,7 @@
 #include "invoke.h"
 #include "keep/abi.h"
 #include "lib.h"
+#include "probe.h"
 #include "process.h"
 #include "sched.h"
 
@@ -48,14 +49,27 @@ void sendq_remove(struct process *q, struct process *p)
 }
 
 /* ---- the IPC buffer ---- */
+/* Is p's IPC buffer mapped writable?  The answer stands until a mapping
+ * goes away anywhere (unmap_generation) or the buffer moves. */
 static bool buffer_ok(struct process *p)
 {
-    return p->ipc_buf && user_range_ok(p->as, p->ipc_buf, KEEP_IPC_SIZE, true);
+    if (!p->ipc_buf)
+        return false;
+    if (p->ipc_buf_checked == unmap_generation + 1)
+        return true;
+    if (!user_range_ok(p->as, p->ipc_buf, KEEP_IPC_SIZE, true))
+        return false;
+    p->ipc_buf_checked = unmap_generation + 1;
+    return true;
 }
 
+/* A word of p's IPC buffer (buffer_ok): straight through the MMU when p's
+ * space is loaded, else through its page tables. */
 static u64 buf_word(struct process *p, u64 off)
 {
     u64 v;
+    if (p->as == cpu0.loaded_as && user_probe(p->ipc_buf + off, &v))
+        return v;
     copy_from_user(p->as, &v, p->ipc_buf + off, sizeof v);
     return v;
 }
@@ -74,19 +88,28 @@ static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots)
     return KEEP_ERR_OK;
 }
 
-/* The receive slots r named when it began to wait, as far as they exist now. */
+/* The receive slots r named when it began to wait, as far as they exist
+ * now.  Slots in the cappage of the one before are found without a walk. */
 static unsigned recv_slots(struct process *r, struct cap **slots)
 {
     unsigned got = 0;
-    while (got < r->recv_n && cspace_slot(r->as, r->recv_addr[got], &slots[got]) == KEEP_ERR_OK)
-        got++;
+    for (; got < r->recv_n; got++) {
+        u64 a = r->recv_addr[got];
+        if (got && a / KEEP_CAPPAGE_SLOTS == r->recv_addr[got - 1] / KEEP_CAPPAGE_SLOTS) {
+            slots[got] = slots[got - 1] + (a % KEEP_CAPPAGE_SLOTS) - (r->recv_addr[got - 1] % KEEP_CAPPAGE_SLOTS);
+            continue;
+        }
+        if (cspace_slot(r->as, a, &slots[got]) != KEEP_ERR_OK)
+            break;
+    }
     return got;
 }
 
+/* Has r a slot for a call's return capability (the first it named)? */
 static bool can_take_call(struct process *r)
 {
-    struct cap *slots[KEEP_MAX_RECV_SLOTS];
-    return recv_slots(r, slots) >= 1;
+    struct cap *slot;
+    return r->recv_n >= 1 && cspace_slot(r->as, r->recv_addr[0], &slot) == KEEP_ERR_OK;
 }
 
 

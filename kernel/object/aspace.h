@@ -35,6 +35,12 @@ u64 aspace_map_tables(struct aspace *as, u64 va);
 void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa);
 u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr);
 
+/* Raised whenever a mapping goes away (UNMAP, UNMAP_CAPPAGE, an address
+ * space destroyed), so that a check that memory is mapped can be kept
+ * until it changes (the IPC buffer's, ipc.c).  Mappings are never
+ * downgraded in place. */
+extern u64 unmap_generation;
+
 /* Load as (and its capability space) into CR3 unless it is loaded. */
 void aspace_load_flush(struct aspace *as);
 static ALWAYS_INLINE void aspace_load(struct aspace *as)

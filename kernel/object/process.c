@@ -344,6 +344,7 @@ u64 process_invoke(struct invocation *inv)
         if ((a[0] & (PAGE_SIZE - 1)) || a[0] > KEEP_USER_TOP - KEEP_IPC_SIZE)
             return KEEP_ERR_INVALID_ARG;
         p->ipc_buf = a[0];
+        p->ipc_buf_checked = 0;
         return KEEP_ERR_OK;
     case KEEP_M_PROCESS_SET_FAULT_HANDLER: {
         struct cap h = {0, 0};

@@ -778,6 +778,41 @@ pub fn ipc_buffer_fault(cx: &mut Cx) -> TestResult {
     })
 }
 
+/// The kernel keeps a finding that an IPC buffer is mapped only until a
+/// mapping goes away: a buffer found good, then half unmapped, is FAULT;
+/// mapped again, it is good again.
+pub fn ipc_buffer_unmapped_later(cx: &mut Cx) -> TestResult {
+    use keep_abi::{SELF_ASPACE, rights, ty};
+    const BUF: u64 = 0x5555_0000_0000;
+    let pages = [cx.retype(ty::PAGE)?, cx.retype(ty::PAGE)?];
+    let r = crate::with_slots(cx, |_, [s]| {
+        SELF_PROCESS.mint(s, 0, 0).ctx("MINT")?;
+        for (i, &p) in pages.iter().enumerate() {
+            SELF_ASPACE.map(p, BUF + 4096 * i as u64, rights::READ | rights::WRITE).ctx("MAP")?;
+        }
+        SELF_PROCESS.set_ipc_buffer(BUF).ctx("SET_IPC_BUFFER")?;
+        // Nobody receives: with the buffer good the send gets as far as WOULD_BLOCK.
+        let send = || Sender(s).send(Tag::new(1).with_string().send_nonblocking(), [0; 4]).err();
+        let first = send();
+        let unmapped = SELF_ASPACE.unmap(BUF + 4096);
+        let second = send();
+        let remapped = SELF_ASPACE.map(pages[1], BUF + 4096, rights::READ | rights::WRITE);
+        let third = send();
+        SELF_PROCESS.set_ipc_buffer(keep_rt::ipc_buffer_addr()).ctx("SET_IPC_BUFFER back")?;
+        unmapped.ctx("UNMAP")?;
+        remapped.ctx("MAP again")?;
+        ensure!(first == Some(Error::WOULD_BLOCK), "mapped buffer: {first:?}");
+        ensure!(second == Some(Error::FAULT), "half-unmapped buffer: {second:?}");
+        ensure!(third == Some(Error::WOULD_BLOCK), "mapped again: {third:?}");
+        Ok(())
+    });
+    for (i, &p) in pages.iter().enumerate() {
+        let _ = SELF_ASPACE.unmap(BUF + 4096 * i as u64);
+        cx.drop_slot(p);
+    }
+    r
+}
+
 // ---- scheduling of message delivery --------------------------------------
 
 /// A receiver that sets FLAG for every message and receives again.
