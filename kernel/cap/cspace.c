@@ -85,23 +85,6 @@ u64 cap_lookup(struct aspace *as, u64 addr, u64 type, u64 rights, struct cap *ou
     return cap_check_slot(e, s, type, rights, out);
 }
 
-u64 cap_check_slot(u64 err, const struct cap *s, u64 type, u64 rights, struct cap *out)
-{
-    if (err)
-        return err;
-    struct cap c = *s;
-    if (cap_is_null(c))
-        return KEEP_ERR_INVALID_CAP;
-    if (!cap_live(c))
-        return KEEP_ERR_STALE;
-    if (type && cap_type(c) != type)
-        return KEEP_ERR_WRONG_TYPE;
-    if ((cap_rights(c) & rights) != rights)
-        return KEEP_ERR_NO_RIGHTS;
-    *out = c;
-    return KEEP_ERR_OK;
-}
-
 u64 cap_empty_slot(struct aspace *as, u64 addr, struct cap **slot)
 {
     u64 e = cspace_slot(as, addr, slot);

@@ -139,8 +139,24 @@ bool cap_live(struct cap c);
  * with all of `rights`.  Returns KEEP_ERR_OK and the capability, or an error
  * (OUT_OF_RANGE, NO_CAPPAGE, INVALID_CAP, STALE, WRONG_TYPE, NO_RIGHTS). */
 u64 cap_lookup(struct aspace *as, u64 addr, u64 type, u64 rights, struct cap *out);
-/* The same checks on a slot already found (err: the lookup's error). */
-u64 cap_check_slot(u64 err, const struct cap *slot, u64 type, u64 rights, struct cap *out);
+/* The same checks on a slot already found (err: the lookup's error, or OK
+ * and the slot).  Inline: every invocation makes them. */
+static inline u64 cap_check_slot(u64 err, const struct cap *s, u64 type, u64 rights, struct cap *out)
+{
+    if (err)
+        return err;
+    struct cap c = *s;
+    if (cap_is_null(c))
+        return KEEP_ERR_INVALID_CAP;
+    if (!cap_live(c))
+        return KEEP_ERR_STALE;
+    if (type && cap_type(c) != type)
+        return KEEP_ERR_WRONG_TYPE;
+    if ((cap_rights(c) & rights) != rights)
+        return KEEP_ERR_NO_RIGHTS;
+    *out = c;
+    return KEEP_ERR_OK;
+}
 
 /* A cappage was unmapped or an address space destroyed: drop what the
  * lookup strategy caches (nothing for the MMU lookup). */

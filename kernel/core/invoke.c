@@ -44,17 +44,19 @@ static u64 invoke_slot(struct process *p, struct process *behalf_to, u64 err, co
 {
     struct regs *r = &p->regs;
     u64 tag = r->rsi, mode = tag_mode(tag);
+    struct cap c;
+    u64 e = cap_check_slot(err, slot, 0, 0, &c); /* before building anything: errors are common */
+    if (e)
+        return e;
     struct invocation inv = {
         .caller = p,
+        .cap = c,
         .tag = tag,
         .method = tag & KEEP_TAG_LABEL_MASK,
         .on_behalf = behalf_to != NULL,
         .behalf_to = behalf_to,
         .arg = {r->rdx, r->r8, r->r9, r->r10},
     };
-    u64 e = cap_check_slot(err, slot, 0, 0, &inv.cap);
-    if (e)
-        return e;
     for (unsigned depth = 0; cap_type(inv.cap) == KEEP_TYPE_WRAPPER; depth++) {
         struct cap inner = wrapper_from_cap(inv.cap)->inner;
         if (depth == KEEP_WRAPPER_DEPTH)
