@@ -134,6 +134,15 @@ static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **s
 
 /* Whether the object a capability names still exists at that version. */
 bool cap_live(struct cap c);
+/* The same, with the types that never go stale (the kernel's own objects
+ * and device ranges) decided inline. */
+#define CAP_ALWAYS_LIVE                                                                                 \
+    ((1u << KEEP_TYPE_CONSOLE) | (1u << KEEP_TYPE_KERNEL) | (1u << KEEP_TYPE_MEMORY) | (1u << KEEP_TYPE_TIMER) | \
+     (1u << KEEP_TYPE_DEVMEM) | (1u << KEEP_TYPE_IOPORT) | (1u << KEEP_TYPE_INTERRUPT))
+static inline bool cap_live_inline(struct cap c)
+{
+    return ((1u << cap_type(c)) & CAP_ALWAYS_LIVE) || cap_live(c);
+}
 
 /* Look up addr and check that it holds a live capability of `type` (0 = any)
  * with all of `rights`.  Returns KEEP_ERR_OK and the capability, or an error
@@ -148,7 +157,7 @@ static inline u64 cap_check_slot(u64 err, const struct cap *s, u64 type, u64 rig
     struct cap c = *s;
     if (cap_is_null(c))
         return KEEP_ERR_INVALID_CAP;
-    if (!cap_live(c))
+    if (!cap_live_inline(c))
         return KEEP_ERR_STALE;
     if (type && cap_type(c) != type)
         return KEEP_ERR_WRONG_TYPE;
