@@ -48,15 +48,21 @@ static u64 invoke_slot(struct process *p, struct process *behalf_to, u64 err, co
     u64 e = cap_check_slot(err, slot, 0, 0, &c); /* before building anything: errors are common */
     if (e)
         return e;
-    struct invocation inv = {
-        .caller = p,
-        .cap = c,
-        .tag = tag,
-        .method = tag & KEEP_TAG_LABEL_MASK,
-        .on_behalf = behalf_to != NULL,
-        .behalf_to = behalf_to,
-        .arg = {r->rdx, r->r8, r->r9, r->r10},
-    };
+    /* Field by field: an initializer would clear the whole struct first
+     * (a rep stos of ten words); only res must start at zero, since it goes
+     * back to the caller's registers as it is. */
+    struct invocation inv;
+    inv.caller = p;
+    inv.cap = c;
+    inv.tag = tag;
+    inv.method = tag & KEEP_TAG_LABEL_MASK;
+    inv.on_behalf = behalf_to != NULL;
+    inv.behalf_to = behalf_to;
+    inv.arg[0] = r->rdx;
+    inv.arg[1] = r->r8;
+    inv.arg[2] = r->r9;
+    inv.arg[3] = r->r10;
+    inv.res[0] = inv.res[1] = inv.res[2] = inv.res[3] = 0;
     for (unsigned depth = 0; cap_type(inv.cap) == KEEP_TYPE_WRAPPER; depth++) {
         struct cap inner = wrapper_from_cap(inv.cap)->inner;
         if (depth == KEEP_WRAPPER_DEPTH)

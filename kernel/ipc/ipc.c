@@ -16,6 +16,9 @@
 #include "process.h"
 #include "sched.h"
 
+/* Built field by field where it is made (an initializer would clear all 22
+ * words first): deliver() reads caps only below ncaps and str_* only with
+ * string. */
 struct msg {
     u64 label, payload, words[4];
     struct cap caps[KEEP_MAX_RECV_SLOTS]; /* a call's return capability first */
@@ -146,9 +149,14 @@ static void deliver(struct process *r, const struct msg *m)
 
 static void deliver_fault(struct process *h, struct process *p)
 {
-    struct msg m = {.label = p->fault_label, .payload = cap_payload(p->fault_to), .call = true};
+    struct msg m;
+    m.label = p->fault_label;
+    m.payload = cap_payload(p->fault_to);
+    m.call = true;
+    m.string = false;
     memcpy(m.words, p->fault_words, sizeof m.words);
-    m.caps[m.ncaps++] = return_cap(p);
+    m.caps[0] = return_cap(p);
+    m.ncaps = 1;
     deliver(h, &m);
     p->wait_kind = WAIT_FAULT_REPLY;
     p->wait_target = NULL;
@@ -171,7 +179,13 @@ void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
 
 void ipc_deliver_irq(struct process *r, u64 line, u64 payload)
 {
-    struct msg m = {.label = KEEP_LABEL_IRQ, .payload = payload, .words = {line}};
+    struct msg m;
+    m.label = KEEP_LABEL_IRQ;
+    m.payload = payload;
+    m.words[0] = line;
+    m.words[1] = m.words[2] = m.words[3] = 0;
+    m.ncaps = 0;
+    m.call = m.string = false;
     deliver(r, &m);
 }
 
@@ -302,7 +316,10 @@ u64 ipc_send(struct invocation *inv, u64 mode)
     struct process *s = inv->caller, *r;
     u64 tag = inv->tag;
     bool reply = cap_type(inv->cap) == KEEP_TYPE_RETURN;
-    struct msg m = {0};
+    struct msg m; /* build() fills label, words and the string */
+    m.payload = 0;
+    m.ncaps = 0;
+    m.call = m.string = false;
     if (reply) {
         if (mode == KEEP_TAG_MODE_CALL)
             return KEEP_ERR_INVALID_METHOD; /* a reply is not a call */
