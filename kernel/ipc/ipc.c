@@ -147,19 +147,34 @@ static void deliver(struct process *r, const struct msg *m)
     }
 }
 
-static void deliver_fault(struct process *h, struct process *p)
+/* p's fault message to h, which waits in an open receive: what deliver()
+ * does with a call that carries only its return capability, written out
+ * (only the first receive slot matters).  False, with nothing changed, when
+ * that slot has gone. */
+static bool deliver_fault(struct process *h, struct process *p)
 {
-    struct msg m;
-    m.label = p->fault_label;
-    m.payload = cap_payload(p->fault_to);
-    m.call = true;
-    m.string = false;
-    memcpy(m.words, p->fault_words, sizeof m.words);
-    m.caps[0] = return_cap(p);
-    m.ncaps = 1;
-    deliver(h, &m);
+    struct cap *slot;
+    if (h->recv_n < 1 || cspace_slot(h->as, h->recv_addr[0], &slot) != KEEP_ERR_OK)
+        return false;
+    *slot = return_cap(p);
+    struct regs *g = &h->regs;
+    g->rax = KEEP_ERR_OK;
+    g->rsi = p->fault_label | (1ULL << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED;
+    g->rdi = cap_payload(p->fault_to);
+    g->rdx = p->fault_words[0];
+    g->r8 = p->fault_words[1];
+    g->r9 = p->fault_words[2];
+    g->r10 = p->fault_words[3];
+    sleep_remove(h);
+    h->wait_kind = WAIT_NONE;
+    h->wait_target = NULL;
+    if (h->state != KEEP_STATE_RUNNABLE) {
+        h->state = KEEP_STATE_RUNNABLE;
+        sched_enqueue_front(h);
+    }
     p->wait_kind = WAIT_FAULT_REPLY;
     p->wait_target = NULL;
+    return true;
 }
 
 void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
@@ -169,9 +184,7 @@ void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
     memcpy(p->fault_words, words, sizeof p->fault_words);
     p->fault_to = to;
     process_wait(p, WAIT_FAULT);
-    if (h->state == KEEP_STATE_BLOCKED && h->wait_kind == WAIT_RECV && can_take_call(h)) {
-        deliver_fault(h, p);
-    } else {
+    if (!(h->state == KEEP_STATE_BLOCKED && h->wait_kind == WAIT_RECV && deliver_fault(h, p))) {
         p->wait_target = h;
         sendq_append(h, p);
     }
@@ -287,7 +300,7 @@ u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
         }
         sendq_remove(p, s);
         if (s->wait_kind == WAIT_FAULT)
-            deliver_fault(p, s);
+            (void)deliver_fault(p, s); /* can_take_call(p) held */
         else
             restart_sender(s, p);
         s = p->sendq_head;
