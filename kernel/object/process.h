@@ -51,7 +51,7 @@ struct process {
     u64 code, fault_rip, fault_addr;    /* exit code or vector; fault details */
     u32 slice;                          /* timer ticks left */
     u32 irq_pending;                    /* bound interrupt lines waiting to be received */
-    u8 state, prio, wait_kind, emulate;
+    u8 state, wait_kind, prio, emulate; /* state and wait_kind side by side: the fast path writes both */
     u8 uses_bases;                      /* has run wr/rd fs/gs base: runs with CR4.FSGSBASE */
     char name[16];
 };
