@@ -83,13 +83,13 @@ static void detect_features(void)
     cpu0.features = f;
 }
 
-static void set_gate(unsigned v, u64 handler, u8 ist)
+static void set_gate(unsigned v, u64 handler, u8 ist, u8 dpl)
 {
     idt[v] = (struct idt_gate){
         .offset_lo = (u16)handler,
         .selector = 0x08,
         .ist = ist,
-        .type = 0x8E, /* present, DPL 0, 64-bit interrupt gate: IF cleared on entry */
+        .type = (u8)(0x8E | dpl << 5), /* present, DPL, 64-bit interrupt gate: IF cleared on entry */
         .offset_mid = (u16)(handler >> 16),
         .offset_hi = (u32)(handler >> 32),
         .reserved = 0,
@@ -137,7 +137,9 @@ void cpu_init(void)
 
     for (unsigned v = 0; v < 256; v++) {
         u8 ist = (v == 2 || v == 8 || v == 18) ? 1 : 0; /* NMI, #DF, #MC on their own stack */
-        set_gate(v, vector_table[v], ist);
+        /* int3 may be used from user mode (#BP to the fault handler); an
+         * `int n` at any other vector is #GP */
+        set_gate(v, vector_table[v], ist, v == 3 ? 3 : 0);
     }
     struct table_ptr ip = {sizeof(idt) - 1, (u64)(uptr)idt};
     __asm__ volatile("lidt %0" ::"m"(ip));
