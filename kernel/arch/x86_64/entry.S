@@ -50,6 +50,21 @@
     pop %rax
 .endm
 
+/* Leave by sysretq from the struct regs at rsp: the callee-saved
+ * registers, rip (into rcx), rflags (into r11) and the user rsp. */
+.macro SYSRET_REST
+    mov REGS_RBX(%rsp), %rbx
+    mov REGS_RBP(%rsp), %rbp
+    mov REGS_R12(%rsp), %r12
+    mov REGS_R13(%rsp), %r13
+    mov REGS_R14(%rsp), %r14
+    mov REGS_R15(%rsp), %r15
+    mov REGS_RIP(%rsp), %rcx
+    mov REGS_RFLAGS(%rsp), %r11
+    mov REGS_RSP(%rsp), %rsp
+    sysretq
+.endm
+
 /* syscall: rcx = user rip, r11 = user rflags, interrupts masked by FMASK. */
     .globl syscall_entry
 syscall_entry:
@@ -120,16 +135,7 @@ arch_return_to_user:
     mov REGS_R8(%rsp), %r8
     mov REGS_R9(%rsp), %r9
     mov REGS_R10(%rsp), %r10
-1:  mov REGS_RBX(%rsp), %rbx    /* the callee-saved registers */
-    mov REGS_RBP(%rsp), %rbp
-    mov REGS_R12(%rsp), %r12
-    mov REGS_R13(%rsp), %r13
-    mov REGS_R14(%rsp), %r14
-    mov REGS_R15(%rsp), %r15
-    mov REGS_RIP(%rsp), %rcx
-    mov REGS_RFLAGS(%rsp), %r11
-    mov REGS_RSP(%rsp), %rsp
-    sysretq
+    SYSRET_REST
 2:  POP_GPRS
     add $16, %rsp
     iretq
@@ -149,7 +155,7 @@ fastpath_exit:
     mov REGS_R9(%rcx), %r9
     mov REGS_R10(%rcx), %r10
     xor %eax, %eax
-    jmp 1b
+    SYSRET_REST
 
     .section .rodata
     .align 8
