@@ -79,7 +79,7 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     /* r waited in a system call: the message goes straight into the CPU's
      * registers on the way out (unless WRITE_REGS has made r leave by iretq) */
     if (likely(r->regs.vector == VEC_SYSCALL))
-        fastpath_exit(&r->regs, tag, payload, &s->regs);
+        fastpath_exit(payload, tag, &s->regs, &r->regs);
     struct regs *d = &r->regs;
     d->rax = KEEP_ERR_OK;
     d->rsi = tag;

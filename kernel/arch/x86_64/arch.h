@@ -54,7 +54,8 @@ extern struct kernel_stacks kernel_stacks;
 
 /* entry.S */
 NORETURN void arch_return_to_user(struct regs *r);
-NORETURN void fastpath_exit(struct regs *to, u64 tag, u64 payload, const struct regs *from);
+/* The argument order puts payload and tag where `to` receives them. */
+NORETURN void fastpath_exit(u64 payload, u64 tag, const struct regs *from, struct regs *to);
 
 /* Called from assembly (boot.S, entry.S). */
 NORETURN void kmain(u32 magic, u32 mbi_pa);

@@ -140,20 +140,19 @@ arch_return_to_user:
     add $16, %rsp
     iretq
 
-/* fastpath_exit(struct regs *to, u64 tag, u64 payload, const struct regs *from):
+/* fastpath_exit(u64 payload, u64 tag, const struct regs *from, struct regs *to):
  * the IPC fast path's way out into `to`, which waited in a system call: its
  * message registers come straight from the sender's saved ones (rax 0,
  * rsi the tag, rdi the payload, rdx r8 r9 r10 from `from`) rather than
  * through to's struct regs, and the rest as arch_return_to_user restores
  * them. */
     .globl fastpath_exit
-fastpath_exit:
-    mov %rdi, %rsp
-    mov %rdx, %rdi
-    mov REGS_RDX(%rcx), %rdx
-    mov REGS_R8(%rcx), %r8
-    mov REGS_R9(%rcx), %r9
-    mov REGS_R10(%rcx), %r10
+fastpath_exit:                  /* rdi, rsi: already what `to` gets */
+    mov %rcx, %rsp
+    mov REGS_R8(%rdx), %r8
+    mov REGS_R9(%rdx), %r9
+    mov REGS_R10(%rdx), %r10
+    mov REGS_RDX(%rdx), %rdx
     xor %eax, %eax
     SYSRET_REST
 
