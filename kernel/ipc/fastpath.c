@@ -29,11 +29,15 @@
 _Static_assert(KEEP_TAG_MODE_SEND_RECV - 1 == KEEP_TAG_MODE_RECV, "fast_reply_recv");
 
 /* Once s has blocked, is r the process the scheduler would pick? */
+static __attribute__((noinline)) bool may_switch_other_prio(const struct process *r, struct process *s)
+{
+    return sched_is_highest(r->prio, s);
+}
 static ALWAYS_INLINE bool may_switch(const struct process *r, struct process *s, bool same_prio)
 {
-    if (same_prio) /* the common case: nothing runnable above */
+    if (likely(same_prio)) /* the common case: nothing runnable above */
         return !(sched_nonempty >> r->prio >> 1);
-    return sched_is_highest(r->prio, s);
+    return may_switch_other_prio(r, s);
 }
 
 /* One word of s's IPC buffer (mapped, or the fast path gives up). */
@@ -145,15 +149,18 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
         return;
     /* The server's next receive slots, named in its IPC buffer, in its own
      * capability space (loaded: the invoked capability was found there). */
-    if (ns && !s->ipc_buf)
-        return;
-    for (unsigned i = 0; i < ns; i++) {
-        struct cap *x;
-        u64 a;
-        if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
-            cspace_loaded_slot(a, &x))
+    if (ns) {
+        if (!s->ipc_buf)
             return;
-        s->recv_addr[i] = a;
+        unsigned i = 0;
+        do { /* a do-while: ns is usually 1 */
+            struct cap *x;
+            u64 a;
+            if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
+                cspace_loaded_slot(a, &x))
+                return;
+            s->recv_addr[i] = a;
+        } while (++i < ns);
     }
     return_cap_used(p);
     s->recv_n = ns;
