@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Keep SFI tool chain: compiler driver (sfi-cc) and module linker (sfi-ld).
 
-sfi-cc compiles C with gcc, keeping r14 free (-ffixed-r14), then rewrites the
-generated AT&T assembly so that every store (and, with --full, every load)
+sfi-cc compiles C with gcc, then rewrites the generated AT&T assembly so that every store (and, with --full, every load)
 goes through %gs with 32-bit addressing, every indirect branch is masked to a
 32-byte bundle start inside the domain, and %rsp is re-based after every
 explicit change.  It then lays the code out itself (bundle padding, calls at
@@ -22,6 +21,13 @@ BUNDLE = 32
 TRAMP_BASE = 0x10000
 CODE_BASE = 0x20000
 MAGIC = b"KSFIMOD1"
+# The runtime writes the domain base B at this domain offset (read-only entry
+# page); sequences add it with `addq __sfi_base(%rip), %reg`.
+BASE_SLOT = 0xF008
+BASE = "__sfi_base(%rip)"
+# Layout experiments (docs/sfi.md, "What was tried").
+LOOP_ALIGN = os.environ.get("SFI_LOOP_ALIGN", "1") == "1"   # keep gcc's .p2align (loops, functions)
+FREE_PAD = os.environ.get("SFI_FREE_PAD", "1") == "1"       # choose the padding after jmp/ret
 FLAG_FULL = 1
 
 R32 = {"rax": "eax", "rbx": "ebx", "rcx": "ecx", "rdx": "edx", "rsi": "esi",
@@ -31,7 +37,7 @@ for _i in range(8, 16):
 REGS32 = set(R32.values())
 SP_NAMES = {"%rsp", "%esp", "%sp", "%spl"}
 # After any other write, %rsp is put back into the stack area [B + 0xF000_0000, B + 4 GiB).
-SP_FIX = ["orl $0xf0000000, %esp", "addq %r14, %rsp"]
+SP_FIX = ["orl $0xf0000000, %esp", "addq %s, %%rsp" % BASE]
 STACK_ALIGN_MAX = 1 << 28  # and $-N, %rsp needs no fix-up for N up to this
 
 CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3,
@@ -41,7 +47,7 @@ CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3
 
 # -fno-ipa-ra: returns and indirect calls clobber r11, so callers must not
 # assume a callee leaves r11 alone.
-GCC_FLAGS = ["-ffixed-r14", "-fpie", "-fno-ipa-ra", "-fno-stack-protector",
+GCC_FLAGS = (["-ffixed-r14"] if os.environ.get("SFI_FIXED_R14") else []) + ["-fpie", "-fno-ipa-ra", "-fno-stack-protector",
              "-fno-asynchronous-unwind-tables", "-fno-unwind-tables",
              "-fno-exceptions", "-mstringop-strategy=loop", "-fcf-protection=none",
              "-fno-jump-tables" if os.environ.get("SFI_NO_JUMP_TABLES") else "-fjump-tables",
@@ -293,7 +299,7 @@ class Rewriter:
                 raise SfiError("ret with immediate is not supported")
             # The masked address is pushed back and returned to with a real
             # ret, so that the return-stack predictor keeps working.
-            self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %r14, %r11", "pushq %r11", "ret"]))
+            self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %s, %%r11" % BASE, "pushq %r11", "ret"]))
             return
         if STRING_OPS.match(mnem) and not ops:
             raise SfiError("string instruction %s is not allowed (compile with -mstringop-strategy=loop)" % st)
@@ -358,7 +364,7 @@ class Rewriter:
                 reg = "r11"
             for p in pre:
                 self.add(Item("insn", [p]))
-            seq = ["andl $-32, %%%s" % R32[reg], "addq %%r14, %%%s" % reg,
+            seq = ["andl $-32, %%%s" % R32[reg], "addq %s, %%%s" % (BASE, reg),
                    ("call *%%%s" if is_call else "jmp *%%%s") % reg]
             self.add(Item("group", seq, end_align=is_call))
             return
@@ -378,6 +384,62 @@ class Rewriter:
             return 2
         return 5 if it.cc is None else 6
 
+    def item_len(self, it):
+        return self.branch_len(it) if it.kind == "branch" else sum(it.lens)
+
+    def barrier(self, it):
+        """Execution never falls through past this item."""
+        if it.kind == "branch":
+            return it.cc is None
+        if it.kind in ("insn", "group") and it.lines:
+            last = it.lines[-1].split()
+            return bool(last) and (last[0] in ("ret", "ud2", "jmp", "jmpq"))
+        return False
+
+    def free_pad(self, k, pos):
+        """Padding placed right after a barrier is never executed: choose it so
+        that the straight-line code that follows (up to its first call or
+        aligned label) needs the fewest executed padding bytes."""
+        region = []
+        for it in self.text_items[k:k + 48]:
+            if it.kind == "label":
+                if it.align:
+                    region.append((0, 2, 0))
+                    break
+                continue
+            if it.kind == "p2align":
+                if LOOP_ALIGN:
+                    region.append((0, 3, it.p2 | it.pmax << 8))
+                continue
+            if it.kind not in ("insn", "group", "branch"):
+                continue
+            region.append((self.item_len(it), 1 if it.end_align else 0, 0))
+            if it.end_align or self.barrier(it):
+                break
+        best, best_cost = 0, None
+        for f in range(BUNDLE):
+            p, cost = pos + f, 0
+            for n, kind, a in region:
+                if kind == 1:
+                    pad = -(p + n) % BUNDLE
+                elif kind == 2:
+                    pad = -p % BUNDLE
+                elif kind == 3:
+                    pad = -p % (1 << (a & 255))
+                    if pad > a >> 8:
+                        pad = 0
+                elif p % BUNDLE + n > BUNDLE:
+                    pad = -p % BUNDLE
+                else:
+                    pad = 0
+                cost += pad
+                p += pad + n
+            if best_cost is None or cost < best_cost:
+                best, best_cost = f, cost
+                if cost == 0:
+                    break
+        return best
+
     def layout(self):
         """Assign padding; returns per-item padding list."""
         for it in self.text_items:
@@ -385,7 +447,16 @@ class Rewriter:
                 it.near = True
         while True:
             pos, addr, pads = 0, {}, []
-            for it in self.text_items:
+            after_barrier = False
+            for k, it in enumerate(self.text_items):
+                pad = 0
+                if after_barrier and FREE_PAD and it.kind in ("label", "insn", "group", "branch", "p2align"):
+                    pad = self.free_pad(k, pos)
+                    pos += pad
+                    after_barrier = False
+                    pads_extra = pad
+                else:
+                    pads_extra = 0
                 pad = 0
                 if it.kind == "label":
                     if it.align:
@@ -393,7 +464,7 @@ class Rewriter:
                     addr[it.name] = pos + pad
                 elif it.kind == "p2align":
                     pad = -pos % (1 << it.p2)
-                    if pad > it.pmax:
+                    if pad > it.pmax or not LOOP_ALIGN:
                         pad = 0
                 elif it.kind in ("insn", "group", "branch"):
                     n = self.branch_len(it) if it.kind == "branch" else sum(it.lens)
@@ -406,7 +477,8 @@ class Rewriter:
                     if it.kind == "branch":
                         it.p2 = pos + pad + n  # end address, for displacement
                     pos += n
-                pads.append(pad)
+                    after_barrier = self.barrier(it)
+                pads.append(pad + pads_extra)
                 pos += pad
             changed = False
             for it in self.text_items:
@@ -607,7 +679,7 @@ def link_module(inputs, out, full, tmpdir, exports=None):
     comb = os.path.join(tmpdir, "combined.o")
     run(["ld", "-r", "-o", comb] + inputs)
     undef = sorted(set(l.split()[-1] for l in run(["nm", "-u", comb]).splitlines() if l.strip()))
-    undef = [u for u in undef if u not in ("_GLOBAL_OFFSET_TABLE_",)]
+    undef = [u for u in undef if u not in ("_GLOBAL_OFFSET_TABLE_", "__sfi_base")]
     if len(undef) > (CODE_BASE - TRAMP_BASE) // BUNDLE - 1:
         raise SfiError("too many imports")
     script = os.path.join(tmpdir, "module.ld")
@@ -616,6 +688,7 @@ def link_module(inputs, out, full, tmpdir, exports=None):
         # (absolute symbols would make ld turn GOT loads into 32-bit immediates).
         defs = " ".join("%s = . - 0x%x;" % (name, CODE_BASE - TRAMP_BASE - BUNDLE * (i + 1))
                         for i, name in enumerate(undef))
+        defs += " __sfi_base = . - 0x%x;" % (CODE_BASE - BASE_SLOT)
         f.write(LINKER_SCRIPT % (CODE_BASE, defs))
     elf = os.path.join(tmpdir, "module.elf")
     run(["ld", "-static", "-nostdlib", "-q", "-T", script, "-o", elf, comb])
