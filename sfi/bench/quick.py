@@ -58,7 +58,8 @@ def run(rounds, sel, dirs):
             if k == "native":
                 continue
             rs = [(t / n - 1) * 100 for t, n in zip(times[k], times["native"])]
-            line += "  %s %+.1f%% (%+.0f..%+.0f)" % (k, statistics.median(rs), min(rs), max(rs))
+            best = (min(times[k]) / min(times["native"]) - 1) * 100
+            line += "  %s %+.1f%% (%+.0f..%+.0f; best %+.1f%%)" % (k, statistics.median(rs), min(rs), max(rs), best)
         print(line + ("  OUTPUT MISMATCH %s" % bad if bad else ""), flush=True)
 
 

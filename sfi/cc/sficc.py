@@ -28,6 +28,7 @@ BASE = "__sfi_base(%rip)"
 # Layout experiments (docs/sfi.md, "What was tried").
 LOOP_ALIGN = os.environ.get("SFI_LOOP_ALIGN", "1") == "1"   # keep gcc's .p2align (loops, functions)
 FREE_PAD = os.environ.get("SFI_FREE_PAD", "1") == "1"       # choose the padding after jmp/ret
+ALIGN_ALL_FUNCS = os.environ.get("SFI_ALIGN_ALL_FUNCS") == "1"  # align static functions too
 FLAG_FULL = 1
 
 R32 = {"rax": "eax", "rbx": "ebx", "rcx": "ecx", "rdx": "edx", "rsi": "esi",
@@ -168,6 +169,7 @@ class Rewriter:
         self.section = ".text"
         self.prev_section = None
         self.func_syms = set()
+        self.globals = set()
         self.text_labels = set()
         self.pending_prefix = ""
         self.got = set()
@@ -231,6 +233,8 @@ class Rewriter:
             return
         if word == ".type" and "function" in rest:
             self.func_syms.add(split_operands(rest)[0])
+        if word in (".globl", ".global", ".weak"):
+            self.globals.update(split_operands(rest))
         if not self.in_text():
             self.out.append(raw)
             return
@@ -500,13 +504,22 @@ class Rewriter:
                     for l in x.lines:
                         if not l.startswith("call "):
                             referenced.update(tok.findall(l))
+                elif x.kind == "raw" and x.lines[0].split()[0] in (".set", ".equ", ".weakref", ".symver"):
+                    referenced.update(tok.findall(x.lines[0]))  # an alias may have its address taken
                 continue
             s = x.strip()
             if s.startswith((".size", ".type", ".globl", ".global", ".local", ".hidden", ".weak", ".section", ".text")):
                 continue
             referenced.update(tok.findall(s))
         for it in self.text_items:
-            if it.kind == "label" and (it.name in self.func_syms or it.name in referenced):
+            # Entries (global functions) and labels whose address is taken (jump
+            # tables, function pointers) can be reached by an indirect branch; a
+            # static function reached only by direct calls and jumps need not be
+            # aligned (SFI_ALIGN_ALL_FUNCS=1: the former rule, every function).
+            if it.kind != "label":
+                continue
+            entry = it.name in self.func_syms and (it.name in self.globals or ALIGN_ALL_FUNCS)
+            if entry or it.name in referenced:
                 it.align = True
 
     def emit_branch(self, it):
