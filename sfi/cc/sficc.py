@@ -29,6 +29,7 @@ BASE = "__sfi_base(%rip)"
 LOOP_ALIGN = os.environ.get("SFI_LOOP_ALIGN", "1") == "1"   # keep gcc's .p2align (loops, functions)
 FREE_PAD = os.environ.get("SFI_FREE_PAD", "1") == "1"       # choose the padding after jmp/ret
 ALIGN_ALL_FUNCS = os.environ.get("SFI_ALIGN_ALL_FUNCS") == "1"  # align static functions too
+PAD_GROW = os.environ.get("SFI_PAD_GROW", "1") == "1"  # fill bundle ends by longer encodings, not no-ops
 FLAG_FULL = 1
 
 R32 = {"rax": "eax", "rbx": "ebx", "rcx": "ecx", "rdx": "edx", "rsi": "esi",
@@ -139,7 +140,7 @@ def sandbox_mem(op):
 
 
 class Item:
-    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align")
+    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align", "grow", "exp")
 
     def __init__(self, kind, lines=None, end_align=False):
         self.kind = kind          # insn | group | branch | label | p2align | raw
@@ -148,6 +149,8 @@ class Item:
         self.end_align = end_align
         self.near = False
         self.align = False
+        self.grow = (0, 0, 0)  # bytes that {rex} / {disp32} would add (probed), plain length
+        self.exp = ""       # the pseudo-prefixes chosen by the layout
 
 
 def strip_comment(line):
@@ -452,6 +455,10 @@ class Rewriter:
         while True:
             pos, addr, pads = 0, {}, []
             after_barrier = False
+            run = []  # insn items since the last label/branch/sequence/padding in this bundle
+            for it in self.text_items:
+                if it.exp:
+                    it.exp, it.lens = "", [it.grow[2]]
             for k, it in enumerate(self.text_items):
                 pad = 0
                 if after_barrier and FREE_PAD and it.kind in ("label", "insn", "group", "branch", "p2align"):
@@ -462,6 +469,8 @@ class Rewriter:
                 else:
                     pads_extra = 0
                 pad = 0
+                if it.kind != "insn" and it.kind != "raw":
+                    run = []
                 if it.kind == "label":
                     if it.align:
                         pad = -pos % BUNDLE
@@ -478,6 +487,13 @@ class Rewriter:
                         pad = -(pos + n) % BUNDLE
                     elif pos % BUNDLE + n > BUNDLE:
                         pad = -pos % BUNDLE
+                    if pad and PAD_GROW and run and pos % BUNDLE + pad <= BUNDLE and self.grow_fill(run, pad):
+                        pos += pad  # the padding became longer encodings of the instructions before
+                        pad, run = 0, []
+                    if pad or pos % BUNDLE + n >= BUNDLE or it.kind != "insn":
+                        run = []
+                    else:
+                        run.append(it)
                     if it.kind == "branch":
                         it.p2 = pos + pad + n  # end address, for displacement
                     pos += n
@@ -494,6 +510,29 @@ class Rewriter:
             if not changed:
                 self.addr = addr
                 return pads, pos
+
+    @staticmethod
+    def grow_fill(run, need):
+        """Choose {rex}/{disp32} for instructions of `run` (consecutive, same
+        bundle, nothing between that has an address recorded) adding exactly
+        `need` bytes; True if done.  Fewer no-op instructions execute."""
+        reach = {0: []}
+        for it in run:
+            r, d, _ = it.grow
+            nxt = dict(reach)
+            for tot, ch in reach.items():
+                for add, e in ((r, "{rex}"), (d, "{disp32}"), (r + d, "{rex} {disp32}")):
+                    if add and tot + add <= need and tot + add not in nxt:
+                        nxt[tot + add] = ch + [(it, e)]
+            reach = nxt
+            if need in reach:
+                break
+        if need not in reach:
+            return False
+        for it, e in reach[need]:
+            it.exp = e
+            it.lens = [it.lens[0] + (it.grow[0] if "rex" in e else 0) + (it.grow[1] if "disp32" in e else 0)]
+        return True
 
     def mark_aligned_labels(self, src_text):
         referenced = set()
@@ -540,6 +579,14 @@ class Rewriter:
             lines += [".Lsfi_got.%s:" % sym, "\t.quad %s" % sym]
         return lines
 
+    @staticmethod
+    def growable(it):
+        """Instructions that may take the {rex} / {disp32} pseudo-prefixes (gas
+        ignores them where they do not apply, e.g. with %ah); not VEX, not
+        with lock/rep or other prefixes."""
+        w = it.lines[0].split(None, 1)[0]
+        return not w.startswith(("v", "lock", "rep", "addr32", "data16", "notrack", "cs", "ds", "{")) and w not in PREFIXES
+
     def render(self, pads=None, probe=False):
         out, k, pos = ["\t.text", "\t.p2align 5"], 0, 0
         probe_n = 0
@@ -561,6 +608,8 @@ class Rewriter:
                     if probe:
                         out.append("__sfi_p%d:" % probe_n)
                         probe_n += 1
+                    if x.kind == "insn" and (x.exp or probe in ("{rex}", "{disp32}")) and self.growable(x):
+                        l = (x.exp or probe) + " " + l
                     out.append("\t" + l)
                 pos += sum(x.lens) if x.lens else 0
             elif x.kind == "branch":
@@ -617,6 +666,37 @@ def rewrite_asm(src, full, tmpdir, obj_out):
         if it.kind == "branch":
             j += 1
             it.near = False
+    if PAD_GROW:
+        # Two more probes learn what {rex} and {disp32} would add to each instruction.
+        grow = {}
+        for it in rw.text_items:
+            if it.kind == "branch":
+                it.near = True
+        for pp in ("{rex}", "{disp32}"):
+            lines, n = rw.render(probe=pp)
+            lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
+            with open(probe_s, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            run(["as", "--64", "-o", probe_o, probe_s])
+            a2 = {}
+            for l in run(["nm", "-n", probe_o]).splitlines():
+                p = l.split()
+                if len(p) == 3 and p[2].startswith("__sfi_p"):
+                    a2[int(p[2][7:])] = int(p[0], 16)
+            j = 0
+            for it in rw.text_items:
+                if it.kind == "insn":
+                    grow.setdefault(id(it), []).append(a2[j + 1] - a2[j] - it.lens[0])
+                if it.kind in ("insn", "group"):
+                    j += len(it.lines)
+                elif it.kind == "branch":
+                    j += 1
+        for it in rw.text_items:
+            if it.kind == "branch":
+                it.near = False
+            if it.kind == "insn":
+                r, d = grow[id(it)]
+                it.grow = (max(r, 0), max(d, 0), it.lens[0])
     pads, end = rw.layout()
     lines, _ = rw.render(pads)
     lines.append("\t.text")
@@ -628,8 +708,11 @@ def rewrite_asm(src, full, tmpdir, obj_out):
     if os.environ.get("SFI_KEEP_ASM"):
         with open(obj_out + ".sfi.s", "w") as f:
             f.write("\n".join(lines) + "\n")
-    run(["as", "--64"] + (["-L"] if os.environ.get("SFI_CHECK_LAYOUT") else []) + ["-o", obj_out, final_s])
-    if os.environ.get("SFI_CHECK_LAYOUT"):
+    # The layout is checked against the assembler's (always, now that encodings are chosen: a call
+    # that does not end at a bundle end would return to the wrong place).
+    check = os.environ.get("SFI_CHECK_LAYOUT", "1") == "1"
+    run(["as", "--64"] + (["-L"] if check else []) + ["-o", obj_out, final_s])
+    if check:
         for l in run(["nm", "-n", obj_out]).splitlines():
             p = l.split()
             if len(p) == 3 and p[2] in rw.addr and int(p[0], 16) != rw.addr[p[2]]:
