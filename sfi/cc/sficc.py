@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Keep SFI tool chain: compiler driver (sfi-cc) and module linker (sfi-ld).
 
-sfi-cc compiles C with gcc, keeping r14 free (-ffixed-r14), then rewrites the
-generated AT&T assembly so that every store (and, with --full, every load)
+sfi-cc compiles C with gcc, then rewrites the generated AT&T assembly so that every store (and, with --full, every load)
 goes through %gs with 32-bit addressing, every indirect branch is masked to a
 32-byte bundle start inside the domain, and %rsp is re-based after every
 explicit change.  It then lays the code out itself (bundle padding, calls at
@@ -22,6 +21,15 @@ BUNDLE = 32
 TRAMP_BASE = 0x10000
 CODE_BASE = 0x20000
 MAGIC = b"KSFIMOD1"
+# The runtime writes the domain base B at this domain offset (read-only entry
+# page); sequences add it with `addq __sfi_base(%rip), %reg`.
+BASE_SLOT = 0xF008
+BASE = "__sfi_base(%rip)"
+# Layout experiments (docs/sfi.md, "What was tried").
+LOOP_ALIGN = os.environ.get("SFI_LOOP_ALIGN", "1") == "1"   # keep gcc's .p2align (loops, functions)
+FREE_PAD = os.environ.get("SFI_FREE_PAD", "1") == "1"       # choose the padding after jmp/ret
+ALIGN_ALL_FUNCS = os.environ.get("SFI_ALIGN_ALL_FUNCS") == "1"  # align static functions too
+PAD_GROW = os.environ.get("SFI_PAD_GROW", "1") == "1"  # fill bundle ends by longer encodings, not no-ops
 FLAG_FULL = 1
 
 R32 = {"rax": "eax", "rbx": "ebx", "rcx": "ecx", "rdx": "edx", "rsi": "esi",
@@ -31,7 +39,7 @@ for _i in range(8, 16):
 REGS32 = set(R32.values())
 SP_NAMES = {"%rsp", "%esp", "%sp", "%spl"}
 # After any other write, %rsp is put back into the stack area [B + 0xF000_0000, B + 4 GiB).
-SP_FIX = ["orl $0xf0000000, %esp", "addq %r14, %rsp"]
+SP_FIX = ["orl $0xf0000000, %esp", "addq %s, %%rsp" % BASE]
 STACK_ALIGN_MAX = 1 << 28  # and $-N, %rsp needs no fix-up for N up to this
 
 CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3,
@@ -41,7 +49,7 @@ CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3
 
 # -fno-ipa-ra: returns and indirect calls clobber r11, so callers must not
 # assume a callee leaves r11 alone.
-GCC_FLAGS = ["-ffixed-r14", "-fpie", "-fno-ipa-ra", "-fno-stack-protector",
+GCC_FLAGS = (["-ffixed-r14"] if os.environ.get("SFI_FIXED_R14") else []) + ["-fpie", "-fno-ipa-ra", "-fno-stack-protector",
              "-fno-asynchronous-unwind-tables", "-fno-unwind-tables",
              "-fno-exceptions", "-mstringop-strategy=loop", "-fcf-protection=none",
              "-fno-jump-tables" if os.environ.get("SFI_NO_JUMP_TABLES") else "-fjump-tables",
@@ -132,7 +140,7 @@ def sandbox_mem(op):
 
 
 class Item:
-    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align")
+    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align", "grow", "exp")
 
     def __init__(self, kind, lines=None, end_align=False):
         self.kind = kind          # insn | group | branch | label | p2align | raw
@@ -141,6 +149,8 @@ class Item:
         self.end_align = end_align
         self.near = False
         self.align = False
+        self.grow = (0, 0, 0)  # bytes that {rex} / {disp32} would add (probed), plain length
+        self.exp = ""       # the pseudo-prefixes chosen by the layout
 
 
 def strip_comment(line):
@@ -162,6 +172,7 @@ class Rewriter:
         self.section = ".text"
         self.prev_section = None
         self.func_syms = set()
+        self.globals = set()
         self.text_labels = set()
         self.pending_prefix = ""
         self.got = set()
@@ -225,6 +236,8 @@ class Rewriter:
             return
         if word == ".type" and "function" in rest:
             self.func_syms.add(split_operands(rest)[0])
+        if word in (".globl", ".global", ".weak"):
+            self.globals.update(split_operands(rest))
         if not self.in_text():
             self.out.append(raw)
             return
@@ -293,7 +306,7 @@ class Rewriter:
                 raise SfiError("ret with immediate is not supported")
             # The masked address is pushed back and returned to with a real
             # ret, so that the return-stack predictor keeps working.
-            self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %r14, %r11", "pushq %r11", "ret"]))
+            self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %s, %%r11" % BASE, "pushq %r11", "ret"]))
             return
         if STRING_OPS.match(mnem) and not ops:
             raise SfiError("string instruction %s is not allowed (compile with -mstringop-strategy=loop)" % st)
@@ -358,7 +371,7 @@ class Rewriter:
                 reg = "r11"
             for p in pre:
                 self.add(Item("insn", [p]))
-            seq = ["andl $-32, %%%s" % R32[reg], "addq %%r14, %%%s" % reg,
+            seq = ["andl $-32, %%%s" % R32[reg], "addq %s, %%%s" % (BASE, reg),
                    ("call *%%%s" if is_call else "jmp *%%%s") % reg]
             self.add(Item("group", seq, end_align=is_call))
             return
@@ -378,6 +391,62 @@ class Rewriter:
             return 2
         return 5 if it.cc is None else 6
 
+    def item_len(self, it):
+        return self.branch_len(it) if it.kind == "branch" else sum(it.lens)
+
+    def barrier(self, it):
+        """Execution never falls through past this item."""
+        if it.kind == "branch":
+            return it.cc is None
+        if it.kind in ("insn", "group") and it.lines:
+            last = it.lines[-1].split()
+            return bool(last) and (last[0] in ("ret", "ud2", "jmp", "jmpq"))
+        return False
+
+    def free_pad(self, k, pos):
+        """Padding placed right after a barrier is never executed: choose it so
+        that the straight-line code that follows (up to its first call or
+        aligned label) needs the fewest executed padding bytes."""
+        region = []
+        for it in self.text_items[k:k + 48]:
+            if it.kind == "label":
+                if it.align:
+                    region.append((0, 2, 0))
+                    break
+                continue
+            if it.kind == "p2align":
+                if LOOP_ALIGN:
+                    region.append((0, 3, it.p2 | it.pmax << 8))
+                continue
+            if it.kind not in ("insn", "group", "branch"):
+                continue
+            region.append((self.item_len(it), 1 if it.end_align else 0, 0))
+            if it.end_align or self.barrier(it):
+                break
+        best, best_cost = 0, None
+        for f in range(BUNDLE):
+            p, cost = pos + f, 0
+            for n, kind, a in region:
+                if kind == 1:
+                    pad = -(p + n) % BUNDLE
+                elif kind == 2:
+                    pad = -p % BUNDLE
+                elif kind == 3:
+                    pad = -p % (1 << (a & 255))
+                    if pad > a >> 8:
+                        pad = 0
+                elif p % BUNDLE + n > BUNDLE:
+                    pad = -p % BUNDLE
+                else:
+                    pad = 0
+                cost += pad
+                p += pad + n
+            if best_cost is None or cost < best_cost:
+                best, best_cost = f, cost
+                if cost == 0:
+                    break
+        return best
+
     def layout(self):
         """Assign padding; returns per-item padding list."""
         for it in self.text_items:
@@ -385,15 +454,30 @@ class Rewriter:
                 it.near = True
         while True:
             pos, addr, pads = 0, {}, []
+            after_barrier = False
+            run = []  # insn items since the last label/branch/sequence/padding in this bundle
             for it in self.text_items:
+                if it.exp:
+                    it.exp, it.lens = "", [it.grow[2]]
+            for k, it in enumerate(self.text_items):
                 pad = 0
+                if after_barrier and FREE_PAD and it.kind in ("label", "insn", "group", "branch", "p2align"):
+                    pad = self.free_pad(k, pos)
+                    pos += pad
+                    after_barrier = False
+                    pads_extra = pad
+                else:
+                    pads_extra = 0
+                pad = 0
+                if it.kind != "insn" and it.kind != "raw":
+                    run = []
                 if it.kind == "label":
                     if it.align:
                         pad = -pos % BUNDLE
                     addr[it.name] = pos + pad
                 elif it.kind == "p2align":
                     pad = -pos % (1 << it.p2)
-                    if pad > it.pmax:
+                    if pad > it.pmax or not LOOP_ALIGN:
                         pad = 0
                 elif it.kind in ("insn", "group", "branch"):
                     n = self.branch_len(it) if it.kind == "branch" else sum(it.lens)
@@ -403,10 +487,18 @@ class Rewriter:
                         pad = -(pos + n) % BUNDLE
                     elif pos % BUNDLE + n > BUNDLE:
                         pad = -pos % BUNDLE
+                    if pad and PAD_GROW and run and pos % BUNDLE + pad <= BUNDLE and self.grow_fill(run, pad):
+                        pos += pad  # the padding became longer encodings of the instructions before
+                        pad, run = 0, []
+                    if pad or pos % BUNDLE + n >= BUNDLE or it.kind != "insn":
+                        run = []
+                    else:
+                        run.append(it)
                     if it.kind == "branch":
                         it.p2 = pos + pad + n  # end address, for displacement
                     pos += n
-                pads.append(pad)
+                    after_barrier = self.barrier(it)
+                pads.append(pad + pads_extra)
                 pos += pad
             changed = False
             for it in self.text_items:
@@ -419,6 +511,29 @@ class Rewriter:
                 self.addr = addr
                 return pads, pos
 
+    @staticmethod
+    def grow_fill(run, need):
+        """Choose {rex}/{disp32} for instructions of `run` (consecutive, same
+        bundle, nothing between that has an address recorded) adding exactly
+        `need` bytes; True if done.  Fewer no-op instructions execute."""
+        reach = {0: []}
+        for it in run:
+            r, d, _ = it.grow
+            nxt = dict(reach)
+            for tot, ch in reach.items():
+                for add, e in ((r, "{rex}"), (d, "{disp32}"), (r + d, "{rex} {disp32}")):
+                    if add and tot + add <= need and tot + add not in nxt:
+                        nxt[tot + add] = ch + [(it, e)]
+            reach = nxt
+            if need in reach:
+                break
+        if need not in reach:
+            return False
+        for it, e in reach[need]:
+            it.exp = e
+            it.lens = [it.lens[0] + (it.grow[0] if "rex" in e else 0) + (it.grow[1] if "disp32" in e else 0)]
+        return True
+
     def mark_aligned_labels(self, src_text):
         referenced = set()
         tok = re.compile(r"[A-Za-z_.$][\w.$]*")
@@ -428,13 +543,22 @@ class Rewriter:
                     for l in x.lines:
                         if not l.startswith("call "):
                             referenced.update(tok.findall(l))
+                elif x.kind == "raw" and x.lines[0].split()[0] in (".set", ".equ", ".weakref", ".symver"):
+                    referenced.update(tok.findall(x.lines[0]))  # an alias may have its address taken
                 continue
             s = x.strip()
             if s.startswith((".size", ".type", ".globl", ".global", ".local", ".hidden", ".weak", ".section", ".text")):
                 continue
             referenced.update(tok.findall(s))
         for it in self.text_items:
-            if it.kind == "label" and (it.name in self.func_syms or it.name in referenced):
+            # Entries (global functions) and labels whose address is taken (jump
+            # tables, function pointers) can be reached by an indirect branch; a
+            # static function reached only by direct calls and jumps need not be
+            # aligned (SFI_ALIGN_ALL_FUNCS=1: the former rule, every function).
+            if it.kind != "label":
+                continue
+            entry = it.name in self.func_syms and (it.name in self.globals or ALIGN_ALL_FUNCS)
+            if entry or it.name in referenced:
                 it.align = True
 
     def emit_branch(self, it):
@@ -454,6 +578,14 @@ class Rewriter:
         for sym in sorted(self.got):
             lines += [".Lsfi_got.%s:" % sym, "\t.quad %s" % sym]
         return lines
+
+    @staticmethod
+    def growable(it):
+        """Instructions that may take the {rex} / {disp32} pseudo-prefixes (gas
+        ignores them where they do not apply, e.g. with %ah); not VEX, not
+        with lock/rep or other prefixes."""
+        w = it.lines[0].split(None, 1)[0]
+        return not w.startswith(("v", "lock", "rep", "addr32", "data16", "notrack", "cs", "ds", "{")) and w not in PREFIXES
 
     def render(self, pads=None, probe=False):
         out, k, pos = ["\t.text", "\t.p2align 5"], 0, 0
@@ -476,6 +608,8 @@ class Rewriter:
                     if probe:
                         out.append("__sfi_p%d:" % probe_n)
                         probe_n += 1
+                    if x.kind == "insn" and (x.exp or probe in ("{rex}", "{disp32}")) and self.growable(x):
+                        l = (x.exp or probe) + " " + l
                     out.append("\t" + l)
                 pos += sum(x.lens) if x.lens else 0
             elif x.kind == "branch":
@@ -532,6 +666,37 @@ def rewrite_asm(src, full, tmpdir, obj_out):
         if it.kind == "branch":
             j += 1
             it.near = False
+    if PAD_GROW:
+        # Two more probes learn what {rex} and {disp32} would add to each instruction.
+        grow = {}
+        for it in rw.text_items:
+            if it.kind == "branch":
+                it.near = True
+        for pp in ("{rex}", "{disp32}"):
+            lines, n = rw.render(probe=pp)
+            lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
+            with open(probe_s, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            run(["as", "--64", "-o", probe_o, probe_s])
+            a2 = {}
+            for l in run(["nm", "-n", probe_o]).splitlines():
+                p = l.split()
+                if len(p) == 3 and p[2].startswith("__sfi_p"):
+                    a2[int(p[2][7:])] = int(p[0], 16)
+            j = 0
+            for it in rw.text_items:
+                if it.kind == "insn":
+                    grow.setdefault(id(it), []).append(a2[j + 1] - a2[j] - it.lens[0])
+                if it.kind in ("insn", "group"):
+                    j += len(it.lines)
+                elif it.kind == "branch":
+                    j += 1
+        for it in rw.text_items:
+            if it.kind == "branch":
+                it.near = False
+            if it.kind == "insn":
+                r, d = grow[id(it)]
+                it.grow = (max(r, 0), max(d, 0), it.lens[0])
     pads, end = rw.layout()
     lines, _ = rw.render(pads)
     lines.append("\t.text")
@@ -543,8 +708,11 @@ def rewrite_asm(src, full, tmpdir, obj_out):
     if os.environ.get("SFI_KEEP_ASM"):
         with open(obj_out + ".sfi.s", "w") as f:
             f.write("\n".join(lines) + "\n")
-    run(["as", "--64"] + (["-L"] if os.environ.get("SFI_CHECK_LAYOUT") else []) + ["-o", obj_out, final_s])
-    if os.environ.get("SFI_CHECK_LAYOUT"):
+    # The layout is checked against the assembler's (always, now that encodings are chosen: a call
+    # that does not end at a bundle end would return to the wrong place).
+    check = os.environ.get("SFI_CHECK_LAYOUT", "1") == "1"
+    run(["as", "--64"] + (["-L"] if check else []) + ["-o", obj_out, final_s])
+    if check:
         for l in run(["nm", "-n", obj_out]).splitlines():
             p = l.split()
             if len(p) == 3 and p[2] in rw.addr and int(p[0], 16) != rw.addr[p[2]]:
@@ -607,7 +775,7 @@ def link_module(inputs, out, full, tmpdir, exports=None):
     comb = os.path.join(tmpdir, "combined.o")
     run(["ld", "-r", "-o", comb] + inputs)
     undef = sorted(set(l.split()[-1] for l in run(["nm", "-u", comb]).splitlines() if l.strip()))
-    undef = [u for u in undef if u not in ("_GLOBAL_OFFSET_TABLE_",)]
+    undef = [u for u in undef if u not in ("_GLOBAL_OFFSET_TABLE_", "__sfi_base")]
     if len(undef) > (CODE_BASE - TRAMP_BASE) // BUNDLE - 1:
         raise SfiError("too many imports")
     script = os.path.join(tmpdir, "module.ld")
@@ -616,6 +784,7 @@ def link_module(inputs, out, full, tmpdir, exports=None):
         # (absolute symbols would make ld turn GOT loads into 32-bit immediates).
         defs = " ".join("%s = . - 0x%x;" % (name, CODE_BASE - TRAMP_BASE - BUNDLE * (i + 1))
                         for i, name in enumerate(undef))
+        defs += " __sfi_base = . - 0x%x;" % (CODE_BASE - BASE_SLOT)
         f.write(LINKER_SCRIPT % (CODE_BASE, defs))
     elf = os.path.join(tmpdir, "module.elf")
     run(["ld", "-static", "-nostdlib", "-q", "-T", script, "-o", elf, comb])

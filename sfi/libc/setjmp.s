@@ -1,6 +1,5 @@
 # setjmp/longjmp for the mini libc.  Plain x86-64 assembly: sfi-cc rewrites
 # it like compiler output (stores through %gs, masked jump, re-based %rsp).
-# r14 is not saved: in a fault domain it is the dedicated base register.
 	.text
 	.globl setjmp
 	.type setjmp, @function
@@ -10,6 +9,7 @@ setjmp:
 	movq %r12, 16(%rdi)
 	movq %r13, 24(%rdi)
 	movq %r15, 32(%rdi)
+	movq %r14, 56(%rdi)
 	leaq 8(%rsp), %rdx
 	movq %rdx, 40(%rdi)
 	movq (%rsp), %rdx
@@ -31,6 +31,7 @@ longjmp:
 	movq 16(%rdi), %r12
 	movq 24(%rdi), %r13
 	movq 32(%rdi), %r15
+	movq 56(%rdi), %r14
 	movq 48(%rdi), %rdx
 	movq 40(%rdi), %rsp
 	jmp *%rdx

@@ -150,15 +150,19 @@ fn round_up(x: u64, a: u64) -> u64 {
     (x + a - 1) & !(a - 1)
 }
 
-/// The runtime's code page below the trampolines: `int3` except for the entry
-/// sequence `and $-32,%r11d; add %r14,%r11; call *%r11` ending at TRAMP_BASE,
-/// so that an entry function returns to trampoline 0.
+/// The runtime's code page below the trampolines: `int3` except for the base
+/// slot (B at offset 8, `sfi_verify::BASE_SLOT`, read by the domain's sandboxing
+/// sequences; its bundle starts with `int3`) and the entry sequence
+/// `and $-32,%r11d; add %r14,%r11; call *%r11` ending at TRAMP_BASE (%r14 = B,
+/// set by `sfi_enter`), so that an entry function returns to trampoline 0.
 const ENTRY_PAGE: u64 = TRAMP_BASE - PAGE;
 const ENTRY_CALL: [u8; 10] = [0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0xff, 0xd3];
 
 /// The entry page, then trampoline bundles: 0 returns to the host, i >= 1 calls import i-1.
-fn trampolines(n_imports: usize) -> Vec<u8> {
+fn trampolines(n_imports: usize, base: u64) -> Vec<u8> {
     let mut t = vec![0xccu8; (PAGE + TRAMP_BASE) as usize];
+    let slot = (sfi_verify::BASE_SLOT - ENTRY_PAGE) as usize;
+    t[slot..slot + 8].copy_from_slice(&base.to_le_bytes());
     t[PAGE as usize - ENTRY_CALL.len()..PAGE as usize].copy_from_slice(&ENTRY_CALL);
     let ret = unsafe { &stubs::sfi_return_from_domain as *const u8 as u64 };
     let call = unsafe { &stubs::sfi_host_call as *const u8 as u64 };
@@ -202,7 +206,7 @@ impl Domain {
             }
             let start = p as u64;
             let base = round_up(start + GUARD, GUARD);
-            let tramp = trampolines(m.imports.len());
+            let tramp = trampolines(m.imports.len(), base);
             map_fixed(base + ENTRY_PAGE, tramp.len() as u64, libc::PROT_READ | libc::PROT_WRITE, 0)?;
             std::ptr::copy_nonoverlapping(tramp.as_ptr(), (base + ENTRY_PAGE) as *mut u8, tramp.len());
             libc::mprotect((base + ENTRY_PAGE) as *mut _, tramp.len(), libc::PROT_READ | libc::PROT_EXEC);

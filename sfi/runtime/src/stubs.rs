@@ -106,19 +106,23 @@ sfi_host_call:
     mov %fs:sfi_tls@tpoff+8, %r11
     mov 8(%r11), %r11
     call *(%r11,%r10,8)
-    // A nested call into another domain may have changed %gs; %r14 (callee-saved) is still our base.
-    cmp %r14, %fs:sfi_tls@tpoff+16
+    // Our base, from the call state (the domain's registers are not trusted;
+    // %r10 and %r11 are call-clobbered and carry no result).  A nested call into
+    // another domain may have changed %gs.
+    mov %fs:sfi_tls@tpoff+8, %r10
+    mov (%r10), %r10
+    cmp %r10, %fs:sfi_tls@tpoff+16
     jne 4f
 2:
     pop %rsp
     pop %r11
     and $-32, %r11d
-    add %r14, %r11
+    add %r10, %r11
     push %r11
     ret
 4:
-    wrgsbase %r14
-    mov %r14, %fs:sfi_tls@tpoff+16
+    wrgsbase %r10
+    mov %r10, %fs:sfi_tls@tpoff+16
     jmp 2b
 
     // noreturn sfi_abort(): unwind the innermost domain call (status already set).

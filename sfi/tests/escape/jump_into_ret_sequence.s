@@ -9,6 +9,6 @@ f:
 	jmp 1f
 	.p2align 5
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 1:	pushq %r11
 	ret

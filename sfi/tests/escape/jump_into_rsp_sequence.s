@@ -8,8 +8,9 @@ f:
 	.p2align 5
 	subq $8, %rsp
 	orl $0xf0000000, %esp
-1:	addq %r14, %rsp
+1:	addq __sfi_base(%rip), %rsp
+	.p2align 5
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	jmp *%r11

@@ -8,5 +8,5 @@ f:
 	.p2align 5
 	popq %r11
 	andl $-32, %r11d
-1:	addq %r14, %r11
+1:	addq __sfi_base(%rip), %r11
 	jmp *%r11

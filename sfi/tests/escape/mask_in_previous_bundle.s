@@ -4,8 +4,8 @@
 	.globl f
 	.type f, @function
 f:
-	.nops 23
+	.nops 26
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	jmp *%r11

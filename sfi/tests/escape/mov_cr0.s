@@ -7,5 +7,5 @@ f:
 	movq %cr0, %rax
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	jmp *%r11

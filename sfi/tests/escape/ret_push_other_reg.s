@@ -6,6 +6,6 @@
 f:
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	pushq %rax
 	ret

@@ -6,5 +6,5 @@
 f:
 	popq %r11
 	andl $-16, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	jmp *%r11

@@ -8,6 +8,6 @@ f:
 	andq $-0x20000000, %rsp
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	pushq %r11
 	ret

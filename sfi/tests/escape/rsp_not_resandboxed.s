@@ -8,5 +8,5 @@ f:
 	movq %rax, (%rsp)
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	jmp *%r11

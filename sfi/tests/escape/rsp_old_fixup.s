@@ -7,9 +7,9 @@
 f:
 	movq %rdi, %rsp
 	movl %esp, %esp
-	addq %r14, %rsp
+	addq __sfi_base(%rip), %rsp
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	pushq %r11
 	ret

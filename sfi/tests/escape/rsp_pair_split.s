@@ -7,8 +7,8 @@ f:
 	.nops 23
 	movq %rdi, %rsp
 	orl $0xf0000000, %esp
-	addq %r14, %rsp
+	addq __sfi_base(%rip), %rsp
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	jmp *%r11

@@ -8,5 +8,5 @@ f:
 1:
 	popq %r11
 	andl $-32, %r11d
-	addq %r14, %r11
+	addq __sfi_base(%rip), %r11
 	jmp *%r11

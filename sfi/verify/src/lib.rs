@@ -33,8 +33,10 @@ pub const DATA_LIMIT: u64 = 1 << 31;
 pub const MAX_CODE: u64 = 1 << 28;
 pub const MAX_IMPORTS: usize = ((CODE_BASE - TRAMP_BASE) / BUNDLE) as usize - 1;
 pub const FLAG_FULL: u32 = 1;
-/// The dedicated register: holds the domain base while domain code runs.
-pub const BASE_REG: Register = Register::R14;
+/// Domain offset of the base slot: the runtime writes the domain base B there, in
+/// the read-only entry page (bytes 8..16 of a bundle that starts with `int3`).
+/// Sequences add B with `add BASE_SLOT(%rip), %reg`; no register is reserved.
+pub const BASE_SLOT: u64 = 0xF008;
 /// %rsp stays in [B + STACK_LOW, B + 4 GiB): the stack area, which never holds shared memory.
 pub const STACK_LOW: u64 = 0xF000_0000;
 /// `and $-N, %rsp` with N up to this keeps %rsp in the stack area.
@@ -304,18 +306,18 @@ fn explicit_memory_safe(i: &Instruction, write: bool, data_offset: u64) -> bool 
 // its instruction set, flow control and register classes) depends only on the
 // opcode, so later instances need only their explicit operands checked.
 const KNOWN: u16 = 1; // facts computed; the instruction passes check_instruction
-const SLOW: u16 = 2; // implicit memory access or implicit write of %rsp/%r14: always the full pass
+const SLOW: u16 = 2; // implicit memory access or implicit write of %rsp: always the full pass
 const MEM_R: u16 = 4; // the explicit memory operand is read
 const MEM_W: u16 = 8; // the explicit memory operand is written
 const OP_W: u16 = 16; // OP_W << n: explicit operand n is written
 
 /// (qualifies for the cache: no vector index register; has an explicit memory
-/// operand; mask of the explicit register operands that are %rsp or %r14)
+/// operand; mask of the explicit register operands that are %rsp)
 fn plain_operands(i: &Instruction) -> (bool, bool, u16) {
     let (mut has_mem, mut special) = (false, 0u16);
     for n in 0..i.op_count() {
         match i.op_kind(n) {
-            OpKind::Register if matches!(i.op_register(n).full_register(), Register::RSP | BASE_REG) => special |= OP_W << n,
+            OpKind::Register if i.op_register(n).full_register() == Register::RSP => special |= OP_W << n,
             OpKind::Memory if i.memory_index().is_vector_register() => return (false, false, 0),
             OpKind::Memory => has_mem = true,
             _ => {}
@@ -324,7 +326,7 @@ fn plain_operands(i: &Instruction) -> (bool, bool, u16) {
     (true, has_mem, special)
 }
 
-/// Learns an opcode's facts from an instance without explicit %rsp/%r14 operands.
+/// Learns an opcode's facts from an instance without explicit %rsp operands.
 fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
     let has_mem = (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory);
     let info = factory.info(i);
@@ -355,7 +357,7 @@ fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
     }
     if info.used_registers().iter().any(|r| {
         matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite)
-            && (r.register().full_register() == BASE_REG || (r.register().full_register() == Register::RSP && !stack_op))
+            && r.register().full_register() == Register::RSP && !stack_op
     }) {
         f |= SLOW;
     }
@@ -370,13 +372,17 @@ fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
 const TARGET: u8 = 1; // instruction start that a branch may reach
 const INSIDE: u8 = 2; // instruction start inside a sandboxing sequence
 
-fn is_r14_add(i: &Instruction, dst: Register) -> bool {
-    matches!(i.mnemonic(), Mnemonic::Add)
+/// `add BASE_SLOT(%rip), %dst`: adds B (64-bit RIP-relative, no segment override,
+/// so it reads B + BASE_SLOT, which the domain cannot write).
+fn is_base_add(i: &Instruction, dst: Register) -> bool {
+    i.mnemonic() == Mnemonic::Add
         && i.op_count() == 2
         && i.op0_kind() == OpKind::Register
-        && i.op1_kind() == OpKind::Register
         && i.op0_register() == dst
-        && i.op1_register() == BASE_REG
+        && i.op1_kind() == OpKind::Memory
+        && i.memory_base() == Register::RIP
+        && i.memory_segment() == Register::DS
+        && i.ip_rel_memory_address() == BASE_SLOT
 }
 
 fn is_mask32(i: &Instruction, dst64: Register) -> bool {
@@ -397,21 +403,21 @@ fn is_or_esp(i: &Instruction) -> bool {
         && i.immediate(1) as u32 & STACK_LOW as u32 == STACK_LOW as u32
 }
 
-/// `and $-32, %eR; add %r14, %R; push %R; ret`, contiguous in one bundle.
+/// `and $-32, %eR; add BASE_SLOT(%rip), %R; push %R; ret`, contiguous in one bundle.
 fn is_masked_return(mask: &Instruction, add: &Instruction, push: &Instruction, ret: &Instruction) -> bool {
     let reg = push.op0_register();
     ret.code() == iced_x86::Code::Retnq
         && push.mnemonic() == Mnemonic::Push
         && push.op0_kind() == OpKind::Register
         && reg.size() == 8
-        && !matches!(reg, Register::RSP | BASE_REG)
+        && reg != Register::RSP
         && mask.ip() >= CODE_BASE
         && (mask.ip() - CODE_BASE) / BUNDLE == (ret.ip() - CODE_BASE) / BUNDLE
         && mask.next_ip() == add.ip()
         && add.next_ip() == push.ip()
         && push.next_ip() == ret.ip()
         && is_mask32(mask, reg)
-        && is_r14_add(add, reg)
+        && is_base_add(add, reg)
 }
 
 fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
@@ -451,7 +457,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
         let bundle = off / BUNDLE;
         marks[off as usize] = TARGET;
         if sp_pending > 0 {
-            let ok = if sp_pending == 2 { is_or_esp(&cur) } else { is_r14_add(&cur, Register::RSP) };
+            let ok = if sp_pending == 2 { is_or_esp(&cur) } else { is_base_add(&cur, Register::RSP) };
             if !ok || bundle != sp_bundle {
                 return fail("stack pointer changed without re-sandboxing");
             }
@@ -472,7 +478,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 *slot = learn(&cur, &mut factory);
             }
             let f = *slot;
-            // Explicit %rsp/%r14 operands that are only read (add %r14,%r11; mov %rsp,%rbp) stay on the fast path.
+            // Explicit %rsp operands that are only read (mov %rsp,%rbp) stay on the fast path.
             // (push/pop/call with an explicit %rsp operand are not exempt from rule 5: full pass.)
             let stack_op = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call);
             if f & KNOWN != 0 && f & SLOW == 0 && f & special == 0 && !(special != 0 && stack_op) {
@@ -521,10 +527,8 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             if !matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite) {
                 continue;
             }
-            match r.register().full_register() {
-                BASE_REG => return fail("writes dedicated register %r14"),
-                Register::RSP => writes_sp = true,
-                _ => {}
+            if r.register().full_register() == Register::RSP {
+                writes_sp = true;
             }
         }
         if writes_sp {
@@ -550,7 +554,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 let (mask, add) = (&prev!(2), &prev!(1));
                 let same_bundle = mask.ip() >= CODE_BASE && (mask.ip() - CODE_BASE) / BUNDLE == bundle;
                 if !(same_bundle && mask.next_ip() == add.ip() && add.next_ip() == cur.ip()
-                    && is_mask32(mask, reg) && is_r14_add(add, reg))
+                    && is_mask32(mask, reg) && is_base_add(add, reg))
                 {
                     return fail("indirect branch not sandboxed");
                 }

@@ -1,9 +1,36 @@
 //! Unit tests: small modules built from hand-encoded bytes.
 use super::*;
 
+// Written with `add %r14,%r11` (4d 01 f3) and `add %r14,%rsp` (4c 01 f4) as place holders,
+// which `module_with` turns into `add BASE_SLOT(%rip), %r11/%rsp` (7 bytes) at their final position.
 const RET: &[u8] = &[0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0xff, 0xe3]; // masked return via r11
 
+fn base_adds(code: &[u8]) -> Vec<u8> {
+    let mut c = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        let op = match &code[i..(i + 3).min(code.len())] {
+            [0x4d, 0x01, 0xf3] => [0x4c, 0x03, 0x1d],
+            [0x4c, 0x01, 0xf4] => [0x48, 0x03, 0x25],
+            _ => {
+                c.push(code[i]);
+                i += 1;
+                continue;
+            }
+        };
+        c.extend_from_slice(&op);
+        let d = BASE_SLOT.wrapping_sub(CODE_BASE + c.len() as u64 + 4) as u32;
+        c.extend_from_slice(&d.to_le_bytes());
+        i += 3;
+    }
+    c
+}
+
 fn module_with(code: &[u8], full: bool, imports: &[&str], data: &[u8], relocs: &[u32]) -> Vec<u8> {
+    raw_module_with(&base_adds(code), full, imports, data, relocs)
+}
+
+fn raw_module_with(code: &[u8], full: bool, imports: &[&str], data: &[u8], relocs: &[u32]) -> Vec<u8> {
     let mut c = code.to_vec();
     while c.len() % 32 != 0 {
         c.push(0xcc);
@@ -98,8 +125,24 @@ fn rejects_ret_syscall_and_privileged() {
     assert_eq!(reason(&module(&with_ret(&[0x0f, 0x20, 0xc0]))), "privileged instruction"); // mov %cr0,%rax
 }
 #[test]
-fn rejects_writes_to_r14() {
-    assert_eq!(reason(&module(&with_ret(&[0x4d, 0x31, 0xf6]))), "writes dedicated register %r14"); // xor %r14,%r14
+fn base_comes_from_the_slot_not_a_register() {
+    assert_eq!(reason(&module(&with_ret(&[0x4d, 0x31, 0xf6]))), "accepted"); // xor %r14,%r14: %r14 is an ordinary register
+    // the former `add %r14,%r11` no longer sandboxes anything
+    assert_eq!(reason(&raw_module_with(RET, false, &[], &[], &[])), "indirect branch not sandboxed");
+    let jmp = |add: &[u8], slot: u64| {
+        let mut c = vec![0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0];
+        c.extend_from_slice(add);
+        let d = slot.wrapping_sub(CODE_BASE + c.len() as u64 + 4) as u32;
+        c.extend_from_slice(&d.to_le_bytes());
+        c.extend_from_slice(&[0x41, 0xff, 0xe3]);
+        raw_module_with(&c, false, &[], &[], &[])
+    };
+    assert_eq!(reason(&jmp(&[0x4c, 0x03, 0x1d], BASE_SLOT)), "accepted");
+    assert_eq!(reason(&jmp(&[0x4c, 0x03, 0x1d], BASE_SLOT + 8)), "indirect branch not sandboxed"); // another slot
+    assert_eq!(reason(&jmp(&[0x65, 0x4c, 0x03, 0x1d], BASE_SLOT)), "unsandboxed load"); // %gs: B + B + slot
+    assert_eq!(reason(&jmp(&[0x64, 0x4c, 0x03, 0x1d], BASE_SLOT)), "segment override %fs"); // %fs
+    assert_eq!(reason(&jmp(&[0x67, 0x4c, 0x03, 0x1d], BASE_SLOT)), "indirect branch not sandboxed"); // %eip: wraps below B
+    assert_eq!(reason(&jmp(&[0x4c, 0x8b, 0x1d], BASE_SLOT)), "indirect branch not sandboxed"); // mov, not add
 }
 #[test]
 fn rsp_changes_need_resandboxing_in_the_same_bundle() {
@@ -107,7 +150,7 @@ fn rsp_changes_need_resandboxing_in_the_same_bundle() {
     let pair = [0x81, 0xcc, 0, 0, 0, 0xf0, 0x4c, 0x01, 0xf4]; // or $0xf0000000,%esp; add %r14,%rsp
     let old_pair = [0x89, 0xe4, 0x4c, 0x01, 0xf4]; // mov %esp,%esp; add %r14,%rsp: anywhere in the domain, not enough
     assert_eq!(reason(&module(&with_ret(&sub))), "stack pointer changed without re-sandboxing");
-    assert_eq!(reason(&module(&with_ret(&[&sub[..], &pair[..]].concat()))), "accepted");
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &pair[..], &[0x90; 15][..]].concat()))), "accepted");
     assert_eq!(reason(&module(&with_ret(&[&sub[..], &old_pair[..]].concat()))), "stack pointer changed without re-sandboxing");
     assert_eq!(reason(&module(&with_ret(&[0x48, 0x83, 0xe4, 0xf0]))), "accepted"); // and $-16,%rsp
     // and $-0x20000000,%rsp could take %rsp below the stack area
@@ -123,10 +166,10 @@ fn return_through_pushed_masked_address() {
     assert_eq!(reason(&module(&wrong_reg)), "return instruction");
     let no_mask = [0x41, 0x5b, 0x4d, 0x01, 0xf3, 0x41, 0x53, 0xc3];
     assert_eq!(reason(&module(&no_mask)), "return instruction");
-    let mut split = vec![0x90; 23]; // the sequence straddles a bundle boundary: and, add in bundle 0, push, ret in bundle 1
+    let mut split = vec![0x90; 19]; // the sequence straddles a bundle boundary: and, add in bundle 0, push, ret in bundle 1
     split.extend_from_slice(&seq);
     assert_eq!(reason(&module(&split)), "return instruction");
-    let into = [&[0xeb, 0x09][..], &seq[..]].concat(); // jmp to the push
+    let into = [&[0xeb, 0x0d][..], &seq[..]].concat(); // jmp to the push
     assert_eq!(reason(&module(&into)), "branch into a sandboxing sequence");
     assert_eq!(reason(&module(&[0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0x53, 0xc2, 0, 0])), "return instruction"); // ret $0
 }

@@ -302,15 +302,19 @@ fn round_up(x: u64, a: u64) -> u64 {
     (x + a - 1) & !(a - 1)
 }
 
-/// `and $-32,%r11d; add %r14,%r11; call *%r11`, ending at TRAMP_BASE.
+/// `and $-32,%r11d; add %r14,%r11; call *%r11`, ending at TRAMP_BASE (%r14 = B, set by `sfi_enter`).
 const ENTRY_CALL: [u8; 10] = [0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0xff, 0xd3];
 const ENTRY_PAGE: u64 = TRAMP_BASE - PAGE;
 
 /// The entry page and the trampoline bundles: 0 returns to the host,
-/// i >= 1 calls import i-1; every other byte int3.
-fn trampolines(n_imports: usize) -> Vec<u8> {
+/// i >= 1 calls import i-1; the base slot (B at `sfi_verify::BASE_SLOT`, in a
+/// bundle that starts with int3), read by the domain's sandboxing sequences;
+/// every other byte int3.
+fn trampolines(n_imports: usize, base: u64) -> Vec<u8> {
     let len = PAGE + round_up(BUNDLE * (n_imports as u64 + 1), PAGE);
     let mut t = alloc::vec![0xccu8; len as usize];
+    let slot = (sfi_verify::BASE_SLOT - ENTRY_PAGE) as usize;
+    t[slot..slot + 8].copy_from_slice(&base.to_le_bytes());
     t[(PAGE as usize - ENTRY_CALL.len())..PAGE as usize].copy_from_slice(&ENTRY_CALL);
     // SAFETY: addresses of symbols.
     let (ret, call) = unsafe { (stubs::addr_of(&stubs::sfi_return_from_domain), stubs::addr_of(&stubs::sfi_host_call)) };
@@ -387,7 +391,7 @@ impl Domain {
         let rx = rights::READ | rights::EXEC;
         let rw = rights::READ | rights::WRITE;
         let r = (|| {
-            d.map_filled(slots, base + ENTRY_PAGE, &trampolines(m.imports.len()), rx)?;
+            d.map_filled(slots, base + ENTRY_PAGE, &trampolines(m.imports.len(), base), rx)?;
             d.map_filled(slots, base + CODE_BASE, m.code, rx)?;
             // Data (zero-filled pages cover the bss), then the heap.
             let mut a = base + m.data_offset;

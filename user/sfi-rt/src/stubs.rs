@@ -104,19 +104,23 @@ sfi_host_call:
     mov sfi_state+8(%rip), %r11
     mov 8(%r11), %r11
     call *(%r11,%r10,8)
-    // A nested call into another domain may have changed %gs; %r14 (callee-saved) is still our base.
-    cmp %r14, sfi_state+16(%rip)
+    // Our base, from the call state (the domain's registers are not trusted;
+    // %r10 and %r11 are call-clobbered and carry no result).  A nested call
+    // into another domain may have changed %gs.
+    mov sfi_state+8(%rip), %r10
+    mov (%r10), %r10
+    cmp %r10, sfi_state+16(%rip)
     jne 4f
 2:
     pop %rsp
     pop %r11                         // the domain's return address: untrusted, masked
     and $-32, %r11d
-    add %r14, %r11
+    add %r10, %r11
     push %r11
     ret
 4:
-    wrgsbase %r14
-    mov %r14, sfi_state+16(%rip)
+    wrgsbase %r10
+    mov %r10, sfi_state+16(%rip)
     jmp 2b
 
     .globl sfi_stub_end
