@@ -14,6 +14,7 @@
  * same return capability, the same states and queues. */
 #include "arch.h"
 #include "invoke.h"
+#include "ipc.h"
 #include "keep/abi.h"
 #include "probe.h"
 #include "process.h"
@@ -21,8 +22,10 @@
 
 #define SLOTS_FIELD ((u64)KEEP_TAG_COUNT_MASK << KEEP_TAG_SLOTS_SHIFT)
 #define MODE_FIELD (3ULL << KEEP_TAG_MODE_SHIFT)
-/* A call: mode CALL (0), a label, no or one capability, nothing else. */
+/* A call: mode CALL (0), a label, no or one capability, nothing else (or
+ * a string too: STRING_CALL_BITS). */
 #define CALL_BITS (KEEP_TAG_LABEL_MASK | (1ULL << KEEP_TAG_CAPS_SHIFT))
+#define STRING_CALL_BITS (CALL_BITS | KEEP_TAG_STRING)
 /* A reply-and-receive: a label and receive slots; no capability or string. */
 #define REPLY_RECV_BITS (KEEP_TAG_LABEL_MASK | SLOTS_FIELD | MODE_FIELD)
 
@@ -95,8 +98,9 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     arch_return_to_user(d);
 }
 
-/* A call (tag: CALL_BITS only) through the SENDER c. */
-static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
+/* A call (tag: CALL_BITS, or STRING_CALL_BITS with str) through the SENDER
+ * c; str is a constant, so that each case is compiled for itself. */
+static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bool str)
 {
     struct cap xfer;
     if ((cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
@@ -119,6 +123,11 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
             return;
         xfer = cap_mask(xfer, w >> 32);
     }
+    /* A string: both buffers mapped writable, its length in bounds. */
+    u64 len = 0;
+    if (str && (!ipc_buffer_ok(s) || !ipc_buffer_ok(r) || !buffer_word(s, KEEP_IPC_SEND_LEN, &len) ||
+                len > KEEP_MAX_STRING))
+        return;
     /* The receiver's slots, in its own capability space (their addresses
      * were checked when its receive began). */
     struct cap *rs[2];
@@ -130,11 +139,16 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c)
     *rs[0] = return_cap(s);
     if (ncaps)
         *rs[1] = xfer;
+    if (str) { /* through the physical window: r's space is loaded now */
+        copy_user_to_user(r->as, r->ipc_buf + KEEP_IPC_STRING, s->as, s->ipc_buf + KEEP_IPC_STRING, len);
+        copy_to_user(r->as, r->ipc_buf + KEEP_IPC_RECV_LEN, &len, sizeof len);
+    }
     if (r->deadline)
         sleep_remove(r);
     s->recv_n = 0;
     hand_over(s, WAIT_REPLY, r,
-              (tag & KEEP_TAG_LABEL_MASK) | ((u64)(1 + ncaps) << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED,
+              (tag & KEEP_TAG_LABEL_MASK) | ((u64)(1 + ncaps) << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED |
+                  (str ? KEEP_TAG_STRING : 0),
               cap_payload(c), same_prio, false);
 }
 
@@ -172,6 +186,13 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
         p->regs.rax = g->rdx;
     aspace_load(p->as);
     hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0, same_prio, fault);
+}
+
+/* A call with a string, compiled apart so that calls without one keep
+ * their registers; returns if the general path is needed. */
+static __attribute__((noinline)) void fast_call_string(struct process *s, u64 tag, const struct cap *slot)
+{
+    fast_call(s, tag, *slot, true);
 }
 
 /* A reply-and-receive (tag: REPLY_RECV_BITS only, mode SEND_RECV) through
@@ -213,6 +234,8 @@ NORETURN void syscall_dispatch(void)
         fast_type = KEEP_TYPE_SENDER;
     else if (!(tag & ~REPLY_RECV_BITS) && tag_mode(tag) == KEEP_TAG_MODE_SEND_RECV)
         fast_type = KEEP_TYPE_RETURN;
+    else if (!(tag & ~STRING_CALL_BITS))
+        fast_type = KEEP_TYPE_SENDER | 0x10; /* a call with a string */
     else
         syscall_general(s);
     u64 w0 = 0, e = s->regs.rdi >= KEEP_CAP_SPACE_SLOTS ? KEEP_ERR_OUT_OF_RANGE
@@ -220,9 +243,11 @@ NORETURN void syscall_dispatch(void)
     if (!e && (w0 & 0xf) == fast_type) {
         struct cap c = {w0, slot->w1};
         if (fast_type == KEEP_TYPE_SENDER)
-            fast_call(s, tag, c);
+            fast_call(s, tag, c, false);
         else
             fast_reply_recv(s, tag, c);
+    } else if (!e && fast_type == (KEEP_TYPE_SENDER | 0x10) && (w0 & 0xf) == KEEP_TYPE_SENDER) {
+        fast_call_string(s, tag, slot);
     }
     syscall_general_slot(s, e, slot);
 }

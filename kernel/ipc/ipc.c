@@ -54,7 +54,7 @@ void sendq_remove(struct process *q, struct process *p)
 /* ---- the IPC buffer ---- */
 /* Is p's IPC buffer mapped writable?  The answer stands until a mapping
  * goes away anywhere (unmap_generation) or the buffer moves. */
-static bool buffer_ok(struct process *p)
+bool ipc_buffer_ok(struct process *p)
 {
     if (!p->ipc_buf)
         return false;
@@ -125,7 +125,7 @@ static void deliver(struct process *r, const struct msg *m)
     for (unsigned i = 0; i < m->ncaps && got < n; i++)
         *slots[got++] = m->caps[i];
     u64 tag = m->label | ((u64)got << KEEP_TAG_CAPS_SHIFT) | (m->call ? KEEP_TAG_CALLED : 0);
-    if (m->string && buffer_ok(r)) {
+    if (m->string && ipc_buffer_ok(r)) {
         copy_user_to_user(r->as, r->ipc_buf + KEEP_IPC_STRING, m->str_as, m->str_va, m->str_len);
         copy_to_user(r->as, r->ipc_buf + KEEP_IPC_RECV_LEN, &m->str_len, sizeof m->str_len);
         tag |= KEEP_TAG_STRING;
@@ -226,7 +226,7 @@ static u64 build(struct process *s, u64 tag, struct msg *m)
     unsigned nc = (unsigned)tag_caps(tag), ns = (unsigned)tag_slots(tag);
     if (nc > KEEP_MAX_CAPS || ns > KEEP_MAX_RECV_SLOTS)
         return KEEP_ERR_INVALID_ARG;
-    if ((nc || ns || (tag & KEEP_TAG_STRING)) && !buffer_ok(s))
+    if ((nc || ns || (tag & KEEP_TAG_STRING)) && !ipc_buffer_ok(s))
         return KEEP_ERR_FAULT;
     for (unsigned i = 0; i < nc; i++) {
         u64 w = buf_word(s, KEEP_IPC_SEND_CAPS + 8 * i), mask = w >> 32;
@@ -281,7 +281,7 @@ u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
     if (ns > KEEP_MAX_RECV_SLOTS || tag_caps(tag) || (tag & (KEEP_TAG_STRING | KEEP_TAG_SEND_NONBLOCK)) ||
         timeout_ms > MAX_TIMEOUT_MS)
         return KEEP_ERR_INVALID_ARG;
-    if (ns && !buffer_ok(p))
+    if (ns && !ipc_buffer_ok(p))
         return KEEP_ERR_FAULT;
     struct cap *slots[KEEP_MAX_RECV_SLOTS];
     u64 e = resolve_slots(p, ns, slots);

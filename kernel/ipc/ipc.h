@@ -23,5 +23,7 @@ void ipc_deliver_irq(struct process *r, u64 line, u64 payload);
 void ipc_timeout(struct process *p);
 
 void sendq_remove(struct process *q, struct process *p);
+/* Is p's IPC buffer mapped writable (kept until a mapping goes away)? */
+bool ipc_buffer_ok(struct process *p);
 
 #endif

@@ -574,21 +574,41 @@ pub fn caps_on_reply(cx: &mut Cx) -> TestResult {
 
 const LENGTHS: [usize; 3] = [0, 64, 4096];
 
+/// Strings on calls arrive whole, to a server of the same and of a higher
+/// priority; once the server waits in its receive (from the second call
+/// on), the IPC fast path carries them: its counter moves.
 pub fn strings_on_call(cx: &mut Cx) -> TestResult {
-    reset();
-    CFG_COUNT.store(3, SeqCst);
-    with_server(cx, 1, HIGH, |_, snd, _| {
-        let buf = keep_rt::ipc_buffer();
-        for (n, &len) in LENGTHS.iter().enumerate() {
-            fill_string(buf, len);
-            let m = Sender(snd).call(Tag::new(1).with_string(), [0; 4]);
-            m.result().ctx(&format!("CALL with {len} bytes"))?;
-            let got = SEEN_STR_LEN[n].load(SeqCst);
-            ensure!(got == len as u64, "{len} sent, {got} received");
-            ensure!(SEEN_STR_OK[n].load(SeqCst) == 1, "{len} bytes arrived wrong");
-        }
-        Ok(())
-    })
+    use keep_abi::{KERNEL, info};
+    for prio in [SAME, HIGH] {
+        reset();
+        CFG_COUNT.store(4, SeqCst); /* the strings, then a last plain call */
+        // The server answers with reply-and-receive, so that it waits in
+        // its receive when the next call comes, at either priority.
+        CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+        with_server(cx, 1, prio, |_, snd, _| {
+            let buf = keep_rt::ipc_buffer();
+            for (n, &len) in LENGTHS.iter().enumerate() {
+                fill_string(buf, len);
+                let before = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+                let m = Sender(snd).call(Tag::new(1).with_string(), [0; 4]);
+                let after = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+                m.result().ctx(&format!("CALL with {len} bytes"))?;
+                let got = SEEN_STR_LEN[n].load(SeqCst);
+                ensure!(got == len as u64, "{len} sent, {got} received (prio {prio})");
+                ensure!(SEEN_STR_OK[n].load(SeqCst) == 1, "{len} bytes arrived wrong (prio {prio})");
+                // the call and the reply-and-receive that answers it
+                ensure!(
+                    n == 0 || after >= before + 2,
+                    "the {len}-byte call and its reply: {} on the fast path (prio {prio})",
+                    after - before
+                );
+            }
+            // The last message: the server answers it with a plain reply.
+            Sender(snd).call(Tag::new(1), [0; 4]).result().ctx("last CALL")?;
+            Ok(())
+        })?;
+    }
+    Ok(())
 }
 
 pub fn strings_on_reply(cx: &mut Cx) -> TestResult {

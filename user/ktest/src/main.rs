@@ -295,7 +295,7 @@ const TESTS: &[Test] = &[
     ("IPC0012", "two senders' protected payloads arrive", ipc::payloads),
     ("IPC0013", "0-4 capabilities on a call, rights reduced", ipc::caps_on_call),
     ("IPC0014", "0-4 capabilities on a reply, rights reduced", ipc::caps_on_reply),
-    ("IPC0015", "strings of 0, 64, 4096 bytes on a call", ipc::strings_on_call),
+    ("IPC0015", "strings of 0, 64, 4096 bytes on a call (fast path), same and higher priority", ipc::strings_on_call),
     ("IPC0016", "strings of 0, 64, 4096 bytes on a reply", ipc::strings_on_reply),
     ("IPC0017", "a 4097-byte string is INVALID_ARG", ipc::string_too_long),
     ("IPC0018", "capabilities beyond the receive slots are not delivered", ipc::caps_beyond_slots),
