@@ -35,7 +35,7 @@ static inline bool cap_weak(struct cap c) { return cap_rights(c) & KEEP_RIGHT_WE
 
 /* Keep the rights both have; WEAK in either stays and takes WRITE away.
  * Never amplifies. */
-static inline struct cap cap_restrict(struct cap c, u64 mask)
+static ALWAYS_INLINE struct cap cap_restrict(struct cap c, u64 mask)
 {
     u64 old = cap_rights(c);
     u64 r = (old & mask & KEEP_RIGHT_ALL) | ((old | mask) & KEEP_RIGHT_WEAK);
@@ -45,7 +45,7 @@ static inline struct cap cap_restrict(struct cap c, u64 mask)
 }
 
 /* A rights mask from user code: 0 keeps the rights as they are. */
-static inline struct cap cap_mask(struct cap c, u64 mask) { return mask ? cap_restrict(c, mask) : c; }
+static ALWAYS_INLINE struct cap cap_mask(struct cap c, u64 mask) { return mask ? cap_restrict(c, mask) : c; }
 
 /* What a capability fetched through a weak capability becomes (EROS). */
 static inline struct cap cap_weaken(struct cap c)

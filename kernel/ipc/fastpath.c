@@ -188,11 +188,17 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
     hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0, same_prio, fault);
 }
 
-/* A call with a string, compiled apart so that calls without one keep
- * their registers; returns if the general path is needed. */
-static __attribute__((noinline)) void fast_call_string(struct process *s, u64 tag, const struct cap *slot)
+/* A call with a string (tag: STRING_CALL_BITS), compiled apart so that
+ * calls without one keep their registers: the lookup, the fast path if it
+ * applies, else the general path. */
+static NORETURN __attribute__((noinline)) void fast_call_string(struct process *s, u64 tag)
 {
-    fast_call(s, tag, *slot, true);
+    struct cap *slot = NULL;
+    u64 w0 = 0, e = s->regs.rdi >= KEEP_CAP_SPACE_SLOTS ? KEEP_ERR_OUT_OF_RANGE
+                                                        : cspace_loaded_slot_w0(s->regs.rdi, &slot, &w0);
+    if (!e && (w0 & 0xf) == KEEP_TYPE_SENDER)
+        fast_call(s, tag, (struct cap){w0, slot->w1}, true);
+    syscall_general_slot(s, e, slot);
 }
 
 /* A reply-and-receive (tag: REPLY_RECV_BITS only, mode SEND_RECV) through
@@ -235,7 +241,7 @@ NORETURN void syscall_dispatch(void)
     else if (!(tag & ~REPLY_RECV_BITS) && tag_mode(tag) == KEEP_TAG_MODE_SEND_RECV)
         fast_type = KEEP_TYPE_RETURN;
     else if (!(tag & ~STRING_CALL_BITS))
-        fast_type = KEEP_TYPE_SENDER | 0x10; /* a call with a string */
+        fast_call_string(s, tag);
     else
         syscall_general(s);
     u64 w0 = 0, e = s->regs.rdi >= KEEP_CAP_SPACE_SLOTS ? KEEP_ERR_OUT_OF_RANGE
@@ -246,8 +252,6 @@ NORETURN void syscall_dispatch(void)
             fast_call(s, tag, c, false);
         else
             fast_reply_recv(s, tag, c);
-    } else if (!e && fast_type == (KEEP_TYPE_SENDER | 0x10) && (w0 & 0xf) == KEEP_TYPE_SENDER) {
-        fast_call_string(s, tag, slot);
     }
     syscall_general_slot(s, e, slot);
 }
