@@ -49,7 +49,7 @@ def count(kernel, append):
     with tempfile.TemporaryDirectory() as tmp:
         fifo = os.path.join(tmp, "exec")
         os.mkfifo(fifo)
-        cmd = qemu.base_cmd("tcg", append, icount=True, kernel=kernel)
+        cmd = qemu.base_cmd("tcg", append + " icount", icount=True, kernel=kernel)
         cmd += ["-singlestep", "-d", "exec,nochain", "-D", fifo, "-serial", "null"]
         counts = collections.Counter()
 

@@ -34,6 +34,11 @@ use keep_rt::println;
 
 use crate::Root;
 
+/// The kernel command line has `icount` (tools/bench.py runs QEMU with
+/// `-icount shift=0`): the TSC counts instructions.  Otherwise (`make run`)
+/// the figures are TSC ticks of real time, and the unit says so.
+pub static ICOUNT: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
 /// What the suite keeps between runs (the shell's `bench` may run it many
 /// times): made on first use, because pages of a loaded program and the
 /// lookup layouts' cappages are not cheap to make again.
@@ -132,6 +137,12 @@ impl Suite<'_> {
     }
 
     pub fn report(&mut self, name: &'static str, unit: &str, runs: Runs) {
+        // Without -icount the TSC ticks with real time: say so.
+        let unit = if unit == "instructions" && !ICOUNT.load(core::sync::atomic::Ordering::Relaxed) {
+            "tsc-ticks"
+        } else {
+            unit
+        };
         let r = runs.sorted();
         println!(
             "bench: {name} median={} min={} max={} unit={unit} runs={RUNS}",
