@@ -10,6 +10,7 @@
 
 #include "arch.h"
 #include "cap.h"
+#include "frame.h"
 #include "probe.h"
 
 struct aspace;
@@ -139,9 +140,20 @@ bool cap_live(struct cap c);
 #define CAP_ALWAYS_LIVE                                                                                 \
     ((1u << KEEP_TYPE_CONSOLE) | (1u << KEEP_TYPE_KERNEL) | (1u << KEEP_TYPE_MEMORY) | (1u << KEEP_TYPE_TIMER) | \
      (1u << KEEP_TYPE_DEVMEM) | (1u << KEEP_TYPE_IOPORT) | (1u << KEEP_TYPE_INTERRUPT))
+/* ... and the objects that live in a frame (their version is the frame's). */
+#define CAP_IN_FRAME                                                                                    \
+    ((1u << KEEP_TYPE_PAGE) | (1u << KEEP_TYPE_CAPPAGE) | (1u << KEEP_TYPE_ASPACE) | (1u << KEEP_TYPE_ACCOUNT) | \
+     (1u << KEEP_TYPE_WRAPPER))
 static inline bool cap_live_inline(struct cap c)
 {
-    return ((1u << cap_type(c)) & CAP_ALWAYS_LIVE) || cap_live(c);
+    u32 bit = 1u << cap_type(c);
+    if (bit & CAP_ALWAYS_LIVE)
+        return true;
+    if (bit & CAP_IN_FRAME) {
+        struct frame *f = frame_info(cap_pa(c));
+        return f && (f->version & CAP_VERSION_MASK) == cap_version(c);
+    }
+    return cap_live(c);
 }
 
 /* Look up addr and check that it holds a live capability of `type` (0 = any)

@@ -8,8 +8,10 @@
 #include "lib.h"
 #include "paging.h"
 
-static struct frame *table;
-static u64 table_frames; /* number of entries */
+struct frame *frame_table;
+u64 frame_table_len; /* number of entries */
+#define table frame_table
+#define table_frames frame_table_len
 static u64 free_count;
 static struct {
     u64 next, end; /* untouched frames [next, end) */
@@ -17,11 +19,6 @@ static struct {
 static unsigned fresh_count, fresh_cur;
 static u64 freed_head; /* frames given back: the first word links to the next */
 
-struct frame *frame_info(u64 pa)
-{
-    u64 pfn = pa / PAGE_SIZE;
-    return pfn < table_frames ? &table[pfn] : NULL;
-}
 
 static void add_fresh(u64 lo, u64 hi)
 {

@@ -36,6 +36,14 @@ u64 frame_free_count(void);
 u64 frame_take(enum frame_type type);
 /* Give a frame back to the pool (it goes onto a list threaded through it). */
 void frame_free(u64 pa);
-struct frame *frame_info(u64 pa); /* NULL outside managed memory */
+/* The frame table (frame.c owns it); frame_info is inline because every
+ * capability check of a frame-backed object asks it. */
+extern struct frame *frame_table;
+extern u64 frame_table_len;
+static inline struct frame *frame_info(u64 pa) /* NULL outside managed memory */
+{
+    u64 pfn = pa / PAGE_SIZE;
+    return pfn < frame_table_len ? &frame_table[pfn] : NULL;
+}
 
 #endif
