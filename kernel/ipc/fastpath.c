@@ -119,7 +119,7 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bo
             cspace_slot(s->as, w & 0xffffffff, &x))
             return;
         xfer = *x;
-        if (!cap_live_inline(xfer)) /* null or stale: the general path reports it */
+        if (!cap_live_quick(xfer)) /* null or stale: the general path reports it */
             return;
         xfer = cap_mask(xfer, w >> 32);
     }
