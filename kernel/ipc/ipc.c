@@ -116,8 +116,28 @@ static bool can_take_call(struct process *r)
 }
 
 
-/* Finish r's receive phase (or reply wait) with message m and let it run:
- * first in its priority, which is the direct switch. */
+/* End r's wait with a message in its registers (tag, payload, four words)
+ * and let it run: first in its priority, which is the direct switch. */
+static void wake_with(struct process *r, u64 tag, u64 payload, const u64 words[4])
+{
+    struct regs *g = &r->regs;
+    g->rax = KEEP_ERR_OK;
+    g->rsi = tag;
+    g->rdi = payload;
+    g->rdx = words[0];
+    g->r8 = words[1];
+    g->r9 = words[2];
+    g->r10 = words[3];
+    sleep_remove(r);
+    r->wait_kind = WAIT_NONE;
+    r->wait_target = NULL;
+    if (r->state != KEEP_STATE_RUNNABLE) {
+        r->state = KEEP_STATE_RUNNABLE;
+        sched_enqueue_front(r);
+    }
+}
+
+/* Finish r's receive phase (or reply wait) with message m. */
 static void deliver(struct process *r, const struct msg *m)
 {
     struct cap *slots[KEEP_MAX_RECV_SLOTS];
@@ -130,26 +150,12 @@ static void deliver(struct process *r, const struct msg *m)
         copy_to_user(r->as, r->ipc_buf + KEEP_IPC_RECV_LEN, &m->str_len, sizeof m->str_len);
         tag |= KEEP_TAG_STRING;
     }
-    struct regs *g = &r->regs;
-    g->rax = KEEP_ERR_OK;
-    g->rsi = tag;
-    g->rdi = m->payload;
-    g->rdx = m->words[0];
-    g->r8 = m->words[1];
-    g->r9 = m->words[2];
-    g->r10 = m->words[3];
-    sleep_remove(r);
-    r->wait_kind = WAIT_NONE;
-    r->wait_target = NULL;
-    if (r->state != KEEP_STATE_RUNNABLE) {
-        r->state = KEEP_STATE_RUNNABLE;
-        sched_enqueue_front(r);
-    }
+    wake_with(r, tag, m->payload, m->words);
 }
 
 /* p's fault message to h, which waits in an open receive: what deliver()
- * does with a call that carries only its return capability, written out
- * (only the first receive slot matters).  False, with nothing changed, when
+ * does with a call that carries only its return capability, without
+ * building a message (only the first receive slot matters).  False, with nothing changed, when
  * that slot has gone. */
 static bool deliver_fault(struct process *h, struct process *p)
 {
@@ -157,21 +163,8 @@ static bool deliver_fault(struct process *h, struct process *p)
     if (h->recv_n < 1 || cspace_slot(h->as, h->recv_addr[0], &slot) != KEEP_ERR_OK)
         return false;
     *slot = return_cap(p);
-    struct regs *g = &h->regs;
-    g->rax = KEEP_ERR_OK;
-    g->rsi = p->fault_label | (1ULL << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED;
-    g->rdi = cap_payload(p->fault_to);
-    g->rdx = p->fault_words[0];
-    g->r8 = p->fault_words[1];
-    g->r9 = p->fault_words[2];
-    g->r10 = p->fault_words[3];
-    sleep_remove(h);
-    h->wait_kind = WAIT_NONE;
-    h->wait_target = NULL;
-    if (h->state != KEEP_STATE_RUNNABLE) {
-        h->state = KEEP_STATE_RUNNABLE;
-        sched_enqueue_front(h);
-    }
+    wake_with(h, p->fault_label | (1ULL << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED, cap_payload(p->fault_to),
+              p->fault_words);
     p->wait_kind = WAIT_FAULT_REPLY;
     p->wait_target = NULL;
     return true;
