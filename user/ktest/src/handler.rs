@@ -199,34 +199,48 @@ const EMU_CHILD: [u8; 40] = [
     0x90, 0x90,
 ];
 
+/// The first message of EMU_CHILD under emulation: its first system call.
+fn expect_first_syscall(m: &Msg) -> TestResult {
+    ensure!(
+        m.tag.label() == label::SYSCALL && m.words == [0x77, 0x11, 0x22, 0x33],
+        "first message: label {:#x} words {:#x?}",
+        m.tag.label(),
+        m.words
+    );
+    Ok(())
+}
+
+/// The second: the EXIT, reflected too, with the emulated result 99 in rax.
+fn expect_exit_syscall(m: &Msg) -> TestResult {
+    ensure!(
+        m.tag.label() == label::SYSCALL && m.words == [99, 3, 6, 99],
+        "second message: label {:#x} words {:?}",
+        m.tag.label(),
+        m.words
+    );
+    Ok(())
+}
+
+/// Lets the reflected EXIT go through for real when c resumes: emulation
+/// off, rip back onto the syscall.
+fn unemulate_and_rewind(c: &Child) -> TestResult {
+    c.process.set_emulation(false).ctx("SET_EMULATION off")?;
+    let buf = keep_rt::ipc_buffer();
+    c.process.read_regs().ctx("READ_REGS")?;
+    let mut regs = buf.regs();
+    regs[reg::RIP as usize] -= 2;
+    buf.set_regs(&regs);
+    c.process.write_regs().ctx("WRITE_REGS")
+}
+
 pub fn emulation(cx: &mut Cx) -> TestResult {
     with_handled(cx, &EMU_CHILD, |_, c, ret| {
         c.process.set_emulation(true).ctx("SET_EMULATION")?;
         c.process.start().ctx("START")?;
-        let m = next_fault(ret)?;
-        ensure!(
-            m.tag.label() == label::SYSCALL && m.words == [0x77, 0x11, 0x22, 0x33],
-            "first message: label {:#x} words {:#x?}",
-            m.tag.label(),
-            m.words
-        );
+        expect_first_syscall(&next_fault(ret)?)?;
         answer(ret, reply::RESUME_SET_RAX, [99, 0, 0, 0])?;
-        // The EXIT is reflected too; rax carries the emulated result.
-        let m = next_fault(ret)?;
-        ensure!(
-            m.tag.label() == label::SYSCALL && m.words == [99, 3, 6, 99],
-            "second message: label {:#x} words {:?}",
-            m.tag.label(),
-            m.words
-        );
-        // Let it go through for real: emulation off, back onto the syscall.
-        c.process.set_emulation(false).ctx("SET_EMULATION off")?;
-        let buf = keep_rt::ipc_buffer();
-        c.process.read_regs().ctx("READ_REGS")?;
-        let mut regs = buf.regs();
-        regs[reg::RIP as usize] -= 2;
-        buf.set_regs(&regs);
-        c.process.write_regs().ctx("WRITE_REGS")?;
+        expect_exit_syscall(&next_fault(ret)?)?;
+        unemulate_and_rewind(&c)?;
         answer(ret, reply::RESUME, [0; 4])?;
         expect_exit(c.process.wait().ctx("WAIT")?, 99)
     })
@@ -240,36 +254,20 @@ pub fn fault_reply_recv(cx: &mut Cx) -> TestResult {
     with_handled(cx, &EMU_CHILD, |_, c, ret| {
         c.process.set_emulation(true).ctx("SET_EMULATION")?;
         c.process.start().ctx("START")?;
-        let m = next_fault(ret)?;
-        ensure!(
-            m.tag.label() == label::SYSCALL && m.words == [0x77, 0x11, 0x22, 0x33],
-            "first message: label {:#x} words {:#x?}",
-            m.tag.label(),
-            m.words
-        );
+        expect_first_syscall(&next_fault(ret)?)?;
         let before = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
         // Answer RESUME_SET_RAX and receive the next fault (the EXIT, which
         // carries the emulated result in rax) in the same invocation.
         let next = Tag::new(0).with_slots(1);
         let m = Return(ret).reply_recv(Tag(next.0 | reply::RESUME_SET_RAX), [99, 0, 0, 0], 2000);
         m.result().ctx("reply-and-receive RESUME_SET_RAX")?;
-        ensure!(
-            m.tag.label() == label::SYSCALL && m.tag.is_called() && m.words == [99, 3, 6, 99],
-            "second message: label {:#x} words {:?}",
-            m.tag.label(),
-            m.words
-        );
+        ensure!(m.tag.is_called(), "second message is not a call: tag {:#x}", m.tag.0);
+        expect_exit_syscall(&m)?;
         let after = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
         ensure!(after > before, "the fast path took none of it");
-        // Let the EXIT go through for real, answering RESUME the same way;
-        // the receive then times out, as nothing else comes.
-        c.process.set_emulation(false).ctx("SET_EMULATION off")?;
-        let buf = keep_rt::ipc_buffer();
-        c.process.read_regs().ctx("READ_REGS")?;
-        let mut regs = buf.regs();
-        regs[reg::RIP as usize] -= 2;
-        buf.set_regs(&regs);
-        c.process.write_regs().ctx("WRITE_REGS")?;
+        // Answer RESUME the same way; the receive then times out, as
+        // nothing else comes.
+        unemulate_and_rewind(&c)?;
         let m = Return(ret).reply_recv(Tag(next.0 | reply::RESUME), [0; 4], 50);
         ensure!(m.err == Error::TIMEOUT.0, "reply-and-receive RESUME: error {}, want TIMEOUT", m.err);
         expect_exit(c.process.wait().ctx("WAIT")?, 99)
