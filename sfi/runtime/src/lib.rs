@@ -14,7 +14,8 @@
 
 mod stubs;
 
-use sfi_verify::{BUNDLE, CODE_BASE, DOMAIN_SIZE, STACK_LOW, TRAMP_BASE};
+use sfi_verify::layout::{ENTRY_PAGE, runtime_pages};
+use sfi_verify::{CODE_BASE, DOMAIN_SIZE, STACK_LOW, TRAMP_BASE};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
@@ -150,39 +151,13 @@ fn round_up(x: u64, a: u64) -> u64 {
     (x + a - 1) & !(a - 1)
 }
 
-/// The runtime's code page below the trampolines: `int3` except for the base
-/// slot (B at offset 8, `sfi_verify::BASE_SLOT`, read by the domain's sandboxing
-/// sequences; its bundle starts with `int3`) and the entry sequence
-/// `and $-32,%r11d; add %r14,%r11; call *%r11` ending at TRAMP_BASE (%r14 = B,
-/// set by `sfi_enter`), so that an entry function returns to trampoline 0.
-const ENTRY_PAGE: u64 = TRAMP_BASE - PAGE;
-const ENTRY_CALL: [u8; 10] = [0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0xff, 0xd3];
-
-/// The entry page, then trampoline bundles: 0 returns to the host, i >= 1 calls import i-1.
+/// The entry page, then trampoline bundles (the whole trampoline area).
 fn trampolines(n_imports: usize, base: u64) -> Vec<u8> {
-    let mut t = vec![0xccu8; (PAGE + TRAMP_BASE) as usize];
-    let slot = (sfi_verify::BASE_SLOT - ENTRY_PAGE) as usize;
-    t[slot..slot + 8].copy_from_slice(&base.to_le_bytes());
-    t[PAGE as usize - ENTRY_CALL.len()..PAGE as usize].copy_from_slice(&ENTRY_CALL);
-    let ret = unsafe { &stubs::sfi_return_from_domain as *const u8 as u64 };
-    let call = unsafe { &stubs::sfi_host_call as *const u8 as u64 };
-    let mut put = |bundle: usize, idx: Option<u32>, target: u64| {
-        let mut b = Vec::new();
-        if let Some(i) = idx {
-            b.extend_from_slice(&[0x41, 0xba]); // mov $i, %r10d
-            b.extend_from_slice(&i.to_le_bytes());
-        }
-        b.extend_from_slice(&[0x49, 0xbb]); // movabs $target, %r11
-        b.extend_from_slice(&target.to_le_bytes());
-        b.extend_from_slice(&[0x41, 0xff, 0xe3]); // jmp *%r11
-        let at = PAGE as usize + bundle * BUNDLE as usize;
-        t[at..at + b.len()].copy_from_slice(&b);
+    // SAFETY: addresses of symbols.
+    let (ret, call) = unsafe {
+        (&stubs::sfi_return_from_domain as *const u8 as u64, &stubs::sfi_host_call as *const u8 as u64)
     };
-    put(0, None, ret);
-    for i in 0..n_imports {
-        put(i + 1, Some(i as u32), call);
-    }
-    t
+    runtime_pages((PAGE + TRAMP_BASE) as usize, n_imports, base, ret, call)
 }
 
 impl Domain {

@@ -12,6 +12,8 @@
 
 extern crate alloc;
 
+pub mod layout;
+
 use alloc::{format, vec};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;

@@ -33,7 +33,8 @@ use keep_abi::{
 use keep_loader::SlotPool;
 use keep_loader::thread::{self, Args, Thread};
 pub use sfi_verify::Reject;
-use sfi_verify::{BUNDLE, CODE_BASE, DOMAIN_SIZE, STACK_LOW, TRAMP_BASE};
+use sfi_verify::layout::{ENTRY_PAGE, runtime_pages};
+use sfi_verify::{BUNDLE, CODE_BASE, DOMAIN_SIZE, STACK_LOW};
 
 /// Domain k has base `REGION + k * SPACING`: every domain has 4 GiB of
 /// unmapped space below and above it (the next domain starts 4 GiB later).
@@ -302,39 +303,13 @@ fn round_up(x: u64, a: u64) -> u64 {
     (x + a - 1) & !(a - 1)
 }
 
-/// `and $-32,%r11d; add %r14,%r11; call *%r11`, ending at TRAMP_BASE (%r14 = B, set by `sfi_enter`).
-const ENTRY_CALL: [u8; 10] = [0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0xff, 0xd3];
-const ENTRY_PAGE: u64 = TRAMP_BASE - PAGE;
-
-/// The entry page and the trampoline bundles: 0 returns to the host,
-/// i >= 1 calls import i-1; the base slot (B at `sfi_verify::BASE_SLOT`, in a
-/// bundle that starts with int3), read by the domain's sandboxing sequences;
-/// every other byte int3.
+/// The entry page and as many trampoline pages as the imports need
+/// (sfi_verify::layout).
 fn trampolines(n_imports: usize, base: u64) -> Vec<u8> {
     let len = PAGE + round_up(BUNDLE * (n_imports as u64 + 1), PAGE);
-    let mut t = alloc::vec![0xccu8; len as usize];
-    let slot = (sfi_verify::BASE_SLOT - ENTRY_PAGE) as usize;
-    t[slot..slot + 8].copy_from_slice(&base.to_le_bytes());
-    t[(PAGE as usize - ENTRY_CALL.len())..PAGE as usize].copy_from_slice(&ENTRY_CALL);
     // SAFETY: addresses of symbols.
     let (ret, call) = unsafe { (stubs::addr_of(&stubs::sfi_return_from_domain), stubs::addr_of(&stubs::sfi_host_call)) };
-    let mut put = |bundle: usize, idx: Option<u32>, target: u64| {
-        let mut b = Vec::new();
-        if let Some(i) = idx {
-            b.extend_from_slice(&[0x41, 0xba]); // mov $i, %r10d
-            b.extend_from_slice(&i.to_le_bytes());
-        }
-        b.extend_from_slice(&[0x49, 0xbb]); // movabs $target, %r11
-        b.extend_from_slice(&target.to_le_bytes());
-        b.extend_from_slice(&[0x41, 0xff, 0xe3]); // jmp *%r11
-        let at = PAGE as usize + bundle * BUNDLE as usize;
-        t[at..at + b.len()].copy_from_slice(&b);
-    };
-    put(0, None, ret);
-    for i in 0..n_imports {
-        put(i + 1, Some(i as u32), call);
-    }
-    t
+    runtime_pages(len as usize, n_imports, base, ret, call)
 }
 
 /// Allocates a domain index.
