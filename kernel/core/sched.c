@@ -18,19 +18,15 @@ static struct fpu_state fpu_nobody;
 struct fpu_state *sched_fpu_live = &fpu_nobody;
 u8 sched_bases_live;                /* CR4.FSGSBASE is on */
 static struct process *base_owner; /* whose fs/gs bases the registers hold */
-/* Short names inside this file. */
-#define queue sched_queue
-#define nonempty sched_nonempty
-#define bases_live sched_bases_live
 static struct process *sleepers; /* ordered by deadline */
 
 void sched_enqueue(struct process *p)
 {
-    struct process **q = &queue[p->prio];
+    struct process **q = &sched_queue[p->prio];
     if (!*q) {
         p->rq_next = p->rq_prev = p;
         *q = p;
-        nonempty |= 1u << p->prio;
+        sched_nonempty |= 1u << p->prio;
     } else {
         p->rq_next = *q;
         p->rq_prev = (*q)->rq_prev;
@@ -43,7 +39,7 @@ void sched_enqueue(struct process *p)
 void sched_enqueue_front(struct process *p)
 {
     sched_enqueue(p);
-    queue[p->prio] = p; /* the queue is circular: the new tail becomes the head */
+    sched_queue[p->prio] = p; /* the queue is circular: the new tail becomes the head */
 }
 
 void sched_forget(struct process *p)
@@ -80,10 +76,10 @@ void sleep_remove(struct process *p)
 
 void sched_dequeue(struct process *p)
 {
-    struct process **q = &queue[p->prio];
+    struct process **q = &sched_queue[p->prio];
     if (p->rq_next == p) {
         *q = NULL;
-        nonempty &= ~(1u << p->prio);
+        sched_nonempty &= ~(1u << p->prio);
     } else {
         p->rq_prev->rq_next = p->rq_next;
         p->rq_next->rq_prev = p->rq_prev;
@@ -114,9 +110,9 @@ void sched_tick(void)
 
 static struct process *pick(void)
 {
-    if (!nonempty)
+    if (!sched_nonempty)
         return NULL;
-    return queue[31 - __builtin_clz(nonempty)];
+    return sched_queue[31 - __builtin_clz(sched_nonempty)];
 }
 
 /* The fs/gs bases (seed 004's SFI points %gs at a fault domain).  CR4.FSGSBASE
@@ -127,22 +123,22 @@ static struct process *pick(void)
  * change anybody's bases unnoticed. */
 void sched_switch_bases(struct process *p)
 {
-    if (bases_live && base_owner) {
+    if (sched_bases_live && base_owner) {
         base_owner->fs_base = rdfsbase();
         base_owner->gs_base = rdgsbase();
     }
     if (p->uses_bases) {
-        if (!bases_live)
+        if (!sched_bases_live)
             write_cr4(read_cr4() | CR4_FSGSBASE);
         wrfsbase(p->fs_base);
         wrgsbase(p->gs_base);
-        bases_live = 1;
+        sched_bases_live = 1;
         base_owner = p;
     } else {
         wrfsbase(0);
         wrgsbase(0);
         write_cr4(read_cr4() & ~CR4_FSGSBASE);
-        bases_live = 0;
+        sched_bases_live = 0;
         base_owner = NULL;
     }
 }
@@ -151,7 +147,7 @@ static void switch_to(struct process *p) { sched_switch_to(p); }
 
 bool sched_is_highest(unsigned prio, struct process *leaving)
 {
-    u32 runnable = nonempty;
+    u32 runnable = sched_nonempty;
     if (leaving->rq_next == leaving) /* alone in its queue */
         runnable &= ~(1u << leaving->prio);
     return (runnable >> prio) <= 1;
@@ -175,8 +171,8 @@ u64 sched_check(u64 *checked)
 {
     u64 bad = 0;
     for (unsigned prio = 0; prio < PRIO_LEVELS; prio++) {
-        struct process *h = queue[prio];
-        if (!h != !(nonempty & (1u << prio))) {
+        struct process *h = sched_queue[prio];
+        if (!h != !(sched_nonempty & (1u << prio))) {
             kprintf("invariant: run queue %u and the bitmap disagree\n", prio);
             bad++;
         }

@@ -10,8 +10,6 @@
 
 struct frame *frame_table;
 u64 frame_table_len; /* number of entries */
-#define table frame_table
-#define table_frames frame_table_len
 static u64 free_count;
 static struct {
     u64 next, end; /* untouched frames [next, end) */
@@ -29,7 +27,7 @@ static void add_fresh(u64 lo, u64 hi)
     fresh_count++;
     free_count += (hi - lo) / PAGE_SIZE;
     for (u64 pa = lo; pa < hi; pa += PAGE_SIZE)
-        table[pa / PAGE_SIZE].type = FRAME_FREE;
+        frame_table[pa / PAGE_SIZE].type = FRAME_FREE;
 }
 
 void frame_init(const struct memmap *m)
@@ -37,8 +35,8 @@ void frame_init(const struct memmap *m)
     u64 end = memmap_ram_end(m);
     if (end > PHYS_WINDOW_MAX)
         end = PHYS_WINDOW_MAX;
-    table_frames = end / PAGE_SIZE;
-    u64 bytes = ALIGN_UP(table_frames * sizeof(struct frame), PAGE_SIZE);
+    frame_table_len = end / PAGE_SIZE;
+    u64 bytes = ALIGN_UP(frame_table_len * sizeof(struct frame), PAGE_SIZE);
 
     /* The table goes at the start of the first usable range big enough. */
     u64 table_pa = 0;
@@ -50,8 +48,8 @@ void frame_init(const struct memmap *m)
     }
     if (!table_pa)
         panic("frame: no room for the frame table (%lu bytes)", bytes);
-    table = phys_to_virt(table_pa);
-    memset(table, 0, bytes);
+    frame_table = phys_to_virt(table_pa);
+    memset(frame_table, 0, bytes);
 
     for (unsigned i = 0; i < m->count; i++) {
         const struct mem_range *r = &m->r[i];
@@ -60,15 +58,15 @@ void frame_init(const struct memmap *m)
             hi = end;
         for (u64 pa = lo; pa < hi; pa += PAGE_SIZE) {
             if (r->type == KEEP_MEM_KERNEL)
-                table[pa / PAGE_SIZE].type = FRAME_KERNEL;
+                frame_table[pa / PAGE_SIZE].type = FRAME_KERNEL;
             else if (r->type == KEEP_MEM_BOOT_IMAGE)
-                table[pa / PAGE_SIZE].type = FRAME_BOOT;
+                frame_table[pa / PAGE_SIZE].type = FRAME_BOOT;
         }
         if (r->type != KEEP_MEM_USABLE)
             continue;
         if (lo <= table_pa && table_pa < hi) {
             for (u64 pa = table_pa; pa < table_pa + bytes; pa += PAGE_SIZE)
-                table[pa / PAGE_SIZE].type = FRAME_KERNEL;
+                frame_table[pa / PAGE_SIZE].type = FRAME_KERNEL;
             add_fresh(lo, table_pa);
             add_fresh(table_pa + bytes, hi);
         } else {
@@ -92,7 +90,7 @@ u64 frame_take(enum frame_type type)
         fresh[fresh_cur].next += PAGE_SIZE;
     }
     free_count--;
-    table[pa / PAGE_SIZE].type = (u8)type;
+    frame_table[pa / PAGE_SIZE].type = (u8)type;
     return pa;
 }
 
@@ -108,7 +106,7 @@ u64 frame_free_count(void) { return free_count; }
 
 void frame_free(u64 pa)
 {
-    table[pa / PAGE_SIZE].type = FRAME_FREE;
+    frame_table[pa / PAGE_SIZE].type = FRAME_FREE;
     *(u64 *)phys_to_virt(pa) = freed_head;
     freed_head = pa;
     free_count++;
