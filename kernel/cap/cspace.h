@@ -109,9 +109,9 @@ static ALWAYS_INLINE u64 cspace_loaded_slot(u64 addr, struct cap **slot)
     return cspace_loaded_slot_w0(addr, slot, &w0);
 }
 
-/* Returns KEEP_ERR_OK, the slot's kernel address and the first word of
- * the capability in it, or OUT_OF_RANGE / NO_CAPPAGE; changes nothing. */
-static ALWAYS_INLINE u64 cspace_slot_w0(struct aspace *as, u64 addr, struct cap **slot, u64 *w0)
+/* Returns KEEP_ERR_OK and the slot's kernel address, or OUT_OF_RANGE /
+ * NO_CAPPAGE; changes nothing. */
+static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
 {
     if (addr >= KEEP_CAP_SPACE_SLOTS)
         return KEEP_ERR_OUT_OF_RANGE;
@@ -119,17 +119,9 @@ static ALWAYS_INLINE u64 cspace_slot_w0(struct aspace *as, u64 addr, struct cap 
         struct cap *walked = NULL; /* keeps *slot out of memory on the fast path */
         u64 e = cspace_walk(as, addr, &walked);
         *slot = walked;
-        *w0 = e ? 0 : walked->w0;
         return e;
     }
-    return cspace_loaded_slot_w0(addr, slot, w0);
-}
-
-/* The same without the word. */
-static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **slot)
-{
-    u64 w0;
-    return cspace_slot_w0(as, addr, slot, &w0);
+    return cspace_loaded_slot(addr, slot);
 }
 #endif
 
