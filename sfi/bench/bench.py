@@ -3,9 +3,9 @@
 configuration (deb-src for the mirror this machine uses), builds each program
 natively and sandboxed (stores+jumps, and full protection) against the same
 mini libc, checks that the sandboxed output equals the native output (fails
-loudly otherwise), and times SFI_BENCH_RUNS rounds (native, stores, full in a
-shuffled order; CPU time of the child); the overhead is the median of the
-rounds' paired ratios.  Also runs sfi-bench (cross-domain call, C call, pipe
+loudly otherwise), and times SFI_BENCH_RUNS rounds (native, stores and full
+run together on one CPU; CPU time of each child); the overhead is the median
+of the rounds' paired ratios.  Also runs sfi-bench (cross-domain call, C call, pipe
 round trip, verifier and load throughput).  One progress line per program.
 
 Writes build/bench/sfi.json and build/bench/sfi.md (paths from the repo root)."""
@@ -13,7 +13,6 @@ import glob
 import json
 import math
 import os
-import random
 import re
 import statistics
 import subprocess
@@ -181,6 +180,40 @@ def timed(cmd):
         return ru.ru_utime + ru.ru_stime, wall, (p.returncode, out.read()), load
 
 
+def timed_together(cmds, cpu=None):
+    """Runs the commands of the dict cmds at the same time, all pinned to one
+    CPU (cpu, default the last one), so that the kernel's scheduler
+    interleaves them every few milliseconds; returns {key: timed()'s tuple}.
+    The machine is a VM on a shared host whose speed drifts by tens of
+    percent within seconds: run one after the other, two programs see
+    different machines, while interleaved on one CPU they see the same one,
+    and their CPU times compare (see docs/sfi.md, "Measurement")."""
+    cpu = (os.cpu_count() or 1) - 1 if cpu is None else cpu
+    files, procs = {}, {}
+    t = time.perf_counter()
+    for k, cmd in cmds.items():
+        out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        files[k] = (out, err)
+        procs[k] = subprocess.Popen(cmd, stdout=out, stderr=err, env=dict(os.environ, SFI_RUN_LOAD_TIME="1"),
+                                    preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    res = {}
+    by_pid = {p.pid: k for k, p in procs.items()}
+    while by_pid:
+        pid, status, ru = os.wait4(-1, 0)
+        k = by_pid.pop(pid, None)
+        if k is None:
+            continue
+        out, err = files[k]
+        out.seek(0)
+        err.seek(0)
+        m = re.search(rb"^sfi-run: load cpu ([0-9.]+)$", err.read(), re.M)
+        res[k] = (ru.ru_utime + ru.ru_stime, time.perf_counter() - t, (os.waitstatus_to_exitcode(status), out.read()),
+                  float(m.group(1)) if m else 0.0)
+        out.close()
+        err.close()
+    return res
+
+
 def stats(samples, unit):
     return {"median": statistics.median(samples), "min": min(samples), "max": max(samples), "unit": unit, "runs": len(samples)}
 
@@ -223,21 +256,15 @@ def main():
                 "stores": [os.path.join(BIN, "sfi-run"), exe["stores"]] + args,
                 "full": [os.path.join(BIN, "sfi-run"), exe["full"]] + args}
         times = {f: [] for f in cmds}
-        walls = {f: [] for f in cmds}
         with_load = {f: [] for f in cmds}
         outputs = {}
-        order = random.Random(name)  # a fixed, per-program shuffle of the three runs of each round
         for run in range(RUNS):
-            flavors = list(cmds)
-            order.shuffle(flavors)
-            for f in flavors:
-                cmd = cmds[f]
-                dt, wall, r, load = timed(cmd)
+            # A round runs the three together on one CPU (timed_together).
+            for f, (dt, wall, r, load) in timed_together(cmds).items():
                 # The module load (verify, map, relocate) is reported separately
                 # (sfi.load.throughput); sfi-run measures it and it is taken out here.
                 times[f].append(dt - load)
                 with_load[f].append(dt)
-                walls[f].append(wall)
                 outputs.setdefault(f, r)
         ok = outputs["stores"] == outputs["native"] and outputs["full"] == outputs["native"] and outputs["native"][0] == 0
         if not ok:
@@ -245,12 +272,11 @@ def main():
             failures.append(name)
             continue
         nat = statistics.median(times["native"])
-        line = {"name": name, "kind": kind, "native_s": nat,
-                "wall": {f: (statistics.median(walls[f]) / statistics.median(walls["native"]) - 1) * 100 for f in ("stores", "full")}}
+        line = {"name": name, "kind": kind, "native_s": nat, "spread": {}}
         other["sfi.time.%s.native" % name] = stats(times["native"], "s")
         for f, key in (("stores", "stores_jumps"), ("full", "full")):
-            # Paired: round i's sandboxed time over round i's native time (the
-            # machine's speed drifts; runs of one round are seconds apart).
+            # Paired: round i's sandboxed time over round i's native time (they
+            # ran interleaved on one CPU, on the same machine).
             per_run = [t / n for t, n in zip(times[f], times["native"])]
             ratio = statistics.median(per_run)
             load_ratios[f].append(statistics.median([t / n for t, n in zip(with_load[f], times["native"])]))
@@ -259,8 +285,8 @@ def main():
             # median: the median of the paired ratios; min/max: the extreme paired ratios.
             results["sfi.overhead.%s.%s" % (name, key)] = {"median": (ratio - 1) * 100, "min": (min(per_run) - 1) * 100,
                                                           "max": (max(per_run) - 1) * 100, "unit": "percent", "runs": RUNS}
-            # Extra: the ratio of the fastest runs.  The machine is shared and a run's
-            # speed varies by up to 1.8x from outside; the minimum is the least disturbed.
+            line["spread"][key] = ((min(per_run) - 1) * 100, (max(per_run) - 1) * 100)
+            # Extra: the ratio of the fastest runs (the least disturbed).
             best = min(times[f]) / min(times["native"])
             best_ratios[f].append(best)
             results["sfi.overhead.%s.%s.best" % (name, key)] = {"median": (best - 1) * 100, "min": (best - 1) * 100,
@@ -292,19 +318,21 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "sfi.json"), "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
-    md = ["# SFI benchmarks", "", "%d rounds; each round runs native, stores+jumps and full once, in a shuffled order.  Overhead = median "
-          "over rounds of (sandboxed CPU time / native CPU time of the same round) - 1; CPU time = user + system of the child, "
+    md = ["# SFI benchmarks", "", "%d rounds; each round runs native, stores+jumps and full together, pinned to one CPU, so that "
+          "the scheduler interleaves them and all three see the same machine.  Overhead = median "
+          "over rounds of (sandboxed CPU time / native CPU time of the same round) - 1 (min..max: the extreme rounds); CPU time = user + system of the child, "
           "for sfi-run without the module load (verify + map, measured by sfi-run; see sfi.load.throughput and the *.geomean.with_load figures).  "
-          "Same mini libc for all.  *best*: fastest sandboxed run over fastest native run.  Wall-clock overheads (ratio of medians) for comparison." % RUNS, "",
-          "| program | kind | native CPU (s) | stores+jumps | full protection | best: stores+jumps | best: full | wall: stores+jumps | wall: full |",
+          "Same mini libc for all.  *best*: fastest sandboxed run over fastest native run." % RUNS, "",
+          "| program | kind | native CPU (s) | stores+jumps | (min..max) | full protection | (min..max) | best: stores+jumps | best: full |",
           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for l in rows:
-        md.append("| %s | %s | %.3f | %+.1f%% | %+.1f%% | %+.1f%% | %+.1f%% | %+.1f%% | %+.1f%% |" % (
-            l["name"], l["kind"], l["native_s"], l["stores_jumps"], l["full"], l["stores_jumps_best"], l["full_best"], l["wall"]["stores"], l["wall"]["full"]))
+        sj, fu = l["spread"]["stores_jumps"], l["spread"]["full"]
+        md.append("| %s | %s | %.3f | %+.1f%% | %+.1f..%+.1f | %+.1f%% | %+.1f..%+.1f | %+.1f%% | %+.1f%% |" % (
+            l["name"], l["kind"], l["native_s"], l["stores_jumps"], sj[0], sj[1], l["full"], fu[0], fu[1], l["stores_jumps_best"], l["full_best"]))
     g = [results.get("sfi.overhead.%s.geomean" % k, {}).get("median") for k in ("stores_jumps", "full")]
     if None not in g:
         gb = [results["sfi.overhead.%s.geomean.best" % k]["median"] for k in ("stores_jumps", "full")]
-        md.append("| **geomean** (%d programs) | | | **%+.1f%%** | **%+.1f%%** | %+.1f%% | %+.1f%% | | |" % (len(rows), g[0], g[1], gb[0], gb[1]))
+        md.append("| **geomean** (%d programs) | | | **%+.1f%%** | | **%+.1f%%** | | %+.1f%% | %+.1f%% |" % (len(rows), g[0], g[1], gb[0], gb[1]))
         gl = [results["sfi.overhead.%s.geomean.with_load" % k]["median"] for k in ("stores_jumps", "full")]
         md += ["", "Geomean with the module load counted: stores+jumps %+.1f%%, full %+.1f%%." % (gl[0], gl[1])]
     md += ["", "| figure | median | min | max | unit |", "|---|---:|---:|---:|---|"]

@@ -3,7 +3,8 @@
 
   quick.py build OUTDIR [prog,...]        build native/stores/full of the programs into OUTDIR
   quick.py run ROUNDS prog[,..] LABEL=DIR[@SFI-RUN]...   paired rounds: native (from the first DIR) and
-                                          stores/full of every DIR, shuffled; prints the median
+                                          stores/full of every DIR, run together on one CPU
+                                          (SFI_SEQUENTIAL=1: one after the other, shuffled); prints the median
                                           (min-max) of each flavour's ratio to native, per program
 
 Uses bench.py's program list and timing (child CPU time minus the module load)."""
@@ -15,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
+
+TOGETHER = os.environ.get("SFI_SEQUENTIAL") != "1"  # all commands of a round at once on one CPU (bench.timed_together)
 import sfibuild  # noqa: E402
 
 
@@ -46,6 +49,11 @@ def run(rounds, sel, dirs):
         outs = {}
         rnd = random.Random(1)
         for _ in range(rounds):
+            if TOGETHER:
+                for k, (dt, wall, r, load) in bench.timed_together(cmds).items():
+                    times[k].append(dt - load)
+                    outs.setdefault(k, r)
+                continue
             ks = list(cmds)
             rnd.shuffle(ks)
             for k in ks:

@@ -10,8 +10,10 @@ The layout is checked again by the verifier; nothing here is trusted.
 
 See docs/sfi.md for the scheme and the module format.
 """
+import itertools
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -30,6 +32,13 @@ LOOP_ALIGN = os.environ.get("SFI_LOOP_ALIGN", "1") == "1"   # keep gcc's .p2alig
 FREE_PAD = os.environ.get("SFI_FREE_PAD", "1") == "1"       # choose the padding after jmp/ret
 ALIGN_ALL_FUNCS = os.environ.get("SFI_ALIGN_ALL_FUNCS") == "1"  # align static functions too
 PAD_GROW = os.environ.get("SFI_PAD_GROW", "1") == "1"  # fill bundle ends by longer encodings, not no-ops
+SP_DEFER = os.environ.get("SFI_SP_DEFER", "1") == "1"  # small %rsp steps checked by a later access (defer_sp_checks)
+# gas pseudo-prefixes that lengthen an instruction without changing it: a redundant
+# REX (+1), an 8-bit displacement 0 where there was none (+1), a 32-bit one (+3/+4).
+# A redundant %ds override (+1) goes only on memory operands without a segment
+# override (the flat model ignores it; see growable).
+GROW = tuple(os.environ.get("SFI_GROW", "{rex} {disp8} {disp32} ds").split())
+GROW_CHOICES = [c for n in (1, 2, 3) for c in itertools.combinations(GROW, n) if not ("{disp8}" in c and "{disp32}" in c)]
 FLAG_FULL = 1
 
 R32 = {"rax": "eax", "rbx": "ebx", "rcx": "ecx", "rdx": "edx", "rsi": "esi",
@@ -40,7 +49,14 @@ REGS32 = set(R32.values())
 SP_NAMES = {"%rsp", "%esp", "%sp", "%spl"}
 # After any other write, %rsp is put back into the stack area [B + 0xF000_0000, B + 4 GiB).
 SP_FIX = ["orl $0xf0000000, %esp", "addq %s, %%rsp" % BASE]
-STACK_ALIGN_MAX = 1 << 28  # and $-N, %rsp needs no fix-up for N up to this
+STACK_ALIGN_MAX = 1 << 16  # and $-N, %rsp needs no fix-up for N up to this
+SP_STEP_MAX = SP_SLACK = 1 << 16  # verifier rule 5: a small step of %rsp checked by a later access
+SP_STEP_RE = re.compile(r"^(?:add|sub)q? \$(\d+|0x[0-9a-fA-F]+), %rsp$")
+# Instructions whose memory operand D(%rsp) is read or written unconditionally
+# (not lea, nop, prefetch, cmov, masked moves): an access there checks %rsp.
+SP_CHECK_MNEMS = ("mov", "add", "sub", "and", "or", "xor", "cmp", "test", "inc", "dec", "adc", "sbb", "fld", "fst",
+                  "fild", "fist", "cvt", "ucomis", "comis", "vmov")
+SP_CHECK_OP_RE = re.compile(r"(?:^|, )(\d+|0x[0-9a-fA-F]+)?\(%rsp\)(?:,|$)")
 
 CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3,
             "e": 4, "z": 4, "ne": 5, "nz": 5, "be": 6, "na": 6, "a": 7, "nbe": 7,
@@ -149,7 +165,7 @@ class Item:
         self.end_align = end_align
         self.near = False
         self.align = False
-        self.grow = (0, 0, 0)  # bytes that {rex} / {disp32} would add (probed), plain length
+        self.grow = (0, {})  # plain length, and the bytes each pseudo-prefix of GROW would add (probed)
         self.exp = ""       # the pseudo-prefixes chosen by the layout
 
 
@@ -384,6 +400,39 @@ class Rewriter:
         it.cc = None if mnem.startswith("jmp") else CC_CODES[mnem[1:]]
         self.add(it)
 
+    def defer_sp_checks(self):
+        """Verifier rule 5: `add`/`sub $imm, %rsp` (imm <= SP_STEP_MAX) needs no
+        re-sandboxing sequence when an access at %rsp + [0, SP_SLACK] (or a
+        push, pop or call) comes before any branch or other write of %rsp;
+        the access itself faults unless %rsp is back near the stack.  Drops
+        the sequence where that holds (most prologues and epilogues)."""
+        items = self.text_items
+        for k, it in enumerate(items):
+            if it.kind != "group" or len(it.lines) != 3 or it.lines[1:] != SP_FIX:
+                continue
+            m = SP_STEP_RE.match(it.lines[0])
+            if not m or int(m.group(1), 0) > SP_STEP_MAX:
+                continue
+            for nxt in items[k + 1:k + 24]:
+                if nxt.kind in ("label", "p2align"):
+                    continue  # a branch here arrives with a checked %rsp
+                if nxt.kind == "insn" and self.sp_checks(nxt.lines[0]):
+                    it.kind, it.lines = "insn", it.lines[:1]
+                    break
+                if nxt.kind == "group" and (nxt.lines[-1].startswith("call") or nxt.lines[0] == "popq %r11"):
+                    it.kind, it.lines = "insn", it.lines[:1]  # a call, or a return (its pop)
+                    break
+                if nxt.kind != "insn" or re.search(r"%(?:rsp|esp|sp|spl)\b(?!\))", nxt.lines[0]):
+                    break  # a branch, a sequence, or something else that uses %rsp
+
+    @staticmethod
+    def sp_checks(line):
+        w = line.split(None, 1)
+        if w[0].startswith(("push", "pop")):
+            return True
+        m = SP_CHECK_OP_RE.search(w[1]) if len(w) > 1 else None
+        return bool(m) and w[0].startswith(SP_CHECK_MNEMS) and int(m.group(1) or "0", 0) <= SP_SLACK
+
     # -- layout --------------------------------------------------------
     @staticmethod
     def branch_len(it):
@@ -458,7 +507,7 @@ class Rewriter:
             run = []  # insn items since the last label/branch/sequence/padding in this bundle
             for it in self.text_items:
                 if it.exp:
-                    it.exp, it.lens = "", [it.grow[2]]
+                    it.exp, it.lens = "", [it.grow[0]]
             for k, it in enumerate(self.text_items):
                 pad = 0
                 if after_barrier and FREE_PAD and it.kind in ("label", "insn", "group", "branch", "p2align"):
@@ -513,25 +562,27 @@ class Rewriter:
 
     @staticmethod
     def grow_fill(run, need):
-        """Choose {rex}/{disp32} for instructions of `run` (consecutive, same
-        bundle, nothing between that has an address recorded) adding exactly
-        `need` bytes; True if done.  Fewer no-op instructions execute."""
+        """Choose longer encodings (GROW_CHOICES) for instructions of `run`
+        (consecutive, same bundle, nothing between that has an address
+        recorded) adding exactly `need` bytes; True if done.  Fewer no-op
+        instructions execute."""
         reach = {0: []}
         for it in run:
-            r, d, _ = it.grow
+            plain, adds = it.grow
             nxt = dict(reach)
             for tot, ch in reach.items():
-                for add, e in ((r, "{rex}"), (d, "{disp32}"), (r + d, "{rex} {disp32}")):
-                    if add and tot + add <= need and tot + add not in nxt:
-                        nxt[tot + add] = ch + [(it, e)]
+                for choice in GROW_CHOICES:
+                    add = sum(adds.get(e, 0) for e in choice)
+                    if add and all(adds.get(e, 0) for e in choice) and tot + add <= need and tot + add not in nxt:
+                        nxt[tot + add] = ch + [(it, choice, add)]
             reach = nxt
             if need in reach:
                 break
         if need not in reach:
             return False
-        for it, e in reach[need]:
-            it.exp = e
-            it.lens = [it.lens[0] + (it.grow[0] if "rex" in e else 0) + (it.grow[1] if "disp32" in e else 0)]
+        for it, choice, add in reach[need]:
+            it.exp = " ".join(choice)
+            it.lens = [it.grow[0] + add]
         return True
 
     def mark_aligned_labels(self, src_text):
@@ -580,11 +631,15 @@ class Rewriter:
         return lines
 
     @staticmethod
-    def growable(it):
-        """Instructions that may take the {rex} / {disp32} pseudo-prefixes (gas
-        ignores them where they do not apply, e.g. with %ah); not VEX, not
-        with lock/rep or other prefixes."""
+    def growable(it, how):
+        """Instructions that may take the pseudo-prefixes of GROW (gas ignores
+        them where they do not apply, e.g. {rex} with %ah); not VEX, not with
+        lock/rep or other prefixes; a %ds override only on a memory operand
+        without a segment override."""
         w = it.lines[0].split(None, 1)[0]
+        if "ds" in how.split() and ("(" not in it.lines[0] or "%gs:" in it.lines[0] or "%fs:" in it.lines[0]
+                                    or w.startswith(("lea", "nop", "prefetch"))):
+            return False
         return not w.startswith(("v", "lock", "rep", "addr32", "data16", "notrack", "cs", "ds", "{")) and w not in PREFIXES
 
     def render(self, pads=None, probe=False):
@@ -608,7 +663,7 @@ class Rewriter:
                     if probe:
                         out.append("__sfi_p%d:" % probe_n)
                         probe_n += 1
-                    if x.kind == "insn" and (x.exp or probe in ("{rex}", "{disp32}")) and self.growable(x):
+                    if x.kind == "insn" and (x.exp or probe in GROW) and self.growable(x, x.exp or probe):
                         l = (x.exp or probe) + " " + l
                     out.append("\t" + l)
                 pos += sum(x.lens) if x.lens else 0
@@ -642,6 +697,8 @@ def rewrite_asm(src, full, tmpdir, obj_out):
     rw = Rewriter(full)
     rw.feed(src)
     rw.mark_aligned_labels(src)
+    if SP_DEFER:
+        rw.defer_sp_checks()
     # Probe: assemble once with a label before every instruction to learn lengths.
     for it in rw.text_items:
         if it.kind == "branch":
@@ -667,12 +724,12 @@ def rewrite_asm(src, full, tmpdir, obj_out):
             j += 1
             it.near = False
     if PAD_GROW:
-        # Two more probes learn what {rex} and {disp32} would add to each instruction.
+        # More probes learn what each pseudo-prefix of GROW would add to each instruction.
         grow = {}
         for it in rw.text_items:
             if it.kind == "branch":
                 it.near = True
-        for pp in ("{rex}", "{disp32}"):
+        for pp in GROW:
             lines, n = rw.render(probe=pp)
             lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
             with open(probe_s, "w") as f:
@@ -695,8 +752,7 @@ def rewrite_asm(src, full, tmpdir, obj_out):
             if it.kind == "branch":
                 it.near = False
             if it.kind == "insn":
-                r, d = grow[id(it)]
-                it.grow = (max(r, 0), max(d, 0), it.lens[0])
+                it.grow = (it.lens[0], {pp: max(a, 0) for pp, a in zip(GROW, grow[id(it)])})
     pads, end = rw.layout()
     lines, _ = rw.render(pads)
     lines.append("\t.text")
@@ -788,6 +844,8 @@ def link_module(inputs, out, full, tmpdir, exports=None):
         f.write(LINKER_SCRIPT % (CODE_BASE, defs))
     elf = os.path.join(tmpdir, "module.elf")
     run(["ld", "-static", "-nostdlib", "-q", "-T", script, "-o", elf, comb])
+    if os.environ.get("SFI_LD_ELF"):  # keep the linked ELF, with its symbols (sfi/bench/prof.py)
+        shutil.copyfile(elf, os.environ["SFI_LD_ELF"])
     data, secs = read_elf(elf)
     alloc = [s for s in secs if s["flags"] & 2 and s["size"]]
     code = [s for s in alloc if s["flags"] & 4]

@@ -28,7 +28,7 @@ pub type HostFn = unsafe extern "C" fn(u64, u64, u64, u64, u64, u64) -> u64;
 
 pub const GUARD: u64 = 1 << 32;
 pub const SHARED_BASE: u64 = 0x8000_0000;
-pub const SHARED_END: u64 = 0xE000_0000;
+pub use sfi_verify::SHARED_END;
 const PAGE: u64 = 4096;
 
 /// What the asm stubs read (layout fixed, see stubs.rs).

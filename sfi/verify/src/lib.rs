@@ -39,10 +39,21 @@ pub const FLAG_FULL: u32 = 1;
 /// the read-only entry page (bytes 8..16 of a bundle that starts with `int3`).
 /// Sequences add B with `add BASE_SLOT(%rip), %reg`; no register is reserved.
 pub const BASE_SLOT: u64 = 0xF008;
-/// %rsp stays in [B + STACK_LOW, B + 4 GiB): the stack area, which never holds shared memory.
+/// The stack area [B + STACK_LOW, B + 4 GiB) holds the stack and never shared memory;
+/// below it, down to SHARED_END, nothing is ever mapped.
 pub const STACK_LOW: u64 = 0xF000_0000;
-/// `and $-N, %rsp` with N up to this keeps %rsp in the stack area.
-pub const STACK_ALIGN_MAX: u64 = 1 << 28;
+/// The never-mapped gap between the shared regions and the stack area starts here.
+pub const SHARED_END: u64 = 0xE000_0000;
+/// %rsp may lie this far below the stack area (rule 5): it is always in
+/// [B + STACK_LOW - SP_SLACK, B + 4 GiB] where a branch can reach.
+pub const SP_SLACK: u64 = 1 << 16;
+/// `and $-N, %rsp` with N up to this keeps %rsp at or above STACK_LOW - SP_SLACK
+/// (a multiple of it).
+pub const STACK_ALIGN_MAX: u64 = 1 << 16;
+/// `add`/`sub` of an immediate up to this to %rsp may be checked by a later
+/// access at %rsp + [0, SP_SLACK] instead of re-sandboxed at once (rule 5).
+pub const SP_STEP_MAX: u64 = 1 << 16;
+const _: () = assert!((STACK_LOW - SP_SLACK) % STACK_ALIGN_MAX == 0 && STACK_LOW - SP_SLACK - SP_STEP_MAX - 8 > SHARED_END);
 
 pub struct Module<'a> {
     /// Loads are sandboxed too ("full protection").
@@ -446,6 +457,8 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
     }
     let mut sp_pending = 0u8; // instructions still owed by a %rsp re-sandboxing sequence
     let mut sp_bundle = 0u64;
+    let mut sp_may_defer = false; // the pending write is a small step that a later access may check instead
+    let mut sp_unchecked = false; // a small step of %rsp awaits its checking access (rule 5)
     while decoder.can_decode() {
         decoder.decode_out(&mut cur);
         let off = cur.ip() - CODE_BASE;
@@ -460,16 +473,21 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
         marks[off as usize] = TARGET;
         if sp_pending > 0 {
             let ok = if sp_pending == 2 { is_or_esp(&cur) } else { is_base_add(&cur, Register::RSP) };
-            if !ok || bundle != sp_bundle {
+            if ok && bundle == sp_bundle {
+                marks[off as usize] = INSIDE;
+                sp_pending -= 1;
+                push_prev!();
+                continue;
+            }
+            if !(sp_pending == 2 && sp_may_defer) {
                 return fail("stack pointer changed without re-sandboxing");
             }
-            marks[off as usize] = INSIDE;
-            sp_pending -= 1;
-            push_prev!();
-            continue;
+            // A small step without the sequence: a later access must check it.
+            sp_pending = 0;
+            sp_unchecked = true;
         }
         let direct = matches!(cur.flow_control(), FlowControl::Next | FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call);
-        let (plain, has_mem, special) = if fast && direct { plain_operands(&cur) } else { (false, false, 0) };
+        let (plain, has_mem, special) = if fast && direct && !sp_unchecked { plain_operands(&cur) } else { (false, false, 0) };
         if plain {
             // Keyed by opcode and by whether its r/m operand is memory or a register.
             let slot = &mut facts[2 * cur.code() as usize + has_mem as usize];
@@ -524,6 +542,31 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 return fail(if write { "unsandboxed store" } else { "unsandboxed load" });
             }
         }
+        if sp_unchecked {
+            // Until the check: no branch (a target would receive an unchecked %rsp)
+            // and no other write of %rsp but the check itself (push, pop, call).
+            let stack_op = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call)
+                && !(cur.op_count() > 0 && cur.op0_kind() == OpKind::Register && cur.op0_register().full_register() == Register::RSP);
+            let checks = stack_op
+                || info.used_memory().iter().any(|mem| {
+                    matches!(mem.access(), OpAccess::Read | OpAccess::Write | OpAccess::ReadWrite)
+                        && mem.base() == Register::RSP
+                        && mem.index() == Register::None
+                        && mem.address_size() == CodeSize::Code64
+                        && matches!(mem.segment(), Register::SS | Register::DS)
+                        && mem.displacement() <= SP_SLACK
+                });
+            if cur.flow_control() != FlowControl::Next && !(checks && matches!(cur.flow_control(), FlowControl::Call | FlowControl::IndirectCall)) {
+                return fail("branch before the stack pointer was checked");
+            }
+            if !checks && info.used_registers().iter().any(|r| {
+                r.register().full_register() == Register::RSP
+                    && matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite)
+            }) {
+                return fail("stack pointer changed without re-sandboxing");
+            }
+            sp_unchecked = !checks;
+        }
         let mut writes_sp = false;
         for r in info.used_registers() {
             if !matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite) {
@@ -542,6 +585,13 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             if !implicit && !mask {
                 sp_pending = 2;
                 sp_bundle = bundle;
+                // add/sub $imm, %rsp with |imm| <= SP_STEP_MAX, from a checked %rsp.
+                sp_may_defer = !sp_unchecked
+                    && matches!(cur.mnemonic(), Mnemonic::Add | Mnemonic::Sub)
+                    && op0_sp
+                    && cur.op0_register() == Register::RSP
+                    && matches!(cur.op1_kind(), OpKind::Immediate8to64 | OpKind::Immediate32to64)
+                    && (cur.immediate(1) as i64).unsigned_abs() <= SP_STEP_MAX;
             }
         }
         match cur.flow_control() {
@@ -567,7 +617,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
         }
         push_prev!();
     }
-    if sp_pending > 0 {
+    if sp_pending > 0 || sp_unchecked {
         return Err(Reject { offset: None, reason: "stack pointer changed without re-sandboxing", detail: "at end of code".into() });
     }
     let tramp_end = TRAMP_BASE + BUNDLE * (1 + m.imports.len() as u64);

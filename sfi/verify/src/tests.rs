@@ -145,14 +145,24 @@ fn base_comes_from_the_slot_not_a_register() {
     assert_eq!(reason(&jmp(&[0x4c, 0x8b, 0x1d], BASE_SLOT)), "indirect branch not sandboxed"); // mov, not add
 }
 #[test]
-fn rsp_changes_need_resandboxing_in_the_same_bundle() {
+fn rsp_changes_need_resandboxing_or_a_check() {
     let sub = [0x48, 0x83, 0xec, 0x40]; // sub $64,%rsp
     let pair = [0x81, 0xcc, 0, 0, 0, 0xf0, 0x4c, 0x01, 0xf4]; // or $0xf0000000,%esp; add %r14,%rsp
     let old_pair = [0x89, 0xe4, 0x4c, 0x01, 0xf4]; // mov %esp,%esp; add %r14,%rsp: anywhere in the domain, not enough
-    assert_eq!(reason(&module(&with_ret(&sub))), "stack pointer changed without re-sandboxing");
+    // A small step is checked by the return's pop (rule 5); a branch before any check is not allowed,
+    // nor a step by a register, a second step, or one over 64 KiB.
+    assert_eq!(reason(&module(&with_ret(&sub))), "accepted");
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &[0xeb, 0x00][..]].concat()))), "branch before the stack pointer was checked");
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x29, 0xc4]))), "stack pointer changed without re-sandboxing"); // sub %rax,%rsp
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &sub[..]].concat()))), "stack pointer changed without re-sandboxing");
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x81, 0xec, 0x08, 0x00, 0x01, 0x00]))), "stack pointer changed without re-sandboxing"); // sub $0x10008
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &[0x48, 0x89, 0x44, 0x24, 0x08, 0xeb, 0x00][..]].concat()))), "accepted"); // mov %rax,8(%rsp); jmp
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &[0x48, 0x8d, 0x04, 0x24, 0xeb, 0x00][..]].concat()))), "branch before the stack pointer was checked"); // lea (%rsp),%rax: no access
     assert_eq!(reason(&module(&with_ret(&[&sub[..], &pair[..], &[0x90; 15][..]].concat()))), "accepted");
     assert_eq!(reason(&module(&with_ret(&[&sub[..], &old_pair[..]].concat()))), "stack pointer changed without re-sandboxing");
     assert_eq!(reason(&module(&with_ret(&[0x48, 0x83, 0xe4, 0xf0]))), "accepted"); // and $-16,%rsp
+    // and $-0x20000,%rsp could take %rsp more than SP_SLACK below the stack area
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x81, 0xe4, 0, 0, 0xfe, 0xff]))), "stack pointer changed without re-sandboxing");
     // and $-0x20000000,%rsp could take %rsp below the stack area
     assert_eq!(reason(&module(&with_ret(&[0x48, 0x81, 0xe4, 0, 0, 0, 0xe0]))), "stack pointer changed without re-sandboxing");
     // and $0x7fffffff,%rsp would clear the domain base
