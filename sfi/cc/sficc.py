@@ -32,6 +32,10 @@ LOOP_ALIGN = os.environ.get("SFI_LOOP_ALIGN", "1") == "1"   # keep gcc's .p2alig
 FREE_PAD = os.environ.get("SFI_FREE_PAD", "1") == "1"       # choose the padding after jmp/ret
 ALIGN_ALL_FUNCS = os.environ.get("SFI_ALIGN_ALL_FUNCS") == "1"  # align static functions too
 PAD_GROW = os.environ.get("SFI_PAD_GROW", "1") == "1"  # fill bundle ends by longer encodings, not no-ops
+JCC_PENALTY = int(os.environ.get("SFI_JCC_PENALTY", "128"))  # layout_dp: cost of a branch hit by the JCC erratum
+FUSIBLE = ("cmp", "test", "add", "sub", "and", "inc", "dec")  # macro-fuse with a following jcc
+GROW_BRANCHES = os.environ.get("SFI_GROW_BRANCHES", "1") == "1"  # layout_dp may make short branches near
+LAYOUT = os.environ.get("SFI_LAYOUT", "dp")  # dp: layout_dp; greedy: the former layout_greedy
 SP_DEFER = os.environ.get("SFI_SP_DEFER", "1") == "1"  # small %rsp steps checked by a later access (defer_sp_checks)
 # gas pseudo-prefixes that lengthen an instruction without changing it: a redundant
 # REX (+1), an 8-bit displacement 0 where there was none (+1), a 32-bit one (+3/+4).
@@ -156,7 +160,7 @@ def sandbox_mem(op):
 
 
 class Item:
-    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align", "grow", "exp")
+    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align", "grow", "exp", "grow_near")
 
     def __init__(self, kind, lines=None, end_align=False):
         self.kind = kind          # insn | group | branch | label | p2align | raw
@@ -167,6 +171,7 @@ class Item:
         self.align = False
         self.grow = (0, {})  # plain length, and the bytes each pseudo-prefix of GROW would add (probed)
         self.exp = ""       # the pseudo-prefixes chosen by the layout
+        self.grow_near = False  # a branch the layout made near although short would reach
 
 
 def strip_comment(line):
@@ -436,7 +441,7 @@ class Rewriter:
     # -- layout --------------------------------------------------------
     @staticmethod
     def branch_len(it):
-        if not it.near:
+        if not (it.near or it.grow_near):
             return 2
         return 5 if it.cc is None else 6
 
@@ -497,10 +502,164 @@ class Rewriter:
         return best
 
     def layout(self):
-        """Assign padding; returns per-item padding list."""
+        """Assign padding; returns per-item padding list and the end position."""
         for it in self.text_items:
             if it.kind == "branch" and it.target not in self.text_labels:
                 it.near = True
+        if LAYOUT == "dp":
+            return self.layout_dp()
+        return self.layout_greedy()
+
+    def options(self, it):
+        """The encodings the layout may choose for an item: [(length, added
+        bytes, pseudo-prefixes or near)], the plain one first."""
+        if it.kind == "branch":
+            n = 2 if not it.near else 5 if it.cc is None else 6
+            if it.near or not PAD_GROW or not GROW_BRANCHES:
+                return [(n, 0, False)]
+            return [(n, 0, False), (5 if it.cc is None else 6, 3 if it.cc is None else 4, True)]
+        if it.kind == "insn" and PAD_GROW and it.grow[1]:
+            plain, adds = it.grow
+            opts, seen = [(plain, 0, "")], {0}
+            for choice in GROW_CHOICES:
+                add = sum(adds.get(e, 0) for e in choice)
+                if all(adds.get(e, 0) for e in choice) and add not in seen:
+                    seen.add(add)
+                    opts.append((plain + add, add, " ".join(choice)))
+            return opts
+        return [(sum(it.lens), 0, "")]
+
+    @staticmethod
+    def pad_before(it, s0, n):
+        """The padding an item of length n needs at bundle offset s0."""
+        if it.kind == "label":
+            return -s0 % BUNDLE
+        if it.kind == "p2align":
+            pad = -s0 % (1 << it.p2)
+            return pad if pad <= it.pmax else 0
+        if it.end_align:
+            return -(s0 + n) % BUNDLE
+        return -s0 % BUNDLE if s0 + n > BUNDLE else 0
+
+    def layout_dp(self):
+        """The layout by dynamic programming over the position in the bundle:
+        for each item the choice of encoding (plain, longer by pseudo-prefixes,
+        a near branch for a short one) and, right after a barrier, of padding
+        that never executes, minimising the no-op instructions that execute
+        (then the code size).  Padding goes where an item would cross a
+        bundle boundary, before a call so that it ends at a bundle end, before
+        aligned labels and for gcc's loop alignment, as in the greedy layout;
+        the choices decide how much of it there is."""
+        INF = float("inf")
+        items = self.text_items
+        W = 64  # cost of one executed no-op instruction, in bytes of code
+
+        def nops(pos, pad):
+            n = 0
+            while pad:
+                chunk = min(pad, BUNDLE - pos % BUNDLE)
+                n += -(-chunk // 11)
+                pos += chunk
+                pad -= chunk
+            return n
+
+        while True:
+            for it in items:
+                it.exp = ""
+                if it.kind == "insn" and it.grow[1]:
+                    it.lens = [it.grow[0]]
+                if it.kind == "branch":
+                    it.p2, it.grow_near = None, False
+            cost = [0] + [INF] * (BUNDLE - 1)
+            back = []  # per item: (options, [state before (5 bits) | option << 5 per state after], free-pad map or None)
+            after_barrier = prev_fusible = False
+            for it in items:
+                free = None
+                if after_barrier and FREE_PAD and it.kind in ("label", "insn", "group", "branch", "p2align"):
+                    # Padding here never executes: any amount, costing its bytes.
+                    nc, free = [INF] * BUNDLE, [0] * BUNDLE
+                    for s0 in range(BUNDLE):
+                        if cost[s0] < INF:
+                            for f in range(BUNDLE):
+                                t = (s0 + f) % BUNDLE
+                                if cost[s0] + f < nc[t]:
+                                    nc[t], free[t] = cost[s0] + f, s0
+                    cost = nc
+                    after_barrier = False
+                if it.kind in ("raw",) or (it.kind == "label" and not it.align) or (it.kind == "p2align" and not LOOP_ALIGN):
+                    back.append((None, None, free))
+                    continue
+                opts = [(0, 0, "")] if it.kind in ("label", "p2align") else self.options(it)
+                if opts[-1][0] > BUNDLE:
+                    raise SfiError("sequence longer than a bundle: %s" % it.lines)
+                fusible = it.kind == "branch" and it.cc is not None and prev_fusible
+                nc, bp = [INF] * BUNDLE, [0] * BUNDLE
+                for s0 in range(BUNDLE):
+                    c0 = cost[s0]
+                    if c0 == INF:
+                        continue
+                    for oi, (n, add, _) in enumerate(opts):
+                        pad = self.pad_before(it, s0, n)
+                        c = c0 + W * nops(s0, pad) + pad + add
+                        t = (s0 + pad + n) % BUNDLE
+                        # Skylake's JCC erratum: a branch that ends at a 32-byte boundary, or a
+                        # compare-and-branch pair split by one, is not cached as micro-ops.
+                        if it.kind == "branch" and (t == 0 or (fusible and s0 == 0)):
+                            c += JCC_PENALTY
+                        if c < nc[t]:
+                            nc[t], bp[t] = c, s0 | oi << 5
+                cost = nc
+                back.append((opts, bp, free))
+                if it.kind in ("insn", "group", "branch"):
+                    after_barrier = self.barrier(it)
+                prev_fusible = it.kind == "insn" and it.lines[0].startswith(FUSIBLE)
+            # Back from the cheapest end state: for each item its option and the
+            # state before its own padding (after any free padding).
+            s = min(range(BUNDLE), key=lambda t: cost[t])
+            chosen, pre = [0] * len(items), [0] * len(items)
+            for k in range(len(items) - 1, -1, -1):
+                opts, bp, free = back[k]
+                if opts is not None:
+                    chosen[k] = bp[s] >> 5
+                    s = bp[s] & 31
+                pre[k] = s
+                if free is not None:
+                    s = free[s]
+            pos, addr, pads = 0, {}, []
+            for k, it in enumerate(items):
+                opts, bp, free = back[k]
+                pad = (pre[k] - pos) % BUNDLE if free is not None else 0  # free padding first
+                if opts is None:
+                    pads.append(pad)
+                    pos += pad
+                    if it.kind == "label":
+                        addr[it.name] = pos
+                    continue
+                pos += pad
+                n, add, how = opts[chosen[k]]
+                p = self.pad_before(it, pos % BUNDLE, n)
+                pads.append(pad + p)
+                pos += p
+                if it.kind == "label":
+                    addr[it.name] = pos
+                elif it.kind == "branch":
+                    it.grow_near = bool(how)
+                    it.p2 = pos + n
+                elif it.kind == "insn" and add:
+                    it.exp, it.lens = how, [n]
+                pos += n if it.kind in ("insn", "group", "branch") else 0
+            changed = False
+            for it in items:
+                if it.kind == "branch" and not it.near and not it.grow_near:
+                    d = addr[it.target] - it.p2
+                    if not -128 <= d <= 127:
+                        it.near = True
+                        changed = True
+            if not changed:
+                self.addr = addr
+                return pads, pos
+
+    def layout_greedy(self):
         while True:
             pos, addr, pads = 0, {}, []
             after_barrier = False
@@ -615,10 +774,10 @@ class Rewriter:
     def emit_branch(self, it):
         t = it.target
         if it.cc is None:
-            if it.near:
+            if it.near or it.grow_near:
                 return "\t.byte 0xe9\n\t.long %s - . - 4" % t
             return "\t.byte 0xeb\n\t.byte %s - . - 1" % t
-        if it.near:
+        if it.near or it.grow_near:
             return "\t.byte 0x0f, 0x%x\n\t.long %s - . - 4" % (0x80 + it.cc, t)
         return "\t.byte 0x%x\n\t.byte %s - . - 1" % (0x70 + it.cc, t)
 
