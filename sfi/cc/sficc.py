@@ -593,6 +593,8 @@ class Rewriter:
                 if opts[-1][0] > BUNDLE:
                     raise SfiError("sequence longer than a bundle: %s" % it.lines)
                 fusible = it.kind == "branch" and it.cc is not None and prev_fusible
+                # a return or a masked indirect jump (calls must end at a bundle end)
+                jump_group = it.kind == "group" and not it.end_align and it.lines[-1].split()[0] in ("ret", "jmp")
                 nc, bp = [INF] * BUNDLE, [0] * BUNDLE
                 for s0 in range(BUNDLE):
                     c0 = cost[s0]
@@ -604,7 +606,7 @@ class Rewriter:
                         t = (s0 + pad + n) % BUNDLE
                         # Skylake's JCC erratum: a branch that ends at a 32-byte boundary, or a
                         # compare-and-branch pair split by one, is not cached as micro-ops.
-                        if it.kind == "branch" and (t == 0 or (fusible and s0 == 0)):
+                        if (it.kind == "branch" and (t == 0 or (fusible and s0 == 0))) or (jump_group and t == 0):
                             c += JCC_PENALTY
                         if c < nc[t]:
                             nc[t], bp[t] = c, s0 | oi << 5
