@@ -3,6 +3,7 @@
 long host_double(long x);
 long host_nested(long x);
 long host_exit(long code);
+long host_x87(long x);
 
 long nothing(void) { return 0; }
 long add(long a, long b) { return a + b; }
@@ -23,5 +24,9 @@ long loop_calling_host(void) { long s = 0; for (;;) s += host_double(s); }
 static long depth(long n) { volatile char pad[256]; pad[0] = (char)n; return n ? depth(n - 1) + pad[0] : 0; }
 long recurse(long n) { return depth(n); }
 long jump_to(long addr) { return ((long (*)(void))addr)(); }
+/* Leave three values on the x87 stack: the runtime must empty it on the way out. */
+long x87_dirty(void) { __asm__ volatile("fld1\n\tfld1\n\tfld1"); return 3; }
+long x87_dirty_host(long x) { __asm__ volatile("fld1\n\tfld1"); return host_x87(x); }
+long x87_dirty_fault(void) { __asm__ volatile("fld1"); return store_null(); }
 static long counter;
 long bump(void) { return ++counter; }

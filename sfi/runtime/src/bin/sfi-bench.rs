@@ -40,7 +40,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let bytes = std::fs::read(&args[0]).expect("runtime test module");
     let mut imp = Imports::new();
-    imp.add("host_double", host_nop).add("host_nested", host_nop).add("host_exit", host_nop);
+    imp.add("host_double", host_nop).add("host_nested", host_nop).add("host_exit", host_nop).add("host_x87", host_nop);
     let d = Domain::load(&bytes, &imp, &Config { heap_size: 1 << 20, stack_size: 1 << 20 }).expect("load");
     let nothing = d.entry("nothing").unwrap();
     const N: u64 = 200_000;

@@ -20,9 +20,25 @@ unsafe extern "C" fn host_nested(x: u64, _: u64, _: u64, _: u64, _: u64, _: u64)
     })
 }
 
+/// Whether the x87 register stack is empty (tag word all ones, from fnstenv).
+fn x87_empty() -> bool {
+    let mut env = [0u16; 14];
+    // SAFETY: fnstenv writes the 28-byte environment into env; fldenv puts it back
+    // (fnstenv also masks the x87 exceptions).
+    unsafe {
+        std::arch::asm!("fnstenv [{0}]", "fldenv [{0}]", in(reg) env.as_mut_ptr());
+    }
+    env[4] == 0xffff
+}
+thread_local! { static X87_IN_HOST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) }; }
+unsafe extern "C" fn host_x87(x: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> u64 {
+    X87_IN_HOST.with(|c| c.set(x87_empty()));
+    x
+}
+
 fn imports() -> Imports {
     let mut i = Imports::new();
-    i.add("host_double", host_double).add("host_nested", host_nested).add("host_exit", host_exit);
+    i.add("host_double", host_double).add("host_nested", host_nested).add("host_exit", host_exit).add("host_x87", host_x87);
     i
 }
 
@@ -60,6 +76,14 @@ fn run(t: &mut T, path: &str, tag: &str) {
 
     let r = a.call(e(&a, "nothing"), &[]);
     t.check(&n("null_call"), r == Ok(0), format!("{:?}", r));
+    // x87 values a domain leaves behind are gone when it returns, faults or calls the host.
+    let r = a.call(e(&a, "x87_dirty"), &[]);
+    t.check(&n("x87_emptied_on_return"), r == Ok(3) && x87_empty(), format!("{:?} empty {}", r, x87_empty()));
+    let r = a.call(e(&a, "x87_dirty_host"), &[9]);
+    let host = X87_IN_HOST.with(|c| c.get());
+    t.check(&n("x87_emptied_for_host_call"), r == Ok(9) && host && x87_empty(), format!("{:?} in host {}", r, host));
+    let r = a.call(e(&a, "x87_dirty_fault"), &[]);
+    t.check(&n("x87_emptied_after_fault"), fault_sig(&r) == libc::SIGSEGV && x87_empty(), format!("{:?}", r));
     let r = a.call(e(&a, "sum6"), &[1, 2, 3, 4, 5, 6]);
     t.check(&n("six_arguments"), r == Ok(1 + 4 + 9 + 16 + 25 + 36), format!("{:?}", r));
     let r = a.call(e(&a, "call_host"), &[21]);
