@@ -242,8 +242,16 @@ extern "C" fn mtu(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> u64 {
     1500
 }
 
-/// The runtime in ktest's own process: null calls, a host call, a fault
-/// and the separate data of two domains.
+/// Whether the x87 register stack is empty (tag word all ones, from fnstenv).
+fn x87_empty() -> bool {
+    let mut env = [0u16; 14];
+    // SAFETY: fnstenv writes the 28-byte environment into env; fldenv puts it back.
+    unsafe { core::arch::asm!("fnstenv [{0}]", "fldenv [{0}]", in(reg) env.as_mut_ptr()) };
+    env[4] == 0xffff
+}
+
+/// The runtime in ktest's own process: null calls, a host call, a fault,
+/// the separate data of two domains, and an emptied x87 stack.
 pub fn in_process(cx: &mut Cx) -> TestResult {
     let m = module(cx, "pf-udp53.sfi")?;
     let fm = module(cx, "pf-fault.sfi")?;
@@ -296,6 +304,14 @@ pub fn in_process(cx: &mut Cx) -> TestResult {
                 "ud2 in the domain: {got:?}"
             );
             ensure!(f.call(e, &[heap, 0]) == Ok(1), "the call after the fault");
+            // x87 values the domain leaves are gone when it returns or faults.
+            // SAFETY: as above.
+            unsafe { (heap as *mut u8).write(5) };
+            ensure!(f.call(e, &[heap, 1]) == Ok(1) && x87_empty(), "x87 after a return: empty {}", x87_empty());
+            // SAFETY: as above.
+            unsafe { (heap as *mut [u8; 2]).write([6, 0]) };
+            let got = f.call(e, &[heap, 2]);
+            ensure!(matches!(got, Err(CallError::Fault { vector: 14, .. })) && x87_empty(), "x87 after a fault: {got:?}, empty {}", x87_empty());
             Ok(())
         })();
         f.unload(&mut cx.slots);

@@ -1,7 +1,9 @@
 /* Packet filter that faults on purpose: byte 0 of the packet selects how.
  * 1: store through a null pointer (a page fault in the domain's null
  * guard); 2: ud2 (#UD); 3: int3 (#GP under Keep, whose #BP gate is
- * kernel-only); else it accepts. */
+ * kernel-only); 5: leaves three values on the x87 stack and accepts; 6:
+ * leaves one and stores through a null pointer; else it accepts.  (5 and
+ * 6 check that the runtime empties the x87 stack on the way out.) */
 typedef unsigned long u64;
 typedef unsigned char u8;
 
@@ -20,6 +22,15 @@ u64 filter(const u8 *p, u64 len)
     case 3:
         __asm__ volatile("int3");
         return 0;
+    case 5:
+        __asm__ volatile("fld1\n\tfld1\n\tfld1");
+        return 1;
+    case 6: {
+        __asm__ volatile("fld1");
+        volatile u64 *null = (volatile u64 *)(u64)p[1];
+        *null = 1;
+        return 0;
+    }
     default:
         return 1;
     }

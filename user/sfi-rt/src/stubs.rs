@@ -17,6 +17,7 @@
 use core::arch::global_asm;
 
 global_asm!(
+    include_str!("../../../sfi/runtime/src/x87_empty.s"),
     r#"
     .bss
     .p2align 6
@@ -82,6 +83,7 @@ sfi_return_from_domain:
     // Also where the fault handler resumes a faulting or overdue call (rsp = host_rsp).
     .globl sfi_unwind
 sfi_unwind:
+    X87_EMPTY                       // the caller's x87 stack is empty
     popq sfi_state+8(%rip)
     popq sfi_state(%rip)
     mov sfi_state+24(%rip), %rdx
@@ -103,6 +105,7 @@ sfi_host_call:
     push %r11
     mov sfi_state+8(%rip), %r11
     mov 8(%r11), %r11
+    X87_EMPTY                       // host functions start with an empty x87 stack
     call *(%r11,%r10,8)
     // Our base, from the call state (the domain's registers are not trusted;
     // %r10 and %r11 are call-clobbered and carry no result).  A nested call
