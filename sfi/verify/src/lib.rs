@@ -440,18 +440,18 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
     let mut branches: Vec<(u64, u64)> = Vec::new();
     let mut decoder = Decoder::with_ip(64, code, CODE_BASE, DecoderOptions::NONE);
     let mut factory = InstructionInfoFactory::new();
-    let mut cur = Instruction::default();
-    // The last three instructions, in a ring (one copy per instruction): prev!(1) is the latest.
-    let mut ring = [Instruction::default(), Instruction::default(), Instruction::default()];
+    // The current instruction and the last three, in a ring that the decoder
+    // writes into directly (copying each instruction cost a store-forwarding
+    // stall); prev!(1) is the latest before the current one.
+    let mut ring = [Instruction::default(); 4];
     let mut k = 0usize;
     macro_rules! prev {
         ($back:expr) => {
-            ring[(k + 3 - $back) % 3]
+            ring[k.wrapping_sub($back) & 3]
         };
     }
     macro_rules! push_prev {
         () => {{
-            ring[k % 3] = cur;
             k += 1;
         }};
     }
@@ -460,7 +460,8 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
     let mut sp_may_defer = false; // the pending write is a small step that a later access may check instead
     let mut sp_unchecked = false; // a small step of %rsp awaits its checking access (rule 5)
     while decoder.can_decode() {
-        decoder.decode_out(&mut cur);
+        decoder.decode_out(&mut ring[k & 3]);
+        let cur = &ring[k & 3];
         let off = cur.ip() - CODE_BASE;
         let fail = |reason: &'static str| Err(Reject { offset: Some(off), reason, detail: text(&cur) });
         if cur.is_invalid() {
