@@ -293,6 +293,7 @@ fn memory_safe(m: &iced_x86::UsedMemory, write: bool, data_offset: u64, ip_rel: 
 /// Register-plus-displacement check of an instruction's explicit memory operand,
 /// computed from the operand itself (address size as iced derives it: from the
 /// base or index register, else from the displacement size).
+#[inline]
 fn explicit_memory_safe(i: &Instruction, write: bool, data_offset: u64) -> bool {
     let (seg, base, index) = (i.memory_segment(), i.memory_base(), i.memory_index());
     let asz = match (base, index, i.memory_displ_size()) {
@@ -487,7 +488,8 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             sp_pending = 0;
             sp_unchecked = true;
         }
-        let direct = matches!(cur.flow_control(), FlowControl::Next | FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call);
+        let fc = cur.flow_control();
+        let direct = matches!(fc, FlowControl::Next | FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call);
         let (plain, has_mem, special) = if fast && direct && !sp_unchecked { plain_operands(&cur) } else { (false, false, 0) };
         if plain {
             // Keyed by opcode and by whether its r/m operand is memory or a register.
@@ -501,8 +503,8 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             let f = *slot;
             // Explicit %rsp operands that are only read (mov %rsp,%rbp) stay on the fast path.
             // (push/pop/call with an explicit %rsp operand are not exempt from rule 5: full pass.)
-            let stack_op = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call);
-            if f & KNOWN != 0 && f & SLOW == 0 && f & special == 0 && !(special != 0 && stack_op) {
+            let stack_op = || matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call);
+            if f & KNOWN != 0 && f & SLOW == 0 && f & special == 0 && (special == 0 || !stack_op()) {
                 let (read, write) = (f & MEM_R != 0, f & MEM_W != 0);
                 if (read || write) && cur.memory_segment() == Register::FS {
                     return fail("segment override %fs");
@@ -510,7 +512,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 if (write || (read && (m.full || cur.memory_segment() == Register::GS))) && !explicit_memory_safe(&cur, write, m.data_offset) {
                     return fail(if write { "unsandboxed store" } else { "unsandboxed load" });
                 }
-                if cur.flow_control() != FlowControl::Next {
+                if fc != FlowControl::Next {
                     branches.push((off, cur.near_branch_target()));
                 }
                 push_prev!();
