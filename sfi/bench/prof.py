@@ -13,6 +13,7 @@ of samples natively and sandboxed, and how much of the sandboxed samples
 fell on sandboxing instructions (no-ops, masks, base adds, the return
 sequence, the stack-pointer fix-up).  --annotate prints one function's
 instructions with their sample counts."""
+import bisect
 import collections
 import os
 import re
@@ -116,11 +117,8 @@ def main():
             off = ip & 0xffffffff
             if not sym.rstrip().endswith((".so.6)", "sfi-run)", "kallsyms])")) and CODE_BASE <= off < end:  # anonymous: the domain
                 per_insn[off] += 1
-    import bisect
     fn_s, fn_k = collections.Counter(), collections.defaultdict(collections.Counter)
     classes = collections.Counter()
-    prev = None
-    index = {a: i for i, (a, _, _) in enumerate(insns)}
     for off, n in per_insn.items():
         i = bisect.bisect_right(addrs, off) - 1
         a, fn, text = insns[i]
@@ -144,7 +142,6 @@ def main():
         for a, fn, text in insns:
             if fn == annotate:
                 print("%6d  %x  %s" % (per_insn.get(a, 0), a, text))
-    del index, prev
 
 
 if __name__ == "__main__":
