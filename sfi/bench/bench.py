@@ -163,27 +163,12 @@ def make_corpus(dirs):
     return path
 
 
-def timed(cmd):
-    """Runs cmd; returns (CPU seconds (user + system) of the child, wall seconds, (exit status, stdout)).
-    CPU time is the figure used: the machine is shared, and wall time also counts
-    the time other processes held the CPU."""
-    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
-        t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=dict(os.environ, SFI_RUN_LOAD_TIME="1"))
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        m = re.search(rb"^sfi-run: load cpu ([0-9.]+)$", err.read(), re.M)
-        load = float(m.group(1)) if m else 0.0
-        return ru.ru_utime + ru.ru_stime, wall, (p.returncode, out.read()), load
-
-
-def timed_together(cmds, cpu=None):
+def timed_together(cmds, cpu=None, pin=True):
     """Runs the commands of the dict cmds at the same time, all pinned to one
-    CPU (cpu, default the last one), so that the kernel's scheduler
-    interleaves them every few milliseconds; returns {key: timed()'s tuple}.
+    CPU (cpu, default the last one; unpinned if not pin), so that the
+    kernel's scheduler interleaves them every few milliseconds; returns
+    {key: (CPU seconds (user + system) of the child, wall seconds, (exit
+    status, stdout), the module load's CPU seconds that sfi-run reported)}.
     The machine is a VM on a shared host whose speed drifts by tens of
     percent within seconds: run one after the other, two programs see
     different machines, while interleaved on one CPU they see the same one,
@@ -195,7 +180,7 @@ def timed_together(cmds, cpu=None):
         out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         files[k] = (out, err)
         procs[k] = subprocess.Popen(cmd, stdout=out, stderr=err, env=dict(os.environ, SFI_RUN_LOAD_TIME="1"),
-                                    preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+                                    preexec_fn=(lambda: os.sched_setaffinity(0, {cpu})) if pin else None)
     res = {}
     by_pid = {p.pid: k for k, p in procs.items()}
     while by_pid:
@@ -212,6 +197,12 @@ def timed_together(cmds, cpu=None):
         out.close()
         err.close()
     return res
+
+
+def timed(cmd):
+    """Runs cmd alone, unpinned; the tuple of timed_together.  CPU time is the
+    figure used: wall time also counts the time other processes held the CPU."""
+    return timed_together({0: cmd}, pin=False)[0]
 
 
 def stats(samples, unit):

@@ -531,7 +531,8 @@ class Rewriter:
 
     @staticmethod
     def pad_before(it, s0, n):
-        """The padding an item of length n needs at bundle offset s0."""
+        """The padding an item of length n needs at bundle offset s0 (p2align
+        is at most 32, so the offset in the bundle decides it too)."""
         if it.kind == "label":
             return -s0 % BUNDLE
         if it.kind == "p2align":
@@ -683,20 +684,16 @@ class Rewriter:
                     run = []
                 if it.kind == "label":
                     if it.align:
-                        pad = -pos % BUNDLE
+                        pad = self.pad_before(it, pos % BUNDLE, 0)
                     addr[it.name] = pos + pad
                 elif it.kind == "p2align":
-                    pad = -pos % (1 << it.p2)
-                    if pad > it.pmax or not LOOP_ALIGN:
-                        pad = 0
+                    if LOOP_ALIGN:
+                        pad = self.pad_before(it, pos % BUNDLE, 0)
                 elif it.kind in ("insn", "group", "branch"):
                     n = self.branch_len(it) if it.kind == "branch" else sum(it.lens)
                     if n > BUNDLE:
                         raise SfiError("sequence longer than a bundle: %s" % it.lines)
-                    if it.end_align:
-                        pad = -(pos + n) % BUNDLE
-                    elif pos % BUNDLE + n > BUNDLE:
-                        pad = -pos % BUNDLE
+                    pad = self.pad_before(it, pos % BUNDLE, n)
                     if pad and PAD_GROW and run and pos % BUNDLE + pad <= BUNDLE and self.grow_fill(run, pad):
                         pos += pad  # the padding became longer encodings of the instructions before
                         pad, run = 0, []
@@ -721,29 +718,25 @@ class Rewriter:
                 self.addr = addr
                 return pads, pos
 
-    @staticmethod
-    def grow_fill(run, need):
-        """Choose longer encodings (GROW_CHOICES) for instructions of `run`
+    def grow_fill(self, run, need):
+        """Choose longer encodings (options) for instructions of `run`
         (consecutive, same bundle, nothing between that has an address
         recorded) adding exactly `need` bytes; True if done.  Fewer no-op
         instructions execute."""
         reach = {0: []}
         for it in run:
-            plain, adds = it.grow
             nxt = dict(reach)
             for tot, ch in reach.items():
-                for choice in GROW_CHOICES:
-                    add = sum(adds.get(e, 0) for e in choice)
-                    if add and all(adds.get(e, 0) for e in choice) and tot + add <= need and tot + add not in nxt:
-                        nxt[tot + add] = ch + [(it, choice, add)]
+                for n, add, how in self.options(it)[1:]:
+                    if tot + add <= need and tot + add not in nxt:
+                        nxt[tot + add] = ch + [(it, n, how)]
             reach = nxt
             if need in reach:
                 break
         if need not in reach:
             return False
-        for it, choice, add in reach[need]:
-            it.exp = " ".join(choice)
-            it.lens = [it.grow[0] + add]
+        for it, n, how in reach[need]:
+            it.exp, it.lens = how, [n]
         return True
 
     def mark_aligned_labels(self, src_text):
@@ -854,6 +847,24 @@ def run(cmd, **kw):
     return r.stdout
 
 
+def probe_addrs(rw, probe, tmpdir):
+    """Assembles the code with a label before every instruction (and the
+    pseudo-prefix `probe` on every growable one); returns {label number:
+    address}."""
+    lines, n = rw.render(probe=probe)
+    lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
+    probe_s, probe_o = os.path.join(tmpdir, "probe.s"), os.path.join(tmpdir, "probe.o")
+    with open(probe_s, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    run(["as", "--64", "-o", probe_o, probe_s])
+    addrs = {}
+    for l in run(["nm", "-n", probe_o]).splitlines():
+        p = l.split()
+        if len(p) == 3 and p[2].startswith("__sfi_p"):
+            addrs[int(p[2][7:])] = int(p[0], 16)
+    return addrs
+
+
 def rewrite_asm(src, full, tmpdir, obj_out):
     rw = Rewriter(full)
     rw.feed(src)
@@ -864,18 +875,7 @@ def rewrite_asm(src, full, tmpdir, obj_out):
     for it in rw.text_items:
         if it.kind == "branch":
             it.near = True
-    lines, n = rw.render(probe=True)
-    lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
-    probe_s = os.path.join(tmpdir, "probe.s")
-    probe_o = os.path.join(tmpdir, "probe.o")
-    with open(probe_s, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    run(["as", "--64", "-o", probe_o, probe_s])
-    addrs = {}
-    for l in run(["nm", "-n", probe_o]).splitlines():
-        p = l.split()
-        if len(p) == 3 and p[2].startswith("__sfi_p"):
-            addrs[int(p[2][7:])] = int(p[0], 16)
+    addrs = probe_addrs(rw, True, tmpdir)
     j = 0
     for it in rw.text_items:
         if it.kind in ("insn", "group"):
@@ -891,16 +891,7 @@ def rewrite_asm(src, full, tmpdir, obj_out):
             if it.kind == "branch":
                 it.near = True
         for pp in GROW:
-            lines, n = rw.render(probe=pp)
-            lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
-            with open(probe_s, "w") as f:
-                f.write("\n".join(lines) + "\n")
-            run(["as", "--64", "-o", probe_o, probe_s])
-            a2 = {}
-            for l in run(["nm", "-n", probe_o]).splitlines():
-                p = l.split()
-                if len(p) == 3 and p[2].startswith("__sfi_p"):
-                    a2[int(p[2][7:])] = int(p[0], 16)
+            a2 = probe_addrs(rw, pp, tmpdir)
             j = 0
             for it in rw.text_items:
                 if it.kind == "insn":
