@@ -545,12 +545,17 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 return fail(if write { "unsandboxed store" } else { "unsandboxed load" });
             }
         }
+        let writes_sp = info.used_registers().iter().any(|r| {
+            r.register().full_register() == Register::RSP
+                && matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite)
+        });
+        let op0_sp = cur.op_count() > 0 && cur.op0_kind() == OpKind::Register && cur.op0_register().full_register() == Register::RSP;
+        // push, pop, call with implicit operands: move %rsp by 8 and touch memory there.
+        let implicit = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call) && !op0_sp;
         if sp_unchecked {
             // Until the check: no branch (a target would receive an unchecked %rsp)
             // and no other write of %rsp but the check itself (push, pop, call).
-            let stack_op = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call)
-                && !(cur.op_count() > 0 && cur.op0_kind() == OpKind::Register && cur.op0_register().full_register() == Register::RSP);
-            let checks = stack_op
+            let checks = implicit
                 || info.used_memory().iter().any(|mem| {
                     matches!(mem.access(), OpAccess::Read | OpAccess::Write | OpAccess::ReadWrite)
                         && mem.base() == Register::RSP
@@ -562,26 +567,12 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             if cur.flow_control() != FlowControl::Next && !(checks && matches!(cur.flow_control(), FlowControl::Call | FlowControl::IndirectCall)) {
                 return fail("branch before the stack pointer was checked");
             }
-            if !checks && info.used_registers().iter().any(|r| {
-                r.register().full_register() == Register::RSP
-                    && matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite)
-            }) {
+            if !checks && writes_sp {
                 return fail("stack pointer changed without re-sandboxing");
             }
             sp_unchecked = !checks;
         }
-        let mut writes_sp = false;
-        for r in info.used_registers() {
-            if !matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite) {
-                continue;
-            }
-            if r.register().full_register() == Register::RSP {
-                writes_sp = true;
-            }
-        }
         if writes_sp {
-            let op0_sp = cur.op_count() > 0 && cur.op0_kind() == OpKind::Register && cur.op0_register().full_register() == Register::RSP;
-            let implicit = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call) && !op0_sp;
             let mask = cur.mnemonic() == Mnemonic::And && op0_sp && cur.op0_register() == Register::RSP
                 && matches!(cur.op1_kind(), OpKind::Immediate8to64 | OpKind::Immediate32to64)
                 && (-(STACK_ALIGN_MAX as i64)..0).contains(&(cur.immediate(1) as i64));
