@@ -15,7 +15,8 @@ figures (cycles, not instructions) as a second column.
 Writes build/bench/results.json (name -> {median, min, max, unit, runs}),
 build/bench/results.md and the plots build/bench/lookup.png and
 build/bench/caps.png; other fragments in build/bench/*.json of the same
-format (e.g. sfi.json from `make sfi-bench`) are merged in, not run.
+format (e.g. sfi.json from `make sfi-bench`, linux.json from
+tools/linuxbench.py, which `make bench` runs first) are merged in, not run.
 Benchmarks report figures: nothing here asserts a timing."""
 import argparse
 import json
@@ -23,7 +24,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -41,6 +41,16 @@ FAIL_RE = re.compile(r"bench: (\S+) not measured: (.*)")
 # same QEMU icount method (issue 4): 189 instructions for Call plus 216 for
 # ReplyRecv.
 SEL4_ROUND_TRIP = 405
+# The EROS-style operations and their counterparts on a Linux guest measured
+# the same way (tools/linuxbench.py, build/bench/linux.json).
+LINUX_PAIRS = [
+    ("syscall.null", "linux.syscall.null"),
+    ("sched.yield_switch", "linux.sched.yield_switch"),
+    ("fault.page.user_pager", "linux.fault.page.user_pager"),
+    ("fault.exception.handler", "linux.fault.exception.handler"),
+    ("mem.heap_grow", "linux.mem.heap_grow"),
+    (CROSS, "linux.pipe.roundtrip"),
+]
 
 
 def boot(kernel, append, label, accel="tcg", timeout=600):
@@ -56,34 +66,25 @@ def boot(kernel, append, label, accel="tcg", timeout=600):
           f"({'icount' if accel == 'tcg' else accel}, '{append}')", flush=True)
     log = OUT / f"log-{label}.txt"
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
-    results, out = {}, []
-    # A guest that hangs prints nothing: kill it from a timer.
-    timer = threading.Timer(timeout, proc.kill)
-    timer.start()
-    try:
-        for raw in proc.stdout:
-            line = raw.decode(errors="replace").rstrip("\r\n")
-            out.append(line)
-            m = LINE_RE.search(line)
-            if m:
-                name, med, lo, hi, unit, runs = m.groups()
-                results[name] = {"median": int(med), "min": int(lo), "max": int(hi),
-                                 "unit": unit, "runs": int(runs)}
-                print(f"bench.py: [{label}] {name:<40} median {med:>7} {unit} "
-                      f"(min {lo}, max {hi}, {time.monotonic() - start:5.1f} s)", flush=True)
-            elif FAIL_RE.search(line) or any(w in line for w in ("panic", "ratio", "fast path")):
-                print(f"bench.py: [{label}] {line.strip()}", flush=True)
-    finally:
-        timer.cancel()
-        proc.wait()
-        log.write_text("\n".join(out) + "\n")
+    results = {}
+
+    def on_line(line):
+        m = LINE_RE.search(line)
+        if m:
+            name, med, lo, hi, unit, runs = m.groups()
+            results[name] = {"median": int(med), "min": int(lo), "max": int(hi),
+                             "unit": unit, "runs": int(runs)}
+            print(f"bench.py: [{label}] {name:<40} median {med:>7} {unit} "
+                  f"(min {lo}, max {hi}, {time.monotonic() - start:5.1f} s)", flush=True)
+        elif FAIL_RE.search(line) or any(w in line for w in ("panic", "ratio", "fast path")):
+            print(f"bench.py: [{label}] {line.strip()}", flush=True)
+
+    out, status = qemu.stream(cmd, timeout, log, on_line)
     if time.monotonic() - start >= timeout:
         sys.exit(f"bench.py: FAIL: [{label}] did not finish within {timeout} s")
     if not any("bench: done" in l for l in out):
         sys.exit(f"bench.py: FAIL: [{label}] the suite did not finish "
-                 f"(QEMU exit status {proc.returncode}); see {log.relative_to(ROOT)}")
+                 f"(QEMU exit status {status}); see {log.relative_to(ROOT)}")
     print(f"bench.py: [{label}] {len(results)} results in {time.monotonic() - start:.1f} s",
           flush=True)
     return results
@@ -121,6 +122,8 @@ def add_ratios(r):
         ratio(r, f"{CROSS}.lookup_{v}_ratio", f"{CROSS}.lookup_{v}", CROSS)
     ratio(r, "cap.lookup.sparse_dense_ratio", "cap.lookup.sparse", "cap.lookup.dense")
     ratio(r, "sfi.keep.call.roundtrip_ratio", "sfi.keep.call.roundtrip", CROSS)
+    for keep, linux in LINUX_PAIRS:
+        ratio(r, f"{keep}.linux_ratio", keep, linux)
 
 
 def merge_fragments(results):
@@ -167,6 +170,9 @@ def targets(r):
     row("`cap.lookup.sparse` / `dense` at most 1.10", x, x is not None and x <= 1.10)
     x = med("kmem.fault")
     row("`kmem.fault` at most 1,700 above the operation", x, x is not None and x <= 1700)
+    for keep, linux in LINUX_PAIRS[:5]:
+        x = med(f"{keep}.linux_ratio")
+        row(f"`{keep}` below the Linux guest's `{linux}` (ratio below 1)", x, x is not None and x < 1)
     return rows
 
 
@@ -187,6 +193,14 @@ def write_md(results, kvm, notes):
             k = kvm.get(name)
             line += f" {k['median'] if k else ''} |"
         lines.append(line)
+    pairs = [(k, l) for k, l in LINUX_PAIRS if k in results and l in results]
+    if pairs:
+        lines += ["", "## Keep and a Linux guest", "",
+                  "The same operations on Debian's Linux kernel booted under the same QEMU flags "
+                  "(tools/linuxbench.py; method: docs/performance.md).", "",
+                  "| Keep | instructions | Linux guest | instructions | Keep / Linux |", "|---|---:|---|---:|---:|"]
+        lines += [f"| `{k}` | {results[k]['median']} | `{l}` | {results[l]['median']} | "
+                  f"{results[k]['median'] / results[l]['median']:.3f} |" for k, l in pairs]
     lines += ["", "## Targets of issue 4", "", "| target | figure | |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in targets(results)]
     if notes:
@@ -304,8 +318,8 @@ def main():
         (OUT / "results-kvm.json").write_text(json.dumps(kvm, indent=2, sort_keys=True) + "\n")
     else:
         notes.append("no usable hardware virtualization on this host: instruction counts only")
-    add_ratios(results)
     merged = merge_fragments(results)
+    add_ratios(results)
     if merged:
         notes.append("merged from other fragments: " + ", ".join(merged))
     (OUT / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -45,9 +46,9 @@ def choose_accel(requested):
     return requested
 
 
-def base_cmd(accel, append="", icount=False, kernel=KERNEL):
+def base_cmd(accel, append="", icount=False, kernel=KERNEL, initrd=IMAGE):
     cmd = ["qemu-system-x86_64", "-machine", "q35", "-m", "512M", "-display", "none",
-           "-no-reboot", "-kernel", str(kernel), "-initrd", str(IMAGE)] + DEBUG_EXIT
+           "-no-reboot", "-kernel", str(kernel), "-initrd", str(initrd)] + DEBUG_EXIT
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host"]
     else:
@@ -57,6 +58,29 @@ def base_cmd(accel, append="", icount=False, kernel=KERNEL):
     if append:
         cmd += ["-append", append]
     return cmd
+
+
+def stream(cmd, timeout, log, on_line):
+    """Runs QEMU with the serial port on a pipe and calls on_line with each
+    line as it comes; a guest that hangs prints nothing, so a timer kills it
+    after `timeout` seconds.  Keeps the output in `log`; returns (lines, exit
+    status)."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    out = []
+    try:
+        for raw in proc.stdout:
+            line = raw.decode(errors="replace").rstrip("\r\n")
+            out.append(line)
+            on_line(line)
+    finally:
+        timer.cancel()
+        proc.wait()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("\n".join(out) + "\n")
+    return out, proc.returncode
 
 
 def check_built():

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""The Linux side of the EROS-style comparison of issue 4 (`make bench`).
+
+Boots Debian's own Linux kernel (the `linux-image-amd64` package of this
+machine's apt sources, fetched with `apt-get download` and cached in
+build/linuxbench/) under exactly the QEMU flags of Keep's suite
+(qemu.base_cmd: q35, 512 MiB, TCG with `-cpu max`, `-icount
+shift=0,sleep=off`; the isa-debug-exit device is there but unused), with an
+initramfs whose /init is tools/linuxbench/linuxbench.c built static.  The
+guest measures the Linux counterparts of Keep's null system call, process
+switch, user-level-pager page fault, exception handler and heap growth the
+way Keep's suite does (docs/performance.md) and prints them; this script
+writes them as build/bench/linux.json, a fragment that tools/bench.py merges
+into results.json and compares.
+
+If the kernel cannot be had (no apt source), it says so and writes nothing:
+the comparison is then missing from the results, not faked.
+    tools/linuxbench.py [--timeout S]"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import qemu  # noqa: E402  (the one place that knows the QEMU command line)
+
+ROOT = qemu.ROOT
+WORK = ROOT / "build" / "linuxbench"
+OUT = ROOT / "build" / "bench"
+SOURCE = ROOT / "tools" / "linuxbench" / "linuxbench.c"
+LINE_RE = re.compile(r"linuxbench: (\{.*\})$")
+
+
+def log(msg):
+    print(f"linuxbench.py: {msg}", flush=True)
+
+
+def kernel():
+    """The vmlinuz of Debian's current linux-image-amd64, fetched once."""
+    cached = sorted(WORK.glob("vmlinuz-*"))
+    if cached:
+        return cached[-1]
+    dep = subprocess.run(["apt-cache", "depends", "linux-image-amd64"], capture_output=True, text=True)
+    pkg = re.search(r"Depends: (linux-image-[0-9]\S*)", dep.stdout)
+    if not pkg:
+        return None
+    log(f"fetching {pkg.group(1)} (apt-get download, about 70 MB, once)")
+    WORK.mkdir(parents=True, exist_ok=True)
+    got = subprocess.run(["apt-get", "download", pkg.group(1)], cwd=WORK, capture_output=True, text=True)
+    debs = sorted(WORK.glob(f"{pkg.group(1)}_*.deb"))
+    if got.returncode != 0 or not debs:
+        log(f"apt-get download failed: {got.stderr.strip()[-300:]}")
+        return None
+    tar = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(debs[-1])], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(WORK), "--strip-components=2", "--wildcards", "./boot/vmlinuz-*"],
+                   stdin=tar.stdout, check=True)
+    tar.wait()
+    for d in debs:
+        d.unlink()
+    cached = sorted(WORK.glob("vmlinuz-*"))
+    return cached[-1] if cached else None
+
+
+def cpio_newc(entries):
+    """An initramfs: (name, mode, data, (major, minor)) in the newc format."""
+    out = bytearray()
+    for ino, (name, mode, data, dev) in enumerate(entries + [("TRAILER!!!", 0, b"", (0, 0))], 1):
+        nm = name.encode() + b"\0"
+        fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, dev[0], dev[1], len(nm), 0]
+        out += b"070701" + b"".join(b"%08X" % f for f in fields) + nm
+        out += b"\0" * (-len(out) % 4) + data
+        out += b"\0" * (-len(out) % 4)
+    return bytes(out)
+
+
+def initramfs():
+    init = WORK / "init"
+    if not init.exists() or init.stat().st_mtime < SOURCE.stat().st_mtime:
+        WORK.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["gcc", "-static", "-O2", "-Wall", "-o", str(init), str(SOURCE), "-lpthread"], check=True)
+    img = WORK / "initramfs.cpio"
+    img.write_bytes(cpio_newc([
+        ("dev", 0o40755, b"", (0, 0)),
+        ("dev/console", 0o20600, b"", (5, 1)),  # the kernel opens it as init's stdout
+        ("init", 0o100755, init.read_bytes(), (0, 0)),
+    ]))
+    return img
+
+
+def boot(vmlinuz, img, timeout):
+    # Keep's suite's flags (qemu.base_cmd: q35, 512 MiB, TCG, -cpu max, icount).
+    cmd = qemu.base_cmd("tcg", "console=ttyS0 quiet panic=-1", icount=True, kernel=vmlinuz, initrd=img)
+    cmd += ["-serial", "stdio"]
+    log(f"booting {vmlinuz.name} under icount (about 20 s)")
+    start = time.monotonic()
+    results = {}
+
+    def on_line(line):
+        m = LINE_RE.search(line)
+        if m:
+            j = json.loads(m.group(1))
+            s = j["samples"]
+            results[j["name"]] = {"median": int(statistics.median(s)), "min": min(s), "max": max(s),
+                                  "unit": j["unit"], "runs": len(s)}
+            log(f"{j['name']:<32} median {results[j['name']]['median']:>7} {j['unit']} "
+                f"(min {min(s)}, max {max(s)}, {time.monotonic() - start:5.1f} s)")
+        elif "linuxbench:" in line or "Kernel panic" in line:
+            log(line.strip())
+
+    lines, _ = qemu.stream(cmd, timeout, WORK / "log.txt", on_line)
+    if not any("linuxbench: done" in l for l in lines):
+        sys.exit(f"linuxbench.py: FAIL: the guest did not finish (see {(WORK / 'log.txt').relative_to(ROOT)})")
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--timeout", type=float, default=1200)
+    a = ap.parse_args()
+    if not shutil.which("qemu-system-x86_64"):
+        sys.exit("linuxbench.py: qemu-system-x86_64 is missing (tools/install-deps.sh)")
+    # A figure of an earlier run must not pass for one of this run.
+    (OUT / "linux.json").unlink(missing_ok=True)
+    vmlinuz = kernel()
+    if vmlinuz is None:
+        log("no Linux kernel to boot (no apt source for linux-image-amd64): the Linux comparison is not measured")
+        return
+    results = boot(vmlinuz, initramfs(), a.timeout)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "linux.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    log(f"{len(results)} results in {(OUT / 'linux.json').relative_to(ROOT)} ({vmlinuz.name})")
+
+
+if __name__ == "__main__":
+    main()
