@@ -64,10 +64,15 @@ fn with_ret(prefix: &[u8]) -> Vec<u8> {
     [prefix, RET].concat()
 }
 
+/// The verdict, which the fast path (per-opcode facts, no-ops and direct
+/// branches by their bytes) and the reference pass must agree on.
 fn reason(m: &[u8]) -> &'static str {
-    match verify(m) {
+    let verdict = |r: Result<Module, Reject>| r.map(|_| ()).map_err(|e| (e.offset, e.reason));
+    let (fast, reference) = (verdict(verify(m)), verdict(verify_reference(m)));
+    assert_eq!(fast, reference, "the fast path and the reference pass disagree");
+    match fast {
         Ok(_) => "accepted",
-        Err(e) => e.reason,
+        Err(e) => e.1,
     }
 }
 
@@ -232,4 +237,79 @@ fn relocations_must_be_aligned_slots_in_data() {
     assert_eq!(reason(&module_with(RET, false, &[], &[0; 16], &[8])), "accepted");
     assert_eq!(reason(&module_with(RET, false, &[], &[0; 16], &[12])), "bad relocation");
     assert_eq!(reason(&module_with(RET, false, &[], &[0; 16], &[16])), "bad relocation");
+}
+#[test]
+fn nop_forms_are_nops_to_the_decoder() {
+    // Whatever nop_len takes is a no-op of that length to the decoder.
+    let tails: [[u8; 13]; 3] = [[0; 13], [0xff; 13], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]];
+    let mut taken = 0;
+    for b0 in [0x90u8, 0x66, 0x0f, 0x2e] {
+        for b1 in 0..=255u8 {
+            for b2 in 0..=255u8 {
+                for t in &tails {
+                    let b = [&[b0, b1, b2][..], &t[..]].concat();
+                    let n = nop_len(&b);
+                    if n > 0 {
+                        taken += 1;
+                        let i = Decoder::with_ip(64, &b, CODE_BASE, DecoderOptions::NONE).decode();
+                        assert!(i.mnemonic() == Mnemonic::Nop && i.len() == n, "{:02x?}: {:?}, {} bytes, not a {}-byte nop", &b[..n], i.mnemonic(), i.len(), n);
+                    }
+                }
+            }
+        }
+    }
+    assert!(taken > 0);
+    // The forms GNU as pads with are all taken, and only with zero displacements.
+    let long = [0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0];
+    for (prefix, n) in [(&[][..], 8), (&[0x66][..], 9), (&[0x66, 0x2e][..], 10), (&[0x66, 0x66, 0x2e][..], 11), (&[0x66; 4][..], 12)] {
+        assert_eq!(nop_len(&[prefix, &long[..], &[0xcc; 4][..]].concat()), n);
+    }
+    for (b, n) in [(&[0x90][..], 1), (&[0x66, 0x90][..], 2), (&[0x0f, 0x1f, 0x00][..], 3), (&[0x0f, 0x1f, 0x40, 0][..], 4),
+                   (&[0x0f, 0x1f, 0x44, 0, 0][..], 5), (&[0x66, 0x0f, 0x1f, 0x44, 0, 0][..], 6), (&[0x0f, 0x1f, 0x80, 0, 0, 0, 0][..], 7)] {
+        assert_eq!(nop_len(&[b, &[0xcc; 4][..]].concat()), n);
+    }
+    assert_eq!(nop_len(&[0x0f, 0x1f, 0x40, 0x08, 0xcc]), 0); // nopl 8(%rax): a no-op, left to the decoder
+    assert_eq!(nop_len(&[0x0f, 0x1f, 0x84, 0, 0, 0, 0]), 0); // cut short
+}
+#[test]
+fn direct_branch_forms_are_branches_to_the_decoder() {
+    // Whatever direct_branch takes is a direct branch of that length and target to the decoder.
+    let mut taken = 0;
+    for b0 in 0..=255u8 {
+        for b1 in 0..=255u8 {
+            for t in [[0x12u8, 0x34, 0x56, 0x78, 0], [0xff; 5], [0, 0, 0, 0x80, 0]] {
+                let b = [&[b0, b1][..], &t[..]].concat();
+                if let Some((n, d)) = direct_branch(&b) {
+                    taken += 1;
+                    let i = Decoder::with_ip(64, &b, CODE_BASE, DecoderOptions::NONE).decode();
+                    assert!(matches!(i.flow_control(), FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch | FlowControl::Call)
+                        && i.len() == n && i.near_branch_target() == (CODE_BASE + n as u64).wrapping_add(d as u64), "{:02x?}", &b[..n]);
+                }
+            }
+        }
+    }
+    // jcc rel8 (16) and jmp rel8 with any displacement; call, jmp and jcc rel32 (18) with any second byte or condition.
+    assert_eq!(taken, 3 * (17 * 256 + 2 * 256 + 16));
+    assert_eq!(direct_branch(&[0xe8, 0, 0, 0]), None); // cut short
+}
+#[test]
+fn nops_and_direct_branches_keep_the_rules() {
+    let sub = [0x48, 0x83, 0xec, 0x08]; // sub $8,%rsp
+    let nop = [0x0f, 0x1f, 0x00];
+    // A no-op neither checks a small step of %rsp nor spoils it; a branch after it is still refused.
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &nop[..], &[0x50][..]].concat()))), "accepted"); // push checks
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &nop[..], &[0xeb, 0x00][..]].concat()))), "branch before the stack pointer was checked");
+    assert_eq!(reason(&module(&with_ret(&[&sub[..], &nop[..], &[0x0f, 0x84, 0, 0, 0, 0][..]].concat()))), "branch before the stack pointer was checked");
+    // ... nor between the two instructions of a %rsp re-sandboxing.
+    let or = [0x81, 0xcc, 0, 0, 0, 0xf0];
+    assert_eq!(reason(&module(&with_ret(&[&[0x48, 0x29, 0xc4][..], &or[..], &nop[..], &[0x4c, 0x01, 0xf4][..]].concat()))),
+               "stack pointer changed without re-sandboxing");
+    // A no-op splits a sandboxing sequence.
+    assert_eq!(reason(&module(&[0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x90, 0x4d, 0x01, 0xf3, 0x41, 0xff, 0xe3])), "indirect branch not sandboxed");
+    assert_eq!(reason(&module(&[0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x90, 0x41, 0x53, 0xc3])), "return instruction");
+    // Branches into a no-op and out of the code; a no-op or branch across a bundle boundary.
+    assert_eq!(reason(&module(&with_ret(&[&[0xeb, 0x01][..], &nop[..]].concat()))), "branch into the middle of an instruction");
+    assert_eq!(reason(&module(&with_ret(&[0x0f, 0x85, 0, 0, 0, 0x10]))), "direct branch outside the code segment");
+    assert_eq!(reason(&module(&with_ret(&[&[0x90; 30][..], &nop[..]].concat()))), "instruction crosses a bundle boundary");
+    assert_eq!(reason(&module(&with_ret(&[&[0x90; 28][..], &[0xe9, 0, 0, 0, 0][..]].concat()))), "instruction crosses a bundle boundary");
 }
