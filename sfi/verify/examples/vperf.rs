@@ -1,5 +1,5 @@
 //! Verifier profiling aid (not part of the verifier): `cargo run --release --example vperf MODE MODULE...`
-//! runs 20 passes over the modules' code: 0 = decode only, 1 = decode + memory info,
+//! runs 20 passes (VPERF_N) over the modules' code: 0 = decode only, 1 = decode + memory info,
 //! 2 = decode + full info, 3 = `verify`, 4 = count of slow-path candidates; time it with
 //! /usr/bin/time.  `vperf cmp FILE` prints the fast and the reference verdicts for one module.
 use iced_x86::*;
@@ -15,7 +15,8 @@ fn main() {
     for mode in only..only + 1 {
         let t = Instant::now();
         let mut n = 0u64;
-        for _ in 0..20 {
+        let passes: usize = std::env::var("VPERF_N").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+        for _ in 0..passes {
             if mode == 3 { for m in &mods { sfi_verify::verify(m).unwrap(); } continue; }
             let mut fac = InstructionInfoFactory::new();
             for c in &codes {
@@ -34,7 +35,7 @@ fn main() {
                 }
             }
         }
-        let _ = t; println!("mode {} {:.3} MiB x20 ({})", mode, mib, n);
+        let _ = t; println!("mode {} {:.3} MiB x{} ({})", mode, mib, passes, n);
     }
 }
 #[allow(dead_code)]
