@@ -426,8 +426,21 @@ fn direct_branch(b: &[u8]) -> Option<(usize, i64)> {
     }
 }
 
-const TARGET: u8 = 1; // instruction start that a branch may reach
-const INSIDE: u8 = 2; // instruction start inside a sandboxing sequence
+const TARGET: u64 = 1; // instruction start that a branch may reach
+const INSIDE: u64 = 2; // instruction start inside a sandboxing sequence (wins over TARGET)
+
+/// Two bits per code byte, TARGET and INSIDE: a quarter of the memory of a
+/// byte map, which matters for the branch-target pass's random accesses.
+struct Marks(Vec<u64>);
+
+impl Marks {
+    fn set(&mut self, off: usize, kind: u64) {
+        self.0[off / 32] |= kind << (2 * (off % 32));
+    }
+    fn get(&self, off: usize) -> u64 {
+        self.0[off / 32] >> (2 * (off % 32)) & 3
+    }
+}
 
 /// `add BASE_SLOT(%rip), %dst`: adds B (64-bit RIP-relative, no segment override,
 /// so it reads B + BASE_SLOT, which the domain cannot write).
@@ -480,7 +493,7 @@ fn is_masked_return(mask: &Instruction, add: &Instruction, push: &Instruction, r
 fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
     let code = m.code;
     let mut facts = vec![0u16; if fast { 2 * iced_x86::Code::values().len() } else { 0 }];
-    let mut marks = vec![0u8; code.len()];
+    let mut marks = Marks(vec![0; code.len().div_ceil(32)]);
     let mut branches: Vec<(u64, u64)> = Vec::new();
     let mut decoder = Decoder::with_ip(64, code, CODE_BASE, DecoderOptions::NONE);
     let mut factory = InstructionInfoFactory::new();
@@ -516,7 +529,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 n => (n, None),
             };
             if len > 0 && pos as u64 % BUNDLE + len as u64 <= BUNDLE {
-                marks[pos] = TARGET;
+                marks.set(pos, TARGET);
                 if let Some(t) = target {
                     branches.push((pos as u64, t));
                 }
@@ -545,11 +558,11 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             return fail("instruction crosses a bundle boundary");
         }
         let bundle = off / BUNDLE;
-        marks[off as usize] = TARGET;
+        marks.set(off as usize, TARGET);
         if sp_pending > 0 {
             let ok = if sp_pending == 2 { is_or_esp(&cur) } else { is_base_add(&cur, Register::RSP) };
             if ok && bundle == sp_bundle {
-                marks[off as usize] = INSIDE;
+                marks.set(off as usize, INSIDE);
                 sp_pending -= 1;
                 push_prev!();
                 continue;
@@ -596,9 +609,9 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             // The pushed value is a bundle start in the domain, and the slot
             // (at %rsp, inside the stack area) is never shared memory.
             for b in [2, 1] {
-                marks[(prev!(b).ip() - CODE_BASE) as usize] = INSIDE;
+                marks.set((prev!(b).ip() - CODE_BASE) as usize, INSIDE);
             }
-            marks[off as usize] = INSIDE;
+            marks.set(off as usize, INSIDE);
             push_prev!();
             continue;
         }
@@ -677,8 +690,8 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
                 {
                     return fail("indirect branch not sandboxed");
                 }
-                marks[(add.ip() - CODE_BASE) as usize] = INSIDE;
-                marks[off as usize] = INSIDE;
+                marks.set((add.ip() - CODE_BASE) as usize, INSIDE);
+                marks.set(off as usize, INSIDE);
             }
             _ => {}
         }
@@ -691,10 +704,10 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
     for (from, target) in branches {
         let err = |reason| Err(Reject { offset: Some(from), reason, detail: format!("target 0x{:x}", target) });
         if (CODE_BASE..CODE_BASE + code.len() as u64).contains(&target) {
-            match marks[(target - CODE_BASE) as usize] {
+            match marks.get((target - CODE_BASE) as usize) {
                 TARGET => {}
-                INSIDE => return err("branch into a sandboxing sequence"),
-                _ => return err("branch into the middle of an instruction"),
+                0 => return err("branch into the middle of an instruction"),
+                _ => return err("branch into a sandboxing sequence"),
             }
         } else if !((TRAMP_BASE + BUNDLE..tramp_end).contains(&target) && target % BUNDLE == 0) {
             return err("direct branch outside the code segment");
