@@ -242,13 +242,7 @@ extern "C" fn mtu(_: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> u64 {
     1500
 }
 
-/// Whether the x87 register stack is empty (tag word all ones, from fnstenv).
-fn x87_empty() -> bool {
-    let mut env = [0u16; 14];
-    // SAFETY: fnstenv writes the 28-byte environment into env; fldenv puts it back.
-    unsafe { core::arch::asm!("fnstenv [{0}]", "fldenv [{0}]", in(reg) env.as_mut_ptr()) };
-    env[4] == 0xffff
-}
+include!("../../../sfi/runtime/src/x87_probe.rs");
 
 /// The runtime in ktest's own process: null calls, a host call, a fault,
 /// the separate data of two domains, and an emptied x87 stack.

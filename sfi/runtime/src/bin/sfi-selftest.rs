@@ -20,16 +20,7 @@ unsafe extern "C" fn host_nested(x: u64, _: u64, _: u64, _: u64, _: u64, _: u64)
     })
 }
 
-/// Whether the x87 register stack is empty (tag word all ones, from fnstenv).
-fn x87_empty() -> bool {
-    let mut env = [0u16; 14];
-    // SAFETY: fnstenv writes the 28-byte environment into env; fldenv puts it back
-    // (fnstenv also masks the x87 exceptions).
-    unsafe {
-        std::arch::asm!("fnstenv [{0}]", "fldenv [{0}]", in(reg) env.as_mut_ptr());
-    }
-    env[4] == 0xffff
-}
+include!("../x87_probe.rs");
 thread_local! { static X87_IN_HOST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) }; }
 unsafe extern "C" fn host_x87(x: u64, _: u64, _: u64, _: u64, _: u64, _: u64) -> u64 {
     X87_IN_HOST.with(|c| c.set(x87_empty()));
