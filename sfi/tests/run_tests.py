@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """All SFI tests: verifier unit tests, hand-written escape modules, runtime
 tests, sandboxed-versus-native output of the test programs and of the
-benchmark's Debian programs (when fetched), and a bounded fuzz run of the verifier.  One line per test, then `sfi-test: N passed, N failed`."""
+benchmark's Debian programs (fetched once), and a bounded fuzz run of the verifier.  One line per test, then `sfi-test: N passed, N failed`."""
 import glob
 import os
 import re
@@ -99,13 +99,21 @@ def program_equality():
 
 def debian_programs():
     """The benchmark's Debian programs with their benchmark workloads: sandboxed
-    output (both modes) must equal native output.  Needs the sources that
-    `make sfi-bench` fetches; without them this step says so and is skipped."""
+    output (both modes) must equal native output.  Fetches their sources as
+    `make sfi-bench` does (`apt-get source` through a private deb-src
+    configuration, once, into build/sfi/src) unless SFI_NO_FETCH is set; if
+    they cannot be had, this step says so and is skipped."""
     sys.path.insert(0, os.path.join(SFI, "bench"))
     import bench
     dirs = bench.fetched()
+    if dirs is None and not os.environ.get("SFI_NO_FETCH"):
+        print("sfi-test: fetching the Debian programs' sources (apt-get source, once)", flush=True)
+        try:
+            dirs = bench.fetch(bench.PKGS)
+        except (subprocess.CalledProcessError, OSError) as e:
+            print("sfi-test: fetching failed: %s" % e, flush=True)
     if dirs is None:
-        print("SKIP debian/*: Debian sources not fetched yet (make sfi-bench fetches them)", flush=True)
+        print("SKIP debian/*: Debian sources not fetched (SFI_NO_FETCH, or no deb-src mirror reachable)", flush=True)
         return
     corpus = bench.make_corpus(dirs)
     for name, kind, srcs, cflags, arg in bench.programs(dirs):
