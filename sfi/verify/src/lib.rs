@@ -522,7 +522,8 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
         // No-op padding and direct branches (a ninth and a sixth of the
         // instructions of compiled modules) are recognised by their bytes,
         // without the decoder.
-        if fast && sp_pending == 0 {
+        // (The first bytes that nop_len and direct_branch can take, tested once.)
+        if fast && sp_pending == 0 && matches!(code[pos], 0x90 | 0x66 | 0x0f | 0x70..=0x7f | 0xeb | 0xe8 | 0xe9) {
             let (len, target) = match nop_len(&code[pos..]) {
                 0 if !sp_unchecked => direct_branch(&code[pos..])
                     .map_or((0, None), |(n, d)| (n, Some((CODE_BASE + (pos + n) as u64).wrapping_add(d as u64)))),
