@@ -651,16 +651,18 @@ class Rewriter:
                 elif it.kind == "insn" and add:
                     it.exp, it.lens = how, [n]
                 pos += n if it.kind in ("insn", "group", "branch") else 0
-            changed = False
-            for it in items:
-                if it.kind == "branch" and not it.near and not it.grow_near:
-                    d = addr[it.target] - it.p2
-                    if not -128 <= d <= 127:
-                        it.near = True
-                        changed = True
-            if not changed:
+            if not self.widen_branches(addr):
                 self.addr = addr
                 return pads, pos
+
+    def widen_branches(self, addr):
+        """Makes near the short branches whose targets (at `addr`) are out of a
+        byte's reach; True if there were any (the layout must be done again)."""
+        changed = False
+        for it in self.text_items:
+            if it.kind == "branch" and not it.near and not it.grow_near and not -128 <= addr[it.target] - it.p2 <= 127:
+                it.near = changed = True
+        return changed
 
     def layout_greedy(self):
         while True:
@@ -707,14 +709,7 @@ class Rewriter:
                     after_barrier = self.barrier(it)
                 pads.append(pad + pads_extra)
                 pos += pad
-            changed = False
-            for it in self.text_items:
-                if it.kind == "branch" and not it.near:
-                    d = addr[it.target] - it.p2
-                    if not -128 <= d <= 127:
-                        it.near = True
-                        changed = True
-            if not changed:
+            if not self.widen_branches(addr):
                 self.addr = addr
                 return pads, pos
 
