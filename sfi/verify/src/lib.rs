@@ -340,6 +340,11 @@ fn plain_operands(i: &Instruction) -> (bool, bool, u16) {
     (true, has_mem, special)
 }
 
+/// push, pop and call: they move %rsp by 8 and touch memory at it (rule 5).
+fn is_stack_op(i: &Instruction) -> bool {
+    matches!(i.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call)
+}
+
 /// Learns an opcode's facts from an instance without explicit %rsp operands.
 fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
     let has_mem = (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory);
@@ -347,7 +352,7 @@ fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
     let mut f = KNOWN;
     let mut explicit_seen = false;
     // push, pop and call move %rsp by 8 and touch memory at it; rule 5 exempts them.
-    let stack_op = matches!(i.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call);
+    let stack_op = is_stack_op(i);
     for m in info.used_memory() {
         let base_ok = if i.is_ip_rel_memory_operand() {
             matches!(m.base(), Register::None | Register::RIP | Register::EIP) && m.displacement() == i.ip_rel_memory_address()
@@ -385,8 +390,8 @@ fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
 
 /// The length of the no-op that starts `b`, if it is one of the recommended
 /// encodings (SDM vol. 2, NOP: `90`, `66 90` and `0F 1F /0` with the usual
-/// zero displacements, behind up to three more `66` and a `2E`, as GNU as
-/// pads); else 0.  A no-op changes nothing and touches no memory.
+/// zero displacements, behind up to four `66` and, for the longest form, a
+/// `2E`, as GNU as pads); else 0.  A no-op changes nothing and touches no memory.
 fn nop_len(b: &[u8]) -> usize {
     if !matches!(b[0], 0x90 | 0x66 | 0x0f) {
         return 0;
@@ -590,8 +595,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
             let f = *slot;
             // Explicit %rsp operands that are only read (mov %rsp,%rbp) stay on the fast path.
             // (push/pop/call with an explicit %rsp operand are not exempt from rule 5: full pass.)
-            let stack_op = || matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call);
-            if f & KNOWN != 0 && f & SLOW == 0 && f & special == 0 && (special == 0 || !stack_op()) {
+            if f & KNOWN != 0 && f & SLOW == 0 && f & special == 0 && (special == 0 || !is_stack_op(cur)) {
                 let (read, write) = (f & MEM_R != 0, f & MEM_W != 0);
                 if (read || write) && cur.memory_segment() == Register::FS {
                     return fail("segment override %fs");
@@ -638,7 +642,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
         });
         let op0_sp = cur.op_count() > 0 && cur.op0_kind() == OpKind::Register && cur.op0_register().full_register() == Register::RSP;
         // push, pop, call with implicit operands: move %rsp by 8 and touch memory there.
-        let implicit = matches!(cur.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call) && !op0_sp;
+        let implicit = is_stack_op(cur) && !op0_sp;
         if sp_unchecked {
             // Until the check: no branch (a target would receive an unchecked %rsp)
             // and no other write of %rsp but the check itself (push, pop, call).
