@@ -200,7 +200,7 @@ def write_md(results, kvm, notes):
                   "(tools/linuxbench.py; method: docs/performance.md).", "",
                   "| Keep | instructions | Linux guest | instructions | Keep / Linux |", "|---|---:|---|---:|---:|"]
         lines += [f"| `{k}` | {results[k]['median']} | `{l}` | {results[l]['median']} | "
-                  f"{results[k]['median'] / results[l]['median']:.3f} |" for k, l in pairs]
+                  f"{fmt(results[f'{k}.linux_ratio']['median'])} |" for k, l in pairs]
     lines += ["", "## Targets of issue 4", "", "| target | figure | |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in targets(results)]
     if notes:
