@@ -142,6 +142,29 @@ static inline u64 since(u64 t0)
 	return d > pair ? d - pair : 0;
 }
 
+/* Sampled: per batch, n operations, each timed by `one` (which returns its
+ * cost, or FAILED), then `after` (untimed; may be NULL); the batch's figure
+ * is the mean.  -1 if an operation failed. */
+#define FAILED ((u64)-1)
+
+static int sampled(u64 *runs, int n, u64 (*one)(int), void (*after)(void))
+{
+	for (int r = -WARMUP; r < RUNS; r++) {
+		u64 sum = 0;
+		for (int i = 0; i < n; i++) {
+			u64 c = one(i);
+			if (c == FAILED)
+				return -1;
+			sum += c;
+		}
+		if (after)
+			after();
+		if (r >= 0)
+			runs[r] = sum / n;
+	}
+	return 0;
+}
+
 /* ---- null system call ---------------------------------------------------- */
 
 static void __attribute__((noinline)) null_syscall(void)
@@ -226,39 +249,36 @@ static volatile u64 *shared_page(int *fd)
 	return p;
 }
 
-static void faults(u64 *runs, volatile u64 *page)
+static volatile u64 *fault_page;
+
+/* A write to fault_page after its mapping was dropped. */
+static u64 one_fault(int i)
 {
-	for (int r = -WARMUP; r < RUNS; r++) {
-		u64 sum = 0;
-		for (int i = 0; i < SAMPLES; i++) {
-			madvise((void *)page, 4096, MADV_DONTNEED);
-			u64 t0 = tsc();
-			*page = i;
-			sum += since(t0);
-		}
-		if (r >= 0)
-			runs[r] = sum / SAMPLES;
-	}
+	volatile u64 *p = fault_page; /* in a register, not loaded between the rdtscs */
+	madvise((void *)p, 4096, MADV_DONTNEED);
+	u64 t0 = tsc();
+	*p = i;
+	return since(t0);
 }
 
 static void kernel_fault(void)
 {
 	int fd;
-	volatile u64 *page = shared_page(&fd);
-	if (!page)
+	if (!(fault_page = shared_page(&fd)))
 		return not_measured("linux.fault.page.kernel", "memfd");
 	u64 runs[RUNS];
-	faults(runs, page);
-	munmap((void *)page, 4096);
+	sampled(runs, SAMPLES, one_fault, NULL);
+	munmap((void *)fault_page, 4096);
 	close(fd);
 	report("linux.fault.page.kernel", runs);
 }
 
 static int uffd;
 
-static void *pager(void *page)
+static void *pager(void *unused)
 {
 	struct uffd_msg msg;
+	(void)unused;
 	for (;;) {
 		if (read(uffd, &msg, sizeof msg) != sizeof msg)
 			return NULL;
@@ -270,31 +290,29 @@ static void *pager(void *page)
 		if (ioctl(uffd, UFFDIO_CONTINUE, &c))
 			return NULL;
 	}
-	(void)page;
 }
 
 static void user_pager_fault(void)
 {
 	const char *name = "linux.fault.page.user_pager";
 	int fd;
-	volatile u64 *page = shared_page(&fd);
-	if (!page)
+	if (!(fault_page = shared_page(&fd)))
 		return not_measured(name, "memfd");
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 	if (uffd < 0)
 		return not_measured(name, "userfaultfd");
 	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_MINOR_SHMEM};
 	struct uffdio_register reg = {
-		.range = {.start = (u64)page, .len = 4096},
+		.range = {.start = (u64)fault_page, .len = 4096},
 		.mode = UFFDIO_REGISTER_MODE_MINOR,
 	};
 	if (ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
 		return not_measured(name, "UFFDIO_API/REGISTER with minor faults");
 	pthread_t t;
-	if (pthread_create(&t, NULL, pager, (void *)page))
+	if (pthread_create(&t, NULL, pager, NULL))
 		return not_measured(name, "pthread_create");
 	u64 runs[RUNS];
-	faults(runs, page);
+	sampled(runs, SAMPLES, one_fault, NULL);
 	report(name, runs);
 	/* The pager thread stays blocked in read(); the guest powers off. */
 }
@@ -309,47 +327,54 @@ static void on_fpe(int sig, siginfo_t *si, void *uc)
 	divisor = 1; /* the retried div succeeds */
 }
 
+/* A divide by zero, retried after the handler. */
+static u64 one_divide(int i)
+{
+	(void)i;
+	divisor = 0;
+	u64 t0 = tsc();
+	u64 rax = 1, rdx = 0;
+	__asm__ volatile("divq %2" : "+a"(rax), "+d"(rdx) : "m"(divisor) : "cc");
+	return since(t0);
+}
+
 static void exception_handler(void)
 {
 	struct sigaction sa = {.sa_sigaction = on_fpe, .sa_flags = SA_SIGINFO | SA_NODEFER};
 	if (sigaction(SIGFPE, &sa, NULL))
 		return not_measured("linux.fault.exception.handler", "sigaction");
 	u64 runs[RUNS];
-	for (int r = -WARMUP; r < RUNS; r++) {
-		u64 sum = 0;
-		for (int i = 0; i < SAMPLES; i++) {
-			divisor = 0;
-			u64 t0 = tsc();
-			u64 rax = 1, rdx = 0;
-			__asm__ volatile("divq %2" : "+a"(rax), "+d"(rdx) : "m"(divisor) : "cc");
-			sum += since(t0);
-		}
-		if (r >= 0)
-			runs[r] = sum / SAMPLES;
-	}
+	sampled(runs, SAMPLES, one_divide, NULL);
 	report("linux.fault.exception.handler", runs);
 }
 
 /* ---- heap growth ---------------------------------------------------------------- */
 
+static u64 heap_start;
+
+/* Page i of a batch: brk over it and the first write to it. */
+static u64 one_page(int i)
+{
+	u64 start = heap_start; /* in a register, not loaded between the rdtscs */
+	u64 t0 = tsc();
+	u64 end = start + (i + 1) * 4096ull;
+	if ((u64)syscall(SYS_brk, end) != end)
+		return FAILED;
+	*(volatile u64 *)(end - 4096) = i;
+	return since(t0);
+}
+
+static void heap_shrink(void)
+{
+	syscall(SYS_brk, heap_start); /* untimed: give the pages back */
+}
+
 static void heap_grow(void)
 {
-	u64 start = syscall(SYS_brk, 0);
+	heap_start = syscall(SYS_brk, 0);
 	u64 runs[RUNS];
-	for (int r = -WARMUP; r < RUNS; r++) {
-		u64 sum = 0;
-		for (int i = 0; i < HEAP_PAGES; i++) {
-			u64 t0 = tsc();
-			u64 end = start + (i + 1) * 4096ull;
-			if ((u64)syscall(SYS_brk, end) != end)
-				return not_measured("linux.mem.heap_grow", "brk");
-			*(volatile u64 *)(end - 4096) = i;
-			sum += since(t0);
-		}
-		syscall(SYS_brk, start); /* untimed: give the pages back */
-		if (r >= 0)
-			runs[r] = sum / HEAP_PAGES;
-	}
+	if (sampled(runs, HEAP_PAGES, one_page, heap_shrink))
+		return not_measured("linux.mem.heap_grow", "brk");
 	report("linux.mem.heap_grow", runs);
 }
 
