@@ -514,10 +514,10 @@ class Rewriter:
         """The encodings the layout may choose for an item: [(length, added
         bytes, pseudo-prefixes or near)], the plain one first."""
         if it.kind == "branch":
-            n = 2 if not it.near else 5 if it.cc is None else 6
+            near = 5 if it.cc is None else 6
             if it.near or not PAD_GROW or not GROW_BRANCHES:
-                return [(n, 0, False)]
-            return [(n, 0, False), (5 if it.cc is None else 6, 3 if it.cc is None else 4, True)]
+                return [(near if it.near else 2, 0, False)]
+            return [(2, 0, False), (near, near - 2, True)]
         if it.kind == "insn" and PAD_GROW and it.grow[1]:
             plain, adds = it.grow
             opts, seen = [(plain, 0, "")], {0}
