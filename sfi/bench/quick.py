@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
+import sfibuild  # noqa: E402
 
 TOGETHER = os.environ.get("SFI_SEQUENTIAL") != "1"  # all commands of a round at once on one CPU (bench.timed_together)
-import sfibuild  # noqa: E402
 
 
 def progs(sel):
