@@ -188,7 +188,7 @@ pub fn parse(bytes: &[u8]) -> Result<Module<'_>, Reject> {
 /// Parses and verifies a module.  `Ok` means it may be loaded into a fault domain.
 pub fn verify(bytes: &[u8]) -> Result<Module<'_>, Reject> {
     let m = parse(bytes)?;
-    check_code(&m, true)?;
+    check_code::<true>(&m)?;
     Ok(m)
 }
 
@@ -196,7 +196,7 @@ pub fn verify(bytes: &[u8]) -> Result<Module<'_>, Reject> {
 /// instead of using the per-opcode cache; the fuzzer checks that both agree.
 pub fn verify_reference(bytes: &[u8]) -> Result<Module<'_>, Reject> {
     let m = parse(bytes)?;
-    check_code(&m, false)?;
+    check_code::<false>(&m)?;
     Ok(m)
 }
 
@@ -431,6 +431,18 @@ fn direct_branch(b: &[u8]) -> Option<(usize, i64)> {
     }
 }
 
+/// The first bytes that `nop_len` and `direct_branch` can take (one load
+/// instead of a chain of compares on every instruction).
+const SHORTCUT_FIRST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(b, 0x90 | 0x66 | 0x0f | 0x70..=0x7f | 0xeb | 0xe8 | 0xe9);
+        b += 1;
+    }
+    t
+};
+
 const TARGET: u64 = 1; // instruction start that a branch may reach
 const INSIDE: u64 = 2; // instruction start inside a sandboxing sequence (wins over TARGET)
 
@@ -495,9 +507,11 @@ fn is_masked_return(mask: &Instruction, add: &Instruction, push: &Instruction, r
         && is_base_add(add, reg)
 }
 
-fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
+/// FAST: the per-opcode facts and the byte shortcuts (`verify`); without,
+/// the full pass on every instruction (`verify_reference`).
+fn check_code<const FAST: bool>(m: &Module) -> Result<(), Reject> {
     let code = m.code;
-    let mut facts = vec![0u16; if fast { 2 * iced_x86::Code::values().len() } else { 0 }];
+    let mut facts = vec![0u16; if FAST { 2 * iced_x86::Code::values().len() } else { 0 }];
     let mut marks = Marks(vec![0; code.len().div_ceil(32)]);
     let mut branches: Vec<(u64, u64)> = Vec::new();
     let mut decoder = Decoder::with_ip(64, code, CODE_BASE, DecoderOptions::NONE);
@@ -527,8 +541,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
         // No-op padding and direct branches (a ninth and a sixth of the
         // instructions of compiled modules) are recognised by their bytes,
         // without the decoder.
-        // (The first bytes that nop_len and direct_branch can take, tested once.)
-        if fast && sp_pending == 0 && matches!(code[pos], 0x90 | 0x66 | 0x0f | 0x70..=0x7f | 0xeb | 0xe8 | 0xe9) {
+        if FAST && sp_pending == 0 && SHORTCUT_FIRST[code[pos] as usize] {
             let (len, target) = match nop_len(&code[pos..]) {
                 0 if !sp_unchecked => direct_branch(&code[pos..])
                     .map_or((0, None), |(n, d)| (n, Some((CODE_BASE + (pos + n) as u64).wrapping_add(d as u64)))),
@@ -582,7 +595,7 @@ fn check_code(m: &Module, fast: bool) -> Result<(), Reject> {
         }
         let fc = cur.flow_control();
         let direct = matches!(fc, FlowControl::Next | FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call);
-        let (plain, has_mem, special) = if fast && direct && !sp_unchecked { plain_operands(&cur) } else { (false, false, 0) };
+        let (plain, has_mem, special) = if FAST && direct && !sp_unchecked { plain_operands(&cur) } else { (false, false, 0) };
         if plain {
             // Keyed by opcode and by whether its r/m operand is memory or a register.
             let slot = &mut facts[2 * cur.code() as usize + has_mem as usize];
