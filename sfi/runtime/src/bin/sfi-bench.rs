@@ -37,6 +37,12 @@ fn emit(name: &str, unit: &str, samples: &[f64]) {
 }
 
 fn main() {
+    // TSC frequency, to convert cycles to time in the report: measured first,
+    // because the first work after a sleep runs slowly (see the warm-up below).
+    let (t0, c0) = (Instant::now(), unsafe { _rdtsc() });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let ghz = (unsafe { _rdtsc() } - c0) as f64 / t0.elapsed().as_nanos() as f64;
+    emit("sfi.tsc.ghz", "GHz", &[ghz]);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let bytes = std::fs::read(&args[0]).expect("runtime test module");
     let mut imp = Imports::new();
@@ -97,16 +103,11 @@ fn main() {
         libc::waitpid(pid, std::ptr::null_mut(), 0);
         emit("sfi.pipe.roundtrip", "cycles", &pipe);
     }
-    // TSC frequency, to convert cycles to time in the report.
-    let (t0, c0) = (Instant::now(), unsafe { _rdtsc() });
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let ghz = (unsafe { _rdtsc() } - c0) as f64 / t0.elapsed().as_nanos() as f64;
-    emit("sfi.tsc.ghz", "GHz", &[ghz]);
     // Verifier throughput over the given modules' code.
     let mods: Vec<Vec<u8>> = args.iter().map(|p| std::fs::read(p).unwrap()).collect();
     let code: usize = mods.iter().map(|m| sfi_verify::parse(m).map(|x| x.code.len()).unwrap_or(0)).sum();
-    // Warm-up, not sampled: right after the sleep above, the first batches
-    // ran at half speed or less, for a few hundred milliseconds (the shared
+    // Warm-up, not sampled: when they followed the sleep directly, the first
+    // batches ran at half speed or less for up to a second (the shared
     // host's vCPU coming back from idle).
     let start = cpu_seconds();
     while cpu_seconds() - start < 1.0 {
