@@ -30,6 +30,7 @@ APT = os.path.join(BUILD, "apt")
 DRV = os.path.join(SFI, "bench", "drivers")
 BIN = os.path.join(SFI, "target", "release")
 RUNS = int(os.environ.get("SFI_BENCH_RUNS", "15"))
+MICRO_BATCHES = 5  # per figure in each micro-benchmark round (one round after each program)
 OUT = os.path.join(ROOT, "build", "bench")
 
 
@@ -227,8 +228,10 @@ def main():
     best_ratios = {"stores": [], "full": []}  # per program: fastest sandboxed run / fastest native run
     load_ratios = {"stores": [], "full": []}  # as ratios, but with the module load counted
     run_ratios = {"stores": [], "full": []}  # per program: the ratio of each run (run i native vs run i sandboxed)
-    modules = []
+    modules, built_progs = [], []
     progs = programs(dirs)
+    # All programs are built first, so that the micro-benchmarks between the
+    # programs' rounds verify the same modules every time.
     for i, (name, kind, srcs, cflags, arg) in enumerate(progs):
         log("[%d/%d] %s: building (native, stores, full)" % (i + 1, len(progs), name))
         try:
@@ -236,12 +239,29 @@ def main():
             # single-file programs like sqlite keep both cores busy.
             with ThreadPoolExecutor(max_workers=3) as ex:
                 built = list(ex.map(lambda f: sfibuild.build(name, srcs, f, cflags, outdir=os.path.join(BUILD, "bench")), sfibuild.FLAVORS))
-            exe = dict(zip(sfibuild.FLAVORS, built))
         except sfibuild.BuildError as e:
             log("BUILD FAILED for %s:\n%s" % (name, e))
             failures.append(name)
             continue
+        exe = dict(zip(sfibuild.FLAVORS, built))
         modules += [exe["stores"], exe["full"]]
+        built_progs.append((name, kind, exe, arg))
+    rt = sfibuild.build("rtmod", [os.path.join(SFI, "tests", "rt", "rtmod.c")], "stores", outdir=os.path.join(BUILD, "rt"), libc=False)
+    micro = {}  # name -> (unit, samples), from all the micro-benchmark rounds
+
+    def micro_round():
+        """A few batches of each sfi-bench figure (call, pipe, verifier, load).
+        One such round follows each program, so that the samples spread over
+        the whole run: the shared host has slow periods of seconds to minutes,
+        and a figure sampled in one window of a few seconds took whatever
+        state the host was in then (docs/sfi.md, "Measurement")."""
+        r = subprocess.run([os.path.join(BIN, "sfi-bench"), "--batches", str(MICRO_BATCHES), rt] + modules,
+                           capture_output=True, text=True, check=True)
+        for l in r.stdout.splitlines():
+            j = json.loads(l)
+            micro.setdefault(j["name"], (j["unit"], []))[1].extend(j["samples"])
+
+    for i, (name, kind, exe, arg) in enumerate(built_progs):
         args = [corpus if a == "corpus" else a for a in arg]
         cmds = {"native": [exe["native"]] + args,
                 "stores": [os.path.join(BIN, "sfi-run"), exe["stores"]] + args,
@@ -285,8 +305,9 @@ def main():
             other["sfi.time.%s.%s" % (name, key)] = stats(times[f], "s")
             line[key] = (ratio - 1) * 100
             line[key + "_best"] = (best - 1) * 100
-        log("[%d/%d] %-8s native %.3f s  stores+jumps %+.1f%%  full %+.1f%%  (output equal)" % (i + 1, len(progs), name, nat, line["stores_jumps"], line["full"]))
+        log("[%d/%d] %-8s native %.3f s  stores+jumps %+.1f%%  full %+.1f%%  (output equal)" % (i + 1, len(built_progs), name, nat, line["stores_jumps"], line["full"]))
         rows.append(line)
+        micro_round()
     for f, key in (("stores", "stores_jumps"), ("full", "full")):
         if ratios[f]:
             # median: geomean of the programs' median ratios; min/max: over runs, the geomean of run i's ratios.
@@ -297,12 +318,12 @@ def main():
             results["sfi.overhead.%s.geomean.best" % key] = {"median": b, "min": b, "max": b, "unit": "percent", "runs": RUNS}
             b = (geomean(load_ratios[f]) - 1) * 100
             results["sfi.overhead.%s.geomean.with_load" % key] = {"median": b, "min": b, "max": b, "unit": "percent", "runs": RUNS}
-    log("micro-benchmarks (sfi-bench: call, pipe, verifier, load)")
-    rt = sfibuild.build("rtmod", [os.path.join(SFI, "tests", "rt", "rtmod.c")], "stores", outdir=os.path.join(BUILD, "rt"), libc=False)
-    r = subprocess.run([os.path.join(BIN, "sfi-bench"), rt] + modules, capture_output=True, text=True, check=True)
-    for l in r.stdout.splitlines():
-        j = json.loads(l)
-        (results if j["unit"] in UNITS else other)[j["name"]] = stats(j["samples"], j["unit"])
+    if not micro:
+        micro_round()
+    log("micro-benchmarks (sfi-bench: call, pipe, verifier, load): %d samples each, from %d rounds spread over the run"
+        % (len(micro["sfi.verify.throughput"][1]), len(micro["sfi.verify.throughput"][1]) // MICRO_BATCHES))
+    for name, (unit, samples) in micro.items():
+        (results if unit in UNITS else other)[name] = stats(samples, unit)
     call, pipe = results["sfi.call.roundtrip"]["median"], results["sfi.pipe.roundtrip"]["median"]
     other["sfi.call.pipe_over_call"] = {"median": pipe / call, "min": pipe / call, "max": pipe / call, "unit": "ratio", "runs": 1}
     assert all(v["unit"] in UNITS for v in results.values())

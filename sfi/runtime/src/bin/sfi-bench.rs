@@ -1,8 +1,10 @@
-//! Micro-benchmarks: sfi-bench RT_MODULE [MODULE...]
+//! Micro-benchmarks: sfi-bench [--batches N] RT_MODULE [MODULE...]
 //! Prints JSON lines {"name":..., "samples":[...], "unit":...}: the cycles of a null
 //! cross-domain round trip, of a C procedure call, of a one-byte pipe round trip
 //! between two processes, and the verifier's throughput (and load throughput:
 //! verify, map, relocate, unmap) on the given modules, in MiB of code per CPU second.
+//! N batches of each (default 31, the pipe 21); bench.py runs a few batches
+//! at a time between the programs, to spread the samples over its whole run.
 use sfi_runtime::{Config, Domain, Imports};
 use std::arch::x86_64::{__rdtscp, _rdtsc};
 use std::time::Instant;
@@ -29,6 +31,16 @@ fn cpu_seconds() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
+/// Verifies the modules over and over for `seconds` of CPU time.
+fn verify_for(mods: &[Vec<u8>], seconds: f64) {
+    let start = cpu_seconds();
+    while cpu_seconds() - start < seconds {
+        for m in mods {
+            sfi_verify::verify(m).expect("benchmark modules verify");
+        }
+    }
+}
+
 fn emit(name: &str, unit: &str, samples: &[f64]) {
     let s: Vec<String> = samples.iter().map(|x| format!("{:.3}", x)).collect();
     use std::io::Write;
@@ -37,13 +49,25 @@ fn emit(name: &str, unit: &str, samples: &[f64]) {
 }
 
 fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let batches: Option<usize> = if args.first().map(String::as_str) == Some("--batches") {
+        let n = args.get(1).and_then(|n| n.parse().ok()).filter(|&n| n > 0);
+        args.drain(..args.len().min(2));
+        Some(n.unwrap_or(0))
+    } else {
+        None
+    };
+    if args.is_empty() || batches == Some(0) {
+        eprintln!("usage: sfi-bench [--batches N] RT_MODULE [MODULE...]  (N: a positive number)");
+        std::process::exit(2);
+    }
+    let (batches, pipe_batches) = (batches.unwrap_or(31), batches.unwrap_or(21));
     // TSC frequency, to convert cycles to time in the report: measured first,
-    // because the first work after a sleep runs slowly (see the warm-up below).
+    // because the first work after a sleep runs slowly (hence the warm-ups).
     let (t0, c0) = (Instant::now(), unsafe { _rdtsc() });
     std::thread::sleep(std::time::Duration::from_millis(200));
     let ghz = (unsafe { _rdtsc() } - c0) as f64 / t0.elapsed().as_nanos() as f64;
     emit("sfi.tsc.ghz", "GHz", &[ghz]);
-    let args: Vec<String> = std::env::args().skip(1).collect();
     let bytes = std::fs::read(&args[0]).expect("runtime test module");
     let mut imp = Imports::new();
     imp.add("host_double", host_nop).add("host_nested", host_nop).add("host_exit", host_nop).add("host_x87", host_nop);
@@ -52,7 +76,12 @@ fn main() {
     const N: u64 = 200_000;
     let (mut call, mut cproc, mut empty) = (Vec::new(), Vec::new(), Vec::new());
     let f: extern "C" fn(u64) -> u64 = std::hint::black_box(c_procedure);
-    for _ in 0..31 {
+    // Warm-up, not sampled, as for the verifier below: the sleep is just before.
+    let start = cpu_seconds();
+    while cpu_seconds() - start < 0.3 {
+        std::hint::black_box(d.call(nothing, &[]).unwrap());
+    }
+    for _ in 0..batches {
         let t = cycles();
         for _ in 0..N {
             std::hint::black_box(d.call(nothing, &[]).unwrap());
@@ -89,7 +118,7 @@ fn main() {
         }
         let mut pipe = Vec::new();
         let m = 2000;
-        for _ in 0..21 {
+        for _ in 0..pipe_batches {
             let t = cycles();
             for _ in 0..m {
                 let mut c = 7u8;
@@ -106,17 +135,13 @@ fn main() {
     // Verifier throughput over the given modules' code.
     let mods: Vec<Vec<u8>> = args.iter().map(|p| std::fs::read(p).unwrap()).collect();
     let code: usize = mods.iter().map(|m| sfi_verify::parse(m).map(|x| x.code.len()).unwrap_or(0)).sum();
-    // Warm-up, not sampled: when they followed the sleep directly, the first
-    // batches ran at half speed or less for up to a second (the shared
-    // host's vCPU coming back from idle).
-    let start = cpu_seconds();
-    while cpu_seconds() - start < 1.0 {
-        for m in &mods {
-            sfi_verify::verify(m).expect("benchmark modules verify");
-        }
-    }
+    // Warm-up, not sampled: when the batches followed a sleep directly, the
+    // first ran at half speed or less for up to a second (the shared host's
+    // vCPU coming back from idle).  Here rather than first: run before the
+    // calls, it made them take 30 cycles instead of 25, for a reason not found.
+    verify_for(&mods, 1.0);
     let mut thr = Vec::new();
-    for _ in 0..31 {
+    for _ in 0..batches {
         let t = cpu_seconds();
         for m in &mods {
             sfi_verify::verify(m).expect("benchmark modules verify");
@@ -126,7 +151,7 @@ fn main() {
     emit("sfi.verify.throughput", "MiB/s", &thr);
     // Load (verify + map + relocate + unmap) throughput, MiB of code per second.
     let mut load = Vec::new();
-    for _ in 0..31 {
+    for _ in 0..batches {
         let t = cpu_seconds();
         for m in &mods {
             if let Ok(pm) = sfi_verify::parse(m) {
