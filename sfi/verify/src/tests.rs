@@ -293,6 +293,67 @@ fn direct_branch_forms_are_branches_to_the_decoder() {
     assert_eq!(direct_branch(&[0xe8, 0, 0, 0]), None); // cut short
 }
 #[test]
+fn gs_access_forms_are_safe_accesses_to_the_decoder() {
+    // Whatever gs_access_len takes is, to the decoder and the full pass, an
+    // allowed instruction of that length, not a branch, whose only memory
+    // access is its explicit %gs operand with 32-bit addressing and which
+    // does not write %rsp; and a module of it gets the same verdict from
+    // the fast and the reference pass.
+    let mut factory = InstructionInfoFactory::new();
+    let mut taken = 0;
+    let opcodes: [&[u8]; 30] = [
+        &[0x88], &[0x89], &[0x8a], &[0x8b], &[0xc6], &[0xc7], &[0x63], &[0x80], &[0x81], &[0x83], &[0x38], &[0x39],
+        &[0x3a], &[0x3b], &[0x0f, 0xb6], &[0x0f, 0xb7], &[0x0f, 0xbe], &[0x0f, 0xbf],
+        // not taken: other opcodes, some with a ModRM
+        &[0x8c], &[0x8d], &[0x8e], &[0x8f], &[0x84], &[0xf6], &[0xff], &[0x3c], &[0x0f, 0xb5], &[0x0f, 0x10], &[0x0f, 0xb8], &[0xc4],
+    ];
+    let mut forms = std::collections::BTreeSet::new();
+    for (pi, prefixes) in [&[0x65u8, 0x67][..], &[0x65, 0x67, 0x66], &[0x67, 0x65], &[0x65, 0x66, 0x67], &[0x65, 0x67, 0xf3], &[0x64, 0x67]].into_iter().enumerate() {
+        for rex in [None, Some(0x40u8), Some(0x41), Some(0x44), Some(0x48), Some(0x4c), Some(0x4f)] {
+            for (oi, op) in opcodes.into_iter().enumerate() {
+                for modrm in 0..=255u8 {
+                    for sib in [0x00u8, 0x05, 0x24, 0x25, 0x64, 0xe5] {
+                        let b = [prefixes, rex.as_slice(), op, &[modrm, sib], &[0x11; 8], &[0xcc; 4]].concat();
+                        let n = gs_access_len(&b);
+                        if n == 0 {
+                            continue;
+                        }
+                        taken += 1;
+                        forms.insert((pi, rex, oi));
+                        let i = Decoder::with_ip(64, &b, CODE_BASE, DecoderOptions::NONE).decode();
+                        let info = factory.info(&i);
+                        let ok = !i.is_invalid()
+                            && i.len() == n
+                            && i.flow_control() == FlowControl::Next
+                            && check_instruction(&i).is_ok()
+                            && i.memory_segment() == Register::GS
+                            && explicit_memory_safe(&i, true, u64::MAX)
+                            && info.used_memory().iter().all(|m| m.segment() == Register::GS && m.address_size() == CodeSize::Code32)
+                            && !info.used_registers().iter().any(|r| {
+                                r.register().full_register() == Register::RSP && !matches!(r.access(), OpAccess::Read | OpAccess::CondRead)
+                            });
+                        assert!(ok, "{:02x?}: {:?}, {} bytes", &b[..n.max(i.len())], i.code(), i.len());
+                        if taken % 61 == 0 {
+                            for full in [false, true] {
+                                reason(&module_with(&with_ret(&b[..n]), full, &[], &[], &[]));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Each of the 18 opcodes with both prefix forms and every REX; nothing else.
+    assert_eq!(forms.len(), 2 * 7 * 18, "{:?}", forms);
+    assert!(forms.iter().all(|&(pi, _, oi)| pi < 2 && oi < 18));
+    // mov %rax,%gs:8(%edi) and the like; %rsp as a destination, and other prefix orders, go to the decoder.
+    assert_eq!(gs_access_len(&[0x65, 0x67, 0x48, 0x89, 0x47, 0x08, 0xcc]), 6);
+    assert_eq!(gs_access_len(&[0x65, 0x67, 0x48, 0x8b, 0x67, 0x08, 0xcc]), 0); // mov %gs:8(%edi),%rsp
+    assert_eq!(gs_access_len(&[0x67, 0x65, 0x48, 0x89, 0x47, 0x08, 0xcc]), 0);
+    assert_eq!(gs_access_len(&[0x65, 0x67, 0x66, 0xc7, 0x07, 0x34, 0x12, 0xcc]), 7); // movw $0x1234,%gs:(%edi)
+    assert_eq!(gs_access_len(&[0x65, 0x67, 0x48, 0x89, 0x87, 0, 0]), 0); // cut short
+}
+#[test]
 fn nops_and_direct_branches_keep_the_rules() {
     let sub = [0x48, 0x83, 0xec, 0x08]; // sub $8,%rsp
     let nop = [0x0f, 0x1f, 0x00];
