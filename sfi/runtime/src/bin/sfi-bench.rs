@@ -62,12 +62,6 @@ fn main() {
         std::process::exit(2);
     }
     let (batches, pipe_batches) = (batches.unwrap_or(31), batches.unwrap_or(21));
-    // TSC frequency, to convert cycles to time in the report: measured first,
-    // because the first work after a sleep runs slowly (hence the warm-ups).
-    let (t0, c0) = (Instant::now(), unsafe { _rdtsc() });
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let ghz = (unsafe { _rdtsc() } - c0) as f64 / t0.elapsed().as_nanos() as f64;
-    emit("sfi.tsc.ghz", "GHz", &[ghz]);
     let bytes = std::fs::read(&args[0]).expect("runtime test module");
     let mut imp = Imports::new();
     imp.add("host_double", host_nop).add("host_nested", host_nop).add("host_exit", host_nop).add("host_x87", host_nop);
@@ -76,7 +70,7 @@ fn main() {
     const N: u64 = 200_000;
     let (mut call, mut cproc, mut empty) = (Vec::new(), Vec::new(), Vec::new());
     let f: extern "C" fn(u64) -> u64 = std::hint::black_box(c_procedure);
-    // Warm-up, not sampled, as for the verifier below: the sleep is just before.
+    // Warm-up, not sampled, as for the verifier below.
     let start = cpu_seconds();
     while cpu_seconds() - start < 0.3 {
         std::hint::black_box(d.call(nothing, &[]).unwrap());
@@ -165,5 +159,11 @@ fn main() {
         load.push(code as f64 / (1 << 20) as f64 / (cpu_seconds() - t));
     }
     emit("sfi.load.throughput", "MiB/s", &load);
+    // TSC frequency, to convert cycles to time in the report: measured last,
+    // because the first work after a sleep runs slowly.
+    let (t0, c0) = (Instant::now(), unsafe { _rdtsc() });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let ghz = (unsafe { _rdtsc() } - c0) as f64 / t0.elapsed().as_nanos() as f64;
+    emit("sfi.tsc.ghz", "GHz", &[ghz]);
     eprintln!("sfi-bench: {} modules, {} bytes of code", mods.len(), code);
 }
