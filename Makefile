@@ -146,6 +146,8 @@ bench: deps image
 	@for v in $(LOOKUP_VARIANTS); do \
 	  $(MAKE) --no-print-directory kernel B=$(B)/lookup-$$v CAP_LOOKUP=$$v || exit 1; done
 	@$(PYTHON) tools/linuxbench.py || echo "make bench: the Linux guest comparison failed (build/linuxbench/log.txt); the Keep figures follow without it"
+	@if [ "$(SFI_BENCH)" != 0 ]; then rm -f build/bench/sfi.json; $(MAKE) --no-print-directory sfi-bench || \
+	  echo "make bench: the SFI benchmarks failed (see above); the other figures follow without them"; fi
 	$(PYTHON) tools/bench.py $(foreach v,$(LOOKUP_VARIANTS),--variant $(v)=$(B)/lookup-$(v)/kernel.bin)
 
 # ---- tests ----------------------------------------------------------------
