@@ -254,7 +254,7 @@ def main():
         One such round follows each program, so that the samples spread over
         the whole run: the shared host has slow periods of seconds to minutes,
         and a figure sampled in one window of a few seconds took whatever
-        state the host was in then (docs/sfi.md, "Measurement")."""
+        state the host was in then (docs/sfi.md, "Benchmarks")."""
         r = subprocess.run([os.path.join(BIN, "sfi-bench"), "--batches", str(MICRO_BATCHES), rt] + modules,
                            capture_output=True, text=True, check=True)
         for l in r.stdout.splitlines():

@@ -31,13 +31,17 @@ fn cpu_seconds() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
-/// Verifies the modules over and over for `seconds` of CPU time.
-fn verify_for(mods: &[Vec<u8>], seconds: f64) {
+/// Runs `f` over and over for `seconds` of CPU time (a warm-up, not sampled).
+fn for_cpu_seconds(seconds: f64, mut f: impl FnMut()) {
     let start = cpu_seconds();
     while cpu_seconds() - start < seconds {
-        for m in mods {
-            sfi_verify::verify(m).expect("benchmark modules verify");
-        }
+        f();
+    }
+}
+
+fn verify_all(mods: &[Vec<u8>]) {
+    for m in mods {
+        sfi_verify::verify(m).expect("benchmark modules verify");
     }
 }
 
@@ -70,11 +74,10 @@ fn main() {
     const N: u64 = 200_000;
     let (mut call, mut cproc, mut empty) = (Vec::new(), Vec::new(), Vec::new());
     let f: extern "C" fn(u64) -> u64 = std::hint::black_box(c_procedure);
-    // Warm-up, not sampled, as for the verifier below.
-    let start = cpu_seconds();
-    while cpu_seconds() - start < 0.3 {
+    // Warm-up, as for the verifier below.
+    for_cpu_seconds(0.3, || {
         std::hint::black_box(d.call(nothing, &[]).unwrap());
-    }
+    });
     for _ in 0..batches {
         let t = cycles();
         for _ in 0..N {
@@ -129,17 +132,15 @@ fn main() {
     // Verifier throughput over the given modules' code.
     let mods: Vec<Vec<u8>> = args.iter().map(|p| std::fs::read(p).unwrap()).collect();
     let code: usize = mods.iter().map(|m| sfi_verify::parse(m).map(|x| x.code.len()).unwrap_or(0)).sum();
-    // Warm-up, not sampled: when the batches followed a sleep directly, the
+    // Warm-up: when the batches followed a sleep directly, the
     // first ran at half speed or less for up to a second (the shared host's
     // vCPU coming back from idle).  Here rather than first: run before the
     // calls, it made them take 30 cycles instead of 25, for a reason not found.
-    verify_for(&mods, 1.0);
+    for_cpu_seconds(1.0, || verify_all(&mods));
     let mut thr = Vec::new();
     for _ in 0..batches {
         let t = cpu_seconds();
-        for m in &mods {
-            sfi_verify::verify(m).expect("benchmark modules verify");
-        }
+        verify_all(&mods);
         thr.push(code as f64 / (1 << 20) as f64 / (cpu_seconds() - t));
     }
     emit("sfi.verify.throughput", "MiB/s", &thr);
