@@ -96,7 +96,11 @@ static ALWAYS_INLINE u64 cspace_loaded_slot_w0(u64 addr, struct cap **slot, u64 
  * of its capability, or NO_CAPPAGE. */
 static ALWAYS_INLINE u64 cspace_loaded_slot_w0(u64 addr, struct cap **slot, u64 *w0)
 {
-    struct cap *s = (struct cap *)(uptr)(KEEP_CAP_SEGMENT + (addr << 4));
+    /* The segment's base in one movabs, which the compiler may reuse (GCC
+     * builds this constant in two instructions, a mov and a shift). */
+    uptr base;
+    __asm__("movabs %1, %0" : "=r"(base) : "i"(KEEP_CAP_SEGMENT));
+    struct cap *s = (struct cap *)(base + (addr << 4));
     PROBE_LOAD(*w0, s, missing); /* the second word is on the same page */
     *slot = s;
     return KEEP_ERR_OK;

@@ -49,6 +49,15 @@ static ALWAYS_INLINE bool buffer_word(struct process *s, u64 off, u64 *out)
     return s->ipc_buf && user_probe(s->ipc_buf + off, out);
 }
 
+/* p's state and wait kind in one store of a constant (GCC merges the two
+ * byte stores, but loads the merged value from memory). */
+static ALWAYS_INLINE void set_state_wait(struct process *p, u8 state, enum wait_kind kind)
+{
+    typedef u16 __attribute__((may_alias)) u16_alias;
+    _Static_assert(offsetof(struct process, wait_kind) == offsetof(struct process, state) + 1, "side by side");
+    *(u16_alias *)&p->state = (u16)(state | (unsigned)kind << 8);
+}
+
 /* s stops for `kind`; r, which waited, runs now, first in its priority,
  * with the message: rax OK, rsi the tag, rdi the payload and the four
  * words of s's registers; or, when r waited for the reply to a fault
@@ -57,11 +66,9 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
                                              u64 payload, bool same_prio, bool resumed)
 {
     cpu0.fastpath_ipc++;
-    s->state = KEEP_STATE_BLOCKED;
-    s->wait_kind = (u8)kind;
-    r->wait_kind = WAIT_NONE;
+    set_state_wait(s, KEEP_STATE_BLOCKED, kind);
+    set_state_wait(r, KEEP_STATE_RUNNABLE, WAIT_NONE);
     r->wait_target = NULL;
-    r->state = KEEP_STATE_RUNNABLE;
     if (same_prio) {
         /* s runs, so it heads its queue: r takes its place in the ring,
          * which is what dequeuing s and enqueuing r at the front gives */
@@ -188,14 +195,21 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
     hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0, same_prio, fault);
 }
 
+/* The lookup of the invoked capability (rdi) that both paths use: OK, the
+ * slot and its first word, or the lookup's error. */
+static ALWAYS_INLINE u64 invoked_slot(struct process *s, struct cap **slot, u64 *w0)
+{
+    *w0 = 0;
+    return s->regs.rdi >= KEEP_CAP_SPACE_SLOTS ? KEEP_ERR_OUT_OF_RANGE : cspace_loaded_slot_w0(s->regs.rdi, slot, w0);
+}
+
 /* A call with a string (tag: STRING_CALL_BITS), compiled apart so that
  * calls without one keep their registers: the lookup, the fast path if it
  * applies, else the general path. */
 static NORETURN __attribute__((noinline)) void fast_call_string(struct process *s, u64 tag)
 {
     struct cap *slot = NULL;
-    u64 w0 = 0, e = s->regs.rdi >= KEEP_CAP_SPACE_SLOTS ? KEEP_ERR_OUT_OF_RANGE
-                                                        : cspace_loaded_slot_w0(s->regs.rdi, &slot, &w0);
+    u64 w0, e = invoked_slot(s, &slot, &w0);
     if (!e && (w0 & 0xf) == KEEP_TYPE_SENDER)
         fast_call(s, tag, (struct cap){w0, slot->w1}, true);
     syscall_general_slot(s, e, slot);
@@ -227,7 +241,7 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
 NORETURN void syscall_dispatch(void)
 {
     struct process *s = cpu0.current;
-    u64 tag = s->regs.rsi, fast_type;
+    u64 tag = s->regs.rsi, w0, e;
     struct cap *slot = NULL;
     /* The running process's address space is loaded (entering by syscall
      * needs its code mapped), so its capabilities are found through the
@@ -235,23 +249,20 @@ NORETURN void syscall_dispatch(void)
     if (s->emulate || s->as != cpu0.loaded_as)
         syscall_general(s);
     /* Which fast path the tag alone allows (any other tag has some bit
-     * outside these, which also covers the reserved bits). */
-    if (!(tag & ~CALL_BITS))
-        fast_type = KEEP_TYPE_SENDER;
-    else if (!(tag & ~REPLY_RECV_BITS) && tag_mode(tag) == KEEP_TAG_MODE_SEND_RECV)
-        fast_type = KEEP_TYPE_RETURN;
-    else if (!(tag & ~STRING_CALL_BITS))
+     * outside these, which also covers the reserved bits); each case has
+     * its own copy of the lookup, so that the type it wants is a constant. */
+    if (!(tag & ~CALL_BITS)) {
+        e = invoked_slot(s, &slot, &w0);
+        if (!e && (w0 & 0xf) == KEEP_TYPE_SENDER)
+            fast_call(s, tag, (struct cap){w0, slot->w1}, false);
+    } else if (!(tag & ~REPLY_RECV_BITS) && tag_mode(tag) == KEEP_TAG_MODE_SEND_RECV) {
+        e = invoked_slot(s, &slot, &w0);
+        if (!e && (w0 & 0xf) == KEEP_TYPE_RETURN)
+            fast_reply_recv(s, tag, (struct cap){w0, slot->w1});
+    } else if (!(tag & ~STRING_CALL_BITS)) {
         fast_call_string(s, tag);
-    else
+    } else {
         syscall_general(s);
-    u64 w0 = 0, e = s->regs.rdi >= KEEP_CAP_SPACE_SLOTS ? KEEP_ERR_OUT_OF_RANGE
-                                                        : cspace_loaded_slot_w0(s->regs.rdi, &slot, &w0);
-    if (!e && (w0 & 0xf) == fast_type) {
-        struct cap c = {w0, slot->w1};
-        if (fast_type == KEEP_TYPE_SENDER)
-            fast_call(s, tag, c, false);
-        else
-            fast_reply_recv(s, tag, c);
     }
     syscall_general_slot(s, e, slot);
 }
