@@ -153,7 +153,7 @@ static inline bool cap_live_inline(struct cap c)
 }
 /* The same with only the first test inline (the IPC fast path, whose
  * registers are precious). */
-static inline bool cap_live_quick(struct cap c)
+static ALWAYS_INLINE bool cap_live_quick(struct cap c)
 {
     return ((1u << cap_type(c)) & CAP_ALWAYS_LIVE) || cap_live(c);
 }

@@ -30,17 +30,14 @@
 #define REPLY_RECV_BITS (KEEP_TAG_LABEL_MASK | SLOTS_FIELD | MODE_FIELD)
 
 _Static_assert(KEEP_TAG_MODE_SEND_RECV - 1 == KEEP_TAG_MODE_RECV, "fast_reply_recv");
+_Static_assert(KEEP_CAP_SPACE_SLOTS == 1ULL << 32, "a send_caps address is 32 bits");
 
-/* Once s has blocked, is r the process the scheduler would pick? */
-static __attribute__((noinline)) bool may_switch_other_prio(const struct process *r, struct process *s)
+/* Whether r, at s's priority, is what the scheduler picks once s has
+ * blocked: nothing runnable above that priority (the common case; another
+ * priority is decided out of line, by sched_is_highest). */
+static ALWAYS_INLINE bool may_switch_same_prio(const struct process *r)
 {
-    return sched_is_highest(r->prio, s);
-}
-static ALWAYS_INLINE bool may_switch(const struct process *r, struct process *s, bool same_prio)
-{
-    if (likely(same_prio)) /* the common case: nothing runnable above */
-        return !(sched_nonempty >> r->prio >> 1);
-    return may_switch_other_prio(r, s);
+    return !(sched_nonempty >> r->prio >> 1);
 }
 
 /* One word of s's IPC buffer (mapped, or the fast path gives up). */
@@ -105,25 +102,18 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     arch_return_to_user(d);
 }
 
-/* A call (tag: CALL_BITS, or STRING_CALL_BITS with str) through the SENDER
- * c; str is a constant, so that each case is compiled for itself. */
-static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bool str)
+/* The rest of a call (tag: CALL_BITS, or STRING_CALL_BITS with str)
+ * through the SENDER c to r, which waits to receive and runs next; same_prio
+ * and str are constants, so that each case is compiled for itself. */
+static ALWAYS_INLINE void call_to(struct process *s, u64 tag, struct cap c, struct process *r, unsigned ncaps,
+                                  bool str, bool same_prio)
 {
     struct cap xfer;
-    if ((cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
-        return;
-    struct process *r = process_from_cap(c);
-    unsigned ncaps = (tag >> KEEP_TAG_CAPS_SHIFT) & 1; /* CALL_BITS: no more than one */
-    if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n <= ncaps)
-        return;
-    bool same_prio = r->prio == s->prio;
-    if (!may_switch(r, s, same_prio))
-        return;
     if (ncaps) {
         u64 w;
         struct cap *x;
         if (!buffer_word(s, KEEP_IPC_SEND_CAPS, &w) || ((w >> 32) & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) ||
-            cspace_slot(s->as, w & 0xffffffff, &x))
+            cspace_loaded_slot((u32)w, &x)) /* s's space is loaded, and 2^32 is CAP_SPACE_SLOTS */
             return;
         xfer = *x;
         if (!cap_live_quick(xfer)) /* null or stale: the general path reports it */
@@ -159,29 +149,70 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bo
               cap_payload(c), same_prio, false);
 }
 
+/* The same to a receiver at another priority, out of line. */
+static __attribute__((noinline)) void call_other_prio(struct process *s, u64 tag, struct cap c, struct process *r,
+                                                      unsigned ncaps, bool str)
+{
+    if (!sched_is_highest(r->prio, s))
+        return;
+    if (str)
+        call_to(s, tag, c, r, ncaps, true, false);
+    call_to(s, tag, c, r, ncaps, false, false);
+}
+
+/* A call (tag: CALL_BITS, or STRING_CALL_BITS with str) through the SENDER
+ * c; str is a constant. */
+static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bool str)
+{
+    if ((cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
+        return;
+    struct process *r = process_from_cap(c);
+    unsigned ncaps = (tag >> KEEP_TAG_CAPS_SHIFT) & 1; /* CALL_BITS: no more than one */
+    if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n <= ncaps)
+        return;
+    if (likely(r->prio == s->prio)) {
+        if (may_switch_same_prio(r))
+            call_to(s, tag, c, r, ncaps, str, true);
+    } else {
+        call_other_prio(s, tag, c, r, ncaps, str);
+    }
+}
+
 /* The rest of a reply-and-receive by s to p, which waits for the reply to
- * a call (fault false) or to a fault message (fault true: p resumes). */
-static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct process *p, bool fault)
+ * a call (fault false) or to a fault message (fault true: p resumes) and
+ * runs next; same_prio is a constant. */
+static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct process *p, bool fault, bool same_prio)
 {
     struct regs *g = &s->regs;
     unsigned ns = (unsigned)tag_slots(tag);
-    bool same_prio = p->prio == s->prio;
-    if (!may_switch(p, s, same_prio))
-        return;
     /* The server's next receive slots, named in its IPC buffer, in its own
      * capability space (loaded: the invoked capability was found there). */
     if (ns) {
+        struct cap *x;
         if (!s->ipc_buf)
             return;
-        unsigned i = 0;
-        do { /* a do-while: ns is usually 1 */
-            struct cap *x;
+        if (likely(ns == 1)) { /* the return capability's */
             u64 a;
-            if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
+            if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
                 cspace_loaded_slot(a, &x))
                 return;
-            s->recv_addr[i] = a;
-        } while (++i < ns);
+            s->recv_addr[0] = a;
+        } else if (ns == 2) { /* and one more: both words in one probe */
+            u64 a0, a1;
+            if (!user_probe2(s->ipc_buf + KEEP_IPC_RECV_SLOTS, &a0, &a1) || (a0 | a1) >= KEEP_CAP_SPACE_SLOTS ||
+                cspace_loaded_slot(a0, &x) || cspace_loaded_slot(a1, &x))
+                return;
+            s->recv_addr[0] = a0;
+            s->recv_addr[1] = a1;
+        } else {
+            for (unsigned i = 0; i < ns; i++) {
+                u64 a;
+                if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
+                    cspace_loaded_slot(a, &x))
+                    return;
+                s->recv_addr[i] = a;
+            }
+        }
     }
     return_cap_used(p);
     s->recv_n = ns;
@@ -193,6 +224,27 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
         p->regs.rax = g->rdx;
     aspace_load(p->as);
     hand_over(s, WAIT_RECV, p, tag & KEEP_TAG_LABEL_MASK, 0, same_prio, fault);
+}
+
+/* The same to a process at another priority, out of line. */
+static __attribute__((noinline)) void reply_recv_other_prio(struct process *s, u64 tag, struct process *p, bool fault)
+{
+    if (!sched_is_highest(p->prio, s))
+        return;
+    if (fault)
+        reply_recv_to(s, tag, p, true, false);
+    reply_recv_to(s, tag, p, false, false);
+}
+
+/* A reply-and-receive by s to p (fault: as reply_recv_to). */
+static ALWAYS_INLINE void reply_recv(struct process *s, u64 tag, struct process *p, bool fault)
+{
+    if (likely(p->prio == s->prio)) {
+        if (may_switch_same_prio(p))
+            reply_recv_to(s, tag, p, fault, true);
+    } else {
+        reply_recv_other_prio(s, tag, p, fault);
+    }
 }
 
 /* The lookup of the invoked capability (rdi) that both paths use: OK, the
@@ -228,12 +280,12 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
     if (!p || n->reply != c.w0)
         return;
     if (likely(p->wait_kind == WAIT_REPLY))
-        reply_recv_to(s, tag, p, false);
+        reply_recv(s, tag, p, false);
     /* A reply to a fault message resumes the process (RESUME, or
      * RESUME_SET_RAX: rax from word 0 unless it was a kernel-memory fault,
      * whose invocation restarts); STOP goes the general way. */
     else if (p->wait_kind == WAIT_FAULT_REPLY && (tag & KEEP_TAG_LABEL_MASK) <= KEEP_REPLY_RESUME_SET_RAX)
-        reply_recv_to(s, tag, p, true);
+        reply_recv(s, tag, p, true);
 }
 
 /* The system call's C entry (entry.S): the fast path when it applies, with

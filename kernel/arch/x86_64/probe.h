@@ -49,4 +49,31 @@ fault:
     return false;
 }
 
+/* Two neighbouring words at va and va + 8 (the caller checked that both
+ * lie in the user half, on one page): true, or false if it is unmapped.
+ * One stac/clac bracket for both loads. */
+static ALWAYS_INLINE bool user_probe2(u64 va, u64 *a, u64 *b)
+{
+    const u64 *p = (const u64 *)(uptr)va;
+    u64 x, y;
+    if (smap_on)
+        __asm__ volatile goto("stac\n1: mov (%2), %0\n2: mov 8(%2), %1\nclac\n" EX_ENTRY("1b", "%l3")
+                                  EX_ENTRY("2b", "%l3")
+                              : "=&r"(x), "=r"(y)
+                              : "r"(p)
+                              :
+                              : fault);
+    else
+        __asm__ volatile goto("1: mov (%2), %0\n2: mov 8(%2), %1\n" EX_ENTRY("1b", "%l3") EX_ENTRY("2b", "%l3")
+                              : "=&r"(x), "=r"(y)
+                              : "r"(p)
+                              :
+                              : fault);
+    *a = x;
+    *b = y;
+    return true;
+fault:
+    return false;
+}
+
 #endif
