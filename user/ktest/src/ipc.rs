@@ -34,6 +34,8 @@ static CFG_MODE: AtomicU64 = Z;
 static CFG_TIMEOUT: AtomicU64 = Z;
 /// A sender the server sends its answer through (MODE_ECHO).
 static CFG_ECHO: AtomicU64 = Z;
+/// If not 0: the second receive slot its first reply-and-receive names.
+static CFG_RR_SLOT1: AtomicU64 = Z;
 
 /// Reply to each call (the default).
 #[allow(dead_code)]
@@ -83,6 +85,7 @@ fn reset() {
         &CFG_MODE,
         &CFG_TIMEOUT,
         &CFG_ECHO,
+        &CFG_RR_SLOT1,
     ] {
         x.store(0, SeqCst);
     }
@@ -196,12 +199,23 @@ fn server(a: &thread::Args) -> u64 {
         }
         let w = [m.words[3], m.words[2], m.words[1], m.words[0]];
         if mode == MODE_REPLY_RECV && n + 1 < count {
+            let other = CFG_RR_SLOT1.load(SeqCst);
+            if n == 0 && other != 0 {
+                let mut s = slots;
+                s[1] = other;
+                buf.set_recv_slots(&s);
+            }
             let r = ret.reply_recv(t.with_slots(nslots), w, timeout);
             if r.err == err::OK {
                 SEEN_REPLY_ERR[n].store(0, SeqCst);
                 pending = Some(r);
             } else {
                 SEEN_REPLY_ERR[n].store(r.err, SeqCst);
+                if other != 0 {
+                    // Nothing was sent: reply on its own.
+                    let e = ret.reply(t, w).err().map_or(0, |e| e.0);
+                    SEEN_SECOND_ERR.store(e, SeqCst);
+                }
             }
             continue;
         }
@@ -929,6 +943,73 @@ pub fn fast_path_used(cx: &mut Cx) -> TestResult {
             let t = Tag(SEEN_TAG[i].load(SeqCst));
             ensure!(t.is_called() && t.caps() == 1, "server tag {:#x}", t.0);
         }
+    }
+    Ok(())
+}
+
+/// The fast path's reply-and-receive names two or three receive slots (two
+/// are read by a path of their own) and each call carries a capability to
+/// the second: the capabilities arrive, and the fast path takes the calls
+/// and the replies.
+pub fn fast_path_recv_slots(cx: &mut Cx) -> TestResult {
+    use keep_abi::{KERNEL, info};
+    let want = sent_caps()?;
+    for nslots in [2, 3] {
+        for prio in [SAME, HIGH] {
+            reset();
+            CFG_COUNT.store(4, SeqCst);
+            CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+            let before = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+            with_server(cx, nslots, prio, |_, snd, _| {
+                keep_rt::ipc_buffer().set_send_caps(&[(want[1].0, want[1].1)]);
+                for i in 0..4u64 {
+                    let m = Sender(snd).call(Tag::new(0x10 + i).with_caps(1), [i, 0, 0, 0]);
+                    m.result().ctx("CALL with a capability")?;
+                    ensure!(m.tag.label() == 0x11 + i, "reply {i}: label {:#x}", m.tag.label());
+                }
+                let after = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+                // The calls after the first (which may find the server not yet
+                // waiting) and at least two reply-and-receives.
+                ensure!(
+                    after >= before + 5,
+                    "{nslots} slots, prio {prio}: fast path completed {} of them",
+                    after - before
+                );
+                Ok(())
+            })?;
+            for i in 0..4 {
+                let t = Tag(SEEN_TAG[i].load(SeqCst));
+                ensure!(t.is_called() && t.caps() == 2, "{nslots} slots: server tag {:#x}", t.0);
+                expect_summary(SEEN_CAPS[i].load(SeqCst), &want[1..2], &format!("{nslots} slots, call {i}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A reply-and-receive whose second receive slot lies in a hole fails with
+/// NO_CAPPAGE before it sends anything (the fast path leaves it to the
+/// general path, which checks every slot first): the caller still waits,
+/// and a plain reply through the same return capability reaches it.
+pub fn fast_path_recv_slot_hole(cx: &mut Cx) -> TestResult {
+    for prio in [SAME, HIGH] {
+        reset();
+        CFG_COUNT.store(2, SeqCst);
+        CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+        CFG_RR_SLOT1.store(HOLE, SeqCst);
+        with_server(cx, 2, prio, |_, snd, _| {
+            for i in 0..2u64 {
+                let m = Sender(snd).call(Tag::new(0x30 + i), [i, 0, 0, 0]);
+                m.result().ctx("CALL")?;
+                ensure!(m.tag.label() == 0x31 + i, "reply {i}: label {:#x}", m.tag.label());
+            }
+            Ok(())
+        })?;
+        let e = SEEN_REPLY_ERR[0].load(SeqCst);
+        ensure!(e == err::NO_CAPPAGE, "prio {prio}: reply-and-receive into a hole gave {e}, want NO_CAPPAGE");
+        let e = SEEN_SECOND_ERR.load(SeqCst);
+        ensure!(e == 0, "prio {prio}: the plain reply after it gave {e}: the return capability was used");
+        ensure!(SEEN_COUNT.load(SeqCst) == 2, "the server received {} calls", SEEN_COUNT.load(SeqCst));
     }
     Ok(())
 }

@@ -309,6 +309,8 @@ const TESTS: &[Test] = &[
     ("IPC0026", "a lower-priority receiver waits for the sender to block", ipc::lower_receiver_waits),
     ("IPC0027", "the fast path takes calls and replies, with the general path's results", ipc::fast_path_used),
     ("IPC0028", "an IPC buffer found mapped, then unmapped, is FAULT; mapped again, good", ipc::ipc_buffer_unmapped_later),
+    ("IPC0029", "the fast path with two and three receive slots and a capability on the call", ipc::fast_path_recv_slots),
+    ("IPC0030", "a reply-and-receive into a hole is NO_CAPPAGE and sends nothing", ipc::fast_path_recv_slot_hole),
     ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
