@@ -171,8 +171,11 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bo
     if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n <= ncaps)
         return;
     if (likely(r->prio == s->prio)) {
-        if (may_switch_same_prio(r))
-            call_to(s, tag, c, r, ncaps, str, true);
+        if (!may_switch_same_prio(r))
+            return;
+        if (ncaps) /* a constant in each */
+            call_to(s, tag, c, r, 1, str, true);
+        call_to(s, tag, c, r, 0, str, true);
     } else {
         call_other_prio(s, tag, c, r, ncaps, str);
     }
