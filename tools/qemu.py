@@ -119,6 +119,8 @@ def run_captured(cmd, timeout, log):
 def cmd_test(args):
     check_built()
     cmd = base_cmd(choose_accel(args.accel), "autotest") + ["-serial", "stdio"]
+    if args.cpu:  # a later -cpu replaces base_cmd's
+        cmd += ["-cpu", args.cpu]
     print("qemu.py: " + " ".join(cmd), flush=True)
     rc, out, timed_out, secs = run_captured(cmd, args.timeout, BUILD / "ktest.log")
     m = re.findall(r"ktest: (\d+) passed, (\d+) failed", out)
@@ -165,6 +167,7 @@ def main():
     ap.add_argument("mode", choices=["run", "debug", "test", "bench"])
     ap.add_argument("--accel", default=os.environ.get("ACCEL", "auto"), choices=["auto", "tcg", "kvm"])
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--cpu", help="test: QEMU's CPU model instead of max (e.g. max,-smap)")
     args = ap.parse_args()
     {"run": cmd_run, "debug": cmd_debug, "test": cmd_test, "bench": cmd_bench}[args.mode](args)
 

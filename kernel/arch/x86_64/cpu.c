@@ -4,6 +4,7 @@
 #include "arch_offsets.h"
 #include "keep/abi.h"
 #include "lib.h"
+#include "probe.h"
 #include "x86.h"
 
 struct idt_gate {
@@ -27,7 +28,20 @@ static struct fpu_state fpu_template;
 /* The kernel stack and the stack for double faults, NMI and machine checks,
  * each above a guard page that paging.c leaves unmapped. */
 struct kernel_stacks kernel_stacks __attribute__((aligned(4096)));
-u8 smap_on;
+
+/* Without SMAP, stac and clac are invalid: each one probe.h listed becomes
+ * a 3-byte NOP (0f 1f 00).  Called before paging_init, while the boot page
+ * tables still map the kernel's text writable; writing CR4 afterwards
+ * serializes. */
+static void smap_sites_patch(void)
+{
+    for (const u64 *s = smap_sites_start; s < smap_sites_end; s++) {
+        u8 *p = (u8 *)(uptr)*s;
+        p[0] = 0x0f;
+        p[1] = 0x1f;
+        p[2] = 0x00;
+    }
+}
 u8 fsgsbase_cpu;
 
 _Static_assert(__builtin_offsetof(struct cpu, user_rsp_scratch) == CPU_USER_RSP, "entry.S");
@@ -155,10 +169,10 @@ void cpu_init(void)
         cr4 |= 1ULL << 7;
     if (cpu0.features & KEEP_CPU_SMEP)
         cr4 |= 1ULL << 20;
-    if (cpu0.features & KEEP_CPU_SMAP) {
-        cr4 |= 1ULL << 21; /* the kernel reaches user memory through the physical window */
-        smap_on = 1;       /* ... or through user_probe (probe.h) */
-    }
+    if (cpu0.features & KEEP_CPU_SMAP)
+        cr4 |= 1ULL << 21; /* the kernel reaches user memory through the physical window, or user_probe */
+    else
+        smap_sites_patch();
     write_cr4(cr4);
     u64 cr0 = read_cr0();
     cr0 &= ~((1ULL << 2) | (1ULL << 3)); /* EM, TS off */

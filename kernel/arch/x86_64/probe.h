@@ -22,27 +22,23 @@ extern const struct ex_entry ex_table_start[], ex_table_end[];
 #define PROBE_LOAD(out, addr, fault)                                                                     \
     __asm__ volatile goto("1: mov (%1), %0\n" EX_ENTRY("1b", "%l2") : "=r"(out) : "r"(addr) : : fault)
 
-/* The same for a user address with SMAP on: the access is bracketed by
- * stac/clac (trap.c clears AC when it takes the fix-up). */
-#define PROBE_LOAD_USER_SMAP(out, addr, fault)                                                           \
-    __asm__ volatile goto("stac\n1: mov (%1), %0\nclac\n" EX_ENTRY("1b", "%l2")                                    \
-                 : "=r"(out)                                                                            \
-                 : "r"(addr)                                                                            \
-                 :                                                                                      \
-                 : fault)
-
-extern u8 smap_on; /* CR4.SMAP is set: user loads need stac/clac */
+/* stac and clac, each listed in section smap_sites: on a CPU without SMAP
+ * (where they are invalid) cpu.c replaces each with a 3-byte NOP at boot,
+ * so that a user probe needs no test of its own. */
+#define SMAP_SITE(insn) "661: " insn "\n.pushsection smap_sites, \"a\"\n.balign 8\n.quad 661b\n.popsection\n"
+#define STAC SMAP_SITE("stac")
+#define CLAC SMAP_SITE("clac")
+extern const u64 smap_sites_start[], smap_sites_end[];
 
 /* One word at va in the user half of the loaded address space (the caller
- * checked that va lies there): true and *out, or false if it is unmapped. */
+ * checked that va lies there): true and *out, or false if it is unmapped.
+ * The access is bracketed by stac/clac (trap.c clears AC when it takes the
+ * fix-up). */
 static ALWAYS_INLINE bool user_probe(u64 va, u64 *out)
 {
     const u64 *p = (const u64 *)(uptr)va;
     u64 w;
-    if (smap_on)
-        PROBE_LOAD_USER_SMAP(w, p, fault);
-    else
-        PROBE_LOAD(w, p, fault);
+    __asm__ volatile goto(STAC "1: mov (%1), %0\n" CLAC EX_ENTRY("1b", "%l2") : "=r"(w) : "r"(p) : : fault);
     *out = w;
     return true;
 fault:
@@ -50,25 +46,16 @@ fault:
 }
 
 /* Two neighbouring words at va and va + 8 (the caller checked that both
- * lie in the user half, on one page): true, or false if it is unmapped.
- * One stac/clac bracket for both loads. */
+ * lie in the user half, on one page): true, or false if it is unmapped. */
 static ALWAYS_INLINE bool user_probe2(u64 va, u64 *a, u64 *b)
 {
     const u64 *p = (const u64 *)(uptr)va;
     u64 x, y;
-    if (smap_on)
-        __asm__ volatile goto("stac\n1: mov (%2), %0\n2: mov 8(%2), %1\nclac\n" EX_ENTRY("1b", "%l3")
-                                  EX_ENTRY("2b", "%l3")
-                              : "=&r"(x), "=r"(y)
-                              : "r"(p)
-                              :
-                              : fault);
-    else
-        __asm__ volatile goto("1: mov (%2), %0\n2: mov 8(%2), %1\n" EX_ENTRY("1b", "%l3") EX_ENTRY("2b", "%l3")
-                              : "=&r"(x), "=r"(y)
-                              : "r"(p)
-                              :
-                              : fault);
+    __asm__ volatile goto(STAC "1: mov (%2), %0\n2: mov 8(%2), %1\n" CLAC EX_ENTRY("1b", "%l3") EX_ENTRY("2b", "%l3")
+                          : "=&r"(x), "=r"(y)
+                          : "r"(p)
+                          :
+                          : fault);
     *a = x;
     *b = y;
     return true;
