@@ -168,7 +168,7 @@ static __attribute__((noinline)) void call_other_prio(struct process *s, u64 tag
  * c; str is a constant. */
 static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bool str)
 {
-    if ((cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) != (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
+    if (~cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
         return;
     struct process *r = process_from_cap(c);
     unsigned ncaps = (tag >> KEEP_TAG_CAPS_SHIFT) & 1; /* CALL_BITS: no more than one */
@@ -212,6 +212,8 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
             s->recv_addr[0] = a0;
             s->recv_addr[1] = a1;
         } else {
+            if (ns > KEEP_MAX_RECV_SLOTS)
+                return;
             for (unsigned i = 0; i < ns; i++) {
                 u64 a;
                 if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
@@ -278,7 +280,7 @@ static NORETURN __attribute__((noinline)) void fast_call_string(struct process *
  * the RETURN capability c. */
 static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap c)
 {
-    if (s->regs.rax > MAX_TIMEOUT_MS || tag_slots(tag) > KEEP_MAX_RECV_SLOTS || s->sendq_head || s->irq_pending)
+    if (s->regs.rax > MAX_TIMEOUT_MS || s->sendq_head || s->irq_pending)
         return;
     /* The caller it answers: the whole first word matches (the version,
      * and the WRITE right) while the caller waits for this reply. */
