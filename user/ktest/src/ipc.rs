@@ -36,6 +36,8 @@ static CFG_TIMEOUT: AtomicU64 = Z;
 static CFG_ECHO: AtomicU64 = Z;
 /// If not 0: the second receive slot its first reply-and-receive names.
 static CFG_RR_SLOT1: AtomicU64 = Z;
+/// If not 0: how many receive slots its first reply-and-receive names.
+static CFG_RR_NSLOTS: AtomicU64 = Z;
 
 /// Reply to each call (the default).
 #[allow(dead_code)]
@@ -86,6 +88,7 @@ fn reset() {
         &CFG_TIMEOUT,
         &CFG_ECHO,
         &CFG_RR_SLOT1,
+        &CFG_RR_NSLOTS,
     ] {
         x.store(0, SeqCst);
     }
@@ -199,19 +202,23 @@ fn server(a: &thread::Args) -> u64 {
         }
         let w = [m.words[3], m.words[2], m.words[1], m.words[0]];
         if mode == MODE_REPLY_RECV && n + 1 < count {
-            let other = CFG_RR_SLOT1.load(SeqCst);
+            let (other, other_n) = (CFG_RR_SLOT1.load(SeqCst), CFG_RR_NSLOTS.load(SeqCst));
+            let mut rr_slots = nslots;
             if n == 0 && other != 0 {
                 let mut s = slots;
                 s[1] = other;
                 buf.set_recv_slots(&s);
             }
-            let r = ret.reply_recv(t.with_slots(nslots), w, timeout);
+            if n == 0 && other_n != 0 {
+                rr_slots = other_n;
+            }
+            let r = ret.reply_recv(t.with_slots(rr_slots), w, timeout);
             if r.err == err::OK {
                 SEEN_REPLY_ERR[n].store(0, SeqCst);
                 pending = Some(r);
             } else {
                 SEEN_REPLY_ERR[n].store(r.err, SeqCst);
-                if other != 0 {
+                if other != 0 || other_n != 0 {
                     // Nothing was sent: reply on its own.
                     let e = ret.reply(t, w).err().map_or(0, |e| e.0);
                     SEEN_SECOND_ERR.store(e, SeqCst);
@@ -1010,6 +1017,32 @@ pub fn fast_path_recv_slot_hole(cx: &mut Cx) -> TestResult {
         let e = SEEN_SECOND_ERR.load(SeqCst);
         ensure!(e == 0, "prio {prio}: the plain reply after it gave {e}: the return capability was used");
         ensure!(SEEN_COUNT.load(SeqCst) == 2, "the server received {} calls", SEEN_COUNT.load(SeqCst));
+    }
+    Ok(())
+}
+
+/// A reply-and-receive naming six or seven receive slots (the tag's field
+/// holds up to seven, MAX_RECV_SLOTS is five) is INVALID_ARG and sends
+/// nothing; a plain reply through the same return capability reaches the
+/// caller.
+pub fn reply_recv_too_many_slots(cx: &mut Cx) -> TestResult {
+    for n in [6, 7] {
+        reset();
+        CFG_COUNT.store(2, SeqCst);
+        CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+        CFG_RR_NSLOTS.store(n, SeqCst);
+        with_server(cx, 1, SAME, |_, snd, _| {
+            for i in 0..2u64 {
+                let m = Sender(snd).call(Tag::new(0x40 + i), [i, 0, 0, 0]);
+                m.result().ctx("CALL")?;
+                ensure!(m.tag.label() == 0x41 + i, "reply {i}: label {:#x}", m.tag.label());
+            }
+            Ok(())
+        })?;
+        let e = SEEN_REPLY_ERR[0].load(SeqCst);
+        ensure!(e == err::INVALID_ARG, "reply-and-receive with {n} slots gave {e}, want INVALID_ARG");
+        let e = SEEN_SECOND_ERR.load(SeqCst);
+        ensure!(e == 0, "{n} slots: the plain reply after it gave {e}: the return capability was used");
     }
     Ok(())
 }

@@ -311,6 +311,7 @@ const TESTS: &[Test] = &[
     ("IPC0028", "an IPC buffer found mapped, then unmapped, is FAULT; mapped again, good", ipc::ipc_buffer_unmapped_later),
     ("IPC0029", "the fast path with two and three receive slots and a capability on the call", ipc::fast_path_recv_slots),
     ("IPC0030", "a reply-and-receive into a hole is NO_CAPPAGE and sends nothing", ipc::fast_path_recv_slot_hole),
+    ("IPC0031", "a reply-and-receive naming 6 or 7 receive slots is INVALID_ARG and sends nothing", ipc::reply_recv_too_many_slots),
     ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
