@@ -322,8 +322,10 @@ NORETURN void syscall_dispatch(void)
             fast_reply_recv(s, tag, (struct cap){w0, slot->w1});
     } else if (!(tag & ~STRING_CALL_BITS)) {
         fast_call_string(s, tag);
+    } else if (!(tag & TAG_RESERVED) && tag_mode(tag) != KEEP_TAG_MODE_RECV) {
+        e = invoked_slot(s, &slot, &w0); /* any other invocation of a capability */
     } else {
-        syscall_general(s);
+        syscall_general(s); /* an open receive, or reserved bits */
     }
     syscall_general_slot(s, e, slot);
 }
