@@ -232,7 +232,7 @@ static u64 build(struct process *s, u64 tag, struct msg *m)
         m->caps[m->ncaps++] = cap_mask(c, mask);
     }
     struct cap *slots[KEEP_MAX_RECV_SLOTS]; /* our own, for what comes back */
-    u64 e = resolve_slots(s, ns, slots);
+    u64 e = ns ? resolve_slots(s, ns, slots) : KEEP_ERR_OK; /* a send names none */
     if (e)
         return e;
     if (tag & KEEP_TAG_STRING) {
