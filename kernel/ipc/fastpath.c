@@ -1,10 +1,14 @@
 /* The IPC fast path: a call to a process waiting in an open receive, and a
  * reply-and-receive through a return capability to the caller waiting for
- * it, carrying data words and at most one capability (on the call).
+ * it, carrying data words, and on the call at most one capability and a
+ * string or not.
  *
  * It handles only what needs none of the general path's machinery: no
- * string, no wrapper, no queued sender or interrupt for the
- * server, a receiver the scheduler would run next.  It checks everything
+ * string on a reply, no wrapper, no queued sender or interrupt for the
+ * server, a receiver the scheduler would run next.  Each case (the
+ * receiver's priority the caller's or another, a capability or none, a
+ * string or none) is compiled for itself, so that the common one keeps
+ * nothing it does not need.  It checks everything
  * first, and if anything does not hold it returns and the general path
  * (ipc.c) does the same invocation, or reports its error; once it starts to
  * change state it cannot fail.  Every capability is found by the MMU
