@@ -189,6 +189,15 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bo
     }
 }
 
+/* Receive slot i that s's IPC buffer (mapped) names: true and its address
+ * if the slot exists in s's capability space, which is loaded. */
+static ALWAYS_INLINE bool named_recv_slot(struct process *s, unsigned i, u64 *a)
+{
+    struct cap *x;
+    return user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, a) && *a < KEEP_CAP_SPACE_SLOTS &&
+           !cspace_loaded_slot(*a, &x);
+}
+
 /* The rest of a reply-and-receive by s to p, which waits for the reply to
  * a call (fault false) or to a fault message (fault true: p resumes) and
  * runs next; same_prio is a constant. */
@@ -199,17 +208,16 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
     /* The server's next receive slots, named in its IPC buffer, in its own
      * capability space (loaded: the invoked capability was found there). */
     if (ns) {
-        struct cap *x;
         if (!s->ipc_buf)
             return;
         if (likely(ns == 1)) { /* the return capability's */
             u64 a;
-            if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
-                cspace_loaded_slot(a, &x))
+            if (!named_recv_slot(s, 0, &a))
                 return;
             s->recv_addr[0] = a;
         } else if (ns == 2) { /* and one more: both words in one probe */
             u64 a0, a1;
+            struct cap *x;
             if (!user_probe2(s->ipc_buf + KEEP_IPC_RECV_SLOTS, &a0, &a1) || (a0 | a1) >= KEEP_CAP_SPACE_SLOTS ||
                 cspace_loaded_slot(a0, &x) || cspace_loaded_slot(a1, &x))
                 return;
@@ -220,8 +228,7 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
                 return;
             for (unsigned i = 0; i < ns; i++) {
                 u64 a;
-                if (!user_probe(s->ipc_buf + KEEP_IPC_RECV_SLOTS + 8 * i, &a) || a >= KEEP_CAP_SPACE_SLOTS ||
-                    cspace_loaded_slot(a, &x))
+                if (!named_recv_slot(s, i, &a))
                     return;
                 s->recv_addr[i] = a;
             }

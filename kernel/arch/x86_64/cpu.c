@@ -28,6 +28,7 @@ static struct fpu_state fpu_template;
 /* The kernel stack and the stack for double faults, NMI and machine checks,
  * each above a guard page that paging.c leaves unmapped. */
 struct kernel_stacks kernel_stacks __attribute__((aligned(4096)));
+u8 fsgsbase_cpu;
 
 /* Without SMAP, stac and clac are invalid: each one probe.h listed becomes
  * a 3-byte NOP (0f 1f 00).  Called before paging_init, while the boot page
@@ -42,7 +43,6 @@ static void smap_sites_patch(void)
         p[2] = 0x00;
     }
 }
-u8 fsgsbase_cpu;
 
 _Static_assert(__builtin_offsetof(struct cpu, user_rsp_scratch) == CPU_USER_RSP, "entry.S");
 _Static_assert(__builtin_offsetof(struct cpu, kstack_top) == CPU_KSTACK_TOP, "entry.S");
