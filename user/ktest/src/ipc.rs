@@ -994,55 +994,57 @@ pub fn fast_path_recv_slots(cx: &mut Cx) -> TestResult {
     Ok(())
 }
 
+/// Two calls to a server at `prio` naming `nslots` receive slots, whose
+/// first reply-and-receive (set up by `configure`, after `reset`) fails with
+/// `want` before it sends anything: the caller still waits, a plain reply
+/// through the same return capability reaches it, and the server receives
+/// the second call.
+fn failed_reply_recv(
+    cx: &mut Cx,
+    nslots: usize,
+    prio: u64,
+    configure: impl Fn(),
+    want: u64,
+    what: &str,
+) -> TestResult {
+    reset();
+    CFG_COUNT.store(2, SeqCst);
+    CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+    configure();
+    with_server(cx, nslots, prio, |_, snd, _| {
+        for i in 0..2u64 {
+            let m = Sender(snd).call(Tag::new(0x30 + i), [i, 0, 0, 0]);
+            m.result().ctx("CALL")?;
+            ensure!(m.tag.label() == 0x31 + i, "{what}: reply {i}: label {:#x}", m.tag.label());
+        }
+        Ok(())
+    })?;
+    let e = SEEN_REPLY_ERR[0].load(SeqCst);
+    ensure!(e == want, "{what}: the reply-and-receive gave {e}, want {want}");
+    let e = SEEN_SECOND_ERR.load(SeqCst);
+    ensure!(e == 0, "{what}: the plain reply after it gave {e}: the return capability was used");
+    ensure!(SEEN_COUNT.load(SeqCst) == 2, "{what}: the server received {} calls", SEEN_COUNT.load(SeqCst));
+    Ok(())
+}
+
 /// A reply-and-receive whose second receive slot lies in a hole fails with
 /// NO_CAPPAGE before it sends anything (the fast path leaves it to the
-/// general path, which checks every slot first): the caller still waits,
-/// and a plain reply through the same return capability reaches it.
+/// general path, which checks every slot first).
 pub fn fast_path_recv_slot_hole(cx: &mut Cx) -> TestResult {
     for prio in [SAME, HIGH] {
-        reset();
-        CFG_COUNT.store(2, SeqCst);
-        CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
-        CFG_RR_SLOT1.store(HOLE, SeqCst);
-        with_server(cx, 2, prio, |_, snd, _| {
-            for i in 0..2u64 {
-                let m = Sender(snd).call(Tag::new(0x30 + i), [i, 0, 0, 0]);
-                m.result().ctx("CALL")?;
-                ensure!(m.tag.label() == 0x31 + i, "reply {i}: label {:#x}", m.tag.label());
-            }
-            Ok(())
-        })?;
-        let e = SEEN_REPLY_ERR[0].load(SeqCst);
-        ensure!(e == err::NO_CAPPAGE, "prio {prio}: reply-and-receive into a hole gave {e}, want NO_CAPPAGE");
-        let e = SEEN_SECOND_ERR.load(SeqCst);
-        ensure!(e == 0, "prio {prio}: the plain reply after it gave {e}: the return capability was used");
-        ensure!(SEEN_COUNT.load(SeqCst) == 2, "the server received {} calls", SEEN_COUNT.load(SeqCst));
+        let what = format!("a hole, prio {prio}");
+        failed_reply_recv(cx, 2, prio, || CFG_RR_SLOT1.store(HOLE, SeqCst), err::NO_CAPPAGE, &what)?;
     }
     Ok(())
 }
 
 /// A reply-and-receive naming six or seven receive slots (the tag's field
 /// holds up to seven, MAX_RECV_SLOTS is five) is INVALID_ARG and sends
-/// nothing; a plain reply through the same return capability reaches the
-/// caller.
+/// nothing.
 pub fn reply_recv_too_many_slots(cx: &mut Cx) -> TestResult {
     for n in [6, 7] {
-        reset();
-        CFG_COUNT.store(2, SeqCst);
-        CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
-        CFG_RR_NSLOTS.store(n, SeqCst);
-        with_server(cx, 1, SAME, |_, snd, _| {
-            for i in 0..2u64 {
-                let m = Sender(snd).call(Tag::new(0x40 + i), [i, 0, 0, 0]);
-                m.result().ctx("CALL")?;
-                ensure!(m.tag.label() == 0x41 + i, "reply {i}: label {:#x}", m.tag.label());
-            }
-            Ok(())
-        })?;
-        let e = SEEN_REPLY_ERR[0].load(SeqCst);
-        ensure!(e == err::INVALID_ARG, "reply-and-receive with {n} slots gave {e}, want INVALID_ARG");
-        let e = SEEN_SECOND_ERR.load(SeqCst);
-        ensure!(e == 0, "{n} slots: the plain reply after it gave {e}: the return capability was used");
+        let what = format!("{n} slots");
+        failed_reply_recv(cx, 1, SAME, || CFG_RR_NSLOTS.store(n, SeqCst), err::INVALID_ARG, &what)?;
     }
     Ok(())
 }
