@@ -1005,7 +1005,10 @@ def link_module(inputs, out, full, tmpdir, exports=None):
             raise SfiError("section %s is not supported in fault-domain modules" % s["name"])
     text = code[0] if code else dict(addr=CODE_BASE, size=0, off=0, type=1)
     code_bytes = data[text["off"]:text["off"] + text["size"]]
-    code_bytes += b"\xcc" * (-len(code_bytes) % BUNDLE)
+    # At least one int3 after the last instruction, then whole bundles: the
+    # verifier refuses code whose last instruction can fall through its end
+    # (a call returns there, a conditional branch or a no-op continues there).
+    code_bytes += b"\xcc" * (-len(code_bytes) % BUNDLE or BUNDLE)
     if other:
         data_off = min(s["addr"] for s in other)
     else:
