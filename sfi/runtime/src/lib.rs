@@ -189,6 +189,9 @@ impl Domain {
             if code_len > 0 {
                 map_fixed(base + CODE_BASE, code_len, libc::PROT_READ | libc::PROT_WRITE, 0)?;
                 std::ptr::copy_nonoverlapping(m.code.as_ptr(), (base + CODE_BASE) as *mut u8, m.code.len());
+                // The rest of the last code page is executable too: int3, so
+                // that a masked branch to a bundle there traps (rule 10).
+                std::ptr::write_bytes((base + CODE_BASE + m.code.len() as u64) as *mut u8, 0xcc, (code_len - m.code.len() as u64) as usize);
                 libc::mprotect((base + CODE_BASE) as *mut _, code_len as usize, libc::PROT_READ | libc::PROT_EXEC);
             }
             let data_end = m.data_offset + m.data.len() as u64 + m.bss_size;

@@ -253,6 +253,16 @@ fn check_instruction(i: &Instruction) -> Result<(), &'static str> {
             return Err("control-state instruction")
         }
         Enter | Leave => return Err("frame instruction"),
+        // Intel decodes ud0 with a ModRM byte, AMD without: a length that
+        // depends on the CPU (rule 11).  ud2 is the same everywhere.
+        Ud0 => return Err("encoding decoded differently by CPU vendors"),
+        // With a register bit offset these address `operand + (offset >> 3)`,
+        // a signed 64-bit displacement the operand does not show (SDM vol. 2,
+        // BT: "bit base" and "bit offset"); with an immediate they stay inside
+        // the operand.
+        Bt | Bts | Btr | Btc if i.op0_kind() == OpKind::Memory && i.op1_kind() == OpKind::Register => {
+            return Err("bit-string access with a register offset")
+        }
         _ => {}
     }
     for n in 0..i.op_count() {
@@ -340,6 +350,46 @@ fn plain_operands(i: &Instruction) -> (bool, bool, u16) {
     (true, has_mem, special)
 }
 
+/// Whether the prefixes of a branch (its bytes up to the opcode) are the
+/// same to every CPU: a `66` (operand size) makes AMD's CPUs, and QEMU's
+/// TCG, take a near branch or return as 16-bit (a 2-byte displacement, a
+/// target truncated to 16 bits, a 2-byte return address) where Intel's
+/// ignore it; `67` (address size) is refused with it, since no compiler puts
+/// it on a branch.  Segment (branch hint), lock/rep and REX prefixes mean the
+/// same everywhere.  (Rule 11.)
+fn branch_prefixes_same_everywhere(bytes: &[u8]) -> bool {
+    for &b in bytes {
+        match b {
+            0x66 | 0x67 => return false,
+            0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0xf0 | 0xf2 | 0xf3 | 0x40..=0x4f => {}
+            _ => return true,
+        }
+    }
+    true
+}
+
+/// Instructions whose memory operand is read or written every time they run
+/// (so the access faults if it is unmapped): the only ones that may *check*
+/// a small step of %rsp (rule 5).  Not: masked moves (`vmaskmovps`,
+/// `vpmaskmovd`...: a zero mask touches nothing and never faults), `cmov`
+/// (whether it faults with a false condition is the CPU's choice), gathers,
+/// prefetches, `nop`, `lea`, `clflush` and anything else not listed.  The same
+/// list as `SP_CHECK_MNEMS` in sfi/cc/sficc.py, which decides where the
+/// sequence may be left out.
+fn always_accesses(m: Mnemonic) -> bool {
+    use Mnemonic::*;
+    matches!(
+        m,
+        Mov | Movzx | Movsx | Movsxd | Movss | Movsd | Movaps | Movapd | Movups | Movupd | Movdqa | Movdqu | Movq | Movd
+            | Movlps | Movlpd | Movhps | Movhpd | Movbe | Movnti | Movntps | Movntpd | Movntdq | Movntdqa | Movddup
+            | Movshdup | Movsldup | Vmovss | Vmovsd | Vmovaps | Vmovapd | Vmovups | Vmovupd | Vmovdqa | Vmovdqu | Vmovq
+            | Vmovd | Vmovlps | Vmovlpd | Vmovhps | Vmovhpd | Vmovntps | Vmovntpd | Vmovntdq | Vmovntdqa | Vmovddup
+            | Vmovshdup | Vmovsldup | Add | Sub | And | Or | Xor | Cmp | Test | Inc | Dec | Adc | Sbb | Fld | Fst | Fstp
+            | Fild | Fist | Fistp | Fisttp | Ucomiss | Ucomisd | Comiss | Comisd | Cvtsi2ss | Cvtsi2sd | Cvtss2sd
+            | Cvtsd2ss | Cvttss2si | Cvttsd2si | Cvtss2si | Cvtsd2si
+    )
+}
+
 /// push, pop and call: they move %rsp by 8 and touch memory at it (rule 5).
 fn is_stack_op(i: &Instruction) -> bool {
     matches!(i.mnemonic(), Mnemonic::Push | Mnemonic::Pop | Mnemonic::Call)
@@ -353,13 +403,23 @@ fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
     let mut explicit_seen = false;
     // push, pop and call move %rsp by 8 and touch memory at it; rule 5 exempts them.
     let stack_op = is_stack_op(i);
-    for m in info.used_memory() {
+    // `push m64`, `pop m64`: the implicit stack access and the explicit
+    // operand can have the same base and displacement (`pop (%rsp)`), so one
+    // instance cannot tell which access is which; an operand that two
+    // accesses match is ambiguous in the same way.  Never cached.
+    let explicit_like = |m: &iced_x86::UsedMemory| {
         let base_ok = if i.is_ip_rel_memory_operand() {
             matches!(m.base(), Register::None | Register::RIP | Register::EIP) && m.displacement() == i.ip_rel_memory_address()
         } else {
             m.base() == i.memory_base() && m.displacement() == i.memory_displacement64()
         };
-        if has_mem && !explicit_seen && base_ok && m.index() == i.memory_index() && m.segment() == i.memory_segment() {
+        base_ok && m.index() == i.memory_index() && m.segment() == i.memory_segment()
+    };
+    if has_mem && (stack_op || info.used_memory().iter().filter(|m| explicit_like(m)).count() != 1) {
+        return KNOWN | SLOW;
+    }
+    for m in info.used_memory() {
+        if has_mem && !explicit_seen && explicit_like(m) {
             explicit_seen = true;
             f |= match m.access() {
                 OpAccess::Read | OpAccess::CondRead => MEM_R,
@@ -586,6 +646,7 @@ fn check_code<const FAST: bool>(m: &Module) -> Result<(), Reject> {
     let mut sp_unchecked = false; // a small step of %rsp awaits its checking access (rule 5)
     let mut pos = 0; // the next instruction; the decoder is there unless `skipped`
     let mut skipped = false;
+    let mut falls_through = false; // whether the last instruction can continue at the next byte
     while pos < code.len() {
         // No-op padding, direct branches and the common %gs accesses (a
         // ninth, a sixth and a tenth of the instructions of compiled modules)
@@ -600,6 +661,7 @@ fn check_code<const FAST: bool>(m: &Module) -> Result<(), Reject> {
             };
             if len > 0 && pos as u64 % BUNDLE + len as u64 <= BUNDLE {
                 marks.set(pos, TARGET);
+                falls_through = b[0] != 0xeb && b[0] != 0xe9;
                 if let Some(t) = target {
                     branches.push((pos as u64, t));
                 }
@@ -645,6 +707,10 @@ fn check_code<const FAST: bool>(m: &Module) -> Result<(), Reject> {
             sp_unchecked = true;
         }
         let fc = cur.flow_control();
+        if fc != FlowControl::Next && !branch_prefixes_same_everywhere(&code[off as usize..pos]) {
+            return fail("encoding decoded differently by CPU vendors");
+        }
+        falls_through = matches!(fc, FlowControl::Next | FlowControl::ConditionalBranch | FlowControl::Call | FlowControl::IndirectCall);
         let direct = matches!(fc, FlowControl::Next | FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call);
         let (plain, has_mem, special) = if FAST && direct && !sp_unchecked { plain_operands(&cur) } else { (false, false, 0) };
         if plain {
@@ -711,7 +777,7 @@ fn check_code<const FAST: bool>(m: &Module) -> Result<(), Reject> {
             // Until the check: no branch (a target would receive an unchecked %rsp)
             // and no other write of %rsp but the check itself (push, pop, call).
             let checks = implicit
-                || info.used_memory().iter().any(|mem| {
+                || always_accesses(cur.mnemonic()) && info.used_memory().iter().any(|mem| {
                     matches!(mem.access(), OpAccess::Read | OpAccess::Write | OpAccess::ReadWrite)
                         && mem.base() == Register::RSP
                         && mem.index() == Register::None
@@ -768,6 +834,11 @@ fn check_code<const FAST: bool>(m: &Module) -> Result<(), Reject> {
     }
     if sp_pending > 0 || sp_unchecked {
         return Err(Reject { offset: None, reason: "stack pointer changed without re-sandboxing", detail: "at end of code".into() });
+    }
+    if falls_through {
+        // The bytes after the code are the runtime's (int3 to the end of the
+        // page, then unmapped), but the verifier does not rely on it (rule 10).
+        return Err(Reject { offset: None, reason: "code can run past its end", detail: "the last instruction is not a jump, return, int3 or ud2".into() });
     }
     let tramp_end = TRAMP_BASE + BUNDLE * (1 + m.imports.len() as u64);
     for (from, target) in branches {

@@ -374,3 +374,106 @@ fn nops_and_direct_branches_keep_the_rules() {
     assert_eq!(reason(&module(&with_ret(&[&[0x90; 30][..], &nop[..]].concat()))), "instruction crosses a bundle boundary");
     assert_eq!(reason(&module(&with_ret(&[&[0x90; 28][..], &[0xe9, 0, 0, 0, 0][..]].concat()))), "instruction crosses a bundle boundary");
 }
+
+// ---- issue 15: the five escapes, each at its root ----
+
+/// `disp32(%rip)` operand bytes (ModRM already given) for an instruction of
+/// `len` bytes starting at code offset `at`, pointing to domain offset `target`.
+fn rip_disp(at: usize, len: usize, target: u64) -> [u8; 4] {
+    (target.wrapping_sub(CODE_BASE + (at + len) as u64) as u32).to_le_bytes()
+}
+
+#[test]
+fn cache_never_learns_from_push_or_pop_with_a_memory_operand() {
+    // push %rax; push %rax; pop (%rsp); pop %rax; push %rsi; pop (%rdi): the
+    // first pop's implicit read at (%rsp) looks like its explicit operand.
+    let code = [0x50, 0x50, 0x8f, 0x04, 0x24, 0x58, 0x56, 0x8f, 0x07];
+    assert_eq!(reason(&module(&with_ret(&code))), "unsandboxed store");
+    // the same with push m64 (a store at the new %rsp, a load from the operand)
+    assert_eq!(reason(&module_with(&with_ret(&[0xff, 0x34, 0x24, 0x58, 0xff, 0x37, 0x58]), true, &[], &[], &[])), "unsandboxed load");
+    // pop to a sandboxed operand is still fine
+    assert_eq!(reason(&module(&with_ret(&[0x50, 0x8f, 0x04, 0x24, 0x50, 0x65, 0x67, 0x8f, 0x07]))), "accepted");
+}
+
+#[test]
+fn bit_strings_with_a_register_offset_are_refused() {
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x0f, 0xab, 0x04, 0x24]))), "bit-string access with a register offset"); // bts %rax,(%rsp)
+    let mut btc = vec![0x48, 0x0f, 0xbb, 0x05];
+    btc.extend_from_slice(&rip_disp(0, 8, 0x21000));
+    assert_eq!(reason(&module_with(&with_ret(&btc), false, &[], &[0; 16], &[])), "bit-string access with a register offset"); // btc %rax,d(%rip)
+    assert_eq!(reason(&module(&with_ret(&[0x65, 0x67, 0x0f, 0xb3, 0x07]))), "bit-string access with a register offset"); // btr %eax,%gs:(%edi)
+    // bt reads anywhere too: refused in both modes, even where loads are free
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x0f, 0xa3, 0x07]))), "bit-string access with a register offset"); // bt %rax,(%rdi)
+    // an immediate offset stays inside the operand; a register operand is no memory access
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x0f, 0xba, 0x2c, 0x24, 0x3f]))), "accepted"); // bts $63,(%rsp)
+    assert_eq!(reason(&module(&with_ret(&[0x48, 0x0f, 0xab, 0xc3]))), "accepted"); // bts %rax,%rbx
+}
+
+#[test]
+fn only_an_access_that_always_faults_checks_a_stack_step() {
+    let step = [0x48, 0x81, 0xec, 0x00, 0x00, 0x01, 0x00]; // sub $0x10000,%rsp
+    for check in [
+        &[0xc4, 0xe2, 0x7d, 0x2c, 0x0c, 0x24][..], // vmaskmovps (%rsp),%ymm0,%ymm1
+        &[0xc4, 0xe2, 0x7d, 0x2e, 0x0c, 0x24][..], // vmaskmovps %ymm1,%ymm0,(%rsp)
+        &[0xc4, 0xe2, 0x7d, 0x2d, 0x0c, 0x24][..], // vmaskmovpd (%rsp),%ymm0,%ymm1
+        &[0xc4, 0xe2, 0x7d, 0x8c, 0x0c, 0x24][..], // vpmaskmovd (%rsp),%ymm0,%ymm1
+        &[0xc4, 0xe2, 0x7d, 0x8e, 0x0c, 0x24][..], // vpmaskmovd %ymm1,%ymm0,(%rsp)
+        &[0xc4, 0xe2, 0xfd, 0x8c, 0x0c, 0x24][..], // vpmaskmovq (%rsp),%ymm0,%ymm1
+        &[0x48, 0x0f, 0x45, 0x04, 0x24][..],       // cmovne (%rsp),%rax
+        &[0x0f, 0x18, 0x0c, 0x24][..],             // prefetcht0 (%rsp)
+        &[0x0f, 0xae, 0x3c, 0x24][..],             // clflush (%rsp)
+    ] {
+        let code = [&step[..], check, &[0xeb, 0x00][..]].concat();
+        assert_eq!(reason(&module(&with_ret(&code))), "branch before the stack pointer was checked", "{:02x?}", check);
+    }
+    for check in [
+        &[0x48, 0x89, 0x04, 0x24][..],       // mov %rax,(%rsp)
+        &[0x48, 0x8b, 0x04, 0x24][..],       // mov (%rsp),%rax
+        &[0xc5, 0xfc, 0x11, 0x04, 0x24][..], // vmovups %ymm0,(%rsp)
+        &[0x48, 0x83, 0x3c, 0x24, 0x00][..], // cmpq $0,(%rsp)
+    ] {
+        let code = [&step[..], check, &[0xeb, 0x00][..]].concat();
+        assert_eq!(reason(&module(&with_ret(&code))), "accepted", "{:02x?}", check);
+    }
+}
+
+#[test]
+fn branch_encodings_that_amd_decodes_differently_are_refused() {
+    let vendor = "encoding decoded differently by CPU vendors";
+    for b in [
+        &[0x66, 0x0f, 0x85, 0x00, 0x00, 0x00, 0x00][..], // jne rel32 to Intel, jne rel16 + add %al,(%rax) to AMD
+        &[0x66, 0xe9, 0x00, 0x00, 0x00, 0x00][..],       // jmp
+        &[0x66, 0xe8, 0x00, 0x00, 0x00, 0x00][..],       // call
+        &[0x66, 0xeb, 0x00][..],                         // jmp rel8: target truncated to 16 bits on AMD
+        &[0x66, 0x74, 0x00][..],                         // je rel8
+        &[0x66, 0x48, 0x0f, 0x84, 0x00, 0x00, 0x00, 0x00][..], // REX.W between: still refused
+        &[0x67, 0xe8, 0x00, 0x00, 0x00, 0x00][..],       // address size on a call
+        &[0x0f, 0xff, 0xc0][..],                         // ud0: ModRM on Intel, none on AMD
+    ] {
+        assert_eq!(reason(&module(&with_ret(b))), vendor, "{:02x?}", b);
+    }
+    // 66 on a return and on a masked indirect jump
+    assert_eq!(reason(&module(&[0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x41, 0x53, 0x66, 0xc3])), vendor);
+    assert_eq!(reason(&module(&[0x41, 0x5b, 0x41, 0x83, 0xe3, 0xe0, 0x4d, 0x01, 0xf3, 0x66, 0x41, 0xff, 0xe3])), vendor);
+    // the same branches without the prefix, and 66-prefixed no-ops, are fine
+    assert_eq!(reason(&module(&with_ret(&[0x0f, 0x85, 0x00, 0x00, 0x00, 0x00, 0xeb, 0x00, 0x66, 0x90, 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00]))), "accepted");
+    assert_eq!(reason(&module(&with_ret(&[0x2e, 0x74, 0x00, 0x3e, 0x75, 0x00]))), "accepted"); // branch hints
+}
+
+#[test]
+fn code_may_not_run_past_its_end() {
+    let past = "code can run past its end";
+    let exact = |c: &[u8]| {
+        let pad = vec![0x90; (32 - base_adds(c).len() % 32) % 32];
+        raw_module_with(&base_adds(&[&pad[..], c].concat()), false, &[], &[], &[])
+    };
+    assert_eq!(reason(&exact(&[0x90])), past); // a no-op in the last byte
+    assert_eq!(reason(&exact(&[0x74, 0xfe])), past); // a conditional branch
+    assert_eq!(reason(&exact(&[0xe8, 0xfb, 0xff, 0xff, 0xff])), past); // a call returns to the end
+    assert_eq!(reason(&exact(&[0x48, 0x89, 0x04, 0x24])), past); // mov %rax,(%rsp)
+    assert_eq!(reason(&exact(RET)), "accepted");
+    assert_eq!(reason(&exact(&[0xeb, 0xfe])), "accepted"); // jmp
+    assert_eq!(reason(&exact(&[0xcc])), "accepted"); // int3
+    assert_eq!(reason(&exact(&[0x0f, 0x0b])), "accepted"); // ud2
+    assert_eq!(reason(&module(&[0x90, 0x90])), "accepted"); // padded with int3 by module()
+}

@@ -424,12 +424,18 @@ impl Domain {
     }
 
     /// Maps `bytes` at `vaddr` with `rights_`, filling each page through a
-    /// writable scratch mapping first (code is never writable in place).
+    /// writable scratch mapping first (code is never writable in place), and
+    /// the rest of the last page with int3 (only code is mapped this way).
     fn map_filled(&mut self, slots: &mut SlotPool, vaddr: u64, bytes: &[u8], rights_: u64) -> Result<(), LoadError> {
         for (i, chunk) in bytes.chunks(PAGE as usize).enumerate() {
             let s = self.new_page(slots, SCRATCH, rights::READ | rights::WRITE)?;
             // SAFETY: SCRATCH is mapped writable just above, one page.
-            unsafe { core::ptr::copy_nonoverlapping(chunk.as_ptr(), SCRATCH as *mut u8, chunk.len()) };
+            // The rest of a last, partial page is executable too: int3, so that
+            // a masked branch to a bundle there traps (docs/sfi.md, rule 10).
+            unsafe {
+                core::ptr::copy_nonoverlapping(chunk.as_ptr(), SCRATCH as *mut u8, chunk.len());
+                core::ptr::write_bytes((SCRATCH + chunk.len() as u64) as *mut u8, 0xcc, PAGE as usize - chunk.len());
+            }
             self.pages.pop();
             let _ = SELF_ASPACE.unmap(SCRATCH);
             let at = vaddr + i as u64 * PAGE;

@@ -120,6 +120,14 @@ fn run(t: &mut T, path: &str, tag: &str) {
     // A function pointer to host code is masked into the domain (and faults there).
     let r = a.call(e(&a, "jump_to"), &[host_double as *const () as u64]);
     t.check(&n("jump_to_host_contained"), r.is_err() && alive(&a), format!("{:?}", r));
+    // The bytes after the code, to the end of its last page, are executable: a
+    // masked branch to the first bundle there must trap (int3), not run zeros
+    // (`00 00` is `add %al,(%rax)`, a store the verifier never saw).
+    let code_size = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as u64;
+    let tail = a.base() + sfi_verify::CODE_BASE + code_size;
+    let want = if code_size % 4096 == 0 { libc::SIGSEGV } else { libc::SIGTRAP };
+    let r = a.call(e(&a, "jump_to"), &[tail]);
+    t.check(&n("code_tail_traps"), fault_sig(&r) == want && alive(&a), format!("{:?} (code size {})", r, code_size));
     // Loops are stopped.
     let t0 = Instant::now();
     let r = a.call_timeout(e(&a, "loop_forever"), &[], Duration::from_millis(100));
