@@ -99,6 +99,44 @@ class SfiError(Exception):
     pass
 
 
+class SfiForbidden(SfiError):
+    """An instruction the verifier refuses, found while rewriting; `located`
+    tells whether the message names a C source line (from gcc's .loc)."""
+    def __init__(self, msg, located):
+        SfiError.__init__(self, msg)
+        self.located = located
+
+
+# Instructions the verifier refuses (docs/sfi.md, "Verifier rules", rule 2),
+# by mnemonic (AT&T, with or without an operand-size suffix), so that the
+# build stops at the source line instead of the module failing at load time.
+# The verifier, which sfi-cc also runs on every module it links, stays the
+# authority: this list only gives the earlier and clearer message.
+_FORBIDDEN = {
+    "system call or interrupt": "syscall sysenter sysexit sysret int into int1 icebp",
+    "instruction set not allowed (CPUID, XSAVE, RDTSCP, RDPID, PKU, MONITOR, RTM...)":
+        "cpuid rdtscp rdpid xgetbv xsetbv xsave xsave64 xsaveopt xsaveopt64 xsavec xsavec64 xsaves xsaves64 "
+        "xrstor xrstor64 xrstors xrstors64 rdpkru wrpkru monitor mwait monitorx mwaitx umonitor umwait tpause "
+        "serialize rdpru clzero xabort xend xtest xbegin emms femms vmcall vmmcall vmfunc getsec encls enclu "
+        "ptwrite incsspd incsspq rdsspd rdsspq saveprevssp rstorssp wrssd wrssq setssbsy clrssbsy "
+        "uiret testui clui stui senduipi hreset",
+    "segment instruction": "rdfsbase rdgsbase wrfsbase wrgsbase lds les lfs lgs lss swapgs lar lsl verr verw arpl",
+    "privileged instruction": "hlt cli sti in ins insb insw insl out outs outsb outsw outsl lgdt lidt lldt ltr sgdt sidt "
+                              "sldt str smsw lmsw clts invd wbinvd wbnoinvd invlpg invlpga invpcid rdmsr wrmsr rdpmc "
+                              "iret iretw iretl iretq rsm sysexitq sysretq",
+    "flags instruction (pushf/popf/std)": "pushf pushfw pushfl pushfq popf popfw popfl popfq std",
+    "control-state instruction (MXCSR/x87 control word)": "ldmxcsr vldmxcsr fldcw fldenv fldenvs fldenvl frstor frstors "
+                                                        "frstorl fxrstor fxrstor64",
+    "frame instruction": "enter enterq enterw enterl",
+    "far branch": "ljmp ljmpw ljmpl ljmpq lcall lcallw lcalll lcallq lret lretw lretl lretq retf",
+}
+FORBIDDEN = {m: why for why, ms in _FORBIDDEN.items() for m in ms.split()}
+# Mnemonics that differ from an allowed one only by a size suffix are listed
+# whole; these take any suffix.
+_FORBIDDEN_SUFFIXED = {m + sfx: FORBIDDEN[m] for m in ("in", "out", "lar", "lsl", "str", "smsw", "int") for sfx in "bwlq"}
+FORBIDDEN_REGS = re.compile(r"%(?:[c-gs]s|cr\d+|dr\d+|tr\d+|mm\d|zmm\d+|k[0-7])$")
+
+
 def split_operands(s):
     ops, depth, cur = [], 0, ""
     for ch in s:
@@ -160,7 +198,8 @@ def sandbox_mem(op):
 
 
 class Item:
-    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align", "grow", "exp", "grow_near")
+    __slots__ = ("kind", "lines", "lens", "end_align", "target", "cc", "near", "p2", "pmax", "name", "align", "grow", "exp", "grow_near",
+                 "refuse")
 
     def __init__(self, kind, lines=None, end_align=False):
         self.kind = kind          # insn | group | branch | label | p2align | raw
@@ -172,6 +211,7 @@ class Item:
         self.grow = (0, {})  # plain length, and the bytes each pseudo-prefix of GROW would add (probed)
         self.exp = ""       # the pseudo-prefixes chosen by the layout
         self.grow_near = False  # a branch the layout made near although short would reach
+        self.refuse = set()     # pseudo-prefixes of GROW this instruction must not take (VEX: {rex}; refused by gas)
 
 
 def strip_comment(line):
@@ -197,6 +237,10 @@ class Rewriter:
         self.text_labels = set()
         self.pending_prefix = ""
         self.got = set()
+        self.files = {}          # .file number -> name (gcc -g)
+        self.loc = None          # (file number, line) of the last .loc
+        self.asm_line = 0        # line of the assembly being read
+        self.weak_undef = set()  # symbols declared .weak and not defined in this file (prescan)
 
     # -- parsing -------------------------------------------------------
     def in_text(self):
@@ -212,7 +256,7 @@ class Rewriter:
             self.out.append(line)
 
     def feed(self, src):
-        for raw in src.splitlines():
+        for self.asm_line, raw in enumerate(src.splitlines(), 1):
             line = strip_comment(raw).strip()
             if not line:
                 continue
@@ -255,6 +299,15 @@ class Rewriter:
             return
         if word.startswith(".cfi_"):
             return
+        if word == ".loc":
+            a = rest.split()
+            if len(a) >= 2 and a[0].isdigit() and a[1].isdigit():
+                self.loc = (int(a[0]), int(a[1]))
+        if word == ".file":
+            m = re.match(r'^(\d+)\s+(.*)$', rest)
+            names = re.findall(r'"((?:[^"\\]|\\.)*)"', rest)
+            if m and names:
+                self.files[int(m.group(1))] = names[-1] if len(names) == 1 or names[-1].startswith("/") else names[0] + "/" + names[-1]
         if word == ".type" and "function" in rest:
             self.func_syms.add(split_operands(rest)[0])
         if word in (".globl", ".global", ".weak"):
@@ -298,6 +351,23 @@ class Rewriter:
             raise SfiError("segment override not allowed in fault-domain code: %s" % op)
         return op
 
+    def where(self):
+        if self.loc and self.loc[0] in self.files:
+            return "%s:%d" % (self.files[self.loc[0]], self.loc[1]), True
+        return "assembly line %d" % self.asm_line, False
+
+    def forbid(self, mnem, ops, st):
+        why = FORBIDDEN.get(mnem) or _FORBIDDEN_SUFFIXED.get(mnem)
+        if why is None:
+            bad = [o for o in ops if FORBIDDEN_REGS.match(o.lstrip("*"))]
+            if not bad:
+                return
+            r = bad[0].lstrip("*")
+            why = ("segment instruction" if r[1:3] in ("cs", "ds", "es", "fs", "gs", "ss") else
+                   "privileged instruction" if r[1:3] in ("cr", "dr", "tr") else "instruction set not allowed (MMX, AVX-512)")
+        loc, located = self.where()
+        raise SfiForbidden("%s: `%s` is refused by the SFI verifier (%s); fault-domain code cannot use it" % (loc, st, why), located)
+
     def instruction(self, st):
         parts = st.split(None, 1)
         mnem = parts[0]
@@ -310,9 +380,14 @@ class Rewriter:
             mnem, parts = sub[0], sub
         prefix, self.pending_prefix = self.pending_prefix, ""
         ops = split_operands(parts[1]) if len(parts) > 1 else []
+        self.forbid(mnem, ops, st)
         # Everything is linked statically into the module: a GOT load of an
         # address is just that address (ld would otherwise make it absolute).
-        if mnem in ("movq", "mov") and len(ops) == 2 and ops[0].endswith("@GOTPCREL(%rip)") and re.match(r"^%r(?:[a-d]x|[sd]i|[sb]p|\d+)$", ops[1]):
+        # Not for a weak symbol that this file does not define: if no object
+        # defines it, its address must be 0 (NULL), as natively, and a
+        # RIP-relative lea would give the domain's base; its slot holds 0.
+        if (mnem in ("movq", "mov") and len(ops) == 2 and ops[0].endswith("@GOTPCREL(%rip)") and re.match(r"^%r(?:[a-d]x|[sd]i|[sb]p|\d+)$", ops[1])
+                and ops[0][:-len("@GOTPCREL(%rip)")] not in self.weak_undef):
             mnem, ops = "leaq", [ops[0].replace("@GOTPCREL", ""), ops[1]]
         # Any other use of a GOT slot (a compare with a function's address, a
         # load into a vector register) reads this object's own slot in data,
@@ -397,6 +472,16 @@ class Rewriter:
             self.add(Item("group", seq, end_align=is_call))
             return
         target = op.replace("@PLT", "")
+        if target in self.weak_undef:
+            # A direct call (or tail call) of a weak symbol that may stay
+            # undefined goes through its slot, masked like any indirect call:
+            # a NULL slot sends it to the domain's unmapped first page, where
+            # it faults as a call of NULL does natively; it is never an import.
+            if not (is_call or mnem.startswith("jmp")):
+                raise SfiError("conditional branch to weak symbol %s is not supported" % target)
+            self.got.add(target)
+            self.branch(mnem, ["*.Lsfi_got.%s(%%rip)" % target], prefix)
+            return
         if is_call:
             self.add(Item("group", ["call " + target], end_align=True))
             return
@@ -782,16 +867,24 @@ class Rewriter:
     @staticmethod
     def growable(it, how):
         """Instructions that may take the pseudo-prefixes of GROW (gas ignores
-        them where they do not apply, e.g. {rex} with %ah); not VEX, not with
-        lock/rep or other prefixes; a %ds override only on a memory operand
-        without a segment override."""
+        them where they do not apply, e.g. {rex} with %ah); not with lock/rep
+        or other prefixes; a %ds override only on a memory operand without a
+        segment override.  `it.refuse` holds what the probes found refused:
+        {rex} on VEX/EVEX/XOP encodings (whatever the mnemonic: shlx, pdep,
+        andn... as well as the v* ones; see vex_encoded), and any pseudo-prefix
+        that gas rejected for this instruction (probe_addrs)."""
+        if any(h in it.refuse for h in how.split()):
+            return False
         w = it.lines[0].split(None, 1)[0]
         if "ds" in how.split() and ("(" not in it.lines[0] or "%gs:" in it.lines[0] or "%fs:" in it.lines[0]
                                     or w.startswith(("lea", "nop", "prefetch"))):
             return False
-        return not w.startswith(("v", "lock", "rep", "addr32", "data16", "notrack", "cs", "ds", "{")) and w not in PREFIXES
+        return not w.startswith(("lock", "rep", "addr32", "data16", "notrack", "cs", "ds", "{")) and w not in PREFIXES
 
-    def render(self, pads=None, probe=False):
+    def render(self, pads=None, probe=False, where=None):
+        """The assembly; with `probe`, a label before every instruction (and
+        the pseudo-prefix `probe` on the growable ones, their output line
+        numbers recorded in `where`)."""
         out, k, pos = ["\t.text", "\t.p2align 5"], 0, 0
         probe_n = 0
         idx = {id(it): i for i, it in enumerate(self.text_items)}
@@ -814,6 +907,8 @@ class Rewriter:
                         probe_n += 1
                     if x.kind == "insn" and (x.exp or probe in GROW) and self.growable(x, x.exp or probe):
                         l = (x.exp or probe) + " " + l
+                        if where is not None:
+                            where[len(out)] = x  # index in out (probe_addrs turns it into a line number)
                     out.append("\t" + l)
                 pos += sum(x.lens) if x.lens else 0
             elif x.kind == "branch":
@@ -842,26 +937,92 @@ def run(cmd, **kw):
     return r.stdout
 
 
-def probe_addrs(rw, probe, tmpdir):
+LEGACY_PREFIXES = frozenset((0x66, 0x67, 0xF2, 0xF3, 0xF0, 0x2E, 0x36, 0x3E, 0x26, 0x64, 0x65))
+
+
+def vex_encoded(b):
+    """True if the instruction bytes `b` are a VEX (C4/C5), EVEX (62) or XOP
+    (8F with a nonzero ModRM.reg) encoding: in 64-bit mode these bytes after
+    the legacy prefixes can be nothing else.  A REX prefix is invalid before
+    them, so gas refuses {rex} on every such instruction (shlx, pdep, andn,
+    vpaddd...), whatever its mnemonic."""
+    i = 0
+    while i < len(b) and b[i] in LEGACY_PREFIXES:
+        i += 1
+    if i >= len(b):
+        return False
+    if b[i] in (0xC4, 0xC5, 0x62):
+        return True
+    return b[i] == 0x8F and i + 1 < len(b) and (b[i + 1] >> 3) & 7 != 0
+
+
+def text_bytes(obj):
+    data, secs = read_elf(obj)
+    for s in secs:
+        if s["name"] == ".text":
+            return data[s["off"]:s["off"] + s["size"]]
+    return b""
+
+
+def probe_addrs(rw, probe, tmpdir, want_bytes=False):
     """Assembles the code with a label before every instruction (and the
     pseudo-prefix `probe` on every growable one); returns {label number:
-    address}."""
-    lines, n = rw.render(probe=probe)
-    lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
+    address} (and the .text bytes with want_bytes).  An instruction for which
+    gas refuses the pseudo-prefix gets it in its `refuse` set and the probe is
+    assembled again (a robustness net: vex_encoded catches the known case)."""
     probe_s, probe_o = os.path.join(tmpdir, "probe.s"), os.path.join(tmpdir, "probe.o")
-    with open(probe_s, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    run(["as", "--64", "-o", probe_o, probe_s])
+    for attempt in range(8):
+        at = {}
+        lines, n = rw.render(probe=probe, where=at)
+        lines += ["\t.text", "__sfi_p%d:" % n] + rw.got_lines()
+        where, line_no = {}, 1  # output line number -> item (an emitted branch is two lines)
+        for k, l in enumerate(lines):
+            if k in at:
+                where[line_no] = at[k]
+            line_no += l.count("\n") + 1
+        with open(probe_s, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = subprocess.run(["as", "--64", "-o", probe_o, probe_s], capture_output=True, text=True)
+        if r.returncode == 0:
+            break
+        bad = [where.get(int(m.group(1))) for m in re.finditer(r"^[^:\n]*probe\.s:(\d+): Error:", r.stderr, re.M)]
+        if probe not in GROW or not bad or None in bad:
+            raise SfiError("command failed: as --64 -o %s %s\n%s%s" % (probe_o, probe_s, r.stdout, r.stderr))
+        for it in bad:
+            it.refuse.add(probe)
+    else:
+        raise SfiError("gas keeps refusing pseudo-prefix %s: %s" % (probe, r.stderr[-2000:]))
     addrs = {}
     for l in run(["nm", "-n", probe_o]).splitlines():
         p = l.split()
         if len(p) == 3 and p[2].startswith("__sfi_p"):
             addrs[int(p[2][7:])] = int(p[0], 16)
+    if want_bytes:
+        return addrs, text_bytes(probe_o)
     return addrs
+
+
+def weak_undefined(src):
+    """Symbols the assembly declares .weak but does not define (gcc writes the
+    .weak of an undefined symbol at the end of the file, so this is a prescan)."""
+    weak, defined = set(), set()
+    for raw in src.splitlines():
+        line = strip_comment(raw).strip()
+        m = re.match(r"^\.weak\s+(.*)$", line)
+        if m:
+            weak.update(split_operands(m.group(1)))
+            continue
+        m = re.match(r"^\.(?:set|equ|comm|lcomm|weakref)\s+([\w.$]+)", line)
+        if m:
+            defined.add(m.group(1))
+        for l in re.findall(r"^([\w.$@]+):", line):
+            defined.add(l)
+    return weak - defined
 
 
 def rewrite_asm(src, full, tmpdir, obj_out):
     rw = Rewriter(full)
+    rw.weak_undef = weak_undefined(src)
     rw.feed(src)
     rw.mark_aligned_labels(src)
     if SP_DEFER:
@@ -870,11 +1031,13 @@ def rewrite_asm(src, full, tmpdir, obj_out):
     for it in rw.text_items:
         if it.kind == "branch":
             it.near = True
-    addrs = probe_addrs(rw, True, tmpdir)
+    addrs, code = probe_addrs(rw, True, tmpdir, want_bytes=True)
     j = 0
     for it in rw.text_items:
         if it.kind in ("insn", "group"):
             it.lens = [addrs[j + q + 1] - addrs[j + q] for q in range(len(it.lines))]
+            if it.kind == "insn" and vex_encoded(code[addrs[j]:addrs[j + 1]]):
+                it.refuse.add("{rex}")
             j += len(it.lines)
         if it.kind == "branch":
             j += 1
@@ -974,10 +1137,36 @@ SECTIONS {
 """
 
 
-def link_module(inputs, out, full, tmpdir, exports=None):
+SFI_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def verify_module(path):
+    """Runs the verifier on a linked module (sfi-verify, or $SFI_VERIFY) and
+    fails the link with its reason if it refuses the module, so that what
+    would be refused at load time is refused at build time.  Without a built
+    verifier it warns (SFI_VERIFY_REQUIRED=1 makes that an error);
+    SFI_NO_VERIFY=1 skips it."""
+    if os.environ.get("SFI_NO_VERIFY") == "1":
+        return
+    tool = os.environ.get("SFI_VERIFY") or os.path.join(SFI_DIR, "target", "release", "sfi-verify")
+    if not os.path.exists(tool):
+        msg = "%s not built (make -C sfi tools): %s was not verified" % (tool, path)
+        if os.environ.get("SFI_VERIFY_REQUIRED") == "1":
+            raise SfiError(msg)
+        sys.stderr.write("sfi-cc: warning: %s\n" % msg)
+        return
+    r = subprocess.run([tool, path], capture_output=True, text=True)
+    if r.returncode != 0:
+        os.unlink(path)
+        raise SfiError("the verifier refuses the module: %s" % (r.stdout.strip() or r.stderr.strip()))
+
+
+def link_module(inputs, out, full, tmpdir, exports=None, verify=True):
     comb = os.path.join(tmpdir, "combined.o")
     run(["ld", "-r", "-o", comb] + inputs)
-    undef = sorted(set(l.split()[-1] for l in run(["nm", "-u", comb]).splitlines() if l.strip()))
+    # Undefined weak symbols are not imports: ld resolves them to 0 (below,
+    # their absolute relocations are dropped, so they stay NULL after loading).
+    undef = sorted(set(l.split()[-1] for l in run(["nm", "-u", comb]).splitlines() if l.strip() and l.split()[0] not in ("w", "v")))
     undef = [u for u in undef if u not in ("_GLOBAL_OFFSET_TABLE_", "__sfi_base")]
     if len(undef) > (CODE_BASE - TRAMP_BASE) // BUNDLE - 1:
         raise SfiError("too many imports")
@@ -1026,6 +1215,8 @@ def link_module(inputs, out, full, tmpdir, exports=None):
         if s["addr"] < data_end:
             raise SfiError("bss section %s precedes initialised data" % s["name"])
     relocs = []
+    symtab = elf_symbols(data, secs)
+    weak_undef = {i for i, (name, info, shndx, value, size) in enumerate(symtab) if shndx == 0 and info >> 4 == 2}
     for s in secs:
         if s["type"] != 4:  # SHT_RELA
             continue
@@ -1035,6 +1226,12 @@ def link_module(inputs, out, full, tmpdir, exports=None):
         for i in range(s["size"] // 24):
             r_off, r_info, addend = struct.unpack_from("<QQq", data, s["off"] + 24 * i)
             typ = r_info & 0xffffffff
+            if r_info >> 32 in weak_undef:
+                name = symtab[r_info >> 32][0]
+                if typ == 1:
+                    continue  # .quad weak: 0 (NULL) plus the addend, not rebased
+                raise SfiError("reference to undefined weak symbol %s (relocation type %d at 0x%x) would not be NULL"
+                               % (name, typ, r_off))
             if typ in (2, 4, 9, 41, 42, 24, 26):  # PC32, PLT32, GOTPCREL, GOTPCRELX, REX_GOTPCRELX, PC64, GOTPC32 resolved
                 continue
             if typ == 1:  # R_X86_64_64: absolute address, rebased by the loader
@@ -1052,6 +1249,8 @@ def link_module(inputs, out, full, tmpdir, exports=None):
                 entries.append((name, value - CODE_BASE))
     entries.sort(key=lambda e: e[1])
     write_module(out, full, code_bytes, bytes(image), data_off, mem_end - data_end, entries, undef, relocs)
+    if verify:
+        verify_module(out)
 
 
 def write_module(out, full, code, data, data_off, bss, entries, imports, relocs):
@@ -1125,6 +1324,16 @@ def cc_main(argv):
             os.mkdir(sub)
             try:
                 rewrite_asm(open(asm).read(), full, sub, obj)
+            except SfiForbidden as e:
+                if ext == ".c" and not e.located:
+                    # Without -g the assembly has no .loc: compile again with it
+                    # (it does not change the code) to name the source line.
+                    run(["gcc"] + GCC_FLAGS + args + ["-g", "-S", "-o", asm, src])
+                    try:
+                        Rewriter(full).feed(open(asm).read())
+                    except SfiForbidden as e2:
+                        e = e2
+                raise SfiError("%s: %s" % (src, e) if not e.located else str(e))
             except SfiError as e:
                 raise SfiError("%s: %s" % (src, e))
             objs.append(obj)
@@ -1159,7 +1368,7 @@ def ld_main(argv):
                 objs.append(obj)
             else:
                 objs.append(src)
-        link_module(objs, out, full, tmp)
+        link_module(objs, out, full, tmp, verify=not raw)  # --raw: escape tests build refused modules on purpose
 
 
 if __name__ == "__main__":
