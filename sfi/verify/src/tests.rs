@@ -477,3 +477,79 @@ fn code_may_not_run_past_its_end() {
     assert_eq!(reason(&exact(&[0x0f, 0x0b])), "accepted"); // ud2
     assert_eq!(reason(&module(&[0x90, 0x90])), "accepted"); // padded with int3 by module()
 }
+
+/// Every instruction the verifier allows, over the whole opcode space (one-,
+/// two- and three-byte maps, VEX maps 1-3 with every pp/L/W, behind no
+/// prefix, 66, F2 or F3, with every ModRM reg field and a memory and a
+/// register r/m): each memory access iced reports is its explicit operand,
+/// the stack slot of push/pop/call, or one of the implicit accesses listed
+/// here, which rule 3 checks like any other (docs/sfi.md, "What each
+/// instruction can address"; `xlat` is reported as an explicit operand,
+/// `(%rbx,%al)`, with an index).  A new kind of implicit access (a newer iced,
+/// a wider allow-list) fails this test until it is reviewed and listed.
+#[test]
+fn every_allowed_instruction_addresses_only_what_rule_3_checks() {
+    use std::collections::BTreeSet;
+    let mut implicit = BTreeSet::new();
+    let mut max_size = 0usize;
+    let mut allowed = 0usize;
+    let mut factory = InstructionInfoFactory::new();
+    let mut opcodes: Vec<Vec<u8>> = Vec::new();
+    for op in 0..=255u8 {
+        opcodes.push(vec![op]);
+        opcodes.push(vec![0x0f, op]);
+        opcodes.push(vec![0x0f, 0x38, op]);
+        opcodes.push(vec![0x0f, 0x3a, op]);
+        for map in 1..=3u8 {
+            for pp in 0..4u8 {
+                for l in 0..2u8 {
+                    for w in 0..2u8 {
+                        // C4 RXB.mmmmm W.vvvv.L.pp (vvvv = 1111: no register)
+                        opcodes.push(vec![0xc4, 0xe0 | map, w << 7 | 0x78 | l << 2 | pp, op]);
+                    }
+                }
+            }
+        }
+    }
+    for opc in &opcodes {
+        for prefix in [&[][..], &[0x66], &[0xf2], &[0xf3], &[0x48], &[0xf3, 0x48]] {
+            if opc[0] == 0xc4 && !prefix.is_empty() {
+                continue; // VEX takes no legacy 66/F2/F3
+            }
+            for reg in 0..8u8 {
+                for rm in [0x07u8, 0xc1] {
+                    // (%rdi) or %rcx/%xmm1, then an immediate's worth of bytes
+                    let bytes = [prefix, &opc[..], &[reg << 3 | rm, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88][..]].concat();
+                    let mut d = Decoder::with_ip(64, &bytes, CODE_BASE, DecoderOptions::NONE);
+                    let i = d.decode();
+                    if i.is_invalid() || check_instruction(&i).is_err() {
+                        continue;
+                    }
+                    allowed += 1;
+                    let info = factory.info(&i);
+                    let has_mem = (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory);
+                    for m in info.used_memory() {
+                        max_size = max_size.max(m.memory_size().size());
+                        let explicit = has_mem && m.base() == i.memory_base() && m.index() == i.memory_index()
+                            && m.displacement() == i.memory_displacement64();
+                        let stack = is_stack_op(&i) && m.base() == Register::RSP && m.index() == Register::None;
+                        if !(explicit || stack) {
+                            implicit.insert(format!("{:?}", i.mnemonic()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(allowed > 10_000, "only {} forms decoded and allowed", allowed);
+    // fnsave/fsave: 108 bytes, the largest access; the guard zones are 4 GiB.
+    assert_eq!(max_size, 108);
+    let want: BTreeSet<String> = [
+        "Cmpsb", "Cmpsd", "Cmpsq", "Cmpsw", "Lodsb", "Lodsd", "Lodsq", "Lodsw", "Maskmovdqu", "Maskmovq", "Movsb", "Movsd", "Movsq",
+        "Movsw", "Scasb", "Scasd", "Scasq", "Scasw", "Stosb", "Stosd", "Stosq", "Stosw", "Vmaskmovdqu",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(implicit, want, "allowed instructions with implicit memory accesses");
+}
