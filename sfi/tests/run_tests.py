@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""All SFI tests: verifier unit tests, hand-written escape modules, runtime
+"""All SFI tests: verifier unit tests, hand-written escape modules, the generated
+adversarial corpus (verdicts, then the accepted modules run against markers), tool-chain tests, runtime
 tests, sandboxed-versus-native output of the test programs and of the
 benchmark's Debian programs (fetched once), and a bounded fuzz run of the verifier.  One line per test, then `sfi-test: N passed, N failed`."""
 import glob
@@ -62,6 +63,60 @@ def escape_modules():
         else:
             ok = v.returncode == 1 and (": " + expect) in v.stdout
         result("escape/" + name, ok, "expected '%s', got exit %d: %s" % (expect, v.returncode, v.stdout))
+
+
+def corpus():
+    """The generated adversarial corpus (tests/corpus/gen.py): every module
+    must get exactly its expected verdict (the reject reason of the rule it
+    breaks, or accepted); one line per verdict class, a FAIL line per
+    misclassified module.  Then every accepted module runs in the host
+    runtime with the embedder's markers in every argument register."""
+    out = os.path.join(sfibuild.BUILD, "corpus")
+    if os.path.isdir(out):
+        for f in glob.glob(os.path.join(out, "*.sfi")):
+            os.unlink(f)
+    g = run([sys.executable, os.path.join(SFI, "tests", "corpus", "gen.py"), out])
+    if g.returncode:
+        result("corpus/generate", False, g.stdout + g.stderr)
+        return
+    print("    " + g.stdout.strip())
+    rows = [l.rstrip("\n").split("\t") for l in open(os.path.join(out, "manifest.tsv"))]
+    paths = [os.path.join(out, r[0] + ".sfi") for r in rows]
+    v = run([os.path.join(BIN, "sfi-verify")] + paths)
+    got = {}
+    for line in v.stdout.splitlines():
+        path, _, rest = line.partition(": ")
+        got[path] = "accepted" if rest.startswith("accepted") else re.sub(r"^code\+0x[0-9a-f]+: ", "", rest[len("rejected: "):])
+    classes = {}
+    for (name, expect, rule, first), path in zip(rows, paths):
+        verdict = got.get(path, "(no verdict)")
+        ok = verdict == expect or (expect != "accepted" and verdict.startswith(expect + ":"))
+        n, bad = classes.get(expect, (0, 0))
+        classes[expect] = (n + 1, bad + (not ok))
+        if not ok:
+            result("corpus/%s" % name, False, "rule %s, `%s`: expected '%s', got '%s'" % (rule, first, expect, verdict))
+    for expect, (n, bad) in sorted(classes.items()):
+        if not bad:
+            result("corpus/%s (%d modules)" % (expect, n), True)
+    accepted = [p for (name, expect, rule, first), p in zip(rows, paths) if expect == "accepted"]
+    r = run([os.path.join(BIN, "sfi-corpus-run")] + accepted, timeout=600)
+    for line in r.stdout.splitlines():
+        if line.startswith("FAIL"):
+            result(line.split()[1].rstrip(":"), False, line)
+    result("corpus-run/markers-intact (%d accepted modules run)" % len(accepted),
+           r.returncode == 0 and ("%d modules run, %d with the marker intact" % (len(accepted), len(accepted))) in r.stdout,
+           r.stdout[-1500:] + r.stderr[-1500:])
+
+
+def toolchain():
+    """sfi-cc on real code: VEX instructions, refused instructions at build
+    time, undefined weak symbols (tests/toolchain/run.py)."""
+    r = run([sys.executable, os.path.join(SFI, "tests", "toolchain", "run.py")], timeout=900)
+    lines = [l for l in r.stdout.splitlines() if l.startswith(("PASS ", "FAIL "))]
+    for l in lines:
+        result("toolchain/" + l.split()[1].rstrip(":"), l.startswith("PASS"), l)
+    if r.returncode != 0 and not any(l.startswith("FAIL") for l in lines):
+        result("toolchain/exit", False, "exit %d\n%s%s" % (r.returncode, r.stdout[-1000:], r.stderr[-2000:]))
 
 
 def runtime_tests():
@@ -139,7 +194,7 @@ def fuzz(seconds):
 
 
 def main():
-    steps = [verifier_unit_tests, escape_modules, runtime_tests, program_equality, debian_programs,
+    steps = [verifier_unit_tests, escape_modules, corpus, runtime_tests, toolchain, program_equality, debian_programs,
              lambda: fuzz(int(os.environ.get("SFI_FUZZ_SECONDS", "20")))]
     for step in steps:
         try:
