@@ -108,6 +108,21 @@ def corpus():
            r.stdout[-1500:] + r.stderr[-1500:])
 
 
+def cpu_diff():
+    """The decoder against this CPU (sfi-cpu-diff): prefixed branches behave as
+    iced predicts for the CPU's vendor and are refused where vendors differ;
+    implicit addresses are where iced says, or the instruction is refused;
+    accesses that need not fault never check a %rsp step."""
+    r = run([os.path.join(BIN, "sfi-cpu-diff")], timeout=120)
+    for l in r.stdout.splitlines():
+        if l.startswith(("PASS ", "FAIL ")):
+            result(l.split()[1].rstrip(":"), l.startswith("PASS"), l)
+        elif l.startswith("cpu-diff: CPU"):
+            print("    " + l)
+    if r.returncode != 0 and "FAIL" not in r.stdout:
+        result("cpu-diff/exit", False, "exit %d\n%s%s" % (r.returncode, r.stdout[-1000:], r.stderr[-1000:]))
+
+
 def toolchain():
     """sfi-cc on real code: VEX instructions, refused instructions at build
     time, undefined weak symbols (tests/toolchain/run.py)."""
@@ -194,7 +209,7 @@ def fuzz(seconds):
 
 
 def main():
-    steps = [verifier_unit_tests, escape_modules, corpus, runtime_tests, toolchain, program_equality, debian_programs,
+    steps = [verifier_unit_tests, escape_modules, corpus, cpu_diff, runtime_tests, toolchain, program_equality, debian_programs,
              lambda: fuzz(int(os.environ.get("SFI_FUZZ_SECONDS", "20")))]
     for step in steps:
         try:
