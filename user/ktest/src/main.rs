@@ -343,7 +343,7 @@ const TESTS: &[Test] = &[
     ("RECL0003", "RECLAIM errors change nothing", device::reclaim_errors),
     ("RECL0004", "a page mapped in a destroyed aspace can be reclaimed", device::reclaim_after_aspace),
     ("SFI0001", "%gs bases are per process: two threads keep their own", sfi::gs_per_process),
-    ("SFI0002", "in-process domains: null calls, host call, separate data, a fault ends the call, x87 emptied", sfi::in_process),
+    ("SFI0002", "in-process domains: null calls, host call, separate data, a fault ends the call, x87 emptied, the code page's tail traps", sfi::in_process),
     ("SFI0003", "pfilter: the DNS filter's verdicts on eight packets", sfi::verdicts),
     ("SFI0004", "pfilter: a store through an unsandboxed register is rejected", sfi::reject_store),
     ("SFI0005", "pfilter: a syscall instruction is rejected", sfi::reject_syscall),

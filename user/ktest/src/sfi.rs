@@ -306,6 +306,20 @@ pub fn in_process(cx: &mut Cx) -> TestResult {
             unsafe { (heap as *mut [u8; 2]).write([6, 0]) };
             let got = f.call(e, &[heap, 2]);
             ensure!(matches!(got, Err(CallError::Fault { vector: 14, .. })) && x87_empty(), "x87 after a fault: {got:?}, empty {}", x87_empty());
+            // The rest of the last code page is int3: a masked call to the
+            // first bundle after the code traps there (#BP, just past it)
+            // instead of running zeros (`00 00` = `add %al,(%rax)`).
+            let code_size = u32::from_le_bytes(fm[12..16].try_into().unwrap()) as u64;
+            let tail = f.base() + keep_sfi_rt::CODE_BASE + code_size;
+            ensure!(code_size % 4096 != 0, "pf-fault's code fills its last page: nothing to test");
+            let mut pkt = [0u8; 16];
+            pkt[0] = 7;
+            pkt[8..].copy_from_slice(&tail.to_le_bytes());
+            // SAFETY: as above.
+            unsafe { (heap as *mut [u8; 16]).write(pkt) };
+            let got = f.call(e, &[heap, 16]);
+            let past = keep_sfi_rt::CODE_BASE + code_size + 1;
+            ensure!(matches!(got, Err(CallError::Fault { vector: 3, offset, .. }) if offset == past), "call past the code (size {code_size}): {got:?}");
             Ok(())
         })();
         f.unload(&mut cx.slots);

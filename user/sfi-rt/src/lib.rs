@@ -32,9 +32,9 @@ use keep_abi::{
 };
 use keep_loader::SlotPool;
 use keep_loader::thread::{self, Args, Thread};
-pub use sfi_verify::Reject;
+pub use sfi_verify::{Reject, CODE_BASE};
 use sfi_verify::layout::{ENTRY_PAGE, runtime_pages};
-use sfi_verify::{BUNDLE, CODE_BASE, DOMAIN_SIZE, STACK_LOW};
+use sfi_verify::{BUNDLE, DOMAIN_SIZE, STACK_LOW};
 
 /// Domain k has base `REGION + k * SPACING`: every domain has 4 GiB of
 /// unmapped space below and above it (the next domain starts 4 GiB later).
