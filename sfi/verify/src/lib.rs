@@ -406,7 +406,8 @@ fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
     // `push m64`, `pop m64`: the implicit stack access and the explicit
     // operand can have the same base and displacement (`pop (%rsp)`), so one
     // instance cannot tell which access is which; an operand that two
-    // accesses match is ambiguous in the same way.  Never cached.
+    // accesses match is ambiguous in the same way.  Never cached.  (None
+    // matching is fine: `lea`, `nop m`, `prefetch` access nothing.)
     let explicit_like = |m: &iced_x86::UsedMemory| {
         let base_ok = if i.is_ip_rel_memory_operand() {
             matches!(m.base(), Register::None | Register::RIP | Register::EIP) && m.displacement() == i.ip_rel_memory_address()
@@ -415,7 +416,7 @@ fn learn(i: &Instruction, factory: &mut InstructionInfoFactory) -> u16 {
         };
         base_ok && m.index() == i.memory_index() && m.segment() == i.memory_segment()
     };
-    if has_mem && (stack_op || info.used_memory().iter().filter(|m| explicit_like(m)).count() != 1) {
+    if has_mem && (stack_op || info.used_memory().iter().filter(|m| explicit_like(m)).count() > 1) {
         return KNOWN | SLOW;
     }
     for m in info.used_memory() {
