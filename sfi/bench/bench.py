@@ -84,7 +84,8 @@ def fetch(pkgs):
     return dirs
 
 
-PKGS = ["zlib", "bzip2", "lz4", "xxhash", "kissfft", "lua5.4", "sqlite3", "expat", "cjson"]
+PKGS = ["zlib", "bzip2", "lz4", "xxhash", "kissfft", "lua5.4", "sqlite3", "expat", "cjson",
+        "libyaml", "pcre2", "brotli", "lzo2", "mujs", "libspng", "libgsm"]
 
 
 def fetched():
@@ -122,6 +123,31 @@ def programs(d):
         f.write("#define BYTEORDER 1234\n#define HAVE_MEMMOVE 1\n#define XML_CONTEXT_BYTES 1024\n#define XML_DTD 1\n"
                 "#define XML_NS 1\n#define XML_GE 1\n#define XML_POOR_ENTROPY 1\n")
     gen = sqlite_amalgamation(sq)
+    # libyaml's config.h (its version, as configure writes it); PCRE2's generic
+    # pcre2.h and character tables, configured by -D flags below.
+    with open(os.path.join(shim, "config.h"), "w") as f:
+        f.write('#define YAML_VERSION_MAJOR 0\n#define YAML_VERSION_MINOR 2\n#define YAML_VERSION_PATCH 5\n'
+                '#define YAML_VERSION_STRING "0.2.5"\n')
+    pc = os.path.join(d["pcre2"], "src")
+    for src_name, dst in (("pcre2.h.generic", "pcre2.h"), ("pcre2_chartables.c.dist", "pcre2_chartables.c")):
+        text = open(os.path.join(pc, src_name)).read()
+        if not os.path.exists(os.path.join(shim, dst)) or open(os.path.join(shim, dst)).read() != text:
+            with open(os.path.join(shim, dst), "w") as f:
+                f.write(text)
+    ya, br, lzo, mj, sp, gs = (d[p] for p in ("libyaml", "brotli", "lzo2", "mujs", "libspng", "libgsm"))
+    yasrc = [os.path.join(ya, "src", f + ".c") for f in "api reader scanner parser loader writer emitter dumper".split()]
+    yain = sorted(glob.glob(os.path.join(ya, "examples", "*.yaml")))
+    pcsrc = [os.path.join(pc, "pcre2_%s.c" % f) for f in (
+        "auto_possess compile config context convert dfa_match error extuni find_bracket maketables match match_data "
+        "newline ord2utf pattern_info script_run serialize string_utils study substitute substring tables ucd valid_utf xclass").split()]
+    pcsrc.append(os.path.join(shim, "pcre2_chartables.c"))
+    pcflags = ["-I" + shim, "-I" + pc, "-DPCRE2_CODE_UNIT_WIDTH=8", "-DPCRE2_STATIC", "-DSUPPORT_UNICODE", "-DLINK_SIZE=2",
+               "-DHEAP_LIMIT=20000000", "-DMATCH_LIMIT=10000000", "-DMATCH_LIMIT_DEPTH=10000000", "-DMAX_NAME_SIZE=32",
+               "-DMAX_NAME_COUNT=10000", "-DNEWLINE_DEFAULT=2", "-DPARENS_NEST_LIMIT=250", "-DMAX_VARLOOKBEHIND=255"]
+    brsrc = [f for sub in ("common", "enc", "dec") for f in sorted(glob.glob(os.path.join(br, "c", sub, "*.c")))]
+    gssrc = [os.path.join(gs, "src", f + ".c") for f in
+             "add code decode long_term lpc preprocess rpe short_term table gsm_create gsm_destroy gsm_encode gsm_decode".split()]
+    spimg = sorted(glob.glob(os.path.join(sp, "tests", "images", "*.png")))
     zsrc = [os.path.join(z, f + ".c") for f in "adler32 compress crc32 deflate inflate inftrees inffast trees zutil uncompr".split()]
     bsrc = [os.path.join(bz, f + ".c") for f in "blocksort huffman crctable randtable compress decompress bzlib".split()]
     luasrc = [f for f in sorted(glob.glob(os.path.join(lua, "src", "*.c")))
@@ -144,6 +170,15 @@ def programs(d):
         ("expat", "XML parser", [os.path.join(DRV, "expat_drv.c")] + [os.path.join(ex, "lib", f + ".c") for f in ("xmlparse", "xmlrole", "xmltok")],
          ["-I" + os.path.join(ex, "lib"), "-I" + shim, "-DHAVE_EXPAT_CONFIG_H"], [os.path.join(large, "nes96.xml"), os.path.join(large, "wordnet_glossary-20010201.rdf")]),
         ("cjson", "JSON parser", [os.path.join(DRV, "cjson_drv.c"), os.path.join(cj, "cJSON.c")], ["-I" + cj], ["1000"] + cjin),
+        ("yaml", "YAML parser", [os.path.join(DRV, "yaml_drv.c")] + yasrc, ["-I" + os.path.join(ya, "include"), "-I" + shim, "-DHAVE_CONFIG_H", "-DYAML_DECLARE_STATIC"],
+         ["15000"] + yain),
+        ("pcre2", "regular expressions", [os.path.join(DRV, "pcre2_drv.c")] + pcsrc, pcflags, ["4", "corpus"]),
+        ("brotli", "compression", [os.path.join(DRV, "brotli_drv.c")] + brsrc, ["-I" + os.path.join(br, "c", "include")], ["0", "corpus"]),
+        ("lzo", "compression", [os.path.join(DRV, "lzo_drv.c"), os.path.join(lzo, "minilzo", "minilzo.c")], ["-I" + os.path.join(lzo, "minilzo"), "-I" + os.path.join(lzo, "include", "lzo")], ["40", "corpus"]),
+        ("mujs", "interpreter", [os.path.join(DRV, "mujs_drv.c"), os.path.join(mj, "one.c")], ["-I" + mj], [os.path.join(DRV, "workload.js")]),
+        ("spng", "image codec", [os.path.join(DRV, "spng_drv.c"), os.path.join(sp, "spng", "spng.c")] + zsrc, ["-I" + os.path.join(sp, "spng"), "-I" + z, "-DSPNG_STATIC"],
+         ["30"] + spimg),
+        ("gsm", "audio codec", [os.path.join(DRV, "gsm_drv.c")] + gssrc, ["-I" + os.path.join(gs, "inc"), "-DNeedFunctionPrototypes=1", "-DSASR"], ["900"]),
     ]
 
 

@@ -540,6 +540,35 @@ int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
     (void)tz; unsigned long ns = sfi_host_clock(); tv->tv_sec = (long)(ns / 1000000000ul); tv->tv_usec = (long)(ns / 1000 % 1000000); return 0;
 }
 double difftime(time_t a, time_t b) { return (double)(a - b); }
+/* Civil dates from days since 1970-01-01 and back (proleptic Gregorian, UTC). */
+static struct tm tm_buf;
+struct tm *gmtime(const time_t *t) {
+    long s = *t, days = s / 86400, rem = s % 86400;
+    if (rem < 0) { rem += 86400; days--; }
+    tm_buf.tm_hour = (int)(rem / 3600); tm_buf.tm_min = (int)(rem / 60 % 60); tm_buf.tm_sec = (int)(rem % 60);
+    tm_buf.tm_wday = (int)(((days % 7) + 11) % 7);  /* 1970-01-01 was a Thursday */
+    long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097, doe = z - era * 146097;
+    long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    long mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
+    tm_buf.tm_year = (int)(y - 1900); tm_buf.tm_mon = (int)(m - 1); tm_buf.tm_mday = (int)d;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    static const short cum[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+    tm_buf.tm_yday = cum[m - 1] + (int)d - 1 + (leap && m > 2);
+    tm_buf.tm_isdst = 0;
+    return &tm_buf;
+}
+struct tm *localtime(const time_t *t) { return gmtime(t); }
+time_t mktime(struct tm *tm) {
+    long y = tm->tm_year + 1900L, m = tm->tm_mon;
+    y += m / 12; m %= 12; if (m < 0) { m += 12; y--; }
+    m += 1;
+    y -= m <= 2;
+    long era = (y >= 0 ? y : y - 399) / 400, yoe = y - era * 400;
+    long doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + tm->tm_mday - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    time_t t = (era * 146097 + doe - 719468) * 86400 + tm->tm_hour * 3600L + tm->tm_min * 60L + tm->tm_sec;
+    *tm = *gmtime(&t);
+    return t;
+}
 static char dot[] = ".";
 static struct lconv lc = {dot};
 struct lconv *localeconv(void) { return &lc; }

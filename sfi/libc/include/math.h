@@ -8,6 +8,12 @@
 #define isfinite(x) __builtin_isfinite(x)
 #define signbit(x) __builtin_signbit(x)
 #define M_PI 3.14159265358979323846
+#define FP_NAN 0
+#define FP_INFINITE 1
+#define FP_ZERO 2
+#define FP_SUBNORMAL 3
+#define FP_NORMAL 4
+#define fpclassify(x) __builtin_fpclassify(FP_NAN, FP_INFINITE, FP_NORMAL, FP_SUBNORMAL, FP_ZERO, x)
 double fabs(double x); double sqrt(double x); double floor(double x); double ceil(double x);
 double fmod(double x, double y); double pow(double x, double y); double exp(double x);
 double log(double x); double log2(double x); double log10(double x); double sin(double x);

@@ -8,4 +8,8 @@ struct tm { int tm_sec, tm_min, tm_hour, tm_mday, tm_mon, tm_year, tm_wday, tm_y
 time_t time(time_t *t);
 clock_t clock(void);
 double difftime(time_t a, time_t b);
+/* UTC only: localtime is gmtime, mktime is its inverse (no time zones in a fault domain). */
+struct tm *gmtime(const time_t *t);
+struct tm *localtime(const time_t *t);
+time_t mktime(struct tm *tm);
 #endif
