@@ -21,6 +21,12 @@ NORETURN void machine_poweroff(void)
     cli();
     outw(ICH9_PM1A_CNT, SLP_EN);
     outw(PIIX4_PM1A_CNT, SLP_EN);
+    /* QEMU takes the soft-off request in its main loop, after this write
+     * returns: give it half a second (TSC; ~1.5 G cycles at most) before the
+     * fallback, which would otherwise end QEMU first with status 1. */
+    u64 wait = cpu0.tsc_hz ? cpu0.tsc_hz / 2 : 1500000000ull;
+    for (u64 t0 = rdtsc(); rdtsc() - t0 < wait;)
+        pause();
     outl(DEBUG_EXIT_PORT, 0); /* fallback where ACPI did not take */
     for (;;)
         hlt();
