@@ -40,12 +40,15 @@ USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-a
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench debug deps kernel user filters image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
+.PHONY: all run test bench debug deps bench-deps kernel user filters image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
 
 all: image
 
 deps:
 	@tools/install-deps.sh
+
+bench-deps:
+	@tools/install-deps.sh bench
 
 # ---- kernel ---------------------------------------------------------------
 $(KB)/%.c.o: %.c
@@ -142,7 +145,7 @@ debug: deps image
 # -icount; results, table and plots in build/bench/ (tools/bench.py).
 LOOKUP_VARIANTS := hash regs
 
-bench: deps image
+bench: bench-deps image
 	@for v in $(LOOKUP_VARIANTS); do \
 	  $(MAKE) --no-print-directory kernel B=$(B)/lookup-$$v CAP_LOOKUP=$$v || exit 1; done
 	@$(PYTHON) tools/linuxbench.py || echo "make bench: the Linux guest comparison failed (build/linuxbench/log.txt); the Keep figures follow without it"

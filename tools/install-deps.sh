@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Install what the build and the tests need from Debian's packages, if missing.
+#   install-deps.sh          make run / make test: QEMU, binutils, gcc
+#   install-deps.sh bench    make bench: the same and matplotlib for the plots
 set -euo pipefail
 need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
@@ -7,8 +9,10 @@ command -v nm >/dev/null || need+=(binutils)
 # The kernel, and the boot image's SFI filters (sfi/cc/sfi-cc runs gcc, GNU as and ld).
 command -v gcc >/dev/null || need+=(gcc)
 # The plots of `make bench` (tools/bench.py draws them with Debian's python3).
-python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null \
-    || need+=(python3-matplotlib)
+if [ "${1:-}" = bench ]; then
+    python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null \
+        || need+=(python3-matplotlib)
+fi
 command -v cargo >/dev/null || { echo "install-deps: cargo (Rust stable) is required" >&2; exit 1; }
 if [ ${#need[@]} -gt 0 ]; then
     echo "install-deps: installing ${need[*]} from Debian's packages"

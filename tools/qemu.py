@@ -89,8 +89,49 @@ def check_built():
             sys.exit(f"qemu.py: {f.relative_to(ROOT)} is missing; run make first")
 
 
-def run_captured(cmd, timeout, log):
-    """Run QEMU with the serial port on a pipe; echo and keep the output."""
+FAULT_REPORT = re.compile(r"^keep: process '.*' \(pid \d+\) stopped: ")
+TEST_RESULT = re.compile(r"^ktest: (\S+) .* \.\.\. (ok|FAILED)")
+
+
+class FaultMarker:
+    """Echoes the suite's output line by line.  The kernel reports every
+    process that stops on an exception; the negative tests make children
+    fault on purpose, so such a report is held until the test's result line:
+    if the test passed, the fault was the one it expected and is shown as
+    `expected by TEST: ...`; if it failed, or no test line follows, it is
+    shown as it came."""
+
+    def __init__(self):
+        self.partial, self.held = "", []
+
+    def feed(self, text):
+        self.partial += text
+        *lines, self.partial = self.partial.split("\n")
+        for line in lines:
+            self.line(line.rstrip("\r"))
+
+    def line(self, line):
+        if FAULT_REPORT.match(line):
+            self.held.append(line)
+            return
+        m = TEST_RESULT.match(line)
+        for h in self.held:
+            print(f"  expected by {m.group(1)}: {h}" if m and m.group(2) == "ok" else h)
+        self.held = []
+        print(line)
+
+    def flush(self):
+        for h in self.held:
+            print(h)
+        if self.partial:
+            print(self.partial, end="")
+        self.held, self.partial = [], ""
+        sys.stdout.flush()
+
+
+def run_captured(cmd, timeout, log, marker=None):
+    """Run QEMU with the serial port on a pipe; echo (through `marker`, if
+    given) and keep the output."""
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
@@ -101,7 +142,10 @@ def run_captured(cmd, timeout, log):
         chunk = proc.stdout.read(4096)
         if chunk:
             out += chunk
-            sys.stdout.write(chunk.decode(errors="replace"))
+            if marker:
+                marker.feed(chunk.decode(errors="replace"))
+            else:
+                sys.stdout.write(chunk.decode(errors="replace"))
             sys.stdout.flush()
         elif proc.poll() is not None:
             break
@@ -112,6 +156,8 @@ def run_captured(cmd, timeout, log):
             proc.kill()
             proc.wait()
             break
+    if marker:
+        marker.flush()
     log.write_bytes(bytes(out))
     return proc.returncode, out.decode(errors="replace"), timed_out, time.monotonic() - start
 
@@ -122,7 +168,7 @@ def cmd_test(args):
     if args.cpu:  # a later -cpu replaces base_cmd's
         cmd += ["-cpu", args.cpu]
     print("qemu.py: " + " ".join(cmd), flush=True)
-    rc, out, timed_out, secs = run_captured(cmd, args.timeout, BUILD / "ktest.log")
+    rc, out, timed_out, secs = run_captured(cmd, args.timeout, BUILD / "ktest.log", FaultMarker())
     m = re.findall(r"ktest: (\d+) passed, (\d+) failed", out)
     if timed_out:
         sys.exit(f"qemu.py: FAIL: the in-guest tests did not finish within {args.timeout} s")

@@ -175,6 +175,7 @@ def debian_programs():
     they cannot be had, this step says so and is skipped."""
     sys.path.insert(0, os.path.join(SFI, "bench"))
     import bench
+    bench.log = lambda msg: print("sfi-test: " + msg, flush=True)  # its fetch and build lines, as this suite's
     dirs = bench.fetched()
     if dirs is None and not os.environ.get("SFI_NO_FETCH"):
         print("sfi-test: fetching the Debian programs' sources (apt-get source, once)", flush=True)
