@@ -189,6 +189,11 @@ impl Suite<'_> {
     /// A readable summary of the ratios the issue asks about (the host
     /// computes the same from the figures, with the other kernels').
     fn summary(&self) {
+        // Ratios of real-time ticks of one run mean nothing (the host moves
+        // them by tens of percent); only instruction counts are compared.
+        if !ICOUNT.load(core::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         let pairs = [
             ("ipc.call_reply.cross_as.cap1", "ipc.call_reply.cross_as"),
             ("ipc.call_reply.cross_as.cap4", "ipc.call_reply.cross_as"),
@@ -251,7 +256,11 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
         s.pair
     );
     let tsc_hz = KERNEL.info(info::TSC_HZ).unwrap_or(0);
-    println!("bench: TSC {tsc_hz} Hz (under -icount shift=0: one tick per instruction)");
+    if ICOUNT.load(core::sync::atomic::Ordering::Relaxed) {
+        println!("bench: TSC {tsc_hz} Hz, one tick per instruction (-icount shift=0): figures are instructions");
+    } else {
+        println!("bench: TSC {tsc_hz} Hz of real time (not under -icount): figures are TSC ticks, which vary from run to run; no ratios (make bench measures instructions)");
+    }
 
     // Slot 0 always holds the null capability: the cheapest invocation that
     // enters and leaves the kernel.
