@@ -40,7 +40,7 @@ USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-a
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench debug deps bench-deps kernel user filters image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
+.PHONY: all run test bench debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
 
 all: image
 
@@ -166,6 +166,9 @@ $(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h ke
 abi-check:
 	$(PYTHON) tools/abigen.py --check
 
+docs-check:
+	$(PYTHON) tools/check_links.py
+
 host-test: $(B)/host_tests
 	$(B)/host_tests
 
@@ -180,7 +183,7 @@ guest-test: deps image
 boot-test: deps image
 	$(PYTHON) tools/test_boot.py
 
-test: abi-check host-test cargo-test guest-test boot-test sfi-test
+test: abi-check docs-check host-test cargo-test guest-test boot-test sfi-test
 
 # Software fault isolation (sfi/, docs/sfi.md): host tool chain, verifier, runtime.
 sfi-test:
