@@ -33,6 +33,7 @@ mod child;
 mod cspace;
 mod device;
 mod elf;
+mod example;
 mod fault;
 mod handler;
 mod ipc;
@@ -353,6 +354,7 @@ const TESTS: &[Test] = &[
     ("SFI0009", "pfilter: a looping filter is stopped (TIMEOUT); the server goes on", sfi::timeout),
     ("SFI0010", "pfilter: sixteen domains at once, each with its own verdicts", sfi::several),
     ("SFI0011", "pfilter: still filters, then QUIT exits 0", sfi::quit),
+    ("EXAMPLE0001", "the counter server and its client from docs/writing-programs.md", example::counter),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),

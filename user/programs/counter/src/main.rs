@@ -1,0 +1,52 @@
+//! The counter server (docs/writing-programs.md): waits for calls and
+//! answers each (see `lib.rs` for the protocol).  It is started by a
+//! program that holds its process capability and mints sender
+//! capabilities to it; the protected payload of the capability a call came
+//! through tells the clients apart.
+
+#![no_std]
+#![no_main]
+
+use keep_abi::{Return, Tag, recv};
+use keep_counter::*;
+use keep_rt::println;
+
+keep_rt::entry!(main);
+
+/// Where each call's return capability arrives (the first free slot).
+const RET: u64 = keep_abi::slot::FIRST_FREE;
+/// Counters for this many clients (payloads 0..CLIENTS).
+const CLIENTS: usize = 8;
+
+fn main(_: u64, _: u64) -> i32 {
+    let mut counters = [0u64; CLIENTS];
+    // Name the slot for the return capability, then wait for the first call.
+    keep_rt::ipc_buffer().set_recv_slots(&[RET]);
+    let mut m = recv(Tag::new(0).with_slots(1), 0);
+    loop {
+        // A plain send (no return capability) or a failed receive: nothing to answer.
+        if m.err != 0 || !m.tag.is_called() {
+            m = recv(Tag::new(0).with_slots(1), 0);
+            continue;
+        }
+        let (status, value) = match (m.tag.label(), counters.get_mut(m.payload as usize)) {
+            (_, None) => (BAD_REQUEST, 0),
+            (ADD, Some(c)) => match c.checked_add(m.words[0]).filter(|v| *v < 1 << 63) {
+                Some(v) => {
+                    *c = v;
+                    (OK, v)
+                }
+                None => (OVERFLOW, *c),
+            },
+            (GET, Some(c)) => (OK, *c),
+            (QUIT, Some(_)) => {
+                let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
+                println!("counter: quitting");
+                return 0;
+            }
+            _ => (BAD_REQUEST, 0),
+        };
+        // Answer and wait for the next call in one invocation.
+        m = Return(RET).reply_recv(Tag::new(0).with_slots(1), [status, value, 0, 0], 0);
+    }
+}
