@@ -1,15 +1,30 @@
 //! A tiny program for tests and the shell's `run`: prints a greeting and
 //! exits 0.  With arg0 == 1 it panics (the panic handler exits with 101);
-//! with arg0 == 2 it exits with code arg1.
+//! with arg0 == 2 it exits with code arg1; with arg0 == 3 it prints nothing
+//! and sleeps arg1 milliseconds (0: until it is stopped), then exits 0 —
+//! something to run in the background and `kill`.
 
 #![no_std]
 #![no_main]
 
+use keep_abi::TIMER;
 use keep_rt::println;
 
 keep_rt::entry!(main);
 
 fn main(arg0: u64, arg1: u64) -> i32 {
+    if arg0 == 3 {
+        // TIMER.SLEEP takes at most a day at a time.
+        let mut left = arg1;
+        while arg1 == 0 || left > 0 {
+            let ms = if arg1 == 0 { 60_000 } else { left.min(60_000) };
+            if TIMER.sleep(ms).is_err() {
+                return 1;
+            }
+            left -= ms.min(left);
+        }
+        return 0;
+    }
     println!("hello from a user program");
     match arg0 {
         1 => panic!("hello was asked to panic"),

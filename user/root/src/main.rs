@@ -15,7 +15,7 @@ use keep_abi::{
     ACCOUNT, KERNEL, MEMORY, SELF_ASPACE, SELF_PROCESS, Status, cpu, info, layout, slot, state,
 };
 use keep_abi::rights;
-use keep_loader::{Blob, BootImage, Grant, Loader, SlotPool, Spec};
+use keep_loader::{Blob, BootImage, Child, Grant, Loader, SlotPool, Spec};
 use keep_rt::println;
 
 keep_rt::entry!(main);
@@ -144,12 +144,35 @@ fn banner(root: &Root) {
 
 impl Root {
     /// Loads `name` from the boot image with `arg0`/`arg1`, runs it to its
-    /// end, destroys it and returns how it ended.  Every program gets the
-    /// console, the root's kernel-memory account and the timer; ktest also
-    /// gets read access to the kernel, the memory pool and a copy of the
-    /// boot image (at the address the root task sees it, passed in rdi/rsi
-    /// instead of the arguments).
+    /// end, destroys it and returns how it ended.
     pub fn run(&mut self, name: &str, arg0: u64, arg1: u64) -> Option<Status> {
+        let child = self.load(name, arg0, arg1)?;
+        let status = child.process.start().and_then(|_| child.process.wait());
+        self.destroy(name, child);
+        match status {
+            Ok(s) => Some(s),
+            Err(e) => {
+                println!("run: '{name}' could not be run: {e}");
+                None
+            }
+        }
+    }
+
+    /// Destroys a program that [`Root::load`] made (running or not) and
+    /// gives back its frames and slots.
+    pub fn destroy(&mut self, name: &str, child: Child) {
+        if let Err(e) = Loader::new(&mut self.slots).destroy(child) {
+            println!("run: cannot destroy '{name}': {e}");
+        }
+    }
+
+    /// Loads `name` from the boot image with `arg0`/`arg1` into a new
+    /// process, CREATED (not started); prints why when it cannot.  Every
+    /// program gets the console, the root's kernel-memory account and the
+    /// timer; ktest also gets read access to the kernel, the memory pool and
+    /// a copy of the boot image (at the address the root task sees it,
+    /// passed in rdi/rsi instead of the arguments).
+    pub fn load(&mut self, name: &str, arg0: u64, arg1: u64) -> Option<Child> {
         let Some(img) = &self.image else {
             println!("run: there is no boot image");
             return None;
@@ -201,22 +224,10 @@ impl Root {
                 blob: None,
             }
         };
-        let mut loader = Loader::new(&mut self.slots);
-        let child = match loader.load(&spec) {
-            Ok(c) => c,
+        match Loader::new(&mut self.slots).load(&spec) {
+            Ok(c) => Some(c),
             Err(e) => {
                 println!("run: cannot load '{name}': {e}");
-                return None;
-            }
-        };
-        let status = child.process.start().and_then(|_| child.process.wait());
-        if let Err(e) = loader.destroy(child) {
-            println!("run: cannot destroy '{name}': {e}");
-        }
-        match status {
-            Ok(s) => Some(s),
-            Err(e) => {
-                println!("run: '{name}' could not be run: {e}");
                 None
             }
         }

@@ -1,120 +1,402 @@
-//! The interactive shell on the debug console.  The kernel does not echo,
-//! so the shell echoes what it accepts and erases on backspace.
+//! The interactive shell on the debug console.  The kernel does not echo;
+//! the line editor (`keep-lineedit`: cursor keys, history, Tab completion)
+//! echoes and redraws.  Programs run in the foreground (Ctrl-C stops them)
+//! or, with a trailing `&`, in the background, where the shell keeps them
+//! as jobs: `ps` marks them, `kill` ends them, and the shell reports and
+//! destroys them when they end.
 
-use keep_abi::{ACCOUNT, CONSOLE, KERNEL, MEMORY, info, memtype, memtype_name, state_name};
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use keep_abi::{
+    ACCOUNT, CONSOLE, Error, KERNEL, MEMORY, ProcInfo, Status, TIMER, info, memtype,
+    memtype_name, state, state_name,
+};
+use keep_lineedit::{Completer, Editor};
+use keep_loader::{BootImage, Child};
 use keep_rt::console::write_bytes;
 use keep_rt::{print, println};
 
 use crate::{MIB, Root, bench};
 
 const PROMPT: &str = "keep> ";
-const MAX_LINE: usize = 256;
+/// How often the shell looks at its background programs while it waits
+/// for input, and at a foreground program (for Ctrl-C).
+const JOB_POLL_MS: u64 = 50;
+const FOREGROUND_POLL_MS: u64 = 10;
 
-/// (usage, description), in the order `help` lists them.
-const COMMANDS: [(&str, &str); 8] = [
-    ("help", "list the commands"),
-    ("ps", "list processes: pid, state, priority, name"),
-    ("mem", "show the memory map, free memory and the root's account"),
-    ("test", "run the in-guest test suite (ktest)"),
-    ("bench [name|prefix*]", "run the benchmarks (all, one, or those with a prefix)"),
-    (
-        "run <program> [arg0 [arg1]]",
-        "run a program from the boot image and wait for it",
+struct Command {
+    name: &'static str,
+    usage: &'static str,
+    /// One line for the list (at most 45 characters, to fit 80 columns).
+    what: &'static str,
+    /// More lines for `help <command>`.
+    more: &'static [&'static str],
+}
+
+const fn cmd(
+    name: &'static str,
+    usage: &'static str,
+    what: &'static str,
+    more: &'static [&'static str],
+) -> Command {
+    Command { name, usage, what, more }
+}
+
+/// In the order `help` lists them.
+const COMMANDS: &[Command] = &[
+    cmd("help", "help [command]", "list the commands, or describe one", &[]),
+    cmd(
+        "programs",
+        "programs",
+        "list the programs in the boot image",
+        &["Also called ls.  Files in the image that are not programs (pfilter's", "filter modules) are listed apart."],
     ),
-    ("echo <text>", "print the text"),
-    ("halt", "power the machine off"),
+    cmd(
+        "run",
+        "run <program> [arg0 [arg1]] [&]",
+        "run a program; & runs it in the background",
+        &[
+            "Loads the program from the boot image with arg0 and arg1 (decimal or",
+            "0x hex) in rdi and rsi, waits for it to end and shows how it ended;",
+            "Ctrl-C stops it.  With a trailing & the prompt comes back at once:",
+            "ps marks the program bg, kill stops it, and the shell reports when it",
+            "ends.  'run hello 3 0 &' is a program that sleeps until killed.",
+        ],
+    ),
+    cmd("ps", "ps", "list processes (bg: started with run ... &)", &["Columns: pid, state, priority, name."]),
+    cmd(
+        "kill",
+        "kill <pid>",
+        "stop a program started with run ... &",
+        &["Stops and destroys it; the shell holds capabilities only to the", "programs it started, so it can kill no other process."],
+    ),
+    cmd("uptime", "uptime", "show the time since boot", &["From the TIMER: hours:minutes:seconds, milliseconds and timer ticks."]),
+    cmd("mem", "mem", "show memory map, free memory, root's account", &[]),
+    cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
+    cmd(
+        "bench",
+        "bench [name|prefix*]",
+        "run all, one, or a prefix* of the benchmarks",
+        &[],
+    ),
+    cmd("history", "history", "list the lines entered (Up/Down recall them)", &[]),
+    cmd("echo", "echo <text>", "print the text", &[]),
+    cmd("halt", "halt", "power the machine off", &[]),
 ];
 
-pub fn run(root: &mut Root) -> i32 {
-    println!("type 'help' for the list of commands");
-    let mut line = [0u8; MAX_LINE];
-    let mut len = 0;
-    let mut after_cr = false;
-    print!("{PROMPT}");
-    loop {
-        let mut input = [0u8; 64];
-        let n = match CONSOLE.read(&mut input, false) {
-            Ok(n) => n.min(input.len()),
-            Err(e) => {
-                println!("shell: console read failed: {e}");
-                return 1;
+/// Other names of commands.
+const ALIASES: &[(&str, &str)] = &[("ls", "programs")];
+
+fn find_command(name: &str) -> Option<&'static Command> {
+    let name = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, real)| real);
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+/// A program started with `run ... &`.
+struct Job {
+    pid: u32,
+    name: String,
+    child: Child,
+}
+
+struct Shell<'r> {
+    root: &'r mut Root,
+    editor: Editor,
+    jobs: Vec<Job>,
+    /// Input read but not yet edited (typed while a program ran).
+    pending: VecDeque<u8>,
+}
+
+/// What Tab completes: command names first, program names after `run `,
+/// command names after `help `, job pids after `kill `.
+struct Words<'a> {
+    image: Option<&'a BootImage<'static>>,
+    jobs: &'a [Job],
+}
+
+impl Completer for Words<'_> {
+    fn candidates(&self, before: &str, out: &mut Vec<String>) {
+        let mut words = before.split_whitespace();
+        match (words.next(), words.next()) {
+            (None, _) => {
+                out.extend(COMMANDS.iter().map(|c| String::from(c.name)));
+                out.extend(ALIASES.iter().map(|(a, _)| String::from(*a)));
             }
-        };
-        for &c in &input[..n] {
-            // A terminal may send "\r\n" for one Enter.
-            let skip = after_cr && c == b'\n';
-            after_cr = c == b'\r';
-            match c {
-                _ if skip => {}
-                b'\r' | b'\n' => {
-                    write_bytes(b"\n");
-                    // Only printable ASCII is ever stored, so this is UTF-8.
-                    let text = core::str::from_utf8(&line[..len]).unwrap_or("");
-                    execute(root, text);
-                    len = 0;
-                    print!("{PROMPT}");
+            (Some("run"), None) => {
+                if let Some(img) = self.image {
+                    out.extend(program_names(img).map(String::from));
                 }
-                0x08 | 0x7f if len > 0 => {
-                    len -= 1;
-                    write_bytes(b"\x08 \x08");
-                }
-                0x20..=0x7e if len < MAX_LINE => {
-                    line[len] = c;
-                    len += 1;
-                    write_bytes(&[c]);
-                }
-                _ => {}
             }
+            (Some("help"), None) => out.extend(COMMANDS.iter().map(|c| String::from(c.name))),
+            (Some("kill"), None) => out.extend(self.jobs.iter().map(|j| alloc::format!("{}", j.pid))),
+            _ => {}
         }
     }
 }
 
-fn execute(root: &mut Root, line: &str) {
-    let mut words = line.split_whitespace();
-    let Some(cmd) = words.next() else { return };
-    match cmd {
-        "help" => {
-            for (usage, what) in COMMANDS {
-                println!("  {usage:<28} {what}");
+/// The boot image's programs (ELF files; the image also carries data such
+/// as pfilter's filter modules).
+fn program_names<'a>(img: &'a BootImage<'static>) -> impl Iterator<Item = &'a str> + 'a {
+    img.entries()
+        .filter(|e| e.data.starts_with(b"\x7fELF"))
+        .map(|e| e.name)
+}
+
+fn flush(out: &mut Vec<u8>) {
+    if !out.is_empty() {
+        write_bytes(out);
+        out.clear();
+    }
+}
+
+pub fn run(root: &mut Root) -> i32 {
+    println!("type 'help' for the list of commands");
+    let mut sh = Shell {
+        root,
+        editor: Editor::new(PROMPT),
+        jobs: Vec::new(),
+        pending: VecDeque::new(),
+    };
+    let mut out = Vec::new();
+    sh.editor.begin(&mut out);
+    flush(&mut out);
+    loop {
+        if sh.pending.is_empty() {
+            if let Err(e) = sh.read_input() {
+                println!("shell: console read failed: {e}");
+                return 1;
             }
         }
-        "ps" => ps(),
-        "mem" => mem(),
-        "test" => {
-            root.test();
-        }
-        "bench" => bench::run_all(root, words.next()),
-        "halt" => {
-            println!("powering off");
-            let e = KERNEL.poweroff();
-            println!("halt: POWEROFF failed: {e}");
-        }
-        "echo" => {
-            let rest = line.trim_start()[4..].trim_start();
-            println!("{rest}");
-        }
-        "run" => {
-            let Some(name) = words.next() else {
-                println!("usage: run <program> [arg0 [arg1]]");
-                return;
+        while let Some(b) = sh.pending.pop_front() {
+            let words = Words {
+                image: sh.root.image.as_ref(),
+                jobs: &sh.jobs,
             };
-            let mut args = [0u64; 2];
-            for a in args.iter_mut() {
-                if let Some(w) = words.next() {
-                    match parse_number(w) {
-                        Some(v) => *a = v,
-                        None => {
-                            println!("run: '{w}' is not a number");
-                            return;
-                        }
+            if let Some(line) = sh.editor.feed(b, &mut out, &words) {
+                flush(&mut out);
+                sh.execute(&line);
+                sh.reap(false);
+                sh.editor.begin(&mut out);
+            }
+        }
+        flush(&mut out);
+    }
+}
+
+impl Shell<'_> {
+    /// Reads console input into `pending`.  With background programs the
+    /// shell polls, so that it can report them when they end.
+    fn read_input(&mut self) -> Result<(), Error> {
+        let mut buf = [0u8; 64];
+        loop {
+            let r = CONSOLE.read(&mut buf, !self.jobs.is_empty());
+            match r {
+                Ok(n) => {
+                    self.pending.extend(&buf[..n.min(buf.len())]);
+                    return Ok(());
+                }
+                Err(Error::WOULD_BLOCK) => {
+                    self.reap(true);
+                    if !self.jobs.is_empty() {
+                        let _ = TIMER.sleep(JOB_POLL_MS);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reports and destroys the background programs that have ended.  With
+    /// `at_prompt`, the report replaces the prompt's row, which is then
+    /// drawn again below it.
+    fn reap(&mut self, at_prompt: bool) {
+        let mut i = 0;
+        while i < self.jobs.len() {
+            let ended = match self.jobs[i].child.process.status() {
+                Ok(s) if s.state == state::EXITED || s.state == state::FAULTED => Some(Ok(s)),
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            };
+            let Some(how) = ended else {
+                i += 1;
+                continue;
+            };
+            let job = self.jobs.remove(i);
+            let mut out = Vec::new();
+            if at_prompt {
+                self.editor.clear_row(&mut out);
+                flush(&mut out);
+            }
+            match how {
+                Ok(s) => println!("[{}] {} {s}", job.pid, job.name),
+                Err(e) => println!("[{}] {}: STATUS failed: {e}", job.pid, job.name),
+            }
+            self.root.destroy(&job.name, job.child);
+            if at_prompt {
+                self.editor.redraw(&mut out);
+                flush(&mut out);
+            }
+        }
+    }
+
+    fn execute(&mut self, line: &str) {
+        let mut words = line.split_whitespace();
+        let Some(cmd) = words.next() else { return };
+        match cmd {
+            "help" => help(words.next()),
+            "programs" | "ls" => programs(self.root.image.as_ref()),
+            "ps" => ps(&self.jobs),
+            "kill" => self.kill(words.next()),
+            "uptime" => uptime(),
+            "mem" => mem(),
+            "test" => {
+                self.root.test();
+            }
+            "bench" => bench::run_all(self.root, words.next()),
+            "history" => {
+                for (i, l) in self.editor.history().enumerate() {
+                    println!("  {:>3}  {l}", i + 1);
+                }
+            }
+            "halt" => {
+                println!("powering off");
+                let e = KERNEL.poweroff();
+                println!("halt: POWEROFF failed: {e}");
+            }
+            "echo" => {
+                let rest = line.trim_start()[4..].trim_start();
+                println!("{rest}");
+            }
+            "run" => self.run(line.trim_start()[3..].trim()),
+            _ => println!("unknown command '{cmd}' — type 'help' for the list"),
+        }
+    }
+
+    /// `run <program> [arg0 [arg1]] [&]`; `args` is what follows `run`.
+    fn run(&mut self, args: &str) {
+        let (args, background) = match args.strip_suffix('&') {
+            Some(rest) => (rest.trim_end(), true),
+            None => (args, false),
+        };
+        let mut words = args.split_whitespace();
+        let Some(name) = words.next() else {
+            println!("usage: {}", find_command("run").map_or("", |c| c.usage));
+            return;
+        };
+        let mut numbers = [0u64; 2];
+        for a in numbers.iter_mut() {
+            if let Some(w) = words.next() {
+                match parse_number(w) {
+                    Some(v) => *a = v,
+                    None => {
+                        println!("run: '{w}' is not a number");
+                        return;
                     }
                 }
             }
-            if let Some(status) = root.run(name, args[0], args[1]) {
-                println!("run: {name} {status}");
-            }
         }
-        _ => println!("unknown command '{cmd}' — type 'help' for the list"),
+        if let Some(w) = words.next() {
+            println!("run: too many arguments from '{w}' on (a program takes two numbers)");
+            return;
+        }
+        let Some(img) = &self.root.image else {
+            println!("run: there is no boot image");
+            return;
+        };
+        if img.find(name).is_none() {
+            print!("run: no program '{name}' in the boot image; there are:");
+            for p in program_names(img) {
+                print!(" {p}");
+            }
+            println!();
+            return;
+        }
+        let Some(child) = self.root.load(name, numbers[0], numbers[1]) else {
+            return;
+        };
+        // The loader names the process after the program; the newest
+        // CREATED process of that name is this one (pids only grow).
+        let pid = newest_created(name);
+        if let Err(e) = child.process.start() {
+            println!("run: cannot start '{name}': {e}");
+            self.root.destroy(name, child);
+            return;
+        }
+        if background {
+            let Some(pid) = pid else {
+                // Without a pid it could not be killed: do not keep it.
+                println!("run: cannot find the pid of '{name}'; stopping it");
+                self.root.destroy(name, child);
+                return;
+            };
+            println!("[{pid}] {name} runs in the background ('kill {pid}' stops it)");
+            self.jobs.push(Job {
+                pid,
+                name: String::from(name),
+                child,
+            });
+            return;
+        }
+        match self.wait_foreground(child) {
+            Ok(Some(s)) => println!("run: {name} {s}"),
+            Ok(None) => println!("^C\nrun: {name} stopped"),
+            Err(e) => println!("run: '{name}' could not be run: {e}"),
+        }
+        self.root.destroy(name, child);
+    }
+
+    /// Waits for a foreground program to end; Ctrl-C stops it (then
+    /// `Ok(None)`).  Other input is kept for the editor.
+    fn wait_foreground(&mut self, child: Child) -> Result<Option<Status>, Error> {
+        let mut buf = [0u8; 64];
+        loop {
+            let s = child.process.status()?;
+            if s.state == state::EXITED || s.state == state::FAULTED {
+                return Ok(Some(s));
+            }
+            if let Ok(n) = CONSOLE.read(&mut buf, true) {
+                let input = &buf[..n.min(buf.len())];
+                if let Some(at) = input.iter().position(|&b| b == 0x03) {
+                    self.pending.extend(&input[..at]);
+                    child.process.stop()?;
+                    return Ok(None);
+                }
+                self.pending.extend(input);
+            }
+            let _ = TIMER.sleep(FOREGROUND_POLL_MS);
+        }
+    }
+
+    fn kill(&mut self, arg: Option<&str>) {
+        let Some(arg) = arg else {
+            println!("usage: kill <pid>   (the pids of background programs: ps)");
+            return;
+        };
+        let Some(pid) = arg.parse::<u32>().ok() else {
+            println!("kill: '{arg}' is not a pid (a number, as ps shows)");
+            return;
+        };
+        let Some(i) = self.jobs.iter().position(|j| j.pid == pid) else {
+            match processes().iter().find(|p| p.pid == pid) {
+                Some(p) => println!(
+                    "kill: pid {pid} ({}) was not started by this shell in the background; it can stop only those",
+                    p.name_str()
+                ),
+                None => println!("kill: no process with pid {pid}"),
+            }
+            return;
+        };
+        let job = self.jobs.remove(i);
+        // ACCOUNT.DESTROY stops a running process itself; STOP first only
+        // makes the order plain.
+        let _ = job.child.process.stop();
+        self.root.destroy(&job.name, job.child);
+        println!("[{pid}] {} killed", job.name);
     }
 }
 
@@ -126,8 +408,48 @@ fn parse_number(w: &str) -> Option<u64> {
     }
 }
 
-fn ps() {
-    println!("  {:>5}  {:<9} {:>4}  name", "pid", "state", "prio");
+fn help(topic: Option<&str>) {
+    let Some(topic) = topic else {
+        for c in COMMANDS {
+            println!("  {:<32} {}", c.usage, c.what);
+        }
+        println!("keys: arrows, Home/End, Tab completes, Ctrl-A/E/K/U/W/Y, Ctrl-C cancels");
+        return;
+    };
+    match find_command(topic) {
+        Some(c) => {
+            println!("usage: {}", c.usage);
+            println!("  {}", c.what);
+            for line in c.more {
+                println!("  {line}");
+            }
+        }
+        None => println!("help: no such command '{topic}' — type 'help' for the list"),
+    }
+}
+
+fn programs(image: Option<&BootImage<'static>>) {
+    let Some(img) = image else {
+        println!("programs: there is no boot image");
+        return;
+    };
+    println!("programs in the boot image ('run <program>' runs one):");
+    for e in img.entries().filter(|e| e.data.starts_with(b"\x7fELF")) {
+        println!("  {:<16} {:>5} KiB", e.name, e.data.len().div_ceil(1024));
+    }
+    let mut others = img.entries().filter(|e| !e.data.starts_with(b"\x7fELF")).peekable();
+    if others.peek().is_some() {
+        print!("other files:");
+        for e in others {
+            print!(" {}", e.name);
+        }
+        println!();
+    }
+}
+
+/// Every live process, in pid order.
+fn processes() -> Vec<ProcInfo> {
+    let mut all = Vec::new();
     let mut index = 0;
     // The kernel has a bounded process table; the bound guards against a
     // `next` that does not advance.
@@ -136,17 +458,58 @@ fn ps() {
             Ok(p) => p,
             Err(_) => break,
         };
+        all.push(p);
+        if p.next == 0 || p.next <= index {
+            break;
+        }
+        index = p.next;
+    }
+    all
+}
+
+/// The pid of the newest CREATED process called `name` (names are kept to
+/// 16 bytes).
+fn newest_created(name: &str) -> Option<u32> {
+    let short = &name.as_bytes()[..name.len().min(16)];
+    processes()
+        .iter()
+        .filter(|p| p.state == state::CREATED && p.name_str().as_bytes() == short)
+        .map(|p| p.pid)
+        .max()
+}
+
+fn ps(jobs: &[Job]) {
+    println!("  {:>5}  {:<9} {:>4}  name", "pid", "state", "prio");
+    for p in processes() {
+        let bg = if jobs.iter().any(|j| j.pid == p.pid) { "  bg" } else { "" };
         println!(
-            "  {:>5}  {:<9} {:>4}  {}",
+            "  {:>5}  {:<9} {:>4}  {}{bg}",
             p.pid,
             state_name(p.state),
             p.priority,
             p.name_str()
         );
-        if p.next == 0 || p.next <= index {
-            break;
+    }
+}
+
+fn uptime() {
+    match TIMER.now() {
+        Ok((ms, ticks)) => {
+            let s = ms / 1000;
+            let days = s / 86_400;
+            print!("up ");
+            if days > 0 {
+                print!("{days} day{}, ", if days == 1 { "" } else { "s" });
+            }
+            println!(
+                "{}:{:02}:{:02}.{:03} ({ms} ms, {ticks} timer ticks since boot)",
+                s / 3600 % 24,
+                s / 60 % 60,
+                s % 60,
+                ms % 1000
+            );
         }
-        index = p.next;
+        Err(e) => println!("uptime: TIMER.NOW failed: {e}"),
     }
 }
 
