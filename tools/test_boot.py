@@ -2,11 +2,16 @@
 """Whole-system tests from the host side, each a separate boot:
   - the shell: boots to `keep> ` (time measured), help/ps/mem/unknown
     command, `run hello`, `bench` of one benchmark, `halt` powers QEMU off;
+  - in the same boot, the prompt's line editing (cursor keys, Home/End,
+    Backspace/Delete, Ctrl-U, Ctrl-C, history, Tab completion, unknown
+    escape sequences) and the newer commands (programs, help CMD, uptime,
+    run nosuch, background programs, kill, Ctrl-C of a running program);
   - a kernel fault prints registers, the faulting address and a
     symbolised backtrace, then stops;
   - a missing boot image and a corrupt boot image are refused with a message.
 Prints one line per test and a summary; exits 1 on any failure."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,12 +58,25 @@ class Guest:
         return False
 
     def send(self, line):
+        return self.send_keys(line.encode() + b"\r")
+
+    def send_keys(self, keys):
+        """Types raw bytes (escape sequences included); returns the mark."""
         mark = len(self.out)
-        for ch in line.encode() + b"\r":
+        for ch in keys:
             self.p.stdin.write(bytes([ch]))
             self.p.stdin.flush()
             time.sleep(0.002)
         return mark
+
+    def keys(self, keys, timeout=10.0):
+        """Types `keys` (ending in Enter or Ctrl-C) and returns what the
+        guest printed up to the next prompt on a fresh row ("\nkeep> ";
+        the editor's redraws put the prompt after a CR), or None."""
+        m = self.send_keys(keys)
+        if not self.expect(b"\n" + PROMPT, timeout, m):
+            return None
+        return self.out[m:].decode(errors="replace")
 
     def wait_exit(self, timeout=30.0):
         deadline = time.monotonic() + timeout
@@ -121,7 +139,8 @@ def test_shell():
         m = g.send("help")
         check("help lists the commands",
               g.expect(PROMPT, 10, m) and all(c in g.out[m:].decode() for c in
-                                                ("help", "ps", "mem", "test", "bench", "halt")),
+                                                ("help", "ps", "mem", "test", "bench", "halt",
+                                                 "programs", "run", "kill", "uptime")),
               g.out[m:].decode())
         m = g.send("ps")
         check("ps lists the root task", g.expect(PROMPT, 10, m) and "root" in g.out[m:].decode(),
@@ -141,11 +160,141 @@ def test_shell():
         check("bench in the shell runs a benchmark and reports it",
               g.expect(PROMPT, 60, m) and "bench: ipc.call_reply.cross_as median=" in g.out[m:].decode()
               and "bench: done" in g.out[m:].decode(), g.out[m:].decode()[-800:])
+        line_editing(g)
+        commands(g)
         m = g.send("halt")
         rc = g.wait_exit(20)
         check("halt powers the machine off", rc is not None, "QEMU still running")
     finally:
         g.kill()
+
+
+LEFT, RIGHT, UP, DOWN = b"\x1b[D", b"\x1b[C", b"\x1b[A", b"\x1b[B"
+HOME, END, DELETE = b"\x1b[H", b"\x1b[F", b"\x1b[3~"
+CTRL_A, CTRL_C, CTRL_E, CTRL_U = b"\x01", b"\x03", b"\x05", b"\x15"
+BACKSPACE, ENTER = b"\x7f", b"\r"
+
+
+def output_lines(out):
+    """The rows a command printed (the editor's redraws of the input line
+    start with a CR and the prompt, so they never equal a printed row)."""
+    return [] if out is None else out.split("\n")
+
+
+def printed(g, keys, expected, timeout=10.0):
+    """Types `keys`; true when a row of the output is exactly `expected`."""
+    out = g.keys(keys, timeout)
+    return expected in output_lines(out), repr(out)
+
+
+def line_editing(g):
+    """Each check types a line that runs the intended command only when the
+    editing keys work (the old shell inserted "[D" for Left, ignored Tab,
+    Home, Ctrl-U and Ctrl-C)."""
+    ok, out = printed(g, b"ecXho edit-ok" + LEFT * 10 + BACKSPACE + ENTER, "edit-ok")
+    check("line editing: Left and Backspace fix a typo in the middle", ok, out)
+    ok, out = printed(g, b"ecXho edit-right" + LEFT * 14 + RIGHT + b"\x08" + END + ENTER,
+                      "edit-right")
+    check("line editing: Right, Backspace as 0x08, End", ok, out)
+    ok, out = printed(g, b"cho home-ok" + HOME + b"e" + END + b"!" + ENTER, "home-ok!")
+    check("line editing: Home and End (ESC [ H, ESC [ F)", ok, out)
+    ok, out = printed(g, b"ho home-alt" + b"\x1b[1~" + b"ec" + b"\x1b[4~" + b"2" + b"\x1bOH"
+                      + DELETE + b"e" + b"\x1bOF" + ENTER, "home-alt2")
+    check("line editing: Home/End as ESC [ 1~ / 4~ and ESC O H / F, Delete", ok, out)
+    ok, out = printed(g, b"oops, not this" + CTRL_U + b"echo ctrl-u-ok" + ENTER, "ctrl-u-ok")
+    check("line editing: Ctrl-U erases the line", ok, out)
+    ok, out = printed(g, b"echo ctrl-ae" + CTRL_A + b"\x06" * 5 + b"\x0b" + CTRL_E + b"-ok" + ENTER,
+                      "-ok")
+    check("line editing: Ctrl-A, Ctrl-F, Ctrl-K, Ctrl-E", ok, out)
+    out = g.keys(b"echo cancelled-line" + CTRL_C)
+    ok = out is not None and "^C" in out and "cancelled-line" not in output_lines(out)
+    ok2, out2 = printed(g, b"echo after-cancel" + ENTER, "after-cancel")
+    check("line editing: Ctrl-C abandons the line and gives a new prompt", ok and ok2,
+          repr(out) + " / " + out2)
+    ok, out = printed(g, b"echo hist-one" + ENTER, "hist-one")
+    ok2, out2 = printed(g, UP + ENTER, "hist-one")
+    check("history: Up runs the previous line again", ok and ok2, out2)
+    ok, out = printed(g, b"echo hist-two" + ENTER, "hist-two")
+    ok2, out2 = printed(g, b"echo draft" + UP + UP + UP + DOWN + DOWN + DOWN + b"-kept" + ENTER,
+                        "draft-kept")
+    check("history: Down past the newest returns to the line being edited", ok and ok2, out2)
+    out = g.keys(b"pro\t" + ENTER)
+    check("Tab completes 'pro' to 'programs'",
+          out is not None and "programs in the boot image" in out and "hello" in out, repr(out))
+    ok, out = printed(g, b"run hel\t" + ENTER, "hello from a user program", 30)
+    check("Tab completes 'run hel' to 'run hello'", ok, out)
+    ok, out = printed(g, b"echo esc" + b"\x1b[2~" + b"\x1b[15~" + b"\x1bOP" + b"\x1b[1;5P"
+                      + b"\x1b[Z" + b"-ok" + ENTER, "esc-ok")
+    check("line editing: unknown escape sequences insert nothing", ok, out)
+
+
+UPTIME = re.compile(r"^up (?:\d+ days?, )?\d+:\d\d:\d\d\.\d{3} \((\d+) ms, \d+ timer ticks since boot\)$",
+                    re.M)
+
+
+def commands(g):
+    out = g.keys(b"programs" + ENTER)
+    check("programs lists the programs in the boot image",
+          out is not None and "  hello" in out and "  ktest" in out and "pfilter" in out, repr(out))
+    out = g.keys(b"ls" + ENTER)
+    check("ls is programs", out is not None and "programs in the boot image" in out
+          and "  hello" in out, repr(out))
+    out = g.keys(b"run nosuch" + ENTER)
+    check("run nosuch says so and lists the programs",
+          out is not None and "no program 'nosuch'" in out and "hello" in out and "ktest" in out,
+          repr(out))
+    out = g.keys(b"help run" + ENTER)
+    check("help run gives the usage and a description",
+          out is not None and "usage: run <program>" in out and "background" in out, repr(out))
+    out = g.keys(b"help nosuch" + ENTER)
+    check("help nosuch says there is no such command",
+          out is not None and "no such command 'nosuch'" in out, repr(out))
+
+    host_ms = (time.monotonic() - g.start) * 1000
+    out = g.keys(b"uptime" + ENTER)
+    first = UPTIME.search(out.replace("\r", "")) if out else None
+    time.sleep(0.5)
+    out2 = g.keys(b"uptime" + ENTER)
+    host_ms2 = (time.monotonic() - g.start) * 1000
+    second = UPTIME.search(out2.replace("\r", "")) if out2 else None
+    ok = (first is not None and second is not None
+          and 0 < int(first[1]) < int(second[1]) <= host_ms2 + 2000
+          and int(first[1]) <= host_ms + 2000)
+    check("uptime prints a plausible, growing time since boot", ok,
+          f"{out!r} / {out2!r}; host: {host_ms:.0f} ms, {host_ms2:.0f} ms")
+
+    out = g.keys(b"run hello 3 0 &" + ENTER)
+    m = re.search(r"\[(\d+)\] hello runs in the background", out or "")
+    check("run PROG & starts a background program", m is not None, repr(out))
+    if m:
+        pid = m[1]
+        ps = g.keys(b"ps" + ENTER)
+        listed = re.search(rf"^\s+{pid}\s+\S+\s+\d+\s+hello\s+bg$", (ps or "").replace("\r", ""), re.M)
+        check("ps shows the background program", listed is not None, repr(ps))
+        out = g.keys(f"kill {pid}".encode() + ENTER)
+        ps = g.keys(b"ps" + ENTER)
+        gone = ps is not None and not re.search(rf"^\s+{pid}\s", ps, re.M)
+        check("kill PID stops and destroys a background program",
+              out is not None and f"[{pid}] hello killed" in out and gone, repr(out) + " / " + repr(ps))
+    out = g.keys(b"kill 99999" + ENTER)
+    out2 = g.keys(b"kill abc" + ENTER)
+    out3 = g.keys(b"kill 1" + ENTER)
+    ok, out4 = printed(g, b"echo survived" + ENTER, "survived")
+    check("kill of a bad or unknown pid or of a process the shell did not start errs; the shell survives",
+          out is not None and "no process with pid 99999" in out
+          and out2 is not None and "'abc' is not a pid" in out2
+          and out3 is not None and "not started by this shell" in out3 and ok,
+          f"{out!r} / {out2!r} / {out3!r} / {out4}")
+    out = g.keys(b"run hello 3 300 &" + ENTER)
+    m = re.search(r"\[(\d+)\] hello runs", out or "")
+    ended = m is not None and g.expect(f"[{m[1]}] hello exited with code 0".encode(), 10)
+    check("a background program that ends is reported and reaped without a command",
+          ended, g.out[-300:].decode(errors="replace"))
+    m2 = g.send_keys(b"run hello 3 0" + ENTER)
+    time.sleep(0.5)
+    out = g.keys(CTRL_C)
+    check("Ctrl-C stops a program running in the foreground",
+          out is not None and "run: hello stopped" in out, repr(g.out[m2:]))
 
 
 def test_kernel_fault():
