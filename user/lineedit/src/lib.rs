@@ -86,7 +86,7 @@ enum Key {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Esc {
+enum Seq {
     /// Not in an escape sequence.
     Ground,
     /// After ESC.
@@ -110,7 +110,7 @@ pub struct Editor {
     saved: Vec<u8>,
     /// What Ctrl-K, Ctrl-U or Ctrl-W cut last.
     cut: Vec<u8>,
-    esc: Esc,
+    esc: Seq,
     params: Vec<u8>,
     /// The previous byte was CR (a following LF is the same Enter).
     after_cr: bool,
@@ -128,7 +128,7 @@ impl Editor {
             browsing: None,
             saved: Vec::new(),
             cut: Vec::new(),
-            esc: Esc::Ground,
+            esc: Seq::Ground,
             params: Vec::new(),
             after_cr: false,
             after_tab: false,
@@ -180,7 +180,12 @@ impl Editor {
     /// Takes one input byte; appends the terminal's update to `out`.
     /// Returns the line when the byte ends it (Enter); the caller runs it
     /// and calls [`Editor::begin`] for the next one.
-    pub fn feed(&mut self, byte: u8, out: &mut Vec<u8>, completer: &dyn Completer) -> Option<String> {
+    pub fn feed(
+        &mut self,
+        byte: u8,
+        out: &mut Vec<u8>,
+        completer: &dyn Completer,
+    ) -> Option<String> {
         let skip_lf = self.after_cr && byte == b'\n';
         self.after_cr = byte == b'\r';
         if skip_lf {
@@ -192,7 +197,12 @@ impl Editor {
     }
 
     /// Feeds every byte of `bytes`; returns the lines they finish.
-    pub fn feed_all(&mut self, bytes: &[u8], out: &mut Vec<u8>, completer: &dyn Completer) -> Vec<String> {
+    pub fn feed_all(
+        &mut self,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        completer: &dyn Completer,
+    ) -> Vec<String> {
         let mut lines = Vec::new();
         for &b in bytes {
             if let Some(l) = self.feed(b, out, completer) {
@@ -205,22 +215,22 @@ impl Editor {
 
     fn decode(&mut self, b: u8) -> Option<Key> {
         match self.esc {
-            Esc::Ground => self.decode_ground(b),
-            Esc::Esc => {
-                self.esc = Esc::Ground;
+            Seq::Ground => self.decode_ground(b),
+            Seq::Esc => {
+                self.esc = Seq::Ground;
                 match b {
                     b'[' => {
-                        self.esc = Esc::Csi;
+                        self.esc = Seq::Csi;
                         self.params.clear();
                         None
                     }
                     b'O' => {
-                        self.esc = Esc::Ss3;
+                        self.esc = Seq::Ss3;
                         None
                     }
                     // ESC ESC: the first one was a lone Escape.
                     0x1b => {
-                        self.esc = Esc::Esc;
+                        self.esc = Seq::Esc;
                         None
                     }
                     // Alt-B, Alt-F (what terminals send with Meta as ESC).
@@ -230,8 +240,8 @@ impl Editor {
                     _ => None,
                 }
             }
-            Esc::Ss3 => {
-                self.esc = Esc::Ground;
+            Seq::Ss3 => {
+                self.esc = Seq::Ground;
                 match b {
                     b'A' => Some(Key::Up),
                     b'B' => Some(Key::Down),
@@ -243,7 +253,7 @@ impl Editor {
                     _ => None,
                 }
             }
-            Esc::Csi => match b {
+            Seq::Csi => match b {
                 0x30..=0x3f => {
                     if self.params.len() < MAX_PARAMS {
                         self.params.push(b);
@@ -253,13 +263,13 @@ impl Editor {
                 // Intermediate bytes carry nothing the editor uses.
                 0x20..=0x2f => None,
                 0x40..=0x7e => {
-                    self.esc = Esc::Ground;
+                    self.esc = Seq::Ground;
                     self.csi_key(b)
                 }
                 // A control byte breaks the sequence off and counts as
                 // itself (Ctrl-C still cancels, ESC starts anew).
                 _ => {
-                    self.esc = Esc::Ground;
+                    self.esc = Seq::Ground;
                     self.decode_ground(b)
                 }
             },
@@ -269,7 +279,7 @@ impl Editor {
     fn decode_ground(&mut self, b: u8) -> Option<Key> {
         Some(match b {
             0x1b => {
-                self.esc = Esc::Esc;
+                self.esc = Seq::Esc;
                 return None;
             }
             b'\r' | b'\n' => Key::Enter,
@@ -393,7 +403,8 @@ impl Editor {
             return;
         }
         let at_end = self.cursor == self.line.len();
-        self.line.splice(self.cursor..self.cursor, text.iter().copied());
+        self.line
+            .splice(self.cursor..self.cursor, text.iter().copied());
         self.cursor += text.len();
         if at_end {
             out.extend_from_slice(text);

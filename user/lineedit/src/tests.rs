@@ -18,7 +18,9 @@ impl Completer for Words {
 }
 
 const SHELL: Words = Words(
-    &["echo", "halt", "help", "kill", "ps", "programs", "run", "uptime"],
+    &[
+        "echo", "halt", "help", "kill", "ps", "programs", "run", "uptime",
+    ],
     &["hello", "ktest", "pfilter", "stress"],
 );
 
@@ -65,7 +67,10 @@ fn backspace_both_codes() {
 #[test]
 fn left_and_backspace_correct_in_the_middle() {
     // "ecXho hi", Left x5 puts the cursor after X; Backspace removes it.
-    assert_eq!(line(b"ecXho hi\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x7f\r"), "echo hi");
+    assert_eq!(
+        line(b"ecXho hi\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x7f\r"),
+        "echo hi"
+    );
     // SS3 arrows and Ctrl-B/Ctrl-F too.
     assert_eq!(line(b"ecXho\x1bOD\x1bOD\x7f\r"), "echo");
     assert_eq!(line(b"ecXho\x02\x02\x02\x06\x7f\r"), "echo");
@@ -124,7 +129,10 @@ fn word_motion() {
 fn cutting_and_pasting() {
     // Ctrl-U cuts to the start, Ctrl-K to the end.
     assert_eq!(line(b"garbage\x15echo hi\r"), "echo hi");
-    assert_eq!(line(b"echo hi there\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x0b\r"), "echo hi");
+    assert_eq!(
+        line(b"echo hi there\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x0b\r"),
+        "echo hi"
+    );
     assert_eq!(line(b"echo garbage\x1b[D\x1b[D\x15\r"), "ge");
     // Ctrl-W cuts the word before the cursor (and the blanks after it).
     assert_eq!(line(b"echo hi there  \x17\r"), "echo hi ");
@@ -197,22 +205,25 @@ fn ctrl_c_abandons_the_line() {
 #[test]
 fn ctrl_l_clears_and_redraws() {
     let (_, _, out) = feed(b"ab\x1b[D\x0c");
-    assert!(out.ends_with(b"\x1b[H\x1b[2J\r> ab\x1b[K\x1b[1D"), "{out:?}");
+    assert!(
+        out.ends_with(b"\x1b[H\x1b[2J\r> ab\x1b[K\x1b[1D"),
+        "{out:?}"
+    );
 }
 
 #[test]
 fn unknown_escape_sequences_insert_nothing() {
     for seq in [
-        &b"\x1b[2~"[..],   // Insert
-        b"\x1b[5~",        // Page Up
-        b"\x1b[15~",       // F5
-        b"\x1b[1;2P",      // Shift-F1
-        b"\x1b[Z",         // Shift-Tab
-        b"\x1bOP",         // F1
-        b"\x1b[?25h",      // private parameters
-        b"\x1b[200~",      // bracketed paste start
-        b"\x1bx",          // Alt-x
-        b"\x1b\x1b[A",     // Alt-Up is Up: nothing in the history
+        &b"\x1b[2~"[..], // Insert
+        b"\x1b[5~",      // Page Up
+        b"\x1b[15~",     // F5
+        b"\x1b[1;2P",    // Shift-F1
+        b"\x1b[Z",       // Shift-Tab
+        b"\x1bOP",       // F1
+        b"\x1b[?25h",    // private parameters
+        b"\x1b[200~",    // bracketed paste start
+        b"\x1bx",        // Alt-x
+        b"\x1b\x1b[A",   // Alt-Up is Up: nothing in the history
     ] {
         let mut input = b"ab".to_vec();
         input.extend_from_slice(seq);
@@ -296,7 +307,11 @@ fn tab_completes_the_common_prefix_then_lists() {
     assert!(out.ends_with(b"\x07"));
     let (e, _, out) = feed(b"h\t\t");
     assert_eq!(e.line(), "h");
-    assert!(out.ends_with(b"\nhalt  help\n\r> h\x1b[K"), "{:?}", String::from_utf8_lossy(&out));
+    assert!(
+        out.ends_with(b"\nhalt  help\n\r> h\x1b[K"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
     // "p": programs, ps → common prefix "p" only; "pr" is unique.
     let (e, _, out) = feed(b"p\t\t");
     assert_eq!(e.line(), "p");

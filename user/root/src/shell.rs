@@ -10,8 +10,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use keep_abi::{
-    ACCOUNT, CONSOLE, Error, KERNEL, MEMORY, ProcInfo, Status, TIMER, info, memtype,
-    memtype_name, state, state_name,
+    ACCOUNT, CONSOLE, Error, KERNEL, MEMORY, ProcInfo, Status, TIMER, info, memtype, memtype_name,
+    state, state_name,
 };
 use keep_lineedit::{Completer, Editor};
 use keep_loader::{BootImage, Child};
@@ -41,17 +41,30 @@ const fn cmd(
     what: &'static str,
     more: &'static [&'static str],
 ) -> Command {
-    Command { name, usage, what, more }
+    Command {
+        name,
+        usage,
+        what,
+        more,
+    }
 }
 
 /// In the order `help` lists them.
 const COMMANDS: &[Command] = &[
-    cmd("help", "help [command]", "list the commands, or describe one", &[]),
+    cmd(
+        "help",
+        "help [command]",
+        "list the commands, or describe one",
+        &[],
+    ),
     cmd(
         "programs",
         "programs",
         "list the programs in the boot image",
-        &["Also called ls.  Files in the image that are not programs (pfilter's", "filter modules) are listed apart."],
+        &[
+            "Also called ls.  Files in the image that are not programs (pfilter's",
+            "filter modules) are listed apart.",
+        ],
     ),
     cmd(
         "run",
@@ -65,15 +78,33 @@ const COMMANDS: &[Command] = &[
             "ends.  'run hello 3 0 &' is a program that sleeps until killed.",
         ],
     ),
-    cmd("ps", "ps", "list processes (bg: started with run ... &)", &["Columns: pid, state, priority, name."]),
+    cmd(
+        "ps",
+        "ps",
+        "list processes (bg: started with run ... &)",
+        &["Columns: pid, state, priority, name."],
+    ),
     cmd(
         "kill",
         "kill <pid>",
         "stop a program started with run ... &",
-        &["Stops and destroys it; the shell holds capabilities only to the", "programs it started, so it can kill no other process."],
+        &[
+            "Stops and destroys it; the shell holds capabilities only to the",
+            "programs it started, so it can kill no other process.",
+        ],
     ),
-    cmd("uptime", "uptime", "show the time since boot", &["From the TIMER: hours:minutes:seconds, milliseconds and timer ticks."]),
-    cmd("mem", "mem", "show memory map, free memory, root's account", &[]),
+    cmd(
+        "uptime",
+        "uptime",
+        "show the time since boot",
+        &["From the TIMER: hours:minutes:seconds, milliseconds and timer ticks."],
+    ),
+    cmd(
+        "mem",
+        "mem",
+        "show memory map, free memory, root's account",
+        &[],
+    ),
     cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
     cmd(
         "bench",
@@ -81,7 +112,12 @@ const COMMANDS: &[Command] = &[
         "run all, one, or a prefix* of the benchmarks",
         &[],
     ),
-    cmd("history", "history", "list the lines entered (Up/Down recall them)", &[]),
+    cmd(
+        "history",
+        "history",
+        "list the lines entered (Up/Down recall them)",
+        &[],
+    ),
     cmd("echo", "echo <text>", "print the text", &[]),
     cmd("halt", "halt", "power the machine off", &[]),
 ];
@@ -133,7 +169,9 @@ impl Completer for Words<'_> {
                 }
             }
             (Some("help"), None) => out.extend(COMMANDS.iter().map(|c| String::from(c.name))),
-            (Some("kill"), None) => out.extend(self.jobs.iter().map(|j| alloc::format!("{}", j.pid))),
+            (Some("kill"), None) => {
+                out.extend(self.jobs.iter().map(|j| alloc::format!("{}", j.pid)))
+            }
             _ => {}
         }
     }
@@ -166,11 +204,11 @@ pub fn run(root: &mut Root) -> i32 {
     sh.editor.begin(&mut out);
     flush(&mut out);
     loop {
-        if sh.pending.is_empty() {
-            if let Err(e) = sh.read_input() {
-                println!("shell: console read failed: {e}");
-                return 1;
-            }
+        if sh.pending.is_empty()
+            && let Err(e) = sh.read_input()
+        {
+            println!("shell: console read failed: {e}");
+            return 1;
         }
         while let Some(b) = sh.pending.pop_front() {
             let words = Words {
@@ -437,7 +475,10 @@ fn programs(image: Option<&BootImage<'static>>) {
     for e in img.entries().filter(|e| e.data.starts_with(b"\x7fELF")) {
         println!("  {:<16} {:>5} KiB", e.name, e.data.len().div_ceil(1024));
     }
-    let mut others = img.entries().filter(|e| !e.data.starts_with(b"\x7fELF")).peekable();
+    let mut others = img
+        .entries()
+        .filter(|e| !e.data.starts_with(b"\x7fELF"))
+        .peekable();
     if others.peek().is_some() {
         print!("other files:");
         for e in others {
@@ -481,7 +522,11 @@ fn newest_created(name: &str) -> Option<u32> {
 fn ps(jobs: &[Job]) {
     println!("  {:>5}  {:<9} {:>4}  name", "pid", "state", "prio");
     for p in processes() {
-        let bg = if jobs.iter().any(|j| j.pid == p.pid) { "  bg" } else { "" };
+        let bg = if jobs.iter().any(|j| j.pid == p.pid) {
+            "  bg"
+        } else {
+            ""
+        };
         println!(
             "  {:>5}  {:<9} {:>4}  {}{bg}",
             p.pid,
