@@ -452,6 +452,7 @@ fn help(topic: Option<&str>) {
             println!("  {:<32} {}", c.usage, c.what);
         }
         println!("keys: arrows, Home/End, Tab completes, Ctrl-A/E/K/U/W/Y, Ctrl-C cancels");
+        println!("(under make run QEMU keeps Ctrl-A for itself: Ctrl-A a sends one)");
         return;
     };
     match find_command(topic) {
