@@ -165,7 +165,11 @@ impl Completer for Words<'_> {
             }
             (Some("run"), None) => {
                 if let Some(img) = self.image {
-                    out.extend(program_names(img).map(String::from));
+                    out.extend(
+                        program_names(img)
+                            .filter(|&p| p != "root")
+                            .map(String::from),
+                    );
                 }
             }
             (Some("help"), None) => out.extend(COMMANDS.iter().map(|c| String::from(c.name))),
@@ -346,6 +350,12 @@ impl Shell<'_> {
             println!("run: there is no boot image");
             return;
         };
+        if name == "root" {
+            println!(
+                "run: root is the root task, this shell; a second one would compete for the console"
+            );
+            return;
+        }
         if img.find(name).is_none() {
             print!("run: no program '{name}' in the boot image; there are:");
             for p in program_names(img) {
@@ -474,7 +484,16 @@ fn programs(image: Option<&BootImage<'static>>) {
     };
     println!("programs in the boot image ('run <program>' runs one):");
     for e in img.entries().filter(|e| e.data.starts_with(b"\x7fELF")) {
-        println!("  {:<16} {:>5} KiB", e.name, e.data.len().div_ceil(1024));
+        let note = if e.name == "root" {
+            "  (this shell: runs once)"
+        } else {
+            ""
+        };
+        println!(
+            "  {:<16} {:>5} KiB{note}",
+            e.name,
+            e.data.len().div_ceil(1024)
+        );
     }
     let mut others = img
         .entries()
