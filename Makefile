@@ -176,7 +176,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit
 
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300
