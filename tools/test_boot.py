@@ -160,13 +160,49 @@ def test_shell():
         check("bench in the shell runs a benchmark and reports it",
               g.expect(PROMPT, 60, m) and "bench: ipc.call_reply.cross_as median=" in g.out[m:].decode()
               and "bench: done" in g.out[m:].decode(), g.out[m:].decode()[-800:])
+        # Not under -icount: the figures are real-time ticks and no ratios
+        # are printed (cap.lookup.* is a pair the summary would compare).
+        m = g.send("bench cap.lookup*")
+        ok = g.expect(b"bench: done", 120, m)
+        out = g.out[m:].decode(errors="replace")
+        check("bench without -icount says its unit is TSC ticks of real time and prints no ratio",
+              ok and "of real time (not under -icount)" in out and "unit=tsc-ticks" in out
+              and "bench: ratio" not in out and "one tick per instruction" not in out, out[-800:])
         line_editing(g)
         commands(g)
         m = g.send("halt")
         rc = g.wait_exit(20)
-        check("halt powers the machine off", rc is not None, "QEMU still running")
+        check("halt powers the machine off with QEMU's exit status 0 (ACPI soft-off)", rc == 0,
+              "QEMU still running" if rc is None else f"exit status {rc}")
     finally:
         g.kill()
+
+
+def test_make_run_halt():
+    """`make run` (tools/qemu.py run) ends with status 0 after `halt`."""
+    p = subprocess.Popen([sys.executable, str(qemu.ROOT / "tools" / "qemu.py"), "run", "--accel", "tcg"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = bytearray()
+    os.set_blocking(p.stdout.fileno(), False)
+    deadline = time.monotonic() + 60
+    sent = False
+    try:
+        while time.monotonic() < deadline and p.poll() is None:
+            chunk = p.stdout.read(4096)
+            if chunk:
+                out += chunk
+            if not sent and PROMPT in out:
+                p.stdin.write(b"halt\r")
+                p.stdin.flush()
+                sent = True
+            time.sleep(0.02)
+        rc = p.poll()
+        check("make run ends with status 0 after halt", sent and rc == 0,
+              f"prompt seen {sent}, status {rc}\n" + out.decode(errors="replace")[-600:])
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 LEFT, RIGHT, UP, DOWN = b"\x1b[D", b"\x1b[C", b"\x1b[A", b"\x1b[B"
@@ -333,6 +369,7 @@ def test_bad_images():
 def main():
     qemu.check_built()
     test_shell()
+    test_make_run_halt()
     test_kernel_fault()
     test_bad_images()
     failed = results.count(False)
