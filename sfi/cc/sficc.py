@@ -74,6 +74,8 @@ GCC_FLAGS = (["-ffixed-r14"] if os.environ.get("SFI_FIXED_R14") else []) + ["-fp
              "-fno-exceptions", "-mstringop-strategy=loop", "-fcf-protection=none",
              "-fno-jump-tables" if os.environ.get("SFI_NO_JUMP_TABLES") else "-fjump-tables",
              "-mno-tls-direct-seg-refs", "-fno-builtin-setjmp"]
+if os.environ.get("SFI_CASE_THRESHOLD"):  # experiment: jump tables only for switches with at least this many cases
+    GCC_FLAGS.append("--param=case-values-threshold=%d" % int(os.environ["SFI_CASE_THRESHOLD"]))
 
 # Directives that never emit bytes into .text.
 ZERO_SIZE_DIRECTIVES = {".globl", ".global", ".local", ".type", ".size", ".hidden",
@@ -1119,11 +1121,14 @@ def elf_symbols(data, secs):
     return out
 
 
+# Data starts on the first page boundary at least one bundle past the code's
+# end: link_module appends int3 up to a bundle (a whole one when the code
+# fills its last bundle), which must not run into the data.
 LINKER_SCRIPT = """
 SECTIONS {
   . = 0x%x;
   .text : { %s *(.text .text.*) . = ALIGN(32); } =0xcccccccc
-  . = ALIGN(0x1000);
+  . = ALIGN(. + 32, 0x1000);
   .rodata : { *(.rodata .rodata.*) }
   .data : { *(.data .data.* .data.rel.ro .data.rel.ro.* .data.rel .data.rel.*) }
   .got : { *(.got) *(.got.plt) *(.igot.plt) }

@@ -15,6 +15,8 @@ Tests:
                the C source line; sfi-cc -o runs the verifier on the module it links
   weak/*       undefined weak symbols are NULL (GOT loads, data, comparisons), are
                not imports, and calling one faults
+  link/*       module layout: code that fills its last page exactly still gets its
+               closing int3 bundle before the data
 """
 import os
 import re
@@ -184,6 +186,24 @@ def test_weak():
     result("weak/native-call-faults", n.returncode < 0 and n.stdout == "before\n", "exit %d" % n.returncode)
 
 
+def test_link():
+    # 4096 bytes of code, then data: the int3 bundle that sfi-ld appends after
+    # code that fills its last bundle must not run into the data's page.
+    src = os.path.join(OUT, "fullpage.s")
+    with open(src, "w") as f:
+        f.write("\t.text\n\t.globl f\n\t.type f, @function\nf:\n\t.rept 4096\n\tint3\n\t.endr\n"
+                "\t.data\n\t.globl d\nd:\n\t.quad 1\n")
+    mod = os.path.join(OUT, "fullpage.sfi")
+    r = run([os.path.join(os.path.dirname(SFICC_CMD[0]), "sfi-ld"), "--raw", "-o", mod, src])
+    ok = r.returncode == 0
+    if ok:
+        b = open(mod, "rb").read()
+        flags, code, doff = struct.unpack_from("<3I", b, 8)
+        ok = code == 4096 + 32 and doff >= 0x20000 + code and doff % 0x1000 == 0 and b[64 + 4096:64 + code] == b"\xcc" * 32
+        r = run([os.path.join(BIN, "sfi-verify"), mod]) if ok else r
+    result("link/code-fills-last-page", ok, "exit %d: %s%s" % (r.returncode, r.stdout, r.stderr))
+
+
 def main():
     global OUT, SFICC_CMD, SFICC_MOD
     args = sys.argv[1:]
@@ -207,6 +227,7 @@ def main():
     test_vex()
     test_forbidden()
     test_weak()
+    test_link()
     if tmp:
         tmp.cleanup()
     sys.exit(1 if failed else 0)
