@@ -16,6 +16,8 @@ struct invocation {
     struct process *behalf_to; /* ... which must still be a send to this process */
     u64 arg[4];
     u64 res[4];
+    u64 via[KEEP_WRAPPER_DEPTH]; /* frames of the wrappers it came through */
+    unsigned nvia;
 };
 
 /* Beyond the error codes: the caller blocked (it restarts, or is completed

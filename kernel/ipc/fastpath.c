@@ -172,7 +172,8 @@ static __attribute__((noinline)) void call_other_prio(struct process *s, u64 tag
  * c; str is a constant. */
 static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bool str)
 {
-    if (~cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
+    /* A time-out for the reply (rax) is the general path's. */
+    if ((~cap_rights(c) & (KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL)) | s->regs.rax)
         return;
     struct process *r = process_from_cap(c);
     unsigned ncaps = (tag >> KEEP_TAG_CAPS_SHIFT) & 1; /* CALL_BITS: no more than one */
@@ -219,8 +220,8 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
             u64 a0, a1;
             struct cap *x;
             if (!user_probe2(s->ipc_buf + KEEP_IPC_RECV_SLOTS, &a0, &a1) || (a0 | a1) >= KEEP_CAP_SPACE_SLOTS ||
-                cspace_loaded_slot(a0, &x) || cspace_loaded_slot(a1, &x))
-                return;
+                a0 == a1 || cspace_loaded_slot(a0, &x) || cspace_loaded_slot(a1, &x))
+                return; /* (a slot named twice: the general path refuses it) */
             s->recv_addr[0] = a0;
             s->recv_addr[1] = a1;
         } else {
@@ -230,6 +231,9 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
                 u64 a;
                 if (!named_recv_slot(s, i, &a))
                     return;
+                for (unsigned j = 0; j < i; j++)
+                    if (s->recv_addr[j] == a)
+                        return;
                 s->recv_addr[i] = a;
             }
         }

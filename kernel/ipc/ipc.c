@@ -79,16 +79,22 @@ static u64 buf_word(struct process *p, u64 off)
 
 /* Resolve the first n receive slots named in p's IPC buffer (which must be
  * mapped) and note their addresses in p->recv_addr.  Returns the error of
- * the first that does not exist.  Changes nothing else. */
+ * the first that does not exist, or INVALID_ARG if one is named twice (a
+ * capability that came with a call would overwrite its return capability).
+ * Changes nothing else. */
 static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots)
 {
+    u64 a[KEEP_MAX_RECV_SLOTS];
+    bool twice = false;
     for (unsigned i = 0; i < n; i++) {
-        p->recv_addr[i] = buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * i);
-        u64 e = cspace_slot(p->as, p->recv_addr[i], &slots[i]);
+        a[i] = p->recv_addr[i] = buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * i);
+        u64 e = cspace_slot(p->as, a[i], &slots[i]);
         if (e)
             return e;
+        for (unsigned j = 0; j < i; j++) /* without branches: a register compare per pair */
+            twice |= a[j] == a[i];
     }
-    return KEEP_ERR_OK;
+    return twice ? KEEP_ERR_INVALID_ARG : KEEP_ERR_OK;
 }
 
 /* The receive slots r named when it began to wait, as far as they exist
@@ -268,6 +274,27 @@ static void restart_sender(struct process *s, struct process *r)
         s->regs.rax = e;
 }
 
+/* w (a wrapper's frame) is being revoked: every sender queued in r's queue
+ * through it fails at once with STALE, as its invocation would when run
+ * again.  O(queued senders of r), whatever was derived from w. */
+void ipc_wrapper_revoked(struct process *r, u64 w)
+{
+    struct process *s = r->sendq_head;
+    while (s) {
+        struct process *next = s->q_next;
+        bool via = false;
+        for (unsigned i = 0; i < s->nvia; i++)
+            via |= s->via[i] == w;
+        if (via && s->wait_kind == WAIT_SEND) {
+            sendq_remove(r, s);
+            s->regs.rip += 2; /* past the syscall: the invocation is over */
+            s->regs.rax = KEEP_ERR_STALE;
+            process_make_runnable(s);
+        }
+        s = next;
+    }
+}
+
 u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
 {
     unsigned ns = (unsigned)tag_slots(tag);
@@ -313,7 +340,9 @@ u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
 
 void ipc_timeout(struct process *p)
 {
-    p->regs.rax = p->wait_kind == WAIT_RECV ? KEEP_ERR_TIMEOUT : KEEP_ERR_OK;
+    if (p->wait_kind == WAIT_REPLY)
+        return_cap_used(p); /* a reply that comes later finds its capability stale */
+    p->regs.rax = p->wait_kind == WAIT_RECV || p->wait_kind == WAIT_REPLY ? KEEP_ERR_TIMEOUT : KEEP_ERR_OK;
     process_make_runnable(p);
 }
 
@@ -344,8 +373,9 @@ u64 ipc_send(struct invocation *inv, u64 mode)
     u64 e = build(s, tag, &m);
     if (e)
         return e;
-    /* The receive phase's own arguments, checked before the send changes anything. */
-    if (mode == KEEP_TAG_MODE_SEND_RECV && s->regs.rax > MAX_TIMEOUT_MS)
+    /* The receive phase's own arguments (a call's reply wait too), checked
+     * before the send changes anything. */
+    if ((mode == KEEP_TAG_MODE_SEND_RECV || m.call) && s->regs.rax > MAX_TIMEOUT_MS)
         return KEEP_ERR_INVALID_ARG;
 
     if (reply && r->wait_kind == WAIT_FAULT_REPLY) {
@@ -360,6 +390,8 @@ u64 ipc_send(struct invocation *inv, u64 mode)
                 return KEEP_ERR_WOULD_BLOCK;
             process_block(s, WAIT_SEND);
             s->wait_target = r;
+            s->nvia = inv->nvia; /* the wrappers it came through: their revocation wakes it */
+            memcpy(s->via, inv->via, sizeof s->via);
             sendq_append(r, s);
             return INV_BLOCKED;
         }
@@ -370,6 +402,8 @@ u64 ipc_send(struct invocation *inv, u64 mode)
         if (m.call) {
             process_wait(s, WAIT_REPLY);
             s->recv_n = (u32)tag_slots(tag); /* build() noted their addresses */
+            if (s->regs.rax) /* the reply's time-out */
+                sleep_insert(s, cpu0.ticks + ms_to_ticks(s->regs.rax));
             return INV_BLOCKED;
         }
     }

@@ -23,6 +23,10 @@ void ipc_deliver_irq(struct process *r, u64 line, u64 payload);
 void ipc_timeout(struct process *p);
 
 void sendq_remove(struct process *q, struct process *p);
+/* The wrapper whose frame is w is being revoked; r is the process its
+ * chain of capabilities ends at: wake r's queued senders that came through
+ * it, with STALE. */
+void ipc_wrapper_revoked(struct process *r, u64 w);
 /* Is p's IPC buffer mapped writable (kept until a mapping goes away)? */
 bool ipc_buffer_ok(struct process *p);
 

@@ -45,6 +45,10 @@ struct process {
      * its IPC buffer named when the wait began. */
     u64 recv_addr[KEEP_MAX_RECV_SLOTS];
     u32 recv_n;
+    /* While it waits to send (WAIT_SEND): the frames of the wrappers its
+     * invocation came through, whose revocation ends the wait (STALE). */
+    u32 nvia;
+    u64 via[KEEP_WRAPPER_DEPTH];
     struct cap fault_handler;           /* SENDER, or null */
     struct cap fault_to;                /* where the pending fault message goes */
     u64 fault_label, fault_words[4];

@@ -6,7 +6,9 @@
 #include "wrapper.h"
 #include "account.h"
 #include "frame.h"
+#include "ipc.h"
 #include "keep/abi.h"
+#include "process.h"
 
 u64 wrapper_create(struct account *a, struct cap inner)
 {
@@ -20,6 +22,15 @@ u64 wrapper_create(struct account *a, struct cap inner)
 void wrapper_destroy(struct wrapper *w)
 {
     u64 pa = virt_to_phys_window(w);
+    /* The process the chain ends at, while the chain is live: senders
+     * queued there through this wrapper fail now, not when it next
+     * receives (which may be never). */
+    struct cap c = w->inner;
+    for (unsigned depth = 0; cap_type(c) == KEEP_TYPE_WRAPPER && cap_live(c) && depth < KEEP_WRAPPER_DEPTH; depth++)
+        c = wrapper_from_cap(c)->inner;
+    struct process *r = cap_type(c) == KEEP_TYPE_SENDER && cap_live(c) ? process_from_cap(c) : NULL;
     frame_info(pa)->version++;
+    if (r)
+        ipc_wrapper_revoked(r, pa);
     kmem_free(w->account, pa);
 }

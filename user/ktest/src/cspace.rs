@@ -616,7 +616,8 @@ pub fn tag_counts(cx: &mut Cx) -> TestResult {
             .recv_nonblocking();
         let (e, _, _, _) = syscall(0, t.0, [0; 4], 0);
         expect_code(e, Error::INVALID_ARG, "6 receive slots")?;
-        // Well-formed, nothing queued.
+        // Well-formed (five distinct slots that exist), nothing queued.
+        keep_rt::ipc_buffer().set_recv_slots(&[0xb, 0xc, 0xd, 0xe, 0xf]);
         let t = Tag::new(1)
             .with_slots(5)
             .with_mode(tag::MODE_RECV)

@@ -12,7 +12,7 @@ use core::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
 use keep_abi::{
     Error, IpcBuffer, MEMORY, Process, Return, SELF_ASPACE, SELF_PROCESS, Sender, TIMER, Tag,
-    err, recv, rights, slot, tag, ty,
+    ACCOUNT, err, recv, rights, slot, tag, ty,
 };
 
 use crate::cspace::{BEYOND, HOLE, snapshot, unchanged};
@@ -47,6 +47,11 @@ const MODE_REPLY_TWICE: u64 = 2;
 const MODE_NO_REPLY: u64 = 3;
 const MODE_ECHO: u64 = 4;
 const MODE_RETURN_AS_CALL: u64 = 5;
+/// Receive the call, wait CFG_DELAY ms (a receive nobody answers), then reply.
+const MODE_REPLY_LATE: u64 = 6;
+static CFG_DELAY: AtomicU64 = Z;
+/// CFG_RR_SLOT1: name the first receive slot again as the second.
+const SAME_AS_FIRST: u64 = u64::MAX;
 
 /// What the server saw, per message (up to 8).
 static SEEN_ERR: [AtomicU64; 8] = [Z; 8];
@@ -86,6 +91,7 @@ fn reset() {
         &FLAG,
         &CFG_MODE,
         &CFG_TIMEOUT,
+        &CFG_DELAY,
         &CFG_ECHO,
         &CFG_RR_SLOT1,
         &CFG_RR_NSLOTS,
@@ -186,6 +192,13 @@ fn server(a: &thread::Args) -> u64 {
             continue;
         }
         let ret = Return(slots[0]);
+        if mode == MODE_REPLY_LATE {
+            let w = recv(Tag::new(0), CFG_DELAY.load(SeqCst));
+            SEEN_SECOND_ERR.store(w.err, SeqCst); // TIMEOUT: nobody sent
+            let e = ret.reply(Tag::new(m.tag.label() + 1), m.words).err().map_or(0, |e| e.0);
+            SEEN_REPLY_ERR[n].store(e, SeqCst);
+            continue;
+        }
         if mode == MODE_RETURN_AS_CALL {
             let r = keep_abi::ipc(ret.0, Tag::new(1).with_mode(tag::MODE_CALL), [0; 4], 0);
             SEEN_SECOND_ERR.store(r.err, SeqCst);
@@ -206,7 +219,7 @@ fn server(a: &thread::Args) -> u64 {
             let mut rr_slots = nslots;
             if n == 0 && other != 0 {
                 let mut s = slots;
-                s[1] = other;
+                s[1] = if other == SAME_AS_FIRST { slots[0] } else { other };
                 buf.set_recv_slots(&s);
             }
             if n == 0 && other_n != 0 {
@@ -1045,6 +1058,124 @@ pub fn reply_recv_too_many_slots(cx: &mut Cx) -> TestResult {
     for n in [6, 7] {
         let what = format!("{n} slots");
         failed_reply_recv(cx, 1, SAME, || CFG_RR_NSLOTS.store(n, SeqCst), err::INVALID_ARG, &what)?;
+    }
+    Ok(())
+}
+
+/// Receive slots that name one slot twice are INVALID_ARG before anything
+/// happens (a capability carried by a call would overwrite its return
+/// capability): a receive, a call's reply slots, and a reply-and-receive,
+/// which sends nothing.
+pub fn duplicate_recv_slots(cx: &mut Cx) -> TestResult {
+    let s = cx.slots::<1>()?;
+    let buf = keep_rt::ipc_buffer();
+    buf.set_recv_slots(&[s[0], s[0]]);
+    let m = recv(Tag::new(0).with_slots(2).recv_nonblocking(), 0);
+    cx.drop_slots(&s);
+    ensure!(m.err == err::INVALID_ARG, "a receive naming one slot twice: {}", m.err);
+    reset();
+    CFG_COUNT.store(1, SeqCst);
+    with_server(cx, 1, HIGH, |cx, snd, _| {
+        let r = cx.slots::<1>()?;
+        let buf = keep_rt::ipc_buffer();
+        buf.set_recv_slots(&[r[0], r[0]]);
+        let m = Sender(snd).call(Tag::new(0x50).with_slots(2), [0; 4]);
+        cx.drop_slots(&r);
+        ensure!(m.err == err::INVALID_ARG, "a call naming one reply slot twice: {}", m.err);
+        ensure!(SEEN_COUNT.load(SeqCst) == 0, "the server received the refused call");
+        let m = Sender(snd).call(Tag::new(0x52), [0; 4]);
+        m.result().ctx("CALL after the refused one")?;
+        ensure!(Tag(SEEN_TAG[0].load(SeqCst)).label() == 0x52, "the server saw {:#x}", SEEN_TAG[0].load(SeqCst));
+        Ok(())
+    })?;
+    for prio in [SAME, HIGH] {
+        let what = format!("one slot twice, prio {prio}");
+        failed_reply_recv(cx, 2, prio, || CFG_RR_SLOT1.store(SAME_AS_FIRST, SeqCst), err::INVALID_ARG, &what)?;
+    }
+    Ok(())
+}
+
+/// A call may bound its wait for the reply (rax, as a receive's time-out):
+/// TIMEOUT when no reply comes in time, and a reply made later finds its
+/// return capability STALE; a reply in time is delivered and leaves no
+/// time-out behind; a time-out over the limit is INVALID_ARG and sends nothing.
+pub fn call_timeout(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_COUNT.store(2, SeqCst);
+    CFG_MODE.store(MODE_REPLY_LATE, SeqCst);
+    CFG_DELAY.store(200, SeqCst);
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        let call = |label: u64, t: u64| keep_abi::ipc(snd, Tag::new(label).with_mode(tag::MODE_CALL), [7, 0, 0, 0], t);
+        let m = call(0x60, 1 << 40);
+        ensure!(m.err == err::INVALID_ARG && SEEN_COUNT.load(SeqCst) == 0, "an oversized time-out: {}, server saw {}", m.err, SEEN_COUNT.load(SeqCst));
+        // The server replies after 200 ms: a 20 ms wait times out ...
+        let m = call(0x60, 20);
+        ensure!(m.err == err::TIMEOUT, "a call answered late: {} (want TIMEOUT)", m.err);
+        // Let the server make its late reply (STALE) and receive again ...
+        let w = recv(Tag::new(0), 400);
+        ensure!(w.err == err::TIMEOUT, "waiting for the server: {}", w.err);
+        // ... then a 2 s call gets its reply, 200 ms late.
+        let m = call(0x62, 2000);
+        m.result().ctx("a call answered in time")?;
+        ensure!(m.tag.label() == 0x63, "reply label {:#x}", m.tag.label());
+        ensure!(SEEN_REPLY_ERR[0].load(SeqCst) == err::STALE, "the late reply gave {}, want STALE", SEEN_REPLY_ERR[0].load(SeqCst));
+        Ok(())
+    })?;
+    // No time-out is left behind: a process that waits past it in a plain
+    // receive is not woken by it.
+    let m = recv(Tag::new(0), 2300);
+    ensure!(m.err == err::TIMEOUT, "a later receive: {}", m.err);
+    Ok(())
+}
+
+static QUEUED_ERR: AtomicU64 = Z;
+
+fn send_through(a: &thread::Args) -> u64 {
+    QUEUED_ERR.store(u64::MAX, SeqCst);
+    let e = Sender(a.words[0]).send(Tag::new(0x70), [0; 4]).err().map_or(0, |e| e.0);
+    QUEUED_ERR.store(e, SeqCst);
+    0
+}
+
+/// A sender queued (its receiver is not receiving) through a wrapper is
+/// woken at once with STALE when the wrapper, or one the wrapper is built
+/// on, is revoked; a sender queued through another wrapper stays queued.
+pub fn wrapper_revoked_wakes_queued_sender(cx: &mut Cx) -> TestResult {
+    for inner_revoked in [false, true] {
+        let s = cx.slots::<4>()?;
+        let (snd, w1, w2, other) = (s[0], s[1], s[2], s[3]);
+        // A receiver that never receives: created, not started.
+        let target = thread::create(&mut cx.slots, "ktest-deaf", LOW, send_through, &[])?;
+        let r = (|| {
+            target.process.mint(snd, 1, rights::WRITE).ctx("MINT")?;
+            ACCOUNT.create_wrapper(snd, w1, rights::ALL).ctx("wrap")?;
+            ACCOUNT.create_wrapper(w1, w2, rights::ALL).ctx("wrap the wrapper")?;
+            ACCOUNT.create_wrapper(snd, other, rights::ALL).ctx("another wrapper")?;
+            // Above ktest's priority: it runs at once and blocks in the queue.
+            let t = thread::spawn(&mut cx.slots, "ktest-sender", HIGH, send_through, &[w2])?;
+            let u = thread::spawn(&mut cx.slots, "ktest-sender2", HIGH, send_through, &[other])?;
+            let r = (|| {
+                let st = t.process.status().ctx("STATUS")?;
+                ensure!(st.state == keep_abi::state::BLOCKED, "the sender is {st}, not queued (its send gave {})", QUEUED_ERR.load(SeqCst));
+                ACCOUNT.destroy(if inner_revoked { w1 } else { w2 }).ctx("DESTROY the wrapper")?;
+                // It ran at once (higher priority) and ended.
+                let st = t.process.status().ctx("STATUS")?;
+                ensure!(st.state == keep_abi::state::EXITED, "after the revocation the sender is {st}");
+                ensure!(QUEUED_ERR.load(SeqCst) == err::STALE, "its send gave {}", QUEUED_ERR.load(SeqCst));
+                let st = u.process.status().ctx("STATUS")?;
+                ensure!(st.state == keep_abi::state::BLOCKED, "the sender through another wrapper is {st}");
+                Ok(())
+            })();
+            t.kill(&mut cx.slots);
+            u.kill(&mut cx.slots);
+            r
+        })();
+        target.kill(&mut cx.slots);
+        for w in [w2, w1, other] {
+            let _ = ACCOUNT.destroy(w);
+        }
+        cx.drop_slots(&s);
+        r.map_err(|e| format!("{} revoked: {e}", if inner_revoked { "inner wrapper" } else { "wrapper" }))?;
     }
     Ok(())
 }
