@@ -152,6 +152,9 @@ def test_shell():
         check("unknown command gets a helpful message",
               g.expect(PROMPT, 10, m) and "unknown command" in g.out[m:].decode()
               and "help" in g.out[m:].decode(), g.out[m:].decode())
+        m = g.send("run greet 7")
+        check("run greet 7 runs the example program of docs/writing-programs.md",
+              g.expect(PROMPT, 30, m) and "hello, 7" in g.out[m:].decode(), g.out[m:].decode())
         m = g.send("run hello")
         check("run hello loads and runs a program",
               g.expect(PROMPT, 30, m) and "hello from a user program" in g.out[m:].decode(),
