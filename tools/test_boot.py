@@ -11,6 +11,7 @@
   - a missing boot image and a corrupt boot image are refused with a message.
 Prints one line per test and a summary; exits 1 on any failure."""
 import os
+import random
 import re
 import subprocess
 import sys
@@ -173,6 +174,7 @@ def test_shell():
               and "bench: ratio" not in out and "one tick per instruction" not in out, out[-800:])
         line_editing(g)
         commands(g)
+        hostile_input(g)
         m = g.send("halt")
         rc = g.wait_exit(20)
         check("halt powers the machine off with QEMU's exit status 0 (ACPI soft-off)", rc == 0,
@@ -269,6 +271,28 @@ def line_editing(g):
 
 UPTIME = re.compile(r"^up (?:\d+ days?, )?\d+:\d\d:\d\d\.\d{3} \((\d+) ms, \d+ timer ticks since boot\)$",
                     re.M)
+
+
+def hostile_input(g):
+    """Random keys (escape sequences, control keys, bytes above 127; a fixed
+    seed) and malformed commands: the shell answers each and goes on."""
+    rnd = random.Random(7)
+    alphabet = [b"\x1b[A", b"\x1b[B", b"\x1b[C", b"\x1b[D", b"\x1b[H", b"\x1b[F", b"\x1b[3~", b"\x1b[1~",
+                b"\x1b[4~", b"\x1bOH", b"\x1b[5;5~", b"\x1b[1;5C", b"\x1b[999999999999999999~", b"\x1b", b"\t",
+                b"\x7f", b"\x08", b"\x01", b"\x02", b"\x04", b"\x05", b"\x06", b"\x0b", b"\x0c", b"\x0e",
+                b"\x10", b"\x15", b"\x17", b"\x19"]
+    alphabet += [bytes([c]) for c in range(32, 127)] + [bytes([c]) for c in range(128, 256, 7)]
+    g.send_keys(b"".join(rnd.choice(alphabet) for _ in range(1500)))
+    out = g.keys(CTRL_C + b"echo alive after random keys" + ENTER, 20)
+    check("random keys leave the shell working", out is not None and "alive after random keys" in out,
+          repr(out)[-400:])
+    for line in ["kill", "kill abc", "kill -1", "kill 99999999999999999999999", "run", "run hello 99999999999999999999999",
+                 "run hello x y z", "run &", "help help help", "bench nosuch*", "echo " + "x" * 300, "  ", "uptime now",
+                 "\u00e9\u00e9"]:
+        out = g.keys(line.encode() + ENTER, 20)
+        check(f"malformed command {line[:30]!r} is answered", out is not None, g.text()[-300:])
+    out = g.keys(b"echo still here" + ENTER, 20)
+    check("the shell survives malformed commands", out is not None and "still here" in out, repr(out))
 
 
 def commands(g):
