@@ -84,15 +84,14 @@ static u64 buf_word(struct process *p, u64 off)
  * Changes nothing else. */
 static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots)
 {
-    u64 a[KEEP_MAX_RECV_SLOTS];
     bool twice = false;
     for (unsigned i = 0; i < n; i++) {
-        a[i] = p->recv_addr[i] = buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * i);
-        u64 e = cspace_slot(p->as, a[i], &slots[i]);
+        p->recv_addr[i] = buf_word(p, KEEP_IPC_RECV_SLOTS + 8 * i);
+        u64 e = cspace_slot(p->as, p->recv_addr[i], &slots[i]);
         if (e)
             return e;
-        for (unsigned j = 0; j < i; j++) /* without branches: a register compare per pair */
-            twice |= a[j] == a[i];
+        for (unsigned j = 0; j < i; j++)
+            twice |= p->recv_addr[j] == p->recv_addr[i];
     }
     return twice ? KEEP_ERR_INVALID_ARG : KEEP_ERR_OK;
 }
