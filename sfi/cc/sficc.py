@@ -1258,7 +1258,8 @@ def link_module(inputs, out, full, tmpdir, exports=None, verify=True):
         verify_module(out)
 
 
-def write_module(out, full, code, data, data_off, bss, entries, imports, relocs):
+def module_image(full, code, data, data_off, bss, entries, imports, relocs):
+    """The bytes of a module file (docs/sfi.md, "Module format")."""
     hdr = MAGIC + struct.pack("<IIIIIIIII", FLAG_FULL if full else 0, len(code), data_off,
                               len(data), bss, len(entries), len(imports), len(relocs), 0)
     hdr += b"\0" * (64 - len(hdr))
@@ -1273,8 +1274,12 @@ def write_module(out, full, code, data, data_off, bss, entries, imports, relocs)
         body += struct.pack("<B", len(nb)) + nb
     for r in relocs:
         body += struct.pack("<I", r)
+    return bytes(body)
+
+
+def write_module(out, *fields):
     with open(out, "wb") as f:
-        f.write(body)
+        f.write(module_image(*fields))
 
 
 # ---------------------------------------------------------------- drivers

@@ -430,12 +430,7 @@ def build(c, out):
 
 
 def module_bytes(full, code, imports, entries=(("f", 0),), relocs=(), data=b"\0" * 4096, bss=0x10000):
-    import io
-    path = os.path.join(tempfile.gettempdir(), "sfi-corpus-%d.sfi" % os.getpid())
-    sficc.write_module(path, full, code, data, DATA_OFF, bss, list(entries), list(imports), list(relocs))
-    b = open(path, "rb").read()
-    os.unlink(path)
-    return b
+    return sficc.module_image(full, code, data, DATA_OFF, bss, list(entries), list(imports), list(relocs))
 
 
 def write(out, name, full, code, imports):
