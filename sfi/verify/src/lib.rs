@@ -351,10 +351,10 @@ fn plain_operands(i: &Instruction) -> (bool, bool, u16) {
 }
 
 /// Whether the prefixes of a branch (its bytes up to the opcode) are the
-/// same to every CPU: a `66` (operand size) makes AMD's CPUs, and QEMU's
-/// TCG, take a near branch or return as 16-bit (a 2-byte displacement, a
-/// target truncated to 16 bits, a 2-byte return address) where Intel's
-/// ignore it; `67` (address size) is refused with it, since no compiler puts
+/// same to every CPU: a `66` (operand size) makes AMD's CPUs take a near
+/// branch or return as 16-bit (a 2-byte displacement, a target truncated to
+/// 16 bits, a 2-byte return address) where Intel's ignore it (QEMU's TCG was
+/// not measured); `67` (address size) is refused with it, since no compiler puts
 /// it on a branch.  Segment (branch hint), lock/rep and REX prefixes mean the
 /// same everywhere.  (Rule 11.)
 fn branch_prefixes_same_everywhere(bytes: &[u8]) -> bool {
