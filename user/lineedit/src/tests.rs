@@ -88,19 +88,10 @@ fn right_stops_at_the_end_left_at_the_start() {
 #[test]
 fn home_and_end_in_every_encoding() {
     for home in [&b"\x1b[H"[..], b"\x1b[1~", b"\x1b[7~", b"\x1bOH", b"\x01"] {
-        let mut input = b"cho hi".to_vec();
-        input.extend_from_slice(home);
-        input.push(b'e');
-        input.push(b'\r');
-        assert_eq!(line(&input), "echo hi", "{home:?}");
+        assert_eq!(line(&[&b"cho hi"[..], home, b"e\r"].concat()), "echo hi", "{home:?}");
     }
     for end in [&b"\x1b[F"[..], b"\x1b[4~", b"\x1b[8~", b"\x1bOF", b"\x05"] {
-        let mut input = b"echo h".to_vec();
-        input.extend_from_slice(b"\x01");
-        input.extend_from_slice(end);
-        input.push(b'i');
-        input.push(b'\r');
-        assert_eq!(line(&input), "echo hi", "{end:?}");
+        assert_eq!(line(&[&b"echo h\x01"[..], end, b"i\r"].concat()), "echo hi", "{end:?}");
     }
 }
 

@@ -181,12 +181,15 @@ impl Completer for Words<'_> {
     }
 }
 
-/// The boot image's programs (ELF files; the image also carries data such
-/// as pfilter's filter modules).
+/// Whether a boot-image entry is a program (an ELF file; the image also
+/// carries data such as pfilter's filter modules).
+fn is_program(e: &keep_loader::bootimg::Entry) -> bool {
+    e.data.starts_with(b"\x7fELF")
+}
+
+/// The boot image's programs.
 fn program_names<'a>(img: &'a BootImage<'static>) -> impl Iterator<Item = &'a str> + 'a {
-    img.entries()
-        .filter(|e| e.data.starts_with(b"\x7fELF"))
-        .map(|e| e.name)
+    img.entries().filter(is_program).map(|e| e.name)
 }
 
 fn flush(out: &mut Vec<u8>) {
@@ -483,7 +486,7 @@ fn programs(image: Option<&BootImage<'static>>) {
         return;
     };
     println!("programs in the boot image ('run <program>' runs one):");
-    for e in img.entries().filter(|e| e.data.starts_with(b"\x7fELF")) {
+    for e in img.entries().filter(is_program) {
         let note = if e.name == "root" {
             "  (this shell: runs once)"
         } else {
@@ -497,7 +500,7 @@ fn programs(image: Option<&BootImage<'static>>) {
     }
     let mut others = img
         .entries()
-        .filter(|e| !e.data.starts_with(b"\x7fELF"))
+        .filter(|e| !is_program(e))
         .peekable();
     if others.peek().is_some() {
         print!("other files:");
