@@ -129,8 +129,15 @@ $(FB)/%.sfi: sfi/tests/escape/%.s sfi/cc/sfi-ld sfi/cc/sficc.py
 
 filters: $(FILTERS)
 
+# The virtio-blk disk (tools/qemu.py attaches it; docs/devices.md): 16 MiB
+# of a pattern every sector of which a guest can check.
+$(B)/disk.img: tools/mkdisk.py
+	@mkdir -p $(B)
+	@echo "  DISK    $@"
+	@$(PYTHON) tools/mkdisk.py $@ 16
+
 # The boot image carries stripped copies; build/user keeps the symbols for gdb.
-image: kernel user filters
+image: kernel user filters $(B)/disk.img
 	@mkdir -p $(B)/image
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \

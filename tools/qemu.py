@@ -5,6 +5,7 @@
     qemu.py debug [--accel ...]            waits for gdb on :1234
     qemu.py test  [--timeout S]            in-guest test suite, verdict by isa-debug-exit
     qemu.py bench [--timeout S]            benchmarks under -icount (tools/bench.py), writes build/bench/
+    --no-iommu                             the same machine without the VT-d IOMMU (run, debug, test)
 
 Accelerator: KVM only where the host CPU shows vmx or svm and /dev/kvm
 opens; on these machines /dev/kvm is a software nested hypervisor under
@@ -22,7 +23,40 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 KERNEL = BUILD / "kernel.bin"
 IMAGE = BUILD / "boot.img"
+DISK = BUILD / "disk.img"
 DEBUG_EXIT = ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+# The guest's TCP port that `-netdev user` forwards a host port to
+# (docs/devices.md, "The machine").
+GUEST_TCP_PORT = 7
+
+
+def free_host_port():
+    """A TCP port on the host that nothing listens on now (for hostfwd; several
+    QEMUs may run at once on this machine, so no fixed port)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def device_args(iommu=True, persistent=False, host_port=None):
+    """The I/O devices (docs/devices.md): the VT-d IOMMU (before the devices
+    it translates for), a virtio-blk disk on build/disk.img and a virtio-net
+    NIC on user networking with a host port forwarded to GUEST_TCP_PORT.
+    Both are virtio 1.0 only (disable-legacy) with iommu_platform=on: without
+    it QEMU lets virtio DMA bypass the IOMMU.  Tests and benchmarks write to
+    a temporary overlay (snapshot=on), so runs never change the image and
+    can run side by side; `run` keeps what the guest writes."""
+    args = []
+    if iommu:
+        args += ["-device", "intel-iommu,intremap=on,caching-mode=on"]
+    snap = "" if persistent else ",snapshot=on"
+    port = host_port or free_host_port()
+    args += ["-drive", f"file={DISK},if=none,id=disk0,format=raw{snap}",
+             "-device", "virtio-blk-pci,drive=disk0,disable-legacy=on,iommu_platform=on",
+             "-netdev", f"user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_TCP_PORT}",
+             "-device", "virtio-net-pci,netdev=net0,disable-legacy=on,iommu_platform=on"]
+    return args
 
 
 def kvm_usable():
@@ -46,9 +80,12 @@ def choose_accel(requested):
     return requested
 
 
-def base_cmd(accel, append="", icount=False, kernel=KERNEL, initrd=IMAGE):
+def base_cmd(accel, append="", icount=False, kernel=KERNEL, initrd=IMAGE, devices=True, iommu=True,
+             persistent=False):
     cmd = ["qemu-system-x86_64", "-machine", "q35", "-m", "512M", "-display", "none",
            "-no-reboot", "-kernel", str(kernel), "-initrd", str(initrd)] + DEBUG_EXIT
+    if devices:
+        cmd += device_args(iommu, persistent)
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host"]
     else:
@@ -84,7 +121,7 @@ def stream(cmd, timeout, log, on_line):
 
 
 def check_built():
-    for f in (KERNEL, IMAGE):
+    for f in (KERNEL, IMAGE, DISK):
         if not f.exists():
             sys.exit(f"qemu.py: {f.relative_to(ROOT)} is missing; run make first")
 
@@ -164,7 +201,7 @@ def run_captured(cmd, timeout, log, marker=None):
 
 def cmd_test(args):
     check_built()
-    cmd = base_cmd(choose_accel(args.accel), "autotest") + ["-serial", "stdio"]
+    cmd = base_cmd(choose_accel(args.accel), "autotest", iommu=args.iommu) + ["-serial", "stdio"]
     if args.cpu:  # a later -cpu replaces base_cmd's
         cmd += ["-cpu", args.cpu]
     print("qemu.py: " + " ".join(cmd), flush=True)
@@ -191,7 +228,7 @@ def cmd_bench(args):
 def cmd_run(args):
     check_built()
     accel = choose_accel(args.accel)
-    cmd = base_cmd(accel) + ["-serial", "mon:stdio"]
+    cmd = base_cmd(accel, iommu=args.iommu, persistent=True) + ["-serial", "mon:stdio"]
     print(f"qemu.py: booting Keep under {accel.upper()} (Ctrl-A X quits QEMU; 'halt' powers off)",
           flush=True)
     os.execvp(cmd[0], cmd)
@@ -199,7 +236,7 @@ def cmd_run(args):
 
 def cmd_debug(args):
     check_built()
-    cmd = base_cmd(choose_accel(args.accel)) + ["-serial", "mon:stdio", "-s", "-S"]
+    cmd = base_cmd(choose_accel(args.accel), iommu=args.iommu, persistent=True) + ["-serial", "mon:stdio", "-s", "-S"]
     elf = BUILD / "kernel.elf"
     user = BUILD / "user" / "x86_64-unknown-linux-gnu" / "release"
     print("qemu.py: QEMU waits for gdb on localhost:1234. In another terminal:")
@@ -214,6 +251,8 @@ def main():
     ap.add_argument("--accel", default=os.environ.get("ACCEL", "auto"), choices=["auto", "tcg", "kvm"])
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--cpu", help="test: QEMU's CPU model instead of max (e.g. max,-smap)")
+    ap.add_argument("--no-iommu", dest="iommu", action="store_false",
+                    help="boot without the VT-d IOMMU (the kernel then confines no DMA)")
     args = ap.parse_args()
     {"run": cmd_run, "debug": cmd_debug, "test": cmd_test, "bench": cmd_bench}[args.mode](args)
 
