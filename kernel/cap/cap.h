@@ -1,5 +1,5 @@
 /* Capabilities: two 64-bit words (docs/kernel-manual.md, "Capabilities").
- *   w0: bits 0-3 type, 4-8 rights, 9-23 object number, 24-63 version
+ *   w0: bits 0-4 type, 5-9 rights, 10-24 object number, 25-63 version
  *   w1: protected payload (SENDER), or the object's frame (kernel objects)
  * The all-zero capability is the null capability.  This header is pure so
  * that the host tests can check the encoding. */
@@ -13,21 +13,25 @@ struct cap {
     u64 w0, w1;
 };
 
+#define CAP_TYPE_MASK 0x1fULL
+#define CAP_RIGHTS_SHIFT 5
 #define CAP_RIGHTS_MASK 0x1fULL
+#define CAP_OBJNUM_SHIFT 10
 #define CAP_OBJNUM_BITS 15
-#define CAP_VERSION_MASK ((1ULL << 40) - 1)
+#define CAP_VERSION_SHIFT 25
+#define CAP_VERSION_MASK ((1ULL << 39) - 1)
 
 static inline struct cap cap_make(u64 type, u64 rights, u64 objnum, u64 version, u64 w1)
 {
-    return (struct cap){(type & 0xf) | ((rights & CAP_RIGHTS_MASK) << 4) |
-                            ((objnum & ((1ULL << CAP_OBJNUM_BITS) - 1)) << 9) |
-                            ((version & CAP_VERSION_MASK) << 24),
+    return (struct cap){(type & CAP_TYPE_MASK) | ((rights & CAP_RIGHTS_MASK) << CAP_RIGHTS_SHIFT) |
+                            ((objnum & ((1ULL << CAP_OBJNUM_BITS) - 1)) << CAP_OBJNUM_SHIFT) |
+                            ((version & CAP_VERSION_MASK) << CAP_VERSION_SHIFT),
                         w1};
 }
-static inline u64 cap_type(struct cap c) { return c.w0 & 0xf; }
-static inline u64 cap_rights(struct cap c) { return (c.w0 >> 4) & CAP_RIGHTS_MASK; }
-static inline u64 cap_objnum(struct cap c) { return (c.w0 >> 9) & ((1ULL << CAP_OBJNUM_BITS) - 1); }
-static inline u64 cap_version(struct cap c) { return c.w0 >> 24; }
+static inline u64 cap_type(struct cap c) { return c.w0 & CAP_TYPE_MASK; }
+static inline u64 cap_rights(struct cap c) { return (c.w0 >> CAP_RIGHTS_SHIFT) & CAP_RIGHTS_MASK; }
+static inline u64 cap_objnum(struct cap c) { return (c.w0 >> CAP_OBJNUM_SHIFT) & ((1ULL << CAP_OBJNUM_BITS) - 1); }
+static inline u64 cap_version(struct cap c) { return c.w0 >> CAP_VERSION_SHIFT; }
 static inline u64 cap_pa(struct cap c) { return c.w1; }
 static inline u64 cap_payload(struct cap c) { return c.w1; }
 static inline bool cap_is_null(struct cap c) { return c.w0 == 0 && c.w1 == 0; }
@@ -41,7 +45,7 @@ static ALWAYS_INLINE struct cap cap_restrict(struct cap c, u64 mask)
     u64 r = (old & mask & KEEP_RIGHT_ALL) | ((old | mask) & KEEP_RIGHT_WEAK);
     if (r & KEEP_RIGHT_WEAK)
         r &= ~KEEP_RIGHT_WRITE;
-    return (struct cap){(c.w0 & ~(CAP_RIGHTS_MASK << 4)) | (r << 4), c.w1};
+    return (struct cap){(c.w0 & ~(CAP_RIGHTS_MASK << CAP_RIGHTS_SHIFT)) | (r << CAP_RIGHTS_SHIFT), c.w1};
 }
 
 /* A rights mask from user code: 0 keeps the rights as they are. */

@@ -286,7 +286,7 @@ static NORETURN __attribute__((noinline)) void fast_call_string(struct process *
 {
     struct cap *slot = NULL;
     u64 w0, e = invoked_slot(s, &slot, &w0);
-    if (!e && (w0 & 0xf) == KEEP_TYPE_SENDER)
+    if (!e && (w0 & CAP_TYPE_MASK) == KEEP_TYPE_SENDER)
         fast_call(s, tag, (struct cap){w0, slot->w1}, true);
     syscall_general_slot(s, e, slot);
 }
@@ -329,11 +329,11 @@ NORETURN void syscall_dispatch(void)
      * its own copy of the lookup, so that the type it wants is a constant. */
     if (!(tag & ~CALL_BITS)) {
         e = invoked_slot(s, &slot, &w0);
-        if (!e && (w0 & 0xf) == KEEP_TYPE_SENDER)
+        if (!e && (w0 & CAP_TYPE_MASK) == KEEP_TYPE_SENDER)
             fast_call(s, tag, (struct cap){w0, slot->w1}, false);
     } else if (!(tag & ~REPLY_RECV_BITS) && tag_mode(tag) == KEEP_TAG_MODE_SEND_RECV) {
         e = invoked_slot(s, &slot, &w0);
-        if (!e && (w0 & 0xf) == KEEP_TYPE_RETURN)
+        if (!e && (w0 & CAP_TYPE_MASK) == KEEP_TYPE_RETURN)
             fast_reply_recv(s, tag, (struct cap){w0, slot->w1});
     } else if (!(tag & ~STRING_CALL_BITS)) {
         fast_call_string(s, tag);

@@ -2,7 +2,7 @@
  * buffer, a fault handler, a priority and a state.  A process occupies one
  * frame from the account it was made from; its struct regs comes first so
  * that the entry code can save a user context straight into it.  Processes
- * are named by a 15-bit process number, which with a 40-bit version is what
+ * are named by a 15-bit process number, which with a 39-bit version is what
  * PROCESS, SENDER and RETURN capabilities carry. */
 #ifndef KEEP_PROCESS_H
 #define KEEP_PROCESS_H
@@ -72,10 +72,10 @@ struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
 struct cap process_cap(struct process *p);
 /* Process numbers: what PROCESS, SENDER and RETURN capabilities name.
- * version: of PROCESS and SENDER capabilities (40 bits), raised when the
+ * version: of PROCESS and SENDER capabilities (39 bits), raised when the
  * process is destroyed.  reply: the first word of the RETURN capability that answers
- * the number's next (or current) call; its version (bits 24-63) is raised,
- * by adding 1 << 24, when a reply is made or the process destroyed.  Both
+ * the number's next (or current) call; its version (bits 25-63) is raised,
+ * by adding 1 << CAP_VERSION_SHIFT, when a reply is made or the process destroyed.  Both
  * stay with the number, so no capability of a destroyed process ever names
  * the next one with that number. */
 extern struct process_number {
@@ -97,14 +97,14 @@ static inline struct cap return_cap(const struct process *caller)
 }
 static inline void return_cap_used(const struct process *caller)
 {
-    process_numbers[caller->num].reply += 1ULL << 24;
+    process_numbers[caller->num].reply += 1ULL << CAP_VERSION_SHIFT;
 }
 /* The caller a RETURN capability answers, if it still waits for it. */
 static inline struct process *return_target(struct cap c)
 {
     struct process_number *n = &process_numbers[cap_objnum(c)];
     struct process *p = n->p;
-    if (!p || (n->reply ^ c.w0) >> 24) /* another version */
+    if (!p || (n->reply ^ c.w0) >> CAP_VERSION_SHIFT) /* another version */
         return NULL;
     return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY ? p : NULL;
 }

@@ -252,16 +252,16 @@ static void test_ksyms(void)
 
 static void test_cap_encoding(void)
 {
-    /* Every field at its widest: 15-bit object number, 40-bit version. */
-    struct cap c = cap_make(KEEP_TYPE_SENDER, KEEP_RIGHT_ALL, 0x7fff, 0xabcdef1234ULL, ~0ULL);
+    /* Every field at its widest: 15-bit object number, 39-bit version. */
+    struct cap c = cap_make(KEEP_TYPE_SENDER, KEEP_RIGHT_ALL, 0x7fff, 0x6bcdef1234ULL, ~0ULL);
     CHECK(cap_type(c) == KEEP_TYPE_SENDER);
     CHECK(cap_rights(c) == KEEP_RIGHT_ALL);
     CHECK(cap_objnum(c) == 0x7fff);
-    CHECK(cap_version(c) == 0xabcdef1234ULL);
+    CHECK(cap_version(c) == 0x6bcdef1234ULL);
     CHECK(cap_payload(c) == ~0ULL);
     CHECK(!cap_is_null(c));
-    /* A version wider than 40 bits wraps instead of spilling into the type. */
-    struct cap v = cap_make(KEEP_TYPE_PAGE, 0, 1, (1ULL << 40) | 5, 0);
+    /* A version wider than 39 bits wraps instead of spilling into the type. */
+    struct cap v = cap_make(KEEP_TYPE_PAGE, 0, 1, (1ULL << 39) | 5, 0);
     CHECK(cap_type(v) == KEEP_TYPE_PAGE && cap_version(v) == 5 && cap_objnum(v) == 1);
     struct cap r = cap_restrict(c, KEEP_RIGHT_READ);
     CHECK(cap_rights(r) == KEEP_RIGHT_READ && cap_objnum(r) == 0x7fff && cap_type(r) == KEEP_TYPE_SENDER);
