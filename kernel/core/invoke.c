@@ -4,6 +4,7 @@
 #include "invoke.h"
 #include "arch.h"
 #include "device.h"
+#include "dma_domain.h"
 #include "ipc.h"
 #include "keep/abi.h"
 #include "process.h"
@@ -33,6 +34,8 @@ static u64 dispatch(struct invocation *inv)
         return ioport_invoke(inv);
     case KEEP_TYPE_INTERRUPT:
         return interrupt_invoke(inv);
+    case KEEP_TYPE_DMA_DOMAIN:
+        return dma_domain_invoke(inv);
     default: /* pages and cappages have no methods */
         return KEEP_ERR_INVALID_METHOD;
     }

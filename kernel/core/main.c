@@ -1,5 +1,6 @@
 /* Kernel entry from the boot trampoline: read the multiboot information,
  * bring up the CPU, paging, frames and the timer, start the root task. */
+#include "acpi.h"
 #include "arch.h"
 #include "boot.h"
 #include "frame.h"
@@ -7,6 +8,7 @@
 #include "lib.h"
 #include "paging.h"
 #include "sched.h"
+#include "vtd.h"
 #include "x86.h"
 
 #define MULTIBOOT_BOOTLOADER_MAGIC 0x2BADB002
@@ -95,6 +97,8 @@ NORETURN void kmain(u32 magic, u32 mbi_pa)
     paging_init(memmap_ram_end(&boot_info.memmap));
     frame_init(&boot_info.memmap);
     apic_init();
+    acpi_pci_init();
+    vtd_init();
     ioapic_route(4, VEC_SERIAL);
     serial_enable_rx_irq();
     kprintf("keep: %lu MiB usable, %lu KiB kernel, TSC %lu MHz, features %lx, kernel start-up %lu ms\n",

@@ -200,6 +200,14 @@ void ipc_deliver_irq(struct process *r, u64 line, u64 payload)
     deliver(r, &m);
 }
 
+/* A message from the kernel itself (a DMA fault) to r, which receives. */
+void ipc_deliver_kernel(struct process *r, u64 label, u64 payload, const u64 words[4])
+{
+    struct msg m = {.label = label, .payload = payload};
+    memcpy(m.words, words, sizeof m.words);
+    deliver(r, &m);
+}
+
 /* The reply to a fault message: go on, go on with rax set, or stop. */
 static u64 fault_reply(struct process *p, u64 label, u64 word0)
 {

@@ -19,6 +19,7 @@ u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms);
 void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4]);
 /* An IRQ message from interrupt line `line` to r, which is receiving. */
 void ipc_deliver_irq(struct process *r, u64 line, u64 payload);
+void ipc_deliver_kernel(struct process *r, u64 label, u64 payload, const u64 words[4]);
 /* A receive or a sleep ran out of time. */
 void ipc_timeout(struct process *p);
 

@@ -19,6 +19,7 @@ enum frame_type {
     FRAME_ACCOUNT,   /* a kernel-memory account object */
     FRAME_KFREE,     /* donated to an account, not in use */
     FRAME_WRAPPER,   /* a wrapper object */
+    FRAME_DMA_DOMAIN, /* a DMA domain object (its tables are FRAME_PAGETABLE) */
 };
 
 struct frame {

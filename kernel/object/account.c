@@ -2,6 +2,7 @@
  * CREATE_WRAPPER, DESTROY, RECLAIM; and the allocator every object uses. */
 #include "account.h"
 #include "aspace.h"
+#include "dma_domain.h"
 #include "frame.h"
 #include "invoke.h"
 #include "ipc.h"
@@ -152,6 +153,8 @@ static u64 destroy(struct invocation *inv, struct account *a)
         wrapper_destroy(w);
         return KEEP_ERR_OK;
     }
+    case KEEP_TYPE_DMA_DOMAIN:
+        return dma_domain_destroy(c, a);
     default:
         return KEEP_ERR_WRONG_TYPE;
     }
@@ -181,7 +184,7 @@ u64 account_invoke(struct invocation *inv)
         inv->res[1] = a->used_count;
         return KEEP_ERR_OK;
     }
-    if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_RECLAIM)
+    if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN)
         return KEEP_ERR_INVALID_METHOD;
     if (!inv_has(inv, KEEP_RIGHT_WRITE))
         return KEEP_ERR_NO_RIGHTS;
@@ -204,6 +207,8 @@ u64 account_invoke(struct invocation *inv)
         return create_wrapper(inv, a);
     case KEEP_M_ACCOUNT_DESTROY:
         return destroy(inv, a);
+    case KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN:
+        return dma_domain_create(inv, a);
     default:
         return reclaim(inv, a);
     }

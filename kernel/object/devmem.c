@@ -7,6 +7,7 @@
 #include "frame.h"
 #include "invoke.h"
 #include "keep/abi.h"
+#include "vtd.h"
 
 u64 devmem_page(struct cap c, u64 offset, u64 *pa)
 {
@@ -14,7 +15,7 @@ u64 devmem_page(struct cap c, u64 offset, u64 *pa)
         return KEEP_ERR_INVALID_ARG;
     u64 p = (range_base(c) + offset) * PAGE_SIZE;
     struct frame *f = frame_info(p);
-    if ((f && f->type != FRAME_NONE) || apic_owns_page(p))
+    if ((f && f->type != FRAME_NONE) || apic_owns_page(p) || vtd_owns_page(p))
         return KEEP_ERR_IN_USE;
     *pa = p;
     return KEEP_ERR_OK;

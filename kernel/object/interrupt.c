@@ -6,6 +6,7 @@
  * process) and is delivered when the process next receives. */
 #include "arch.h"
 #include "device.h"
+#include "dma_domain.h"
 #include "invoke.h"
 #include "ipc.h"
 #include "keep/abi.h"
@@ -44,7 +45,9 @@ void interrupt_fire(unsigned line)
 
 bool interrupt_deliver_pending(struct process *p)
 {
-    while (p->irq_pending) {
+    if ((p->irq_pending & DMA_FAULT_PENDING) && dma_domain_deliver_pending(p))
+        return true;
+    while (p->irq_pending & ~DMA_FAULT_PENDING) {
         unsigned line = (unsigned)__builtin_ctz(p->irq_pending);
         p->irq_pending &= ~(1u << line);
         if (bound_to(line) == p) {

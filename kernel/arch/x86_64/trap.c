@@ -9,6 +9,7 @@
 #include "probe.h"
 #include "sched.h"
 #include "process.h"
+#include "vtd.h"
 #include "x86.h"
 
 static const char *const exception_names[32] = {
@@ -41,6 +42,10 @@ static void handle_irq(u64 vector)
         break;
     case VEC_SPURIOUS:
         break; /* no EOI for spurious interrupts */
+    case VEC_DMA_FAULT:
+        vtd_fault_irq();
+        apic_eoi();
+        break;
     default:
         if (vector >= IRQ_VECTOR_BASE && vector < IRQ_VECTOR_BASE + KEEP_IRQ_LINES)
             interrupt_fire((unsigned)(vector - IRQ_VECTOR_BASE)); /* it sends the EOI */

@@ -44,6 +44,7 @@
 #define KEEP_TYPE_DEVMEM 0xdULL /* A range of physical addresses outside RAM (device registers): its pages are mapped uncached with ASPACE.MAP. Never covers RAM or the kernel's own devices. */
 #define KEEP_TYPE_IOPORT 0xeULL /* A range of I/O ports, read and written by invoking the capability. */
 #define KEEP_TYPE_INTERRUPT 0xfULL /* A range of interrupt lines (I/O APIC inputs): a line is bound to a process, which then receives each interrupt as an IPC message. */
+#define KEEP_TYPE_DMA_DOMAIN 0x10ULL /* A DMA domain: the address space the IOMMU gives the PCI devices attached to it. A driver maps into it only pages it holds capabilities to; each stays pinned while mapped (docs/devices.md). */
 
 /* Rights */
 #define KEEP_RIGHT_READ 0x1ULL /* Read: map readable; query; fetch capabilities. */
@@ -122,6 +123,7 @@
 #define KEEP_MAX_RECV_SLOTS 0x5ULL /* Receive slots one receive phase names: a call's return capability plus MAX_CAPS. */
 #define KEEP_PROCESS_NUMBERS 0x8000ULL /* Processes that can exist at once (the object number of process capabilities is 15 bits wide). */
 #define KEEP_IRQ_LINES 0x18ULL /* Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI). */
+#define KEEP_DMA_FAULT_QUEUE 0x10ULL /* DMA faults one domain keeps for its fault handler until it receives them. */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
 
 /* Message tag fields (rsi) */
@@ -144,6 +146,7 @@
 #define KEEP_LABEL_SYSCALL 0xff01ULL /* A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx. */
 #define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply. */
 #define KEEP_LABEL_IRQ 0xff03ULL /* An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK. */
+#define KEEP_LABEL_DMA_FAULT 0xff04ULL /* A device attached to a DMA domain accessed a device address the domain does not map with that access (a send). Words: device (PCI bus << 8 | device << 3 | function), device address (page), VT-d fault reason, 1 for a write or 0 for a read; the payload is that of the SENDER given to DMA_DOMAIN.SET_FAULT_HANDLER. Faults that find the handler not receiving wait in the domain (DMA_FAULT_QUEUE of them; later ones are counted as lost) and come when it next receives. */
 
 /* Reply labels for fault messages */
 #define KEEP_REPLY_RESUME 0x0ULL /* Resume the process with its registers as they are (a handler may have changed them with WRITE_REGS). */
@@ -242,5 +245,14 @@
 #define KEEP_M_INTERRUPT_BIND 3
 #define KEEP_M_INTERRUPT_UNBIND 4
 #define KEEP_M_INTERRUPT_ACK 5
+#define KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN 8
+#define KEEP_M_DMA_DOMAIN_INFO 1
+#define KEEP_M_DMA_DOMAIN_MAP 2
+#define KEEP_M_DMA_DOMAIN_UNMAP 3
+#define KEEP_M_DMA_DOMAIN_LOOKUP 4
+#define KEEP_M_DMA_DOMAIN_ATTACH 5
+#define KEEP_M_DMA_DOMAIN_DETACH 6
+#define KEEP_M_DMA_DOMAIN_SET_FAULT_HANDLER 7
+#define KEEP_M_DMA_DOMAIN_FAULTS 8
 
 #endif

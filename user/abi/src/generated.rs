@@ -76,6 +76,8 @@ pub mod ty {
     pub const IOPORT: u64 = 0xe;
     /// A range of interrupt lines (I/O APIC inputs): a line is bound to a process, which then receives each interrupt as an IPC message.
     pub const INTERRUPT: u64 = 0xf;
+    /// A DMA domain: the address space the IOMMU gives the PCI devices attached to it. A driver maps into it only pages it holds capabilities to; each stays pinned while mapped (docs/devices.md).
+    pub const DMA_DOMAIN: u64 = 0x10;
 }
 
 /// Rights
@@ -232,6 +234,8 @@ pub mod layout {
     pub const PROCESS_NUMBERS: u64 = 0x8000;
     /// Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI).
     pub const IRQ_LINES: u64 = 0x18;
+    /// DMA faults one domain keeps for its fault handler until it receives them.
+    pub const DMA_FAULT_QUEUE: u64 = 0x10;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
     pub const WRAPPER_DEPTH: u64 = 0x4;
 }
@@ -276,6 +280,8 @@ pub mod label {
     pub const KMEM: u64 = 0xff02;
     /// An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK.
     pub const IRQ: u64 = 0xff03;
+    /// A device attached to a DMA domain accessed a device address the domain does not map with that access (a send). Words: device (PCI bus << 8 | device << 3 | function), device address (page), VT-d fault reason, 1 for a write or 0 for a read; the payload is that of the SENDER given to DMA_DOMAIN.SET_FAULT_HANDLER. Faults that find the handler not receiving wait in the domain (DMA_FAULT_QUEUE of them; later ones are counted as lost) and come when it next receives.
+    pub const DMA_FAULT: u64 = 0xff04;
 }
 
 /// Reply labels for fault messages
@@ -457,6 +463,8 @@ pub mod method {
         pub const DESTROY: u64 = 6;
         /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
         pub const RECLAIM: u64 = 7;
+        /// Make an empty DMA domain (1 frame, and 1 for its top-level table) and place a DMA_DOMAIN capability with all rights at dest. Its tables grow from this account. BAD_STATE when every IOMMU domain number is in use. ACCOUNT.DESTROY destroys it: its devices are detached, its pages unpinned.
+        pub const CREATE_DMA_DOMAIN: u64 = 8;
     }
     pub mod timer {
         /// Return the milliseconds and timer ticks since boot.
@@ -491,6 +499,24 @@ pub mod method {
         pub const UNBIND: u64 = 4;
         /// Unmask line after its interrupt has been handled (each delivery masks it); BAD_STATE if it is not bound.
         pub const ACK: u64 = 5;
+    }
+    pub mod dma_domain {
+        /// Return the width of its device addresses (39 or 48 bits), the pages mapped, the devices attached, and remapping = 1 if the IOMMU translates DMA (0 on a machine without one: the domain then confines nothing).
+        pub const INFO: u64 = 1;
+        /// Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped. Tables come from the domain's account. The IOMMU's caches are invalidated before it returns.
+        pub const MAP: u64 = 2;
+        /// Remove the mapping at dev_addr; the IOMMU's translation caches are invalidated before the page is unpinned, so no device reaches it afterwards.
+        pub const UNMAP: u64 = 3;
+        /// Return the rights of the mapping at dev_addr and its frame number (for identity comparison with ASPACE.LOOKUP).
+        pub const LOOKUP: u64 = 4;
+        /// Attach the PCI function whose configuration page (in the ECAM area of the ACPI MCFG table) is page offset of the DEVMEM capability devmem: from now on its DMA is translated through this domain. Holding that page is the authority over the function. INVALID_ARG if the page is no function's configuration page; IN_USE if the function is attached to a domain already; BAD_STATE without an IOMMU.
+        pub const ATTACH: u64 = 5;
+        /// Detach the function named as in ATTACH (NOT_MAPPED if it is not attached to this domain): its DMA is blocked (it has no domain) until it is attached again.
+        pub const DETACH: u64 = 6;
+        /// Send the domain's DMA faults as DMA_FAULT messages through the SENDER capability at sender (which needs WRITE; 0 removes it: faults are then only counted).
+        pub const SET_FAULT_HANDLER: u64 = 7;
+        /// Return how many DMA faults the domain's devices have caused, how many wait for the fault handler, and how many were lost because the queue was full.
+        pub const FAULTS: u64 = 8;
     }
 }
 

@@ -434,6 +434,7 @@ pub fn type_name(t: u64) -> &'static str {
         ty::DEVMEM => "DEVMEM",
         ty::IOPORT => "IOPORT",
         ty::INTERRUPT => "INTERRUPT",
+        ty::DMA_DOMAIN => "DMA_DOMAIN",
         _ => "UNKNOWN",
     }
 }
@@ -702,6 +703,70 @@ impl Account {
     /// Gives `frames` unused frames back to the pool at `memory`.
     pub fn reclaim(self, memory: u64, frames: u64) -> Result<()> {
         invoke(self.0, method::account::RECLAIM, [memory, frames, 0, 0]).map(drop)
+    }
+
+    /// Makes an empty DMA domain at `dest` (destroyed with [`Account::destroy`]).
+    pub fn create_dma_domain(self, dest: u64) -> Result<()> {
+        invoke(self.0, method::account::CREATE_DMA_DOMAIN, [dest, 0, 0, 0]).map(drop)
+    }
+}
+
+/// A DMA domain: the device-visible address space of the PCI functions
+/// attached to it (docs/devices.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaDomain(pub u64);
+
+/// What DMA_DOMAIN.INFO reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaInfo {
+    pub address_bits: u64,
+    pub pages: u64,
+    pub devices: u64,
+    /// The IOMMU translates DMA (false: the domain confines nothing).
+    pub remapping: bool,
+}
+
+impl DmaDomain {
+    pub fn info(self) -> Result<DmaInfo> {
+        let r = invoke(self.0, method::dma_domain::INFO, [0; 4])?;
+        Ok(DmaInfo { address_bits: r[0], pages: r[1], devices: r[2], remapping: r[3] != 0 })
+    }
+
+    /// Lets the domain's devices reach the PAGE at `page` at device address
+    /// `dev_addr` with `rights` (READ: device reads, WRITE: device writes).
+    pub fn map(self, page: u64, dev_addr: u64, rights: u64) -> Result<()> {
+        invoke(self.0, method::dma_domain::MAP, [page, dev_addr, rights, 0]).map(drop)
+    }
+
+    pub fn unmap(self, dev_addr: u64) -> Result<()> {
+        invoke(self.0, method::dma_domain::UNMAP, [dev_addr, 0, 0, 0]).map(drop)
+    }
+
+    /// Returns (rights, frame number) of the mapping at `dev_addr`.
+    pub fn lookup(self, dev_addr: u64) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::dma_domain::LOOKUP, [dev_addr, 0, 0, 0])?;
+        Ok((r[0], r[1]))
+    }
+
+    /// Attaches the PCI function whose configuration page is page `offset`
+    /// of the DEVMEM capability `devmem`.
+    pub fn attach(self, devmem: u64, offset: u64) -> Result<()> {
+        invoke(self.0, method::dma_domain::ATTACH, [devmem, offset, 0, 0]).map(drop)
+    }
+
+    pub fn detach(self, devmem: u64, offset: u64) -> Result<()> {
+        invoke(self.0, method::dma_domain::DETACH, [devmem, offset, 0, 0]).map(drop)
+    }
+
+    /// DMA faults go as DMA_FAULT messages through the SENDER at `sender` (0: none).
+    pub fn set_fault_handler(self, sender: u64) -> Result<()> {
+        invoke(self.0, method::dma_domain::SET_FAULT_HANDLER, [sender, 0, 0, 0]).map(drop)
+    }
+
+    /// Returns (faults, waiting for the handler, lost).
+    pub fn faults(self) -> Result<(u64, u64, u64)> {
+        let r = invoke(self.0, method::dma_domain::FAULTS, [0; 4])?;
+        Ok((r[0], r[1], r[2]))
     }
 }
 
@@ -1006,7 +1071,7 @@ mod tests {
              NO_MEMORY STALE WOULD_BLOCK BAD_STATE FAULT EXISTS NOT_MAPPED NO_CAPPAGE
              OUT_OF_RANGE TIMEOUT IN_USE);
         add!("type", ty: NULL CONSOLE KERNEL MEMORY PAGE ASPACE PROCESS CAPPAGE SENDER RETURN
-             WRAPPER ACCOUNT TIMER DEVMEM IOPORT INTERRUPT);
+             WRAPPER ACCOUNT TIMER DEVMEM IOPORT INTERRUPT DMA_DOMAIN);
         add!("right", rights: READ WRITE EXEC CALL ALL WEAK);
         add!("state", state: CREATED RUNNABLE BLOCKED STOPPED EXITED FAULTED);
         add!("info", info: VERSION MEM_TOTAL MEM_FREE CPU_FEATURES TSC_HZ TICKS KERNEL_BYTES
@@ -1018,10 +1083,10 @@ mod tests {
              DEVMEM IOPORT INTERRUPT FIRST_FREE);
         add!("layout", layout: CAP_SPACE_SLOTS CAPPAGE_SLOTS CAP_SEGMENT PAGE_SIZE USER_TOP
              BOOT_IMAGE_VADDR ROOT_STACK_TOP ROOT_STACK_PAGES ROOT_ACCOUNT_FRAMES MAX_STRING
-             MAX_CAPS MAX_RECV_SLOTS PROCESS_NUMBERS IRQ_LINES WRAPPER_DEPTH);
+             MAX_CAPS MAX_RECV_SLOTS PROCESS_NUMBERS IRQ_LINES WRAPPER_DEPTH DMA_FAULT_QUEUE);
         add!("tag", tag: LABEL_MASK CAPS_SHIFT SLOTS_SHIFT COUNT_MASK STRING MODE_SHIFT
              MODE_CALL MODE_SEND MODE_RECV MODE_SEND_RECV SEND_NONBLOCK RECV_NONBLOCK CALLED);
-        add!("label", label: EXCEPTION SYSCALL KMEM IRQ);
+        add!("label", label: EXCEPTION SYSCALL KMEM IRQ DMA_FAULT);
         add!("reply", reply: RESUME RESUME_SET_RAX STOP);
         add!("ipc", ipc: SEND_CAPS RECV_SLOTS SEND_LEN RECV_LEN STRING SIZE);
         add!("reg", reg: RAX RBX RCX RDX RSI RDI RBP RSP R8 R9 R10 R11 R12 R13 R14 R15 RIP
@@ -1039,7 +1104,7 @@ mod tests {
                      CMDLINE CHECK_INVARIANTS);
         add_methods!("MEMORY", memory: RETYPE FREE DONATE CREATE_ACCOUNT RECLAIM);
         add_methods!("ACCOUNT", account: INFO SET_KPAGER CREATE_ASPACE CREATE_PROCESS
-                     CREATE_WRAPPER DESTROY RECLAIM);
+                     CREATE_WRAPPER DESTROY RECLAIM CREATE_DMA_DOMAIN);
         add_methods!("ASPACE", aspace: MAP UNMAP LOOKUP MAP_CAPPAGE UNMAP_CAPPAGE INSERT_CAP
                      EXTRACT_CAP DELETE_CAP COPY_CAP MOVE_CAP IDENTIFY_CAP COMPARE_CAP);
         add_methods!("PROCESS", process: SET_REGS START STOP STATUS WAIT EXIT YIELD SET_NAME
@@ -1049,6 +1114,8 @@ mod tests {
         add_methods!("DEVMEM", devmem: INFO RESTRICT);
         add_methods!("IOPORT", ioport: INFO RESTRICT IN OUT);
         add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK);
+        add_methods!("DMA_DOMAIN", dma_domain: INFO MAP UNMAP LOOKUP ATTACH DETACH
+                     SET_FAULT_HANDLER FAULTS);
         m
     }
 

@@ -1,0 +1,39 @@
+/* Intel VT-d DMA remapping (the IOMMU), as far as DMA domains need it:
+ * the root and context tables, invalidation, and fault recording.  The
+ * domains' own page tables are built by kernel/object/dma_domain.c. */
+#ifndef KEEP_VTD_H
+#define KEEP_VTD_H
+
+#include "types.h"
+
+#define VEC_DMA_FAULT 0x28 /* the IOMMU's fault event */
+
+/* Find the IOMMU in the ACPI DMAR table and turn DMA remapping on (every
+ * device's DMA is blocked until it is attached to a domain). */
+void vtd_init(void);
+bool vtd_enabled(void);
+unsigned vtd_levels(void);     /* page-table levels of a domain: 3 (39-bit) or 4 (48-bit) */
+unsigned vtd_domain_ids(void); /* domain numbers the IOMMU has */
+bool vtd_owns_page(u64 pa);    /* the IOMMU's registers: never DEVMEM */
+
+/* Whether the IOMMU translates the DMA of function sid (its DMAR scope). */
+bool vtd_covers(u16 sid);
+/* The domain number a device (source id) is attached to, 0 for none. */
+u16 vtd_device_domain(u16 sid);
+/* Whether attaching sid would need a context table, which the caller
+ * must have found a frame for (vtd_attach takes it from the pool). */
+bool vtd_attach_needs_frame(u16 sid);
+/* Attach sid to domain did with top-level table root_pa; the caller checked
+ * that it is attached nowhere and that a frame is free.  The context cache
+ * and the domain's IOTLB entries are invalidated before it returns. */
+void vtd_attach(u16 sid, u16 did, u64 root_pa);
+void vtd_detach(u16 sid);
+/* Detach every device of domain did; returns how many. */
+unsigned vtd_detach_domain(u16 did);
+/* Invalidate the IOTLB entries of domain did (after every change of its
+ * tables: caching mode makes even a new mapping need it). */
+void vtd_flush_domain(u16 did);
+/* The fault event interrupt: read and clear the fault records. */
+void vtd_fault_irq(void);
+
+#endif
