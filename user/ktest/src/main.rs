@@ -32,6 +32,7 @@ mod caps;
 mod child;
 mod cspace;
 mod device;
+mod dma;
 mod elf;
 mod example;
 mod fault;
@@ -342,6 +343,10 @@ const TESTS: &[Test] = &[
     ("DEV0008", "an interrupt waits for the next receive; masked until ACK", device::irq_waits),
     ("DEV0009", "INTERRUPT errors: console line, twice, types, ranges, rights", device::irq_errors),
     ("DEV0010", "a binding to a destroyed process is dropped", device::irq_dead_binding),
+    ("DMA0001", "a DMA domain maps pages the caller holds, pinned until UNMAP or DESTROY", dma::domain_methods),
+    ("DMA0002", "DMA domain errors: frames not held, rights, addresses, ATTACH, DETACH, DESTROY", dma::domain_errors),
+    ("DMA0003", "virtio-blk through the IOMMU: the disk's pattern reads, written sectors read back", dma::blk_integrity),
+    ("DMA0004", "a rogue DMA to a page not mapped for DMA is stopped and reported; the page is intact", dma::rogue_dma),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),
     ("RECL0002", "RECLAIM a cappage: IN_USE while mapped, then gone", device::reclaim_cappage),
     ("RECL0003", "RECLAIM errors change nothing", device::reclaim_errors),

@@ -1,0 +1,194 @@
+//! `virtio_drivers::Hal` for a Keep driver: DMA memory is pages the driver
+//! makes from its memory pool, mapped into its own address space and into
+//! its DMA domain at device addresses of its choosing; the device learns
+//! only those addresses, and the IOMMU lets it reach nothing else.  Buffers
+//! `share` is given are copied through such pages (bounce buffers).
+//!
+//! The Hal's functions take no `self`, so the state is one global, set up
+//! by [`init`] and torn down by [`finish`]; a driver is single-threaded.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::ptr::NonNull;
+
+use keep_abi::{Aspace, DevMem, DmaDomain, Memory, Result, layout, rights, ty};
+use virtio_drivers::{BufferDirection, Hal, PhysAddr};
+
+const PAGE: u64 = layout::PAGE_SIZE;
+
+/// What the Hal works with.
+pub struct DmaConfig {
+    pub memory: Memory,
+    pub aspace: Aspace,
+    pub domain: DmaDomain,
+    /// DEVMEM covering the device's BARs.
+    pub devmem: u64,
+    /// Where DMA pages go in the driver's address space, and in the domain.
+    pub va_base: u64,
+    pub iova_base: u64,
+    /// Where BAR pages are mapped.
+    pub mmio_va: u64,
+    /// Empty slots for the page capabilities (one per DMA page).
+    pub slots: Vec<u64>,
+}
+
+struct State {
+    cfg: DmaConfig,
+    devmem_base: u64,
+    next: u64,                   // next free page index from va_base / iova_base
+    pages: BTreeMap<u64, u64>,   // page index -> slot of its PAGE capability
+    mmio: Vec<u64>,              // mapped BAR pages (virtual addresses)
+    mmio_next: u64,
+    rogue: Option<u64>,
+    errors: u64,
+}
+
+struct Global(UnsafeCell<Option<State>>);
+// SAFETY: drivers using this are single-threaded (one process, no threads
+// touch the Hal).
+unsafe impl Sync for Global {}
+static STATE: Global = Global(UnsafeCell::new(None));
+
+fn state() -> &'static mut State {
+    // SAFETY: single-threaded, and no caller keeps the reference across another call.
+    unsafe { (*STATE.0.get()).as_mut().expect("keep_virtio::hal::init not called") }
+}
+
+pub fn init(cfg: DmaConfig) -> Result<()> {
+    let (devmem_base, _) = DevMem(cfg.devmem).info()?;
+    let mmio_next = cfg.mmio_va;
+    // SAFETY: as in state().
+    unsafe { *STATE.0.get() = Some(State { cfg, devmem_base, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, errors: 0 }) };
+    Ok(())
+}
+
+/// Unmaps and reclaims every DMA page and unmaps the BARs; returns the
+/// slots.  The device must be reset first (dropping the virtio driver does).
+pub fn finish() -> Vec<u64> {
+    let s = state();
+    let pages: Vec<u64> = s.pages.keys().copied().collect();
+    for p in pages {
+        release(s, p);
+    }
+    for va in s.mmio.drain(..) {
+        let _ = s.cfg.aspace.unmap(va);
+    }
+    // SAFETY: as in state(); s is not used after this.
+    let st = unsafe { (*STATE.0.get()).take().unwrap() };
+    st.cfg.slots
+}
+
+/// From now on `share` hands the device `addr` instead of a buffer the
+/// driver mapped: a rogue driver pointing its device at memory it does not
+/// hold (the isolation tests).  None restores honest behaviour.
+pub fn set_rogue(addr: Option<u64>) {
+    state().rogue = addr;
+}
+
+/// DMA pages now mapped, and Hal operations that failed (a failing Hal panics
+/// inside virtio-drivers otherwise, so failures are counted and reported).
+pub fn stats() -> (u64, u64) {
+    let s = state();
+    (s.pages.len() as u64, s.errors)
+}
+
+fn alloc_pages(s: &mut State, n: u64) -> Option<(u64, u64)> {
+    let first = s.next;
+    for i in 0..n {
+        let p = first + i;
+        let slot = s.cfg.slots.pop()?;
+        let va = s.cfg.va_base + p * PAGE;
+        let ok = s.cfg.memory.retype(ty::PAGE, slot).is_ok()
+            && s.cfg.aspace.map(slot, va, rights::READ | rights::WRITE).is_ok()
+            && s.cfg.domain.map(slot, s.cfg.iova_base + p * PAGE, rights::READ | rights::WRITE).is_ok();
+        s.pages.insert(p, slot);
+        if !ok {
+            s.errors += 1;
+            return None;
+        }
+    }
+    s.next += n;
+    Some((s.cfg.iova_base + first * PAGE, s.cfg.va_base + first * PAGE))
+}
+
+fn release(s: &mut State, p: u64) {
+    if let Some(slot) = s.pages.remove(&p) {
+        let _ = s.cfg.domain.unmap(s.cfg.iova_base + p * PAGE);
+        let _ = s.cfg.aspace.unmap(s.cfg.va_base + p * PAGE);
+        if s.cfg.memory.reclaim(slot).is_err() {
+            s.errors += 1;
+        }
+        s.cfg.slots.push(slot);
+    }
+}
+
+pub struct KeepHal;
+
+// SAFETY: dma_alloc returns zeroed pages (RETYPE zeroes), mapped at distinct
+// addresses that nothing else uses until dma_dealloc; mmio_phys_to_virt maps
+// the pages asked for; share copies through pages of its own.
+unsafe impl Hal for KeepHal {
+    fn dma_alloc(pages: usize, _dir: BufferDirection) -> (PhysAddr, NonNull<u8>) {
+        let s = state();
+        let (iova, va) = alloc_pages(s, pages as u64).expect("DMA memory: out of slots, memory or account frames");
+        (iova, NonNull::new(va as *mut u8).unwrap())
+    }
+
+    unsafe fn dma_dealloc(paddr: PhysAddr, _vaddr: NonNull<u8>, pages: usize) -> i32 {
+        let s = state();
+        let first = (paddr - s.cfg.iova_base) / PAGE;
+        for p in first..first + pages as u64 {
+            release(s, p);
+        }
+        0
+    }
+
+    unsafe fn mmio_phys_to_virt(paddr: PhysAddr, size: usize) -> NonNull<u8> {
+        let s = state();
+        let first = paddr & !(PAGE - 1);
+        let va0 = s.mmio_next;
+        let mut pa = first;
+        while pa < paddr + size as u64 {
+            let va = s.mmio_next;
+            s.cfg.aspace
+                .map_device(s.cfg.devmem, (pa - s.devmem_base) / PAGE, va, rights::READ | rights::WRITE)
+                .expect("map a BAR page");
+            s.mmio.push(va);
+            s.mmio_next += PAGE;
+            pa += PAGE;
+        }
+        NonNull::new((va0 + (paddr - first)) as *mut u8).unwrap()
+    }
+
+    unsafe fn share(buffer: NonNull<[u8]>, dir: BufferDirection) -> PhysAddr {
+        let s = state();
+        if let Some(a) = s.rogue {
+            return a;
+        }
+        let len = buffer.len() as u64;
+        let (iova, va) = alloc_pages(s, len.div_ceil(PAGE).max(1)).expect("bounce buffer");
+        if dir != BufferDirection::DeviceToDriver {
+            // SAFETY: the caller's buffer is valid for len bytes; va has room for them.
+            unsafe { core::ptr::copy_nonoverlapping(buffer.as_ptr() as *const u8, va as *mut u8, len as usize) };
+        }
+        iova
+    }
+
+    unsafe fn unshare(paddr: PhysAddr, buffer: NonNull<[u8]>, dir: BufferDirection) {
+        let s = state();
+        if s.rogue == Some(paddr) {
+            return;
+        }
+        let len = buffer.len() as u64;
+        let va = s.cfg.va_base + (paddr - s.cfg.iova_base);
+        if dir != BufferDirection::DriverToDevice {
+            // SAFETY: the bounce pages at va hold len bytes; the buffer is valid for them.
+            unsafe { core::ptr::copy_nonoverlapping(va as *const u8, buffer.as_ptr() as *mut u8, len as usize) };
+        }
+        let first = (paddr - s.cfg.iova_base) / PAGE;
+        for p in first..first + len.div_ceil(PAGE).max(1) {
+            release(s, p);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! virtio devices for user-level drivers on Keep (docs/devices.md).
+//!
+//! - [`pci`]: PCI functions found through the ECAM area (the MCFG table's
+//!   window; on q35 at 0xb000_0000), each function's configuration space
+//!   one DEVMEM page.
+//! - [`hal`]: `virtio_drivers::Hal`, whose DMA memory is pages the driver
+//!   holds, mapped into its DMA domain; the device sees only those.
+//! - [`PlatformTransport`]: accepts VIRTIO_F_ACCESS_PLATFORM, which QEMU's
+//!   `iommu_platform=on` devices require and `virtio-drivers` does not ask.
+#![no_std]
+
+extern crate alloc;
+
+pub mod hal;
+pub mod pci;
+
+use virtio_drivers::transport::{DeviceStatus, DeviceType, InterruptStatus, Transport};
+use virtio_drivers::{PhysAddr, Result};
+use zerocopy::{FromBytes, Immutable, IntoBytes};
+
+/// VIRTIO_F_ACCESS_PLATFORM: the device's DMA goes through the platform's
+/// IOMMU (virtio 1.1, section 6).
+pub const ACCESS_PLATFORM: u64 = 1 << 33;
+
+/// A transport that accepts ACCESS_PLATFORM when the device offers it.
+pub struct PlatformTransport<T: Transport>(pub T);
+
+impl<T: Transport> Transport for PlatformTransport<T> {
+    fn device_type(&self) -> DeviceType {
+        self.0.device_type()
+    }
+    fn read_device_features(&mut self) -> u64 {
+        self.0.read_device_features()
+    }
+    fn write_driver_features(&mut self, driver_features: u64) {
+        let offered = self.0.read_device_features() & ACCESS_PLATFORM;
+        self.0.write_driver_features(driver_features | offered)
+    }
+    fn max_queue_size(&mut self, queue: u16) -> u32 {
+        self.0.max_queue_size(queue)
+    }
+    fn notify(&mut self, queue: u16) {
+        self.0.notify(queue)
+    }
+    fn get_status(&self) -> DeviceStatus {
+        self.0.get_status()
+    }
+    fn set_status(&mut self, status: DeviceStatus) {
+        self.0.set_status(status)
+    }
+    fn set_guest_page_size(&mut self, guest_page_size: u32) {
+        self.0.set_guest_page_size(guest_page_size)
+    }
+    fn requires_legacy_layout(&self) -> bool {
+        self.0.requires_legacy_layout()
+    }
+    fn queue_set(&mut self, queue: u16, size: u32, descriptors: PhysAddr, driver_area: PhysAddr, device_area: PhysAddr) {
+        self.0.queue_set(queue, size, descriptors, driver_area, device_area)
+    }
+    fn queue_unset(&mut self, queue: u16) {
+        self.0.queue_unset(queue)
+    }
+    fn queue_used(&mut self, queue: u16) -> bool {
+        self.0.queue_used(queue)
+    }
+    fn ack_interrupt(&mut self) -> InterruptStatus {
+        self.0.ack_interrupt()
+    }
+    fn read_config_generation(&self) -> u32 {
+        self.0.read_config_generation()
+    }
+    fn read_config_space<V: FromBytes + IntoBytes>(&self, offset: usize) -> Result<V> {
+        self.0.read_config_space(offset)
+    }
+    fn write_config_space<V: IntoBytes + Immutable>(&mut self, offset: usize, value: V) -> Result<()> {
+        self.0.write_config_space(offset, value)
+    }
+}
+
+/// What the disk image holds (tools/mkdisk.py): word `w` of sector `s`.
+pub fn disk_pattern(sector: u64, word: u64) -> u64 {
+    ((sector << 32) | word).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// FNV-1a over bytes: the checksum the block tests compare.
+pub fn checksum(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}

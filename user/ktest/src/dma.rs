@@ -1,0 +1,359 @@
+//! DMA domains and the IOMMU (docs/devices.md): the object's methods and
+//! every error, a rogue DMA stopped and reported, and a virtio-blk disk
+//! read and written through the IOMMU with `virtio-drivers`.
+//!
+//! The machine (tools/qemu.py) has a VT-d IOMMU and a virtio-blk disk on
+//! build/disk.img, whose sectors hold `keep_virtio::disk_pattern`.  Booted
+//! with `--no-iommu`, the domain tests check that nothing attaches.
+
+use alloc::format;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use keep_abi::{
+    ACCOUNT, Account, DEVMEM, DmaDomain, Error, MEMORY, SELF_ASPACE, SELF_PROCESS, Tag, label, recv, rights,
+    slot, ty,
+};
+use keep_virtio::hal::{self, DmaConfig, KeepHal};
+use keep_virtio::pci::{self, FunctionConfig, Sid};
+use keep_virtio::{PlatformTransport, checksum, disk_pattern};
+use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
+use virtio_drivers::transport::pci::PciTransport;
+use virtio_drivers::transport::pci::bus::{Command, PciRoot};
+
+use keep_rt::println;
+
+use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
+
+const RW: u64 = rights::READ | rights::WRITE;
+const VA: u64 = 0x0000_5d00_0000_0000; // the function's configuration page
+const SCRATCH: u64 = VA + 0x1000;
+const MMIO_VA: u64 = VA + 0x10_0000;
+const DMA_VA: u64 = VA + 0x100_0000;
+const VICTIM_VA: u64 = VA + 0x2000;
+/// Device addresses the driver chooses; far from any RAM address, so that
+/// a DMA that bypassed the IOMMU would not find the driver's data there.
+const IOVA: u64 = 0x40_0000_0000;
+const HPET: u64 = 0xfed0_0000;
+const IOMMU_REGS: u64 = 0xfed9_0000; // QEMU's VT-d unit (the DMAR table says so)
+const VIRTIO_VENDOR: u16 = 0x1af4;
+const VIRTIO_BLK_MODERN: u16 = 0x1042;
+
+fn devmem_page(pa: u64) -> Result<u64, alloc::string::String> {
+    let (base, _) = DEVMEM.info().ctx("DEVMEM.INFO")?;
+    Ok((pa - base) / 4096)
+}
+
+fn blk_function() -> Result<Sid, alloc::string::String> {
+    pci::find(SELF_ASPACE, slot::DEVMEM, SCRATCH, VIRTIO_VENDOR, VIRTIO_BLK_MODERN)
+        .ctx("PCI scan")?
+        .ok_or_else(|| "no virtio-blk (1af4:1042) on bus 0".into())
+}
+
+pub fn domain_methods(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [d, p, q]| {
+        MEMORY.retype(ty::PAGE, p).ctx("RETYPE")?;
+        MEMORY.retype(ty::PAGE, q).ctx("RETYPE")?;
+        SELF_ASPACE.map(p, VA, RW).ctx("ASPACE.MAP")?; // ktest's own page tables grow first
+        let (_, used_before) = ACCOUNT.info().ctx("ACCOUNT.INFO")?;
+        ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let dom = DmaDomain(d);
+        let i = dom.info().ctx("INFO")?;
+        ensure!(i.address_bits == 39 || i.address_bits == 48, "address bits {}", i.address_bits);
+        ensure!(i.pages == 0 && i.devices == 0, "new domain {i:?}");
+        dom.map(p, 0x10000, RW).ctx("MAP")?;
+        dom.map(q, 0x7f_ffff_f000 & ((1 << i.address_bits) - 1), rights::READ).ctx("MAP at the top")?;
+        let (r, frame) = dom.lookup(0x10000).ctx("LOOKUP")?;
+        let (_, aframe) = SELF_ASPACE.lookup(VA).ctx("ASPACE.LOOKUP")?;
+        ensure!(r == RW && frame == aframe, "LOOKUP {r:#x} {frame:#x}, the page is frame {aframe:#x}");
+        ensure!(dom.info().ctx("INFO")?.pages == 2, "pages after two MAPs");
+        expect_err(dom.map(p, 0x10000, RW), Error::EXISTS, "MAP twice")?;
+        let (_, used_mapped) = ACCOUNT.info().ctx("ACCOUNT.INFO")?;
+        ensure!(used_mapped > used_before + 2, "the domain's tables are not paid by the account ({used_before} -> {used_mapped})");
+        SELF_ASPACE.unmap(VA).ctx("ASPACE.UNMAP")?;
+        // Pinned: mapped nowhere but in the domain, the frame is not reclaimed.
+        expect_err(MEMORY.reclaim(p), Error::IN_USE, "RECLAIM a page mapped for DMA")?;
+        dom.unmap(0x10000).ctx("UNMAP")?;
+        expect_err(dom.lookup(0x10000), Error::NOT_MAPPED, "LOOKUP after UNMAP")?;
+        expect_err(dom.unmap(0x10000), Error::NOT_MAPPED, "UNMAP twice")?;
+        MEMORY.reclaim(p).ctx("RECLAIM after UNMAP")?;
+        // Destroying the domain unpins what it still maps and gives its
+        // frames back to the account.
+        expect_err(MEMORY.reclaim(q), Error::IN_USE, "RECLAIM q while mapped")?;
+        ACCOUNT.destroy(d).ctx("DESTROY")?;
+        expect_err(dom.info(), Error::STALE, "INFO after DESTROY")?;
+        MEMORY.reclaim(q).ctx("RECLAIM q after DESTROY")?;
+        SELF_ASPACE.delete_cap(d).ctx("DELETE")?;
+        let (_, used_after) = ACCOUNT.info().ctx("ACCOUNT.INFO")?;
+        ensure!(used_after == used_before, "account frames in use {used_before} -> {used_after}");
+        Ok(())
+    })
+}
+
+pub fn domain_errors(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [d, p, ro, weak, cp, e, acct, dm]| {
+        ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let dom = DmaDomain(d);
+        let bits = dom.info().ctx("INFO")?.address_bits;
+        MEMORY.retype(ty::PAGE, p).ctx("RETYPE")?;
+        MEMORY.retype(ty::CAPPAGE, cp).ctx("RETYPE CAPPAGE")?;
+        dom.map(p, 0x2000, rights::READ).ctx("MAP")?;
+        let r = (|| {
+            // A frame the caller does not hold: an empty slot, other types,
+            // a page it holds only for reading, a destroyed page.
+            expect_err(dom.map(e, 0x1000, rights::READ), Error::INVALID_CAP, "empty slot")?;
+            expect_err(dom.map(cp, 0x1000, rights::READ), Error::WRONG_TYPE, "a CAPPAGE")?;
+            expect_err(dom.map(slot::MEMORY, 0x1000, rights::READ), Error::WRONG_TYPE, "MEMORY")?;
+            expect_err(dom.map(slot::DEVMEM, 0x1000, rights::READ), Error::WRONG_TYPE, "device memory")?;
+            expect_err(dom.map(d, 0x1000, rights::READ), Error::WRONG_TYPE, "the domain itself")?;
+            SELF_ASPACE.copy_cap(p, ro, rights::READ).ctx("COPY READ")?;
+            expect_err(dom.map(ro, 0x1000, RW), Error::NO_RIGHTS, "device writes through a READ page")?;
+            expect_err(dom.map(p, 0x1000, rights::EXEC), Error::INVALID_ARG, "EXEC")?;
+            expect_err(dom.map(p, 0x1000, 0), Error::INVALID_ARG, "no rights")?;
+            expect_err(dom.map(p, 0x1800, rights::READ), Error::INVALID_ARG, "unaligned")?;
+            expect_err(dom.map(p, 1 << bits, rights::READ), Error::INVALID_ARG, "beyond the address width")?;
+            expect_err(dom.map(p, u64::MAX & !0xfff, rights::READ), Error::INVALID_ARG, "top of 64 bits")?;
+            expect_err(dom.unmap(0x1000), Error::NOT_MAPPED, "UNMAP what is not mapped")?;
+            expect_err(dom.unmap(0x2800), Error::INVALID_ARG, "UNMAP unaligned")?;
+            expect_err(dom.unmap(1 << bits), Error::INVALID_ARG, "UNMAP beyond")?;
+            expect_err(dom.lookup(0x1000), Error::NOT_MAPPED, "LOOKUP unmapped")?;
+            expect_err(dom.lookup(1 << bits), Error::INVALID_ARG, "LOOKUP beyond")?;
+            // Rights on the domain: READ reads, WEAK has no WRITE.
+            SELF_ASPACE.delete_cap(ro).ctx("DELETE")?;
+            SELF_ASPACE.copy_cap(d, ro, rights::READ).ctx("COPY the domain READ")?;
+            SELF_ASPACE.copy_cap(d, weak, rights::ALL | rights::WEAK).ctx("COPY WEAK")?;
+            for (c, what) in [(ro, "READ"), (weak, "WEAK")] {
+                let rd = DmaDomain(c);
+                rd.info().ctx(what)?;
+                rd.lookup(0x2000).ctx(what)?;
+                expect_err(rd.map(p, 0x3000, rights::READ), Error::NO_RIGHTS, &format!("MAP through {what}"))?;
+                expect_err(rd.unmap(0x2000), Error::NO_RIGHTS, &format!("UNMAP through {what}"))?;
+                expect_err(rd.set_fault_handler(0), Error::NO_RIGHTS, &format!("SET_FAULT_HANDLER through {what}"))?;
+                expect_err(rd.attach(slot::DEVMEM, 0), Error::NO_RIGHTS, &format!("ATTACH through {what}"))?;
+            }
+            // ATTACH names a PCI function by its configuration page.
+            expect_err(dom.attach(slot::DEVMEM, devmem_page(HPET)?), Error::INVALID_ARG, "the HPET's page")?;
+            expect_err(dom.attach(slot::DEVMEM, devmem_page(0xfee0_0000)?), Error::INVALID_ARG, "the local APIC")?;
+            expect_err(dom.attach(slot::DEVMEM, 1 << 40), Error::INVALID_ARG, "beyond DEVMEM")?;
+            expect_err(dom.attach(slot::IOPORT, 0), Error::WRONG_TYPE, "IOPORT")?;
+            expect_err(dom.attach(e, 0), Error::INVALID_CAP, "empty slot")?;
+            let sid = blk_function()?;
+            let (base, _) = DEVMEM.info().ctx("DEVMEM.INFO")?;
+            DEVMEM.restrict(pci::ECAM_BASE + ((sid.0 as u64) << 12), 1, dm).ctx("RESTRICT")?;
+            SELF_ASPACE.delete_cap(weak).ctx("DELETE")?;
+            SELF_ASPACE.copy_cap(dm, weak, rights::READ).ctx("COPY DEVMEM READ")?;
+            expect_err(dom.attach(weak, 0), Error::NO_RIGHTS, "a READ-only configuration page")?;
+            expect_err(dom.detach(dm, 0), Error::NOT_MAPPED, "DETACH what is not attached")?;
+            expect_err(dom.set_fault_handler(p), Error::WRONG_TYPE, "a PAGE as fault handler")?;
+            // The IOMMU's own registers are never device memory.
+            if dom.info().ctx("INFO")?.remapping {
+                expect_err(
+                    SELF_ASPACE.map_device(slot::DEVMEM, devmem_page(IOMMU_REGS)?, SCRATCH, rights::READ),
+                    Error::IN_USE,
+                    "mapping the IOMMU's registers",
+                )?;
+                dom.attach(dm, 0).ctx("ATTACH")?;
+                expect_err(dom.attach(slot::DEVMEM, sid.config_page(base)), Error::IN_USE, "ATTACH twice")?;
+                ensure!(dom.info().ctx("INFO")?.devices == 1, "devices after ATTACH");
+                dom.detach(dm, 0).ctx("DETACH")?;
+                expect_err(dom.detach(dm, 0), Error::NOT_MAPPED, "DETACH twice")?;
+            } else {
+                expect_err(dom.attach(dm, 0), Error::BAD_STATE, "ATTACH without an IOMMU")?;
+            }
+            // Only the account that paid for a domain destroys it.
+            MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+            expect_err(Account(acct).destroy(d), Error::INVALID_ARG, "DESTROY from another account")?;
+            ensure!(dom.info().ctx("INFO")? .pages == 1, "the errors changed the mapping count");
+            ensure!(dom.lookup(0x2000).ctx("LOOKUP")? .0 == rights::READ, "the mapping changed");
+            Ok(())
+        })();
+        ACCOUNT.destroy(d).ctx("DESTROY")?;
+        MEMORY.reclaim(p).ctx("RECLAIM p")?;
+        for s in [d, ro, weak, cp, acct, dm] {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        r
+    })
+}
+
+/// A virtio-blk driver on the disk, its DMA in domain `dom`.
+struct Disk {
+    blk: VirtIOBlk<KeepHal, PlatformTransport<PciTransport>>,
+}
+
+fn open_disk(dom: DmaDomain, slots: Vec<u64>) -> Result<(Disk, Sid), alloc::string::String> {
+    let sid = blk_function()?;
+    hal::init(DmaConfig {
+        memory: MEMORY,
+        aspace: SELF_ASPACE,
+        domain: dom,
+        devmem: slot::DEVMEM,
+        va_base: DMA_VA,
+        iova_base: IOVA,
+        mmio_va: MMIO_VA,
+        slots,
+    })
+    .ctx("hal init")?;
+    let cfg = FunctionConfig::map(SELF_ASPACE, slot::DEVMEM, sid, VA).ctx("map the configuration page")?;
+    let mut root = PciRoot::new(cfg);
+    let df = sid.device_function();
+    root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
+    let t = PciTransport::new::<KeepHal, _>(&mut root, df).map_err(|e| format!("PciTransport: {e:?}"))?;
+    let blk = VirtIOBlk::new(PlatformTransport(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
+    Ok((Disk { blk }, sid))
+}
+
+fn close_disk(disk: Disk) -> Vec<u64> {
+    drop(disk); // resets the device
+    let _ = SELF_ASPACE.unmap(VA);
+    hal::finish()
+}
+
+/// Runs `f` with a domain the disk is attached to; cleans everything up.
+fn with_disk(
+    cx: &mut Cx,
+    f: impl FnOnce(&mut Disk, DmaDomain, Sid, u64) -> TestResult,
+) -> TestResult {
+    with_slots(cx, |cx, [d, dm, s]| {
+        ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let dom = DmaDomain(d);
+        let sid = blk_function()?;
+        DEVMEM.restrict(pci::ECAM_BASE + ((sid.0 as u64) << 12), 1, dm).ctx("RESTRICT")?;
+        dom.attach(dm, 0).ctx("ATTACH")?;
+        SELF_PROCESS.mint(s, 0xd3a, rights::WRITE).ctx("MINT")?;
+        dom.set_fault_handler(s).ctx("SET_FAULT_HANDLER")?;
+        let mut pool = Vec::new();
+        for _ in 0..32 {
+            pool.push(cx.slot()?);
+        }
+        let r = match open_disk(dom, pool) {
+            Ok((mut disk, _)) => {
+                let r = f(&mut disk, dom, sid, s);
+                let back = close_disk(disk);
+                cx.drop_slots(&back);
+                r
+            }
+            Err(e) => {
+                let _ = SELF_ASPACE.unmap(VA);
+                cx.drop_slots(&hal::finish());
+                Err(e)
+            }
+        };
+        let pages = dom.info().ctx("INFO")?.pages;
+        dom.detach(dm, 0).ctx("DETACH")?;
+        ACCOUNT.destroy(d).ctx("DESTROY")?;
+        for x in [d, dm, s] {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        r?;
+        ensure!(pages == 0, "{pages} pages still mapped in the domain after the driver let go");
+        Ok(())
+    })
+}
+
+/// Whether the IOMMU translates DMA (a fresh domain's INFO says).
+fn remapping(cx: &mut Cx) -> Result<bool, alloc::string::String> {
+    let d = cx.slot()?;
+    let on = (|| {
+        ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let on = DmaDomain(d).info().ctx("INFO")?.remapping;
+        ACCOUNT.destroy(d).ctx("DESTROY")?;
+        SELF_ASPACE.delete_cap(d).ctx("DELETE")?;
+        Ok(on)
+    })();
+    cx.drop_slots(&[d]);
+    on
+}
+
+pub fn blk_integrity(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: DMA0003: no IOMMU on this machine: no device I/O (DMA0002 checked that nothing attaches)");
+        return Ok(());
+    }
+    with_disk(cx, |disk, dom, _, _| {
+        // The image's own pattern: read by the device into pages it reaches
+        // only through the domain, at device addresses that are not RAM's.
+        let mut buf = vec![0u8; 8 * 512];
+        disk.blk.read_blocks(0, &mut buf).map_err(|e| format!("read sectors 0-7: {e:?}"))?;
+        for (i, w) in buf.chunks(8).enumerate() {
+            let got = u64::from_le_bytes(w.try_into().unwrap());
+            let (s, k) = (i as u64 / 64, i as u64 % 64);
+            ensure!(got == disk_pattern(s, k), "sector {s} word {k}: {got:#x}, want {:#x}", disk_pattern(s, k));
+        }
+        // Write 16 sectors of new data, read them back, compare checksums;
+        // the neighbours keep the pattern.
+        let data: Vec<u8> = (0..16 * 512u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        disk.blk.write_blocks(100, &data).map_err(|e| format!("write sectors 100-115: {e:?}"))?;
+        let mut back = vec![0u8; data.len()];
+        disk.blk.read_blocks(100, &mut back).map_err(|e| format!("read back: {e:?}"))?;
+        ensure!(checksum(&back) == checksum(&data), "checksum {:#x}, wrote {:#x}", checksum(&back), checksum(&data));
+        let mut edge = vec![0u8; 512];
+        for s in [99u64, 116] {
+            disk.blk.read_blocks(s as usize, &mut edge).map_err(|e| format!("read {s}: {e:?}"))?;
+            let w0 = u64::from_le_bytes(edge[..8].try_into().unwrap());
+            ensure!(w0 == disk_pattern(s, 0), "sector {s} changed: {w0:#x}");
+        }
+        let (pages, errors) = hal::stats();
+        ensure!(errors == 0, "{errors} DMA page operations failed");
+        ensure!(dom.info().ctx("INFO")?.pages == pages, "domain and driver disagree on the pages mapped");
+        let (faults, _, _) = dom.faults().ctx("FAULTS")?;
+        ensure!(faults == 0, "{faults} DMA faults in honest I/O");
+        Ok(())
+    })
+}
+
+pub fn rogue_dma(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: DMA0004: no IOMMU on this machine: nothing to stop a rogue DMA (not run)");
+        return Ok(());
+    }
+    let victim = cx.slot()?;
+    MEMORY.retype(ty::PAGE, victim).ctx("RETYPE the victim")?;
+    SELF_ASPACE.map(victim, VICTIM_VA, RW).ctx("map the victim")?;
+    let canary = 0x5a5a_0f0f_1234_5678u64;
+    let words = VICTIM_VA as *mut u64;
+    for i in 0..512 {
+        // SAFETY: the victim page is mapped writable at VICTIM_VA.
+        unsafe { words.add(i).write_volatile(canary ^ i as u64) };
+    }
+    let (_, frame) = SELF_ASPACE.lookup(VICTIM_VA).ctx("LOOKUP")?;
+    let target = frame * 4096; // the victim's physical address
+    let r = with_disk(cx, |disk, dom, sid, _| {
+        // The driver points its device at a page it holds but never mapped
+        // for DMA (its physical address, which an unconfined device would
+        // reach): the IOMMU stops the access and reports it.
+        hal::set_rogue(Some(target));
+        let mut req = BlkReq::default();
+        let mut resp = BlkResp::default();
+        let mut buf = vec![0u8; 512];
+        // SAFETY: the buffers outlive the request, which never completes: the
+        // device is reset before they go.
+        let t = unsafe { disk.blk.read_blocks_nb(0, &mut req, &mut buf, &mut resp) };
+        hal::set_rogue(None);
+        t.map_err(|e| format!("submit: {e:?}"))?;
+        let m = recv(Tag::new(0), 3000);
+        m.result().ctx("RECV the fault")?;
+        ensure!(m.tag.label() == label::DMA_FAULT, "label {:#x}, want DMA_FAULT", m.tag.label());
+        ensure!(m.payload == 0xd3a, "payload {:#x}", m.payload);
+        ensure!(m.words[0] == sid.0 as u64, "device {:#x}, want {sid} ({:#x})", m.words[0], sid.0);
+        ensure!(m.words[1] == target, "address {:#x}, want {target:#x}", m.words[1]);
+        ensure!(m.words[2] != 0, "reason 0");
+        let (faults, _, _) = dom.faults().ctx("FAULTS")?;
+        ensure!(faults >= 1, "FAULTS counts {faults}");
+        Ok(())
+    });
+    for i in 0..512 {
+        // SAFETY: as above.
+        let w = unsafe { words.add(i).read_volatile() };
+        if w != canary ^ i as u64 {
+            let _ = SELF_ASPACE.unmap(VICTIM_VA);
+            return Err(format!("the victim page changed at word {i}: {w:#x}"));
+        }
+    }
+    SELF_ASPACE.unmap(VICTIM_VA).ctx("unmap the victim")?;
+    MEMORY.reclaim(victim).ctx("RECLAIM the victim")?;
+    cx.drop_slots(&[victim]);
+    r?;
+    // The disk still works for an honest driver afterwards.
+    blk_integrity(cx)
+}
