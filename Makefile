@@ -189,6 +189,8 @@ guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300
 	@echo "guest-test: again on a CPU without SMAP (stac/clac patched out at boot)"
 	$(PYTHON) tools/qemu.py test --timeout 300 --cpu max,-smap
+	@echo "guest-test: again without the IOMMU (nothing attaches to a DMA domain; docs/devices.md)"
+	$(PYTHON) tools/qemu.py test --timeout 300 --no-iommu
 
 boot-test: deps image
 	$(PYTHON) tools/test_boot.py
