@@ -38,7 +38,9 @@ USER_OUT := $(B)/user/$(USER_TARGET)/release
 # The system's own programs, then every folder under user/programs/ (each a
 # crate keep-NAME with a binary NAME; docs/writing-programs.md): all go into
 # the boot image.
-USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*))
+# The user-level drivers and servers of user/drivers/ (docs/devices.md).
+DRIVER_PROGRAMS := pci blk
+USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS)
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld

@@ -187,7 +187,7 @@ fn open_disk(dom: DmaDomain, slots: Vec<u64>) -> Result<(Disk, Sid), alloc::stri
         memory: MEMORY,
         aspace: SELF_ASPACE,
         domain: dom,
-        devmem: slot::DEVMEM,
+        bars: vec![(slot::DEVMEM, DEVMEM.info().ctx("DEVMEM.INFO")?.0, DEVMEM.info().ctx("DEVMEM.INFO")?.1)],
         va_base: DMA_VA,
         iova_base: IOVA,
         mmio_va: MMIO_VA,

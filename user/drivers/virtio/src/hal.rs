@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ptr::NonNull;
 
-use keep_abi::{Aspace, DevMem, DmaDomain, Memory, Result, layout, rights, ty};
+use keep_abi::{Aspace, DmaDomain, Memory, Result, layout, rights, ty};
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
 
 const PAGE: u64 = layout::PAGE_SIZE;
@@ -22,8 +22,9 @@ pub struct DmaConfig {
     pub memory: Memory,
     pub aspace: Aspace,
     pub domain: DmaDomain,
-    /// DEVMEM covering the device's BARs.
-    pub devmem: u64,
+    /// DEVMEM capabilities covering the device's BARs: (slot, physical
+    /// base, pages) each.
+    pub bars: Vec<(u64, u64, u64)>,
     /// Where DMA pages go in the driver's address space, and in the domain.
     pub va_base: u64,
     pub iova_base: u64,
@@ -35,7 +36,6 @@ pub struct DmaConfig {
 
 struct State {
     cfg: DmaConfig,
-    devmem_base: u64,
     next: u64,                   // next free page index from va_base / iova_base
     pages: BTreeMap<u64, u64>,   // page index -> slot of its PAGE capability
     mmio: Vec<u64>,              // mapped BAR pages (virtual addresses)
@@ -56,10 +56,9 @@ fn state() -> &'static mut State {
 }
 
 pub fn init(cfg: DmaConfig) -> Result<()> {
-    let (devmem_base, _) = DevMem(cfg.devmem).info()?;
     let mmio_next = cfg.mmio_va;
     // SAFETY: as in state().
-    unsafe { *STATE.0.get() = Some(State { cfg, devmem_base, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, errors: 0 }) };
+    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, errors: 0 }) };
     Ok(())
 }
 
@@ -151,8 +150,10 @@ unsafe impl Hal for KeepHal {
         let mut pa = first;
         while pa < paddr + size as u64 {
             let va = s.mmio_next;
+            let &(cap, base, _) = s.cfg.bars.iter().find(|&&(_, b, n)| pa >= b && pa < b + n * PAGE)
+                .expect("MMIO outside the BARs the driver was given");
             s.cfg.aspace
-                .map_device(s.cfg.devmem, (pa - s.devmem_base) / PAGE, va, rights::READ | rights::WRITE)
+                .map_device(cap, (pa - base) / PAGE, va, rights::READ | rights::WRITE)
                 .expect("map a BAR page");
             s.mmio.push(va);
             s.mmio_next += PAGE;

@@ -6,6 +6,7 @@
 //! Keep has no user-level ACPI reader yet.
 
 use keep_abi::{Aspace, DevMem, Result, layout, rights};
+use keep_pci::Session;
 use virtio_drivers::transport::pci::bus::{ConfigurationAccess, DeviceFunction};
 
 /// q35's ECAM base (QEMU's MCH, PCIEXBAR; the same as its MCFG table).
@@ -83,5 +84,33 @@ impl ConfigurationAccess for FunctionConfig {
     }
     unsafe fn unsafe_clone(&self) -> Self {
         FunctionConfig { sid: self.sid, va: self.va }
+    }
+}
+
+/// One function's configuration space through the PCI server: every access
+/// is a call on the driver's session, which filters writes.
+pub struct RemoteConfig {
+    pub sid: Sid,
+    pub session: Session,
+}
+
+impl RemoteConfig {
+    fn check(&self, df: DeviceFunction) {
+        assert!(df == self.sid.device_function(), "configuration access to another function");
+    }
+}
+
+impl ConfigurationAccess for RemoteConfig {
+    fn read_word(&self, df: DeviceFunction, offset: u8) -> u32 {
+        self.check(df);
+        self.session.config_read(offset as u64).unwrap_or(0xffff_ffff)
+    }
+    fn write_word(&mut self, df: DeviceFunction, offset: u8, data: u32) {
+        self.check(df);
+        // A refused write changes nothing; virtio-drivers has no way to hear it.
+        let _ = self.session.config_write(offset as u64, data);
+    }
+    unsafe fn unsafe_clone(&self) -> Self {
+        RemoteConfig { sid: self.sid, session: self.session }
     }
 }

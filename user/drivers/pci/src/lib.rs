@@ -1,0 +1,166 @@
+//! The PCI server's protocol and client side (docs/devices.md, "The PCI
+//! server").  The server owns PCI configuration space (the ECAM window, as
+//! DEVMEM) and hands each driver a session for one function: filtered
+//! configuration access, its memory BARs as DEVMEM, and a DMA domain the
+//! function is attached to.
+//!
+//! Calls through the server's public capability (payload 0):
+//!
+//! | label | words | reply words | reply caps |
+//! |---|---|---|---|
+//! | `LIST` | index | status, next index, sid, vendor \| device << 16 \| class << 32 (base class << 16 \| subclass << 8 \| prog-if) | |
+//! | `OPEN` | vendor \| device << 16, instance | status, sid | session, DMA domain |
+//! | `QUIT` | | status | |
+//!
+//! Calls through a session (its payload names the function and the
+//! session's generation; a released session answers `STALE`):
+//!
+//! | label | words | reply words | reply caps |
+//! |---|---|---|---|
+//! | `CONFIG_READ` | offset (4-aligned, < 4096) | status, value | |
+//! | `CONFIG_WRITE` | offset, value (32 bits) | status | |
+//! | `GET_BAR` | index (0-5) | status, base, size | DEVMEM for the BAR's pages |
+//! | `RELEASE` | | status | |
+//!
+//! Configuration writes are filtered: a BAR may only be sized (all ones,
+//! answered from the size the server found) and written back with its own
+//! value; the command register keeps everything but memory decode, bus
+//! mastering and INTx disable; the rest of the header (but the interrupt
+//! line) and the MSI and MSI-X capabilities are read-only (`DENIED`):
+//! Keep has no interrupt remapping yet, so an MSI could be forged.
+//! `GET_BAR` refuses I/O BARs and a BAR holding the MSI-X table.
+#![no_std]
+
+use keep_abi::{Sender, Tag, err};
+
+pub const LIST: u64 = 1;
+pub const OPEN: u64 = 2;
+pub const QUIT: u64 = 3;
+pub const CONFIG_READ: u64 = 4;
+pub const CONFIG_WRITE: u64 = 5;
+pub const GET_BAR: u64 = 6;
+pub const RELEASE: u64 = 7;
+
+/// Reply statuses (word 0).
+pub const OK: u64 = 0;
+pub const BAD_REQUEST: u64 = 1;
+pub const NOT_FOUND: u64 = 2;
+pub const IN_USE: u64 = 3;
+pub const DENIED: u64 = 4;
+pub const STALE: u64 = 5;
+pub const NO_RESOURCES: u64 = 6;
+
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        NOT_FOUND => "NOT_FOUND",
+        IN_USE => "IN_USE",
+        DENIED => "DENIED",
+        STALE => "STALE",
+        NO_RESOURCES => "NO_RESOURCES",
+        _ => "?",
+    }
+}
+
+/// Where whoever starts a driver puts its capability to the PCI server (a
+/// slot below `keep_abi::slot::FIRST_FREE` no other convention uses).
+pub const PCI_SLOT: u64 = 0xc;
+
+/// A function: bus << 8 | device << 3 | function, as VT-d names it.
+pub fn sid_string(sid: u64) -> alloc_free::SidFmt {
+    alloc_free::SidFmt(sid)
+}
+
+mod alloc_free {
+    pub struct SidFmt(pub u64);
+    impl core::fmt::Display for SidFmt {
+        fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+            write!(f, "{:02x}:{:02x}.{}", self.0 >> 8, (self.0 >> 3) & 31, self.0 & 7)
+        }
+    }
+}
+
+/// An error: the call failed (a kernel error) or the server refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    Call(keep_abi::Error),
+    Status(u64),
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        match self {
+            Error::Call(e) => write!(f, "the call failed: {e}"),
+            Error::Status(s) => write!(f, "the PCI server says {}", status_name(*s)),
+        }
+    }
+}
+
+fn call(s: Sender, label: u64, words: [u64; 4], caps: u64) -> Result<[u64; 4], Error> {
+    let m = s.call(Tag::new(label).with_slots(caps), words);
+    if m.err != err::OK {
+        return Err(Error::Call(keep_abi::Error(m.err)));
+    }
+    match m.words[0] {
+        OK => Ok(m.words),
+        st => Err(Error::Status(st)),
+    }
+}
+
+/// One entry of LIST.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FunctionInfo {
+    pub sid: u64,
+    pub vendor: u16,
+    pub device: u16,
+    pub class: u32,
+}
+
+/// The server's public capability.
+#[derive(Clone, Copy)]
+pub struct Pci(pub Sender);
+
+impl Pci {
+    /// Function `index` or later: its description and the next index.
+    pub fn list(self, index: u64) -> Result<(FunctionInfo, u64), Error> {
+        let w = call(self.0, LIST, [index, 0, 0, 0], 0)?;
+        let info = FunctionInfo { sid: w[2], vendor: w[3] as u16, device: (w[3] >> 16) as u16, class: (w[3] >> 32) as u32 };
+        Ok((info, w[1]))
+    }
+
+    /// Opens function `instance` (0 the first) with this vendor and device
+    /// ID: the session arrives at `session`, the DMA domain at `domain`
+    /// (two empty slots).  Returns its sid.
+    pub fn open(self, vendor: u16, device: u16, instance: u64, session: u64, domain: u64) -> Result<u64, Error> {
+        keep_rt::ipc_buffer().set_recv_slots(&[session, domain]);
+        let w = call(self.0, OPEN, [vendor as u64 | (device as u64) << 16, instance, 0, 0], 2)?;
+        Ok(w[1])
+    }
+
+    pub fn quit(self) -> Result<(), Error> {
+        call(self.0, QUIT, [0; 4], 0).map(drop)
+    }
+}
+
+/// A driver's session: one function.
+#[derive(Clone, Copy)]
+pub struct Session(pub Sender);
+
+impl Session {
+    pub fn config_read(self, offset: u64) -> Result<u32, Error> {
+        Ok(call(self.0, CONFIG_READ, [offset, 0, 0, 0], 0)?[1] as u32)
+    }
+    pub fn config_write(self, offset: u64, value: u32) -> Result<(), Error> {
+        call(self.0, CONFIG_WRITE, [offset, value as u64, 0, 0], 0).map(drop)
+    }
+    /// BAR `index` as DEVMEM at `dest`: (physical base, size in bytes).
+    pub fn bar(self, index: u64, dest: u64) -> Result<(u64, u64), Error> {
+        keep_rt::ipc_buffer().set_recv_slots(&[dest]);
+        let w = call(self.0, GET_BAR, [index, 0, 0, 0], 1)?;
+        Ok((w[1], w[2]))
+    }
+    pub fn release(self) -> Result<(), Error> {
+        call(self.0, RELEASE, [0; 4], 0).map(drop)
+    }
+}

@@ -1,0 +1,350 @@
+//! The PCI server (docs/devices.md, "The PCI server"; protocol in lib.rs).
+//! It is given DEVMEM and an account; it keeps bus 0's configuration space
+//! (the ECAM window) to itself, lists the functions, and opens a session
+//! per function for one driver at a time, with a DMA domain the function
+//! is attached to.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::vec::Vec;
+
+use keep_abi::{ACCOUNT, DEVMEM, DevMem, DmaDomain, Error, Return, SELF_ASPACE, SELF_PROCESS, Tag, recv, rights, slot};
+use keep_loader::SlotPool;
+use keep_pci::*;
+use keep_rt::println;
+
+keep_rt::entry!(main);
+
+const RET: u64 = slot::FIRST_FREE;
+const ECAM_SLOT: u64 = slot::FIRST_FREE + 1;
+/// q35's ECAM base (its MCFG table says so; user level reads no ACPI yet).
+const ECAM_BASE: u64 = 0xb000_0000;
+const CFG_VA: u64 = 0x0000_4000_0000_0000;
+
+#[derive(Clone, Copy, Default)]
+struct Bar {
+    base: u64,
+    size: u64,
+    io: bool,
+    upper: bool, // the high half of a 64-bit BAR
+}
+
+struct Func {
+    sid: u16,
+    vendor: u16,
+    device: u16,
+    class: u32,
+    bars: [Bar; 6],
+    msix_bars: [bool; 6],
+    read_only: Vec<(u64, u64)>, // MSI and MSI-X capability ranges
+    generation: u64,
+    domain: Option<u64>, // slot of the DMA domain while a session is open
+    sizing: [bool; 6],
+}
+
+fn cfg_ptr(sid: u16, off: u64) -> *mut u32 {
+    (CFG_VA + ((sid as u64) << 12) + off) as *mut u32
+}
+fn rd(sid: u16, off: u64) -> u32 {
+    // SAFETY: bus 0's configuration pages are mapped at CFG_VA (main).
+    unsafe { core::ptr::read_volatile(cfg_ptr(sid, off)) }
+}
+fn wr(sid: u16, off: u64, v: u32) {
+    // SAFETY: as in rd, and writable.
+    unsafe { core::ptr::write_volatile(cfg_ptr(sid, off), v) }
+}
+
+/// Sizes the BARs (decode off meanwhile, every value restored).
+fn probe_bars(sid: u16) -> [Bar; 6] {
+    let mut bars = [Bar::default(); 6];
+    let cmd = rd(sid, 4);
+    wr(sid, 4, cmd & 0xffff & !3);
+    let mut i = 0;
+    while i < 6 {
+        let off = 0x10 + 4 * i as u64;
+        let orig = rd(sid, off);
+        wr(sid, off, 0xffff_ffff);
+        let lo = rd(sid, off);
+        wr(sid, off, orig);
+        if orig & 1 == 1 {
+            let mask = (lo & !3) as u64 | 0xffff_0000_0000_0000 | 0xffff_0000;
+            bars[i] = Bar { base: (orig & !3) as u64, size: (!mask).wrapping_add(1) & 0xffff, io: true, upper: false };
+        } else if (orig >> 1) & 3 == 2 && i < 5 {
+            let orig_hi = rd(sid, off + 4);
+            wr(sid, off + 4, 0xffff_ffff);
+            let hi = rd(sid, off + 4);
+            wr(sid, off + 4, orig_hi);
+            let mask = (hi as u64) << 32 | (lo & !0xf) as u64;
+            let size = if mask == 0 { 0 } else { (!mask).wrapping_add(1) };
+            bars[i] = Bar { base: (orig_hi as u64) << 32 | (orig & !0xf) as u64, size, io: false, upper: false };
+            bars[i + 1] = Bar { base: 0, size, io: false, upper: true };
+            i += 1;
+        } else {
+            let mask = (lo & !0xf) as u64;
+            let size = if mask == 0 { 0 } else { (!mask).wrapping_add(1) & 0xffff_ffff };
+            bars[i] = Bar { base: (orig & !0xf) as u64, size, io: false, upper: false };
+        }
+        i += 1;
+    }
+    wr(sid, 4, cmd & 0xffff);
+    bars
+}
+
+fn scan() -> Vec<Func> {
+    let mut out = Vec::new();
+    for sid in 0..256u16 {
+        let id = rd(sid, 0);
+        if id & 0xffff == 0xffff {
+            continue;
+        }
+        let header = (rd(sid, 0xc) >> 16) & 0x7f;
+        let mut f = Func {
+            sid,
+            vendor: id as u16,
+            device: (id >> 16) as u16,
+            class: rd(sid, 8) >> 8,
+            bars: [Bar::default(); 6],
+            msix_bars: [false; 6],
+            read_only: Vec::new(),
+            generation: 0,
+            domain: None,
+            sizing: [false; 6],
+        };
+        if header == 0 {
+            f.bars = probe_bars(sid);
+        }
+        if rd(sid, 4) >> 16 & 0x10 != 0 {
+            let mut ptr = (rd(sid, 0x34) & 0xfc) as u64;
+            let mut n = 0;
+            while ptr >= 0x40 && n < 48 {
+                let w = rd(sid, ptr);
+                match w & 0xff {
+                    0x05 => f.read_only.push((ptr, 24)),
+                    0x11 => {
+                        f.read_only.push((ptr, 12));
+                        f.msix_bars[(rd(sid, ptr + 4) & 7) as usize % 6] = true;
+                        f.msix_bars[(rd(sid, ptr + 8) & 7) as usize % 6] = true;
+                    }
+                    _ => {}
+                }
+                ptr = ((w >> 8) & 0xfc) as u64;
+                n += 1;
+            }
+        }
+        out.push(f);
+    }
+    out
+}
+
+struct Server {
+    slots: SlotPool,
+    funcs: Vec<Func>,
+    drop_after_reply: Vec<u64>,
+}
+
+type Reply = (u64, [u64; 3], Vec<u64>); // status, words, capability slots to send
+
+fn status(s: u64) -> Reply {
+    (s, [0; 3], Vec::new())
+}
+
+impl Server {
+    fn open(&mut self, ids: u64, instance: u64) -> Reply {
+        let (vendor, device) = (ids as u16, (ids >> 16) as u16);
+        let Some(idx) = self.funcs.iter().enumerate().filter(|(_, f)| f.vendor == vendor && f.device == device).nth(instance as usize).map(|(i, _)| i) else {
+            return status(NOT_FOUND);
+        };
+        if self.funcs[idx].domain.is_some() {
+            return status(IN_USE);
+        }
+        let (Some(d), Some(s)) = (self.slots.alloc(), self.slots.alloc()) else {
+            return status(NO_RESOURCES);
+        };
+        let sid = self.funcs[idx].sid;
+        let made = ACCOUNT.create_dma_domain(d).and_then(|_| match DmaDomain(d).attach(ECAM_SLOT, sid as u64) {
+            Err(Error::BAD_STATE) => Ok(()), // no IOMMU: the domain confines nothing (INFO says so)
+            r => r,
+        });
+        let f = &mut self.funcs[idx];
+        let payload = f.generation << 16 | (idx as u64 + 1);
+        if made.is_err() || SELF_PROCESS.mint(s, payload, rights::WRITE | rights::CALL).is_err() {
+            println!("pci: cannot open {}: {:?}", sid_string(sid as u64), made);
+            let _ = ACCOUNT.destroy(d);
+            let _ = SELF_ASPACE.delete_cap(d);
+            let _ = SELF_ASPACE.delete_cap(s);
+            self.slots.free(d);
+            self.slots.free(s);
+            return status(NO_RESOURCES);
+        }
+        f.domain = Some(d);
+        f.sizing = [false; 6];
+        self.drop_after_reply.push(s);
+        (OK, [sid as u64, 0, 0], alloc::vec![s, d])
+    }
+
+    fn release(&mut self, idx: usize) -> Reply {
+        let f = &mut self.funcs[idx];
+        if let Some(d) = f.domain.take() {
+            // Bus mastering off first: the device issues no more DMA.
+            let cmd = rd(f.sid, 4) & 0xffff;
+            wr(f.sid, 4, cmd & !0x6);
+            let _ = ACCOUNT.destroy(d); // detaches the function, unpins every page
+            let _ = SELF_ASPACE.delete_cap(d);
+            self.slots.free(d);
+        }
+        f.generation += 1;
+        status(OK)
+    }
+
+    fn config_read(&self, f: &Func, off: u64) -> Reply {
+        if off & 3 != 0 || off >= 4096 {
+            return status(BAD_REQUEST);
+        }
+        if (0x10..0x28).contains(&off) {
+            let i = ((off - 0x10) / 4) as usize;
+            if f.sizing[i] {
+                let b = f.bars[i];
+                let mask = if b.size == 0 { 0 } else { !(b.size - 1) };
+                let v = if b.upper {
+                    (mask >> 32) as u32
+                } else if b.io {
+                    (mask as u32 & !3) | 1
+                } else {
+                    (mask as u32 & !0xf) | (rd(f.sid, off) & 0xf)
+                };
+                return (OK, [v as u64, 0, 0], Vec::new());
+            }
+        }
+        (OK, [rd(f.sid, off) as u64, 0, 0], Vec::new())
+    }
+
+    fn config_write(&mut self, idx: usize, off: u64, v: u64) -> Reply {
+        let f = &mut self.funcs[idx];
+        if off & 3 != 0 || off >= 4096 || v >> 32 != 0 {
+            return status(BAD_REQUEST);
+        }
+        let v = v as u32;
+        match off {
+            0x04 => {
+                let keep = rd(f.sid, 4) & 0xffff & !0x406;
+                wr(f.sid, 4, keep | (v & 0x406));
+            }
+            0x10..0x28 => {
+                let i = ((off - 0x10) / 4) as usize;
+                if v == 0xffff_ffff {
+                    f.sizing[i] = true;
+                } else if v == rd(f.sid, off) {
+                    f.sizing[i] = false;
+                } else {
+                    return status(DENIED);
+                }
+            }
+            0x3c => {
+                let cur = rd(f.sid, 0x3c);
+                wr(f.sid, 0x3c, (cur & !0xff) | (v & 0xff));
+            }
+            _ if off < 0x40 => return status(DENIED),
+            _ if f.read_only.iter().any(|&(a, n)| off + 4 > a && off < a + n) => return status(DENIED),
+            _ => wr(f.sid, off, v),
+        }
+        status(OK)
+    }
+
+    fn bar(&mut self, idx: usize, i: u64) -> Reply {
+        let f = &self.funcs[idx];
+        let Some(b) = f.bars.get(i as usize).copied() else {
+            return status(BAD_REQUEST);
+        };
+        if b.size == 0 || b.upper {
+            return status(NOT_FOUND);
+        }
+        if b.io || f.msix_bars[i as usize] {
+            return status(DENIED);
+        }
+        let Some(s) = self.slots.alloc() else {
+            return status(NO_RESOURCES);
+        };
+        let first = b.base & !0xfff;
+        let pages = (b.base + b.size - first).div_ceil(4096);
+        if DEVMEM.restrict(first, pages, s).is_err() {
+            self.slots.free(s);
+            return status(NO_RESOURCES); // e.g. a BAR above 4 GiB, beyond DEVMEM
+        }
+        self.drop_after_reply.push(s);
+        (OK, [b.base, b.size, 0], alloc::vec![s])
+    }
+
+    fn serve(&mut self, label: u64, payload: u64, w: [u64; 4]) -> Reply {
+        if payload == 0 {
+            return match label {
+                LIST => match self.funcs.iter().enumerate().find(|(i, _)| *i as u64 >= w[0]) {
+                    Some((i, f)) => (OK, [i as u64 + 1, f.sid as u64, f.vendor as u64 | (f.device as u64) << 16 | (f.class as u64) << 32], Vec::new()),
+                    None => status(NOT_FOUND),
+                },
+                OPEN => self.open(w[0], w[1]),
+                _ => status(BAD_REQUEST),
+            };
+        }
+        let idx = (payload & 0xffff) as usize - 1;
+        let live = self.funcs.get(idx).is_some_and(|f| f.generation == payload >> 16 && f.domain.is_some());
+        if !live {
+            return status(STALE);
+        }
+        match label {
+            CONFIG_READ => self.config_read(&self.funcs[idx], w[0]),
+            CONFIG_WRITE => self.config_write(idx, w[0], w[1]),
+            GET_BAR => self.bar(idx, w[0]),
+            RELEASE => self.release(idx),
+            _ => status(BAD_REQUEST),
+        }
+    }
+}
+
+fn main(_: u64, _: u64) -> i32 {
+    let mut slots = SlotPool::new();
+    slots.reserve(RET);
+    slots.reserve(ECAM_SLOT);
+    let (base, _) = match DevMem(slot::DEVMEM).info() {
+        Ok(i) => i,
+        Err(e) => {
+            println!("pci: no DEVMEM capability: {e}");
+            return 1;
+        }
+    };
+    // Bus 0's configuration space: 32 devices x 8 functions x 4 KiB.
+    if let Err(e) = DEVMEM.restrict(ECAM_BASE, 256, ECAM_SLOT).and_then(|_| {
+        (0..256).try_for_each(|p| SELF_ASPACE.map_device(ECAM_SLOT, p, CFG_VA + p * 4096, rights::READ | rights::WRITE))
+    }) {
+        println!("pci: cannot map ECAM at {ECAM_BASE:#x} (DEVMEM from {base:#x}): {e}");
+        return 1;
+    }
+    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new() };
+    let buf = keep_rt::ipc_buffer();
+    buf.set_recv_slots(&[RET]);
+    let mut m = recv(Tag::new(0).with_slots(1), 0);
+    loop {
+        for c in s.drop_after_reply.drain(..) {
+            let _ = SELF_ASPACE.delete_cap(c);
+            s.slots.free(c);
+        }
+        if m.err != 0 || !m.tag.is_called() {
+            m = recv(Tag::new(0).with_slots(1), 0);
+            continue;
+        }
+        if m.payload == 0 && m.tag.label() == QUIT {
+            for i in 0..s.funcs.len() {
+                s.release(i);
+            }
+            let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
+            return 0;
+        }
+        let (st, w, caps) = s.serve(m.tag.label(), m.payload, m.words);
+        let caps: Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
+        let n = buf.set_send_caps(&caps);
+        buf.set_recv_slots(&[RET]);
+        m = Return(RET).reply_recv(Tag::new(0).with_caps(n).with_slots(1), [st, w[0], w[1], w[2]], 0);
+    }
+}

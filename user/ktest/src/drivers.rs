@@ -1,0 +1,330 @@
+//! The PCI server and the block server as a user would start them: `pci`
+//! from the boot image with DEVMEM, `blk` given a capability to it; two
+//! block clients with their own ranges and rights (docs/devices.md).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use keep_abi::{DevMem, DmaDomain, SELF_ASPACE, Sender, Tag, rights, slot, state};
+use keep_blk::{Admin, Client, MAX_SECTORS, SECTOR};
+use keep_loader::{Child, Grant, Loader, Spec};
+use keep_pci::{PCI_SLOT, Pci, Session};
+use keep_rt::println;
+use keep_virtio::{checksum, disk_pattern};
+
+use crate::{Ctx, Cx, TestResult};
+
+const VIRTIO: u16 = 0x1af4;
+const BLK: u16 = 0x1042;
+const NET: u16 = 0x1041;
+
+fn grant(s: u64) -> Grant {
+    Grant { src: s, dest: s, rights: 0 }
+}
+
+/// A started server: its process and a capability (payload 0) to it.
+struct Running {
+    child: Child,
+    cap: u64,
+}
+
+fn start(cx: &mut Cx, name: &str, grants: &[Grant]) -> Result<Running, String> {
+    let img = cx.image.as_ref().ok_or("no boot image")?;
+    let elf = img.find(name).ok_or_else(|| format!("no '{name}' in the boot image"))?.data;
+    let spec = Spec { name, elf, arg0: 0, arg1: 0, grants, blob: None };
+    let mut loader = Loader::new(&mut cx.slots);
+    let child = loader.load(&spec).ctx(&format!("load {name}"))?;
+    let cap = cx.slot()?;
+    child.process.mint(cap, 0, rights::WRITE | rights::CALL).ctx("MINT")?;
+    child.process.start().ctx("START")?;
+    Ok(Running { child, cap })
+}
+
+/// Waits for the server's end (after QUIT) and destroys it.
+fn stop(cx: &mut Cx, r: Running, quit: impl FnOnce(Sender) -> Result<(), String>) -> TestResult {
+    let q = quit(Sender(r.cap));
+    let st = r.child.process.wait().ctx("WAIT");
+    let _ = SELF_ASPACE.delete_cap(r.cap);
+    cx.drop_slots(&[r.cap]);
+    Loader::new(&mut cx.slots).destroy(r.child).ctx("destroy")?;
+    q?;
+    let st = st?;
+    ensure!(st.state == state::EXITED && st.code == 0, "ended in state {} code {}", st.state, st.code);
+    Ok(())
+}
+
+fn start_pci(cx: &mut Cx) -> Result<Running, String> {
+    start(cx, "pci", &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::DEVMEM), grant(slot::TIMER)])
+}
+
+fn quit_pci(s: Sender) -> Result<(), String> {
+    Pci(s).quit().ctx("pci QUIT")
+}
+
+fn remapping(cx: &mut Cx) -> Result<bool, String> {
+    let d = cx.slot()?;
+    let r = (|| {
+        keep_abi::ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let on = DmaDomain(d).info().ctx("INFO")?.remapping;
+        keep_abi::ACCOUNT.destroy(d).ctx("DESTROY")?;
+        SELF_ASPACE.delete_cap(d).ctx("DELETE")?;
+        Ok(on)
+    })();
+    cx.drop_slots(&[d]);
+    r
+}
+
+pub fn pci_sessions(cx: &mut Cx) -> TestResult {
+    let iommu = remapping(cx)?;
+    let srv = start_pci(cx)?;
+    let [sess, dom, sess2, dom2] = cx.slots::<4>()?;
+    let r = (|| {
+        let pci = Pci(Sender(srv.cap));
+        let mut found = Vec::new();
+        let mut i = 0;
+        while let Ok((f, next)) = pci.list(i) {
+            found.push(f);
+            i = next;
+        }
+        ensure!(found.len() >= 4, "{} functions listed", found.len());
+        ensure!(found.iter().any(|f| f.vendor == 0x8086 && f.device == 0x29c0), "no q35 host bridge in {found:?}");
+        let blk = found.iter().find(|f| f.vendor == VIRTIO && f.device == BLK).ok_or("no virtio-blk listed")?;
+        ensure!(found.iter().any(|f| f.vendor == VIRTIO && f.device == NET), "no virtio-net listed");
+        ensure!(blk.class >> 16 == 1, "virtio-blk's class {:#x}, want mass storage", blk.class);
+        let sid = pci.open(VIRTIO, BLK, 0, sess, dom).ctx("OPEN")?;
+        ensure!(sid == blk.sid, "OPEN gave {sid:#x}, LIST said {:#x}", blk.sid);
+        let s = Session(Sender(sess));
+        ensure!(s.config_read(0).ctx("CONFIG_READ")? == 0x1042_1af4, "vendor/device through the session");
+        let info = DmaDomain(dom).info().ctx("domain INFO")?;
+        ensure!(info.devices == iommu as u64, "domain devices {} (IOMMU {iommu})", info.devices);
+        ensure!(
+            pci.open(VIRTIO, BLK, 0, sess2, dom2) == Err(keep_pci::Error::Status(keep_pci::IN_USE)),
+            "a second OPEN of the same function"
+        );
+        ensure!(
+            pci.open(VIRTIO, BLK, 1, sess2, dom2) == Err(keep_pci::Error::Status(keep_pci::NOT_FOUND)),
+            "a second virtio-blk"
+        );
+        ensure!(pci.open(0x1234, 0x5678, 0, sess2, dom2).is_err(), "OPEN of an absent device");
+        ensure!(
+            Sender(srv.cap).call(Tag::new(99), [0; 4]).words[0] == keep_pci::BAD_REQUEST,
+            "an unknown request"
+        );
+        s.release().ctx("RELEASE")?;
+        ensure!(
+            s.config_read(0) == Err(keep_pci::Error::Status(keep_pci::STALE)),
+            "a released session still answers"
+        );
+        ensure!(DmaDomain(dom).info() == Err(keep_abi::Error::STALE), "the released session's domain lives on");
+        for x in [sess, dom] {
+            SELF_ASPACE.delete_cap(x).ctx("DELETE")?;
+        }
+        // Opened again: a fresh session for the next driver.
+        pci.open(VIRTIO, BLK, 0, sess, dom).ctx("OPEN again")?;
+        Session(Sender(sess)).config_read(0).ctx("CONFIG_READ through the new session")?;
+        Session(Sender(sess)).release().ctx("RELEASE")?;
+        Ok(())
+    })();
+    for x in [sess, dom, sess2, dom2] {
+        let _ = SELF_ASPACE.delete_cap(x);
+    }
+    cx.drop_slots(&[sess, dom, sess2, dom2]);
+    let stopped = stop(cx, srv, quit_pci);
+    r?;
+    stopped
+}
+
+pub fn pci_filter(cx: &mut Cx) -> TestResult {
+    let srv = start_pci(cx)?;
+    let [sess, dom, bar] = cx.slots::<3>()?;
+    let r = (|| {
+        let pci = Pci(Sender(srv.cap));
+        pci.open(VIRTIO, BLK, 0, sess, dom).ctx("OPEN")?;
+        let s = Session(Sender(sess));
+        use keep_pci::{BAD_REQUEST, DENIED, NOT_FOUND};
+        // BAR 4 holds virtio 1.0's structures (64-bit memory BAR).
+        let (base, size) = s.bar(4, bar).ctx("GET_BAR 4")?;
+        let (dbase, pages) = DevMem(bar).info().ctx("DEVMEM INFO")?;
+        ensure!(size.is_power_of_two() && dbase == base & !0xfff && pages * 4096 == size.max(4096),
+                "BAR 4 {base:#x}+{size:#x} as DEVMEM {dbase:#x}+{pages} pages");
+        let bar4 = s.config_read(0x20).ctx("read BAR 4")?;
+        ensure!(st(s.config_write(0x20, bar4 ^ 0x1000_0000)) == DENIED, "moving BAR 4");
+        ensure!(s.config_read(0x20).ctx("read")? == bar4, "BAR 4 moved");
+        // Sizing is answered from the size the server found, then written back.
+        s.config_write(0x20, 0xffff_ffff).ctx("size BAR 4")?;
+        let mask = s.config_read(0x20).ctx("read the size")?;
+        let want = (!(size - 1) as u32 & !0xf) | (bar4 & 0xf);
+        ensure!(mask == want, "BAR 4 sizes as {mask:#x}, want {want:#x}");
+        s.config_write(0x20, bar4).ctx("write BAR 4 back")?;
+        ensure!(s.config_read(0x20).ctx("read")? == bar4, "BAR 4 after sizing");
+        // BAR 1 holds the MSI-X table: never given out (no interrupt
+        // remapping yet); BAR 0 is unused; there is no BAR 6.
+        ensure!(st(s.bar(1, bar)) == DENIED, "the MSI-X BAR: {}", st(s.bar(1, bar)));
+        ensure!(st(s.bar(0, bar)) == NOT_FOUND, "BAR 0: {}", st(s.bar(0, bar)));
+        ensure!(st(s.bar(6, bar)) == BAD_REQUEST, "BAR 6");
+        // The header: vendor/device, class, header type are read-only; the
+        // command register keeps all but memory, bus master, INTx disable.
+        ensure!(st(s.config_write(0x00, 0)) == DENIED, "vendor ID");
+        ensure!(st(s.config_write(0x08, 0)) == DENIED, "class");
+        ensure!(st(s.config_write(0x30, 0)) == DENIED, "expansion ROM");
+        ensure!(s.config_read(0).ctx("read")? == 0x1042_1af4, "vendor/device after the refused writes");
+        let cmd = s.config_read(0x04).ctx("command")? & 0xffff;
+        s.config_write(0x04, 0xffff).ctx("write command")?;
+        let after = s.config_read(0x04).ctx("command")? & 0xffff;
+        ensure!(after & !0x406 == cmd & !0x406 && after & 0x406 == 0x406, "command {cmd:#x} -> {after:#x}");
+        s.config_write(0x04, cmd).ctx("restore command")?;
+        // The MSI-X capability is read-only.
+        let mut ptr = (s.config_read(0x34).ctx("capabilities")? & 0xfc) as u64;
+        let mut msix = None;
+        while ptr >= 0x40 {
+            let w = s.config_read(ptr).ctx("capability")?;
+            if w & 0xff == 0x11 {
+                msix = Some(ptr);
+            }
+            ptr = ((w >> 8) & 0xfc) as u64;
+        }
+        let msix = msix.ok_or("virtio-blk shows no MSI-X capability")?;
+        let w = s.config_read(msix).ctx("MSI-X")?;
+        ensure!(st(s.config_write(msix, w | 1 << 31)) == DENIED, "enabling MSI-X");
+        ensure!(s.config_read(msix).ctx("MSI-X")? == w, "MSI-X control changed");
+        ensure!(st(s.config_read(2)) == BAD_REQUEST && st(s.config_read(4096)) == BAD_REQUEST, "unaligned and beyond 4 KiB");
+        let wide = Sender(sess).call(Tag::new(keep_pci::CONFIG_WRITE), [0x40, 1 << 32 | 1, 0, 0]);
+        ensure!(wide.words[0] == BAD_REQUEST, "a value wider than 32 bits: {}", wide.words[0]);
+        s.release().ctx("RELEASE")?;
+        Ok(())
+    })();
+    for x in [sess, dom, bar] {
+        let _ = SELF_ASPACE.delete_cap(x);
+    }
+    cx.drop_slots(&[sess, dom, bar]);
+    let stopped = stop(cx, srv, quit_pci);
+    r?;
+    stopped
+}
+
+/// The PCI server's status for a result (OK for success).
+fn st<T>(r: Result<T, keep_pci::Error>) -> u64 {
+    match r {
+        Ok(_) => keep_pci::OK,
+        Err(keep_pci::Error::Status(s)) => s,
+        Err(keep_pci::Error::Call(e)) => 1000 + e.0,
+    }
+}
+
+fn status(r: Result<(), keep_blk::Error>) -> u64 {
+    match r {
+        Ok(()) => keep_blk::OK,
+        Err(keep_blk::Error::Status(s)) => s,
+        Err(keep_blk::Error::Call(e)) => 1000 + e.0,
+    }
+}
+
+pub fn blk_clients(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: BLK0001: no IOMMU on this machine: the block server refuses to run (not run)");
+        return Ok(());
+    }
+    let pci = start_pci(cx)?;
+    let r = (|| {
+        let blk = start(
+            cx,
+            "blk",
+            &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
+              Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }],
+        )?;
+        let [a, b, x] = cx.slots::<3>()?;
+        let r = blk_session(Admin(Sender(blk.cap)), a, b, x);
+        for s in [a, b, x] {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        cx.drop_slots(&[a, b, x]);
+        let stopped = stop(cx, blk, |s| Admin(s).quit().ctx("blk QUIT"));
+        r?;
+        stopped
+    })();
+    let stopped = stop(cx, pci, quit_pci);
+    r?;
+    stopped
+}
+
+const A_FIRST: u64 = 512;
+const A_SECTORS: u64 = 1024;
+const B_FIRST: u64 = 1536;
+const B_SECTORS: u64 = 512;
+
+fn blk_session(admin: Admin, a: u64, b: u64, x: u64) -> TestResult {
+    admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
+    admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
+    let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
+    ensure!(ca.info() == Ok((A_SECTORS, rights::READ | rights::WRITE)), "A's INFO {:?}", ca.info());
+    ensure!(cb.info() == Ok((B_SECTORS, rights::READ)), "B's INFO {:?}", cb.info());
+    // A writes 64 sectors in requests of 1 to 8, checksummed, across its range.
+    let mut sums = Vec::new();
+    let mut at = 0u64;
+    let mut n = 1u64;
+    while at + n <= A_SECTORS && sums.len() < 24 {
+        let data: Vec<u8> = (0..n as usize * SECTOR).map(|i| ((i as u64 * 31 + at * 7 + n) % 251) as u8).collect();
+        ca.write(at, &data).ctx(&format!("A writes {n} at {at}"))?;
+        sums.push((at, n, checksum(&data)));
+        at += n * 5 + 3;
+        n = n % MAX_SECTORS + 1;
+    }
+    ca.flush().ctx("FLUSH")?;
+    for &(at, n, sum) in &sums {
+        let mut back = vec![0u8; n as usize * SECTOR];
+        ca.read(at, &mut back).ctx(&format!("A reads {n} at {at}"))?;
+        ensure!(checksum(&back) == sum, "A's sectors {at}+{n}: checksum {:#x}, wrote {sum:#x}", checksum(&back));
+    }
+    // B reads its own range: the disk image's pattern, untouched by A.
+    let mut buf = vec![0u8; 8 * SECTOR];
+    for at in [0, B_SECTORS - 8] {
+        cb.read(at, &mut buf).ctx(&format!("B reads 8 at {at}"))?;
+        for (i, w) in buf.chunks(8).enumerate() {
+            let (s, k) = (B_FIRST + at + i as u64 / 64, i as u64 % 64);
+            let got = u64::from_le_bytes(w.try_into().unwrap());
+            ensure!(got == disk_pattern(s, k), "B's sector {s} word {k}: {got:#x}");
+        }
+    }
+    // Every refusal, and nothing read or written by it.
+    let (_, refused_before, _) = admin.stats().ctx("STATS")?;
+    use keep_blk::{BAD_REQUEST, NO_RIGHTS, OUT_OF_RANGE};
+    let one = vec![0x77u8; SECTOR];
+    let mut sink = vec![0u8; SECTOR];
+    let cases: [(&str, u64, u64); 12] = [
+        ("B writes (READ only)", status(cb.write(0, &one)), NO_RIGHTS),
+        ("A reads past its end", status(ca.read(A_SECTORS, &mut sink)), OUT_OF_RANGE),
+        ("A reads across its end", status(ca.read(A_SECTORS - 4, &mut vec![0u8; 8 * SECTOR])), OUT_OF_RANGE),
+        ("A writes past its end (B's first sector)", status(ca.write(A_SECTORS, &one)), OUT_OF_RANGE),
+        ("B reads past its end", status(cb.read(B_SECTORS, &mut sink)), OUT_OF_RANGE),
+        ("a sector near 2^64", status(ca.read(u64::MAX, &mut sink)), OUT_OF_RANGE),
+        ("0 sectors", status(ca.read(0, &mut [])), BAD_REQUEST),
+        ("9 sectors", status(ca.read(0, &mut vec![0u8; 9 * SECTOR])), BAD_REQUEST),
+        ("a string shorter than the count", {
+            keep_rt::ipc_buffer().set_string(&one);
+            Sender(a).call(Tag::new(keep_blk::WRITE).with_string(), [0, 2, 0, 0]).words[0]
+        }, BAD_REQUEST),
+        ("a WRITE without a string", Sender(a).call(Tag::new(keep_blk::WRITE), [0, 1, 0, 0]).words[0], BAD_REQUEST),
+        ("an unknown request", Sender(a).call(Tag::new(99), [0; 4]).words[0], BAD_REQUEST),
+        ("a client beyond the disk", status(admin.add_client(1 << 40, 8, rights::READ, x).map(drop)), BAD_REQUEST),
+    ];
+    for (what, got, want) in cases {
+        ensure!(got == want, "{what}: status {got}, want {want}");
+    }
+    ensure!(
+        status(admin.add_client(0, 8, rights::EXEC, x).map(drop)) == BAD_REQUEST,
+        "a client with EXEC"
+    );
+    let (_, refused_after, faults) = admin.stats().ctx("STATS")?;
+    ensure!(refused_after - refused_before == 13, "{} refusals counted, 13 made", refused_after - refused_before);
+    ensure!(faults == 0, "{faults} DMA faults");
+    // A's data and B's range are as they were.
+    let (at, n, sum) = sums[0];
+    let mut back = vec![0u8; n as usize * SECTOR];
+    ca.read(at, &mut back).ctx("A reads again")?;
+    ensure!(checksum(&back) == sum, "A's first sectors changed by the refused requests");
+    cb.read(0, &mut sink).ctx("B reads again")?;
+    ensure!(u64::from_le_bytes(sink[..8].try_into().unwrap()) == disk_pattern(B_FIRST, 0), "B's first sector changed");
+    Ok(())
+}
