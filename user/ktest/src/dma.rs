@@ -357,3 +357,42 @@ pub fn rogue_dma(cx: &mut Cx) -> TestResult {
     // The disk still works for an honest driver afterwards.
     blk_integrity(cx)
 }
+
+/// Submits a read whose buffers all lie at `addr` (a rogue request) and
+/// returns the DMA_FAULT message it causes.
+fn rogue_read(disk: &mut Disk, addr: u64) -> Result<keep_abi::Msg, alloc::string::String> {
+    hal::set_rogue(Some(addr));
+    let mut req = BlkReq::default();
+    let mut resp = BlkResp::default();
+    let mut buf = vec![0u8; 512];
+    // SAFETY: the buffers outlive the request, which never completes: the
+    // device is reset before they go.
+    let t = unsafe { disk.blk.read_blocks_nb(0, &mut req, &mut buf, &mut resp) };
+    hal::set_rogue(None);
+    t.map_err(|e| format!("submit: {e:?}"))?;
+    let m = recv(Tag::new(0), 3000);
+    m.result().ctx("RECV the fault")?;
+    ensure!(m.tag.label() == label::DMA_FAULT, "label {:#x}, want DMA_FAULT", m.tag.label());
+    Ok(m)
+}
+
+pub fn unmap_invalidates(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: DMA0005: no IOMMU on this machine (not run)");
+        return Ok(());
+    }
+    with_disk(cx, |disk, _, sid, _| {
+        // An honest read: the device translates the bounce page's device
+        // address (the IOMMU caches it), then the driver unmaps it and the
+        // frame goes back to the pool.
+        let mut buf = vec![0u8; 512];
+        disk.blk.read_blocks(0, &mut buf).map_err(|e| format!("read: {e:?}"))?;
+        let stale = hal::last_shared();
+        ensure!(hal::stats().1 == 0, "DMA page operations failed");
+        // The device is pointed at that address again: with the IOTLB
+        // invalidated by UNMAP, it faults instead of reaching the frame.
+        let m = rogue_read(disk, stale)?;
+        ensure!(m.words[0] == sid.0 as u64 && m.words[1] == stale, "fault {:#x} at {:#x}, want {sid} at {stale:#x}", m.words[0], m.words[1]);
+        Ok(())
+    })
+}

@@ -348,6 +348,7 @@ const TESTS: &[Test] = &[
     ("DMA0002", "DMA domain errors: frames not held, rights, addresses, ATTACH, DETACH, DESTROY", dma::domain_errors),
     ("DMA0003", "virtio-blk through the IOMMU: the disk's pattern reads, written sectors read back", dma::blk_integrity),
     ("DMA0004", "a rogue DMA to a page not mapped for DMA is stopped and reported; the page is intact", dma::rogue_dma),
+    ("DMA0005", "after UNMAP the device faults at the old address: the IOTLB was invalidated", dma::unmap_invalidates),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),

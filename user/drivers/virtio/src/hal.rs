@@ -41,6 +41,7 @@ struct State {
     mmio: Vec<u64>,              // mapped BAR pages (virtual addresses)
     mmio_next: u64,
     rogue: Option<u64>,
+    last_shared: u64,
     errors: u64,
 }
 
@@ -58,7 +59,7 @@ fn state() -> &'static mut State {
 pub fn init(cfg: DmaConfig) -> Result<()> {
     let mmio_next = cfg.mmio_va;
     // SAFETY: as in state().
-    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, errors: 0 }) };
+    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, last_shared: 0, errors: 0 }) };
     Ok(())
 }
 
@@ -83,6 +84,11 @@ pub fn finish() -> Vec<u64> {
 /// hold (the isolation tests).  None restores honest behaviour.
 pub fn set_rogue(addr: Option<u64>) {
     state().rogue = addr;
+}
+
+/// The device address `share` gave last (unmapped again by `unshare`).
+pub fn last_shared() -> u64 {
+    state().last_shared
 }
 
 /// DMA pages now mapped, and Hal operations that failed (a failing Hal panics
@@ -169,6 +175,7 @@ unsafe impl Hal for KeepHal {
         }
         let len = buffer.len() as u64;
         let (iova, va) = alloc_pages(s, len.div_ceil(PAGE).max(1)).expect("bounce buffer");
+        s.last_shared = iova;
         if dir != BufferDirection::DeviceToDriver {
             // SAFETY: the caller's buffer is valid for len bytes; va has room for them.
             unsafe { core::ptr::copy_nonoverlapping(buffer.as_ptr() as *const u8, va as *mut u8, len as usize) };
