@@ -328,3 +328,79 @@ fn blk_session(admin: Admin, a: u64, b: u64, x: u64) -> TestResult {
     ensure!(u64::from_le_bytes(sink[..8].try_into().unwrap()) == disk_pattern(B_FIRST, 0), "B's first sector changed");
     Ok(())
 }
+
+/// Starts blkcheck (user/programs/blkcheck) with a client capability.
+fn start_check(cx: &mut Cx, client: u64, mode: u64, arg: u64) -> Result<Child, String> {
+    let img = cx.image.as_ref().ok_or("no boot image")?;
+    let elf = img.find("blkcheck").ok_or("no 'blkcheck' in the boot image")?.data;
+    let grants = [grant(slot::CONSOLE), Grant { src: client, dest: CHECK_CLIENT_SLOT, rights: 0 }];
+    let spec = Spec { name: "blkcheck", elf, arg0: mode, arg1: arg, grants: &grants, blob: None };
+    let child = Loader::new(&mut cx.slots).load(&spec).ctx("load blkcheck")?;
+    child.process.start().ctx("START blkcheck")?;
+    Ok(child)
+}
+
+/// blkcheck's slot for its client capability.
+const CHECK_CLIENT_SLOT: u64 = 0xd;
+
+pub fn blk_processes(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: BLK0002: no IOMMU on this machine: the block server refuses to run (not run)");
+        return Ok(());
+    }
+    let pci = start_pci(cx)?;
+    let r = (|| {
+        let blk = start(
+            cx,
+            "blk",
+            &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
+              Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }],
+        )?;
+        let cs = cx.slots::<4>()?;
+        let r = (|| {
+            let admin = Admin(Sender(blk.cap));
+            // Two writers side by side, a reader of the image's pattern, and
+            // (for ktest) a reader of both writers' ranges.
+            admin.add_client(0, 256, rights::READ | rights::WRITE, cs[0]).ctx("ADD_CLIENT 1")?;
+            admin.add_client(256, 256, rights::READ | rights::WRITE, cs[1]).ctx("ADD_CLIENT 2")?;
+            admin.add_client(4096, 256, rights::READ, cs[2]).ctx("ADD_CLIENT 3")?;
+            admin.add_client(0, 512, rights::READ, cs[3]).ctx("ADD_CLIENT 4")?;
+            let runs = [(cs[0], 0, 11), (cs[1], 0, 22), (cs[2], 1, 4096)];
+            let mut children = Vec::new();
+            for &(c, mode, arg) in &runs {
+                children.push(start_check(cx, c, mode, arg)?);
+            }
+            let mut codes = Vec::new();
+            for child in children {
+                let st = child.process.wait().ctx("WAIT blkcheck");
+                let _ = Loader::new(&mut cx.slots).destroy(child);
+                let st = st?;
+                codes.push(if st.state == state::EXITED { st.code } else { 1000 + st.state });
+            }
+            ensure!(codes == [0, 0, 0], "blkcheck exit codes {codes:?} (writer, writer, reader)");
+            // Each writer's data is in its own range only.
+            let all = Client(Sender(cs[3]));
+            let mut buf = vec![0u8; 8 * SECTOR];
+            for (first, seed) in [(0u64, 11u64), (256, 22)] {
+                for at in [first, first + 248] {
+                    all.read(at, &mut buf).ctx("read back")?;
+                    let want: Vec<u8> = (0..8 * SECTOR as u64)
+                        .map(|i| ((i ^ (at - first).wrapping_mul(0x9e37)).wrapping_add(seed) % 253) as u8)
+                        .collect();
+                    ensure!(checksum(&buf) == checksum(&want), "sectors {at}-{}: not writer {seed}'s data", at + 7);
+                }
+            }
+            Ok(())
+        })();
+        for s in cs {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        cx.drop_slots(&cs);
+        let stopped = stop(cx, blk, |s| Admin(s).quit().ctx("blk QUIT"));
+        r?;
+        stopped
+    })();
+    let stopped = stop(cx, pci, quit_pci);
+    r?;
+    stopped
+}
