@@ -8,7 +8,9 @@
     run nosuch, background programs, kill, Ctrl-C of a running program);
   - a kernel fault prints registers, the faulting address and a
     symbolised backtrace, then stops;
-  - a missing boot image and a corrupt boot image are refused with a message.
+  - a missing boot image and a corrupt boot image are refused with a message;
+  - `devices` shows the IOMMU and the PCI functions, and the machine without
+    the IOMMU boots and says so (docs/devices.md).
 Prints one line per test and a summary; exits 1 on any failure."""
 import os
 import random
@@ -31,8 +33,8 @@ PROMPT = b"keep> "
 class Guest:
     """QEMU with the serial port on pipes."""
 
-    def __init__(self, append="", image=qemu.IMAGE, extra=()):
-        cmd = qemu.base_cmd("tcg", append) + ["-serial", "stdio"] + list(extra)
+    def __init__(self, append="", image=qemu.IMAGE, extra=(), iommu=True):
+        cmd = qemu.base_cmd("tcg", append, iommu=iommu) + ["-serial", "stdio"] + list(extra)
         if image is None:
             i = cmd.index("-initrd")
             del cmd[i : i + 2]
@@ -149,6 +151,11 @@ def test_shell():
         m = g.send("mem")
         check("mem shows the memory map", g.expect(PROMPT, 10, m) and "usable" in g.out[m:].decode(),
               g.out[m:].decode())
+        m = g.send("devices")
+        out = g.out[m:].decode(errors="replace") if g.expect(PROMPT, 30, m) else ""
+        check("devices shows the IOMMU on and the virtio disk and NIC from the PCI server",
+              "IOMMU: DMA remapping on" in out and "1af4:1042" in out and "virtio block" in out
+              and "1af4:1041" in out, g.out[m:].decode(errors="replace"))
         m = g.send("frobnicate")
         check("unknown command gets a helpful message",
               g.expect(PROMPT, 10, m) and "unknown command" in g.out[m:].decode()
@@ -393,12 +400,31 @@ def test_bad_images():
                        "boot image refused: bad magic")
 
 
+def test_no_iommu():
+    g = Guest(iommu=False)
+    try:
+        up = g.expect(PROMPT, 60)
+        check("the machine without the IOMMU boots to the prompt and says DMA is not confined",
+              up and "no IOMMU" in g.text(), g.text()[-800:])
+        if not up:
+            return
+        m = g.send("devices")
+        out = g.out[m:].decode(errors="replace") if g.expect(PROMPT, 30, m) else ""
+        check("devices without the IOMMU says so and still lists the functions",
+              "IOMMU: none" in out and "virtio block" in out, g.out[m:].decode(errors="replace"))
+        g.send("halt")
+        check("halt powers it off", g.wait_exit(20) == 0)
+    finally:
+        g.kill()
+
+
 def main():
     qemu.check_built()
     test_shell()
     test_make_run_halt()
     test_kernel_fault()
     test_bad_images()
+    test_no_iommu()
     failed = results.count(False)
     print(f"boot-test: {len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

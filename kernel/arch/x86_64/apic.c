@@ -4,6 +4,7 @@
 #include "keep/abi.h"
 #include "lib.h"
 #include "paging.h"
+#include "vtd.h"
 #include "x86.h"
 
 #define LAPIC_PHYS 0xFEE00000ULL
@@ -40,12 +41,15 @@ static u32 ioapic_read(u32 reg)
 #define IOAPIC_LEVEL (1u << 15)
 #define IOAPIC_MASKED (1u << 16)
 
-/* Fixed delivery to APIC 0 (the boot CPU). */
+/* Fixed delivery to APIC 0 (the boot CPU).  With interrupt remapping on,
+ * the entry is in remappable format (bit 48) with handle = line, and the
+ * remapping entry carries vector and destination (vtd.c). */
 void ioapic_program(unsigned line, unsigned vector, bool level_low, bool masked)
 {
     u32 lo = vector | (level_low ? IOAPIC_ACTIVE_LOW | IOAPIC_LEVEL : 0) | (masked ? IOAPIC_MASKED : 0);
+    u32 hi = vtd_route_line(line, vector, level_low) ? 1u << 16 | line << 17 : 0;
     ioapic_write(0x10 + 2 * line, IOAPIC_MASKED);
-    ioapic_write(0x11 + 2 * line, 0);
+    ioapic_write(0x11 + 2 * line, hi);
     ioapic_write(0x10 + 2 * line, lo);
 }
 

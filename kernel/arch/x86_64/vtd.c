@@ -1,10 +1,17 @@
-/* Intel VT-d DMA remapping (Intel VT-d specification, chapters 3, 6, 7, 9,
- * 10; register-based invalidation).  One remapping unit, the one the DMAR
- * table says covers every PCI device (QEMU's intel-iommu).  The root table
- * has an entry per bus, each bus a context table with an entry per
- * function, which names the function's domain: its number and the top of
- * its second-level page tables (dma_domain.c).  A function without a
- * context entry has all its DMA blocked and reported as a fault. */
+/* Intel VT-d DMA and interrupt remapping (Intel VT-d specification,
+ * chapters 3, 5, 6, 7, 9, 10).  One remapping unit, the first the DMAR
+ * table names for PCI segment 0 (QEMU's intel-iommu).  The root table has
+ * an entry per bus, each bus a context table with an entry per function,
+ * which names the function's domain: its number and the top of its
+ * second-level page tables (dma_domain.c).  A function without a context
+ * entry has all its DMA blocked and reported as a fault.
+ *
+ * Interrupt remapping, where the unit has it (and queued invalidation,
+ * which it needs): every interrupt message goes through the interrupt
+ * remapping table, which holds only the I/O APIC's lines, each entry
+ * usable by the I/O APIC alone (its source id, from DMAR).  Compatibility-
+ * format messages are refused, so a device that writes to the interrupt
+ * address range (a forged MSI) is stopped and reported like a DMA fault. */
 #include "vtd.h"
 #include "acpi.h"
 #include "arch.h"
@@ -25,9 +32,15 @@
 #define REG_FEDATA 0x3c
 #define REG_FEADDR 0x40
 #define REG_FEUADDR 0x44
+#define REG_IQT 0x88
+#define REG_IQA 0x90
+#define REG_IRTA 0xb8
 
 #define GCMD_TE (1u << 31)
 #define GCMD_SRTP (1u << 30)
+#define GCMD_QIE (1u << 26)
+#define GCMD_IRE (1u << 25)
+#define GCMD_SIRTP (1u << 24)
 #define GSTS_KEEP 0x96ffffffu /* the persistent bits of GSTS that GCMD repeats */
 #define CCMD_ICC (1ULL << 63)
 #define CCMD_GLOBAL (1ULL << 61)
@@ -45,6 +58,15 @@ static u64 *root_table; /* 256 entries of 2 words: bus -> context table */
 static bool all_functions; /* the unit translates every function's DMA ... */
 static u16 scoped[64];     /* ... or these (source ids) */
 static unsigned scoped_count;
+static int ioapic_sid = -1; /* the I/O APIC's source id (DMAR device scope type 3) */
+
+/* Queued invalidation: a page of 256 descriptors of 2 words, and the word a
+ * wait descriptor sets when the unit has done everything before it. */
+static u64 *inv_queue;
+static unsigned inv_tail;
+static volatile u32 inv_done;
+/* The interrupt remapping table: entry n for I/O APIC line n. */
+static u64 *irt;
 
 static u32 rd32(unsigned off) { return *(volatile u32 *)(regs + off); }
 static u64 rd64(unsigned off) { return *(volatile u64 *)(regs + off); }
@@ -64,8 +86,32 @@ static void gcmd(u32 bit)
         __asm__ volatile("pause");
 }
 
+/* Queue one descriptor and a wait descriptor behind it; return when the
+ * unit has processed both. */
+static void queue_invalidation(u64 lo, u64 hi)
+{
+    u64 *d = inv_queue + 2 * inv_tail;
+    d[0] = lo;
+    d[1] = hi;
+    inv_tail = (inv_tail + 1) % 256;
+    inv_done = 0;
+    d = inv_queue + 2 * inv_tail;
+    d[0] = 0x5 | 1u << 5 | 1ULL << 32; /* wait, status write of 1 */
+    d[1] = (u64)(uptr)&inv_done - KERNEL_VMA; /* the kernel image lies at KERNEL_VMA + its physical address */
+    inv_tail = (inv_tail + 1) % 256;
+    __asm__ volatile("mfence" ::: "memory"); /* descriptors and tables before the tail */
+    wr64(REG_IQT, (u64)inv_tail << 4);
+    while (!inv_done)
+        __asm__ volatile("pause");
+}
+
+/* Once queued invalidation is on, register-based invalidation must not be used. */
 static void context_invalidate_all(void)
 {
+    if (inv_queue) {
+        queue_invalidation(0x1 | 1u << 4, 0); /* context cache, global */
+        return;
+    }
     wr64(REG_CCMD, CCMD_ICC | CCMD_GLOBAL);
     while (rd64(REG_CCMD) & CCMD_ICC)
         __asm__ volatile("pause");
@@ -73,10 +119,26 @@ static void context_invalidate_all(void)
 
 static void iotlb_invalidate(u64 what)
 {
+    if (inv_queue) { /* IOTLB: the register's granularity (bits 61:60) at bits 5:4, DID at 31:16 */
+        queue_invalidation(0x2 | (what >> 60 & 3) << 4 | 3u << 6 | (what >> 32 & 0xffff) << 16, 0);
+        return;
+    }
     __asm__ volatile("mfence" ::: "memory"); /* table writes before the command */
     wr64(iotlb_off + 8, IOTLB_IVT | what);
     while (rd64(iotlb_off + 8) & IOTLB_IVT)
         __asm__ volatile("pause");
+}
+
+bool vtd_route_line(unsigned line, unsigned vector, bool level)
+{
+    if (!irt)
+        return false;
+    /* Present, physical destination APIC 0, fixed delivery; the high word
+     * lets only the I/O APIC's source id use it (SVT 1, SQ 0). */
+    irt[2 * line + 1] = (u64)ioapic_sid | 1ULL << 18;
+    irt[2 * line] = 1 | (level ? 1u << 4 : 0) | (u64)vector << 16;
+    queue_invalidation(0x4 | 1u << 4 | (u64)line << 32, 0); /* interrupt entry cache, that index */
+    return true;
 }
 
 void vtd_flush_domain(u16 did)
@@ -186,9 +248,13 @@ void vtd_init(void)
         if (type == 0 && len >= 16 && *(const u16 *)(p + 6) == 0) {
             memcpy(&base, p + 8, 8);
             all_functions = p[4] & 1;
-            for (unsigned i = 16; i + 8 <= len && p[i + 1] >= 6; i += p[i + 1])
+            for (unsigned i = 16; i + 8 <= len && p[i + 1] >= 6; i += p[i + 1]) {
+                u16 sid = (u16)(p[i + 5] << 8 | p[i + 6] << 3 | (p[i + 7] & 7));
                 if (p[i] == 1 && p[i + 1] == 8 && scoped_count < ARRAY_SIZE(scoped))
-                    scoped[scoped_count++] = (u16)(p[i + 5] << 8 | p[i + 6] << 3 | (p[i + 7] & 7));
+                    scoped[scoped_count++] = sid;
+                if (p[i] == 3 && p[i + 1] == 8) /* an I/O APIC */
+                    ioapic_sid = sid;
+            }
         }
         p += len;
     }
@@ -224,13 +290,32 @@ void vtd_init(void)
     gcmd(GCMD_SRTP);
     context_invalidate_all();
     iotlb_invalidate(IOTLB_GLOBAL);
-    /* Fault events: an MSI to this CPU's local APIC (id 0). */
+    /* Queued invalidation, and with it interrupt remapping, where the unit
+     * has both and DMAR names the I/O APIC. */
+    u64 iq = (ecap >> 1 & 1) ? frame_alloc(FRAME_KERNEL) : 0;
+    if (iq) {
+        wr64(REG_IQT, 0);
+        wr64(REG_IQA, iq); /* 128-bit descriptors, one page */
+        gcmd(GCMD_QIE);
+        inv_queue = phys_to_virt(iq);
+    }
+    u64 it = inv_queue && (ecap >> 3 & 1) && ioapic_sid >= 0 ? frame_alloc(FRAME_KERNEL) : 0;
+    if (it) {
+        irt = phys_to_virt(it);
+        wr64(REG_IRTA, it | 7); /* 2^(7+1) = 256 entries, xAPIC format */
+        gcmd(GCMD_SIRTP);
+        queue_invalidation(0x4, 0); /* interrupt entry cache, global */
+        gcmd(GCMD_IRE);             /* CFI stays 0: compatibility-format messages are refused */
+    }
+    /* Fault events: an MSI to this CPU's local APIC (id 0); the unit's own
+     * messages are never remapped. */
     wr32(REG_FEDATA, VEC_DMA_FAULT);
     wr32(REG_FEADDR, 0xfee00000u);
     wr32(REG_FEUADDR, 0);
     wr32(REG_FECTL, 0);
     gcmd(GCMD_TE);
-    kprintf("keep: IOMMU at %lx: DMA remapping on, %u-level tables, %u fault records%s, scope %s%u functions\n",
+    kprintf("keep: IOMMU at %lx: DMA remapping on, %u-level tables, %u fault records%s, scope %s%u functions; "
+            "interrupt remapping %s\n",
             base, levels, fault_count, (cap >> 7) & 1 ? ", caching mode" : "", all_functions ? "all PCI, " : "",
-            scoped_count);
+            scoped_count, irt ? "on" : "off");
 }

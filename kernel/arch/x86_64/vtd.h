@@ -33,6 +33,10 @@ unsigned vtd_detach_domain(u16 did);
 /* Invalidate the IOTLB entries of domain did (after every change of its
  * tables: caching mode makes even a new mapping need it). */
 void vtd_flush_domain(u16 did);
+/* With interrupt remapping on: point I/O APIC line `line`'s remapping
+ * entry (handle = line) at vector; false when remapping is off (the I/O
+ * APIC then sends compatibility-format messages). */
+bool vtd_route_line(unsigned line, unsigned vector, bool level);
 /* The fault event interrupt: read and clear the fault records. */
 void vtd_fault_irq(void);
 

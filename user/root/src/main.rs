@@ -9,6 +9,7 @@
 extern crate alloc;
 
 mod bench;
+mod devices;
 mod shell;
 
 use keep_abi::{

@@ -105,6 +105,12 @@ const COMMANDS: &[Command] = &[
         "show memory map, free memory, root's account",
         &[],
     ),
+    cmd(
+        "devices",
+        "devices",
+        "show the IOMMU and the PCI functions",
+        &["Starts the PCI server for the listing (docs/devices.md)."],
+    ),
     cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
     cmd(
         "bench",
@@ -299,6 +305,7 @@ impl Shell<'_> {
             "kill" => self.kill(words.next()),
             "uptime" => uptime(),
             "mem" => mem(),
+            "devices" => crate::devices::show(self.root),
             "test" => {
                 self.root.test();
             }
