@@ -52,6 +52,21 @@ void sched_forget(struct process *p)
         cpu0.current = NULL;
 }
 
+void sched_save(struct process *p)
+{
+    if (sched_fpu_live == &p->fpu) {
+        fpu_save(&p->fpu);
+        sched_fpu_live = &fpu_nobody;
+    }
+    if (base_owner == p) {
+        if (sched_bases_live) {
+            p->fs_base = rdfsbase();
+            p->gs_base = rdgsbase();
+        }
+        base_owner = NULL;
+    }
+}
+
 void sleep_insert(struct process *p, u64 deadline)
 {
     struct process **link = &sleepers;

@@ -7,6 +7,7 @@
  * invocation again on the sender's behalf, so nothing ever waits half done.
  * Fault messages are calls made by the kernel for the faulting process. */
 #include "ipc.h"
+#include "account.h"
 #include "arch.h"
 #include "device.h"
 #include "invoke.h"
@@ -175,8 +176,40 @@ static bool deliver_fault(struct process *h, struct process *p)
     return true;
 }
 
-void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
+/* The handler a fault message to `to` must go to now: `to` itself, or,
+ * while that process is exported, the kpager that holds it (a KMEM fault,
+ * after which the original fault happens again).  False when neither can be
+ * reached (a kpager gone, or a chain of exported kpagers). */
+static bool fault_route(struct process *p, struct cap *to, u64 *label, u64 words[4])
 {
+    for (unsigned depth = 0; depth < 4; depth++) {
+        struct process *h = process_from_cap(*to);
+        if (!h || h == p)
+            return false;
+        if (!process_is_out(h))
+            return true;
+        u64 num = cap_objnum(*to);
+        struct process_export *x = &process_exports[num];
+        *to = x->account->kpager;
+        if (cap_is_null(*to) || !cap_live(*to))
+            return false;
+        words[0] = 0;
+        words[1] = x->account->free_count;
+        words[2] = KEEP_KMEM_PROCESS;
+        words[3] = num | x->gen << CAP_OBJNUM_BITS;
+        *label = KEEP_LABEL_KMEM;
+    }
+    return false;
+}
+
+bool ipc_fault(struct process *p, struct cap to, u64 label, const u64 words_in[4])
+{
+    u64 words[4] = {words_in[0], words_in[1], words_in[2], words_in[3]};
+    u64 first = label;
+    if (!fault_route(p, &to, &label, words))
+        return false;
+    if (label != first && first == KEEP_LABEL_SYSCALL)
+        p->regs.rip -= 2; /* the system call is reflected again after the kpager's answer */
     struct process *h = process_from_cap(to);
     p->fault_label = label;
     memcpy(p->fault_words, words, sizeof p->fault_words);
@@ -186,6 +219,7 @@ void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
         p->wait_target = h;
         sendq_append(h, p);
     }
+    return true;
 }
 
 void ipc_deliver_irq(struct process *r, u64 line, u64 payload)

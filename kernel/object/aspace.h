@@ -15,7 +15,8 @@ struct account;
 struct aspace {
     u64 pml4_pa;
     struct account *account; /* pays for the object and every table */
-    u64 nproc;               /* processes running in it */
+    u64 nproc;               /* processes running in it (exported ones too) */
+    u64 nout;                /* of those, exported (its page tables stay while any is) */
     u64 cr3;                 /* CR3 value that loads it and keeps its PCID's TLB entries */
     u16 pcid;                /* 0 = none (flush on every switch) */
     bool tlb_stale;          /* unmapped while not loaded: flush at next switch */

@@ -16,6 +16,9 @@ struct process *all_processes;
 static u64 next_pid = 1;
 
 struct process_number process_numbers[KEEP_PROCESS_NUMBERS];
+struct process_export process_exports[KEEP_PROCESS_NUMBERS];
+struct process process_out = {.state = KEEP_STATE_BLOCKED, .wait_kind = WAIT_OUT, .name = "(exported)"};
+u64 process_numbers_out;
 
 static u64 number_hint = 1;
 static u64 numbers_used;
@@ -47,12 +50,26 @@ struct process *process_create(struct aspace *as, struct account *a)
     p->regs.ss = SEL_UDATA;
     p->regs.rflags = RFLAGS_IF;
     fpu_init_state(&p->fpu);
-    /* Keep the list sorted by pid: new pids are the largest, so append. */
-    struct process **link = &all_processes;
-    while (*link)
-        link = &(*link)->all_next;
-    *link = p;
+    process_list_insert(p);
     return p;
+}
+
+void process_list_insert(struct process *p)
+{
+    struct process **link = &all_processes;
+    while (*link && (*link)->pid < p->pid)
+        link = &(*link)->all_next;
+    p->all_next = *link;
+    *link = p;
+}
+
+void process_list_remove(struct process *p)
+{
+    struct process **link = &all_processes;
+    while (*link != p)
+        link = &(*link)->all_next;
+    *link = p->all_next;
+    p->all_next = NULL;
 }
 
 void process_set_name(struct process *p, const char *name)
@@ -157,21 +174,32 @@ void process_destroy(struct process *p)
             process_make_runnable(s);
         }
     }
-    struct process **link = &all_processes;
-    while (*link != p)
-        link = &(*link)->all_next;
-    *link = p->all_next;
+    process_list_remove(p);
     sched_forget(p);
     p->as->nproc--;
     kmem_free(p->account, virt_to_phys_window(p));
+}
+
+void process_drop_exported(u64 num)
+{
+    struct process_export *x = &process_exports[num];
+    ASSERT(process_is_out(process_numbers[num].p));
+    process_numbers[num].version = (process_numbers[num].version + 1) & CAP_VERSION_MASK;
+    process_numbers[num].p = NULL;
+    process_numbers[num].reply += 1ULL << 24; /* a reply it waited for finds its capability stale */
+    numbers_used--;
+    process_numbers_out--;
+    x->as->nproc--;
+    x->account->nout--;
+    x->account = NULL;
+    x->as = NULL;
 }
 
 bool process_reflect(struct process *p, u64 label, const u64 words[4])
 {
     if (cap_is_null(p->fault_handler) || !cap_live(p->fault_handler))
         return false;
-    ipc_fault(p, p->fault_handler, label, words);
-    return true;
+    return ipc_fault(p, p->fault_handler, label, words);
 }
 
 void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err)
@@ -392,8 +420,9 @@ u64 process_check(u64 *checked)
                 bad++;
             }
     }
-    if (n != numbers_used) {
-        kprintf("invariant: %lu processes, %lu process numbers in use\n", n, numbers_used);
+    if (n + process_numbers_out != numbers_used) {
+        kprintf("invariant: %lu processes and %lu exported, %lu process numbers in use\n", n,
+                process_numbers_out, numbers_used);
         bad++;
     }
     return bad;

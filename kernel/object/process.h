@@ -21,6 +21,7 @@ enum wait_kind {
     WAIT_FAULT,       /* a fault message in wait_target's send queue */
     WAIT_FAULT_REPLY, /* a fault message delivered, waiting for the reply */
     WAIT_SLEEP,       /* TIMER.SLEEP (completed by the timer) */
+    WAIT_OUT,         /* only process_out: the number's process is exported */
 };
 
 struct account;
@@ -70,6 +71,9 @@ bool process_number_free(void);
 /* Make a process in as from the account (which holds a frame). */
 struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
+/* Destroy the exported process with number num: its capabilities go stale
+ * and its export can never be restored. */
+void process_drop_exported(u64 num);
 struct cap process_cap(struct process *p);
 /* Process numbers: what PROCESS, SENDER and RETURN capabilities name.
  * version: of PROCESS and SENDER capabilities (40 bits), raised when the
@@ -83,6 +87,18 @@ extern struct process_number {
     u64 version;
     u64 reply;
 } process_numbers[KEEP_PROCESS_NUMBERS];
+/* A process exported by its kpager (ACCOUNT.REVOKE_PROCESS) has left the
+ * kernel; its number then names process_out, a placeholder that is BLOCKED
+ * in WAIT_OUT, so that the IPC fast path never takes it and every other
+ * path can tell (process_is_out).  What the kernel keeps of it is here. */
+extern struct process process_out;
+extern struct process_export {
+    struct account *account; /* whose kpager holds it */
+    struct aspace *as;       /* its space, which it still counts in (nproc) */
+    u64 gen;                 /* the current export's generation */
+} process_exports[KEEP_PROCESS_NUMBERS];
+static inline bool process_is_out(const struct process *p) { return p == &process_out; }
+
 /* The live process with this (15-bit) number and version, or NULL. */
 static inline struct process *process_by_number(u64 num, u64 version)
 {
@@ -106,7 +122,7 @@ static inline struct process *return_target(struct cap c)
     struct process *p = n->p;
     if (!p || (n->reply ^ c.w0) >> 24) /* another version */
         return NULL;
-    return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY ? p : NULL;
+    return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY || p->wait_kind == WAIT_OUT ? p : NULL;
 }
 static inline struct process *process_from_cap(struct cap c)
 {
@@ -130,6 +146,11 @@ void process_wake(enum wait_kind kind, struct process *target);
 /* Take a process out of whatever it waits for (STOP, DESTROY). */
 void process_detach(struct process *p);
 u64 process_check(u64 *checked); /* CHECK_INVARIANTS */
+/* Process numbers in use by exported processes (process_check counts them). */
+extern u64 process_numbers_out;
+/* Insert p into the list of every process, which is sorted by pid. */
+void process_list_insert(struct process *p);
+void process_list_remove(struct process *p);
 
 const char *exception_name(u64 vector);
 

@@ -165,6 +165,24 @@ static void free_subtree(u64 *t, int level, const struct table_walk *w)
     }
 }
 
+u64 *user_table_link(u64 pml4_pa, u64 va, int level)
+{
+    u64 *t = phys_to_virt(pml4_pa);
+    for (int l = 3; l > level; l--) {
+        u64 e = t[index_of(va, l)];
+        if (!(e & PTE_P) || (e & PTE_PS))
+            return NULL;
+        t = table_of(e);
+    }
+    u64 *link = &t[index_of(va, level)];
+    return (*link & PTE_P) && !(*link & PTE_PS) ? link : NULL;
+}
+
+void free_table_below(u64 table_pa, int level, const struct table_walk *w)
+{
+    free_subtree(phys_to_virt(table_pa), level - 1, w);
+}
+
 void free_user_tables(u64 pml4_pa, const struct table_walk *w)
 {
     u64 *pml4 = phys_to_virt(pml4_pa);

@@ -48,6 +48,12 @@ struct table_walk {
     void *ctx;
 };
 void free_user_tables(u64 pml4_pa, const struct table_walk *w);
+/* The entry that links the page table of `level` (1: 4 KiB entries, 2: 2 MiB,
+ * 3: 1 GiB) translating va into its parent, or NULL when there is none. */
+u64 *user_table_link(u64 pml4_pa, u64 va, int level);
+/* Empty the table of `level` at table_pa: free every table below it and
+ * report every page it mapped (the table itself stays). */
+void free_table_below(u64 table_pa, int level, const struct table_walk *w);
 /* Load an address space; flush its TLB entries too when flush is set. */
 void switch_address_space(u64 pml4_pa, u16 pcid, bool flush);
 /* The CR3 value of switch_address_space(pml4_pa, pcid, false). */

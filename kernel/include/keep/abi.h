@@ -26,6 +26,7 @@
 #define KEEP_ERR_OUT_OF_RANGE 0xeULL /* The capability address lies beyond the capability space (CAP_SPACE_SLOTS). */
 #define KEEP_ERR_TIMEOUT 0xfULL /* A receive phase ended because its time-out expired. */
 #define KEEP_ERR_IN_USE 0x10ULL /* The resource is in use: a frame that is still mapped, an interrupt line already bound, or a device resource the kernel keeps for itself. */
+#define KEEP_ERR_BAD_SEAL 0x11ULL /* An exported kernel object does not validate: it was altered, it was restored before (a replay), it is another object's, or another kernel made it. */
 
 /* Object types */
 #define KEEP_TYPE_NULL 0x0ULL /* The null capability (all-zero); every invocation fails with INVALID_CAP. */
@@ -123,6 +124,8 @@
 #define KEEP_PROCESS_NUMBERS 0x8000ULL /* Processes that can exist at once (the object number of process capabilities is 15 bits wide). */
 #define KEEP_IRQ_LINES 0x18ULL /* Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI). */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
+#define KEEP_KMEM_FRAMES 0x0ULL /* Word 2 of a KMEM fault: the account needs frames (word 0 says how many). */
+#define KEEP_KMEM_PROCESS 0x1ULL /* Word 2 of a KMEM fault: a process the account's kpager exported is needed (word 3 is the export's identifier); the kpager answers after ACCOUNT.RESTORE_PROCESS. */
 
 /* Message tag fields (rsi) */
 #define KEEP_TAG_LABEL_MASK 0xffffULL /* Bits 0-15: the label (method number for kernel objects, free for IPC). */
@@ -142,7 +145,7 @@
 /* Labels of kernel-made messages */
 #define KEEP_LABEL_EXCEPTION 0xff00ULL /* A CPU exception (page fault included). Words: vector, rip, address (CR2 for a page fault, else 0), error code. */
 #define KEEP_LABEL_SYSCALL 0xff01ULL /* A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx. */
-#define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply. */
+#define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-14, the export's generation above). The faulting invocation restarts after the reply. */
 #define KEEP_LABEL_IRQ 0xff03ULL /* An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK. */
 
 /* Reply labels for fault messages */
@@ -202,6 +205,10 @@
 #define KEEP_M_ACCOUNT_CREATE_WRAPPER 5
 #define KEEP_M_ACCOUNT_DESTROY 6
 #define KEEP_M_ACCOUNT_RECLAIM 7
+#define KEEP_M_ACCOUNT_DESTROY_ALL 8
+#define KEEP_M_ACCOUNT_REVOKE_TABLE 9
+#define KEEP_M_ACCOUNT_REVOKE_PROCESS 10
+#define KEEP_M_ACCOUNT_RESTORE_PROCESS 11
 #define KEEP_M_ASPACE_MAP 1
 #define KEEP_M_ASPACE_UNMAP 2
 #define KEEP_M_ASPACE_LOOKUP 3

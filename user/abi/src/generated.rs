@@ -40,6 +40,8 @@ pub mod err {
     pub const TIMEOUT: u64 = 0xf;
     /// The resource is in use: a frame that is still mapped, an interrupt line already bound, or a device resource the kernel keeps for itself.
     pub const IN_USE: u64 = 0x10;
+    /// An exported kernel object does not validate: it was altered, it was restored before (a replay), it is another object's, or another kernel made it.
+    pub const BAD_SEAL: u64 = 0x11;
 }
 
 /// Object types
@@ -234,6 +236,10 @@ pub mod layout {
     pub const IRQ_LINES: u64 = 0x18;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
     pub const WRAPPER_DEPTH: u64 = 0x4;
+    /// Word 2 of a KMEM fault: the account needs frames (word 0 says how many).
+    pub const KMEM_FRAMES: u64 = 0x0;
+    /// Word 2 of a KMEM fault: a process the account's kpager exported is needed (word 3 is the export's identifier); the kpager answers after ACCOUNT.RESTORE_PROCESS.
+    pub const KMEM_PROCESS: u64 = 0x1;
 }
 
 /// Message tag fields (rsi)
@@ -272,7 +278,7 @@ pub mod label {
     pub const EXCEPTION: u64 = 0xff00;
     /// A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx.
     pub const SYSCALL: u64 = 0xff01;
-    /// A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply.
+    /// A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-14, the export's generation above). The faulting invocation restarts after the reply.
     pub const KMEM: u64 = 0xff02;
     /// An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK.
     pub const IRQ: u64 = 0xff03;
@@ -443,7 +449,7 @@ pub mod method {
         pub const MINT: u64 = 15;
     }
     pub mod account {
-        /// Return the frames the account holds unused and the frames in use by objects made from it.
+        /// Return the frames the account holds unused, the frames in use by objects made from it, the frames its kpager has taken back from live objects so far (REVOKE_TABLE, REVOKE_PROCESS), and how many of its processes are exported now.
         pub const INFO: u64 = 1;
         /// Make the SENDER capability at sender the account's kpager; 0 removes it. When an operation finds the account empty, the invoking process sends a KMEM fault message to the kpager (a call) and its invocation restarts once the kpager replies; without a kpager the operation fails with NO_MEMORY.
         pub const SET_KPAGER: u64 = 2;
@@ -457,6 +463,14 @@ pub mod method {
         pub const DESTROY: u64 = 6;
         /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
         pub const RECLAIM: u64 = 7;
+        /// Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), and its wrappers, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too.
+        pub const DESTROY_ALL: u64 = 8;
+        /// Take back, from a live address space paid by this account (aspace needs WRITE), the page table of the given level (1: the table of 4 KiB entries, 2: of 2 MiB entries, 3: of 1 GiB entries) that translates vaddr (user half), and every table below it. Page tables are redundant data: the mappings under them are dropped (as if unmapped), the frame is handed to the caller as an empty PAGE at dest, and the tables below it go back to the account's unused frames. The space's pager rebuilds the mappings by ASPACE.MAP when its processes fault on them (docs/kernel-memory.md). Returns the number of frames freed (the one at dest included). IN_USE if those tables translate the IPC buffer of a process in the space; NOT_MAPPED if there is no such table.
+        pub const REVOKE_TABLE: u64 = 9;
+        /// Export a live process made from this account: its control block is sealed (encrypted and authenticated with a key only the kernel has, bound to the process and to this export) into its own frame, which is handed to the caller as a PAGE at dest, and the process leaves the kernel. It is suspended: whatever needs it (a message, a reply, an invocation of its capabilities) makes the invoker send a KMEM fault (KMEM_PROCESS, id) to the account's kpager and restarts once the kpager replies. Returns the export's identifier (as in the KMEM fault). BAD_STATE for the caller itself, a process already out, a process whose fault message waits in a queue, or one that is a fault handler with fault messages queued; IN_USE for a process an interrupt line is bound to; INVALID_ARG for a process of another account.
+        pub const REVOKE_PROCESS: u64 = 10;
+        /// Bring an exported process of this account back from the PAGE at page (which needs WRITE, is mapped nowhere, and holds the export, as REVOKE_PROCESS made it or a copy): the seal is checked, the frame becomes the process's again (the page capability and its copies become STALE) and the process goes on where it was. BAD_SEAL, with nothing changed, for an export that was altered, is not this account's, is not the current export of its process (restored before, or the process was destroyed) or was made by another boot of the kernel; IN_USE while the page is mapped.
+        pub const RESTORE_PROCESS: u64 = 11;
     }
     pub mod timer {
         /// Return the milliseconds and timer ticks since boot.
@@ -514,6 +528,7 @@ pub fn error_name(e: u64) -> &'static str {
         0xe => "OUT_OF_RANGE",
         0xf => "TIMEOUT",
         0x10 => "IN_USE",
+        0x11 => "BAD_SEAL",
         _ => "UNKNOWN_ERROR",
     }
 }
