@@ -38,6 +38,7 @@ mod fault;
 mod handler;
 mod ipc;
 mod kernel;
+mod kmem;
 mod process;
 mod sched;
 mod sfi;
@@ -278,6 +279,13 @@ const TESTS: &[Test] = &[
     ("ACCT0020", "CREATE_PROCESS in a read-only aspace is NO_RIGHTS", acct::create_process_rights),
     ("ACCT0021", "a destroyed process is no longer listed", acct::destroyed_not_listed),
     ("ACCT0022", "a loaded program's account frames come back on DESTROY", acct::program_frames_return),
+    ("KMEM0001", "DESTROY_ALL destroys everything made from an account and returns every frame", kmem::destroy_all),
+    ("KMEM0002", "DESTROY_ALL errors change nothing", kmem::destroy_all_errors),
+    ("KMEM0003", "REVOKE_TABLE drops a live space's tables, MAP rebuilds them; errors change nothing", kmem::revoke_table),
+    ("KMEM0004", "REVOKE_PROCESS seals a process out, RESTORE_PROCESS brings it back", kmem::export_restore),
+    ("KMEM0005", "tampered, swapped, foreign and replayed exports are refused", kmem::export_refused),
+    ("KMEM0006", "a kpager that would fault to itself gets NO_MEMORY, not a deadlock", kmem::kpager_own_fault),
+    ("KMEM0007", "a live task computes right while its tables and processes are taken back", kmem::live_task),
     ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
     ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
     ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
