@@ -117,6 +117,21 @@ static void unmap_pte(struct aspace *as, u64 *pte, u64 va)
     count_unmap(pa);
 }
 
+static void frame_gone(void *ctx, u64 va) { tlb_forget(ctx, va); }
+
+u64 aspace_unmap_frame(struct aspace *as, u64 pa)
+{
+    unsigned n = unmap_frame_everywhere(as->pml4_pa, pa, frame_gone, as);
+    struct frame *f = frame_info(pa);
+    ASSERT(f->maps >= n);
+    f->maps -= n;
+    if (n) {
+        unmap_generation++;
+        cspace_forget();
+    }
+    return n;
+}
+
 static bool user_page_addr(u64 va) { return va < KEEP_USER_TOP && (va & (PAGE_SIZE - 1)) == 0; }
 
 static u64 do_map(struct invocation *inv, struct aspace *as)

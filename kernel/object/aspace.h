@@ -27,6 +27,8 @@ struct aspace {
 /* Make an address space from the account (which holds ASPACE_FRAMES). */
 u64 aspace_create(struct account *a);
 void aspace_destroy(struct aspace *as);
+/* Remove every mapping of frame pa from as (MEMORY.REVOKE); how many. */
+u64 aspace_unmap_frame(struct aspace *as, u64 pa);
 /* Map frame pa at va with KEEP_RIGHT_* rights; the caller has checked va,
  * rights, that nothing is mapped there and that the account holds
  * aspace_map_tables() frames. */

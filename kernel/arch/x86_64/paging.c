@@ -165,6 +165,40 @@ static void free_subtree(u64 *t, int level, const struct table_walk *w)
     }
 }
 
+static unsigned clear_frame(u64 *t, int level, u64 va, u64 pa, void (*gone)(void *, u64), void *ctx)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < 512; i++) {
+        u64 e = t[i];
+        if (!(e & PTE_P))
+            continue;
+        u64 at = va | (u64)i << (12 + 9 * level);
+        if (level > 0 && !(e & PTE_PS))
+            n += clear_frame(table_of(e), level - 1, at, pa, gone, ctx);
+        else if (level == 0 && (e & PTE_ADDR) == pa) {
+            t[i] = 0;
+            gone(ctx, at);
+            n++;
+        }
+    }
+    return n;
+}
+
+unsigned unmap_frame_everywhere(u64 pml4_pa, u64 pa, void (*gone)(void *ctx, u64 va), void *ctx)
+{
+    u64 *pml4 = phys_to_virt(pml4_pa);
+    unsigned n = 0;
+    for (unsigned i = 0; i < 512; i++) {
+        if ((i >= 256 && i != CAPSEG_SLOT) || !(pml4[i] & PTE_P))
+            continue;
+        u64 va = (u64)i << 39;
+        if (i >= 256)
+            va |= 0xffff000000000000ULL; /* canonical */
+        n += clear_frame(table_of(pml4[i]), 2, va, pa, gone, ctx);
+    }
+    return n;
+}
+
 u64 *user_table_link(u64 pml4_pa, u64 va, int level)
 {
     u64 *t = phys_to_virt(pml4_pa);

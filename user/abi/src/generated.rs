@@ -389,6 +389,8 @@ pub mod method {
         pub const CREATE_ACCOUNT: u64 = 4;
         /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE): raise its version so that every copy is STALE, clear the slot, and give the frame back to the pool (a cappage's capabilities are discarded). IN_USE while it is mapped in any address space or capability space; nothing changes then.
         pub const RECLAIM: u64 = 5;
+        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space and capability space (a search of all of them: for space banks, not for fast paths), then do what RECLAIM does. Returns how many mappings were removed.
+        pub const REVOKE: u64 = 6;
     }
     pub mod aspace {
         /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.

@@ -577,6 +577,12 @@ impl Memory {
     pub fn reclaim(self, frame: u64) -> Result<()> {
         invoke(self.0, method::memory::RECLAIM, [frame, 0, 0, 0]).map(drop)
     }
+
+    /// Destroys the PAGE or CAPPAGE at `frame` wherever it is mapped;
+    /// returns how many mappings went.
+    pub fn revoke(self, frame: u64) -> Result<u64> {
+        invoke(self.0, method::memory::REVOKE, [frame, 0, 0, 0]).map(|r| r[0])
+    }
 }
 
 /// Device memory: physical pages outside RAM, mapped with

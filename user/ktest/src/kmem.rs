@@ -175,6 +175,49 @@ pub fn revoke_table(cx: &mut Cx) -> TestResult {
     r
 }
 
+pub fn memory_revoke(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, 16)?;
+    let [asp, copy, ro, empty] = cx.slots::<4>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let cp = cx.retype(ty::CAPPAGE)?;
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        let x = Aspace(asp);
+        x.map(page, 0x5000_0000_0000, RW).ctx("MAP in the other space")?;
+        x.map(page, 0x5000_0000_1000, rights::READ).ctx("MAP twice")?;
+        SELF_ASPACE.map(page, PEEK, RW).ctx("MAP in ktest")?;
+        x.map_cappage(cp, 0x4000).ctx("MAP_CAPPAGE")?;
+        x.insert_cap(slot::CONSOLE, 0x4001, 0).ctx("INSERT_CAP")?;
+        SELF_ASPACE.copy_cap(page, copy, 0).ctx("COPY_CAP")?;
+        SELF_ASPACE.copy_cap(page, ro, rights::READ).ctx("COPY_CAP")?;
+        expect_err(MEMORY.reclaim(page), Error::IN_USE, "RECLAIM of a mapped page")?;
+        // Errors change nothing.
+        let pool = MEMORY.free().ctx("FREE")?;
+        expect_err(MEMORY.revoke(ro), Error::NO_RIGHTS, "read-only page")?;
+        expect_err(MEMORY.revoke(slot::CONSOLE), Error::WRONG_TYPE, "console")?;
+        expect_err(MEMORY.revoke(empty), Error::INVALID_CAP, "empty slot")?;
+        expect_err(MEMORY.revoke(HOLE), Error::NO_CAPPAGE, "hole")?;
+        ensure!(MEMORY.free().ctx("FREE")? == pool, "pool changed");
+        x.lookup(0x5000_0000_0000).ctx("LOOKUP still mapped")?;
+
+        let n = MEMORY.revoke(page).ctx("REVOKE the page")?;
+        ensure!(n == 3, "REVOKE removed {n} mappings, want 3");
+        for va in [0x5000_0000_0000, 0x5000_0000_1000] {
+            expect_err(x.lookup(va), Error::NOT_MAPPED, "LOOKUP after REVOKE")?;
+        }
+        expect_err(SELF_ASPACE.lookup(PEEK), Error::NOT_MAPPED, "own mapping")?;
+        ensure!(!live(copy)? && !live(ro)?, "copies of the page still live");
+        let n = MEMORY.revoke(cp).ctx("REVOKE the cappage")?;
+        ensure!(n == 1, "REVOKE of the cappage removed {n} mappings");
+        expect_err(x.extract_cap(0x4001, empty, 0), Error::NO_CAPPAGE, "a slot of the revoked cappage")?;
+        ensure!(MEMORY.free().ctx("FREE")? == pool + 2, "the two frames did not come back");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    cx.drop_slots(&[a.0, asp, copy, ro, empty, page, cp]);
+    r
+}
+
 /// An account with a space and `N` CREATED processes in it.
 fn with_processes<const N: usize>(
     cx: &mut Cx,

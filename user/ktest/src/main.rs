@@ -286,6 +286,7 @@ const TESTS: &[Test] = &[
     ("KMEM0005", "tampered, swapped, foreign and replayed exports are refused", kmem::export_refused),
     ("KMEM0006", "a kpager that would fault to itself gets NO_MEMORY, not a deadlock", kmem::kpager_own_fault),
     ("KMEM0007", "a live task computes right while its tables and processes are taken back", kmem::live_task),
+    ("KMEM0008", "MEMORY.REVOKE unmaps a page or cappage everywhere and destroys it", kmem::memory_revoke),
     ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
     ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
     ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
