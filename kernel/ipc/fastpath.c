@@ -72,15 +72,20 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     r->wait_target = NULL;
     if (same_prio) {
         /* s runs, so it heads its queue: r takes its place in the ring,
-         * which is what dequeuing s and enqueuing r at the front gives */
-        if (s->rq_next == s) {
-            r->rq_next = r->rq_prev = r;
-        } else {
-            r->rq_next = s->rq_next;
-            r->rq_prev = s->rq_prev;
-            r->rq_next->rq_prev = r;
-            r->rq_prev->rq_next = r;
-        }
+         * which is what dequeuing s and enqueuing r at the front gives.
+         * The same instructions whether s is alone in the ring or not
+         * (conditional moves, no branch), so that another process being
+         * runnable at this priority does not change what an IPC costs. */
+        struct process *next = s->rq_next, *prev = s->rq_prev;
+        /* alone (next == s): r's neighbours are r itself */
+        __asm__("cmp %3, %0\n\tcmove %2, %0\n\tcmove %2, %1"
+                : "+r"(next), "+r"(prev)
+                : "r"(r), "r"(s)
+                : "cc");
+        r->rq_next = next;
+        r->rq_prev = prev;
+        next->rq_prev = r;
+        prev->rq_next = r;
         sched_queue[r->prio] = r;
         s->rq_next = s->rq_prev = NULL;
         r->slice = TIME_SLICE_TICKS;
