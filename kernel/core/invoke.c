@@ -2,7 +2,6 @@
  * invoked capability (through wrappers), and hand the invocation to IPC or
  * to the kernel object it names; write the results back and leave. */
 #include "invoke.h"
-#include "account.h"
 #include "arch.h"
 #include "device.h"
 #include "ipc.h"
@@ -73,12 +72,6 @@ static u64 invoke_slot(struct process *p, struct process *behalf_to, u64 err, co
             return KEEP_ERR_STALE;
         inv.via[inv.nvia++] = cap_pa(inv.cap);
         inv.cap = cap_restrict(inner, cap_rights(inv.cap));
-    }
-    /* A process its kpager exported: whoever needs it asks the kpager. */
-    if (cap_type(inv.cap) == KEEP_TYPE_PROCESS || cap_type(inv.cap) == KEEP_TYPE_SENDER ||
-        cap_type(inv.cap) == KEEP_TYPE_RETURN) {
-        if (unlikely(process_is_out(process_numbers[cap_objnum(inv.cap)].p)))
-            return kmem_need_process(&inv, cap_objnum(inv.cap));
     }
     if (behalf_to && (cap_type(inv.cap) != KEEP_TYPE_SENDER || process_from_cap(inv.cap) != behalf_to))
         return INV_RESTART;

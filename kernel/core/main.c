@@ -92,6 +92,7 @@ NORETURN void kmain(u32 magic, u32 mbi_pa)
         panic("not started by a multiboot loader (magic %x)", magic);
     cpu_init();
     seal_init();
+    sched_init();
     read_multiboot(mbi_pa);
     print_memmap();
     paging_init(memmap_ram_end(&boot_info.memmap));

@@ -71,22 +71,16 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     set_state_wait(r, KEEP_STATE_RUNNABLE, WAIT_NONE);
     r->wait_target = NULL;
     if (same_prio) {
-        /* s runs, so it heads its queue: r takes its place in the ring,
-         * which is what dequeuing s and enqueuing r at the front gives.
-         * The same instructions whether s is alone in the ring or not
-         * (conditional moves, no branch), so that another process being
-         * runnable at this priority does not change what an IPC costs. */
+        /* s runs, so it heads its ring: r takes its place, which is what
+         * dequeuing s and enqueuing r at the front gives.  The ring's
+         * sentinel makes this the same stores whether or not others are
+         * runnable at this priority: what an IPC costs does not depend on
+         * them (issue 16). */
         struct process *next = s->rq_next, *prev = s->rq_prev;
-        /* alone (next == s): r's neighbours are r itself */
-        __asm__("cmp %3, %0\n\tcmove %2, %0\n\tcmove %2, %1"
-                : "+r"(next), "+r"(prev)
-                : "r"(r), "r"(s)
-                : "cc");
         r->rq_next = next;
         r->rq_prev = prev;
         next->rq_prev = r;
         prev->rq_next = r;
-        sched_queue[r->prio] = r;
         s->rq_next = s->rq_prev = NULL;
         r->slice = TIME_SLICE_TICKS;
     } else {

@@ -54,16 +54,16 @@ void sendq_remove(struct process *q, struct process *p)
 
 /* ---- the IPC buffer ---- */
 /* Is p's IPC buffer mapped writable?  The answer stands until a mapping
- * goes away anywhere (unmap_generation) or the buffer moves. */
+ * of its space goes away (unmap_generation) or the buffer moves. */
 bool ipc_buffer_ok(struct process *p)
 {
     if (!p->ipc_buf)
         return false;
-    if (p->ipc_buf_checked == unmap_generation + 1)
+    if (p->ipc_buf_checked == p->as->unmap_generation + 1)
         return true;
     if (!user_range_ok(p->as, p->ipc_buf, KEEP_IPC_SIZE, true))
         return false;
-    p->ipc_buf_checked = unmap_generation + 1;
+    p->ipc_buf_checked = p->as->unmap_generation + 1;
     return true;
 }
 
@@ -403,6 +403,9 @@ u64 ipc_send(struct invocation *inv, u64 mode)
             m.caps[m.ncaps++] = return_cap(s);
         }
     }
+    /* A process its kpager exported: whoever needs it asks the kpager. */
+    if (unlikely(process_is_out(r)))
+        return kmem_need_process(inv, cap_objnum(inv->cap));
     u64 e = build(s, tag, &m);
     if (e)
         return e;

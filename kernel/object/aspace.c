@@ -62,7 +62,6 @@ void aspace_destroy(struct aspace *as)
     }
     struct table_walk w = {free_to_account, count_unmap, a};
     free_user_tables(as->pml4_pa, &w);
-    unmap_generation++;
     cspace_forget();
     kmem_free(a, as->pml4_pa);
     frame_info(pa)->version++;
@@ -106,13 +105,11 @@ static void tlb_forget(struct aspace *as, u64 va)
 
 /* Remove the mapping *pte of va (a user address or a capability-segment
  * address) from as. */
-u64 unmap_generation;
-
 static void unmap_pte(struct aspace *as, u64 *pte, u64 va)
 {
     u64 pa = *pte & PTE_ADDR;
     *pte = 0;
-    unmap_generation++;
+    as->unmap_generation++;
     tlb_forget(as, va);
     count_unmap(pa);
 }
@@ -126,7 +123,7 @@ u64 aspace_unmap_frame(struct aspace *as, u64 pa)
     ASSERT(f->maps >= n);
     f->maps -= n;
     if (n) {
-        unmap_generation++;
+        as->unmap_generation++;
         cspace_forget();
     }
     return n;

@@ -20,6 +20,11 @@ struct aspace {
     u64 cr3;                 /* CR3 value that loads it and keeps its PCID's TLB entries */
     u16 pcid;                /* 0 = none (flush on every switch) */
     bool tlb_stale;          /* unmapped while not loaded: flush at next switch */
+    /* Raised whenever a mapping of this space goes away (UNMAP,
+     * UNMAP_CAPPAGE, REVOKE_TABLE, MEMORY.REVOKE), so that a check that its
+     * processes' IPC buffers are mapped can be kept until it changes
+     * (ipc.c).  Per space: what others unmap never costs its IPC anything. */
+    u64 unmap_generation;
 };
 
 #define ASPACE_FRAMES 2 /* object, PML4 */
@@ -38,11 +43,6 @@ u64 aspace_map_tables(struct aspace *as, u64 va);
 void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa);
 u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr);
 
-/* Raised whenever a mapping goes away (UNMAP, UNMAP_CAPPAGE, an address
- * space destroyed), so that a check that memory is mapped can be kept
- * until it changes (the IPC buffer's, ipc.c).  Mappings are never
- * downgraded in place. */
-extern u64 unmap_generation;
 
 /* Load as (and its capability space) into CR3 unless it is loaded. */
 void aspace_load_flush(struct aspace *as);

@@ -73,7 +73,7 @@ u64 kmem_revoke_table(struct invocation *inv, struct account *a)
     if (cpu0.loaded_as == as)
         aspace_load_flush(as);
     as->tlb_stale = cpu0.loaded_as != as;
-    unmap_generation++;
+    as->unmap_generation++;
     a->used_count--;
     a->taken++;
     memset(phys_to_virt(pa), 0, PAGE_SIZE);

@@ -301,6 +301,8 @@ u64 process_invoke(struct invocation *inv)
 
     if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_MINT)
         return KEEP_ERR_INVALID_METHOD;
+    if (unlikely(process_is_out(p))) /* exported: whoever needs it asks the kpager */
+        return kmem_need_process(inv, cap_objnum(inv->cap));
     if (!inv_has(inv, needs(inv)))
         return KEEP_ERR_NO_RIGHTS;
     switch (inv->method) {

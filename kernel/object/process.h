@@ -41,7 +41,7 @@ struct process {
     u64 deadline;                       /* tick to wake at; 0 when not on the list */
     u64 pid, num;
     u64 ipc_buf;                        /* user address of the IPC buffer, or 0 */
-    u64 ipc_buf_checked;                /* 1 + unmap_generation when it was found mapped writable */
+    u64 ipc_buf_checked;                /* 1 + its space's unmap_generation when found mapped writable */
     /* While it waits for a message (receive or reply): the receive slots
      * its IPC buffer named when the wait began. */
     u64 recv_addr[KEEP_MAX_RECV_SLOTS];
