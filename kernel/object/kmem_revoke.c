@@ -230,6 +230,7 @@ u64 kmem_restore_process(struct invocation *inv, struct account *a)
         return e;
     u64 pa = cap_pa(c);
     struct frame *f = frame_info(pa);
+    ASSERT(f->type == FRAME_PAGE); /* what every PAGE capability names */
     if (f->maps)
         return KEEP_ERR_IN_USE;
     u8 *page = phys_to_virt(pa);

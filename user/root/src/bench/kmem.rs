@@ -5,7 +5,8 @@
 use core::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
 use keep_abi::{
-    ACCOUNT, Account, Aspace, MEMORY, Process, SELF_ASPACE, Sender, Tag, rights, slot, state, ty,
+    ACCOUNT, Account, Aspace, MEMORY, Process, SELF_ASPACE, Sender, Tag, layout, rights, slot, state,
+    ty,
 };
 use keep_loader::{Grant, Loader, Spec};
 use keep_rt::println;
@@ -193,10 +194,72 @@ fn ensure_out(out: u64) -> BenchResult {
     Ok(())
 }
 
+/// Where the wrapper benchmark keeps its copies: one cappage of slots.
+const COPIES_BASE: u64 = 0x0500_0000;
+const COPIES: u64 = layout::CAPPAGE_SLOTS;
+/// Revocations per batch.
+const REVOKES: u64 = 8;
+
+/// Revoking (ACCOUNT.DESTROY) a wrapper with one capability to it against
+/// one with COPIES more copied from it: the same work, since revocation is
+/// the wrapper frame's version rising (issue 16 asks that it stay O(1) in
+/// what was derived through it).  Untimed between revocations: making the
+/// wrapper, copying it, deleting the stale copies.
+fn wrapper_revoke(root: &mut Root, s: &mut Suite) -> BenchResult {
+    let (w, cp) = match (root.slots.alloc(), root.slots.alloc()) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return Err("no free slot".into()),
+    };
+    let r = (|| -> BenchResult {
+        MEMORY.retype(ty::CAPPAGE, cp).ctx("RETYPE")?;
+        SELF_ASPACE.map_cappage(cp, COPIES_BASE).ctx("MAP_CAPPAGE")?;
+        let pair = s.pair;
+        let batch = |copies: u64| -> BenchResult<u64> {
+            let mut sum = 0;
+            for _ in 0..REVOKES {
+                ACCOUNT.create_wrapper(slot::TIMER, w, rights::READ).ctx("CREATE_WRAPPER")?;
+                for i in 0..copies {
+                    SELF_ASPACE.copy_cap(w, COPIES_BASE + i, 0).ctx("COPY_CAP")?;
+                }
+                let t0 = tsc();
+                let e = ACCOUNT.destroy(w);
+                let t1 = tsc();
+                e.ctx("DESTROY")?;
+                sum += (t1 - t0).saturating_sub(pair);
+                SELF_ASPACE.delete_cap(w).ctx("DELETE")?;
+                for i in 0..copies {
+                    SELF_ASPACE.delete_cap(COPIES_BASE + i).ctx("DELETE copy")?;
+                }
+            }
+            Ok(sum / REVOKES)
+        };
+        for (name, copies) in [("cap.wrapper.revoke", 0), ("cap.wrapper.revoke.copies256", COPIES)] {
+            if !s.wants(name) {
+                continue;
+            }
+            batch(copies)?;
+            let mut runs = [0u64; super::RUNS];
+            for r in runs.iter_mut() {
+                *r = batch(copies)?;
+            }
+            s.report(name, "instructions", super::Runs(runs));
+        }
+        Ok(())
+    })();
+    let _ = SELF_ASPACE.unmap_cappage(COPIES_BASE);
+    let _ = MEMORY.reclaim(cp);
+    for x in [w, cp] {
+        let _ = SELF_ASPACE.delete_cap(x);
+        root.slots.free(x);
+    }
+    r
+}
+
 pub fn run(root: &mut Root, s: &mut Suite) {
     super::run_parts(root, s, &[
         ("kmem.revoke.page_table", page_table),
         ("kmem.revoke.process", process),
         ("kmem.revoke.fraction", fraction),
+        ("cap.wrapper.revoke", wrapper_revoke),
     ]);
 }
