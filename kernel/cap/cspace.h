@@ -105,6 +105,8 @@ static ALWAYS_INLINE u64 cspace_loaded_slot_w0(u64 addr, struct cap **slot, u64 
     *slot = s;
     return KEEP_ERR_OK;
 missing:
+    cpu0.cap_miss_as = cpu0.loaded_as;
+    cpu0.cap_miss_addr = addr;
     return KEEP_ERR_NO_CAPPAGE;
 }
 static ALWAYS_INLINE u64 cspace_loaded_slot(u64 addr, struct cap **slot)

@@ -2,6 +2,7 @@
  * invoked capability (through wrappers), and hand the invocation to IPC or
  * to the kernel object it names; write the results back and leave. */
 #include "invoke.h"
+#include "account.h"
 #include "arch.h"
 #include "device.h"
 #include "ipc.h"
@@ -107,6 +108,8 @@ u64 invoke_run(struct process *p, struct process *behalf_to)
 
 static NORETURN void finish(struct process *p, u64 e)
 {
+    if (unlikely(e == KEEP_ERR_NO_CAPPAGE))
+        e = kmem_cap_miss(p); /* a slot whose segment tables were taken back: rebuild */
     if (e != INV_BLOCKED && e != INV_DONE)
         p->regs.rax = e;
     kernel_exit();

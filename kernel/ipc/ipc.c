@@ -301,6 +301,8 @@ static void restart_sender(struct process *s, struct process *r)
     sched_enqueue(s);
     s->regs.rip += 2;
     u64 e = invoke_run(s, r);
+    if (e == KEEP_ERR_NO_CAPPAGE && kmem_cap_miss_rebuildable())
+        e = INV_RESTART; /* it runs again by itself, and rebuilds the tables then */
     if (e == INV_RESTART)
         s->regs.rip -= 2;
     else if (e != INV_BLOCKED && e != INV_DONE)

@@ -215,7 +215,7 @@ u64 account_invoke(struct invocation *inv)
         inv->res[3] = a->nout;
         return KEEP_ERR_OK;
     }
-    if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_RESTORE_PROCESS)
+    if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_REVOKE_CAP_TABLE)
         return KEEP_ERR_INVALID_METHOD;
     if (!inv_has(inv, KEEP_RIGHT_WRITE))
         return KEEP_ERR_NO_RIGHTS;
@@ -246,6 +246,8 @@ u64 account_invoke(struct invocation *inv)
         return kmem_revoke_table(inv, a);
     case KEEP_M_ACCOUNT_REVOKE_PROCESS:
         return kmem_revoke_process(inv, a);
+    case KEEP_M_ACCOUNT_REVOKE_CAP_TABLE:
+        return kmem_revoke_cap_table(inv, a);
     default:
         return kmem_restore_process(inv, a);
     }

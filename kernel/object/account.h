@@ -46,6 +46,13 @@ u64 account_check(u64 *checked); /* CHECK_INVARIANTS: violations found */
 
 /* kmem_revoke.c: kernel memory taken back from live tasks. */
 u64 kmem_revoke_table(struct invocation *inv, struct account *a);
+u64 kmem_revoke_cap_table(struct invocation *inv, struct account *a);
+/* The lookup that just failed with NO_CAPPAGE (cpu0.cap_miss_*) fell on a
+ * cappage whose segment tables a kpager took back: rebuild them, from the
+ * space's account (a KMEM fault if it is short), and have p's invocation
+ * run again.  NO_CAPPAGE when it was a plain miss. */
+u64 kmem_cap_miss(struct process *p);
+bool kmem_cap_miss_rebuildable(void);
 u64 kmem_revoke_process(struct invocation *inv, struct account *a);
 u64 kmem_restore_process(struct invocation *inv, struct account *a);
 u64 account_destroy_all(struct invocation *inv, struct account *a);

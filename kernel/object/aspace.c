@@ -52,14 +52,32 @@ static void count_unmap(u64 pa)
     }
 }
 
+/* Is a recorded cappage mapped in the segment now, or are its tables out? */
+static bool cappage_in_segment(struct aspace *as, const struct cappage_map *m)
+{
+    u64 *pte = user_pte(as->pml4_pa, capseg_va(m->cap_addr));
+    return pte && (*pte & PTE_P);
+}
+
+static void forget_record(struct aspace *as, struct cappage_map *m)
+{
+    *m = as->cappages[--as->ncappages];
+}
+
 void aspace_destroy(struct aspace *as)
 {
     struct account *a = as->account;
     u64 pa = virt_to_phys_window(as);
+    if (cpu0.cap_miss_as == as)
+        cpu0.cap_miss_as = NULL;
     if (cpu0.loaded_as == as) { /* never keep freed tables loaded */
         switch_address_space(kernel_pml4_phys(), 0, true);
         cpu0.loaded_as = NULL;
     }
+    /* Cappages whose segment tables are out are mapped all the same. */
+    for (u32 i = 0; i < as->ncappages; i++)
+        if (!cappage_in_segment(as, &as->cappages[i]))
+            count_unmap(as->cappages[i].pa);
     struct table_walk w = {free_to_account, count_unmap, a};
     free_user_tables(as->pml4_pa, &w);
     cspace_forget();
@@ -91,7 +109,27 @@ void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa)
 {
     ASSERT(capseg_map(as->pml4_pa, cap_addr, pa, pt_alloc, as->account) == 0);
     count_map(pa);
+    if (as->ncappages < ASPACE_CAPPAGE_RECORD)
+        as->cappages[as->ncappages++] = (struct cappage_map){cap_addr, pa};
+    else
+        as->capseg_unrecorded = true;
 }
+
+struct cappage_map *aspace_cappage_record(struct aspace *as, u64 cap_addr)
+{
+    u64 base = cap_addr - cap_addr % KEEP_CAPPAGE_SLOTS;
+    for (u32 i = 0; i < as->ncappages; i++)
+        if (as->cappages[i].cap_addr == base)
+            return &as->cappages[i];
+    return NULL;
+}
+
+
+void aspace_capseg_rebuild(struct aspace *as, struct cappage_map *m)
+{
+    ASSERT(capseg_map(as->pml4_pa, m->cap_addr, m->pa, pt_alloc, as->account) == 0);
+}
+
 
 
 /* TLB upkeep for a mapping removed from as. */
@@ -118,7 +156,18 @@ static void frame_gone(void *ctx, u64 va) { tlb_forget(ctx, va); }
 
 u64 aspace_unmap_frame(struct aspace *as, u64 pa)
 {
-    unsigned n = unmap_frame_everywhere(as->pml4_pa, pa, frame_gone, as);
+    unsigned n = 0;
+    for (u32 i = 0; i < as->ncappages;) { /* a cappage: its record goes too */
+        struct cappage_map *m = &as->cappages[i];
+        if (m->pa != pa) {
+            i++;
+            continue;
+        }
+        if (!cappage_in_segment(as, m))
+            n++; /* mapped with its tables out: no entry to clear */
+        forget_record(as, m);
+    }
+    n += unmap_frame_everywhere(as->pml4_pa, pa, frame_gone, as);
     struct frame *f = frame_info(pa);
     ASSERT(f->maps >= n);
     f->maps -= n;
@@ -211,7 +260,7 @@ static u64 do_map_cappage(struct invocation *inv, struct aspace *as)
     if ((e = cappage_addr_check(cap_addr)))
         return e;
     u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
-    if (pte && (*pte & PTE_P))
+    if ((pte && (*pte & PTE_P)) || aspace_cappage_record(as, cap_addr))
         return KEEP_ERR_EXISTS;
     if ((e = kmem_need(inv, as->account, aspace_cappage_tables(as, cap_addr))))
         return e;
@@ -226,9 +275,17 @@ static u64 do_unmap_cappage(struct invocation *inv, struct aspace *as)
     if (e)
         return e;
     u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
-    if (!pte || !(*pte & PTE_P))
+    struct cappage_map *m = aspace_cappage_record(as, cap_addr);
+    if (pte && (*pte & PTE_P)) {
+        unmap_pte(as, pte, capseg_va(cap_addr));
+    } else if (m) { /* its segment tables are out */
+        count_unmap(m->pa);
+        as->unmap_generation++;
+    } else {
         return KEEP_ERR_NOT_MAPPED;
-    unmap_pte(as, pte, capseg_va(cap_addr));
+    }
+    if (m)
+        forget_record(as, m);
     cspace_forget();
     return KEEP_ERR_OK;
 }

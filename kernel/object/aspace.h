@@ -25,7 +25,18 @@ struct aspace {
      * processes' IPC buffers are mapped can be kept until it changes
      * (ipc.c).  Per space: what others unmap never costs its IPC anything. */
     u64 unmap_generation;
+    /* The record of its cappage mappings, from which capability-segment
+     * tables a kpager took back are rebuilt (kmem_revoke.c): as many as the
+     * rest of the object's frame holds; beyond that, unrecorded is set and
+     * those tables are not taken back. */
+    bool capseg_dropped;    /* some capability-segment tables are out */
+    bool capseg_unrecorded; /* a cappage mapping did not fit the record */
+    u32 ncappages;
+    struct cappage_map {
+        u64 cap_addr, pa;
+    } cappages[];
 };
+#define ASPACE_CAPPAGE_RECORD ((PAGE_SIZE - sizeof(struct aspace)) / sizeof(struct cappage_map))
 
 #define ASPACE_FRAMES 2 /* object, PML4 */
 
@@ -42,6 +53,12 @@ u64 aspace_map_tables(struct aspace *as, u64 va);
 /* The same for a cappage at capability address cap_addr. */
 void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa);
 u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr);
+/* The record entry of the cappage at cap_addr (any slot of it), or NULL. */
+struct cappage_map *aspace_cappage_record(struct aspace *as, u64 cap_addr);
+/* Rebuild the capability-segment tables over a recorded cappage whose
+ * tables were taken back, from as's account (the caller made sure it
+ * holds aspace_cappage_tables() frames). */
+void aspace_capseg_rebuild(struct aspace *as, struct cappage_map *m);
 
 
 /* Load as (and its capability space) into CR3 unless it is loaded. */

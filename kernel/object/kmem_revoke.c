@@ -35,6 +35,16 @@ static void drop_leaf(u64 pa)
     }
 }
 
+/* A table frame goes to the kpager, empty, as a PAGE at dest. */
+static void hand_back(u64 pa, struct cap *dest)
+{
+    memset(phys_to_virt(pa), 0, PAGE_SIZE);
+    struct frame *f = frame_info(pa);
+    f->type = FRAME_PAGE;
+    f->maps = 0;
+    *dest = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE, 0, f->version, pa);
+}
+
 /* Does the table of `level` that translates va translate the IPC buffer of
  * a process in as?  The kernel reads and writes those buffers on its own,
  * without a fault a pager could answer, so their tables stay. */
@@ -76,13 +86,90 @@ u64 kmem_revoke_table(struct invocation *inv, struct account *a)
     as->unmap_generation++;
     a->used_count--;
     a->taken++;
-    memset(phys_to_virt(pa), 0, PAGE_SIZE);
-    struct frame *f = frame_info(pa);
-    f->type = FRAME_PAGE;
-    f->maps = 0;
-    *dest = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE, 0, f->version, pa);
     inv->res[0] = 1 + (a->free_count - before);
+    hand_back(pa, dest);
     return KEEP_ERR_OK;
+}
+
+/* ---- capability-segment tables ---- */
+
+static void keep_leaf(u64 pa) { (void)pa; } /* the record keeps the cappage mapped */
+
+/* Does a process of as wait with a receive slot under the capability
+ * addresses [lo, lo + n)?  A message's capabilities land there without an
+ * invocation of the receiver's own that could fault, so those tables stay. */
+static bool receive_slots_under(struct aspace *as, u64 lo, u64 n)
+{
+    for (struct process *p = all_processes; p; p = p->all_next) {
+        if (p->as != as || p->state != KEEP_STATE_BLOCKED ||
+            (p->wait_kind != WAIT_RECV && p->wait_kind != WAIT_REPLY))
+            continue;
+        for (u32 i = 0; i < p->recv_n; i++)
+            if (p->recv_addr[i] - lo < n)
+                return true;
+    }
+    return false;
+}
+
+u64 kmem_revoke_cap_table(struct invocation *inv, struct account *a)
+{
+    struct cap as_cap, *dest;
+    u64 addr = inv->arg[1], level = inv->arg[2];
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ASPACE, KEEP_RIGHT_WRITE, &as_cap);
+    if (e)
+        return e;
+    if ((e = cap_empty_slot(inv->caller->as, inv->arg[3], &dest)))
+        return e;
+    struct aspace *as = aspace_from_cap(as_cap);
+    if (as->account != a || level < 1 || level > 3 || addr >= KEEP_CAP_SPACE_SLOTS)
+        return KEEP_ERR_INVALID_ARG;
+    u64 *link = user_table_link(as->pml4_pa, capseg_va(addr), (int)level);
+    if (!link)
+        return KEEP_ERR_NOT_MAPPED;
+    /* Capability addresses the table covers: a cappage per 4 KiB of segment. */
+    u64 span = (1ULL << (9 * level)) * KEEP_CAPPAGE_SLOTS, lo = addr - addr % span;
+    if (as->nout || as->capseg_unrecorded || receive_slots_under(as, lo, span))
+        return KEEP_ERR_IN_USE;
+    u64 pa = *link & PTE_ADDR, before = a->free_count;
+    struct table_walk w = {drop_table, keep_leaf, a};
+    free_table_below(pa, (int)level, &w);
+    *link = 0;
+    as->capseg_dropped = true;
+    if (cpu0.loaded_as == as)
+        aspace_load_flush(as);
+    as->tlb_stale = cpu0.loaded_as != as;
+    cspace_forget();
+    inv->res[0] = 1 + (a->free_count - before);
+    a->used_count--;
+    a->taken++;
+    hand_back(pa, dest);
+    return KEEP_ERR_OK;
+}
+
+bool kmem_cap_miss_rebuildable(void)
+{
+    struct aspace *as = cpu0.cap_miss_as;
+    return as && as->capseg_dropped && aspace_cappage_record(as, cpu0.cap_miss_addr);
+}
+
+u64 kmem_cap_miss(struct process *p)
+{
+    struct aspace *as = cpu0.cap_miss_as;
+    cpu0.cap_miss_as = NULL;
+    if (!as || !as->capseg_dropped)
+        return KEEP_ERR_NO_CAPPAGE;
+    struct cappage_map *m = aspace_cappage_record(as, cpu0.cap_miss_addr);
+    if (!m)
+        return KEEP_ERR_NO_CAPPAGE;
+    struct account *a = as->account;
+    u64 n = aspace_cappage_tables(as, m->cap_addr);
+    if (a->free_count < n) {
+        u64 words[4] = {n, a->free_count, KEEP_KMEM_FRAMES, 0};
+        return kmem_fault(p, a->kpager, words); /* and the invocation runs again */
+    }
+    aspace_capseg_rebuild(as, m);
+    p->regs.rip -= 2; /* run the invocation again, now that the slot is there */
+    return INV_DONE;
 }
 
 /* ---- processes ---- */

@@ -473,6 +473,8 @@ pub mod method {
         pub const REVOKE_PROCESS: u64 = 10;
         /// Bring an exported process of this account back from the PAGE at page (which needs WRITE, is mapped nowhere, and holds the export, as REVOKE_PROCESS made it or a copy): the seal is checked, the frame becomes the process's again (the page capability and its copies become STALE) and the process goes on where it was. BAD_SEAL, with nothing changed, for an export that was altered, is not this account's, is not the current export of its process (restored before, or the process was destroyed) or was made by another boot of the kernel; IN_USE while the page is mapped.
         pub const RESTORE_PROCESS: u64 = 11;
+        /// REVOKE_TABLE for the capability segment: take back the segment's page table of the given level (1-3) that holds the cappage of capability address cap_addr, and every table below it, as an empty PAGE at dest. The cappages stay mapped: the address space records them, and the kernel rebuilds their tables from the record when a lookup needs them (from the space's account, with a KMEM fault if it is short; the invocation then runs again). Returns the frames freed. IN_USE if a process of the space waits with a receive slot under the table, if one of its processes is exported, or if the space has more cappages than its record holds.
+        pub const REVOKE_CAP_TABLE: u64 = 12;
     }
     pub mod timer {
         /// Return the milliseconds and timer ticks since boot.

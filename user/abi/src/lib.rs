@@ -745,6 +745,18 @@ impl Account {
         .map(|r| r[0])
     }
 
+    /// Takes back the capability-segment table of `level` (1-3) over the
+    /// cappage of `cap_addr` in the space at `aspace`, as an empty PAGE at
+    /// `dest`; returns the frames freed.
+    pub fn revoke_cap_table(self, aspace: u64, cap_addr: u64, level: u64, dest: u64) -> Result<u64> {
+        invoke(
+            self.0,
+            method::account::REVOKE_CAP_TABLE,
+            [aspace, cap_addr, level, dest],
+        )
+        .map(|r| r[0])
+    }
+
     /// Brings an exported process back from the PAGE at `page`.
     pub fn restore_process(self, page: u64) -> Result<()> {
         invoke(self.0, method::account::RESTORE_PROCESS, [page, 0, 0, 0]).map(drop)

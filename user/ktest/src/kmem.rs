@@ -218,6 +218,117 @@ pub fn memory_revoke(cx: &mut Cx) -> TestResult {
     r
 }
 
+/// A receiver waiting with its slot at words[0] (until killed).
+fn waiting_receiver(a: &thread::Args) -> u64 {
+    a.buf().set_recv_slots(&[a.words[0]]);
+    let m = recv(Tag::new(0).with_slots(1), 0);
+    m.err
+}
+
+pub fn revoke_cap_table(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, 32)?;
+    let [asp, d, got, ro] = cx.slots::<4>()?;
+    let cps = [cx.retype(ty::CAPPAGE)?, cx.retype(ty::CAPPAGE)?, cx.retype(ty::CAPPAGE)?];
+    let (near, far) = (0x4000u64, 0x0200_0000u64);
+    const OWN: u64 = 0x7000_0000; // in ktest's own space, far from its other cappages
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        let x = Aspace(asp);
+        x.map_cappage(cps[0], near).ctx("MAP_CAPPAGE near")?;
+        x.map_cappage(cps[1], far).ctx("MAP_CAPPAGE far")?;
+        x.insert_cap(slot::CONSOLE, near + 1, 0).ctx("INSERT")?;
+        x.insert_cap(slot::TIMER, far + 1, 0).ctx("INSERT")?;
+        let [_, used0, taken0, _] = a.info_all().ctx("INFO")?;
+        let n = a.revoke_cap_table(asp, near, 1, d).ctx("REVOKE_CAP_TABLE level 1")?;
+        ensure!(n == 1, "level 1 freed {n}");
+        expect_type(d, ty::PAGE)?;
+        let [_, used1, taken1, _] = a.info_all().ctx("INFO")?;
+        ensure!(used1 == used0 - 1 && taken1 == taken0 + 1, "used {used0}->{used1}, taken {taken0}->{taken1}");
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        // A lookup there rebuilds the table from the record: nobody notices.
+        x.extract_cap(near + 1, got, 0).ctx("EXTRACT after the revocation")?;
+        expect_type(got, ty::CONSOLE)?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        let n = a.revoke_cap_table(asp, far, 3, d).ctx("REVOKE_CAP_TABLE level 3")?;
+        ensure!(n >= 3, "level 3 freed {n}");
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        x.insert_cap(slot::CONSOLE, far + 2, 0).ctx("INSERT after level 3 went")?;
+        x.extract_cap(far + 1, got, 0).ctx("EXTRACT far")?;
+        expect_type(got, ty::TIMER)?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        x.extract_cap(near + 1, got, 0).ctx("EXTRACT near")?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        // An empty account and no kpager: the rebuild is NO_MEMORY, then works once funded.
+        a.revoke_cap_table(asp, near, 3, d).ctx("REVOKE level 3 again")?;
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        let free = a.info_all().ctx("INFO")?[0];
+        a.reclaim(slot::MEMORY, free).ctx("RECLAIM the account's frames")?;
+        expect_err(x.extract_cap(near + 1, got, 0), Error::NO_MEMORY, "rebuild on an empty account")?;
+        MEMORY.donate(a.0, 8).ctx("DONATE")?;
+        x.extract_cap(near + 1, got, 0).ctx("EXTRACT once funded")?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        // Mapping over a recorded cappage is EXISTS; unmapping one whose
+        // tables are out works, and it is gone.
+        a.revoke_cap_table(asp, near, 1, d).ctx("REVOKE")?;
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        expect_err(x.map_cappage(cps[2], near), Error::EXISTS, "MAP_CAPPAGE over a recorded one")?;
+        x.unmap_cappage(near).ctx("UNMAP_CAPPAGE with its tables out")?;
+        expect_err(x.extract_cap(near + 1, got, 0), Error::NO_CAPPAGE, "EXTRACT from the unmapped cappage")?;
+        MEMORY.reclaim(cps[0]).ctx("RECLAIM the unmapped cappage")?;
+        // MEMORY.REVOKE of a cappage whose tables are out (far's went with
+        // the level-3 table above, and nothing has looked there since).
+        expect_err(a.revoke_cap_table(asp, far, 1, d), Error::NOT_MAPPED, "far's table, still out")?;
+        let n = MEMORY.revoke(cps[1]).ctx("MEMORY.REVOKE")?;
+        ensure!(n == 1, "MEMORY.REVOKE removed {n} mappings");
+
+        // Errors change nothing.
+        x.map_cappage(cps[2], near).ctx("MAP_CAPPAGE")?;
+        let before = a.info_all().ctx("INFO")?;
+        SELF_ASPACE.copy_cap(asp, ro, rights::READ).ctx("COPY_CAP")?;
+        expect_err(a.revoke_cap_table(asp, near, 0, d), Error::INVALID_ARG, "level 0")?;
+        expect_err(a.revoke_cap_table(asp, near, 4, d), Error::INVALID_ARG, "level 4")?;
+        expect_err(a.revoke_cap_table(asp, layout::CAP_SPACE_SLOTS, 1, d), Error::INVALID_ARG, "beyond")?;
+        expect_err(a.revoke_cap_table(asp, 0x3000_0000, 1, d), Error::NOT_MAPPED, "no table there")?;
+        expect_err(a.revoke_cap_table(ro, near, 1, d), Error::NO_RIGHTS, "read-only space")?;
+        expect_err(a.revoke_cap_table(asp, near, 1, slot::CONSOLE), Error::EXISTS, "full dest")?;
+        expect_err(ACCOUNT.revoke_cap_table(asp, near, 1, d), Error::INVALID_ARG, "another account's space")?;
+        ensure!(a.info_all().ctx("INFO")? == before, "a refused request changed the account");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    for c in cps {
+        let _ = MEMORY.reclaim(c);
+    }
+    cx.drop_slots(&[a.0, asp, d, got, ro]);
+    cx.drop_slots(&cps);
+    r.and_then(|_| own_cap_table(cx, OWN))
+}
+
+/// The same in ktest's own space: its own invocation of a capability whose
+/// table was taken back rebuilds it; a waiting receiver's slot pins it.
+fn own_cap_table(cx: &mut Cx, at: u64) -> TestResult {
+    let cp = cx.retype(ty::CAPPAGE)?;
+    let [d, ret] = cx.slots::<2>()?;
+    let r = (|| {
+        SELF_ASPACE.map_cappage(cp, at).ctx("MAP_CAPPAGE")?;
+        SELF_ASPACE.copy_cap(slot::KERNEL, at + 1, 0).ctx("COPY_CAP")?;
+        ACCOUNT.revoke_cap_table(slot::SELF_ASPACE, at, 1, d).ctx("REVOKE own table")?;
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        keep_abi::Kernel(at + 1).info(keep_abi::info::VERSION).ctx("invoking through the revoked table")?;
+        // A receiver waiting with a slot there keeps the table.
+        let t = thread::spawn(&mut cx.slots, "ktest-recv", 10, waiting_receiver, &[at + 2])?;
+        let _ = keep_abi::TIMER.sleep(5);
+        let pinned = ACCOUNT.revoke_cap_table(slot::SELF_ASPACE, at, 1, d);
+        t.kill(&mut cx.slots);
+        expect_err(pinned, Error::IN_USE, "a table under a waiting receiver's slot")?;
+        let _ = ret;
+        invariants()
+    })();
+    let _ = MEMORY.revoke(cp);
+    cx.drop_slots(&[d, ret, cp]);
+    r
+}
+
 /// An account with a space and `N` CREATED processes in it.
 fn with_processes<const N: usize>(
     cx: &mut Cx,

@@ -115,8 +115,10 @@ fn region_va(i: u64) -> u64 {
 
 /// A live task on an account of its own: `hello` sleeping 300 ms (it exits
 /// 0 when it wakes) with 16 data pages mapped by its pager (here) in a deep
-/// tree.  Its kpager takes back every data-region table and the process,
-/// then gives them back; the task must then wake and exit 0.  Reports the
+/// tree.  Its kpager takes back every data-region table, its capability
+/// segment's tables and the process, then gives the process back (the
+/// segment rebuilds itself, the pager maps the data again); the task must
+/// then wake and exit 0.  Reports the
 /// percentage of the account's frames in use that were taken back.
 fn fraction(root: &mut Root, s: &mut Suite) -> BenchResult {
     if !s.wants("kmem.revoke.fraction") {
@@ -154,6 +156,10 @@ fn fraction(root: &mut Root, s: &mut Suite) -> BenchResult {
                 a.revoke_table(child.aspace.0, region_va(i), 3, d).ctx("REVOKE_TABLE")?;
                 MEMORY.reclaim(d).ctx("RECLAIM")?;
             }
+            // Its capability segment's tables (rebuilt from the space's
+            // record when the program next looks a capability up).
+            a.revoke_cap_table(child.aspace.0, 0, 3, d).ctx("REVOKE_CAP_TABLE")?;
+            MEMORY.reclaim(d).ctx("RECLAIM")?;
             a.revoke_process(child.process.0, pd).ctx("REVOKE_PROCESS")?;
             let [free1, _, taken1, out] = a.info_all().ctx("INFO")?;
             let taken = taken1 - taken0 + (free1 - free0); // handed back + freed into the account
