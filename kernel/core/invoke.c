@@ -46,6 +46,8 @@ static u64 invoke_slot(struct process *p, struct process *behalf_to, u64 err, co
     struct regs *r = &p->regs;
     u64 tag = r->rsi, mode = tag_mode(tag);
     struct cap c;
+    if (unlikely(err == KEEP_ERR_NO_CAPPAGE)) /* the fast path's lookup of rdi missed */
+        cap_miss_note(p->as, r->rdi);
     u64 e = cap_check_slot(err, slot, 0, 0, &c); /* before building anything: errors are common */
     if (e)
         return e;

@@ -105,6 +105,16 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     arch_return_to_user(d);
 }
 
+/* Does the slot hold a return capability a caller still waits on?  Its
+ * first word is then its number's reply word exactly (number 0's matches
+ * nothing).  Overwriting it would leave that caller waiting for nothing:
+ * the general path ends that call with NO_REPLY. */
+static ALWAYS_INLINE bool holds_live_return(const struct cap *slot)
+{
+    u64 w0 = slot->w0;
+    return unlikely(process_numbers[cap_objnum((struct cap){w0, 0})].reply == w0);
+}
+
 /* The rest of a call (tag: CALL_BITS, or STRING_CALL_BITS with str)
  * through the SENDER c to r, which waits to receive and runs next; same_prio
  * and str are constants, so that each case is compiled for itself. */
@@ -123,7 +133,9 @@ static ALWAYS_INLINE void call_to(struct process *s, u64 tag, struct cap c, stru
         if (cspace_loaded_slot_w0(a, &x, &w0)) /* s's space is loaded */
             return;
         xfer = (struct cap){w0, x->w1};
-        if (!cap_live_quick(xfer)) /* null or stale: the general path reports it */
+        /* null or stale, or a return capability (never copied): the general
+         * path reports it */
+        if (cap_type(xfer) == KEEP_TYPE_RETURN || !cap_live_quick(xfer))
             return;
         xfer = cap_mask(xfer, w >> 32);
     }
@@ -136,7 +148,8 @@ static ALWAYS_INLINE void call_to(struct process *s, u64 tag, struct cap c, stru
      * were checked when its receive began). */
     struct cap *rs[2];
     aspace_load(r->as);
-    if (cspace_loaded_slot(r->recv_addr[0], &rs[0]) || (ncaps && cspace_loaded_slot(r->recv_addr[1], &rs[1]))) {
+    if (cspace_loaded_slot(r->recv_addr[0], &rs[0]) || (ncaps && cspace_loaded_slot(r->recv_addr[1], &rs[1])) ||
+        holds_live_return(rs[0]) || (ncaps && holds_live_return(rs[1]))) {
         aspace_load(s->as);
         return;
     }

@@ -148,8 +148,10 @@ static void deliver(struct process *r, const struct msg *m)
 {
     struct cap *slots[KEEP_MAX_RECV_SLOTS];
     unsigned n = recv_slots(r, slots), got = 0;
-    for (unsigned i = 0; i < m->ncaps && got < n; i++)
+    for (unsigned i = 0; i < m->ncaps && got < n; i++) {
+        return_cap_lost(*slots[got]); /* overwritten: its caller hears NO_REPLY */
         *slots[got++] = m->caps[i];
+    }
     u64 tag = m->label | ((u64)got << KEEP_TAG_CAPS_SHIFT) | (m->call ? KEEP_TAG_CALLED : 0);
     if (m->string && ipc_buffer_ok(r)) {
         copy_user_to_user(r->as, r->ipc_buf + KEEP_IPC_STRING, m->str_as, m->str_va, m->str_len);
@@ -168,6 +170,7 @@ static bool deliver_fault(struct process *h, struct process *p)
     struct cap *slot;
     if (h->recv_n < 1 || cspace_slot(h->as, h->recv_addr[0], &slot) != KEEP_ERR_OK)
         return false;
+    return_cap_lost(*slot);
     *slot = return_cap(p);
     wake_with(h, p->fault_label | (1ULL << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED, cap_payload(p->fault_to),
               p->fault_words);
@@ -268,6 +271,8 @@ static u64 build(struct process *s, u64 tag, struct msg *m)
         u64 e = cap_lookup(s->as, w & 0xffffffff, 0, 0, &c);
         if (e)
             return e;
+        if (cap_type(c) == KEEP_TYPE_RETURN) /* never copied: one caller, one capability */
+            return KEEP_ERR_INVALID_ARG;
         m->caps[m->ncaps++] = cap_mask(c, mask);
     }
     struct cap *slots[KEEP_MAX_RECV_SLOTS]; /* our own, for what comes back */

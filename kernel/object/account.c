@@ -139,7 +139,7 @@ static u64 create_wrapper(struct invocation *inv, struct account *a)
         return e;
     if ((e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest)))
         return e;
-    if (rights & ~KEEP_RIGHT_ALL)
+    if ((rights & ~KEEP_RIGHT_ALL) || cap_type(inner) == KEEP_TYPE_RETURN) /* never copied */
         return KEEP_ERR_INVALID_ARG;
     if ((e = kmem_need(inv, a, 1)))
         return e;

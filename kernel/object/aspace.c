@@ -274,12 +274,14 @@ static u64 do_unmap_cappage(struct invocation *inv, struct aspace *as)
     u64 e = cappage_addr_check(cap_addr);
     if (e)
         return e;
-    u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
+    u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr)), pa;
     struct cappage_map *m = aspace_cappage_record(as, cap_addr);
     if (pte && (*pte & PTE_P)) {
+        pa = *pte & PTE_ADDR;
         unmap_pte(as, pte, capseg_va(cap_addr));
     } else if (m) { /* its segment tables are out */
-        count_unmap(m->pa);
+        pa = m->pa;
+        count_unmap(pa);
         as->unmap_generation++;
     } else {
         return KEEP_ERR_NOT_MAPPED;
@@ -287,6 +289,8 @@ static u64 do_unmap_cappage(struct invocation *inv, struct aspace *as)
     if (m)
         forget_record(as, m);
     cspace_forget();
+    if (frame_info(pa)->maps == 0) /* mapped nowhere: its return capabilities reach nobody */
+        cappage_lost(pa);
     return KEEP_ERR_OK;
 }
 
@@ -300,8 +304,8 @@ static u64 transfer(struct invocation *inv, struct aspace *from, struct aspace *
         return e;
     if ((e = cap_empty_slot(to, inv->arg[1], &dest)))
         return e;
-    if (rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK))
-        return KEEP_ERR_INVALID_ARG;
+    if ((rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) || cap_type(c) == KEEP_TYPE_RETURN)
+        return KEEP_ERR_INVALID_ARG; /* a return capability is never copied */
     c = cap_mask(c, rights);
     *dest = weaken ? cap_weaken(c) : c;
     return KEEP_ERR_OK;
@@ -315,7 +319,9 @@ static u64 do_delete(struct aspace *as, u64 addr)
         return e;
     if (cap_is_null(*s))
         return KEEP_ERR_INVALID_CAP;
+    struct cap old = *s;
     *s = (struct cap){0, 0};
+    return_cap_lost(old);
     return KEEP_ERR_OK;
 }
 
@@ -330,8 +336,8 @@ static u64 do_copy_move(struct invocation *inv, struct aspace *as, bool move)
         return KEEP_ERR_INVALID_CAP;
     if ((e = cap_empty_slot(as, inv->arg[1], &dest)))
         return e;
-    if (rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK))
-        return KEEP_ERR_INVALID_ARG;
+    if ((rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) || (!move && cap_type(*src) == KEEP_TYPE_RETURN))
+        return KEEP_ERR_INVALID_ARG; /* a return capability moves, never copies */
     *dest = cap_mask(*src, rights);
     if (move)
         *src = (struct cap){0, 0};

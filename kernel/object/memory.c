@@ -69,6 +69,8 @@ static u64 reclaim(struct invocation *inv)
     struct frame *f = frame_info(cap_pa(c));
     if (f->maps)
         return KEEP_ERR_IN_USE;
+    if (cap_type(c) == KEEP_TYPE_CAPPAGE)
+        cappage_lost(cap_pa(c)); /* its return capabilities go with it */
     *slot = (struct cap){0, 0};
     f->version++;
     frame_free(cap_pa(c));

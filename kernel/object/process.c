@@ -32,6 +32,9 @@ struct cap process_cap(struct process *p)
 
 struct process *process_create(struct aspace *as, struct account *a)
 {
+    /* Number 0 is never used; its reply word must match no capability,
+     * not even the null one (the fast path compares slots with it). */
+    process_numbers[0].reply = ~0ULL;
     struct process *p = phys_to_virt(kmem_alloc(a, FRAME_PROCESS));
     while (process_numbers[number_hint].p || number_hint == 0)
         number_hint = (number_hint + 1) % KEEP_PROCESS_NUMBERS;
@@ -177,6 +180,10 @@ void process_destroy(struct process *p)
     process_list_remove(p);
     sched_forget(p);
     p->as->nproc--;
+    /* Its space's last process: nobody can use the return capabilities
+     * there any more (those in cappages no other space maps). */
+    if (p->as->nproc == 0)
+        aspace_return_caps_lost(p->as, 1);
     kmem_free(p->account, virt_to_phys_window(p));
 }
 
@@ -193,6 +200,54 @@ void process_drop_exported(u64 num)
     x->account->nout--;
     x->account = NULL;
     x->as = NULL;
+}
+
+void return_cap_lost(struct cap c)
+{
+    if (cap_type(c) != KEEP_TYPE_RETURN)
+        return;
+    struct process *p = return_target(c);
+    if (!p || process_is_out(p)) /* an exported caller hears it when it is back: STALE */
+        return;
+    bool fault = p->wait_kind == WAIT_FAULT_REPLY;
+    return_cap_used(p);
+    sleep_remove(p);
+    p->wait_kind = WAIT_NONE;
+    if (fault) { /* its handler can no longer answer: as if it had none */
+        finish(p, KEEP_STATE_FAULTED, p->fault_words[0], p->fault_words[1], p->fault_words[2]);
+        return;
+    }
+    p->regs.rax = KEEP_ERR_NO_REPLY;
+    process_make_runnable(p);
+}
+
+static void lost_in_cappage(void *ctx, u64 pa)
+{
+    (void)ctx;
+    struct cap *slots = phys_to_virt(pa);
+    for (unsigned i = 0; i < KEEP_CAPPAGE_SLOTS; i++)
+        return_cap_lost(slots[i]);
+}
+
+void cappage_lost(u64 pa) { lost_in_cappage(NULL, pa); }
+
+/* Cappages of as that no other space maps (maps_elsewhere: how many
+ * mappings a cappage may have and still be as's alone). */
+static void lost_if_alone(void *ctx, u64 pa)
+{
+    u32 alone = *(u32 *)ctx;
+    if (frame_info(pa)->maps <= alone)
+        lost_in_cappage(NULL, pa);
+}
+
+void aspace_return_caps_lost(struct aspace *as, u32 mapped_alone)
+{
+    capseg_for_each(as->pml4_pa, lost_if_alone, &mapped_alone);
+    for (u32 i = 0; i < as->ncappages; i++) { /* cappages whose segment tables are out */
+        u64 *pte = user_pte(as->pml4_pa, capseg_va(as->cappages[i].cap_addr));
+        if (!(pte && (*pte & PTE_P)))
+            lost_if_alone(&mapped_alone, as->cappages[i].pa);
+    }
 }
 
 bool process_reflect(struct process *p, u64 label, const u64 words[4])

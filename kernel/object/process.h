@@ -132,6 +132,14 @@ static inline struct process *process_from_cap(struct cap c)
 void process_set_name(struct process *p, const char *name);
 /* Send a fault message to p's handler; false when it has no live one. */
 bool process_reflect(struct process *p, u64 label, const u64 words[4]);
+/* c is going (deleted, overwritten, its cappage or space gone): if it is the
+ * live return capability of a waiting caller, the call ends with NO_REPLY
+ * (a fault message's: the process stops as FAULTED). */
+void return_cap_lost(struct cap c);
+void cappage_lost(u64 pa);
+/* The same for every return capability in as's cappages that at most
+ * mapped_alone mappings reach (1: as's own). */
+void aspace_return_caps_lost(struct aspace *as, u32 mapped_alone);
 /* An exception in user mode: to the fault handler, or stop and report. */
 void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err);
 void process_make_runnable(struct process *p);

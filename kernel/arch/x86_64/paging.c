@@ -199,6 +199,25 @@ unsigned unmap_frame_everywhere(u64 pml4_pa, u64 pa, void (*gone)(void *ctx, u64
     return n;
 }
 
+static void each_leaf(u64 *t, int level, void (*fn)(void *, u64), void *ctx)
+{
+    for (unsigned i = 0; i < 512; i++) {
+        if (!(t[i] & PTE_P))
+            continue;
+        if (level > 0)
+            each_leaf(table_of(t[i]), level - 1, fn, ctx);
+        else
+            fn(ctx, t[i] & PTE_ADDR);
+    }
+}
+
+void capseg_for_each(u64 pml4_pa, void (*fn)(void *ctx, u64 pa), void *ctx)
+{
+    u64 e = ((u64 *)phys_to_virt(pml4_pa))[CAPSEG_SLOT];
+    if (e & PTE_P)
+        each_leaf(table_of(e), 2, fn, ctx);
+}
+
 u64 *user_table_link(u64 pml4_pa, u64 va, int level)
 {
     u64 *t = phys_to_virt(pml4_pa);

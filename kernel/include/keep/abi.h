@@ -27,6 +27,7 @@
 #define KEEP_ERR_TIMEOUT 0xfULL /* A receive phase ended because its time-out expired. */
 #define KEEP_ERR_IN_USE 0x10ULL /* The resource is in use: a frame that is still mapped, an interrupt line already bound, or a device resource the kernel keeps for itself. */
 #define KEEP_ERR_BAD_SEAL 0x11ULL /* An exported kernel object does not validate: it was altered, it was restored before (a replay), it is another object's, or another kernel made it. */
+#define KEEP_ERR_NO_REPLY 0x12ULL /* A call's reply can never come: its return capability was deleted or overwritten, or the cappage or address space that held it went away (the callee's space lost its last process, was destroyed, or unmapped the cappage). The call is over. */
 
 /* Object types */
 #define KEEP_TYPE_NULL 0x0ULL /* The null capability (all-zero); every invocation fails with INVALID_CAP. */

@@ -42,6 +42,8 @@ pub mod err {
     pub const IN_USE: u64 = 0x10;
     /// An exported kernel object does not validate: it was altered, it was restored before (a replay), it is another object's, or another kernel made it.
     pub const BAD_SEAL: u64 = 0x11;
+    /// A call's reply can never come: its return capability was deleted or overwritten, or the cappage or address space that held it went away (the callee's space lost its last process, was destroyed, or unmapped the cappage). The call is over.
+    pub const NO_REPLY: u64 = 0x12;
 }
 
 /// Object types
@@ -403,13 +405,13 @@ pub mod method {
         pub const MAP_CAPPAGE: u64 = 4;
         /// Remove the cappage mapped at cap_addr (a multiple of CAPPAGE_SLOTS). Its capabilities stay in the cappage.
         pub const UNMAP_CAPPAGE: u64 = 5;
-        /// Copy the capability at src in the caller's space to the empty slot dest of this capability space, with its rights reduced by the rights mask (0 keeps them).
+        /// Copy the capability at src in the caller's space to the empty slot dest of this capability space, with its rights reduced by the rights mask (0 keeps them). A RETURN capability is never copied: INVALID_ARG.
         pub const INSERT_CAP: u64 = 6;
-        /// Copy the capability at src of this capability space to the empty slot dest of the caller's space, reduced by the rights mask. Through a weak ASPACE capability the copy is weakened: a PAGE keeps only READ, a CAPPAGE or ASPACE becomes weak, anything else arrives as the null capability.
+        /// Copy the capability at src of this capability space to the empty slot dest of the caller's space, reduced by the rights mask. Through a weak ASPACE capability the copy is weakened: a PAGE keeps only READ, a CAPPAGE or ASPACE becomes weak, anything else arrives as the null capability. A RETURN capability is never copied: INVALID_ARG.
         pub const EXTRACT_CAP: u64 = 7;
-        /// Empty slot of this capability space (INVALID_CAP if it is already empty).
+        /// Empty slot of this capability space (INVALID_CAP if it is already empty). If it held the return capability of a call still waiting for its reply, that call ends at once with NO_REPLY (a fault message's: the process stops as FAULTED).
         pub const DELETE_CAP: u64 = 8;
-        /// Copy src to the empty slot dest, both in this capability space, reduced by the rights mask (0 keeps the rights; WEAK in the mask weakens). A stale capability copies as it is.
+        /// Copy src to the empty slot dest, both in this capability space, reduced by the rights mask (0 keeps the rights; WEAK in the mask weakens). A stale capability copies as it is. A RETURN capability is never copied (INVALID_ARG): there is one per call, so that its caller can be told when it goes; MOVE_CAP moves it.
         pub const COPY_CAP: u64 = 9;
         /// Move src to the empty slot dest in this capability space; src becomes null. Moving a slot onto itself is EXISTS.
         pub const MOVE_CAP: u64 = 10;
@@ -459,7 +461,7 @@ pub mod method {
         pub const CREATE_ASPACE: u64 = 3;
         /// Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. BAD_STATE when PROCESS_NUMBERS processes exist.
         pub const CREATE_PROCESS: u64 = 4;
-        /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have.
+        /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have. A RETURN capability cannot be wrapped (INVALID_ARG).
         pub const CREATE_WRAPPER: u64 = 5;
         /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it.
         pub const DESTROY: u64 = 6;
@@ -533,6 +535,7 @@ pub fn error_name(e: u64) -> &'static str {
         0xf => "TIMEOUT",
         0x10 => "IN_USE",
         0x11 => "BAD_SEAL",
+        0x12 => "NO_REPLY",
         _ => "UNKNOWN_ERROR",
     }
 }

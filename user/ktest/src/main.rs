@@ -40,6 +40,7 @@ mod ipc;
 mod kernel;
 mod kmem;
 mod process;
+mod reply;
 mod sched;
 mod sfi;
 mod stress;
@@ -326,6 +327,13 @@ const TESTS: &[Test] = &[
     ("IPC0032", "receive slots naming one slot twice are INVALID_ARG (receive, call, reply-and-receive)", ipc::duplicate_recv_slots),
     ("IPC0033", "a call's reply wait can time out; the late reply is STALE", ipc::call_timeout),
     ("IPC0034", "revoking a wrapper wakes the senders queued through it with STALE", ipc::wrapper_revoked_wakes_queued_sender),
+    ("REPLY0001", "a return capability deleted: its caller hears NO_REPLY at once", reply::deleted),
+    ("REPLY0002", "a return capability overwritten by the next call: NO_REPLY", reply::overwritten),
+    ("REPLY0003", "a moved return capability still answers", reply::moved_still_answers),
+    ("REPLY0004", "the cappage holding it unmapped: NO_REPLY", reply::cappage_unmapped),
+    ("REPLY0005", "return capabilities are never copied (COPY, INSERT, wrapper, message)", reply::never_copied_setup),
+    ("REPLY0006", "the server's space loses its last process: NO_REPLY", reply::server_space_gone),
+    ("REPLY0007", "a fault message's return capability deleted: the process stops FAULTED", reply::fault_reply_lost),
     ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
