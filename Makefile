@@ -167,7 +167,7 @@ bench: bench-deps image
 
 # ---- tests ----------------------------------------------------------------
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \
-	kernel/core/elf.c kernel/core/bootimage.c
+	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c
 HOST_CFLAGS := -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-DHOST_TEST -Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap
 

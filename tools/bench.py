@@ -122,6 +122,8 @@ def add_ratios(r):
         ratio(r, f"{CROSS}.lookup_{v}_ratio", f"{CROSS}.lookup_{v}", CROSS)
     ratio(r, "cap.lookup.sparse_dense_ratio", "cap.lookup.sparse", "cap.lookup.dense")
     ratio(r, "sfi.keep.call.roundtrip_ratio", "sfi.keep.call.roundtrip", CROSS)
+    ratio(r, f"{CROSS}.kmem_pressure_ratio", f"{CROSS}.kmem_pressure", CROSS)
+    ratio(r, "cap.wrapper.revoke.copies256_ratio", "cap.wrapper.revoke.copies256", "cap.wrapper.revoke")
     for keep, linux in LINUX_PAIRS:
         ratio(r, f"{keep}.linux_ratio", keep, linux)
 
@@ -170,6 +172,12 @@ def targets(r):
     row("`cap.lookup.sparse` / `dense` at most 1.10", x, x is not None and x <= 1.10)
     x = med("kmem.fault")
     row("`kmem.fault` at most 1,700 above the operation", x, x is not None and x <= 1700)
+    x = med(f"{CROSS}.kmem_pressure_ratio")
+    row("`cross_as.kmem_pressure` equal to `cross_as` (issue 16)", x, x == 1)
+    x = med("kmem.revoke.fraction")
+    row("at least 50% of a live task's kernel frames taken back (issue 16)", x, x is not None and x >= 50)
+    x = med("cap.wrapper.revoke.copies256_ratio")
+    row("revoking a wrapper with 256 copies costs what one without does (issue 16)", x, x == 1)
     for keep, linux in LINUX_PAIRS[:5]:
         x = med(f"{keep}.linux_ratio")
         row(f"`{keep}` below the Linux guest's `{linux}` (ratio below 1)", x, x is not None and x < 1)

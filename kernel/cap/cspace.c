@@ -9,11 +9,19 @@
 #include "process.h"
 #include "wrapper.h"
 
+void cap_miss_note(struct aspace *as, u64 addr)
+{
+    cpu0.cap_miss_as = as;
+    cpu0.cap_miss_addr = addr;
+}
+
 u64 cspace_walk(struct aspace *as, u64 addr, struct cap **slot)
 {
     u64 *pte = user_pte(as->pml4_pa, capseg_va(addr));
-    if (!pte || !(*pte & PTE_P))
+    if (!pte || !(*pte & PTE_P)) {
+        cap_miss_note(as, addr);
         return KEEP_ERR_NO_CAPPAGE;
+    }
     *slot = (struct cap *)phys_to_virt(*pte & PTE_ADDR) + (addr % KEEP_CAPPAGE_SLOTS);
     return KEEP_ERR_OK;
 }

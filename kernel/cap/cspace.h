@@ -15,6 +15,10 @@
 
 struct aspace;
 
+/* Note where a lookup found no cappage (cpu0.cap_miss_*: invoke.c rebuilds
+ * segment tables a kpager took back).  Out of line: misses are rare. */
+void cap_miss_note(struct aspace *as, u64 addr);
+
 /* The slot through a walk of as's capability-segment tables. */
 u64 cspace_walk(struct aspace *as, u64 addr, struct cap **slot);
 
@@ -125,7 +129,10 @@ static ALWAYS_INLINE u64 cspace_slot(struct aspace *as, u64 addr, struct cap **s
         *slot = walked;
         return e;
     }
-    return cspace_loaded_slot(addr, slot);
+    u64 e = cspace_loaded_slot(addr, slot);
+    if (unlikely(e))
+        cap_miss_note(as, addr);
+    return e;
 }
 #endif
 

@@ -2,6 +2,7 @@
  * invoked capability (through wrappers), and hand the invocation to IPC or
  * to the kernel object it names; write the results back and leave. */
 #include "invoke.h"
+#include "account.h"
 #include "arch.h"
 #include "device.h"
 #include "dma_domain.h"
@@ -48,6 +49,8 @@ static u64 invoke_slot(struct process *p, struct process *behalf_to, u64 err, co
     struct regs *r = &p->regs;
     u64 tag = r->rsi, mode = tag_mode(tag);
     struct cap c;
+    if (unlikely(err == KEEP_ERR_NO_CAPPAGE)) /* the fast path's lookup of rdi missed */
+        cap_miss_note(p->as, r->rdi);
     u64 e = cap_check_slot(err, slot, 0, 0, &c); /* before building anything: errors are common */
     if (e)
         return e;
@@ -110,6 +113,8 @@ u64 invoke_run(struct process *p, struct process *behalf_to)
 
 static NORETURN void finish(struct process *p, u64 e)
 {
+    if (unlikely(e == KEEP_ERR_NO_CAPPAGE))
+        e = kmem_cap_miss(p); /* a slot whose segment tables were taken back: rebuild */
     if (e != INV_BLOCKED && e != INV_DONE)
         p->regs.rax = e;
     kernel_exit();

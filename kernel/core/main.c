@@ -6,6 +6,7 @@
 #include "frame.h"
 #include "keep/abi.h"
 #include "lib.h"
+#include "seal.h"
 #include "paging.h"
 #include "sched.h"
 #include "vtd.h"
@@ -92,6 +93,8 @@ NORETURN void kmain(u32 magic, u32 mbi_pa)
     if (magic != MULTIBOOT_BOOTLOADER_MAGIC)
         panic("not started by a multiboot loader (magic %x)", magic);
     cpu_init();
+    seal_init();
+    sched_init();
     read_multiboot(mbi_pa);
     print_memmap();
     paging_init(memmap_ram_end(&boot_info.memmap));

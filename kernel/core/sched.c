@@ -10,8 +10,11 @@
 #include "process.h"
 #include "x86.h"
 
-struct process *sched_queue[PRIO_LEVELS];
-u32 sched_nonempty; /* bit i: queue[i] is not empty */
+/* One ring per priority, through a sentinel that never runs, so that a
+ * ring is never empty of links: putting a process in another's place (the
+ * IPC fast path) is the same four stores whoever else is runnable. */
+static struct process ring[PRIO_LEVELS];
+u32 sched_nonempty; /* bit i: ring i holds a process */
 /* The FPU state the CPU holds belongs to this save area: a process's, or
  * nobody's (at boot, and once its process is destroyed). */
 static struct fpu_state fpu_nobody;
@@ -20,26 +23,33 @@ u8 sched_bases_live;                /* CR4.FSGSBASE is on */
 static struct process *base_owner; /* whose fs/gs bases the registers hold */
 static struct process *sleepers; /* ordered by deadline */
 
+void sched_init(void)
+{
+    for (unsigned i = 0; i < PRIO_LEVELS; i++)
+        ring[i].rq_next = ring[i].rq_prev = &ring[i];
+}
+
+/* Put p between a and b, neighbours in a ring. */
+static void link_between(struct process *p, struct process *a, struct process *b)
+{
+    p->rq_prev = a;
+    p->rq_next = b;
+    a->rq_next = p;
+    b->rq_prev = p;
+    sched_nonempty |= 1u << p->prio;
+    p->slice = TIME_SLICE_TICKS;
+}
+
 void sched_enqueue(struct process *p)
 {
-    struct process **q = &sched_queue[p->prio];
-    if (!*q) {
-        p->rq_next = p->rq_prev = p;
-        *q = p;
-        sched_nonempty |= 1u << p->prio;
-    } else {
-        p->rq_next = *q;
-        p->rq_prev = (*q)->rq_prev;
-        (*q)->rq_prev->rq_next = p;
-        (*q)->rq_prev = p;
-    }
-    p->slice = TIME_SLICE_TICKS;
+    struct process *s = &ring[p->prio];
+    link_between(p, s->rq_prev, s);
 }
 
 void sched_enqueue_front(struct process *p)
 {
-    sched_enqueue(p);
-    sched_queue[p->prio] = p; /* the queue is circular: the new tail becomes the head */
+    struct process *s = &ring[p->prio];
+    link_between(p, s, s->rq_next);
 }
 
 void sched_forget(struct process *p)
@@ -50,6 +60,21 @@ void sched_forget(struct process *p)
         base_owner = NULL;
     if (cpu0.current == p)
         cpu0.current = NULL;
+}
+
+void sched_save(struct process *p)
+{
+    if (sched_fpu_live == &p->fpu) {
+        fpu_save(&p->fpu);
+        sched_fpu_live = &fpu_nobody;
+    }
+    if (base_owner == p) {
+        if (sched_bases_live) {
+            p->fs_base = rdfsbase();
+            p->gs_base = rdgsbase();
+        }
+        base_owner = NULL;
+    }
 }
 
 void sleep_insert(struct process *p, u64 deadline)
@@ -76,16 +101,11 @@ void sleep_remove(struct process *p)
 
 void sched_dequeue(struct process *p)
 {
-    struct process **q = &sched_queue[p->prio];
-    if (p->rq_next == p) {
-        *q = NULL;
+    p->rq_prev->rq_next = p->rq_next;
+    p->rq_next->rq_prev = p->rq_prev;
+    struct process *s = &ring[p->prio];
+    if (s->rq_next == s)
         sched_nonempty &= ~(1u << p->prio);
-    } else {
-        p->rq_prev->rq_next = p->rq_next;
-        p->rq_next->rq_prev = p->rq_prev;
-        if (*q == p)
-            *q = p->rq_next;
-    }
     p->rq_next = p->rq_prev = NULL;
 }
 
@@ -112,7 +132,7 @@ static struct process *pick(void)
 {
     if (!sched_nonempty)
         return NULL;
-    return sched_queue[31 - __builtin_clz(sched_nonempty)];
+    return ring[31 - __builtin_clz(sched_nonempty)].rq_next;
 }
 
 /* The fs/gs bases (seed 004's SFI points %gs at a fault domain).  CR4.FSGSBASE
@@ -148,7 +168,7 @@ static void switch_to(struct process *p) { sched_switch_to(p); }
 bool sched_is_highest(unsigned prio, struct process *leaving)
 {
     u32 runnable = sched_nonempty;
-    if (leaving->rq_next == leaving) /* alone in its queue */
+    if (leaving->rq_next == leaving->rq_prev) /* alone in its ring: both are the sentinel */
         runnable &= ~(1u << leaving->prio);
     return (runnable >> prio) <= 1;
 }
@@ -171,22 +191,19 @@ u64 sched_check(u64 *checked)
 {
     u64 bad = 0;
     for (unsigned prio = 0; prio < PRIO_LEVELS; prio++) {
-        struct process *h = sched_queue[prio];
-        if (!h != !(sched_nonempty & (1u << prio))) {
+        struct process *h = &ring[prio];
+        if ((h->rq_next != h) != !!(sched_nonempty & (1u << prio))) {
             kprintf("invariant: run queue %u and the bitmap disagree\n", prio);
             bad++;
         }
         unsigned n = 0;
-        for (struct process *p = h; h && n < 100000; n++) {
+        for (struct process *p = h->rq_next; p != h && n < 100000; p = p->rq_next, n++) {
             (*checked)++;
             if (p->state != KEEP_STATE_RUNNABLE || p->prio != prio || p->rq_next->rq_prev != p) {
                 kprintf("invariant: pid %lu in run queue %u: state %u prio %u\n", p->pid, prio, p->state,
                         p->prio);
                 bad++;
             }
-            p = p->rq_next;
-            if (p == h)
-                break;
         }
     }
     for (struct process *p = sleepers; p; p = p->sleep_next) {

@@ -23,11 +23,13 @@ u64 sched_check(u64 *checked);         /* CHECK_INVARIANTS */
 void sched_dequeue(struct process *p);
 void sched_rotate(struct process *p);  /* to the tail: yield, slice end */
 void sched_tick(void);
+void sched_init(void); /* empty rings, before the first process */
+/* Move p's state out of the CPU (FPU, fs/gs bases) into p: p leaves the kernel. */
+void sched_save(struct process *p);
 /* What the IPC fast path inlines (sched.c owns these): the run queues,
  * the bitmap of the non-empty ones and the process whose FPU state the CPU
  * holds; sched_is_highest: is no process runnable above prio once the
  * running process `leaving` has blocked? */
-extern struct process *sched_queue[PRIO_LEVELS];
 extern u32 sched_nonempty;
 extern struct fpu_state *sched_fpu_live; /* where the CPU's FPU state belongs */
 extern u8 sched_bases_live;

@@ -71,17 +71,16 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     set_state_wait(r, KEEP_STATE_RUNNABLE, WAIT_NONE);
     r->wait_target = NULL;
     if (same_prio) {
-        /* s runs, so it heads its queue: r takes its place in the ring,
-         * which is what dequeuing s and enqueuing r at the front gives */
-        if (s->rq_next == s) {
-            r->rq_next = r->rq_prev = r;
-        } else {
-            r->rq_next = s->rq_next;
-            r->rq_prev = s->rq_prev;
-            r->rq_next->rq_prev = r;
-            r->rq_prev->rq_next = r;
-        }
-        sched_queue[r->prio] = r;
+        /* s runs, so it heads its ring: r takes its place, which is what
+         * dequeuing s and enqueuing r at the front gives.  The ring's
+         * sentinel makes this the same stores whether or not others are
+         * runnable at this priority: what an IPC costs does not depend on
+         * them (issue 16). */
+        struct process *next = s->rq_next, *prev = s->rq_prev;
+        r->rq_next = next;
+        r->rq_prev = prev;
+        next->rq_prev = r;
+        prev->rq_next = r;
         s->rq_next = s->rq_prev = NULL;
         r->slice = TIME_SLICE_TICKS;
     } else {
@@ -106,6 +105,16 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     arch_return_to_user(d);
 }
 
+/* Does the slot hold a return capability a caller still waits on?  Its
+ * first word is then its number's reply word exactly (number 0's matches
+ * nothing).  Overwriting it would leave that caller waiting for nothing:
+ * the general path ends that call with NO_REPLY. */
+static ALWAYS_INLINE bool holds_live_return(const struct cap *slot)
+{
+    u64 w0 = slot->w0;
+    return unlikely(process_numbers[cap_objnum((struct cap){w0, 0})].reply == w0);
+}
+
 /* The rest of a call (tag: CALL_BITS, or STRING_CALL_BITS with str)
  * through the SENDER c to r, which waits to receive and runs next; same_prio
  * and str are constants, so that each case is compiled for itself. */
@@ -124,7 +133,9 @@ static ALWAYS_INLINE void call_to(struct process *s, u64 tag, struct cap c, stru
         if (cspace_loaded_slot_w0(a, &x, &w0)) /* s's space is loaded */
             return;
         xfer = (struct cap){w0, x->w1};
-        if (!cap_live_quick(xfer)) /* null or stale: the general path reports it */
+        /* null or stale, or a return capability (never copied): the general
+         * path reports it */
+        if (cap_type(xfer) == KEEP_TYPE_RETURN || !cap_live_quick(xfer))
             return;
         xfer = cap_mask(xfer, w >> 32);
     }
@@ -137,7 +148,8 @@ static ALWAYS_INLINE void call_to(struct process *s, u64 tag, struct cap c, stru
      * were checked when its receive began). */
     struct cap *rs[2];
     aspace_load(r->as);
-    if (cspace_loaded_slot(r->recv_addr[0], &rs[0]) || (ncaps && cspace_loaded_slot(r->recv_addr[1], &rs[1]))) {
+    if (cspace_loaded_slot(r->recv_addr[0], &rs[0]) || (ncaps && cspace_loaded_slot(r->recv_addr[1], &rs[1])) ||
+        holds_live_return(rs[0]) || (ncaps && holds_live_return(rs[1]))) {
         aspace_load(s->as);
         return;
     }

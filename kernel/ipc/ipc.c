@@ -7,6 +7,7 @@
  * invocation again on the sender's behalf, so nothing ever waits half done.
  * Fault messages are calls made by the kernel for the faulting process. */
 #include "ipc.h"
+#include "account.h"
 #include "arch.h"
 #include "device.h"
 #include "invoke.h"
@@ -53,16 +54,16 @@ void sendq_remove(struct process *q, struct process *p)
 
 /* ---- the IPC buffer ---- */
 /* Is p's IPC buffer mapped writable?  The answer stands until a mapping
- * goes away anywhere (unmap_generation) or the buffer moves. */
+ * of its space goes away (unmap_generation) or the buffer moves. */
 bool ipc_buffer_ok(struct process *p)
 {
     if (!p->ipc_buf)
         return false;
-    if (p->ipc_buf_checked == unmap_generation + 1)
+    if (p->ipc_buf_checked == p->as->unmap_generation + 1)
         return true;
     if (!user_range_ok(p->as, p->ipc_buf, KEEP_IPC_SIZE, true))
         return false;
-    p->ipc_buf_checked = unmap_generation + 1;
+    p->ipc_buf_checked = p->as->unmap_generation + 1;
     return true;
 }
 
@@ -147,8 +148,10 @@ static void deliver(struct process *r, const struct msg *m)
 {
     struct cap *slots[KEEP_MAX_RECV_SLOTS];
     unsigned n = recv_slots(r, slots), got = 0;
-    for (unsigned i = 0; i < m->ncaps && got < n; i++)
+    for (unsigned i = 0; i < m->ncaps && got < n; i++) {
+        return_cap_lost(*slots[got]); /* overwritten: its caller hears NO_REPLY */
         *slots[got++] = m->caps[i];
+    }
     u64 tag = m->label | ((u64)got << KEEP_TAG_CAPS_SHIFT) | (m->call ? KEEP_TAG_CALLED : 0);
     if (m->string && ipc_buffer_ok(r)) {
         copy_user_to_user(r->as, r->ipc_buf + KEEP_IPC_STRING, m->str_as, m->str_va, m->str_len);
@@ -167,6 +170,7 @@ static bool deliver_fault(struct process *h, struct process *p)
     struct cap *slot;
     if (h->recv_n < 1 || cspace_slot(h->as, h->recv_addr[0], &slot) != KEEP_ERR_OK)
         return false;
+    return_cap_lost(*slot);
     *slot = return_cap(p);
     wake_with(h, p->fault_label | (1ULL << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED, cap_payload(p->fault_to),
               p->fault_words);
@@ -175,8 +179,40 @@ static bool deliver_fault(struct process *h, struct process *p)
     return true;
 }
 
-void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
+/* The handler a fault message to `to` must go to now: `to` itself, or,
+ * while that process is exported, the kpager that holds it (a KMEM fault,
+ * after which the original fault happens again).  False when neither can be
+ * reached (a kpager gone, or a chain of exported kpagers). */
+static bool fault_route(struct process *p, struct cap *to, u64 *label, u64 words[4])
 {
+    for (unsigned depth = 0; depth < 4; depth++) {
+        struct process *h = process_from_cap(*to);
+        if (!h || h == p)
+            return false;
+        if (!process_is_out(h))
+            return true;
+        u64 num = cap_objnum(*to);
+        struct process_export *x = &process_exports[num];
+        *to = x->account->kpager;
+        if (cap_is_null(*to) || !cap_live(*to))
+            return false;
+        words[0] = 0;
+        words[1] = x->account->free_count;
+        words[2] = KEEP_KMEM_PROCESS;
+        words[3] = num | x->gen << CAP_OBJNUM_BITS;
+        *label = KEEP_LABEL_KMEM;
+    }
+    return false;
+}
+
+bool ipc_fault(struct process *p, struct cap to, u64 label, const u64 words_in[4])
+{
+    u64 words[4] = {words_in[0], words_in[1], words_in[2], words_in[3]};
+    u64 first = label;
+    if (!fault_route(p, &to, &label, words))
+        return false;
+    if (label != first && first == KEEP_LABEL_SYSCALL)
+        p->regs.rip -= 2; /* the system call is reflected again after the kpager's answer */
     struct process *h = process_from_cap(to);
     p->fault_label = label;
     memcpy(p->fault_words, words, sizeof p->fault_words);
@@ -186,6 +222,7 @@ void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4])
         p->wait_target = h;
         sendq_append(h, p);
     }
+    return true;
 }
 
 void ipc_deliver_irq(struct process *r, u64 line, u64 payload)
@@ -242,6 +279,8 @@ static u64 build(struct process *s, u64 tag, struct msg *m)
         u64 e = cap_lookup(s->as, w & 0xffffffff, 0, 0, &c);
         if (e)
             return e;
+        if (cap_type(c) == KEEP_TYPE_RETURN) /* never copied: one caller, one capability */
+            return KEEP_ERR_INVALID_ARG;
         m->caps[m->ncaps++] = cap_mask(c, mask);
     }
     struct cap *slots[KEEP_MAX_RECV_SLOTS]; /* our own, for what comes back */
@@ -275,6 +314,8 @@ static void restart_sender(struct process *s, struct process *r)
     sched_enqueue(s);
     s->regs.rip += 2;
     u64 e = invoke_run(s, r);
+    if (e == KEEP_ERR_NO_CAPPAGE && kmem_cap_miss_rebuildable())
+        e = INV_RESTART; /* it runs again by itself, and rebuilds the tables then */
     if (e == INV_RESTART)
         s->regs.rip -= 2;
     else if (e != INV_BLOCKED && e != INV_DONE)
@@ -377,6 +418,9 @@ u64 ipc_send(struct invocation *inv, u64 mode)
             m.caps[m.ncaps++] = return_cap(s);
         }
     }
+    /* A process its kpager exported: whoever needs it asks the kpager. */
+    if (unlikely(process_is_out(r)))
+        return kmem_need_process(inv, cap_objnum(inv->cap));
     u64 e = build(s, tag, &m);
     if (e)
         return e;

@@ -14,9 +14,9 @@ struct invocation;
 u64 ipc_send(struct invocation *inv, u64 mode);
 /* The open receive phase of process p (the current process). */
 u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms);
-/* Send a fault message (a call made on p's behalf) through the SENDER `to`;
- * p stops running until the reply. */
-void ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4]);
+/* Send p's fault message to the handler `to` names (a call made for p);
+ * false, with nothing changed, when no handler can be reached. */
+bool ipc_fault(struct process *p, struct cap to, u64 label, const u64 words[4]);
 /* An IRQ message from interrupt line `line` to r, which is receiving. */
 void ipc_deliver_irq(struct process *r, u64 line, u64 payload);
 void ipc_deliver_kernel(struct process *r, u64 label, u64 payload, const u64 words[4]);

@@ -40,6 +40,20 @@ static u64 pop_free(struct account *a)
     return pa;
 }
 
+void account_close(struct account *a)
+{
+    ASSERT(a->used_count == 0);
+    while (a->free_count)
+        frame_free(pop_free(a));
+    struct account **link = &all_accounts;
+    while (*link != a)
+        link = &(*link)->next;
+    *link = a->next;
+    u64 pa = virt_to_phys_window(a);
+    frame_info(pa)->version++; /* every capability to it goes stale */
+    frame_free(pa);
+}
+
 void account_fund(struct account *a, u64 n)
 {
     while (n--)
@@ -62,17 +76,29 @@ void kmem_free(struct account *a, u64 pa)
     push_free(a, pa);
 }
 
+/* p's invocation waits for the kpager k: a KMEM fault, after whose reply
+ * it starts again from the beginning.  A kpager that would wait for itself
+ * (seed 003, section 3.5: the one deadlock the kernel can see) or cannot
+ * be reached makes the invocation fail with NO_MEMORY instead. */
+u64 kmem_fault(struct process *p, struct cap k, const u64 words[4])
+{
+    if (cap_is_null(k) || !cap_live(k) || process_from_cap(k) == p)
+        return KEEP_ERR_NO_MEMORY;
+    p->regs.rip -= 2; /* restart the whole invocation after the kpager's reply */
+    if (!ipc_fault(p, k, KEEP_LABEL_KMEM, words)) {
+        p->regs.rip += 2;
+        return KEEP_ERR_NO_MEMORY;
+    }
+    return INV_BLOCKED;
+}
+
 u64 kmem_need(struct invocation *inv, struct account *a, u64 n)
 {
     if (a->free_count >= n)
         return KEEP_ERR_OK;
-    if (cap_is_null(a->kpager) || !cap_live(a->kpager))
-        return KEEP_ERR_NO_MEMORY;
     struct process *p = inv->caller;
-    p->regs.rip -= 2; /* restart the whole invocation after the kpager's reply */
-    u64 words[4] = {n, a->free_count, 0, 0};
-    ipc_fault(p, a->kpager, KEEP_LABEL_KMEM, words);
-    return INV_BLOCKED;
+    u64 words[4] = {n, a->free_count, KEEP_KMEM_FRAMES, 0};
+    return kmem_fault(p, a->kpager, words);
 }
 
 static u64 create_aspace(struct invocation *inv, struct account *a)
@@ -114,7 +140,7 @@ static u64 create_wrapper(struct invocation *inv, struct account *a)
         return e;
     if ((e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest)))
         return e;
-    if (rights & ~KEEP_RIGHT_ALL)
+    if ((rights & ~KEEP_RIGHT_ALL) || cap_type(inner) == KEEP_TYPE_RETURN) /* never copied */
         return KEEP_ERR_INVALID_ARG;
     if ((e = kmem_need(inv, a, 1)))
         return e;
@@ -132,6 +158,12 @@ static u64 destroy(struct invocation *inv, struct account *a)
     switch (cap_type(c)) {
     case KEEP_TYPE_PROCESS: {
         struct process *p = process_from_cap(c);
+        if (process_is_out(p)) { /* exported: nothing to bring back */
+            if (process_exports[cap_objnum(c)].account != a)
+                return KEEP_ERR_INVALID_ARG;
+            process_drop_exported(cap_objnum(c));
+            return KEEP_ERR_OK;
+        }
         if (p->account != a)
             return KEEP_ERR_INVALID_ARG;
         process_destroy(p);
@@ -182,6 +214,8 @@ u64 account_invoke(struct invocation *inv)
             return KEEP_ERR_NO_RIGHTS;
         inv->res[0] = a->free_count;
         inv->res[1] = a->used_count;
+        inv->res[2] = a->taken;
+        inv->res[3] = a->nout;
         return KEEP_ERR_OK;
     }
     if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN)
@@ -207,10 +241,20 @@ u64 account_invoke(struct invocation *inv)
         return create_wrapper(inv, a);
     case KEEP_M_ACCOUNT_DESTROY:
         return destroy(inv, a);
+    case KEEP_M_ACCOUNT_RECLAIM:
+        return reclaim(inv, a);
     case KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN:
         return dma_domain_create(inv, a);
+    case KEEP_M_ACCOUNT_DESTROY_ALL:
+        return account_destroy_all(inv, a);
+    case KEEP_M_ACCOUNT_REVOKE_TABLE:
+        return kmem_revoke_table(inv, a);
+    case KEEP_M_ACCOUNT_REVOKE_PROCESS:
+        return kmem_revoke_process(inv, a);
+    case KEEP_M_ACCOUNT_REVOKE_CAP_TABLE:
+        return kmem_revoke_cap_table(inv, a);
     default:
-        return reclaim(inv, a);
+        return kmem_restore_process(inv, a);
     }
 }
 

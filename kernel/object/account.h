@@ -13,6 +13,8 @@ struct account {
     u64 free_count;       /* frames on that list */
     u64 used_count;       /* frames in use by objects made from the account */
     struct cap kpager;    /* SENDER to the kpager, or null */
+    u64 taken;            /* frames its kpager took back from live objects (INFO) */
+    u64 nout;             /* its processes exported now */
     struct account *next; /* every account, for CHECK_INVARIANTS */
 };
 
@@ -23,6 +25,8 @@ extern struct account *all_accounts;
 struct account *account_create(void);
 /* Move n frames from the memory pool into the account (the caller checked). */
 void account_fund(struct account *a, u64 n);
+/* Give an account with nothing in use, and all its frames, back to the pool. */
+void account_close(struct account *a);
 /* Take a zeroed frame of the given type; the caller has made sure one is
  * there (kmem_need). */
 u64 kmem_alloc(struct account *a, unsigned frame_type);
@@ -33,9 +37,29 @@ void kmem_free(struct account *a, u64 pa);
  * invoking process sends it a KMEM fault message and waits, and its
  * invocation restarts after the reply (INV_BLOCKED); without one, NO_MEMORY. */
 u64 kmem_need(struct invocation *inv, struct account *a, u64 n);
+struct process;
+u64 kmem_fault(struct process *p, struct cap kpager, const u64 words[4]);
 
 static inline struct account *account_from_cap(struct cap c) { return phys_to_virt(cap_pa(c)); }
 
 u64 account_check(u64 *checked); /* CHECK_INVARIANTS: violations found */
+
+/* kmem_revoke.c: kernel memory taken back from live tasks. */
+u64 kmem_revoke_table(struct invocation *inv, struct account *a);
+u64 kmem_revoke_cap_table(struct invocation *inv, struct account *a);
+/* The lookup that just failed with NO_CAPPAGE (cpu0.cap_miss_*) fell on a
+ * cappage whose segment tables a kpager took back: rebuild them, from the
+ * space's account (a KMEM fault if it is short), and have p's invocation
+ * run again.  NO_CAPPAGE when it was a plain miss. */
+u64 kmem_cap_miss(struct process *p);
+bool kmem_cap_miss_rebuildable(void);
+u64 kmem_revoke_process(struct invocation *inv, struct account *a);
+u64 kmem_restore_process(struct invocation *inv, struct account *a);
+u64 account_destroy_all(struct invocation *inv, struct account *a);
+/* The invoker needs exported process number num: it sends a KMEM fault to
+ * the kpager that holds it and its invocation restarts after the reply
+ * (INV_BLOCKED); NO_MEMORY when that kpager is gone or is the invoker
+ * itself (which would wait for itself forever). */
+u64 kmem_need_process(struct invocation *inv, u64 num);
 
 #endif

@@ -52,17 +52,34 @@ static void count_unmap(u64 pa)
     }
 }
 
+/* Is a recorded cappage mapped in the segment now, or are its tables out? */
+static bool cappage_in_segment(struct aspace *as, const struct cappage_map *m)
+{
+    u64 *pte = user_pte(as->pml4_pa, capseg_va(m->cap_addr));
+    return pte && (*pte & PTE_P);
+}
+
+static void forget_record(struct aspace *as, struct cappage_map *m)
+{
+    *m = as->cappages[--as->ncappages];
+}
+
 void aspace_destroy(struct aspace *as)
 {
     struct account *a = as->account;
     u64 pa = virt_to_phys_window(as);
+    if (cpu0.cap_miss_as == as)
+        cpu0.cap_miss_as = NULL;
     if (cpu0.loaded_as == as) { /* never keep freed tables loaded */
         switch_address_space(kernel_pml4_phys(), 0, true);
         cpu0.loaded_as = NULL;
     }
+    /* Cappages whose segment tables are out are mapped all the same. */
+    for (u32 i = 0; i < as->ncappages; i++)
+        if (!cappage_in_segment(as, &as->cappages[i]))
+            count_unmap(as->cappages[i].pa);
     struct table_walk w = {free_to_account, count_unmap, a};
     free_user_tables(as->pml4_pa, &w);
-    unmap_generation++;
     cspace_forget();
     kmem_free(a, as->pml4_pa);
     frame_info(pa)->version++;
@@ -92,7 +109,27 @@ void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa)
 {
     ASSERT(capseg_map(as->pml4_pa, cap_addr, pa, pt_alloc, as->account) == 0);
     count_map(pa);
+    if (as->ncappages < ASPACE_CAPPAGE_RECORD)
+        as->cappages[as->ncappages++] = (struct cappage_map){cap_addr, pa};
+    else
+        as->capseg_unrecorded = true;
 }
+
+struct cappage_map *aspace_cappage_record(struct aspace *as, u64 cap_addr)
+{
+    u64 base = cap_addr - cap_addr % KEEP_CAPPAGE_SLOTS;
+    for (u32 i = 0; i < as->ncappages; i++)
+        if (as->cappages[i].cap_addr == base)
+            return &as->cappages[i];
+    return NULL;
+}
+
+
+void aspace_capseg_rebuild(struct aspace *as, struct cappage_map *m)
+{
+    ASSERT(capseg_map(as->pml4_pa, m->cap_addr, m->pa, pt_alloc, as->account) == 0);
+}
+
 
 
 /* TLB upkeep for a mapping removed from as. */
@@ -106,15 +143,39 @@ static void tlb_forget(struct aspace *as, u64 va)
 
 /* Remove the mapping *pte of va (a user address or a capability-segment
  * address) from as. */
-u64 unmap_generation;
-
 static void unmap_pte(struct aspace *as, u64 *pte, u64 va)
 {
     u64 pa = *pte & PTE_ADDR;
     *pte = 0;
-    unmap_generation++;
+    as->unmap_generation++;
     tlb_forget(as, va);
     count_unmap(pa);
+}
+
+static void frame_gone(void *ctx, u64 va) { tlb_forget(ctx, va); }
+
+u64 aspace_unmap_frame(struct aspace *as, u64 pa)
+{
+    unsigned n = 0;
+    for (u32 i = 0; i < as->ncappages;) { /* a cappage: its record goes too */
+        struct cappage_map *m = &as->cappages[i];
+        if (m->pa != pa) {
+            i++;
+            continue;
+        }
+        if (!cappage_in_segment(as, m))
+            n++; /* mapped with its tables out: no entry to clear */
+        forget_record(as, m);
+    }
+    n += unmap_frame_everywhere(as->pml4_pa, pa, frame_gone, as);
+    struct frame *f = frame_info(pa);
+    ASSERT(f->maps >= n);
+    f->maps -= n;
+    if (n) {
+        as->unmap_generation++;
+        cspace_forget();
+    }
+    return n;
 }
 
 static bool user_page_addr(u64 va) { return va < KEEP_USER_TOP && (va & (PAGE_SIZE - 1)) == 0; }
@@ -199,7 +260,7 @@ static u64 do_map_cappage(struct invocation *inv, struct aspace *as)
     if ((e = cappage_addr_check(cap_addr)))
         return e;
     u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
-    if (pte && (*pte & PTE_P))
+    if ((pte && (*pte & PTE_P)) || aspace_cappage_record(as, cap_addr))
         return KEEP_ERR_EXISTS;
     if ((e = kmem_need(inv, as->account, aspace_cappage_tables(as, cap_addr))))
         return e;
@@ -213,11 +274,23 @@ static u64 do_unmap_cappage(struct invocation *inv, struct aspace *as)
     u64 e = cappage_addr_check(cap_addr);
     if (e)
         return e;
-    u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
-    if (!pte || !(*pte & PTE_P))
+    u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr)), pa;
+    struct cappage_map *m = aspace_cappage_record(as, cap_addr);
+    if (pte && (*pte & PTE_P)) {
+        pa = *pte & PTE_ADDR;
+        unmap_pte(as, pte, capseg_va(cap_addr));
+    } else if (m) { /* its segment tables are out */
+        pa = m->pa;
+        count_unmap(pa);
+        as->unmap_generation++;
+    } else {
         return KEEP_ERR_NOT_MAPPED;
-    unmap_pte(as, pte, capseg_va(cap_addr));
+    }
+    if (m)
+        forget_record(as, m);
     cspace_forget();
+    if (frame_info(pa)->maps == 0) /* mapped nowhere: its return capabilities reach nobody */
+        cappage_lost(pa);
     return KEEP_ERR_OK;
 }
 
@@ -231,8 +304,8 @@ static u64 transfer(struct invocation *inv, struct aspace *from, struct aspace *
         return e;
     if ((e = cap_empty_slot(to, inv->arg[1], &dest)))
         return e;
-    if (rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK))
-        return KEEP_ERR_INVALID_ARG;
+    if ((rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) || cap_type(c) == KEEP_TYPE_RETURN)
+        return KEEP_ERR_INVALID_ARG; /* a return capability is never copied */
     c = cap_mask(c, rights);
     *dest = weaken ? cap_weaken(c) : c;
     return KEEP_ERR_OK;
@@ -246,7 +319,9 @@ static u64 do_delete(struct aspace *as, u64 addr)
         return e;
     if (cap_is_null(*s))
         return KEEP_ERR_INVALID_CAP;
+    struct cap old = *s;
     *s = (struct cap){0, 0};
+    return_cap_lost(old);
     return KEEP_ERR_OK;
 }
 
@@ -261,8 +336,8 @@ static u64 do_copy_move(struct invocation *inv, struct aspace *as, bool move)
         return KEEP_ERR_INVALID_CAP;
     if ((e = cap_empty_slot(as, inv->arg[1], &dest)))
         return e;
-    if (rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK))
-        return KEEP_ERR_INVALID_ARG;
+    if ((rights & ~(KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK)) || (!move && cap_type(*src) == KEEP_TYPE_RETURN))
+        return KEEP_ERR_INVALID_ARG; /* a return capability moves, never copies */
     *dest = cap_mask(*src, rights);
     if (move)
         *src = (struct cap){0, 0};

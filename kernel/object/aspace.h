@@ -15,17 +15,36 @@ struct account;
 struct aspace {
     u64 pml4_pa;
     struct account *account; /* pays for the object and every table */
-    u64 nproc;               /* processes running in it */
+    u64 nproc;               /* processes running in it (exported ones too) */
+    u64 nout;                /* of those, exported (its page tables stay while any is) */
     u64 cr3;                 /* CR3 value that loads it and keeps its PCID's TLB entries */
     u16 pcid;                /* 0 = none (flush on every switch) */
     bool tlb_stale;          /* unmapped while not loaded: flush at next switch */
+    /* Raised whenever a mapping of this space goes away (UNMAP,
+     * UNMAP_CAPPAGE, REVOKE_TABLE, MEMORY.REVOKE), so that a check that its
+     * processes' IPC buffers are mapped can be kept until it changes
+     * (ipc.c).  Per space: what others unmap never costs its IPC anything. */
+    u64 unmap_generation;
+    /* The record of its cappage mappings, from which capability-segment
+     * tables a kpager took back are rebuilt (kmem_revoke.c): as many as the
+     * rest of the object's frame holds; beyond that, unrecorded is set and
+     * those tables are not taken back. */
+    bool capseg_dropped;    /* some capability-segment tables are out */
+    bool capseg_unrecorded; /* a cappage mapping did not fit the record */
+    u32 ncappages;
+    struct cappage_map {
+        u64 cap_addr, pa;
+    } cappages[];
 };
+#define ASPACE_CAPPAGE_RECORD ((PAGE_SIZE - sizeof(struct aspace)) / sizeof(struct cappage_map))
 
 #define ASPACE_FRAMES 2 /* object, PML4 */
 
 /* Make an address space from the account (which holds ASPACE_FRAMES). */
 u64 aspace_create(struct account *a);
 void aspace_destroy(struct aspace *as);
+/* Remove every mapping of frame pa from as (MEMORY.REVOKE); how many. */
+u64 aspace_unmap_frame(struct aspace *as, u64 pa);
 /* Map frame pa at va with KEEP_RIGHT_* rights; the caller has checked va,
  * rights, that nothing is mapped there and that the account holds
  * aspace_map_tables() frames. */
@@ -34,12 +53,13 @@ u64 aspace_map_tables(struct aspace *as, u64 va);
 /* The same for a cappage at capability address cap_addr. */
 void aspace_map_cappage(struct aspace *as, u64 cap_addr, u64 pa);
 u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr);
+/* The record entry of the cappage at cap_addr (any slot of it), or NULL. */
+struct cappage_map *aspace_cappage_record(struct aspace *as, u64 cap_addr);
+/* Rebuild the capability-segment tables over a recorded cappage whose
+ * tables were taken back, from as's account (the caller made sure it
+ * holds aspace_cappage_tables() frames). */
+void aspace_capseg_rebuild(struct aspace *as, struct cappage_map *m);
 
-/* Raised whenever a mapping goes away (UNMAP, UNMAP_CAPPAGE, an address
- * space destroyed), so that a check that memory is mapped can be kept
- * until it changes (the IPC buffer's, ipc.c).  Mappings are never
- * downgraded in place. */
-extern u64 unmap_generation;
 
 /* Load as (and its capability space) into CR3 unless it is loaded. */
 void aspace_load_flush(struct aspace *as);

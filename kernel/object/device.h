@@ -34,6 +34,8 @@ u64 devmem_page(struct cap c, u64 offset, u64 *pa);
 void interrupt_fire(unsigned line);
 /* An interrupt that waited for p: delivered now if there is one. */
 bool interrupt_deliver_pending(struct process *p);
+/* Is an interrupt line bound to p? */
+bool interrupt_bound_to(struct process *p);
 
 u64 devmem_invoke(struct invocation *inv);
 u64 ioport_invoke(struct invocation *inv);

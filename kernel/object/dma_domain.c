@@ -116,18 +116,30 @@ static void free_tables(struct account *a, u64 table_pa, unsigned level)
     kmem_free(a, table_pa);
 }
 
-u64 dma_domain_destroy(struct cap c, struct account *a)
+static void destroy(struct dma_domain *d, struct account *a)
 {
-    struct dma_domain *d = domain_from_cap(c);
-    if (d->account != a)
-        return KEEP_ERR_INVALID_ARG;
     u64 pa = virt_to_phys_window(d);
     vtd_detach_domain(d->did); /* invalidates the IOTLB: no device reaches the pages after this */
     free_tables(a, d->root_pa, vtd_levels());
     domains[d->did] = NULL;
     frame_info(pa)->version++;
     kmem_free(a, pa);
+}
+
+u64 dma_domain_destroy(struct cap c, struct account *a)
+{
+    struct dma_domain *d = domain_from_cap(c);
+    if (d->account != a)
+        return KEEP_ERR_INVALID_ARG;
+    destroy(d, a);
     return KEEP_ERR_OK;
+}
+
+void dma_domain_destroy_all(struct account *a)
+{
+    for (unsigned i = 1; i < MAX_DOMAINS; i++)
+        if (domains[i] && domains[i]->account == a)
+            destroy(domains[i], a);
 }
 
 static u64 map(struct invocation *inv, struct dma_domain *d)

@@ -23,6 +23,8 @@ static struct process *bound_to(unsigned line)
     if (cap_is_null(bound[line]))
         return NULL;
     struct process *p = process_from_cap(bound[line]);
+    if (process_is_out(p))
+        return NULL; /* cannot happen: bound processes are not exported, nor bound while out */
     if (!p) {
         bound[line] = (struct cap){0, 0};
         ioapic_mask(line, true);
@@ -58,6 +60,14 @@ bool interrupt_deliver_pending(struct process *p)
     return false;
 }
 
+bool interrupt_bound_to(struct process *p)
+{
+    for (unsigned line = 0; line < KEEP_IRQ_LINES; line++)
+        if (!cap_is_null(bound[line]) && process_from_cap(bound[line]) == p)
+            return true;
+    return false;
+}
+
 static u64 bind(struct invocation *inv, unsigned line)
 {
     struct cap s;
@@ -66,6 +76,8 @@ static u64 bind(struct invocation *inv, unsigned line)
     u64 e = cap_lookup(inv->caller->as, inv->arg[1], KEEP_TYPE_SENDER, KEEP_RIGHT_WRITE, &s);
     if (e)
         return e;
+    if (process_is_out(process_from_cap(s)))
+        return KEEP_ERR_BAD_STATE;
     if (bound_to(line))
         return KEEP_ERR_IN_USE;
     bound[line] = s;

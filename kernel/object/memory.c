@@ -2,8 +2,10 @@
  * cappages (user memory); DONATE and CREATE_ACCOUNT fund kernel-memory
  * accounts, from which every kernel object is made. */
 #include "account.h"
+#include "aspace.h"
 #include "frame.h"
 #include "invoke.h"
+#include "lib.h"
 #include "keep/abi.h"
 #include "process.h"
 
@@ -67,10 +69,31 @@ static u64 reclaim(struct invocation *inv)
     struct frame *f = frame_info(cap_pa(c));
     if (f->maps)
         return KEEP_ERR_IN_USE;
+    if (cap_type(c) == KEEP_TYPE_CAPPAGE)
+        cappage_lost(cap_pa(c)); /* its return capabilities go with it */
     *slot = (struct cap){0, 0};
     f->version++;
     frame_free(cap_pa(c));
     return KEEP_ERR_OK;
+}
+
+/* RECLAIM after taking the frame out of every space that maps it. */
+static u64 revoke(struct invocation *inv)
+{
+    struct cap c, *slot = NULL;
+    u64 e = cspace_slot(inv->caller->as, inv->arg[0], &slot);
+    if ((e = cap_check_slot(e, slot, 0, KEEP_RIGHT_WRITE, &c)))
+        return e;
+    if (cap_type(c) != KEEP_TYPE_PAGE && cap_type(c) != KEEP_TYPE_CAPPAGE)
+        return KEEP_ERR_WRONG_TYPE;
+    u64 pa = cap_pa(c), n = 0;
+    struct frame *f = frame_info(pa);
+    for (u64 pfn = 0; pfn < frame_table_len && f->maps; pfn++)
+        if (frame_table[pfn].type == FRAME_ASPACE)
+            n += aspace_unmap_frame(phys_to_virt(pfn * PAGE_SIZE), pa);
+    ASSERT(f->maps == 0);
+    inv->res[0] = n;
+    return reclaim(inv);
 }
 
 u64 memory_invoke(struct invocation *inv)
@@ -85,11 +108,13 @@ u64 memory_invoke(struct invocation *inv)
     case KEEP_M_MEMORY_DONATE:
     case KEEP_M_MEMORY_CREATE_ACCOUNT:
     case KEEP_M_MEMORY_RECLAIM:
+    case KEEP_M_MEMORY_REVOKE:
         if (!inv_has(inv, KEEP_RIGHT_WRITE))
             return KEEP_ERR_NO_RIGHTS;
         return inv->method == KEEP_M_MEMORY_RETYPE   ? retype(inv)
                : inv->method == KEEP_M_MEMORY_DONATE ? donate(inv)
                : inv->method == KEEP_M_MEMORY_RECLAIM ? reclaim(inv)
+               : inv->method == KEEP_M_MEMORY_REVOKE  ? revoke(inv)
                                                      : create_account(inv);
     default:
         return KEEP_ERR_INVALID_METHOD;

@@ -16,6 +16,9 @@ struct process *all_processes;
 static u64 next_pid = 1;
 
 struct process_number process_numbers[KEEP_PROCESS_NUMBERS];
+struct process_export process_exports[KEEP_PROCESS_NUMBERS];
+struct process process_out = {.state = KEEP_STATE_BLOCKED, .wait_kind = WAIT_OUT, .name = "(exported)"};
+u64 process_numbers_out;
 
 static u64 number_hint = 1;
 static u64 numbers_used;
@@ -29,6 +32,9 @@ struct cap process_cap(struct process *p)
 
 struct process *process_create(struct aspace *as, struct account *a)
 {
+    /* Number 0 is never used; its reply word must match no capability,
+     * not even the null one (the fast path compares slots with it). */
+    process_numbers[0].reply = ~0ULL;
     struct process *p = phys_to_virt(kmem_alloc(a, FRAME_PROCESS));
     while (process_numbers[number_hint].p || number_hint == 0)
         number_hint = (number_hint + 1) % KEEP_PROCESS_NUMBERS;
@@ -47,12 +53,26 @@ struct process *process_create(struct aspace *as, struct account *a)
     p->regs.ss = SEL_UDATA;
     p->regs.rflags = RFLAGS_IF;
     fpu_init_state(&p->fpu);
-    /* Keep the list sorted by pid: new pids are the largest, so append. */
-    struct process **link = &all_processes;
-    while (*link)
-        link = &(*link)->all_next;
-    *link = p;
+    process_list_insert(p);
     return p;
+}
+
+void process_list_insert(struct process *p)
+{
+    struct process **link = &all_processes;
+    while (*link && (*link)->pid < p->pid)
+        link = &(*link)->all_next;
+    p->all_next = *link;
+    *link = p;
+}
+
+void process_list_remove(struct process *p)
+{
+    struct process **link = &all_processes;
+    while (*link != p)
+        link = &(*link)->all_next;
+    *link = p->all_next;
+    p->all_next = NULL;
 }
 
 void process_set_name(struct process *p, const char *name)
@@ -157,21 +177,84 @@ void process_destroy(struct process *p)
             process_make_runnable(s);
         }
     }
-    struct process **link = &all_processes;
-    while (*link != p)
-        link = &(*link)->all_next;
-    *link = p->all_next;
+    process_list_remove(p);
     sched_forget(p);
     p->as->nproc--;
+    /* Its space's last process: nobody can use the return capabilities
+     * there any more (those in cappages no other space maps). */
+    if (p->as->nproc == 0)
+        aspace_return_caps_lost(p->as, 1);
     kmem_free(p->account, virt_to_phys_window(p));
+}
+
+void process_drop_exported(u64 num)
+{
+    struct process_export *x = &process_exports[num];
+    ASSERT(process_is_out(process_numbers[num].p));
+    process_numbers[num].version = (process_numbers[num].version + 1) & CAP_VERSION_MASK;
+    process_numbers[num].p = NULL;
+    process_numbers[num].reply += 1ULL << CAP_VERSION_SHIFT; /* a reply it waited for finds its capability stale */
+    numbers_used--;
+    process_numbers_out--;
+    x->as->nproc--;
+    x->account->nout--;
+    x->account = NULL;
+    x->as = NULL;
+}
+
+void return_cap_lost(struct cap c)
+{
+    if (cap_type(c) != KEEP_TYPE_RETURN)
+        return;
+    struct process *p = return_target(c);
+    if (!p || process_is_out(p)) /* an exported caller hears it when it is back: STALE */
+        return;
+    bool fault = p->wait_kind == WAIT_FAULT_REPLY;
+    return_cap_used(p);
+    sleep_remove(p);
+    p->wait_kind = WAIT_NONE;
+    if (fault) { /* its handler can no longer answer: as if it had none */
+        finish(p, KEEP_STATE_FAULTED, p->fault_words[0], p->fault_words[1], p->fault_words[2]);
+        return;
+    }
+    p->regs.rax = KEEP_ERR_NO_REPLY;
+    process_make_runnable(p);
+}
+
+static void lost_in_cappage(void *ctx, u64 pa)
+{
+    (void)ctx;
+    struct cap *slots = phys_to_virt(pa);
+    for (unsigned i = 0; i < KEEP_CAPPAGE_SLOTS; i++)
+        return_cap_lost(slots[i]);
+}
+
+void cappage_lost(u64 pa) { lost_in_cappage(NULL, pa); }
+
+/* Cappages of as that no other space maps (maps_elsewhere: how many
+ * mappings a cappage may have and still be as's alone). */
+static void lost_if_alone(void *ctx, u64 pa)
+{
+    u32 alone = *(u32 *)ctx;
+    if (frame_info(pa)->maps <= alone)
+        lost_in_cappage(NULL, pa);
+}
+
+void aspace_return_caps_lost(struct aspace *as, u32 mapped_alone)
+{
+    capseg_for_each(as->pml4_pa, lost_if_alone, &mapped_alone);
+    for (u32 i = 0; i < as->ncappages; i++) { /* cappages whose segment tables are out */
+        u64 *pte = user_pte(as->pml4_pa, capseg_va(as->cappages[i].cap_addr));
+        if (!(pte && (*pte & PTE_P)))
+            lost_if_alone(&mapped_alone, as->cappages[i].pa);
+    }
 }
 
 bool process_reflect(struct process *p, u64 label, const u64 words[4])
 {
     if (cap_is_null(p->fault_handler) || !cap_live(p->fault_handler))
         return false;
-    ipc_fault(p, p->fault_handler, label, words);
-    return true;
+    return ipc_fault(p, p->fault_handler, label, words);
 }
 
 void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err)
@@ -273,6 +356,8 @@ u64 process_invoke(struct invocation *inv)
 
     if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_MINT)
         return KEEP_ERR_INVALID_METHOD;
+    if (unlikely(process_is_out(p))) /* exported: whoever needs it asks the kpager */
+        return kmem_need_process(inv, cap_objnum(inv->cap));
     if (!inv_has(inv, needs(inv)))
         return KEEP_ERR_NO_RIGHTS;
     switch (inv->method) {
@@ -392,8 +477,9 @@ u64 process_check(u64 *checked)
                 bad++;
             }
     }
-    if (n != numbers_used) {
-        kprintf("invariant: %lu processes, %lu process numbers in use\n", n, numbers_used);
+    if (n + process_numbers_out != numbers_used) {
+        kprintf("invariant: %lu processes and %lu exported, %lu process numbers in use\n", n,
+                process_numbers_out, numbers_used);
         bad++;
     }
     return bad;

@@ -21,6 +21,7 @@ enum wait_kind {
     WAIT_FAULT,       /* a fault message in wait_target's send queue */
     WAIT_FAULT_REPLY, /* a fault message delivered, waiting for the reply */
     WAIT_SLEEP,       /* TIMER.SLEEP (completed by the timer) */
+    WAIT_OUT,         /* only process_out: the number's process is exported */
 };
 
 struct account;
@@ -40,7 +41,7 @@ struct process {
     u64 deadline;                       /* tick to wake at; 0 when not on the list */
     u64 pid, num;
     u64 ipc_buf;                        /* user address of the IPC buffer, or 0 */
-    u64 ipc_buf_checked;                /* 1 + unmap_generation when it was found mapped writable */
+    u64 ipc_buf_checked;                /* 1 + its space's unmap_generation when found mapped writable */
     /* While it waits for a message (receive or reply): the receive slots
      * its IPC buffer named when the wait began. */
     u64 recv_addr[KEEP_MAX_RECV_SLOTS];
@@ -70,6 +71,9 @@ bool process_number_free(void);
 /* Make a process in as from the account (which holds a frame). */
 struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
+/* Destroy the exported process with number num: its capabilities go stale
+ * and its export can never be restored. */
+void process_drop_exported(u64 num);
 struct cap process_cap(struct process *p);
 /* Process numbers: what PROCESS, SENDER and RETURN capabilities name.
  * version: of PROCESS and SENDER capabilities (39 bits), raised when the
@@ -83,6 +87,18 @@ extern struct process_number {
     u64 version;
     u64 reply;
 } process_numbers[KEEP_PROCESS_NUMBERS];
+/* A process exported by its kpager (ACCOUNT.REVOKE_PROCESS) has left the
+ * kernel; its number then names process_out, a placeholder that is BLOCKED
+ * in WAIT_OUT, so that the IPC fast path never takes it and every other
+ * path can tell (process_is_out).  What the kernel keeps of it is here. */
+extern struct process process_out;
+extern struct process_export {
+    struct account *account; /* whose kpager holds it */
+    struct aspace *as;       /* its space, which it still counts in (nproc) */
+    u64 gen;                 /* the current export's generation */
+} process_exports[KEEP_PROCESS_NUMBERS];
+static inline bool process_is_out(const struct process *p) { return p == &process_out; }
+
 /* The live process with this (15-bit) number and version, or NULL. */
 static inline struct process *process_by_number(u64 num, u64 version)
 {
@@ -106,7 +122,7 @@ static inline struct process *return_target(struct cap c)
     struct process *p = n->p;
     if (!p || (n->reply ^ c.w0) >> CAP_VERSION_SHIFT) /* another version */
         return NULL;
-    return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY ? p : NULL;
+    return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY || p->wait_kind == WAIT_OUT ? p : NULL;
 }
 static inline struct process *process_from_cap(struct cap c)
 {
@@ -116,6 +132,14 @@ static inline struct process *process_from_cap(struct cap c)
 void process_set_name(struct process *p, const char *name);
 /* Send a fault message to p's handler; false when it has no live one. */
 bool process_reflect(struct process *p, u64 label, const u64 words[4]);
+/* c is going (deleted, overwritten, its cappage or space gone): if it is the
+ * live return capability of a waiting caller, the call ends with NO_REPLY
+ * (a fault message's: the process stops as FAULTED). */
+void return_cap_lost(struct cap c);
+void cappage_lost(u64 pa);
+/* The same for every return capability in as's cappages that at most
+ * mapped_alone mappings reach (1: as's own). */
+void aspace_return_caps_lost(struct aspace *as, u32 mapped_alone);
 /* An exception in user mode: to the fault handler, or stop and report. */
 void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err);
 void process_make_runnable(struct process *p);
@@ -130,6 +154,11 @@ void process_wake(enum wait_kind kind, struct process *target);
 /* Take a process out of whatever it waits for (STOP, DESTROY). */
 void process_detach(struct process *p);
 u64 process_check(u64 *checked); /* CHECK_INVARIANTS */
+/* Process numbers in use by exported processes (process_check counts them). */
+extern u64 process_numbers_out;
+/* Insert p into the list of every process, which is sorted by pid. */
+void process_list_insert(struct process *p);
+void process_list_remove(struct process *p);
 
 const char *exception_name(u64 vector);
 

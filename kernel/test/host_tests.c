@@ -13,6 +13,7 @@
 #include "ksyms.h"
 #include "lib.h"
 #include "memmap.h"
+#include "seal.h"
 
 /* What the kernel objects would provide. */
 void console_putc(char c) { putchar(c); }
@@ -286,6 +287,42 @@ static void test_cap_weak(void)
     CHECK(cap_is_null(cap_weaken(proc)));
 }
 
+/* SipHash-2-4's reference vector (the specification's appendix A: key
+ * 00..0f, message 00..0e), and that a sealed blob opens only unchanged. */
+static void test_seal(void)
+{
+    u64 k[2];
+    u8 key[16], msg[15];
+    for (int i = 0; i < 16; i++)
+        key[i] = (u8)i;
+    for (int i = 0; i < 15; i++)
+        msg[i] = (u8)i;
+    memcpy(k, key, 16);
+    CHECK(siphash24(k, msg, 15) == 0xa129ca6149be45e5ULL);
+    CHECK(siphash24(k, msg, 0) == 0x726fdb47dd0e0e31ULL);
+
+    u64 blob[4 + 16], orig[4 + 16], tag[2];
+    for (int i = 0; i < 20; i++)
+        blob[i] = orig[i] = 0x1111111111111111ULL * (u64)(i + 1);
+    seal(blob, 32, 128, 7, tag);
+    CHECK(memcmp(blob, orig, 32) == 0);       /* the header stays clear */
+    CHECK(memcmp(blob + 4, orig + 4, 128) != 0); /* the body does not */
+    u64 copy[20];
+    memcpy(copy, blob, sizeof copy);
+    CHECK(!unseal(copy, 32, 128, 8, tag)); /* another nonce */
+    CHECK(memcmp(copy, blob, sizeof copy) == 0); /* refused: nothing changed */
+    copy[2] ^= 1;                          /* the header altered */
+    CHECK(!unseal(copy, 32, 128, 7, tag));
+    copy[2] ^= 1;
+    copy[10] ^= 1 << 5;                    /* the ciphertext altered */
+    CHECK(!unseal(copy, 32, 128, 7, tag));
+    copy[10] ^= 1 << 5;
+    u64 bad[2] = {tag[0], tag[1] ^ 1};
+    CHECK(!unseal(copy, 32, 128, 7, bad));
+    CHECK(unseal(copy, 32, 128, 7, tag));
+    CHECK(memcmp(copy, orig, sizeof copy) == 0);
+}
+
 int main(void)
 {
     struct {
@@ -301,6 +338,7 @@ int main(void)
         {"symbol lookup", test_ksyms},
         {"capability encoding", test_cap_encoding},
         {"weak capabilities", test_cap_weak},
+        {"sealing", test_seal},
     };
     int failed_tests = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -41,6 +41,10 @@ struct cpu {
     u64 tsc_hz;
     u64 ticks;
     u64 fastpath_ipc;      /* invocations the IPC fast path completed */
+    /* The last capability lookup that found no cappage: where (invoke.c
+     * rebuilds capability-segment tables a kpager took back). */
+    struct aspace *cap_miss_as;
+    u64 cap_miss_addr;
 };
 extern struct cpu cpu0;
 

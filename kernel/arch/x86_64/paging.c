@@ -165,6 +165,77 @@ static void free_subtree(u64 *t, int level, const struct table_walk *w)
     }
 }
 
+static unsigned clear_frame(u64 *t, int level, u64 va, u64 pa, void (*gone)(void *, u64), void *ctx)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < 512; i++) {
+        u64 e = t[i];
+        if (!(e & PTE_P))
+            continue;
+        u64 at = va | (u64)i << (12 + 9 * level);
+        if (level > 0 && !(e & PTE_PS))
+            n += clear_frame(table_of(e), level - 1, at, pa, gone, ctx);
+        else if (level == 0 && (e & PTE_ADDR) == pa) {
+            t[i] = 0;
+            gone(ctx, at);
+            n++;
+        }
+    }
+    return n;
+}
+
+unsigned unmap_frame_everywhere(u64 pml4_pa, u64 pa, void (*gone)(void *ctx, u64 va), void *ctx)
+{
+    u64 *pml4 = phys_to_virt(pml4_pa);
+    unsigned n = 0;
+    for (unsigned i = 0; i < 512; i++) {
+        if ((i >= 256 && i != CAPSEG_SLOT) || !(pml4[i] & PTE_P))
+            continue;
+        u64 va = (u64)i << 39;
+        if (i >= 256)
+            va |= 0xffff000000000000ULL; /* canonical */
+        n += clear_frame(table_of(pml4[i]), 2, va, pa, gone, ctx);
+    }
+    return n;
+}
+
+static void each_leaf(u64 *t, int level, void (*fn)(void *, u64), void *ctx)
+{
+    for (unsigned i = 0; i < 512; i++) {
+        if (!(t[i] & PTE_P))
+            continue;
+        if (level > 0)
+            each_leaf(table_of(t[i]), level - 1, fn, ctx);
+        else
+            fn(ctx, t[i] & PTE_ADDR);
+    }
+}
+
+void capseg_for_each(u64 pml4_pa, void (*fn)(void *ctx, u64 pa), void *ctx)
+{
+    u64 e = ((u64 *)phys_to_virt(pml4_pa))[CAPSEG_SLOT];
+    if (e & PTE_P)
+        each_leaf(table_of(e), 2, fn, ctx);
+}
+
+u64 *user_table_link(u64 pml4_pa, u64 va, int level)
+{
+    u64 *t = phys_to_virt(pml4_pa);
+    for (int l = 3; l > level; l--) {
+        u64 e = t[index_of(va, l)];
+        if (!(e & PTE_P) || (e & PTE_PS))
+            return NULL;
+        t = table_of(e);
+    }
+    u64 *link = &t[index_of(va, level)];
+    return (*link & PTE_P) && !(*link & PTE_PS) ? link : NULL;
+}
+
+void free_table_below(u64 table_pa, int level, const struct table_walk *w)
+{
+    free_subtree(phys_to_virt(table_pa), level - 1, w);
+}
+
 void free_user_tables(u64 pml4_pa, const struct table_walk *w)
 {
     u64 *pml4 = phys_to_virt(pml4_pa);

@@ -48,6 +48,17 @@ struct table_walk {
     void *ctx;
 };
 void free_user_tables(u64 pml4_pa, const struct table_walk *w);
+/* The entry that links the page table of `level` (1: 4 KiB entries, 2: 2 MiB,
+ * 3: 1 GiB) translating va into its parent, or NULL when there is none. */
+u64 *user_table_link(u64 pml4_pa, u64 va, int level);
+/* Call fn with the frame of every cappage mapped in the capability segment. */
+void capseg_for_each(u64 pml4_pa, void (*fn)(void *ctx, u64 pa), void *ctx);
+/* Remove every mapping of frame pa (user half and capability segment),
+ * telling gone() each address; returns how many. */
+unsigned unmap_frame_everywhere(u64 pml4_pa, u64 pa, void (*gone)(void *ctx, u64 va), void *ctx);
+/* Empty the table of `level` at table_pa: free every table below it and
+ * report every page it mapped (the table itself stays). */
+void free_table_below(u64 table_pa, int level, const struct table_walk *w);
 /* Load an address space; flush its TLB entries too when flush is set. */
 void switch_address_space(u64 pml4_pa, u16 pcid, bool flush);
 /* The CR3 value of switch_address_space(pml4_pa, pcid, false). */

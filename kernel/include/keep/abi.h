@@ -26,6 +26,8 @@
 #define KEEP_ERR_OUT_OF_RANGE 0xeULL /* The capability address lies beyond the capability space (CAP_SPACE_SLOTS). */
 #define KEEP_ERR_TIMEOUT 0xfULL /* A receive phase ended because its time-out expired. */
 #define KEEP_ERR_IN_USE 0x10ULL /* The resource is in use: a frame that is still mapped, an interrupt line already bound, or a device resource the kernel keeps for itself. */
+#define KEEP_ERR_BAD_SEAL 0x11ULL /* An exported kernel object does not validate: it was altered, it was restored before (a replay), it is another object's, or another kernel made it. */
+#define KEEP_ERR_NO_REPLY 0x12ULL /* A call's reply can never come: its return capability was deleted or overwritten, or the cappage or address space that held it went away (the callee's space lost its last process, was destroyed, or unmapped the cappage). The call is over. */
 
 /* Object types */
 #define KEEP_TYPE_NULL 0x0ULL /* The null capability (all-zero); every invocation fails with INVALID_CAP. */
@@ -125,6 +127,8 @@
 #define KEEP_IRQ_LINES 0x18ULL /* Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI). */
 #define KEEP_DMA_FAULT_QUEUE 0x10ULL /* DMA faults one domain keeps for its fault handler until it receives them. */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
+#define KEEP_KMEM_FRAMES 0x0ULL /* Word 2 of a KMEM fault: the account needs frames (word 0 says how many). */
+#define KEEP_KMEM_PROCESS 0x1ULL /* Word 2 of a KMEM fault: a process the account's kpager exported is needed (word 3 is the export's identifier); the kpager answers after ACCOUNT.RESTORE_PROCESS. */
 
 /* Message tag fields (rsi) */
 #define KEEP_TAG_LABEL_MASK 0xffffULL /* Bits 0-15: the label (method number for kernel objects, free for IPC). */
@@ -144,7 +148,7 @@
 /* Labels of kernel-made messages */
 #define KEEP_LABEL_EXCEPTION 0xff00ULL /* A CPU exception (page fault included). Words: vector, rip, address (CR2 for a page fault, else 0), error code. */
 #define KEEP_LABEL_SYSCALL 0xff01ULL /* A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx. */
-#define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply. */
+#define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-14, the export's generation above). The faulting invocation restarts after the reply. */
 #define KEEP_LABEL_IRQ 0xff03ULL /* An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK. */
 #define KEEP_LABEL_DMA_FAULT 0xff04ULL /* A device attached to a DMA domain accessed a device address the domain does not map with that access (a send). Words: device (PCI bus << 8 | device << 3 | function), device address (page), VT-d fault reason, 1 for a write or 0 for a read; the payload is that of the SENDER given to DMA_DOMAIN.SET_FAULT_HANDLER. Faults that find the handler not receiving wait in the domain (DMA_FAULT_QUEUE of them; later ones are counted as lost) and come when it next receives. */
 
@@ -198,6 +202,7 @@
 #define KEEP_M_MEMORY_DONATE 3
 #define KEEP_M_MEMORY_CREATE_ACCOUNT 4
 #define KEEP_M_MEMORY_RECLAIM 5
+#define KEEP_M_MEMORY_REVOKE 6
 #define KEEP_M_ACCOUNT_INFO 1
 #define KEEP_M_ACCOUNT_SET_KPAGER 2
 #define KEEP_M_ACCOUNT_CREATE_ASPACE 3
@@ -205,6 +210,11 @@
 #define KEEP_M_ACCOUNT_CREATE_WRAPPER 5
 #define KEEP_M_ACCOUNT_DESTROY 6
 #define KEEP_M_ACCOUNT_RECLAIM 7
+#define KEEP_M_ACCOUNT_DESTROY_ALL 8
+#define KEEP_M_ACCOUNT_REVOKE_TABLE 9
+#define KEEP_M_ACCOUNT_REVOKE_PROCESS 10
+#define KEEP_M_ACCOUNT_RESTORE_PROCESS 11
+#define KEEP_M_ACCOUNT_REVOKE_CAP_TABLE 12
 #define KEEP_M_ASPACE_MAP 1
 #define KEEP_M_ASPACE_UNMAP 2
 #define KEEP_M_ASPACE_LOOKUP 3
@@ -245,7 +255,7 @@
 #define KEEP_M_INTERRUPT_BIND 3
 #define KEEP_M_INTERRUPT_UNBIND 4
 #define KEEP_M_INTERRUPT_ACK 5
-#define KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN 8
+#define KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN 13
 #define KEEP_M_DMA_DOMAIN_INFO 1
 #define KEEP_M_DMA_DOMAIN_MAP 2
 #define KEEP_M_DMA_DOMAIN_UNMAP 3

@@ -40,6 +40,10 @@ pub mod err {
     pub const TIMEOUT: u64 = 0xf;
     /// The resource is in use: a frame that is still mapped, an interrupt line already bound, or a device resource the kernel keeps for itself.
     pub const IN_USE: u64 = 0x10;
+    /// An exported kernel object does not validate: it was altered, it was restored before (a replay), it is another object's, or another kernel made it.
+    pub const BAD_SEAL: u64 = 0x11;
+    /// A call's reply can never come: its return capability was deleted or overwritten, or the cappage or address space that held it went away (the callee's space lost its last process, was destroyed, or unmapped the cappage). The call is over.
+    pub const NO_REPLY: u64 = 0x12;
 }
 
 /// Object types
@@ -238,6 +242,10 @@ pub mod layout {
     pub const DMA_FAULT_QUEUE: u64 = 0x10;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
     pub const WRAPPER_DEPTH: u64 = 0x4;
+    /// Word 2 of a KMEM fault: the account needs frames (word 0 says how many).
+    pub const KMEM_FRAMES: u64 = 0x0;
+    /// Word 2 of a KMEM fault: a process the account's kpager exported is needed (word 3 is the export's identifier); the kpager answers after ACCOUNT.RESTORE_PROCESS.
+    pub const KMEM_PROCESS: u64 = 0x1;
 }
 
 /// Message tag fields (rsi)
@@ -276,7 +284,7 @@ pub mod label {
     pub const EXCEPTION: u64 = 0xff00;
     /// A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx.
     pub const SYSCALL: u64 = 0xff01;
-    /// A kernel-memory fault: the account needs frames. Words: frames needed, frames in the account, 0, 0. The faulting invocation restarts after the reply.
+    /// A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-14, the export's generation above). The faulting invocation restarts after the reply.
     pub const KMEM: u64 = 0xff02;
     /// An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK.
     pub const IRQ: u64 = 0xff03;
@@ -389,6 +397,8 @@ pub mod method {
         pub const CREATE_ACCOUNT: u64 = 4;
         /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE): raise its version so that every copy is STALE, clear the slot, and give the frame back to the pool (a cappage's capabilities are discarded). IN_USE while it is mapped in any address space or capability space; nothing changes then.
         pub const RECLAIM: u64 = 5;
+        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space and capability space (a search of all of them: for space banks, not for fast paths), then do what RECLAIM does. Returns how many mappings were removed.
+        pub const REVOKE: u64 = 6;
     }
     pub mod aspace {
         /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
@@ -401,13 +411,13 @@ pub mod method {
         pub const MAP_CAPPAGE: u64 = 4;
         /// Remove the cappage mapped at cap_addr (a multiple of CAPPAGE_SLOTS). Its capabilities stay in the cappage.
         pub const UNMAP_CAPPAGE: u64 = 5;
-        /// Copy the capability at src in the caller's space to the empty slot dest of this capability space, with its rights reduced by the rights mask (0 keeps them).
+        /// Copy the capability at src in the caller's space to the empty slot dest of this capability space, with its rights reduced by the rights mask (0 keeps them). A RETURN capability is never copied: INVALID_ARG.
         pub const INSERT_CAP: u64 = 6;
-        /// Copy the capability at src of this capability space to the empty slot dest of the caller's space, reduced by the rights mask. Through a weak ASPACE capability the copy is weakened: a PAGE keeps only READ, a CAPPAGE or ASPACE becomes weak, anything else arrives as the null capability.
+        /// Copy the capability at src of this capability space to the empty slot dest of the caller's space, reduced by the rights mask. Through a weak ASPACE capability the copy is weakened: a PAGE keeps only READ, a CAPPAGE or ASPACE becomes weak, anything else arrives as the null capability. A RETURN capability is never copied: INVALID_ARG.
         pub const EXTRACT_CAP: u64 = 7;
-        /// Empty slot of this capability space (INVALID_CAP if it is already empty).
+        /// Empty slot of this capability space (INVALID_CAP if it is already empty). If it held the return capability of a call still waiting for its reply, that call ends at once with NO_REPLY (a fault message's: the process stops as FAULTED).
         pub const DELETE_CAP: u64 = 8;
-        /// Copy src to the empty slot dest, both in this capability space, reduced by the rights mask (0 keeps the rights; WEAK in the mask weakens). A stale capability copies as it is.
+        /// Copy src to the empty slot dest, both in this capability space, reduced by the rights mask (0 keeps the rights; WEAK in the mask weakens). A stale capability copies as it is. A RETURN capability is never copied (INVALID_ARG): there is one per call, so that its caller can be told when it goes; MOVE_CAP moves it.
         pub const COPY_CAP: u64 = 9;
         /// Move src to the empty slot dest in this capability space; src becomes null. Moving a slot onto itself is EXISTS.
         pub const MOVE_CAP: u64 = 10;
@@ -449,7 +459,7 @@ pub mod method {
         pub const MINT: u64 = 15;
     }
     pub mod account {
-        /// Return the frames the account holds unused and the frames in use by objects made from it.
+        /// Return the frames the account holds unused, the frames in use by objects made from it, the frames its kpager has taken back from live objects so far (REVOKE_TABLE, REVOKE_PROCESS), and how many of its processes are exported now.
         pub const INFO: u64 = 1;
         /// Make the SENDER capability at sender the account's kpager; 0 removes it. When an operation finds the account empty, the invoking process sends a KMEM fault message to the kpager (a call) and its invocation restarts once the kpager replies; without a kpager the operation fails with NO_MEMORY.
         pub const SET_KPAGER: u64 = 2;
@@ -457,14 +467,24 @@ pub mod method {
         pub const CREATE_ASPACE: u64 = 3;
         /// Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. BAD_STATE when PROCESS_NUMBERS processes exist.
         pub const CREATE_PROCESS: u64 = 4;
-        /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have.
+        /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have. A RETURN capability cannot be wrapped (INVALID_ARG).
         pub const CREATE_WRAPPER: u64 = 5;
         /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it.
         pub const DESTROY: u64 = 6;
         /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
         pub const RECLAIM: u64 = 7;
+        /// Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too.
+        pub const DESTROY_ALL: u64 = 8;
+        /// Take back, from a live address space paid by this account (aspace needs WRITE), the page table of the given level (1: the table of 4 KiB entries, 2: of 2 MiB entries, 3: of 1 GiB entries) that translates vaddr (user half), and every table below it. Page tables are redundant data: the mappings under them are dropped (as if unmapped), the frame is handed to the caller as an empty PAGE at dest, and the tables below it go back to the account's unused frames. The space's pager rebuilds the mappings by ASPACE.MAP when its processes fault on them (docs/kernel-memory.md). Returns the number of frames freed (the one at dest included). IN_USE if those tables translate the IPC buffer of a process in the space; NOT_MAPPED if there is no such table.
+        pub const REVOKE_TABLE: u64 = 9;
+        /// Export a live process made from this account: its control block is sealed (encrypted and authenticated with a key only the kernel has, bound to the process and to this export) into its own frame, which is handed to the caller as a PAGE at dest, and the process leaves the kernel. It is suspended: whatever needs it (a message, a reply, an invocation of its capabilities) makes the invoker send a KMEM fault (KMEM_PROCESS, id) to the account's kpager and restarts once the kpager replies. Returns the export's identifier (as in the KMEM fault). BAD_STATE for the caller itself, a process already out, a process whose fault message waits in a queue, or one that is a fault handler with fault messages queued; IN_USE for a process an interrupt line is bound to; INVALID_ARG for a process of another account.
+        pub const REVOKE_PROCESS: u64 = 10;
+        /// Bring an exported process of this account back from the PAGE at page (which needs WRITE, is mapped nowhere, and holds the export, as REVOKE_PROCESS made it or a copy): the seal is checked, the frame becomes the process's again (the page capability and its copies become STALE) and the process goes on where it was. BAD_SEAL, with nothing changed, for an export that was altered, is not this account's, is not the current export of its process (restored before, or the process was destroyed) or was made by another boot of the kernel; IN_USE while the page is mapped.
+        pub const RESTORE_PROCESS: u64 = 11;
+        /// REVOKE_TABLE for the capability segment: take back the segment's page table of the given level (1-3) that holds the cappage of capability address cap_addr, and every table below it, as an empty PAGE at dest. The cappages stay mapped: the address space records them, and the kernel rebuilds their tables from the record when a lookup needs them (from the space's account, with a KMEM fault if it is short; the invocation then runs again). Returns the frames freed. IN_USE if a process of the space waits with a receive slot under the table, if one of its processes is exported, or if the space has more cappages than its record holds.
+        pub const REVOKE_CAP_TABLE: u64 = 12;
         /// Make an empty DMA domain (1 frame, and 1 for its top-level table) and place a DMA_DOMAIN capability with all rights at dest. Its tables grow from this account. BAD_STATE when every IOMMU domain number is in use. ACCOUNT.DESTROY destroys it: its devices are detached, its pages unpinned.
-        pub const CREATE_DMA_DOMAIN: u64 = 8;
+        pub const CREATE_DMA_DOMAIN: u64 = 13;
     }
     pub mod timer {
         /// Return the milliseconds and timer ticks since boot.
@@ -540,6 +560,8 @@ pub fn error_name(e: u64) -> &'static str {
         0xe => "OUT_OF_RANGE",
         0xf => "TIMEOUT",
         0x10 => "IN_USE",
+        0x11 => "BAD_SEAL",
+        0x12 => "NO_REPLY",
         _ => "UNKNOWN_ERROR",
     }
 }

@@ -35,6 +35,7 @@ impl Error {
     pub const OUT_OF_RANGE: Error = Error(err::OUT_OF_RANGE);
     pub const TIMEOUT: Error = Error(err::TIMEOUT);
     pub const IN_USE: Error = Error(err::IN_USE);
+    pub const BAD_SEAL: Error = Error(err::BAD_SEAL);
 
     pub fn name(self) -> &'static str {
         error_name(self.0)
@@ -577,6 +578,12 @@ impl Memory {
     pub fn reclaim(self, frame: u64) -> Result<()> {
         invoke(self.0, method::memory::RECLAIM, [frame, 0, 0, 0]).map(drop)
     }
+
+    /// Destroys the PAGE or CAPPAGE at `frame` wherever it is mapped;
+    /// returns how many mappings went.
+    pub fn revoke(self, frame: u64) -> Result<u64> {
+        invoke(self.0, method::memory::REVOKE, [frame, 0, 0, 0]).map(|r| r[0])
+    }
 }
 
 /// Device memory: physical pages outside RAM, mapped with
@@ -703,6 +710,57 @@ impl Account {
     /// Gives `frames` unused frames back to the pool at `memory`.
     pub fn reclaim(self, memory: u64, frames: u64) -> Result<()> {
         invoke(self.0, method::account::RECLAIM, [memory, frames, 0, 0]).map(drop)
+    }
+
+    /// Returns (free, used, taken back so far, processes exported now).
+    pub fn info_all(self) -> Result<[u64; 4]> {
+        invoke(self.0, method::account::INFO, [0; 4])
+    }
+
+    /// Destroys the account and everything made from it; all its frames go
+    /// back to the pool at `memory`.
+    pub fn destroy_all(self, memory: u64) -> Result<()> {
+        invoke(self.0, method::account::DESTROY_ALL, [memory, 0, 0, 0]).map(drop)
+    }
+
+    /// Takes back the page table of `level` (1-3) translating `vaddr` in
+    /// the space at `aspace`, as an empty PAGE at `dest`; returns the
+    /// frames freed.
+    pub fn revoke_table(self, aspace: u64, vaddr: u64, level: u64, dest: u64) -> Result<u64> {
+        invoke(
+            self.0,
+            method::account::REVOKE_TABLE,
+            [aspace, vaddr, level, dest],
+        )
+        .map(|r| r[0])
+    }
+
+    /// Exports the process at `process` sealed into a PAGE at `dest`;
+    /// returns the export's identifier.
+    pub fn revoke_process(self, process: u64, dest: u64) -> Result<u64> {
+        invoke(
+            self.0,
+            method::account::REVOKE_PROCESS,
+            [process, dest, 0, 0],
+        )
+        .map(|r| r[0])
+    }
+
+    /// Takes back the capability-segment table of `level` (1-3) over the
+    /// cappage of `cap_addr` in the space at `aspace`, as an empty PAGE at
+    /// `dest`; returns the frames freed.
+    pub fn revoke_cap_table(self, aspace: u64, cap_addr: u64, level: u64, dest: u64) -> Result<u64> {
+        invoke(
+            self.0,
+            method::account::REVOKE_CAP_TABLE,
+            [aspace, cap_addr, level, dest],
+        )
+        .map(|r| r[0])
+    }
+
+    /// Brings an exported process back from the PAGE at `page`.
+    pub fn restore_process(self, page: u64) -> Result<()> {
+        invoke(self.0, method::account::RESTORE_PROCESS, [page, 0, 0, 0]).map(drop)
     }
 
     /// Makes an empty DMA domain at `dest` (destroyed with [`Account::destroy`]).

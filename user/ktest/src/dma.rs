@@ -396,3 +396,25 @@ pub fn unmap_invalidates(cx: &mut Cx) -> TestResult {
         Ok(())
     })
 }
+
+pub fn destroy_all(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [acct, d, p]| {
+        MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+        MEMORY.donate(acct, 8).ctx("DONATE")?;
+        Account(acct).create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        MEMORY.retype(ty::PAGE, p).ctx("RETYPE")?;
+        DmaDomain(d).map(p, 0x7000, RW).ctx("MAP")?;
+        expect_err(MEMORY.reclaim(p), Error::IN_USE, "RECLAIM while mapped")?;
+        // The whole account goes, the domain with it: its page is unpinned.
+        let free = MEMORY.free().ctx("FREE")?;
+        Account(acct).destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        expect_err(DmaDomain(d).info(), Error::STALE, "the domain after DESTROY_ALL")?;
+        MEMORY.reclaim(p).ctx("RECLAIM after DESTROY_ALL")?;
+        let back = MEMORY.free().ctx("FREE")? - free;
+        ensure!(back == 8 + 1 + 1, "{back} frames back to the pool, want the 8 donated, the account's and the page");
+        for s in [acct, d] {
+            SELF_ASPACE.delete_cap(s).ctx("DELETE")?;
+        }
+        Ok(())
+    })
+}

@@ -40,7 +40,9 @@ mod fault;
 mod handler;
 mod ipc;
 mod kernel;
+mod kmem;
 mod process;
+mod reply;
 mod sched;
 mod sfi;
 mod stress;
@@ -280,6 +282,15 @@ const TESTS: &[Test] = &[
     ("ACCT0020", "CREATE_PROCESS in a read-only aspace is NO_RIGHTS", acct::create_process_rights),
     ("ACCT0021", "a destroyed process is no longer listed", acct::destroyed_not_listed),
     ("ACCT0022", "a loaded program's account frames come back on DESTROY", acct::program_frames_return),
+    ("KMEM0001", "DESTROY_ALL destroys everything made from an account and returns every frame", kmem::destroy_all),
+    ("KMEM0002", "DESTROY_ALL errors change nothing", kmem::destroy_all_errors),
+    ("KMEM0003", "REVOKE_TABLE drops a live space's tables, MAP rebuilds them; errors change nothing", kmem::revoke_table),
+    ("KMEM0004", "REVOKE_PROCESS seals a process out, RESTORE_PROCESS brings it back", kmem::export_restore),
+    ("KMEM0005", "tampered, swapped, foreign and replayed exports are refused", kmem::export_refused),
+    ("KMEM0006", "a kpager that would fault to itself gets NO_MEMORY, not a deadlock", kmem::kpager_own_fault),
+    ("KMEM0007", "a live task computes right while its tables and processes are taken back", kmem::live_task),
+    ("KMEM0008", "MEMORY.REVOKE unmaps a page or cappage everywhere and destroys it", kmem::memory_revoke),
+    ("KMEM0009", "REVOKE_CAP_TABLE: capability-segment tables taken back and rebuilt on the next lookup", kmem::revoke_cap_table),
     ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
     ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
     ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
@@ -318,6 +329,13 @@ const TESTS: &[Test] = &[
     ("IPC0032", "receive slots naming one slot twice are INVALID_ARG (receive, call, reply-and-receive)", ipc::duplicate_recv_slots),
     ("IPC0033", "a call's reply wait can time out; the late reply is STALE", ipc::call_timeout),
     ("IPC0034", "revoking a wrapper wakes the senders queued through it with STALE", ipc::wrapper_revoked_wakes_queued_sender),
+    ("REPLY0001", "a return capability deleted: its caller hears NO_REPLY at once", reply::deleted),
+    ("REPLY0002", "a return capability overwritten by the next call: NO_REPLY", reply::overwritten),
+    ("REPLY0003", "a moved return capability still answers", reply::moved_still_answers),
+    ("REPLY0004", "the cappage holding it unmapped: NO_REPLY", reply::cappage_unmapped),
+    ("REPLY0005", "return capabilities are never copied (COPY, INSERT, wrapper, message)", reply::never_copied_setup),
+    ("REPLY0006", "the server's space loses its last process: NO_REPLY", reply::server_space_gone),
+    ("REPLY0007", "a fault message's return capability deleted: the process stops FAULTED", reply::fault_reply_lost),
     ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
@@ -349,6 +367,7 @@ const TESTS: &[Test] = &[
     ("DMA0003", "virtio-blk through the IOMMU: the disk's pattern reads, written sectors read back", dma::blk_integrity),
     ("DMA0004", "a rogue DMA to a page not mapped for DMA is stopped and reported; the page is intact", dma::rogue_dma),
     ("DMA0005", "after UNMAP the device faults at the old address: the IOTLB was invalidated", dma::unmap_invalidates),
+    ("DMA0006", "DESTROY_ALL of an account destroys its DMA domains and unpins their pages", dma::destroy_all),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),

@@ -21,9 +21,9 @@ use super::{BenchResult, Ctx, RUNS, Runs, Suite, tsc};
 use crate::Root;
 
 /// The label of the faulting thread's final call.
-const DONE: u64 = 0xD0E;
+pub(super) const DONE: u64 = 0xD0E;
 /// Faults per batch.
-const FAULTS: u64 = 64;
+pub(super) const FAULTS: u64 = 64;
 /// Where the page-fault benchmark's page comes and goes.
 const PF_VADDR: u64 = 0x0000_5100_0000_0000;
 /// Where the heap-growth benchmark maps its pages.
@@ -34,7 +34,7 @@ const HEAP_PAGES: u64 = 32;
 const KMEM_OPS: u64 = 32;
 
 /// Per-operation figures of the warm-up batch (index 0) and RUNS batches.
-static SAMPLES: [AtomicU64; RUNS + 1] = [const { AtomicU64::new(0) }; RUNS + 1];
+pub(super) static SAMPLES: [AtomicU64; RUNS + 1] = [const { AtomicU64::new(0) }; RUNS + 1];
 /// The divisor of the exception benchmark: 0 faults, the handler sets 1.
 static DIVISOR: AtomicU64 = AtomicU64::new(0);
 
@@ -97,7 +97,7 @@ fn divide_faulter(a: &Args) -> u64 {
 /// answers its faults with `on_fault` then RESUME, through
 /// reply-and-receive, until the thread's DONE call.  Returns the thread's
 /// figures.
-fn handled(
+pub(super) fn handled(
     root: &mut Root,
     s: &Suite,
     body: thread::Body,

@@ -209,6 +209,47 @@ fn cross_as(root: &mut Root, s: &mut Suite) -> BenchResult {
     r
 }
 
+const PRESSURE: Names = Names {
+    null: "ipc.call_reply.cross_as.kmem_pressure",
+    caps: None,
+    strings: &[],
+};
+
+/// A neighbour that hammers its exhausted account (no kpager): every
+/// CREATE_ASPACE fails with NO_MEMORY, forever, at the partners' priority.
+fn hammer(a: &Args) -> u64 {
+    let [account, dest, ..] = a.words;
+    loop {
+        let _ = keep_abi::Account(account).create_aspace(dest);
+    }
+}
+
+/// The cross-address-space null round trip while a neighbour hammers its
+/// empty account: the same figure is the target (issue 16).
+fn cross_as_pressure(root: &mut Root, s: &mut Suite) -> BenchResult {
+    if !s.wants(PRESSURE.null) {
+        return Ok(());
+    }
+    let child = benchsrv(root, 0)?;
+    let to = mint(root, child.process)?;
+    let (acct, dest) = match (root.slots.alloc(), root.slots.alloc()) {
+        (Some(a), Some(d)) => (a, d),
+        _ => return Err("no free slot".into()),
+    };
+    let r = (|| -> BenchResult {
+        keep_abi::MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+        let t = thread::spawn(&mut root.slots, "bench-hammer", PRIORITY, hammer, &[acct, dest])?;
+        let r = round_trips(s, to, &PRESSURE);
+        t.kill(&mut root.slots);
+        r
+    })();
+    let _ = keep_abi::Account(acct).destroy_all(slot::MEMORY);
+    drop_slot(root, acct);
+    drop_slot(root, dest);
+    drop_slot(root, to.0);
+    r
+}
+
 fn same_as(root: &mut Root, s: &mut Suite) -> BenchResult {
     let mut slots = [0u64; 8];
     for i in 0..5 {
@@ -286,6 +327,7 @@ fn yield_switch(root: &mut Root, s: &mut Suite) -> BenchResult {
 pub fn run(root: &mut Root, s: &mut Suite) {
     super::run_parts(root, s, &[
         ("ipc.call_reply.cross_as", cross_as),
+        ("ipc.call_reply.cross_as.kmem_pressure", cross_as_pressure),
         ("ipc.call_reply.same_as", same_as),
         ("ipc.send.nonblocking_fail", nonblocking_fail),
         ("sched.yield_switch", yield_switch),

@@ -22,6 +22,7 @@
 mod caps;
 mod fault;
 mod ipc;
+mod kmem;
 mod sfi;
 
 use alloc::string::String;
@@ -276,6 +277,7 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
 
     ipc::run(root, &mut s);
     fault::run(root, &mut s);
+    kmem::run(root, &mut s);
     caps::run(root, &mut s);
     sfi::run(root, &mut s);
     s.summary();

@@ -1,0 +1,400 @@
+/* Kernel memory taken back from live tasks (seed 003, sections 2-3), and
+ * accounts destroyed whole.  ACCOUNT.REVOKE_TABLE, REVOKE_PROCESS,
+ * RESTORE_PROCESS and DESTROY_ALL; docs/kernel-memory.md has the classes
+ * of kernel data and the order in which an operation asks for them.
+ *
+ *  - Page tables are redundant: a revoked table is handed back empty and
+ *    the mappings under it are dropped; the space's pager, which made them
+ *    (ASPACE.MAP), makes them again when the space's processes fault.
+ *  - A process is sensitive: its control block refers to kernel objects
+ *    and to other processes.  It is sealed (seal.h) into its own frame,
+ *    bound to its number, the number's version and the export's generation,
+ *    and handed to the kpager as a PAGE; only the current export of a
+ *    process still out opens again. */
+#include "account.h"
+#include "aspace.h"
+#include "frame.h"
+#include "device.h"
+#include "dma_domain.h"
+#include "invoke.h"
+#include "ipc.h"
+#include "lib.h"
+#include "process.h"
+#include "sched.h"
+#include "seal.h"
+#include "wrapper.h"
+
+/* ---- page tables ---- */
+
+static void drop_table(void *ctx, u64 pa) { kmem_free(ctx, pa); }
+static void drop_leaf(u64 pa)
+{
+    struct frame *f = frame_info(pa);
+    if (f) {
+        ASSERT(f->maps > 0);
+        f->maps--;
+    }
+}
+
+/* A table frame goes to the kpager, empty, as a PAGE at dest. */
+static void hand_back(u64 pa, struct cap *dest)
+{
+    memset(phys_to_virt(pa), 0, PAGE_SIZE);
+    struct frame *f = frame_info(pa);
+    f->type = FRAME_PAGE;
+    f->maps = 0;
+    *dest = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE, 0, f->version, pa);
+}
+
+/* Does the table of `level` that translates va translate the IPC buffer of
+ * a process in as?  The kernel reads and writes those buffers on its own,
+ * without a fault a pager could answer, so their tables stay. */
+static bool maps_ipc_buffer(struct aspace *as, u64 va, int level)
+{
+    u64 span = 1ULL << (12 + 9 * level), base = va & ~(span - 1);
+    for (struct process *p = all_processes; p; p = p->all_next)
+        if (p->as == as && p->ipc_buf && p->ipc_buf < base + span && p->ipc_buf + KEEP_IPC_SIZE > base)
+            return true;
+    return false;
+}
+
+u64 kmem_revoke_table(struct invocation *inv, struct account *a)
+{
+    struct cap as_cap, *dest;
+    u64 va = inv->arg[1], level = inv->arg[2];
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ASPACE, KEEP_RIGHT_WRITE, &as_cap);
+    if (e)
+        return e;
+    if ((e = cap_empty_slot(inv->caller->as, inv->arg[3], &dest)))
+        return e;
+    struct aspace *as = aspace_from_cap(as_cap);
+    if (as->account != a || level < 1 || level > 3 || va >= KEEP_USER_TOP)
+        return KEEP_ERR_INVALID_ARG;
+    u64 *link = user_table_link(as->pml4_pa, va, (int)level);
+    if (!link)
+        return KEEP_ERR_NOT_MAPPED;
+    if (as->nout || maps_ipc_buffer(as, va, (int)level))
+        return KEEP_ERR_IN_USE;
+    u64 pa = *link & PTE_ADDR, before = a->free_count;
+    struct table_walk w = {drop_table, drop_leaf, a};
+    free_table_below(pa, (int)level, &w);
+    *link = 0;
+    /* Every translation through the table goes, the paging-structure
+     * caches' too: a whole flush of the space. */
+    if (cpu0.loaded_as == as)
+        aspace_load_flush(as);
+    as->tlb_stale = cpu0.loaded_as != as;
+    as->unmap_generation++;
+    a->used_count--;
+    a->taken++;
+    inv->res[0] = 1 + (a->free_count - before);
+    hand_back(pa, dest);
+    return KEEP_ERR_OK;
+}
+
+/* ---- capability-segment tables ---- */
+
+static void keep_leaf(u64 pa) { (void)pa; } /* the record keeps the cappage mapped */
+
+/* Does a process of as wait with a receive slot under the capability
+ * addresses [lo, lo + n)?  A message's capabilities land there without an
+ * invocation of the receiver's own that could fault, so those tables stay. */
+static bool receive_slots_under(struct aspace *as, u64 lo, u64 n)
+{
+    for (struct process *p = all_processes; p; p = p->all_next) {
+        if (p->as != as || p->state != KEEP_STATE_BLOCKED ||
+            (p->wait_kind != WAIT_RECV && p->wait_kind != WAIT_REPLY))
+            continue;
+        for (u32 i = 0; i < p->recv_n; i++)
+            if (p->recv_addr[i] - lo < n)
+                return true;
+    }
+    return false;
+}
+
+u64 kmem_revoke_cap_table(struct invocation *inv, struct account *a)
+{
+    struct cap as_cap, *dest;
+    u64 addr = inv->arg[1], level = inv->arg[2];
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ASPACE, KEEP_RIGHT_WRITE, &as_cap);
+    if (e)
+        return e;
+    if ((e = cap_empty_slot(inv->caller->as, inv->arg[3], &dest)))
+        return e;
+    struct aspace *as = aspace_from_cap(as_cap);
+    if (as->account != a || level < 1 || level > 3 || addr >= KEEP_CAP_SPACE_SLOTS)
+        return KEEP_ERR_INVALID_ARG;
+    u64 *link = user_table_link(as->pml4_pa, capseg_va(addr), (int)level);
+    if (!link)
+        return KEEP_ERR_NOT_MAPPED;
+    /* Capability addresses the table covers: a cappage per 4 KiB of segment. */
+    u64 span = (1ULL << (9 * level)) * KEEP_CAPPAGE_SLOTS, lo = addr - addr % span;
+    if (as->nout || as->capseg_unrecorded || receive_slots_under(as, lo, span))
+        return KEEP_ERR_IN_USE;
+    u64 pa = *link & PTE_ADDR, before = a->free_count;
+    struct table_walk w = {drop_table, keep_leaf, a};
+    free_table_below(pa, (int)level, &w);
+    *link = 0;
+    as->capseg_dropped = true;
+    if (cpu0.loaded_as == as)
+        aspace_load_flush(as);
+    as->tlb_stale = cpu0.loaded_as != as;
+    cspace_forget();
+    inv->res[0] = 1 + (a->free_count - before);
+    a->used_count--;
+    a->taken++;
+    hand_back(pa, dest);
+    return KEEP_ERR_OK;
+}
+
+bool kmem_cap_miss_rebuildable(void)
+{
+    struct aspace *as = cpu0.cap_miss_as;
+    return as && as->capseg_dropped && aspace_cappage_record(as, cpu0.cap_miss_addr);
+}
+
+u64 kmem_cap_miss(struct process *p)
+{
+    struct aspace *as = cpu0.cap_miss_as;
+    cpu0.cap_miss_as = NULL;
+    if (!as || !as->capseg_dropped)
+        return KEEP_ERR_NO_CAPPAGE;
+    struct cappage_map *m = aspace_cappage_record(as, cpu0.cap_miss_addr);
+    if (!m)
+        return KEEP_ERR_NO_CAPPAGE;
+    struct account *a = as->account;
+    u64 n = aspace_cappage_tables(as, m->cap_addr);
+    if (a->free_count < n) {
+        u64 words[4] = {n, a->free_count, KEEP_KMEM_FRAMES, 0};
+        return kmem_fault(p, a->kpager, words); /* and the invocation runs again */
+    }
+    aspace_capseg_rebuild(as, m);
+    p->regs.rip -= 2; /* run the invocation again, now that the slot is there */
+    return INV_DONE;
+}
+
+/* ---- processes ---- */
+
+#define EXPORT_MAGIC 0x74726f7078656b50ULL /* "Pkexport" */
+
+/* The clear header of an export; the sealed control block follows it and
+ * the tag follows that. */
+struct export_header {
+    u64 magic;
+    u64 num, version, gen; /* whose export, and which */
+    u64 length;            /* of the sealed control block */
+    u64 reserved[3];
+};
+#define EXPORT_BODY ALIGN_UP(sizeof(struct process), 8)
+_Static_assert(sizeof(struct export_header) + EXPORT_BODY + 16 <= PAGE_SIZE, "an export fits in its frame");
+
+static u64 export_nonce(u64 num, u64 gen) { return num | gen << CAP_OBJNUM_BITS; }
+
+/* Queued fault messages need their handler's return-capability slot and
+ * cannot restart by themselves: a handler with some waiting stays in. */
+static bool fault_messages_queued(struct process *p)
+{
+    for (struct process *s = p->sendq_head; s; s = s->q_next)
+        if (s->wait_kind == WAIT_FAULT)
+            return true;
+    return false;
+}
+
+/* Take p out of every queue and list, leaving in p what it needs to go on
+ * when it comes back: waits that restart by themselves become RUNNABLE with
+ * the invocation rewound (as they already are), a deadline is kept. */
+static void unlink_for_export(struct process *p)
+{
+    u64 deadline = p->deadline;
+    sleep_remove(p);
+    p->deadline = deadline;
+    if (p->state == KEEP_STATE_RUNNABLE)
+        sched_dequeue(p);
+    if (p->state == KEEP_STATE_BLOCKED) {
+        switch (p->wait_kind) {
+        case WAIT_SEND:
+            sendq_remove(p->wait_target, p);
+            /* fall through */
+        case WAIT_CONSOLE:
+        case WAIT_PROCESS:
+            p->state = KEEP_STATE_RUNNABLE; /* rewound by process_block: restarts */
+            p->wait_kind = WAIT_NONE;
+            break;
+        default: /* RECV, REPLY, FAULT_REPLY, SLEEP: completed by others */
+            break;
+        }
+    }
+    p->wait_target = NULL;
+    /* Whoever sends to it or waits for it starts again, finds it out and
+     * asks the kpager. */
+    while (p->sendq_head) {
+        struct process *s = p->sendq_head;
+        sendq_remove(p, s);
+        process_make_runnable(s);
+    }
+    process_wake(WAIT_PROCESS, p);
+    process_list_remove(p);
+    sched_save(p);
+    p->rq_next = p->rq_prev = p->q_next = p->sleep_next = NULL;
+}
+
+u64 kmem_revoke_process(struct invocation *inv, struct account *a)
+{
+    struct cap pc, *dest;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_PROCESS, KEEP_RIGHT_WRITE, &pc);
+    if (e)
+        return e;
+    if ((e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest)))
+        return e;
+    struct process *p = process_from_cap(pc);
+    if (process_is_out(p) || p == inv->caller)
+        return KEEP_ERR_BAD_STATE;
+    if (p->account != a)
+        return KEEP_ERR_INVALID_ARG;
+    if ((p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_FAULT) || fault_messages_queued(p))
+        return KEEP_ERR_BAD_STATE;
+    if (interrupt_bound_to(p))
+        return KEEP_ERR_IN_USE;
+
+    u64 num = p->num;
+    struct process_export *x = &process_exports[num];
+    unlink_for_export(p);
+    x->account = a;
+    x->as = p->as;
+    x->gen++;
+    process_numbers[num].p = &process_out;
+    process_numbers_out++;
+    p->as->nout++;
+    a->nout++;
+    a->used_count--;
+    a->taken++;
+
+    /* Seal the control block into its own frame. */
+    static u8 body[EXPORT_BODY] __attribute__((aligned(16)));
+    memcpy(body, p, sizeof(struct process));
+    u8 *page = (u8 *)p;
+    memset(page, 0, PAGE_SIZE);
+    struct export_header *h = (struct export_header *)page;
+    h->magic = EXPORT_MAGIC;
+    h->num = num;
+    h->version = process_numbers[num].version;
+    h->gen = x->gen;
+    h->length = EXPORT_BODY;
+    memcpy(page + sizeof *h, body, EXPORT_BODY);
+    memset(body, 0, sizeof body);
+    u64 *tag = (u64 *)(page + sizeof *h + EXPORT_BODY);
+    seal(h, sizeof *h, EXPORT_BODY, export_nonce(num, x->gen), tag);
+
+    u64 pa = virt_to_phys_window(page);
+    struct frame *f = frame_info(pa);
+    f->type = FRAME_PAGE;
+    *dest = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE, 0, f->version, pa);
+    inv->res[0] = export_nonce(num, x->gen);
+    return KEEP_ERR_OK;
+}
+
+/* p is back: into the lists and queues its state calls for. */
+static void relink_after_import(struct process *p)
+{
+    p->all_next = NULL;
+    process_list_insert(p);
+    u64 deadline = p->deadline;
+    p->deadline = 0;
+    if (p->state == KEEP_STATE_RUNNABLE) {
+        sched_enqueue(p);
+    } else if (deadline) {
+        if (deadline <= cpu0.ticks)
+            ipc_timeout(p); /* its time ran out while it was away */
+        else
+            sleep_insert(p, deadline);
+    }
+}
+
+u64 kmem_restore_process(struct invocation *inv, struct account *a)
+{
+    struct cap c, *slot = NULL;
+    u64 e = cspace_slot(inv->caller->as, inv->arg[0], &slot);
+    if ((e = cap_check_slot(e, slot, KEEP_TYPE_PAGE, KEEP_RIGHT_WRITE, &c)))
+        return e;
+    u64 pa = cap_pa(c);
+    struct frame *f = frame_info(pa);
+    ASSERT(f->type == FRAME_PAGE); /* what every PAGE capability names */
+    if (f->maps)
+        return KEEP_ERR_IN_USE;
+    u8 *page = phys_to_virt(pa);
+    struct export_header *h = (struct export_header *)page;
+    /* Identity first (cheap), then the seal; nothing changes on failure. */
+    if (h->magic != EXPORT_MAGIC || h->num >= KEEP_PROCESS_NUMBERS || h->length != EXPORT_BODY)
+        return KEEP_ERR_BAD_SEAL;
+    u64 num = h->num;
+    struct process_export *x = &process_exports[num];
+    if (!process_is_out(process_numbers[num].p) || x->account != a ||
+        h->version != process_numbers[num].version || h->gen != x->gen)
+        return KEEP_ERR_BAD_SEAL;
+    u64 tag[2];
+    memcpy(tag, page + sizeof *h + EXPORT_BODY, sizeof tag);
+    if (!unseal(h, sizeof *h, EXPORT_BODY, export_nonce(num, x->gen), tag))
+        return KEEP_ERR_BAD_SEAL;
+
+    memmove(page, page + sizeof *h, sizeof(struct process));
+    memset(page + sizeof(struct process), 0, PAGE_SIZE - sizeof(struct process));
+    struct process *p = (struct process *)page;
+    p->ipc_buf_checked = 0;
+    *slot = (struct cap){0, 0};
+    f->version++; /* every copy of the page capability goes stale */
+    f->type = FRAME_PROCESS;
+    a->used_count++;
+    a->nout--;
+    p->as->nout--;
+    x->account = NULL;
+    x->as = NULL;
+    process_numbers[num].p = p;
+    process_numbers_out--;
+    relink_after_import(p);
+    return KEEP_ERR_OK;
+}
+
+u64 kmem_need_process(struct invocation *inv, u64 num)
+{
+    struct process_export *x = &process_exports[num];
+    if (inv->on_behalf)
+        return INV_RESTART;
+    u64 words[4] = {0, x->account->free_count, KEEP_KMEM_PROCESS, export_nonce(num, x->gen)};
+    return kmem_fault(inv->caller, x->account->kpager, words);
+}
+
+/* ---- accounts destroyed whole ---- */
+
+u64 account_destroy_all(struct invocation *inv, struct account *a)
+{
+    struct cap mem;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_MEMORY, KEEP_RIGHT_WRITE, &mem);
+    if (e)
+        return e;
+    /* Processes: its own, and any in its address spaces. */
+    for (struct process *p = all_processes, *next; p; p = next) {
+        next = p->all_next;
+        if (p->account == a || p->as->account == a)
+            process_destroy(p);
+    }
+    for (u64 num = 0; num < KEEP_PROCESS_NUMBERS; num++) {
+        struct process_export *x = &process_exports[num];
+        if (x->account && (x->account == a || x->as->account == a))
+            process_drop_exported(num);
+    }
+    /* Wrappers and address spaces: found by their frames' types. */
+    for (u64 pfn = 0; pfn < frame_table_len; pfn++) {
+        struct frame *f = &frame_table[pfn];
+        if (f->type == FRAME_WRAPPER && ((struct wrapper *)phys_to_virt(pfn * PAGE_SIZE))->account == a)
+            wrapper_destroy(phys_to_virt(pfn * PAGE_SIZE));
+    }
+    for (u64 pfn = 0; pfn < frame_table_len; pfn++) {
+        struct frame *f = &frame_table[pfn];
+        if (f->type == FRAME_ASPACE && ((struct aspace *)phys_to_virt(pfn * PAGE_SIZE))->account == a)
+            aspace_destroy(phys_to_virt(pfn * PAGE_SIZE));
+    }
+    dma_domain_destroy_all(a); /* detaches their devices, unpins their pages */
+    ASSERT(a->used_count == 0 && a->nout == 0);
+    account_close(a);
+    return KEEP_ERR_OK;
+}

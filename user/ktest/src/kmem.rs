@@ -1,0 +1,730 @@
+//! Kernel memory taken back from live tasks (seed 003): page tables revoked
+//! and rebuilt by a pager, processes exported sealed and restored (refused
+//! when tampered with, replayed or swapped), a kpager that would wait for
+//! itself, and accounts destroyed whole.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
+use keep_abi::{
+    ACCOUNT, Account, Aspace, Error, KERNEL, MEMORY, Process, Return, SELF_ASPACE, Sender,
+    Tag, label, layout, recv, reply, rights, slot, ty,
+};
+use keep_loader::thread;
+
+use crate::cspace::{BEYOND, HOLE, expect_type};
+use crate::{Ctx, Cx, TestResult, expect_err};
+
+const RW: u64 = rights::READ | rights::WRITE;
+/// Scratch address where tests look into an export page.
+const PEEK: u64 = 0x5100_0000_0000;
+
+fn new_account(cx: &mut Cx, frames: u64) -> Result<Account, String> {
+    let s = cx.slot()?;
+    MEMORY.create_account(s).ctx("CREATE_ACCOUNT")?;
+    if frames > 0 {
+        MEMORY.donate(s, frames).ctx("DONATE")?;
+    }
+    Ok(Account(s))
+}
+
+fn live(s: u64) -> Result<bool, String> {
+    Ok(SELF_ASPACE.identify_cap(s).ctx("IDENTIFY_CAP")?.live)
+}
+
+fn invariants() -> TestResult {
+    let (bad, _) = KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+    ensure!(bad == 0, "{bad} kernel invariant violations");
+    Ok(())
+}
+
+/// Reads (or, with `f`, changes) the words of the page at `page`.
+fn with_page_words<R>(page: u64, f: impl FnOnce(&mut [u64]) -> R) -> Result<R, String> {
+    SELF_ASPACE.map(page, PEEK, RW).ctx("MAP the page")?;
+    // SAFETY: the page is mapped read-write at PEEK until the unmap below.
+    let words = unsafe { core::slice::from_raw_parts_mut(PEEK as *mut u64, 512) };
+    let r = f(words);
+    SELF_ASPACE.unmap(PEEK).ctx("UNMAP the page")?;
+    Ok(r)
+}
+
+pub fn destroy_all(cx: &mut Cx) -> TestResult {
+    let pool0 = MEMORY.free().ctx("FREE")?;
+    let own0 = ACCOUNT.info().ctx("INFO")?;
+    let a = new_account(cx, 16)?;
+    let [asp, p, q, w, copy] = cx.slots::<5>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        Aspace(asp).map(page, 0x5000_0000_0000, RW).ctx("MAP")?;
+        a.create_process(asp, p).ctx("CREATE_PROCESS")?;
+        ACCOUNT.create_process(asp, q).ctx("CREATE_PROCESS of another account in its space")?;
+        a.create_wrapper(slot::CONSOLE, w, rights::ALL).ctx("CREATE_WRAPPER")?;
+        SELF_ASPACE.copy_cap(a.0, copy, 0).ctx("COPY_CAP")?;
+        let [_, used, ..] = a.info_all().ctx("INFO")?;
+        ensure!(used >= 5, "account uses {used} frames");
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        for s in [a.0, copy, asp, p, q, w] {
+            ensure!(!live(s)?, "slot {s:#x} still live after DESTROY_ALL");
+        }
+        expect_err(Account(copy).info_all(), Error::STALE, "INFO of a destroyed account")?;
+        ensure!(ACCOUNT.info().ctx("INFO")? == own0, "ktest's account did not get q's frame back");
+        // The page was mapped only in the destroyed space: it can go.
+        MEMORY.reclaim(page).ctx("RECLAIM the page")?;
+        let pool = MEMORY.free().ctx("FREE")?;
+        ensure!(pool == pool0, "pool {pool0} -> {pool}: not every frame came back");
+        invariants()
+    })();
+    cx.drop_slots(&[a.0, asp, p, q, w, copy]);
+    if r.is_err() {
+        cx.drop_slot(page);
+    } else {
+        cx.slots.free(page);
+    }
+    r
+}
+
+pub fn destroy_all_errors(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, 4)?;
+    let [ro_mem, ro_acct, empty] = cx.slots::<3>()?;
+    let r = (|| {
+        SELF_ASPACE.copy_cap(slot::MEMORY, ro_mem, rights::READ).ctx("COPY_CAP")?;
+        SELF_ASPACE.copy_cap(a.0, ro_acct, rights::READ).ctx("COPY_CAP")?;
+        let before = a.info_all().ctx("INFO")?;
+        let pool = MEMORY.free().ctx("FREE")?;
+        expect_err(a.destroy_all(slot::CONSOLE), Error::WRONG_TYPE, "console as memory")?;
+        expect_err(a.destroy_all(empty), Error::INVALID_CAP, "empty slot")?;
+        expect_err(a.destroy_all(HOLE), Error::NO_CAPPAGE, "hole")?;
+        expect_err(a.destroy_all(BEYOND), Error::OUT_OF_RANGE, "beyond")?;
+        expect_err(a.destroy_all(ro_mem), Error::NO_RIGHTS, "read-only memory")?;
+        expect_err(Account(ro_acct).destroy_all(slot::MEMORY), Error::NO_RIGHTS, "read-only account")?;
+        ensure!(a.info_all().ctx("INFO")? == before, "account changed");
+        ensure!(MEMORY.free().ctx("FREE")? == pool, "pool changed");
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        ensure!(MEMORY.free().ctx("FREE")? == pool + 5, "4 frames and the account's own come back");
+        Ok(())
+    })();
+    cx.drop_slots(&[a.0, ro_mem, ro_acct, empty]);
+    r
+}
+
+pub fn revoke_table(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, 32)?;
+    let [asp, d, ro] = cx.slots::<3>()?;
+    let pages = [cx.retype(ty::PAGE)?, cx.retype(ty::PAGE)?, cx.retype(ty::PAGE)?];
+    let (va1, va2, va3) = (160u64 << 39, (161u64 << 39) + 0x20_0000, (160u64 << 39) + 0x1000);
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        let x = Aspace(asp);
+        for (pg, va) in pages.iter().zip([va1, va2, va3]) {
+            x.map(*pg, va, RW).ctx("MAP")?;
+        }
+        let [_, used0, taken0, _] = a.info_all().ctx("INFO")?;
+        let n = a.revoke_table(asp, va1, 1, d).ctx("REVOKE_TABLE level 1")?;
+        ensure!(n == 1, "level 1 freed {n} frames");
+        expect_type(d, ty::PAGE)?;
+        expect_err(x.lookup(va1), Error::NOT_MAPPED, "LOOKUP under the revoked table")?;
+        expect_err(x.lookup(va3), Error::NOT_MAPPED, "LOOKUP of its neighbour")?;
+        x.lookup(va2).ctx("LOOKUP elsewhere")?;
+        let [_, used1, taken1, _] = a.info_all().ctx("INFO")?;
+        ensure!(used1 == used0 - 1 && taken1 == taken0 + 1, "used {used0}->{used1}, taken {taken0}->{taken1}");
+        SELF_ASPACE.delete_cap(d).ctx("DELETE")?;
+        expect_err(a.revoke_table(asp, va1, 1, d), Error::NOT_MAPPED, "no table there")?;
+        let n = a.revoke_table(asp, va2, 3, d).ctx("REVOKE_TABLE level 3")?;
+        ensure!(n == 3, "level 3 freed {n} frames, want 3 (its PD and PT too)");
+        expect_err(x.lookup(va2), Error::NOT_MAPPED, "LOOKUP under it")?;
+        // The page behind the handed-back frame is empty.
+        let zero = with_page_words(d, |w| w.iter().all(|&v| v == 0))?;
+        ensure!(zero, "the table came back with contents");
+        MEMORY.reclaim(d).ctx("RECLAIM the handed-back page")?;
+        // The pager maps again: the tables grow back.
+        x.map(pages[0], va1, RW).ctx("MAP again")?;
+        x.lookup(va1).ctx("LOOKUP after the rebuild")?;
+
+        // Errors change nothing.
+        let before = a.info_all().ctx("INFO")?;
+        SELF_ASPACE.copy_cap(asp, ro, rights::READ).ctx("COPY_CAP")?;
+        expect_err(a.revoke_table(asp, va1, 0, d), Error::INVALID_ARG, "level 0")?;
+        expect_err(a.revoke_table(asp, va1, 4, d), Error::INVALID_ARG, "level 4")?;
+        expect_err(a.revoke_table(asp, layout::USER_TOP, 1, d), Error::INVALID_ARG, "kernel half")?;
+        expect_err(a.revoke_table(asp, va1, 1, slot::CONSOLE), Error::EXISTS, "full dest")?;
+        expect_err(a.revoke_table(ro, va1, 1, d), Error::NO_RIGHTS, "read-only space")?;
+        expect_err(a.revoke_table(slot::CONSOLE, va1, 1, d), Error::WRONG_TYPE, "not a space")?;
+        expect_err(ACCOUNT.revoke_table(asp, va1, 1, d), Error::INVALID_ARG, "another account's space")?;
+        // ktest's own IPC buffer: the kernel uses it without faults, so it stays.
+        let buf = keep_rt::ipc_buffer_addr();
+        for level in 1..=3 {
+            expect_err(
+                ACCOUNT.revoke_table(slot::SELF_ASPACE, buf, level, d),
+                Error::IN_USE,
+                &format!("the table over the IPC buffer, level {level}"),
+            )?;
+        }
+        x.lookup(va1).ctx("LOOKUP after the errors")?;
+        ensure!(a.info_all().ctx("INFO")? == before, "account changed by a refused request");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    for pg in pages {
+        let _ = MEMORY.reclaim(pg);
+        cx.slots.free(pg);
+    }
+    cx.drop_slots(&[a.0, asp, d, ro]);
+    r
+}
+
+pub fn memory_revoke(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, 16)?;
+    let [asp, copy, ro, empty] = cx.slots::<4>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let cp = cx.retype(ty::CAPPAGE)?;
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        let x = Aspace(asp);
+        x.map(page, 0x5000_0000_0000, RW).ctx("MAP in the other space")?;
+        x.map(page, 0x5000_0000_1000, rights::READ).ctx("MAP twice")?;
+        SELF_ASPACE.map(page, PEEK, RW).ctx("MAP in ktest")?;
+        x.map_cappage(cp, 0x4000).ctx("MAP_CAPPAGE")?;
+        x.insert_cap(slot::CONSOLE, 0x4001, 0).ctx("INSERT_CAP")?;
+        SELF_ASPACE.copy_cap(page, copy, 0).ctx("COPY_CAP")?;
+        SELF_ASPACE.copy_cap(page, ro, rights::READ).ctx("COPY_CAP")?;
+        expect_err(MEMORY.reclaim(page), Error::IN_USE, "RECLAIM of a mapped page")?;
+        // Errors change nothing.
+        let pool = MEMORY.free().ctx("FREE")?;
+        expect_err(MEMORY.revoke(ro), Error::NO_RIGHTS, "read-only page")?;
+        expect_err(MEMORY.revoke(slot::CONSOLE), Error::WRONG_TYPE, "console")?;
+        expect_err(MEMORY.revoke(empty), Error::INVALID_CAP, "empty slot")?;
+        expect_err(MEMORY.revoke(HOLE), Error::NO_CAPPAGE, "hole")?;
+        ensure!(MEMORY.free().ctx("FREE")? == pool, "pool changed");
+        x.lookup(0x5000_0000_0000).ctx("LOOKUP still mapped")?;
+
+        let n = MEMORY.revoke(page).ctx("REVOKE the page")?;
+        ensure!(n == 3, "REVOKE removed {n} mappings, want 3");
+        for va in [0x5000_0000_0000, 0x5000_0000_1000] {
+            expect_err(x.lookup(va), Error::NOT_MAPPED, "LOOKUP after REVOKE")?;
+        }
+        expect_err(SELF_ASPACE.lookup(PEEK), Error::NOT_MAPPED, "own mapping")?;
+        ensure!(!live(copy)? && !live(ro)?, "copies of the page still live");
+        let n = MEMORY.revoke(cp).ctx("REVOKE the cappage")?;
+        ensure!(n == 1, "REVOKE of the cappage removed {n} mappings");
+        expect_err(x.extract_cap(0x4001, empty, 0), Error::NO_CAPPAGE, "a slot of the revoked cappage")?;
+        ensure!(MEMORY.free().ctx("FREE")? == pool + 2, "the two frames did not come back");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    cx.drop_slots(&[a.0, asp, copy, ro, empty, page, cp]);
+    r
+}
+
+/// A receiver waiting with its slot at words[0] (until killed).
+fn waiting_receiver(a: &thread::Args) -> u64 {
+    a.buf().set_recv_slots(&[a.words[0]]);
+    let m = recv(Tag::new(0).with_slots(1), 0);
+    m.err
+}
+
+pub fn revoke_cap_table(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, 32)?;
+    let [asp, d, got, ro] = cx.slots::<4>()?;
+    let cps = [cx.retype(ty::CAPPAGE)?, cx.retype(ty::CAPPAGE)?, cx.retype(ty::CAPPAGE)?];
+    let (near, far) = (0x4000u64, 0x0200_0000u64);
+    const OWN: u64 = 0x7000_0000; // in ktest's own space, far from its other cappages
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        let x = Aspace(asp);
+        x.map_cappage(cps[0], near).ctx("MAP_CAPPAGE near")?;
+        x.map_cappage(cps[1], far).ctx("MAP_CAPPAGE far")?;
+        x.insert_cap(slot::CONSOLE, near + 1, 0).ctx("INSERT")?;
+        x.insert_cap(slot::TIMER, far + 1, 0).ctx("INSERT")?;
+        let [_, used0, taken0, _] = a.info_all().ctx("INFO")?;
+        let n = a.revoke_cap_table(asp, near, 1, d).ctx("REVOKE_CAP_TABLE level 1")?;
+        ensure!(n == 1, "level 1 freed {n}");
+        expect_type(d, ty::PAGE)?;
+        let [_, used1, taken1, _] = a.info_all().ctx("INFO")?;
+        ensure!(used1 == used0 - 1 && taken1 == taken0 + 1, "used {used0}->{used1}, taken {taken0}->{taken1}");
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        // A lookup there rebuilds the table from the record: nobody notices.
+        x.extract_cap(near + 1, got, 0).ctx("EXTRACT after the revocation")?;
+        expect_type(got, ty::CONSOLE)?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        let n = a.revoke_cap_table(asp, far, 3, d).ctx("REVOKE_CAP_TABLE level 3")?;
+        ensure!(n >= 3, "level 3 freed {n}");
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        x.insert_cap(slot::CONSOLE, far + 2, 0).ctx("INSERT after level 3 went")?;
+        x.extract_cap(far + 1, got, 0).ctx("EXTRACT far")?;
+        expect_type(got, ty::TIMER)?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        x.extract_cap(near + 1, got, 0).ctx("EXTRACT near")?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        // An empty account and no kpager: the rebuild is NO_MEMORY, then works once funded.
+        a.revoke_cap_table(asp, near, 3, d).ctx("REVOKE level 3 again")?;
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        let free = a.info_all().ctx("INFO")?[0];
+        a.reclaim(slot::MEMORY, free).ctx("RECLAIM the account's frames")?;
+        expect_err(x.extract_cap(near + 1, got, 0), Error::NO_MEMORY, "rebuild on an empty account")?;
+        MEMORY.donate(a.0, 8).ctx("DONATE")?;
+        x.extract_cap(near + 1, got, 0).ctx("EXTRACT once funded")?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        // Mapping over a recorded cappage is EXISTS; unmapping one whose
+        // tables are out works, and it is gone.
+        a.revoke_cap_table(asp, near, 1, d).ctx("REVOKE")?;
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        expect_err(x.map_cappage(cps[2], near), Error::EXISTS, "MAP_CAPPAGE over a recorded one")?;
+        x.unmap_cappage(near).ctx("UNMAP_CAPPAGE with its tables out")?;
+        expect_err(x.extract_cap(near + 1, got, 0), Error::NO_CAPPAGE, "EXTRACT from the unmapped cappage")?;
+        MEMORY.reclaim(cps[0]).ctx("RECLAIM the unmapped cappage")?;
+        // MEMORY.REVOKE of a cappage whose tables are out (far's went with
+        // the level-3 table above, and nothing has looked there since).
+        expect_err(a.revoke_cap_table(asp, far, 1, d), Error::NOT_MAPPED, "far's table, still out")?;
+        let n = MEMORY.revoke(cps[1]).ctx("MEMORY.REVOKE")?;
+        ensure!(n == 1, "MEMORY.REVOKE removed {n} mappings");
+
+        // Errors change nothing.
+        x.map_cappage(cps[2], near).ctx("MAP_CAPPAGE")?;
+        let before = a.info_all().ctx("INFO")?;
+        SELF_ASPACE.copy_cap(asp, ro, rights::READ).ctx("COPY_CAP")?;
+        expect_err(a.revoke_cap_table(asp, near, 0, d), Error::INVALID_ARG, "level 0")?;
+        expect_err(a.revoke_cap_table(asp, near, 4, d), Error::INVALID_ARG, "level 4")?;
+        expect_err(a.revoke_cap_table(asp, layout::CAP_SPACE_SLOTS, 1, d), Error::INVALID_ARG, "beyond")?;
+        expect_err(a.revoke_cap_table(asp, 0x3000_0000, 1, d), Error::NOT_MAPPED, "no table there")?;
+        expect_err(a.revoke_cap_table(ro, near, 1, d), Error::NO_RIGHTS, "read-only space")?;
+        expect_err(a.revoke_cap_table(asp, near, 1, slot::CONSOLE), Error::EXISTS, "full dest")?;
+        expect_err(ACCOUNT.revoke_cap_table(asp, near, 1, d), Error::INVALID_ARG, "another account's space")?;
+        ensure!(a.info_all().ctx("INFO")? == before, "a refused request changed the account");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    for c in cps {
+        let _ = MEMORY.reclaim(c);
+    }
+    cx.drop_slots(&[a.0, asp, d, got, ro]);
+    cx.drop_slots(&cps);
+    r.and_then(|_| own_cap_table(cx, OWN))
+}
+
+/// The same in ktest's own space: its own invocation of a capability whose
+/// table was taken back rebuilds it; a waiting receiver's slot pins it.
+fn own_cap_table(cx: &mut Cx, at: u64) -> TestResult {
+    let cp = cx.retype(ty::CAPPAGE)?;
+    let [d, ret] = cx.slots::<2>()?;
+    let r = (|| {
+        SELF_ASPACE.map_cappage(cp, at).ctx("MAP_CAPPAGE")?;
+        SELF_ASPACE.copy_cap(slot::KERNEL, at + 1, 0).ctx("COPY_CAP")?;
+        ACCOUNT.revoke_cap_table(slot::SELF_ASPACE, at, 1, d).ctx("REVOKE own table")?;
+        MEMORY.reclaim(d).ctx("RECLAIM")?;
+        keep_abi::Kernel(at + 1).info(keep_abi::info::VERSION).ctx("invoking through the revoked table")?;
+        // A receiver waiting with a slot there keeps the table.
+        let t = thread::spawn(&mut cx.slots, "ktest-recv", 10, waiting_receiver, &[at + 2])?;
+        let _ = keep_abi::TIMER.sleep(5);
+        let pinned = ACCOUNT.revoke_cap_table(slot::SELF_ASPACE, at, 1, d);
+        t.kill(&mut cx.slots);
+        expect_err(pinned, Error::IN_USE, "a table under a waiting receiver's slot")?;
+        let _ = ret;
+        invariants()
+    })();
+    let _ = MEMORY.revoke(cp);
+    cx.drop_slots(&[d, ret, cp]);
+    r
+}
+
+/// An account with a space and `N` CREATED processes in it.
+fn with_processes<const N: usize>(
+    cx: &mut Cx,
+    f: impl FnOnce(&mut Cx, Account, [u64; N]) -> TestResult,
+) -> TestResult {
+    let a = new_account(cx, 16)?;
+    let asp = cx.slot()?;
+    let ps = cx.slots::<N>()?;
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        for p in ps {
+            a.create_process(asp, p).ctx("CREATE_PROCESS")?;
+            Process(p).set_name("exported").ctx("SET_NAME")?;
+        }
+        Ok(())
+    })()
+    .and_then(|_| f(cx, a, ps));
+    let _ = a.destroy_all(slot::MEMORY);
+    cx.drop_slots(&[a.0, asp]);
+    cx.drop_slots(&ps);
+    r
+}
+
+pub fn export_restore(cx: &mut Cx) -> TestResult {
+    with_processes(cx, |cx, a, [p]| {
+        let d = cx.slot()?;
+        let r = (|| {
+            Process(p).set_regs(0x1234_5000, 0x7000, 42, 43).ctx("SET_REGS")?;
+            let [f0, used0, taken0, out0] = a.info_all().ctx("INFO")?;
+            let id = a.revoke_process(p, d).ctx("REVOKE_PROCESS")?;
+            ensure!(id & 0x7fff != 0, "export id {id:#x}");
+            expect_type(d, ty::PAGE)?;
+            ensure!(live(p)?, "an exported process's capability must stay live");
+            let [f1, used1, taken1, out1] = a.info_all().ctx("INFO")?;
+            ensure!(
+                f1 == f0 && used1 == used0 - 1 && taken1 == taken0 + 1 && out1 == out0 + 1,
+                "INFO {:?} -> {:?}",
+                [f0, used0, taken0, out0],
+                [f1, used1, taken1, out1]
+            );
+            // The kpager can read the page, but not the process in it.
+            let leak = with_page_words(d, |w| w.iter().any(|&v| v == 0x1234_5000 || v == 0x7000))?;
+            ensure!(!leak, "the export shows the process's registers in the clear");
+            // Without a kpager, whoever needs the process gets NO_MEMORY.
+            expect_err(Process(p).status(), Error::NO_MEMORY, "STATUS while out")?;
+            let d2 = cx.slot()?;
+            let twice = a.revoke_process(p, d2);
+            cx.drop_slot(d2);
+            expect_err(twice, Error::BAD_STATE, "export twice")?;
+            a.restore_process(d).ctx("RESTORE_PROCESS")?;
+            ensure!(!live(d)?, "the page capability must go stale on restore");
+            let st = Process(p).status().ctx("STATUS after restore")?;
+            ensure!(st.state == keep_abi::state::CREATED, "restored process is {st}");
+            ensure!(a.info_all().ctx("INFO")?[1] == used0, "used frames not back");
+            ensure!(a.info_all().ctx("INFO")?[3] == out0, "still counted out");
+            invariants()
+        })();
+        cx.drop_slot(d);
+        r
+    })
+}
+
+pub fn export_refused(cx: &mut Cx) -> TestResult {
+    with_processes(cx, |cx, a, [p, q]| {
+        let [d, e, fresh, other] = cx.slots::<4>()?;
+        let r = (|| {
+            // Export errors change nothing.
+            let before = a.info_all().ctx("INFO")?;
+            expect_err(ACCOUNT.revoke_process(slot::SELF_PROCESS, d), Error::BAD_STATE, "itself")?;
+            expect_err(ACCOUNT.revoke_process(p, d), Error::INVALID_ARG, "another account's")?;
+            expect_err(a.revoke_process(p, slot::CONSOLE), Error::EXISTS, "full dest")?;
+            expect_err(a.revoke_process(slot::CONSOLE, d), Error::WRONG_TYPE, "not a process")?;
+            ensure!(a.info_all().ctx("INFO")? == before, "a refused export changed the account");
+
+            a.revoke_process(p, d).ctx("REVOKE_PROCESS p")?;
+            a.revoke_process(q, e).ctx("REVOKE_PROCESS q")?;
+            let out = a.info_all().ctx("INFO")?;
+            // Tampered: one bit of the sealed body.
+            with_page_words(d, |w| w[20] ^= 1 << 7)?;
+            expect_err(a.restore_process(d), Error::BAD_SEAL, "tampered body")?;
+            with_page_words(d, |w| w[20] ^= 1 << 7)?;
+            // Swapped: p's export made to name q.
+            let (pn, qn) = (with_page_words(d, |w| w[1])?, with_page_words(e, |w| w[1])?);
+            with_page_words(d, |w| w[1] = qn)?;
+            expect_err(a.restore_process(d), Error::BAD_SEAL, "p's export naming q")?;
+            with_page_words(d, |w| w[1] = pn)?;
+            // Foreign: another account cannot restore it.
+            let b = new_account(cx, 1)?;
+            SELF_ASPACE.move_cap(b.0, other).ctx("MOVE")?;
+            cx.slots.free(b.0);
+            expect_err(Account(other).restore_process(d), Error::BAD_SEAL, "another account")?;
+            // Garbage, and a mapped page.
+            let g = cx.retype(ty::PAGE)?;
+            SELF_ASPACE.move_cap(g, fresh).ctx("MOVE")?;
+            cx.slots.free(g);
+            expect_err(a.restore_process(fresh), Error::BAD_SEAL, "an empty page")?;
+            SELF_ASPACE.map(d, PEEK, RW).ctx("MAP")?;
+            expect_err(a.restore_process(d), Error::IN_USE, "a mapped page")?;
+            SELF_ASPACE.unmap(PEEK).ctx("UNMAP")?;
+            ensure!(a.info_all().ctx("INFO")? == out, "a refused restore changed the account");
+            invariants()?;
+
+            // Replayed: a copy of an export that was restored before.
+            let old: Vec<u64> = with_page_words(d, |w| w.to_vec())?;
+            a.restore_process(d).ctx("RESTORE p")?;
+            with_page_words(fresh, |w| w.copy_from_slice(&old))?;
+            expect_err(a.restore_process(fresh), Error::BAD_SEAL, "replay while in")?;
+            ensure!(!live(d)? , "restore left the page capability");
+            a.revoke_process(p, d).ctx("REVOKE_PROCESS p again")?;
+            expect_err(a.restore_process(fresh), Error::BAD_SEAL, "replay of the older export")?;
+            // A faithful copy of the current export restores.
+            let cur: Vec<u64> = with_page_words(d, |w| w.to_vec())?;
+            with_page_words(fresh, |w| w.copy_from_slice(&cur))?;
+            a.restore_process(fresh).ctx("RESTORE from a copy")?;
+            expect_err(a.restore_process(d), Error::BAD_SEAL, "the original after its copy")?;
+            Process(p).status().ctx("STATUS of p")?;
+
+            // Destroying an exported process: gone, its export dead.
+            a.destroy(q).ctx("DESTROY q while out")?;
+            ensure!(!live(q)?, "q still live");
+            expect_err(a.restore_process(e), Error::BAD_SEAL, "export of a destroyed process")?;
+            ensure!(a.info_all().ctx("INFO")?[3] == 0, "processes still counted out");
+            invariants()
+        })();
+        let _ = Account(other).destroy_all(slot::MEMORY);
+        let _ = MEMORY.reclaim(d);
+        let _ = MEMORY.reclaim(e);
+        let _ = MEMORY.reclaim(fresh);
+        cx.drop_slots(&[d, e, fresh, other]);
+        r
+    })
+}
+
+/// A kpager that is also its client's pager must not wait for itself
+/// (seed 003, section 3.5): resolving its client's fault needs a MAP into
+/// the client's space, which needs a frame from the account it pages.
+fn self_kpager(a: &thread::Args) -> u64 {
+    let [account, asp, page] = [a.words[0], a.words[1], a.words[2]];
+    match Aspace(asp).map(page, 0x5000_0000_0000, RW) {
+        Err(e) if e == Error::NO_MEMORY => {}
+        Err(e) => return 10 + e.0,
+        Ok(()) => return 2,
+    }
+    // The way out: donate first, then the operation goes through.
+    if MEMORY.donate(account, 4).is_err() {
+        return 3;
+    }
+    match Aspace(asp).map(page, 0x5000_0000_0000, RW) {
+        Ok(()) => 0,
+        Err(e) => 30 + e.0,
+    }
+}
+
+pub fn kpager_own_fault(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, 2)?;
+    let [asp, snd] = cx.slots::<2>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?; // uses both frames
+        let t = thread::create(&mut cx.slots, "ktest-selfkp", 10, self_kpager, &[a.0, asp, page])?;
+        let r: TestResult = (|| {
+            t.process.mint(snd, 1, 0).ctx("MINT")?;
+            a.set_kpager(snd).ctx("SET_KPAGER")?;
+            t.process.start().ctx("START")?;
+            Ok(())
+        })();
+        if let Err(e) = r {
+            t.kill(&mut cx.slots);
+            return Err(e);
+        }
+        let st = t.join(&mut cx.slots)?;
+        ensure!(st.code == 0, "the kpager thread: {st}");
+        Ok(())
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    let _ = MEMORY.reclaim(page);
+    cx.slots.free(page);
+    cx.drop_slots(&[a.0, asp, snd]);
+    r
+}
+
+// ---- a live task whose kernel memory is taken back while it runs ----
+
+const DATA_REGIONS: usize = 8;
+const ROUNDS: u64 = 40;
+fn data_va(i: usize) -> u64 {
+    (168 + i as u64) << 39 | 0x1234_5000
+}
+static DATA_PAGES: [AtomicU64; DATA_REGIONS] = [const { AtomicU64::new(0) }; DATA_REGIONS];
+static PAGER_FAULTS: AtomicU64 = AtomicU64::new(0);
+static KPAGER_RESTORES: AtomicU64 = AtomicU64::new(0);
+static KPAGER_DONATIONS: AtomicU64 = AtomicU64::new(0);
+static WORK_DONE: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+/// Export pages waiting to go back (0: none); whoever swaps one out restores it.
+static EXPORTS: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+/// The task's pager: it made the data mappings and makes them again.
+fn pager(a: &thread::Args) -> u64 {
+    let ret = a.words[0];
+    a.buf().set_recv_slots(&[ret]);
+    loop {
+        let m = recv(Tag::new(0).with_slots(1), 0);
+        if m.err != 0 || m.tag.label() != label::EXCEPTION || m.words[0] != 14 {
+            return 1;
+        }
+        let addr = m.words[2] & !0xfff;
+        let Some(i) = (0..DATA_REGIONS).find(|&i| data_va(i) == addr) else {
+            return 2; // a fault the pager did not expect: the worker stays stopped
+        };
+        if SELF_ASPACE.map(DATA_PAGES[i].load(SeqCst), addr, RW).is_err() {
+            return 3;
+        }
+        PAGER_FAULTS.fetch_add(1, SeqCst);
+        if Return(ret).reply(Tag::new(reply::RESUME), [0; 4]).is_err() {
+            return 4;
+        }
+    }
+}
+
+/// The account's kpager: restores an exported process when it is needed,
+/// and donates frames when they run out.
+fn kpager(a: &thread::Args) -> u64 {
+    let ret = a.words[0];
+    a.buf().set_recv_slots(&[ret]);
+    loop {
+        let m = recv(Tag::new(0).with_slots(1), 0);
+        if m.err != 0 || m.tag.label() != label::KMEM {
+            return 1;
+        }
+        if m.words[2] == layout::KMEM_PROCESS {
+            for x in &EXPORTS {
+                let pg = x.swap(0, SeqCst);
+                if pg != 0 {
+                    if ACCOUNT.restore_process(pg).is_err() {
+                        return 2;
+                    }
+                    KPAGER_RESTORES.fetch_add(1, SeqCst);
+                }
+            }
+        } else {
+            let _ = MEMORY.donate(slot::ACCOUNT, m.words[0].max(1));
+            KPAGER_DONATIONS.fetch_add(1, SeqCst);
+        }
+        if Return(ret).reply(Tag::new(0), [0; 4]).is_err() {
+            return 3;
+        }
+    }
+}
+
+/// Writes and checks a pattern in every data page; false on a mismatch.
+fn touch_data(id: u64, round: u64) -> bool {
+    for i in 0..DATA_REGIONS {
+        let w = (data_va(i) as *mut u64).wrapping_add(id as usize * 64);
+        for k in 0..64 {
+            let v = id << 48 | round << 16 | (i as u64) << 8 | k as u64;
+            // SAFETY: the data pages are mapped (or faulted in by the pager).
+            unsafe { w.add(k).write_volatile(v) };
+        }
+        for k in 0..64 {
+            let v = id << 48 | round << 16 | (i as u64) << 8 | k as u64;
+            // SAFETY: as above.
+            if unsafe { w.add(k).read_volatile() } != v {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Worker 0: computes and calls worker 1 every round.
+fn worker0(a: &thread::Args) -> u64 {
+    let peer = a.words[0];
+    for round in 0..ROUNDS {
+        if !touch_data(0, round) {
+            return 10;
+        }
+        let m = Sender(peer).call(Tag::new(1), [round, 0, 0, 0]);
+        if m.err != 0 || m.words[0] != round * 3 {
+            return 20 + m.err;
+        }
+        WORK_DONE[0].fetch_add(1, SeqCst);
+        let _ = keep_abi::TIMER.sleep(1);
+    }
+    0
+}
+
+/// Worker 1: answers worker 0 with 3 × its word, computing between calls.
+fn worker1(a: &thread::Args) -> u64 {
+    let ret = a.words[0];
+    a.buf().set_recv_slots(&[ret]);
+    let mut m = recv(Tag::new(0).with_slots(1), 0);
+    for round in 0..ROUNDS {
+        if m.err != 0 || m.words[0] != round {
+            return 10 + m.err;
+        }
+        if !touch_data(1, round) {
+            return 20;
+        }
+        WORK_DONE[1].fetch_add(1, SeqCst);
+        if round + 1 == ROUNDS {
+            let _ = Return(ret).reply(Tag::new(0), [round * 3, 0, 0, 0]);
+            return 0;
+        }
+        m = Return(ret).reply_recv(Tag::new(0).with_slots(1), [round * 3, 0, 0, 0], 0);
+    }
+    0
+}
+
+pub fn live_task(cx: &mut Cx) -> TestResult {
+    let pages: Vec<u64> = (0..DATA_REGIONS).map(|_| cx.retype(ty::PAGE)).collect::<Result<_, _>>()?;
+    let [pret, kret, wret, psnd, ksnd, wsnd, d0, d1, dt] = cx.slots::<9>()?;
+    for (i, p) in pages.iter().enumerate() {
+        DATA_PAGES[i].store(*p, SeqCst);
+    }
+    for c in [&PAGER_FAULTS, &KPAGER_RESTORES, &KPAGER_DONATIONS, &WORK_DONE[0], &WORK_DONE[1]] {
+        c.store(0, SeqCst);
+    }
+    let r = (|| {
+        for (i, p) in pages.iter().enumerate() {
+            SELF_ASPACE.map(*p, data_va(i), RW).ctx("MAP data")?;
+        }
+        let pg = thread::spawn(&mut cx.slots, "ktest-pager", 12, pager, &[pret])?;
+        let kp = thread::spawn(&mut cx.slots, "ktest-kpager", 12, kpager, &[kret])?;
+        let w1 = thread::create(&mut cx.slots, "ktest-work1", 10, worker1, &[wret])?;
+        let w0 = thread::create(&mut cx.slots, "ktest-work0", 10, worker0, &[wsnd])?;
+        let r = (|| {
+            pg.process.mint(psnd, 1, 0).ctx("MINT pager")?;
+            kp.process.mint(ksnd, 2, 0).ctx("MINT kpager")?;
+            w1.process.mint(wsnd, 3, 0).ctx("MINT worker 1")?;
+            for w in [&w0, &w1] {
+                w.process.set_fault_handler(psnd).ctx("SET_FAULT_HANDLER")?;
+            }
+            ACCOUNT.set_kpager(ksnd).ctx("SET_KPAGER")?;
+            w1.process.start().ctx("START")?;
+            w0.process.start().ctx("START")?;
+            let mut revoked_tables = 0;
+            let mut exported = 0;
+            let workers = [w0.process.0, w1.process.0];
+            let dests = [d0, d1];
+            for _ in 0..200 {
+                if w0.process.status().map(|s| s.state).unwrap_or(0) == keep_abi::state::EXITED {
+                    break;
+                }
+                // Take back every data region's tables, and the workers.
+                for i in 0..DATA_REGIONS {
+                    if ACCOUNT.revoke_table(slot::SELF_ASPACE, data_va(i), 3, dt).is_ok() {
+                        revoked_tables += 1;
+                        MEMORY.reclaim(dt).ctx("RECLAIM a table frame")?;
+                    }
+                }
+                for (k, w) in workers.iter().enumerate() {
+                    if EXPORTS[k].load(SeqCst) == 0 && ACCOUNT.revoke_process(*w, dests[k]).is_ok() {
+                        EXPORTS[k].store(dests[k], SeqCst);
+                        exported += 1;
+                    }
+                }
+                let _ = keep_abi::TIMER.sleep(2);
+                // Give back whatever nobody needed meanwhile.
+                for x in &EXPORTS {
+                    let pg = x.swap(0, SeqCst);
+                    if pg != 0 {
+                        ACCOUNT.restore_process(pg).ctx("RESTORE_PROCESS")?;
+                    }
+                }
+            }
+            let s0 = w0.process.wait().ctx("WAIT worker 0")?;
+            let s1 = w1.process.wait().ctx("WAIT worker 1")?;
+            ensure!(s0.code == 0 && s1.code == 0, "workers: {s0}, {s1}");
+            ensure!(
+                WORK_DONE[0].load(SeqCst) == ROUNDS && WORK_DONE[1].load(SeqCst) == ROUNDS,
+                "rounds done: {} and {}",
+                WORK_DONE[0].load(SeqCst),
+                WORK_DONE[1].load(SeqCst)
+            );
+            ensure!(revoked_tables >= 8 && exported >= 2, "took back {revoked_tables} tables, {exported} processes");
+            ensure!(PAGER_FAULTS.load(SeqCst) >= 8, "the pager rebuilt only {} mappings", PAGER_FAULTS.load(SeqCst));
+            invariants()
+        })();
+        let _ = ACCOUNT.set_kpager(0);
+        for x in &EXPORTS {
+            let pg = x.swap(0, SeqCst);
+            if pg != 0 {
+                let _ = ACCOUNT.restore_process(pg);
+            }
+        }
+        w0.kill(&mut cx.slots);
+        w1.kill(&mut cx.slots);
+        pg.kill(&mut cx.slots);
+        kp.kill(&mut cx.slots);
+        r
+    })();
+    for (i, p) in pages.iter().enumerate() {
+        let _ = SELF_ASPACE.unmap(data_va(i));
+        let _ = MEMORY.reclaim(*p);
+        cx.slots.free(*p);
+    }
+    cx.drop_slots(&[pret, kret, wret, psnd, ksnd, wsnd, d0, d1, dt]);
+    r
+}
