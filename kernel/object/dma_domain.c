@@ -135,6 +135,39 @@ u64 dma_domain_destroy(struct cap c, struct account *a)
     return KEEP_ERR_OK;
 }
 
+/* Clear every leaf below table_pa (of `level`) that maps pa; how many. */
+static u64 unmap_below(u64 table_pa, unsigned level, u64 pa)
+{
+    u64 *t = phys_to_virt(table_pa), n = 0;
+    for (unsigned i = 0; i < 512; i++) {
+        if (!(t[i] & (SL_R | SL_W)))
+            continue;
+        if (level > 1) {
+            n += unmap_below(t[i] & PTE_ADDR, level - 1, pa);
+        } else if ((t[i] & PTE_ADDR) == pa) {
+            t[i] = 0;
+            n++;
+        }
+    }
+    return n;
+}
+
+u64 dma_domain_unmap_frame(u64 pa)
+{
+    u64 total = 0;
+    for (unsigned i = 1; i < MAX_DOMAINS; i++) {
+        struct dma_domain *d = domains[i];
+        u64 n = d ? unmap_below(d->root_pa, vtd_levels(), pa) : 0;
+        if (!n)
+            continue;
+        vtd_flush_domain(d->did); /* before the frame can be reused */
+        d->pages -= n;
+        frame_info(pa)->maps -= (u32)n;
+        total += n;
+    }
+    return total;
+}
+
 void dma_domain_destroy_all(struct account *a)
 {
     for (unsigned i = 1; i < MAX_DOMAINS; i++)

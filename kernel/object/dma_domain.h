@@ -18,6 +18,9 @@ _Static_assert(KEEP_IRQ_LINES < 31, "the DMA-fault bit lies above the interrupt 
 /* ACCOUNT.CREATE_DMA_DOMAIN and ACCOUNT.DESTROY of a DMA_DOMAIN from a. */
 u64 dma_domain_create(struct invocation *inv, struct account *a);
 u64 dma_domain_destroy(struct cap c, struct account *a);
+/* MEMORY.REVOKE: remove every DMA mapping of frame pa (the IOTLB
+ * invalidated before it returns); how many there were. */
+u64 dma_domain_unmap_frame(u64 pa);
 /* ACCOUNT.DESTROY_ALL: every domain made from a. */
 void dma_domain_destroy_all(struct account *a);
 u64 dma_domain_invoke(struct invocation *inv);

@@ -2,6 +2,7 @@
  * cappages (user memory); DONATE and CREATE_ACCOUNT fund kernel-memory
  * accounts, from which every kernel object is made. */
 #include "account.h"
+#include "dma_domain.h"
 #include "aspace.h"
 #include "frame.h"
 #include "invoke.h"
@@ -91,6 +92,7 @@ static u64 revoke(struct invocation *inv)
     for (u64 pfn = 0; pfn < frame_table_len && f->maps; pfn++)
         if (frame_table[pfn].type == FRAME_ASPACE)
             n += aspace_unmap_frame(phys_to_virt(pfn * PAGE_SIZE), pa);
+    n += dma_domain_unmap_frame(pa); /* devices too */
     ASSERT(f->maps == 0);
     inv->res[0] = n;
     return reclaim(inv);

@@ -397,7 +397,7 @@ pub mod method {
         pub const CREATE_ACCOUNT: u64 = 4;
         /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE): raise its version so that every copy is STALE, clear the slot, and give the frame back to the pool (a cappage's capabilities are discarded). IN_USE while it is mapped in any address space or capability space; nothing changes then.
         pub const RECLAIM: u64 = 5;
-        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space and capability space (a search of all of them: for space banks, not for fast paths), then do what RECLAIM does. Returns how many mappings were removed.
+        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space, capability space and DMA domain (a search of all of them: for space banks, not for fast paths; the IOMMU's caches are invalidated), then do what RECLAIM does. Returns how many mappings were removed.
         pub const REVOKE: u64 = 6;
     }
     pub mod aspace {

@@ -418,3 +418,27 @@ pub fn destroy_all(cx: &mut Cx) -> TestResult {
         Ok(())
     })
 }
+
+pub fn memory_revoke(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [d, p]| {
+        ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let dom = DmaDomain(d);
+        MEMORY.retype(ty::PAGE, p).ctx("RETYPE")?;
+        SELF_ASPACE.map(p, VA, RW).ctx("ASPACE.MAP")?;
+        dom.map(p, 0x3000, RW).ctx("MAP")?;
+        dom.map(p, 0x9000, rights::READ).ctx("MAP again elsewhere")?;
+        // The pool's holder takes the page back from everyone, devices too.
+        let n = MEMORY.revoke(p).ctx("MEMORY.REVOKE")?;
+        ensure!(n == 3, "REVOKE removed {n} mappings, want 3 (one in the space, two in the domain)");
+        for a in [0x3000, 0x9000] {
+            expect_err(dom.lookup(a), Error::NOT_MAPPED, "the domain after REVOKE")?;
+        }
+        ensure!(dom.info().ctx("INFO")?.pages == 0, "the domain still counts pages");
+        expect_err(SELF_ASPACE.lookup(VA), Error::NOT_MAPPED, "the space after REVOKE")?;
+        ACCOUNT.destroy(d).ctx("DESTROY")?;
+        for s in [d, p] {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        Ok(())
+    })
+}
