@@ -272,7 +272,7 @@ static struct process *receiving_handler(struct dma_domain *d)
     if (cap_is_null(d->handler))
         return NULL;
     struct process *p = process_from_cap(d->handler);
-    return p && p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_RECV ? p : NULL;
+    return p && !process_is_out(p) && p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_RECV ? p : NULL;
 }
 
 bool dma_domain_fault(u16 did, u16 sid, u64 addr, unsigned reason, bool write)
@@ -281,7 +281,8 @@ bool dma_domain_fault(u16 did, u16 sid, u64 addr, unsigned reason, bool write)
     if (!d)
         return false;
     d->faults++;
-    if (cap_is_null(d->handler) || !process_from_cap(d->handler))
+    struct process *h = cap_is_null(d->handler) ? NULL : process_from_cap(d->handler);
+    if (!h)
         return true; /* counted only */
     if (d->qcount == KEEP_DMA_FAULT_QUEUE) {
         d->lost++;
@@ -295,8 +296,8 @@ bool dma_domain_fault(u16 did, u16 sid, u64 addr, unsigned reason, bool write)
     struct process *p = receiving_handler(d);
     if (p)
         dma_domain_deliver_pending(p);
-    else
-        process_from_cap(d->handler)->irq_pending |= DMA_FAULT_PENDING;
+    else if (!process_is_out(h)) /* an exported handler finds it at a later fault */
+        h->irq_pending |= DMA_FAULT_PENDING;
     return true;
 }
 
@@ -356,6 +357,8 @@ u64 dma_domain_invoke(struct invocation *inv)
             u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_SENDER, KEEP_RIGHT_WRITE, &s);
             if (e)
                 return e;
+            if (process_is_out(process_from_cap(s)))
+                return KEEP_ERR_BAD_STATE; /* exported (ACCOUNT.REVOKE_PROCESS) */
         }
         d->handler = s;
         d->qcount = 0; /* faults queued for the old handler are not the new one's */

@@ -533,7 +533,7 @@ pub mod method {
         pub const ATTACH: u64 = 5;
         /// Detach the function named as in ATTACH (NOT_MAPPED if it is not attached to this domain): its DMA is blocked (it has no domain) until it is attached again.
         pub const DETACH: u64 = 6;
-        /// Send the domain's DMA faults as DMA_FAULT messages through the SENDER capability at sender (which needs WRITE; 0 removes it: faults are then only counted).
+        /// Send the domain's DMA faults as DMA_FAULT messages through the SENDER capability at sender (which needs WRITE; 0 removes it: faults are then only counted). BAD_STATE if its process is exported (ACCOUNT.REVOKE_PROCESS); faults for a handler exported later wait in the queue.
         pub const SET_FAULT_HANDLER: u64 = 7;
         /// Return how many DMA faults the domain's devices have caused, how many wait for the fault handler, and how many were lost because the queue was full.
         pub const FAULTS: u64 = 8;

@@ -442,3 +442,26 @@ pub fn memory_revoke(cx: &mut Cx) -> TestResult {
         Ok(())
     })
 }
+
+pub fn exported_handler(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [acct, asp, p, s, d, dom]| {
+        MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+        MEMORY.donate(acct, 16).ctx("DONATE")?;
+        let a = Account(acct);
+        let r = (|| {
+            a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+            a.create_process(asp, p).ctx("CREATE_PROCESS")?;
+            keep_abi::Process(p).mint(s, 1, rights::WRITE).ctx("MINT")?;
+            a.create_dma_domain(dom).ctx("CREATE_DMA_DOMAIN")?;
+            a.revoke_process(p, d).ctx("REVOKE_PROCESS")?;
+            expect_err(DmaDomain(dom).set_fault_handler(s), Error::BAD_STATE, "an exported process as handler")?;
+            a.restore_process(d).ctx("RESTORE_PROCESS")?;
+            DmaDomain(dom).set_fault_handler(s).ctx("SET_FAULT_HANDLER after the restore")
+        })();
+        let _ = a.destroy_all(slot::MEMORY);
+        for x in [acct, asp, p, s, d, dom] {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        r
+    })
+}

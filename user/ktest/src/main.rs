@@ -369,6 +369,7 @@ const TESTS: &[Test] = &[
     ("DMA0005", "after UNMAP the device faults at the old address: the IOTLB was invalidated", dma::unmap_invalidates),
     ("DMA0006", "DESTROY_ALL of an account destroys its DMA domains and unpins their pages", dma::destroy_all),
     ("DMA0007", "MEMORY.REVOKE of a page takes it from DMA domains too (IOTLB invalidated)", dma::memory_revoke),
+    ("DMA0008", "an exported process cannot become a DMA fault handler; restored, it can", dma::exported_handler),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
