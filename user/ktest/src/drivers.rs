@@ -7,12 +7,17 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use keep_abi::{DevMem, DmaDomain, SELF_ASPACE, Sender, Tag, rights, slot, state};
+use keep_abi::{DevMem, DmaDomain, SELF_ASPACE, Sender, Tag, recv, rights, slot, state};
 use keep_blk::{Admin, Client, MAX_SECTORS, SECTOR};
 use keep_loader::{Child, Grant, Loader, Spec};
 use keep_pci::{PCI_SLOT, Pci, Session};
 use keep_rt::println;
-use keep_virtio::{checksum, disk_pattern};
+use keep_virtio::hal::{self, DmaConfig, KeepHal};
+use keep_virtio::pci::{RemoteConfig, Sid};
+use keep_virtio::{PlatformTransport, checksum, disk_pattern};
+use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
+use virtio_drivers::transport::pci::PciTransport;
+use virtio_drivers::transport::pci::bus::{Command, PciRoot};
 
 use crate::{Ctx, Cx, TestResult};
 
@@ -401,6 +406,93 @@ pub fn blk_processes(cx: &mut Cx) -> TestResult {
         stopped
     })();
     let stopped = stop(cx, pci, quit_pci);
+    r?;
+    stopped
+}
+
+/// Device addresses and virtual addresses for the driver in PCI0003.
+const IRQ_DMA_VA: u64 = 0x0000_5c00_0000_0000;
+const IRQ_MMIO_VA: u64 = 0x0000_5c80_0000_0000;
+const IRQ_IOVA: u64 = 0x20_0000_0000;
+
+pub fn pci_irq(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: PCI0003: no IOMMU on this machine: no device I/O (not run)");
+        return Ok(());
+    }
+    let srv = start(cx, "pci", &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::DEVMEM),
+                                 grant(slot::TIMER), grant(slot::INTERRUPT)])?;
+    let [sess, dom, bar, irq, me] = cx.slots::<5>()?;
+    let mut pool = Vec::new();
+    for _ in 0..32 {
+        pool.push(cx.slot()?);
+    }
+    let r = (|| {
+        let pci = Pci(Sender(srv.cap));
+        let sid = pci.open(VIRTIO, BLK, 0, sess, dom).ctx("OPEN")?;
+        let s = Session(Sender(sess));
+        let line = s.irq(irq).ctx("GET_IRQ")?;
+        ensure!((16..24).contains(&line), "INTx line {line}");
+        ensure!(keep_abi::Interrupt(irq).info() == Ok((line, 1)), "the INTERRUPT capability covers {:?}", keep_abi::Interrupt(irq).info());
+        let (base, size) = s.bar(4, bar).ctx("GET_BAR 4")?;
+        keep_abi::SELF_PROCESS.mint(me, 0x1e1, rights::WRITE).ctx("MINT")?;
+        keep_abi::Interrupt(irq).bind(line, me).ctx("BIND")?;
+        let r = (|| {
+            hal::init(DmaConfig {
+                memory: keep_abi::MEMORY,
+                aspace: SELF_ASPACE,
+                domain: DmaDomain(dom),
+                bars: vec![(bar, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))],
+                va_base: IRQ_DMA_VA,
+                iova_base: IRQ_IOVA,
+                mmio_va: IRQ_MMIO_VA,
+                slots: core::mem::take(&mut pool),
+            })
+            .ctx("hal init")?;
+            let sid = Sid(sid as u16);
+            let mut root = PciRoot::new(RemoteConfig { sid, session: s });
+            let df = sid.device_function();
+            root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
+            let t = PciTransport::new::<KeepHal, _>(&mut root, df).map_err(|e| format!("transport: {e:?}"))?;
+            let mut blk = VirtIOBlk::<KeepHal, _>::new(PlatformTransport(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
+            blk.enable_interrupts();
+            let r = (|| {
+                let mut req = BlkReq::default();
+                let mut resp = BlkResp::default();
+                let mut buf = vec![0u8; SECTOR];
+                // SAFETY: the buffers stay until the request completes below.
+                let token = unsafe { blk.read_blocks_nb(5, &mut req, &mut buf, &mut resp) }
+                    .map_err(|e| format!("submit: {e:?}"))?;
+                // The completion interrupt: INTx, the I/O APIC, the IOMMU's
+                // remapping entry for the line, an IRQ message.
+                let m = recv(Tag::new(0), 3000);
+                m.result().ctx("RECV the interrupt")?;
+                ensure!(m.tag.label() == keep_abi::label::IRQ && m.words[0] == line && m.payload == 0x1e1,
+                        "got label {:#x} words {:?}", m.tag.label(), m.words);
+                blk.ack_interrupt();
+                keep_abi::Interrupt(irq).ack(line).ctx("ACK")?;
+                ensure!(blk.peek_used() == Some(token), "the request is not complete at its interrupt");
+                // SAFETY: the same buffers as submitted.
+                unsafe { blk.complete_read_blocks(token, &req, &mut buf, &mut resp) }
+                    .map_err(|e| format!("complete: {e:?}"))?;
+                let w0 = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                ensure!(w0 == disk_pattern(5, 0), "sector 5 word 0 is {w0:#x}");
+                Ok(())
+            })();
+            drop(blk);
+            pool = hal::finish();
+            r
+        })();
+        let _ = keep_abi::Interrupt(irq).unbind(line);
+        let _ = s.release();
+        r
+    })();
+    for x in [sess, dom, bar, irq, me] {
+        let _ = SELF_ASPACE.delete_cap(x);
+    }
+    cx.drop_slots(&[sess, dom, bar, irq, me]);
+    cx.drop_slots(&pool);
+    let stopped = stop(cx, srv, quit_pci);
     r?;
     stopped
 }

@@ -372,6 +372,7 @@ const TESTS: &[Test] = &[
     ("DMA0008", "an exported process cannot become a DMA fault handler; restored, it can", dma::exported_handler),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
+    ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),

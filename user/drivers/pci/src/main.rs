@@ -1,5 +1,5 @@
 //! The PCI server (docs/devices.md, "The PCI server"; protocol in lib.rs).
-//! It is given DEVMEM and an account; it keeps bus 0's configuration space
+//! It is given DEVMEM, INTERRUPT and an account; it keeps bus 0's configuration space
 //! (the ECAM window) to itself, lists the functions, and opens a session
 //! per function for one driver at a time, with a DMA domain the function
 //! is attached to.
@@ -11,7 +11,9 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 
-use keep_abi::{ACCOUNT, DEVMEM, DevMem, DmaDomain, Error, Return, SELF_ASPACE, SELF_PROCESS, Tag, recv, rights, slot};
+use keep_abi::{
+    ACCOUNT, DEVMEM, DevMem, DmaDomain, Error, Interrupt, Return, SELF_ASPACE, SELF_PROCESS, Tag, recv, rights, slot,
+};
 use keep_loader::SlotPool;
 use keep_pci::*;
 use keep_rt::println;
@@ -277,6 +279,24 @@ impl Server {
         (OK, [b.base, b.size, 0], alloc::vec![s])
     }
 
+    fn irq(&mut self, idx: usize) -> Reply {
+        let sid = self.funcs[idx].sid;
+        let (slot_no, pin) = ((sid >> 3) & 31, (rd(sid, 0x3c) >> 8) & 0xff);
+        if sid >> 8 != 0 || !(1..=24).contains(&slot_no) || !(1..=4).contains(&pin) {
+            return status(NOT_FOUND);
+        }
+        let line = 20 + (slot_no as u64 + pin as u64 - 1) % 4;
+        let Some(s) = self.slots.alloc() else {
+            return status(NO_RESOURCES);
+        };
+        if Interrupt(slot::INTERRUPT).restrict(line, 1, s).is_err() {
+            self.slots.free(s);
+            return status(NO_RESOURCES);
+        }
+        self.drop_after_reply.push(s);
+        (OK, [line, 0, 0], alloc::vec![s])
+    }
+
     fn serve(&mut self, label: u64, payload: u64, w: [u64; 4]) -> Reply {
         if payload == 0 {
             return match label {
@@ -297,6 +317,7 @@ impl Server {
             CONFIG_READ => self.config_read(&self.funcs[idx], w[0]),
             CONFIG_WRITE => self.config_write(idx, w[0], w[1]),
             GET_BAR => self.bar(idx, w[0]),
+            GET_IRQ => self.irq(idx),
             RELEASE => self.release(idx),
             _ => status(BAD_REQUEST),
         }
