@@ -50,7 +50,7 @@ static u64 *entry(u64 table_pa, unsigned level, u64 addr)
 
 /* The leaf entry for addr; NULL when a table on the way is missing, unless
  * create, which takes them from the account (the caller checked it holds
- * tables_missing frames). */
+ * dma_tables_missing frames). */
 static u64 *leaf(struct dma_domain *d, u64 addr, bool create)
 {
     u64 t = d->root_pa;

@@ -10,8 +10,9 @@
  * which it needs): every interrupt message goes through the interrupt
  * remapping table, which holds only the I/O APIC's lines, each entry
  * usable by the I/O APIC alone (its source id, from DMAR).  Compatibility-
- * format messages are refused, so a device that writes to the interrupt
- * address range (a forged MSI) is stopped and reported like a DMA fault. */
+ * format messages are not enabled, so by the specification a device that
+ * writes to the interrupt address range (a forged MSI) is stopped and
+ * reported like a DMA fault; QEMU 7.2 delivers them anyway (docs/devices.md). */
 #include "vtd.h"
 #include "acpi.h"
 #include "arch.h"
