@@ -20,6 +20,7 @@
 //! `bench=PREFIX*` runs those whose names start with PREFIX.
 
 mod caps;
+mod dma;
 mod fault;
 mod ipc;
 mod kmem;
@@ -278,6 +279,7 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     ipc::run(root, &mut s);
     fault::run(root, &mut s);
     kmem::run(root, &mut s);
+    dma::run(root, &mut s);
     caps::run(root, &mut s);
     sfi::run(root, &mut s);
     s.summary();
