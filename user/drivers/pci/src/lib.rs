@@ -76,18 +76,18 @@ pub fn status_name(s: u64) -> &'static str {
 /// slot below `keep_abi::slot::FIRST_FREE` no other convention uses).
 pub const PCI_SLOT: u64 = 0xc;
 
-/// A function: bus << 8 | device << 3 | function, as VT-d names it.
-pub fn sid_string(sid: u64) -> alloc_free::SidFmt {
-    alloc_free::SidFmt(sid)
+/// A function's source id (bus << 8 | device << 3 | function, as VT-d
+/// names it), shown as bus:device.function.
+pub struct SidFmt(pub u64);
+
+impl core::fmt::Display for SidFmt {
+    fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        write!(f, "{:02x}:{:02x}.{}", self.0 >> 8, (self.0 >> 3) & 31, self.0 & 7)
+    }
 }
 
-mod alloc_free {
-    pub struct SidFmt(pub u64);
-    impl core::fmt::Display for SidFmt {
-        fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
-            write!(f, "{:02x}:{:02x}.{}", self.0 >> 8, (self.0 >> 3) & 31, self.0 & 7)
-        }
-    }
+pub fn sid_string(sid: u64) -> SidFmt {
+    SidFmt(sid)
 }
 
 /// An error: the call failed (a kernel error) or the server refused.
