@@ -61,7 +61,8 @@ fn stop(cx: &mut Cx, r: Running, quit: impl FnOnce(Sender) -> Result<(), String>
 }
 
 fn start_pci(cx: &mut Cx) -> Result<Running, String> {
-    start(cx, "pci", &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::DEVMEM), grant(slot::TIMER)])
+    start(cx, "pci", &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::DEVMEM), grant(slot::TIMER),
+                       grant(slot::INTERRUPT)])
 }
 
 fn quit_pci(s: Sender) -> Result<(), String> {
