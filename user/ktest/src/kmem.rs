@@ -578,6 +578,19 @@ fn kpager(a: &thread::Args) -> u64 {
     }
 }
 
+/// The task's cappages: one per capability-segment page table (512
+/// cappages apart), each holding a copy of the timer capability that the
+/// workers invoke in turn.
+const CAP_REGIONS: u64 = 16;
+fn cap_region(i: u64) -> u64 {
+    0x7100_0000 + i * 512 * layout::CAPPAGE_SLOTS
+}
+
+/// Invokes the timer copy in the round's cappage; false if it fails.
+fn touch_caps(round: u64) -> bool {
+    keep_abi::Timer(cap_region(round % CAP_REGIONS) + 1).now().is_ok()
+}
+
 /// Writes and checks a pattern in every data page; false on a mismatch.
 fn touch_data(id: u64, round: u64) -> bool {
     for i in 0..DATA_REGIONS {
@@ -605,6 +618,9 @@ fn worker0(a: &thread::Args) -> u64 {
         if !touch_data(0, round) {
             return 10;
         }
+        if !touch_caps(round) {
+            return 11;
+        }
         let m = Sender(peer).call(Tag::new(1), [round, 0, 0, 0]);
         if m.err != 0 || m.words[0] != round * 3 {
             return 20 + m.err;
@@ -627,6 +643,9 @@ fn worker1(a: &thread::Args) -> u64 {
         if !touch_data(1, round) {
             return 20;
         }
+        if !touch_caps(round + 7) {
+            return 21;
+        }
         WORK_DONE[1].fetch_add(1, SeqCst);
         if round + 1 == ROUNDS {
             let _ = Return(ret).reply(Tag::new(0), [round * 3, 0, 0, 0]);
@@ -639,6 +658,7 @@ fn worker1(a: &thread::Args) -> u64 {
 
 pub fn live_task(cx: &mut Cx) -> TestResult {
     let pages: Vec<u64> = (0..DATA_REGIONS).map(|_| cx.retype(ty::PAGE)).collect::<Result<_, _>>()?;
+    let cappages: Vec<u64> = (0..CAP_REGIONS).map(|_| cx.retype(ty::CAPPAGE)).collect::<Result<_, _>>()?;
     let [pret, kret, wret, psnd, ksnd, wsnd, d0, d1, dt] = cx.slots::<9>()?;
     for (i, p) in pages.iter().enumerate() {
         DATA_PAGES[i].store(*p, SeqCst);
@@ -649,6 +669,10 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
     let r = (|| {
         for (i, p) in pages.iter().enumerate() {
             SELF_ASPACE.map(*p, data_va(i), RW).ctx("MAP data")?;
+        }
+        for (i, c) in cappages.iter().enumerate() {
+            SELF_ASPACE.map_cappage(*c, cap_region(i as u64)).ctx("MAP_CAPPAGE")?;
+            SELF_ASPACE.copy_cap(slot::TIMER, cap_region(i as u64) + 1, 0).ctx("COPY_CAP")?;
         }
         let pg = thread::spawn(&mut cx.slots, "ktest-pager", 12, pager, &[pret])?;
         let kp = thread::spawn(&mut cx.slots, "ktest-kpager", 12, kpager, &[kret])?;
@@ -665,6 +689,7 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
             w1.process.start().ctx("START")?;
             w0.process.start().ctx("START")?;
             let mut revoked_tables = 0;
+            let mut revoked_cap_tables = 0;
             let mut exported = 0;
             let workers = [w0.process.0, w1.process.0];
             let dests = [d0, d1];
@@ -677,6 +702,12 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
                     if ACCOUNT.revoke_table(slot::SELF_ASPACE, data_va(i), 3, dt).is_ok() {
                         revoked_tables += 1;
                         MEMORY.reclaim(dt).ctx("RECLAIM a table frame")?;
+                    }
+                }
+                for i in 0..CAP_REGIONS {
+                    if ACCOUNT.revoke_cap_table(slot::SELF_ASPACE, cap_region(i), 1, dt).is_ok() {
+                        revoked_cap_tables += 1;
+                        MEMORY.reclaim(dt).ctx("RECLAIM a segment table frame")?;
                     }
                 }
                 for (k, w) in workers.iter().enumerate() {
@@ -703,7 +734,10 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
                 WORK_DONE[0].load(SeqCst),
                 WORK_DONE[1].load(SeqCst)
             );
-            ensure!(revoked_tables >= 8 && exported >= 2, "took back {revoked_tables} tables, {exported} processes");
+            ensure!(
+                revoked_tables >= 8 && revoked_cap_tables >= 16 && exported >= 2,
+                "took back {revoked_tables} tables, {revoked_cap_tables} segment tables, {exported} processes"
+            );
             ensure!(PAGER_FAULTS.load(SeqCst) >= 8, "the pager rebuilt only {} mappings", PAGER_FAULTS.load(SeqCst));
             invariants()
         })();
@@ -724,6 +758,10 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
         let _ = SELF_ASPACE.unmap(data_va(i));
         let _ = MEMORY.reclaim(*p);
         cx.slots.free(*p);
+    }
+    for c in cappages {
+        let _ = MEMORY.revoke(c);
+        cx.slots.free(c);
     }
     cx.drop_slots(&[pret, kret, wret, psnd, ksnd, wsnd, d0, d1, dt]);
     r

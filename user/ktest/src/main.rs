@@ -286,7 +286,7 @@ const TESTS: &[Test] = &[
     ("KMEM0004", "REVOKE_PROCESS seals a process out, RESTORE_PROCESS brings it back", kmem::export_restore),
     ("KMEM0005", "tampered, swapped, foreign and replayed exports are refused", kmem::export_refused),
     ("KMEM0006", "a kpager that would fault to itself gets NO_MEMORY, not a deadlock", kmem::kpager_own_fault),
-    ("KMEM0007", "a live task computes right while its tables and processes are taken back", kmem::live_task),
+    ("KMEM0007", "a live task computes right while its tables, segment tables and processes are taken back", kmem::live_task),
     ("KMEM0008", "MEMORY.REVOKE unmaps a page or cappage everywhere and destroys it", kmem::memory_revoke),
     ("KMEM0009", "REVOKE_CAP_TABLE: capability-segment tables taken back and rebuilt on the next lookup", kmem::revoke_cap_table),
     ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
