@@ -289,6 +289,8 @@ const TESTS: &[Test] = &[
     ("KMEM0007", "a live task computes right while its tables, segment tables and processes are taken back", kmem::live_task),
     ("KMEM0008", "MEMORY.REVOKE unmaps a page or cappage everywhere and destroys it", kmem::memory_revoke),
     ("KMEM0009", "REVOKE_CAP_TABLE: capability-segment tables taken back and rebuilt on the next lookup", kmem::revoke_cap_table),
+    ("KMEM0010", "an exported process goes on where it was: running, asleep, receiving, sending, waiting", kmem::export_states),
+    ("KMEM0011", "a process whose fault message is queued, and its handler, are not exported", kmem::export_refused_states),
     ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
     ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
     ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
