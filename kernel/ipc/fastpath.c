@@ -105,13 +105,12 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     arch_return_to_user(d);
 }
 
-/* Does the slot hold a return capability a caller still waits on?  Its
- * first word is then its number's reply word exactly (number 0's matches
- * nothing).  Overwriting it would leave that caller waiting for nothing:
- * the general path ends that call with NO_REPLY. */
-static ALWAYS_INLINE bool holds_live_return(const struct cap *slot)
+/* Does a slot whose first word is w0 hold a return capability a caller
+ * still waits on?  w0 is then its number's reply word exactly (number 0's
+ * matches nothing).  Overwriting it would leave that caller waiting for
+ * nothing: the general path ends that call with NO_REPLY. */
+static ALWAYS_INLINE bool holds_live_return(u64 w0)
 {
-    u64 w0 = slot->w0;
     return unlikely(process_numbers[cap_objnum((struct cap){w0, 0})].reply == w0);
 }
 
@@ -147,9 +146,11 @@ static ALWAYS_INLINE void call_to(struct process *s, u64 tag, struct cap c, stru
     /* The receiver's slots, in its own capability space (their addresses
      * were checked when its receive began). */
     struct cap *rs[2];
+    u64 old0, old1 = 0; /* what the slots hold now (the probes load it) */
     aspace_load(r->as);
-    if (cspace_loaded_slot(r->recv_addr[0], &rs[0]) || (ncaps && cspace_loaded_slot(r->recv_addr[1], &rs[1])) ||
-        holds_live_return(rs[0]) || (ncaps && holds_live_return(rs[1]))) {
+    if (cspace_loaded_slot_w0(r->recv_addr[0], &rs[0], &old0) ||
+        (ncaps && cspace_loaded_slot_w0(r->recv_addr[1], &rs[1], &old1)) || holds_live_return(old0) ||
+        (ncaps && holds_live_return(old1))) {
         aspace_load(s->as);
         return;
     }

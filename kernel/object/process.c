@@ -193,7 +193,7 @@ void process_drop_exported(u64 num)
     ASSERT(process_is_out(process_numbers[num].p));
     process_numbers[num].version = (process_numbers[num].version + 1) & CAP_VERSION_MASK;
     process_numbers[num].p = NULL;
-    process_numbers[num].reply += 1ULL << CAP_VERSION_SHIFT; /* a reply it waited for finds its capability stale */
+    return_word_used(num); /* a reply it waited for finds its capability stale */
     numbers_used--;
     process_numbers_out--;
     x->as->nproc--;

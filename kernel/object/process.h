@@ -111,10 +111,8 @@ static inline struct cap return_cap(const struct process *caller)
 {
     return (struct cap){process_numbers[caller->num].reply, 0};
 }
-static inline void return_cap_used(const struct process *caller)
-{
-    process_numbers[caller->num].reply += 1ULL << CAP_VERSION_SHIFT;
-}
+static inline void return_word_used(u64 num) { process_numbers[num].reply += 1ULL << CAP_VERSION_SHIFT; }
+static inline void return_cap_used(const struct process *caller) { return_word_used(caller->num); }
 /* The caller a RETURN capability answers, if it still waits for it. */
 static inline struct process *return_target(struct cap c)
 {

@@ -36,6 +36,7 @@ impl Error {
     pub const TIMEOUT: Error = Error(err::TIMEOUT);
     pub const IN_USE: Error = Error(err::IN_USE);
     pub const BAD_SEAL: Error = Error(err::BAD_SEAL);
+    pub const NO_REPLY: Error = Error(err::NO_REPLY);
 
     pub fn name(self) -> &'static str {
         error_name(self.0)

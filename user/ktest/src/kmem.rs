@@ -329,6 +329,157 @@ fn own_cap_table(cx: &mut Cx, at: u64) -> TestResult {
     r
 }
 
+// ---- an exported process goes on where it was, in every state ----
+
+static SPIN: AtomicU64 = AtomicU64::new(0);
+static OUTCOME: [AtomicU64; 4] = [const { AtomicU64::new(u64::MAX) }; 4];
+
+fn spinner(_: &thread::Args) -> u64 {
+    loop {
+        SPIN.fetch_add(1, SeqCst);
+    }
+}
+
+/// words[0]: which wait (0 sleep, 1 receive with a time-out, 2 send to
+/// words[1], 3 wait for the process words[1]); the result into OUTCOME.
+fn waiter(a: &thread::Args) -> u64 {
+    let [kind, arg, ..] = a.words;
+    let r = match kind {
+        0 => keep_abi::TIMER.sleep(40).err().map_or(0, |e| e.0),
+        1 => recv(Tag::new(0), 40).err,
+        2 => Sender(arg).send(Tag::new(3), [0; 4]).err().map_or(0, |e| e.0),
+        _ => Process(arg).wait().map_or_else(|e| e.0, |s| 1000 + s.code),
+    };
+    OUTCOME[kind as usize].store(r, SeqCst);
+    0
+}
+
+/// A thread that exits with words[0] after words[1] ms.
+fn late_exit(a: &thread::Args) -> u64 {
+    let _ = keep_abi::TIMER.sleep(a.words[1]);
+    a.words[0]
+}
+
+/// A server that takes one message into nothing after words[0] ms.
+fn late_receiver(a: &thread::Args) -> u64 {
+    let _ = keep_abi::TIMER.sleep(a.words[0]);
+    let m = recv(Tag::new(0), 0);
+    m.err
+}
+
+/// Exports `p` (made from ACCOUNT) for `ms`, then restores it.
+fn out_for(p: Process, d: u64, ms: u64) -> TestResult {
+    ACCOUNT.revoke_process(p.0, d).ctx("REVOKE_PROCESS")?;
+    let _ = keep_abi::TIMER.sleep(ms);
+    ACCOUNT.restore_process(d).ctx("RESTORE_PROCESS")
+}
+
+fn outcome(i: usize) -> u64 {
+    for _ in 0..100 {
+        let v = OUTCOME[i].load(SeqCst);
+        if v != u64::MAX {
+            return v;
+        }
+        let _ = keep_abi::TIMER.sleep(5);
+    }
+    u64::MAX
+}
+
+pub fn export_states(cx: &mut Cx) -> TestResult {
+    for o in &OUTCOME {
+        o.store(u64::MAX, SeqCst);
+    }
+    let [d, snd] = cx.slots::<2>()?;
+    let r = (|| {
+        // Running (preempted, in the run queue): it stops, then goes on.
+        let t = thread::spawn(&mut cx.slots, "ktest-spin", 9, spinner, &[])?;
+        let r = (|| {
+            let _ = keep_abi::TIMER.sleep(5);
+            ACCOUNT.revoke_process(t.process.0, d).ctx("REVOKE a running process")?;
+            let a = SPIN.load(SeqCst);
+            let _ = keep_abi::TIMER.sleep(30);
+            ensure!(SPIN.load(SeqCst) == a, "an exported process ran");
+            ACCOUNT.restore_process(d).ctx("RESTORE")?;
+            let _ = keep_abi::TIMER.sleep(30);
+            ensure!(SPIN.load(SeqCst) > a, "the restored process does not run");
+            Ok(())
+        })();
+        t.kill(&mut cx.slots);
+        r?;
+        // Asleep, and a receive with a time-out: both times run out while
+        // it is away, and it hears so when it is back.
+        for (kind, want) in [(0usize, 0u64), (1, keep_abi::err::TIMEOUT)] {
+            let t = thread::spawn(&mut cx.slots, "ktest-waiter", 10, waiter, &[kind as u64])?;
+            let _ = keep_abi::TIMER.sleep(5);
+            let r = out_for(t.process, d, 80);
+            let got = outcome(kind);
+            t.kill(&mut cx.slots);
+            r?;
+            ensure!(got == want, "wait {kind} ended with {got:#x}, want {want:#x}");
+        }
+        // Queued to send: the send happens after it is back.
+        let srv = thread::spawn(&mut cx.slots, "ktest-late", 10, late_receiver, &[60])?;
+        let t = thread::create(&mut cx.slots, "ktest-waiter", 10, waiter, &[2, snd])?;
+        let r = (|| {
+            srv.process.mint(snd, 1, 0).ctx("MINT")?;
+            t.process.start().ctx("START")?;
+            let _ = keep_abi::TIMER.sleep(5);
+            out_for(t.process, d, 100)?;
+            let got = outcome(2);
+            ensure!(got == 0, "the queued send ended with {got:#x}");
+            Ok(())
+        })();
+        t.kill(&mut cx.slots);
+        srv.kill(&mut cx.slots);
+        r?;
+        // Waiting for a process that exits while it is away.
+        let target = thread::spawn(&mut cx.slots, "ktest-exit", 10, late_exit, &[77, 20])?;
+        let t = thread::spawn(&mut cx.slots, "ktest-waiter", 10, waiter, &[3, target.process.0])?;
+        let r = (|| {
+            let _ = keep_abi::TIMER.sleep(5);
+            out_for(t.process, d, 60)?;
+            let got = outcome(3);
+            ensure!(got == 1077, "PROCESS.WAIT ended with {got:#x}, want the exit code 77");
+            Ok(())
+        })();
+        t.kill(&mut cx.slots);
+        target.kill(&mut cx.slots);
+        r?;
+        invariants()
+    })();
+    cx.drop_slots(&[d, snd]);
+    r
+}
+
+/// A process whose fault message waits in its handler's queue, and the
+/// handler, are not exported (BAD_STATE).
+pub fn export_refused_states(cx: &mut Cx) -> TestResult {
+    let [d, snd, ret] = cx.slots::<3>()?;
+    // The handler sleeps instead of receiving: the fault message queues.
+    let h = thread::spawn(&mut cx.slots, "ktest-sleepy", 10, late_receiver, &[10_000])?;
+    let f = thread::create(&mut cx.slots, "ktest-faulter", 10, faulting, &[])?;
+    let r = (|| {
+        h.process.mint(snd, 1, 0).ctx("MINT")?;
+        f.process.set_fault_handler(snd).ctx("SET_FAULT_HANDLER")?;
+        f.process.start().ctx("START")?;
+        let _ = keep_abi::TIMER.sleep(10);
+        expect_err(ACCOUNT.revoke_process(f.process.0, d), Error::BAD_STATE, "a process with its fault queued")?;
+        expect_err(ACCOUNT.revoke_process(h.process.0, d), Error::BAD_STATE, "a handler with a fault queued")?;
+        expect_type(d, ty::NULL)?;
+        let _ = ret;
+        invariants()
+    })();
+    f.kill(&mut cx.slots);
+    h.kill(&mut cx.slots);
+    cx.drop_slots(&[d, snd, ret]);
+    r
+}
+
+fn faulting(_: &thread::Args) -> u64 {
+    // SAFETY: nothing is mapped there: the read faults.
+    unsafe { core::ptr::read_volatile(0x0000_6300_0000_0000 as *const u64) }
+}
+
 /// An account with a space and `N` CREATED processes in it.
 fn with_processes<const N: usize>(
     cx: &mut Cx,
@@ -578,6 +729,19 @@ fn kpager(a: &thread::Args) -> u64 {
     }
 }
 
+/// The task's cappages: one per capability-segment page table (512
+/// cappages apart), each holding a copy of the timer capability that the
+/// workers invoke in turn.
+const CAP_REGIONS: u64 = 16;
+fn cap_region(i: u64) -> u64 {
+    0x7100_0000 + i * 512 * layout::CAPPAGE_SLOTS
+}
+
+/// Invokes the timer copy in the round's cappage; false if it fails.
+fn touch_caps(round: u64) -> bool {
+    keep_abi::Timer(cap_region(round % CAP_REGIONS) + 1).now().is_ok()
+}
+
 /// Writes and checks a pattern in every data page; false on a mismatch.
 fn touch_data(id: u64, round: u64) -> bool {
     for i in 0..DATA_REGIONS {
@@ -605,6 +769,9 @@ fn worker0(a: &thread::Args) -> u64 {
         if !touch_data(0, round) {
             return 10;
         }
+        if !touch_caps(round) {
+            return 11;
+        }
         let m = Sender(peer).call(Tag::new(1), [round, 0, 0, 0]);
         if m.err != 0 || m.words[0] != round * 3 {
             return 20 + m.err;
@@ -627,6 +794,9 @@ fn worker1(a: &thread::Args) -> u64 {
         if !touch_data(1, round) {
             return 20;
         }
+        if !touch_caps(round + 7) {
+            return 21;
+        }
         WORK_DONE[1].fetch_add(1, SeqCst);
         if round + 1 == ROUNDS {
             let _ = Return(ret).reply(Tag::new(0), [round * 3, 0, 0, 0]);
@@ -639,6 +809,7 @@ fn worker1(a: &thread::Args) -> u64 {
 
 pub fn live_task(cx: &mut Cx) -> TestResult {
     let pages: Vec<u64> = (0..DATA_REGIONS).map(|_| cx.retype(ty::PAGE)).collect::<Result<_, _>>()?;
+    let cappages: Vec<u64> = (0..CAP_REGIONS).map(|_| cx.retype(ty::CAPPAGE)).collect::<Result<_, _>>()?;
     let [pret, kret, wret, psnd, ksnd, wsnd, d0, d1, dt] = cx.slots::<9>()?;
     for (i, p) in pages.iter().enumerate() {
         DATA_PAGES[i].store(*p, SeqCst);
@@ -649,6 +820,10 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
     let r = (|| {
         for (i, p) in pages.iter().enumerate() {
             SELF_ASPACE.map(*p, data_va(i), RW).ctx("MAP data")?;
+        }
+        for (i, c) in cappages.iter().enumerate() {
+            SELF_ASPACE.map_cappage(*c, cap_region(i as u64)).ctx("MAP_CAPPAGE")?;
+            SELF_ASPACE.copy_cap(slot::TIMER, cap_region(i as u64) + 1, 0).ctx("COPY_CAP")?;
         }
         let pg = thread::spawn(&mut cx.slots, "ktest-pager", 12, pager, &[pret])?;
         let kp = thread::spawn(&mut cx.slots, "ktest-kpager", 12, kpager, &[kret])?;
@@ -665,6 +840,7 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
             w1.process.start().ctx("START")?;
             w0.process.start().ctx("START")?;
             let mut revoked_tables = 0;
+            let mut revoked_cap_tables = 0;
             let mut exported = 0;
             let workers = [w0.process.0, w1.process.0];
             let dests = [d0, d1];
@@ -677,6 +853,12 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
                     if ACCOUNT.revoke_table(slot::SELF_ASPACE, data_va(i), 3, dt).is_ok() {
                         revoked_tables += 1;
                         MEMORY.reclaim(dt).ctx("RECLAIM a table frame")?;
+                    }
+                }
+                for i in 0..CAP_REGIONS {
+                    if ACCOUNT.revoke_cap_table(slot::SELF_ASPACE, cap_region(i), 1, dt).is_ok() {
+                        revoked_cap_tables += 1;
+                        MEMORY.reclaim(dt).ctx("RECLAIM a segment table frame")?;
                     }
                 }
                 for (k, w) in workers.iter().enumerate() {
@@ -703,7 +885,10 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
                 WORK_DONE[0].load(SeqCst),
                 WORK_DONE[1].load(SeqCst)
             );
-            ensure!(revoked_tables >= 8 && exported >= 2, "took back {revoked_tables} tables, {exported} processes");
+            ensure!(
+                revoked_tables >= 8 && revoked_cap_tables >= 16 && exported >= 2,
+                "took back {revoked_tables} tables, {revoked_cap_tables} segment tables, {exported} processes"
+            );
             ensure!(PAGER_FAULTS.load(SeqCst) >= 8, "the pager rebuilt only {} mappings", PAGER_FAULTS.load(SeqCst));
             invariants()
         })();
@@ -724,6 +909,10 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
         let _ = SELF_ASPACE.unmap(data_va(i));
         let _ = MEMORY.reclaim(*p);
         cx.slots.free(*p);
+    }
+    for c in cappages {
+        let _ = MEMORY.revoke(c);
+        cx.slots.free(c);
     }
     cx.drop_slots(&[pret, kret, wret, psnd, ksnd, wsnd, d0, d1, dt]);
     r

@@ -15,8 +15,9 @@
 //! its own IPC buffer, handler or emulation, unmapping its own memory or
 //! cappage 0, deleting its well-known slots, writing to the console,
 //! waiting for a process, sleeping long, blocking receives and sends
-//! (always non-blocking or with a 1-2 ms time-out), naming a kpager, and
-//! wrapping any of those capabilities.  Processes it makes run below its
+//! (always non-blocking or with a 1-2 ms time-out), naming a kpager, taking
+//! back its own page tables outside its zone, and wrapping any of those
+//! capabilities.  Processes it makes run below its
 //! own priority; at the end it destroys what it can still find.
 
 #![no_std]
@@ -169,6 +170,15 @@ fn steer(target: u64, mode: u64, label: u64, w: &mut [u64; 4]) -> Option<u64> {
         (ty::ASPACE, aspace::UNMAP_CAPPAGE) if is_self => w[0] >= layout::CAPPAGE_SLOTS,
         (ty::ASPACE, aspace::DELETE_CAP | aspace::MOVE_CAP) if is_self => w[0] >= 16,
         (ty::ACCOUNT, account::SET_KPAGER) => false,
+        // Its own page tables only in the zone: without a pager for its
+        // code and stack, taking those back would end it (its segment
+        // tables rebuild themselves, so those may go anywhere).
+        (ty::ACCOUNT, account::REVOKE_TABLE) => {
+            if look(w[0]).1 {
+                w[1] = ZONE + (w[1] % ZONE_PAGES) * 4096;
+            }
+            true
+        }
         (ty::ACCOUNT, account::CREATE_WRAPPER) => wrappable(w[0]),
         _ => true,
     };
