@@ -40,6 +40,8 @@ USER_OUT := $(B)/user/$(USER_TARGET)/release
 # the boot image.
 # The user-level drivers and servers of user/drivers/ (docs/devices.md).
 DRIVER_PROGRAMS := pci blk
+# The network server and its stacks (docs/devices.md, "The network").
+DRIVER_PROGRAMS += net netstack
 USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS)
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
