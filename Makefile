@@ -201,6 +201,13 @@ boot-test: deps image
 
 test: abi-check docs-check host-test cargo-test guest-test boot-test sfi-test
 
+# The network from the host (docs/devices.md, "The network"): TCP echo of a
+# few MiB and the status lines through QEMU's port forwarding.
+.PHONY: net-test
+net-test: deps image
+	$(PYTHON) tools/test_net.py
+test: net-test
+
 # Software fault isolation (sfi/, docs/sfi.md): host tool chain, verifier, runtime.
 sfi-test:
 	$(MAKE) -C sfi test
