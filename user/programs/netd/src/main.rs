@@ -3,8 +3,7 @@
 //! "The network"): 10.0.2.15, the address QEMU's user network forwards
 //! the host's ports to, with the TCP echo service (port 7) and the status
 //! service (port 8), and 10.0.2.16 with the status service.  Then it
-//! waits; `kill` ends it and the processes it started go with it
-//! (they are paid from its account).
+//! waits.
 //!
 //! The shell gives it, as it gives ktest, the boot image (arg0, arg1) and
 //! the device capabilities it passes on.
