@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 use keep_abi::{SELF_ASPACE, Sender, TIMER, Tag, rights, slot};
 use keep_loader::{Child, Grant, Loader, Spec};
 use keep_net::{
-    Admin, BAD_REQUEST, DENIED, ETHERTYPE_ARP, ETHERTYPE_IPV4, IN_USE, MAX_FRAME, NET_SLOT, NOT_REGISTERED, Stack,
+    Admin, BAD_REQUEST, DENIED, QUEUE_FRAMES, ETHERTYPE_ARP, ETHERTYPE_IPV4, IN_USE, MAX_FRAME, NET_SLOT, NOT_REGISTERED, Stack,
     ipv4, mac_bytes,
 };
 use keep_pci::PCI_SLOT;
@@ -298,6 +298,23 @@ fn demux(admin: Admin, a: u64, b: u64) -> TestResult {
     let (from_nic, to_nic, _) = admin.stats().ctx("STATS")?;
     ensure!(to_nic == to_nic_before + 3 && from_nic >= 3, "NIC counters: {from_nic} in, {to_nic} out");
     ensure!(sa.counters().ctx("COUNTERS")?.0 == 3 && sb.counters().ctx("COUNTERS")?.0 == 5, "delivered: A {:?}, B {:?}", sa.counters(), sb.counters());
+    // A stack that does not fetch its frames: its queue holds QUEUE_FRAMES,
+    // the rest are dropped and counted (for it and in STATS); the sender
+    // is not refused.
+    let (_, _, dropped_before) = admin.stats().ctx("STATS")?;
+    let extra = 6;
+    for i in 0..QUEUE_FRAMES + extra {
+        sa.send(&icmp(0, m, m, A_IP, B_IP, &(i as u32).to_be_bytes())).ctx("A floods B")?;
+    }
+    let (delivered, _, dropped) = sb.counters().ctx("COUNTERS")?;
+    ensure!(delivered == 5 + QUEUE_FRAMES as u64 && dropped == extra as u64, "B: delivered {delivered}, dropped {dropped}");
+    ensure!(admin.stats().ctx("STATS")?.2 == dropped_before + extra as u64, "STATS' dropped frames");
+    ensure!(sb.info().ctx("INFO")?.2 == QUEUE_FRAMES as u64, "B's frames waiting");
+    for i in 0..QUEUE_FRAMES {
+        let f = wait_frame(sb, 1)?.ok_or_else(|| format!("B's queued frame {i} missing"))?;
+        ensure!(echo_reply(&f).map(|(_, d)| d) == Some(&(i as u32).to_be_bytes()[..]), "B's queued frame {i} out of order");
+    }
+    ensure!(wait_frame(sb, 1)?.is_none(), "B received a dropped frame");
     Ok(())
 }
 
