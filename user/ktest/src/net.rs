@@ -118,8 +118,8 @@ fn echo_reply(f: &[u8]) -> Option<(u64, &[u8])> {
 }
 
 /// Starts the PCI server and the network server; runs `body` with the
-/// administrator's capability; stops both.  None: no IOMMU (the server
-/// refuses to run without one).
+/// administrator's capability; stops both.  Without an IOMMU the server
+/// refuses to run, and the test says it was not run.
 fn with_net(cx: &mut Cx, id: &str, body: impl FnOnce(&mut Cx, Admin) -> TestResult) -> TestResult {
     if !remapping(cx)? {
         println!("ktest: {id}: no IOMMU on this machine: the network server refuses to run (not run)");
@@ -349,7 +349,7 @@ pub fn net_stacks(cx: &mut Cx) -> TestResult {
 
 fn stacks(x: Stack, s1: Stack, s2: Stack) -> TestResult {
     let m = mac_bytes(x.info().ctx("INFO")?.0);
-    for (ip, s, name) in [(S1_IP, s1, "stack 1"), (S2_IP, s2, "stack 2")] {
+    for (ip, name) in [(S1_IP, "stack 1"), (S2_IP, "stack 2")] {
         x.send(&arp_request(m, A_IP, ip)).ctx("ARP request")?;
         let f = wait_frame(x, 5000)?.ok_or_else(|| format!("no ARP reply from {name}"))?;
         let (mac, from, to) = arp_reply(&f).ok_or_else(|| format!("not an ARP reply: {:x?}", &f[..]))?;
@@ -358,7 +358,6 @@ fn stacks(x: Stack, s1: Stack, s2: Stack) -> TestResult {
         x.send(&icmp(8, m, m, A_IP, ip, data.as_bytes())).ctx("ping")?;
         let f = wait_frame(x, 5000)?.ok_or_else(|| format!("no ICMP echo reply from {name}"))?;
         ensure!(echo_reply(&f) == Some((ip, data.as_bytes())), "{name}'s echo reply: {:x?}", &f[..]);
-        let _ = s;
     }
     // Each stack was handed exactly the two frames sent to it.
     ensure!(s1.counters().ctx("COUNTERS 1")?.0 == 2, "stack 1 was handed {:?}", s1.counters());
