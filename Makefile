@@ -40,6 +40,8 @@ USER_OUT := $(B)/user/$(USER_TARGET)/release
 # the boot image.
 # The user-level drivers and servers of user/drivers/ (docs/devices.md).
 DRIVER_PROGRAMS := pci blk
+# The network server and its stacks (docs/devices.md, "The network").
+DRIVER_PROGRAMS += net netstack
 USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS)
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
@@ -198,6 +200,13 @@ boot-test: deps image
 	$(PYTHON) tools/test_boot.py
 
 test: abi-check docs-check host-test cargo-test guest-test boot-test sfi-test
+
+# The network from the host (docs/devices.md, "The network"): TCP echo of a
+# few MiB and the status lines through QEMU's port forwarding.
+.PHONY: net-test
+net-test: deps image
+	$(PYTHON) tools/test_net.py
+test: net-test
 
 # Software fault isolation (sfi/, docs/sfi.md): host tool chain, verifier, runtime.
 sfi-test:

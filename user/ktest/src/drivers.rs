@@ -25,14 +25,14 @@ const VIRTIO: u16 = 0x1af4;
 const BLK: u16 = 0x1042;
 const NET: u16 = 0x1041;
 
-fn grant(s: u64) -> Grant {
+pub(crate) fn grant(s: u64) -> Grant {
     Grant { src: s, dest: s, rights: 0 }
 }
 
 /// A started server: its process and a capability (payload 0) to it.
-struct Running {
-    child: Child,
-    cap: u64,
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) cap: u64,
 }
 
 fn start(cx: &mut Cx, name: &str, grants: &[Grant]) -> Result<Running, String> {
@@ -48,7 +48,7 @@ fn start(cx: &mut Cx, name: &str, grants: &[Grant]) -> Result<Running, String> {
 }
 
 /// Waits for the server's end (after QUIT) and destroys it.
-fn stop(cx: &mut Cx, r: Running, quit: impl FnOnce(Sender) -> Result<(), String>) -> TestResult {
+pub(crate) fn stop(cx: &mut Cx, r: Running, quit: impl FnOnce(Sender) -> Result<(), String>) -> TestResult {
     let q = quit(Sender(r.cap));
     let st = r.child.process.wait().ctx("WAIT");
     let _ = SELF_ASPACE.delete_cap(r.cap);
@@ -60,16 +60,16 @@ fn stop(cx: &mut Cx, r: Running, quit: impl FnOnce(Sender) -> Result<(), String>
     Ok(())
 }
 
-fn start_pci(cx: &mut Cx) -> Result<Running, String> {
+pub(crate) fn start_pci(cx: &mut Cx) -> Result<Running, String> {
     start(cx, "pci", &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::DEVMEM), grant(slot::TIMER),
                        grant(slot::INTERRUPT)])
 }
 
-fn quit_pci(s: Sender) -> Result<(), String> {
+pub(crate) fn quit_pci(s: Sender) -> Result<(), String> {
     Pci(s).quit().ctx("pci QUIT")
 }
 
-fn remapping(cx: &mut Cx) -> Result<bool, String> {
+pub(crate) fn remapping(cx: &mut Cx) -> Result<bool, String> {
     let d = cx.slot()?;
     let r = (|| {
         keep_abi::ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;

@@ -34,6 +34,7 @@ mod cspace;
 mod device;
 mod dma;
 mod drivers;
+mod net;
 mod elf;
 mod example;
 mod fault;
@@ -377,6 +378,10 @@ const TESTS: &[Test] = &[
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
+    // The network (docs/devices.md, "The network").
+    ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
+    ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),
+    ("NET0003", "two smoltcp stacks in their own processes answer ARP and ICMP echo, each handed only its own frames", net::net_stacks),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),
     ("RECL0002", "RECLAIM a cappage: IN_USE while mapped, then gone", device::reclaim_cappage),
     ("RECL0003", "RECLAIM errors change nothing", device::reclaim_errors),

@@ -24,6 +24,7 @@ mod dma;
 mod fault;
 mod ipc;
 mod kmem;
+mod net;
 mod sfi;
 
 use alloc::string::String;
@@ -282,6 +283,7 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     dma::run(root, &mut s);
     caps::run(root, &mut s);
     sfi::run(root, &mut s);
+    net::run_all(root, &mut s);
     s.summary();
     println!("bench: done");
 }

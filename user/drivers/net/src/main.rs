@@ -1,0 +1,307 @@
+//! The network server (protocol: lib.rs; docs/devices.md, "The network").
+//! It opens the virtio-net function through the PCI server (capability at
+//! PCI_SLOT), drives it with `virtio-drivers` whose DMA memory is pages it
+//! holds, mapped into the session's DMA domain, and switches frames
+//! between the NIC and its stacks by destination address.
+//!
+//! The server is single-threaded and polls the NIC's receive queue on
+//! every request: its stacks call `RECV` in a loop, so frames are taken
+//! off the NIC as often as any stack asks for one.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use keep_abi::{DmaDomain, MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, label, recv, rights, slot};
+use keep_loader::SlotPool;
+use keep_net::*;
+use keep_pci::{PCI_SLOT, Pci, Session};
+use keep_rt::println;
+use keep_virtio::PlatformTransport;
+use keep_virtio::hal::{self, DmaConfig, KeepHal};
+use keep_virtio::pci::{RemoteConfig, Sid};
+use virtio_drivers::device::net::VirtIONet;
+use virtio_drivers::transport::pci::PciTransport;
+use virtio_drivers::transport::pci::bus::{Command, PciRoot};
+
+keep_rt::entry!(main);
+
+const RET: u64 = slot::FIRST_FREE;
+const FAULT_PAYLOAD: u64 = u64::MAX;
+const MMIO_VA: u64 = 0x0000_4100_0000_0000;
+const DMA_VA: u64 = 0x0000_4200_0000_0000;
+/// Device addresses of the DMA pages: the server's choice, not RAM's.
+const IOVA: u64 = 0x20_0000_0000;
+/// Receive buffers the NIC holds (virtio-net's receive queue).
+const QUEUE: usize = 16;
+/// A receive buffer: the virtio-net header and a whole frame.
+const RX_BUF: usize = 2048;
+
+type Nic = VirtIONet<KeepHal, PlatformTransport<PciTransport>, QUEUE>;
+
+struct StackState {
+    ip: u64,
+    live: bool,
+    queue: VecDeque<Vec<u8>>,
+    delivered: u64,
+    sent: u64,
+    dropped: u64,
+}
+
+struct Server {
+    nic: Nic,
+    mac: u64,
+    stacks: Vec<StackState>,
+    from_nic: u64,
+    to_nic: u64,
+    dropped: u64,
+    faults: u64,
+}
+
+fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
+    println!("net: {what}: {e}");
+    1
+}
+
+impl Server {
+    fn stack_for(&self, ip: u64) -> Option<usize> {
+        self.stacks.iter().position(|s| s.live && s.ip == ip)
+    }
+
+    /// Queues `frame` for the stack it is addressed to, or drops it.
+    fn deliver(&mut self, frame: &[u8]) {
+        let Some(i) = dest_ip(frame).and_then(|ip| self.stack_for(ip)) else {
+            self.dropped += 1;
+            return;
+        };
+        let s = &mut self.stacks[i];
+        if s.queue.len() >= QUEUE_FRAMES {
+            s.dropped += 1;
+            self.dropped += 1;
+            return;
+        }
+        s.queue.push_back(frame.to_vec());
+        s.delivered += 1;
+    }
+
+    /// Takes every received frame off the NIC and hands its buffer back.
+    fn pump(&mut self) {
+        while let Ok(rx) = self.nic.receive() {
+            self.from_nic += 1;
+            let frame = rx.packet().to_vec();
+            if self.nic.recycle_rx_buffer(rx).is_err() {
+                println!("net: a receive buffer could not be given back to the NIC");
+            }
+            self.deliver(&frame);
+        }
+    }
+
+    /// A frame from stack `i`: checked, then switched to another stack or
+    /// sent out through the NIC.
+    fn send(&mut self, i: usize, frame: &[u8]) -> u64 {
+        if frame.len() < ETH_HEADER || frame.len() > MAX_FRAME {
+            return BAD_REQUEST;
+        }
+        let Some(src) = src_ip(frame) else {
+            return BAD_REQUEST;
+        };
+        if mac_word(&frame[6..12]) != self.mac || src != self.stacks[i].ip {
+            return DENIED;
+        }
+        self.stacks[i].sent += 1;
+        if dest_ip(frame).and_then(|ip| self.stack_for(ip)).is_some() {
+            self.deliver(frame);
+            return OK;
+        }
+        let mut tx = self.nic.new_tx_buffer(frame.len());
+        tx.packet_mut().copy_from_slice(frame);
+        match self.nic.send(tx) {
+            Ok(()) => {
+                self.to_nic += 1;
+                OK
+            }
+            Err(_) => IO_ERROR,
+        }
+    }
+
+    /// A stack's request: (status, reply words, a frame to send back).
+    fn stack(&mut self, label: u64, payload: u64, string: Option<&[u8]>) -> (u64, [u64; 3], Option<Vec<u8>>) {
+        let i = payload as usize - 1;
+        if !self.stacks.get(i).is_some_and(|s| s.live) {
+            return (NOT_REGISTERED, [0; 3], None);
+        }
+        match label {
+            INFO => (OK, [self.mac, self.stacks[i].ip, self.stacks[i].queue.len() as u64], None),
+            SEND => match string {
+                Some(f) => (self.send(i, f), [0; 3], None),
+                None => (BAD_REQUEST, [0; 3], None),
+            },
+            RECV => match self.stacks[i].queue.pop_front() {
+                Some(f) => (OK, [self.stacks[i].queue.len() as u64, 0, 0], Some(f)),
+                None => (EMPTY, [0; 3], None),
+            },
+            COUNTERS => {
+                let s = &self.stacks[i];
+                (OK, [s.delivered, s.sent, s.dropped], None)
+            }
+            _ => (BAD_REQUEST, [0; 3], None),
+        }
+    }
+}
+
+fn main(_: u64, _: u64) -> i32 {
+    let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
+    slots.reserve(RET);
+    let pci = Pci(Sender(PCI_SLOT));
+    let (Some(session_slot), Some(domain_slot), Some(me)) = (slots.alloc(), slots.alloc(), slots.alloc()) else {
+        return fail("slots", "none free");
+    };
+    let sid = match pci.open(0x1af4, 0x1041, 0, session_slot, domain_slot) {
+        Ok(s) => Sid(s as u16),
+        Err(e) => return fail("open the virtio-net function", e),
+    };
+    let session = Session(Sender(session_slot));
+    let domain = DmaDomain(domain_slot);
+    match domain.info() {
+        Ok(i) if i.remapping => {}
+        Ok(_) => return fail("no IOMMU", "this driver needs one (device addresses are its own)"),
+        Err(e) => return fail("domain", e),
+    }
+    if let Err(e) = SELF_PROCESS.mint(me, FAULT_PAYLOAD, rights::WRITE).and_then(|_| domain.set_fault_handler(me)) {
+        return fail("fault handler", e);
+    }
+    let mut bars = Vec::new();
+    for i in 0..6 {
+        let Some(s) = slots.alloc() else { break };
+        match session.bar(i, s) {
+            Ok((base, size)) => bars.push((s, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))),
+            Err(_) => slots.free(s),
+        }
+    }
+    // Receive buffers (one page each), the two queues and bounce pages
+    // for the frame being sent.
+    let mut dma_slots = Vec::new();
+    for _ in 0..64 {
+        match slots.alloc() {
+            Some(s) => dma_slots.push(s),
+            None => break,
+        }
+    }
+    let cfg = DmaConfig { memory: MEMORY, aspace: SELF_ASPACE, domain, bars, va_base: DMA_VA, iova_base: IOVA, mmio_va: MMIO_VA, slots: dma_slots };
+    if let Err(e) = hal::init(cfg) {
+        return fail("hal", e);
+    }
+    let mut root = PciRoot::new(RemoteConfig { sid, session });
+    let df = sid.device_function();
+    root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
+    let t = match PciTransport::new::<KeepHal, _>(&mut root, df) {
+        Ok(t) => t,
+        Err(e) => return fail("virtio PCI transport", alloc::format!("{e:?}")),
+    };
+    let nic = match Nic::new(PlatformTransport(t), RX_BUF) {
+        Ok(n) => n,
+        Err(e) => return fail("virtio-net", alloc::format!("{e:?}")),
+    };
+    let mac = mac_word(&nic.mac_address());
+    let m6 = mac_bytes(mac);
+    println!(
+        "net: virtio-net {sid}: MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, DMA through the IOMMU",
+        m6[0], m6[1], m6[2], m6[3], m6[4], m6[5]
+    );
+    let mut s = Server { nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0 };
+    let buf = keep_rt::ipc_buffer();
+    let mut frame = alloc::vec![0u8; keep_abi::layout::MAX_STRING as usize];
+    let mut drop_after_reply: Option<u64> = None;
+    buf.set_recv_slots(&[RET]);
+    let mut m = recv(Tag::new(0).with_slots(1), 0);
+    loop {
+        if let Some(c) = drop_after_reply.take() {
+            let _ = SELF_ASPACE.delete_cap(c);
+            slots.free(c);
+        }
+        if m.err == 0 && m.tag.label() == label::DMA_FAULT && m.payload == FAULT_PAYLOAD {
+            s.faults += 1;
+            println!("net: DMA fault: device {:#x} address {:#x} reason {}", m.words[0], m.words[1], m.words[2]);
+        }
+        if m.err != 0 || !m.tag.is_called() {
+            buf.set_recv_slots(&[RET]);
+            m = recv(Tag::new(0).with_slots(1), 0);
+            continue;
+        }
+        let string = m.tag.has_string().then(|| {
+            let n = buf.read_string(&mut frame);
+            &frame[..n]
+        });
+        s.pump();
+        let (st, w, out, cap) = if m.payload == 0 {
+            match m.tag.label() {
+                ADD_STACK => {
+                    let ip = m.words[0];
+                    if ip == 0 || ip >= 0xffff_ffff {
+                        (BAD_REQUEST, [0; 3], None, None)
+                    } else if s.stack_for(ip).is_some() {
+                        (IN_USE, [0; 3], None, None)
+                    } else if s.stacks.len() >= MAX_STACKS {
+                        (NO_RESOURCES, [0; 3], None, None)
+                    } else if let Some(c) = slots.alloc() {
+                        let n = s.stacks.len() as u64 + 1;
+                        match SELF_PROCESS.mint(c, n, rights::WRITE | rights::CALL) {
+                            Ok(()) => {
+                                s.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0 });
+                                (OK, [n, 0, 0], None, Some(c))
+                            }
+                            Err(_) => {
+                                slots.free(c);
+                                (NO_RESOURCES, [0; 3], None, None)
+                            }
+                        }
+                    } else {
+                        (NO_RESOURCES, [0; 3], None, None)
+                    }
+                }
+                REMOVE_STACK => match (m.words[0] as usize).checked_sub(1).and_then(|i| s.stacks.get_mut(i)) {
+                    // The number stays taken: the removed stack's
+                    // capability answers NOT_REGISTERED from now on.
+                    Some(st) if st.live => {
+                        st.live = false;
+                        st.queue.clear();
+                        (OK, [0; 3], None, None)
+                    }
+                    _ => (NOT_REGISTERED, [0; 3], None, None),
+                },
+                STATS => (OK, [s.from_nic, s.to_nic, s.dropped], None, None),
+                QUIT => {
+                    let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
+                    drop(s); // resets the device: no DMA after this
+                    let back = hal::finish();
+                    let _ = session.release();
+                    for b in back {
+                        slots.free(b);
+                    }
+                    return 0;
+                }
+                _ => (BAD_REQUEST, [0; 3], None, None),
+            }
+        } else if m.payload == FAULT_PAYLOAD {
+            (BAD_REQUEST, [0; 3], None, None)
+        } else {
+            let (st, w, out) = s.stack(m.tag.label(), m.payload, string);
+            (st, w, out, None)
+        };
+        let mut tag = Tag::new(0).with_slots(1);
+        if let Some(f) = out {
+            buf.set_string(&f);
+            tag = tag.with_string();
+        }
+        if let Some(c) = cap {
+            tag = tag.with_caps(buf.set_send_caps(&[(c, 0)]));
+            drop_after_reply = Some(c);
+        }
+        buf.set_recv_slots(&[RET]);
+        m = Return(RET).reply_recv(tag, [st, w[0], w[1], w[2]], 0);
+    }
+}
