@@ -37,8 +37,10 @@ USER_TARGET := x86_64-unknown-linux-gnu
 USER_OUT := $(B)/user/$(USER_TARGET)/release
 # The system's own programs, then every folder under user/programs/ (each a
 # crate keep-NAME with a binary NAME; docs/writing-programs.md): all go into
-# the boot image.
-USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*))
+# the boot image.  The system's servers (user/servers/*: the space bank, the
+# constructor) go in the same way.
+USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*)) \
+	$(notdir $(wildcard user/servers/*))
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
