@@ -29,6 +29,7 @@ macro_rules! ensure {
 
 mod acct;
 mod bank;
+mod ctor;
 mod caps;
 mod child;
 mod cspace;
@@ -375,6 +376,9 @@ const TESTS: &[Test] = &[
     ("BANK0005", "space bank: destroying a live bank leaves no trace", bank::destroy_live),
     ("BANK0006", "space bank: REPORT lists the subtree and its accounts", bank::report),
     ("BANK0007", "space bank: a capability without rights is refused every request", bank::rights_table),
+    ("CTOR0001", "constructor: a confined instance cannot get a message out", ctor::confined),
+    ("CTOR0002", "constructor: unsafe capabilities make it not confined unless authorised", ctor::not_confined),
+    ("CTOR0003", "constructor: malformed requests and false banks change nothing", ctor::errors),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),
