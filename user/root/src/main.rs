@@ -10,6 +10,8 @@ extern crate alloc;
 
 mod bench;
 mod shell;
+mod shell_system;
+mod system;
 
 use keep_abi::{
     ACCOUNT, KERNEL, MEMORY, SELF_ASPACE, SELF_PROCESS, Status, cpu, info, layout, slot, state,
@@ -32,6 +34,8 @@ pub struct Root {
     pub slots: SlotPool,
     /// What the benchmarks keep between runs of the shell's `bench`.
     pub bench: bench::Kept,
+    /// The system built from the description (shell mode only).
+    pub system: Option<system::System>,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -40,6 +44,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         image: boot_image(image_addr, image_size),
         slots: SlotPool::growable(MEMORY, SELF_ASPACE),
         bench: bench::Kept::default(),
+        system: None,
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");
@@ -80,6 +85,10 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         println!("root: DEBUG_EXIT failed: {e}");
         return 1;
     }
+    // The system description: `system=NAME` picks another file of the
+    // boot image (the boot test's malformed one).
+    let file = cmdline.split_whitespace().find_map(|w| w.strip_prefix("system=")).unwrap_or("system");
+    shell_system::boot(&mut root, file);
     shell::run(&mut root)
 }
 

@@ -82,7 +82,10 @@ const COMMANDS: &[Command] = &[
         "ps",
         "ps",
         "list processes (bg: started with run ... &)",
-        &["Columns: pid, state, priority, name."],
+        &[
+            "Columns: pid, state, priority, name.  Then the programs of the system",
+            "description: kind, bank, limit, supervisor, restarts, state.",
+        ],
     ),
     cmd(
         "kill",
@@ -102,8 +105,12 @@ const COMMANDS: &[Command] = &[
     cmd(
         "mem",
         "mem",
-        "show memory map, free memory, root's account",
-        &[],
+        "show memory map, free memory, banks, accounts",
+        &[
+            "After the memory map: the space banks (limit, used, sub-banks, objects),",
+            "the tree from the prime bank, and every account allocated from a bank",
+            "(free, used, frames taken back while live, processes exported now).",
+        ],
     ),
     cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
     cmd(
@@ -239,7 +246,8 @@ impl Shell<'_> {
     fn read_input(&mut self) -> Result<(), Error> {
         let mut buf = [0u8; 64];
         loop {
-            let r = CONSOLE.read(&mut buf, !self.jobs.is_empty());
+            let supervising = self.root.system.as_ref().is_some_and(|s| s.supervises());
+            let r = CONSOLE.read(&mut buf, !self.jobs.is_empty() || supervising);
             match r {
                 Ok(n) => {
                     self.pending.extend(&buf[..n.min(buf.len())]);
@@ -247,7 +255,8 @@ impl Shell<'_> {
                 }
                 Err(Error::WOULD_BLOCK) => {
                     self.reap(true);
-                    if !self.jobs.is_empty() {
+                    crate::shell_system::supervise(self.root, &mut self.editor);
+                    if !self.jobs.is_empty() || supervising {
                         let _ = TIMER.sleep(JOB_POLL_MS);
                     }
                 }
@@ -295,10 +304,16 @@ impl Shell<'_> {
         match cmd {
             "help" => help(words.next()),
             "programs" | "ls" => programs(self.root.image.as_ref()),
-            "ps" => ps(&self.jobs),
+            "ps" => {
+                ps(&self.jobs);
+                crate::shell_system::ps(self.root);
+            }
             "kill" => self.kill(words.next()),
             "uptime" => uptime(),
-            "mem" => mem(),
+            "mem" => {
+                mem();
+                crate::shell_system::mem(self.root);
+            }
             "test" => {
                 self.root.test();
             }
@@ -347,6 +362,9 @@ impl Shell<'_> {
         }
         if let Some(w) = words.next() {
             println!("run: too many arguments from '{w}' on (a program takes two numbers)");
+            return;
+        }
+        if crate::shell_system::run(self.root, name, numbers[0], background) {
             return;
         }
         let Some(img) = &self.root.image else {

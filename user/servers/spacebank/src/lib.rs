@@ -28,7 +28,7 @@
 //! | `FREE` | handle | FREE | - ; the object is destroyed (revoked wherever mapped) |
 //! | `CREATE_BANK` | limit (>= 1) | ALLOC | cap: a sub-bank with every right; word 1: its index |
 //! | `RESTRICT` | rights mask | - | cap: this bank with rights & mask |
-//! | `INFO` | - | INFO | limit, used, sub-banks << 32 \| objects |
+//! | `INFO` | - | INFO | limit, used, objects \| sub-banks << 24 \| index << 48 |
 //! | `DESTROY` | - | DESTROY | - ; this bank and its sub-banks are gone |
 //! | `REPORT` | - | INFO | word 1: banks, word 2: accounts; the string: [`Report`] records |
 
@@ -158,6 +158,8 @@ pub struct Info {
     pub used: u64,
     pub sub_banks: u64,
     pub objects: u64,
+    /// The bank's index (as REPORT names banks).
+    pub index: u64,
 }
 
 /// A bank capability held in the caller's slot `.0`.
@@ -210,8 +212,9 @@ impl Bank {
         self.call(req::INFO, [0; 3], 0).map(|w| Info {
             limit: w[1],
             used: w[2],
-            sub_banks: w[3] >> 32,
-            objects: w[3] & 0xffff_ffff,
+            sub_banks: (w[3] >> 24) & 0xff_ffff,
+            objects: w[3] & 0xff_ffff,
+            index: w[3] >> 48,
         })
     }
     pub fn destroy(self) -> Result<(), BankError> {

@@ -301,7 +301,8 @@ impl Server {
 
     fn info(&self, bank: usize) -> Reply {
         let b = &self.banks[bank];
-        Ok(([b.limit, b.used, (b.children.len() as u64) << 32 | b.objects.len() as u64], None))
+        let counts = b.objects.len() as u64 | (b.children.len() as u64) << 24 | (bank as u64) << 48;
+        Ok(([b.limit, b.used, counts], None))
     }
 
     /// Writes the subtree of `bank` (banks in preorder, then their

@@ -1,0 +1,119 @@
+//! The shell's view of the running system (system.rs): starting it at
+//! boot, `run` of a program of the description, the supervision report at
+//! the prompt, and what `ps` and `mem` add (banks, accounts, and each
+//! described program's bank, supervisor and restarts).
+
+use alloc::vec::Vec;
+
+use keep_abi::state_name;
+use keep_lineedit::Editor;
+use keep_rt::console::write_bytes;
+use keep_rt::println;
+use keep_system::Kind;
+
+use crate::Root;
+use crate::system::System;
+
+/// Builds the system from boot-image file `file`; a refusal is reported
+/// (with the line) and the shell runs without it.
+pub fn boot(root: &mut Root, file: &str) {
+    let Some(img) = root.image.as_ref() else { return };
+    match System::boot(&mut root.slots, img, file) {
+        Ok(sys) => {
+            let servers = sys.entries.iter().filter(|e| e.kind == Kind::Server).count();
+            println!(
+                "system: {file}: {} banks, {servers} servers started, {} programs to run",
+                sys.banks.len(),
+                sys.entries.len() - servers
+            );
+            root.system = Some(sys);
+        }
+        Err(e) if e.line > 0 => {
+            println!("system: {file}: line {}: {}; the description is refused, the shell runs without it", e.line, e.what)
+        }
+        Err(e) => println!("system: {file}: {}; the shell runs without the system", e.what),
+    }
+}
+
+/// `run NAME [arg0]` of a program of the description; false if `name` is
+/// not one (the shell's own `run` goes on).
+pub fn run(root: &mut Root, name: &str, arg0: u64, background: bool) -> bool {
+    let Some(sys) = root.system.as_mut() else { return false };
+    if !sys.has_program(name) {
+        return false;
+    }
+    if background {
+        println!("run: {name} comes from the system description and runs in the foreground only");
+        return true;
+    }
+    match sys.run_program(&mut root.slots, name, arg0) {
+        Ok(s) => println!("run: {name} {s}"),
+        Err(e) => println!("run: {name}: {e}"),
+    }
+    true
+}
+
+/// Restarts ended servers and reports, redrawing the prompt.
+pub fn supervise(root: &mut Root, editor: &mut Editor) {
+    let Some(sys) = root.system.as_mut() else { return };
+    let report = sys.supervise(&mut root.slots);
+    if report.is_empty() {
+        return;
+    }
+    let mut out = Vec::new();
+    editor.clear_row(&mut out);
+    write_bytes(&out);
+    for line in report {
+        println!("{line}");
+    }
+    out.clear();
+    editor.redraw(&mut out);
+    write_bytes(&out);
+}
+
+/// `ps`: the programs of the description.
+pub fn ps(root: &Root) {
+    let Some(sys) = root.system.as_ref() else { return };
+    println!("system ({}): {:<16} {:<7} {:<10} {:>6}  {:<10} {:>8}  state", sys.file, "name", "kind", "bank", "limit", "supervisor", "restarts");
+    for e in &sys.entries {
+        let kind = if e.kind == Kind::Server { "server" } else { "program" };
+        let sup = if e.kind == Kind::Server { "root" } else { "-" };
+        let state = match &e.instance {
+            Some(i) => i.process.status().map_or("?", |s| state_name(s.state)),
+            None if e.last.is_some() => "ended",
+            None => "-",
+        };
+        let restarts = if e.kind == Kind::Server { alloc::format!("{}/{}", e.restarts, e.max_restarts) } else { "-".into() };
+        println!("  {:<16} {:<7} {:<10} {:>6}  {:<10} {:>8}  {state}", e.name, kind, e.bank, e.limit, sup, restarts);
+    }
+}
+
+/// `mem`: the banks from the prime bank down, and the accounts in them.
+pub fn mem(root: &Root) {
+    let Some(sys) = root.system.as_ref() else {
+        println!("space banks: none (no system description running)");
+        return;
+    };
+    let rep = match sys.prime.report() {
+        Ok(r) => r,
+        Err(e) => {
+            println!("space banks: REPORT failed: {e}");
+            return;
+        }
+    };
+    println!("space banks (frames): {:<24} {:>8} {:>8} {:>5} {:>7}", "bank", "limit", "used", "subs", "objects");
+    for b in &rep.banks {
+        let name = match (sys.bank_name(b.index), sys.instance_of(b.index)) {
+            (Some(n), _) => alloc::format!("{n}"),
+            (None, Some(inst)) => alloc::format!("{inst} (instance)"),
+            (None, None) => alloc::format!("#{}", b.index),
+        };
+        let indent = "  ".repeat(b.depth as usize);
+        println!("  {:<41} {:>8} {:>8} {:>5} {:>7}", alloc::format!("{indent}{name}"), b.limit, b.used, b.sub_banks, b.objects);
+    }
+    println!("accounts (frames):    {:<24} {:>8} {:>8} {:>8} {:>5}", "bank", "free", "used", "taken", "out");
+    for a in &rep.accounts {
+        let bank = sys.bank_name(a.bank).or(sys.instance_of(a.bank)).map_or(alloc::format!("#{}", a.bank), alloc::string::String::from);
+        println!("  {:<41} {:>8} {:>8} {:>8} {:>5}", bank, a.free, a.used, a.taken, a.out);
+    }
+}
