@@ -31,6 +31,9 @@ const MINTED: u64 = keep_abi::slot::FIRST_FREE + 1;
 
 struct Object {
     kind: u64,
+    bank: usize,
+    /// Its place in its bank's `objects` (so that freeing it is O(1)).
+    pos: usize,
     /// The master capability, in the server's space.
     slot: u64,
     frames: u64,
@@ -55,6 +58,8 @@ struct Server {
     /// Object generations, kept when a record is freed so that a handle to
     /// a freed object never names its successor.
     object_generation: Vec<u64>,
+    /// Indices of `objects` that are free.
+    free_objects: Vec<usize>,
     slots: SlotPool,
 }
 
@@ -93,7 +98,7 @@ impl Server {
             children: Vec::new(),
             objects: Vec::new(),
         };
-        Server { banks: alloc::vec![prime], objects: Vec::new(), object_generation: Vec::new(), slots }
+        Server { banks: alloc::vec![prime], objects: Vec::new(), object_generation: Vec::new(), free_objects: Vec::new(), slots }
     }
 
     /// The bank a payload names, if it is alive.
@@ -127,7 +132,7 @@ impl Server {
     }
 
     fn record(&mut self, bank: usize, kind: u64, slot: u64, frames: u64) -> u64 {
-        let index = match self.objects.iter().position(Option::is_none) {
+        let index = match self.free_objects.pop() {
             Some(i) => i,
             None => {
                 self.objects.push(None);
@@ -137,7 +142,8 @@ impl Server {
         };
         self.object_generation[index] += 1;
         let generation = self.object_generation[index];
-        self.objects[index] = Some(Object { kind, slot, frames, generation });
+        let pos = self.banks[bank].objects.len();
+        self.objects[index] = Some(Object { kind, bank, pos, slot, frames, generation });
         self.banks[bank].objects.push(index);
         self.charge(bank, frames, true);
         handle(index, generation)
@@ -147,7 +153,7 @@ impl Server {
     fn find(&self, bank: usize, h: u64) -> Option<usize> {
         let index = (h & 0xffff_ffff) as usize;
         let o = self.objects.get(index)?.as_ref()?;
-        (o.generation == h >> 32 && self.banks[bank].objects.contains(&index)).then_some(index)
+        (o.generation == h >> 32 && o.bank == bank).then_some(index)
     }
 
     fn alloc_frame(&mut self, bank: usize, kind: u64) -> Reply {
@@ -207,9 +213,12 @@ impl Server {
     }
 
     /// Destroys object `index` of `bank`: revoked wherever it is mapped, or
-    /// (an account) destroyed whole; its frames go back to the pool.
-    fn destroy_object(&mut self, bank: usize, index: usize) {
+    /// (an account) destroyed whole; its frames go back to the pool.  With
+    /// `unlist`, it leaves its bank's list (a bank being destroyed has
+    /// taken its list already).
+    fn destroy_object(&mut self, bank: usize, index: usize, unlist: bool) {
         let o = self.objects[index].take().expect("live object");
+        self.free_objects.push(index);
         let r = match o.kind {
             kind::ACCOUNT => Account(o.slot).destroy_all(MEMORY.0),
             _ => MEMORY.revoke(o.slot).map(drop),
@@ -222,13 +231,19 @@ impl Server {
         // REVOKE clears the slot; DESTROY_ALL leaves a stale account there.
         let _ = SELF_ASPACE.delete_cap(o.slot);
         self.slots.free(o.slot);
-        self.banks[bank].objects.retain(|&i| i != index);
+        if unlist {
+            let list = &mut self.banks[bank].objects;
+            list.swap_remove(o.pos);
+            if let Some(&moved) = list.get(o.pos) {
+                self.objects[moved].as_mut().expect("listed object").pos = o.pos;
+            }
+        }
         self.charge(bank, o.frames, false);
     }
 
     fn free(&mut self, bank: usize, h: u64) -> Reply {
         let index = self.find(bank, h).ok_or(status::NOT_FOUND)?;
-        self.destroy_object(bank, index);
+        self.destroy_object(bank, index, true);
         Ok(([0; 3], None))
     }
 
@@ -286,10 +301,9 @@ impl Server {
         // Accounts first: their address spaces go, and with them most
         // mappings of the bank's pages, which makes each REVOKE cheaper.
         let mut objects = core::mem::take(&mut self.banks[bank].objects);
-        objects.sort_by_key(|&i| self.objects[i].as_ref().map_or(false, |o| o.kind != kind::ACCOUNT));
-        self.banks[bank].objects = objects.clone();
+        objects.sort_by_key(|&i| self.objects[i].as_ref().is_some_and(|o| o.kind != kind::ACCOUNT));
         for i in objects {
-            self.destroy_object(bank, i);
+            self.destroy_object(bank, i, false);
         }
         let parent = self.banks[bank].parent;
         self.banks[parent].children.retain(|&c| c != bank);
