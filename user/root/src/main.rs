@@ -36,6 +36,9 @@ pub struct Root {
     pub bench: bench::Kept,
     /// The system built from the description (shell mode only).
     pub system: Option<system::System>,
+    /// Programs of `run` loaded on a bank of their own: (process slot,
+    /// bank, program name).
+    pub banked: alloc::vec::Vec<(u64, keep_spacebank::Bank, alloc::string::String)>,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -45,6 +48,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         slots: SlotPool::growable(MEMORY, SELF_ASPACE),
         bench: bench::Kept::default(),
         system: None,
+        banked: alloc::vec::Vec::new(),
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");
@@ -170,6 +174,11 @@ impl Root {
     /// Destroys a program that [`Root::load`] made (running or not) and
     /// gives back its frames and slots.
     pub fn destroy(&mut self, name: &str, child: Child) {
+        if let Some(i) = self.banked.iter().position(|b| b.0 == child.process.0) {
+            let (_, bank, _) = self.banked.swap_remove(i);
+            shell_system::destroy_banked(self, name, child, bank);
+            return;
+        }
         if let Err(e) = Loader::new(&mut self.slots).destroy(child) {
             println!("run: cannot destroy '{name}': {e}");
         }
@@ -233,6 +242,11 @@ impl Root {
                 blob: None,
             }
         };
+        // With the system running, a program gets its memory from a bank of
+        // its own under the prime bank (ktest keeps the root's account).
+        if name != "ktest" && self.system.is_some() {
+            return shell_system::load_banked(self, &spec);
+        }
         match Loader::new(&mut self.slots).load(&spec) {
             Ok(c) => Some(c),
             Err(e) => {

@@ -101,19 +101,94 @@ pub fn mem(root: &Root) {
             return;
         }
     };
+    // Banks of programs started by `run`.
+    let runs: Vec<(u64, &str)> = root.banked.iter().filter_map(|(_, b, n)| Some((b.info().ok()?.index, n.as_str()))).collect();
+    let name_of = |index: u64| match (sys.bank_name(index), sys.instance_of(index)) {
+        (Some(n), _) => alloc::format!("{n}"),
+        (None, Some(inst)) => alloc::format!("{inst} (instance)"),
+        (None, None) => match runs.iter().find(|r| r.0 == index) {
+            Some((_, n)) => alloc::format!("{n} (run)"),
+            None => alloc::format!("#{index}"),
+        },
+    };
     println!("space banks (frames): {:<24} {:>8} {:>8} {:>5} {:>7}", "bank", "limit", "used", "subs", "objects");
     for b in &rep.banks {
-        let name = match (sys.bank_name(b.index), sys.instance_of(b.index)) {
-            (Some(n), _) => alloc::format!("{n}"),
-            (None, Some(inst)) => alloc::format!("{inst} (instance)"),
-            (None, None) => alloc::format!("#{}", b.index),
-        };
+        let name = name_of(b.index);
         let indent = "  ".repeat(b.depth as usize);
         println!("  {:<41} {:>8} {:>8} {:>5} {:>7}", alloc::format!("{indent}{name}"), b.limit, b.used, b.sub_banks, b.objects);
     }
     println!("accounts (frames):    {:<24} {:>8} {:>8} {:>8} {:>5}", "bank", "free", "used", "taken", "out");
     for a in &rep.accounts {
-        let bank = sys.bank_name(a.bank).or(sys.instance_of(a.bank)).map_or(alloc::format!("#{}", a.bank), alloc::string::String::from);
+        let bank = name_of(a.bank);
         println!("  {:<41} {:>8} {:>8} {:>8} {:>5}", bank, a.free, a.used, a.taken, a.out);
+    }
+}
+
+/// Frames of the bank a program started by `run` gets, and of its account.
+pub const RUN_BANK_LIMIT: u64 = 2048;
+pub const RUN_ACCOUNT_FRAMES: u64 = 64;
+
+/// Loads `spec` on a new sub-bank of the prime bank: its address space,
+/// process and page tables from an account of that bank, its pages from
+/// the bank.  The program's account slot gets that account instead of
+/// the root task's.
+pub fn load_banked(root: &mut Root, spec: &keep_loader::Spec) -> Option<keep_loader::Child> {
+    let prime = root.system.as_ref()?.prime;
+    let (b, a) = match (root.slots.alloc(), root.slots.alloc()) {
+        (Some(b), Some(a)) => (b, a),
+        _ => {
+            println!("run: no free slot");
+            return None;
+        }
+    };
+    let made = prime
+        .create_bank(RUN_BANK_LIMIT, b)
+        .and_then(|bank| bank.alloc_account(RUN_ACCOUNT_FRAMES, a).map(|_| bank));
+    let bank = match made {
+        Ok(bank) => bank,
+        Err(e) => {
+            println!("run: no bank for '{}': {e}", spec.name);
+            let _ = keep_spacebank::Bank(b).destroy();
+            for s in [a, b] {
+                let _ = keep_abi::SELF_ASPACE.delete_cap(s);
+                root.slots.free(s);
+            }
+            return None;
+        }
+    };
+    let grants: Vec<keep_loader::Grant> = spec
+        .grants
+        .iter()
+        .map(|g| if g.dest == keep_abi::slot::ACCOUNT { keep_loader::Grant { src: a, ..*g } } else { *g })
+        .collect();
+    let spec = keep_loader::Spec { grants: &grants, ..*spec };
+    let mut frames = keep_spacebank::BankFrames(bank);
+    let r = keep_loader::Loader::with_source(&mut root.slots, keep_abi::Account(a), &mut frames).load(&spec);
+    let _ = keep_abi::SELF_ASPACE.delete_cap(a);
+    root.slots.free(a);
+    match r {
+        Ok(child) => {
+            root.banked.push((child.process.0, bank, alloc::string::String::from(spec.name)));
+            Some(child)
+        }
+        Err(e) => {
+            println!("run: cannot load '{}': {e}", spec.name);
+            let _ = bank.destroy();
+            let _ = keep_abi::SELF_ASPACE.delete_cap(b);
+            root.slots.free(b);
+            None
+        }
+    }
+}
+
+/// Destroys a program loaded by [`load_banked`]: its bank, and with it
+/// everything the program had.
+pub fn destroy_banked(root: &mut Root, name: &str, child: keep_loader::Child, bank: keep_spacebank::Bank) {
+    if let Err(e) = bank.destroy() {
+        println!("run: cannot destroy the bank of '{name}': {e}");
+    }
+    for s in [child.process.0, child.aspace.0, bank.0] {
+        let _ = keep_abi::SELF_ASPACE.delete_cap(s);
+        root.slots.free(s);
     }
 }
