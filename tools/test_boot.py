@@ -377,6 +377,9 @@ def system_description(g):
     row = re.search(r"^\s+counter\s+server\s+services\s+600\s+root\s+0/2\s+BLOCKED", (out or "").replace("\r", ""), re.M)
     check("ps shows each described program's bank, supervisor and restarts", row is not None, repr(out))
     m = g.send("run counter-client 1")
+    g.expect(b"\n" + PROMPT, 30, m)
+    # The shell looks at its servers around every command.
+    g.keys(b"echo next" + ENTER)
     restarted = g.expect(b"system: server counter exited with code 0; restarted (1 of 2)", 30, m)
     check("a server that ends is restarted by its supervisor", restarted, g.out[m:].decode(errors="replace"))
     time.sleep(0.3)

@@ -231,8 +231,10 @@ pub fn run(root: &mut Root) -> i32 {
             };
             if let Some(line) = sh.editor.feed(b, &mut out, &words) {
                 flush(&mut out);
+                crate::shell_system::supervise_now(sh.root);
                 sh.execute(&line);
                 sh.reap(false);
+                crate::shell_system::supervise_now(sh.root);
                 sh.editor.begin(&mut out);
             }
         }
@@ -246,8 +248,7 @@ impl Shell<'_> {
     fn read_input(&mut self) -> Result<(), Error> {
         let mut buf = [0u8; 64];
         loop {
-            let supervising = self.root.system.as_ref().is_some_and(|s| s.supervises());
-            let r = CONSOLE.read(&mut buf, !self.jobs.is_empty() || supervising);
+            let r = CONSOLE.read(&mut buf, !self.jobs.is_empty());
             match r {
                 Ok(n) => {
                     self.pending.extend(&buf[..n.min(buf.len())]);
@@ -256,7 +257,7 @@ impl Shell<'_> {
                 Err(Error::WOULD_BLOCK) => {
                     self.reap(true);
                     crate::shell_system::supervise(self.root, &mut self.editor);
-                    if !self.jobs.is_empty() || supervising {
+                    if !self.jobs.is_empty() {
                         let _ = TIMER.sleep(JOB_POLL_MS);
                     }
                 }

@@ -1,7 +1,10 @@
 //! The shell's view of the running system (system.rs): starting it at
-//! boot, `run` of a program of the description, the supervision report at
-//! the prompt, and what `ps` and `mem` add (banks, accounts, and each
-//! described program's bank, supervisor and restarts).
+//! boot, `run` of a program of the description, supervision (the shell
+//! looks at its servers before and after every command, and while it polls
+//! for background programs: it does not poll for servers alone, since a
+//! polling shell echoes typed input far more slowly), and what `ps` and
+//! `mem` add (banks, accounts, and each described program's bank,
+//! supervisor and restarts).
 
 use alloc::vec::Vec;
 
@@ -53,7 +56,16 @@ pub fn run(root: &mut Root, name: &str, arg0: u64, background: bool) -> bool {
     true
 }
 
-/// Restarts ended servers and reports, redrawing the prompt.
+/// Restarts ended servers and reports (between commands).
+pub fn supervise_now(root: &mut Root) {
+    let Some(sys) = root.system.as_mut() else { return };
+    for line in sys.supervise(&mut root.slots) {
+        println!("{line}");
+    }
+}
+
+/// Restarts ended servers and reports, redrawing the prompt (while the
+/// shell polls for its background programs).
 pub fn supervise(root: &mut Root, editor: &mut Editor) {
     let Some(sys) = root.system.as_mut() else { return };
     let report = sys.supervise(&mut root.slots);
