@@ -340,3 +340,36 @@ pub fn rights_table(cx: &mut Cx) -> TestResult {
         r
     })
 }
+
+/// Over the server's bank table (MAX_BANKS alive at once): FULL, and
+/// nothing changes; destroying one makes room again.
+pub fn full(cx: &mut Cx) -> TestResult {
+    with_server(cx, |cx, prime| {
+        let mut made = alloc::vec::Vec::new();
+        let x = cx.slot()?;
+        let r = (|| {
+            // The prime bank is one of them.
+            for _ in 1..keep_spacebank::MAX_BANKS {
+                let s = cx.slot()?;
+                made.push(s);
+                prime.create_bank(1, s).ctx("CREATE_BANK")?;
+            }
+            let before = prime.info().ctx("INFO")?;
+            st(prime.create_bank(1, x), status::FULL, "a bank past the table")?;
+            ensure!(prime.info().ctx("INFO")? == before, "the refusal changed the prime bank");
+            ensure!(SELF_ASPACE.identify_cap(x).ctx("IDENTIFY")?.ty == ty::NULL, "the refusal filled the slot");
+            Bank(made[0]).destroy().ctx("DESTROY")?;
+            prime.create_bank(1, x).ctx("CREATE_BANK after a DESTROY")?;
+            st(Bank(made[0]).info(), status::STALE, "the destroyed bank, its place used again")?;
+            Ok(())
+        })();
+        for &s in &made {
+            let _ = Bank(s).destroy();
+        }
+        let _ = Bank(x).destroy();
+        cx.drop_slots(&made);
+        cx.drop_slot(x);
+        ensure!(prime.info().ctx("INFO")?.sub_banks == 0, "banks left over");
+        r
+    })
+}

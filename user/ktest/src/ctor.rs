@@ -199,6 +199,11 @@ pub fn errors(cx: &mut Cx) -> TestResult {
             ensure!(m.err == 0 && m.words[0] == status::BAD_REQUEST, "ADD_CAP without a capability: {m:?}");
             builder.add_cap(slot::TIMER, 8).ctx("ADD_CAP")?;
             ce(builder.add_cap(slot::TIMER, 8), status::BAD_REQUEST, "ADD_CAP to a filled slot")?;
+            // At most MAX_CAPS (8) initial capabilities.
+            for s in [9, 10, 11, 13, 14, 15, 1] {
+                builder.add_cap(slot::TIMER, s).ctx("ADD_CAP up to the limit")?;
+            }
+            ce(builder.add_cap(slot::TIMER, 2), status::BAD_REQUEST, "a ninth initial capability")?;
             ce(Meta(builder.0).new_constructor("y", 10, x), status::NO_RIGHTS, "NEW through a builder")?;
             // An image that is not a program is refused at SEAL; fixed, it seals.
             builder.piece(0, &[0u8; 64]).ctx("IMAGE")?;

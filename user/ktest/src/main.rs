@@ -376,6 +376,7 @@ const TESTS: &[Test] = &[
     ("BANK0005", "space bank: destroying a live bank leaves no trace", bank::destroy_live),
     ("BANK0006", "space bank: REPORT lists the subtree and its accounts", bank::report),
     ("BANK0007", "space bank: a capability without rights is refused every request", bank::rights_table),
+    ("BANK0008", "space bank: past its table of banks FULL, and nothing changes", bank::full),
     ("CTOR0001", "constructor: a confined instance cannot get a message out", ctor::confined),
     ("CTOR0002", "constructor: unsafe capabilities make it not confined unless authorised", ctor::not_confined),
     ("CTOR0003", "constructor: malformed requests and false banks change nothing", ctor::errors),
