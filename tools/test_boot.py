@@ -369,7 +369,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 2 banks, 1 servers started, 1 programs to run" in text, text[-800:])
+          "system: system: 2 banks, 1 servers started, 2 programs to run" in text, text[-800:])
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("run counter-client (from the description) finds the counter by name",
           out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
@@ -393,6 +393,20 @@ def system_description(g):
     ok = out is not None and all(w in out for w in ("space banks", "prime", "services", "apps",
                                                       "counter (instance)", "accounts", "taken"))
     check("mem shows the banks, their limits and use, and the accounts", ok, repr(out))
+    out = g.keys(b"run stranger" + ENTER, 30)
+    check("a program without uses=counter is refused the counter by the name service",
+          out is not None and "none by name (not granted to this program)" in out
+          and "exited with code 2" in out, repr(out))
+    # Two more quits use up restart=2: the server stays down, and the
+    # name service says so.
+    for n in (2, 3):
+        m = g.send("run counter-client 1")
+        g.expect(b"\n" + PROMPT, 30, m)
+        g.keys(b"echo next" + ENTER)
+    down = g.expect(b"system: server counter exited with code 0; not restarted (restart=2)", 30)
+    out = g.keys(b"run counter-client" + ENTER, 30)
+    check("past its restarts a server stays down and LOOKUP says it is not running",
+          down and out is not None and "none by name (not running)" in out, repr(out))
 
 
 def test_bad_description():
