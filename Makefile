@@ -42,7 +42,10 @@ USER_OUT := $(B)/user/$(USER_TARGET)/release
 DRIVER_PROGRAMS := pci blk
 # The network server and its stacks (docs/devices.md, "The network").
 DRIVER_PROGRAMS += net netstack
-USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS)
+# The system's servers (user/servers/*: the space bank, the constructor) go
+# in the same way.
+USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS) \
+	$(notdir $(wildcard user/servers/*))
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
@@ -145,7 +148,8 @@ image: kernel user filters $(B)/disk.img
 	@mkdir -p $(B)/image
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
-	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi)
+	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
+	  system=user/system/system.conf system-bad=user/system/bad-example.conf
 
 # ---- running --------------------------------------------------------------
 run: deps image
@@ -187,7 +191,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system
 
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300

@@ -11,6 +11,8 @@
   - a missing boot image and a corrupt boot image are refused with a message;
   - `devices` shows the IOMMU and the PCI functions, and the machine without
     the IOMMU boots and says so (docs/devices.md).
+  - the system description: its server found by name, restarted by its
+    supervisor, shown by ps and mem; a malformed one refused naming the line.
 Prints one line per test and a summary; exits 1 on any failure."""
 import os
 import random
@@ -179,6 +181,7 @@ def test_shell():
         check("bench without -icount says its unit is TSC ticks of real time and prints no ratio",
               ok and "of real time (not under -icount)" in out and "unit=tsc-ticks" in out
               and "bench: ratio" not in out and "one tick per instruction" not in out, out[-800:])
+        system_description(g)
         line_editing(g)
         commands(g)
         hostile_input(g)
@@ -367,6 +370,76 @@ def commands(g):
           out is not None and "run: hello stopped" in out, repr(g.out[m2:]))
 
 
+def system_description(g):
+    """The system built from user/system/system.conf (docs/space-banks.md):
+    the counter server runs, its client finds it by name, a server that
+    quits is restarted by its supervisor, ps and mem show the system."""
+    text = g.text()
+    check("the root task builds the system description at boot",
+          "system: system: 2 banks, 1 servers started, 2 programs to run" in text, text[-800:])
+    out = g.keys(b"run counter-client" + ENTER, 30)
+    check("run counter-client (from the description) finds the counter by name",
+          out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
+    out = g.keys(b"ps" + ENTER)
+    row = re.search(r"^\s+counter\s+server\s+services\s+600\s+root\s+0/2\s+BLOCKED", (out or "").replace("\r", ""), re.M)
+    check("ps shows each described program's bank, supervisor and restarts", row is not None, repr(out))
+    m = g.send("run counter-client 1")
+    g.expect(b"\n" + PROMPT, 30, m)
+    # The shell looks at its servers around every command.
+    g.keys(b"echo next" + ENTER)
+    restarted = g.expect(b"system: server counter exited with code 0; restarted (1 of 2)", 30, m)
+    check("a server that ends is restarted by its supervisor", restarted, g.out[m:].decode(errors="replace"))
+    time.sleep(0.3)
+    out = g.keys(b"ps" + ENTER)
+    check("ps counts the restart",
+          out is not None and re.search(r"counter\s+server\s+services\s+600\s+root\s+1/2", out) is not None, repr(out))
+    out = g.keys(b"run counter-client" + ENTER, 30)
+    check("the restarted server is found by name again",
+          out is not None and "1 + 2 + ... + 10 = 55" in out, repr(out))
+    out = g.keys(b"mem" + ENTER)
+    ok = out is not None and all(w in out for w in ("space banks", "prime", "services", "apps",
+                                                      "counter (instance)", "accounts", "taken"))
+    check("mem shows the banks, their limits and use, and the accounts", ok, repr(out))
+    out = g.keys(b"run stranger" + ENTER, 30)
+    check("a program without uses=counter is refused the counter by the name service",
+          out is not None and "none by name (not granted to this program)" in out
+          and "exited with code 2" in out, repr(out))
+    # Two more quits use up restart=2: the server stays down, and the
+    # name service says so.
+    for n in (2, 3):
+        m = g.send("run counter-client 1")
+        g.expect(b"\n" + PROMPT, 30, m)
+        g.keys(b"echo next" + ENTER)
+    down = g.expect(b"system: server counter exited with code 0; not restarted (restart=2)", 30)
+    out = g.keys(b"run counter-client" + ENTER, 30)
+    check("past its restarts a server stays down and LOOKUP says it is not running",
+          down and out is not None and "none by name (not running)" in out, repr(out))
+
+
+def test_bad_description():
+    g = Guest("system=system-bad")
+    try:
+        up = g.expect(PROMPT, 60)
+        t = g.text()
+        check("a malformed system description is refused at boot, naming the line",
+              up and "system: system-bad: line 5: bank=nowhere: no bank 'nowhere' declared above" in t
+              and "refused" in t, t[-800:])
+        out = g.keys(b"run counter-client" + ENTER, 30)
+        check("without the description, run counter-client finds no server",
+              out is not None and "exited with code 2" in out, repr(out))
+        ok = g.expect(b"", 1) and "servers started" not in g.text()
+        check("nothing of the refused description was started", ok, g.text()[-400:])
+    finally:
+        g.kill()
+    g = Guest("system=nosuch")
+    try:
+        up = g.expect(PROMPT, 60)
+        check("a missing description file is reported", up and "system: nosuch: no file 'nosuch'" in g.text(),
+              g.text()[-400:])
+    finally:
+        g.kill()
+
+
 def test_kernel_fault():
     g = Guest("selftest-kernel-fault")
     try:
@@ -425,6 +498,7 @@ def main():
     test_kernel_fault()
     test_bad_images()
     test_no_iommu()
+    test_bad_description()
     failed = results.count(False)
     print(f"boot-test: {len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

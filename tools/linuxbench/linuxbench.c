@@ -23,6 +23,9 @@
  *   linux.mem.heap_grow           brk by a page and a write to it   mem.heap_grow
  *   linux.pipe.roundtrip          one byte there and back through   (ipc.call_reply.cross_as)
  *                                 two pipes between two processes
+ *   linux.proc.spawn              posix_spawn of this program,      proc.create.constructor
+ *                                 which exits at once, and waitpid
+ *   linux.proc.fork_exec_wait     the same by fork, execve, waitpid proc.create.constructor
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,8 +382,63 @@ static void heap_grow(void)
 	report("linux.mem.heap_grow", runs);
 }
 
-int main(void)
+/* ---- process creation ---------------------------------------------------- */
+
+/* Keep's proc.create.constructor: a process made, run to its exit (this
+ * program again, told to exit at once) and reaped.  The binary is in the
+ * initramfs (tmpfs): no disk. */
+#define SPAWNS 4 /* per batch: each is a whole process */
+static char *spawn_argv[] = {"/init", "exit", NULL};
+static char *spawn_envp[] = {NULL};
+
+static u64 one_spawn(int i)
 {
+	(void)i;
+	pid_t pid;
+	int st;
+	u64 t0 = tsc();
+	if (posix_spawn(&pid, spawn_argv[0], NULL, NULL, spawn_argv, spawn_envp) != 0)
+		return FAILED;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return FAILED;
+	return since(t0);
+}
+
+static u64 one_fork_exec(int i)
+{
+	(void)i;
+	int st;
+	u64 t0 = tsc();
+	pid_t pid = fork();
+	if (pid < 0)
+		return FAILED;
+	if (pid == 0) {
+		execve(spawn_argv[0], spawn_argv, spawn_envp);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return FAILED;
+	return since(t0);
+}
+
+static void proc_create(void)
+{
+	u64 runs[RUNS];
+	if (sampled(runs, SPAWNS, one_spawn, NULL))
+		not_measured("linux.proc.spawn", "posix_spawn or waitpid failed");
+	else
+		report("linux.proc.spawn", runs);
+	if (sampled(runs, SPAWNS, one_fork_exec, NULL))
+		not_measured("linux.proc.fork_exec_wait", "fork, execve or waitpid failed");
+	else
+		report("linux.proc.fork_exec_wait", runs);
+}
+
+int main(int argc, char **argv)
+{
+	/* The child of proc_create: nothing to do. */
+	if (argc > 1 && strcmp(argv[1], "exit") == 0)
+		return 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("linuxbench: start (rdtsc pair and loops subtracted; %d batches after %d of warm-up)\n", RUNS, WARMUP);
 	measure_pair();
@@ -392,6 +451,7 @@ int main(void)
 	exception_handler();
 	heap_grow();
 	pipe_roundtrip();
+	proc_create();
 	printf("linuxbench: done\n");
 	fflush(stdout);
 	sync();

@@ -28,6 +28,8 @@ macro_rules! ensure {
 }
 
 mod acct;
+mod bank;
+mod ctor;
 mod caps;
 mod child;
 mod cspace;
@@ -398,6 +400,17 @@ const TESTS: &[Test] = &[
     ("SFI0010", "pfilter: sixteen domains at once, each with its own verdicts", sfi::several),
     ("SFI0011", "pfilter: still filters, then QUIT exits 0", sfi::quit),
     ("EXAMPLE0001", "the counter server and its client from docs/writing-programs.md", example::counter),
+    ("BANK0001", "space bank: pages, cappages, accounts allocated, charged and freed", bank::alloc_free),
+    ("BANK0002", "space bank: limits of a bank and of the banks above it", bank::limits),
+    ("BANK0003", "space bank: malformed requests and foreign handles change nothing", bank::errors),
+    ("BANK0004", "space bank: a restricted capability cannot free, destroy or amplify", bank::restrict),
+    ("BANK0005", "space bank: destroying a live bank leaves no trace", bank::destroy_live),
+    ("BANK0006", "space bank: REPORT lists the subtree and its accounts", bank::report),
+    ("BANK0007", "space bank: a capability without rights is refused every request", bank::rights_table),
+    ("BANK0008", "space bank: past its table of banks FULL, and nothing changes", bank::full),
+    ("CTOR0001", "constructor: a confined instance cannot get a message out", ctor::confined),
+    ("CTOR0002", "constructor: unsafe capabilities make it not confined unless authorised", ctor::not_confined),
+    ("CTOR0003", "constructor: malformed requests and false banks change nothing", ctor::errors),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),

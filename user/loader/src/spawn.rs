@@ -109,14 +109,25 @@ pub struct Child {
     pub aspace: Aspace,
 }
 
-/// Loads programs using the caller's memory pool, kernel-memory account,
-/// own address space and free slots.
+/// Where a loader gets its data pages and cappages when not from a memory
+/// pool: a space bank's client (`keep-spacebank`) implements it, so that a
+/// program's pages are the bank's and go when the bank is destroyed.
+pub trait FrameSource {
+    /// Places a fresh PAGE or CAPPAGE (`ty`) capability in the caller's
+    /// empty slot `dest`.
+    fn retype(&mut self, ty: u64, dest: u64) -> Result<(), Error>;
+}
+
+/// Loads programs using the caller's memory pool (or a [`FrameSource`]),
+/// kernel-memory account, own address space and free slots.
 pub struct Loader<'p> {
     pub memory: Memory,
     pub account: Account,
     pub own: Aspace,
     pub scratch: u64,
     pub slots: &'p mut SlotPool,
+    /// When set, pages and cappages come from here instead of `memory`.
+    pub source: Option<&'p mut dyn FrameSource>,
 }
 
 impl<'p> Loader<'p> {
@@ -128,6 +139,23 @@ impl<'p> Loader<'p> {
             own: keep_abi::SELF_ASPACE,
             scratch: SCRATCH,
             slots,
+            source: None,
+        }
+    }
+
+    /// A loader whose address space and process come from `account` and
+    /// whose pages and cappages come from `source` (a space bank).
+    pub fn with_source(slots: &'p mut SlotPool, account: Account, source: &'p mut dyn FrameSource) -> Loader<'p> {
+        let mut l = Loader::new(slots);
+        l.account = account;
+        l.source = Some(source);
+        l
+    }
+
+    fn retype(&mut self, ty: u64, dest: u64) -> Result<(), Error> {
+        match self.source.as_mut() {
+            Some(s) => s.retype(ty, dest),
+            None => self.memory.retype(ty, dest),
         }
     }
 
@@ -242,7 +270,6 @@ impl<'p> Loader<'p> {
     pub fn add_cappage(&mut self, child: &Child, cap_addr: u64) -> Result<(), LoadError> {
         let cp = self.take_slot()?;
         let r = self
-            .memory
             .retype(ty::CAPPAGE, cp)
             .map_err(kernel("RETYPE CAPPAGE"))
             .and_then(|_| {
@@ -282,8 +309,7 @@ impl<'p> Loader<'p> {
         bytes: &[u8],
         offset: usize,
     ) -> Result<(), LoadError> {
-        self.memory
-            .retype(ty::PAGE, page)
+        self.retype(ty::PAGE, page)
             .map_err(kernel("RETYPE PAGE"))?;
         if !bytes.is_empty() {
             self.own

@@ -11,6 +11,8 @@ extern crate alloc;
 mod bench;
 mod devices;
 mod shell;
+mod shell_system;
+mod system;
 
 use keep_abi::{
     ACCOUNT, KERNEL, MEMORY, SELF_ASPACE, SELF_PROCESS, Status, cpu, info, layout, slot, state,
@@ -33,6 +35,11 @@ pub struct Root {
     pub slots: SlotPool,
     /// What the benchmarks keep between runs of the shell's `bench`.
     pub bench: bench::Kept,
+    /// The system built from the description (shell mode only).
+    pub system: Option<system::System>,
+    /// Programs of `run` loaded on a bank of their own: (process slot,
+    /// bank, program name).
+    pub banked: alloc::vec::Vec<(u64, keep_spacebank::Bank, alloc::string::String)>,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -41,6 +48,8 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         image: boot_image(image_addr, image_size),
         slots: SlotPool::growable(MEMORY, SELF_ASPACE),
         bench: bench::Kept::default(),
+        system: None,
+        banked: alloc::vec::Vec::new(),
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");
@@ -81,6 +90,10 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         println!("root: DEBUG_EXIT failed: {e}");
         return 1;
     }
+    // The system description: `system=NAME` picks another file of the
+    // boot image (the boot test's malformed one).
+    let file = cmdline.split_whitespace().find_map(|w| w.strip_prefix("system=")).unwrap_or("system");
+    shell_system::boot(&mut root, file);
     shell::run(&mut root)
 }
 
@@ -162,6 +175,11 @@ impl Root {
     /// Destroys a program that [`Root::load`] made (running or not) and
     /// gives back its frames and slots.
     pub fn destroy(&mut self, name: &str, child: Child) {
+        if let Some(i) = self.banked.iter().position(|b| b.0 == child.process.0) {
+            let (_, bank, _) = self.banked.swap_remove(i);
+            shell_system::destroy_banked(self, name, child, bank);
+            return;
+        }
         if let Err(e) = Loader::new(&mut self.slots).destroy(child) {
             println!("run: cannot destroy '{name}': {e}");
         }
@@ -226,6 +244,11 @@ impl Root {
                 blob: None,
             }
         };
+        // With the system running, a program gets its memory from a bank of
+        // its own under the prime bank (ktest keeps the root's account).
+        if name != "ktest" && self.system.is_some() {
+            return shell_system::load_banked(self, &spec);
+        }
         match Loader::new(&mut self.slots).load(&spec) {
             Ok(c) => Some(c),
             Err(e) => {

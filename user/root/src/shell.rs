@@ -82,7 +82,10 @@ const COMMANDS: &[Command] = &[
         "ps",
         "ps",
         "list processes (bg: started with run ... &)",
-        &["Columns: pid, state, priority, name."],
+        &[
+            "Columns: pid, state, priority, name.  Then the programs of the system",
+            "description: kind, bank, limit, supervisor, restarts, state.",
+        ],
     ),
     cmd(
         "kill",
@@ -102,8 +105,12 @@ const COMMANDS: &[Command] = &[
     cmd(
         "mem",
         "mem",
-        "show memory map, free memory, root's account",
-        &[],
+        "show memory map, free memory, banks, accounts",
+        &[
+            "After the memory map: the space banks (limit, used, sub-banks, objects),",
+            "the tree from the prime bank, and every account allocated from a bank",
+            "(free, used, frames taken back while live, processes exported now).",
+        ],
     ),
     cmd(
         "devices",
@@ -230,8 +237,10 @@ pub fn run(root: &mut Root) -> i32 {
             };
             if let Some(line) = sh.editor.feed(b, &mut out, &words) {
                 flush(&mut out);
+                crate::shell_system::supervise_now(sh.root);
                 sh.execute(&line);
                 sh.reap(false);
+                crate::shell_system::supervise_now(sh.root);
                 sh.editor.begin(&mut out);
             }
         }
@@ -253,6 +262,7 @@ impl Shell<'_> {
                 }
                 Err(Error::WOULD_BLOCK) => {
                     self.reap(true);
+                    crate::shell_system::supervise(self.root, &mut self.editor);
                     if !self.jobs.is_empty() {
                         let _ = TIMER.sleep(JOB_POLL_MS);
                     }
@@ -301,10 +311,16 @@ impl Shell<'_> {
         match cmd {
             "help" => help(words.next()),
             "programs" | "ls" => programs(self.root.image.as_ref()),
-            "ps" => ps(&self.jobs),
+            "ps" => {
+                ps(&self.jobs);
+                crate::shell_system::ps(self.root);
+            }
             "kill" => self.kill(words.next()),
             "uptime" => uptime(),
-            "mem" => mem(),
+            "mem" => {
+                mem();
+                crate::shell_system::mem(self.root);
+            }
             "devices" => crate::devices::show(self.root),
             "test" => {
                 self.root.test();
@@ -354,6 +370,9 @@ impl Shell<'_> {
         }
         if let Some(w) = words.next() {
             println!("run: too many arguments from '{w}' on (a program takes two numbers)");
+            return;
+        }
+        if crate::shell_system::run(self.root, name, numbers[0], background) {
             return;
         }
         let Some(img) = &self.root.image else {

@@ -1,28 +1,53 @@
 //! The counter's example client (docs/writing-programs.md): adds 1 to 10
-//! to its counter, reads it back and checks the sum.  Whoever starts it
-//! puts a sender capability to a counter server in slot `SERVER_SLOT`; a
-//! program gets no capability it was not given.
+//! to its counter, reads it back and checks the sum.  A program gets no
+//! capability it was not given: either whoever starts it puts a sender
+//! capability to a counter server in slot `SERVER_SLOT`, or it was started
+//! from the system description with `uses=counter` and asks the name
+//! service (slot `NAMES_SLOT`) for "counter".  With arg0 = 1 it then asks
+//! the server to quit (whose supervisor restarts it).
 //!
 //! Exit codes: 0 the sum was right; 1 a request failed or the sum was
-//! wrong; 2 no server capability in `SERVER_SLOT`.
+//! wrong; 2 no server capability in `SERVER_SLOT` and none by name.
 
 #![no_std]
 #![no_main]
 
 use keep_abi::{SELF_ASPACE, Sender};
 use keep_counter::{Client, SERVER_SLOT};
+use keep_system::names::NAMES_SLOT;
 use keep_rt::println;
 
 keep_rt::entry!(main);
 
-fn main(_: u64, _: u64) -> i32 {
+/// Where the sender the name service gives goes.
+const LOOKED_UP: u64 = 0xe;
+
+fn main(quit: u64, _: u64) -> i32 {
     // What is in the slot?  IDENTIFY_CAP names its type and whether it is live.
     let given = SELF_ASPACE.identify_cap(SERVER_SLOT);
-    if !matches!(given, Ok(c) if c.ty == keep_abi::ty::SENDER && c.live) {
-        println!("counter-client: no counter server in slot {SERVER_SLOT:#x}; start me with one (docs/writing-programs.md)");
-        return 2;
-    }
-    let server = Client(Sender(SERVER_SLOT));
+    let server = if matches!(given, Ok(c) if c.ty == keep_abi::ty::SENDER && c.live) {
+        Client(Sender(SERVER_SLOT))
+    } else {
+        // Started from the system description: ask for the server by name.
+        match keep_system::names::lookup_at(NAMES_SLOT, "counter", LOOKED_UP, keep_rt::ipc_buffer()) {
+            Ok(s) => Client(s),
+            Err(why) => {
+                println!(
+                    "counter-client: no counter server in slot {SERVER_SLOT:#x}, and none by name ({}); start me with one (docs/writing-programs.md)",
+                    keep_system::names::status::name(why)
+                );
+                return 2;
+            }
+        }
+    };
+    // The server keeps this client's counter between runs: start from it.
+    let start = match server.get() {
+        Ok(v) => v,
+        Err((what, code)) => {
+            println!("counter-client: GET: {what} ({code})");
+            return 1;
+        }
+    };
     for n in 1..=10 {
         if let Err((what, code)) = server.add(n) {
             println!("counter-client: ADD {n}: {what} ({code})");
@@ -30,12 +55,16 @@ fn main(_: u64, _: u64) -> i32 {
         }
     }
     match server.get() {
-        Ok(55) => {
+        Ok(v) if v == start + 55 => {
             println!("counter-client: 1 + 2 + ... + 10 = 55");
+            if quit == 1 {
+                println!("counter-client: asking the server to quit");
+                return if server.quit().is_ok() { 0 } else { 1 };
+            }
             0
         }
         Ok(v) => {
-            println!("counter-client: the counter says {v}, not 55");
+            println!("counter-client: the counter went from {start} to {v}, not up by 55");
             1
         }
         Err((what, code)) => {

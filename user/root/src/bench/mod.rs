@@ -19,6 +19,7 @@
 //! `bench=NAME` (or `bench NAME` in the shell) runs only the benchmark NAME;
 //! `bench=PREFIX*` runs those whose names start with PREFIX.
 
+mod bank;
 mod caps;
 mod dma;
 mod fault;
@@ -53,6 +54,8 @@ pub struct Kept {
     pub server: Option<keep_loader::Child>,
     /// benchsrv as yield partner, stopped between runs.
     pub yielder: Option<keep_loader::Child>,
+    /// The space-bank and constructor servers and a constructor of hello.
+    pub bank: Option<(keep_spacebank::Server, keep_constructor::Server, keep_constructor::Constructor)>,
 }
 
 /// Batches measured after the warm-up.
@@ -284,6 +287,11 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     caps::run(root, &mut s);
     sfi::run(root, &mut s);
     net::run_all(root, &mut s);
+    if (s.wants_any("bank.") || s.wants_any("proc.create"))
+        && let Err(e) = bank::run(root, &mut s)
+    {
+        s.fail("bank", &e);
+    }
     s.summary();
     println!("bench: done");
 }

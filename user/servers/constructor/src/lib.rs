@@ -1,0 +1,315 @@
+//! The constructor (EROS, section 5.3): a server that builds instances of
+//! a program from its image (a static ELF file) and a fixed set of initial
+//! capabilities, each instance on a new sub-bank of the requester's space
+//! bank, and that answers whether its instances are confined.
+//!
+//! One server holds many constructors.  Its *metaconstructor* capability
+//! makes new ones: the builder sends the name, the image (in 4 KiB pieces)
+//! and the initial capabilities, then seals it; only a sealed constructor
+//! makes instances, and its image and capabilities never change after.
+//!
+//! **Confinement.**  A constructor is confined (for a requester who
+//! authorises the holes `H`) when every initial capability is
+//! - null, or weak (`WEAK`), or
+//! - without `WRITE` and not a device (`DEVMEM`, `IOPORT`, `INTERRUPT`)
+//!   or `RETURN` capability: a capability without `WRITE` cannot send a
+//!   message, change an object or fetch a capability that can, or
+//! - a capability to a sealed constructor of this server that is itself
+//!   confined, or
+//! - one of `H` (the same object, with no more rights).
+//!
+//! An instance gets exactly: its own process and address space (slots 3
+//! and 4), an account from its bank (slot 6, [`INSTANCE_ACCOUNT`]), its bank
+//! restricted to allocate, free and inform ([`INSTANCE_BANK`]), and the
+//! initial capabilities.  The space bank is trusted (as in EROS): it only
+//! hands out new objects and tells an instance about its own bank.
+//!
+//! Requests (label; the reply's word 0 is a status, [`status`]):
+//!
+//! | label | to | words, capabilities | reply (OK) |
+//! |---|---|---|---|
+//! | `NEW` | metaconstructor | name_lo, name_hi, image length (1..=MAX_IMAGE) | cap: builder; word 1: index |
+//! | `IMAGE` | builder | offset; the string is the piece | - |
+//! | `ADD_CAP` | builder | slot in the instance; 1 capability | - |
+//! | `SEAL` | builder | - | cap: the constructor (requester's capability) |
+//! | `IS_CONFINED` | constructor | up to 4 capabilities: the holes | word 1: 1 confined / 0 not; word 2: first unsafe slot |
+//! | `INSTANTIATE` | constructor | bank limit, account frames, arg0; 1 capability: the requester's bank | caps: the instance's process, its bank |
+
+#![no_std]
+
+extern crate alloc;
+
+use keep_abi::{Error, Process, Sender, Tag, err, slot};
+use keep_loader::{Child, Grant, Loader, SlotPool, Spec};
+use keep_spacebank::Bank;
+
+pub mod req {
+    pub const NEW: u64 = 1;
+    pub const IMAGE: u64 = 2;
+    pub const ADD_CAP: u64 = 3;
+    pub const SEAL: u64 = 4;
+    pub const IS_CONFINED: u64 = 5;
+    pub const INSTANTIATE: u64 = 6;
+}
+
+pub mod status {
+    pub const OK: u64 = 0;
+    /// Unknown label, malformed argument, wrong number of capabilities.
+    pub const BAD_REQUEST: u64 = 1;
+    /// The capability does not allow this request (a builder asked to
+    /// instantiate, a constructor asked to change).
+    pub const NO_RIGHTS: u64 = 2;
+    /// The constructor is sealed (IMAGE, ADD_CAP, SEAL) or not yet (the
+    /// requests of a constructor).
+    pub const BAD_STATE: u64 = 3;
+    /// The image is not a valid program (at SEAL).
+    pub const BAD_IMAGE: u64 = 4;
+    /// The capability given as a bank is not one of the space bank's.
+    pub const NOT_A_BANK: u64 = 5;
+    /// The bank refused (word 1: the bank's status).
+    pub const BANK: u64 = 6;
+    /// Loading the instance failed (its bank is destroyed again).
+    pub const LOAD: u64 = 7;
+    /// The server's tables or heap are full.
+    pub const FULL: u64 = 8;
+
+    pub fn name(s: u64) -> &'static str {
+        match s {
+            OK => "ok",
+            BAD_REQUEST => "bad request",
+            NO_RIGHTS => "no rights",
+            BAD_STATE => "wrong state (sealed or not)",
+            BAD_IMAGE => "not a valid program image",
+            NOT_A_BANK => "not a space bank",
+            BANK => "the bank refused",
+            LOAD => "loading the instance failed",
+            FULL => "constructor server full",
+            _ => "unknown status",
+        }
+    }
+}
+
+/// Where an instance finds its bank (allocate, free, inform).
+pub const INSTANCE_BANK: u64 = 0xc;
+/// Where an instance finds its account (paid from its bank).
+pub const INSTANCE_ACCOUNT: u64 = slot::ACCOUNT;
+/// Slots of an instance that initial capabilities may fill: the console
+/// and timer slots and 8-15 (below the first slot a slot pool hands out),
+/// except the bank's.
+pub fn valid_instance_slot(s: u64) -> bool {
+    matches!(s, 1 | 2 | 5 | 7 | 8..=15) && s != INSTANCE_BANK
+}
+/// The largest image.
+pub const MAX_IMAGE: u64 = 256 * 1024;
+/// The most initial capabilities.
+pub const MAX_CAPS: usize = 8;
+/// The most constructors one server holds.
+pub const MAX_CONSTRUCTORS: usize = 64;
+
+/// Payloads: kind in bits 0-7, the constructor's index in bits 8-23.
+pub mod kind {
+    pub const META: u64 = 1;
+    pub const BUILDER: u64 = 2;
+    pub const REQUESTER: u64 = 3;
+}
+pub const fn payload(kind: u64, index: u64) -> u64 {
+    kind | (index << 8)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtorError {
+    /// The server's status and word 1.
+    Status(u64, u64),
+    /// The call failed (kernel error).
+    Call(u64),
+}
+
+impl core::fmt::Display for CtorError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            CtorError::Status(s, w) if s == status::BANK => {
+                write!(f, "constructor: the bank refused: {}", keep_spacebank::status::name(w))
+            }
+            CtorError::Status(s, _) => write!(f, "constructor: {}", status::name(s)),
+            CtorError::Call(e) => write!(f, "call to the constructor failed: {}", Error(e)),
+        }
+    }
+}
+
+/// One call sending `caps` (slot, rights mask) and taking capabilities
+/// into `recv`.
+fn call(cap: u64, label: u64, words: [u64; 3], caps: &[u64], recv: &[u64]) -> Result<[u64; 4], CtorError> {
+    let buf = keep_rt::ipc_buffer();
+    let mut tag = Tag::new(label);
+    if !caps.is_empty() {
+        let list: alloc::vec::Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
+        tag = tag.with_caps(buf.set_send_caps(&list));
+    }
+    if !recv.is_empty() {
+        tag = tag.with_slots(buf.set_recv_slots(recv));
+    }
+    let m = Sender(cap).call(tag, [words[0], words[1], words[2], 0]);
+    if m.err != err::OK {
+        return Err(CtorError::Call(m.err));
+    }
+    if m.words[0] != status::OK {
+        return Err(CtorError::Status(m.words[0], m.words[1]));
+    }
+    Ok(m.words)
+}
+
+/// The metaconstructor: makes constructors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta(pub u64);
+
+/// A builder capability: fills one unsealed constructor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Builder(pub u64);
+
+/// A sealed constructor (the requester's capability).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Constructor(pub u64);
+
+/// An instance: its process and its bank, in the requester's slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instance {
+    pub process: Process,
+    pub bank: Bank,
+}
+
+impl Meta {
+    /// A new, empty constructor for an image of `len` bytes; its builder
+    /// capability goes to `dest`.
+    pub fn new_constructor(self, name: &str, len: u64, dest: u64) -> Result<Builder, CtorError> {
+        let (lo, hi) = keep_abi::pack_name(name);
+        call(self.0, req::NEW, [lo, hi, len], &[], &[dest]).map(|_| Builder(dest))
+    }
+
+    /// A sealed constructor of `image` with `caps` ((slot here, slot in the
+    /// instance)); the builder capability is used in `scratch` and deleted.
+    pub fn build(self, name: &str, image: &[u8], caps: &[(u64, u64)], scratch: u64, dest: u64) -> Result<Constructor, CtorError> {
+        let b = self.new_constructor(name, image.len() as u64, scratch)?;
+        let r = (|| {
+            b.image(image)?;
+            for &(src, to) in caps {
+                b.add_cap(src, to)?;
+            }
+            b.seal(dest)
+        })();
+        let _ = keep_abi::SELF_ASPACE.delete_cap(scratch);
+        r
+    }
+}
+
+impl Builder {
+    /// Sends `image` in pieces of 4 KiB.
+    pub fn image(self, image: &[u8]) -> Result<(), CtorError> {
+        for (i, piece) in image.chunks(4096).enumerate() {
+            self.piece((i * 4096) as u64, piece)?;
+        }
+        Ok(())
+    }
+
+    /// One piece at `offset`.
+    pub fn piece(self, offset: u64, bytes: &[u8]) -> Result<(), CtorError> {
+        let buf = keep_rt::ipc_buffer();
+        buf.set_string(bytes);
+        let m = Sender(self.0).call(Tag::new(req::IMAGE).with_string(), [offset, 0, 0, 0]);
+        buf.send_len = 0;
+        if m.err != err::OK {
+            return Err(CtorError::Call(m.err));
+        }
+        if m.words[0] != status::OK {
+            return Err(CtorError::Status(m.words[0], m.words[1]));
+        }
+        Ok(())
+    }
+
+    /// The capability at `src` goes to slot `to` of every instance.
+    pub fn add_cap(self, src: u64, to: u64) -> Result<(), CtorError> {
+        call(self.0, req::ADD_CAP, [to, 0, 0], &[src], &[]).map(drop)
+    }
+
+    pub fn seal(self, dest: u64) -> Result<Constructor, CtorError> {
+        call(self.0, req::SEAL, [0; 3], &[], &[dest]).map(|_| Constructor(dest))
+    }
+}
+
+impl Constructor {
+    /// Whether instances are confined given the capabilities at `holes`;
+    /// when not, the instance slot of the first unsafe capability.
+    pub fn is_confined(self, holes: &[u64]) -> Result<(bool, u64), CtorError> {
+        call(self.0, req::IS_CONFINED, [0; 3], holes, &[]).map(|w| (w[1] == 1, w[2]))
+    }
+
+    /// A new instance on a sub-bank of `bank` limited to `limit` frames,
+    /// with an account of `frames` frames; started with arg0.  Its process
+    /// capability goes to `process`, its bank's (every right) to `bank_dest`.
+    pub fn instantiate(
+        self,
+        bank: Bank,
+        limit: u64,
+        frames: u64,
+        arg0: u64,
+        process: u64,
+        bank_dest: u64,
+    ) -> Result<Instance, CtorError> {
+        call(self.0, req::INSTANTIATE, [limit, frames, arg0], &[bank.0], &[process, bank_dest])
+            .map(|_| Instance { process: Process(process), bank: Bank(bank_dest) })
+    }
+}
+
+impl Instance {
+    /// Waits for the instance to end and destroys its bank (and so the
+    /// instance); returns its status.
+    pub fn reap(self) -> Result<keep_abi::Status, CtorError> {
+        let st = self.process.wait().map_err(|e| CtorError::Call(e.0));
+        let d = self.bank.destroy();
+        let _ = keep_abi::SELF_ASPACE.delete_cap(self.process.0);
+        let _ = keep_abi::SELF_ASPACE.delete_cap(self.bank.0);
+        let st = st?;
+        d.map_err(|_| CtorError::Status(status::BANK, 0))?;
+        Ok(st)
+    }
+}
+
+/// A running constructor server and its metaconstructor capability.
+pub struct Server {
+    pub child: Child,
+    pub meta: Meta,
+}
+
+impl Server {
+    /// Loads the server from `elf` (paid by the caller's account and pool)
+    /// and starts it; `bank` is a capability to the space bank it accepts
+    /// (any rights: it only recognises the bank by it).
+    pub fn spawn(slots: &mut SlotPool, elf: &[u8], bank: u64) -> Result<Server, &'static str> {
+        let grants = [
+            Grant { src: slot::CONSOLE, dest: slot::CONSOLE, rights: 0 },
+            Grant { src: bank, dest: INSTANCE_BANK, rights: 0 },
+        ];
+        let spec = Spec { name: "constructor", elf, arg0: 0, arg1: 0, grants: &grants, blob: None };
+        let mut loader = Loader::new(slots);
+        let child = loader.load(&spec).map_err(|_| "cannot load constructor")?;
+        let Some(meta) = loader.slots.alloc() else {
+            let _ = loader.destroy(child);
+            return Err("no free slot");
+        };
+        let call_rights = keep_abi::rights::WRITE | keep_abi::rights::CALL;
+        let p = payload(kind::META, 0);
+        if child.process.mint(meta, p, call_rights).and_then(|_| child.process.start()).is_err() {
+            loader.slots.free(meta);
+            let _ = loader.destroy(child);
+            return Err("cannot start constructor");
+        }
+        Ok(Server { child, meta: Meta(meta) })
+    }
+
+    /// Stops and destroys the server (instances live on in their banks).
+    pub fn stop(self, slots: &mut SlotPool) -> Result<(), &'static str> {
+        let _ = keep_abi::SELF_ASPACE.delete_cap(self.meta.0);
+        slots.free(self.meta.0);
+        let _ = self.child.process.stop();
+        Loader::new(slots).destroy(self.child).map_err(|_| "cannot destroy constructor")
+    }
+}

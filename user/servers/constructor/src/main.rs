@@ -1,0 +1,345 @@
+//! The constructor server (protocol and confinement rule in `lib.rs`,
+//! docs/space-banks.md).  It keeps each constructor's image on its heap and
+//! its initial capabilities in its own capability space.  Slot
+//! INSTANCE_BANK holds a capability to the space bank it trusts: a bank
+//! capability a requester passes is accepted only if it designates the
+//! same server.
+//!
+//! Costs: IS_CONFINED is one IDENTIFY_CAP per initial capability (plus a
+//! MINT and a COMPARE_CAP per constructor for a capability to this server,
+//! and a COMPARE_CAP per hole for an unsafe one); INSTANTIATE is three bank
+//! requests, the program's load (a bank request and a few invocations per
+//! page) and one INSERT_CAP per initial capability.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::vec::Vec;
+
+use keep_abi::{Account, Process, Return, SELF_ASPACE, SELF_PROCESS, Tag, rights as krights, ty};
+use keep_constructor::*;
+use keep_loader::{Grant, Loader, Program, SlotPool, Spec};
+use keep_spacebank::{Bank, BankError, BankFrames, MAX_FUND};
+
+keep_rt::entry!(main);
+
+const FIRST: u64 = keep_abi::slot::FIRST_FREE;
+/// Each call's return capability, then up to four capabilities it carries.
+const RET: u64 = FIRST;
+const IN: [u64; 4] = [FIRST + 1, FIRST + 2, FIRST + 3, FIRST + 4];
+/// Senders minted for a reply or a comparison.
+const MINTED: u64 = FIRST + 5;
+/// An instance's sub-bank, account and restricted bank while it is made.
+const SUB: u64 = FIRST + 6;
+const ACCT: u64 = FIRST + 7;
+const RBANK: u64 = FIRST + 8;
+
+struct Ctor {
+    name: (u64, u64),
+    image: Vec<u8>,
+    /// (slot here, slot in the instance)
+    caps: Vec<(u64, u64)>,
+    sealed: bool,
+}
+
+struct Server {
+    ctors: Vec<Ctor>,
+    slots: SlotPool,
+    /// Slots to empty once the reply carrying them has gone.
+    after_reply: Vec<u64>,
+}
+
+type Reply = Result<([u64; 3], Vec<u64>), (u64, u64)>;
+
+fn bad() -> (u64, u64) {
+    (status::BAD_REQUEST, 0)
+}
+
+impl Server {
+    fn ctor(&mut self, payload: u64, want: u64) -> Result<usize, (u64, u64)> {
+        let i = (payload >> 8) as usize;
+        if payload & 0xff != want || i >= self.ctors.len() {
+            return Err((status::NO_RIGHTS, 0));
+        }
+        Ok(i)
+    }
+
+    fn mint(&mut self, payload: u64, rights: u64) -> Result<u64, (u64, u64)> {
+        let _ = SELF_ASPACE.delete_cap(MINTED);
+        SELF_PROCESS.mint(MINTED, payload, rights).map_err(|_| (status::FULL, 0))?;
+        Ok(MINTED)
+    }
+
+    fn new_ctor(&mut self, w: [u64; 4]) -> Reply {
+        let len = w[2];
+        if len == 0 || len > MAX_IMAGE {
+            return Err(bad());
+        }
+        if self.ctors.len() >= MAX_CONSTRUCTORS {
+            return Err((status::FULL, 0));
+        }
+        let mut image = Vec::new();
+        image.try_reserve_exact(len as usize).map_err(|_| (status::FULL, 0))?;
+        image.resize(len as usize, 0);
+        let index = self.ctors.len() as u64;
+        let call = krights::WRITE | krights::CALL;
+        let slot = self.mint(payload(kind::BUILDER, index), call)?;
+        self.ctors.push(Ctor { name: (w[0], w[1]), image, caps: Vec::new(), sealed: false });
+        Ok(([index, 0, 0], alloc::vec![slot]))
+    }
+
+    fn image(&mut self, i: usize, offset: u64, buf: &keep_abi::IpcBuffer, has_string: bool) -> Reply {
+        let c = &mut self.ctors[i];
+        if c.sealed {
+            return Err((status::BAD_STATE, 0));
+        }
+        let n = if has_string { buf.received_len() } else { 0 };
+        let end = offset.checked_add(n as u64).ok_or_else(bad)?;
+        if n == 0 || end > c.image.len() as u64 {
+            return Err(bad());
+        }
+        buf.read_string(&mut c.image[offset as usize..end as usize]);
+        Ok(([0; 3], Vec::new()))
+    }
+
+    fn add_cap(&mut self, i: usize, dest: u64, caps_in: u64) -> Reply {
+        if self.ctors[i].sealed {
+            return Err((status::BAD_STATE, 0));
+        }
+        let c = &self.ctors[i];
+        if caps_in != 1 || !valid_instance_slot(dest) || c.caps.iter().any(|&(_, d)| d == dest) || c.caps.len() >= MAX_CAPS {
+            return Err(bad());
+        }
+        let keep = self.slots.alloc().ok_or((status::FULL, 0))?;
+        if SELF_ASPACE.move_cap(IN[0], keep).is_err() {
+            self.slots.free(keep);
+            return Err(bad());
+        }
+        self.ctors[i].caps.push((keep, dest));
+        Ok(([0; 3], Vec::new()))
+    }
+
+    fn seal(&mut self, i: usize) -> Reply {
+        if self.ctors[i].sealed {
+            return Err((status::BAD_STATE, 0));
+        }
+        if Program::parse(&self.ctors[i].image).is_err() {
+            return Err((status::BAD_IMAGE, 0));
+        }
+        self.ctors[i].sealed = true;
+        let slot = self.mint(payload(kind::REQUESTER, i as u64), krights::WRITE | krights::CALL)?;
+        Ok(([0; 3], alloc::vec![slot]))
+    }
+
+    /// Whether the capability at `slot` is safe for an instance to hold
+    /// (lib.rs: the confinement rule), given the holes at `holes`.
+    fn safe(&mut self, slot: u64, holes: &[u64], depth: u32) -> bool {
+        let Ok(info) = SELF_ASPACE.identify_cap(slot) else { return false };
+        if info.ty == ty::NULL || !info.live {
+            return true;
+        }
+        let weak = info.rights & krights::WEAK != 0;
+        let no_write = info.rights & krights::WRITE == 0;
+        let by_type = match info.ty {
+            // Holders could fetch or map the capabilities inside: only a
+            // weak one (whose fetches are weakened) is safe.
+            ty::ASPACE | ty::CAPPAGE => weak,
+            // Reading a device or the console is a side effect others see;
+            // a return or a wrapper may stand for anything.
+            ty::DEVMEM | ty::IOPORT | ty::INTERRUPT | ty::CONSOLE | ty::RETURN | ty::WRAPPER => false,
+            _ => no_write || weak,
+        };
+        if by_type {
+            return true;
+        }
+        if info.ty == ty::SENDER && depth < 8 && self.confined_ctor(slot, info.rights, holes, depth) {
+            return true;
+        }
+        holes.iter().any(|&h| {
+            let same = SELF_ASPACE.compare_cap(slot, h).is_ok_and(|(same, _)| same);
+            let hole_rights = SELF_ASPACE.identify_cap(h).map_or(0, |i| i.rights);
+            same && info.rights & !hole_rights & krights::ALL == 0
+        })
+    }
+
+    /// Whether `slot` is a requester's capability to a sealed constructor of
+    /// this server whose instances are confined.
+    fn confined_ctor(&mut self, slot: u64, rights: u64, holes: &[u64], depth: u32) -> bool {
+        if !SELF_ASPACE.compare_cap(slot, keep_abi::slot::SELF_PROCESS).is_ok_and(|(same, _)| same) {
+            return false;
+        }
+        for k in 0..self.ctors.len() {
+            if !self.ctors[k].sealed || self.mint(payload(kind::REQUESTER, k as u64), rights & krights::ALL).is_err() {
+                continue;
+            }
+            let identical = SELF_ASPACE.compare_cap(slot, MINTED).is_ok_and(|(_, id)| id);
+            let _ = SELF_ASPACE.delete_cap(MINTED);
+            if identical {
+                return self.first_unsafe(k, holes, depth + 1).is_none();
+            }
+        }
+        false
+    }
+
+    /// The instance slot of constructor `i`'s first unsafe capability.
+    fn first_unsafe(&mut self, i: usize, holes: &[u64], depth: u32) -> Option<u64> {
+        let caps = self.ctors[i].caps.clone();
+        caps.into_iter().find(|&(s, _)| !self.safe(s, holes, depth)).map(|(_, d)| d)
+    }
+
+    fn is_confined(&mut self, i: usize, caps_in: u64) -> Reply {
+        let holes = &IN[..caps_in.min(4) as usize];
+        Ok(match self.first_unsafe(i, holes, 0) {
+            None => ([1, 0, 0], Vec::new()),
+            Some(slot) => ([0, slot, 0], Vec::new()),
+        })
+    }
+
+    fn instantiate(&mut self, i: usize, w: [u64; 4], caps_in: u64) -> Reply {
+        let (limit, frames, arg0) = (w[0], w[1], w[2]);
+        if caps_in != 1 || limit == 0 || frames > MAX_FUND {
+            return Err(bad());
+        }
+        let is_bank = SELF_ASPACE.compare_cap(IN[0], INSTANCE_BANK).is_ok_and(|(same, _)| same);
+        let sender = SELF_ASPACE.identify_cap(IN[0]).is_ok_and(|c| c.ty == ty::SENDER);
+        if !is_bank || !sender {
+            return Err((status::NOT_A_BANK, 0));
+        }
+        let bank_status = |e: BankError| match e {
+            BankError::Status(s) => (status::BANK, s),
+            BankError::Call(_) => (status::NOT_A_BANK, 0),
+        };
+        let sub = Bank(IN[0]).create_bank(limit, SUB).map_err(bank_status)?;
+        match self.populate(i, sub, frames, arg0) {
+            Ok(process) => {
+                self.after_reply.extend([process.0, SUB]);
+                Ok(([0; 3], alloc::vec![process.0, SUB]))
+            }
+            Err(e) => {
+                let _ = sub.destroy();
+                for s in [SUB, ACCT, RBANK] {
+                    let _ = SELF_ASPACE.delete_cap(s);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Loads constructor `i`'s program on `sub` and starts it.
+    fn populate(&mut self, i: usize, sub: Bank, frames: u64, arg0: u64) -> Result<Process, (u64, u64)> {
+        let bank_status = |e: BankError| match e {
+            BankError::Status(s) => (status::BANK, s),
+            BankError::Call(_) => (status::BANK, 0),
+        };
+        sub.alloc_account(frames, ACCT).map_err(bank_status)?;
+        let kept = keep_spacebank::rights::ALLOC | keep_spacebank::rights::FREE | keep_spacebank::rights::INFO;
+        sub.restrict(kept, RBANK).map_err(bank_status)?;
+        let c = &self.ctors[i];
+        let mut grants: Vec<Grant> = c.caps.iter().map(|&(src, dest)| Grant { src, dest, rights: 0 }).collect();
+        grants.push(Grant { src: RBANK, dest: INSTANCE_BANK, rights: 0 });
+        grants.push(Grant { src: ACCT, dest: INSTANCE_ACCOUNT, rights: 0 });
+        let name_bytes = [c.name.0.to_le_bytes(), c.name.1.to_le_bytes()].concat();
+        let len = name_bytes.iter().position(|&b| b == 0).unwrap_or(16);
+        let name = core::str::from_utf8(&name_bytes[..len]).unwrap_or("instance");
+        let spec = Spec { name, elf: &c.image, arg0, arg1: 0, grants: &grants, blob: None };
+        let mut frames_src = BankFrames(sub);
+        let mut loader = Loader::with_source(&mut self.slots, Account(ACCT), &mut frames_src);
+        let child = loader.load(&spec).map_err(|_| (status::LOAD, 0))?;
+        // The requester gets the process; the address space stays the
+        // instance's alone.
+        let aspace = child.aspace.0;
+        let _ = SELF_ASPACE.delete_cap(aspace);
+        self.slots.free(aspace);
+        let _ = SELF_ASPACE.delete_cap(ACCT);
+        let _ = SELF_ASPACE.delete_cap(RBANK);
+        if child.process.start().is_err() {
+            let _ = SELF_ASPACE.delete_cap(child.process.0);
+            self.slots.free(child.process.0);
+            return Err((status::LOAD, 0));
+        }
+        Ok(child.process)
+    }
+
+    fn serve(&mut self, label: u64, payload: u64, w: [u64; 4], caps_in: u64, has_string: bool) -> Reply {
+        let buf = keep_rt::ipc_buffer();
+        match label {
+            req::NEW => {
+                if payload & 0xff != kind::META {
+                    return Err((status::NO_RIGHTS, 0));
+                }
+                self.new_ctor(w)
+            }
+            req::IMAGE => {
+                let i = self.ctor(payload, kind::BUILDER)?;
+                self.image(i, w[0], buf, has_string)
+            }
+            req::ADD_CAP => {
+                let i = self.ctor(payload, kind::BUILDER)?;
+                self.add_cap(i, w[0], caps_in)
+            }
+            req::SEAL => {
+                let i = self.ctor(payload, kind::BUILDER)?;
+                self.seal(i)
+            }
+            req::IS_CONFINED => {
+                let i = self.ctor(payload, kind::REQUESTER)?;
+                self.is_confined(i, caps_in)
+            }
+            req::INSTANTIATE => {
+                let i = self.ctor(payload, kind::REQUESTER)?;
+                self.instantiate(i, w, caps_in)
+            }
+            _ => Err(bad()),
+        }
+    }
+}
+
+fn main(_: u64, _: u64) -> i32 {
+    let mut slots = SlotPool::new();
+    for s in [RET, IN[0], IN[1], IN[2], IN[3], MINTED, SUB, ACCT, RBANK] {
+        slots.reserve(s);
+    }
+    let mut server = Server { ctors: Vec::new(), slots, after_reply: Vec::new() };
+    let buf = keep_rt::ipc_buffer();
+    let recv_slots = [RET, IN[0], IN[1], IN[2], IN[3]];
+    let recv_tag = Tag::new(0).with_slots(buf.set_recv_slots(&recv_slots));
+    let mut m = keep_abi::recv(recv_tag, 0);
+    loop {
+        for s in core::mem::take(&mut server.after_reply) {
+            let _ = SELF_ASPACE.delete_cap(s);
+            if s != SUB {
+                server.slots.free(s);
+            }
+        }
+        if m.err != 0 || !m.tag.is_called() {
+            for s in IN {
+                let _ = SELF_ASPACE.delete_cap(s);
+            }
+            buf.set_recv_slots(&recv_slots);
+            m = keep_abi::recv(recv_tag, 0);
+            continue;
+        }
+        // The return capability counts among the capabilities received.
+        let caps_in = m.tag.caps().saturating_sub(1);
+        let r = server.serve(m.tag.label(), m.payload, m.words, caps_in, m.tag.has_string());
+        // Capabilities the request carried and the server did not keep.
+        for s in IN {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        buf.send_len = 0;
+        let (words, caps) = match r {
+            Ok((w, caps)) => ([status::OK, w[0], w[1], w[2]], caps),
+            Err((s, detail)) => ([s, detail, 0, 0], Vec::new()),
+        };
+        let mut tag = Tag::new(0).with_slots(recv_slots.len() as u64);
+        if !caps.is_empty() {
+            let list: Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
+            tag = tag.with_caps(buf.set_send_caps(&list));
+        }
+        // A call made by the loader (to the bank) changed the receive slots.
+        buf.set_recv_slots(&recv_slots);
+        m = Return(RET).reply_recv(tag, words, 0);
+    }
+}

@@ -1,0 +1,288 @@
+//! The system description: one statement per line, `#` to the end of a
+//! line is a comment, words are separated by blanks.
+//!
+//! ```text
+//! bank    NAME limit=FRAMES [in=BANK]
+//! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
+//!              [console] [restart=N] [supervisor=root]
+//! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
+//! ```
+//!
+//! - `bank`: a sub-bank of `BANK` (default `prime`, the prime bank) with a
+//!   limit of `FRAMES` frames.
+//! - `server`: started at boot, in declaration order, from a constructor of
+//!   boot-image program `PROG`, as an instance on a new sub-bank of `BANK`
+//!   limited to `limit` frames, with an account of `frames` frames (default
+//!   64); `restart=N`: its supervisor starts it again when it ends, at most
+//!   N times (default 0).  The only supervisor is `root`.
+//! - `program`: not started at boot; the shell's `run NAME` starts it the
+//!   same way and waits for it.
+//! - `uses`: the servers (declared above) it may ask the name service for;
+//!   `console`: it gets the console (slot 1).
+//!
+//! Names are 1-16 characters of `a-z`, `0-9` and `-`, unique among banks
+//! and among servers and programs (`prime` and `root` are taken).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// The most servers and programs (the name service's table).
+pub const MAX_ENTRIES: usize = 16;
+/// The most banks.
+pub const MAX_BANKS: usize = 16;
+/// The most servers one entry may use.
+pub const MAX_USES: usize = 6;
+/// An account's default size in frames.
+pub const DEFAULT_FRAMES: u64 = 64;
+/// Restarts are bounded.
+pub const MAX_RESTART: u64 = 1000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bank {
+    pub line: usize,
+    pub name: String,
+    pub limit: u64,
+    /// Index of the parent in `Description::banks`, None for the prime bank.
+    pub parent: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Server,
+    Program,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub line: usize,
+    pub kind: Kind,
+    pub name: String,
+    pub program: String,
+    /// Index into `Description::banks`, None for the prime bank.
+    pub bank: Option<usize>,
+    pub limit: u64,
+    pub frames: u64,
+    /// Indices of the servers it may call (entries before it).
+    pub uses: Vec<usize>,
+    pub console: bool,
+    pub restart: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Description {
+    pub banks: Vec<Bank>,
+    pub entries: Vec<Entry>,
+}
+
+impl Description {
+    pub fn entry(&self, name: &str) -> Option<(usize, &Entry)> {
+        self.entries.iter().enumerate().find(|(_, e)| e.name == name)
+    }
+}
+
+/// A refusal: the line (from 1) and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub what: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.what)
+    }
+}
+
+fn valid_name(n: &str) -> bool {
+    (1..=16).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+fn number(v: &str) -> Option<u64> {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// Parses a whole description; the first error refuses it.
+pub fn parse(text: &str) -> Result<Description, ParseError> {
+    let mut d = Description::default();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let err = |what: String| ParseError { line, what };
+        let code = raw.split('#').next().unwrap_or("");
+        let mut words = code.split_whitespace();
+        let Some(keyword) = words.next() else { continue };
+        let name = words.next().ok_or_else(|| err(alloc::format!("'{keyword}' without a name")))?;
+        if !valid_name(name) || name == "prime" || name == "root" {
+            return Err(err(alloc::format!("'{name}' is not a name (1-16 of a-z 0-9 -; not prime or root)")));
+        }
+        // key=value pairs and flags, each at most once.
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        for w in words {
+            let (k, v) = w.split_once('=').unwrap_or((w, ""));
+            if pairs.iter().any(|(pk, _)| *pk == k) {
+                return Err(err(alloc::format!("'{k}' given twice")));
+            }
+            pairs.push((k, v));
+        }
+        let get = |k: &str| pairs.iter().find(|(pk, _)| *pk == k).map(|(_, v)| *v);
+        let num = |k: &str, min: u64, max: u64| -> Result<Option<u64>, ParseError> {
+            match get(k) {
+                None => Ok(None),
+                Some(v) => match number(v) {
+                    Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+                    _ => Err(ParseError { line, what: alloc::format!("{k}={v}: want a number from {min} to {max}") }),
+                },
+            }
+        };
+        let bank_ref = |k: &str, d: &Description| -> Result<Option<usize>, ParseError> {
+            match get(k) {
+                None | Some("prime") => Ok(None),
+                Some(b) => match d.banks.iter().position(|x| x.name == b) {
+                    Some(i) => Ok(Some(i)),
+                    None => Err(ParseError { line, what: alloc::format!("{k}={b}: no bank '{b}' declared above") }),
+                },
+            }
+        };
+        let allowed: &[&str] = match keyword {
+            "bank" => &["limit", "in"],
+            "server" => &["program", "bank", "limit", "frames", "uses", "console", "restart", "supervisor"],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console"],
+            k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
+        };
+        if let Some((k, _)) = pairs.iter().find(|(k, _)| !allowed.contains(k)) {
+            return Err(err(alloc::format!("'{k}' is not an option of {keyword}")));
+        }
+        let limit = num("limit", 1, 1 << 32)?.ok_or_else(|| err(String::from("limit=FRAMES is missing")))?;
+        if keyword == "bank" {
+            if d.banks.iter().any(|b| b.name == name) {
+                return Err(err(alloc::format!("bank '{name}' declared twice")));
+            }
+            if d.banks.len() >= MAX_BANKS {
+                return Err(err(alloc::format!("more than {MAX_BANKS} banks")));
+            }
+            let parent = bank_ref("in", &d)?;
+            d.banks.push(Bank { line, name: String::from(name), limit, parent });
+            continue;
+        }
+        if d.entries.iter().any(|e| e.name == name) {
+            return Err(err(alloc::format!("'{name}' declared twice")));
+        }
+        if d.entries.len() >= MAX_ENTRIES {
+            return Err(err(alloc::format!("more than {MAX_ENTRIES} servers and programs")));
+        }
+        let program = get("program").filter(|p| !p.is_empty()).ok_or_else(|| err(String::from("program=PROG is missing")))?;
+        if get("bank").is_none() {
+            return Err(err(String::from("bank=BANK is missing")));
+        }
+        let bank = bank_ref("bank", &d)?;
+        let mut uses = Vec::new();
+        if let Some(list) = get("uses") {
+            for u in list.split(',') {
+                match d.entries.iter().position(|e| e.name == u && e.kind == Kind::Server) {
+                    Some(i) if !uses.contains(&i) => uses.push(i),
+                    Some(_) => return Err(err(alloc::format!("uses={list}: '{u}' twice"))),
+                    None => return Err(err(alloc::format!("uses={list}: no server '{u}' declared above"))),
+                }
+            }
+            if uses.len() > MAX_USES {
+                return Err(err(alloc::format!("uses={list}: more than {MAX_USES} servers")));
+            }
+        }
+        if let Some(v) = get("console")
+            && !v.is_empty()
+        {
+            return Err(err(alloc::format!("console takes no value (console={v})")));
+        }
+        if let Some(s) = get("supervisor")
+            && s != "root"
+        {
+            return Err(err(alloc::format!("supervisor={s}: only root supervises")));
+        }
+        d.entries.push(Entry {
+            line,
+            kind: if keyword == "server" { Kind::Server } else { Kind::Program },
+            name: String::from(name),
+            program: String::from(program),
+            bank,
+            limit,
+            frames: num("frames", 0, 65536)?.unwrap_or(DEFAULT_FRAMES),
+            uses,
+            console: get("console").is_some(),
+            restart: num("restart", 0, MAX_RESTART)?.unwrap_or(0),
+        });
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+# banks
+bank services limit=3000
+bank apps limit=0x800 in=services   # a sub-bank
+
+server counter program=counter bank=services limit=600 restart=2 supervisor=root
+program counter-client program=counter-client bank=apps limit=600 frames=32 uses=counter console
+";
+
+    #[test]
+    fn parses_banks_servers_and_programs() {
+        let d = parse(GOOD).unwrap();
+        assert_eq!(d.banks.len(), 2);
+        assert_eq!(d.banks[1], Bank { line: 3, name: "apps".into(), limit: 0x800, parent: Some(0) });
+        assert_eq!(d.entries.len(), 2);
+        let s = &d.entries[0];
+        assert_eq!((s.kind, s.line, s.bank, s.limit, s.frames, s.restart, s.console), (Kind::Server, 5, Some(0), 600, 64, 2, false));
+        let p = &d.entries[1];
+        assert_eq!((p.kind, p.bank, p.frames, p.console), (Kind::Program, Some(1), 32, true));
+        assert_eq!(p.uses, vec![0]);
+        assert_eq!(d.entry("counter-client").map(|(i, _)| i), Some(1));
+    }
+
+    fn refused(text: &str, line: usize, needle: &str) {
+        let e = parse(text).expect_err(text);
+        assert_eq!(e.line, line, "{text}: {e}");
+        assert!(e.what.contains(needle), "{text}: '{e}' does not say '{needle}'");
+    }
+
+    #[test]
+    fn refuses_each_mistake_naming_its_line() {
+        refused("bank a limit=1\nfrobnicate x\n", 2, "unknown statement");
+        refused("bank\n", 1, "without a name");
+        refused("bank Big limit=1\n", 1, "not a name");
+        refused("bank prime limit=1\n", 1, "not a name");
+        refused("bank abcdefghijklmnopq limit=1\n", 1, "not a name");
+        refused("bank a\n", 1, "limit=FRAMES is missing");
+        refused("bank a limit=0\n", 1, "limit=0");
+        refused("bank a limit=x\n", 1, "limit=x");
+        refused("bank a limit=99999999999\n", 1, "limit=");
+        refused("bank a limit=1 limit=2\n", 1, "twice");
+        refused("bank a limit=1\nbank a limit=1\n", 2, "declared twice");
+        refused("bank a limit=1 in=b\n", 1, "no bank 'b'");
+        refused("bank a limit=1 colour=red\n", 1, "not an option");
+        refused("server s bank=prime limit=5\n", 1, "program=PROG is missing");
+        refused("server s program=p limit=5\n", 1, "bank=BANK is missing");
+        refused("server s program=p bank=nowhere limit=5\n", 1, "no bank 'nowhere'");
+        refused("program c program=p bank=prime limit=5 uses=s\n", 1, "no server 's'");
+        refused("program c program=p bank=prime limit=5\nprogram d program=p bank=prime limit=5 uses=c\n", 2, "no server 'c'");
+        refused("server s program=p bank=prime limit=5\nprogram c program=p bank=prime limit=5 uses=s,s\n", 2, "twice");
+        refused("server s program=p bank=prime limit=5 supervisor=s\n", 1, "only root");
+        refused("server s program=p bank=prime limit=5 restart=-1\n", 1, "restart=-1");
+        refused("server s program=p bank=prime limit=5 frames=70000\n", 1, "frames=70000");
+        refused("program c program=p bank=prime limit=5 restart=1\n", 1, "not an option of program");
+        refused("program c program=p bank=prime limit=5 console=yes\n", 1, "no value");
+        refused("server s program=p bank=prime limit=5\nserver s program=p bank=prime limit=5\n", 2, "declared twice");
+        let many: String = (0..=MAX_ENTRIES).map(|i| format!("program p{i} program=x bank=prime limit=1\n")).collect();
+        refused(&many, MAX_ENTRIES + 1, "more than");
+    }
+
+    #[test]
+    fn comments_and_blank_lines_are_nothing() {
+        assert_eq!(parse("\n   # only a comment\n\t\n").unwrap(), Description::default());
+    }
+}
