@@ -252,6 +252,8 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
         }
     }
     return_cap_used(p);
+    if (unlikely(p->deadline)) /* a call with a time-out: its wait is over */
+        sleep_remove(p);
     s->recv_n = ns;
     if (g->rax)
         sleep_insert(s, cpu0.ticks + ms_to_ticks(g->rax));

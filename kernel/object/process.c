@@ -132,6 +132,7 @@ void process_detach(struct process *p)
             break;
         case WAIT_REPLY:
             return_cap_used(p);
+            sleep_remove(p); /* a call with a time-out */
             p->regs.rax = KEEP_ERR_BAD_STATE;
             break;
         case WAIT_RECV:

@@ -1128,6 +1128,29 @@ pub fn call_timeout(cx: &mut Cx) -> TestResult {
     Ok(())
 }
 
+/// Calls with a time-out answered by reply-and-receive from a server at
+/// the caller's priority (the fast path's reply): the caller's time-out
+/// must leave the timer list with the reply, or its next timed call puts
+/// it on the list twice (found by the space-bank work: the machine hung).
+pub fn timed_calls_fast_replies(cx: &mut Cx) -> TestResult {
+    reset();
+    CFG_COUNT.store(8, SeqCst);
+    CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+    with_server(cx, 1, SAME, |_, snd, _| {
+        for i in 0..8u64 {
+            let m = keep_abi::ipc(snd, Tag::new(0x80 + i).with_mode(tag::MODE_CALL), [i, 0, 0, 0], 5000);
+            m.result().ctx("a timed call")?;
+            let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+            ensure!(bad == 0, "after timed call {i}: {bad} kernel invariant violations (the timer list)");
+        }
+        Ok(())
+    })?;
+    // None of those time-outs fires later.
+    let m = recv(Tag::new(0), 100);
+    ensure!(m.err == err::TIMEOUT, "a later receive: {}", m.err);
+    Ok(())
+}
+
 static QUEUED_ERR: AtomicU64 = Z;
 
 fn send_through(a: &thread::Args) -> u64 {

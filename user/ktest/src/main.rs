@@ -334,6 +334,7 @@ const TESTS: &[Test] = &[
     ("IPC0032", "receive slots naming one slot twice are INVALID_ARG (receive, call, reply-and-receive)", ipc::duplicate_recv_slots),
     ("IPC0033", "a call's reply wait can time out; the late reply is STALE", ipc::call_timeout),
     ("IPC0034", "revoking a wrapper wakes the senders queued through it with STALE", ipc::wrapper_revoked_wakes_queued_sender),
+    ("IPC0035", "timed calls answered on the fast path leave the timer list sound", ipc::timed_calls_fast_replies),
     ("REPLY0001", "a return capability deleted: its caller hears NO_REPLY at once", reply::deleted),
     ("REPLY0002", "a return capability overwritten by the next call: NO_REPLY", reply::overwritten),
     ("REPLY0003", "a moved return capability still answers", reply::moved_still_answers),
