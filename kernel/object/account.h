@@ -16,6 +16,10 @@ struct account {
     u64 taken;            /* frames its kpager took back from live objects (INFO) */
     u64 nout;             /* its processes exported now */
     struct account *next; /* every account, for CHECK_INVARIANTS */
+    /* What DESTROY_ALL must find without searching all of memory: */
+    struct aspace *aspaces;   /* address spaces made from it */
+    struct wrapper *wrappers; /* wrappers made from it */
+    u32 out_first;            /* 1 + the number of an exported process, or 0 */
 };
 
 struct invocation;

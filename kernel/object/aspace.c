@@ -17,6 +17,10 @@ u64 aspace_create(struct account *a)
     u64 pa = kmem_alloc(a, FRAME_ASPACE);
     struct aspace *as = phys_to_virt(pa);
     as->account = a;
+    as->acct_next = a->aspaces;
+    if (a->aspaces)
+        a->aspaces->acct_prev = as;
+    a->aspaces = as;
     as->pml4_pa = kmem_alloc(a, FRAME_PAGETABLE);
     pml4_init_user(as->pml4_pa);
     /* PCIDs are handed out once; later spaces go without (flush on switch). */
@@ -80,6 +84,12 @@ void aspace_destroy(struct aspace *as)
             count_unmap(as->cappages[i].pa);
     struct table_walk w = {free_to_account, count_unmap, a};
     free_user_tables(as->pml4_pa, &w);
+    if (as->acct_prev)
+        as->acct_prev->acct_next = as->acct_next;
+    else
+        a->aspaces = as->acct_next;
+    if (as->acct_next)
+        as->acct_next->acct_prev = as->acct_prev;
     cspace_forget();
     kmem_free(a, as->pml4_pa);
     frame_info(pa)->version++;

@@ -15,6 +15,7 @@ struct account;
 struct aspace {
     u64 pml4_pa;
     struct account *account; /* pays for the object and every table */
+    struct aspace *acct_prev, *acct_next; /* the account's address spaces */
     u64 nproc;               /* processes running in it (exported ones too) */
     u64 nout;                /* of those, exported (its page tables stay while any is) */
     u64 cr3;                 /* CR3 value that loads it and keeps its PCID's TLB entries */

@@ -262,6 +262,7 @@ u64 kmem_revoke_process(struct invocation *inv, struct account *a)
     x->account = a;
     x->as = p->as;
     x->gen++;
+    export_link(a, num);
     process_numbers[num].p = &process_out;
     process_numbers_out++;
     p->as->nout++;
@@ -346,6 +347,7 @@ u64 kmem_restore_process(struct invocation *inv, struct account *a)
     a->used_count++;
     a->nout--;
     p->as->nout--;
+    export_unlink(a, num);
     x->account = NULL;
     x->as = NULL;
     process_numbers[num].p = p;
@@ -363,7 +365,9 @@ u64 kmem_need_process(struct invocation *inv, u64 num)
     return kmem_fault(inv->caller, x->account->kpager, words);
 }
 
-/* ---- accounts destroyed whole ---- */
+/* ---- accounts destroyed whole ----
+ * In time proportional to what the account holds (its lists), plus the
+ * processes and exported processes of the system, never to memory. */
 
 u64 account_destroy_all(struct invocation *inv, struct account *a)
 {
@@ -377,22 +381,21 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
         if (p->account == a || p->as->account == a)
             process_destroy(p);
     }
-    for (u64 num = 0; num < KEEP_PROCESS_NUMBERS; num++) {
-        struct process_export *x = &process_exports[num];
-        if (x->account && (x->account == a || x->as->account == a))
-            process_drop_exported(num);
-    }
-    /* Wrappers and address spaces: found by their frames' types. */
-    for (u64 pfn = 0; pfn < frame_table_len; pfn++) {
-        struct frame *f = &frame_table[pfn];
-        if (f->type == FRAME_WRAPPER && ((struct wrapper *)phys_to_virt(pfn * PAGE_SIZE))->account == a)
-            wrapper_destroy(phys_to_virt(pfn * PAGE_SIZE));
-    }
-    for (u64 pfn = 0; pfn < frame_table_len; pfn++) {
-        struct frame *f = &frame_table[pfn];
-        if (f->type == FRAME_ASPACE && ((struct aspace *)phys_to_virt(pfn * PAGE_SIZE))->account == a)
-            aspace_destroy(phys_to_virt(pfn * PAGE_SIZE));
-    }
+    /* Exported ones: its own, and others' whose space is one of its. */
+    while (a->out_first)
+        process_drop_exported(a->out_first - 1);
+    for (struct aspace *as = a->aspaces; as; as = as->acct_next)
+        for (struct account *o = all_accounts; o && as->nout; o = o->next)
+            for (u32 n = o->out_first; n;) {
+                u32 next = process_exports[n - 1].out_next;
+                if (process_exports[n - 1].as == as)
+                    process_drop_exported(n - 1);
+                n = next;
+            }
+    while (a->wrappers)
+        wrapper_destroy(a->wrappers);
+    while (a->aspaces)
+        aspace_destroy(a->aspaces);
     dma_domain_destroy_all(a); /* detaches their devices, unpins their pages */
     ASSERT(a->used_count == 0 && a->nout == 0);
     account_close(a);

@@ -188,9 +188,25 @@ void process_destroy(struct process *p)
     kmem_free(p->account, virt_to_phys_window(p));
 }
 
+void export_link(struct account *a, u64 num)
+{
+    process_exports[num].out_next = a->out_first;
+    a->out_first = (u32)num + 1;
+}
+
+void export_unlink(struct account *a, u64 num)
+{
+    u32 *link = &a->out_first;
+    while (*link != num + 1)
+        link = &process_exports[*link - 1].out_next;
+    *link = process_exports[num].out_next;
+    process_exports[num].out_next = 0;
+}
+
 void process_drop_exported(u64 num)
 {
     struct process_export *x = &process_exports[num];
+    export_unlink(x->account, num);
     ASSERT(process_is_out(process_numbers[num].p));
     process_numbers[num].version = (process_numbers[num].version + 1) & CAP_VERSION_MASK;
     process_numbers[num].p = NULL;

@@ -96,7 +96,11 @@ extern struct process_export {
     struct account *account; /* whose kpager holds it */
     struct aspace *as;       /* its space, which it still counts in (nproc) */
     u64 gen;                 /* the current export's generation */
+    u32 out_next;            /* 1 + the next of the account's exported numbers, or 0 */
 } process_exports[KEEP_PROCESS_NUMBERS];
+/* The account's list of its exported processes. */
+void export_link(struct account *a, u64 num);
+void export_unlink(struct account *a, u64 num);
 static inline bool process_is_out(const struct process *p) { return p == &process_out; }
 
 /* The live process with this (15-bit) number and version, or NULL. */

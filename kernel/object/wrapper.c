@@ -16,6 +16,10 @@ u64 wrapper_create(struct account *a, struct cap inner)
     struct wrapper *w = phys_to_virt(pa);
     w->inner = inner;
     w->account = a;
+    w->next = a->wrappers;
+    if (a->wrappers)
+        a->wrappers->prev = w;
+    a->wrappers = w;
     return pa;
 }
 
@@ -32,5 +36,11 @@ void wrapper_destroy(struct wrapper *w)
     frame_info(pa)->version++;
     if (r)
         ipc_wrapper_revoked(r, pa);
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        w->account->wrappers = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
     kmem_free(w->account, pa);
 }

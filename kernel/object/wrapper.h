@@ -10,6 +10,7 @@ struct account;
 struct wrapper {
     struct cap inner;        /* what invoking the wrapper invokes */
     struct account *account; /* paid for the frame; may destroy it */
+    struct wrapper *prev, *next; /* the account's wrappers */
 };
 
 u64 wrapper_create(struct account *a, struct cap inner); /* the caller checked the account */
