@@ -221,8 +221,10 @@ impl Root {
             grant(slot::INTERRUPT, 0),
         ];
         let image = img.bytes();
-        // netd (the network, docs/devices.md) starts drivers from the image too.
-        let spec = if name == "ktest" || name == "netd" {
+        // ktest and netd (the network, docs/devices.md) start programs and
+        // drivers from the image themselves, on the root's account.
+        let privileged = name == "ktest" || name == "netd";
+        let spec = if privileged {
             Spec {
                 name,
                 elf: entry.data,
@@ -245,8 +247,9 @@ impl Root {
             }
         };
         // With the system running, a program gets its memory from a bank of
-        // its own under the prime bank (ktest keeps the root's account).
-        if name != "ktest" && self.system.is_some() {
+        // its own under the prime bank (ktest and netd keep the root's
+        // account: they load other programs from it).
+        if !privileged && self.system.is_some() {
             return shell_system::load_banked(self, &spec);
         }
         match Loader::new(&mut self.slots).load(&spec) {
