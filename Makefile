@@ -38,7 +38,7 @@ USER_OUT := $(B)/user/$(USER_TARGET)/release
 # The system's own programs, then every folder under user/programs/ (each a
 # crate keep-NAME with a binary NAME; docs/writing-programs.md): all go into
 # the boot image.
-USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*))
+USER_PROGRAMS := root ktest hello stress benchsrv pfilter workhorse $(notdir $(wildcard user/programs/*))
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
@@ -129,12 +129,37 @@ $(FB)/%.sfi: sfi/tests/escape/%.s sfi/cc/sfi-ld sfi/cc/sficc.py
 
 filters: $(FILTERS)
 
+# The workhorse's root file system (docs/workhorse.md): Debian's
+# busybox-static, unmodified, and the conformance tests of
+# user/workhorse/tests (C compiled statically with the host's gcc, and
+# shell scripts), packed as linux-rootfs.tar.
+LB := $(B)/linux
+BUSYBOX := $(LB)/busybox/bin/busybox
+LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
+LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) $(wildcard user/workhorse/tests/*.sh)
+
+$(BUSYBOX): tools/fetch-busybox.sh
+	@echo "  FETCH   busybox-static (Debian)"
+	@tools/fetch-busybox.sh $(LB)
+
+$(LB)/tests/%: user/workhorse/tests/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (static)"
+	@$(CC) -static -O1 -s -o $@ $<
+
+$(B)/linux-rootfs.tar: $(BUSYBOX) $(LINUX_TESTS) tools/mkrootfs.py
+	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LINUX_TESTS)
+
+linux-compat-docs:
+	cd user && KEEP_WRITE_DOCS=1 cargo test --target-dir ../$(B)/user-host -p keep-workhorse --lib table
+
 # The boot image carries stripped copies; build/user keeps the symbols for gdb.
-image: kernel user filters
+image: kernel user filters $(B)/linux-rootfs.tar
 	@mkdir -p $(B)/image
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
-	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi)
+	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
+	  linux-rootfs.tar=$(B)/linux-rootfs.tar
 
 # ---- running --------------------------------------------------------------
 run: deps image
@@ -176,7 +201,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-workhorse
 
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300

@@ -9,6 +9,7 @@
 extern crate alloc;
 
 mod bench;
+mod linux;
 mod shell;
 
 use keep_abi::{
@@ -32,6 +33,8 @@ pub struct Root {
     pub slots: SlotPool,
     /// What the benchmarks keep between runs of the shell's `bench`.
     pub bench: bench::Kept,
+    /// The Linux personality server, once the shell has started it.
+    pub workhorse: Option<keep_workhorse::Workhorse>,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -40,6 +43,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         image: boot_image(image_addr, image_size),
         slots: SlotPool::growable(MEMORY, SELF_ASPACE),
         bench: bench::Kept::default(),
+        workhorse: None,
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");
