@@ -178,7 +178,7 @@ impl Server {
                             self.leader = None;
                         }
                     }
-                    Err(e) => answer(proto::CANNOT_EXEC, (-e) as u64),
+                    Err(e) => answer(proto::CANNOT_EXEC, e as u64),
                 }
             }
             proto::STATS => {

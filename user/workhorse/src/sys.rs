@@ -955,6 +955,10 @@ pub fn setsid(s: &mut Server, pid: i32, _: &mut Call) -> Out {
     Out::Ret(pid as i64)
 }
 
+pub fn pause(_: &mut Server, _: i32, _: &mut Call) -> Out {
+    Out::Block
+}
+
 pub fn zero(_: &mut Server, _: i32, _: &mut Call) -> Out {
     Out::Ret(0)
 }

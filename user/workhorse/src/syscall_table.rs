@@ -34,6 +34,7 @@ syscall_table! {
     28 madvise sys::zero, Partial, "advice is accepted and ignored";
     32 dup sys::dup, Full, "";
     33 dup2 sys::dup2, Full, "";
+    34 pause sys::pause, Partial, "waits until a signal ends the process (handlers are not run)";
     35 nanosleep sys::nanosleep, Partial, "the caller waits in the server; signals do not interrupt it";
     39 getpid sys::getpid, Full, "";
     40 sendfile sys::sendfile, Full, "";

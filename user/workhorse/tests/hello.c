@@ -8,6 +8,7 @@ static __thread int tls_counter = 41;
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* as on a terminal, also on the host */
     printf("hello from a static Linux program, argc=%d\n", argc);
     for (int i = 1; i < argc; i++)
         printf("argv[%d]=%s\n", i, argv[i]);
