@@ -43,7 +43,7 @@ USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-a
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
+.PHONY: all run test bench debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
 
 all: image
 
@@ -211,7 +211,11 @@ guest-test: deps image
 boot-test: deps image
 	$(PYTHON) tools/test_boot.py
 
-test: abi-check docs-check host-test cargo-test guest-test boot-test sfi-test
+# The workhorse's Linux programs on Keep against the host (docs/workhorse.md).
+linux-test: deps image
+	$(PYTHON) tools/test_linux.py
+
+test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test sfi-test
 
 # Software fault isolation (sfi/, docs/sfi.md): host tool chain, verifier, runtime.
 sfi-test:

@@ -17,7 +17,6 @@ pub const SIGSEGV: i32 = 11;
 pub const SIGILL: i32 = 4;
 pub const SIGTRAP: i32 = 5;
 pub const SIGFPE: i32 = 8;
-pub const SIGCHLD: i32 = 17;
 pub const SIG_IGN: u64 = 1;
 
 /// Wait status of a process ended by `sig`.

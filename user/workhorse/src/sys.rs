@@ -843,7 +843,7 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             let d = desc(s, pid, fd)?;
             let Kind::File { ino } = d.borrow().kind else { return Err(EACCES) };
             if flags & MAP_SHARED != 0 && prot & PROT_WRITE != 0 {
-                return Err(ENODEV_);
+                return Err(ENODEV);
             }
             Some(ino)
         } else {
@@ -886,8 +886,6 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     })();
     ret(r)
 }
-
-const ENODEV_: i64 = 19;
 
 pub fn munmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (addr, len) = (c.args[0], c.args[1]);

@@ -16,7 +16,7 @@ syscall_table! {
     5 fstat sys::fstat, Full, "";
     6 lstat sys::lstat, Full, "";
     8 lseek sys::lseek, Partial, "SEEK_SET, SEEK_CUR, SEEK_END; no SEEK_DATA/SEEK_HOLE";
-    9 mmap sys::mmap, Partial, "anonymous and private file mappings (file pages copied or shared read-only); no MAP_SHARED of files";
+    9 mmap sys::mmap, Partial, "anonymous (populated when touched) and private file mappings (copied in); MAP_SHARED is private (a shared writable file mapping: ENODEV)";
     10 mprotect sys::mprotect, Full, "";
     11 munmap sys::munmap, Full, "";
     12 brk sys::brk, Full, "";

@@ -42,8 +42,9 @@ pub struct Inode {
     pub opens: u32,
 }
 
-/// Why the archive could not be loaded.
+/// Why the archive could not be loaded (printed with {:?}).
 #[derive(Debug)]
+#[allow(dead_code)]
 pub enum LoadError<'a> {
     Tar(keep_workhorse::tar::TarError),
     Path(i64, &'a str),
