@@ -18,7 +18,7 @@ use crate::process::{Keep, Proc};
 use crate::vfs::{Data, Node, fs};
 
 /// Where a position-independent executable (static-pie) is placed.
-const PIE_BASE: u64 = 0x0000_5555_5555_4000 & (mem::GUEST_TOP / 2 - 1) & !0xfff;
+const PIE_BASE: u64 = 0x0000_0555_5555_4000;
 const MAX_ARGS_BYTES: usize = 128 * 1024;
 
 fn page_down(v: u64) -> u64 {

@@ -23,7 +23,7 @@ pub const PROT_EXEC: u32 = 4;
 
 /// The part of the address space Linux processes get (above it: nothing);
 /// a pointer outside it is EFAULT.
-pub const GUEST_TOP: u64 = 0x0000_2000_0000_0000 - 0x0000_1000_0000_0000;
+pub const GUEST_TOP: u64 = 0x0000_1000_0000_0000;
 /// The page holding the server's trampoline (`wrfsbase %r11; jmp *%rcx`),
 /// read and execute, in every process.
 pub const TRAMPOLINE: u64 = GUEST_TOP - PAGE;
