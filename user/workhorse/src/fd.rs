@@ -25,6 +25,8 @@ pub enum Kind {
     PipeWrite(Rc<RefCell<Pipe>>),
     /// /dev/null.
     Null,
+    /// A file made when opened (/proc/meminfo and the like).
+    Generated(Rc<[u8]>),
 }
 
 pub struct Description {

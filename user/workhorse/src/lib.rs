@@ -19,6 +19,7 @@
 
 extern crate alloc;
 
+pub mod names;
 pub mod tar;
 pub mod table;
 

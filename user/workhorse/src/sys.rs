@@ -116,6 +116,15 @@ fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Option<u64>) ->
         }
         Kind::PipeWrite(_) => return Err(EBADF),
         Kind::Null => 0,
+        Kind::Generated(bytes) => {
+            let pos = at.unwrap_or(desc.pos) as usize;
+            let n = bytes.len().saturating_sub(pos).min(out.len());
+            out[..n].copy_from_slice(&bytes[pos..pos + n]);
+            if at.is_none() {
+                desc.pos += n as u64;
+            }
+            n
+        }
     };
     out.truncate(n);
     Ok(out)
@@ -167,7 +176,7 @@ fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Option<u64>) 
             pipe.buf.extend(&data[..n]);
             Ok(n)
         }
-        Kind::PipeRead(_) => Err(EBADF),
+        Kind::PipeRead(_) | Kind::Generated(_) => Err(EBADF),
         Kind::Null => Ok(data.len()),
     }
 }
@@ -290,8 +299,9 @@ pub fn lseek(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let r = (|| {
         let d = desc(s, pid, c.args[0])?;
         let mut d = d.borrow_mut();
-        let size = match d.kind {
-            Kind::File { ino } | Kind::Dir { ino } => fs().size(ino) as i64,
+        let size = match &d.kind {
+            Kind::File { ino } | Kind::Dir { ino } => fs().size(*ino) as i64,
+            Kind::Generated(b) => b.len() as i64,
             _ => return Err(ESPIPE),
         };
         let base = match c.args[2] {
@@ -319,7 +329,7 @@ fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u64, mode: u6
     let kind = match path.as_str() {
         "/dev/null" => Some(Kind::Null),
         "/dev/tty" | "/dev/console" => Some(Kind::Console),
-        _ => None,
+        p => proc_file(s, pid, p).map(|b| Kind::Generated(b.into())),
     };
     let kind = match kind {
         Some(k) => k,
@@ -410,6 +420,7 @@ fn stat_desc(d: &Desc) -> [u8; 144] {
         Kind::Console => stat_bytes(0o020620, 1, 1, 0, (5 << 8) | 1),
         Kind::Null => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
         Kind::PipeRead(_) | Kind::PipeWrite(_) => stat_bytes(0o010600, 3, 1, 0, 0),
+        Kind::Generated(b) => stat_bytes(0o100444, 4, 1, b.len() as u64, 0),
     }
 }
 
@@ -1428,4 +1439,321 @@ pub fn getrandom(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     }
     b.truncate(n);
     ret(s.proc(pid).mm.write(c.args[0], &b).map(|_| n as i64))
+}
+
+// ---- /proc, more files, identity, signals to threads, poll -----------------------
+
+/// The few /proc files the server makes when they are opened.
+fn proc_file(s: &mut Server, pid: i32, path: &str) -> Option<Vec<u8>> {
+    let mib = |frames: u64| frames * 4;
+    let text = match path {
+        "/proc/mounts" | "/proc/self/mounts" => String::from("rootfs / tmpfs rw 0 0\n"),
+        "/proc/cpuinfo" => String::from("processor\t: 0\nvendor_id\t: Keep\nmodel name\t: x86-64 (Keep workhorse)\n\n"),
+        "/proc/meminfo" => {
+            let free = keep_abi::MEMORY.free().unwrap_or(0);
+            let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|b| b / 4096).unwrap_or(free);
+            alloc::format!("MemTotal: {} kB\nMemFree: {} kB\nMemAvailable: {} kB\n", mib(total.max(free)), mib(free), mib(free))
+        }
+        "/proc/uptime" => {
+            let ms = TIMER.now_ms().unwrap_or(0);
+            alloc::format!("{}.{:02} 0.00\n", ms / 1000, ms % 1000 / 10)
+        }
+        "/proc/version" => String::from("Linux version 6.1.0-keep-workhorse (Keep workhorse)\n"),
+        "/proc/self/cmdline" | "/proc/self/comm" => {
+            let p = s.proc(pid);
+            alloc::format!("{}\n", p.name)
+        }
+        _ => return None,
+    };
+    Some(text.into_bytes())
+}
+
+fn truncate_ino(ino: Ino, len: u64) -> Result<i64, i64> {
+    if (len as i64) < 0 {
+        return Err(EINVAL);
+    }
+    match fs().get(ino).node {
+        Node::File(_) => fs().truncate(ino, len).map(|_| 0),
+        Node::Dir { .. } => Err(EISDIR),
+        Node::Symlink(_) => Err(EINVAL),
+    }
+}
+
+pub fn truncate(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let path = s.path(pid, c.args[0])?;
+        let ino = fs().resolve(s.proc(pid).cwd, &path, true)?;
+        truncate_ino(ino, c.args[1])
+    })();
+    ret(r)
+}
+
+pub fn ftruncate(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let d = d.borrow();
+        match d.kind {
+            Kind::File { ino } if d.writable() => truncate_ino(ino, c.args[1]),
+            _ => Err(EINVAL),
+        }
+    })();
+    ret(r)
+}
+
+fn link_at(s: &mut Server, pid: i32, olddir: u64, old: u64, newdir: u64, new: u64) -> Result<i64, i64> {
+    let old = s.path(pid, old)?;
+    let new = s.path(pid, new)?;
+    let ob = s.dirfd(pid, olddir)?;
+    let nb = s.dirfd(pid, newdir)?;
+    let f = fs();
+    let ino = f.resolve(ob, &old, false)?;
+    if f.is_dir(ino) {
+        return Err(EPERM);
+    }
+    let (dir, name) = f.parent(nb, &new)?;
+    f.link(dir, name, ino)?;
+    Ok(0)
+}
+
+pub fn link(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(link_at(s, pid, AT_FDCWD as u64, c.args[0], AT_FDCWD as u64, c.args[1]))
+}
+
+pub fn linkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let new = s.arg(pid, c, 3);
+    if s.arg(pid, c, 4) != 0 {
+        return Out::Ret(-EINVAL);
+    }
+    ret(link_at(s, pid, c.args[0], c.args[1], c.args[2], new))
+}
+
+fn symlink_at(s: &mut Server, pid: i32, target: u64, dirfd: u64, path: u64) -> Result<i64, i64> {
+    let target = s.proc(pid).mm.read_cstr(target, PATH_MAX)?;
+    let target = String::from_utf8(target).map_err(|_| EINVAL)?;
+    if target.is_empty() {
+        return Err(ENOENT);
+    }
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    let f = fs();
+    let (dir, name) = f.parent(base, &path)?;
+    f.create(dir, name, Node::Symlink(target), vfs::S_IFLNK | 0o777)?;
+    Ok(0)
+}
+
+pub fn symlink(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(symlink_at(s, pid, c.args[0], AT_FDCWD as u64, c.args[1]))
+}
+
+pub fn symlinkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(symlink_at(s, pid, c.args[0], c.args[1], c.args[2]))
+}
+
+fn chmod_ino(ino: Ino, mode: u64) -> Result<i64, i64> {
+    let n = fs().get_mut(ino);
+    n.mode = (n.mode & !0o7777) | (mode as u32 & 0o7777);
+    Ok(0)
+}
+
+fn chmod_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64) -> Result<i64, i64> {
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    chmod_ino(fs().resolve(base, &path, true)?, mode)
+}
+
+pub fn chmod(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(chmod_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1]))
+}
+
+pub fn fchmodat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(chmod_at(s, pid, c.args[0], c.args[1], c.args[2]))
+}
+
+pub fn fchmod(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let d = d.borrow();
+        match d.kind {
+            Kind::File { ino } | Kind::Dir { ino } => chmod_ino(ino, c.args[1]),
+            _ => Err(EINVAL),
+        }
+    })();
+    ret(r)
+}
+
+pub fn getresid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let mm = &mut s.proc(pid).mm;
+    let r = (0..3).try_for_each(|i| mm.write_u32(c.args[i], 0));
+    ret(r.map(|_| 0))
+}
+
+pub fn sysinfo(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    // struct sysinfo: uptime, loads[3], totalram, freeram, sharedram,
+    // bufferram, totalswap, freeswap (longs), procs (u16), pad, totalhigh,
+    // freehigh, mem_unit (u32): 112 bytes.
+    let mut b = [0u8; 112];
+    let free = keep_abi::MEMORY.free().unwrap_or(0) * 4096;
+    let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).unwrap_or(free).max(free);
+    let procs = s.procs.len() as u16;
+    b[0..8].copy_from_slice(&(TIMER.now_ms().unwrap_or(0) / 1000).to_le_bytes());
+    b[32..40].copy_from_slice(&total.to_le_bytes());
+    b[40..48].copy_from_slice(&free.to_le_bytes());
+    b[80..82].copy_from_slice(&procs.to_le_bytes());
+    b[104..108].copy_from_slice(&1u32.to_le_bytes());
+    ret(s.proc(pid).mm.write(c.args[0], &b).map(|_| 0))
+}
+
+fn statfs_bytes() -> [u8; 120] {
+    // struct statfs: type, bsize, blocks, bfree, bavail, files, ffree
+    // (longs), fsid (2 ints), namelen, frsize, flags, spare[4].
+    let mut b = [0u8; 120];
+    let free = keep_abi::MEMORY.free().unwrap_or(0);
+    let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|v| v / 4096).unwrap_or(free).max(free);
+    let words = [0x0102_1994u64, 4096, total, free, free, 1 << 20, 1 << 20];
+    for (i, w) in words.iter().enumerate() {
+        b[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    b[64..72].copy_from_slice(&255u64.to_le_bytes());
+    b[72..80].copy_from_slice(&4096u64.to_le_bytes());
+    b
+}
+
+pub fn statfs(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let path = s.path(pid, c.args[0])?;
+        fs().resolve(s.proc(pid).cwd, &path, true)?;
+        s.proc(pid).mm.write(c.args[1], &statfs_bytes()).map(|_| 0)
+    })();
+    ret(r)
+}
+
+pub fn fstatfs(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        desc(s, pid, c.args[0])?;
+        s.proc(pid).mm.write(c.args[1], &statfs_bytes()).map(|_| 0)
+    })();
+    ret(r)
+}
+
+pub fn tkill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if (c.args[0] as i32) <= 0 {
+        return Out::Ret(-EINVAL);
+    }
+    kill(s, pid, c)
+}
+
+pub fn tgkill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if (c.args[1] as i32) <= 0 || c.args[0] != c.args[1] {
+        return Out::Ret(-if (c.args[1] as i32) <= 0 { EINVAL } else { ESRCH });
+    }
+    let mut k = Call { nr: c.nr, args: [c.args[1], c.args[2], 0, 0, 0, 0], have_all: true };
+    kill(s, pid, &mut k)
+}
+
+const POLLIN: u16 = 1;
+const POLLOUT: u16 = 4;
+const POLLERR: u16 = 8;
+const POLLHUP: u16 = 0x10;
+const POLLNVAL: u16 = 0x20;
+
+/// What is ready of `events` on descriptor `fd`.
+fn poll_one(s: &mut Server, pid: i32, fd: i32, events: u16) -> u16 {
+    if fd < 0 {
+        return 0;
+    }
+    let Ok(d) = desc(s, pid, fd as u64) else { return POLLNVAL };
+    let d = d.borrow();
+    let ready = match &d.kind {
+        Kind::Console => {
+            (if tty().has_input() { POLLIN } else { 0 }) | POLLOUT
+        }
+        Kind::PipeRead(p) => {
+            let p = p.borrow();
+            (if p.buf.is_empty() { 0 } else { POLLIN }) | if p.writers == 0 { POLLHUP } else { 0 }
+        }
+        Kind::PipeWrite(p) => {
+            let p = p.borrow();
+            if p.readers == 0 {
+                POLLERR
+            } else if p.buf.len() < PIPE_SIZE {
+                POLLOUT
+            } else {
+                0
+            }
+        }
+        _ => POLLIN | POLLOUT,
+    };
+    ready & (events | POLLERR | POLLHUP | POLLNVAL)
+}
+
+/// poll and ppoll: `timeout_ms` < 0 waits for ever; the deadline is kept in
+/// the call's last argument while it waits.
+fn do_poll(s: &mut Server, pid: i32, c: &mut Call, fds: u64, n: u64, timeout_ms: i64) -> Out {
+    if n > 1024 {
+        return Out::Ret(-EINVAL);
+    }
+    let mut entries = match s.proc(pid).mm.read_vec(fds, n as usize * 8) {
+        Ok(v) => v,
+        Err(e) => return Out::Ret(-e),
+    };
+    let mut count = 0;
+    for i in 0..n as usize {
+        let e = &mut entries[i * 8..i * 8 + 8];
+        let fd = i32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+        let events = u16::from_le_bytes([e[4], e[5]]);
+        let r = poll_one(s, pid, fd, events);
+        e[6..8].copy_from_slice(&r.to_le_bytes());
+        count += (r != 0) as i64;
+    }
+    if count > 0 || timeout_ms == 0 {
+        return ret(s.proc(pid).mm.write(fds, &entries).map(|_| count));
+    }
+    if timeout_ms > 0 {
+        if c.args[5] == 0 {
+            c.args[5] = now_ns() + timeout_ms as u64 * 1_000_000;
+            c.have_all = true;
+        }
+        if now_ns() >= c.args[5] {
+            return ret(s.proc(pid).mm.write(fds, &entries).map(|_| 0));
+        }
+    }
+    s.proc(pid).waits_tty = true; // polled with the terminal
+    Out::Block
+}
+
+pub fn poll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (fds, n, t) = (c.args[0], c.args[1], c.args[2] as i32 as i64);
+    do_poll(s, pid, c, fds, n, t)
+}
+
+pub fn ppoll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (fds, n, ts) = (c.args[0], c.args[1], c.args[2]);
+    let t = if ts == 0 {
+        -1
+    } else if c.args[5] != 0 {
+        1 // waiting: the deadline is set
+    } else {
+        let p = s.proc(pid);
+        match (p.mm.read_u64(ts), p.mm.read_u64(ts + 8)) {
+            (Ok(sec), Ok(ns)) if (sec as i64) >= 0 && ns < 1_000_000_000 => {
+                (sec * 1000 + ns.div_ceil(1_000_000)) as i64
+            }
+            (Err(e), _) | (_, Err(e)) => return Out::Ret(-e),
+            _ => return Out::Ret(-EINVAL),
+        }
+    };
+    do_poll(s, pid, c, fds, n, t)
+}
+
+pub fn utime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(access_at(s, pid, AT_FDCWD as u64, c.args[0]))
+}
+
+/// utimensat: the file must exist (touch creates it when it does not);
+/// no times are kept.  A null path names the descriptor (futimens).
+pub fn utimensat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[1] == 0 {
+        return ret(desc(s, pid, c.args[0]).map(|_| 0));
+    }
+    ret(access_at(s, pid, c.args[0], c.args[1]))
 }

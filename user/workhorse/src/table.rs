@@ -39,7 +39,7 @@ pub fn find(nr: u64) -> Option<&'static Entry> {
 }
 
 pub fn name(nr: u64) -> &'static str {
-    find(nr).map_or("?", |e| e.name)
+    crate::names::name(nr)
 }
 
 /// docs/linux-compat.md.
@@ -52,10 +52,11 @@ pub fn render() -> String {
     s.push_str("`make cargo-test` fails when this file and the table differ.  The server's\n");
     s.push_str("design is in [workhorse.md](workhorse.md).\n\n");
     s.push_str(&format!(
-        "**{} system calls implemented** ({full} fully, {partial} in part) of the about 360 of Linux\n\
-         x86-64; {refused} refused on purpose.  Every call not listed is answered `-ENOSYS` and counted:\n\
+        "**{} system calls implemented** ({full} fully, {partial} in part) of the {} of Linux\n\
+         x86-64 (Debian 12's headers); {refused} refused on purpose.  Every call not listed is answered `-ENOSYS` and counted:\n\
          `linux` alone at the `keep> ` prompt lists the ones programs have made.\n\n",
-        full + partial
+        full + partial,
+        crate::names::NAMES.len()
     ));
     s.push_str("| nr | call | support | note |\n|---:|---|---|---|\n");
     for e in TABLE {
@@ -74,6 +75,14 @@ include!("syscall_table.rs");
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_names_are_linux_names() {
+        for e in TABLE {
+            assert_eq!(crate::names::name(e.nr), e.name, "number {}", e.nr);
+        }
+        assert_eq!(name(999), "?");
+    }
 
     #[test]
     fn numbers_are_sorted_and_unique_and_notes_explain() {

@@ -189,6 +189,11 @@ impl Tty {
         Some(n)
     }
 
+    /// Whether a read would return at once (with data or end of input).
+    pub fn has_input(&self) -> bool {
+        !self.ready.is_empty() || self.eof
+    }
+
     /// Forgets pending input (a new session starts).
     pub fn reset(&mut self) {
         *self = Tty::new();

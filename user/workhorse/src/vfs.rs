@@ -185,6 +185,18 @@ impl Fs {
         Ok(ino)
     }
 
+    /// A further name for file `ino` in `dir`.
+    pub fn link(&mut self, dir: Ino, name: &str, ino: Ino) -> Result<(), i64> {
+        if matches!(name, "." | "..") || self.lookup(dir, name).is_ok() {
+            return Err(EEXIST);
+        }
+        if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
+            entries.insert(String::from(name), ino);
+        }
+        self.get_mut(ino).nlink += 1;
+        Ok(())
+    }
+
     pub fn mkdir(&mut self, dir: Ino, name: &str, perm: u32) -> Result<Ino, i64> {
         self.create(dir, name, Node::Dir { entries: BTreeMap::new(), parent: dir }, S_IFDIR | (perm & 0o7777))
     }
