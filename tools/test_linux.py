@@ -8,8 +8,8 @@
   - error paths: the crashes in errors.c are reported on the console and
     the server goes on; the unknown system calls it made are listed, with
     counts, by `linux`; a missing program and an unclosed quote are refused;
-  - the terminal: busybox's interactive shell (`sh`), and Ctrl-D ending a
-    `cat` that reads the console.
+  - the terminal: busybox's interactive shell (`sh`), Ctrl-C in it and in
+    a busy program, and Ctrl-D ending a `cat` that reads the console.
 Prints one line per test and a summary; exits 1 on any failure."""
 import re
 import subprocess
@@ -72,6 +72,7 @@ def conformance(g, tmp):
         ("procs", [TESTS / "procs"], "linux /tests/procs"),
         ("errors", [TESTS / "errors"], "linux /tests/errors"),
         ("timeid", [TESTS / "timeid"], "linux /tests/timeid"),
+        ("signals", [TESTS / "signals"], "linux /tests/signals"),
         ("busybox.sh", [BUSYBOX, "sh", SCRIPTS / "busybox.sh", f"{tmp}/bb"],
          "linux sh /tests/busybox.sh /tmp/bb"),
     ]
@@ -116,8 +117,22 @@ def terminal(g):
     check("sh at the prompt starts busybox's interactive shell", ok, g.out[m:])
     m = g.send("echo in-shell $((40 + 2)) | tr a-z A-Z")
     check("the interactive shell runs a pipeline", g.expect(b"IN-SHELL 42", 60, m), g.out[m:])
+    # Ctrl-C once the command runs (it has printed), not while the line
+    # editor still has the terminal.
+    m = g.send("echo started; sleep 600")
+    g.expect(b"started\r\n", 30, m)
+    g.send_keys(b"\x03")
+    check("Ctrl-C ends the shell's foreground sleep, the shell stays",
+          g.expect(b"^C", 30, m) and g.expect(b"# ", 30, m + 30), g.out[m:])
+    m = g.send("echo after-interrupt")
+    check("the shell goes on after Ctrl-C", g.expect(b"after-interrupt\r\n", 30, m), g.out[m:])
     m = g.send("exit")
     check("exit returns to keep>", g.expect(b"\n" + PROMPT, 60, m), g.out[m:])
+    m = g.send("linux sh -c 'echo busy; while true; do :; done'")
+    g.expect(b"busy\r\n", 30, m)
+    g.send_keys(b"\x03")
+    check("Ctrl-C ends a busy program (SIGINT) and returns to keep>",
+          g.expect(b"linux: killed by signal 2", 30, m) and g.expect(b"\n" + PROMPT, 30, m), g.out[m:])
     m = g.send("linux cat")
     g.send_keys(b"typed line\r")
     ok = g.expect(b"typed line\r\ntyped line", 30, m)

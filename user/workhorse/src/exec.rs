@@ -137,7 +137,7 @@ fn exec_depth(
     // Handlers do not survive exec; ignored signals do.
     for a in p.sigactions.iter_mut() {
         if a[0] != crate::process::SIG_IGN {
-            *a = [0; 3];
+            *a = [0; 4];
         }
     }
     Ok(())

@@ -17,6 +17,7 @@ mod exec;
 mod fd;
 mod mem;
 mod process;
+mod signal;
 mod sys;
 mod tty;
 mod vfs;
@@ -39,6 +40,8 @@ pub const SESSION_RET: u64 = 0x11;
 pub const SCRATCH_SLOT: u64 = 0x12;
 /// How often the terminal is polled while a process waits for input.
 const TTY_POLL_MS: u64 = 20;
+/// How often it is polled for Ctrl-C while a program runs.
+const SIGNAL_POLL_MS: u64 = 50;
 
 /// What a system call's handler decided.
 pub enum Out {
@@ -69,13 +72,15 @@ pub struct Server {
     /// -ENOSYS answers by system-call number.
     pub refused: BTreeMap<u64, u64>,
     pub trampoline: alloc::rc::Rc<mem::Frame>,
+    /// The process whose message the server is answering.
+    pub current: Option<i32>,
     pub seed: u64,
 }
 
 macro_rules! syscall_table {
     ($($nr:literal $name:ident $handler:path, $support:ident, $note:literal;)*) => {
         /// The handler of system call `nr`.
-        fn handler(nr: u64) -> Option<fn(&mut Server, i32, &mut Call) -> Out> {
+        pub fn handler(nr: u64) -> Option<fn(&mut Server, i32, &mut Call) -> Out> {
             match nr {
                 $($nr => Some($handler),)*
                 _ => None,
@@ -111,6 +116,7 @@ fn main(rootfs: u64, size: u64) -> i32 {
         leader: None,
         refused: BTreeMap::new(),
         trampoline,
+        current: None,
         seed: seed | 1,
     };
     s.serve()
@@ -120,12 +126,20 @@ impl Server {
     fn serve(&mut self) -> ! {
         loop {
             let waits_tty = self.procs.values().any(|p| p.waits_tty);
+            // While a program runs, the terminal is polled for Ctrl-C too.
+            let timeout = if waits_tty {
+                TTY_POLL_MS
+            } else if self.leader.is_some() {
+                SIGNAL_POLL_MS
+            } else {
+                0
+            };
             let buf = keep_rt::ipc_buffer();
             let _ = SELF_ASPACE.delete_cap(RECV_RET);
             buf.set_recv_slots(&[RECV_RET]);
-            let m = recv(Tag::new(0).with_slots(1), if waits_tty { TTY_POLL_MS } else { 0 });
+            let m = recv(Tag::new(0).with_slots(1), timeout);
             if m.err == Error::TIMEOUT.0 {
-                tty::tty().poll();
+                self.poll_tty();
                 self.retry();
                 continue;
             }
@@ -136,16 +150,32 @@ impl Server {
                 self.request(m.tag.label());
             } else {
                 let pid = m.payload as i32;
+                self.current = Some(pid);
                 match m.tag.label() {
                     label::SYSCALL => self.syscall(pid, m.words),
                     label::EXCEPTION => self.exception(pid, m.words),
                     _ => {}
                 }
+                self.current = None;
             }
-            if waits_tty {
-                tty::tty().poll();
+            if timeout != 0 {
+                self.poll_tty();
             }
             self.retry();
+        }
+    }
+
+    /// Takes console input; Ctrl-C and Ctrl-\\ go to the foreground
+    /// process group as SIGINT and SIGQUIT.
+    fn poll_tty(&mut self) {
+        let t = tty::tty();
+        t.poll();
+        while let Some(sig) = t.take_signal() {
+            let fg = t.fg_pgrp;
+            let group: Vec<i32> = self.procs.values().filter(|p| p.pgid == fg).map(|p| p.pid).collect();
+            for pid in group {
+                self.post(pid, sig);
+            }
         }
     }
 
@@ -173,6 +203,7 @@ impl Server {
                 match self.spawn_session(&argv) {
                     Ok(pid) => {
                         self.leader = Some(pid);
+                        tty::tty().fg_pgrp = pid;
                         let _ = SELF_ASPACE.delete_cap(SESSION_RET);
                         if SELF_ASPACE.move_cap(RECV_RET, SESSION_RET).is_err() {
                             self.leader = None;
@@ -241,20 +272,29 @@ impl Server {
 
     /// Carries out a handler's decision for the call whose return
     /// capability is in `ret`.
-    fn finish(&mut self, pid: i32, call: Call, out: Out, ret: u64) {
+    pub fn finish(&mut self, pid: i32, call: Call, out: Out, ret: u64) {
         match out {
-            Out::Ret(v) => {
-                let _ = Return(ret).reply(Tag::new(reply::RESUME_SET_RAX), [v as u64, 0, 0, 0]);
+            Out::Ret(_) | Out::Resume => {
                 if let Some(p) = self.procs.get_mut(&pid) {
                     p.blocked = None;
                     p.waits_tty = false;
                 }
-            }
-            Out::Resume => {
-                let _ = Return(ret).reply(Tag::new(reply::RESUME), [0; 4]);
-                if let Some(p) = self.procs.get_mut(&pid) {
-                    p.blocked = None;
-                    p.waits_tty = false;
+                // A signal due now is acted on as the call returns.
+                let rax = if let Out::Ret(v) = out { Some(v) } else { None };
+                let delivery = match self.deliverable(pid) {
+                    Some(sig) => self.deliver(pid, sig, rax, None),
+                    None => signal::Delivery::None,
+                };
+                match (delivery, rax) {
+                    (signal::Delivery::None, Some(v)) => {
+                        let _ = Return(ret).reply(Tag::new(reply::RESUME_SET_RAX), [v as u64, 0, 0, 0]);
+                    }
+                    (signal::Delivery::None, None) | (signal::Delivery::Handler, _) => {
+                        let _ = Return(ret).reply(Tag::new(reply::RESUME), [0; 4]);
+                    }
+                    (signal::Delivery::Ended, _) => {
+                        let _ = SELF_ASPACE.delete_cap(ret);
+                    }
                 }
             }
             Out::Block => {
@@ -265,6 +305,11 @@ impl Server {
                 }
                 if p.blocked.is_none() || matches!(p.blocked, Some(Blocked::Call(_))) {
                     p.blocked = Some(Blocked::Call(call));
+                    // A signal already due interrupts it at once.
+                    if self.deliverable(pid).is_some() {
+                        let ret = self.procs[&pid].ret_slot;
+                        self.interrupt(pid, call, ret);
+                    }
                 }
             }
             Out::Gone => {
@@ -303,6 +348,25 @@ impl Server {
     fn exception(&mut self, pid: i32, w: [u64; 4]) {
         let [vector, rip, addr, code] = w;
         let Some(p) = self.procs.get_mut(&pid) else { return };
+        if p.text_hidden {
+            // Stopped for a signal (signal.rs): text back, signal delivered
+            // with the faulting instruction as the place to return to.
+            p.mm.set_text_mapped(true);
+            p.text_hidden = false;
+            let delivery = match self.deliverable(pid) {
+                Some(sig) => self.deliver(pid, sig, None, None),
+                None => signal::Delivery::None,
+            };
+            match delivery {
+                signal::Delivery::Ended => {
+                    let _ = SELF_ASPACE.delete_cap(RECV_RET);
+                }
+                _ => {
+                    let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
+                }
+            }
+            return;
+        }
         if vector == 14 {
             let page = addr & !(mem::PAGE - 1);
             let need = if code & 2 != 0 { mem::PROT_WRITE } else { mem::PROT_READ };
@@ -344,6 +408,8 @@ impl Server {
         self.wake_vfork_parent(pid);
         if ppid == 0 || !self.procs.contains_key(&ppid) {
             self.reap(pid);
+        } else {
+            self.post(ppid, 17); // SIGCHLD
         }
         if self.leader == Some(pid) {
             self.leader = None;

@@ -327,6 +327,20 @@ impl Mm {
         (top >= base + len).then(|| top - len)
     }
 
+    /// Unmaps (`hide`) or maps again the executable pages from the
+    /// process's address space; the server keeps them.
+    pub fn set_text_mapped(&mut self, mapped: bool) {
+        for (&va, p) in &self.pages {
+            if p.prot & PROT_EXEC != 0 {
+                if mapped {
+                    let _ = self.aspace.map(p.frame.slot, va, keep_rights(p.prot));
+                } else {
+                    let _ = self.aspace.unmap(va);
+                }
+            }
+        }
+    }
+
     /// A copy for fork: writable pages are copied, read-only ones shared.
     pub fn fork(&self, aspace: Aspace) -> Result<Mm, i64> {
         let mut m = Mm::new(aspace);

@@ -96,7 +96,15 @@ pub struct Proc {
     pub cwd: Ino,
     pub umask: u32,
     pub fs_base: u64,
-    pub sigactions: [[u64; 3]; 65],
+    /// Per signal: handler, flags, restorer, mask (as rt_sigaction has them).
+    pub sigactions: [[u64; 4]; 65],
+    /// Signals posted and not yet delivered (bit sig-1).
+    pub pending: u64,
+    /// The mask rt_sigsuspend replaced, restored by the handler's return.
+    pub saved_mask: Option<u64>,
+    /// Its executable pages are unmapped so that it faults to the server,
+    /// which then delivers a signal (see signal.rs).
+    pub text_hidden: bool,
     pub sigmask: u64,
     pub blocked: Option<Blocked>,
     /// Blocked on terminal input (the server polls the console).
@@ -122,7 +130,10 @@ impl Proc {
             cwd: ROOT,
             umask: 0o022,
             fs_base: 0,
-            sigactions: [[0; 3]; 65],
+            sigactions: [[0; 4]; 65],
+            pending: 0,
+            saved_mask: None,
+            text_hidden: false,
             sigmask: 0,
             blocked: None,
             waits_tty: false,

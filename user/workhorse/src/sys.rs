@@ -161,11 +161,9 @@ fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Option<u64>) 
             if pipe.readers == 0 {
                 drop(pipe);
                 drop(desc);
-                // SIGPIPE's default action ends the writer.
-                if s.proc(pid).sigactions[13][0] == 0 {
-                    s.terminate(pid, process::signaled(13));
-                    return Err(WOULD_BLOCK + 1);
-                }
+                // SIGPIPE, delivered as the call returns EPIPE (its default
+                // action ends the writer).
+                s.proc(pid).pending |= 1 << (13 - 1);
                 return Err(EPIPE);
             }
             let room = PIPE_SIZE - pipe.buf.len();
@@ -181,12 +179,8 @@ fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Option<u64>) 
     }
 }
 
-/// The end of a write: the caller may be gone (SIGPIPE).
 fn write_out(r: Result<usize, i64>) -> Out {
-    match r {
-        Err(e) if e == WOULD_BLOCK + 1 => Out::Gone,
-        r => ret(r.map(|n| n as i64)),
-    }
+    ret(r.map(|n| n as i64))
 }
 
 fn desc(s: &mut Server, pid: i32, fd: u64) -> Result<Desc, i64> {
@@ -800,13 +794,11 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
                 tty().termios = Termios::from_bytes(&b);
             }
             TIOCGWINSZ => p.mm.write(arg, &[24, 0, 80, 0, 0, 0, 0, 0])?,
-            TIOCGPGRP => {
-                let pg = p.pgid;
-                p.mm.write_u32(arg, pg as u32)?
-            }
+            TIOCGPGRP => p.mm.write_u32(arg, tty().fg_pgrp as u32)?,
             TIOCSPGRP => {
                 let mut b = [0u8; 4];
                 p.mm.read(arg, &mut b)?;
+                tty().fg_pgrp = i32::from_le_bytes(b);
             }
             _ => return Err(ENOTTY),
         }
@@ -1052,19 +1044,27 @@ pub fn rt_sigaction(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
         let p = s.proc(pid);
         let cur = p.sigactions[sig];
+        // struct kernel_sigaction: handler, flags, restorer, mask.
         let new = if act != 0 {
-            Some([p.mm.read_u64(act)?, p.mm.read_u64(act + 8)?, p.mm.read_u64(act + 24)?])
+            let mut a = [0u64; 4];
+            for (i, w) in a.iter_mut().enumerate() {
+                *w = p.mm.read_u64(act + 8 * i as u64)?;
+            }
+            Some(a)
         } else {
             None
         };
         if old != 0 {
-            p.mm.write_u64(old, cur[0])?;
-            p.mm.write_u64(old + 8, cur[1])?;
-            p.mm.write_u64(old + 16, 0)?;
-            p.mm.write_u64(old + 24, cur[2])?;
+            for (i, w) in cur.iter().enumerate() {
+                p.mm.write_u64(old + 8 * i as u64, *w)?;
+            }
         }
         if let Some(n) = new {
             p.sigactions[sig] = n;
+            // A signal now ignored is dropped if pending.
+            if n[0] == process::SIG_IGN {
+                p.pending &= !(1 << (sig - 1));
+            }
         }
         Ok(0)
     })();
@@ -1093,11 +1093,6 @@ pub fn rt_sigprocmask(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(r)
 }
 
-/// Signals whose default action is to do nothing.
-fn ignored_by_default(sig: i32) -> bool {
-    matches!(sig, 17 | 18 | 23 | 28)
-}
-
 pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (target, sig) = (c.args[0] as i32, c.args[1] as i32);
     if !(0..=64).contains(&sig) {
@@ -1119,20 +1114,24 @@ pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     if targets.is_empty() {
         return Out::Ret(-ESRCH);
     }
-    let mut self_killed = false;
-    for t in targets {
-        if sig == 0 {
-            continue;
-        }
-        let action = s.proc(t).sigactions[sig as usize][0];
-        if action != 0 || ignored_by_default(sig) {
-            // Ignored, or a handler: handlers are not run yet (table note).
-            continue;
-        }
-        s.terminate(t, process::signaled(sig));
-        self_killed |= t == pid;
+    if sig == 0 {
+        return Out::Ret(0);
     }
-    if self_killed { Out::Gone } else { Out::Ret(0) }
+    for t in targets {
+        if t != pid {
+            s.post(t, sig);
+        }
+    }
+    // The caller's own signal is delivered as this call returns.
+    if s.procs.get(&pid).is_some_and(|p| p.zombie.is_none()) {
+        let me = matches!(target, t if t == pid) || target == 0 || (target < -1 && -target == my_pgid);
+        if me {
+            s.proc(pid).pending |= 1 << (sig - 1);
+        }
+        Out::Ret(0)
+    } else {
+        Out::Gone
+    }
 }
 
 pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {

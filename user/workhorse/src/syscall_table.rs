@@ -21,9 +21,9 @@ syscall_table! {
     10 mprotect sys::mprotect, Full, "";
     11 munmap sys::munmap, Full, "";
     12 brk sys::brk, Full, "";
-    13 rt_sigaction sys::rt_sigaction, Partial, "actions are recorded and reported; handlers are not run yet";
-    14 rt_sigprocmask sys::rt_sigprocmask, Partial, "the mask is recorded; nothing is delivered to handlers yet";
-    15 rt_sigreturn sys::refused, Refused, "no signal frames are built yet";
+    13 rt_sigaction sys::rt_sigaction, Partial, "handlers run at the process's next system call (see docs/workhorse.md); SA_ONSTACK ignored";
+    14 rt_sigprocmask sys::rt_sigprocmask, Full, "";
+    15 rt_sigreturn signal::rt_sigreturn, Partial, "registers and mask; FPU/SSE state is not saved across a handler";
     16 ioctl sys::ioctl, Partial, "terminal only: TCGETS, TCSETS(W/F), TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP; ENOTTY elsewhere";
     17 pread64 sys::pread64, Full, "";
     18 pwrite64 sys::pwrite64, Full, "";
@@ -35,7 +35,7 @@ syscall_table! {
     28 madvise sys::zero, Partial, "advice is accepted and ignored";
     32 dup sys::dup, Full, "";
     33 dup2 sys::dup2, Full, "";
-    34 pause sys::pause, Partial, "waits until a signal ends the process (handlers are not run)";
+    34 pause sys::pause, Full, "";
     35 nanosleep sys::nanosleep, Partial, "the caller waits in the server; signals do not interrupt it";
     39 getpid sys::getpid, Full, "";
     40 sendfile sys::sendfile, Full, "";
@@ -45,7 +45,7 @@ syscall_table! {
     59 execve sys::execve, Partial, "static ELF and #! scripts; no PT_INTERP (dynamic programs: ENOEXEC)";
     60 exit sys::exit, Partial, "ends the whole process (no threads)";
     61 wait4 sys::wait4, Partial, "WNOHANG; no rusage (zeroed); no stopped children";
-    62 kill sys::kill, Partial, "default actions end the target; ignored signals are dropped; handlers are not run";
+    62 kill sys::kill, Partial, "no stop and continue (job control): stop signals are ignored";
     63 uname sys::uname, Full, "";
     72 fcntl sys::fcntl, Partial, "F_DUPFD(_CLOEXEC), F_GETFD/SETFD, F_GETFL/SETFL; no locks";
     74 fsync sys::zero, Full, "the file system is in memory: nothing to flush";
@@ -89,6 +89,8 @@ syscall_table! {
     120 getresgid sys::getresid, Partial, "all 0";
     121 getpgid sys::getpgid, Full, "";
     124 getsid sys::getsid, Full, "";
+    127 rt_sigpending signal::rt_sigpending, Full, "";
+    130 rt_sigsuspend signal::rt_sigsuspend, Full, "";
     132 utime sys::utime, Partial, "checks the file; files keep no times (they show 1970)";
     137 statfs sys::statfs, Partial, "one in-memory file system (tmpfs), sized by the free memory pool";
     138 fstatfs sys::fstatfs, Partial, "as statfs";

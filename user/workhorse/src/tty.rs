@@ -83,11 +83,22 @@ pub struct Tty {
     line: Vec<u8>,
     /// Ctrl-D seen: the next read returns what is ready, or 0.
     eof: bool,
+    /// Signals typed (Ctrl-C, Ctrl-\\) for the foreground group.
+    signals: VecDeque<i32>,
+    /// The foreground process group (TIOCSPGRP).
+    pub fg_pgrp: i32,
 }
 
 impl Tty {
     pub fn new() -> Tty {
-        Tty { termios: Termios::default_tty(), ready: VecDeque::new(), line: Vec::new(), eof: false }
+        Tty {
+            termios: Termios::default_tty(),
+            ready: VecDeque::new(),
+            line: Vec::new(),
+            eof: false,
+            signals: VecDeque::new(),
+            fg_pgrp: 0,
+        }
     }
 
     pub fn write(&self, data: &[u8]) {
@@ -123,6 +134,16 @@ impl Tty {
 
     fn input(&mut self, mut b: u8) {
         let t = self.termios;
+        const ISIG: u32 = 1;
+        if t.lflag & ISIG != 0 && (b == t.cc[1] || b == t.cc[2]) && b != 0 {
+            // VINTR, VQUIT: the line typed so far is dropped.
+            self.signals.push_back(if b == t.cc[1] { 2 } else { 3 });
+            self.line.clear();
+            if t.lflag & ECHO != 0 {
+                self.write(if b == 3 { b"^C\n" } else { b"^\\\n" });
+            }
+            return;
+        }
         if b == b'\r' && t.iflag & ICRNL != 0 {
             b = b'\n';
         }
@@ -187,6 +208,11 @@ impl Tty {
             }
         }
         Some(n)
+    }
+
+    /// The next signal typed, if any.
+    pub fn take_signal(&mut self) -> Option<i32> {
+        self.signals.pop_front()
     }
 
     /// Whether a read would return at once (with data or end of input).
