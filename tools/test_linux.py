@@ -6,7 +6,8 @@
     Debian's busybox) runs on the host and on Keep (`linux ...` at the
     prompt); output and exit status must be the same;
   - error paths: the crashes in errors.c are reported on the console and
-    the server goes on; the unknown system calls it made are listed, with
+    the server goes on; the process and memory limits (limits.c, Keep
+    only) give EAGAIN and NULL, and what they used comes back; the unknown system calls it made are listed, with
     counts, by `linux`; a missing program and an unclosed quote are refused;
   - the terminal: busybox's interactive shell (`sh`), Ctrl-C in it and in
     a busy program, and Ctrl-D ending a `cat` that reads the console.
@@ -107,6 +108,20 @@ def error_paths(g, reports):
     check("a missing program is refused with ENOENT", "cannot run it (Linux errno 2)" in out, out)
     out = run_keep(g, "linux echo 'unclosed") or ""
     check("an unclosed quote is refused", "unclosed quote" in out, out)
+    pools = []
+    for i in range(3):
+        out = run_keep(g, "linux /tests/limits", timeout=300) or ""
+        if i == 0:
+            check("fork past the process limit gets EAGAIN; malloc past the memory limit gets NULL",
+                  "fork refused after 127 children: Resource temporarily unavailable" in out
+                  and "malloc failed after more than 100 MiB" in out, out)
+        mem = run_keep(g, "mem") or ""
+        m = re.search(r"memory pool: (\d+) free frames", mem)
+        pools.append(int(m.group(1)) if m else 0)
+    # The first run grows the server's own heap; later ones must give back
+    # every frame of the 127 processes and the 190 MiB (within one heap step).
+    check("processes and their memory are given back (pool after the 2nd and 3rd run)",
+          pools[1] > 0 and abs(pools[2] - pools[1]) <= 64, pools)
     out = run_keep(g, "linux echo still serving") or ""
     check("the server goes on after all of it", out.strip() == "still serving", out)
 

@@ -14,7 +14,14 @@ const SLOT_BASE: u64 = 0x0100_0000;
 /// Where frames are mapped in the server's own space (one page each).
 const LOCAL_BASE: u64 = 0x0000_2000_0000_0000;
 
+/// Frames the server hands its Linux processes and files at most (256 MiB
+/// of the 512 MiB machine), so that a program that eats memory meets
+/// ENOMEM before the rest of the system does.
+pub const MAX_FRAMES: u64 = 65536;
+
 pub struct Env {
+    /// Frames in use for Linux processes and files.
+    pub frames: u64,
     free_slots: Vec<u64>,
     next_slot: u64,
     free_locals: Vec<u64>,
@@ -22,6 +29,7 @@ pub struct Env {
 }
 
 static mut ENV: Env = Env {
+    frames: 0,
     free_slots: Vec::new(),
     next_slot: SLOT_BASE,
     free_locals: Vec::new(),

@@ -15,6 +15,7 @@ mod env;
 mod errno;
 mod exec;
 mod fd;
+mod heap;
 mod mem;
 mod process;
 mod signal;
@@ -93,6 +94,8 @@ include!("syscall_table.rs");
 keep_rt::entry!(main);
 
 fn main(rootfs: u64, size: u64) -> i32 {
+    // SAFETY: first thing, single threaded.
+    unsafe { keep_rt::set_allocator(&heap::HEAP) };
     let _ = keep_abi::SELF_PROCESS.set_name("workhorse");
     // SAFETY: the starter mapped the archive read-only at rootfs for the
     // server's lifetime (keep_workhorse::ROOTFS_VADDR).

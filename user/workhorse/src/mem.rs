@@ -33,6 +33,10 @@ pub const STACK_SIZE: u64 = 8 << 20;
 /// mmap without a hint takes the highest free range below this.
 pub const MMAP_TOP: u64 = STACK_TOP - STACK_SIZE - 16 * PAGE;
 
+/// Bytes of areas one process may reserve (like RLIMIT_AS): mmap and brk
+/// say ENOMEM past it, so that malloc fails before memory runs out.
+pub const MAX_RESERVED: u64 = 192 << 20;
+
 /// A frame of the memory pool: its capability (a slot of the server) and
 /// where it is mapped in the server.  Dropping it unmaps and reclaims it;
 /// whoever mapped it in a process has unmapped it there first (or destroyed
@@ -46,6 +50,9 @@ impl Frame {
     /// A zeroed frame.
     pub fn new() -> Result<Rc<Frame>, i64> {
         let e = env();
+        if e.frames >= crate::env::MAX_FRAMES {
+            return Err(ENOMEM);
+        }
         let slot = e.slot().map_err(|_| ENOMEM)?;
         if MEMORY.retype(ty::PAGE, slot).is_err() {
             e.free_slot(slot);
@@ -58,6 +65,7 @@ impl Frame {
             e.free_local(local);
             return Err(ENOMEM);
         }
+        e.frames += 1;
         Ok(Rc::new(Frame { slot, local }))
     }
 
@@ -88,6 +96,7 @@ impl Drop for Frame {
             keep_rt::println!("workhorse: frame in slot {:#x} not reclaimed: {err}", self.slot);
         }
         let e = env();
+        e.frames -= 1;
         e.free_slot(self.slot);
         e.free_local(self.local);
     }
@@ -140,6 +149,11 @@ impl Mm {
     pub fn area(&self, va: u64) -> Option<(u64, Area)> {
         let (&s, &a) = self.areas.range(..=va).next_back()?;
         (va < a.end).then_some((s, a))
+    }
+
+    /// Bytes reserved in areas.
+    pub fn reserved(&self) -> u64 {
+        self.areas.iter().map(|(s, a)| a.end - s).sum()
     }
 
     /// Removes [start, end) from the areas; returns the pieces removed.

@@ -25,6 +25,8 @@ const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
 const AT_REMOVEDIR: u64 = 0x200;
 const AT_EMPTY_PATH: u64 = 0x1000;
 const PATH_MAX: usize = 4096;
+/// Linux processes at once (zombies included); fork says EAGAIN past it.
+const MAX_PROCS: usize = 128;
 
 fn ret(r: Result<i64, i64>) -> Out {
     match r {
@@ -817,7 +819,9 @@ pub fn brk(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     }
     let (old_top, new_top) = (mm.brk.next_multiple_of(PAGE), want.next_multiple_of(PAGE));
     if new_top > old_top {
-        if mm.areas.range(..new_top).any(|(st, a)| a.end > old_top && *st < new_top) {
+        if mm.areas.range(..new_top).any(|(st, a)| a.end > old_top && *st < new_top)
+            || mm.reserved() + (new_top - old_top) > mem::MAX_RESERVED
+        {
             return Out::Ret(mm.brk as i64);
         }
         mm.areas.insert(old_top, mem::Area { end: new_top, prot: mem::PROT_READ | PROT_WRITE });
@@ -853,6 +857,9 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             None
         };
         let mm = &mut s.proc(pid).mm;
+        if mm.reserved() + len > mem::MAX_RESERVED {
+            return Err(ENOMEM);
+        }
         let fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0;
         let free = |mm: &mem::Mm, a: u64| {
             a.checked_add(len).is_some_and(|e| e <= mem::MMAP_TOP)
@@ -1173,6 +1180,9 @@ pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// fork, vfork and clone: a new process with a copy of the caller's memory
 /// and descriptors, resuming where the caller does with rax = 0.
 fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>, vfork: bool) -> Result<i32, i64> {
+    if s.procs.len() >= MAX_PROCS {
+        return Err(EAGAIN);
+    }
     let child = s.new_pid();
     let parent = s.proc(pid);
     let keep = Keep::create(child, &parent.name)?;
