@@ -41,8 +41,10 @@ pub const SESSION_RET: u64 = 0x11;
 pub const SCRATCH_SLOT: u64 = 0x12;
 /// How often the terminal is polled while a process waits for input.
 const TTY_POLL_MS: u64 = 20;
-/// How often it is polled for Ctrl-C while a program runs.
+/// How often it is polled for Ctrl-C while a program runs: after this
+/// long without a message, or this many messages.
 const SIGNAL_POLL_MS: u64 = 50;
+const TTY_POLL_MESSAGES: u64 = 64;
 
 /// What a system call's handler decided.
 pub enum Out {
@@ -75,6 +77,11 @@ pub struct Server {
     pub trampoline: alloc::rc::Rc<mem::Frame>,
     /// The process whose message the server is answering.
     pub current: Option<i32>,
+    /// The answer to that message (reply label, rax), sent with the next
+    /// receive.
+    pub reply: Option<(u64, u64)>,
+    /// Messages handled (the terminal is polled every TTY_POLL_MESSAGES).
+    pub messages: u64,
     pub seed: u64,
 }
 
@@ -120,6 +127,8 @@ fn main(rootfs: u64, size: u64) -> i32 {
         refused: BTreeMap::new(),
         trampoline,
         current: None,
+        reply: None,
+        messages: 0,
         seed: seed | 1,
     };
     s.serve()
@@ -138,9 +147,15 @@ impl Server {
                 0
             };
             let buf = keep_rt::ipc_buffer();
-            let _ = SELF_ASPACE.delete_cap(RECV_RET);
             buf.set_recv_slots(&[RECV_RET]);
-            let m = recv(Tag::new(0).with_slots(1), timeout);
+            // The answer to the last message goes with the next receive, in
+            // one invocation (which the kernel's fast path takes).  The
+            // next return capability overwrites the used one in RECV_RET.
+            let next = Tag::new(0).with_slots(1);
+            let m = match self.reply.take() {
+                Some((lbl, rax)) => Return(RECV_RET).reply_recv(Tag(next.0 | lbl), [rax, 0, 0, 0], timeout),
+                None => recv(next, timeout),
+            };
             if m.err == Error::TIMEOUT.0 {
                 self.poll_tty();
                 self.retry();
@@ -161,7 +176,10 @@ impl Server {
                 }
                 self.current = None;
             }
-            if timeout != 0 {
+            // The terminal between time-outs too (Ctrl-C reaches a program
+            // that keeps making system calls).
+            self.messages = self.messages.wrapping_add(1);
+            if waits_tty || (timeout != 0 && self.messages.is_multiple_of(TTY_POLL_MESSAGES)) {
                 self.poll_tty();
             }
             self.retry();
@@ -288,14 +306,18 @@ impl Server {
                     Some(sig) => self.deliver(pid, sig, rax, None),
                     None => signal::Delivery::None,
                 };
-                match (delivery, rax) {
-                    (signal::Delivery::None, Some(v)) => {
-                        let _ = Return(ret).reply(Tag::new(reply::RESUME_SET_RAX), [v as u64, 0, 0, 0]);
+                let answer = match (delivery, rax) {
+                    (signal::Delivery::None, Some(v)) => Some((reply::RESUME_SET_RAX, v as u64)),
+                    (signal::Delivery::None, None) | (signal::Delivery::Handler, _) => Some((reply::RESUME, 0)),
+                    (signal::Delivery::Ended, _) => None,
+                };
+                match answer {
+                    // The current message's answer waits for the next receive.
+                    Some(a) if ret == RECV_RET => self.reply = Some(a),
+                    Some((lbl, rax)) => {
+                        let _ = Return(ret).reply(Tag::new(lbl), [rax, 0, 0, 0]);
                     }
-                    (signal::Delivery::None, None) | (signal::Delivery::Handler, _) => {
-                        let _ = Return(ret).reply(Tag::new(reply::RESUME), [0; 4]);
-                    }
-                    (signal::Delivery::Ended, _) => {
+                    None => {
                         let _ = SELF_ASPACE.delete_cap(ret);
                     }
                 }
@@ -323,6 +345,9 @@ impl Server {
 
     /// Tries the waiting system calls again until none makes progress.
     pub fn retry(&mut self) {
+        if !self.procs.values().any(|p| matches!(p.blocked, Some(Blocked::Call(_)))) {
+            return;
+        }
         loop {
             let mut progress = false;
             let pids: Vec<i32> = self.procs.keys().copied().collect();
