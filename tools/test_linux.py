@@ -7,7 +7,8 @@
     prompt); output and exit status must be the same;
   - error paths: the crashes in errors.c are reported on the console and
     the server goes on; the process and memory limits (limits.c, Keep
-    only) give EAGAIN and NULL, and what they used comes back; the unknown system calls it made are listed, with
+    only) give EAGAIN and NULL, and what they used comes back; random
+    system calls (fuzz.c) do not stop the server; the unknown system calls it made are listed, with
     counts, by `linux`; a missing program and an unclosed quote are refused;
   - the terminal: busybox's interactive shell (`sh`), Ctrl-C in it and in
     a busy program, and Ctrl-D ending a `cat` that reads the console.
@@ -122,6 +123,9 @@ def error_paths(g, reports):
     # every frame of the 127 processes and the 190 MiB (within one heap step).
     check("processes and their memory are given back (pool after the 2nd and 3rd run)",
           pools[1] > 0 and abs(pools[2] - pools[1]) <= 64, pools)
+    out = run_keep(g, "linux /tests/fuzz 12 3000", timeout=600) or ""
+    check("random system calls from 12 processes are answered (they end or are killed)",
+          "fuzz: 12 children finished or were stopped" in out, out[-2000:])
     out = run_keep(g, "linux echo still serving") or ""
     check("the server goes on after all of it", out.strip() == "still serving", out)
 

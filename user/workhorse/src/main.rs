@@ -234,13 +234,22 @@ impl Server {
                 }
             }
             proto::STATS => {
+                // Whole lines up to the string's 4 KiB; the rest counted.
                 let mut text = String::new();
+                let mut left = 0;
                 for (nr, n) in &self.refused {
-                    text.push_str(&alloc::format!("{nr} {} {n}\n", proto::table::name(*nr)));
+                    let line = alloc::format!("{nr} {} {n}\n", proto::table::name(*nr));
+                    if text.len() + line.len() + 32 > 4096 {
+                        left += 1;
+                    } else {
+                        text.push_str(&line);
+                    }
+                }
+                if left > 0 {
+                    text.push_str(&alloc::format!("... and {left} more numbers\n"));
                 }
                 let buf = keep_rt::ipc_buffer();
-                let bytes = text.as_bytes();
-                buf.set_string(&bytes[..bytes.len().min(4096)]);
+                buf.set_string(text.as_bytes());
                 let _ = ret.reply(Tag::new(0).with_string(), [proto::OK, self.refused.len() as u64, 0, 0]);
             }
             _ => {

@@ -22,4 +22,5 @@ case foo in f*) echo "case ok";; esac
 echo a > one; echo b >> one; cat one; rm one
 basename /a/b/c.txt .txt; dirname /a/b/c.txt
 test -d /tmp && echo "test -d ok"
+printf '#!/bin/sh\necho "script ran with $1"\n' > s.sh && chmod +x s.sh && ./s.sh arg; rm s.sh
 echo done
