@@ -262,7 +262,7 @@ impl Server {
     /// /bin, fds 0-2 on the terminal.
     fn spawn_session(&mut self, argv: &[String]) -> Result<i32, i64> {
         let pid = self.new_pid();
-        let mut p = Proc::new(pid, 0);
+        let mut p = Proc::new(pid, 0)?;
         let tty = fd::Description::new(fd::Kind::Console, fd::O_RDWR);
         for _ in 0..3 {
             p.fds.push(Some(fd::Fd { desc: tty.clone(), cloexec: false }));
@@ -273,8 +273,13 @@ impl Server {
             .iter()
             .map(|e| Vec::from(e.as_bytes()))
             .collect();
-        exec::exec(self, &mut p, &path, argv, envp)?;
-        p.keep.as_ref().unwrap().process.start().map_err(|_| errno::ENOMEM)?;
+        let started = exec::exec(self, &mut p, &path, argv, envp)
+            .and_then(|_| p.keep.as_ref().unwrap().process.start().map_err(|_| errno::ENOMEM));
+        if let Err(e) = started {
+            p.teardown();
+            env::env().free_slot(p.ret_slot);
+            return Err(e);
+        }
         self.procs.insert(pid, p);
         Ok(pid)
     }
@@ -457,7 +462,10 @@ impl Server {
                     self.terminate(q, process::signaled(process::SIGKILL));
                 }
             }
-            self.procs.clear();
+            let all: Vec<i32> = self.procs.keys().copied().collect();
+            for q in all {
+                self.reap(q);
+            }
             let _ = Return(SESSION_RET).reply(Tag::new(0), [proto::OK, status as u32 as u64, 0, 0]);
         }
     }

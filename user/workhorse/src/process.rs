@@ -116,8 +116,10 @@ pub struct Proc {
 }
 
 impl Proc {
-    pub fn new(pid: i32, ppid: i32) -> Proc {
-        Proc {
+    /// ENOMEM when no slot is left for its return capability.
+    pub fn new(pid: i32, ppid: i32) -> Result<Proc, i64> {
+        let ret_slot = env().slot().map_err(|_| crate::errno::ENOMEM)?;
+        Ok(Proc {
             pid,
             ppid,
             pgid: pid,
@@ -137,9 +139,9 @@ impl Proc {
             sigmask: 0,
             blocked: None,
             waits_tty: false,
-            ret_slot: env().slot().unwrap_or(0),
+            ret_slot,
             zombie: None,
-        }
+        })
     }
 
     /// Ends the Keep side: process and address space destroyed, memory and

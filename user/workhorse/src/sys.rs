@@ -1204,7 +1204,7 @@ fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>, vfork: bo
         }
         buf.set_regs(&r);
         keep.process.write_regs().map_err(|_| EINVAL)?;
-        let mut c = Proc::new(child, pid);
+        let mut c = Proc::new(child, pid)?;
         c.pgid = parent.pgid;
         c.sid = parent.sid;
         c.name = parent.name.clone();
