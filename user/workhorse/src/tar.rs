@@ -6,9 +6,8 @@
 /// One archive member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Member<'a> {
-    /// The path (prefix and name joined), without a leading "./" or "/".
+    /// The path, without a leading "./" or "/".
     pub path: &'a str,
-    pub prefix: &'a str,
     pub kind: Kind,
     /// Permission bits.
     pub mode: u32,
@@ -32,7 +31,8 @@ pub enum TarError {
     Truncated { offset: usize },
     /// A member type other than file, directory or symlink.
     Unsupported { offset: usize, typeflag: u8 },
-    /// A name is not UTF-8.
+    /// A name is not UTF-8, or uses ustar's prefix field (names of 100
+    /// bytes or more, which tools/mkrootfs.py never writes).
     BadName { offset: usize },
 }
 
@@ -111,7 +111,9 @@ impl<'a> Members<'a> {
         self.offset = start + size.div_ceil(512) * 512;
         let text = |f: &'a [u8]| core::str::from_utf8(f).map_err(|_| TarError::BadName { offset: at });
         let name = text(field(h, 0, 100))?;
-        let prefix = text(field(h, 345, 155))?;
+        if !field(h, 345, 155).is_empty() {
+            return Err(TarError::BadName { offset: at });
+        }
         let link = text(field(h, 157, 100))?;
         let kind = match h[156] {
             b'0' | 0 => Kind::File,
@@ -122,7 +124,6 @@ impl<'a> Members<'a> {
         let name = name.trim_start_matches("./").trim_start_matches('/');
         Ok(Member {
             path: name,
-            prefix,
             kind,
             mode,
             data: if kind == Kind::File { data } else { &[] },
@@ -174,6 +175,16 @@ mod tests {
         assert_eq!((m[1].path, m[1].kind, m[1].data.len(), m[1].mode), ("bin/busybox", Kind::File, 600, 0o755));
         assert!(m[1].data.iter().all(|&b| b == 7));
         assert_eq!((m[2].kind, m[2].link), (Kind::Symlink, "busybox"));
+    }
+
+    #[test]
+    fn refuses_a_prefixed_name() {
+        let mut a = archive(&[("f", b"", b'0', "")]);
+        a[345] = b'p';
+        a[148..156].copy_from_slice(b"        ");
+        let sum: u32 = a[..512].iter().map(|&b| b as u32).sum();
+        a[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        assert_eq!(members(&a).next(), Some(Err(TarError::BadName { offset: 0 })));
     }
 
     #[test]
