@@ -70,6 +70,7 @@ def conformance(g, tmp):
     cases = [
         ("hello", [TESTS / "hello", "a", "b c"], "linux /tests/hello a 'b c'"),
         ("files", [TESTS / "files", tmp], "linux /tests/files /tmp"),
+        ("io", [TESTS / "io", tmp], "linux /tests/io /tmp"),
         ("memory", [TESTS / "memory"], "linux /tests/memory"),
         ("procs", [TESTS / "procs"], "linux /tests/procs"),
         ("errors", [TESTS / "errors"], "linux /tests/errors"),
