@@ -125,6 +125,7 @@ fn exec_depth(
         old.destroy();
     }
     p.mm = mm;
+    p.text_hidden = false; // the new program's text is mapped
     p.keep = Some(keep);
     p.exe = path;
     p.name = name;
