@@ -44,13 +44,13 @@ DRIVER_PROGRAMS := pci blk
 DRIVER_PROGRAMS += net netstack
 # The system's servers (user/servers/*: the space bank, the constructor) go
 # in the same way.
-USER_PROGRAMS := root ktest hello stress benchsrv pfilter $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS) \
+USER_PROGRAMS := root ktest hello stress benchsrv pfilter workhorse $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS) \
 	$(notdir $(wildcard user/servers/*))
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test sfi-test sfi-bench abi-check clean lines
+.PHONY: all run test bench debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
 
 all: image
 
@@ -143,13 +143,38 @@ $(B)/disk.img: tools/mkdisk.py
 	@echo "  DISK    $@"
 	@$(PYTHON) tools/mkdisk.py $@ 16
 
+# The workhorse's root file system (docs/workhorse.md): Debian's
+# busybox-static, unmodified, and the conformance tests of
+# user/workhorse/tests (C compiled statically with the host's gcc, and
+# shell scripts), packed as linux-rootfs.tar.
+LB := $(B)/linux
+BUSYBOX := $(LB)/busybox/bin/busybox
+LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
+LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) $(wildcard user/workhorse/tests/*.sh)
+
+$(BUSYBOX): tools/fetch-busybox.sh
+	@echo "  FETCH   busybox-static (Debian)"
+	@tools/fetch-busybox.sh $(LB)
+
+$(LB)/tests/%: user/workhorse/tests/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (static)"
+	@$(CC) -static -O1 -s -o $@ $<
+
+$(B)/linux-rootfs.tar: $(BUSYBOX) $(LINUX_TESTS) tools/mkrootfs.py
+	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LINUX_TESTS)
+
+linux-compat-docs:
+	cd user && KEEP_WRITE_DOCS=1 cargo test --target-dir ../$(B)/user-host -p keep-workhorse --lib table
+
 # The boot image carries stripped copies; build/user keeps the symbols for gdb.
-image: kernel user filters $(B)/disk.img
+image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar
 	@mkdir -p $(B)/image
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
-	  system=user/system/system.conf system-bad=user/system/bad-example.conf
+	  system=user/system/system.conf system-bad=user/system/bad-example.conf \
+	  linux-rootfs.tar=$(B)/linux-rootfs.tar
 
 # ---- running --------------------------------------------------------------
 run: deps image
@@ -191,7 +216,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-workhorse
 
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300
@@ -203,7 +228,11 @@ guest-test: deps image
 boot-test: deps image
 	$(PYTHON) tools/test_boot.py
 
-test: abi-check docs-check host-test cargo-test guest-test boot-test sfi-test
+# The workhorse's Linux programs on Keep against the host (docs/workhorse.md).
+linux-test: deps image
+	$(PYTHON) tools/test_linux.py
+
+test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test sfi-test
 
 # The network from the host (docs/devices.md, "The network"): TCP echo of a
 # few MiB and the status lines through QEMU's port forwarding.

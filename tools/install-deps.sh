@@ -8,6 +8,8 @@ command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v nm >/dev/null || need+=(binutils)
 # The kernel, and the boot image's SFI filters (sfi/cc/sfi-cc runs gcc, GNU as and ld).
 command -v gcc >/dev/null || need+=(gcc)
+# The workhorse's conformance programs are linked statically (gcc -static).
+[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || need+=(libc6-dev)
 # The plots of `make bench` (tools/bench.py draws them with Debian's python3).
 if [ "${1:-}" = bench ]; then
     python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null \

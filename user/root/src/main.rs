@@ -10,6 +10,7 @@ extern crate alloc;
 
 mod bench;
 mod devices;
+mod linux;
 mod shell;
 mod shell_system;
 mod system;
@@ -40,6 +41,8 @@ pub struct Root {
     /// Programs of `run` loaded on a bank of their own: (process slot,
     /// bank, program name).
     pub banked: alloc::vec::Vec<(u64, keep_spacebank::Bank, alloc::string::String)>,
+    /// The Linux personality server, once the shell has started it.
+    pub workhorse: Option<keep_workhorse::Workhorse>,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -50,6 +53,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         bench: bench::Kept::default(),
         system: None,
         banked: alloc::vec::Vec::new(),
+        workhorse: None,
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");

@@ -131,6 +131,19 @@ const COMMANDS: &[Command] = &[
         "list the lines entered (Up/Down recall them)",
         &[],
     ),
+    cmd(
+        "linux",
+        "linux [program [args]]",
+        "run a Linux program (busybox applets...)",
+        &[
+            "Runs it in the workhorse, the Linux personality server, with the",
+            "console as its terminal; the prompt comes back when it ends.  Words",
+            "are split as sh does (quotes); the program is looked up in /bin.",
+            "Without arguments: the system calls refused so far.  'sh' is",
+            "'linux sh', busybox's shell.  docs/workhorse.md tells more.",
+        ],
+    ),
+    cmd("sh", "sh [args]", "busybox's shell in the workhorse", &[]),
     cmd("echo", "echo <text>", "print the text", &[]),
     cmd("halt", "halt", "power the machine off", &[]),
 ];
@@ -341,6 +354,8 @@ impl Shell<'_> {
                 println!("{rest}");
             }
             "run" => self.run(line.trim_start()[3..].trim()),
+            "linux" => self.root.linux(line.trim_start()[5..].trim()),
+            "sh" => self.root.linux(line.trim()),
             _ => println!("unknown command '{cmd}' — type 'help' for the list"),
         }
     }

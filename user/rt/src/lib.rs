@@ -14,16 +14,68 @@ pub use keep_abi as abi;
 pub mod console;
 mod mem;
 
+use core::alloc::{GlobalAlloc, Layout};
 use core::panic::PanicInfo;
 use linked_list_allocator::LockedHeap;
 
 /// Bytes of heap every program gets (zeroed memory in .bss).
 pub const HEAP_SIZE: usize = 1 << 20;
 
-#[global_allocator]
 static ALLOCATOR: LockedHeap = LockedHeap::empty();
 
 static mut HEAP: [u8; HEAP_SIZE] = [0; HEAP_SIZE];
+
+/// The allocator `alloc` uses: the 1 MiB heap, or from the moment a program
+/// names one with [`set_allocator`], that one (blocks of the 1 MiB heap
+/// still go back to it).
+struct Rt;
+
+/// A program's own allocator (a server that needs more than 1 MiB grows
+/// its own; the workhorse does).  Set once, before any thread starts.
+static mut OWN: Option<&'static dyn GlobalAlloc> = None;
+
+fn own() -> Option<&'static dyn GlobalAlloc> {
+    // SAFETY: written once by set_allocator before other threads exist.
+    unsafe { *(&raw const OWN) }
+}
+
+fn in_heap(ptr: *mut u8) -> bool {
+    let base = &raw const HEAP as usize;
+    (base..base + HEAP_SIZE).contains(&(ptr as usize))
+}
+
+// SAFETY: both allocators are GlobalAllocs; a block goes back to the one
+// it came from (told apart by address).
+unsafe impl GlobalAlloc for Rt {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        match own() {
+            // SAFETY: forwarded as received.
+            Some(a) => unsafe { a.alloc(layout) },
+            None => unsafe { ALLOCATOR.alloc(layout) },
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        match own() {
+            // SAFETY: forwarded to the allocator that made the block.
+            Some(a) if !in_heap(ptr) => unsafe { a.dealloc(ptr, layout) },
+            _ => unsafe { ALLOCATOR.dealloc(ptr, layout) },
+        }
+    }
+}
+
+#[global_allocator]
+static RT: Rt = Rt;
+
+/// Makes `a` the allocator for everything allocated from now on.
+///
+/// # Safety
+/// Call it once, from the program's only thread, before any other thread
+/// of the program exists.
+pub unsafe fn set_allocator(a: &'static dyn GlobalAlloc) {
+    // SAFETY: the caller promises there is no concurrent access.
+    unsafe { *(&raw mut OWN) = Some(a) };
+}
 
 /// The program's IPC buffer (8 KiB, page-aligned, in .bss), named to the
 /// kernel with SET_IPC_BUFFER at start-up.

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Whole-system tests of the workhorse, the Linux personality server
+(docs/workhorse.md), in one boot:
+  - conformance: each program of user/workhorse/tests (C compiled
+    statically by the Makefile into build/linux/tests, and busybox.sh run by
+    Debian's busybox) runs on the host and on Keep (`linux ...` at the
+    prompt); output and exit status must be the same;
+  - error paths: the crashes in errors.c are reported on the console and
+    the server goes on; the process and memory limits (limits.c, Keep
+    only) give EAGAIN and NULL, and what they used comes back; random
+    system calls (fuzz.c) do not stop the server; the unknown system calls it made are listed, with
+    counts, by `linux`; a missing program and an unclosed quote are refused;
+  - the terminal: busybox's interactive shell (`sh`), Ctrl-C in it and in
+    a busy program, and Ctrl-D ending a `cat` that reads the console.
+Prints one line per test and a summary; exits 1 on any failure."""
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_boot import Guest, PROMPT  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "build" / "linux" / "tests"
+SCRIPTS = ROOT / "user" / "workhorse" / "tests"
+BUSYBOX = ROOT / "build" / "linux" / "busybox" / "bin" / "busybox"
+
+failures = []
+
+
+def check(name, cond, detail=""):
+    print(f"  {'ok  ' if cond else 'FAIL'} {name}" + ("" if cond else f": {detail}"))
+    if not cond:
+        failures.append(name)
+
+
+def run_keep(g, line, timeout=120):
+    """Output of `line` at the prompt (echo and prompt removed, CR gone)."""
+    m = g.send(line)
+    if not g.expect(b"\n" + PROMPT, timeout, m):
+        return None
+    out = g.out[m:].decode(errors="replace").replace("\r", "")
+    out = out.split("\n", 1)[1] if "\n" in out else ""
+    return out[: out.rfind(PROMPT.decode())]
+
+
+def split_status(out):
+    """(program output, exit status, workhorse reports) of a `linux` run."""
+    lines, status, reports = [], 0, []
+    for l in out.splitlines():
+        m = re.fullmatch(r"linux: exit status (\d+)", l)
+        if m:
+            status = int(m.group(1))
+        elif l.startswith("workhorse: "):
+            reports.append(l)
+        else:
+            lines.append(l)
+    return "\n".join(lines), status, reports
+
+
+def run_host(argv):
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                       timeout=60)
+    return r.stdout.decode(errors="replace").rstrip("\n"), r.returncode
+
+
+def conformance(g, tmp):
+    cases = [
+        ("hello", [TESTS / "hello", "a", "b c"], "linux /tests/hello a 'b c'"),
+        ("files", [TESTS / "files", tmp], "linux /tests/files /tmp"),
+        ("io", [TESTS / "io", tmp], "linux /tests/io /tmp"),
+        ("memory", [TESTS / "memory"], "linux /tests/memory"),
+        ("procs", [TESTS / "procs"], "linux /tests/procs"),
+        ("errors", [TESTS / "errors"], "linux /tests/errors"),
+        ("timeid", [TESTS / "timeid"], "linux /tests/timeid"),
+        ("signals", [TESTS / "signals"], "linux /tests/signals"),
+        ("busybox.sh", [BUSYBOX, "sh", SCRIPTS / "busybox.sh", f"{tmp}/bb"],
+         "linux sh /tests/busybox.sh /tmp/bb"),
+    ]
+    reports = {}
+    for name, host_argv, keep_line in cases:
+        want, want_status = run_host([str(a) for a in host_argv])
+        out = run_keep(g, keep_line)
+        if out is None:
+            check(f"conformance {name}", False, "no prompt after it")
+            continue
+        have, status, reports[name] = split_status(out)
+        have = have.rstrip("\n")
+        same = have == want and status == want_status
+        detail = ""
+        if not same:
+            import difflib
+            detail = f"status {status} (host {want_status})\n" + "\n".join(
+                difflib.unified_diff(want.splitlines(), have.splitlines(), "host", "keep", lineterm=""))
+        check(f"conformance {name} (same output and status as on the host)", same, detail)
+    return reports
+
+
+def error_paths(g, reports):
+    r = reports.get("errors", [])
+    check("a crashing Linux program is reported (SIGSEGV, SIGILL)",
+          len(r) == 2 and "signal 11: page fault" in r[0] and "signal 4: invalid opcode" in r[1], r)
+    out = run_keep(g, "linux") or ""
+    counts = dict(re.findall(r"^\s+(\d+) \S+ (\d+)$", out, re.M))
+    check("unknown system calls are counted and listed (999 and 500 once each)",
+          counts.get("999") == "1" and counts.get("500") == "1", out)
+    out = run_keep(g, "linux /tests/nosuch") or ""
+    check("a missing program is refused with ENOENT", "cannot run it (Linux errno 2)" in out, out)
+    out = run_keep(g, "linux echo 'unclosed") or ""
+    check("an unclosed quote is refused", "unclosed quote" in out, out)
+    pools = []
+    for i in range(3):
+        out = run_keep(g, "linux /tests/limits", timeout=300) or ""
+        if i == 0:
+            check("fork past the process limit gets EAGAIN; malloc past the memory limit gets NULL",
+                  "fork refused after 127 children: Resource temporarily unavailable" in out
+                  and "malloc failed after more than 100 MiB" in out, out)
+        mem = run_keep(g, "mem") or ""
+        m = re.search(r"memory pool: (\d+) free frames", mem)
+        pools.append(int(m.group(1)) if m else 0)
+    # The first run grows the server's own heap; later ones must give back
+    # every frame of the 127 processes and the 190 MiB (within one heap step).
+    check("processes and their memory are given back (pool after the 2nd and 3rd run)",
+          pools[1] > 0 and abs(pools[2] - pools[1]) <= 64, pools)
+    out = run_keep(g, "linux /tests/fuzz 12 3000", timeout=600) or ""
+    check("random system calls from 12 processes are answered (they end or are killed)",
+          "fuzz: 12 children finished or were stopped" in out, out[-2000:])
+    out = run_keep(g, "linux echo still serving") or ""
+    check("the server goes on after all of it", out.strip() == "still serving", out)
+
+
+def terminal(g):
+    m = g.send("sh")
+    ok = g.expect(b"# ", 60, m)
+    check("sh at the prompt starts busybox's interactive shell", ok, g.out[m:])
+    m = g.send("echo in-shell $((40 + 2)) | tr a-z A-Z")
+    check("the interactive shell runs a pipeline", g.expect(b"IN-SHELL 42", 60, m), g.out[m:])
+    # Ctrl-C once the command runs (it has printed), not while the line
+    # editor still has the terminal.
+    m = g.send("echo started; sleep 600")
+    g.expect(b"started\r\n", 30, m)
+    g.send_keys(b"\x03")
+    check("Ctrl-C ends the shell's foreground sleep, the shell stays",
+          g.expect(b"^C", 30, m) and g.expect(b"# ", 30, m + 30), g.out[m:])
+    m = g.send("echo after-interrupt")
+    check("the shell goes on after Ctrl-C", g.expect(b"after-interrupt\r\n", 30, m), g.out[m:])
+    m = g.send("exit")
+    check("exit returns to keep>", g.expect(b"\n" + PROMPT, 60, m), g.out[m:])
+    m = g.send("linux sh -c 'echo busy; while true; do :; done'")
+    g.expect(b"busy\r\n", 30, m)
+    g.send_keys(b"\x03")
+    check("Ctrl-C ends a busy program (SIGINT) and returns to keep>",
+          g.expect(b"linux: killed by signal 2", 30, m) and g.expect(b"\n" + PROMPT, 30, m), g.out[m:])
+    m = g.send("linux cat")
+    g.send_keys(b"typed line\r")
+    ok = g.expect(b"typed line\r\ntyped line", 30, m)
+    g.send_keys(b"\x04")
+    ok2 = g.expect(b"\n" + PROMPT, 30, m)
+    check("cat reads a console line (echoed, then copied) and Ctrl-D ends it", ok and ok2, g.out[m:])
+
+
+def main():
+    g = Guest()
+    if not g.expect(PROMPT, 60):
+        print("FAIL: no prompt")
+        return 1
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            reports = conformance(g, tmp)
+        error_paths(g, reports)
+        terminal(g)
+    finally:
+        g.p.kill()
+    print(f"test_linux: {'all passed' if not failures else f'{len(failures)} failed'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

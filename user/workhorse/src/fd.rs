@@ -1,0 +1,95 @@
+//! Open file descriptions (what a file descriptor refers to; dup and fork
+//! share them) and pipes.
+
+use alloc::collections::VecDeque;
+use alloc::rc::Rc;
+use core::cell::RefCell;
+
+use crate::vfs::{Ino, fs};
+
+/// Bytes a pipe holds before writers wait.
+pub const PIPE_SIZE: usize = 16384;
+
+pub struct Pipe {
+    pub buf: VecDeque<u8>,
+    pub readers: u32,
+    pub writers: u32,
+}
+
+pub enum Kind {
+    /// The terminal (the Keep console through the server's line discipline).
+    Console,
+    File { ino: Ino },
+    Dir { ino: Ino },
+    PipeRead(Rc<RefCell<Pipe>>),
+    PipeWrite(Rc<RefCell<Pipe>>),
+    /// /dev/null.
+    Null,
+    /// A file made when opened (/proc/meminfo and the like).
+    Generated(Rc<[u8]>),
+}
+
+pub struct Description {
+    pub kind: Kind,
+    /// O_ACCMODE, O_APPEND, O_NONBLOCK as opened (fcntl F_SETFL changes
+    /// the last two).
+    pub flags: u32,
+    pub pos: u64,
+}
+
+pub type Desc = Rc<RefCell<Description>>;
+
+pub const O_RDONLY: u32 = 0;
+pub const O_WRONLY: u32 = 1;
+pub const O_RDWR: u32 = 2;
+pub const O_ACCMODE: u32 = 3;
+pub const O_CREAT: u32 = 0o100;
+pub const O_EXCL: u32 = 0o200;
+pub const O_TRUNC: u32 = 0o1000;
+pub const O_APPEND: u32 = 0o2000;
+pub const O_NONBLOCK: u32 = 0o4000;
+pub const O_DIRECTORY: u32 = 0o200000;
+pub const O_NOFOLLOW: u32 = 0o400000;
+pub const O_CLOEXEC: u32 = 0o2000000;
+
+impl Description {
+    pub fn new(kind: Kind, flags: u32) -> Desc {
+        match &kind {
+            Kind::File { ino } | Kind::Dir { ino } => fs().get_mut(*ino).opens += 1,
+            Kind::PipeRead(p) => p.borrow_mut().readers += 1,
+            Kind::PipeWrite(p) => p.borrow_mut().writers += 1,
+            _ => {}
+        }
+        Rc::new(RefCell::new(Description { kind, flags, pos: 0 }))
+    }
+
+    pub fn readable(&self) -> bool {
+        self.flags & O_ACCMODE != O_WRONLY
+    }
+
+    pub fn writable(&self) -> bool {
+        self.flags & O_ACCMODE != O_RDONLY
+    }
+}
+
+impl Drop for Description {
+    fn drop(&mut self) {
+        match &self.kind {
+            Kind::File { ino } | Kind::Dir { ino } => {
+                let f = fs();
+                f.get_mut(*ino).opens -= 1;
+                f.release(*ino);
+            }
+            Kind::PipeRead(p) => p.borrow_mut().readers -= 1,
+            Kind::PipeWrite(p) => p.borrow_mut().writers -= 1,
+            _ => {}
+        }
+    }
+}
+
+/// A file descriptor: a description and the close-on-exec flag.
+#[derive(Clone)]
+pub struct Fd {
+    pub desc: Desc,
+    pub cloexec: bool,
+}

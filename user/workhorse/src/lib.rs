@@ -1,0 +1,143 @@
+//! The workhorse: a Linux personality server (docs/workhorse.md).  It runs
+//! unmodified Linux x86-64 programs as Keep processes in emulation mode:
+//! their `syscall` instructions arrive as fault messages and the server
+//! answers them.  This library is what others need of it and what the host
+//! tests check: the protocol the root task uses to start and call it, the
+//! command-line splitting, the boot archive reader and the system-call
+//! table (whose rendering is `docs/linux-compat.md`); `main.rs` is the
+//! server.
+//!
+//! Protocol (calls on a sender capability the starter minted):
+//!
+//! | label | request | reply |
+//! |---|---|---|
+//! | `RUN` (1) | string: a command line (`PROGRAM ARGS...`, quotes as in sh) to run with the console as its terminal | when it ends: word 0 `OK`, word 1 the wait status (Linux encoding); or word 0 an error status |
+//! | `STATS` (2) | | word 0 `OK`, string: the system calls refused since start, with counts |
+//! | anything else | | `BAD_REQUEST` |
+
+#![cfg_attr(not(test), no_std)]
+
+extern crate alloc;
+
+pub mod names;
+pub mod tar;
+pub mod table;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+pub const RUN: u64 = 1;
+pub const STATS: u64 = 2;
+
+pub const OK: u64 = 0;
+pub const BAD_REQUEST: u64 = 1;
+/// RUN: the command line is empty or its quotes are not closed.
+pub const BAD_COMMAND: u64 = 2;
+/// RUN: the program does not exist or is not an executable the server
+/// runs (word 1: the Linux errno).
+pub const CANNOT_EXEC: u64 = 3;
+/// RUN: a program is already running on the console.
+pub const BUSY: u64 = 4;
+
+/// The boot-image entry holding the Linux root file system (a ustar archive
+/// built by the Makefile: busybox, its applet links, the conformance tests).
+pub const ROOTFS_ENTRY: &str = "linux-rootfs.tar";
+/// Where the starter maps the archive in the server's address space; rdi
+/// and rsi carry its address and size.
+pub const ROOTFS_VADDR: u64 = 0x0000_1000_0000_0000;
+
+/// Frames of kernel memory the starter gives the server's own account (its
+/// Linux processes' address spaces, processes and page tables are paid from
+/// it).  A fixed grant until space banks (issue 16) exist.
+pub const KMEM_FRAMES: u64 = 4096;
+
+#[cfg(not(test))]
+mod client;
+#[cfg(not(test))]
+pub use client::Workhorse;
+
+/// Splits a command line into words: blanks separate, single quotes keep
+/// everything, double quotes keep everything but `\"` and `\\`, a backslash
+/// outside quotes keeps the next character.  None when a quote is not
+/// closed.
+pub fn split_args(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if in_word {
+                    words.push(core::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => cur.push(c),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\') => cur.push(c),
+                            c => {
+                                cur.push('\\');
+                                cur.push(c);
+                            }
+                        },
+                        c => cur.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                cur.push(chars.next()?);
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Some(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|w| String::from(*w)).collect()
+    }
+
+    #[test]
+    fn splits_words_and_quotes() {
+        assert_eq!(split_args("  ls   -l /bin "), Some(s(&["ls", "-l", "/bin"])));
+        assert_eq!(
+            split_args("sh -c 'echo a | wc -c'"),
+            Some(s(&["sh", "-c", "echo a | wc -c"]))
+        );
+        assert_eq!(split_args(r#"echo "a \"b\" \n" c\ d"#), Some(s(&["echo", "a \"b\" \\n", "c d"])));
+        assert_eq!(split_args("echo ''"), Some(s(&["echo", ""])));
+        assert_eq!(split_args(""), Some(s(&[])));
+    }
+
+    #[test]
+    fn unclosed_quotes_are_refused() {
+        assert_eq!(split_args("echo 'a"), None);
+        assert_eq!(split_args("echo \"a"), None);
+        assert_eq!(split_args("echo a\\"), None);
+    }
+}

@@ -1,0 +1,522 @@
+//! The workhorse server (docs/workhorse.md).  One Keep process, single
+//! threaded: it receives the fault messages of its Linux processes (each a
+//! Keep process in emulation mode whose fault handler is a sender to the
+//! server, payload = Linux pid) and the root task's requests (payload 0),
+//! and answers each; a system call that must wait (a read of an empty pipe
+//! or of the terminal, wait4, vfork) keeps its return capability in the
+//! process's own slot and is tried again whenever something changes.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+mod env;
+mod errno;
+mod exec;
+mod fd;
+mod heap;
+mod mem;
+mod process;
+mod signal;
+mod sys;
+mod tty;
+mod vfs;
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use keep_abi::{Error, Return, SELF_ASPACE, Tag, label, recv, reply};
+use keep_rt::println;
+use keep_workhorse as proto;
+
+use process::{Blocked, Proc};
+
+/// Where each message's return capability arrives.
+pub const RECV_RET: u64 = 0x10;
+/// The root task's pending RUN call, while a program runs.
+pub const SESSION_RET: u64 = 0x11;
+/// A scratch slot (cappages being mapped).
+pub const SCRATCH_SLOT: u64 = 0x12;
+/// How often the terminal is polled while a process waits for input.
+const TTY_POLL_MS: u64 = 20;
+/// How often it is polled for Ctrl-C while a program runs: after this
+/// long without a message, or this many messages.
+const SIGNAL_POLL_MS: u64 = 50;
+const TTY_POLL_MESSAGES: u64 = 64;
+
+/// What a system call's handler decided.
+pub enum Out {
+    /// Answer with this value in rax.
+    Ret(i64),
+    /// Registers were written: resume without touching rax.
+    Resume,
+    /// Cannot finish yet: keep the caller waiting and try again later.
+    Block,
+    /// The caller is gone (exit, exec replaced it, killed): no answer.
+    Gone,
+}
+
+/// A system call in progress: number, the three arguments the fault message
+/// carries, and the other three (r10, r8, r9) read when first needed.
+#[derive(Clone, Copy)]
+pub struct Call {
+    pub nr: u64,
+    pub args: [u64; 6],
+    pub have_all: bool,
+}
+
+pub struct Server {
+    pub procs: BTreeMap<i32, Proc>,
+    pub next_pid: i32,
+    /// The pid the root task's RUN started (its end ends the session).
+    pub leader: Option<i32>,
+    /// -ENOSYS answers by system-call number.
+    pub refused: BTreeMap<u64, u64>,
+    pub trampoline: alloc::rc::Rc<mem::Frame>,
+    /// The process whose message the server is answering.
+    pub current: Option<i32>,
+    /// The answer to that message (reply label, rax), sent with the next
+    /// receive.
+    pub reply: Option<(u64, u64)>,
+    /// Messages handled (the terminal is polled every TTY_POLL_MESSAGES).
+    pub messages: u64,
+    pub seed: u64,
+}
+
+macro_rules! syscall_table {
+    ($($nr:literal $name:ident $handler:path, $support:ident, $note:literal;)*) => {
+        /// The handler of system call `nr`.
+        pub fn handler(nr: u64) -> Option<fn(&mut Server, i32, &mut Call) -> Out> {
+            match nr {
+                $($nr => Some($handler),)*
+                _ => None,
+            }
+        }
+    };
+}
+include!("syscall_table.rs");
+
+keep_rt::entry!(main);
+
+fn main(rootfs: u64, size: u64) -> i32 {
+    // SAFETY: first thing, single threaded.
+    unsafe { keep_rt::set_allocator(&heap::HEAP) };
+    let _ = keep_abi::SELF_PROCESS.set_name("workhorse");
+    // SAFETY: the starter mapped the archive read-only at rootfs for the
+    // server's lifetime (keep_workhorse::ROOTFS_VADDR).
+    let archive: &'static [u8] = unsafe { core::slice::from_raw_parts(rootfs as *const u8, size as usize) };
+    if rootfs == 0 {
+        println!("workhorse: no root file system archive; starting with an empty one");
+    } else if let Err(e) = vfs::fs().load_archive(archive) {
+        println!("workhorse: root file system archive refused: {e:?}");
+    }
+    let trampoline = match mem::Frame::with(&[0xf3, 0x49, 0x0f, 0xae, 0xd3, 0xff, 0xe1], 0) {
+        Ok(f) => f,
+        Err(_) => {
+            println!("workhorse: no memory for the trampoline page");
+            return 1;
+        }
+    };
+    let seed = keep_abi::TIMER.now().map(|(ms, t)| ms ^ (t << 17)).unwrap_or(0x9e37_79b9);
+    let mut s = Server {
+        procs: BTreeMap::new(),
+        next_pid: 1,
+        leader: None,
+        refused: BTreeMap::new(),
+        trampoline,
+        current: None,
+        reply: None,
+        messages: 0,
+        seed: seed | 1,
+    };
+    s.serve()
+}
+
+impl Server {
+    fn serve(&mut self) -> ! {
+        loop {
+            let waits_tty = self.procs.values().any(|p| p.waits_tty);
+            // While a program runs, the terminal is polled for Ctrl-C too.
+            let timeout = if waits_tty {
+                TTY_POLL_MS
+            } else if self.leader.is_some() {
+                SIGNAL_POLL_MS
+            } else {
+                0
+            };
+            let buf = keep_rt::ipc_buffer();
+            buf.set_recv_slots(&[RECV_RET]);
+            // The answer to the last message goes with the next receive, in
+            // one invocation (which the kernel's fast path takes).  The
+            // next return capability overwrites the used one in RECV_RET.
+            let next = Tag::new(0).with_slots(1);
+            let m = match self.reply.take() {
+                Some((lbl, rax)) => Return(RECV_RET).reply_recv(Tag(next.0 | lbl), [rax, 0, 0, 0], timeout),
+                None => recv(next, timeout),
+            };
+            if m.err == Error::TIMEOUT.0 {
+                self.poll_tty();
+                self.retry();
+                continue;
+            }
+            if m.err != 0 || !m.tag.is_called() {
+                continue;
+            }
+            if m.payload == 0 {
+                self.request(m.tag.label());
+            } else {
+                let pid = m.payload as i32;
+                self.current = Some(pid);
+                match m.tag.label() {
+                    label::SYSCALL => self.syscall(pid, m.words),
+                    label::EXCEPTION => self.exception(pid, m.words),
+                    _ => {}
+                }
+                self.current = None;
+            }
+            // The terminal between time-outs too (Ctrl-C reaches a program
+            // that keeps making system calls).
+            self.messages = self.messages.wrapping_add(1);
+            if waits_tty || (timeout != 0 && self.messages.is_multiple_of(TTY_POLL_MESSAGES)) {
+                self.poll_tty();
+            }
+            self.retry();
+        }
+    }
+
+    /// Takes console input; Ctrl-C and Ctrl-\\ go to the foreground
+    /// process group as SIGINT and SIGQUIT.
+    fn poll_tty(&mut self) {
+        let t = tty::tty();
+        t.poll();
+        while let Some(sig) = t.take_signal() {
+            let fg = t.fg_pgrp;
+            let group: Vec<i32> = self.procs.values().filter(|p| p.pgid == fg).map(|p| p.pid).collect();
+            for pid in group {
+                self.post(pid, sig);
+            }
+        }
+    }
+
+    /// A request of the root task.
+    fn request(&mut self, lbl: u64) {
+        let ret = Return(RECV_RET);
+        match lbl {
+            proto::RUN => {
+                let buf = keep_rt::ipc_buffer();
+                let mut line = alloc::vec![0u8; buf.received_len()];
+                buf.read_string(&mut line);
+                let answer = |w0: u64, w1: u64| {
+                    let _ = ret.reply(Tag::new(0), [w0, w1, 0, 0]);
+                };
+                if self.leader.is_some() {
+                    return answer(proto::BUSY, 0);
+                }
+                let Some(argv) = core::str::from_utf8(&line).ok().and_then(proto::split_args) else {
+                    return answer(proto::BAD_COMMAND, 0);
+                };
+                if argv.is_empty() {
+                    return answer(proto::BAD_COMMAND, 0);
+                }
+                tty::tty().reset();
+                match self.spawn_session(&argv) {
+                    Ok(pid) => {
+                        self.leader = Some(pid);
+                        tty::tty().fg_pgrp = pid;
+                        let _ = SELF_ASPACE.delete_cap(SESSION_RET);
+                        if SELF_ASPACE.move_cap(RECV_RET, SESSION_RET).is_err() {
+                            self.leader = None;
+                        }
+                    }
+                    Err(e) => answer(proto::CANNOT_EXEC, e as u64),
+                }
+            }
+            proto::STATS => {
+                // Whole lines up to the string's 4 KiB; the rest counted.
+                let mut text = String::new();
+                let mut left = 0;
+                for (nr, n) in &self.refused {
+                    let line = alloc::format!("{nr} {} {n}\n", proto::table::name(*nr));
+                    if text.len() + line.len() + 32 > 4096 {
+                        left += 1;
+                    } else {
+                        text.push_str(&line);
+                    }
+                }
+                if left > 0 {
+                    text.push_str(&alloc::format!("... and {left} more numbers\n"));
+                }
+                let buf = keep_rt::ipc_buffer();
+                buf.set_string(text.as_bytes());
+                let _ = ret.reply(Tag::new(0).with_string(), [proto::OK, self.refused.len() as u64, 0, 0]);
+            }
+            _ => {
+                let _ = ret.reply(Tag::new(0), [proto::BAD_REQUEST, 0, 0, 0]);
+            }
+        }
+    }
+
+    /// Starts the first process of a RUN: argv[0] found as given or in
+    /// /bin, fds 0-2 on the terminal.
+    fn spawn_session(&mut self, argv: &[String]) -> Result<i32, i64> {
+        let pid = self.new_pid();
+        let mut p = Proc::new(pid, 0)?;
+        let tty = fd::Description::new(fd::Kind::Console, fd::O_RDWR);
+        for _ in 0..3 {
+            p.fds.push(Some(fd::Fd { desc: tty.clone(), cloexec: false }));
+        }
+        let path = if argv[0].contains('/') { argv[0].clone() } else { alloc::format!("/bin/{}", argv[0]) };
+        let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.clone().into_bytes()).collect();
+        let envp: Vec<Vec<u8>> = ["PATH=/bin:/usr/bin", "HOME=/", "TERM=vt100", "PS1=\\w # "]
+            .iter()
+            .map(|e| Vec::from(e.as_bytes()))
+            .collect();
+        let started = exec::exec(self, &mut p, &path, argv, envp)
+            .and_then(|_| p.keep.as_ref().unwrap().process.start().map_err(|_| errno::ENOMEM));
+        if let Err(e) = started {
+            p.teardown();
+            env::env().free_slot(p.ret_slot);
+            return Err(e);
+        }
+        self.procs.insert(pid, p);
+        Ok(pid)
+    }
+
+    pub fn new_pid(&mut self) -> i32 {
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        pid
+    }
+
+    fn syscall(&mut self, pid: i32, w: [u64; 4]) {
+        if !self.procs.contains_key(&pid) {
+            return;
+        }
+        let mut call = Call { nr: w[0], args: [w[1], w[2], w[3], 0, 0, 0], have_all: false };
+        let out = match handler(call.nr) {
+            Some(h) => h(self, pid, &mut call),
+            None => {
+                *self.refused.entry(call.nr).or_insert(0) += 1;
+                Out::Ret(-errno::ENOSYS)
+            }
+        };
+        self.finish(pid, call, out, RECV_RET);
+    }
+
+    /// Carries out a handler's decision for the call whose return
+    /// capability is in `ret`.
+    pub fn finish(&mut self, pid: i32, call: Call, out: Out, ret: u64) {
+        match out {
+            Out::Ret(_) | Out::Resume => {
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.blocked = None;
+                    p.waits_tty = false;
+                }
+                // A signal due now is acted on as the call returns.
+                let rax = if let Out::Ret(v) = out { Some(v) } else { None };
+                let delivery = match self.deliverable(pid) {
+                    Some(sig) => self.deliver(pid, sig, rax, None),
+                    None => signal::Delivery::None,
+                };
+                let answer = match (delivery, rax) {
+                    (signal::Delivery::None, Some(v)) => Some((reply::RESUME_SET_RAX, v as u64)),
+                    (signal::Delivery::None, None) | (signal::Delivery::Handler, _) => Some((reply::RESUME, 0)),
+                    (signal::Delivery::Ended, _) => None,
+                };
+                match answer {
+                    // The current message's answer waits for the next receive.
+                    Some(a) if ret == RECV_RET => self.reply = Some(a),
+                    Some((lbl, rax)) => {
+                        let _ = Return(ret).reply(Tag::new(lbl), [rax, 0, 0, 0]);
+                    }
+                    None => {
+                        let _ = SELF_ASPACE.delete_cap(ret);
+                    }
+                }
+            }
+            Out::Block => {
+                let Some(p) = self.procs.get_mut(&pid) else { return };
+                if ret != p.ret_slot {
+                    let _ = SELF_ASPACE.delete_cap(p.ret_slot);
+                    let _ = SELF_ASPACE.move_cap(ret, p.ret_slot);
+                }
+                if p.blocked.is_none() || matches!(p.blocked, Some(Blocked::Call(_))) {
+                    p.blocked = Some(Blocked::Call(call));
+                    // A signal already due interrupts it at once.
+                    if self.deliverable(pid).is_some() {
+                        let ret = self.procs[&pid].ret_slot;
+                        self.interrupt(pid, call, ret);
+                    }
+                }
+            }
+            Out::Gone => {
+                let _ = SELF_ASPACE.delete_cap(ret);
+            }
+        }
+    }
+
+    /// Tries the waiting system calls again until none makes progress.
+    pub fn retry(&mut self) {
+        if !self.procs.values().any(|p| matches!(p.blocked, Some(Blocked::Call(_)))) {
+            return;
+        }
+        loop {
+            let mut progress = false;
+            let pids: Vec<i32> = self.procs.keys().copied().collect();
+            for pid in pids {
+                let Some(p) = self.procs.get(&pid) else { continue };
+                let (mut call, ret) = match p.blocked {
+                    Some(Blocked::Call(c)) => (c, p.ret_slot),
+                    _ => continue,
+                };
+                let Some(h) = handler(call.nr) else { continue };
+                let out = h(self, pid, &mut call);
+                if !matches!(out, Out::Block) {
+                    progress = true;
+                    self.finish(pid, call, out, ret);
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+    }
+
+    /// An exception in a Linux process: a page fault in one of its areas
+    /// populates the page; anything else ends it with the signal Linux
+    /// would send.
+    fn exception(&mut self, pid: i32, w: [u64; 4]) {
+        let [vector, rip, addr, code] = w;
+        let Some(p) = self.procs.get_mut(&pid) else { return };
+        if p.text_hidden {
+            // Stopped for a signal (signal.rs): text back, signal delivered
+            // with the faulting instruction as the place to return to.
+            p.mm.set_text_mapped(true);
+            p.text_hidden = false;
+            let delivery = match self.deliverable(pid) {
+                Some(sig) => self.deliver(pid, sig, None, None),
+                None => signal::Delivery::None,
+            };
+            match delivery {
+                signal::Delivery::Ended => {
+                    let _ = SELF_ASPACE.delete_cap(RECV_RET);
+                }
+                _ => {
+                    let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
+                }
+            }
+            return;
+        }
+        if vector == 14 {
+            let page = addr & !(mem::PAGE - 1);
+            let need = if code & 2 != 0 { mem::PROT_WRITE } else { mem::PROT_READ };
+            let fresh = !p.mm.pages.contains_key(&page);
+            if fresh && addr < mem::GUEST_TOP && p.mm.page(page, need).is_ok() {
+                let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
+                return;
+            }
+        }
+        let (sig, what) = match vector {
+            0 => (process::SIGFPE, "divide error"),
+            3 => (process::SIGTRAP, "breakpoint"),
+            6 => (process::SIGILL, "invalid opcode"),
+            14 => (process::SIGSEGV, "page fault"),
+            _ => (process::SIGSEGV, "general protection"),
+        };
+        println!(
+            "workhorse: pid {pid} ({}) killed by signal {sig}: {what} at rip {rip:#x}, address {addr:#x}",
+            p.name
+        );
+        let _ = SELF_ASPACE.delete_cap(RECV_RET);
+        self.terminate(pid, process::signaled(sig));
+    }
+
+    /// Ends process `pid` with wait status `status`: its Keep objects and
+    /// memory go, it becomes a zombie for its parent (or goes at once
+    /// without one), and a session whose leader it was ends.
+    pub fn terminate(&mut self, pid: i32, status: i32) {
+        let Some(p) = self.procs.get_mut(&pid) else { return };
+        p.teardown();
+        p.zombie = Some(status);
+        let ppid = p.ppid;
+        // Children lose their parent: they are reaped when they end.
+        for c in self.procs.values_mut() {
+            if c.ppid == pid {
+                c.ppid = 0;
+            }
+        }
+        self.wake_vfork_parent(pid);
+        if ppid == 0 || !self.procs.contains_key(&ppid) {
+            self.reap(pid);
+        } else {
+            self.post(ppid, 17); // SIGCHLD
+        }
+        if self.leader == Some(pid) {
+            self.leader = None;
+            // What the session leaves behind ends with it.
+            let rest: Vec<i32> = self.procs.keys().copied().collect();
+            for q in rest {
+                if self.procs.get(&q).is_some_and(|p| p.zombie.is_none()) {
+                    self.terminate(q, process::signaled(process::SIGKILL));
+                }
+            }
+            let all: Vec<i32> = self.procs.keys().copied().collect();
+            for q in all {
+                self.reap(q);
+            }
+            let _ = Return(SESSION_RET).reply(Tag::new(0), [proto::OK, status as u32 as u64, 0, 0]);
+        }
+    }
+
+    /// Removes a zombie for good.
+    pub fn reap(&mut self, pid: i32) {
+        if let Some(mut p) = self.procs.remove(&pid) {
+            env::env().free_slot(p.ret_slot);
+            p.fds.clear();
+        }
+    }
+
+    /// A vfork parent waiting for `child` (which exec'd or ended) goes on.
+    pub fn wake_vfork_parent(&mut self, child: i32) {
+        let parent = self
+            .procs
+            .iter()
+            .find(|(_, p)| matches!(p.blocked, Some(Blocked::Vfork(c)) if c == child))
+            .map(|(pid, _)| *pid);
+        if let Some(ppid) = parent {
+            let ret = self.procs[&ppid].ret_slot;
+            let call = Call { nr: 58, args: [0; 6], have_all: true };
+            self.finish(ppid, call, Out::Ret(child as i64), ret);
+        }
+    }
+
+    /// Argument `i` of `call` (0-5), reading r10, r8 and r9 when first
+    /// needed.
+    pub fn arg(&mut self, pid: i32, call: &mut Call, i: usize) -> u64 {
+        if i >= 3 && !call.have_all {
+            if let Some(k) = self.procs.get(&pid).and_then(|p| p.keep.as_ref())
+                && k.process.read_regs().is_ok()
+            {
+                let r = keep_rt::ipc_buffer().regs();
+                call.args[3] = r[keep_abi::reg::R10 as usize];
+                call.args[4] = r[keep_abi::reg::R8 as usize];
+                call.args[5] = r[keep_abi::reg::R9 as usize];
+            }
+            call.have_all = true;
+        }
+        call.args[i]
+    }
+
+    pub fn random(&mut self) -> u64 {
+        // xorshift64*: see the getrandom note in the table.
+        let mut x = self.seed;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.seed = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+

@@ -1,0 +1,382 @@
+//! A Linux process's memory: its areas (what mmap, brk and the ELF loader
+//! reserved, with their protection) and the pages populated in them, each a
+//! frame of the memory pool mapped both into the process's address space
+//! and once into the server's own (where the server reads and writes it for
+//! system calls).  Pages are populated when first touched: a page fault in
+//! an area, or a system call reading or writing there.  Read-only pages are
+//! shared (between fork's parent and child, and from a file's page cache);
+//! a page made writable while shared is copied first.
+
+use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+
+use keep_abi::{Aspace, MEMORY, SELF_ASPACE, rights, ty};
+
+use crate::env::env;
+use crate::errno::*;
+
+pub const PAGE: u64 = 4096;
+pub const PROT_READ: u32 = 1;
+pub const PROT_WRITE: u32 = 2;
+pub const PROT_EXEC: u32 = 4;
+
+/// The part of the address space Linux processes get (above it: nothing);
+/// a pointer outside it is EFAULT.
+pub const GUEST_TOP: u64 = 0x0000_1000_0000_0000;
+/// The page holding the server's trampoline (`wrfsbase %r11; jmp *%rcx`),
+/// read and execute, in every process.
+pub const TRAMPOLINE: u64 = GUEST_TOP - PAGE;
+/// Top of the initial stack, and the stack area's size.
+pub const STACK_TOP: u64 = TRAMPOLINE - 16 * PAGE;
+pub const STACK_SIZE: u64 = 8 << 20;
+/// mmap without a hint takes the highest free range below this.
+pub const MMAP_TOP: u64 = STACK_TOP - STACK_SIZE - 16 * PAGE;
+
+/// Bytes of areas one process may reserve (like RLIMIT_AS): mmap and brk
+/// say ENOMEM past it, so that malloc fails before memory runs out.
+pub const MAX_RESERVED: u64 = 192 << 20;
+
+/// A frame of the memory pool: its capability (a slot of the server) and
+/// where it is mapped in the server.  Dropping it unmaps and reclaims it;
+/// whoever mapped it in a process has unmapped it there first (or destroyed
+/// the address space).
+pub struct Frame {
+    pub slot: u64,
+    pub local: u64,
+}
+
+impl Frame {
+    /// A zeroed frame.
+    pub fn new() -> Result<Rc<Frame>, i64> {
+        let e = env();
+        if e.frames >= crate::env::MAX_FRAMES {
+            return Err(ENOMEM);
+        }
+        let slot = e.slot().map_err(|_| ENOMEM)?;
+        if MEMORY.retype(ty::PAGE, slot).is_err() {
+            e.free_slot(slot);
+            return Err(ENOMEM);
+        }
+        let local = e.local();
+        if SELF_ASPACE.map(slot, local, rights::READ | rights::WRITE).is_err() {
+            let _ = MEMORY.reclaim(slot);
+            e.free_slot(slot);
+            e.free_local(local);
+            return Err(ENOMEM);
+        }
+        e.frames += 1;
+        Ok(Rc::new(Frame { slot, local }))
+    }
+
+    /// A frame holding `bytes` at `offset`.
+    pub fn with(bytes: &[u8], offset: usize) -> Result<Rc<Frame>, i64> {
+        let f = Frame::new()?;
+        f.bytes_mut()[offset..offset + bytes.len()].copy_from_slice(bytes);
+        Ok(f)
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: mapped readable and writable at `local` while self lives.
+        unsafe { core::slice::from_raw_parts(self.local as *const u8, PAGE as usize) }
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    pub fn bytes_mut(&self) -> &mut [u8] {
+        // SAFETY: as above; the server is single threaded and no caller
+        // keeps two of these slices at once.
+        unsafe { core::slice::from_raw_parts_mut(self.local as *mut u8, PAGE as usize) }
+    }
+}
+
+impl Drop for Frame {
+    fn drop(&mut self) {
+        let _ = SELF_ASPACE.unmap(self.local);
+        if let Err(err) = MEMORY.reclaim(self.slot) {
+            keep_rt::println!("workhorse: frame in slot {:#x} not reclaimed: {err}", self.slot);
+        }
+        let e = env();
+        e.frames -= 1;
+        e.free_slot(self.slot);
+        e.free_local(self.local);
+    }
+}
+
+/// Keep rights for a Linux protection (Keep refuses writable+executable
+/// mappings: such a page is mapped writable, not executable).
+pub fn keep_rights(prot: u32) -> u64 {
+    let mut r = rights::READ;
+    if prot & PROT_WRITE != 0 {
+        r |= rights::WRITE;
+    } else if prot & PROT_EXEC != 0 {
+        r |= rights::EXEC;
+    }
+    r
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Area {
+    pub end: u64,
+    pub prot: u32,
+}
+
+pub struct Page {
+    pub frame: Rc<Frame>,
+    pub prot: u32,
+}
+
+pub struct Mm {
+    pub aspace: Aspace,
+    /// Areas by start address; they never overlap.
+    pub areas: BTreeMap<u64, Area>,
+    pub pages: BTreeMap<u64, Page>,
+    pub brk_start: u64,
+    pub brk: u64,
+}
+
+impl Mm {
+    pub fn new(aspace: Aspace) -> Mm {
+        Mm {
+            aspace,
+            areas: BTreeMap::new(),
+            pages: BTreeMap::new(),
+            brk_start: 0,
+            brk: 0,
+        }
+    }
+
+    /// The area holding `va`: (start, area).
+    pub fn area(&self, va: u64) -> Option<(u64, Area)> {
+        let (&s, &a) = self.areas.range(..=va).next_back()?;
+        (va < a.end).then_some((s, a))
+    }
+
+    /// Bytes reserved in areas.
+    pub fn reserved(&self) -> u64 {
+        self.areas.iter().map(|(s, a)| a.end - s).sum()
+    }
+
+    /// Removes [start, end) from the areas; returns the pieces removed.
+    fn carve(&mut self, start: u64, end: u64) -> Vec<(u64, Area)> {
+        let hits: Vec<(u64, Area)> = self
+            .areas
+            .range(..end)
+            .filter(|(s, a)| a.end > start && **s < end)
+            .map(|(s, a)| (*s, *a))
+            .collect();
+        let mut inside = Vec::new();
+        for (s, a) in hits {
+            self.areas.remove(&s);
+            if s < start {
+                self.areas.insert(s, Area { end: start, prot: a.prot });
+            }
+            if a.end > end {
+                self.areas.insert(end, Area { end: a.end, prot: a.prot });
+            }
+            inside.push((s.max(start), Area { end: a.end.min(end), prot: a.prot }));
+        }
+        inside
+    }
+
+    /// Reserves [start, start+len) with `prot`, replacing what was there.
+    pub fn add_area(&mut self, start: u64, len: u64, prot: u32) {
+        self.unmap(start, len);
+        self.areas.insert(start, Area { end: start + len, prot });
+    }
+
+    /// Removes the areas and pages of [start, start+len).
+    pub fn unmap(&mut self, start: u64, len: u64) {
+        let end = start + len;
+        self.carve(start, end);
+        let vas: Vec<u64> = self.pages.range(start..end).map(|(v, _)| *v).collect();
+        for va in vas {
+            let _ = self.aspace.unmap(va);
+            self.pages.remove(&va);
+        }
+    }
+
+    /// Changes the protection of [start, start+len); ENOMEM when part of it
+    /// is not reserved (nothing changes then).
+    pub fn protect(&mut self, start: u64, len: u64, prot: u32) -> Result<(), i64> {
+        let end = start + len;
+        let mut at = start;
+        while at < end {
+            let (_, a) = self.area(at).ok_or(ENOMEM)?;
+            at = a.end;
+        }
+        for (s, a) in self.carve(start, end) {
+            self.areas.insert(s, Area { end: a.end, prot });
+        }
+        let vas: Vec<u64> = self.pages.range(start..end).map(|(v, _)| *v).collect();
+        for va in vas {
+            let page = self.pages.get_mut(&va).unwrap();
+            if prot & PROT_WRITE != 0 && Rc::strong_count(&page.frame) > 1 {
+                page.frame = Frame::with(page.frame.bytes(), 0)?;
+            }
+            page.prot = prot;
+            let _ = self.aspace.unmap(va);
+            if prot != 0 {
+                self.aspace
+                    .map(page.frame.slot, va, keep_rights(prot))
+                    .map_err(|_| ENOMEM)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Maps `frame` at `va` with `prot` (an area must be there).
+    pub fn put(&mut self, va: u64, frame: Rc<Frame>, prot: u32) -> Result<(), i64> {
+        if self.pages.contains_key(&va) {
+            let _ = self.aspace.unmap(va);
+        }
+        if prot != 0 {
+            self.aspace
+                .map(frame.slot, va, keep_rights(prot))
+                .map_err(|_| ENOMEM)?;
+        }
+        self.pages.insert(va, Page { frame, prot });
+        Ok(())
+    }
+
+    /// The page at `va` (page-aligned), populated with zeros if its area
+    /// allows `need` (PROT_* bits); EFAULT otherwise.
+    pub fn page(&mut self, va: u64, need: u32) -> Result<&Page, i64> {
+        let (_, a) = self.area(va).ok_or(EFAULT)?;
+        if a.prot & need != need || a.prot == 0 {
+            return Err(EFAULT);
+        }
+        if !self.pages.contains_key(&va) {
+            self.put(va, Frame::new()?, a.prot)?;
+        }
+        Ok(self.pages.get(&va).unwrap())
+    }
+
+    /// Copies guest memory at `va` into `out`.
+    pub fn read(&mut self, va: u64, out: &mut [u8]) -> Result<(), i64> {
+        check_range(va, out.len())?;
+        let mut done = 0;
+        while done < out.len() {
+            let a = va + done as u64;
+            let off = (a % PAGE) as usize;
+            let n = (PAGE as usize - off).min(out.len() - done);
+            let p = self.page(a - off as u64, PROT_READ)?;
+            out[done..done + n].copy_from_slice(&p.frame.bytes()[off..off + n]);
+            done += n;
+        }
+        Ok(())
+    }
+
+    pub fn read_vec(&mut self, va: u64, len: usize) -> Result<Vec<u8>, i64> {
+        let mut v = alloc::vec![0u8; len];
+        self.read(va, &mut v)?;
+        Ok(v)
+    }
+
+    /// Copies `data` into guest memory at `va` (the area must be writable).
+    pub fn write(&mut self, va: u64, data: &[u8]) -> Result<(), i64> {
+        check_range(va, data.len())?;
+        let mut done = 0;
+        while done < data.len() {
+            let a = va + done as u64;
+            let off = (a % PAGE) as usize;
+            let n = (PAGE as usize - off).min(data.len() - done);
+            let p = self.page(a - off as u64, PROT_WRITE)?;
+            p.frame.bytes_mut()[off..off + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+        }
+        Ok(())
+    }
+
+    pub fn read_u64(&mut self, va: u64) -> Result<u64, i64> {
+        let mut b = [0u8; 8];
+        self.read(va, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    pub fn write_u64(&mut self, va: u64, v: u64) -> Result<(), i64> {
+        self.write(va, &v.to_le_bytes())
+    }
+
+    pub fn write_u32(&mut self, va: u64, v: u32) -> Result<(), i64> {
+        self.write(va, &v.to_le_bytes())
+    }
+
+    /// A NUL-terminated string of at most `max` bytes (ENAMETOOLONG past it).
+    pub fn read_cstr(&mut self, va: u64, max: usize) -> Result<Vec<u8>, i64> {
+        let mut out = Vec::new();
+        let mut a = va;
+        loop {
+            check_range(a, 1)?;
+            let off = (a % PAGE) as usize;
+            let p = self.page(a - off as u64, PROT_READ)?;
+            let bytes = &p.frame.bytes()[off..];
+            match bytes.iter().position(|&b| b == 0) {
+                Some(n) => {
+                    out.extend_from_slice(&bytes[..n]);
+                    break;
+                }
+                None => out.extend_from_slice(bytes),
+            }
+            if out.len() > max {
+                return Err(ENAMETOOLONG);
+            }
+            a += (PAGE as usize - off) as u64;
+        }
+        if out.len() > max {
+            return Err(ENAMETOOLONG);
+        }
+        Ok(out)
+    }
+
+    /// A highest free range of `len` bytes below MMAP_TOP.
+    pub fn find_free(&self, len: u64) -> Option<u64> {
+        let mut top = MMAP_TOP;
+        for (&s, a) in self.areas.range(..MMAP_TOP).rev() {
+            if a.end <= top && top - a.end >= len {
+                return Some(top - len);
+            }
+            top = top.min(s);
+        }
+        let base = self.brk.max(0x1000_0000);
+        (top >= base + len).then(|| top - len)
+    }
+
+    /// Unmaps (`hide`) or maps again the executable pages from the
+    /// process's address space; the server keeps them.
+    pub fn set_text_mapped(&mut self, mapped: bool) {
+        for (&va, p) in &self.pages {
+            if p.prot & PROT_EXEC != 0 {
+                if mapped {
+                    let _ = self.aspace.map(p.frame.slot, va, keep_rights(p.prot));
+                } else {
+                    let _ = self.aspace.unmap(va);
+                }
+            }
+        }
+    }
+
+    /// A copy for fork: writable pages are copied, read-only ones shared.
+    pub fn fork(&self, aspace: Aspace) -> Result<Mm, i64> {
+        let mut m = Mm::new(aspace);
+        m.areas = self.areas.clone();
+        m.brk_start = self.brk_start;
+        m.brk = self.brk;
+        for (&va, p) in &self.pages {
+            let frame = if p.prot & PROT_WRITE != 0 {
+                Frame::with(p.frame.bytes(), 0)?
+            } else {
+                p.frame.clone()
+            };
+            m.put(va, frame, p.prot)?;
+        }
+        Ok(m)
+    }
+}
+
+/// EFAULT unless [va, va+len) lies inside the guest part of the space.
+pub fn check_range(va: u64, len: usize) -> Result<(), i64> {
+    match va.checked_add(len as u64) {
+        Some(end) if end <= GUEST_TOP => Ok(()),
+        _ => Err(EFAULT),
+    }
+}

@@ -1,0 +1,180 @@
+//! A Linux process: its Keep process and address space, memory, file
+//! descriptors, working directory, signal actions and wait state.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use keep_abi::{ACCOUNT, Aspace, Process, SELF_ASPACE, SELF_PROCESS};
+
+use crate::env::env;
+use crate::fd::Fd;
+use crate::mem::Mm;
+use crate::vfs::{Ino, ROOT};
+use crate::Call;
+
+pub const SIGKILL: i32 = 9;
+pub const SIGSEGV: i32 = 11;
+pub const SIGILL: i32 = 4;
+pub const SIGTRAP: i32 = 5;
+pub const SIGFPE: i32 = 8;
+pub const SIG_IGN: u64 = 1;
+
+/// Wait status of a process ended by `sig`.
+pub fn signaled(sig: i32) -> i32 {
+    sig & 0x7f
+}
+
+/// Wait status of a process that exited with `code`.
+pub fn exited(code: i32) -> i32 {
+    (code & 0xff) << 8
+}
+
+/// The Keep objects behind a Linux process (slots of the server).
+pub struct Keep {
+    pub process: Process,
+    pub aspace: Aspace,
+    /// The sender the process's faults arrive through (payload = pid).
+    pub sender: u64,
+}
+
+impl Keep {
+    /// A CREATED process in a fresh address space, in emulation mode, its
+    /// faults and system calls sent to the server with payload `pid`.
+    pub fn create(pid: i32, name: &str) -> Result<Keep, i64> {
+        let e = env();
+        let a = e.slot().map_err(|_| crate::errno::ENOMEM)?;
+        let p = e.slot().map_err(|_| crate::errno::ENOMEM)?;
+        let s = e.slot().map_err(|_| crate::errno::ENOMEM)?;
+        let k = Keep { process: Process(p), aspace: Aspace(a), sender: s };
+        let r = ACCOUNT
+            .create_aspace(a)
+            .and_then(|_| ACCOUNT.create_process(a, p))
+            .and_then(|_| SELF_PROCESS.mint(s, pid as u64, 0))
+            .and_then(|_| k.process.set_fault_handler(s))
+            .and_then(|_| k.process.set_emulation(true))
+            .and_then(|_| k.process.set_name(name));
+        match r {
+            Ok(()) => Ok(k),
+            Err(err) => {
+                keep_rt::println!("workhorse: cannot make a process: {err}");
+                k.destroy();
+                Err(crate::errno::ENOMEM)
+            }
+        }
+    }
+
+    /// Destroys the process and its address space (which unmaps every
+    /// page) and gives the slots back.
+    pub fn destroy(&self) {
+        let _ = ACCOUNT.destroy(self.process.0);
+        let _ = ACCOUNT.destroy(self.aspace.0);
+        let e = env();
+        e.free_slot(self.process.0);
+        e.free_slot(self.aspace.0);
+        e.free_slot(self.sender);
+    }
+}
+
+pub enum Blocked {
+    /// A system call to try again.
+    Call(Call),
+    /// vfork: waits until this child execs or ends.
+    Vfork(i32),
+}
+
+pub struct Proc {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    pub name: String,
+    /// The path it was started from (/proc/self/exe).
+    pub exe: String,
+    pub keep: Option<Keep>,
+    pub mm: Mm,
+    pub fds: Vec<Option<Fd>>,
+    pub cwd: Ino,
+    pub umask: u32,
+    pub fs_base: u64,
+    /// Per signal: handler, flags, restorer, mask (as rt_sigaction has them).
+    pub sigactions: [[u64; 4]; 65],
+    /// Signals posted and not yet delivered (bit sig-1).
+    pub pending: u64,
+    /// The mask rt_sigsuspend replaced, restored by the handler's return.
+    pub saved_mask: Option<u64>,
+    /// Its executable pages are unmapped so that it faults to the server,
+    /// which then delivers a signal (see signal.rs).
+    pub text_hidden: bool,
+    pub sigmask: u64,
+    pub blocked: Option<Blocked>,
+    /// Blocked on terminal input (the server polls the console).
+    pub waits_tty: bool,
+    /// Where a blocked call's return capability is kept.
+    pub ret_slot: u64,
+    /// Some(wait status) once it has ended.
+    pub zombie: Option<i32>,
+}
+
+impl Proc {
+    /// ENOMEM when no slot is left for its return capability.
+    pub fn new(pid: i32, ppid: i32) -> Result<Proc, i64> {
+        let ret_slot = env().slot().map_err(|_| crate::errno::ENOMEM)?;
+        Ok(Proc {
+            pid,
+            ppid,
+            pgid: pid,
+            sid: pid,
+            name: String::new(),
+            exe: String::new(),
+            keep: None,
+            mm: Mm::new(Aspace(0)),
+            fds: Vec::new(),
+            cwd: ROOT,
+            umask: 0o022,
+            fs_base: 0,
+            sigactions: [[0; 4]; 65],
+            pending: 0,
+            saved_mask: None,
+            text_hidden: false,
+            sigmask: 0,
+            blocked: None,
+            waits_tty: false,
+            ret_slot,
+            zombie: None,
+        })
+    }
+
+    /// Ends the Keep side: process and address space destroyed, memory and
+    /// descriptors released.
+    pub fn teardown(&mut self) {
+        if let Some(k) = self.keep.take() {
+            k.destroy();
+        }
+        self.mm = Mm::new(Aspace(0));
+        self.fds.clear();
+        self.blocked = None;
+        self.waits_tty = false;
+        let _ = SELF_ASPACE.delete_cap(self.ret_slot);
+    }
+
+    pub fn fd(&self, n: u64) -> Result<&Fd, i64> {
+        self.fds.get(n as usize).and_then(|f| f.as_ref()).ok_or(crate::errno::EBADF)
+    }
+
+    /// The lowest free descriptor number at or above `min`.
+    pub fn install(&mut self, fd: Fd, min: usize) -> Result<i64, i64> {
+        const MAX_FDS: usize = 1024;
+        let mut n = min;
+        while n < self.fds.len() && self.fds[n].is_some() {
+            n += 1;
+        }
+        if n >= MAX_FDS {
+            return Err(crate::errno::EMFILE);
+        }
+        if n >= self.fds.len() {
+            self.fds.resize(n + 1, None);
+        }
+        self.fds[n] = Some(fd);
+        Ok(n as i64)
+    }
+}

@@ -1,0 +1,285 @@
+//! Signals.  A signal is posted to a process; it is acted on when the
+//! process next comes back from a system call (the server answers every
+//! one, so that is where it can change the registers), or at once when the
+//! process waits in a call (the call is tried again, then interrupted with
+//! EINTR, or restarted after the handler when the action has SA_RESTART).
+//! A process that is running (not waiting for the server) is made to come
+//! to the server: its executable pages are unmapped, its next instruction
+//! fetch faults, and the server maps them again and delivers the signal
+//! there (Keep's READ_REGS needs the process stopped, and a fault is a
+//! clean place to stop it).  SIGKILL and an unblocked signal whose default
+//! action ends the process end it at once, wherever it is.
+//!
+//! A handler runs on the process's stack with the frame Linux builds
+//! (`struct rt_sigframe`: the restorer's address, a `ucontext` whose
+//! `sigcontext` holds the interrupted registers and the old mask, a
+//! `siginfo`); `rt_sigreturn` reads the registers and mask back.  The FPU
+//! and SSE registers are not saved (Keep's READ_REGS has no FPU state): a
+//! handler that changes them changes them for the interrupted code too.
+
+use keep_abi::{Return, SELF_ASPACE, Tag, reg, reply};
+
+use crate::process::{self, Blocked};
+use crate::{Call, Out, Server};
+
+const SA_RESTORER: u64 = 0x0400_0000;
+const SA_RESTART: u64 = 0x1000_0000;
+const SA_NODEFER: u64 = 0x4000_0000;
+const SA_RESETHAND: u64 = 0x8000_0000;
+/// Offsets in the frame: the ucontext, its sigcontext, its mask, siginfo.
+const UC: u64 = 8;
+const MCONTEXT: u64 = UC + 40;
+const SIGMASK: u64 = MCONTEXT + 256;
+const SIGINFO: u64 = SIGMASK + 8;
+const FRAME: u64 = SIGINFO + 128;
+/// Can never be blocked.
+const UNBLOCKABLE: u64 = (1 << (9 - 1)) | (1 << (19 - 1));
+
+/// The sigcontext's registers in its order (r8..r15, rdi, rsi, rbp, rbx,
+/// rdx, rax, rcx, rsp, rip, eflags).
+const ORDER: [u64; 18] = [
+    reg::R8,
+    reg::R9,
+    reg::R10,
+    reg::R11,
+    reg::R12,
+    reg::R13,
+    reg::R14,
+    reg::R15,
+    reg::RDI,
+    reg::RSI,
+    reg::RBP,
+    reg::RBX,
+    reg::RDX,
+    reg::RAX,
+    reg::RCX,
+    reg::RSP,
+    reg::RIP,
+    reg::RFLAGS,
+];
+
+fn bit(sig: i32) -> u64 {
+    1 << (sig - 1)
+}
+
+/// Signals whose default action is nothing (and, with no job control yet,
+/// the stop signals).
+fn ignored_by_default(sig: i32) -> bool {
+    matches!(sig, 17 | 18 | 19 | 20 | 21 | 22 | 23 | 28)
+}
+
+/// What `finish` does with a call's result when a signal is due.
+pub enum Delivery {
+    /// Nothing due: answer as usual.
+    None,
+    /// A handler's frame is built: resume with the new registers.
+    Handler,
+    /// The signal ended the process.
+    Ended,
+}
+
+impl Server {
+    /// Posts `sig` to `pid` (see the module comment).
+    pub fn post(&mut self, pid: i32, sig: i32) {
+        let Some(p) = self.procs.get_mut(&pid) else { return };
+        if p.zombie.is_some() || !(1..=64).contains(&sig) {
+            return;
+        }
+        let action = p.sigactions[sig as usize][0];
+        if sig != 9 && (action == process::SIG_IGN || (action == 0 && ignored_by_default(sig))) {
+            return;
+        }
+        let blocked = p.sigmask & bit(sig) != 0 && sig != 9;
+        if action == 0 && !blocked {
+            self.terminate(pid, process::signaled(sig));
+            return;
+        }
+        p.pending |= bit(sig);
+        if blocked {
+            return;
+        }
+        // Running: make it fault to the server (unless it is the caller the
+        // server is answering, which gets it as its call returns).
+        if p.blocked.is_none() {
+            if self.current != Some(pid) && !p.text_hidden {
+                p.mm.set_text_mapped(false);
+                p.text_hidden = true;
+            }
+            return;
+        }
+        // A waiting call: try it once more, else interrupt it.
+        let Some(Blocked::Call(call)) = p.blocked else { return };
+        let ret = p.ret_slot;
+        let mut c = call;
+        if let Some(h) = crate::handler(c.nr) {
+            let out = h(self, pid, &mut c);
+            if !matches!(out, Out::Block) {
+                self.finish(pid, c, out, ret);
+                return;
+            }
+        }
+        self.interrupt(pid, call, ret);
+    }
+
+    /// A call that waits (its return capability in `ret`) while a signal
+    /// is due: the signal is acted on and the call ends with EINTR, or is
+    /// made again after the handler when the action has SA_RESTART.
+    pub fn interrupt(&mut self, pid: i32, call: Call, ret: u64) {
+        let Some(sig) = self.deliverable(pid) else { return };
+        // pause and rt_sigsuspend never restart (Linux answers them EINTR
+        // whatever the flags).
+        let restart = self.procs[&pid].sigactions[sig as usize][1] & SA_RESTART != 0 && !matches!(call.nr, 34 | 130);
+        let p = self.procs.get_mut(&pid).unwrap();
+        p.blocked = None;
+        p.waits_tty = false;
+        let rax = if restart { None } else { Some(-crate::errno::EINTR) };
+        match self.deliver(pid, sig, rax, restart.then_some(call.nr)) {
+            Delivery::Handler => {
+                let _ = Return(ret).reply(Tag::new(reply::RESUME), [0; 4]);
+            }
+            Delivery::Ended => {
+                let _ = SELF_ASPACE.delete_cap(ret);
+            }
+            Delivery::None => {
+                let _ = Return(ret).reply(Tag::new(reply::RESUME_SET_RAX), [(-crate::errno::EINTR) as u64, 0, 0, 0]);
+            }
+        }
+    }
+
+    /// The lowest pending, unblocked signal that needs doing something;
+    /// ignored ones are dropped on the way.
+    pub fn deliverable(&mut self, pid: i32) -> Option<i32> {
+        let p = self.procs.get_mut(&pid)?;
+        loop {
+            let due = p.pending & !p.sigmask;
+            if due == 0 {
+                return None;
+            }
+            let sig = due.trailing_zeros() as i32 + 1;
+            let action = p.sigactions[sig as usize][0];
+            if action == process::SIG_IGN || (action == 0 && ignored_by_default(sig)) {
+                p.pending &= !bit(sig);
+                continue;
+            }
+            return Some(sig);
+        }
+    }
+
+    /// Acts on `sig` for `pid`, which waits for the answer to a system call
+    /// whose result is `rax` (None: its registers are already final;
+    /// `restart`: the call is made again after the handler).
+    pub fn deliver(&mut self, pid: i32, sig: i32, rax: Option<i64>, restart: Option<u64>) -> Delivery {
+        let Some(p) = self.procs.get_mut(&pid) else { return Delivery::None };
+        p.pending &= !bit(sig);
+        let action = p.sigactions[sig as usize];
+        if action[0] == 0 {
+            self.terminate(pid, process::signaled(sig));
+            return Delivery::Ended;
+        }
+        let Some(k) = p.keep.as_ref() else { return Delivery::None };
+        if k.process.read_regs().is_err() {
+            return Delivery::None;
+        }
+        let buf = keep_rt::ipc_buffer();
+        let mut r = buf.regs();
+        if let Some(v) = rax {
+            r[reg::RAX as usize] = v as u64;
+        }
+        if let Some(nr) = restart {
+            r[reg::RIP as usize] -= 2;
+            r[reg::RAX as usize] = nr;
+        }
+        let frame = ((r[reg::RSP as usize].wrapping_sub(128 + FRAME)) & !15).wrapping_sub(8);
+        let mut words = [0u64; (FRAME / 8) as usize];
+        words[0] = if action[1] & SA_RESTORER != 0 { action[2] } else { 0 };
+        words[(UC + 24) as usize / 8] = 2; // uc_stack.ss_flags = SS_DISABLE
+        for (i, &rg) in ORDER.iter().enumerate() {
+            words[MCONTEXT as usize / 8 + i] = r[rg as usize];
+        }
+        words[MCONTEXT as usize / 8 + 18] = 0x33; // cs
+        // rt_sigsuspend's caller gets its own mask back after the handler.
+        let old_mask = p.saved_mask.take().unwrap_or(p.sigmask);
+        words[MCONTEXT as usize / 8 + 21] = old_mask;
+        words[SIGMASK as usize / 8] = old_mask;
+        words[SIGINFO as usize / 8] = sig as u64; // si_signo; si_errno, si_code 0
+        let bytes: alloc::vec::Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        if p.mm.write(frame, &bytes).is_err() {
+            self.terminate(pid, process::signaled(process::SIGSEGV));
+            return Delivery::Ended;
+        }
+        r[reg::RIP as usize] = action[0];
+        r[reg::RSP as usize] = frame;
+        r[reg::RDI as usize] = sig as u64;
+        r[reg::RSI as usize] = frame + SIGINFO;
+        r[reg::RDX as usize] = frame + UC;
+        r[reg::RAX as usize] = 0;
+        buf.set_regs(&r);
+        if k.process.write_regs().is_err() {
+            self.terminate(pid, process::signaled(process::SIGSEGV));
+            return Delivery::Ended;
+        }
+        p.sigmask |= (action[3] | if action[1] & SA_NODEFER != 0 { 0 } else { bit(sig) }) & !UNBLOCKABLE;
+        if action[1] & SA_RESETHAND != 0 {
+            p.sigactions[sig as usize] = [0; 4];
+        }
+        Delivery::Handler
+    }
+}
+
+/// rt_sigreturn: back from a handler, the registers and mask of its frame
+/// (the restorer calls it with rsp at the frame's ucontext).
+pub fn rt_sigreturn(s: &mut Server, pid: i32, _: &mut Call) -> Out {
+    let p = s.proc(pid);
+    let Some(k) = p.keep.as_ref() else { return Out::Gone };
+    if k.process.read_regs().is_err() {
+        return Out::Gone;
+    }
+    let buf = keep_rt::ipc_buffer();
+    let mut r = buf.regs();
+    let uc = r[reg::RSP as usize];
+    let mut ctx = [0u8; 256];
+    let mut mask = [0u8; 8];
+    if p.mm.read(uc + MCONTEXT - UC, &mut ctx).is_err() || p.mm.read(uc + SIGMASK - UC, &mut mask).is_err() {
+        s.terminate(pid, process::signaled(process::SIGSEGV));
+        return Out::Gone;
+    }
+    for (i, &rg) in ORDER.iter().enumerate() {
+        r[rg as usize] = u64::from_le_bytes(ctx[i * 8..i * 8 + 8].try_into().unwrap());
+    }
+    buf.set_regs(&r);
+    if k.process.write_regs().is_err() {
+        s.terminate(pid, process::signaled(process::SIGSEGV));
+        return Out::Gone;
+    }
+    p.sigmask = u64::from_le_bytes(mask) & !UNBLOCKABLE;
+    Out::Resume
+}
+
+pub fn rt_sigpending(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let p = s.proc(pid);
+    let v = p.pending & p.sigmask;
+    match p.mm.write_u64(c.args[0], v) {
+        Ok(()) => Out::Ret(0),
+        Err(e) => Out::Ret(-e),
+    }
+}
+
+/// rt_sigsuspend: waits with a temporary mask until a signal is acted on
+/// (args[5] marks the call as waiting).
+pub fn rt_sigsuspend(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[5] == 0 {
+        let p = s.proc(pid);
+        let mask = match p.mm.read_u64(c.args[0]) {
+            Ok(m) => m,
+            Err(e) => return Out::Ret(-e),
+        };
+        p.saved_mask = Some(p.sigmask);
+        p.sigmask = mask & !UNBLOCKABLE;
+        c.args[5] = 1;
+        c.have_all = true;
+        if s.deliverable(pid).is_some() {
+            return Out::Ret(-crate::errno::EINTR);
+        }
+    }
+    Out::Block
+}

@@ -1,0 +1,523 @@
+//! Files and directories: open, stat, directories, links, names, modes,
+//! the few /proc files.
+
+use super::*;
+
+pub(crate) fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u64, mode: u64) -> Result<i64, i64> {
+    let flags = flags as u32;
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    let kind = match path.as_str() {
+        "/dev/null" => Some(Kind::Null),
+        "/dev/tty" | "/dev/console" => Some(Kind::Console),
+        p => proc_file(s, pid, p).map(|b| Kind::Generated(b.into())),
+    };
+    let kind = match kind {
+        Some(k) => k,
+        None => {
+            let f = fs();
+            let ino = match f.resolve(base, &path, flags & O_NOFOLLOW == 0) {
+                Ok(ino) => {
+                    if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
+                        return Err(EEXIST);
+                    }
+                    ino
+                }
+                Err(ENOENT) if flags & O_CREAT != 0 => {
+                    let (dir, name) = f.parent(base, &path)?;
+                    let umask = s.proc(pid).umask;
+                    let node = Node::File(Data::Pages(Vec::new(), 0));
+                    f.create(dir, name, node, vfs::S_IFREG | (mode as u32 & 0o7777 & !umask))?
+                }
+                Err(e) => return Err(e),
+            };
+            match &f.get(ino).node {
+                Node::Dir { .. } => {
+                    if flags & O_ACCMODE != O_RDONLY || flags & O_CREAT != 0 {
+                        return Err(EISDIR);
+                    }
+                    Kind::Dir { ino }
+                }
+                Node::Symlink(_) => return Err(ELOOP),
+                Node::File(_) => {
+                    if flags & O_DIRECTORY != 0 {
+                        return Err(ENOTDIR);
+                    }
+                    if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY {
+                        f.truncate(ino, 0)?;
+                    }
+                    Kind::File { ino }
+                }
+            }
+        }
+    };
+    let d = Description::new(kind, flags & (O_ACCMODE | O_APPEND | O_NONBLOCK));
+    s.proc(pid).install(Fd { desc: d, cloexec: flags & O_CLOEXEC != 0 }, 0)
+}
+
+pub fn open(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(open_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1], c.args[2]))
+}
+
+pub fn openat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let mode = s.arg(pid, c, 3);
+    ret(open_at(s, pid, c.args[0], c.args[1], c.args[2], mode))
+}
+
+/// struct stat of x86-64 (144 bytes).
+pub(crate) fn stat_bytes(mode: u32, ino: u64, nlink: u64, size: u64, rdev: u64) -> [u8; 144] {
+    let mut b = [0u8; 144];
+    b[0..8].copy_from_slice(&1u64.to_le_bytes());
+    b[8..16].copy_from_slice(&ino.to_le_bytes());
+    b[16..24].copy_from_slice(&nlink.to_le_bytes());
+    b[24..28].copy_from_slice(&mode.to_le_bytes());
+    b[40..48].copy_from_slice(&rdev.to_le_bytes());
+    b[48..56].copy_from_slice(&size.to_le_bytes());
+    b[56..64].copy_from_slice(&4096u64.to_le_bytes());
+    b[64..72].copy_from_slice(&size.div_ceil(512).to_le_bytes());
+    b
+}
+
+pub(crate) fn stat_ino(ino: Ino) -> [u8; 144] {
+    let f = fs();
+    let n = f.get(ino);
+    stat_bytes(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0)
+}
+
+pub(crate) fn stat_desc(d: &Desc) -> [u8; 144] {
+    match &d.borrow().kind {
+        Kind::File { ino } | Kind::Dir { ino } => stat_ino(*ino),
+        Kind::Console => stat_bytes(0o020620, 1, 1, 0, (5 << 8) | 1),
+        Kind::Null => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
+        Kind::PipeRead(_) | Kind::PipeWrite(_) => stat_bytes(0o010600, 3, 1, 0, 0),
+        Kind::Generated(b) => stat_bytes(0o100444, 4, 1, b.len() as u64, 0),
+    }
+}
+
+pub(crate) fn stat_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, buf: u64, flags: u64) -> Result<i64, i64> {
+    let bytes = if flags & AT_EMPTY_PATH != 0 && s.proc(pid).mm.read_cstr(path, 1)?.is_empty() {
+        if dirfd as i32 as i64 == AT_FDCWD {
+            stat_ino(s.proc(pid).cwd)
+        } else {
+            stat_desc(&desc(s, pid, dirfd)?)
+        }
+    } else {
+        let path = s.path(pid, path)?;
+        let base = s.dirfd(pid, dirfd)?;
+        match path.as_str() {
+            "/dev/null" => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
+            "/dev/tty" | "/dev/console" => stat_bytes(0o020620, 1, 1, 0, (5 << 8) | 1),
+            _ => stat_ino(fs().resolve(base, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?),
+        }
+    };
+    s.proc(pid).mm.write(buf, &bytes)?;
+    Ok(0)
+}
+
+pub fn stat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(stat_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1], 0))
+}
+
+pub fn lstat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(stat_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1], AT_SYMLINK_NOFOLLOW))
+}
+
+pub fn fstat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let b = stat_desc(&desc(s, pid, c.args[0])?);
+        s.proc(pid).mm.write(c.args[1], &b)?;
+        Ok(0)
+    })();
+    ret(r)
+}
+
+pub fn newfstatat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let flags = s.arg(pid, c, 3);
+    ret(stat_at(s, pid, c.args[0], c.args[1], c.args[2], flags))
+}
+
+pub fn getdents64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let mut d = d.borrow_mut();
+        let Kind::Dir { ino } = d.kind else { return Err(ENOTDIR) };
+        let f = fs();
+        let Node::Dir { entries, parent } = &f.get(ino).node else { return Err(ENOTDIR) };
+        let mut list: Vec<(&str, Ino)> = alloc::vec![(".", ino), ("..", *parent)];
+        list.extend(entries.iter().map(|(n, i)| (n.as_str(), *i)));
+        let cap = (c.args[2] as usize).min(IO_CHUNK);
+        let mut out = Vec::new();
+        let mut pos = d.pos as usize;
+        while let Some((name, i)) = list.get(pos) {
+            let reclen = (19 + name.len() + 1).div_ceil(8) * 8;
+            if out.len() + reclen > cap {
+                if out.is_empty() {
+                    return Err(EINVAL);
+                }
+                break;
+            }
+            let ty: u8 = match f.get(*i).node {
+                Node::Dir { .. } => 4,
+                Node::File(_) => 8,
+                Node::Symlink(_) => 10,
+            };
+            let start = out.len();
+            out.extend_from_slice(&(*i as u64 + 2).to_le_bytes());
+            out.extend_from_slice(&(pos as u64 + 1).to_le_bytes());
+            out.extend_from_slice(&(reclen as u16).to_le_bytes());
+            out.push(ty);
+            out.extend_from_slice(name.as_bytes());
+            out.resize(start + reclen, 0);
+            pos += 1;
+        }
+        drop(list);
+        s.proc(pid).mm.write(c.args[1], &out)?;
+        d.pos = pos as u64;
+        Ok(out.len() as i64)
+    })();
+    ret(r)
+}
+
+pub(crate) fn mkdir_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64) -> Result<i64, i64> {
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    let umask = s.proc(pid).umask;
+    let f = fs();
+    let (dir, name) = f.parent(base, &path)?;
+    f.mkdir(dir, name, mode as u32 & !umask)?;
+    Ok(0)
+}
+
+pub fn mkdir(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(mkdir_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1]))
+}
+
+pub fn mkdirat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(mkdir_at(s, pid, c.args[0], c.args[1], c.args[2]))
+}
+
+pub(crate) fn unlink_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u64) -> Result<i64, i64> {
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    let f = fs();
+    let (dir, name) = f.parent(base, &path)?;
+    f.unlink(dir, name, flags & AT_REMOVEDIR != 0)?;
+    Ok(0)
+}
+
+pub fn unlink(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(unlink_at(s, pid, AT_FDCWD as u64, c.args[0], 0))
+}
+
+pub fn rmdir(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(unlink_at(s, pid, AT_FDCWD as u64, c.args[0], AT_REMOVEDIR))
+}
+
+pub fn unlinkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(unlink_at(s, pid, c.args[0], c.args[1], c.args[2]))
+}
+
+pub(crate) fn rename_at(s: &mut Server, pid: i32, olddir: u64, old: u64, newdir: u64, new: u64) -> Result<i64, i64> {
+    let old = s.path(pid, old)?;
+    let new = s.path(pid, new)?;
+    let ob = s.dirfd(pid, olddir)?;
+    let nb = s.dirfd(pid, newdir)?;
+    let f = fs();
+    let (od, on) = f.parent(ob, &old)?;
+    let (nd, nn) = f.parent(nb, &new)?;
+    f.rename(od, on, nd, nn)?;
+    Ok(0)
+}
+
+pub fn rename(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(rename_at(s, pid, AT_FDCWD as u64, c.args[0], AT_FDCWD as u64, c.args[1]))
+}
+
+pub fn renameat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let new = s.arg(pid, c, 3);
+    ret(rename_at(s, pid, c.args[0], c.args[1], c.args[2], new))
+}
+
+pub fn renameat2(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let new = s.arg(pid, c, 3);
+    if s.arg(pid, c, 4) != 0 {
+        return Out::Ret(-EINVAL);
+    }
+    ret(rename_at(s, pid, c.args[0], c.args[1], c.args[2], new))
+}
+
+pub(crate) fn readlink_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, buf: u64, size: u64) -> Result<i64, i64> {
+    let raw = s.proc(pid).mm.read_cstr(path, PATH_MAX)?;
+    let target = if raw == b"/proc/self/exe" {
+        s.proc(pid).exe.clone()
+    } else {
+        let path = String::from_utf8(raw).map_err(|_| ENOENT)?;
+        let base = s.dirfd(pid, dirfd)?;
+        let f = fs();
+        match &f.get(f.resolve(base, &path, false)?).node {
+            Node::Symlink(t) => t.clone(),
+            _ => return Err(EINVAL),
+        }
+    };
+    if size == 0 {
+        return Err(EINVAL);
+    }
+    let n = target.len().min(size as usize);
+    s.proc(pid).mm.write(buf, &target.as_bytes()[..n])?;
+    Ok(n as i64)
+}
+
+pub fn readlink(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(readlink_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1], c.args[2]))
+}
+
+pub fn readlinkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let size = s.arg(pid, c, 3);
+    ret(readlink_at(s, pid, c.args[0], c.args[1], c.args[2], size))
+}
+
+pub(crate) fn access_at(s: &mut Server, pid: i32, dirfd: u64, path: u64) -> Result<i64, i64> {
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    if path == "/dev/null" || path == "/dev/tty" {
+        return Ok(0);
+    }
+    fs().resolve(base, &path, true)?;
+    Ok(0)
+}
+
+pub fn access(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(access_at(s, pid, AT_FDCWD as u64, c.args[0]))
+}
+
+pub fn faccessat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(access_at(s, pid, c.args[0], c.args[1]))
+}
+
+pub fn getcwd(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let p = s.proc(pid);
+        let mut path = fs().path_of(p.cwd).into_bytes();
+        path.push(0);
+        if path.len() > c.args[1] as usize {
+            return Err(ERANGE);
+        }
+        p.mm.write(c.args[0], &path)?;
+        Ok(path.len() as i64)
+    })();
+    ret(r)
+}
+
+pub fn chdir(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let path = s.path(pid, c.args[0])?;
+        let p = s.proc(pid);
+        let ino = fs().resolve(p.cwd, &path, true)?;
+        if !fs().is_dir(ino) {
+            return Err(ENOTDIR);
+        }
+        p.cwd = ino;
+        Ok(0)
+    })();
+    ret(r)
+}
+
+pub fn fchdir(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let Kind::Dir { ino } = d.borrow().kind else { return Err(ENOTDIR) };
+        s.proc(pid).cwd = ino;
+        Ok(0)
+    })();
+    ret(r)
+}
+
+pub fn umask(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let p = s.proc(pid);
+    let old = p.umask;
+    p.umask = c.args[0] as u32 & 0o777;
+    Out::Ret(old as i64)
+}
+
+/// The few /proc files the server makes when they are opened.
+pub(crate) fn proc_file(s: &mut Server, pid: i32, path: &str) -> Option<Vec<u8>> {
+    let mib = |frames: u64| frames * 4;
+    let text = match path {
+        "/proc/mounts" | "/proc/self/mounts" => String::from("rootfs / tmpfs rw 0 0\n"),
+        "/proc/cpuinfo" => String::from("processor\t: 0\nvendor_id\t: Keep\nmodel name\t: x86-64 (Keep workhorse)\n\n"),
+        "/proc/meminfo" => {
+            let free = keep_abi::MEMORY.free().unwrap_or(0);
+            let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|b| b / 4096).unwrap_or(free);
+            alloc::format!("MemTotal: {} kB\nMemFree: {} kB\nMemAvailable: {} kB\n", mib(total.max(free)), mib(free), mib(free))
+        }
+        "/proc/uptime" => {
+            let ms = TIMER.now_ms().unwrap_or(0);
+            alloc::format!("{}.{:02} 0.00\n", ms / 1000, ms % 1000 / 10)
+        }
+        "/proc/version" => String::from("Linux version 6.1.0-keep-workhorse (Keep workhorse)\n"),
+        "/proc/self/cmdline" | "/proc/self/comm" => {
+            let p = s.proc(pid);
+            alloc::format!("{}\n", p.name)
+        }
+        _ => return None,
+    };
+    Some(text.into_bytes())
+}
+
+pub(crate) fn truncate_ino(ino: Ino, len: u64) -> Result<i64, i64> {
+    if (len as i64) < 0 {
+        return Err(EINVAL);
+    }
+    match fs().get(ino).node {
+        Node::File(_) => fs().truncate(ino, len).map(|_| 0),
+        Node::Dir { .. } => Err(EISDIR),
+        Node::Symlink(_) => Err(EINVAL),
+    }
+}
+
+pub fn truncate(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let path = s.path(pid, c.args[0])?;
+        let ino = fs().resolve(s.proc(pid).cwd, &path, true)?;
+        truncate_ino(ino, c.args[1])
+    })();
+    ret(r)
+}
+
+pub fn ftruncate(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let d = d.borrow();
+        match d.kind {
+            Kind::File { ino } if d.writable() => truncate_ino(ino, c.args[1]),
+            _ => Err(EINVAL),
+        }
+    })();
+    ret(r)
+}
+
+pub(crate) fn link_at(s: &mut Server, pid: i32, olddir: u64, old: u64, newdir: u64, new: u64) -> Result<i64, i64> {
+    let old = s.path(pid, old)?;
+    let new = s.path(pid, new)?;
+    let ob = s.dirfd(pid, olddir)?;
+    let nb = s.dirfd(pid, newdir)?;
+    let f = fs();
+    let ino = f.resolve(ob, &old, false)?;
+    if f.is_dir(ino) {
+        return Err(EPERM);
+    }
+    let (dir, name) = f.parent(nb, &new)?;
+    f.link(dir, name, ino)?;
+    Ok(0)
+}
+
+pub fn link(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(link_at(s, pid, AT_FDCWD as u64, c.args[0], AT_FDCWD as u64, c.args[1]))
+}
+
+pub fn linkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let new = s.arg(pid, c, 3);
+    if s.arg(pid, c, 4) != 0 {
+        return Out::Ret(-EINVAL);
+    }
+    ret(link_at(s, pid, c.args[0], c.args[1], c.args[2], new))
+}
+
+pub(crate) fn symlink_at(s: &mut Server, pid: i32, target: u64, dirfd: u64, path: u64) -> Result<i64, i64> {
+    let target = s.proc(pid).mm.read_cstr(target, PATH_MAX)?;
+    let target = String::from_utf8(target).map_err(|_| EINVAL)?;
+    if target.is_empty() {
+        return Err(ENOENT);
+    }
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    let f = fs();
+    let (dir, name) = f.parent(base, &path)?;
+    f.create(dir, name, Node::Symlink(target), vfs::S_IFLNK | 0o777)?;
+    Ok(0)
+}
+
+pub fn symlink(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(symlink_at(s, pid, c.args[0], AT_FDCWD as u64, c.args[1]))
+}
+
+pub fn symlinkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(symlink_at(s, pid, c.args[0], c.args[1], c.args[2]))
+}
+
+pub(crate) fn chmod_ino(ino: Ino, mode: u64) -> Result<i64, i64> {
+    let n = fs().get_mut(ino);
+    n.mode = (n.mode & !0o7777) | (mode as u32 & 0o7777);
+    Ok(0)
+}
+
+pub(crate) fn chmod_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64) -> Result<i64, i64> {
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    chmod_ino(fs().resolve(base, &path, true)?, mode)
+}
+
+pub fn chmod(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(chmod_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1]))
+}
+
+pub fn fchmodat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(chmod_at(s, pid, c.args[0], c.args[1], c.args[2]))
+}
+
+pub fn fchmod(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let d = d.borrow();
+        match d.kind {
+            Kind::File { ino } | Kind::Dir { ino } => chmod_ino(ino, c.args[1]),
+            _ => Err(EINVAL),
+        }
+    })();
+    ret(r)
+}
+
+pub(crate) fn statfs_bytes() -> [u8; 120] {
+    // struct statfs: type, bsize, blocks, bfree, bavail, files, ffree
+    // (longs), fsid (2 ints), namelen, frsize, flags, spare[4].
+    let mut b = [0u8; 120];
+    let free = keep_abi::MEMORY.free().unwrap_or(0);
+    let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|v| v / 4096).unwrap_or(free).max(free);
+    let words = [0x0102_1994u64, 4096, total, free, free, 1 << 20, 1 << 20];
+    for (i, w) in words.iter().enumerate() {
+        b[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    b[64..72].copy_from_slice(&255u64.to_le_bytes());
+    b[72..80].copy_from_slice(&4096u64.to_le_bytes());
+    b
+}
+
+pub fn statfs(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let path = s.path(pid, c.args[0])?;
+        fs().resolve(s.proc(pid).cwd, &path, true)?;
+        s.proc(pid).mm.write(c.args[1], &statfs_bytes()).map(|_| 0)
+    })();
+    ret(r)
+}
+
+pub fn fstatfs(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        desc(s, pid, c.args[0])?;
+        s.proc(pid).mm.write(c.args[1], &statfs_bytes()).map(|_| 0)
+    })();
+    ret(r)
+}
+
+pub fn utime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(access_at(s, pid, AT_FDCWD as u64, c.args[0]))
+}
+
+/// utimensat: the file must exist (touch creates it when it does not);
+/// no times are kept.  A null path names the descriptor (futimens).
+pub fn utimensat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[1] == 0 {
+        return ret(desc(s, pid, c.args[0]).map(|_| 0));
+    }
+    ret(access_at(s, pid, c.args[0], c.args[1]))
+}

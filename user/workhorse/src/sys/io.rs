@@ -1,0 +1,504 @@
+//! Reading and writing: descriptors, pipes, the terminal's ioctls, poll.
+
+use super::*;
+
+/// Reads at most `max` bytes from a description (at `at` when given,
+/// else at and past its position).
+pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Option<u64>) -> Result<Vec<u8>, i64> {
+    let mut out = alloc::vec![0u8; max.min(IO_CHUNK)];
+    let mut desc = d.borrow_mut();
+    if !desc.readable() {
+        return Err(EBADF);
+    }
+    let nonblock = desc.flags & O_NONBLOCK != 0;
+    let n = match &desc.kind {
+        Kind::Console => match tty().read(&mut out) {
+            Some(n) => n,
+            None if nonblock => return Err(EAGAIN),
+            None => {
+                s.proc(pid).waits_tty = true;
+                return Err(WOULD_BLOCK);
+            }
+        },
+        Kind::File { ino } => {
+            let ino = *ino;
+            let pos = at.unwrap_or(desc.pos);
+            let n = fs().read(ino, pos, &mut out)?;
+            if at.is_none() {
+                desc.pos += n as u64;
+            }
+            n
+        }
+        Kind::Dir { .. } => return Err(EISDIR),
+        Kind::PipeRead(pipe) => {
+            if at.is_some() {
+                return Err(ESPIPE);
+            }
+            let mut pipe = pipe.borrow_mut();
+            if pipe.buf.is_empty() {
+                if pipe.writers == 0 {
+                    0
+                } else if nonblock {
+                    return Err(EAGAIN);
+                } else {
+                    return Err(WOULD_BLOCK);
+                }
+            } else {
+                let n = out.len().min(pipe.buf.len());
+                for (i, b) in pipe.buf.drain(..n).enumerate() {
+                    out[i] = b;
+                }
+                n
+            }
+        }
+        Kind::PipeWrite(_) => return Err(EBADF),
+        Kind::Null => 0,
+        Kind::Generated(bytes) => {
+            let pos = at.unwrap_or(desc.pos) as usize;
+            let n = bytes.len().saturating_sub(pos).min(out.len());
+            out[..n].copy_from_slice(&bytes[pos..pos + n]);
+            if at.is_none() {
+                desc.pos += n as u64;
+            }
+            n
+        }
+    };
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Writes to a description; returns the bytes taken.
+pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Option<u64>) -> Result<usize, i64> {
+    let mut desc = d.borrow_mut();
+    if !desc.writable() {
+        return Err(EBADF);
+    }
+    let nonblock = desc.flags & O_NONBLOCK != 0;
+    match &desc.kind {
+        Kind::Console => {
+            tty().write(data);
+            Ok(data.len())
+        }
+        Kind::File { ino } => {
+            let ino = *ino;
+            let pos = match at {
+                Some(a) => a,
+                None if desc.flags & O_APPEND != 0 => fs().size(ino),
+                None => desc.pos,
+            };
+            let n = fs().write(ino, pos, data)?;
+            if at.is_none() {
+                desc.pos = pos + n as u64;
+            }
+            Ok(n)
+        }
+        Kind::Dir { .. } => Err(EISDIR),
+        Kind::PipeWrite(pipe) => {
+            let mut pipe = pipe.borrow_mut();
+            if pipe.readers == 0 {
+                drop(pipe);
+                drop(desc);
+                // SIGPIPE, delivered as the call returns EPIPE (its default
+                // action ends the writer).
+                s.proc(pid).pending |= 1 << (13 - 1);
+                return Err(EPIPE);
+            }
+            let room = PIPE_SIZE - pipe.buf.len();
+            if room == 0 {
+                return Err(if nonblock { EAGAIN } else { WOULD_BLOCK });
+            }
+            let n = room.min(data.len());
+            pipe.buf.extend(&data[..n]);
+            Ok(n)
+        }
+        Kind::PipeRead(_) | Kind::Generated(_) => Err(EBADF),
+        Kind::Null => Ok(data.len()),
+    }
+}
+
+pub(crate) fn write_out(r: Result<usize, i64>) -> Out {
+    ret(r.map(|n| n as i64))
+}
+
+pub(crate) fn desc(s: &mut Server, pid: i32, fd: u64) -> Result<Desc, i64> {
+    Ok(s.proc(pid).fd(fd)?.desc.clone())
+}
+
+pub(crate) fn do_read(s: &mut Server, pid: i32, fd: u64, buf: u64, count: u64, at: Option<u64>) -> Result<i64, i64> {
+    let d = desc(s, pid, fd)?;
+    mem::check_range(buf, count as usize)?;
+    let data = read_desc(s, pid, &d, count as usize, at)?;
+    s.proc(pid).mm.write(buf, &data)?;
+    Ok(data.len() as i64)
+}
+
+pub(crate) fn do_write(s: &mut Server, pid: i32, fd: u64, buf: u64, count: u64, at: Option<u64>) -> Result<usize, i64> {
+    let d = desc(s, pid, fd)?;
+    let n = (count as usize).min(IO_CHUNK);
+    let data = s.proc(pid).mm.read_vec(buf, n)?;
+    write_desc(s, pid, &d, &data, at)
+}
+
+pub fn read(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(do_read(s, pid, c.args[0], c.args[1], c.args[2], None))
+}
+
+pub fn write(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    write_out(do_write(s, pid, c.args[0], c.args[1], c.args[2], None))
+}
+
+pub fn pread64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let off = s.arg(pid, c, 3);
+    ret(do_read(s, pid, c.args[0], c.args[1], c.args[2], Some(off)))
+}
+
+pub fn pwrite64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let off = s.arg(pid, c, 3);
+    write_out(do_write(s, pid, c.args[0], c.args[1], c.args[2], Some(off)))
+}
+
+pub(crate) fn iovecs(s: &mut Server, pid: i32, iov: u64, n: u64) -> Result<Vec<(u64, u64)>, i64> {
+    if n > 1024 {
+        return Err(EINVAL);
+    }
+    let mm = &mut s.proc(pid).mm;
+    let mut v = Vec::new();
+    for i in 0..n {
+        let base = mm.read_u64(iov + i * 16)?;
+        let len = mm.read_u64(iov + i * 16 + 8)?;
+        v.push((base, len));
+    }
+    Ok(v)
+}
+
+pub fn writev(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let mut data = Vec::new();
+        for (base, len) in iovecs(s, pid, c.args[1], c.args[2])? {
+            let take = (len as usize).min(IO_CHUNK - data.len());
+            data.extend(s.proc(pid).mm.read_vec(base, take)?);
+        }
+        write_desc(s, pid, &d, &data, None)
+    })();
+    write_out(r)
+}
+
+pub fn readv(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let v = iovecs(s, pid, c.args[1], c.args[2])?;
+        let total: u64 = v.iter().map(|x| x.1).sum();
+        let data = read_desc(s, pid, &d, total as usize, None)?;
+        let mut done = 0;
+        for (base, len) in v {
+            let n = (len as usize).min(data.len() - done);
+            s.proc(pid).mm.write(base, &data[done..done + n])?;
+            done += n;
+        }
+        Ok(data.len() as i64)
+    })();
+    ret(r)
+}
+
+pub fn sendfile(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let count = s.arg(pid, c, 3);
+    let (out_fd, in_fd, offp) = (c.args[0], c.args[1], c.args[2]);
+    let r = (|| {
+        let out = desc(s, pid, out_fd)?;
+        let inp = desc(s, pid, in_fd)?;
+        let mut n = (count as usize).min(IO_CHUNK);
+        // Never take more than the output can take now.
+        if let Kind::PipeWrite(p) = &out.borrow().kind {
+            n = n.min(PIPE_SIZE - p.borrow().buf.len());
+            if n == 0 && count > 0 {
+                return Err(WOULD_BLOCK);
+            }
+        }
+        let at = if offp != 0 { Some(s.proc(pid).mm.read_u64(offp)?) } else { None };
+        let data = read_desc(s, pid, &inp, n, at)?;
+        let w = write_desc(s, pid, &out, &data, None)?;
+        if let Some(a) = at {
+            s.proc(pid).mm.write_u64(offp, a + w as u64)?;
+        }
+        Ok(w)
+    })();
+    write_out(r)
+}
+
+pub fn lseek(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let mut d = d.borrow_mut();
+        let size = match &d.kind {
+            Kind::File { ino } | Kind::Dir { ino } => fs().size(*ino) as i64,
+            Kind::Generated(b) => b.len() as i64,
+            _ => return Err(ESPIPE),
+        };
+        let base = match c.args[2] {
+            0 => 0,
+            1 => d.pos as i64,
+            2 => size,
+            _ => return Err(EINVAL),
+        };
+        let new = base.checked_add(c.args[1] as i64).ok_or(EINVAL)?;
+        if new < 0 {
+            return Err(EINVAL);
+        }
+        d.pos = new as u64;
+        Ok(new)
+    })();
+    ret(r)
+}
+
+
+pub fn close(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let p = s.proc(pid);
+    ret(match p.fds.get_mut(c.args[0] as usize) {
+        Some(slot @ Some(_)) => {
+            *slot = None;
+            Ok(0)
+        }
+        _ => Err(EBADF),
+    })
+}
+
+pub fn dup(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let p = s.proc(pid);
+    ret(p.fd(c.args[0]).cloned().and_then(|f| p.install(Fd { desc: f.desc, cloexec: false }, 0)))
+}
+
+pub(crate) fn dup_to(s: &mut Server, pid: i32, old: u64, new: u64, cloexec: bool) -> Result<i64, i64> {
+    let p = s.proc(pid);
+    let f = p.fd(old)?.clone();
+    if new >= 1024 {
+        return Err(EBADF);
+    }
+    let new = new as usize;
+    if p.fds.len() <= new {
+        p.fds.resize(new + 1, None);
+    }
+    p.fds[new] = Some(Fd { desc: f.desc, cloexec });
+    Ok(new as i64)
+}
+
+pub fn dup2(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[0] == c.args[1] {
+        let p = s.proc(pid);
+        return ret(p.fd(c.args[0]).map(|_| c.args[1] as i64));
+    }
+    ret(dup_to(s, pid, c.args[0], c.args[1], false))
+}
+
+pub fn dup3(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[0] == c.args[1] || c.args[2] as u32 & !O_CLOEXEC != 0 {
+        return Out::Ret(-EINVAL);
+    }
+    ret(dup_to(s, pid, c.args[0], c.args[1], c.args[2] as u32 & O_CLOEXEC != 0))
+}
+
+pub fn fcntl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const F_DUPFD: u64 = 0;
+    const F_GETFD: u64 = 1;
+    const F_SETFD: u64 = 2;
+    const F_GETFL: u64 = 3;
+    const F_SETFL: u64 = 4;
+    const F_DUPFD_CLOEXEC: u64 = 1030;
+    let p = s.proc(pid);
+    let (fd, cmd, arg) = (c.args[0], c.args[1], c.args[2]);
+    let f = match p.fd(fd) {
+        Ok(f) => f.clone(),
+        Err(e) => return Out::Ret(-e),
+    };
+    ret(match cmd {
+        F_DUPFD | F_DUPFD_CLOEXEC => {
+            p.install(Fd { desc: f.desc, cloexec: cmd == F_DUPFD_CLOEXEC }, arg as usize)
+        }
+        F_GETFD => Ok(f.cloexec as i64),
+        F_SETFD => {
+            p.fds[fd as usize].as_mut().unwrap().cloexec = arg & 1 != 0;
+            Ok(0)
+        }
+        F_GETFL => Ok(f.desc.borrow().flags as i64),
+        F_SETFL => {
+            let mut d = f.desc.borrow_mut();
+            d.flags = (d.flags & !(O_APPEND | O_NONBLOCK)) | (arg as u32 & (O_APPEND | O_NONBLOCK));
+            Ok(0)
+        }
+        _ => Err(EINVAL),
+    })
+}
+
+pub(crate) fn make_pipe(s: &mut Server, pid: i32, fds: u64, flags: u64) -> Result<i64, i64> {
+    let flags = flags as u32;
+    if flags & !(O_CLOEXEC | O_NONBLOCK) != 0 {
+        return Err(EINVAL);
+    }
+    mem::check_range(fds, 8)?;
+    let pipe = alloc::rc::Rc::new(core::cell::RefCell::new(Pipe {
+        buf: alloc::collections::VecDeque::new(),
+        readers: 0,
+        writers: 0,
+    }));
+    let nb = flags & O_NONBLOCK;
+    let r = Description::new(Kind::PipeRead(pipe.clone()), O_RDONLY | nb);
+    let w = Description::new(Kind::PipeWrite(pipe), O_WRONLY | nb);
+    let cloexec = flags & O_CLOEXEC != 0;
+    let p = s.proc(pid);
+    let rfd = p.install(Fd { desc: r, cloexec }, 0)?;
+    let wfd = match p.install(Fd { desc: w, cloexec }, 0) {
+        Ok(n) => n,
+        Err(e) => {
+            p.fds[rfd as usize] = None;
+            return Err(e);
+        }
+    };
+    let mut b = [0u8; 8];
+    b[..4].copy_from_slice(&(rfd as i32).to_le_bytes());
+    b[4..].copy_from_slice(&(wfd as i32).to_le_bytes());
+    if let Err(e) = p.mm.write(fds, &b) {
+        p.fds[rfd as usize] = None;
+        p.fds[wfd as usize] = None;
+        return Err(e);
+    }
+    Ok(0)
+}
+
+pub fn pipe(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(make_pipe(s, pid, c.args[0], 0))
+}
+
+pub fn pipe2(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(make_pipe(s, pid, c.args[0], c.args[1]))
+}
+
+pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const TCGETS: u64 = 0x5401;
+    const TCSETS: u64 = 0x5402;
+    const TCSETSF: u64 = 0x5404;
+    const TIOCGPGRP: u64 = 0x540f;
+    const TIOCSPGRP: u64 = 0x5410;
+    const TIOCGWINSZ: u64 = 0x5413;
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        if !matches!(d.borrow().kind, Kind::Console) {
+            return Err(ENOTTY);
+        }
+        let (req, arg) = (c.args[1], c.args[2]);
+        let p = s.proc(pid);
+        match req {
+            TCGETS => p.mm.write(arg, &tty().termios.to_bytes())?,
+            TCSETS..=TCSETSF => {
+                let mut b = [0u8; 36];
+                p.mm.read(arg, &mut b)?;
+                tty().termios = Termios::from_bytes(&b);
+            }
+            TIOCGWINSZ => p.mm.write(arg, &[24, 0, 80, 0, 0, 0, 0, 0])?,
+            TIOCGPGRP => p.mm.write_u32(arg, tty().fg_pgrp as u32)?,
+            TIOCSPGRP => {
+                let mut b = [0u8; 4];
+                p.mm.read(arg, &mut b)?;
+                tty().fg_pgrp = i32::from_le_bytes(b);
+            }
+            _ => return Err(ENOTTY),
+        }
+        Ok(0)
+    })();
+    ret(r)
+}
+
+
+pub(crate) const POLLIN: u16 = 1;
+pub(crate) const POLLOUT: u16 = 4;
+pub(crate) const POLLERR: u16 = 8;
+pub(crate) const POLLHUP: u16 = 0x10;
+pub(crate) const POLLNVAL: u16 = 0x20;
+
+/// What is ready of `events` on descriptor `fd`.
+pub(crate) fn poll_one(s: &mut Server, pid: i32, fd: i32, events: u16) -> u16 {
+    if fd < 0 {
+        return 0;
+    }
+    let Ok(d) = desc(s, pid, fd as u64) else { return POLLNVAL };
+    let d = d.borrow();
+    let ready = match &d.kind {
+        Kind::Console => {
+            (if tty().has_input() { POLLIN } else { 0 }) | POLLOUT
+        }
+        Kind::PipeRead(p) => {
+            let p = p.borrow();
+            (if p.buf.is_empty() { 0 } else { POLLIN }) | if p.writers == 0 { POLLHUP } else { 0 }
+        }
+        Kind::PipeWrite(p) => {
+            let p = p.borrow();
+            if p.readers == 0 {
+                POLLERR
+            } else if p.buf.len() < PIPE_SIZE {
+                POLLOUT
+            } else {
+                0
+            }
+        }
+        _ => POLLIN | POLLOUT,
+    };
+    ready & (events | POLLERR | POLLHUP | POLLNVAL)
+}
+
+/// poll and ppoll: `timeout_ms` < 0 waits for ever; the deadline is kept in
+/// the call's last argument while it waits.
+pub(crate) fn do_poll(s: &mut Server, pid: i32, c: &mut Call, fds: u64, n: u64, timeout_ms: i64) -> Out {
+    if n > 1024 {
+        return Out::Ret(-EINVAL);
+    }
+    let mut entries = match s.proc(pid).mm.read_vec(fds, n as usize * 8) {
+        Ok(v) => v,
+        Err(e) => return Out::Ret(-e),
+    };
+    let mut count = 0;
+    for i in 0..n as usize {
+        let e = &mut entries[i * 8..i * 8 + 8];
+        let fd = i32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+        let events = u16::from_le_bytes([e[4], e[5]]);
+        let r = poll_one(s, pid, fd, events);
+        e[6..8].copy_from_slice(&r.to_le_bytes());
+        count += (r != 0) as i64;
+    }
+    if count > 0 || timeout_ms == 0 {
+        return ret(s.proc(pid).mm.write(fds, &entries).map(|_| count));
+    }
+    if timeout_ms > 0 {
+        if c.args[5] == 0 {
+            c.args[5] = now_ns() + timeout_ms as u64 * 1_000_000;
+            c.have_all = true;
+        }
+        if now_ns() >= c.args[5] {
+            return ret(s.proc(pid).mm.write(fds, &entries).map(|_| 0));
+        }
+    }
+    s.proc(pid).waits_tty = true; // polled with the terminal
+    Out::Block
+}
+
+pub fn poll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (fds, n, t) = (c.args[0], c.args[1], c.args[2] as i32 as i64);
+    do_poll(s, pid, c, fds, n, t)
+}
+
+pub fn ppoll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (fds, n, ts) = (c.args[0], c.args[1], c.args[2]);
+    let t = if ts == 0 {
+        -1
+    } else if c.args[5] != 0 {
+        1 // waiting: the deadline is set
+    } else {
+        let p = s.proc(pid);
+        match (p.mm.read_u64(ts), p.mm.read_u64(ts + 8)) {
+            (Ok(sec), Ok(ns)) if (sec as i64) >= 0 && ns < 1_000_000_000 => {
+                (sec * 1000 + ns.div_ceil(1_000_000)) as i64
+            }
+            (Err(e), _) | (_, Err(e)) => return Out::Ret(-e),
+            _ => return Out::Ret(-EINVAL),
+        }
+    };
+    do_poll(s, pid, c, fds, n, t)
+}

@@ -1,0 +1,154 @@
+//! Time, identity, limits, randomness.
+
+use super::*;
+
+pub(crate) fn now_ns() -> u64 {
+    TIMER.now_ms().unwrap_or(0) * 1_000_000
+}
+
+pub fn clock_gettime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[0] > 11 {
+        return Out::Ret(-EINVAL);
+    }
+    let ns = now_ns();
+    let mm = &mut s.proc(pid).mm;
+    ret(mm
+        .write_u64(c.args[1], ns / 1_000_000_000)
+        .and_then(|_| mm.write_u64(c.args[1] + 8, ns % 1_000_000_000))
+        .map(|_| 0))
+}
+
+pub fn gettimeofday(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let ns = now_ns();
+    let mm = &mut s.proc(pid).mm;
+    if c.args[0] == 0 {
+        return Out::Ret(0);
+    }
+    ret(mm
+        .write_u64(c.args[0], ns / 1_000_000_000)
+        .and_then(|_| mm.write_u64(c.args[0] + 8, ns % 1_000_000_000 / 1000))
+        .map(|_| 0))
+}
+
+pub fn time(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let t = now_ns() / 1_000_000_000;
+    if c.args[0] != 0
+        && let Err(e) = s.proc(pid).mm.write_u64(c.args[0], t)
+    {
+        return Out::Ret(-e);
+    }
+    Out::Ret(t as i64)
+}
+
+/// Sleeps until the deadline kept in the call (args[5] once started).
+pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64) -> Out {
+    if c.args[5] == 0 {
+        let p = s.proc(pid);
+        let (sec, nsec) = match (p.mm.read_u64(ts), p.mm.read_u64(ts + 8)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => return Out::Ret(-e),
+        };
+        if nsec >= 1_000_000_000 || (sec as i64) < 0 {
+            return Out::Ret(-EINVAL);
+        }
+        c.args[5] = now_ns().saturating_add(sec.saturating_mul(1_000_000_000)).saturating_add(nsec).max(1);
+        c.have_all = true;
+    }
+    if now_ns() >= c.args[5] {
+        return Out::Ret(0);
+    }
+    s.proc(pid).waits_tty = true; // polled like the terminal
+    Out::Block
+}
+
+pub fn nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let ts = c.args[0];
+    sleep(s, pid, c, ts)
+}
+
+pub fn clock_nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[1] != 0 {
+        return Out::Ret(-EINVAL); // TIMER_ABSTIME
+    }
+    let ts = c.args[2];
+    sleep(s, pid, c, ts)
+}
+
+pub fn uname(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let mut b = [0u8; 65 * 6];
+    for (i, f) in ["Linux", "keep", "6.1.0-keep-workhorse", "#1 Keep workhorse", "x86_64", "(none)"]
+        .iter()
+        .enumerate()
+    {
+        b[i * 65..i * 65 + f.len()].copy_from_slice(f.as_bytes());
+    }
+    ret(s.proc(pid).mm.write(c.args[0], &b).map(|_| 0))
+}
+
+pub(crate) fn limit(res: u64) -> Result<(u64, u64), i64> {
+    Ok(match res {
+        3 => (8 << 20, u64::MAX), // RLIMIT_STACK
+        7 => (1024, 1024),        // RLIMIT_NOFILE
+        0..=15 => (u64::MAX, u64::MAX),
+        _ => return Err(EINVAL),
+    })
+}
+
+pub fn getrlimit(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = limit(c.args[0]).and_then(|(cur, max)| {
+        let mm = &mut s.proc(pid).mm;
+        mm.write_u64(c.args[1], cur)?;
+        mm.write_u64(c.args[1] + 8, max)?;
+        Ok(0)
+    });
+    ret(r)
+}
+
+pub fn prlimit64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let old = s.arg(pid, c, 3);
+    let r = limit(c.args[1]).and_then(|(cur, max)| {
+        if c.args[0] != 0 && !s.procs.contains_key(&(c.args[0] as i32)) {
+            return Err(ESRCH);
+        }
+        if old != 0 {
+            let mm = &mut s.proc(pid).mm;
+            mm.write_u64(old, cur)?;
+            mm.write_u64(old + 8, max)?;
+        }
+        Ok(0)
+    });
+    ret(r)
+}
+
+pub fn getrandom(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let n = (c.args[1] as usize).min(IO_CHUNK);
+    let mut b = Vec::with_capacity(n + 8);
+    while b.len() < n {
+        b.extend_from_slice(&s.random().to_le_bytes());
+    }
+    b.truncate(n);
+    ret(s.proc(pid).mm.write(c.args[0], &b).map(|_| n as i64))
+}
+
+
+pub fn getresid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let mm = &mut s.proc(pid).mm;
+    let r = (0..3).try_for_each(|i| mm.write_u32(c.args[i], 0));
+    ret(r.map(|_| 0))
+}
+
+pub fn sysinfo(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    // struct sysinfo: uptime, loads[3], totalram, freeram, sharedram,
+    // bufferram, totalswap, freeswap (longs), procs (u16), pad, totalhigh,
+    // freehigh, mem_unit (u32): 112 bytes.
+    let mut b = [0u8; 112];
+    let free = keep_abi::MEMORY.free().unwrap_or(0) * 4096;
+    let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).unwrap_or(free).max(free);
+    let procs = s.procs.len() as u16;
+    b[0..8].copy_from_slice(&(TIMER.now_ms().unwrap_or(0) / 1000).to_le_bytes());
+    b[32..40].copy_from_slice(&total.to_le_bytes());
+    b[40..48].copy_from_slice(&free.to_le_bytes());
+    b[80..82].copy_from_slice(&procs.to_le_bytes());
+    b[104..108].copy_from_slice(&1u32.to_le_bytes());
+    ret(s.proc(pid).mm.write(c.args[0], &b).map(|_| 0))
+}

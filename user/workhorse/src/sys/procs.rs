@@ -1,0 +1,421 @@
+//! Processes and signals: ids, fork/vfork/clone, execve, wait4, exit,
+//! kill, signal actions and masks, arch_prctl, prctl.
+
+use super::*;
+
+pub fn getpid(_: &mut Server, pid: i32, _: &mut Call) -> Out {
+    Out::Ret(pid as i64)
+}
+
+pub fn getppid(s: &mut Server, pid: i32, _: &mut Call) -> Out {
+    Out::Ret(s.proc(pid).ppid as i64)
+}
+
+pub fn getpgrp(s: &mut Server, pid: i32, _: &mut Call) -> Out {
+    Out::Ret(s.proc(pid).pgid as i64)
+}
+
+pub fn getpgid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let target = if c.args[0] == 0 { pid } else { c.args[0] as i32 };
+    ret(s.procs.get(&target).map(|p| p.pgid as i64).ok_or(ESRCH))
+}
+
+pub fn getsid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let target = if c.args[0] == 0 { pid } else { c.args[0] as i32 };
+    ret(s.procs.get(&target).map(|p| p.sid as i64).ok_or(ESRCH))
+}
+
+pub fn setpgid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let target = if c.args[0] == 0 { pid } else { c.args[0] as i32 };
+    let pgid = if c.args[1] == 0 { target } else { c.args[1] as i32 };
+    match s.procs.get_mut(&target) {
+        Some(p) if p.pid == pid || p.ppid == pid => {
+            p.pgid = pgid;
+            Out::Ret(0)
+        }
+        _ => Out::Ret(-ESRCH),
+    }
+}
+
+pub fn setsid(s: &mut Server, pid: i32, _: &mut Call) -> Out {
+    let p = s.proc(pid);
+    if p.pgid == pid {
+        return Out::Ret(-EPERM);
+    }
+    p.sid = pid;
+    p.pgid = pid;
+    Out::Ret(pid as i64)
+}
+
+pub fn pause(_: &mut Server, _: i32, _: &mut Call) -> Out {
+    Out::Block
+}
+
+pub fn zero(_: &mut Server, _: i32, _: &mut Call) -> Out {
+    Out::Ret(0)
+}
+
+/// Refused on purpose (the table says why): -ENOSYS, counted.
+pub fn refused(s: &mut Server, _: i32, c: &mut Call) -> Out {
+    *s.refused.entry(c.nr).or_insert(0) += 1;
+    Out::Ret(-ENOSYS)
+}
+
+pub fn exit(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    s.terminate(pid, process::exited(c.args[0] as i32));
+    Out::Gone
+}
+
+pub fn set_tid_address(_: &mut Server, pid: i32, _: &mut Call) -> Out {
+    Out::Ret(pid as i64)
+}
+
+pub fn arch_prctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const ARCH_SET_FS: u64 = 0x1002;
+    const ARCH_GET_FS: u64 = 0x1003;
+    let p = s.proc(pid);
+    match c.args[0] {
+        ARCH_SET_FS => {
+            if c.args[1] >= mem::GUEST_TOP {
+                return Out::Ret(-EPERM);
+            }
+            // The process sets its own base: it resumes in the trampoline
+            // (wrfsbase %r11; jmp *%rcx) with rax = 0, as the system call
+            // would have left it (rcx and r11 are the call's to clobber).
+            let Some(k) = p.keep.as_ref() else { return Out::Ret(-EINVAL) };
+            if k.process.read_regs().is_err() {
+                return Out::Ret(-EINVAL);
+            }
+            let buf = keep_rt::ipc_buffer();
+            let mut r = buf.regs();
+            r[reg::RCX as usize] = r[reg::RIP as usize];
+            r[reg::R11 as usize] = c.args[1];
+            r[reg::RIP as usize] = mem::TRAMPOLINE;
+            r[reg::RAX as usize] = 0;
+            buf.set_regs(&r);
+            if k.process.write_regs().is_err() {
+                return Out::Ret(-EINVAL);
+            }
+            p.fs_base = c.args[1];
+            Out::Resume
+        }
+        ARCH_GET_FS => {
+            let v = p.fs_base;
+            ret(p.mm.write_u64(c.args[1], v).map(|_| 0))
+        }
+        _ => Out::Ret(-EINVAL),
+    }
+}
+
+pub fn prctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const PR_SET_NAME: u64 = 15;
+    const PR_GET_NAME: u64 = 16;
+    let p = s.proc(pid);
+    let r = match c.args[0] {
+        PR_SET_NAME => p.mm.read_cstr(c.args[1], 4096).map(|n| {
+            p.name = String::from_utf8_lossy(&n[..n.len().min(15)]).into_owned();
+            0
+        }),
+        PR_GET_NAME => {
+            let mut b = [0u8; 16];
+            let n = p.name.len().min(15);
+            b[..n].copy_from_slice(&p.name.as_bytes()[..n]);
+            p.mm.write(c.args[1], &b).map(|_| 0)
+        }
+        _ => Err(EINVAL),
+    };
+    ret(r)
+}
+
+pub fn rt_sigaction(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (sig, act, old) = (c.args[0] as usize, c.args[1], c.args[2]);
+    let r = (|| {
+        if sig == 0 || sig > 64 || (act != 0 && (sig == 9 || sig == 19)) {
+            return Err(EINVAL);
+        }
+        let p = s.proc(pid);
+        let cur = p.sigactions[sig];
+        // struct kernel_sigaction: handler, flags, restorer, mask.
+        let new = if act != 0 {
+            let mut a = [0u64; 4];
+            for (i, w) in a.iter_mut().enumerate() {
+                *w = p.mm.read_u64(act + 8 * i as u64)?;
+            }
+            Some(a)
+        } else {
+            None
+        };
+        if old != 0 {
+            for (i, w) in cur.iter().enumerate() {
+                p.mm.write_u64(old + 8 * i as u64, *w)?;
+            }
+        }
+        if let Some(n) = new {
+            p.sigactions[sig] = n;
+            // A signal now ignored is dropped if pending.
+            if n[0] == process::SIG_IGN {
+                p.pending &= !(1 << (sig - 1));
+            }
+        }
+        Ok(0)
+    })();
+    ret(r)
+}
+
+pub fn rt_sigprocmask(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (how, set, old) = (c.args[0], c.args[1], c.args[2]);
+    let r = (|| {
+        let p = s.proc(pid);
+        let cur = p.sigmask;
+        let new = if set != 0 { Some(p.mm.read_u64(set)?) } else { None };
+        if old != 0 {
+            p.mm.write_u64(old, cur)?;
+        }
+        if let Some(n) = new {
+            p.sigmask = match how {
+                0 => cur | n,
+                1 => cur & !n,
+                2 => n,
+                _ => return Err(EINVAL),
+            } & !((1 << 8) | (1 << 18)); // SIGKILL, SIGSTOP
+        }
+        Ok(0)
+    })();
+    ret(r)
+}
+
+pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (target, sig) = (c.args[0] as i32, c.args[1] as i32);
+    if !(0..=64).contains(&sig) {
+        return Out::Ret(-EINVAL);
+    }
+    let my_pgid = s.proc(pid).pgid;
+    let targets: Vec<i32> = s
+        .procs
+        .values()
+        .filter(|p| p.zombie.is_none())
+        .filter(|p| match target {
+            t if t > 0 => p.pid == t,
+            0 => p.pgid == my_pgid,
+            -1 => p.pid != pid,
+            t => p.pgid == -t,
+        })
+        .map(|p| p.pid)
+        .collect();
+    if targets.is_empty() {
+        return Out::Ret(-ESRCH);
+    }
+    if sig == 0 {
+        return Out::Ret(0);
+    }
+    for t in targets {
+        if t != pid {
+            s.post(t, sig);
+        }
+    }
+    // The caller's own signal is delivered as this call returns.
+    if s.procs.get(&pid).is_some_and(|p| p.zombie.is_none()) {
+        let me = matches!(target, t if t == pid) || target == 0 || (target < -1 && -target == my_pgid);
+        if me {
+            s.proc(pid).pending |= 1 << (sig - 1);
+        }
+        Out::Ret(0)
+    } else {
+        Out::Gone
+    }
+}
+
+pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const WNOHANG: u64 = 1;
+    let (want, status, options) = (c.args[0] as i32, c.args[1], c.args[2]);
+    let rusage = s.arg(pid, c, 3);
+    let my_pgid = s.proc(pid).pgid;
+    let matches = |p: &Proc| {
+        p.ppid == pid
+            && match want {
+                -1 => true,
+                0 => p.pgid == my_pgid,
+                w if w > 0 => p.pid == w,
+                w => p.pgid == -w,
+            }
+    };
+    let zombie = s.procs.values().find(|p| matches(p) && p.zombie.is_some()).map(|p| (p.pid, p.zombie.unwrap()));
+    if let Some((child, st)) = zombie {
+        let p = s.proc(pid);
+        if status != 0
+            && let Err(e) = p.mm.write_u32(status, st as u32)
+        {
+            return Out::Ret(-e);
+        }
+        if rusage != 0
+            && let Err(e) = p.mm.write(rusage, &[0u8; 144])
+        {
+            return Out::Ret(-e);
+        }
+        s.reap(child);
+        return Out::Ret(child as i64);
+    }
+    if !s.procs.values().any(matches) {
+        return Out::Ret(-ECHILD);
+    }
+    if options & WNOHANG != 0 { Out::Ret(0) } else { Out::Block }
+}
+
+/// fork, vfork and clone: a new process with a copy of the caller's memory
+/// and descriptors, resuming where the caller does with rax = 0.
+pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>, vfork: bool) -> Result<i32, i64> {
+    if s.procs.len() >= MAX_PROCS {
+        return Err(EAGAIN);
+    }
+    let child = s.new_pid();
+    let parent = s.proc(pid);
+    let keep = Keep::create(child, &parent.name)?;
+    let setup = (|| {
+        let mm = parent.mm.fork(keep.aspace)?;
+        let k = parent.keep.as_ref().ok_or(EINVAL)?;
+        k.process.read_regs().map_err(|_| EINVAL)?;
+        let buf = keep_rt::ipc_buffer();
+        let mut r = buf.regs();
+        r[reg::RAX as usize] = 0;
+        if stack != 0 {
+            r[reg::RSP as usize] = stack;
+        }
+        let fs_base = tls.unwrap_or(parent.fs_base);
+        if fs_base != 0 {
+            r[reg::RCX as usize] = r[reg::RIP as usize];
+            r[reg::R11 as usize] = fs_base;
+            r[reg::RIP as usize] = mem::TRAMPOLINE;
+        }
+        buf.set_regs(&r);
+        keep.process.write_regs().map_err(|_| EINVAL)?;
+        let mut c = Proc::new(child, pid)?;
+        c.pgid = parent.pgid;
+        c.sid = parent.sid;
+        c.name = parent.name.clone();
+        c.exe = parent.exe.clone();
+        c.mm = mm;
+        c.fds = parent.fds.clone();
+        c.cwd = parent.cwd;
+        c.umask = parent.umask;
+        c.fs_base = fs_base;
+        c.sigactions = parent.sigactions;
+        c.sigmask = parent.sigmask;
+        Ok(c)
+    })();
+    let mut c = match setup {
+        Ok(c) => c,
+        Err(e) => {
+            keep.destroy();
+            return Err(e);
+        }
+    };
+    let started = keep.process.start();
+    c.keep = Some(keep);
+    if started.is_err() {
+        c.teardown();
+        crate::env::env().free_slot(c.ret_slot);
+        return Err(ENOMEM);
+    }
+    s.procs.insert(child, c);
+    if vfork {
+        s.proc(pid).blocked = Some(Blocked::Vfork(child));
+    }
+    Ok(child)
+}
+
+pub fn fork(s: &mut Server, pid: i32, _: &mut Call) -> Out {
+    ret(spawn_child(s, pid, 0, None, false).map(|c| c as i64))
+}
+
+pub fn vfork(s: &mut Server, pid: i32, _: &mut Call) -> Out {
+    match spawn_child(s, pid, 0, None, true) {
+        Ok(_) => Out::Block,
+        Err(e) => Out::Ret(-e),
+    }
+}
+
+pub fn clone(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const CLONE_VM: u64 = 0x100;
+    const CLONE_VFORK: u64 = 0x4000;
+    const CLONE_THREAD: u64 = 0x10000;
+    const CLONE_SETTLS: u64 = 0x80000;
+    const CLONE_PARENT_SETTID: u64 = 0x100000;
+    const CLONE_CHILD_SETTID: u64 = 0x1000000;
+    let (flags, stack, ptid) = (c.args[0], c.args[1], c.args[2]);
+    let ctid = s.arg(pid, c, 3);
+    let tls = s.arg(pid, c, 4);
+    if flags & CLONE_THREAD != 0 || (flags & CLONE_VM != 0 && flags & CLONE_VFORK == 0) {
+        return refused(s, pid, c);
+    }
+    let vfork = flags & CLONE_VFORK != 0;
+    let tls = (flags & CLONE_SETTLS != 0).then_some(tls);
+    let child = match spawn_child(s, pid, stack, tls, vfork) {
+        Ok(c) => c,
+        Err(e) => return Out::Ret(-e),
+    };
+    if flags & CLONE_CHILD_SETTID != 0 {
+        let _ = s.proc(child).mm.write_u32(ctid, child as u32);
+    }
+    if flags & CLONE_PARENT_SETTID != 0 {
+        let _ = s.proc(pid).mm.write_u32(ptid, child as u32);
+        let _ = s.proc(child).mm.write_u32(ptid, child as u32);
+    }
+    if vfork { Out::Block } else { Out::Ret(child as i64) }
+}
+
+/// A NULL-terminated array of strings in guest memory.
+pub(crate) fn string_array(p: &mut Proc, mut va: u64) -> Result<Vec<Vec<u8>>, i64> {
+    let mut v = Vec::new();
+    if va == 0 {
+        return Ok(v);
+    }
+    loop {
+        let ptr = p.mm.read_u64(va)?;
+        if ptr == 0 {
+            return Ok(v);
+        }
+        if v.len() >= 4096 {
+            return Err(E2BIG);
+        }
+        v.push(p.mm.read_cstr(ptr, 128 * 1024)?);
+        va += 8;
+    }
+}
+
+pub fn execve(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let path = s.path(pid, c.args[0])?;
+        let p = s.proc(pid);
+        let argv = string_array(p, c.args[1])?;
+        let envp = string_array(p, c.args[2])?;
+        let mut p = s.procs.remove(&pid).unwrap();
+        let r = crate::exec::exec(s, &mut p, &path, argv, envp);
+        s.procs.insert(pid, p);
+        r?;
+        if s.proc(pid).keep.as_ref().unwrap().process.start().is_err() {
+            return Err(ENOMEM);
+        }
+        s.wake_vfork_parent(pid);
+        Ok(0)
+    })();
+    match r {
+        Ok(_) => Out::Gone,
+        Err(e) => Out::Ret(-e),
+    }
+}
+
+
+pub fn tkill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if (c.args[0] as i32) <= 0 {
+        return Out::Ret(-EINVAL);
+    }
+    kill(s, pid, c)
+}
+
+pub fn tgkill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if (c.args[1] as i32) <= 0 || c.args[0] != c.args[1] {
+        return Out::Ret(-if (c.args[1] as i32) <= 0 { EINVAL } else { ESRCH });
+    }
+    let mut k = Call { nr: c.nr, args: [c.args[1], c.args[2], 0, 0, 0, 0], have_all: true };
+    kill(s, pid, &mut k)
+}

@@ -1,0 +1,227 @@
+//! The terminal: the Keep console with a line discipline in the server.
+//! Canonical mode (the default) echoes and edits a line (Backspace/DEL,
+//! Ctrl-U) and hands it over at Enter; Ctrl-D ends input (an empty read).
+//! With ICANON off (busybox's line editor asks for it) bytes go to the
+//! reader as they come, echoed only with ECHO.  Output turns "\n" into
+//! "\r\n" (OPOST|ONLCR).
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use keep_abi::CONSOLE;
+
+pub const ICANON: u32 = 0o2;
+pub const ECHO: u32 = 0o10;
+pub const ICRNL: u32 = 0o400;
+pub const OPOST: u32 = 0o1;
+pub const ONLCR: u32 = 0o4;
+
+/// struct termios of the kernel ABI (asm-generic/termbits.h): 4 flag words,
+/// the line discipline, 19 control characters (TCGETS/TCSETS use this,
+/// 36 bytes).
+#[derive(Clone, Copy)]
+pub struct Termios {
+    pub iflag: u32,
+    pub oflag: u32,
+    pub cflag: u32,
+    pub lflag: u32,
+    pub cc: [u8; 20],
+}
+
+impl Termios {
+    pub fn default_tty() -> Termios {
+        let mut cc = [0u8; 20];
+        // line, then VINTR, VQUIT, VERASE, VKILL, VEOF, VTIME, VMIN
+        cc[1] = 3;
+        cc[2] = 0x1c;
+        cc[3] = 0x7f;
+        cc[4] = 0x15;
+        cc[5] = 4;
+        cc[7] = 1;
+        Termios {
+            iflag: ICRNL | 0o2000, // ICRNL | IXON
+            oflag: OPOST | ONLCR,
+            cflag: 0o277, // B38400 | CS8 | CREAD
+            lflag: ICANON | ECHO | 0o1 | 0o20 | 0o40 | 0o1000 | 0o4000 | 0o100000, // ISIG ECHOE ECHOK ECHOCTL ECHOKE IEXTEN
+            cc,
+        }
+    }
+
+    pub fn to_bytes(self) -> [u8; 36] {
+        let mut b = [0u8; 36];
+        b[0..4].copy_from_slice(&self.iflag.to_le_bytes());
+        b[4..8].copy_from_slice(&self.oflag.to_le_bytes());
+        b[8..12].copy_from_slice(&self.cflag.to_le_bytes());
+        b[12..16].copy_from_slice(&self.lflag.to_le_bytes());
+        b[16..36].copy_from_slice(&self.cc);
+        b
+    }
+
+    pub fn from_bytes(b: &[u8; 36]) -> Termios {
+        let w = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let mut cc = [0u8; 20];
+        cc.copy_from_slice(&b[16..36]);
+        Termios { iflag: w(0), oflag: w(4), cflag: w(8), lflag: w(12), cc }
+    }
+}
+
+static mut TTY: Option<Tty> = None;
+
+/// The one terminal (the server is single threaded).
+#[allow(static_mut_refs)]
+pub fn tty() -> &'static mut Tty {
+    // SAFETY: single threaded; no caller keeps it across a call that
+    // takes it again.
+    unsafe { TTY.get_or_insert_with(Tty::new) }
+}
+
+pub struct Tty {
+    pub termios: Termios,
+    /// Bytes ready for readers (complete lines in canonical mode).
+    ready: VecDeque<u8>,
+    /// The line being edited (canonical mode).
+    line: Vec<u8>,
+    /// Ctrl-D seen: the next read returns what is ready, or 0.
+    eof: bool,
+    /// Signals typed (Ctrl-C, Ctrl-\\) for the foreground group.
+    signals: VecDeque<i32>,
+    /// The foreground process group (TIOCSPGRP).
+    pub fg_pgrp: i32,
+}
+
+impl Tty {
+    pub fn new() -> Tty {
+        Tty {
+            termios: Termios::default_tty(),
+            ready: VecDeque::new(),
+            line: Vec::new(),
+            eof: false,
+            signals: VecDeque::new(),
+            fg_pgrp: 0,
+        }
+    }
+
+    pub fn write(&self, data: &[u8]) {
+        let t = self.termios;
+        if t.oflag & OPOST != 0 && t.oflag & ONLCR != 0 && data.contains(&b'\n') {
+            let mut out = Vec::with_capacity(data.len() + 16);
+            for &b in data {
+                if b == b'\n' {
+                    out.push(b'\r');
+                }
+                out.push(b);
+            }
+            let _ = CONSOLE.write_all(&out);
+        } else {
+            let _ = CONSOLE.write_all(data);
+        }
+    }
+
+    /// Takes what the console has (without waiting) through the line
+    /// discipline.
+    pub fn poll(&mut self) {
+        let mut buf = [0u8; 64];
+        while let Ok(n) = CONSOLE.read(&mut buf, true) {
+            let n = n.min(buf.len());
+            if n == 0 {
+                break;
+            }
+            for &b in &buf[..n] {
+                self.input(b);
+            }
+        }
+    }
+
+    fn input(&mut self, mut b: u8) {
+        let t = self.termios;
+        const ISIG: u32 = 1;
+        if t.lflag & ISIG != 0 && (b == t.cc[1] || b == t.cc[2]) && b != 0 {
+            // VINTR, VQUIT: the line typed so far is dropped.
+            self.signals.push_back(if b == t.cc[1] { 2 } else { 3 });
+            self.line.clear();
+            if t.lflag & ECHO != 0 {
+                self.write(if b == 3 { b"^C\n" } else { b"^\\\n" });
+            }
+            return;
+        }
+        if b == b'\r' && t.iflag & ICRNL != 0 {
+            b = b'\n';
+        }
+        if t.lflag & ICANON == 0 {
+            self.ready.push_back(b);
+            if t.lflag & ECHO != 0 {
+                self.write(&[b]);
+            }
+            return;
+        }
+        match b {
+            b'\n' => {
+                self.line.push(b'\n');
+                self.ready.extend(self.line.drain(..));
+                if t.lflag & ECHO != 0 {
+                    self.write(b"\n");
+                }
+            }
+            0x7f | 0x08 => {
+                if self.line.pop().is_some() && t.lflag & ECHO != 0 {
+                    self.write(b"\x08 \x08");
+                }
+            }
+            0x15 => {
+                while self.line.pop().is_some() {
+                    if t.lflag & ECHO != 0 {
+                        self.write(b"\x08 \x08");
+                    }
+                }
+            }
+            0x04 => {
+                self.ready.extend(self.line.drain(..));
+                self.eof = true;
+            }
+            _ => {
+                self.line.push(b);
+                if t.lflag & ECHO != 0 {
+                    self.write(&[b]);
+                }
+            }
+        }
+    }
+
+    /// Bytes for a reader: Some(n) (0 at end of input), None when nothing
+    /// is ready yet.
+    pub fn read(&mut self, out: &mut [u8]) -> Option<usize> {
+        if self.ready.is_empty() {
+            if self.eof {
+                self.eof = false;
+                return Some(0);
+            }
+            return None;
+        }
+        let canon = self.termios.lflag & ICANON != 0;
+        let mut n = 0;
+        while n < out.len() {
+            let Some(b) = self.ready.pop_front() else { break };
+            out[n] = b;
+            n += 1;
+            if canon && b == b'\n' {
+                break;
+            }
+        }
+        Some(n)
+    }
+
+    /// The next signal typed, if any.
+    pub fn take_signal(&mut self) -> Option<i32> {
+        self.signals.pop_front()
+    }
+
+    /// Whether a read would return at once (with data or end of input).
+    pub fn has_input(&self) -> bool {
+        !self.ready.is_empty() || self.eof
+    }
+
+    /// Forgets pending input (a new session starts).
+    pub fn reset(&mut self) {
+        *self = Tty::new();
+    }
+}

@@ -1,0 +1,437 @@
+//! The in-memory file system (until Keep has a block server: docs/
+//! workhorse.md).  Filled at start from the boot image's ustar archive,
+//! whose file bytes stay where the archive is mapped until a file is
+//! written; written data lives in frames of the memory pool, a page each.
+//! Nothing survives the server.
+
+use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::errno::*;
+use crate::mem::{Frame, PAGE};
+
+pub type Ino = usize;
+pub const ROOT: Ino = 0;
+const MAX_LINKS: u32 = 40;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFLNK: u32 = 0o120000;
+
+pub enum Data {
+    /// Bytes of the boot archive, and the frames made from them for
+    /// mappings (shared read-only by every process that maps them).
+    Archive(&'static [u8], BTreeMap<u64, Rc<Frame>>),
+    /// Written data: a frame per page (None: a hole, zeros).
+    Pages(Vec<Option<Rc<Frame>>>, u64),
+}
+
+pub enum Node {
+    Dir { entries: BTreeMap<String, Ino>, parent: Ino },
+    File(Data),
+    Symlink(String),
+}
+
+pub struct Inode {
+    pub node: Node,
+    pub mode: u32,
+    pub nlink: u32,
+    /// Open file descriptions of it: an unlinked inode lives until the
+    /// last one closes.
+    pub opens: u32,
+}
+
+/// Why the archive could not be loaded (printed with {:?}).
+#[derive(Debug)]
+#[allow(dead_code)]
+pub enum LoadError<'a> {
+    Tar(keep_workhorse::tar::TarError),
+    Path(i64, &'a str),
+}
+
+static mut FS: Option<Fs> = None;
+
+/// The one file system (the server is single threaded).
+#[allow(static_mut_refs)]
+pub fn fs() -> &'static mut Fs {
+    // SAFETY: single threaded; callers keep no reference across a call
+    // that takes it again.
+    unsafe { FS.get_or_insert_with(Fs::new) }
+}
+
+pub struct Fs {
+    nodes: Vec<Option<Inode>>,
+}
+
+fn name_ok(name: &str) -> Result<(), i64> {
+    if name.len() > 255 {
+        return Err(ENAMETOOLONG);
+    }
+    Ok(())
+}
+
+impl Fs {
+    pub fn new() -> Fs {
+        let root = Inode {
+            node: Node::Dir { entries: BTreeMap::new(), parent: ROOT },
+            mode: S_IFDIR | 0o755,
+            nlink: 2,
+            opens: 0,
+        };
+        Fs { nodes: alloc::vec![Some(root)] }
+    }
+
+    pub fn get(&self, ino: Ino) -> &Inode {
+        self.nodes[ino].as_ref().expect("live inode")
+    }
+
+    pub fn get_mut(&mut self, ino: Ino) -> &mut Inode {
+        self.nodes[ino].as_mut().expect("live inode")
+    }
+
+    fn alloc(&mut self, i: Inode) -> Ino {
+        match self.nodes.iter().position(|n| n.is_none()) {
+            Some(k) => {
+                self.nodes[k] = Some(i);
+                k
+            }
+            None => {
+                self.nodes.push(Some(i));
+                self.nodes.len() - 1
+            }
+        }
+    }
+
+    pub fn is_dir(&self, ino: Ino) -> bool {
+        matches!(self.get(ino).node, Node::Dir { .. })
+    }
+
+    pub fn lookup(&self, dir: Ino, name: &str) -> Result<Ino, i64> {
+        match &self.get(dir).node {
+            Node::Dir { entries, parent } => match name {
+                "" | "." => Ok(dir),
+                ".." => Ok(*parent),
+                _ => entries.get(name).copied().ok_or(ENOENT),
+            },
+            _ => Err(ENOTDIR),
+        }
+    }
+
+    /// Resolves `path` from `cwd`; follows a final symbolic link when
+    /// `follow`.
+    pub fn resolve(&self, cwd: Ino, path: &str, follow: bool) -> Result<Ino, i64> {
+        let mut links = 0;
+        self.walk(cwd, path, follow, &mut links)
+    }
+
+    fn walk(&self, cwd: Ino, path: &str, follow: bool, links: &mut u32) -> Result<Ino, i64> {
+        if path.is_empty() {
+            return Err(ENOENT);
+        }
+        let mut at = if path.starts_with('/') { ROOT } else { cwd };
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        for (i, part) in parts.iter().enumerate() {
+            name_ok(part)?;
+            let dir = at;
+            let next = self.lookup(dir, part)?;
+            let last = i + 1 == parts.len();
+            at = next;
+            if let Node::Symlink(target) = &self.get(next).node
+                && (!last || follow)
+            {
+                *links += 1;
+                if *links > MAX_LINKS {
+                    return Err(ELOOP);
+                }
+                at = self.walk(dir, target, true, links)?;
+            }
+        }
+        if path.ends_with('/') && !self.is_dir(at) {
+            return Err(ENOTDIR);
+        }
+        Ok(at)
+    }
+
+    /// The directory that would hold `path`'s last component, and that
+    /// component.
+    pub fn parent<'p>(&self, cwd: Ino, path: &'p str) -> Result<(Ino, &'p str), i64> {
+        let trimmed = path.trim_end_matches('/');
+        if trimmed.is_empty() {
+            return if path.is_empty() { Err(ENOENT) } else { Ok((ROOT, ".")) };
+        }
+        let (dir, name) = match trimmed.rfind('/') {
+            Some(0) => (ROOT, &trimmed[1..]),
+            Some(k) => (self.resolve(cwd, &trimmed[..k], true)?, &trimmed[k + 1..]),
+            None => (cwd, trimmed),
+        };
+        if !self.is_dir(dir) {
+            return Err(ENOTDIR);
+        }
+        name_ok(name)?;
+        Ok((dir, name))
+    }
+
+    /// Adds `node` as `name` in `dir`; EEXIST if the name is taken.
+    pub fn create(&mut self, dir: Ino, name: &str, node: Node, mode: u32) -> Result<Ino, i64> {
+        if matches!(name, "." | "..") || self.lookup(dir, name).is_ok() {
+            return Err(EEXIST);
+        }
+        let is_dir = matches!(node, Node::Dir { .. });
+        let ino = self.alloc(Inode { node, mode, nlink: if is_dir { 2 } else { 1 }, opens: 0 });
+        if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
+            entries.insert(String::from(name), ino);
+        }
+        Ok(ino)
+    }
+
+    /// A further name for file `ino` in `dir`.
+    pub fn link(&mut self, dir: Ino, name: &str, ino: Ino) -> Result<(), i64> {
+        if matches!(name, "." | "..") || self.lookup(dir, name).is_ok() {
+            return Err(EEXIST);
+        }
+        if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
+            entries.insert(String::from(name), ino);
+        }
+        self.get_mut(ino).nlink += 1;
+        Ok(())
+    }
+
+    pub fn mkdir(&mut self, dir: Ino, name: &str, perm: u32) -> Result<Ino, i64> {
+        self.create(dir, name, Node::Dir { entries: BTreeMap::new(), parent: dir }, S_IFDIR | (perm & 0o7777))
+    }
+
+    /// Removes `name` from `dir`: a directory only with `rmdir` (and only
+    /// when empty), anything else only without.
+    pub fn unlink(&mut self, dir: Ino, name: &str, rmdir: bool) -> Result<(), i64> {
+        if matches!(name, "." | "..") {
+            return Err(if rmdir { EINVAL } else { EISDIR });
+        }
+        let ino = self.lookup(dir, name)?;
+        match (&self.get(ino).node, rmdir) {
+            (Node::Dir { entries, .. }, true) => {
+                if !entries.is_empty() {
+                    return Err(ENOTEMPTY);
+                }
+            }
+            (Node::Dir { .. }, false) => return Err(EISDIR),
+            (_, true) => return Err(ENOTDIR),
+            _ => {}
+        }
+        if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
+            entries.remove(name);
+        }
+        let n = self.get_mut(ino);
+        n.nlink = if rmdir { 0 } else { n.nlink.saturating_sub(1) };
+        self.release(ino);
+        Ok(())
+    }
+
+    pub fn rename(&mut self, from_dir: Ino, from: &str, to_dir: Ino, to: &str) -> Result<(), i64> {
+        let ino = self.lookup(from_dir, from)?;
+        if let Ok(old) = self.lookup(to_dir, to) {
+            if old == ino {
+                return Ok(());
+            }
+            let rmdir = self.is_dir(old);
+            self.unlink(to_dir, to, rmdir)?;
+        }
+        if let Node::Dir { entries, .. } = &mut self.get_mut(from_dir).node {
+            entries.remove(from);
+        }
+        if let Node::Dir { entries, .. } = &mut self.get_mut(to_dir).node {
+            entries.insert(String::from(to), ino);
+        }
+        if let Node::Dir { parent, .. } = &mut self.get_mut(ino).node {
+            *parent = to_dir;
+        }
+        Ok(())
+    }
+
+    /// The absolute path of directory `ino`.
+    pub fn path_of(&self, mut ino: Ino) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        while ino != ROOT {
+            let Node::Dir { parent, .. } = &self.get(ino).node else { break };
+            let p = *parent;
+            if let Node::Dir { entries, .. } = &self.get(p).node
+                && let Some((name, _)) = entries.iter().find(|(_, i)| **i == ino)
+            {
+                parts.push(name.clone());
+            }
+            ino = p;
+        }
+        let mut s = String::new();
+        for p in parts.iter().rev() {
+            s.push('/');
+            s.push_str(p);
+        }
+        if s.is_empty() {
+            s.push('/');
+        }
+        s
+    }
+
+    pub fn size(&self, ino: Ino) -> u64 {
+        match &self.get(ino).node {
+            Node::File(Data::Archive(b, _)) => b.len() as u64,
+            Node::File(Data::Pages(_, len)) => *len,
+            Node::Symlink(t) => t.len() as u64,
+            Node::Dir { entries, .. } => 4096.max(entries.len() as u64 * 32),
+        }
+    }
+
+    /// Frees `ino` once it has neither names nor open descriptions.
+    pub fn release(&mut self, ino: Ino) {
+        let n = self.get(ino);
+        if n.nlink == 0 && n.opens == 0 && ino != ROOT {
+            self.nodes[ino] = None;
+        }
+    }
+
+    /// Reads file bytes at `off`; returns how many.
+    pub fn read(&self, ino: Ino, off: u64, out: &mut [u8]) -> Result<usize, i64> {
+        match &self.get(ino).node {
+            Node::File(Data::Archive(b, _)) => {
+                let start = (off as usize).min(b.len());
+                let n = out.len().min(b.len() - start);
+                out[..n].copy_from_slice(&b[start..start + n]);
+                Ok(n)
+            }
+            Node::File(Data::Pages(pages, len)) => {
+                let n = (*len).saturating_sub(off).min(out.len() as u64) as usize;
+                let mut done = 0;
+                while done < n {
+                    let a = off + done as u64;
+                    let po = (a % PAGE) as usize;
+                    let k = (PAGE as usize - po).min(n - done);
+                    match pages.get((a / PAGE) as usize).and_then(|p| p.as_ref()) {
+                        Some(f) => out[done..done + k].copy_from_slice(&f.bytes()[po..po + k]),
+                        None => out[done..done + k].fill(0),
+                    }
+                    done += k;
+                }
+                Ok(n)
+            }
+            Node::Dir { .. } => Err(EISDIR),
+            Node::Symlink(_) => Err(EINVAL),
+        }
+    }
+
+    /// Turns archive data into pages, so that it can be written.
+    fn own(&mut self, ino: Ino) -> Result<(), i64> {
+        let Node::File(d) = &self.get(ino).node else { return Err(EISDIR) };
+        if let Data::Archive(b, _) = d {
+            let b: &'static [u8] = b;
+            let mut pages = Vec::new();
+            for chunk in b.chunks(PAGE as usize) {
+                pages.push(Some(Frame::with(chunk, 0)?));
+            }
+            self.get_mut(ino).node = Node::File(Data::Pages(pages, b.len() as u64));
+        }
+        Ok(())
+    }
+
+    pub fn write(&mut self, ino: Ino, off: u64, data: &[u8]) -> Result<usize, i64> {
+        self.own(ino)?;
+        let Node::File(Data::Pages(pages, len)) = &mut self.get_mut(ino).node else {
+            return Err(EISDIR);
+        };
+        let end = off.checked_add(data.len() as u64).ok_or(EINVAL)?;
+        let mut done = 0;
+        while done < data.len() {
+            let a = off + done as u64;
+            let po = (a % PAGE) as usize;
+            let k = (PAGE as usize - po).min(data.len() - done);
+            let idx = (a / PAGE) as usize;
+            if pages.len() <= idx {
+                pages.resize(idx + 1, None);
+            }
+            if pages[idx].is_none() {
+                pages[idx] = Some(Frame::new()?);
+            }
+            pages[idx].as_ref().unwrap().bytes_mut()[po..po + k].copy_from_slice(&data[done..done + k]);
+            done += k;
+        }
+        *len = (*len).max(end);
+        Ok(data.len())
+    }
+
+    pub fn truncate(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
+        self.own(ino)?;
+        let Node::File(Data::Pages(pages, len)) = &mut self.get_mut(ino).node else {
+            return Err(EISDIR);
+        };
+        let keep = size.div_ceil(PAGE) as usize;
+        pages.truncate(keep);
+        if size % PAGE != 0
+            && let Some(Some(f)) = pages.get(keep - 1)
+        {
+            f.bytes_mut()[(size % PAGE) as usize..].fill(0);
+        }
+        *len = size;
+        Ok(())
+    }
+
+    /// The whole content of a file, borrowed when it is archive data.
+    pub fn contents(&self, ino: Ino) -> Result<alloc::borrow::Cow<'static, [u8]>, i64> {
+        match &self.get(ino).node {
+            Node::File(Data::Archive(b, _)) => Ok(alloc::borrow::Cow::Borrowed(b)),
+            Node::File(Data::Pages(_, len)) => {
+                let mut v = alloc::vec![0u8; *len as usize];
+                self.read(ino, 0, &mut v)?;
+                Ok(alloc::borrow::Cow::Owned(v))
+            }
+            Node::Dir { .. } => Err(EACCES),
+            Node::Symlink(_) => Err(ELOOP),
+        }
+    }
+
+    /// A frame holding page `index` of an archive file, for read-only
+    /// mappings (made once, then shared).
+    pub fn cached_page(&mut self, ino: Ino, index: u64) -> Result<Option<Rc<Frame>>, i64> {
+        let Node::File(Data::Archive(b, cache)) = &mut self.get_mut(ino).node else {
+            return Ok(None);
+        };
+        if let Some(f) = cache.get(&index) {
+            return Ok(Some(f.clone()));
+        }
+        let start = (index * PAGE) as usize;
+        let end = (start + PAGE as usize).min(b.len());
+        let f = Frame::with(&b[start.min(end)..end], 0)?;
+        cache.insert(index, f.clone());
+        Ok(Some(f))
+    }
+
+    /// Fills the file system from a ustar archive.
+    pub fn load_archive(&mut self, archive: &'static [u8]) -> Result<usize, LoadError<'static>> {
+        let mut count = 0;
+        for m in keep_workhorse::tar::members(archive) {
+            let m = m.map_err(LoadError::Tar)?;
+            let path = m.path.trim_end_matches('/');
+            if path.is_empty() {
+                continue;
+            }
+            let (dir, name) = self.parent(ROOT, path).map_err(|e| LoadError::Path(e, path))?;
+            let node = match m.kind {
+                keep_workhorse::tar::Kind::Dir => {
+                    if self.lookup(dir, name).is_ok() {
+                        continue;
+                    }
+                    Node::Dir { entries: BTreeMap::new(), parent: dir }
+                }
+                keep_workhorse::tar::Kind::File => Node::File(Data::Archive(m.data, BTreeMap::new())),
+                keep_workhorse::tar::Kind::Symlink => Node::Symlink(String::from(m.link)),
+            };
+            let ty = match m.kind {
+                keep_workhorse::tar::Kind::Dir => S_IFDIR,
+                keep_workhorse::tar::Kind::File => S_IFREG,
+                keep_workhorse::tar::Kind::Symlink => S_IFLNK,
+            };
+            self.create(dir, name, node, ty | (m.mode & 0o7777))
+                .map_err(|e| LoadError::Path(e, path))?;
+            count += 1;
+        }
+        Ok(count)
+    }
+}

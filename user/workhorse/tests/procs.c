@@ -1,0 +1,88 @@
+/* Processes: fork, wait4 statuses, pipes between processes, execve, vfork,
+ * kill and SIGPIPE. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void show(const char *what, int st)
+{
+    if (WIFEXITED(st))
+        printf("%s: exited %d\n", what, WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        printf("%s: signal %d\n", what, WTERMSIG(st));
+}
+
+int main(void)
+{
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0)
+        _exit(7);
+    int st;
+    printf("wait4 pid matches: %d\n", waitpid(c, &st, 0) == c);
+    show("child", st);
+    int r = waitpid(-1, &st, 0);
+    printf("no more children: %d %s\n", r, strerror(errno));
+
+    int fds[2];
+    pipe(fds);
+    c = fork();
+    if (c == 0) {
+        close(fds[0]);
+        for (int i = 0; i < 1000; i++)
+            dprintf(fds[1], "line %d\n", i);
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[4096];
+    long total = 0, n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0)
+        total += n;
+    close(fds[0]);
+    waitpid(c, &st, 0);
+    printf("bytes through the pipe: %ld\n", total);
+
+    fflush(stdout);
+    c = fork();
+    if (c == 0) {
+        char *argv[] = {"echo", "exec'd echo", NULL};
+        execv("/bin/echo", argv);
+        _exit(99);
+    }
+    waitpid(c, &st, 0);
+    show("echo", st);
+
+    fflush(stdout);
+    c = vfork();
+    if (c == 0)
+        _exit(5);
+    waitpid(c, &st, 0);
+    show("vfork child", st);
+
+    c = fork();
+    if (c == 0) {
+        pause();
+        _exit(0);
+    }
+    kill(c, SIGTERM);
+    waitpid(c, &st, 0);
+    show("killed", st);
+
+    pipe(fds);
+    c = fork();
+    if (c == 0) {
+        close(fds[0]);
+        write(fds[1], "x", 1);
+        _exit(0);
+    }
+    close(fds[0]);
+    waitpid(c, &st, 0);
+    show("writer to a closed pipe", st);
+    close(fds[1]);
+    printf("getppid differs: %d\n", getppid() != getpid());
+    return 0;
+}
