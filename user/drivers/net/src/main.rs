@@ -16,17 +16,16 @@ extern crate alloc;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use keep_abi::{DmaDomain, MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, label, recv, rights, slot};
+use keep_abi::{MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, label, recv, rights, slot};
 use keep_loader::SlotPool;
 use keep_net::*;
-use keep_pci::{PCI_SLOT, Pci, Session};
+use keep_pci::{PCI_SLOT, Pci};
 use keep_rt::println;
 use keep_virtio::PlatformTransport;
-use keep_virtio::hal::{self, DmaConfig, KeepHal};
-use keep_virtio::pci::{RemoteConfig, Sid};
+use keep_virtio::device::{Layout, Opened};
+use keep_virtio::hal::{self, KeepHal};
 use virtio_drivers::device::net::VirtIONet;
 use virtio_drivers::transport::pci::PciTransport;
-use virtio_drivers::transport::pci::bus::{Command, PciRoot};
 
 keep_rt::entry!(main);
 
@@ -156,53 +155,15 @@ impl Server {
 fn main(_: u64, _: u64) -> i32 {
     let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
     slots.reserve(RET);
-    let pci = Pci(Sender(PCI_SLOT));
-    let (Some(session_slot), Some(domain_slot), Some(me)) = (slots.alloc(), slots.alloc(), slots.alloc()) else {
-        return fail("slots", "none free");
-    };
-    let sid = match pci.open(0x1af4, 0x1041, 0, session_slot, domain_slot) {
-        Ok(s) => Sid(s as u16),
-        Err(e) => return fail("open the virtio-net function", e),
-    };
-    let session = Session(Sender(session_slot));
-    let domain = DmaDomain(domain_slot);
-    match domain.info() {
-        Ok(i) if i.remapping => {}
-        Ok(_) => return fail("no IOMMU", "this driver needs one (device addresses are its own)"),
-        Err(e) => return fail("domain", e),
-    }
-    if let Err(e) = SELF_PROCESS.mint(me, FAULT_PAYLOAD, rights::WRITE).and_then(|_| domain.set_fault_handler(me)) {
-        return fail("fault handler", e);
-    }
-    let mut bars = Vec::new();
-    for i in 0..6 {
-        let Some(s) = slots.alloc() else { break };
-        match session.bar(i, s) {
-            Ok((base, size)) => bars.push((s, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))),
-            Err(_) => slots.free(s),
-        }
-    }
-    // Receive buffers (one page each), the two queues and bounce pages
-    // for the frame being sent.
-    let mut dma_slots = Vec::new();
-    for _ in 0..64 {
-        match slots.alloc() {
-            Some(s) => dma_slots.push(s),
-            None => break,
-        }
-    }
-    let cfg = DmaConfig { memory: MEMORY, aspace: SELF_ASPACE, domain, bars, va_base: DMA_VA, iova_base: IOVA, mmio_va: MMIO_VA, slots: dma_slots };
-    if let Err(e) = hal::init(cfg) {
-        return fail("hal", e);
-    }
-    let mut root = PciRoot::new(RemoteConfig { sid, session });
-    let df = sid.device_function();
-    root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
-    let t = match PciTransport::new::<KeepHal, _>(&mut root, df) {
-        Ok(t) => t,
-        Err(e) => return fail("virtio PCI transport", alloc::format!("{e:?}")),
-    };
-    let nic = match Nic::new(PlatformTransport(t), RX_BUF) {
+    // DMA pages: receive buffers (one page each), the two queues and bounce
+    // pages for the frame being sent.
+    let layout = Layout { mmio_va: MMIO_VA, dma_va: DMA_VA, iova: IOVA, dma_pages: 64 };
+    let Opened { sid, session, transport } =
+        match keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1041, "virtio-net", FAULT_PAYLOAD, &layout, &mut slots) {
+            Ok(o) => o,
+            Err((what, why)) => return fail(&what, why),
+        };
+    let nic = match Nic::new(transport, RX_BUF) {
         Ok(n) => n,
         Err(e) => return fail("virtio-net", alloc::format!("{e:?}")),
     };

@@ -1,5 +1,7 @@
 //! virtio devices for user-level drivers on Keep (docs/devices.md).
 //!
+//! - [`device`]: a virtio PCI function opened for a driver through the PCI
+//!   server, its DMA domain and the Hal set up (the block and network drivers).
 //! - [`pci`]: PCI functions found through the ECAM area (the MCFG table's
 //!   window; on q35 at 0xb000_0000), each function's configuration space
 //!   one DEVMEM page.
@@ -11,6 +13,7 @@
 
 extern crate alloc;
 
+pub mod device;
 pub mod hal;
 pub mod pci;
 

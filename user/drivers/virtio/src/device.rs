@@ -1,0 +1,97 @@
+//! Opening a virtio PCI function for a driver: what the block and the
+//! network drivers do alike before they make their virtio-drivers device.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use keep_abi::{DmaDomain, MEMORY, SELF_ASPACE, SELF_PROCESS, Sender, rights};
+use keep_loader::SlotPool;
+use keep_pci::{Pci, Session};
+use virtio_drivers::transport::pci::PciTransport;
+use virtio_drivers::transport::pci::bus::{Command, PciRoot};
+
+use crate::PlatformTransport;
+use crate::hal::{self, DmaConfig, KeepHal};
+use crate::pci::{RemoteConfig, Sid};
+
+/// Where a driver keeps its device in its own space and in its domain.
+pub struct Layout {
+    /// Where its BARs' pages are mapped.
+    pub mmio_va: u64,
+    /// Where the Hal's DMA pages go in the driver's space and in the domain.
+    pub dma_va: u64,
+    pub iova: u64,
+    /// How many DMA pages the Hal may use at most.
+    pub dma_pages: usize,
+}
+
+/// An opened function: its PCI session and the transport to it.
+pub struct Opened {
+    pub sid: Sid,
+    pub session: Session,
+    pub transport: PlatformTransport<PciTransport>,
+}
+
+/// Opens the virtio function `device` (PCI device id) through the PCI
+/// server: its session and DMA domain (refused without an IOMMU, since
+/// device addresses are the driver's own), the domain's faults sent to the
+/// caller as messages with `fault_payload`, its memory BARs and the DMA
+/// pages set up for the Hal, bus mastering on, and the transport.  `name`
+/// is the device's in the error.  Err: what failed, and why.
+pub fn open(
+    pci: Pci,
+    device: u16,
+    name: &str,
+    fault_payload: u64,
+    layout: &Layout,
+    slots: &mut SlotPool,
+) -> Result<Opened, (String, String)> {
+    let fail = |what: &str, why: String| Err((String::from(what), why));
+    let (Some(session_slot), Some(domain_slot), Some(me)) = (slots.alloc(), slots.alloc(), slots.alloc()) else {
+        return fail("slots", "none free".into());
+    };
+    let sid = match pci.open(0x1af4, device, 0, session_slot, domain_slot) {
+        Ok(s) => Sid(s as u16),
+        Err(e) => return fail(&format!("open the {name} function"), format!("{e}")),
+    };
+    let session = Session(Sender(session_slot));
+    let domain = DmaDomain(domain_slot);
+    match domain.info() {
+        Ok(i) if i.remapping => {}
+        Ok(_) => return fail("no IOMMU", "this driver needs one (device addresses are its own)".into()),
+        Err(e) => return fail("domain", format!("{e}")),
+    }
+    if let Err(e) = SELF_PROCESS.mint(me, fault_payload, rights::WRITE).and_then(|_| domain.set_fault_handler(me)) {
+        return fail("fault handler", format!("{e}"));
+    }
+    let mut bars = Vec::new();
+    for i in 0..6 {
+        let Some(s) = slots.alloc() else { break };
+        match session.bar(i, s) {
+            Ok((base, size)) => bars.push((s, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))),
+            Err(_) => slots.free(s),
+        }
+    }
+    let dma_slots: Vec<u64> = (0..layout.dma_pages).map_while(|_| slots.alloc()).collect();
+    let cfg = DmaConfig {
+        memory: MEMORY,
+        aspace: SELF_ASPACE,
+        domain,
+        bars,
+        va_base: layout.dma_va,
+        iova_base: layout.iova,
+        mmio_va: layout.mmio_va,
+        slots: dma_slots,
+    };
+    if let Err(e) = hal::init(cfg) {
+        return fail("hal", format!("{e}"));
+    }
+    let mut root = PciRoot::new(RemoteConfig { sid, session });
+    let df = sid.device_function();
+    root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
+    match PciTransport::new::<KeepHal, _>(&mut root, df) {
+        Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport(t) }),
+        Err(e) => fail("virtio PCI transport", format!("{e:?}")),
+    }
+}
