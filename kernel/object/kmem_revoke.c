@@ -58,37 +58,60 @@ static bool maps_ipc_buffer(struct aspace *as, u64 va, int level)
     return false;
 }
 
-u64 kmem_revoke_table(struct invocation *inv, struct account *a)
+/* What REVOKE_TABLE and REVOKE_CAP_TABLE both check, in the same order:
+ * the space (WRITE), the empty dest slot, arguments (an address below
+ * limit, level 1-3, a space of this account), and the link to the table
+ * over va_of(addr); changes nothing. */
+static u64 find_table(struct invocation *inv, struct account *a, u64 limit, u64 (*va_of)(u64),
+                      struct aspace **as, u64 **link, struct cap **dest)
 {
-    struct cap as_cap, *dest;
-    u64 va = inv->arg[1], level = inv->arg[2];
+    struct cap as_cap;
+    u64 addr = inv->arg[1], level = inv->arg[2];
     u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ASPACE, KEEP_RIGHT_WRITE, &as_cap);
     if (e)
         return e;
-    if ((e = cap_empty_slot(inv->caller->as, inv->arg[3], &dest)))
+    if ((e = cap_empty_slot(inv->caller->as, inv->arg[3], dest)))
         return e;
-    struct aspace *as = aspace_from_cap(as_cap);
-    if (as->account != a || level < 1 || level > 3 || va >= KEEP_USER_TOP)
+    *as = aspace_from_cap(as_cap);
+    if ((*as)->account != a || level < 1 || level > 3 || addr >= limit)
         return KEEP_ERR_INVALID_ARG;
-    u64 *link = user_table_link(as->pml4_pa, va, (int)level);
-    if (!link)
-        return KEEP_ERR_NOT_MAPPED;
-    if (as->nout || maps_ipc_buffer(as, va, (int)level))
-        return KEEP_ERR_IN_USE;
+    *link = user_table_link((*as)->pml4_pa, va_of(addr), (int)level);
+    return *link ? KEEP_ERR_OK : KEEP_ERR_NOT_MAPPED;
+}
+
+/* Take the table at *link, and every table below it, out of as: the
+ * tables below go back to the account, the table itself to the kpager as
+ * an empty PAGE at dest; leaf is told of every page or cappage it mapped.
+ * The space's whole TLB goes (the paging-structure caches too). */
+static void take_table(struct invocation *inv, struct account *a, struct aspace *as, u64 *link,
+                       void (*leaf)(u64), struct cap *dest)
+{
     u64 pa = *link & PTE_ADDR, before = a->free_count;
-    struct table_walk w = {drop_table, drop_leaf, a};
-    free_table_below(pa, (int)level, &w);
+    struct table_walk w = {drop_table, leaf, a};
+    free_table_below(pa, (int)inv->arg[2], &w);
     *link = 0;
-    /* Every translation through the table goes, the paging-structure
-     * caches' too: a whole flush of the space. */
     if (cpu0.loaded_as == as)
         aspace_load_flush(as);
     as->tlb_stale = cpu0.loaded_as != as;
-    as->unmap_generation++;
     a->used_count--;
     a->taken++;
     inv->res[0] = 1 + (a->free_count - before);
     hand_back(pa, dest);
+}
+
+static u64 user_va(u64 va) { return va; }
+
+u64 kmem_revoke_table(struct invocation *inv, struct account *a)
+{
+    struct aspace *as;
+    struct cap *dest;
+    u64 *link, e = find_table(inv, a, KEEP_USER_TOP, user_va, &as, &link, &dest);
+    if (e)
+        return e;
+    if (as->nout || maps_ipc_buffer(as, inv->arg[1], (int)inv->arg[2]))
+        return KEEP_ERR_IN_USE;
+    take_table(inv, a, as, link, drop_leaf, dest);
+    as->unmap_generation++;
     return KEEP_ERR_OK;
 }
 
@@ -114,36 +137,19 @@ static bool receive_slots_under(struct aspace *as, u64 lo, u64 n)
 
 u64 kmem_revoke_cap_table(struct invocation *inv, struct account *a)
 {
-    struct cap as_cap, *dest;
+    struct aspace *as;
+    struct cap *dest;
     u64 addr = inv->arg[1], level = inv->arg[2];
-    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ASPACE, KEEP_RIGHT_WRITE, &as_cap);
+    u64 *link, e = find_table(inv, a, KEEP_CAP_SPACE_SLOTS, capseg_va, &as, &link, &dest);
     if (e)
         return e;
-    if ((e = cap_empty_slot(inv->caller->as, inv->arg[3], &dest)))
-        return e;
-    struct aspace *as = aspace_from_cap(as_cap);
-    if (as->account != a || level < 1 || level > 3 || addr >= KEEP_CAP_SPACE_SLOTS)
-        return KEEP_ERR_INVALID_ARG;
-    u64 *link = user_table_link(as->pml4_pa, capseg_va(addr), (int)level);
-    if (!link)
-        return KEEP_ERR_NOT_MAPPED;
     /* Capability addresses the table covers: a cappage per 4 KiB of segment. */
     u64 span = (1ULL << (9 * level)) * KEEP_CAPPAGE_SLOTS, lo = addr - addr % span;
     if (as->nout || as->capseg_unrecorded || receive_slots_under(as, lo, span))
         return KEEP_ERR_IN_USE;
-    u64 pa = *link & PTE_ADDR, before = a->free_count;
-    struct table_walk w = {drop_table, keep_leaf, a};
-    free_table_below(pa, (int)level, &w);
-    *link = 0;
+    take_table(inv, a, as, link, keep_leaf, dest);
     as->capseg_dropped = true;
-    if (cpu0.loaded_as == as)
-        aspace_load_flush(as);
-    as->tlb_stale = cpu0.loaded_as != as;
     cspace_forget();
-    inv->res[0] = 1 + (a->free_count - before);
-    a->used_count--;
-    a->taken++;
-    hand_back(pa, dest);
     return KEEP_ERR_OK;
 }
 
