@@ -65,6 +65,16 @@ pub(crate) fn start_pci(cx: &mut Cx) -> Result<Running, String> {
                        grant(slot::INTERRUPT)])
 }
 
+/// The block server, given the PCI server `pci`.
+fn start_blk(cx: &mut Cx, pci: &Running) -> Result<Running, String> {
+    start(
+        cx,
+        "blk",
+        &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
+          Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }],
+    )
+}
+
 pub(crate) fn quit_pci(s: Sender) -> Result<(), String> {
     Pci(s).quit().ctx("pci QUIT")
 }
@@ -234,12 +244,7 @@ pub fn blk_clients(cx: &mut Cx) -> TestResult {
     }
     let pci = start_pci(cx)?;
     let r = (|| {
-        let blk = start(
-            cx,
-            "blk",
-            &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
-              Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }],
-        )?;
+        let blk = start_blk(cx, &pci)?;
         let [a, b, x] = cx.slots::<3>()?;
         let r = blk_session(Admin(Sender(blk.cap)), a, b, x);
         for s in [a, b, x] {
@@ -356,12 +361,7 @@ pub fn blk_processes(cx: &mut Cx) -> TestResult {
     }
     let pci = start_pci(cx)?;
     let r = (|| {
-        let blk = start(
-            cx,
-            "blk",
-            &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
-              Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }],
-        )?;
+        let blk = start_blk(cx, &pci)?;
         let cs = cx.slots::<4>()?;
         let r = (|| {
             let admin = Admin(Sender(blk.cap));
