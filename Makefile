@@ -150,7 +150,10 @@ $(B)/disk.img: tools/mkdisk.py
 LB := $(B)/linux
 BUSYBOX := $(LB)/busybox/bin/busybox
 LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
-LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) $(wildcard user/workhorse/tests/*.sh)
+# The conformance suite (user/workhorse/tests/conformance/README.md).
+LINUX_CONF_C := $(wildcard user/workhorse/tests/conformance/*.c)
+LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) $(wildcard user/workhorse/tests/*.sh) \
+	$(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%)
 
 $(BUSYBOX): tools/fetch-busybox.sh
 	@echo "  FETCH   busybox-static (Debian)"
@@ -160,6 +163,11 @@ $(LB)/tests/%: user/workhorse/tests/%.c
 	@mkdir -p $(LB)/tests
 	@echo "  CC      $< (static)"
 	@$(CC) -static -O1 -s -o $@ $<
+
+$(LB)/tests/%: user/workhorse/tests/conformance/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (static)"
+	@$(CC) -static -O1 -s -pthread -o $@ $<
 
 $(B)/linux-rootfs.tar: $(BUSYBOX) $(LINUX_TESTS) tools/mkrootfs.py
 	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LINUX_TESTS)

@@ -28,6 +28,9 @@ SCRIPTS = ROOT / "user" / "workhorse" / "tests"
 BUSYBOX = ROOT / "build" / "linux" / "busybox" / "bin" / "busybox"
 
 failures = []
+# `test_linux.py NAME...`: only these conformance programs, nothing else
+# (while working on one area).
+ONLY = sys.argv[1:]
 
 
 def check(name, cond, detail=""):
@@ -79,6 +82,12 @@ def conformance(g, tmp):
         ("busybox.sh", [BUSYBOX, "sh", SCRIPTS / "busybox.sh", f"{tmp}/bb"],
          "linux sh /tests/busybox.sh /tmp/bb"),
     ]
+    # The conformance suite, one program per area (tests/conformance/README.md);
+    # each gets a scratch directory.
+    for c in sorted((SCRIPTS / "conformance").glob("*.c")):
+        cases.append((c.stem, [TESTS / c.stem, tmp], f"linux /tests/{c.stem} /tmp"))
+    if ONLY:
+        cases = [c for c in cases if c[0] in ONLY]
     reports = {}
     for name, host_argv, keep_line in cases:
         want, want_status = run_host([str(a) for a in host_argv])
@@ -169,8 +178,9 @@ def main():
     try:
         with tempfile.TemporaryDirectory() as tmp:
             reports = conformance(g, tmp)
-        error_paths(g, reports)
-        terminal(g)
+        if not ONLY:
+            error_paths(g, reports)
+            terminal(g)
     finally:
         g.p.kill()
     print(f"test_linux: {'all passed' if not failures else f'{len(failures)} failed'}")

@@ -132,6 +132,9 @@ pub struct Mm {
     pub pages: BTreeMap<u64, Page>,
     pub brk_start: u64,
     pub brk: u64,
+    /// Its executable pages are unmapped so that whichever thread runs
+    /// faults to the server, which then delivers a signal (signal.rs).
+    pub text_hidden: bool,
 }
 
 impl Mm {
@@ -142,6 +145,7 @@ impl Mm {
             pages: BTreeMap::new(),
             brk_start: 0,
             brk: 0,
+            text_hidden: false,
         }
     }
 
@@ -344,6 +348,7 @@ impl Mm {
     /// Unmaps (`hide`) or maps again the executable pages from the
     /// process's address space; the server keeps them.
     pub fn set_text_mapped(&mut self, mapped: bool) {
+        self.text_hidden = !mapped;
         for (&va, p) in &self.pages {
             if p.prot & PROT_EXEC != 0 {
                 if mapped {

@@ -67,13 +67,17 @@ impl Server {
 }
 
 mod files;
+mod futex;
 mod io;
 mod memory;
 mod misc;
 mod procs;
+mod threads;
 
 pub use files::*;
+pub use futex::*;
 pub use io::*;
 pub use memory::*;
 pub use misc::*;
 pub use procs::*;
+pub use threads::*;
