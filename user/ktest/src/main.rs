@@ -415,6 +415,7 @@ const TESTS: &[Test] = &[
     ("CTOR0001", "constructor: a confined instance cannot get a message out", ctor::confined),
     ("CTOR0002", "constructor: unsafe capabilities make it not confined unless authorised", ctor::not_confined),
     ("CTOR0003", "constructor: malformed requests and false banks change nothing", ctor::errors),
+    ("CTOR0004", "constructor: instances get zero pages on first touch from their bank; other faults stop them", ctor::first_touch),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),
