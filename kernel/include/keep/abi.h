@@ -107,7 +107,7 @@
 #define KEEP_SLOT_TIMER 0x7ULL /* The timer. */
 #define KEEP_SLOT_DEVMEM 0x8ULL /* Device memory: every physical page between the top of low RAM and 4 GiB (root task and trusted programs). */
 #define KEEP_SLOT_IOPORT 0x9ULL /* Every I/O port (root task and trusted programs). */
-#define KEEP_SLOT_INTERRUPT 0xaULL /* Every I/O APIC interrupt line (root task and trusted programs). */
+#define KEEP_SLOT_INTERRUPT 0xaULL /* Every interrupt line: the I/O APIC's and the MSI lines (root task and trusted programs). */
 #define KEEP_SLOT_FIRST_FREE 0x10ULL /* The first slot that is not reserved by convention. */
 
 /* Layout constants */
@@ -125,6 +125,7 @@
 #define KEEP_MAX_RECV_SLOTS 0x5ULL /* Receive slots one receive phase names: a call's return capability plus MAX_CAPS. */
 #define KEEP_PROCESS_NUMBERS 0x100000ULL /* Process numbers (the number in process capabilities is 20 bits wide): 16,384 pages of 64, of which accounts buy pages of 63 usable numbers, a frame each, as their processes need them (docs/kernel-memory.md). */
 #define KEEP_IRQ_LINES 0x18ULL /* Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI). */
+#define KEEP_MSI_LINES 0x20ULL /* Message-signalled interrupt lines, numbered IRQ_LINES to IRQ_LINES + MSI_LINES - 1 (24-55): each is a vector a PCI function's MSI or MSI-X message reaches once INTERRUPT.ROUTE_MSI routed it there. They are edge-triggered and never masked. */
 #define KEEP_DMA_FAULT_QUEUE 0x10ULL /* DMA faults one domain keeps for its fault handler until it receives them. */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
 #define KEEP_KMEM_FRAMES 0x0ULL /* Word 2 of a KMEM fault: the account needs frames (word 0 says how many). */
@@ -255,6 +256,8 @@
 #define KEEP_M_INTERRUPT_BIND 3
 #define KEEP_M_INTERRUPT_UNBIND 4
 #define KEEP_M_INTERRUPT_ACK 5
+#define KEEP_M_INTERRUPT_ROUTE_MSI 6
+#define KEEP_M_INTERRUPT_UNROUTE_MSI 7
 #define KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN 13
 #define KEEP_M_DMA_DOMAIN_INFO 1
 #define KEEP_M_DMA_DOMAIN_MAP 2

@@ -371,6 +371,7 @@ const TESTS: &[Test] = &[
     ("DEV0008", "an interrupt waits for the next receive; masked until ACK", device::irq_waits),
     ("DEV0009", "INTERRUPT errors: console line, twice, types, ranges, rights", device::irq_errors),
     ("DEV0010", "a binding to a destroyed process is dropped", device::irq_dead_binding),
+    ("DEV0011", "ROUTE_MSI: the message for this machine, MSI lines bind, UNROUTE drops the binding; errors", device::msi_route),
     ("DMA0001", "a DMA domain maps pages the caller holds, pinned until UNMAP or DESTROY", dma::domain_methods),
     ("DMA0002", "DMA domain errors: frames not held, rights, addresses, ATTACH, DETACH, DESTROY", dma::domain_errors),
     ("DMA0003", "virtio-blk through the IOMMU: the disk's pattern reads, written sectors read back", dma::blk_integrity),
@@ -382,6 +383,7 @@ const TESTS: &[Test] = &[
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
+    ("PCI0004", "virtio-blk completions arrive as MSI-X messages through a kernel remapping entry (or plain MSI without IOMMU)", drivers::pci_msi),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
     // The network (docs/devices.md, "The network").
