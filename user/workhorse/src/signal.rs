@@ -33,7 +33,7 @@ const SIGMASK: u64 = MCONTEXT + 256;
 const SIGINFO: u64 = SIGMASK + 8;
 const FRAME: u64 = SIGINFO + 128;
 /// Can never be blocked.
-const UNBLOCKABLE: u64 = (1 << (9 - 1)) | (1 << (19 - 1));
+pub(crate) const UNBLOCKABLE: u64 = (1 << (9 - 1)) | (1 << (19 - 1));
 
 /// The sigcontext's registers in its order (r8..r15, rdi, rsi, rbp, rbx,
 /// rdx, rax, rcx, rsp, rip, eflags).

@@ -31,6 +31,7 @@ syscall_table! {
     20 writev sys::writev, Full, "";
     21 access sys::access, Partial, "existence only: everyone may do everything";
     22 pipe sys::pipe, Full, "";
+    23 select sys::select, Partial, "as poll: read and write sets (exceptional conditions never happen); the time left is written back";
     24 sched_yield sys::sched_yield, Full, "";
     28 madvise sys::zero, Partial, "advice is accepted and ignored";
     32 dup sys::dup, Full, "";
@@ -101,11 +102,14 @@ syscall_table! {
     200 tkill sys::tkill, Full, "";
     201 time sys::time, Partial, "time since boot";
     202 futex sys::futex, Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, with time-outs; private and shared keyed alike (by frame); no WAKE_OP, no PI or robust futexes";
+    213 epoll_create sys::epoll_create, Full, "";
     217 getdents64 sys::getdents64, Full, "";
     218 set_tid_address sys::set_tid_address, Full, "";
     228 clock_gettime sys::clock_gettime, Partial, "every clock counts from boot";
     230 clock_nanosleep sys::clock_nanosleep, Partial, "relative sleeps only";
     231 exit_group sys::exit, Full, "";
+    232 epoll_wait sys::epoll_wait, Partial, "pipes, sockets, the terminal and the other kinds poll knows; level- and edge-triggered, EPOLLONESHOT; EPOLLEXCLUSIVE and EPOLLWAKEUP ignored; an edge on the terminal is a change of what is ready";
+    233 epoll_ctl sys::epoll_ctl, Full, "";
     234 tgkill sys::tgkill, Full, "";
     235 utimes sys::utime, Partial, "as utime";
     257 openat sys::openat, Partial, "no O_TMPFILE, no permission checks";
@@ -119,9 +123,12 @@ syscall_table! {
     267 readlinkat sys::readlinkat, Full, "";
     268 fchmodat sys::fchmodat, Partial, "as chmod";
     269 faccessat sys::faccessat, Partial, "existence only";
-    271 ppoll sys::ppoll, Partial, "as poll; the signal mask argument is ignored";
+    270 pselect6 sys::pselect6, Partial, "as select, with the signal mask";
+    271 ppoll sys::ppoll, Partial, "as poll, with the signal mask";
     273 set_robust_list sys::zero, Partial, "accepted; nothing is done at a thread's exit (robust mutexes of a dead thread are not released)";
     280 utimensat sys::utimensat, Partial, "as utime";
+    281 epoll_pwait sys::epoll_pwait, Partial, "as epoll_wait, with the signal mask";
+    291 epoll_create1 sys::epoll_create1, Full, "";
     292 dup3 sys::dup3, Full, "";
     293 pipe2 sys::pipe2, Partial, "O_CLOEXEC and O_NONBLOCK";
     302 prlimit64 sys::prlimit64, Partial, "reads fixed limits; setting them is accepted and ignored";
@@ -130,4 +137,5 @@ syscall_table! {
     334 rseq sys::refused, Refused, "restartable sequences need the kernel's help at preemption; glibc goes on without";
     435 clone3 sys::clone3, Partial, "as clone; no set_tid, no cgroup";
     439 faccessat2 sys::faccessat, Partial, "existence only";
+    441 epoll_pwait2 sys::epoll_pwait2, Partial, "as epoll_pwait, with a timespec";
 }

@@ -91,6 +91,10 @@ pub(crate) fn stat_desc(d: &Desc) -> [u8; 144] {
         Kind::Null => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
         Kind::PipeRead(_) | Kind::PipeWrite(_) => stat_bytes(0o010600, 3, 1, 0, 0),
         Kind::Generated(b) => stat_bytes(0o100444, 4, 1, b.len() as u64, 0),
+        Kind::Object(o) => {
+            let (mode, rdev) = o.borrow().stat();
+            stat_bytes(mode, 5, 1, 0, rdev)
+        }
     }
 }
 

@@ -48,11 +48,21 @@ pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Opti
                 for (i, b) in pipe.buf.drain(..n).enumerate() {
                     out[i] = b;
                 }
+                pipe.generation += 1;
                 n
             }
         }
         Kind::PipeWrite(_) => return Err(EBADF),
         Kind::Null => 0,
+        Kind::Object(o) => {
+            let o = o.clone();
+            drop(desc);
+            let r = o.borrow_mut().read(s, pid, out.len());
+            return match r {
+                Err(WOULD_BLOCK) if nonblock => Err(EAGAIN),
+                r => r,
+            };
+        }
         Kind::Generated(bytes) => {
             let pos = at.unwrap_or(desc.pos) as usize;
             let n = bytes.len().saturating_sub(pos).min(out.len());
@@ -109,10 +119,20 @@ pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Op
             }
             let n = room.min(data.len());
             pipe.buf.extend(&data[..n]);
+            pipe.generation += 1;
             Ok(n)
         }
         Kind::PipeRead(_) | Kind::Generated(_) => Err(EBADF),
         Kind::Null => Ok(data.len()),
+        Kind::Object(o) => {
+            let o = o.clone();
+            drop(desc);
+            let r = o.borrow_mut().write(s, pid, data);
+            match r {
+                Err(WOULD_BLOCK) if nonblock => Err(EAGAIN),
+                r => r,
+            }
+        }
     }
 }
 
@@ -339,6 +359,7 @@ pub(crate) fn make_pipe(s: &mut Server, pid: i32, fds: u64, flags: u64) -> Resul
         buf: alloc::collections::VecDeque::new(),
         readers: 0,
         writers: 0,
+        generation: 0,
     }));
     let nb = flags & O_NONBLOCK;
     let r = Description::new(Kind::PipeRead(pipe.clone()), O_RDONLY | nb);
@@ -420,8 +441,13 @@ pub(crate) fn poll_one(s: &mut Server, pid: i32, fd: i32, events: u16) -> u16 {
         return 0;
     }
     let Ok(d) = desc(s, pid, fd as u64) else { return POLLNVAL };
-    let d = d.borrow();
-    let ready = match &d.kind {
+    let ready = desc_ready(&d.borrow());
+    ready & (events | POLLERR | POLLHUP | POLLNVAL)
+}
+
+/// What poll says of a description now.
+pub(crate) fn desc_ready(d: &Description) -> u16 {
+    match &d.kind {
         Kind::Console => {
             (if tty().has_input() { POLLIN } else { 0 }) | POLLOUT
         }
@@ -439,9 +465,18 @@ pub(crate) fn poll_one(s: &mut Server, pid: i32, fd: i32, events: u16) -> u16 {
                 0
             }
         }
+        Kind::Object(o) => o.borrow().ready(),
         _ => POLLIN | POLLOUT,
-    };
-    ready & (events | POLLERR | POLLHUP | POLLNVAL)
+    }
+}
+
+/// Grows with each change an edge-triggered epoll reports.
+pub(crate) fn desc_generation(d: &Description) -> u64 {
+    match &d.kind {
+        Kind::PipeRead(p) | Kind::PipeWrite(p) => p.borrow().generation,
+        Kind::Object(o) => o.borrow().generation(),
+        _ => 0,
+    }
 }
 
 /// poll and ppoll: `timeout_ms` < 0 waits for ever; the deadline is kept in
@@ -481,24 +516,5 @@ pub(crate) fn do_poll(s: &mut Server, pid: i32, c: &mut Call, fds: u64, n: u64, 
 
 pub fn poll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (fds, n, t) = (c.args[0], c.args[1], c.args[2] as i32 as i64);
-    do_poll(s, pid, c, fds, n, t)
-}
-
-pub fn ppoll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let (fds, n, ts) = (c.args[0], c.args[1], c.args[2]);
-    let t = if ts == 0 {
-        -1
-    } else if c.args[5] != 0 {
-        1 // waiting: the deadline is set
-    } else {
-        let p = s.proc(pid);
-        match (p.mm.read_u64(ts), p.mm.read_u64(ts + 8)) {
-            (Ok(sec), Ok(ns)) if (sec as i64) >= 0 && ns < 1_000_000_000 => {
-                (sec * 1000 + ns.div_ceil(1_000_000)) as i64
-            }
-            (Err(e), _) | (_, Err(e)) => return Out::Ret(-e),
-            _ => return Out::Ret(-EINVAL),
-        }
-    };
     do_poll(s, pid, c, fds, n, t)
 }

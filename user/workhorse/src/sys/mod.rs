@@ -66,18 +66,22 @@ impl Server {
     }
 }
 
+mod events;
 mod files;
 mod futex;
 mod io;
 mod memory;
 mod misc;
+mod object;
 mod procs;
 mod threads;
 
+pub use events::*;
 pub use files::*;
 pub use futex::*;
 pub use io::*;
 pub use memory::*;
 pub use misc::*;
+pub use object::*;
 pub use procs::*;
 pub use threads::*;
