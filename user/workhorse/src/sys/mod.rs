@@ -74,6 +74,7 @@ mod memory;
 mod misc;
 mod object;
 mod procs;
+mod socket;
 mod threads;
 
 pub use events::*;
@@ -84,4 +85,5 @@ pub use memory::*;
 pub use misc::*;
 pub use object::*;
 pub use procs::*;
+pub use socket::*;
 pub use threads::*;

@@ -8,7 +8,6 @@ use super::*;
 use crate::shared::Shared;
 
 pub(crate) const CLONE_VM: u64 = 0x100;
-pub(crate) const CLONE_FS: u64 = 0x200;
 pub(crate) const CLONE_FILES: u64 = 0x400;
 pub(crate) const CLONE_SIGHAND: u64 = 0x800;
 pub(crate) const CLONE_VFORK: u64 = 0x4000;
