@@ -277,6 +277,7 @@ impl Server {
         }
         let path = if argv[0].contains('/') { argv[0].clone() } else { alloc::format!("/bin/{}", argv[0]) };
         let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.clone().into_bytes()).collect();
+        p.cmdline = argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
         let envp: Vec<Vec<u8>> = ["PATH=/bin:/usr/bin", "HOME=/", "TERM=vt100", "PS1=\\w # "]
             .iter()
             .map(|e| Vec::from(e.as_bytes()))

@@ -167,6 +167,19 @@ pub struct Proc {
     pub futex: Option<FutexWait>,
     /// A leader that ended with exit while its other threads go on.
     pub thread_done: bool,
+    /// Its arguments, each with its NUL (/proc/PID/cmdline).
+    pub cmdline: Vec<u8>,
+    /// Resource limits (soft, hard) by RLIMIT_* number.
+    pub rlimits: [(u64, u64); 16],
+}
+
+/// The limits a process starts with.
+pub fn default_rlimits() -> [(u64, u64); 16] {
+    let mut r = [(u64::MAX, u64::MAX); 16];
+    r[3] = (8 << 20, u64::MAX); // RLIMIT_STACK
+    r[7] = (1024, 1024); // RLIMIT_NOFILE
+    r[6] = (128, 128); // RLIMIT_NPROC: the server's process limit
+    r
 }
 
 impl Proc {
@@ -198,6 +211,8 @@ impl Proc {
             clear_child_tid: 0,
             futex: None,
             thread_done: false,
+            cmdline: Vec::new(),
+            rlimits: default_rlimits(),
         })
     }
 

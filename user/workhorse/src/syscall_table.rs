@@ -85,7 +85,7 @@ syscall_table! {
     94 lchown sys::zero, Partial, "as chown";
     95 umask sys::umask, Full, "";
     96 gettimeofday sys::gettimeofday, Partial, "time since boot (Keep has no real-time clock yet)";
-    97 getrlimit sys::getrlimit, Partial, "fixed limits";
+    97 getrlimit sys::getrlimit, Partial, "the limits set are kept and shown; only RLIMIT_NOFILE's hard limit is bounded (1024), none is enforced beyond the server's own limits";
     99 sysinfo sys::sysinfo, Partial, "uptime, total and free memory of the pool; no load averages";
     102 getuid sys::zero, Partial, "everyone is root (uid 0)";
     104 getgid sys::zero, Partial, "gid 0";
@@ -112,6 +112,7 @@ syscall_table! {
     138 fstatfs sys::fstatfs, Partial, "as statfs";
     157 prctl sys::prctl, Partial, "PR_SET_NAME and PR_GET_NAME";
     158 arch_prctl sys::arch_prctl, Partial, "ARCH_SET_FS and ARCH_GET_FS (through the server's wrfsbase trampoline); no %gs";
+    160 setrlimit sys::setrlimit, Partial, "as getrlimit";
     162 sync sys::zero, Full, "nothing to flush";
     186 gettid sys::gettid, Full, "";
     200 tkill sys::tkill, Full, "";
@@ -147,9 +148,9 @@ syscall_table! {
     291 epoll_create1 sys::epoll_create1, Full, "";
     292 dup3 sys::dup3, Full, "";
     293 pipe2 sys::pipe2, Partial, "O_CLOEXEC and O_NONBLOCK";
-    302 prlimit64 sys::prlimit64, Partial, "reads fixed limits; setting them is accepted and ignored";
+    302 prlimit64 sys::prlimit64, Partial, "as getrlimit and setrlimit, of any process";
     316 renameat2 sys::renameat2, Partial, "flags 0 only";
-    318 getrandom sys::getrandom, Partial, "a generator seeded from the timer, not cryptographic";
+    318 getrandom sys::getrandom, Partial, "a generator seeded from the timer, not cryptographic (so are /dev/urandom and /dev/random)";
     334 rseq sys::refused, Refused, "restartable sequences need the kernel's help at preemption; glibc goes on without";
     435 clone3 sys::clone3, Partial, "as clone; no set_tid, no cgroup";
     439 faccessat2 sys::faccessat, Partial, "existence only";

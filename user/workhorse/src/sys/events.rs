@@ -305,6 +305,9 @@ impl Object for Epoll {
     fn stat(&self) -> (u32, u64) {
         (0o600, 0)
     }
+    fn name(&self) -> String {
+        String::from("anon_inode:[eventpoll]")
+    }
     fn as_any(&mut self) -> &mut dyn core::any::Any {
         self
     }

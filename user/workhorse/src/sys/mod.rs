@@ -66,6 +66,7 @@ impl Server {
     }
 }
 
+mod devices;
 mod events;
 mod files;
 mod futex;
@@ -73,6 +74,7 @@ mod io;
 mod memory;
 mod misc;
 mod object;
+mod procfs;
 mod procs;
 mod socket;
 mod threads;

@@ -26,6 +26,14 @@ pub trait Object: Any {
     }
     /// fstat's mode and device number.
     fn stat(&self) -> (u32, u64);
+    /// What /proc/PID/fd/N links to.
+    fn name(&self) -> String {
+        String::from("anon_inode:[unknown]")
+    }
+    /// A directory's entries (name, inode, d_type), for getdents64.
+    fn entries(&self) -> Option<Vec<(String, u64, u8)>> {
+        None
+    }
     fn as_any(&mut self) -> &mut dyn Any;
 }
 

@@ -308,6 +308,8 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
         c.fds = crate::shared::Shared::new((*parent.fds).clone());
         c.cwd = parent.cwd;
         c.umask = parent.umask;
+        c.cmdline = parent.cmdline.clone();
+        c.rlimits = parent.rlimits;
         c.fs_base = fs_base;
         c.sigactions = crate::shared::Shared::new(*parent.sigactions);
         c.sigmask = parent.sigmask;
@@ -391,6 +393,7 @@ pub fn execve(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         let p = s.proc(pid);
         let argv = string_array(p, c.args[1])?;
         let envp = string_array(p, c.args[2])?;
+        let cmdline: Vec<u8> = argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
         // The other threads end first (Linux waits until the new program
         // is loaded: here a failed execve has ended them too), and a thread
         // takes its process's pid (the new Keep process's messages carry it).
@@ -416,6 +419,7 @@ pub fn execve(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
         s.procs.insert(at, p);
         r?;
+        s.proc(at).cmdline = cmdline;
         if s.proc(at).keep.as_ref().unwrap().process.start().is_err() {
             return Err(ENOMEM);
         }

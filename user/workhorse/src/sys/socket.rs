@@ -185,6 +185,9 @@ impl Object for SockEnd {
     fn stat(&self) -> (u32, u64) {
         (0o140777, 0)
     }
+    fn name(&self) -> String {
+        alloc::format!("socket:[{}]", Rc::as_ptr(&self.sock) as usize / 8 % 1_000_000)
+    }
     fn as_any(&mut self) -> &mut dyn core::any::Any {
         self
     }

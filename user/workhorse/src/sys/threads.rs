@@ -78,6 +78,8 @@ pub(crate) fn clone_vm(s: &mut Server, pid: i32, a: &CloneArgs) -> Result<i32, i
             if a.flags & CLONE_SIGHAND != 0 { parent.sigactions.share() } else { Shared::new(*parent.sigactions) };
         t.cwd = parent.cwd;
         t.umask = parent.umask;
+        t.cmdline = parent.cmdline.clone();
+        t.rlimits = parent.rlimits;
         t.fs_base = fs_base;
         t.sigmask = parent.sigmask;
         if a.flags & CLONE_CHILD_CLEARTID != 0 {
