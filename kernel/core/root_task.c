@@ -86,7 +86,7 @@ void root_task_start(void)
     root_account = account_create();
     if (!root_account)
         panic("root task: out of memory");
-    fund(ASPACE_FRAMES + 1);
+    fund(ASPACE_FRAMES + 2); /* the space; the process and its number page */
     u64 as_pa = aspace_create(root_account);
     struct aspace *as = phys_to_virt(as_pa);
     struct process *p = process_create(as, root_account);

@@ -36,9 +36,14 @@ pub(crate) struct Running {
 }
 
 fn start(cx: &mut Cx, name: &str, grants: &[Grant]) -> Result<Running, String> {
+    start_with(cx, name, grants, 0)
+}
+
+/// Starts `name` from the boot image with `grants` and `arg0`.
+pub(crate) fn start_with(cx: &mut Cx, name: &str, grants: &[Grant], arg0: u64) -> Result<Running, String> {
     let img = cx.image.as_ref().ok_or("no boot image")?;
     let elf = img.find(name).ok_or_else(|| format!("no '{name}' in the boot image"))?.data;
-    let spec = Spec { name, elf, arg0: 0, arg1: 0, grants, blob: None };
+    let spec = Spec { name, elf, arg0, arg1: 0, grants, blob: None };
     let mut loader = Loader::new(&mut cx.slots);
     let child = loader.load(&spec).ctx(&format!("load {name}"))?;
     let cap = cx.slot()?;
