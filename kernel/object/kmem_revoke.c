@@ -268,6 +268,7 @@ u64 kmem_revoke_process(struct invocation *inv, struct account *a)
     x->account = a;
     x->as = p->as;
     x->gen++;
+    x->reply_lost = 0;
     export_link(a, num);
     process_numbers[num].p = &process_out;
     process_numbers_out++;
@@ -359,6 +360,10 @@ u64 kmem_restore_process(struct invocation *inv, struct account *a)
     process_numbers[num].p = p;
     process_numbers_out--;
     relink_after_import(p);
+    /* The call it waits in lost its return capability while it was out. */
+    if (x->reply_lost && (p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY))
+        process_reply_lost(p);
+    x->reply_lost = 0;
     return KEEP_ERR_OK;
 }
 

@@ -206,8 +206,18 @@ void return_cap_lost(struct cap c)
     if (cap_type(c) != KEEP_TYPE_RETURN)
         return;
     struct process *p = return_target(c);
-    if (!p || process_is_out(p)) /* an exported caller hears it when it is back: STALE */
+    if (!p)
         return;
+    if (process_is_out(p)) { /* an exported caller hears it when it is back */
+        return_word_used(cap_pnum(c));
+        process_numbers[cap_pnum(c)].x.reply_lost = 1;
+        return;
+    }
+    process_reply_lost(p);
+}
+
+void process_reply_lost(struct process *p)
+{
     bool fault = p->wait_kind == WAIT_FAULT_REPLY;
     return_cap_used(p);
     sleep_remove(p);

@@ -112,6 +112,7 @@ struct process_export {
     struct aspace *as;       /* its space, which it still counts in (nproc) */
     u64 gen;                 /* the current export's generation */
     u32 out_next;            /* 1 + the next of the account's exported numbers, or 0 */
+    u32 reply_lost;          /* the return capability of the call it waits in went meanwhile */
 };
 struct process_number {
     struct process *p;
@@ -166,6 +167,8 @@ bool process_reflect(struct process *p, u64 label, const u64 words[4]);
  * live return capability of a waiting caller, the call ends with NO_REPLY
  * (a fault message's: the process stops as FAULTED). */
 void return_cap_lost(struct cap c);
+/* p waits for a reply that can never come: NO_REPLY (a fault reply's: FAULTED). */
+void process_reply_lost(struct process *p);
 void cappage_lost(u64 pa);
 /* The same for every return capability in as's cappages that at most
  * mapped_alone mappings reach (1: as's own). */

@@ -346,6 +346,7 @@ const TESTS: &[Test] = &[
     ("REPLY0005", "return capabilities are never copied (COPY, INSERT, wrapper, message)", reply::never_copied_setup),
     ("REPLY0006", "the server's space loses its last process: NO_REPLY", reply::server_space_gone),
     ("REPLY0007", "a fault message's return capability deleted: the process stops FAULTED", reply::fault_reply_lost),
+    ("REPLY0008", "a caller exported while its return capability goes hears NO_REPLY once restored", reply::exported_caller),
     ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
