@@ -392,6 +392,8 @@ const TESTS: &[Test] = &[
     ("DS0004", "dataspaces: every malformed or unauthorised request is refused and changes nothing", ds::errors),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
+    ("BLK0003", "block clients' dataspaces: the device reads and writes their pages; rights, ranges, buffers, revocation refused", drivers::blk_dataspaces),
+    ("BLK0004", "three dataspace writers in their own processes at once: several requests on the device, flushed, read back", drivers::blk_in_flight),
     // The network (docs/devices.md, "The network").
     ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),
