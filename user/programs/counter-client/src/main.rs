@@ -4,7 +4,8 @@
 //! capability to a counter server in slot `SERVER_SLOT`, or it was started
 //! from the system description with `uses=counter` and asks the name
 //! service (slot `NAMES_SLOT`) for "counter".  With arg0 = 1 it then asks
-//! the server to quit (whose supervisor restarts it).
+//! the server to quit (whose supervisor restarts it); with arg0 = 2 it
+//! asks it to crash a second later (the supervisor's test).
 //!
 //! Exit codes: 0 the sum was right; 1 a request failed or the sum was
 //! wrong; 2 no server capability in `SERVER_SLOT` and none by name.
@@ -60,6 +61,10 @@ fn main(quit: u64, _: u64) -> i32 {
             if quit == 1 {
                 println!("counter-client: asking the server to quit");
                 return if server.quit().is_ok() { 0 } else { 1 };
+            }
+            if quit == 2 {
+                println!("counter-client: asking the server to crash in a second");
+                return if server.crash(1000).is_ok() { 0 } else { 1 };
             }
             0
         }
