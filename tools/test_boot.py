@@ -384,6 +384,13 @@ def system_description(g):
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("run counter-client (from the description) finds the counter by name",
           out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
+    out = g.keys(b"run counter-client 3" + ENTER, 30)
+    check("the name service refuses an unknown name (NOT_GRANTED), an unknown label and init's own requests "
+          "(BAD_REQUEST), and answers after",
+          out is not None and "name service: an unknown name: not granted to this program" in out
+          and "name service: label 99: bad request" in out
+          and "name service: init's START through a program's capability: bad request" in out
+          and "name service: counter, after the refusals: ok" in out and "exited with code 0" in out, repr(out))
     out = g.keys(b"ps" + ENTER)
     row = re.search(r"^\s+counter\s+server\s+services\s+600\s+init\s+0/2\s+BLOCKED", (out or "").replace("\r", ""), re.M)
     check("ps shows each described program's bank, supervisor and restarts", row is not None, repr(out))
