@@ -17,7 +17,7 @@ syscall_table! {
     6 lstat sys::lstat, Full, "";
     7 poll sys::poll, Partial, "terminal, pipes, files and /dev/null; POLLIN, POLLOUT, POLLHUP, POLLNVAL";
     8 lseek sys::lseek, Partial, "SEEK_SET, SEEK_CUR, SEEK_END; no SEEK_DATA/SEEK_HOLE";
-    9 mmap sys::mmap, Partial, "anonymous (populated when touched) and private file mappings (copied in); MAP_SHARED is private (a shared writable file mapping: ENODEV)";
+    9 mmap sys::mmap, Partial, "anonymous and private file mappings, populated when touched (read-only file pages shared); MAP_SHARED read-only is private (not updated by later writes); shared writable file mappings: ENODEV; shared anonymous memory is copied by fork";
     10 mprotect sys::mprotect, Full, "";
     11 munmap sys::munmap, Full, "";
     12 brk sys::brk, Full, "";
@@ -32,6 +32,7 @@ syscall_table! {
     21 access sys::access, Partial, "existence only: everyone may do everything";
     22 pipe sys::pipe, Full, "";
     24 sched_yield sys::zero, Full, "";
+    25 mremap sys::mremap, Partial, "shrinks, grows in place or moves (MREMAP_MAYMOVE, MREMAP_FIXED); no MREMAP_DONTUNMAP, no old_len 0";
     28 madvise sys::zero, Partial, "advice is accepted and ignored";
     32 dup sys::dup, Full, "";
     33 dup2 sys::dup2, Full, "";
@@ -42,7 +43,7 @@ syscall_table! {
     56 clone sys::clone, Partial, "fork-like (a copied address space); CLONE_VM only with CLONE_VFORK; no threads (CLONE_THREAD: ENOSYS)";
     57 fork sys::fork, Full, "";
     58 vfork sys::vfork, Partial, "the child gets a copy of the address space; the parent waits until it execs or exits";
-    59 execve sys::execve, Partial, "static ELF and #! scripts; no PT_INTERP (dynamic programs: ENOEXEC)";
+    59 execve sys::execve, Partial, "static and dynamic ELF (PT_INTERP: ld.so loaded beside the program), #! scripts; no vDSO; no set-user-ID";
     60 exit sys::exit, Partial, "ends the whole process (no threads)";
     61 wait4 sys::wait4, Partial, "WNOHANG; no rusage (zeroed); no stopped children";
     62 kill sys::kill, Partial, "no stop and continue (job control): stop signals are ignored";
