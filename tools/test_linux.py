@@ -2,8 +2,11 @@
 """Whole-system tests of the workhorse, the Linux personality server
 (docs/workhorse.md), in one boot:
   - conformance: each program of user/workhorse/tests (C compiled
-    statically by the Makefile into build/linux/tests, and busybox.sh run by
-    Debian's busybox) runs on the host and on Keep (`linux ...` at the
+    statically by the Makefile into build/linux/tests, most of them also
+    dynamically as NAME-dyn, run through Debian's ld.so and libc;
+    busybox.sh run by Debian's busybox; bash.bash by Debian's bash and
+    python.py by Debian's python3, both with busybox's applets as the
+    external commands) runs on the host and on Keep (`linux ...` at the
     prompt); output and exit status must be the same;
   - error paths: the crashes in errors.c are reported on the console and
     the server goes on; the process and memory limits (limits.c, Keep
@@ -60,13 +63,26 @@ def split_status(out):
     return "\n".join(lines), status, reports
 
 
-def run_host(argv):
+def run_host(argv, env=None):
     r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                       timeout=60)
+                       timeout=60, env=env)
     return r.stdout.decode(errors="replace").rstrip("\n"), r.returncode
 
 
+def busybox_path(tmp):
+    """The environment bash and python3 get on the host: what `linux`
+    gives them on Keep, with a PATH of busybox's applets only (the
+    external commands must be the same on both)."""
+    bindir = Path(tmp) / "busybox-bin"
+    bindir.mkdir(exist_ok=True)
+    applets = subprocess.run([str(BUSYBOX), "--list"], check=True, capture_output=True, text=True).stdout.split()
+    for a in applets:
+        (bindir / a).symlink_to(BUSYBOX)
+    return {"PATH": str(bindir), "HOME": "/", "TERM": "vt100"}
+
+
 def conformance(g, tmp):
+    env = busybox_path(tmp)
     cases = [
         ("hello", [TESTS / "hello", "a", "b c"], "linux /tests/hello a 'b c'"),
         ("files", [TESTS / "files", tmp], "linux /tests/files /tmp"),
@@ -79,9 +95,18 @@ def conformance(g, tmp):
         ("busybox.sh", [BUSYBOX, "sh", SCRIPTS / "busybox.sh", f"{tmp}/bb"],
          "linux sh /tests/busybox.sh /tmp/bb"),
     ]
+    # Dynamically linked: Debian's ld.so and libc from the root file system.
+    for name in ["hello", "files", "io", "memory", "procs", "signals", "timeid"]:
+        host_argv, keep_line = next((h, k) for n, h, k in cases if n == name)
+        cases.append((name + "-dyn", [TESTS / (name + "-dyn")] + host_argv[1:],
+                      keep_line.replace(f"/tests/{name}", f"/tests/{name}-dyn", 1)))
+    cases += [
+        ("bash.bash", ["/bin/bash", SCRIPTS / "bash.bash", tmp], "linux bash /tests/bash.bash /tmp"),
+        ("python.py", ["/usr/bin/python3", SCRIPTS / "python.py", tmp], "linux python3 /tests/python.py /tmp"),
+    ]
     reports = {}
     for name, host_argv, keep_line in cases:
-        want, want_status = run_host([str(a) for a in host_argv])
+        want, want_status = run_host([str(a) for a in host_argv], env if name.endswith((".bash", ".py")) else None)
         out = run_keep(g, keep_line)
         if out is None:
             check(f"conformance {name}", False, "no prompt after it")
