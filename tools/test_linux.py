@@ -14,12 +14,15 @@
     system calls (fuzz.c) do not stop the server; the unknown system calls it made are listed, with
     counts, by `linux`; a missing program and an unclosed quote are refused;
   - the terminal: busybox's interactive shell (`sh`), Ctrl-C in it and in
-    a busy program, and Ctrl-D ending a `cat` that reads the console.
+    a busy program, Debian's bash and python3 at the prompt (line editing,
+    history, Ctrl-C, exit), and Ctrl-D ending a `cat` that reads the
+    console.
 Prints one line per test and a summary; exits 1 on any failure."""
 import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -178,6 +181,35 @@ def terminal(g):
     g.send_keys(b"\x03")
     check("Ctrl-C ends a busy program (SIGINT) and returns to keep>",
           g.expect(b"linux: killed by signal 2", 30, m) and g.expect(b"\n" + PROMPT, 30, m), g.out[m:])
+    # Debian's bash at the prompt: readline (with /lib/terminfo's vt100),
+    # job control, Ctrl-C, history.
+    m = g.send("linux bash")
+    check("linux bash starts Debian's bash, interactive", g.expect(b"# ", 60, m), g.out[m:])
+    m = g.send("echo in-bash $((40 + 2)) | tr a-z A-Z")
+    check("bash runs a pipeline", g.expect(b"IN-BASH 42", 60, m), g.out[m:])
+    m = g.send("sleep 600")
+    g.expect(b"sleep 600\r\n", 30, m)
+    time.sleep(1)  # bash has made it the foreground job by now
+    g.send_keys(b"\x03")
+    m2 = g.send("echo after-interrupt")
+    check("Ctrl-C ends bash's foreground sleep, bash stays",
+          g.expect(b"after-interrupt\r\n", 60, m2), g.out[m:])
+    m = g.send_keys(b"echo onf\x7fe\r")
+    g.expect(b"one\r\n", 30, m)
+    m = g.send_keys(b"\x1b[A\x1b[D\x1b[Dz\r")
+    check("bash's line editing: backspace, history (up) and cursor keys",
+          g.expect(b"\rozne\r\n", 30, m), g.out[m:])
+    m = g.send("exit")
+    check("exit in bash returns to keep>", g.expect(b"\n" + PROMPT, 60, m), g.out[m:])
+    # Debian's python3, interactive.
+    m = g.send("linux python3")
+    check("linux python3 starts Python's interactive prompt", g.expect(b">>> ", 120, m), g.out[m:])
+    m = g.send("print(6 * 7, sum(range(10)))")
+    check("python3 evaluates a line", g.expect(b"42 45\r\n", 60, m), g.out[m:])
+    m = g.send_keys(b"\x03")
+    check("Ctrl-C at python3's prompt raises KeyboardInterrupt", g.expect(b"KeyboardInterrupt", 30, m), g.out[m:])
+    m = g.send("exit()")
+    check("exit() in python3 returns to keep>", g.expect(b"\n" + PROMPT, 60, m), g.out[m:])
     m = g.send("linux cat")
     g.send_keys(b"typed line\r")
     ok = g.expect(b"typed line\r\ntyped line", 30, m)

@@ -31,6 +31,7 @@ syscall_table! {
     20 writev sys::writev, Full, "";
     21 access sys::access, Partial, "existence only: everyone may do everything";
     22 pipe sys::pipe, Full, "";
+    23 select sys::select, Partial, "through poll: readable and writable descriptors, never exceptional ones";
     24 sched_yield sys::zero, Full, "";
     25 mremap sys::mremap, Partial, "shrinks, grows in place or moves (MREMAP_MAYMOVE, MREMAP_FIXED); no MREMAP_DONTUNMAP, no old_len 0";
     28 madvise sys::zero, Partial, "advice is accepted and ignored";
@@ -119,6 +120,7 @@ syscall_table! {
     267 readlinkat sys::readlinkat, Full, "";
     268 fchmodat sys::fchmodat, Partial, "as chmod";
     269 faccessat sys::faccessat, Partial, "existence only";
+    270 pselect6 sys::pselect6, Partial, "as select; the signal mask argument is ignored";
     271 ppoll sys::ppoll, Partial, "as poll; the signal mask argument is ignored";
     273 set_robust_list sys::zero, Partial, "accepted; nothing is done at exit (no threads)";
     280 utimensat sys::utimensat, Partial, "as utime";
