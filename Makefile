@@ -153,7 +153,7 @@ LB := $(B)/linux
 BUSYBOX := $(LB)/busybox/bin/busybox
 LINUX_PKGS := $(LB)/root/bin/bash
 LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
-LINUX_TESTS_DYN := hello files io memory procs signals timeid
+LINUX_TESTS_DYN := hello files io memory mmapfile procs signals timeid
 LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) \
   $(LINUX_TESTS_DYN:%=$(LB)/tests/%-dyn) \
   $(wildcard user/workhorse/tests/*.sh user/workhorse/tests/*.bash user/workhorse/tests/*.py)

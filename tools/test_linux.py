@@ -91,6 +91,7 @@ def conformance(g, tmp):
         ("files", [TESTS / "files", tmp], "linux /tests/files /tmp"),
         ("io", [TESTS / "io", tmp], "linux /tests/io /tmp"),
         ("memory", [TESTS / "memory"], "linux /tests/memory"),
+        ("mmapfile", [TESTS / "mmapfile", tmp], "linux /tests/mmapfile /tmp"),
         ("procs", [TESTS / "procs"], "linux /tests/procs"),
         ("errors", [TESTS / "errors"], "linux /tests/errors"),
         ("timeid", [TESTS / "timeid"], "linux /tests/timeid"),
@@ -99,7 +100,7 @@ def conformance(g, tmp):
          "linux sh /tests/busybox.sh /tmp/bb"),
     ]
     # Dynamically linked: Debian's ld.so and libc from the root file system.
-    for name in ["hello", "files", "io", "memory", "procs", "signals", "timeid"]:
+    for name in ["hello", "files", "io", "memory", "mmapfile", "procs", "signals", "timeid"]:
         host_argv, keep_line = next((h, k) for n, h, k in cases if n == name)
         cases.append((name + "-dyn", [TESTS / (name + "-dyn")] + host_argv[1:],
                       keep_line.replace(f"/tests/{name}", f"/tests/{name}-dyn", 1)))
