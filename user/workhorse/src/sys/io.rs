@@ -391,7 +391,7 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             TCSETS..=TCSETSF => {
                 let mut b = [0u8; 36];
                 p.mm.read(arg, &mut b)?;
-                tty().termios = Termios::from_bytes(&b);
+                tty().set_termios(Termios::from_bytes(&b), req == TCSETSF);
             }
             TIOCGWINSZ => p.mm.write(arg, &[24, 0, 80, 0, 0, 0, 0, 0])?,
             TIOCGPGRP => p.mm.write_u32(arg, tty().fg_pgrp as u32)?,
