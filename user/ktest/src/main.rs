@@ -36,6 +36,7 @@ mod cspace;
 mod device;
 mod dma;
 mod drivers;
+mod ds;
 mod net;
 mod elf;
 mod example;
@@ -296,6 +297,9 @@ const TESTS: &[Test] = &[
     ("KMEM0009", "REVOKE_CAP_TABLE: capability-segment tables taken back and rebuilt on the next lookup", kmem::revoke_cap_table),
     ("KMEM0010", "an exported process goes on where it was: running, asleep, receiving, sending, waiting", kmem::export_states),
     ("KMEM0011", "a process whose fault message is queued, and its handler, are not exported", kmem::export_refused_states),
+    ("KMEM0012", "process numbers are bought by the account: a number page with the first process", kmem::numbers_paid),
+    ("KMEM0013", "63 numbers to a page; a second page goes back when it empties", kmem::numbers_per_page),
+    ("KMEM0014", "a number page bought again: no capability of an old process names a new one", kmem::numbers_reused),
     ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
     ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
     ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
@@ -342,6 +346,7 @@ const TESTS: &[Test] = &[
     ("REPLY0005", "return capabilities are never copied (COPY, INSERT, wrapper, message)", reply::never_copied_setup),
     ("REPLY0006", "the server's space loses its last process: NO_REPLY", reply::server_space_gone),
     ("REPLY0007", "a fault message's return capability deleted: the process stops FAULTED", reply::fault_reply_lost),
+    ("REPLY0008", "a caller exported while its return capability goes hears NO_REPLY once restored", reply::exported_caller),
     ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
@@ -368,6 +373,7 @@ const TESTS: &[Test] = &[
     ("DEV0008", "an interrupt waits for the next receive; masked until ACK", device::irq_waits),
     ("DEV0009", "INTERRUPT errors: console line, twice, types, ranges, rights", device::irq_errors),
     ("DEV0010", "a binding to a destroyed process is dropped", device::irq_dead_binding),
+    ("DEV0011", "ROUTE_MSI: the message for this machine, MSI lines bind, UNROUTE drops the binding; errors", device::msi_route),
     ("DMA0001", "a DMA domain maps pages the caller holds, pinned until UNMAP or DESTROY", dma::domain_methods),
     ("DMA0002", "DMA domain errors: frames not held, rights, addresses, ATTACH, DETACH, DESTROY", dma::domain_errors),
     ("DMA0003", "virtio-blk through the IOMMU: the disk's pattern reads, written sectors read back", dma::blk_integrity),
@@ -379,12 +385,18 @@ const TESTS: &[Test] = &[
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
+    ("PCI0004", "virtio-blk completions arrive as MSI-X messages through a kernel remapping entry (or plain MSI without IOMMU)", drivers::pci_msi),
+    ("DS0001", "dataspaces: created, mapped with rights, shared read-only into another space, unmapped, destroyed", ds::map_share),
+    ("DS0002", "dataspaces: REVOKE takes a share and its shares back, mappings and all; the owner keeps its data", ds::revoke),
+    ("DS0003", "dataspaces: PIN maps pages into a DMA domain with rights and gives device addresses; UNPIN, REVOKE, DESTROY unpin", ds::pin),
+    ("DS0004", "dataspaces: every malformed or unauthorised request is refused and changes nothing", ds::errors),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
     // The network (docs/devices.md, "The network").
     ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),
     ("NET0003", "two smoltcp stacks in their own processes answer ARP and ICMP echo, each handed only its own frames", net::net_stacks),
+    ("NET0004", "WAIT sleeps until a frame comes: the NIC's MSI-X interrupt wakes the server, which answers the waiting stack", net::net_wait),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),
     ("RECL0002", "RECLAIM a cappage: IN_USE while mapped, then gone", device::reclaim_cappage),
     ("RECL0003", "RECLAIM errors change nothing", device::reclaim_errors),
@@ -412,6 +424,7 @@ const TESTS: &[Test] = &[
     ("CTOR0001", "constructor: a confined instance cannot get a message out", ctor::confined),
     ("CTOR0002", "constructor: unsafe capabilities make it not confined unless authorised", ctor::not_confined),
     ("CTOR0003", "constructor: malformed requests and false banks change nothing", ctor::errors),
+    ("CTOR0004", "constructor: instances get zero pages on first touch from their bank; other faults stop them", ctor::first_touch),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),

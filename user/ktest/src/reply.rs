@@ -72,7 +72,7 @@ fn scenario(
     cx: &mut Cx,
     ret: u64,
     calls: u64,
-    act: impl FnOnce(&mut Cx) -> TestResult,
+    act: impl FnOnce(&mut Cx, &[keep_abi::Process]) -> TestResult,
     want: [u64; 2],
 ) -> TestResult {
     RESULT[0].store(u64::MAX, SeqCst);
@@ -87,7 +87,8 @@ fn scenario(
             callers.push(thread::spawn(&mut cx.slots, "ktest-caller", 10, caller, &[snd, i])?);
             wait_taken(i + 1)?;
         }
-        act(cx)?;
+        let procs: alloc::vec::Vec<keep_abi::Process> = callers.iter().map(|c| c.process).collect();
+        act(cx, &procs)?;
         for i in 0..calls as usize {
             let got = if want[i] == u64::MAX {
                 let _ = TIMER.sleep(20);
@@ -110,7 +111,7 @@ fn scenario(
 
 pub fn deleted(cx: &mut Cx) -> TestResult {
     let ret = cx.slot()?;
-    let r = scenario(cx, ret, 1, |_| SELF_ASPACE.delete_cap(ret).ctx("DELETE_CAP"), [err::NO_REPLY, 0]);
+    let r = scenario(cx, ret, 1, |_, _| SELF_ASPACE.delete_cap(ret).ctx("DELETE_CAP"), [err::NO_REPLY, 0]);
     cx.drop_slot(ret);
     r
 }
@@ -119,7 +120,7 @@ pub fn overwritten(cx: &mut Cx) -> TestResult {
     let ret = cx.slot()?;
     // The second call lands where the first's return capability is: the
     // first caller hears NO_REPLY, the second still waits for its answer.
-    let r = scenario(cx, ret, 2, |_| Ok(()), [err::NO_REPLY, u64::MAX]);
+    let r = scenario(cx, ret, 2, |_, _| Ok(()), [err::NO_REPLY, u64::MAX]);
     cx.drop_slot(ret);
     r
 }
@@ -130,7 +131,7 @@ pub fn moved_still_answers(cx: &mut Cx) -> TestResult {
         cx,
         ret,
         1,
-        |_| {
+        |_, _| {
             SELF_ASPACE.move_cap(ret, moved).ctx("MOVE_CAP")?;
             Return(moved).reply(Tag::new(0), [0; 4]).ctx("reply through the moved capability")
         },
@@ -144,7 +145,7 @@ pub fn cappage_unmapped(cx: &mut Cx) -> TestResult {
     const AT: u64 = 0x6100_0000;
     let cp = cx.retype(ty::CAPPAGE)?;
     let r = SELF_ASPACE.map_cappage(cp, AT).ctx("MAP_CAPPAGE").and_then(|_| {
-        scenario(cx, AT + 3, 1, |_| SELF_ASPACE.unmap_cappage(AT).ctx("UNMAP_CAPPAGE"), [err::NO_REPLY, 0])
+        scenario(cx, AT + 3, 1, |_, _| SELF_ASPACE.unmap_cappage(AT).ctx("UNMAP_CAPPAGE"), [err::NO_REPLY, 0])
     });
     let _ = SELF_ASPACE.unmap_cappage(AT);
     let _ = MEMORY.reclaim(cp);
@@ -158,7 +159,7 @@ pub fn never_copied(cx: &mut Cx) -> TestResult {
         cx,
         ret,
         1,
-        |cx| {
+        |cx, _| {
             expect_type(ret, ty::RETURN)?;
             expect_err(SELF_ASPACE.copy_cap(ret, dest, 0), Error::INVALID_ARG, "COPY_CAP")?;
             expect_err(ACCOUNT.create_wrapper(ret, w, rights::ALL), Error::INVALID_ARG, "CREATE_WRAPPER")?;
@@ -276,5 +277,26 @@ pub fn fault_reply_lost(cx: &mut Cx) -> TestResult {
     })();
     h.kill(&mut cx.slots);
     cx.drop_slots(&[ret, snd]);
+    r
+}
+
+/// A caller exported by its kpager while it waits for a reply whose return
+/// capability then goes: it hears NO_REPLY once restored, not never.
+pub fn exported_caller(cx: &mut Cx) -> TestResult {
+    let [ret, d] = cx.slots::<2>()?;
+    let r = scenario(
+        cx,
+        ret,
+        1,
+        |_, callers| {
+            ACCOUNT.revoke_process(callers[0].0, d).ctx("REVOKE_PROCESS of the caller")?;
+            SELF_ASPACE.delete_cap(ret).ctx("DELETE_CAP of its return capability")?;
+            let _ = TIMER.sleep(20);
+            ensure!(RESULT[0].load(SeqCst) == u64::MAX, "an exported caller ran");
+            ACCOUNT.restore_process(d).ctx("RESTORE_PROCESS")
+        },
+        [err::NO_REPLY, 0],
+    );
+    cx.drop_slots(&[ret, d]);
     r
 }

@@ -1,0 +1,497 @@
+//! The dataspace manager (protocol: lib.rs; docs/dataspaces.md).  It holds
+//! the memory pool (MEMORY) and, in its own capability space, the PAGE
+//! capability of every page of every dataspace: clients never hold one, so
+//! every mapping and every DMA pin of a page is one the manager made and
+//! recorded, and the manager can take each back.  arg0: the most pages all
+//! dataspaces may hold together (0: DEFAULT_LIMIT).
+//!
+//! Before it removes a mapping or a pin it looks the address up and checks
+//! that the frame there is still the one it mapped: a client that unmapped
+//! a page and put something else at that address keeps it.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::vec::Vec;
+
+use keep_abi::{Aspace, DmaDomain, Error, MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Tag, err, recv, rights, ty};
+use keep_dataspace::*;
+use core::result::Result;
+use keep_loader::SlotPool;
+use keep_rt::println;
+
+keep_rt::entry!(main);
+
+/// Where a call's return capability arrives, and the capability it carries.
+const RET: u64 = keep_abi::slot::FIRST_FREE;
+const ARG: u64 = keep_abi::slot::FIRST_FREE + 1;
+/// The sender capability minted for a reply.
+const MINTED: u64 = keep_abi::slot::FIRST_FREE + 2;
+
+const DEFAULT_LIMIT: u64 = 2048;
+/// Slots the manager's pool can hold (16 cappages) less what it keeps for
+/// address-space and domain capabilities.
+const MAX_LIMIT: u64 = 3072;
+const MAX_HANDLES: usize = 1024;
+const MAX_RECORDS: usize = 512;
+
+struct Space {
+    live: bool,
+    /// PAGE capabilities, one slot each, in page order.
+    pages: Vec<u64>,
+    /// The owner's handle (the root of the share tree).
+    owner: usize,
+}
+
+struct Handle {
+    live: bool,
+    generation: u64,
+    space: usize,
+    rights: u64,
+    /// The handle it was shared from (None for the owner's).
+    parent: Option<usize>,
+}
+
+/// A mapping (in an address space) or a pin (in a DMA domain) the manager
+/// made: the target's capability (a copy in the manager's space), where,
+/// and the frames it put there.
+struct Record {
+    handle: usize,
+    target: u64,
+    at: u64,
+    frames: Vec<u64>,
+}
+
+struct Server {
+    spaces: Vec<Space>,
+    handles: Vec<Handle>,
+    maps: Vec<Option<Record>>,
+    pins: Vec<Option<Record>>,
+    pages: u64,
+    limit: u64,
+    slots: SlotPool,
+}
+
+/// (status, words 1-3, capability to send, string of u64s).
+type Reply = (u64, [u64; 3], Option<u64>, Vec<u64>);
+
+fn status(st: u64) -> Reply {
+    (st, [0; 3], None, Vec::new())
+}
+
+fn ok(w: [u64; 3]) -> Reply {
+    (OK, w, None, Vec::new())
+}
+
+fn kernel(e: Error) -> Reply {
+    if e == Error::NO_MEMORY { status(NO_MEMORY) } else { (KERNEL, [e.0, 0, 0], None, Vec::new()) }
+}
+
+impl Server {
+    /// The handle a payload names, if it is live.
+    fn handle(&self, payload: u64) -> Result<usize, u64> {
+        let i = payload_index(payload);
+        match self.handles.get(i) {
+            Some(h) if h.generation == payload_generation(payload) => {
+                if h.live { Ok(i) } else { Err(STALE) }
+            }
+            Some(_) => Err(STALE),
+            None => Err(BAD_REQUEST),
+        }
+    }
+
+    /// A new handle; its capability is minted at MINTED.
+    fn new_handle(&mut self, space: usize, r: u64, parent: Option<usize>) -> Result<usize, u64> {
+        let i = match self.handles.iter().position(|h| !h.live) {
+            Some(i) => i,
+            None if self.handles.len() < MAX_HANDLES => {
+                self.handles.push(Handle { live: false, generation: 0, space: 0, rights: 0, parent: None });
+                self.handles.len() - 1
+            }
+            None => return Err(FULL),
+        };
+        let generation = self.handles[i].generation + 1;
+        if SELF_PROCESS.mint(MINTED, payload(i, generation), rights::WRITE | rights::CALL).is_err() {
+            return Err(FULL);
+        }
+        self.handles[i] = Handle { live: true, generation, space, rights: r, parent };
+        Ok(i)
+    }
+
+    fn create(&mut self, pages: u64) -> Reply {
+        if pages == 0 || pages > MAX_PAGES {
+            return status(BAD_REQUEST);
+        }
+        if self.pages + pages > self.limit {
+            return status(NO_MEMORY);
+        }
+        let mut slots = Vec::new();
+        let mut failed = None;
+        for _ in 0..pages {
+            let Some(s) = self.slots.alloc() else {
+                failed = Some(FULL);
+                break;
+            };
+            if let Err(e) = MEMORY.retype(ty::PAGE, s) {
+                self.slots.free(s);
+                failed = Some(if e == Error::NO_MEMORY { NO_MEMORY } else { KERNEL });
+                break;
+            }
+            slots.push(s);
+        }
+        let space = self.spaces.iter().position(|d| !d.live).unwrap_or(self.spaces.len());
+        let h = match failed {
+            None => self.new_handle(space, READ | WRITE, None),
+            Some(st) => Err(st),
+        };
+        let h = match h {
+            Ok(h) => h,
+            Err(st) => {
+                for s in slots {
+                    let _ = MEMORY.reclaim(s);
+                    self.slots.free(s);
+                }
+                return status(st);
+            }
+        };
+        let d = Space { live: true, pages: slots, owner: h };
+        if space == self.spaces.len() {
+            self.spaces.push(d);
+        } else {
+            self.spaces[space] = d;
+        }
+        self.pages += pages;
+        (OK, [h as u64, 0, 0], Some(MINTED), Vec::new())
+    }
+
+    /// Is `h` the handle `root` or a share made below it?
+    fn below(&self, mut h: usize, root: usize) -> bool {
+        for _ in 0..MAX_HANDLES {
+            if h == root {
+                return true;
+            }
+            match self.handles[h].parent {
+                Some(p) => h = p,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// The pages `first..first + count` of the handle's dataspace.
+    fn range(&self, h: usize, first: u64, count: u64, max: u64) -> Result<(u64, u64), u64> {
+        let pages = self.spaces[self.handles[h].space].pages.len() as u64;
+        if count == 0 || count > max {
+            return Err(BAD_REQUEST);
+        }
+        if first >= pages || count > pages - first {
+            return Err(OUT_OF_RANGE);
+        }
+        Ok((first, count))
+    }
+
+    fn free_record(list: &[Option<Record>]) -> Option<usize> {
+        list.iter().position(|r| r.is_none())
+    }
+
+    fn map(&mut self, h: usize, w: [u64; 4], cap: bool) -> Reply {
+        let [vaddr, first, count, r] = w;
+        if !cap {
+            return status(BAD_REQUEST);
+        }
+        if r != READ && r != READ | WRITE || vaddr % PAGE != 0 {
+            return status(BAD_REQUEST);
+        }
+        if r & !self.handles[h].rights != 0 {
+            return status(NO_RIGHTS);
+        }
+        let (first, count) = match self.range(h, first, count, MAX_PAGES) {
+            Ok(x) => x,
+            Err(st) => return status(st),
+        };
+        let Some(id) = Self::free_record(&self.maps) else { return status(FULL) };
+        let aspace = Aspace(ARG);
+        let pages = &self.spaces[self.handles[h].space].pages;
+        let mut frames = Vec::new();
+        for i in 0..count {
+            let va = vaddr.wrapping_add(i * PAGE);
+            let done = aspace.map(pages[(first + i) as usize], va, r).and_then(|_| {
+                aspace.lookup(va).inspect_err(|_| { let _ = aspace.unmap(va); })
+            });
+            match done {
+                Ok((_, frame)) => frames.push(frame),
+                Err(e) => {
+                    // Undo what this request mapped, and only that.
+                    for k in 0..frames.len() as u64 {
+                        let _ = aspace.unmap(vaddr + k * PAGE);
+                    }
+                    return kernel(e);
+                }
+            }
+        }
+        let Some(keep) = self.slots.alloc() else {
+            for k in 0..count {
+                let _ = aspace.unmap(vaddr + k * PAGE);
+            }
+            return status(FULL);
+        };
+        let _ = SELF_ASPACE.move_cap(ARG, keep);
+        self.maps[id] = Some(Record { handle: h, target: keep, at: vaddr, frames });
+        ok([id as u64, 0, 0])
+    }
+
+    fn pin(&mut self, h: usize, w: [u64; 4], cap: bool) -> Reply {
+        let [first, count, dev_addr, r] = w;
+        if !cap || r == 0 || r & !(READ | WRITE) != 0 || dev_addr % PAGE != 0 {
+            return status(BAD_REQUEST);
+        }
+        if r & !self.handles[h].rights != 0 {
+            return status(NO_RIGHTS);
+        }
+        let (first, count) = match self.range(h, first, count, MAX_PIN) {
+            Ok(x) => x,
+            Err(st) => return status(st),
+        };
+        let Some(id) = Self::free_record(&self.pins) else { return status(FULL) };
+        let domain = DmaDomain(ARG);
+        let remapping = match domain.info() {
+            Ok(i) => i.remapping,
+            Err(e) => return kernel(e),
+        };
+        let pages = &self.spaces[self.handles[h].space].pages;
+        let mut frames = Vec::new();
+        for i in 0..count {
+            let a = dev_addr.wrapping_add(i * PAGE);
+            let done = domain.map(pages[(first + i) as usize], a, r).and_then(|_| {
+                domain.lookup(a).inspect_err(|_| { let _ = domain.unmap(a); })
+            });
+            match done {
+                Ok((_, frame)) => frames.push(frame),
+                Err(e) => {
+                    for k in 0..frames.len() as u64 {
+                        let _ = domain.unmap(dev_addr + k * PAGE);
+                    }
+                    return kernel(e);
+                }
+            }
+        }
+        let Some(keep) = self.slots.alloc() else {
+            for k in 0..count {
+                let _ = domain.unmap(dev_addr + k * PAGE);
+            }
+            return status(FULL);
+        };
+        let _ = SELF_ASPACE.move_cap(ARG, keep);
+        // What the device is told: the domain's address where the IOMMU
+        // translates, the frame's physical address where nothing does.
+        let addrs = (0..count)
+            .map(|i| if remapping { dev_addr + i * PAGE } else { frames[i as usize] * PAGE })
+            .collect();
+        self.pins[id] = Some(Record { handle: h, target: keep, at: dev_addr, frames });
+        (OK, [id as u64, 0, 0], None, addrs)
+    }
+
+    /// Removes a mapping: each page still holding the frame the manager
+    /// put there is unmapped.  Returns how many were.
+    fn drop_map(&mut self, id: usize) -> u64 {
+        let Some(rec) = self.maps[id].take() else { return 0 };
+        let a = Aspace(rec.target);
+        let mut n = 0;
+        for (i, &f) in rec.frames.iter().enumerate() {
+            let va = rec.at + i as u64 * PAGE;
+            if a.lookup(va).is_ok_and(|(_, g)| g == f) && a.unmap(va).is_ok() {
+                n += 1;
+            }
+        }
+        let _ = SELF_ASPACE.delete_cap(rec.target);
+        self.slots.free(rec.target);
+        n
+    }
+
+    fn drop_pin(&mut self, id: usize) -> u64 {
+        let Some(rec) = self.pins[id].take() else { return 0 };
+        let d = DmaDomain(rec.target);
+        let mut n = 0;
+        for (i, &f) in rec.frames.iter().enumerate() {
+            let a = rec.at + i as u64 * PAGE;
+            // UNMAP invalidates the IOMMU's caches before it returns.
+            if d.lookup(a).is_ok_and(|(_, g)| g == f) && d.unmap(a).is_ok() {
+                n += 1;
+            }
+        }
+        let _ = SELF_ASPACE.delete_cap(rec.target);
+        self.slots.free(rec.target);
+        n
+    }
+
+    /// Revokes handle `root` and every share below it: (handles, mappings, pins).
+    fn revoke_tree(&mut self, root: usize) -> (u64, u64, u64) {
+        let doomed: Vec<usize> =
+            (0..self.handles.len()).filter(|&i| self.handles[i].live && self.below(i, root)).collect();
+        let (mut maps, mut pins) = (0, 0);
+        for id in 0..self.maps.len() {
+            if self.maps[id].as_ref().is_some_and(|r| doomed.contains(&r.handle)) {
+                self.drop_map(id);
+                maps += 1;
+            }
+        }
+        for id in 0..self.pins.len() {
+            if self.pins[id].as_ref().is_some_and(|r| doomed.contains(&r.handle)) {
+                self.drop_pin(id);
+                pins += 1;
+            }
+        }
+        for &i in &doomed {
+            self.handles[i].live = false;
+        }
+        (doomed.len() as u64, maps, pins)
+    }
+
+    fn destroy(&mut self, h: usize) -> Reply {
+        let space = self.handles[h].space;
+        if self.spaces[space].owner != h {
+            return status(NO_RIGHTS);
+        }
+        self.revoke_tree(h);
+        let d = &mut self.spaces[space];
+        d.live = false;
+        for s in core::mem::take(&mut d.pages) {
+            // Nothing maps it now; REVOKE would find a mapping made behind
+            // the manager's back, if the kernel allowed one.
+            if MEMORY.reclaim(s).is_err() {
+                let _ = MEMORY.revoke(s);
+            }
+            self.slots.free(s);
+            self.pages -= 1;
+        }
+        ok([0; 3])
+    }
+
+    fn request(&mut self, label: u64, p: u64, w: [u64; 4], cap: bool) -> Reply {
+        if p == 0 {
+            return match label {
+                CREATE => self.create(w[0]),
+                STATS => {
+                    let live = self.handles.iter().filter(|h| h.live).count() as u64;
+                    let maps = self.maps.iter().flatten().count() as u64;
+                    let pins = self.pins.iter().flatten().count() as u64;
+                    ok([self.spaces.iter().filter(|d| d.live).count() as u64, live, maps | pins << 32])
+                }
+                _ => status(BAD_REQUEST),
+            };
+        }
+        let h = match self.handle(p) {
+            Ok(h) => h,
+            Err(st) => return status(st),
+        };
+        let mine = |list: &[Option<Record>], id: u64| {
+            list.get(id as usize).and_then(|r| r.as_ref()).is_some_and(|r| r.handle == h)
+        };
+        match label {
+            INFO => {
+                let d = &self.spaces[self.handles[h].space];
+                ok([d.pages.len() as u64, self.handles[h].rights, h as u64])
+            }
+            MAP => self.map(h, w, cap),
+            UNMAP if mine(&self.maps, w[0]) => {
+                self.drop_map(w[0] as usize);
+                ok([0; 3])
+            }
+            UNMAP => status(NOT_FOUND),
+            SHARE => {
+                let r = w[0];
+                if r == 0 || r & !(READ | WRITE) != 0 {
+                    return status(BAD_REQUEST);
+                }
+                if r & !self.handles[h].rights != 0 {
+                    return status(NO_RIGHTS);
+                }
+                match self.new_handle(self.handles[h].space, r, Some(h)) {
+                    Ok(n) => (OK, [n as u64, 0, 0], Some(MINTED), Vec::new()),
+                    Err(st) => status(st),
+                }
+            }
+            REVOKE => {
+                let t = w[0] as usize;
+                if t == h || t >= self.handles.len() || !self.handles[t].live || !self.below(t, h) {
+                    return status(NOT_FOUND);
+                }
+                let (a, b, c) = self.revoke_tree(t);
+                ok([a, b, c])
+            }
+            PIN => self.pin(h, w, cap),
+            UNPIN if mine(&self.pins, w[0]) => {
+                self.drop_pin(w[0] as usize);
+                ok([0; 3])
+            }
+            UNPIN => status(NOT_FOUND),
+            DESTROY => self.destroy(h),
+            _ => status(BAD_REQUEST),
+        }
+    }
+}
+
+fn main(limit: u64, _: u64) -> i32 {
+    let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
+    for s in [RET, ARG, MINTED] {
+        slots.reserve(s);
+    }
+    let limit = if limit == 0 { DEFAULT_LIMIT } else { limit.min(MAX_LIMIT) };
+    let mut s = Server {
+        spaces: Vec::new(),
+        handles: Vec::new(),
+        maps: (0..MAX_RECORDS).map(|_| None).collect(),
+        pins: (0..MAX_RECORDS).map(|_| None).collect(),
+        pages: 0,
+        limit,
+        slots,
+    };
+    loop {
+        keep_rt::ipc_buffer().set_recv_slots(&[RET, ARG]);
+        let m = recv(Tag::new(0).with_slots(2), 0);
+        if m.err != err::OK || !m.tag.is_called() {
+            let _ = SELF_ASPACE.delete_cap(ARG);
+            continue;
+        }
+        let cap = m.tag.caps() >= 2;
+        let label = m.tag.label();
+        if m.payload == 0 && label == QUIT {
+            let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
+            let _ = SELF_ASPACE.delete_cap(ARG);
+            for h in 0..s.spaces.len() {
+                if s.spaces[h].live {
+                    let owner = s.spaces[h].owner;
+                    s.destroy(owner);
+                }
+            }
+            return 0;
+        }
+        let (st, w, give, addrs) = s.request(label, m.payload, m.words, cap);
+        // A capability that came with the request and was not kept goes.
+        let _ = SELF_ASPACE.delete_cap(ARG);
+        let buf = keep_rt::ipc_buffer();
+        let mut tag = Tag::new(0);
+        if let Some(c) = give {
+            tag = tag.with_caps(buf.set_send_caps(&[(c, 0)]));
+        }
+        if !addrs.is_empty() {
+            let mut bytes = Vec::with_capacity(addrs.len() * 8);
+            for a in &addrs {
+                bytes.extend_from_slice(&a.to_le_bytes());
+            }
+            buf.set_string(&bytes);
+            tag = tag.with_string();
+        }
+        if Return(RET).reply(tag, [st, w[0], w[1], w[2]]).is_err() {
+            // The caller went away; nothing to undo (what it asked for
+            // stays recorded under its handle).
+            println!("dataspace: a reply was lost");
+        }
+        let _ = SELF_ASPACE.delete_cap(RET);
+        if give.is_some() {
+            let _ = SELF_ASPACE.delete_cap(MINTED);
+        }
+    }
+}
