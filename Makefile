@@ -144,37 +144,53 @@ $(B)/disk.img: tools/mkdisk.py
 	@$(PYTHON) tools/mkdisk.py $@ 16
 
 # The workhorse's root file system (docs/workhorse.md): Debian's
-# busybox-static, unmodified, and the conformance tests of
-# user/workhorse/tests (C compiled statically with the host's gcc, and
-# shell scripts), packed as linux-rootfs.tar.
+# busybox-static, bash and python3.11 with their libraries (the packages
+# pinned in tools/linux-packages.txt), unmodified, and the conformance tests
+# of user/workhorse/tests (C compiled with the host's gcc statically, and
+# dynamically as NAME-dyn; shell and python scripts), packed as
+# linux-rootfs.tar.gz.
 LB := $(B)/linux
 BUSYBOX := $(LB)/busybox/bin/busybox
+LINUX_PKGS := $(LB)/root/bin/bash
 LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
-LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) $(wildcard user/workhorse/tests/*.sh)
+LINUX_TESTS_DYN := hello files io memory mmapfile procs signals timeid
+LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) \
+  $(LINUX_TESTS_DYN:%=$(LB)/tests/%-dyn) \
+  $(wildcard user/workhorse/tests/*.sh user/workhorse/tests/*.bash user/workhorse/tests/*.py)
 
 $(BUSYBOX): tools/fetch-busybox.sh
 	@echo "  FETCH   busybox-static (Debian)"
 	@tools/fetch-busybox.sh $(LB)
+
+$(LINUX_PKGS): tools/fetch-linux-packages.sh tools/linux-packages.txt
+	@echo "  FETCH   bash, python3.11 and their libraries (Debian, tools/linux-packages.txt)"
+	@tools/fetch-linux-packages.sh $(LB)
+	@touch $@
+
+$(LB)/tests/%-dyn: user/workhorse/tests/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (dynamic)"
+	@$(CC) -O1 -s -o $@ $<
 
 $(LB)/tests/%: user/workhorse/tests/%.c
 	@mkdir -p $(LB)/tests
 	@echo "  CC      $< (static)"
 	@$(CC) -static -O1 -s -o $@ $<
 
-$(B)/linux-rootfs.tar: $(BUSYBOX) $(LINUX_TESTS) tools/mkrootfs.py
-	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LINUX_TESTS)
+$(B)/linux-rootfs.tar.gz: $(BUSYBOX) $(LINUX_PKGS) $(LINUX_TESTS) tools/mkrootfs.py
+	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LB)/root $(LINUX_TESTS)
 
 linux-compat-docs:
 	cd user && KEEP_WRITE_DOCS=1 cargo test --target-dir ../$(B)/user-host -p keep-workhorse --lib table
 
 # The boot image carries stripped copies; build/user keeps the symbols for gdb.
-image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar
+image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar.gz
 	@mkdir -p $(B)/image
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
 	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf \
-	  linux-rootfs.tar=$(B)/linux-rootfs.tar
+	  linux-rootfs.tar.gz=$(B)/linux-rootfs.tar.gz
 
 # ---- running --------------------------------------------------------------
 run: deps image

@@ -41,7 +41,7 @@ pub const BUSY: u64 = 4;
 
 /// The boot-image entry holding the Linux root file system (a ustar archive
 /// built by the Makefile: busybox, its applet links, the conformance tests).
-pub const ROOTFS_ENTRY: &str = "linux-rootfs.tar";
+pub const ROOTFS_ENTRY: &str = "linux-rootfs.tar.gz";
 /// Where the starter maps the archive in the server's address space; rdi
 /// and rsi carry its address and size.
 pub const ROOTFS_VADDR: u64 = 0x0000_1000_0000_0000;

@@ -109,8 +109,15 @@ fn main(rootfs: u64, size: u64) -> i32 {
     let archive: &'static [u8] = unsafe { core::slice::from_raw_parts(rootfs as *const u8, size as usize) };
     if rootfs == 0 {
         println!("workhorse: no root file system archive; starting with an empty one");
-    } else if let Err(e) = vfs::fs().load_archive(archive) {
-        println!("workhorse: root file system archive refused: {e:?}");
+    } else {
+        match inflate(archive) {
+            Ok(tar) => {
+                if let Err(e) = vfs::fs().load_archive(tar) {
+                    println!("workhorse: root file system archive refused: {e:?}");
+                }
+            }
+            Err(why) => println!("workhorse: root file system archive refused: {why}"),
+        }
     }
     let trampoline = match mem::Frame::with(&[0xf3, 0x49, 0x0f, 0xae, 0xd3, 0xff, 0xe1], 0) {
         Ok(f) => f,
@@ -132,6 +139,52 @@ fn main(rootfs: u64, size: u64) -> i32 {
         seed: seed | 1,
     };
     s.serve()
+}
+
+/// The root file system archive: a gzip file (RFC 1952) is inflated into
+/// the server's heap, where it stays for the server's life (its files'
+/// bytes are read and mapped from there); anything else is taken as the
+/// tar itself.
+fn inflate(archive: &'static [u8]) -> Result<&'static [u8], &'static str> {
+    use miniz_oxide::inflate::TINFLStatus;
+    use miniz_oxide::inflate::core::{DecompressorOxide, decompress, inflate_flags};
+    const FEXTRA: u8 = 4;
+    const FNAME: u8 = 8;
+    const FCOMMENT: u8 = 16;
+    const FHCRC: u8 = 2;
+    if !archive.starts_with(&[0x1f, 0x8b, 8]) {
+        return Ok(archive);
+    }
+    let bad = "bad gzip header";
+    let flags = *archive.get(3).ok_or(bad)?;
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let n = archive.get(at..at + 2).ok_or(bad)?;
+        at += 2 + u16::from_le_bytes([n[0], n[1]]) as usize;
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            at += archive.get(at..).ok_or(bad)?.iter().position(|&b| b == 0).ok_or(bad)? + 1;
+        }
+    }
+    if flags & FHCRC != 0 {
+        at += 2;
+    }
+    if archive.len() < at + 8 {
+        return Err(bad);
+    }
+    let tail = &archive[archive.len() - 4..];
+    let size = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as usize;
+    let mut out = alloc::vec::Vec::new();
+    out.try_reserve_exact(size).map_err(|_| "no memory to inflate it")?;
+    out.resize(size, 0);
+    let mut d = alloc::boxed::Box::new(DecompressorOxide::new());
+    let body = &archive[at..archive.len() - 8];
+    let (status, _, n) = decompress(&mut d, body, &mut out, 0, inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF);
+    if status != TINFLStatus::Done || n != size {
+        return Err("corrupt gzip data");
+    }
+    Ok(alloc::boxed::Box::leak(out.into_boxed_slice()))
 }
 
 impl Server {
@@ -259,7 +312,7 @@ impl Server {
     }
 
     /// Starts the first process of a RUN: argv[0] found as given or in
-    /// /bin, fds 0-2 on the terminal.
+    /// /bin or /usr/bin, fds 0-2 on the terminal.
     fn spawn_session(&mut self, argv: &[String]) -> Result<i32, i64> {
         let pid = self.new_pid();
         let mut p = Proc::new(pid, 0)?;
@@ -267,7 +320,17 @@ impl Server {
         for _ in 0..3 {
             p.fds.push(Some(fd::Fd { desc: tty.clone(), cloexec: false }));
         }
-        let path = if argv[0].contains('/') { argv[0].clone() } else { alloc::format!("/bin/{}", argv[0]) };
+        // A name without '/' is looked up in the PATH the program gets.
+        let path = if argv[0].contains('/') {
+            argv[0].clone()
+        } else {
+            let in_dir = |d: &str| alloc::format!("{d}/{}", argv[0]);
+            ["/bin", "/usr/bin"]
+                .iter()
+                .map(|d| in_dir(d))
+                .find(|p| vfs::fs().resolve(vfs::ROOT, p, true).is_ok())
+                .unwrap_or_else(|| in_dir("/bin"))
+        };
         let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.clone().into_bytes()).collect();
         let envp: Vec<Vec<u8>> = ["PATH=/bin:/usr/bin", "HOME=/", "TERM=vt100", "PS1=\\w # "]
             .iter()

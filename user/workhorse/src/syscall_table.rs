@@ -17,7 +17,7 @@ syscall_table! {
     6 lstat sys::lstat, Full, "";
     7 poll sys::poll, Partial, "terminal, pipes, files and /dev/null; POLLIN, POLLOUT, POLLHUP, POLLNVAL";
     8 lseek sys::lseek, Partial, "SEEK_SET, SEEK_CUR, SEEK_END; no SEEK_DATA/SEEK_HOLE";
-    9 mmap sys::mmap, Partial, "anonymous (populated when touched) and private file mappings (copied in); MAP_SHARED is private (a shared writable file mapping: ENODEV)";
+    9 mmap sys::mmap, Partial, "anonymous and private file mappings, populated when touched (read-only file pages shared); MAP_SHARED read-only is private (not updated by later writes); shared writable file mappings: ENODEV; shared anonymous memory is copied by fork";
     10 mprotect sys::mprotect, Full, "";
     11 munmap sys::munmap, Full, "";
     12 brk sys::brk, Full, "";
@@ -31,7 +31,9 @@ syscall_table! {
     20 writev sys::writev, Full, "";
     21 access sys::access, Partial, "existence only: everyone may do everything";
     22 pipe sys::pipe, Full, "";
+    23 select sys::select, Partial, "through poll: readable and writable descriptors, never exceptional ones";
     24 sched_yield sys::zero, Full, "";
+    25 mremap sys::mremap, Partial, "shrinks, grows in place or moves (MREMAP_MAYMOVE, MREMAP_FIXED); no MREMAP_DONTUNMAP, no old_len 0";
     28 madvise sys::zero, Partial, "advice is accepted and ignored";
     32 dup sys::dup, Full, "";
     33 dup2 sys::dup2, Full, "";
@@ -42,7 +44,7 @@ syscall_table! {
     56 clone sys::clone, Partial, "fork-like (a copied address space); CLONE_VM only with CLONE_VFORK; no threads (CLONE_THREAD: ENOSYS)";
     57 fork sys::fork, Full, "";
     58 vfork sys::vfork, Partial, "the child gets a copy of the address space; the parent waits until it execs or exits";
-    59 execve sys::execve, Partial, "static ELF and #! scripts; no PT_INTERP (dynamic programs: ENOEXEC)";
+    59 execve sys::execve, Partial, "static and dynamic ELF (PT_INTERP: ld.so loaded beside the program), #! scripts; no vDSO; no set-user-ID";
     60 exit sys::exit, Partial, "ends the whole process (no threads)";
     61 wait4 sys::wait4, Partial, "WNOHANG; no rusage (zeroed); no stopped children";
     62 kill sys::kill, Partial, "no stop and continue (job control): stop signals are ignored";
@@ -118,6 +120,7 @@ syscall_table! {
     267 readlinkat sys::readlinkat, Full, "";
     268 fchmodat sys::fchmodat, Partial, "as chmod";
     269 faccessat sys::faccessat, Partial, "existence only";
+    270 pselect6 sys::pselect6, Partial, "as select; the signal mask argument is ignored";
     271 ppoll sys::ppoll, Partial, "as poll; the signal mask argument is ignored";
     273 set_robust_list sys::zero, Partial, "accepted; nothing is done at exit (no threads)";
     280 utimensat sys::utimensat, Partial, "as utime";

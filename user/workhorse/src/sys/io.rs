@@ -391,7 +391,7 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             TCSETS..=TCSETSF => {
                 let mut b = [0u8; 36];
                 p.mm.read(arg, &mut b)?;
-                tty().termios = Termios::from_bytes(&b);
+                tty().set_termios(Termios::from_bytes(&b), req == TCSETSF);
             }
             TIOCGWINSZ => p.mm.write(arg, &[24, 0, 80, 0, 0, 0, 0, 0])?,
             TIOCGPGRP => p.mm.write_u32(arg, tty().fg_pgrp as u32)?,
@@ -501,4 +501,106 @@ pub fn ppoll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
     };
     do_poll(s, pid, c, fds, n, t)
+}
+
+/// select and pselect6, through poll_one: readable (or hung up) and
+/// writable descriptors; nothing is ever exceptional.  The deadline is
+/// kept in the call's last argument while it waits (pselect6's signal mask
+/// there is not applied, as ppoll's is not).
+fn do_select(s: &mut Server, pid: i32, c: &mut Call, timeout: Result<i64, i64>) -> Out {
+    let (nfds, sets) = (c.args[0], [c.args[1], c.args[2], c.args[3]]);
+    if nfds > 1024 {
+        return Out::Ret(-EINVAL);
+    }
+    let timeout_ms = match timeout {
+        Ok(t) => t,
+        Err(e) => return Out::Ret(-e),
+    };
+    let bytes = nfds.div_ceil(64) as usize * 8;
+    let mut want = [Vec::new(), Vec::new(), Vec::new()];
+    for (i, &at) in sets.iter().enumerate() {
+        want[i] = if at == 0 {
+            alloc::vec![0u8; bytes]
+        } else {
+            match s.proc(pid).mm.read_vec(at, bytes) {
+                Ok(v) => v,
+                Err(e) => return Out::Ret(-e),
+            }
+        };
+    }
+    let mut got = [alloc::vec![0u8; bytes], alloc::vec![0u8; bytes], alloc::vec![0u8; bytes]];
+    let mut count = 0;
+    for fd in 0..nfds as usize {
+        let (byte, bit) = (fd / 8, 1u8 << (fd % 8));
+        let (r, w) = (want[0][byte] & bit != 0, want[1][byte] & bit != 0);
+        if !r && !w && want[2][byte] & bit == 0 {
+            continue;
+        }
+        let ev = poll_one(s, pid, fd as i32, POLLIN | POLLOUT);
+        if ev & POLLNVAL != 0 {
+            return Out::Ret(-EBADF);
+        }
+        if r && ev & (POLLIN | POLLHUP | POLLERR) != 0 {
+            got[0][byte] |= bit;
+            count += 1;
+        }
+        if w && ev & (POLLOUT | POLLERR) != 0 {
+            got[1][byte] |= bit;
+            count += 1;
+        }
+    }
+    let expired = timeout_ms == 0 || (timeout_ms > 0 && c.args[5] != 0 && now_ns() >= c.args[5]);
+    if count > 0 || expired {
+        for (i, &at) in sets.iter().enumerate() {
+            if at != 0
+                && let Err(e) = s.proc(pid).mm.write(at, &got[i])
+            {
+                return Out::Ret(-e);
+            }
+        }
+        return Out::Ret(count);
+    }
+    if timeout_ms > 0 && c.args[5] == 0 {
+        c.args[5] = now_ns() + timeout_ms as u64 * 1_000_000;
+    }
+    s.proc(pid).waits_tty = true; // polled with the terminal
+    Out::Block
+}
+
+/// The time-out of select (a timeval) or pselect6 (a timespec) in ms, -1
+/// for none; read once, when the call starts (then args[5] = 0 until a
+/// deadline is set there).
+fn select_timeout(s: &mut Server, pid: i32, c: &mut Call, unit_ns: u64) -> Result<i64, i64> {
+    if c.have_all {
+        // Waiting already: the deadline (or none) is set.
+        return Ok(if c.args[4] == 0 { -1 } else if c.args[5] == 0 { 0 } else { 1 });
+    }
+    let at = s.arg(pid, c, 4);
+    c.args[5] = 0;
+    if at == 0 {
+        return Ok(-1);
+    }
+    let p = s.proc(pid);
+    let (sec, frac) = (p.mm.read_u64(at)?, p.mm.read_u64(at + 8)?);
+    if (sec as i64) < 0 || frac.saturating_mul(unit_ns) >= 1_000_000_000 {
+        return Err(EINVAL);
+    }
+    let ms = sec.saturating_mul(1000).saturating_add((frac * unit_ns).div_ceil(1_000_000));
+    if ms == 0 {
+        c.args[4] = 1; // not NULL: no wait
+        c.args[5] = 0;
+        return Ok(0);
+    }
+    c.args[5] = now_ns() + ms.min(i64::MAX as u64 / 2_000_000) * 1_000_000;
+    Ok(1)
+}
+
+pub fn select(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let t = select_timeout(s, pid, c, 1000);
+    do_select(s, pid, c, t)
+}
+
+pub fn pselect6(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let t = select_timeout(s, pid, c, 1);
+    do_select(s, pid, c, t)
 }

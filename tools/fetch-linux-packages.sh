@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Fetches the Debian packages pinned in tools/linux-packages.txt (bash,
+# python3.11, their libraries), checks each .deb's SHA-256 and extracts
+# them all, unmodified, into DIR/root:   fetch-linux-packages.sh DIR
+# Uses apt-get download (no install); refreshes the package lists once if
+# a pinned version is not known yet.
+set -euo pipefail
+dir=$1
+list="$(cd "$(dirname "$0")" && pwd)/linux-packages.txt"
+mkdir -p "$dir/debs"
+cd "$dir/debs"
+pins=()
+while read -r name version sum; do
+    case "$name" in ''|'#'*) continue ;; esac
+    pins+=("$name=$version")
+    sums+=("$sum")
+done < "$list"
+fetch() {
+    for pin in "${pins[@]}"; do
+        name=${pin%%=*}
+        ls "${name}"_*.deb >/dev/null 2>&1 || apt-get download "$pin" || return 1
+    done
+}
+if ! fetch 2>/dev/null; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -q
+    fetch || { echo "fetch-linux-packages: a pinned version is gone from Debian's mirror: update $list" >&2; exit 1; }
+fi
+rm -rf ../root.new
+mkdir ../root.new
+for i in "${!pins[@]}"; do
+    name=${pins[$i]%%=*}
+    deb=$(ls "${name}"_*.deb)
+    have=$(sha256sum "$deb" | cut -d' ' -f1)
+    if [ "$have" != "${sums[$i]}" ]; then
+        echo "fetch-linux-packages: $deb has SHA-256 $have, not the pinned ${sums[$i]}" >&2
+        rm -f "$deb"
+        exit 1
+    fi
+    dpkg-deb -x "$deb" ../root.new
+done
+rm -rf ../root
+mv ../root.new ../root
+test -x ../root/bin/bash && test -x ../root/usr/bin/python3.11
