@@ -136,12 +136,12 @@ $(FB)/%.sfi: sfi/tests/escape/%.s sfi/cc/sfi-ld sfi/cc/sficc.py
 
 filters: $(FILTERS)
 
-# The virtio-blk disk (tools/qemu.py attaches it; docs/devices.md): 16 MiB
+# The virtio-blk disk (tools/qemu.py attaches it; docs/devices.md): 64 MiB
 # of a pattern every sector of which a guest can check.
-$(B)/disk.img: tools/mkdisk.py
+$(B)/disk.img: tools/mkdisk.py Makefile
 	@mkdir -p $(B)
 	@echo "  DISK    $@"
-	@$(PYTHON) tools/mkdisk.py $@ 16
+	@$(PYTHON) tools/mkdisk.py $@ 64
 
 # The workhorse's root file system (docs/workhorse.md): Debian's
 # busybox-static, unmodified, and the conformance tests of

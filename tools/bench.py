@@ -29,11 +29,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402  (the one place that knows the QEMU command line)
+import icount  # noqa: E402  (the instruction-counting plugin's host side)
 
 ROOT = qemu.ROOT
 BUILD = ROOT / "build"
 OUT = BUILD / "bench"
 OWN = {"results.json", "results-kvm.json"}
+# The I/O benchmarks (user/root/src/bench/io.rs), counted by the plugin.
+IO_FILTER = "icount.check,blk.*,net.tcp.*,net.udp.*"
+CHECK_PPM = 10
 CROSS = "ipc.call_reply.cross_as"
 LINE_RE = re.compile(r"bench: (\S+) median=(\d+) min=(\d+) max=(\d+) unit=(\S+) runs=(\d+)")
 FAIL_RE = re.compile(r"bench: (\S+) not measured: (.*)")
@@ -100,6 +104,51 @@ def boot(kernel, append, label, accel="tcg", timeout=600):
     return results
 
 
+def io_boot(filter, timeout, sleep="on"):
+    """Boots the default kernel for the I/O benchmarks: `-icount
+    shift=0,sleep=ON` and the instruction-counting plugin, which counts the
+    kernel's timer-interrupt entry (stub of vector 0x20) as interrupts.
+    Returns the figures (tools/icount.py)."""
+    nm = subprocess.run(["nm", str(BUILD / "kernel.elf")], capture_output=True, text=True).stdout.splitlines()
+    stubs = icount.symbol(nm, "vector_stubs")
+    if stubs is None:
+        sys.exit("bench.py: no vector_stubs in build/kernel.elf")
+    append = f"autobench icount iobench bench={filter}"
+    cmd = qemu.base_cmd("tcg", append, icount=f"shift=0,sleep={sleep}", kernel=qemu.KERNEL)
+    cmd += ["-serial", "stdio"] + icount.args([stubs + 0x20 * 16])
+    print(f"bench.py: [io] booting build/kernel.bin with the icount plugin (sleep={sleep}, '{append}')", flush=True)
+    start = time.monotonic()
+    regions = icount.Regions("io", lambda m: print(f"bench.py: {m}", flush=True))
+
+    def on_line(line):
+        if regions.feed(line):
+            if line.startswith("bench-io:") or "bench-io:" in line:
+                print(f"bench.py: [io] {line.strip()} ({time.monotonic() - start:5.1f} s)", flush=True)
+        elif FAIL_RE.search(line) or "panic" in line:
+            print(f"bench.py: [io] {line.strip()}", flush=True)
+
+    out, status = qemu.stream(cmd, timeout, OUT / "log-io.txt", on_line)
+    if not any("bench: done" in l for l in out):
+        sys.exit(f"bench.py: FAIL: [io] the suite did not finish (QEMU exit status {status}); "
+                 f"see build/bench/log-io.txt")
+    return icount.results(regions, icount.unit_of)
+
+
+def icount_check(timeout):
+    """The plugin against rdtsc on a CPU-bound region (`icount.check`)
+    under `-icount shift=0,sleep=off`: they must agree to CHECK_PPM parts
+    per million."""
+    r = io_boot("icount.check", timeout, sleep="off")
+    p, t, d = (r.get(f"icount.check.{k}") for k in ("plugin", "rdtsc", "diff_ppm"))
+    if not p:
+        sys.exit("bench.py: FAIL: icount.check reported nothing")
+    print(f"bench.py: icount.check: plugin {p['median']} instructions, rdtsc {t['median']} "
+          f"(runs {p['runs']}; plugin - rdtsc from {d['min']} to {d['max']} ppm)")
+    if max(abs(d["min"]), abs(d["max"])) > CHECK_PPM:
+        sys.exit(f"bench.py: FAIL: the plugin and rdtsc differ by more than {CHECK_PPM} ppm")
+    print(f"bench.py: the plugin agrees with rdtsc to {CHECK_PPM} ppm")
+
+
 def implemented(variant):
     """Whether the kernel sources mention the variant's define at all."""
     define = f"CAP_LOOKUP_{variant.upper()}"
@@ -136,6 +185,15 @@ def add_ratios(r):
     ratio(r, "cap.wrapper.revoke.copies256_ratio", "cap.wrapper.revoke.copies256", "cap.wrapper.revoke")
     for keep, linux in LINUX_PAIRS:
         ratio(r, linux_ratio(keep, linux), keep, linux)
+
+
+def write_io(r):
+    """The I/O figures as the fragment io.json (merged like the others)."""
+    (OUT / "io.json").write_text(json.dumps(r, indent=1, sort_keys=True) + "\n")
+    for name in sorted(r):
+        v = r[name]
+        print(f"bench.py: [io] {name:<40} median {fmt(v['median']):>10} {v['unit']} "
+              f"(min {fmt(v['min'])}, max {fmt(v['max'])}, runs {v['runs']})")
 
 
 def merge_fragments(results):
@@ -307,12 +365,22 @@ def main():
                     help="also run the suite under KVM (cycles); auto: where usable")
     ap.add_argument("--plots-only", action="store_true",
                     help="only draw the plots from build/bench/results.json")
+    ap.add_argument("--icount-check", action="store_true",
+                    help="only check the icount plugin against rdtsc (CPU-bound, sleep=off)")
+    ap.add_argument("--io-only", metavar="FILTER", nargs="?", const=IO_FILTER,
+                    help="only the I/O benchmarks (build/bench/io.json), optionally a filter")
     args = ap.parse_args()
     if args.plots_only:
         made = plots(json.loads((OUT / "results.json").read_text()))
         sys.exit(0 if made else 1)
     qemu.check_built()
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.icount_check:
+        icount_check(args.timeout)
+        return
+    if args.io_only:
+        write_io(io_boot(args.io_only, args.timeout))
+        return
     begin = time.monotonic()
     notes = []
     results = boot(qemu.KERNEL, "autobench", "mmu", timeout=args.timeout)
@@ -332,6 +400,7 @@ def main():
             results[f"{CROSS}.lookup_{name}"] = r[CROSS]
         else:
             print(f"bench.py: [{name}] no {CROSS} figure")
+    write_io(io_boot(IO_FILTER, args.timeout))
     kvm = None
     if args.kvm == "yes" or (args.kvm == "auto" and qemu.kvm_usable()):
         kvm = boot(qemu.KERNEL, "autobench", "kvm", accel="kvm", timeout=args.timeout)
