@@ -58,6 +58,13 @@ LINUX_PAIRS = [
     ("proc.create.constructor", "linux.proc.fork_exec_wait"),
 ]
 
+# The I/O benchmarks (issue 17) and the workhorse's (issue 18): Keep's NAME
+# against the Linux guest's linux.NAME, both counted by the icount plugin
+# (tools/icount.py) or by rdtsc where the work is CPU-bound.
+IO_NAMES = ["blk.read.seq64k", "blk.read.seq4k", "blk.write.seq64k",
+            "net.tcp.send", "net.tcp.recv", "net.udp.roundtrip"]
+SEPARATION = ("blk.read.seq64k", "blk.read.seq64k.direct")
+
 
 def linux_ratio(keep, linux):
     """The name of Keep's figure over Linux's (the process-creation pair
@@ -185,6 +192,15 @@ def add_ratios(r):
     ratio(r, "cap.wrapper.revoke.copies256_ratio", "cap.wrapper.revoke.copies256", "cap.wrapper.revoke")
     for keep, linux in LINUX_PAIRS:
         ratio(r, linux_ratio(keep, linux), keep, linux)
+    for n in IO_NAMES:
+        ratio(r, f"{n}.linux_ratio", n, f"linux.{n}")
+    served, direct = (r.get(n) for n in SEPARATION)
+    if served and direct:
+        # What separating the driver from its client costs, in percent.
+        pct = lambda a, b: round((a / b - 1) * 100, 3)
+        r[f"{SEPARATION[0]}.separation"] = {
+            "median": pct(served["median"], direct["median"]), "min": pct(served["min"], direct["max"]),
+            "max": pct(served["max"], direct["min"]), "unit": "percent", "runs": min(served["runs"], direct["runs"])}
 
 
 def write_io(r):
@@ -251,6 +267,11 @@ def targets(r):
         row(f"`{keep}` below the Linux guest's `{linux}` (ratio below 1)", x, x is not None and x < 1)
     x = med(linux_ratio("proc.create.constructor", "linux.proc.spawn"))
     row("`proc.create.constructor` at most a third of `linux.proc.spawn` (issue 16)", x, x is not None and x <= 1 / 3)
+    for n in IO_NAMES:
+        x = med(f"{n}.linux_ratio")
+        row(f"`{n}` / `linux.{n}` at most 1.0 (issue 17)", x, x is not None and x <= 1)
+    x = med(f"{SEPARATION[0]}.separation")
+    row("separation overhead (`blk.read.seq64k` over `.direct`) at most 3% (issue 17)", x, x is not None and x <= 3)
     return rows
 
 
@@ -279,7 +300,23 @@ def write_md(results, kvm, notes):
                   "| Keep | instructions | Linux guest | instructions | Keep / Linux |", "|---|---:|---|---:|---:|"]
         lines += [f"| `{k}` | {results[k]['median']} | `{l}` | {results[l]['median']} | "
                   f"{fmt(results[linux_ratio(k, l)]['median'])} |" for k, l in pairs]
-    lines += ["", "## Targets of issue 4", "", "| target | figure | |", "|---|---:|---|"]
+    io = [n for n in IO_NAMES if n in results or f"linux.{n}" in results]
+    if io:
+        def cell(n, k="median"):
+            v = results.get(n)
+            return fmt(v[k]) if v else "not measured"
+        lines += ["", "## I/O paths", "",
+                  "Instructions per operation (MiB, round trip) counted by the icount plugin under "
+                  "`-icount shift=0,sleep=on`, timer interrupts per operation beside them "
+                  "(docs/performance.md, \"I/O paths\").", "",
+                  "| benchmark | Keep | timer irqs | Linux guest | timer irqs | Keep / Linux |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| `{n}` | {cell(n)} | {cell(n + '.timer_irqs')} | {cell('linux.' + n)} | "
+                  f"{cell('linux.' + n + '.timer_irqs')} | {cell(n + '.linux_ratio')} |" for n in io]
+        if SEPARATION[1] in results:
+            lines += [f"| `{SEPARATION[1]}` | {cell(SEPARATION[1])} | {cell(SEPARATION[1] + '.timer_irqs')} "
+                      f"| | | |"]
+    lines += ["", "## Targets", "", "| target | figure | |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in targets(results)]
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]

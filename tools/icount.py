@@ -4,10 +4,11 @@ docs/performance.md, "I/O paths"), shared by tools/bench.py (Keep) and
 tools/linuxbench.py (the Linux guest).
 
 The plugin prints `icount-plugin: region N instructions I irqs Q` at each
-end marker; the guest prints `bench-io: NAME per=P [rdtsc=T]` (or
+end marker; the guest prints `bench-io: NAME per=P [rdtsc=T] [irqs=Q]` (or
 `bench-io: NAME failed: WHY`) after it.  Both reach QEMU's output in the
 order they happened, so the k-th region belongs to the k-th `bench-io`
-line.  Each region is one run: NAME's figure is I / P (instructions per MiB
+line.  A guest may add `irqs=Q`, its own count of timer interrupts in the
+region, which then replaces the plugin's.  Each region is one run: NAME's figure is I / P (instructions per MiB
 or per round trip), NAME.timer_irqs is Q / P."""
 import re
 import statistics
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tools" / "icount-plugin"
 PLUGIN = ROOT / "build" / "icount-plugin" / "libicount.so"
 REGION_RE = re.compile(r"icount-plugin: region (\d+) instructions (\d+) irqs (\d+)")
-IO_RE = re.compile(r"bench-io: (\S+) (?:per=(\d+)(?: rdtsc=(\d+))?|failed: (.*))")
+IO_RE = re.compile(r"bench-io: (\S+) (?:per=(\d+)(?: rdtsc=(\d+))?(?: irqs=(\d+))?|failed: (.*))")
 # QEMU under -icount with sleep=on: waiting is not counted as instructions
 # by anybody, and the plugin counts what is executed.
 ICOUNT_IO = "shift=0,sleep=on"
@@ -64,8 +65,9 @@ class Regions:
             return True
         m = IO_RE.search(line)
         if m:
-            name, per, rdtsc, why = m.groups()
-            self.lines.append((name, int(per) if per else None, int(rdtsc) if rdtsc else None, why))
+            name, per, rdtsc, irqs, why = m.groups()
+            self.lines.append((name, int(per) if per else None, int(rdtsc) if rdtsc else None,
+                               int(irqs) if irqs else None, why))
             if why:
                 self.log(f"[{self.label}] {name} not measured: {why}")
             return True
@@ -77,7 +79,11 @@ class Regions:
             sys.exit(f"icount: [{self.label}] {len(self.regions)} plugin regions but "
                      f"{len(self.lines)} bench-io lines: is the plugin loaded, are markers paired?")
         out = {}
-        for (insns, irqs), (name, per, rdtsc, why) in zip(self.regions, self.lines):
+        for (insns, irqs), (name, per, rdtsc, guest_irqs, why) in zip(self.regions, self.lines):
+            # A guest that counts its timer interrupts itself (the Linux
+            # guest: /proc/interrupts) says so in the line.
+            if guest_irqs is not None:
+                irqs = guest_irqs
             if why is None:
                 out.setdefault(name, []).append((insns / per, irqs / per, rdtsc, insns))
         return out

@@ -48,6 +48,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "linuxio.h"
+
 #define RUNS 21
 /* Warm-up batches before the RUNS: a fresh pair of Linux tasks switches
  * faster (445 instructions per yield) for its first few thousand switches,
@@ -440,6 +442,17 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "exit") == 0)
 		return 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* linuxbench=io on the kernel command line: the I/O benchmarks
+	 * (linuxio.c) instead of these. */
+	const char *mode = getenv("linuxbench");
+	if (mode && strcmp(mode, "io") == 0) {
+		io_main();
+		printf("linuxbench: done\n");
+		fflush(stdout);
+		sync();
+		reboot(RB_POWER_OFF);
+		return 0;
+	}
 	printf("linuxbench: start (rdtsc pair and loops subtracted; %d batches after %d of warm-up)\n", RUNS, WARMUP);
 	measure_pair();
 	u64 runs[RUNS];
