@@ -1,5 +1,7 @@
 /* Capabilities: two 64-bit words (docs/kernel-manual.md, "Capabilities").
- *   w0: bits 0-4 type, 5-9 rights, 10-24 object number, 25-63 version
+ *   w0: bits 0-4 type, 5-9 rights, then
+ *       objects in frames:                  10-24 zero, 25-63 version (39 bits)
+ *       PROCESS, SENDER, RETURN:            10-29 process number, 30-63 version (34 bits)
  *   w1: protected payload (SENDER), or the object's frame (kernel objects)
  * The all-zero capability is the null capability.  This header is pure so
  * that the host tests can check the encoding. */
@@ -28,9 +30,25 @@ static inline struct cap cap_make(u64 type, u64 rights, u64 objnum, u64 version,
                             ((version & CAP_VERSION_MASK) << CAP_VERSION_SHIFT),
                         w1};
 }
+/* Process capabilities name a process number (process_number.c), 20 bits so
+ * that numbers cannot run out before the memory that pays for processes. */
+#define CAP_PNUM_SHIFT 10
+#define CAP_PNUM_BITS 20
+#define CAP_PVERSION_SHIFT 30
+#define CAP_PVERSION_MASK ((1ULL << 34) - 1)
+_Static_assert(KEEP_PROCESS_NUMBERS == 1ULL << CAP_PNUM_BITS, "the ABI's process numbers fit the capability");
+
+static inline struct cap cap_make_process(u64 type, u64 rights, u64 num, u64 version, u64 w1)
+{
+    return (struct cap){(type & CAP_TYPE_MASK) | ((rights & CAP_RIGHTS_MASK) << CAP_RIGHTS_SHIFT) |
+                            ((num & ((1ULL << CAP_PNUM_BITS) - 1)) << CAP_PNUM_SHIFT) |
+                            ((version & CAP_PVERSION_MASK) << CAP_PVERSION_SHIFT),
+                        w1};
+}
+static inline u64 cap_pnum(struct cap c) { return (c.w0 >> CAP_PNUM_SHIFT) & ((1ULL << CAP_PNUM_BITS) - 1); }
+static inline u64 cap_pversion(struct cap c) { return c.w0 >> CAP_PVERSION_SHIFT; }
 static inline u64 cap_type(struct cap c) { return c.w0 & CAP_TYPE_MASK; }
 static inline u64 cap_rights(struct cap c) { return (c.w0 >> CAP_RIGHTS_SHIFT) & CAP_RIGHTS_MASK; }
-static inline u64 cap_objnum(struct cap c) { return (c.w0 >> CAP_OBJNUM_SHIFT) & ((1ULL << CAP_OBJNUM_BITS) - 1); }
 static inline u64 cap_version(struct cap c) { return c.w0 >> CAP_VERSION_SHIFT; }
 static inline u64 cap_pa(struct cap c) { return c.w1; }
 static inline u64 cap_payload(struct cap c) { return c.w1; }

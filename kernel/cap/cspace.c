@@ -76,7 +76,7 @@ bool cap_live(struct cap c)
         return true;
     case KEEP_TYPE_PROCESS:
     case KEEP_TYPE_SENDER:
-        return process_by_number(cap_objnum(c), cap_version(c)) != NULL;
+        return process_by_number(cap_pnum(c), cap_pversion(c)) != NULL;
     case KEEP_TYPE_RETURN:
         return return_target(c) != NULL;
     default: {

@@ -98,6 +98,7 @@ NORETURN void kmain(u32 magic, u32 mbi_pa)
     read_multiboot(mbi_pa);
     print_memmap();
     paging_init(memmap_ram_end(&boot_info.memmap));
+    numbers_init();
     frame_init(&boot_info.memmap);
     apic_init();
     acpi_pci_init();

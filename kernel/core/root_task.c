@@ -86,7 +86,7 @@ void root_task_start(void)
     root_account = account_create();
     if (!root_account)
         panic("root task: out of memory");
-    fund(ASPACE_FRAMES + 1);
+    fund(ASPACE_FRAMES + 2); /* the space; the process and its number page */
     u64 as_pa = aspace_create(root_account);
     struct aspace *as = phys_to_virt(as_pa);
     struct process *p = process_create(as, root_account);
@@ -115,7 +115,7 @@ void root_task_start(void)
     caps[KEEP_SLOT_DEVMEM] = cap_make(KEEP_TYPE_DEVMEM, dev_rw, 0, 0,
                                       range_w1(dev_base, (1ULL << 32) / PAGE_SIZE - dev_base));
     caps[KEEP_SLOT_IOPORT] = cap_make(KEEP_TYPE_IOPORT, dev_rw, 0, 0, range_w1(0, 0x10000));
-    caps[KEEP_SLOT_INTERRUPT] = cap_make(KEEP_TYPE_INTERRUPT, dev_rw, 0, 0, range_w1(0, KEEP_IRQ_LINES));
+    caps[KEEP_SLOT_INTERRUPT] = cap_make(KEEP_TYPE_INTERRUPT, dev_rw, 0, 0, range_w1(0, KEEP_IRQ_LINES + KEEP_MSI_LINES));
     caps[KEEP_SLOT_SELF_PROCESS] = process_cap(p);
     caps[KEEP_SLOT_SELF_ASPACE] =
         cap_make(KEEP_TYPE_ASPACE, KEEP_RIGHT_ALL, 0, frame_info(as_pa)->version, as_pa);

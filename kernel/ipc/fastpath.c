@@ -111,7 +111,7 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
  * nothing: the general path ends that call with NO_REPLY. */
 static ALWAYS_INLINE bool holds_live_return(u64 w0)
 {
-    return unlikely(process_numbers[cap_objnum((struct cap){w0, 0})].reply == w0);
+    return unlikely(process_numbers[cap_pnum((struct cap){w0, 0})].reply == w0);
 }
 
 /* The rest of a call (tag: CALL_BITS, or STRING_CALL_BITS with str)
@@ -314,7 +314,7 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
         return;
     /* The caller it answers: the whole first word matches (the version,
      * and the WRITE right) while the caller waits for this reply. */
-    struct process_number *n = &process_numbers[cap_objnum(c)];
+    struct process_number *n = &process_numbers[cap_pnum(c)];
     struct process *p = n->p;
     if (!p || n->reply != c.w0)
         return;

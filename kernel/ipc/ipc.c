@@ -191,15 +191,15 @@ static bool fault_route(struct process *p, struct cap *to, u64 *label, u64 words
             return false;
         if (!process_is_out(h))
             return true;
-        u64 num = cap_objnum(*to);
-        struct process_export *x = &process_exports[num];
+        u64 num = cap_pnum(*to);
+        struct process_export *x = &process_numbers[num].x;
         *to = x->account->kpager;
         if (cap_is_null(*to) || !cap_live(*to))
             return false;
         words[0] = 0;
         words[1] = x->account->free_count;
         words[2] = KEEP_KMEM_PROCESS;
-        words[3] = num | x->gen << CAP_OBJNUM_BITS;
+        words[3] = num | x->gen << CAP_PNUM_BITS;
         *label = KEEP_LABEL_KMEM;
     }
     return false;
@@ -420,7 +420,7 @@ u64 ipc_send(struct invocation *inv, u64 mode)
     }
     /* A process its kpager exported: whoever needs it asks the kpager. */
     if (unlikely(process_is_out(r)))
-        return kmem_need_process(inv, cap_objnum(inv->cap));
+        return kmem_need_process(inv, cap_pnum(inv->cap));
     u64 e = build(s, tag, &m);
     if (e)
         return e;

@@ -20,6 +20,7 @@ enum frame_type {
     FRAME_KFREE,     /* donated to an account, not in use */
     FRAME_WRAPPER,   /* a wrapper object */
     FRAME_DMA_DOMAIN, /* a DMA domain object (its tables are FRAME_PAGETABLE) */
+    FRAME_NUMBERS,   /* an account's page of 64 process numbers (process_number.c) */
 };
 
 struct frame {

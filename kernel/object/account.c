@@ -122,9 +122,9 @@ static u64 create_process(struct invocation *inv, struct account *a)
         return e;
     if ((e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest)))
         return e;
-    if (!process_number_free())
+    if (!number_available(a)) /* all 2^20 numbers taken */
         return KEEP_ERR_BAD_STATE;
-    if ((e = kmem_need(inv, a, 1)))
+    if ((e = kmem_need(inv, a, 1 + number_frames_needed(a))))
         return e;
     struct process *p = process_create(aspace_from_cap(as_cap), a);
     *dest = process_cap(p);
@@ -159,9 +159,9 @@ static u64 destroy(struct invocation *inv, struct account *a)
     case KEEP_TYPE_PROCESS: {
         struct process *p = process_from_cap(c);
         if (process_is_out(p)) { /* exported: nothing to bring back */
-            if (process_exports[cap_objnum(c)].account != a)
+            if (process_numbers[cap_pnum(c)].x.account != a)
                 return KEEP_ERR_INVALID_ARG;
-            process_drop_exported(cap_objnum(c));
+            process_drop_exported(cap_pnum(c));
             return KEEP_ERR_OK;
         }
         if (p->account != a)

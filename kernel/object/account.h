@@ -20,6 +20,10 @@ struct account {
     struct aspace *aspaces;   /* address spaces made from it */
     struct wrapper *wrappers; /* wrappers made from it */
     u32 out_first;            /* 1 + the number of an exported process, or 0 */
+    /* Its process numbers (process_number.c): */
+    u32 number_pages; /* 1 + the index of its first number page, or 0 */
+    u32 free_pages;   /* 1 + the index of its first page with a free number, or 0 */
+    u32 numbers_free; /* free numbers in its pages */
 };
 
 struct invocation;

@@ -362,7 +362,7 @@ static void object_key(struct cap c, u64 *kind, u64 *id)
     case KEEP_TYPE_SENDER:
     case KEEP_TYPE_RETURN:
         *kind = KEEP_TYPE_PROCESS;
-        *id = cap_objnum(c);
+        *id = cap_pnum(c);
         return;
     default:
         *kind = cap_type(c);

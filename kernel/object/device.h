@@ -30,6 +30,15 @@ u64 range_invoke(struct invocation *inv, unsigned shift);
  * error (INVALID_ARG beyond the range, IN_USE for RAM or kernel devices). */
 u64 devmem_page(struct cap c, u64 offset, u64 *pa);
 
+/* The source id of the PCI function whose configuration page is page
+ * `offset` of the DEVMEM capability at address `devmem` (which needs
+ * WRITE): the authority over that function.  INVALID_ARG for any other page. */
+u64 devmem_pci_function(struct invocation *inv, u64 devmem, u64 offset, u16 *sid);
+
+/* A bit of process.irq_pending above the I/O APIC lines: an MSI line bound
+ * to the process fired while it was busy (which ones: interrupt.c). */
+#define MSI_PENDING (1u << 30)
+
 /* Interrupt line `line` fired (its vector is IRQ_VECTOR_BASE + line). */
 void interrupt_fire(unsigned line);
 /* An interrupt that waited for p: delivered now if there is one. */

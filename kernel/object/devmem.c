@@ -2,11 +2,13 @@
  * uncached by ASPACE.MAP.  The root task's capability covers everything
  * from the top of low RAM to 4 GiB; RAM and the interrupt controllers the
  * kernel drives are refused page by page, so no capability can reach them. */
+#include "acpi.h"
 #include "arch.h"
 #include "device.h"
 #include "frame.h"
 #include "invoke.h"
 #include "keep/abi.h"
+#include "process.h"
 #include "vtd.h"
 
 u64 devmem_page(struct cap c, u64 offset, u64 *pa)
@@ -19,6 +21,17 @@ u64 devmem_page(struct cap c, u64 offset, u64 *pa)
         return KEEP_ERR_IN_USE;
     *pa = p;
     return KEEP_ERR_OK;
+}
+
+u64 devmem_pci_function(struct invocation *inv, u64 devmem, u64 offset, u16 *sid)
+{
+    struct cap dm;
+    u64 pa, e = cap_lookup(inv->caller->as, devmem, KEEP_TYPE_DEVMEM, KEEP_RIGHT_WRITE, &dm);
+    if (e)
+        return e;
+    if ((e = devmem_page(dm, offset, &pa)))
+        return e == KEEP_ERR_IN_USE ? KEEP_ERR_INVALID_ARG : e;
+    return acpi_pci_function(pa, sid) ? KEEP_ERR_OK : KEEP_ERR_INVALID_ARG;
 }
 
 u64 devmem_invoke(struct invocation *inv)

@@ -225,16 +225,7 @@ static u64 unmap(struct dma_domain *d, u64 addr)
 }
 
 /* The source id of the PCI function named by (devmem, offset). */
-static u64 function(struct invocation *inv, u16 *sid)
-{
-    struct cap dm;
-    u64 pa, e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_DEVMEM, KEEP_RIGHT_WRITE, &dm);
-    if (e)
-        return e;
-    if ((e = devmem_page(dm, inv->arg[1], &pa)))
-        return e == KEEP_ERR_IN_USE ? KEEP_ERR_INVALID_ARG : e;
-    return acpi_pci_function(pa, sid) ? KEEP_ERR_OK : KEEP_ERR_INVALID_ARG;
-}
+static u64 function(struct invocation *inv, u16 *sid) { return devmem_pci_function(inv, inv->arg[0], inv->arg[1], sid); }
 
 static u64 attach(struct invocation *inv, struct dma_domain *d)
 {

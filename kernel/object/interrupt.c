@@ -1,9 +1,12 @@
-/* Interrupt lines: I/O APIC inputs that a driver binds to a process.  When
- * a bound line fires the kernel masks it and sends an IRQ message through
- * the SENDER capability given to BIND; the driver unmasks it with ACK once
- * it has served the device, so a level-triggered line cannot storm.  An
+/* Interrupt lines that a driver binds to a process: the I/O APIC's inputs
+ * (0-23) and the MSI lines (24-55), vectors a PCI function's message-
+ * signalled interrupts reach once ROUTE_MSI routed them.  When a bound line
+ * fires the kernel sends an IRQ message through the SENDER capability
+ * given to BIND.  An I/O APIC line is masked until the driver's ACK, so a
+ * level-triggered line cannot storm; an MSI is an edge, never masked.  An
  * interrupt that finds the process busy waits (one per line, a bit in the
- * process) and is delivered when the process next receives. */
+ * process, or in msi_pending) and is delivered when the process next
+ * receives. */
 #include "arch.h"
 #include "device.h"
 #include "dma_domain.h"
@@ -11,10 +14,19 @@
 #include "ipc.h"
 #include "keep/abi.h"
 #include "process.h"
+#include "vtd.h"
 
 #define CONSOLE_LINE 4 /* the kernel's own serial input */
+#define LINES (KEEP_IRQ_LINES + KEEP_MSI_LINES)
+#define IOAPIC_LINES ((1u << KEEP_IRQ_LINES) - 1) /* their bits in process.irq_pending */
+_Static_assert(KEEP_IRQ_LINES < 30 && KEEP_MSI_LINES <= 32, "the pending bits fit");
 
-static struct cap bound[KEEP_IRQ_LINES]; /* the SENDER of each line, or null */
+static struct cap bound[LINES]; /* the SENDER of each line, or null */
+static u32 msi_routed;          /* MSI lines routed to a function (bit line - IRQ_LINES) */
+static u32 msi_pending;         /* MSI lines that fired while their process was busy */
+
+static bool is_msi(unsigned line) { return line >= KEEP_IRQ_LINES; }
+static u32 msi_bit(unsigned line) { return 1u << (line - KEEP_IRQ_LINES); }
 
 /* The process line is bound to; a binding whose process has been destroyed
  * is dropped (and the line masked) here. */
@@ -27,29 +39,46 @@ static struct process *bound_to(unsigned line)
         return NULL; /* cannot happen: bound processes are not exported, nor bound while out */
     if (!p) {
         bound[line] = (struct cap){0, 0};
-        ioapic_mask(line, true);
+        if (!is_msi(line))
+            ioapic_mask(line, true);
     }
     return p;
 }
 
 void interrupt_fire(unsigned line)
 {
-    ioapic_mask(line, true);
+    if (!is_msi(line))
+        ioapic_mask(line, true);
     apic_eoi();
     struct process *p = bound_to(line);
     if (!p)
         return;
-    if (p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_RECV)
+    if (p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_RECV) {
         ipc_deliver_irq(p, line, cap_payload(bound[line]));
-    else
+    } else if (is_msi(line)) {
+        msi_pending |= msi_bit(line);
+        p->irq_pending |= MSI_PENDING;
+    } else {
         p->irq_pending |= 1u << line;
+    }
 }
 
 bool interrupt_deliver_pending(struct process *p)
 {
     if ((p->irq_pending & DMA_FAULT_PENDING) && dma_domain_deliver_pending(p))
         return true;
-    while (p->irq_pending & ~DMA_FAULT_PENDING) {
+    if (p->irq_pending & MSI_PENDING) {
+        for (u32 w = msi_pending; w; w &= w - 1) {
+            unsigned line = KEEP_IRQ_LINES + (unsigned)__builtin_ctz(w);
+            if (bound_to(line) == p) {
+                msi_pending &= ~msi_bit(line);
+                ipc_deliver_irq(p, line, cap_payload(bound[line]));
+                return true;
+            }
+        }
+        p->irq_pending &= ~MSI_PENDING;
+    }
+    while (p->irq_pending & IOAPIC_LINES) {
         unsigned line = (unsigned)__builtin_ctz(p->irq_pending);
         p->irq_pending &= ~(1u << line);
         if (bound_to(line) == p) {
@@ -62,10 +91,19 @@ bool interrupt_deliver_pending(struct process *p)
 
 bool interrupt_bound_to(struct process *p)
 {
-    for (unsigned line = 0; line < KEEP_IRQ_LINES; line++)
+    for (unsigned line = 0; line < LINES; line++)
         if (!cap_is_null(bound[line]) && process_from_cap(bound[line]) == p)
             return true;
     return false;
+}
+
+/* Forget a waiting interrupt of line for p. */
+static void forget_pending(struct process *p, unsigned line)
+{
+    if (is_msi(line))
+        msi_pending &= ~msi_bit(line);
+    else if (p)
+        p->irq_pending &= ~(1u << line);
 }
 
 static u64 bind(struct invocation *inv, unsigned line)
@@ -81,7 +119,9 @@ static u64 bind(struct invocation *inv, unsigned line)
     if (bound_to(line))
         return KEEP_ERR_IN_USE;
     bound[line] = s;
-    ioapic_program(line, IRQ_VECTOR_BASE + line, line >= 16, false);
+    forget_pending(NULL, line); /* one left by a destroyed process */
+    if (!is_msi(line))
+        ioapic_program(line, IRQ_VECTOR_BASE + line, line >= 16, false);
     return KEEP_ERR_OK;
 }
 
@@ -90,9 +130,34 @@ static u64 unbind(unsigned line)
     struct process *p = bound_to(line);
     if (!p)
         return KEEP_ERR_BAD_STATE;
-    ioapic_mask(line, true);
-    p->irq_pending &= ~(1u << line);
+    if (!is_msi(line))
+        ioapic_mask(line, true);
+    forget_pending(p, line);
     bound[line] = (struct cap){0, 0};
+    return KEEP_ERR_OK;
+}
+
+static u64 route_msi(struct invocation *inv, unsigned line)
+{
+    u16 sid;
+    u64 e = devmem_pci_function(inv, inv->arg[1], inv->arg[2], &sid);
+    if (e)
+        return e;
+    if (msi_routed & msi_bit(line))
+        return KEEP_ERR_IN_USE;
+    msi_routed |= msi_bit(line);
+    vtd_route_msi(line, IRQ_VECTOR_BASE + line, sid, &inv->res[0], &inv->res[1]);
+    return KEEP_ERR_OK;
+}
+
+static u64 unroute_msi(unsigned line)
+{
+    if (!(msi_routed & msi_bit(line)))
+        return KEEP_ERR_BAD_STATE;
+    vtd_unroute_msi(line);
+    msi_routed &= ~msi_bit(line);
+    if (bound_to(line))
+        unbind(line);
     return KEEP_ERR_OK;
 }
 
@@ -106,18 +171,28 @@ u64 interrupt_invoke(struct invocation *inv)
     case KEEP_M_INTERRUPT_BIND:
     case KEEP_M_INTERRUPT_UNBIND:
     case KEEP_M_INTERRUPT_ACK:
+    case KEEP_M_INTERRUPT_ROUTE_MSI:
+    case KEEP_M_INTERRUPT_UNROUTE_MSI:
         if (!inv_has(inv, KEEP_RIGHT_WRITE))
             return KEEP_ERR_NO_RIGHTS;
-        if (!range_holds(inv->cap, line, 1) || line >= KEEP_IRQ_LINES)
+        if (!range_holds(inv->cap, line, 1) || line >= LINES)
             return KEEP_ERR_INVALID_ARG;
-        if (inv->method == KEEP_M_INTERRUPT_BIND)
+        switch (inv->method) {
+        case KEEP_M_INTERRUPT_BIND:
             return bind(inv, (unsigned)line);
-        if (inv->method == KEEP_M_INTERRUPT_UNBIND)
+        case KEEP_M_INTERRUPT_UNBIND:
             return unbind((unsigned)line);
-        if (!bound_to((unsigned)line))
-            return KEEP_ERR_BAD_STATE;
-        ioapic_mask((unsigned)line, false);
-        return KEEP_ERR_OK;
+        case KEEP_M_INTERRUPT_ACK:
+            if (!bound_to((unsigned)line))
+                return KEEP_ERR_BAD_STATE;
+            if (!is_msi((unsigned)line))
+                ioapic_mask((unsigned)line, false);
+            return KEEP_ERR_OK;
+        }
+        if (!is_msi((unsigned)line))
+            return KEEP_ERR_INVALID_ARG;
+        return inv->method == KEEP_M_INTERRUPT_ROUTE_MSI ? route_msi(inv, (unsigned)line)
+                                                          : unroute_msi((unsigned)line);
     default:
         return KEEP_ERR_INVALID_METHOD;
     }

@@ -113,7 +113,7 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         if (!r)
             return KEEP_ERR_NO_RIGHTS;
         res[1] = 0;
-        res[0] = process_check(&res[1]) + sched_check(&res[1]) + account_check(&res[1]);
+        res[0] = process_check(&res[1]) + sched_check(&res[1]) + account_check(&res[1]) + numbers_check(&res[1]);
         return KEEP_ERR_OK;
     default:
         return KEEP_ERR_INVALID_METHOD;

@@ -194,7 +194,7 @@ struct export_header {
 #define EXPORT_BODY ALIGN_UP(sizeof(struct process), 8)
 _Static_assert(sizeof(struct export_header) + EXPORT_BODY + 16 <= PAGE_SIZE, "an export fits in its frame");
 
-static u64 export_nonce(u64 num, u64 gen) { return num | gen << CAP_OBJNUM_BITS; }
+static u64 export_nonce(u64 num, u64 gen) { return num | gen << CAP_PNUM_BITS; }
 
 /* Queued fault messages need their handler's return-capability slot and
  * cannot restart by themselves: a handler with some waiting stays in. */
@@ -263,7 +263,7 @@ u64 kmem_revoke_process(struct invocation *inv, struct account *a)
         return KEEP_ERR_IN_USE;
 
     u64 num = p->num;
-    struct process_export *x = &process_exports[num];
+    struct process_export *x = &process_numbers[num].x;
     unlink_for_export(p);
     x->account = a;
     x->as = p->as;
@@ -334,7 +334,7 @@ u64 kmem_restore_process(struct invocation *inv, struct account *a)
     if (h->magic != EXPORT_MAGIC || h->num >= KEEP_PROCESS_NUMBERS || h->length != EXPORT_BODY)
         return KEEP_ERR_BAD_SEAL;
     u64 num = h->num;
-    struct process_export *x = &process_exports[num];
+    struct process_export *x = &process_numbers[num].x;
     if (!process_is_out(process_numbers[num].p) || x->account != a ||
         h->version != process_numbers[num].version || h->gen != x->gen)
         return KEEP_ERR_BAD_SEAL;
@@ -364,7 +364,7 @@ u64 kmem_restore_process(struct invocation *inv, struct account *a)
 
 u64 kmem_need_process(struct invocation *inv, u64 num)
 {
-    struct process_export *x = &process_exports[num];
+    struct process_export *x = &process_numbers[num].x;
     if (inv->on_behalf)
         return INV_RESTART;
     u64 words[4] = {0, x->account->free_count, KEEP_KMEM_PROCESS, export_nonce(num, x->gen)};
@@ -393,8 +393,8 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
     for (struct aspace *as = a->aspaces; as; as = as->acct_next)
         for (struct account *o = all_accounts; o && as->nout; o = o->next)
             for (u32 n = o->out_first; n;) {
-                u32 next = process_exports[n - 1].out_next;
-                if (process_exports[n - 1].as == as)
+                u32 next = process_numbers[n - 1].x.out_next;
+                if (process_numbers[n - 1].x.as == as)
                     process_drop_exported(n - 1);
                 n = next;
             }
@@ -403,6 +403,7 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
     while (a->aspaces)
         aspace_destroy(a->aspaces);
     dma_domain_destroy_all(a); /* detaches their devices, unpins their pages */
+    numbers_release_all(a);
     ASSERT(a->used_count == 0 && a->nout == 0);
     account_close(a);
     return KEEP_ERR_OK;

@@ -15,34 +15,20 @@
 struct process *all_processes;
 static u64 next_pid = 1;
 
-struct process_number process_numbers[KEEP_PROCESS_NUMBERS];
-struct process_export process_exports[KEEP_PROCESS_NUMBERS];
 struct process process_out = {.state = KEEP_STATE_BLOCKED, .wait_kind = WAIT_OUT, .name = "(exported)"};
 u64 process_numbers_out;
 
-static u64 number_hint = 1;
-static u64 numbers_used;
-
-bool process_number_free(void) { return numbers_used < KEEP_PROCESS_NUMBERS - 1; }
-
 struct cap process_cap(struct process *p)
 {
-    return cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, p->num, process_numbers[p->num].version, 0);
+    return cap_make_process(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, p->num, process_numbers[p->num].version, 0);
 }
 
 struct process *process_create(struct aspace *as, struct account *a)
 {
-    /* Number 0 is never used; its reply word must match no capability,
-     * not even the null one (the fast path compares slots with it). */
-    process_numbers[0].reply = ~0ULL;
+    u64 num = number_take(a); /* first: it may buy a number page from a's frames */
     struct process *p = phys_to_virt(kmem_alloc(a, FRAME_PROCESS));
-    while (process_numbers[number_hint].p || number_hint == 0)
-        number_hint = (number_hint + 1) % KEEP_PROCESS_NUMBERS;
-    p->num = number_hint;
-    process_numbers[p->num].p = p;
-    if (!process_numbers[p->num].reply) /* the number's first process */
-        process_numbers[p->num].reply = cap_make(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, p->num, 0, 0).w0;
-    numbers_used++;
+    p->num = num;
+    process_numbers[num].p = p;
     p->as = as;
     p->account = a;
     as->nproc++;
@@ -162,10 +148,8 @@ void process_destroy(struct process *p)
 {
     process_detach(p);
     p->state = KEEP_STATE_EXITED;
-    process_numbers[p->num].version = (process_numbers[p->num].version + 1) & CAP_VERSION_MASK; /* every PROCESS and SENDER capability goes stale */
-    process_numbers[p->num].p = NULL;
-    numbers_used--;
     return_cap_used(p);
+    number_put(p->num); /* every PROCESS and SENDER capability goes stale */
     /* Whoever waits on it or sends to it starts again and sees STALE. */
     process_wake(WAIT_PROCESS, p);
     while (p->sendq_head) {
@@ -190,7 +174,7 @@ void process_destroy(struct process *p)
 
 void export_link(struct account *a, u64 num)
 {
-    process_exports[num].out_next = a->out_first;
+    process_numbers[num].x.out_next = a->out_first;
     a->out_first = (u32)num + 1;
 }
 
@@ -198,25 +182,23 @@ void export_unlink(struct account *a, u64 num)
 {
     u32 *link = &a->out_first;
     while (*link != num + 1)
-        link = &process_exports[*link - 1].out_next;
-    *link = process_exports[num].out_next;
-    process_exports[num].out_next = 0;
+        link = &process_numbers[*link - 1].x.out_next;
+    *link = process_numbers[num].x.out_next;
+    process_numbers[num].x.out_next = 0;
 }
 
 void process_drop_exported(u64 num)
 {
-    struct process_export *x = &process_exports[num];
+    struct process_export *x = &process_numbers[num].x;
     export_unlink(x->account, num);
     ASSERT(process_is_out(process_numbers[num].p));
-    process_numbers[num].version = (process_numbers[num].version + 1) & CAP_VERSION_MASK;
-    process_numbers[num].p = NULL;
     return_word_used(num); /* a reply it waited for finds its capability stale */
-    numbers_used--;
     process_numbers_out--;
     x->as->nproc--;
     x->account->nout--;
     x->account = NULL;
     x->as = NULL;
+    number_put(num);
 }
 
 void return_cap_lost(struct cap c)
@@ -348,7 +330,7 @@ static u64 mint(struct invocation *inv, struct process *p)
         return e;
     if (rights & ~(KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL))
         return KEEP_ERR_INVALID_ARG;
-    *dest = cap_make(KEEP_TYPE_SENDER, rights, p->num, process_numbers[p->num].version, inv->arg[1]);
+    *dest = cap_make_process(KEEP_TYPE_SENDER, rights, p->num, process_numbers[p->num].version, inv->arg[1]);
     return KEEP_ERR_OK;
 }
 
@@ -374,7 +356,7 @@ u64 process_invoke(struct invocation *inv)
     if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_MINT)
         return KEEP_ERR_INVALID_METHOD;
     if (unlikely(process_is_out(p))) /* exported: whoever needs it asks the kpager */
-        return kmem_need_process(inv, cap_objnum(inv->cap));
+        return kmem_need_process(inv, cap_pnum(inv->cap));
     if (!inv_has(inv, needs(inv)))
         return KEEP_ERR_NO_RIGHTS;
     switch (inv->method) {

@@ -10,6 +10,7 @@
 #include "arch.h"
 #include "aspace.h"
 #include "cap.h"
+#include "paging.h"
 
 enum wait_kind {
     WAIT_NONE,
@@ -67,7 +68,25 @@ _Static_assert(sizeof(struct process) <= 4096, "a process fits in one frame");
 
 extern struct process *all_processes;
 
-bool process_number_free(void);
+/* process_number.c: numbers are bought by accounts a page (63 numbers, one
+ * frame) at a time, as their processes need them. */
+void numbers_init(void);
+/* Frames CREATE_PROCESS needs besides the process's own: 1 when the account
+ * has no free number and must buy a page, else 0. */
+u64 number_frames_needed(const struct account *a);
+/* False only when the account has no free number and no page is left to buy. */
+bool number_available(const struct account *a);
+/* A free number of the account's (buying a page from its frames first if
+ * needed; the caller made sure it can): its entry names nothing yet. */
+u64 number_take(struct account *a);
+/* The process with number num is gone for good: its capabilities go stale
+ * and the number is free again (retired if its version is used up). */
+void number_put(u64 num);
+/* DESTROY_ALL: give back every number page of the account (none in use). */
+void numbers_release_all(struct account *a);
+u64 numbers_check(u64 *checked); /* CHECK_INVARIANTS */
+/* Process numbers in use (live or exported). */
+extern u64 numbers_used;
 /* Make a process in as from the account (which holds a frame). */
 struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
@@ -75,29 +94,38 @@ void process_destroy(struct process *p);
  * and its export can never be restored. */
 void process_drop_exported(u64 num);
 struct cap process_cap(struct process *p);
-/* Process numbers: what PROCESS, SENDER and RETURN capabilities name.
- * version: of PROCESS and SENDER capabilities (39 bits), raised when the
- * process is destroyed.  reply: the first word of the RETURN capability that answers
- * the number's next (or current) call; its version (bits 25-63) is raised,
- * by adding 1 << CAP_VERSION_SHIFT, when a reply is made or the process destroyed.  Both
- * stay with the number, so no capability of a destroyed process ever names
- * the next one with that number. */
-extern struct process_number {
-    struct process *p;
-    u64 version;
-    u64 reply;
-} process_numbers[KEEP_PROCESS_NUMBERS];
-/* A process exported by its kpager (ACCOUNT.REVOKE_PROCESS) has left the
+/* Process numbers (process_number.c): what PROCESS, SENDER and RETURN
+ * capabilities name.  p: the live process, &process_out while exported, or
+ * NULL.  version: of PROCESS and SENDER capabilities (34 bits), raised when
+ * the process is destroyed.  reply: the first word of the RETURN capability
+ * that answers the number's next (or current) call; its version (bits
+ * 30-63) is raised, by adding 1 << CAP_PVERSION_SHIFT, when a reply is made
+ * or the process destroyed.  Both stay with the number, so no capability of
+ * a destroyed process ever names the next one with that number.
+ *
+ * A process exported by its kpager (ACCOUNT.REVOKE_PROCESS) has left the
  * kernel; its number then names process_out, a placeholder that is BLOCKED
  * in WAIT_OUT, so that the IPC fast path never takes it and every other
- * path can tell (process_is_out).  What the kernel keeps of it is here. */
-extern struct process process_out;
-extern struct process_export {
+ * path can tell (process_is_out).  What the kernel keeps of it is x. */
+struct process_export {
     struct account *account; /* whose kpager holds it */
     struct aspace *as;       /* its space, which it still counts in (nproc) */
     u64 gen;                 /* the current export's generation */
     u32 out_next;            /* 1 + the next of the account's exported numbers, or 0 */
-} process_exports[KEEP_PROCESS_NUMBERS];
+};
+struct process_number {
+    struct process *p;
+    u64 version;
+    u64 reply;
+    struct process_export x;
+    u32 free_next; /* while free: 1 + the next free entry of its page, or 0 */
+};
+_Static_assert(sizeof(struct process_number) == 64, "64 numbers to a page");
+/* All 2^20 of them, at a fixed kernel address (KEEP_NUMBER_REGION): each
+ * page of 64 is a frame of the account whose processes use those numbers,
+ * or, where no account has one, a shared zero page that names nothing. */
+#define process_numbers ((struct process_number *)NUMBER_REGION)
+extern struct process process_out;
 /* The account's list of its exported processes. */
 void export_link(struct account *a, u64 num);
 void export_unlink(struct account *a, u64 num);
@@ -115,20 +143,20 @@ static inline struct cap return_cap(const struct process *caller)
 {
     return (struct cap){process_numbers[caller->num].reply, 0};
 }
-static inline void return_word_used(u64 num) { process_numbers[num].reply += 1ULL << CAP_VERSION_SHIFT; }
+static inline void return_word_used(u64 num) { process_numbers[num].reply += 1ULL << CAP_PVERSION_SHIFT; }
 static inline void return_cap_used(const struct process *caller) { return_word_used(caller->num); }
 /* The caller a RETURN capability answers, if it still waits for it. */
 static inline struct process *return_target(struct cap c)
 {
-    struct process_number *n = &process_numbers[cap_objnum(c)];
+    struct process_number *n = &process_numbers[cap_pnum(c)];
     struct process *p = n->p;
-    if (!p || (n->reply ^ c.w0) >> CAP_VERSION_SHIFT) /* another version */
+    if (!p || (n->reply ^ c.w0) >> CAP_PVERSION_SHIFT) /* another version */
         return NULL;
     return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY || p->wait_kind == WAIT_OUT ? p : NULL;
 }
 static inline struct process *process_from_cap(struct cap c)
 {
-    return process_by_number(cap_objnum(c), cap_version(c));
+    return process_by_number(cap_pnum(c), cap_pversion(c));
 }
 
 void process_set_name(struct process *p, const char *name);

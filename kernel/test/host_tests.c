@@ -253,19 +253,25 @@ static void test_ksyms(void)
 
 static void test_cap_encoding(void)
 {
-    /* Every field at its widest: 15-bit object number, 39-bit version. */
-    struct cap c = cap_make(KEEP_TYPE_SENDER, KEEP_RIGHT_ALL, 0x7fff, 0x6bcdef1234ULL, ~0ULL);
+    /* A process capability at its widest: 20-bit number, 34-bit version. */
+    struct cap c = cap_make_process(KEEP_TYPE_SENDER, KEEP_RIGHT_ALL, 0xfffff, 0x3bcdef123ULL, ~0ULL);
     CHECK(cap_type(c) == KEEP_TYPE_SENDER);
     CHECK(cap_rights(c) == KEEP_RIGHT_ALL);
-    CHECK(cap_objnum(c) == 0x7fff);
-    CHECK(cap_version(c) == 0x6bcdef1234ULL);
+    CHECK(cap_pnum(c) == 0xfffff);
+    CHECK(cap_pversion(c) == 0x3bcdef123ULL);
     CHECK(cap_payload(c) == ~0ULL);
     CHECK(!cap_is_null(c));
-    /* A version wider than 39 bits wraps instead of spilling into the type. */
-    struct cap v = cap_make(KEEP_TYPE_PAGE, 0, 1, (1ULL << 39) | 5, 0);
-    CHECK(cap_type(v) == KEEP_TYPE_PAGE && cap_version(v) == 5 && cap_objnum(v) == 1);
+    /* Too wide a version or number wraps instead of spilling into the next field. */
+    struct cap p = cap_make_process(KEEP_TYPE_PROCESS, 0, (1ULL << 20) | 9, (1ULL << 34) | 7, 0);
+    CHECK(cap_type(p) == KEEP_TYPE_PROCESS && cap_pnum(p) == 9 && cap_pversion(p) == 7 && cap_rights(p) == 0);
+    /* Objects in frames: a 39-bit version. */
+    struct cap f = cap_make(KEEP_TYPE_PAGE, 0, 0, 0x6bcdef1234ULL, 0x5000);
+    CHECK(cap_type(f) == KEEP_TYPE_PAGE && cap_version(f) == 0x6bcdef1234ULL && cap_pa(f) == 0x5000);
+    struct cap v = cap_make(KEEP_TYPE_PAGE, 0, 0, (1ULL << 39) | 5, 0);
+    CHECK(cap_type(v) == KEEP_TYPE_PAGE && cap_version(v) == 5);
     struct cap r = cap_restrict(c, KEEP_RIGHT_READ);
-    CHECK(cap_rights(r) == KEEP_RIGHT_READ && cap_objnum(r) == 0x7fff && cap_type(r) == KEEP_TYPE_SENDER);
+    CHECK(cap_rights(r) == KEEP_RIGHT_READ && cap_pnum(r) == 0xfffff && cap_type(r) == KEEP_TYPE_SENDER &&
+          cap_pversion(r) == 0x3bcdef123ULL);
     CHECK(cap_rights(cap_restrict(r, KEEP_RIGHT_ALL)) == KEEP_RIGHT_READ); /* never amplifies */
     CHECK(cap_rights(cap_mask(r, 0)) == KEEP_RIGHT_READ);                  /* 0 keeps */
     CHECK(cap_is_null((struct cap){0, 0}));
@@ -275,7 +281,7 @@ static void test_cap_weak(void)
 {
     struct cap page = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC, 0, 3, 0x5000);
     struct cap as = cap_make(KEEP_TYPE_ASPACE, KEEP_RIGHT_ALL, 0, 3, 0x6000);
-    struct cap proc = cap_make(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, 7, 3, 0);
+    struct cap proc = cap_make_process(KEEP_TYPE_PROCESS, KEEP_RIGHT_ALL, 7, 3, 0);
     /* WEAK in a mask is added, and takes WRITE away. */
     struct cap w = cap_restrict(as, KEEP_RIGHT_ALL | KEEP_RIGHT_WEAK);
     CHECK(cap_weak(w) && !(cap_rights(w) & KEEP_RIGHT_WRITE) && (cap_rights(w) & KEEP_RIGHT_READ));

@@ -9,6 +9,8 @@
  *                       kernel-only, RW, NX; see docs/kernel-manual.md)
  *   0xffffff0000000000  device registers (4 KiB pages, uncached, NX)
  *   0xffffffff80000000  the kernel image: text RX, rodata R+NX, data RW+NX
+ *   0xffffffffc0000000  the process-number array: 64 MiB of 4 KiB pages, each
+ *                       an account's number page (RW+NX) or the zero page (R+NX)
  * Nothing in it is user-accessible, and no page is writable and executable;
  * paging_check() verifies both at run time (KERNEL.CHECK_PAGING). */
 #include "paging.h"
@@ -18,7 +20,9 @@
 #include "x86.h"
 
 #define MMIO_WINDOW 0xffffff0000000000ULL
-#define POOL_PAGES 32
+/* The kernel image, the physical window and the device window need at most
+ * 32 tables; the number region needs 33 (a directory and 32 tables). */
+#define POOL_PAGES (32 + 1 + NUMBER_REGION_SIZE / (2ULL << 20))
 
 extern u8 _text[], _etext[], _rodata[], _erodata[], _data[], _end[];
 
@@ -27,6 +31,9 @@ static u64 pt_pool[POOL_PAGES][512] __attribute__((aligned(4096)));
 static unsigned pt_pool_used;
 static unsigned mmio_pages;
 static bool pcid_enabled;
+static u64 global_flag;
+/* What the number region shows where no account bought a page. */
+static const u8 zero_page[PAGE_SIZE] __attribute__((aligned(4096)));
 
 u64 kernel_virt_to_phys(const void *va) { return (u64)(uptr)va - KERNEL_VMA; }
 u64 kernel_pml4_phys(void) { return kernel_virt_to_phys(kernel_pml4); }
@@ -76,7 +83,7 @@ static bool is_guard_page(u64 va)
 
 void paging_init(u64 max_phys)
 {
-    u64 g = (cpu0.features & KEEP_CPU_GLOBAL) ? PTE_G : 0;
+    u64 g = global_flag = (cpu0.features & KEEP_CPU_GLOBAL) ? PTE_G : 0;
     if (max_phys > PHYS_WINDOW_MAX)
         max_phys = PHYS_WINDOW_MAX;
 
@@ -92,6 +99,8 @@ void paging_init(u64 max_phys)
     /* Create the device window's tables now: address spaces copy the kernel
      * half of the PML4 when they are made, so it must not gain entries later. */
     ASSERT(walk_create(kernel_pml4, MMIO_WINDOW, 0, PTE_P | PTE_W, pool_alloc, NULL));
+    for (u64 va = NUMBER_REGION; va < NUMBER_REGION + NUMBER_REGION_SIZE; va += PAGE_SIZE)
+        kmap(va, kernel_virt_to_phys(zero_page), g | PTE_NX, 0);
 
     write_cr3(kernel_pml4_phys());
     if (cpu0.features & KEEP_CPU_PCID) {
@@ -107,6 +116,16 @@ void *map_mmio(u64 pa)
     kmap(va, pa & PTE_ADDR, PTE_W | PTE_NX | PTE_PCD | PTE_PWT, 0);
     invlpg(va);
     return (void *)(uptr)(va + (pa & 0xfff));
+}
+
+void number_region_map(u64 va, u64 pa)
+{
+    ASSERT(va >= NUMBER_REGION && va < NUMBER_REGION + NUMBER_REGION_SIZE && !(va & 0xfff));
+    if (pa)
+        kmap(va, pa, global_flag | PTE_W | PTE_NX, 0);
+    else
+        kmap(va, kernel_virt_to_phys(zero_page), global_flag | PTE_NX, 0);
+    invlpg(va);
 }
 
 #define CAPSEG_SLOT ((KEEP_CAP_SEGMENT >> 39) & 511)

@@ -8,6 +8,11 @@
 #define KERNEL_VMA 0xffffffff80000000ULL
 #define PHYS_WINDOW 0xffff800000000000ULL
 #define PHYS_WINDOW_MAX (16ULL << 30) /* the window covers the first 16 GiB */
+/* The process-number array (kernel/object/process_number.c): 64 MiB in the
+ * top 2 GiB, so that the IPC fast path indexes it with a 32-bit displacement
+ * as it would a static table. */
+#define NUMBER_REGION 0xffffffffc0000000ULL
+#define NUMBER_REGION_SIZE (64ULL << 20)
 
 #define PTE_P (1ULL << 0)
 #define PTE_W (1ULL << 1)
@@ -28,6 +33,9 @@ typedef u64 (*pt_alloc_fn)(void *ctx);
 
 void paging_init(u64 max_phys);
 void *map_mmio(u64 pa);
+/* Back one page of the number region with the frame pa, or, with 0, with
+ * the zero page again (read-only); flushes the old translation. */
+void number_region_map(u64 va, u64 pa);
 u64 kernel_pml4_phys(void);
 
 /* User address spaces. */

@@ -47,7 +47,7 @@ static void handle_irq(u64 vector)
         apic_eoi();
         break;
     default:
-        if (vector >= IRQ_VECTOR_BASE && vector < IRQ_VECTOR_BASE + KEEP_IRQ_LINES)
+        if (vector >= IRQ_VECTOR_BASE && vector < IRQ_VECTOR_BASE + KEEP_IRQ_LINES + KEEP_MSI_LINES)
             interrupt_fire((unsigned)(vector - IRQ_VECTOR_BASE)); /* it sends the EOI */
         else
             apic_eoi();

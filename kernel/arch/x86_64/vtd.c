@@ -8,8 +8,9 @@
  *
  * Interrupt remapping, where the unit has it (and queued invalidation,
  * which it needs): every interrupt message goes through the interrupt
- * remapping table, which holds only the I/O APIC's lines, each entry
- * usable by the I/O APIC alone (its source id, from DMAR).  Compatibility-
+ * remapping table, which holds the I/O APIC's lines, each entry usable by
+ * the I/O APIC alone (its source id, from DMAR), and the MSI lines, each
+ * usable by the one PCI function it was routed to.  Compatibility-
  * format messages are not enabled, so by the specification a device that
  * writes to the interrupt address range (a forged MSI) is stopped and
  * reported like a DMA fault; QEMU 7.2 delivers them anyway (docs/devices.md). */
@@ -66,7 +67,8 @@ static int ioapic_sid = -1; /* the I/O APIC's source id (DMAR device scope type 
 static u64 *inv_queue;
 static unsigned inv_tail;
 static volatile u32 inv_done;
-/* The interrupt remapping table: entry n for I/O APIC line n. */
+/* The interrupt remapping table: entry n for interrupt line n (I/O APIC
+ * lines, then MSI lines). */
 static u64 *irt;
 
 static u32 rd32(unsigned off) { return *(volatile u32 *)(regs + off); }
@@ -140,6 +142,32 @@ bool vtd_route_line(unsigned line, unsigned vector, bool level)
     irt[2 * line] = 1 | (level ? 1u << 4 : 0) | (u64)vector << 16;
     queue_invalidation(0x4 | 1u << 4 | (u64)line << 32, 0); /* interrupt entry cache, that index */
     return true;
+}
+
+void vtd_route_msi(unsigned handle, unsigned vector, u16 sid, u64 *addr, u64 *data)
+{
+    if (!irt) { /* compatibility format: this CPU (APIC id 0), fixed, edge */
+        *addr = 0xfee00000u;
+        *data = vector;
+        return;
+    }
+    /* Present, fixed, edge, physical destination APIC 0; only function sid
+     * may use the entry (SVT 1, SQ 0: all 16 bits compared). */
+    irt[2 * handle + 1] = (u64)sid | 1ULL << 18;
+    irt[2 * handle] = 1 | (u64)vector << 16;
+    queue_invalidation(0x4 | 1u << 4 | (u64)handle << 32, 0);
+    /* Remappable format (bit 4): handle[14:0] at bits 19:5, handle[15] at
+     * bit 2, no subhandle (SHV 0), so the data is 0. */
+    *addr = 0xfee00000u | (u64)(handle & 0x7fff) << 5 | 1u << 4 | (u64)(handle >> 15 & 1) << 2;
+    *data = 0;
+}
+
+void vtd_unroute_msi(unsigned handle)
+{
+    if (!irt)
+        return;
+    irt[2 * handle] = irt[2 * handle + 1] = 0;
+    queue_invalidation(0x4 | 1u << 4 | (u64)handle << 32, 0);
 }
 
 void vtd_flush_domain(u16 did)

@@ -37,6 +37,13 @@ void vtd_flush_domain(u16 did);
  * entry (handle = line) at vector; false when remapping is off (the I/O
  * APIC then sends compatibility-format messages). */
 bool vtd_route_line(unsigned line, unsigned vector, bool level);
+/* MSI line `handle` (its remapping entry) to vector for function sid:
+ * the message address and data the function must send.  With interrupt
+ * remapping the entry is written (usable by sid alone) and the message is
+ * in remappable format; without, a compatibility-format message. */
+void vtd_route_msi(unsigned handle, unsigned vector, u16 sid, u64 *addr, u64 *data);
+/* Clear the entry: messages naming it are refused (and reported). */
+void vtd_unroute_msi(unsigned handle);
 /* The fault event interrupt: read and clear the fault records. */
 void vtd_fault_irq(void);
 

@@ -107,7 +107,7 @@
 #define KEEP_SLOT_TIMER 0x7ULL /* The timer. */
 #define KEEP_SLOT_DEVMEM 0x8ULL /* Device memory: every physical page between the top of low RAM and 4 GiB (root task and trusted programs). */
 #define KEEP_SLOT_IOPORT 0x9ULL /* Every I/O port (root task and trusted programs). */
-#define KEEP_SLOT_INTERRUPT 0xaULL /* Every I/O APIC interrupt line (root task and trusted programs). */
+#define KEEP_SLOT_INTERRUPT 0xaULL /* Every interrupt line: the I/O APIC's and the MSI lines (root task and trusted programs). */
 #define KEEP_SLOT_FIRST_FREE 0x10ULL /* The first slot that is not reserved by convention. */
 
 /* Layout constants */
@@ -123,8 +123,9 @@
 #define KEEP_MAX_STRING 0x1000ULL /* Largest byte string one message carries. */
 #define KEEP_MAX_CAPS 0x4ULL /* Capabilities one message carries, and receive slots one receive phase names. */
 #define KEEP_MAX_RECV_SLOTS 0x5ULL /* Receive slots one receive phase names: a call's return capability plus MAX_CAPS. */
-#define KEEP_PROCESS_NUMBERS 0x8000ULL /* Processes that can exist at once (the object number of process capabilities is 15 bits wide). */
+#define KEEP_PROCESS_NUMBERS 0x100000ULL /* Process numbers (the number in process capabilities is 20 bits wide): 16,384 pages of 64, of which accounts buy pages of 63 usable numbers, a frame each, as their processes need them (docs/kernel-memory.md). */
 #define KEEP_IRQ_LINES 0x18ULL /* Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI). */
+#define KEEP_MSI_LINES 0x20ULL /* Message-signalled interrupt lines, numbered IRQ_LINES to IRQ_LINES + MSI_LINES - 1 (24-55): each is a vector a PCI function's MSI or MSI-X message reaches once INTERRUPT.ROUTE_MSI routed it there. They are edge-triggered and never masked. */
 #define KEEP_DMA_FAULT_QUEUE 0x10ULL /* DMA faults one domain keeps for its fault handler until it receives them. */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
 #define KEEP_KMEM_FRAMES 0x0ULL /* Word 2 of a KMEM fault: the account needs frames (word 0 says how many). */
@@ -148,7 +149,7 @@
 /* Labels of kernel-made messages */
 #define KEEP_LABEL_EXCEPTION 0xff00ULL /* A CPU exception (page fault included). Words: vector, rip, address (CR2 for a page fault, else 0), error code. */
 #define KEEP_LABEL_SYSCALL 0xff01ULL /* A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx. */
-#define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-14, the export's generation above). The faulting invocation restarts after the reply. */
+#define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-19, the export's generation above). The faulting invocation restarts after the reply. */
 #define KEEP_LABEL_IRQ 0xff03ULL /* An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK. */
 #define KEEP_LABEL_DMA_FAULT 0xff04ULL /* A device attached to a DMA domain accessed a device address the domain does not map with that access (a send). Words: device (PCI bus << 8 | device << 3 | function), device address (page), VT-d fault reason, 1 for a write or 0 for a read; the payload is that of the SENDER given to DMA_DOMAIN.SET_FAULT_HANDLER. Faults that find the handler not receiving wait in the domain (DMA_FAULT_QUEUE of them; later ones are counted as lost) and come when it next receives. */
 
@@ -255,6 +256,8 @@
 #define KEEP_M_INTERRUPT_BIND 3
 #define KEEP_M_INTERRUPT_UNBIND 4
 #define KEEP_M_INTERRUPT_ACK 5
+#define KEEP_M_INTERRUPT_ROUTE_MSI 6
+#define KEEP_M_INTERRUPT_UNROUTE_MSI 7
 #define KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN 13
 #define KEEP_M_DMA_DOMAIN_INFO 1
 #define KEEP_M_DMA_DOMAIN_MAP 2

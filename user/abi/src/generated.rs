@@ -202,7 +202,7 @@ pub mod slot {
     pub const DEVMEM: u64 = 0x8;
     /// Every I/O port (root task and trusted programs).
     pub const IOPORT: u64 = 0x9;
-    /// Every I/O APIC interrupt line (root task and trusted programs).
+    /// Every interrupt line: the I/O APIC's and the MSI lines (root task and trusted programs).
     pub const INTERRUPT: u64 = 0xa;
     /// The first slot that is not reserved by convention.
     pub const FIRST_FREE: u64 = 0x10;
@@ -234,10 +234,12 @@ pub mod layout {
     pub const MAX_CAPS: u64 = 0x4;
     /// Receive slots one receive phase names: a call's return capability plus MAX_CAPS.
     pub const MAX_RECV_SLOTS: u64 = 0x5;
-    /// Processes that can exist at once (the object number of process capabilities is 15 bits wide).
-    pub const PROCESS_NUMBERS: u64 = 0x8000;
+    /// Process numbers (the number in process capabilities is 20 bits wide): 16,384 pages of 64, of which accounts buy pages of 63 usable numbers, a frame each, as their processes need them (docs/kernel-memory.md).
+    pub const PROCESS_NUMBERS: u64 = 0x100000;
     /// Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI).
     pub const IRQ_LINES: u64 = 0x18;
+    /// Message-signalled interrupt lines, numbered IRQ_LINES to IRQ_LINES + MSI_LINES - 1 (24-55): each is a vector a PCI function's MSI or MSI-X message reaches once INTERRUPT.ROUTE_MSI routed it there. They are edge-triggered and never masked.
+    pub const MSI_LINES: u64 = 0x20;
     /// DMA faults one domain keeps for its fault handler until it receives them.
     pub const DMA_FAULT_QUEUE: u64 = 0x10;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
@@ -284,7 +286,7 @@ pub mod label {
     pub const EXCEPTION: u64 = 0xff00;
     /// A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx.
     pub const SYSCALL: u64 = 0xff01;
-    /// A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-14, the export's generation above). The faulting invocation restarts after the reply.
+    /// A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-19, the export's generation above). The faulting invocation restarts after the reply.
     pub const KMEM: u64 = 0xff02;
     /// An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK.
     pub const IRQ: u64 = 0xff03;
@@ -465,7 +467,7 @@ pub mod method {
         pub const SET_KPAGER: u64 = 2;
         /// Make an empty address space (2 frames: the object and its top-level page table) paid by this account, whose page tables also grow from this account; place a capability with all rights at dest.
         pub const CREATE_ASPACE: u64 = 3;
-        /// Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. BAD_STATE when PROCESS_NUMBERS processes exist.
+        /// Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. Its number comes from the account's number pages; when none is free the account buys one (1 more frame: a KMEM fault asks for 2). BAD_STATE when all PROCESS_NUMBERS numbers are taken.
         pub const CREATE_PROCESS: u64 = 4;
         /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have. A RETURN capability cannot be wrapped (INVALID_ARG).
         pub const CREATE_WRAPPER: u64 = 5;
@@ -517,8 +519,12 @@ pub mod method {
         pub const BIND: u64 = 3;
         /// Mask line and forget its binding and any interrupt still waiting; BAD_STATE if it is not bound.
         pub const UNBIND: u64 = 4;
-        /// Unmask line after its interrupt has been handled (each delivery masks it); BAD_STATE if it is not bound.
+        /// Unmask line after its interrupt has been handled (each delivery masks an I/O APIC line; an MSI line is never masked, and ACK of it does nothing more than check); BAD_STATE if it is not bound.
         pub const ACK: u64 = 5;
+        /// Route the MSI line line (in the range, IRQ_LINES to IRQ_LINES + MSI_LINES - 1) to the PCI function whose configuration page is page offset of the DEVMEM capability devmem (with WRITE, as in DMA_DOMAIN.ATTACH), and return the message address and data to program into that function's MSI or MSI-X capability. With interrupt remapping, remapping entry line is written for that function's source id alone (source-id verification) and the address is in remappable format naming it (data 0); without, the address is the compatibility-format one of this CPU and the data vector 0x30 + line. INVALID_ARG for an I/O APIC line or a page that is no function's configuration page; IN_USE if the line is routed already.
+        pub const ROUTE_MSI: u64 = 6;
+        /// Undo ROUTE_MSI of line: its remapping entry is cleared (the function's messages to it are refused and reported by the IOMMU), its binding and any interrupt still waiting are dropped. BAD_STATE if it is not routed.
+        pub const UNROUTE_MSI: u64 = 7;
     }
     pub mod dma_domain {
         /// Return the width of its device addresses (39 or 48 bits), the pages mapped, the devices attached, and remapping = 1 if the IOMMU translates DMA (0 on a machine without one: the domain then confines nothing).

@@ -661,6 +661,19 @@ impl Interrupt {
     pub fn ack(self, line: u64) -> Result<()> {
         invoke(self.0, method::interrupt::ACK, [line, 0, 0, 0]).map(drop)
     }
+
+    /// Routes MSI line `line` to the PCI function whose configuration page
+    /// is page `offset` of the DEVMEM capability at `devmem`; returns the
+    /// message (address, data) to program into the function.
+    pub fn route_msi(self, line: u64, devmem: u64, offset: u64) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::interrupt::ROUTE_MSI, [line, devmem, offset, 0])?;
+        Ok((r[0], r[1]))
+    }
+
+    /// Undoes `route_msi`: the function's messages to `line` no longer arrive.
+    pub fn unroute_msi(self, line: u64) -> Result<()> {
+        invoke(self.0, method::interrupt::UNROUTE_MSI, [line, 0, 0, 0]).map(drop)
+    }
 }
 
 /// A kernel-memory account.
@@ -1142,7 +1155,7 @@ mod tests {
              DEVMEM IOPORT INTERRUPT FIRST_FREE);
         add!("layout", layout: CAP_SPACE_SLOTS CAPPAGE_SLOTS CAP_SEGMENT PAGE_SIZE USER_TOP
              BOOT_IMAGE_VADDR ROOT_STACK_TOP ROOT_STACK_PAGES ROOT_ACCOUNT_FRAMES MAX_STRING
-             MAX_CAPS MAX_RECV_SLOTS PROCESS_NUMBERS IRQ_LINES WRAPPER_DEPTH DMA_FAULT_QUEUE
+             MAX_CAPS MAX_RECV_SLOTS PROCESS_NUMBERS IRQ_LINES MSI_LINES WRAPPER_DEPTH DMA_FAULT_QUEUE
              KMEM_FRAMES KMEM_PROCESS);
         add!("tag", tag: LABEL_MASK CAPS_SHIFT SLOTS_SHIFT COUNT_MASK STRING MODE_SHIFT
              MODE_CALL MODE_SEND MODE_RECV MODE_SEND_RECV SEND_NONBLOCK RECV_NONBLOCK CALLED);
@@ -1174,7 +1187,7 @@ mod tests {
         add_methods!("TIMER", timer: NOW SLEEP);
         add_methods!("DEVMEM", devmem: INFO RESTRICT);
         add_methods!("IOPORT", ioport: INFO RESTRICT IN OUT);
-        add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK);
+        add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK ROUTE_MSI UNROUTE_MSI);
         add_methods!("DMA_DOMAIN", dma_domain: INFO MAP UNMAP LOOKUP ATTACH DETACH
                      SET_FAULT_HANDLER FAULTS);
         m

@@ -242,3 +242,60 @@ pub fn errors(cx: &mut Cx) -> TestResult {
         r
     })
 }
+
+/// Runs hello with `arg0` as an instance on a sub-bank of `bank` to its
+/// end; its status and the frames its bank held at the end.
+fn hello_run(cx: &mut Cx, c: Constructor, bank: Bank, arg0: u64) -> Result<(keep_abi::Status, u64), alloc::string::String> {
+    let [p, b] = cx.slots::<2>()?;
+    let r = (|| {
+        let inst = c.instantiate(bank, 400, 16, arg0, p, b).ctx("INSTANTIATE")?;
+        let st = inst.process.wait().ctx("WAIT");
+        let used = inst.bank.info().ctx("INFO").map(|i| i.used);
+        let reaped = inst.reap().ctx("reap the instance");
+        let (st, used) = (st?, used?);
+        reaped?;
+        Ok((st, used))
+    })();
+    cx.drop_slots(&[p, b]);
+    r
+}
+
+/// The constructor pages its instances: an instance's zero pages (the
+/// 1 MiB heap of .bss, the stack below its top page) are made on first
+/// touch from the instance's own bank, so an instance that touches 64
+/// more heap pages holds 64 more frames, and far fewer than an eager load
+/// would; its stack grows by faults too.  A fault that is not a first touch
+/// (an unmapped page outside those ranges, a write to its code) stops the
+/// instance as FAULTED with the address, as without a pager; the
+/// requester's bank gets everything back.
+pub fn first_touch(cx: &mut Cx) -> TestResult {
+    with_all(cx, |cx, meta, bank, _| {
+        let image = elf(cx, "hello")?;
+        let program = keep_loader::Program::parse(image).map_err(|e| alloc::format!("hello: {e}"))?;
+        let eager = program.page_count() + keep_loader::spawn::STACK_PAGES;
+        let [c, scratch] = cx.slots::<2>()?;
+        let r = (|| {
+            let ctor = meta.build("hello", image, &[], scratch, c).ctx("build a constructor of hello")?;
+            let before = bank.info().ctx("INFO")?;
+            let (st1, used1) = hello_run(cx, ctor, bank, 6 | 1 << 8)?;
+            ensure!(st1.state == state::EXITED && st1.code == 0, "touching 1 heap page and 9 stack pages: {st1}");
+            let (st65, used65) = hello_run(cx, ctor, bank, 6 | 65 << 8)?;
+            ensure!(st65.state == state::EXITED && st65.code == 0, "touching 65 heap pages: {st65}");
+            ensure!((64..=72).contains(&(used65 - used1)), "64 more pages touched, {} more frames held ({used1} -> {used65})", used65 - used1);
+            // hello's .bss is its 1 MiB heap: an eager load made 256 pages of it.
+            ensure!(used1 + 200 < eager, "an instance that touched little holds {used1} frames; an eager load makes {eager} pages");
+            let (st, _) = hello_run(cx, ctor, bank, 7 | 0x10 << 8)?;
+            ensure!(st.state == state::FAULTED && st.code == 14 && st.addr == 0x10, "a write to address 0x10: {st}");
+            let (st, _) = hello_run(cx, ctor, bank, 7 | program.entry << 8)?;
+            ensure!(
+                st.state == state::FAULTED && st.code == 14 && st.addr == program.entry,
+                "a write to its own code at {:#x}: {st}",
+                program.entry
+            );
+            ensure!(bank.info().ctx("INFO")? == before, "the instances' banks left frames behind");
+            Ok(())
+        })();
+        cx.drop_slots(&[c, scratch]);
+        r
+    })
+}

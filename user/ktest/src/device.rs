@@ -219,7 +219,8 @@ pub fn irq_errors(cx: &mut Cx) -> TestResult {
     with_slots(cx, |_, [s, c, ro]| {
         SELF_PROCESS.mint(s, 0, rights::WRITE).ctx("MINT")?;
         expect_err(INTERRUPT.bind(CONSOLE_LINE, s), Error::IN_USE, "the console's line")?;
-        expect_err(INTERRUPT.bind(layout::IRQ_LINES, s), Error::INVALID_ARG, "line 24")?;
+        let all = layout::IRQ_LINES + layout::MSI_LINES;
+        expect_err(INTERRUPT.bind(all, s), Error::INVALID_ARG, "line 56")?;
         expect_err(INTERRUPT.bind(PIT_LINE, slot::CONSOLE), Error::WRONG_TYPE, "not a SENDER")?;
         expect_err(INTERRUPT.bind(PIT_LINE, c), Error::INVALID_CAP, "empty slot")?;
         expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK unbound")?;
@@ -234,7 +235,7 @@ pub fn irq_errors(cx: &mut Cx) -> TestResult {
         Interrupt(c).unbind(5).ctx("UNBIND 5")?;
         expect_err(INTERRUPT.restrict(20, 4, ro), Error::EXISTS, "into a full slot")?;
         let (b, n) = INTERRUPT.info().ctx("INFO")?;
-        ensure!(b == 0 && n == layout::IRQ_LINES, "root range {b}+{n}");
+        ensure!(b == 0 && n == all, "root range {b}+{n}");
         Ok(())
     })
 }
@@ -330,5 +331,70 @@ pub fn reclaim_after_aspace(cx: &mut Cx) -> TestResult {
         })();
         cx.drop_slot(p);
         r
+    })
+}
+
+/// q35's ECAM window (its MCFG table) and the page of function 00:00.0,
+/// the host bridge.
+const ECAM: u64 = 0xb000_0000;
+const MSI_LINE: u64 = layout::IRQ_LINES + 5;
+
+/// ROUTE_MSI returns the message for the machine (remappable format naming
+/// entry `line` with interrupt remapping, else the compatibility-format
+/// address and vector 0x30 + line); BIND, ACK and UNBIND work on MSI lines,
+/// UNROUTE_MSI drops the binding; every error leaves the route as it was.
+pub fn msi_route(cx: &mut Cx) -> TestResult {
+    let remap = crate::drivers::remapping(cx)?;
+    with_slots(cx, |_, [s, c, ro, dro]| {
+        let (base, _) = DEVMEM.info().ctx("DEVMEM INFO")?;
+        let host = page_of(base, ECAM);
+        SELF_PROCESS.mint(s, 7, rights::WRITE).ctx("MINT")?;
+        INTERRUPT.restrict(MSI_LINE, 1, c).ctx("RESTRICT")?;
+        let msi = Interrupt(c);
+        let before = snapshot()?;
+        // Errors first: nothing is routed by any of them.
+        expect_err(msi.route_msi(MSI_LINE + 1, slot::DEVMEM, host), Error::INVALID_ARG, "outside the range")?;
+        expect_err(INTERRUPT.route_msi(PIT_LINE, slot::DEVMEM, host), Error::INVALID_ARG, "an I/O APIC line")?;
+        expect_err(INTERRUPT.route_msi(layout::IRQ_LINES + layout::MSI_LINES, slot::DEVMEM, host), Error::INVALID_ARG, "line 56")?;
+        expect_err(msi.route_msi(MSI_LINE, slot::DEVMEM, page_of(base, HPET)), Error::INVALID_ARG, "the HPET's page")?;
+        expect_err(msi.route_msi(MSI_LINE, slot::DEVMEM, page_of(base, LAPIC)), Error::INVALID_ARG, "the local APIC's page")?;
+        expect_err(msi.route_msi(MSI_LINE, ro, host), Error::INVALID_CAP, "an empty devmem slot")?;
+        expect_err(msi.route_msi(MSI_LINE, slot::CONSOLE, host), Error::WRONG_TYPE, "CONSOLE as devmem")?;
+        expect_err(msi.route_msi(MSI_LINE, 1 << 33, host), Error::OUT_OF_RANGE, "devmem beyond the space")?;
+        SELF_ASPACE.copy_cap(slot::DEVMEM, dro, rights::READ).ctx("COPY DEVMEM READ")?;
+        expect_err(msi.route_msi(MSI_LINE, dro, host), Error::NO_RIGHTS, "READ-only devmem")?;
+        SELF_ASPACE.copy_cap(c, ro, rights::READ).ctx("COPY READ")?;
+        expect_err(Interrupt(ro).route_msi(MSI_LINE, slot::DEVMEM, host), Error::NO_RIGHTS, "through READ")?;
+        expect_err(msi.unroute_msi(MSI_LINE), Error::BAD_STATE, "UNROUTE of a line not routed")?;
+        expect_err(INTERRUPT.unroute_msi(PIT_LINE), Error::INVALID_ARG, "UNROUTE of an I/O APIC line")?;
+        unchanged(before)?;
+        // Routed: the message for this machine.
+        let (addr, data) = msi.route_msi(MSI_LINE, slot::DEVMEM, host).ctx("ROUTE_MSI")?;
+        let r = (|| {
+            if remap {
+                ensure!(addr == 0xfee0_0000 | MSI_LINE << 5 | 1 << 4 && data == 0,
+                        "remappable message wanted for entry {MSI_LINE}: address {addr:#x} data {data:#x}");
+            } else {
+                ensure!(addr == 0xfee0_0000 && data == 0x30 + MSI_LINE,
+                        "compatibility message wanted with vector {:#x}: address {addr:#x} data {data:#x}", 0x30 + MSI_LINE);
+            }
+            expect_err(msi.route_msi(MSI_LINE, slot::DEVMEM, host), Error::IN_USE, "routed twice")?;
+            expect_err(msi.ack(MSI_LINE), Error::BAD_STATE, "ACK unbound")?;
+            msi.bind(MSI_LINE, s).ctx("BIND")?;
+            expect_err(msi.bind(MSI_LINE, s), Error::IN_USE, "bound twice")?;
+            msi.ack(MSI_LINE).ctx("ACK")?;
+            msi.unbind(MSI_LINE).ctx("UNBIND")?;
+            expect_err(msi.unbind(MSI_LINE), Error::BAD_STATE, "UNBIND twice")?;
+            msi.bind(MSI_LINE, s).ctx("BIND again")?;
+            Ok(())
+        })();
+        // Unrouting drops the binding.
+        msi.unroute_msi(MSI_LINE).ctx("UNROUTE_MSI")?;
+        r?;
+        expect_err(msi.ack(MSI_LINE), Error::BAD_STATE, "ACK after UNROUTE")?;
+        expect_err(msi.unroute_msi(MSI_LINE), Error::BAD_STATE, "UNROUTE twice")?;
+        // Routed again (the entry is free), then left as found.
+        msi.route_msi(MSI_LINE, slot::DEVMEM, host).ctx("ROUTE_MSI again")?;
+        msi.unroute_msi(MSI_LINE).ctx("UNROUTE_MSI again")
     })
 }

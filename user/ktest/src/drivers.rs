@@ -497,3 +497,134 @@ pub fn pci_irq(cx: &mut Cx) -> TestResult {
     r?;
     stopped
 }
+
+/// The MSI-X capability's offset in a session's configuration space.
+fn msix_cap(s: Session) -> Result<u64, String> {
+    let mut ptr = (s.config_read(0x34).ctx("capabilities")? & 0xfc) as u64;
+    while ptr >= 0x40 {
+        let w = s.config_read(ptr).ctx("capability")?;
+        if w & 0xff == 0x11 {
+            return Ok(ptr);
+        }
+        ptr = ((w >> 8) & 0xfc) as u64;
+    }
+    Err("no MSI-X capability".into())
+}
+
+/// virtio-blk's completions as MSI-X messages: the PCI server routes table
+/// entry 0 through an MSI line (GET_MSI), the driver binds it and points
+/// the queue at the entry; three reads, three IRQ messages for that line,
+/// each read's sector holding the image's pattern.  With the IOMMU the
+/// message is in remappable format (the kernel's remapping entry, usable by
+/// 00:02.0 alone); without, the device DMAs to physical addresses and
+/// sends a compatibility-format message with the kernel's vector.  GET_MSI's
+/// refusals; RELEASE unroutes the line (the driver's binding goes) and
+/// turns MSI-X off.
+pub fn pci_msi(cx: &mut Cx) -> TestResult {
+    let remap = remapping(cx)?;
+    let srv = start_pci(cx)?;
+    let [sess, dom, bar, irq, irq2, me] = cx.slots::<6>()?;
+    let mut pool = Vec::new();
+    for _ in 0..32 {
+        pool.push(cx.slot()?);
+    }
+    let all = [sess, dom, bar, irq, irq2, me];
+    let r = (|| {
+        let pci = Pci(Sender(srv.cap));
+        let sid = pci.open(VIRTIO, BLK, 0, sess, dom).ctx("OPEN")?;
+        let s = Session(Sender(sess));
+        let cap = msix_cap(s)?;
+        let entries = ((s.config_read(cap).ctx("MSI-X control")? >> 16) & 0x7ff) as u64 + 1;
+        let st = |r: Result<(u64, u64, u64), keep_pci::Error>| match r {
+            Err(keep_pci::Error::Status(x)) => x,
+            Ok(_) => keep_pci::OK,
+            Err(_) => u64::MAX,
+        };
+        ensure!(st(s.msi(entries, irq2)) == keep_pci::BAD_REQUEST, "GET_MSI of entry {entries}, beyond the table");
+        let (base, size) = s.bar(4, bar).ctx("GET_BAR 4")?;
+        let r = (|| {
+            hal::init(DmaConfig {
+                memory: keep_abi::MEMORY,
+                aspace: SELF_ASPACE,
+                domain: DmaDomain(dom),
+                bars: vec![(bar, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))],
+                va_base: IRQ_DMA_VA,
+                iova_base: IRQ_IOVA,
+                mmio_va: IRQ_MMIO_VA,
+                slots: core::mem::take(&mut pool),
+            })
+            .ctx("hal init")?;
+            if !remap {
+                hal::set_physical();
+            }
+            let sid = Sid(sid as u16);
+            let mut root = PciRoot::new(RemoteConfig { sid, session: s });
+            let df = sid.device_function();
+            root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
+            let t = PciTransport::new::<KeepHal, _>(&mut root, df).map_err(|e| format!("transport: {e:?}"))?;
+            let mut blk = VirtIOBlk::<KeepHal, _>::new(PlatformTransport(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
+            blk.enable_interrupts();
+            let r = (|| {
+                let line = keep_virtio::msix::route_queues(s, 0, 1, irq, me, 0x5e1)?;
+                ensure!((keep_abi::layout::IRQ_LINES..keep_abi::layout::IRQ_LINES + keep_abi::layout::MSI_LINES).contains(&line),
+                        "MSI line {line}");
+                ensure!(keep_abi::Interrupt(irq).info() == Ok((line, 1)), "the INTERRUPT capability covers {:?}", keep_abi::Interrupt(irq).info());
+                ensure!(s.config_read(cap).ctx("MSI-X control")? >> 31 == 1, "MSI-X is not on");
+                ensure!(st(s.msi(0, irq2)) == keep_pci::IN_USE, "GET_MSI of entry 0 twice");
+                for (i, sector) in [5u64, 700, 31].into_iter().enumerate() {
+                    let mut req = BlkReq::default();
+                    let mut resp = BlkResp::default();
+                    let mut buf = vec![0u8; SECTOR];
+                    // SAFETY: the buffers stay until the request completes below.
+                    let token = unsafe { blk.read_blocks_nb(sector as usize, &mut req, &mut buf, &mut resp) }
+                        .map_err(|e| format!("submit: {e:?}"))?;
+                    let m = recv(Tag::new(0), 3000);
+                    m.result().ctx(&format!("RECV the MSI of read {i}"))?;
+                    ensure!(m.tag.label() == keep_abi::label::IRQ && m.words[0] == line && m.payload == 0x5e1,
+                            "read {i}: got label {:#x} words {:?} payload {:#x}", m.tag.label(), m.words, m.payload);
+                    ensure!(blk.peek_used() == Some(token), "read {i} is not complete at its interrupt");
+                    // SAFETY: the same buffers as submitted.
+                    unsafe { blk.complete_read_blocks(token, &req, &mut buf, &mut resp) }
+                        .map_err(|e| format!("complete: {e:?}"))?;
+                    let w0 = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                    ensure!(w0 == disk_pattern(sector, 0), "sector {sector} word 0 is {w0:#x}");
+                    keep_abi::Interrupt(irq).ack(line).ctx("ACK")?;
+                }
+                // Nothing else arrives: the device sent one message per completion.
+                let m = recv(Tag::new(0), 50);
+                ensure!(m.err == keep_abi::err::TIMEOUT, "a stray message: err {} label {:#x}", m.err, m.tag.label());
+                Ok(())
+            })();
+            drop(blk);
+            pool = hal::finish();
+            r
+        })();
+        s.release().ctx("RELEASE")?;
+        r?;
+        // The server unrouted the line: the driver's binding went with it.
+        expect_err_pci(keep_abi::Interrupt(irq).ack(keep_abi::Interrupt(irq).info().ctx("INFO")?.0), "ACK after RELEASE")?;
+        // Opened again: MSI-X is off until a driver asks.
+        SELF_ASPACE.delete_cap(sess).ctx("DELETE")?;
+        SELF_ASPACE.delete_cap(dom).ctx("DELETE")?;
+        pci.open(VIRTIO, BLK, 0, sess, dom).ctx("OPEN again")?;
+        let on = s.config_read(cap).ctx("MSI-X control")? >> 31;
+        s.release().ctx("RELEASE again")?;
+        ensure!(on == 0, "MSI-X still on after RELEASE");
+        Ok(())
+    })();
+    for x in all {
+        let _ = SELF_ASPACE.delete_cap(x);
+    }
+    cx.drop_slots(&all);
+    cx.drop_slots(&pool);
+    let stopped = stop(cx, srv, quit_pci);
+    r?;
+    stopped
+}
+
+fn expect_err_pci(r: keep_abi::Result<()>, what: &str) -> TestResult {
+    match r {
+        Err(keep_abi::Error::BAD_STATE) => Ok(()),
+        other => Err(format!("{what}: {other:?}, want BAD_STATE")),
+    }
+}

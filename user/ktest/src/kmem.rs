@@ -510,7 +510,7 @@ pub fn export_restore(cx: &mut Cx) -> TestResult {
             Process(p).set_regs(0x1234_5000, 0x7000, 42, 43).ctx("SET_REGS")?;
             let [f0, used0, taken0, out0] = a.info_all().ctx("INFO")?;
             let id = a.revoke_process(p, d).ctx("REVOKE_PROCESS")?;
-            ensure!(id & 0x7fff != 0, "export id {id:#x}");
+            ensure!(id & (layout::PROCESS_NUMBERS - 1) != 0, "export id {id:#x}");
             expect_type(d, ty::PAGE)?;
             ensure!(live(p)?, "an exported process's capability must stay live");
             let [f1, used1, taken1, out1] = a.info_all().ctx("INFO")?;
@@ -915,5 +915,127 @@ pub fn live_task(cx: &mut Cx) -> TestResult {
         cx.slots.free(c);
     }
     cx.drop_slots(&[pret, kret, wret, psnd, ksnd, wsnd, d0, d1, dt]);
+    r
+}
+
+/// Frames an address space costs its account (its object and its PML4).
+const ASPACE_FRAMES: u64 = 2;
+
+/// INFO's (free, used) frames of an account.
+fn frames(a: Account) -> Result<(u64, u64), String> {
+    let [free, used, ..] = a.info_all().ctx("INFO")?;
+    Ok((free, used))
+}
+
+/// Process numbers are bought by the account that makes the processes: the
+/// first process costs its frame and a number page, the next ones only their
+/// frame; a refusal for want of frames changes nothing.
+pub fn numbers_paid(cx: &mut Cx) -> TestResult {
+    let pool0 = MEMORY.free().ctx("FREE")?;
+    let a = new_account(cx, ASPACE_FRAMES + 1)?;
+    let [asp, p1, p2, p3] = cx.slots::<4>()?;
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        ensure!(frames(a)? == (1, ASPACE_FRAMES), "after CREATE_ASPACE: {:?}", frames(a)?);
+        // One frame is not enough for the first process: it needs a number page too.
+        expect_err(a.create_process(asp, p1), Error::NO_MEMORY, "first process with 1 frame")?;
+        ensure!(frames(a)? == (1, ASPACE_FRAMES), "a refused CREATE_PROCESS changed INFO: {:?}", frames(a)?);
+        ensure!(!live(p1)?, "a refused CREATE_PROCESS filled its slot");
+        MEMORY.donate(a.0, 1).ctx("DONATE")?;
+        a.create_process(asp, p1).ctx("CREATE_PROCESS with 2 frames")?;
+        ensure!(frames(a)? == (0, ASPACE_FRAMES + 2), "first process and its number page: {:?}", frames(a)?);
+        // The second takes a number from the same page: one frame.
+        expect_err(a.create_process(asp, p2), Error::NO_MEMORY, "second process with no frame")?;
+        MEMORY.donate(a.0, 1).ctx("DONATE")?;
+        a.create_process(asp, p2).ctx("second CREATE_PROCESS with 1 frame")?;
+        ensure!(frames(a)? == (0, ASPACE_FRAMES + 3), "second process: {:?}", frames(a)?);
+        // Destroyed processes give back their frames; the account keeps its
+        // only number page for the next one.
+        a.destroy(p2).ctx("DESTROY p2")?;
+        a.destroy(p1).ctx("DESTROY p1")?;
+        ensure!(frames(a)? == (2, ASPACE_FRAMES + 1), "after both DESTROYs: {:?}", frames(a)?);
+        a.create_process(asp, p3).ctx("CREATE_PROCESS on the kept page")?;
+        ensure!(Process(p3).status().is_ok(), "the new process works");
+        invariants()?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let pool = MEMORY.free().ctx("FREE")?;
+        ensure!(pool == pool0, "pool {pool0} -> {pool}: the number page did not come back");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    cx.drop_slots(&[a.0, asp, p1, p2, p3]);
+    r
+}
+
+/// A number page holds 63 numbers: the 64th process buys a second page, which
+/// goes back as soon as it is empty (the first stays).
+pub fn numbers_per_page(cx: &mut Cx) -> TestResult {
+    const PER_PAGE: u64 = 63;
+    let a = new_account(cx, ASPACE_FRAMES + 1 + PER_PAGE + 2)?;
+    let asp = cx.slot()?;
+    let mut ps = Vec::new();
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        for i in 0..PER_PAGE {
+            let p = cx.slot()?;
+            ps.push(p);
+            a.create_process(asp, p).ctx("CREATE_PROCESS")?;
+            let want = ASPACE_FRAMES + 1 + (i + 1);
+            ensure!(frames(a)?.1 == want, "process {i}: {:?}, want {want} used", frames(a)?);
+        }
+        let extra = cx.slot()?;
+        ps.push(extra);
+        a.create_process(asp, extra).ctx("64th CREATE_PROCESS")?;
+        ensure!(frames(a)? == (0, ASPACE_FRAMES + 2 + PER_PAGE + 1), "64th process and a second page: {:?}", frames(a)?);
+        a.destroy(extra).ctx("DESTROY the 64th")?;
+        ensure!(frames(a)? == (2, ASPACE_FRAMES + 1 + PER_PAGE), "its page came back with it: {:?}", frames(a)?);
+        a.destroy(ps[5]).ctx("DESTROY one of 63")?;
+        ensure!(frames(a)? == (3, ASPACE_FRAMES + PER_PAGE), "a number freed in a page still used: {:?}", frames(a)?);
+        let again = cx.slot()?;
+        ps.push(again);
+        a.create_process(asp, again).ctx("CREATE_PROCESS into the freed number")?;
+        ensure!(frames(a)? == (2, ASPACE_FRAMES + 1 + PER_PAGE), "the freed number served: {:?}", frames(a)?);
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    cx.drop_slots(&[a.0, asp]);
+    cx.drop_slots(&ps);
+    r
+}
+
+/// A number page given back and bought by another account: its numbers start
+/// above every version they had, so no capability of the old processes names
+/// the new ones.
+pub fn numbers_reused(cx: &mut Cx) -> TestResult {
+    let [asp_a, p, s, d, asp_b, q, e] = cx.slots::<7>()?;
+    let a = new_account(cx, 8)?;
+    let mut b = None;
+    let r = (|| {
+        a.create_aspace(asp_a).ctx("CREATE_ASPACE")?;
+        a.create_process(asp_a, p).ctx("CREATE_PROCESS")?;
+        Process(p).mint(s, 7, 0).ctx("MINT")?;
+        // The export identifier tells the process number (bits 0-19).
+        let num_p = a.revoke_process(p, d).ctx("REVOKE_PROCESS p")? & (layout::PROCESS_NUMBERS - 1);
+        a.restore_process(d).ctx("RESTORE_PROCESS p")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL a")?; // its number page goes back
+        let nb = new_account(cx, 8)?;
+        b = Some(nb);
+        nb.create_aspace(asp_b).ctx("CREATE_ASPACE")?;
+        nb.create_process(asp_b, q).ctx("CREATE_PROCESS")?;
+        let num_q = nb.revoke_process(q, e).ctx("REVOKE_PROCESS q")? & (layout::PROCESS_NUMBERS - 1);
+        nb.restore_process(e).ctx("RESTORE_PROCESS q")?;
+        ensure!(num_q == num_p, "q got number {num_q:#x}, not p's {num_p:#x}: the page was not reused");
+        ensure!(!live(p)?, "p's PROCESS capability names q");
+        ensure!(!live(s)?, "p's SENDER capability names q");
+        expect_err(Process(p).status(), Error::STALE, "STATUS through p's capability")?;
+        ensure!(live(q)? && Process(q).status().is_ok(), "q's own capability works");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    if let Some(nb) = b {
+        let _ = nb.destroy_all(slot::MEMORY);
+        cx.drop_slot(nb.0);
+    }
+    cx.drop_slots(&[a.0, asp_a, p, s, d, asp_b, q, e]);
     r
 }

@@ -24,7 +24,7 @@ pub mod thread;
 pub use bootimg::{BootImage, ImageError};
 pub use program::{ElfError, Program};
 pub use slots::SlotPool;
-pub use spawn::{Blob, Child, FrameSource, Grant, LoadError, Loader, Spec};
+pub use spawn::{Blob, Child, FrameSource, Grant, LazyRange, LoadError, Loader, Spec};
 
 /// Size of a page (4 KiB).
 pub const PAGE_SIZE: u64 = keep_abi::layout::PAGE_SIZE;

@@ -13,6 +13,7 @@
 //! back to the account; data pages and cappages come from the memory pool
 //! and are not returned.
 
+use alloc::vec::Vec;
 use core::fmt;
 
 use keep_abi::{Account, Aspace, Error, Memory, Process, layout, rights, slot, ty};
@@ -55,6 +56,36 @@ pub struct Spec<'a> {
     pub arg1: u64,
     pub grants: &'a [Grant],
     pub blob: Option<Blob<'a>>,
+}
+
+/// Pages of a child that a lazy load ([`Loader::load_lazy`]) left
+/// unmapped: all zero, to be made on first touch by the child's pager (a
+/// fault at `start..end` that finds no page gets a fresh one with `rights`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LazyRange {
+    pub start: u64,
+    pub end: u64,
+    pub rights: u64,
+}
+
+impl LazyRange {
+    /// The range holding `vaddr`, if any.
+    pub fn find(ranges: &[LazyRange], vaddr: u64) -> Option<&LazyRange> {
+        ranges.iter().find(|r| (r.start..r.end).contains(&vaddr))
+    }
+}
+
+/// Adds the page at `vaddr` to `ranges`, growing the last range when the
+/// page follows it with the same rights.
+fn push_lazy(ranges: &mut Vec<LazyRange>, vaddr: u64, rights: u64) {
+    if let Some(last) = ranges.last_mut()
+        && last.end == vaddr
+        && last.rights == rights
+    {
+        last.end += PAGE_SIZE;
+        return;
+    }
+    ranges.push(LazyRange { start: vaddr, end: vaddr + PAGE_SIZE, rights });
 }
 
 /// Why a program could not be loaded.
@@ -163,6 +194,24 @@ impl<'p> Loader<'p> {
     /// set.  A bad ELF file is refused before anything is made.
     pub fn load(&mut self, spec: &Spec) -> Result<Child, LoadError> {
         let program = Program::parse(spec.elf)?;
+        self.load_into(spec, &program, None)
+    }
+
+    /// As [`Loader::load`], but the pages that hold only zeros (the .bss
+    /// beyond the file's bytes, and the stack below its top page) are left
+    /// unmapped and returned as ranges: the caller makes them on first
+    /// touch, as the child's pager.  The kernel does not fault user memory
+    /// in for an invocation (a buffer there fails with FAULT), so a program
+    /// loaded this way must touch a zero page before it hands it to the
+    /// kernel; keep-rt touches its IPC buffer at start-up.
+    pub fn load_lazy(&mut self, spec: &Spec) -> Result<(Child, Vec<LazyRange>), LoadError> {
+        let program = Program::parse(spec.elf)?;
+        let mut lazy = Vec::new();
+        let child = self.load_into(spec, &program, Some(&mut lazy))?;
+        Ok((child, lazy))
+    }
+
+    fn load_into(&mut self, spec: &Spec, program: &Program, lazy: Option<&mut Vec<LazyRange>>) -> Result<Child, LoadError> {
         if let Some(b) = spec.blob {
             let end = b.vaddr.checked_add(b.data.len() as u64);
             if !b.vaddr.is_multiple_of(PAGE_SIZE) || end.is_none_or(|e| e > layout::USER_TOP) {
@@ -170,7 +219,7 @@ impl<'p> Loader<'p> {
             }
         }
         let child = self.create()?;
-        match self.populate(&child, &program, spec) {
+        match self.populate(&child, program, spec, lazy) {
             Ok(()) => Ok(child),
             Err(e) => {
                 let _ = self.destroy(child);
@@ -179,25 +228,32 @@ impl<'p> Loader<'p> {
         }
     }
 
-    fn populate(&mut self, child: &Child, program: &Program, spec: &Spec) -> Result<(), LoadError> {
+    fn populate(&mut self, child: &Child, program: &Program, spec: &Spec, mut lazy: Option<&mut Vec<LazyRange>>) -> Result<(), LoadError> {
         for page in program.pages() {
             let (bytes, offset) = match page.copy {
                 Some(c) => (
                     &program.data[c.file_offset..c.file_offset + c.len],
                     c.page_offset,
                 ),
-                None => (&[][..], 0),
+                None => match lazy.as_deref_mut() {
+                    Some(ranges) => {
+                        push_lazy(ranges, page.vaddr, page.rights);
+                        continue;
+                    }
+                    None => (&[][..], 0),
+                },
             };
             self.add_page(child, page.vaddr, page.rights, bytes, offset)?;
         }
-        for i in 1..=STACK_PAGES {
-            self.add_page(
-                child,
-                STACK_TOP - i * PAGE_SIZE,
-                rights::READ | rights::WRITE,
-                &[],
-                0,
-            )?;
+        // The stack from its lowest page up, so that a lazy range grows.
+        for i in (1..=STACK_PAGES).rev() {
+            let vaddr = STACK_TOP - i * PAGE_SIZE;
+            let rw = rights::READ | rights::WRITE;
+            match lazy.as_deref_mut() {
+                // The top page is used at once: made now, not by a fault.
+                Some(ranges) if i > 1 => push_lazy(ranges, vaddr, rw),
+                _ => self.add_page(child, vaddr, rw, &[], 0)?,
+            }
         }
         if let Some(b) = spec.blob {
             for (i, chunk) in b.data.chunks(PAGE_SIZE as usize).enumerate() {

@@ -120,6 +120,14 @@ unsafe extern "Rust" {
 extern "C" fn start(arg0: u64, arg1: u64) -> ! {
     // SAFETY: runs once, before anything allocates; HEAP is used only here.
     unsafe { ALLOCATOR.lock().init(&raw mut HEAP as *mut u8, HEAP_SIZE) };
+    // A program its constructor loaded lazily gets its zero pages on first
+    // touch, but the kernel does not fault memory in for an invocation:
+    // touch each page of the IPC buffer (a read, then the same byte back).
+    let base = ipc_buffer_addr() as *mut u8;
+    for off in (0..core::mem::size_of::<abi::IpcBuffer>()).step_by(4096) {
+        // SAFETY: the byte lies in IPC_BUFFER, which nothing uses yet.
+        unsafe { core::ptr::write_volatile(base.add(off), core::ptr::read_volatile(base.add(off))) };
+    }
     // Fails only without a writable SELF_PROCESS; such a program gets no
     // strings or capabilities in messages.
     let _ = abi::SELF_PROCESS.set_ipc_buffer(ipc_buffer_addr());

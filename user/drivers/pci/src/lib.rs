@@ -21,15 +21,29 @@
 //! | `CONFIG_WRITE` | offset, value (32 bits) | status | |
 //! | `GET_BAR` | index (0-5) | status, base, size | DEVMEM for the BAR's pages |
 //! | `GET_IRQ` | | status, line | INTERRUPT for the function's INTx line |
+//! | `GET_MSI` | entry | status, line, address, data | INTERRUPT for the MSI line that entry now reaches |
 //! | `RELEASE` | | status | |
 //!
 //! Configuration writes are filtered: a BAR may only be sized (all ones,
 //! answered from the size the server found) and written back with its own
 //! value; the command register keeps everything but memory decode, bus
 //! mastering and INTx disable; the rest of the header (but the interrupt
-//! line) and the MSI and MSI-X capabilities are read-only (`DENIED`):
-//! Keep has no interrupt remapping yet, so an MSI could be forged.
-//! `GET_BAR` refuses I/O BARs and a BAR holding the MSI-X table.
+//! line) and the MSI and MSI-X capabilities are read-only (`DENIED`): only
+//! the server programs message addresses, with what the kernel's
+//! `INTERRUPT.ROUTE_MSI` returned for this function.  `GET_BAR` refuses I/O
+//! BARs and a BAR holding the MSI-X table.
+//!
+//! `GET_MSI(entry)`: the server takes a free MSI line (24-55), has the
+//! kernel route it to this function (with interrupt remapping: a remapping
+//! entry only this function's requester id may use), writes the message
+//! into MSI-X table entry `entry` (unmasked) and turns MSI-X on, or, for a
+//! function with MSI only, into its MSI capability (entry 0, one message).
+//! The driver binds the line it gets and points the device's interrupt
+//! sources at `entry` (virtio: `queue_msix_vector`).  `BAD_REQUEST` for an
+//! entry beyond the table, `IN_USE` for one given already, `NOT_FOUND` for a
+//! function without MSI or MSI-X, `NO_RESOURCES` when every MSI line is
+//! taken.  `RELEASE` masks the entries, turns MSI and MSI-X off and unroutes
+//! the lines (which drops the driver's bindings).
 //!
 //! `GET_IRQ`: the I/O APIC line of the function's INTx pin.  User level
 //! reads no ACPI (_PRT), so this is q35's fixed routing for the slots of
@@ -49,6 +63,7 @@ pub const CONFIG_WRITE: u64 = 5;
 pub const GET_BAR: u64 = 6;
 pub const RELEASE: u64 = 7;
 pub const GET_IRQ: u64 = 8;
+pub const GET_MSI: u64 = 9;
 
 /// Reply statuses (word 0).
 pub const OK: u64 = 0;
@@ -174,6 +189,14 @@ impl Session {
     pub fn irq(self, dest: u64) -> Result<u64, Error> {
         keep_rt::ipc_buffer().set_recv_slots(&[dest]);
         Ok(call(self.0, GET_IRQ, [0; 4], 1)?[1])
+    }
+    /// MSI-X table entry `entry` (or the MSI message, entry 0) routed to an
+    /// MSI line; its INTERRUPT capability at `dest`.  Returns (line,
+    /// message address, message data).
+    pub fn msi(self, entry: u64, dest: u64) -> Result<(u64, u64, u64), Error> {
+        keep_rt::ipc_buffer().set_recv_slots(&[dest]);
+        let w = call(self.0, GET_MSI, [entry, 0, 0, 0], 1)?;
+        Ok((w[1], w[2], w[3]))
     }
     pub fn release(self) -> Result<(), Error> {
         call(self.0, RELEASE, [0; 4], 0).map(drop)

@@ -12,7 +12,8 @@ extern crate alloc;
 use alloc::vec::Vec;
 
 use keep_abi::{
-    ACCOUNT, DEVMEM, DevMem, DmaDomain, Error, Interrupt, Return, SELF_ASPACE, SELF_PROCESS, Tag, recv, rights, slot,
+    ACCOUNT, DEVMEM, DevMem, DmaDomain, Error, INTERRUPT, Interrupt, Return, SELF_ASPACE, SELF_PROCESS, Tag, layout, recv,
+    rights, slot,
 };
 use keep_loader::SlotPool;
 use keep_pci::*;
@@ -34,6 +35,15 @@ struct Bar {
     upper: bool, // the high half of a 64-bit BAR
 }
 
+/// The function's MSI-X capability: where its table lies and how long it is.
+#[derive(Clone, Copy)]
+struct Msix {
+    cap: u64,
+    bar: usize,
+    offset: u64,
+    entries: u64,
+}
+
 struct Func {
     sid: u16,
     vendor: u16,
@@ -42,6 +52,9 @@ struct Func {
     bars: [Bar; 6],
     msix_bars: [bool; 6],
     read_only: Vec<(u64, u64)>, // MSI and MSI-X capability ranges
+    msix: Option<Msix>,
+    msi: Option<u64>,       // the MSI capability's offset (used when there is no MSI-X)
+    vectors: Vec<(u64, u64)>, // (entry, MSI line) handed to the session's driver
     generation: u64,
     domain: Option<u64>, // slot of the DMA domain while a session is open
     sizing: [bool; 6],
@@ -111,6 +124,9 @@ fn scan() -> Vec<Func> {
             bars: [Bar::default(); 6],
             msix_bars: [false; 6],
             read_only: Vec::new(),
+            msix: None,
+            msi: None,
+            vectors: Vec::new(),
             generation: 0,
             domain: None,
             sizing: [false; 6],
@@ -124,9 +140,14 @@ fn scan() -> Vec<Func> {
             while ptr >= 0x40 && n < 48 {
                 let w = rd(sid, ptr);
                 match w & 0xff {
-                    0x05 => f.read_only.push((ptr, 24)),
+                    0x05 => {
+                        f.read_only.push((ptr, 24));
+                        f.msi = Some(ptr);
+                    }
                     0x11 => {
                         f.read_only.push((ptr, 12));
+                        let table = rd(sid, ptr + 4);
+                        f.msix = Some(Msix { cap: ptr, bar: (table & 7) as usize % 6, offset: (table & !7) as u64, entries: ((w >> 16) & 0x7ff) as u64 + 1 });
                         f.msix_bars[(rd(sid, ptr + 4) & 7) as usize % 6] = true;
                         f.msix_bars[(rd(sid, ptr + 8) & 7) as usize % 6] = true;
                     }
@@ -145,7 +166,12 @@ struct Server {
     slots: SlotPool,
     funcs: Vec<Func>,
     drop_after_reply: Vec<u64>,
+    msi_lines: u64, // MSI lines handed out (bit n: line IRQ_LINES + n)
+    devmem_base: u64,
 }
+
+/// Where the server maps an MSI-X table page while it writes an entry.
+const MSIX_VA: u64 = 0x0000_4800_0000_0000;
 
 type Reply = (u64, [u64; 3], Vec<u64>); // status, words, capability slots to send
 
@@ -187,7 +213,111 @@ impl Server {
         (OK, [sid as u64, 0, 0], alloc::vec![s, d])
     }
 
+    /// Writes MSI-X table entry `entry` of `f` (address, data, vector control).
+    fn msix_entry(&self, f: &Func, m: &Msix, entry: u64, addr: u64, data: u32, masked: bool) -> Result<(), Error> {
+        let pa = f.bars[m.bar].base + m.offset + 16 * entry;
+        let page = (pa & !0xfff) - self.devmem_base;
+        SELF_ASPACE.map_device(slot::DEVMEM, page / 4096, MSIX_VA, rights::READ | rights::WRITE)?;
+        let p = (MSIX_VA + (pa & 0xfff)) as *mut u32;
+        // SAFETY: the table's page is mapped at MSIX_VA; an entry is 16
+        // bytes, 16-aligned, so it lies within the page.
+        unsafe {
+            core::ptr::write_volatile(p.add(3), 1); // masked while it changes
+            core::ptr::write_volatile(p, addr as u32);
+            core::ptr::write_volatile(p.add(1), (addr >> 32) as u32);
+            core::ptr::write_volatile(p.add(2), data);
+            core::ptr::write_volatile(p.add(3), masked as u32);
+        }
+        SELF_ASPACE.unmap(MSIX_VA)
+    }
+
+    /// GET_MSI: MSI-X table entry `entry` (or, for a function with MSI
+    /// only, its one message, entry 0) routed through a free MSI line.
+    fn msi(&mut self, idx: usize, entry: u64) -> Reply {
+        let f = &self.funcs[idx];
+        let max = match (f.msix, f.msi) {
+            (Some(m), _) => m.entries,
+            (None, Some(_)) => 1,
+            (None, None) => return status(NOT_FOUND),
+        };
+        if entry >= max {
+            return status(BAD_REQUEST);
+        }
+        if f.vectors.iter().any(|&(e, _)| e == entry) {
+            return status(IN_USE);
+        }
+        let Some(n) = (0..layout::MSI_LINES).find(|n| self.msi_lines & 1 << n == 0) else {
+            return status(NO_RESOURCES);
+        };
+        let line = layout::IRQ_LINES + n;
+        let Some(s) = self.slots.alloc() else {
+            return status(NO_RESOURCES);
+        };
+        let sid = f.sid as u64;
+        let (addr, data) = match INTERRUPT.route_msi(line, ECAM_SLOT, sid) {
+            Ok(m) => m,
+            Err(e) => {
+                println!("pci: ROUTE_MSI of line {line} for {}: {e}", sid_string(sid));
+                self.slots.free(s);
+                return status(NO_RESOURCES);
+            }
+        };
+        let f = &self.funcs[idx];
+        let sid = f.sid;
+        let cmd = rd(sid, 4) & 0xffff;
+        wr(sid, 4, cmd | 0x2); // the table lies in memory space
+        let programmed = if let Some(m) = f.msix {
+            let ctl = rd(sid, m.cap);
+            wr(sid, m.cap, ctl | 1 << 31); // MSI-X on (the function mask stays as it is)
+            self.msix_entry(f, &m, entry, addr, data as u32, false)
+        } else {
+            let c = f.msi.unwrap();
+            let ctl = rd(sid, c);
+            let wide = ctl >> 16 & 0x80 != 0;
+            wr(sid, c + 4, addr as u32);
+            if wide {
+                wr(sid, c + 8, (addr >> 32) as u32);
+            }
+            let data_off = if wide { c + 12 } else { c + 8 };
+            let old = rd(sid, data_off & !3);
+            wr(sid, data_off, (old & 0xffff_0000) | data as u32);
+            wr(sid, c, (ctl & !(0x70 << 16)) | 1 << 16); // one message, MSI on
+            Ok(())
+        };
+        if let Err(e) = programmed.and_then(|_| INTERRUPT.restrict(line, 1, s)) {
+            println!("pci: cannot program MSI entry {entry} of {}: {e}", sid_string(sid as u64));
+            let _ = INTERRUPT.unroute_msi(line);
+            self.slots.free(s);
+            return status(NO_RESOURCES);
+        }
+        self.msi_lines |= 1 << n;
+        self.funcs[idx].vectors.push((entry, line));
+        self.drop_after_reply.push(s);
+        (OK, [line, addr, data], alloc::vec![s])
+    }
+
+    /// Every MSI the session's driver was given: masked, unrouted (its
+    /// binding goes with it), MSI and MSI-X off.
+    fn release_msi(&mut self, idx: usize) {
+        let vectors = core::mem::take(&mut self.funcs[idx].vectors);
+        let f = &self.funcs[idx];
+        for &(entry, line) in &vectors {
+            if let Some(m) = f.msix {
+                let _ = self.msix_entry(f, &m, entry, 0, 0, true);
+            }
+            let _ = INTERRUPT.unroute_msi(line);
+            self.msi_lines &= !(1 << (line - layout::IRQ_LINES));
+        }
+        if let Some(m) = f.msix {
+            wr(f.sid, m.cap, rd(f.sid, m.cap) & !(1 << 31));
+        }
+        if let Some(c) = f.msi {
+            wr(f.sid, c, rd(f.sid, c) & !(1 << 16));
+        }
+    }
+
     fn release(&mut self, idx: usize) -> Reply {
+        self.release_msi(idx);
         let f = &mut self.funcs[idx];
         if let Some(d) = f.domain.take() {
             // Bus mastering off first: the device issues no more DMA.
@@ -318,6 +448,7 @@ impl Server {
             CONFIG_WRITE => self.config_write(idx, w[0], w[1]),
             GET_BAR => self.bar(idx, w[0]),
             GET_IRQ => self.irq(idx),
+            GET_MSI => self.msi(idx, w[0]),
             RELEASE => self.release(idx),
             _ => status(BAD_REQUEST),
         }
@@ -342,7 +473,7 @@ fn main(_: u64, _: u64) -> i32 {
         println!("pci: cannot map ECAM at {ECAM_BASE:#x} (DEVMEM from {base:#x}): {e}");
         return 1;
     }
-    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new() };
+    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new(), msi_lines: 0, devmem_base: base };
     let buf = keep_rt::ipc_buffer();
     buf.set_recv_slots(&[RET]);
     let mut m = recv(Tag::new(0).with_slots(1), 0);

@@ -43,6 +43,9 @@ struct State {
     rogue: Option<u64>,
     last_shared: u64,
     errors: u64,
+    /// Device addresses are physical ones (a machine without an IOMMU):
+    /// device address -> page index.
+    physical: Option<BTreeMap<u64, u64>>,
 }
 
 struct Global(UnsafeCell<Option<State>>);
@@ -59,7 +62,7 @@ fn state() -> &'static mut State {
 pub fn init(cfg: DmaConfig) -> Result<()> {
     let mmio_next = cfg.mmio_va;
     // SAFETY: as in state().
-    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, last_shared: 0, errors: 0 }) };
+    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, last_shared: 0, errors: 0, physical: None }) };
     Ok(())
 }
 
@@ -84,6 +87,14 @@ pub fn finish() -> Vec<u64> {
 /// hold (the isolation tests).  None restores honest behaviour.
 pub fn set_rogue(addr: Option<u64>) {
     state().rogue = addr;
+}
+
+/// From now on device addresses are the pages' physical addresses (from
+/// `ASPACE.LOOKUP`): for a machine without an IOMMU, whose devices see
+/// physical memory (nothing confines them then).  An allocation of several
+/// pages needs consecutive frames, else it fails.
+pub fn set_physical() {
+    state().physical = Some(BTreeMap::new());
 }
 
 /// The device address `share` gave last (unmapped again by `unshare`).
@@ -114,10 +125,36 @@ fn alloc_pages(s: &mut State, n: u64) -> Option<(u64, u64)> {
         }
     }
     s.next += n;
-    Some((s.cfg.iova_base + first * PAGE, s.cfg.va_base + first * PAGE))
+    let va = s.cfg.va_base + first * PAGE;
+    if s.physical.is_some() {
+        let mut dev = 0;
+        for i in 0..n {
+            let frame = s.cfg.aspace.lookup(va + i * PAGE).ok()?.1 * PAGE;
+            if i == 0 {
+                dev = frame;
+            } else if frame != dev + i * PAGE {
+                s.errors += 1;
+                return None;
+            }
+            s.physical.as_mut()?.insert(frame, first + i);
+        }
+        return Some((dev, va));
+    }
+    Some((s.cfg.iova_base + first * PAGE, va))
+}
+
+/// The page index of device address `dev`.
+fn index(s: &State, dev: u64) -> u64 {
+    match &s.physical {
+        Some(m) => *m.get(&(dev & !(PAGE - 1))).expect("a device address the Hal gave"),
+        None => (dev - s.cfg.iova_base) / PAGE,
+    }
 }
 
 fn release(s: &mut State, p: u64) {
+    if let Some(m) = s.physical.as_mut() {
+        m.retain(|_, &mut i| i != p);
+    }
     if let Some(slot) = s.pages.remove(&p) {
         let _ = s.cfg.domain.unmap(s.cfg.iova_base + p * PAGE);
         let _ = s.cfg.aspace.unmap(s.cfg.va_base + p * PAGE);
@@ -142,7 +179,7 @@ unsafe impl Hal for KeepHal {
 
     unsafe fn dma_dealloc(paddr: PhysAddr, _vaddr: NonNull<u8>, pages: usize) -> i32 {
         let s = state();
-        let first = (paddr - s.cfg.iova_base) / PAGE;
+        let first = index(s, paddr);
         for p in first..first + pages as u64 {
             release(s, p);
         }
@@ -189,12 +226,12 @@ unsafe impl Hal for KeepHal {
             return;
         }
         let len = buffer.len() as u64;
-        let va = s.cfg.va_base + (paddr - s.cfg.iova_base);
+        let first = index(s, paddr);
+        let va = s.cfg.va_base + first * PAGE + (paddr & (PAGE - 1));
         if dir != BufferDirection::DriverToDevice {
             // SAFETY: the bounce pages at va hold len bytes; the buffer is valid for them.
             unsafe { core::ptr::copy_nonoverlapping(va as *const u8, buffer.as_ptr() as *mut u8, len as usize) };
         }
-        let first = (paddr - s.cfg.iova_base) / PAGE;
         for p in first..first + len.div_ceil(PAGE).max(1) {
             release(s, p);
         }

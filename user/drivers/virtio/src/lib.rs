@@ -2,6 +2,8 @@
 //!
 //! - [`device`]: a virtio PCI function opened for a driver through the PCI
 //!   server, its DMA domain and the Hal set up (the block and network drivers).
+//! - [`msix`]: MSI-X for a virtio driver: an entry routed by the PCI
+//!   server, bound to the driver, the virtqueues pointed at it.
 //! - [`pci`]: PCI functions found through the ECAM area (the MCFG table's
 //!   window; on q35 at 0xb000_0000), each function's configuration space
 //!   one DEVMEM page.
@@ -15,6 +17,7 @@ extern crate alloc;
 
 pub mod device;
 pub mod hal;
+pub mod msix;
 pub mod pci;
 
 use virtio_drivers::transport::{DeviceStatus, DeviceType, InterruptStatus, Transport};

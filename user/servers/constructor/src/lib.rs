@@ -111,9 +111,19 @@ pub mod kind {
     pub const META: u64 = 1;
     pub const BUILDER: u64 = 2;
     pub const REQUESTER: u64 = 3;
+    /// An instance's fault handler (the server is its pager).
+    pub const PAGER: u64 = 4;
 }
 pub const fn payload(kind: u64, index: u64) -> u64 {
     kind | (index << 8)
+}
+
+/// The payload of the fault-handler capability of an instance the server
+/// pages: kind PAGER, the instance's record in bits 8-23, the record's
+/// generation above (so that a record used again is not paged for an
+/// instance that is gone).
+pub const fn pager_payload(index: u64, generation: u64) -> u64 {
+    kind::PAGER | ((index & 0xffff) << 8) | (generation << 24)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

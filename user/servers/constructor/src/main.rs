@@ -5,11 +5,20 @@
 //! capability a requester passes is accepted only if it designates the
 //! same server.
 //!
+//! It is also the pager of its instances: an instance's zero pages (its
+//! .bss beyond the file's bytes and its stack below the top page) are not
+//! made when it is loaded but on first touch, from the instance's own bank,
+//! when the kernel sends the page fault here (the fault handler of every
+//! instance is a sender to this server whose payload names the instance).
+//! A fault that is not such a first touch stops the instance as FAULTED
+//! (the server drops the fault's return capability) and is reported.
+//!
 //! Costs: IS_CONFINED is one IDENTIFY_CAP per initial capability (plus a
 //! MINT and a COMPARE_CAP per constructor for a capability to this server,
 //! and a COMPARE_CAP per hole for an unsafe one); INSTANTIATE is three bank
 //! requests, the program's load (a bank request and a few invocations per
-//! page) and one INSERT_CAP per initial capability.
+//! page with bytes of the file, and the top stack page) and one INSERT_CAP
+//! per initial capability; a first touch is one bank request and one MAP.
 
 #![no_std]
 #![no_main]
@@ -18,9 +27,10 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 
-use keep_abi::{Account, Process, Return, SELF_ASPACE, SELF_PROCESS, Tag, rights as krights, ty};
+use keep_abi::{Account, Aspace, Process, Return, SELF_ASPACE, SELF_PROCESS, Tag, rights as krights, ty};
 use keep_constructor::*;
-use keep_loader::{Grant, Loader, Program, SlotPool, Spec};
+use keep_loader::{Grant, LazyRange, Loader, Program, SlotPool, Spec};
+use keep_rt::println;
 use keep_spacebank::{Bank, BankError, BankFrames, MAX_FUND};
 
 keep_rt::entry!(main);
@@ -35,6 +45,11 @@ const MINTED: u64 = FIRST + 5;
 const SUB: u64 = FIRST + 6;
 const ACCT: u64 = FIRST + 7;
 const RBANK: u64 = FIRST + 8;
+/// A page made for an instance's first touch, until it is mapped.
+const FRESH: u64 = FIRST + 9;
+/// Not a reply: the fault's return capability is dropped, which stops the
+/// faulting process as FAULTED (as if it had no fault handler).
+const NO_ANSWER: u64 = u64::MAX;
 
 struct Ctor {
     name: (u64, u64),
@@ -44,8 +59,20 @@ struct Ctor {
     sealed: bool,
 }
 
+/// An instance the server pages (a record is free when `aspace` is 0).
+struct Paged {
+    generation: u64,
+    /// Slots here: the instance's address space and its bank (ALLOC, FREE
+    /// and INFO); both go stale when the requester destroys the bank.
+    aspace: u64,
+    bank: u64,
+    lazy: Vec<LazyRange>,
+    name: (u64, u64),
+}
+
 struct Server {
     ctors: Vec<Ctor>,
+    paged: Vec<Paged>,
     slots: SlotPool,
     /// Slots to empty once the reply carrying them has gone.
     after_reply: Vec<u64>,
@@ -244,22 +271,102 @@ impl Server {
         let len = name_bytes.iter().position(|&b| b == 0).unwrap_or(16);
         let name = core::str::from_utf8(&name_bytes[..len]).unwrap_or("instance");
         let spec = Spec { name, elf: &c.image, arg0, arg1: 0, grants: &grants, blob: None };
+        let name = c.name;
         let mut frames_src = BankFrames(sub);
         let mut loader = Loader::with_source(&mut self.slots, Account(ACCT), &mut frames_src);
-        let child = loader.load(&spec).map_err(|_| (status::LOAD, 0))?;
-        // The requester gets the process; the address space stays the
-        // instance's alone.
-        let aspace = child.aspace.0;
-        let _ = SELF_ASPACE.delete_cap(aspace);
-        self.slots.free(aspace);
+        let (child, lazy) = loader.load_lazy(&spec).map_err(|_| (status::LOAD, 0))?;
         let _ = SELF_ASPACE.delete_cap(ACCT);
+        // The requester gets the process; the address space and the bank
+        // stay here (and with the instance) for its pager.
+        let started = self.page(child.aspace.0, name, lazy).and_then(|p| {
+            let _ = SELF_ASPACE.delete_cap(MINTED);
+            let r = SELF_PROCESS
+                .mint(MINTED, p, krights::WRITE | krights::CALL)
+                .and_then(|_| child.process.set_fault_handler(MINTED))
+                .and_then(|_| child.process.start());
+            let _ = SELF_ASPACE.delete_cap(MINTED);
+            r.ok()
+        });
         let _ = SELF_ASPACE.delete_cap(RBANK);
-        if child.process.start().is_err() {
+        if started.is_none() {
+            // The bank's destruction (by the caller) takes the rest.
             let _ = SELF_ASPACE.delete_cap(child.process.0);
             self.slots.free(child.process.0);
             return Err((status::LOAD, 0));
         }
         Ok(child.process)
+    }
+
+    /// Records instance `aspace` (a slot of the pool, kept) with its bank
+    /// (moved from RBANK) for paging; returns its fault handler's payload.
+    /// Records of instances that are gone are freed first.
+    fn page(&mut self, aspace: u64, name: (u64, u64), lazy: Vec<LazyRange>) -> Option<u64> {
+        for r in self.paged.iter_mut().filter(|r| r.aspace != 0) {
+            if SELF_ASPACE.identify_cap(r.aspace).is_ok_and(|c| !c.live) {
+                for s in [r.aspace, r.bank] {
+                    let _ = SELF_ASPACE.delete_cap(s);
+                    self.slots.free(s);
+                }
+                r.aspace = 0;
+                r.lazy = Vec::new();
+            }
+        }
+        let bank = self.slots.alloc();
+        let moved = bank.is_some_and(|b| SELF_ASPACE.move_cap(RBANK, b).is_ok());
+        let index = self.paged.iter().position(|r| r.aspace == 0).unwrap_or(self.paged.len());
+        if !moved || index > 0xffff {
+            if let Some(b) = bank {
+                self.slots.free(b);
+            }
+            let _ = SELF_ASPACE.delete_cap(aspace);
+            self.slots.free(aspace);
+            return None;
+        }
+        if index == self.paged.len() {
+            self.paged.push(Paged { generation: 0, aspace: 0, bank: 0, lazy: Vec::new(), name: (0, 0) });
+        }
+        let r = &mut self.paged[index];
+        r.generation += 1;
+        (r.aspace, r.bank, r.lazy, r.name) = (aspace, bank.expect("moved"), lazy, name);
+        Some(pager_payload(index as u64, r.generation))
+    }
+
+    /// A fault of a paged instance: a first touch of one of its zero pages
+    /// gets a fresh page from its bank and the instance resumes; anything
+    /// else stops it (NO_ANSWER), with a report.
+    fn fault(&mut self, payload: u64, label: u64, w: [u64; 4]) -> Reply {
+        let i = ((payload >> 8) & 0xffff) as usize;
+        let Some(r) = self.paged.get(i).filter(|r| r.aspace != 0 && r.generation == payload >> 24) else {
+            return Err((NO_ANSWER, 0));
+        };
+        let (vector, rip, addr, code) = (w[0], w[1], w[2], w[3]);
+        let exception = label == keep_abi::label::EXCEPTION;
+        // Error code bit 0: the page was present (a protection fault).
+        let first_touch = exception && vector == 14 && code & 1 == 0;
+        let why = match LazyRange::find(&r.lazy, addr).filter(|_| first_touch) {
+            Some(range) => match keep_spacebank::Bank(r.bank).alloc_page(FRESH) {
+                Ok(_) => {
+                    let m = Aspace(r.aspace).map(FRESH, addr & !0xfff, range.rights);
+                    let _ = SELF_ASPACE.delete_cap(FRESH);
+                    match m {
+                        Ok(()) => return Ok(([0; 3], Vec::new())),
+                        Err(e) => alloc::format!("no page for its first touch of {addr:#x}: MAP: {e}"),
+                    }
+                }
+                Err(e) => alloc::format!("no page for its first touch of {addr:#x}: {e}"),
+            },
+            None if exception => {
+                alloc::format!("{} (vector {vector}) at rip {rip:#x}, {}", exception_name(vector), match vector {
+                    14 => alloc::format!("address {addr:#x}"),
+                    _ => alloc::format!("error code {code:#x}"),
+                })
+            }
+            None => alloc::format!("fault message {label:#x} at rip {rip:#x}"),
+        };
+        let bytes = [r.name.0.to_le_bytes(), r.name.1.to_le_bytes()].concat();
+        let len = bytes.iter().position(|&b| b == 0).unwrap_or(16);
+        println!("constructor: instance '{}' stopped: {why}", core::str::from_utf8(&bytes[..len]).unwrap_or("?"));
+        Err((NO_ANSWER, 0))
     }
 
     fn serve(&mut self, label: u64, payload: u64, w: [u64; 4], caps_in: u64, has_string: bool) -> Reply {
@@ -291,6 +398,7 @@ impl Server {
                 let i = self.ctor(payload, kind::REQUESTER)?;
                 self.instantiate(i, w, caps_in)
             }
+            _ if payload & 0xff == kind::PAGER => self.fault(payload, label, w),
             _ => Err(bad()),
         }
     }
@@ -298,10 +406,10 @@ impl Server {
 
 fn main(_: u64, _: u64) -> i32 {
     let mut slots = SlotPool::new();
-    for s in [RET, IN[0], IN[1], IN[2], IN[3], MINTED, SUB, ACCT, RBANK] {
+    for s in [RET, IN[0], IN[1], IN[2], IN[3], MINTED, SUB, ACCT, RBANK, FRESH] {
         slots.reserve(s);
     }
-    let mut server = Server { ctors: Vec::new(), slots, after_reply: Vec::new() };
+    let mut server = Server { ctors: Vec::new(), paged: Vec::new(), slots, after_reply: Vec::new() };
     let buf = keep_rt::ipc_buffer();
     let recv_slots = [RET, IN[0], IN[1], IN[2], IN[3]];
     let recv_tag = Tag::new(0).with_slots(buf.set_recv_slots(&recv_slots));
@@ -328,6 +436,12 @@ fn main(_: u64, _: u64) -> i32 {
         for s in IN {
             let _ = SELF_ASPACE.delete_cap(s);
         }
+        if matches!(r, Err((NO_ANSWER, _))) {
+            let _ = SELF_ASPACE.delete_cap(RET);
+            buf.set_recv_slots(&recv_slots);
+            m = keep_abi::recv(recv_tag, 0);
+            continue;
+        }
         buf.send_len = 0;
         let (words, caps) = match r {
             Ok((w, caps)) => ([status::OK, w[0], w[1], w[2]], caps),
@@ -341,5 +455,26 @@ fn main(_: u64, _: u64) -> i32 {
         // A call made by the loader (to the bank) changed the receive slots.
         buf.set_recv_slots(&recv_slots);
         m = Return(RET).reply_recv(tag, words, 0);
+    }
+}
+
+/// The CPU's name for exception `vector` (as the kernel reports them).
+fn exception_name(vector: u64) -> &'static str {
+    match vector {
+        0 => "divide error",
+        1 => "debug",
+        3 => "breakpoint",
+        4 => "overflow",
+        5 => "bound range",
+        6 => "invalid opcode",
+        7 => "device not available",
+        8 => "double fault",
+        12 => "stack fault",
+        13 => "general protection",
+        14 => "page fault",
+        16 => "x87 floating point",
+        17 => "alignment check",
+        19 => "SIMD floating point",
+        _ => "exception",
     }
 }

@@ -6,8 +6,9 @@
 //!
 //! Costs: an allocation is one kernel invocation (RETYPE, or CREATE_ACCOUNT
 //! and DONATE) plus one check per bank above the one asked; freeing a page
-//! is one MEMORY.REVOKE (a search of every space while it is mapped), an
-//! account one ACCOUNT.DESTROY_ALL; destroying a bank frees each of its
+//! is one MEMORY.RECLAIM if it is mapped nowhere, else a MEMORY.REVOKE (a
+//! search of every space and DMA domain), an account one
+//! ACCOUNT.DESTROY_ALL; destroying a bank frees each of its
 //! objects and its sub-banks' so.
 
 #![no_std]
@@ -221,7 +222,14 @@ impl Server {
         self.free_objects.push(index);
         let r = match o.kind {
             kind::ACCOUNT => Account(o.slot).destroy_all(MEMORY.0),
-            _ => MEMORY.revoke(o.slot).map(drop),
+            // RECLAIM first: a frame mapped nowhere (the usual case once the
+            // bank's accounts, and with them the address spaces that mapped
+            // its pages, are gone) then costs no search of every address
+            // space and DMA domain, which REVOKE makes even for none.
+            _ => match MEMORY.reclaim(o.slot) {
+                Err(Error::IN_USE) => MEMORY.revoke(o.slot).map(drop),
+                r => r,
+            },
         };
         if let Err(e) = r {
             // Cannot happen while the server holds the master capability;
