@@ -20,6 +20,7 @@ tools/linuxbench.py, which `make bench` runs first) are merged in, not run.
 Benchmarks report figures: nothing here asserts a timing."""
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -64,6 +65,9 @@ LINUX_PAIRS = [
 IO_NAMES = ["blk.read.seq64k", "blk.read.seq4k", "blk.write.seq64k",
             "net.tcp.send", "net.tcp.recv", "net.udp.roundtrip"]
 SEPARATION = ("blk.read.seq64k", "blk.read.seq64k.direct")
+WH_PAIRS = [("wh.syscall.getppid", "linux.syscall.null"), ("wh.proc.fork_exec_wait", "linux.proc.fork_exec_wait"),
+            ("wh.pipe.roundtrip", "linux.pipe.roundtrip")]
+BUSYBOX = ["shell_loop", "fork_exec_true", "sha256sum", "gzip", "sort", "tar"]
 
 
 def linux_ratio(keep, linux):
@@ -194,6 +198,15 @@ def add_ratios(r):
         ratio(r, linux_ratio(keep, linux), keep, linux)
     for n in IO_NAMES:
         ratio(r, f"{n}.linux_ratio", n, f"linux.{n}")
+    for keep, linux in WH_PAIRS:
+        ratio(r, f"{keep}.linux_ratio", keep, linux)
+    for n in BUSYBOX:
+        ratio(r, f"busybox.{n}.linux_ratio", f"busybox.{n}", f"linux.busybox.{n}")
+    got = [r[f"busybox.{n}.linux_ratio"] for n in BUSYBOX if f"busybox.{n}.linux_ratio" in r]
+    if len(got) == len(BUSYBOX):
+        geo = lambda k: round(math.prod(g[k] for g in got) ** (1 / len(got)), 3)
+        r["busybox.geomean.linux_ratio"] = {"median": geo("median"), "min": geo("min"), "max": geo("max"),
+                                            "unit": "ratio", "runs": min(g["runs"] for g in got)}
     served, direct = (r.get(n) for n in SEPARATION)
     if served and direct:
         # What separating the driver from its client costs, in percent.
@@ -272,6 +285,13 @@ def targets(r):
         row(f"`{n}` / `linux.{n}` at most 1.0 (issue 17)", x, x is not None and x <= 1)
     x = med(f"{SEPARATION[0]}.separation")
     row("separation overhead (`blk.read.seq64k` over `.direct`) at most 3% (issue 17)", x, x is not None and x <= 3)
+    x = med("wh.syscall.getppid.linux_ratio")
+    row("`wh.syscall.getppid` at most 2x `linux.syscall.null` (issue 18)", x, x is not None and x <= 2)
+    for keep, linux in WH_PAIRS[1:]:
+        x = med(f"{keep}.linux_ratio")
+        row(f"`{keep}` below `{linux}` (issue 18)", x, x is not None and x < 1)
+    x = med("busybox.geomean.linux_ratio")
+    row("busybox workloads' geometric mean at most 1.25x the Linux guest (issue 18)", x, x is not None and x <= 1.25)
     return rows
 
 
@@ -316,6 +336,19 @@ def write_md(results, kvm, notes):
         if SEPARATION[1] in results:
             lines += [f"| `{SEPARATION[1]}` | {cell(SEPARATION[1])} | {cell(SEPARATION[1] + '.timer_irqs')} "
                       f"| | | |"]
+    wh = [(k, l) for k, l in WH_PAIRS if k in results or l in results]
+    wh += [(f"busybox.{n}", f"linux.busybox.{n}") for n in BUSYBOX
+           if f"busybox.{n}" in results or f"linux.busybox.{n}" in results]
+    if wh:
+        def c(n):
+            return fmt(results[n]["median"]) if n in results else "not measured"
+        lines += ["", "## The workhorse against the Linux guest", "",
+                  "`wh.*` by rdtsc (CPU-bound), `busybox.*` by the icount plugin, instructions per run of "
+                  "the whole workload (docs/performance.md, \"The workhorse\").", "",
+                  "| Keep | instructions | Linux guest | instructions | Keep / Linux |", "|---|---:|---|---:|---:|"]
+        lines += [f"| `{k}` | {c(k)} | `{l}` | {c(l)} | {c(k + '.linux_ratio')} |" for k, l in wh]
+        if "busybox.geomean.linux_ratio" in results:
+            lines += [f"| busybox geometric mean | | | | {c('busybox.geomean.linux_ratio')} |"]
     lines += ["", "## Targets", "", "| target | figure | |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in targets(results)]
     if notes:

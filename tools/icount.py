@@ -119,4 +119,6 @@ def unit_of(name):
         return "MiB"
     if "roundtrip" in name:
         return "roundtrip"
+    if name.startswith(("busybox.", "linux.busybox.")):
+        return "run"
     return "op"

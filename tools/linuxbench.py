@@ -37,6 +37,10 @@ OUT = ROOT / "build" / "bench"
 SOURCES = [ROOT / "tools" / "linuxbench" / n for n in ("linuxbench.c", "linuxio.c", "linuxio.h")]
 # Debian's virtio drivers are modules: the I/O boot loads these (linuxio.c
 # names the order), taken from the same package as the kernel.
+# The workhorse's busybox (Debian's busybox-static, make image fetches it)
+# and the busybox workloads' runner and script (user/workhorse/tests).
+BUSYBOX = ROOT / "build" / "linux" / "busybox" / "bin" / "busybox"
+TESTS = ROOT / "user" / "workhorse" / "tests"
 MODULES = ["virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci",
            "virtio_blk", "failover", "net_failover", "virtio_net"]
 LINE_RE = re.compile(r"linuxbench: (\{.*\})$")
@@ -107,8 +111,20 @@ def initramfs(io=False):
         ("dev", 0o40755, b"", (0, 0)),
         ("dev/console", 0o20600, b"", (5, 1)),  # the kernel opens it as init's stdout
         ("init", 0o100755, init.read_bytes(), (0, 0)),
+        # linux.proc.fork_exec_wait runs busybox's true, as the workhorse's does.
+        ("bin", 0o40755, b"", (0, 0)),
+        ("bin/busybox", 0o100755, BUSYBOX.read_bytes(), (0, 0)),
+        ("bin/true", 0o120777, b"busybox", (0, 0)),
+        ("bin/sh", 0o120777, b"busybox", (0, 0)),
     ]
     if io:
+        runner = WORK / "benchrun"
+        src = TESTS / "benchrun.c"
+        if not runner.exists() or runner.stat().st_mtime < src.stat().st_mtime:
+            subprocess.run(["gcc", "-static", "-O1", "-s", "-o", str(runner), str(src)], check=True)
+        entries += [("tmp", 0o41777, b"", (0, 0)), ("tests", 0o40755, b"", (0, 0)),
+                    ("tests/benchrun", 0o100755, runner.read_bytes(), (0, 0)),
+                    ("tests/busybench.sh", 0o100644, (TESTS / "busybench.sh").read_bytes(), (0, 0))]
         entries += [("lib", 0o40755, b"", (0, 0))]
         entries += [(f"lib/{m}.ko", 0o100644, (WORK / "modules" / f"{m}.ko").read_bytes(), (0, 0))
                     for m in MODULES]
@@ -184,6 +200,8 @@ def main():
     # A figure of an earlier run must not pass for one of this run.
     (OUT / "linux.json").unlink(missing_ok=True)
     (OUT / "linux-io.json").unlink(missing_ok=True)
+    if not BUSYBOX.exists():
+        sys.exit(f"linuxbench.py: {BUSYBOX.relative_to(ROOT)} is missing (make image fetches it)")
     vmlinuz = kernel()
     if vmlinuz is None:
         log("no Linux kernel to boot (no apt source for linux-image-amd64): the Linux comparison is not measured")

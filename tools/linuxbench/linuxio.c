@@ -15,6 +15,9 @@
  *   linux.blk.read.seq64k   64 MiB from /dev/vda, O_DIRECT, 64 KiB preads
  *   linux.blk.read.seq4k    the same, 4 KiB preads
  *   linux.blk.write.seq64k  64 MiB to /dev/vda, O_DIRECT, 64 KiB pwrites
+ *   linux.busybox.NAME      the workhorse's busybox workloads
+ *                           (user/workhorse/tests/busybench.sh, the same
+ *                           script and runner as on Keep)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include <sys/stat.h>
 #include <dirent.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "linuxio.h"
@@ -135,6 +139,25 @@ static void blk_bench(const char *name, size_t chunk, int write)
 	free(b.buf);
 }
 
+/* ---- busybox workloads ------------------------------------------------------ */
+
+static void busybox(void)
+{
+	char runs[8];
+	snprintf(runs, sizeof runs, "%d", IO_RUNS);
+	char *argv[] = {"/bin/busybox", "sh", "/tests/busybench.sh", "/tmp/bb", runs, "linux.", NULL};
+	char *envp[] = {"PATH=/bin", NULL};
+	pid_t c = fork();
+	if (c == 0) {
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	int st = 0;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		printf("linuxbench: io: busybench.sh failed (status %#x)\n", st);
+	fflush(stdout);
+}
+
 void io_main(void)
 {
 	static const char *modules[] = {
@@ -166,4 +189,5 @@ void io_main(void)
 	blk_bench("linux.blk.read.seq64k", 64 << 10, 0);
 	blk_bench("linux.blk.read.seq4k", 4 << 10, 0);
 	blk_bench("linux.blk.write.seq64k", 64 << 10, 1);
+	busybox();
 }
