@@ -691,19 +691,30 @@ pub fn blk_in_flight(cx: &mut Cx) -> TestResult {
             }
             admin.add_client(8192, 256, rights::READ, cs[3]).ctx("ADD_CLIENT reader")?;
             admin.add_client(2048, 3072, rights::READ, cs[4]).ctx("ADD_CLIENT checker")?;
-            let mut children = Vec::new();
-            for (i, &(_, _, seed)) in ranges.iter().enumerate() {
-                children.push(start_check_ds(cx, cs[i], 2, seed, Some(m.0.0))?);
+            // Whether the writers' requests meet on the device depends on
+            // how they are scheduled against its completions: up to four
+            // rounds, until some did (one request slot never gets there).
+            let mut rounds = 0;
+            loop {
+                rounds += 1;
+                let mut children = Vec::new();
+                for (i, &(_, _, seed)) in ranges.iter().enumerate() {
+                    children.push(start_check_ds(cx, cs[i], 2, seed, Some(m.0.0))?);
+                }
+                children.push(start_check(cx, cs[3], 1, 8192)?);
+                let mut codes = Vec::new();
+                for child in children {
+                    let st = child.process.wait().ctx("WAIT blkcheck");
+                    let _ = Loader::new(&mut cx.slots).destroy(child);
+                    let st = st?;
+                    codes.push(if st.state == state::EXITED { st.code } else { 1000 + st.state });
+                }
+                ensure!(codes == [0, 0, 0, 0], "blkcheck exit codes {codes:?} (three dataspace writers, a reader)");
+                let (most, _, _) = admin.queue_stats().ctx("QUEUE_STATS")?;
+                if most >= 2 || rounds == 4 {
+                    break;
+                }
             }
-            children.push(start_check(cx, cs[3], 1, 8192)?);
-            let mut codes = Vec::new();
-            for child in children {
-                let st = child.process.wait().ctx("WAIT blkcheck");
-                let _ = Loader::new(&mut cx.slots).destroy(child);
-                let st = st?;
-                codes.push(if st.state == state::EXITED { st.code } else { 1000 + st.state });
-            }
-            ensure!(codes == [0, 0, 0, 0], "blkcheck exit codes {codes:?} (three dataspace writers, a reader)");
             // Each writer's data, read by another client, lies in its range.
             let all = Client(Sender(cs[4]));
             let mut buf = vec![0u8; 8 * SECTOR];
@@ -714,11 +725,11 @@ pub fn blk_in_flight(cx: &mut Cx) -> TestResult {
                 }
             }
             let (most, flushes, attached) = admin.queue_stats().ctx("QUEUE_STATS")?;
-            ensure!(most >= 2, "at most {most} request(s) were on the device at once");
-            ensure!(flushes == 3 && attached == 0, "{flushes} flushes, {attached} buffers still attached");
+            ensure!(most >= 2, "at most {most} request(s) were on the device at once, in {rounds} rounds");
+            ensure!(flushes == 3 * rounds && attached == 0, "{flushes} flushes in {rounds} rounds, {attached} buffers still attached");
             let (_, _, faults) = admin.stats().ctx("STATS")?;
             ensure!(faults == 0, "{faults} DMA faults");
-            println!("ktest: BLK0004: {most} requests on the device at once at most");
+            println!("ktest: BLK0004: {most} requests on the device at once at most ({rounds} round(s))");
             Ok(())
         })();
         cx.drop_slots(&cs);
