@@ -2,6 +2,7 @@
 # Fetches the Debian packages pinned in tools/linux-packages.txt (bash,
 # python3.11, their libraries), checks each .deb's SHA-256 and extracts
 # them all, unmodified, into DIR/root:   fetch-linux-packages.sh DIR
+# and compiles python's standard library as its installation would.
 # Uses apt-get download (no install); refreshes the package lists once if
 # a pinned version is not known yet.
 set -euo pipefail
@@ -40,6 +41,15 @@ for i in "${!pins[@]}"; do
     fi
     dpkg-deb -x "$deb" ../root.new
 done
+# What Debian's python3.11 does when installed (py3compile in its postinst):
+# the standard library's byte code, made by the packaged interpreter itself
+# (it runs on the Debian 12 host).  Unchecked hash-based .pyc files: the root
+# file system's files keep no times, and nobody edits the standard library
+# there; without them every program compiles what it imports, seconds
+# under emulation.
+root=$(cd ../root.new && pwd)
+env -i PYTHONHOME="$root/usr" PYTHONDONTWRITEBYTECODE=1 "$root/usr/bin/python3.11" -m compileall -q -f -j 0 \
+    --invalidation-mode unchecked-hash -s "$root" -p / "$root/usr/lib/python3.11" >/dev/null || true
 rm -rf ../root
 mv ../root.new ../root
 test -x ../root/bin/bash && test -x ../root/usr/bin/python3.11
