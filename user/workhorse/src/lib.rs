@@ -39,8 +39,10 @@ pub const CANNOT_EXEC: u64 = 3;
 /// RUN: a program is already running on the console.
 pub const BUSY: u64 = 4;
 
-/// The boot-image entry holding the Linux root file system (a ustar archive
-/// built by the Makefile: busybox, its applet links, the conformance tests).
+/// The boot-image entry holding the Linux root file system (a gzip-compressed
+/// ustar archive built by the Makefile: busybox and its applet links, bash,
+/// python3 and their libraries from Debian's packages, the conformance
+/// tests; the server inflates it).
 pub const ROOTFS_ENTRY: &str = "linux-rootfs.tar.gz";
 /// Where the starter maps the archive in the server's address space; rdi
 /// and rsi carry its address and size.
