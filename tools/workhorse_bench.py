@@ -14,7 +14,7 @@ from test_boot import Guest, PROMPT  # noqa: E402
 class IcountGuest(Guest):
     def __init__(self):
         orig = qemu.base_cmd
-        qemu.base_cmd = lambda accel, append="": orig(accel, append, icount=True)
+        qemu.base_cmd = lambda accel, append="", **kw: orig(accel, append, icount=True, **kw)
         try:
             super().__init__()
         finally:
