@@ -3,7 +3,7 @@
 //! their `syscall` instructions arrive as fault messages and the server
 //! answers them.  This library is what others need of it and what the host
 //! tests check: the protocol the root task uses to start and call it, the
-//! command-line splitting, the boot archive reader and the system-call
+//! command-line splitting, the boot archive's inflation and reader and the system-call
 //! table (whose rendering is `docs/linux-compat.md`); `main.rs` is the
 //! server.
 //!
@@ -19,6 +19,7 @@
 
 extern crate alloc;
 
+pub mod gzip;
 pub mod names;
 pub mod tar;
 pub mod table;
