@@ -43,11 +43,16 @@ pub fn inflate(data: &[u8]) -> Result<Vec<u8>, &'static str> {
     }
     let tail = &data[data.len() - 4..];
     let size = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as usize;
+    let body = &data[at..data.len() - 8];
+    // Deflate cannot expand more than 1032 times: a larger size is a
+    // damaged or truncated file, not worth allocating for.
+    if size > body.len().saturating_mul(1032) + 64 {
+        return Err("corrupt gzip data");
+    }
     let mut out = Vec::new();
     out.try_reserve_exact(size).map_err(|_| "no memory to inflate it")?;
     out.resize(size, 0);
     let mut d = alloc::boxed::Box::new(DecompressorOxide::new());
-    let body = &data[at..data.len() - 8];
     let (status, _, n) = decompress(&mut d, body, &mut out, 0, inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF);
     if status != TINFLStatus::Done || n != size {
         return Err("corrupt gzip data");
