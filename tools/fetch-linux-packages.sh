@@ -47,9 +47,13 @@ done
 # file system's files keep no times, and nobody edits the standard library
 # there; without them every program compiles what it imports, seconds
 # under emulation.
+# It runs with its own ld.so and libraries, whatever the host has.
 root=$(cd ../root.new && pwd)
-env -i PYTHONHOME="$root/usr" PYTHONDONTWRITEBYTECODE=1 "$root/usr/bin/python3.11" -m compileall -q -f -j 0 \
-    --invalidation-mode unchecked-hash -s "$root" -p / "$root/usr/lib/python3.11" >/dev/null || true
+libs="$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu"
+env -i PYTHONHOME="$root/usr" PYTHONDONTWRITEBYTECODE=1 "$root/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \
+    --library-path "$libs" "$root/usr/bin/python3.11" -m compileall -q -f -j 0 \
+    --invalidation-mode unchecked-hash -s "$root" -p / "$root/usr/lib/python3.11" >/dev/null \
+    || echo "fetch-linux-packages: compileall failed: python3 will compile what it imports at run time" >&2
 rm -rf ../root
 mv ../root.new ../root
 test -x ../root/bin/bash && test -x ../root/usr/bin/python3.11
