@@ -392,6 +392,8 @@ const TESTS: &[Test] = &[
     ("DS0004", "dataspaces: every malformed or unauthorised request is refused and changes nothing", ds::errors),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
+    ("BLK0003", "block clients' dataspaces: the device reads and writes their pages; rights, ranges, buffers, revocation refused", drivers::blk_dataspaces),
+    ("BLK0004", "three dataspace writers in their own processes at once: several requests on the device, flushed, read back", drivers::blk_in_flight),
     // The network (docs/devices.md, "The network").
     ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),
@@ -421,6 +423,8 @@ const TESTS: &[Test] = &[
     ("BANK0006", "space bank: REPORT lists the subtree and its accounts", bank::report),
     ("BANK0007", "space bank: a capability without rights is refused every request", bank::rights_table),
     ("BANK0008", "space bank: past its table of banks FULL, and nothing changes", bank::full),
+    ("BANK0009", "space bank: an allocation the memory pool cannot pay is NO_MEMORY, and nothing changes", bank::no_memory),
+    ("BANK0010", "space bank: past the server's capability slots FULL, and nothing changes", bank::slots_full),
     ("CTOR0001", "constructor: a confined instance cannot get a message out", ctor::confined),
     ("CTOR0002", "constructor: unsafe capabilities make it not confined unless authorised", ctor::not_confined),
     ("CTOR0003", "constructor: malformed requests and false banks change nothing", ctor::errors),
