@@ -2,6 +2,7 @@
 # Fetches the Debian packages pinned in tools/linux-packages.txt (bash,
 # python3.11, their libraries), checks each .deb's SHA-256 and extracts
 # them all, unmodified, into DIR/root:   fetch-linux-packages.sh DIR
+# and compiles python's standard library as its installation would.
 # Uses apt-get download (no install); refreshes the package lists once if
 # a pinned version is not known yet.
 set -euo pipefail
@@ -40,6 +41,19 @@ for i in "${!pins[@]}"; do
     fi
     dpkg-deb -x "$deb" ../root.new
 done
+# What Debian's python3.11 does when installed (py3compile in its postinst):
+# the standard library's byte code, made by the packaged interpreter itself
+# (it runs on the Debian 12 host).  Unchecked hash-based .pyc files: the root
+# file system's files keep no times, and nobody edits the standard library
+# there; without them every program compiles what it imports, seconds
+# under emulation.
+# It runs with its own ld.so and libraries, whatever the host has.
+root=$(cd ../root.new && pwd)
+libs="$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu"
+env -i PYTHONHOME="$root/usr" PYTHONDONTWRITEBYTECODE=1 "$root/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \
+    --library-path "$libs" "$root/usr/bin/python3.11" -m compileall -q -f -j 0 \
+    --invalidation-mode unchecked-hash -s "$root" -p / "$root/usr/lib/python3.11" >/dev/null \
+    || echo "fetch-linux-packages: compileall failed: python3 will compile what it imports at run time" >&2
 rm -rf ../root
 mv ../root.new ../root
 test -x ../root/bin/bash && test -x ../root/usr/bin/python3.11

@@ -141,50 +141,15 @@ fn main(rootfs: u64, size: u64) -> i32 {
     s.serve()
 }
 
-/// The root file system archive: a gzip file (RFC 1952) is inflated into
-/// the server's heap, where it stays for the server's life (its files'
-/// bytes are read and mapped from there); anything else is taken as the
-/// tar itself.
+/// The root file system archive: a gzip file is inflated into the server's
+/// heap, where it stays for the server's life (its files' bytes are read
+/// and mapped from there); anything else is taken as the tar itself.
 fn inflate(archive: &'static [u8]) -> Result<&'static [u8], &'static str> {
-    use miniz_oxide::inflate::TINFLStatus;
-    use miniz_oxide::inflate::core::{DecompressorOxide, decompress, inflate_flags};
-    const FEXTRA: u8 = 4;
-    const FNAME: u8 = 8;
-    const FCOMMENT: u8 = 16;
-    const FHCRC: u8 = 2;
-    if !archive.starts_with(&[0x1f, 0x8b, 8]) {
+    if !proto::gzip::is_gzip(archive) {
         return Ok(archive);
     }
-    let bad = "bad gzip header";
-    let flags = *archive.get(3).ok_or(bad)?;
-    let mut at = 10;
-    if flags & FEXTRA != 0 {
-        let n = archive.get(at..at + 2).ok_or(bad)?;
-        at += 2 + u16::from_le_bytes([n[0], n[1]]) as usize;
-    }
-    for flag in [FNAME, FCOMMENT] {
-        if flags & flag != 0 {
-            at += archive.get(at..).ok_or(bad)?.iter().position(|&b| b == 0).ok_or(bad)? + 1;
-        }
-    }
-    if flags & FHCRC != 0 {
-        at += 2;
-    }
-    if archive.len() < at + 8 {
-        return Err(bad);
-    }
-    let tail = &archive[archive.len() - 4..];
-    let size = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as usize;
-    let mut out = alloc::vec::Vec::new();
-    out.try_reserve_exact(size).map_err(|_| "no memory to inflate it")?;
-    out.resize(size, 0);
-    let mut d = alloc::boxed::Box::new(DecompressorOxide::new());
-    let body = &archive[at..archive.len() - 8];
-    let (status, _, n) = decompress(&mut d, body, &mut out, 0, inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF);
-    if status != TINFLStatus::Done || n != size {
-        return Err("corrupt gzip data");
-    }
-    Ok(alloc::boxed::Box::leak(out.into_boxed_slice()))
+    let tar = proto::gzip::inflate(archive)?;
+    Ok(alloc::boxed::Box::leak(tar.into_boxed_slice()))
 }
 
 impl Server {

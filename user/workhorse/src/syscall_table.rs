@@ -72,6 +72,7 @@ syscall_table! {
     95 umask sys::umask, Full, "";
     96 gettimeofday sys::gettimeofday, Partial, "time since boot (Keep has no real-time clock yet)";
     97 getrlimit sys::getrlimit, Partial, "fixed limits";
+    98 getrusage sys::getrusage, Partial, "no accounting: all zeros";
     99 sysinfo sys::sysinfo, Partial, "uptime, total and free memory of the pool; no load averages";
     102 getuid sys::zero, Partial, "everyone is root (uid 0)";
     104 getgid sys::zero, Partial, "gid 0";
@@ -105,7 +106,8 @@ syscall_table! {
     217 getdents64 sys::getdents64, Full, "";
     218 set_tid_address sys::set_tid_address, Partial, "recorded; nothing is written at exit (no threads)";
     228 clock_gettime sys::clock_gettime, Partial, "every clock counts from boot";
-    230 clock_nanosleep sys::clock_nanosleep, Partial, "relative sleeps only";
+    229 clock_getres sys::clock_getres, Partial, "1 ms for every clock (the timer's resolution)";
+    230 clock_nanosleep sys::clock_nanosleep, Partial, "relative and TIMER_ABSTIME (every clock counts from boot); signals do not interrupt it";
     231 exit_group sys::exit, Full, "";
     234 tgkill sys::tgkill, Partial, "as kill";
     235 utimes sys::utime, Partial, "as utime";
@@ -130,5 +132,6 @@ syscall_table! {
     316 renameat2 sys::renameat2, Partial, "flags 0 only";
     318 getrandom sys::getrandom, Partial, "a generator seeded from the timer, not cryptographic";
     334 rseq sys::refused, Refused, "restartable sequences need threads; glibc goes on without";
+    436 close_range sys::close_range, Partial, "closes or marks close-on-exec; CLOSE_RANGE_UNSHARE ignored (descriptor tables are never shared)";
     439 faccessat2 sys::faccessat, Partial, "existence only";
 }

@@ -7,6 +7,7 @@ python.py DIR (a writable directory)."""
 import collections
 import hashlib
 import json
+import select
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 base = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
@@ -75,10 +77,25 @@ try:
     subprocess.check_call(["false"])
 except subprocess.CalledProcessError as e:
     print("CalledProcessError:", e.returncode)
+try:
+    subprocess.run(["sleep", "5"], timeout=0.3)
+except subprocess.TimeoutExpired as e:
+    print("TimeoutExpired:", e.cmd)
+fd = os.open("a.txt", os.O_RDONLY)
+os.closerange(fd, fd + 1)
+try:
+    os.fstat(fd)
+except OSError as e:
+    print("closerange:", e.errno)
 pipeline = subprocess.Popen(["seq", "1", "50"], stdout=subprocess.PIPE)
 grep = subprocess.Popen(["grep", "5"], stdin=pipeline.stdout, stdout=subprocess.PIPE)
 pipeline.stdout.close()
 print("pipeline:", grep.communicate()[0].split(), pipeline.wait(), grep.returncode)
+
+# Time: sleep (clock_nanosleep until a time on CLOCK_MONOTONIC).
+t0 = time.monotonic()
+time.sleep(0.05)
+print("slept:", time.monotonic() - t0 >= 0.05)
 
 # Signals.
 got_signals = []
@@ -101,6 +118,10 @@ print("pending:", signal.SIGUSR2 in signal.sigpending())
 signal.signal(signal.SIGUSR2, lambda sig, frame: got_signals.append(sig))
 signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR2])
 print("after unblock:", got_signals)
+r, w = os.pipe()
+print("select:", select.select([r], [w], [], 0)[:2] == ([], [w]), end=" ")
+os.write(w, b"x")
+print(select.select([r], [], [], 5)[0] == [r])
 try:
     raise KeyboardInterrupt
 except KeyboardInterrupt:

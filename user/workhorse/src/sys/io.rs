@@ -263,6 +263,27 @@ pub fn close(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     })
 }
 
+pub fn close_range(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const CLOSE_RANGE_UNSHARE: u64 = 2;
+    const CLOSE_RANGE_CLOEXEC: u64 = 4;
+    let (first, last, flags) = (c.args[0] as u32 as usize, c.args[1] as u32 as usize, c.args[2]);
+    if first > last || flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 {
+        return Out::Ret(-EINVAL);
+    }
+    let p = s.proc(pid);
+    let end = last.saturating_add(1).min(p.fds.len());
+    for slot in p.fds.iter_mut().take(end).skip(first) {
+        if flags & CLOSE_RANGE_CLOEXEC != 0 {
+            if let Some(f) = slot {
+                f.cloexec = true;
+            }
+        } else {
+            *slot = None;
+        }
+    }
+    Out::Ret(0)
+}
+
 pub fn dup(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let p = s.proc(pid);
     ret(p.fd(c.args[0]).cloned().and_then(|f| p.install(Fd { desc: f.desc, cloexec: false }, 0)))
