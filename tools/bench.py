@@ -10,7 +10,11 @@ prints.  Then boots every capability-lookup variant kernel given with
 bench=ipc.call_reply.cross_as`, and records that round trip as
 `ipc.call_reply.cross_as.lookup_NAME`.  Where the host has usable hardware
 virtualization it also runs the default suite under KVM and adds the
-figures (cycles, not instructions) as a second column.
+figures (cycles, not instructions) as a second column.  Last it boots the
+default kernel once more under `-icount shift=0,sleep=on` with the
+instruction-counting plugin (tools/icount.py) for the I/O benchmarks
+(`iobench`), written as build/bench/io.json; `--icount-check` checks the
+plugin against rdtsc, `--io-only` runs that boot alone.
 
 Writes build/bench/results.json (name -> {median, min, max, unit, runs}),
 build/bench/results.md and the plots build/bench/lookup.png and
