@@ -50,7 +50,7 @@ USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-a
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
+.PHONY: all run test bench icount-check debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
 
 all: image
 
@@ -136,28 +136,44 @@ $(FB)/%.sfi: sfi/tests/escape/%.s sfi/cc/sfi-ld sfi/cc/sficc.py
 
 filters: $(FILTERS)
 
-# The virtio-blk disk (tools/qemu.py attaches it; docs/devices.md): 16 MiB
+# The virtio-blk disk (tools/qemu.py attaches it; docs/devices.md): 64 MiB
 # of a pattern every sector of which a guest can check.
-$(B)/disk.img: tools/mkdisk.py
+$(B)/disk.img: tools/mkdisk.py Makefile
 	@mkdir -p $(B)
 	@echo "  DISK    $@"
-	@$(PYTHON) tools/mkdisk.py $@ 16
+	@$(PYTHON) tools/mkdisk.py $@ 64
 
 # The workhorse's root file system (docs/workhorse.md): Debian's
-# busybox-static, unmodified, and the conformance tests of
-# user/workhorse/tests (C compiled statically with the host's gcc, and
-# shell scripts), packed as linux-rootfs.tar.
+# busybox-static, bash and python3.11 with their libraries (the packages
+# pinned in tools/linux-packages.txt), unmodified, and the conformance tests
+# of user/workhorse/tests (C compiled with the host's gcc statically, and
+# dynamically as NAME-dyn; shell and python scripts), packed as
+# linux-rootfs.tar.gz.
 LB := $(B)/linux
 BUSYBOX := $(LB)/busybox/bin/busybox
+LINUX_PKGS := $(LB)/root/bin/bash
 LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
+LINUX_TESTS_DYN := hello files io memory mmapfile procs signals timeid
 # The conformance suite (user/workhorse/tests/conformance/README.md).
 LINUX_CONF_C := $(wildcard user/workhorse/tests/conformance/*.c)
-LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) $(wildcard user/workhorse/tests/*.sh) \
-	$(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%)
+LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) \
+  $(LINUX_TESTS_DYN:%=$(LB)/tests/%-dyn) \
+  $(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%) \
+  $(wildcard user/workhorse/tests/*.sh user/workhorse/tests/*.bash user/workhorse/tests/*.py)
 
 $(BUSYBOX): tools/fetch-busybox.sh
 	@echo "  FETCH   busybox-static (Debian)"
 	@tools/fetch-busybox.sh $(LB)
+
+$(LINUX_PKGS): tools/fetch-linux-packages.sh tools/linux-packages.txt
+	@echo "  FETCH   bash, python3.11 and their libraries (Debian, tools/linux-packages.txt)"
+	@tools/fetch-linux-packages.sh $(LB)
+	@touch $@
+
+$(LB)/tests/%-dyn: user/workhorse/tests/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (dynamic)"
+	@$(CC) -O1 -s -o $@ $<
 
 $(LB)/tests/%: user/workhorse/tests/%.c
 	@mkdir -p $(LB)/tests
@@ -169,20 +185,20 @@ $(LB)/tests/%: user/workhorse/tests/conformance/%.c
 	@echo "  CC      $< (static)"
 	@$(CC) -static -O1 -s -pthread -o $@ $<
 
-$(B)/linux-rootfs.tar: $(BUSYBOX) $(LINUX_TESTS) tools/mkrootfs.py
-	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LINUX_TESTS)
+$(B)/linux-rootfs.tar.gz: $(BUSYBOX) $(LINUX_PKGS) $(LINUX_TESTS) tools/mkrootfs.py
+	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LB)/root $(LINUX_TESTS)
 
 linux-compat-docs:
 	cd user && KEEP_WRITE_DOCS=1 cargo test --target-dir ../$(B)/user-host -p keep-workhorse --lib table
 
 # The boot image carries stripped copies; build/user keeps the symbols for gdb.
-image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar
+image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar.gz
 	@mkdir -p $(B)/image
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
-	  system=user/system/system.conf system-bad=user/system/bad-example.conf \
-	  linux-rootfs.tar=$(B)/linux-rootfs.tar
+	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf \
+	  linux-rootfs.tar.gz=$(B)/linux-rootfs.tar.gz
 
 # ---- running --------------------------------------------------------------
 run: deps image
@@ -202,7 +218,13 @@ bench: bench-deps image
 	@$(PYTHON) tools/linuxbench.py || echo "make bench: the Linux guest comparison failed (build/linuxbench/log.txt); the Keep figures follow without it"
 	@if [ "$(SFI_BENCH)" != 0 ]; then rm -f build/bench/sfi.json; $(MAKE) --no-print-directory sfi-bench || \
 	  echo "make bench: the SFI benchmarks failed (see above); the other figures follow without them"; fi
+	@$(PYTHON) tools/workhorse_bench.py || echo "make bench: the workhorse's figures failed (build/bench/log-workhorse.txt); the others follow without them"
 	$(PYTHON) tools/bench.py $(foreach v,$(LOOKUP_VARIANTS),--variant $(v)=$(B)/lookup-$(v)/kernel.bin)
+
+# The icount plugin (tools/icount-plugin) against rdtsc on a CPU-bound
+# region under -icount shift=0,sleep=off (docs/performance.md, "I/O paths").
+icount-check: image
+	$(PYTHON) tools/bench.py --icount-check
 
 # ---- tests ----------------------------------------------------------------
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \

@@ -10,7 +10,11 @@ prints.  Then boots every capability-lookup variant kernel given with
 bench=ipc.call_reply.cross_as`, and records that round trip as
 `ipc.call_reply.cross_as.lookup_NAME`.  Where the host has usable hardware
 virtualization it also runs the default suite under KVM and adds the
-figures (cycles, not instructions) as a second column.
+figures (cycles, not instructions) as a second column.  Last it boots the
+default kernel once more under `-icount shift=0,sleep=on` with the
+instruction-counting plugin (tools/icount.py) for the I/O benchmarks
+(`iobench`), written as build/bench/io.json; `--icount-check` checks the
+plugin against rdtsc, `--io-only` runs that boot alone.
 
 Writes build/bench/results.json (name -> {median, min, max, unit, runs}),
 build/bench/results.md and the plots build/bench/lookup.png and
@@ -20,6 +24,7 @@ tools/linuxbench.py, which `make bench` runs first) are merged in, not run.
 Benchmarks report figures: nothing here asserts a timing."""
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -29,11 +34,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402  (the one place that knows the QEMU command line)
+import icount  # noqa: E402  (the instruction-counting plugin's host side)
 
 ROOT = qemu.ROOT
 BUILD = ROOT / "build"
 OUT = BUILD / "bench"
 OWN = {"results.json", "results-kvm.json"}
+# The I/O benchmarks (user/root/src/bench/io.rs), counted by the plugin.
+IO_FILTER = "icount.check,blk.*,net.tcp.*,net.udp.*"
+CHECK_PPM = 10
 CROSS = "ipc.call_reply.cross_as"
 LINE_RE = re.compile(r"bench: (\S+) median=(\d+) min=(\d+) max=(\d+) unit=(\S+) runs=(\d+)")
 FAIL_RE = re.compile(r"bench: (\S+) not measured: (.*)")
@@ -53,6 +62,16 @@ LINUX_PAIRS = [
     ("proc.create.constructor", "linux.proc.spawn"),
     ("proc.create.constructor", "linux.proc.fork_exec_wait"),
 ]
+
+# The I/O benchmarks (issue 17) and the workhorse's (issue 18): Keep's NAME
+# against the Linux guest's linux.NAME, both counted by the icount plugin
+# (tools/icount.py) or by rdtsc where the work is CPU-bound.
+IO_NAMES = ["blk.read.seq64k", "blk.read.seq4k", "blk.write.seq64k",
+            "net.tcp.send", "net.tcp.recv", "net.udp.roundtrip"]
+SEPARATION = ("blk.read.seq64k", "blk.read.seq64k.direct")
+WH_PAIRS = [("wh.syscall.getppid", "linux.syscall.null"), ("wh.proc.fork_exec_wait", "linux.proc.fork_exec_wait"),
+            ("wh.pipe.roundtrip", "linux.pipe.roundtrip")]
+BUSYBOX = ["shell_loop", "fork_exec_true", "sha256sum", "gzip", "sort", "tar"]
 
 
 def linux_ratio(keep, linux):
@@ -100,6 +119,51 @@ def boot(kernel, append, label, accel="tcg", timeout=600):
     return results
 
 
+def io_boot(filter, timeout, sleep="on"):
+    """Boots the default kernel for the I/O benchmarks: `-icount
+    shift=0,sleep=ON` and the instruction-counting plugin, which counts the
+    kernel's timer-interrupt entry (stub of vector 0x20) as interrupts.
+    Returns the figures (tools/icount.py)."""
+    nm = subprocess.run(["nm", str(BUILD / "kernel.elf")], capture_output=True, text=True).stdout.splitlines()
+    stubs = icount.symbol(nm, "vector_stubs")
+    if stubs is None:
+        sys.exit("bench.py: no vector_stubs in build/kernel.elf")
+    append = f"autobench icount iobench bench={filter}"
+    cmd = qemu.base_cmd("tcg", append, icount=f"shift=0,sleep={sleep}", kernel=qemu.KERNEL)
+    cmd += ["-serial", "stdio"] + icount.args([stubs + 0x20 * 16])
+    print(f"bench.py: [io] booting build/kernel.bin with the icount plugin (sleep={sleep}, '{append}')", flush=True)
+    start = time.monotonic()
+    regions = icount.Regions("io", lambda m: print(f"bench.py: {m}", flush=True))
+
+    def on_line(line):
+        if regions.feed(line):
+            if line.startswith("bench-io:") or "bench-io:" in line:
+                print(f"bench.py: [io] {line.strip()} ({time.monotonic() - start:5.1f} s)", flush=True)
+        elif FAIL_RE.search(line) or "panic" in line:
+            print(f"bench.py: [io] {line.strip()}", flush=True)
+
+    out, status = qemu.stream(cmd, timeout, OUT / "log-io.txt", on_line)
+    if not any("bench: done" in l for l in out):
+        sys.exit(f"bench.py: FAIL: [io] the suite did not finish (QEMU exit status {status}); "
+                 f"see build/bench/log-io.txt")
+    return icount.results(regions, icount.unit_of)
+
+
+def icount_check(timeout):
+    """The plugin against rdtsc on a CPU-bound region (`icount.check`)
+    under `-icount shift=0,sleep=off`: they must agree to CHECK_PPM parts
+    per million."""
+    r = io_boot("icount.check", timeout, sleep="off")
+    p, t, d = (r.get(f"icount.check.{k}") for k in ("plugin", "rdtsc", "diff_ppm"))
+    if not p:
+        sys.exit("bench.py: FAIL: icount.check reported nothing")
+    print(f"bench.py: icount.check: plugin {p['median']} instructions, rdtsc {t['median']} "
+          f"(runs {p['runs']}; plugin - rdtsc from {d['min']} to {d['max']} ppm)")
+    if max(abs(d["min"]), abs(d["max"])) > CHECK_PPM:
+        sys.exit(f"bench.py: FAIL: the plugin and rdtsc differ by more than {CHECK_PPM} ppm")
+    print(f"bench.py: the plugin agrees with rdtsc to {CHECK_PPM} ppm")
+
+
 def implemented(variant):
     """Whether the kernel sources mention the variant's define at all."""
     define = f"CAP_LOOKUP_{variant.upper()}"
@@ -136,6 +200,33 @@ def add_ratios(r):
     ratio(r, "cap.wrapper.revoke.copies256_ratio", "cap.wrapper.revoke.copies256", "cap.wrapper.revoke")
     for keep, linux in LINUX_PAIRS:
         ratio(r, linux_ratio(keep, linux), keep, linux)
+    for n in IO_NAMES:
+        ratio(r, f"{n}.linux_ratio", n, f"linux.{n}")
+    for keep, linux in WH_PAIRS:
+        ratio(r, f"{keep}.linux_ratio", keep, linux)
+    for n in BUSYBOX:
+        ratio(r, f"busybox.{n}.linux_ratio", f"busybox.{n}", f"linux.busybox.{n}")
+    got = [r[f"busybox.{n}.linux_ratio"] for n in BUSYBOX if f"busybox.{n}.linux_ratio" in r]
+    if len(got) == len(BUSYBOX):
+        geo = lambda k: round(math.prod(g[k] for g in got) ** (1 / len(got)), 3)
+        r["busybox.geomean.linux_ratio"] = {"median": geo("median"), "min": geo("min"), "max": geo("max"),
+                                            "unit": "ratio", "runs": min(g["runs"] for g in got)}
+    served, direct = (r.get(n) for n in SEPARATION)
+    if served and direct:
+        # What separating the driver from its client costs, in percent.
+        pct = lambda a, b: round((a / b - 1) * 100, 3)
+        r[f"{SEPARATION[0]}.separation"] = {
+            "median": pct(served["median"], direct["median"]), "min": pct(served["min"], direct["max"]),
+            "max": pct(served["max"], direct["min"]), "unit": "percent", "runs": min(served["runs"], direct["runs"])}
+
+
+def write_io(r):
+    """The I/O figures as the fragment io.json (merged like the others)."""
+    (OUT / "io.json").write_text(json.dumps(r, indent=1, sort_keys=True) + "\n")
+    for name in sorted(r):
+        v = r[name]
+        print(f"bench.py: [io] {name:<40} median {fmt(v['median']):>10} {v['unit']} "
+              f"(min {fmt(v['min'])}, max {fmt(v['max'])}, runs {v['runs']})")
 
 
 def merge_fragments(results):
@@ -193,6 +284,18 @@ def targets(r):
         row(f"`{keep}` below the Linux guest's `{linux}` (ratio below 1)", x, x is not None and x < 1)
     x = med(linux_ratio("proc.create.constructor", "linux.proc.spawn"))
     row("`proc.create.constructor` at most a third of `linux.proc.spawn` (issue 16)", x, x is not None and x <= 1 / 3)
+    for n in IO_NAMES:
+        x = med(f"{n}.linux_ratio")
+        row(f"`{n}` / `linux.{n}` at most 1.0 (issue 17)", x, x is not None and x <= 1)
+    x = med(f"{SEPARATION[0]}.separation")
+    row("separation overhead (`blk.read.seq64k` over `.direct`) at most 3% (issue 17)", x, x is not None and x <= 3)
+    x = med("wh.syscall.getppid.linux_ratio")
+    row("`wh.syscall.getppid` at most 2x `linux.syscall.null` (issue 18)", x, x is not None and x <= 2)
+    for keep, linux in WH_PAIRS[1:]:
+        x = med(f"{keep}.linux_ratio")
+        row(f"`{keep}` below `{linux}` (issue 18)", x, x is not None and x < 1)
+    x = med("busybox.geomean.linux_ratio")
+    row("busybox workloads' geometric mean at most 1.25x the Linux guest (issue 18)", x, x is not None and x <= 1.25)
     return rows
 
 
@@ -221,7 +324,36 @@ def write_md(results, kvm, notes):
                   "| Keep | instructions | Linux guest | instructions | Keep / Linux |", "|---|---:|---|---:|---:|"]
         lines += [f"| `{k}` | {results[k]['median']} | `{l}` | {results[l]['median']} | "
                   f"{fmt(results[linux_ratio(k, l)]['median'])} |" for k, l in pairs]
-    lines += ["", "## Targets of issue 4", "", "| target | figure | |", "|---|---:|---|"]
+    io = [n for n in IO_NAMES if n in results or f"linux.{n}" in results]
+    if io:
+        def cell(n, k="median"):
+            v = results.get(n)
+            return fmt(v[k]) if v else "not measured"
+        lines += ["", "## I/O paths", "",
+                  "Instructions per operation (MiB, round trip) counted by the icount plugin under "
+                  "`-icount shift=0,sleep=on`, timer interrupts per operation beside them "
+                  "(docs/performance.md, \"I/O paths\").", "",
+                  "| benchmark | Keep | timer irqs | Linux guest | timer irqs | Keep / Linux |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| `{n}` | {cell(n)} | {cell(n + '.timer_irqs')} | {cell('linux.' + n)} | "
+                  f"{cell('linux.' + n + '.timer_irqs')} | {cell(n + '.linux_ratio')} |" for n in io]
+        if SEPARATION[1] in results:
+            lines += [f"| `{SEPARATION[1]}` | {cell(SEPARATION[1])} | {cell(SEPARATION[1] + '.timer_irqs')} "
+                      f"| | | |"]
+    wh = [(k, l) for k, l in WH_PAIRS if k in results or l in results]
+    wh += [(f"busybox.{n}", f"linux.busybox.{n}") for n in BUSYBOX
+           if f"busybox.{n}" in results or f"linux.busybox.{n}" in results]
+    if wh:
+        def c(n):
+            return fmt(results[n]["median"]) if n in results else "not measured"
+        lines += ["", "## The workhorse against the Linux guest", "",
+                  "`wh.*` by rdtsc (CPU-bound), `busybox.*` by the icount plugin, instructions per run of "
+                  "the whole workload (docs/performance.md, \"The workhorse\").", "",
+                  "| Keep | instructions | Linux guest | instructions | Keep / Linux |", "|---|---:|---|---:|---:|"]
+        lines += [f"| `{k}` | {c(k)} | `{l}` | {c(l)} | {c(k + '.linux_ratio')} |" for k, l in wh]
+        if "busybox.geomean.linux_ratio" in results:
+            lines += [f"| busybox geometric mean | | | | {c('busybox.geomean.linux_ratio')} |"]
+    lines += ["", "## Targets", "", "| target | figure | |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in targets(results)]
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
@@ -307,12 +439,22 @@ def main():
                     help="also run the suite under KVM (cycles); auto: where usable")
     ap.add_argument("--plots-only", action="store_true",
                     help="only draw the plots from build/bench/results.json")
+    ap.add_argument("--icount-check", action="store_true",
+                    help="only check the icount plugin against rdtsc (CPU-bound, sleep=off)")
+    ap.add_argument("--io-only", metavar="FILTER", nargs="?", const=IO_FILTER,
+                    help="only the I/O benchmarks (build/bench/io.json), optionally a filter")
     args = ap.parse_args()
     if args.plots_only:
         made = plots(json.loads((OUT / "results.json").read_text()))
         sys.exit(0 if made else 1)
     qemu.check_built()
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.icount_check:
+        icount_check(args.timeout)
+        return
+    if args.io_only:
+        write_io(io_boot(args.io_only, args.timeout))
+        return
     begin = time.monotonic()
     notes = []
     results = boot(qemu.KERNEL, "autobench", "mmu", timeout=args.timeout)
@@ -332,6 +474,7 @@ def main():
             results[f"{CROSS}.lookup_{name}"] = r[CROSS]
         else:
             print(f"bench.py: [{name}] no {CROSS} figure")
+    write_io(io_boot(IO_FILTER, args.timeout))
     kvm = None
     if args.kvm == "yes" or (args.kvm == "auto" and qemu.kvm_usable()):
         kvm = boot(qemu.KERNEL, "autobench", "kvm", accel="kvm", timeout=args.timeout)

@@ -10,6 +10,9 @@ command -v nm >/dev/null || need+=(binutils)
 command -v gcc >/dev/null || need+=(gcc)
 # The workhorse's conformance programs are linked statically (gcc -static).
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || need+=(libc6-dev)
+# `make bench` builds its icount plugin (tools/icount-plugin) with the gcc
+# above and no QEMU headers; the Linux guest's kernel and modules come
+# from linux-image-amd64 through apt-get download (tools/linuxbench.py).
 # The plots of `make bench` (tools/bench.py draws them with Debian's python3).
 if [ "${1:-}" = bench ]; then
     python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null \

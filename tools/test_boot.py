@@ -12,7 +12,11 @@
   - `devices` shows the IOMMU and the PCI functions, and the machine without
     the IOMMU boots and says so (docs/devices.md).
   - the system description: its server found by name, restarted by its
-    supervisor, shown by ps and mem; a malformed one refused naming the line.
+    supervisor, shown by ps and mem; a malformed one refused naming the line;
+    supervision by init (system=system-test): a server that crashes while
+    the shell sits idle is restarted at once and found by name again, and
+    one that keeps crashing is restarted after its backoff up to its limit,
+    then left down and reported.
 Prints one line per test and a summary; exits 1 on any failure."""
 import os
 import random
@@ -380,25 +384,29 @@ def system_description(g):
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("run counter-client (from the description) finds the counter by name",
           out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
+    out = g.keys(b"run counter-client 3" + ENTER, 30)
+    check("the name service refuses an unknown name (NOT_GRANTED), an unknown label and init's own requests "
+          "(BAD_REQUEST), and answers after",
+          out is not None and "name service: an unknown name: not granted to this program" in out
+          and "name service: label 99: bad request" in out
+          and "name service: init's START through a program's capability: bad request" in out
+          and "name service: counter, after the refusals: ok" in out and "exited with code 0" in out, repr(out))
     out = g.keys(b"ps" + ENTER)
-    row = re.search(r"^\s+counter\s+server\s+services\s+600\s+root\s+0/2\s+BLOCKED", (out or "").replace("\r", ""), re.M)
+    row = re.search(r"^\s+counter\s+server\s+services\s+600\s+init\s+0/2\s+BLOCKED", (out or "").replace("\r", ""), re.M)
     check("ps shows each described program's bank, supervisor and restarts", row is not None, repr(out))
     m = g.send("run counter-client 1")
-    g.expect(b"\n" + PROMPT, 30, m)
-    # The shell looks at its servers around every command.
-    g.keys(b"echo next" + ENTER)
     restarted = g.expect(b"system: server counter exited with code 0; restarted (1 of 2)", 30, m)
     check("a server that ends is restarted by its supervisor", restarted, g.out[m:].decode(errors="replace"))
     time.sleep(0.3)
     out = g.keys(b"ps" + ENTER)
     check("ps counts the restart",
-          out is not None and re.search(r"counter\s+server\s+services\s+600\s+root\s+1/2", out) is not None, repr(out))
+          out is not None and re.search(r"counter\s+server\s+services\s+600\s+init\s+1/2", out) is not None, repr(out))
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("the restarted server is found by name again",
           out is not None and "1 + 2 + ... + 10 = 55" in out, repr(out))
     out = g.keys(b"mem" + ENTER)
     ok = out is not None and all(w in out for w in ("space banks", "prime", "services", "apps",
-                                                      "counter (instance)", "accounts", "taken"))
+                                                      "counter (instance)", "init", "accounts", "taken"))
     check("mem shows the banks, their limits and use, and the accounts", ok, repr(out))
     out = g.keys(b"run stranger" + ENTER, 30)
     check("a program without uses=counter is refused the counter by the name service",
@@ -409,11 +417,51 @@ def system_description(g):
     for n in (2, 3):
         m = g.send("run counter-client 1")
         g.expect(b"\n" + PROMPT, 30, m)
-        g.keys(b"echo next" + ENTER)
+        g.expect(b"system: server counter exited with code 0; ", 30, m)
     down = g.expect(b"system: server counter exited with code 0; not restarted (restart=2)", 30)
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("past its restarts a server stays down and LOOKUP says it is not running",
           down and out is not None and "none by name (not running)" in out, repr(out))
+
+
+def test_supervision():
+    """init supervises without the shell (user/system/test.conf)."""
+    g = Guest("system=system-test")
+    try:
+        up = g.expect(PROMPT, 60)
+        # crashy faults at once, each time: restarted 20, 40 and 80 ms
+        # later, then left down; all of it while the shell waits for input.
+        gave_up = g.expect(b"system: server crashy faulted: vector 14 (#PF page fault)", 30) and \
+            g.expect(b"; not restarted (restart=3)", 30)
+        t = g.text()
+        steps = [f"restart {n} of 3 in {ms} ms" in t and f"system: server crashy restarted ({n} of 3)" in t
+                 for n, ms in ((1, 20), (2, 40), (3, 80))]
+        check("a server that keeps crashing is restarted after its backoff (doubling) up to its limit, each reported",
+              up and gave_up and all(steps) and "constructor: instance 'crashy' stopped: page fault" in t
+              and "address 0x10" in t, t[-1500:])
+        out = g.keys(b"ps" + ENTER)
+        check("ps shows it down with its restarts used up, and the counter still running",
+              out is not None and re.search(r"crashy\s+server\s+services\s+400\s+init\s+3/3\s+down", out) is not None
+              and re.search(r"counter\s+server\s+services\s+600\s+init\s+0/2\s+BLOCKED", out) is not None, repr(out))
+        out = g.keys(b"run counter-client 2" + ENTER, 30)
+        asked = out is not None and "asking the server to crash in a second" in out and "exited with code 0" in out
+        # Nothing is typed now: the shell sits in its console read.
+        m = len(g.out)
+        crashed = g.expect(b"system: server counter faulted: vector 14 (#PF page fault)", 20, m)
+        restarted = g.expect(b"; restarted (1 of 2)", 10, m)
+        idle = g.out[m:].decode(errors="replace")
+        check("a server that crashes while the shell sits idle is restarted at once and reported",
+              asked and crashed and restarted and "constructor: instance 'counter' stopped: page fault" in idle,
+              repr(out) + " / " + idle)
+        out = g.keys(b"run counter-client" + ENTER, 30)
+        check("its client reaches the new instance through the name service",
+              out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
+        out = g.keys(b"ps" + ENTER)
+        check("ps counts the restart",
+              out is not None and re.search(r"counter\s+server\s+services\s+600\s+init\s+1/2\s+BLOCKED", out) is not None,
+              repr(out))
+    finally:
+        g.kill()
 
 
 def test_bad_description():
@@ -499,6 +547,7 @@ def main():
     test_bad_images()
     test_no_iommu()
     test_bad_description()
+    test_supervision()
     failed = results.count(False)
     print(f"boot-test: {len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

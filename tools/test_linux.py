@@ -2,21 +2,29 @@
 """Whole-system tests of the workhorse, the Linux personality server
 (docs/workhorse.md), in one boot:
   - conformance: each program of user/workhorse/tests (C compiled
-    statically by the Makefile into build/linux/tests, and busybox.sh run by
-    Debian's busybox) runs on the host and on Keep (`linux ...` at the
-    prompt); output and exit status must be the same;
+    statically by the Makefile into build/linux/tests, most of them also
+    dynamically as NAME-dyn, run through Debian's ld.so and libc;
+    busybox.sh run by Debian's busybox; bash.bash by Debian's bash and
+    python.py by Debian's python3, both with busybox's applets as the
+    external commands), and the conformance suite of
+    user/workhorse/tests/conformance (threads, futex, events, sockets,
+    /proc) runs on the host and on Keep (`linux ...` at the prompt); output
+    and exit status must be the same;
   - error paths: the crashes in errors.c are reported on the console and
     the server goes on; the process and memory limits (limits.c, Keep
     only) give EAGAIN and NULL, and what they used comes back; random
     system calls (fuzz.c) do not stop the server; the unknown system calls it made are listed, with
     counts, by `linux`; a missing program and an unclosed quote are refused;
   - the terminal: busybox's interactive shell (`sh`), Ctrl-C in it and in
-    a busy program, and Ctrl-D ending a `cat` that reads the console.
+    a busy program, Debian's bash and python3 at the prompt (line editing,
+    history, Ctrl-C, exit), and Ctrl-D ending a `cat` that reads the
+    console.
 Prints one line per test and a summary; exits 1 on any failure."""
 import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -63,24 +71,47 @@ def split_status(out):
     return "\n".join(lines), status, reports
 
 
-def run_host(argv):
+def run_host(argv, env=None):
     r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                       timeout=60)
+                       timeout=60, env=env)
     return r.stdout.decode(errors="replace").rstrip("\n"), r.returncode
 
 
+def busybox_path(tmp):
+    """The environment bash and python3 get on the host: what `linux`
+    gives them on Keep, with a PATH of busybox's applets only (the
+    external commands must be the same on both)."""
+    bindir = Path(tmp) / "busybox-bin"
+    bindir.mkdir(exist_ok=True)
+    applets = subprocess.run([str(BUSYBOX), "--list"], check=True, capture_output=True, text=True).stdout.split()
+    for a in applets:
+        (bindir / a).symlink_to(BUSYBOX)
+    return {"PATH": str(bindir), "HOME": "/", "TERM": "vt100"}
+
+
 def conformance(g, tmp):
+    env = busybox_path(tmp)
     cases = [
         ("hello", [TESTS / "hello", "a", "b c"], "linux /tests/hello a 'b c'"),
         ("files", [TESTS / "files", tmp], "linux /tests/files /tmp"),
         ("io", [TESTS / "io", tmp], "linux /tests/io /tmp"),
         ("memory", [TESTS / "memory"], "linux /tests/memory"),
+        ("mmapfile", [TESTS / "mmapfile", tmp], "linux /tests/mmapfile /tmp"),
         ("procs", [TESTS / "procs"], "linux /tests/procs"),
         ("errors", [TESTS / "errors"], "linux /tests/errors"),
         ("timeid", [TESTS / "timeid"], "linux /tests/timeid"),
         ("signals", [TESTS / "signals"], "linux /tests/signals"),
         ("busybox.sh", [BUSYBOX, "sh", SCRIPTS / "busybox.sh", f"{tmp}/bb"],
          "linux sh /tests/busybox.sh /tmp/bb"),
+    ]
+    # Dynamically linked: Debian's ld.so and libc from the root file system.
+    for name in ["hello", "files", "io", "memory", "mmapfile", "procs", "signals", "timeid"]:
+        host_argv, keep_line = next((h, k) for n, h, k in cases if n == name)
+        cases.append((name + "-dyn", [TESTS / (name + "-dyn")] + host_argv[1:],
+                      keep_line.replace(f"/tests/{name}", f"/tests/{name}-dyn", 1)))
+    cases += [
+        ("bash.bash", ["/bin/bash", SCRIPTS / "bash.bash", tmp], "linux bash /tests/bash.bash /tmp"),
+        ("python.py", ["/usr/bin/python3", SCRIPTS / "python.py", tmp], "linux python3 /tests/python.py /tmp"),
     ]
     # The conformance suite, one program per area (tests/conformance/README.md);
     # each gets a scratch directory.
@@ -90,7 +121,7 @@ def conformance(g, tmp):
         cases = [c for c in cases if c[0] in ONLY]
     reports = {}
     for name, host_argv, keep_line in cases:
-        want, want_status = run_host([str(a) for a in host_argv])
+        want, want_status = run_host([str(a) for a in host_argv], env if name.endswith((".bash", ".py")) else None)
         out = run_keep(g, keep_line)
         if out is None:
             check(f"conformance {name}", False, "no prompt after it")
@@ -162,6 +193,35 @@ def terminal(g):
     g.send_keys(b"\x03")
     check("Ctrl-C ends a busy program (SIGINT) and returns to keep>",
           g.expect(b"linux: killed by signal 2", 30, m) and g.expect(b"\n" + PROMPT, 30, m), g.out[m:])
+    # Debian's bash at the prompt: readline (with /lib/terminfo's vt100),
+    # job control, Ctrl-C, history.
+    m = g.send("linux bash")
+    check("linux bash starts Debian's bash, interactive", g.expect(b"# ", 60, m), g.out[m:])
+    m = g.send("echo in-bash $((40 + 2)) | tr a-z A-Z")
+    check("bash runs a pipeline", g.expect(b"IN-BASH 42", 60, m), g.out[m:])
+    m = g.send("sleep 600")
+    g.expect(b"sleep 600\r\n", 30, m)
+    time.sleep(1)  # bash has made it the foreground job by now
+    g.send_keys(b"\x03")
+    m2 = g.send("echo after-interrupt")
+    check("Ctrl-C ends bash's foreground sleep, bash stays",
+          g.expect(b"after-interrupt\r\n", 60, m2), g.out[m:])
+    m = g.send_keys(b"echo onf\x7fe\r")
+    g.expect(b"one\r\n", 30, m)
+    m = g.send_keys(b"\x1b[A\x1b[D\x1b[Dz\r")
+    check("bash's line editing: backspace, history (up) and cursor keys",
+          g.expect(b"\rozne\r\n", 30, m), g.out[m:])
+    m = g.send("exit")
+    check("exit in bash returns to keep>", g.expect(b"\n" + PROMPT, 60, m), g.out[m:])
+    # Debian's python3, interactive.
+    m = g.send("linux python3")
+    check("linux python3 starts Python's interactive prompt", g.expect(b">>> ", 120, m), g.out[m:])
+    m = g.send("print(6 * 7, sum(range(10)))")
+    check("python3 evaluates a line", g.expect(b"42 45\r\n", 60, m), g.out[m:])
+    m = g.send_keys(b"\x03")
+    check("Ctrl-C at python3's prompt raises KeyboardInterrupt", g.expect(b"KeyboardInterrupt", 30, m), g.out[m:])
+    m = g.send("exit()")
+    check("exit() in python3 returns to keep>", g.expect(b"\n" + PROMPT, 60, m), g.out[m:])
     m = g.send("linux cat")
     g.send_keys(b"typed line\r")
     ok = g.expect(b"typed line\r\ntyped line", 30, m)

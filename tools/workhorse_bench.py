@@ -1,45 +1,111 @@
 #!/usr/bin/env python3
-"""The workhorse's figures: boots Keep under QEMU's -icount shift=0 (one
-TSC tick per instruction, docs/performance.md) and runs
-user/workhorse/tests/sysbench.c through the workhorse; prints its
-"NAME instructions" lines.  Not part of make test or make bench yet."""
+"""The workhorse's figures for `make bench` (issue 18; docs/performance.md,
+"The workhorse"): boots Keep under `-icount shift=0,sleep=on` with the
+instruction-counting plugin (tools/icount.py), and at the shell runs through
+the workhorse
+
+  * user/workhorse/tests/sysbench.c: wh.syscall.getppid, wh.pipe.roundtrip,
+    wh.proc.fork_exec_wait, timed with rdtsc (CPU-bound: nothing waits for
+    a device, and the TSC counts instructions while the guest computes);
+  * user/workhorse/tests/busybench.sh: the busybox workloads as
+    busybox.NAME, each run by benchrun between the plugin's markers.
+
+Writes build/bench/workhorse.json, which tools/bench.py merges.  The Linux
+guest runs the same busybench.sh (tools/linuxbench.py)."""
+import argparse
+import json
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
+import icount  # noqa: E402
+from bench import LINE_RE  # noqa: E402
 from test_boot import Guest, PROMPT  # noqa: E402
+
+OUT = qemu.ROOT / "build" / "bench"
+# Runs of each busybox workload (the median is reported).
+BUSYBOX_RUNS = 3
+
+
+def log(msg):
+    print(f"workhorse_bench.py: {msg}", flush=True)
+
+
+def timer_entry():
+    nm = subprocess.run(["nm", str(qemu.BUILD / "kernel.elf")], capture_output=True, text=True).stdout.splitlines()
+    stubs = icount.symbol(nm, "vector_stubs")
+    return [stubs + 0x20 * 16] if stubs is not None else []
 
 
 class IcountGuest(Guest):
     def __init__(self):
         orig = qemu.base_cmd
-        qemu.base_cmd = lambda accel, append="": orig(accel, append, icount=True)
+        qemu.base_cmd = lambda accel, append="", **kw: orig(accel, append + " icount", icount=icount.ICOUNT_IO, **kw)
         try:
-            super().__init__()
+            super().__init__(extra=icount.args(timer_entry()))
         finally:
             qemu.base_cmd = orig
 
 
-def main():
-    g = IcountGuest()
-    if not g.expect(PROMPT, 120):
-        print("workhorse_bench: no prompt")
-        return 1
-    g.send("linux echo warm")
-    g.expect(b"warm\r\n", 120)
-    g.expect(PROMPT, 60, len(g.out) - 8)
-    m = g.send("linux /tests/sysbench 2000")
-    ok = g.expect(b"wh.proc.fork_exec_wait", 600, m) and g.expect(b"\n", 30, len(g.out) - 1)
-    g.expect(PROMPT, 60, m + 20)
-    g.p.kill()
+def run(g, line, done, timeout):
+    """Types `line` at the shell and waits for `done` and the next prompt;
+    returns what came in between, or None."""
+    m = g.send(line)
+    ok = g.expect(done, timeout, m)
+    g.expect(PROMPT, 60, m + len(line))
     out = g.out[m:].decode(errors="replace").replace("\r", "")
-    if not ok:
-        print(out[-3000:])
-    for line in out.splitlines():
-        if line.startswith("wh."):
-            print(line)
-    return 0 if ok else 1
+    return out if ok else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=BUSYBOX_RUNS, help="runs of each busybox workload")
+    a = ap.parse_args()
+    qemu.check_built()
+    (OUT / "workhorse.json").unlink(missing_ok=True)
+    start = time.monotonic()
+    g = IcountGuest()
+    results = {}
+    try:
+        if not g.expect(PROMPT, 120):
+            sys.exit("workhorse_bench.py: FAIL: no prompt")
+        run(g, "linux echo warm", b"warm\n", 120)
+        out = run(g, "linux /tests/sysbench", b"wh.proc.fork_exec_wait median", 900)
+        for line in (out or "").splitlines():
+            m = LINE_RE.search(line)
+            if m:
+                name, med, lo, hi, unit, runs = m.groups()
+                results[name] = {"median": int(med), "min": int(lo), "max": int(hi), "unit": unit, "runs": int(runs)}
+                log(f"{name:<28} median {med:>9} {unit} (min {lo}, max {hi}, {time.monotonic() - start:5.1f} s)")
+        if out is None:
+            log("sysbench did not finish; see build/bench/log-workhorse.txt")
+        out = run(g, f"linux /bin/busybox sh /tests/busybench.sh /tmp/bb {a.runs}", b"busybench: done", 1500)
+        regions = icount.Regions("workhorse", log)
+        for line in (out or "").splitlines():
+            regions.feed(line)
+        # The plugin's lines come on QEMU's stderr, which Guest merges in order.
+        plugin_lines = [l for l in g.out.decode(errors="replace").splitlines() if "icount-plugin: region" in l]
+        regions.regions = []
+        for l in plugin_lines:
+            regions.feed(l)
+        if out is None:
+            log("busybench.sh did not finish; see build/bench/log-workhorse.txt")
+        else:
+            results.update(icount.results(regions, icount.unit_of))
+    finally:
+        g.p.kill()
+        (OUT / "log-workhorse.txt").write_bytes(bytes(g.out))
+    for name in sorted(results):
+        if name.startswith("busybox."):
+            v = results[name]
+            log(f"{name:<28} median {v['median']:>11} {v['unit']} (min {v['min']}, max {v['max']})")
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "workhorse.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    log(f"{len(results)} results in build/bench/workhorse.json ({time.monotonic() - start:.0f} s)")
+    return 0 if results else 1
 
 
 if __name__ == "__main__":

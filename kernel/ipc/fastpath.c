@@ -63,8 +63,9 @@ static ALWAYS_INLINE void set_state_wait(struct process *p, u8 state, enum wait_
  * with the message: rax OK, rsi the tag, rdi the payload and the four
  * words of s's registers; or, when r waited for the reply to a fault
  * (resumed), with its own registers. */
-static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r, u64 tag,
-                                             u64 payload, bool same_prio, bool resumed)
+static ALWAYS_INLINE NORETURN void hand_over_words(struct process *s, enum wait_kind kind, struct process *r,
+                                                   u64 tag, u64 payload, bool same_prio, bool resumed,
+                                                   const u64 *words)
 {
     cpu0.fastpath_ipc++;
     set_state_wait(s, KEEP_STATE_BLOCKED, kind);
@@ -92,17 +93,28 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
         arch_return_to_user(&r->regs);
     /* r waited in a system call: the message goes straight into the CPU's
      * registers on the way out (unless WRITE_REGS has made r leave by iretq) */
-    if (likely(r->regs.vector == VEC_SYSCALL))
+    if (likely(r->regs.vector == VEC_SYSCALL)) {
+        if (words)
+            fastpath_exit_words(payload, tag, words, &r->regs);
         fastpath_exit(payload, tag, &s->regs, &r->regs);
+    }
     struct regs *d = &r->regs;
     d->rax = KEEP_ERR_OK;
     d->rsi = tag;
     d->rdi = payload;
-    d->rdx = s->regs.rdx;
-    d->r8 = s->regs.r8;
-    d->r9 = s->regs.r9;
-    d->r10 = s->regs.r10;
+    d->rdx = words ? words[0] : s->regs.rdx;
+    d->r8 = words ? words[1] : s->regs.r8;
+    d->r9 = words ? words[2] : s->regs.r9;
+    d->r10 = words ? words[3] : s->regs.r10;
     arch_return_to_user(d);
+}
+
+/* The message's words from s's registers (a call), or none (a reply that
+ * resumes r). */
+static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind kind, struct process *r, u64 tag,
+                                             u64 payload, bool same_prio, bool resumed)
+{
+    hand_over_words(s, kind, r, tag, payload, same_prio, resumed, NULL);
 }
 
 /* Does a slot whose first word is w0 hold a return capability a caller
@@ -286,6 +298,53 @@ static ALWAYS_INLINE void reply_recv(struct process *s, u64 tag, struct process 
     }
 }
 
+/* A system call by s in emulation mode: the SYSCALL fault message (rax,
+ * rdi, rsi, rdx) to its handler, when the handler waits in an open receive
+ * at s's priority and would run next, and the slot for the fault's return
+ * capability holds none that a caller still waits on.  What ipc_fault and
+ * deliver_fault do then; an exported, stale or missing handler, or any
+ * other case, is the general path's (issue 18: every Linux system call of
+ * the workhorse's processes comes this way). */
+static ALWAYS_INLINE void fast_reflect(struct process *s)
+{
+    struct cap c = s->fault_handler;
+    if (cap_type(c) != KEEP_TYPE_SENDER)
+        return;
+    struct process *h = process_from_cap(c); /* an exported one waits in WAIT_OUT */
+    if (!h || h == s || h->state != KEEP_STATE_BLOCKED || h->wait_kind != WAIT_RECV || !h->recv_n ||
+        h->prio != s->prio || !may_switch_same_prio(h))
+        return;
+    struct cap *slot;
+    u64 old;
+    aspace_load(h->as);
+    if (cspace_loaded_slot_w0(h->recv_addr[0], &slot, &old) || holds_live_return(old)) {
+        aspace_load(s->as);
+        return;
+    }
+    u64 *w = s->fault_words;
+    w[0] = s->regs.rax;
+    w[1] = s->regs.rdi;
+    w[2] = s->regs.rsi;
+    w[3] = s->regs.rdx;
+    s->fault_label = KEEP_LABEL_SYSCALL;
+    s->fault_to = c;
+    s->wait_target = NULL;
+    *slot = return_cap(s);
+    if (h->deadline)
+        sleep_remove(h);
+    hand_over_words(s, WAIT_FAULT_REPLY, h, KEEP_LABEL_SYSCALL | (1ULL << KEEP_TAG_CAPS_SHIFT) | KEEP_TAG_CALLED,
+                    cap_payload(c), true, false, w);
+}
+
+/* A system call in emulation mode, or with another space loaded: out of
+ * line, so that the invocations' fast paths keep their registers. */
+static NORETURN __attribute__((noinline)) void syscall_other(struct process *s)
+{
+    if (s->emulate && s->as == cpu0.loaded_as)
+        fast_reflect(s);
+    syscall_general(s);
+}
+
 /* The lookup of the invoked capability (rdi) that both paths use: OK, the
  * slot and its first word, or the lookup's error. */
 static ALWAYS_INLINE u64 invoked_slot(struct process *s, struct cap **slot, u64 *w0)
@@ -338,7 +397,7 @@ NORETURN void syscall_dispatch(void)
      * needs its code mapped), so its capabilities are found through the
      * MMU; the fast path relies on that, so it checks. */
     if (s->emulate || s->as != cpu0.loaded_as)
-        syscall_general(s);
+        syscall_other(s);
     /* Which fast path the tag alone allows (any other tag has some bit
      * outside these, which also covers the reserved bits); each case has
      * its own copy of the lookup, so that the type it wants is a constant. */

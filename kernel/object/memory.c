@@ -92,7 +92,8 @@ static u64 revoke(struct invocation *inv)
     for (u64 pfn = 0; pfn < frame_table_len && f->maps; pfn++)
         if (frame_table[pfn].type == FRAME_ASPACE)
             n += aspace_unmap_frame(phys_to_virt(pfn * PAGE_SIZE), pa);
-    n += dma_domain_unmap_frame(pa); /* devices too */
+    if (f->maps) /* devices too (their mappings count in maps): no search for a page mapped nowhere */
+        n += dma_domain_unmap_frame(pa);
     ASSERT(f->maps == 0);
     inv->res[0] = n;
     return reclaim(inv);

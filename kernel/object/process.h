@@ -133,7 +133,7 @@ void export_unlink(struct account *a, u64 num);
 static inline bool process_is_out(const struct process *p) { return p == &process_out; }
 
 /* The live process with this (15-bit) number and version, or NULL. */
-static inline struct process *process_by_number(u64 num, u64 version)
+static ALWAYS_INLINE struct process *process_by_number(u64 num, u64 version)
 {
     struct process_number *n = &process_numbers[num % KEEP_PROCESS_NUMBERS];
     return n->p && n->version == version ? n->p : NULL;
@@ -155,7 +155,7 @@ static inline struct process *return_target(struct cap c)
         return NULL;
     return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY || p->wait_kind == WAIT_OUT ? p : NULL;
 }
-static inline struct process *process_from_cap(struct cap c)
+static ALWAYS_INLINE struct process *process_from_cap(struct cap c)
 {
     return process_by_number(cap_pnum(c), cap_pversion(c));
 }

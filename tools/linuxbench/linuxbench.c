@@ -25,7 +25,8 @@
  *                                 two pipes between two processes
  *   linux.proc.spawn              posix_spawn of this program,      proc.create.constructor
  *                                 which exits at once, and waitpid
- *   linux.proc.fork_exec_wait     the same by fork, execve, waitpid proc.create.constructor
+ *   linux.proc.fork_exec_wait     fork, execve of busybox true,     proc.create.constructor,
+ *                                 waitpid                           wh.proc.fork_exec_wait
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,6 +48,8 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+#include "linuxio.h"
 
 #define RUNS 21
 /* Warm-up batches before the RUNS: a fresh pair of Linux tasks switches
@@ -404,6 +407,10 @@ static u64 one_spawn(int i)
 	return since(t0);
 }
 
+/* fork+exec+wait runs busybox's true (static), as the workhorse's
+ * wh.proc.fork_exec_wait does (user/workhorse/tests/sysbench.c). */
+static char *true_argv[] = {"/bin/true", NULL};
+
 static u64 one_fork_exec(int i)
 {
 	(void)i;
@@ -413,7 +420,7 @@ static u64 one_fork_exec(int i)
 	if (pid < 0)
 		return FAILED;
 	if (pid == 0) {
-		execve(spawn_argv[0], spawn_argv, spawn_envp);
+		execve(true_argv[0], true_argv, spawn_envp);
 		_exit(127);
 	}
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
@@ -440,6 +447,17 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "exit") == 0)
 		return 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* linuxbench=io on the kernel command line: the I/O benchmarks
+	 * (linuxio.c) instead of these. */
+	const char *mode = getenv("linuxbench");
+	if (mode && strcmp(mode, "io") == 0) {
+		io_main();
+		printf("linuxbench: done\n");
+		fflush(stdout);
+		sync();
+		reboot(RB_POWER_OFF);
+		return 0;
+	}
 	printf("linuxbench: start (rdtsc pair and loops subtracted; %d batches after %d of warm-up)\n", RUNS, WARMUP);
 	measure_pair();
 	u64 runs[RUNS];

@@ -60,6 +60,8 @@ extern struct kernel_stacks kernel_stacks;
 NORETURN void arch_return_to_user(struct regs *r);
 /* The argument order puts payload and tag where `to` receives them. */
 NORETURN void fastpath_exit(u64 payload, u64 tag, const struct regs *from, struct regs *to);
+/* The same with the four message words from words[0..3] (a fault message). */
+NORETURN void fastpath_exit_words(u64 payload, u64 tag, const u64 *words, struct regs *to);
 
 /* Called from assembly (boot.S, entry.S). */
 NORETURN void kmain(u32 magic, u32 mbi_pa);

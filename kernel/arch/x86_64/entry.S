@@ -156,6 +156,18 @@ fastpath_exit:                  /* rdi, rsi: already what `to` gets */
     xor %eax, %eax
     SYSRET_REST
 
+/* fastpath_exit_words(u64 payload, u64 tag, const u64 *words, struct regs *to):
+ * the same with the words from words[0..3] (a fault message's). */
+    .globl fastpath_exit_words
+fastpath_exit_words:
+    mov %rcx, %rsp
+    mov 8(%rdx), %r8
+    mov 16(%rdx), %r9
+    mov 24(%rdx), %r10
+    mov (%rdx), %rdx
+    xor %eax, %eax
+    SYSRET_REST
+
     .section .rodata
     .align 8
     .globl vector_table

@@ -373,3 +373,121 @@ pub fn full(cx: &mut Cx) -> TestResult {
         r
     })
 }
+
+/// Runs `f` with a bank server whose prime bank's limit is `limit`.
+fn with_limit(cx: &mut Cx, limit: u64, f: impl FnOnce(&mut Cx, Bank) -> TestResult) -> TestResult {
+    let e = elf(cx, "spacebank")?;
+    let server = Server::spawn(&mut cx.slots, e, slot::MEMORY, limit).map_err(alloc::string::String::from)?;
+    let r = f(cx, server.prime);
+    let stopped = server.stop(&mut cx.slots);
+    r?;
+    stopped.map_err(alloc::string::String::from)
+}
+
+/// The memory pool running dry under a bank whose limit is above it: an
+/// account the pool cannot fund, then (the pool empty) a page, a cappage,
+/// an empty account and a FUND are each NO_MEMORY and change nothing;
+/// freeing an account makes allocation work again, and destroying the bank
+/// gives the pool back whole.
+pub fn no_memory(cx: &mut Cx) -> TestResult {
+    with_limit(cx, 1 << 40, |cx, prime| {
+        let [sb, x] = cx.slots::<2>()?;
+        let mut held: alloc::vec::Vec<(u64, u64)> = alloc::vec::Vec::new();
+        let pool = MEMORY.free().ctx("FREE")?;
+        let r = (|| {
+            let sub = prime.create_bank(1 << 39, sb).ctx("CREATE_BANK")?;
+            // Accounts take the pool down to a few hundred frames.
+            loop {
+                let free = MEMORY.free().ctx("FREE")?;
+                if free <= 600 {
+                    break;
+                }
+                let s = cx.slot()?;
+                let h = sub.alloc_account((free - 500).min(MAX_FUND), s).ctx("ALLOC_ACCOUNT")?;
+                held.push((s, h));
+            }
+            let unchanged = |what: &str, info: Info, free: u64| -> TestResult {
+                ensure!(sub.info().ctx("INFO")? == info, "{what} changed the bank");
+                ensure!(MEMORY.free().ctx("FREE")? == free, "{what} moved frames of the pool");
+                ensure!(SELF_ASPACE.identify_cap(x).ctx("IDENTIFY")?.ty == ty::NULL, "{what} filled the slot");
+                Ok(())
+            };
+            let free = MEMORY.free().ctx("FREE")?;
+            let info = sub.info().ctx("INFO")?;
+            st(sub.alloc_account(free + 1, x), status::NO_MEMORY, "an account of more frames than the pool has")?;
+            unchanged("the refused account", info, free)?;
+            // The rest of the pool: an account's own frame and its funds.
+            let s = cx.slot()?;
+            held.push((s, sub.alloc_account(free - 1, s).ctx("ALLOC_ACCOUNT of the rest")?));
+            ensure!(MEMORY.free().ctx("FREE")? == 0, "the pool is not empty: {:?}", MEMORY.free());
+            let info = sub.info().ctx("INFO")?;
+            st(sub.alloc_page(x), status::NO_MEMORY, "a page from an empty pool")?;
+            st(sub.alloc_cappage(x), status::NO_MEMORY, "a cappage from an empty pool")?;
+            st(sub.alloc_account(0, x), status::NO_MEMORY, "an empty account from an empty pool")?;
+            st(sub.fund(held[0].1, 1), status::NO_MEMORY, "FUND from an empty pool")?;
+            unchanged("the refusals of an empty pool", info, 0)?;
+            let (s, h) = held.pop().expect("held");
+            sub.free(h).ctx("FREE of an account")?;
+            cx.drop_slot(s);
+            let h = sub.alloc_page(x).ctx("ALLOC_PAGE once the pool has frames again")?;
+            sub.free(h).ctx("FREE")?;
+            let _ = SELF_ASPACE.delete_cap(x);
+            sub.destroy().ctx("DESTROY")?;
+            ensure!(MEMORY.free().ctx("FREE")? == pool, "the pool is {:?}, not {pool}, after the bank went", MEMORY.free());
+            Ok(())
+        })();
+        if r.is_err() {
+            let _ = Bank(sb).destroy();
+        }
+        for (s, _) in held {
+            cx.drop_slot(s);
+        }
+        cx.drop_slots(&[sb, x]);
+        r
+    })
+}
+
+/// Past the server's capability slots (one per object it has handed
+/// out): FULL, and nothing changes; freeing one object makes room again.
+pub fn slots_full(cx: &mut Cx) -> TestResult {
+    with_limit(cx, 16384, |cx, prime| {
+        let [sb, x] = cx.slots::<2>()?;
+        let pool = MEMORY.free().ctx("FREE")?;
+        let r = (|| {
+            let sub = prime.create_bank(8192, sb).ctx("CREATE_BANK")?;
+            let mut last = None;
+            for n in 0..8192 {
+                match sub.alloc_page(x) {
+                    Ok(h) => {
+                        last = Some(h);
+                        SELF_ASPACE.delete_cap(x).ctx("DELETE")?;
+                    }
+                    Err(BankError::Status(status::FULL)) => {
+                        ensure!(n >= 3000, "FULL after only {n} pages");
+                        break;
+                    }
+                    Err(e) => return Err(alloc::format!("page {n}: {e}")),
+                }
+            }
+            let info = sub.info().ctx("INFO")?;
+            let free = MEMORY.free().ctx("FREE")?;
+            st(sub.alloc_page(x), status::FULL, "a page past the server's slots")?;
+            st(sub.alloc_cappage(x), status::FULL, "a cappage past the server's slots")?;
+            st(sub.alloc_account(1, x), status::FULL, "an account past the server's slots")?;
+            ensure!(sub.info().ctx("INFO")? == info, "the refusals changed the bank");
+            ensure!(MEMORY.free().ctx("FREE")? == free, "the refusals moved frames");
+            ensure!(SELF_ASPACE.identify_cap(x).ctx("IDENTIFY")?.ty == ty::NULL, "a refusal filled the slot");
+            sub.free(last.ok_or("no page was allocated")?).ctx("FREE")?;
+            sub.alloc_page(x).ctx("ALLOC_PAGE after a FREE")?;
+            let _ = SELF_ASPACE.delete_cap(x);
+            sub.destroy().ctx("DESTROY")?;
+            ensure!(MEMORY.free().ctx("FREE")? == pool, "the pool did not come back");
+            Ok(())
+        })();
+        if r.is_err() {
+            let _ = Bank(sb).destroy();
+        }
+        cx.drop_slots(&[sb, x]);
+        r
+    })
+}

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use keep_abi::{DevMem, DmaDomain, SELF_ASPACE, Sender, Tag, recv, rights, slot, state};
 use keep_blk::{Admin, Client, MAX_SECTORS, SECTOR};
+use keep_dataspace::{DS_SLOT, Dataspace, Manager};
 use keep_loader::{Child, Grant, Loader, Spec};
 use keep_pci::{PCI_SLOT, Pci, Session};
 use keep_rt::println;
@@ -78,6 +79,38 @@ fn start_blk(cx: &mut Cx, pci: &Running) -> Result<Running, String> {
         &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
           Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }],
     )
+}
+
+/// The block server, given the PCI server and the dataspace manager `ds`.
+fn start_blk_ds(cx: &mut Cx, pci: &Running, ds: &Running) -> Result<Running, String> {
+    start(
+        cx,
+        "blk",
+        &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
+          Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }, Grant { src: ds.cap, dest: DS_SLOT, rights: 0 }],
+    )
+}
+
+/// The PCI server, the dataspace manager and the block server, for `f`;
+/// all stopped afterwards.
+fn with_blk_ds(cx: &mut Cx, f: impl FnOnce(&mut Cx, Admin, Manager) -> TestResult) -> TestResult {
+    let pci = start_pci(cx)?;
+    let r = (|| {
+        let ds = crate::ds::start_ds(cx)?;
+        let r = (|| {
+            let blk = start_blk_ds(cx, &pci, &ds)?;
+            let r = f(cx, Admin(Sender(blk.cap)), Manager(Sender(ds.cap)));
+            let stopped = stop(cx, blk, |s| Admin(s).quit().ctx("blk QUIT"));
+            r?;
+            stopped
+        })();
+        let stopped = stop(cx, ds, crate::ds::quit_ds);
+        r?;
+        stopped
+    })();
+    let stopped = stop(cx, pci, quit_pci);
+    r?;
+    stopped
 }
 
 pub(crate) fn quit_pci(s: Sender) -> Result<(), String> {
@@ -347,9 +380,17 @@ fn blk_session(admin: Admin, a: u64, b: u64, x: u64) -> TestResult {
 
 /// Starts blkcheck (user/programs/blkcheck) with a client capability.
 fn start_check(cx: &mut Cx, client: u64, mode: u64, arg: u64) -> Result<Child, String> {
+    start_check_ds(cx, client, mode, arg, None)
+}
+
+/// The same, given the dataspace manager `ds` too (mode 2).
+fn start_check_ds(cx: &mut Cx, client: u64, mode: u64, arg: u64, ds: Option<u64>) -> Result<Child, String> {
     let img = cx.image.as_ref().ok_or("no boot image")?;
     let elf = img.find("blkcheck").ok_or("no 'blkcheck' in the boot image")?.data;
-    let grants = [grant(slot::CONSOLE), Grant { src: client, dest: CHECK_CLIENT_SLOT, rights: 0 }];
+    let mut grants = vec![grant(slot::CONSOLE), Grant { src: client, dest: CHECK_CLIENT_SLOT, rights: 0 }];
+    if let Some(d) = ds {
+        grants.push(Grant { src: d, dest: DS_SLOT, rights: 0 });
+    }
     let spec = Spec { name: "blkcheck", elf, arg0: mode, arg1: arg, grants: &grants, blob: None };
     let child = Loader::new(&mut cx.slots).load(&spec).ctx("load blkcheck")?;
     child.process.start().ctx("START blkcheck")?;
@@ -501,6 +542,199 @@ pub fn pci_irq(cx: &mut Cx) -> TestResult {
     let stopped = stop(cx, srv, quit_pci);
     r?;
     stopped
+}
+
+/// Where BLK0003 maps its dataspaces.
+const BLK_VA: u64 = 0x0000_5e00_0000_0000;
+const BLK_VB: u64 = 0x0000_5e10_0000_0000;
+
+fn dss<T>(r: keep_dataspace::Result<T>, what: &str) -> Result<T, String> {
+    r.map_err(|e| format!("{what}: {e}"))
+}
+
+pub fn blk_dataspaces(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: BLK0003: no IOMMU on this machine: the block server refuses to run (not run)");
+        return Ok(());
+    }
+    with_blk_ds(cx, |cx, admin, m| {
+        let s = cx.slots::<10>()?;
+        let r = blk_ds_session(admin, m, s);
+        cx.drop_slots(&s);
+        r
+    })
+}
+
+fn blk_ds_session(admin: Admin, m: Manager, s: [u64; 10]) -> TestResult {
+    let [a, b, d, ds_a, e, ro_b, rw_b, fake, big, spare] = s;
+    admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
+    admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
+    let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
+    // A's dataspace: 32 pages, mapped in ktest, shared read-write with the server.
+    let own = Dataspace(Sender(d));
+    dss(m.create(32, d), "CREATE")?;
+    dss(own.map(slot::SELF_ASPACE, BLK_VA, 0, 32, rights::READ | rights::WRITE), "MAP")?;
+    let hs = dss(own.share(rights::READ | rights::WRITE, ds_a), "SHARE")?;
+    // SAFETY: mapped read-write above, 128 KiB.
+    let mem = unsafe { core::slice::from_raw_parts_mut(BLK_VA as *mut u8, 32 * 4096) };
+    for (i, x) in mem[..65536].iter_mut().enumerate() {
+        *x = ((i as u64 * 13 + i as u64 / 4096) % 251) as u8;
+    }
+    let sum = checksum(&mem[..65536]);
+    let (buf, pages, r) = ca.attach(ds_a).ctx("ATTACH")?;
+    ensure!(pages == 32 && r == rights::READ | rights::WRITE, "ATTACH gave {pages} pages, rights {r:#x}");
+    // 64 KiB written from the dataspace, read back into its other half.
+    ca.write_ds(buf, 0, 0, 128).ctx("WRITE_DS 64 KiB")?;
+    ca.read_ds(buf, 65536, 0, 128).ctx("READ_DS 64 KiB")?;
+    ensure!(checksum(&mem[65536..]) == sum, "64 KiB read back differ");
+    // The same sectors through the message-string path.
+    let mut one = vec![0u8; 8 * SECTOR];
+    ca.read(9, &mut one).ctx("READ")?;
+    ensure!(one[..] == mem[9 * SECTOR..17 * SECTOR], "READ disagrees with what WRITE_DS wrote");
+    // Odd offsets and counts: 7 sectors from byte 1536 to sector 300.
+    ca.write_ds(buf, 1536, 300, 7).ctx("WRITE_DS 7")?;
+    mem[65536..].fill(0);
+    ca.read_ds(buf, 65536 + 512, 300, 7).ctx("READ_DS 7")?;
+    ensure!(mem[65536 + 512..65536 + 512 + 7 * SECTOR] == mem[1536..1536 + 7 * SECTOR], "7 sectors read back differ");
+    ca.flush().ctx("FLUSH")?;
+    // B (read-only client): a read-only share cannot be read into (the
+    // device would write it); a read-write one can, and holds the image.
+    let bown = Dataspace(Sender(e));
+    dss(m.create(4, e), "CREATE B's")?;
+    dss(bown.map(slot::SELF_ASPACE, BLK_VB, 0, 4, rights::READ), "MAP B's")?;
+    dss(bown.share(rights::READ, ro_b), "SHARE read-only")?;
+    dss(bown.share(rights::READ | rights::WRITE, rw_b), "SHARE read-write")?;
+    let (bro, _, r) = cb.attach(ro_b).ctx("B ATTACH read-only")?;
+    ensure!(r == rights::READ, "B's read-only buffer has rights {r:#x}");
+    let (brw, _, _) = cb.attach(rw_b).ctx("B ATTACH read-write")?;
+    cb.read_ds(brw, 0, 0, 8).ctx("B READ_DS")?;
+    for k in [0u64, 63, 64 * 7 + 5] {
+        let got = u64::from_le_bytes(unsafe { *((BLK_VB + k * 8) as *const [u8; 8]) });
+        ensure!(got == disk_pattern(B_FIRST + k / 64, k % 64), "B's sector {} word {}: {got:#x}", k / 64, k % 64);
+    }
+    // Every refusal, with its status; nothing read or written.
+    let (_, refused_before, _) = admin.stats().ctx("STATS")?;
+    use keep_blk::{BAD_BUFFER, BAD_REQUEST, NOT_DATASPACE, NO_RIGHTS, OUT_OF_RANGE};
+    keep_abi::SELF_PROCESS.mint(fake, 1 << 63 | 1, rights::WRITE | rights::CALL).ctx("MINT a fake dataspace")?;
+    dss(m.create(600, big), "CREATE 600 pages")?;
+    keep_abi::MEMORY.retype(keep_abi::ty::PAGE, spare).ctx("RETYPE")?;
+    let mut cases: Vec<(&str, u64, u64)> = vec![
+        ("B's read-only buffer read into", status(cb.read_ds(bro, 0, 0, 1)), NO_RIGHTS),
+        ("B writes (read-only client)", status(cb.write_ds(brw, 0, 0, 1)), NO_RIGHTS),
+        ("A names B's buffer", status(ca.read_ds(brw, 0, 0, 1)), BAD_BUFFER),
+        ("B names A's buffer", status(cb.read_ds(buf, 0, 0, 1)), BAD_BUFFER),
+        ("no such buffer", status(ca.read_ds(63, 0, 0, 1)), BAD_BUFFER),
+        ("a buffer number near 2^64", status(ca.read_ds(u64::MAX, 0, 0, 1)), BAD_BUFFER),
+        ("an offset not a multiple of 512", status(ca.read_ds(buf, 100, 0, 1)), BAD_BUFFER),
+        ("past the buffer's end", status(ca.read_ds(buf, 32 * 4096 - 512, 0, 2)), BAD_BUFFER),
+        ("an offset near 2^64", status(ca.write_ds(buf, u64::MAX - 511, 0, 1)), BAD_BUFFER),
+        ("0 sectors", status(ca.read_ds(buf, 0, 0, 0)), BAD_REQUEST),
+        ("257 sectors", status(ca.read_ds(buf, 0, 0, 257)), BAD_REQUEST),
+        ("A past its range", status(ca.write_ds(buf, 0, A_SECTORS - 1, 2)), OUT_OF_RANGE),
+        ("B past its range", status(cb.read_ds(brw, 0, B_SECTORS, 1)), OUT_OF_RANGE),
+        ("ATTACH of nothing", Sender(a).call(Tag::new(keep_blk::ATTACH), [0; 4]).words[0], NOT_DATASPACE),
+        ("ATTACH of a sender to another process", status(ca.attach(fake).map(drop)), NOT_DATASPACE),
+        ("ATTACH of the manager's own capability", status(ca.attach(m.0.0).map(drop)), NOT_DATASPACE),
+        ("ATTACH of a page", status(ca.attach(spare).map(drop)), NOT_DATASPACE),
+        ("ATTACH of 600 pages", status(ca.attach(big).map(drop)), BAD_REQUEST),
+        ("DETACH of B's buffer by A", status(ca.detach(brw)), BAD_BUFFER),
+    ];
+    let _ = &mut cases;
+    for (what, got, want) in cases {
+        ensure!(got == want, "{what}: status {got}, want {want}");
+    }
+    let (_, refused_after, faults) = admin.stats().ctx("STATS")?;
+    ensure!(refused_after - refused_before == 19, "{} refusals counted, 19 made", refused_after - refused_before);
+    ensure!(faults == 0, "{faults} DMA faults");
+    ensure!(mem[..65536].iter().enumerate().all(|(i, &x)| x == ((i as u64 * 13 + i as u64 / 4096) % 251) as u8),
+            "A's pages changed by the refused requests");
+    // A revokes its share: the server's pages are unpinned, so its requests
+    // are refused before they reach the device (no DMA fault), and A's
+    // memory is untouched.
+    let before = checksum(&mem[65536..]);
+    let got = own.revoke(hs).map_err(|e| format!("REVOKE: {e}"))?;
+    ensure!(got == (1, 1, 1), "REVOKE removed {got:?} (handles, mappings, pins)");
+    ensure!(status(ca.read_ds(buf, 65536, 0, 8)) == BAD_BUFFER, "READ_DS into a revoked buffer");
+    ensure!(checksum(&mem[65536..]) == before, "a revoked buffer was written");
+    ca.detach(buf).ctx("DETACH the revoked buffer")?;
+    ensure!(status(ca.detach(buf)) == BAD_BUFFER, "DETACH twice");
+    let (_, _, faults) = admin.stats().ctx("STATS")?;
+    ensure!(faults == 0, "{faults} DMA faults after the revocation");
+    ensure!(admin.queue_stats().ctx("QUEUE_STATS")?.2 == 2, "buffers attached: {:?}", admin.queue_stats());
+    cb.detach(bro).ctx("DETACH")?;
+    cb.detach(brw).ctx("DETACH")?;
+    for x in [d, e, big] {
+        Dataspace(Sender(x)).destroy().map_err(|e| format!("DESTROY: {e}"))?;
+    }
+    keep_abi::MEMORY.reclaim(spare).ctx("RECLAIM")?;
+    Ok(())
+}
+
+/// The expected contents of writer `seed`'s sector (blkcheck's data()).
+fn check_data(seed: u64, sector8: u64) -> Vec<u8> {
+    (0..8 * SECTOR as u64).map(|i| ((i ^ sector8.wrapping_mul(0x9e37)).wrapping_add(seed) % 253) as u8).collect()
+}
+
+pub fn blk_in_flight(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: BLK0004: no IOMMU on this machine: the block server refuses to run (not run)");
+        return Ok(());
+    }
+    with_blk_ds(cx, |cx, admin, m| {
+        let cs = cx.slots::<5>()?;
+        let r = (|| {
+            // Three writers through dataspaces, 64 KiB a request, side by
+            // side, and a read-only reader of the image through strings.
+            let ranges = [(2048u64, 1024u64, 31u64), (3072, 1024, 32), (4096, 1024, 33)];
+            for (i, &(first, n, _)) in ranges.iter().enumerate() {
+                admin.add_client(first, n, rights::READ | rights::WRITE, cs[i]).ctx("ADD_CLIENT")?;
+            }
+            admin.add_client(8192, 256, rights::READ, cs[3]).ctx("ADD_CLIENT reader")?;
+            admin.add_client(2048, 3072, rights::READ, cs[4]).ctx("ADD_CLIENT checker")?;
+            // Whether the writers' requests meet on the device depends on
+            // how they are scheduled against its completions: up to four
+            // rounds, until some did (one request slot never gets there).
+            let mut rounds = 0;
+            loop {
+                rounds += 1;
+                let mut children = Vec::new();
+                for (i, &(_, _, seed)) in ranges.iter().enumerate() {
+                    children.push(start_check_ds(cx, cs[i], 2, seed, Some(m.0.0))?);
+                }
+                children.push(start_check(cx, cs[3], 1, 8192)?);
+                let mut codes = Vec::new();
+                for child in children {
+                    let st = child.process.wait().ctx("WAIT blkcheck");
+                    let _ = Loader::new(&mut cx.slots).destroy(child);
+                    let st = st?;
+                    codes.push(if st.state == state::EXITED { st.code } else { 1000 + st.state });
+                }
+                ensure!(codes == [0, 0, 0, 0], "blkcheck exit codes {codes:?} (three dataspace writers, a reader)");
+                let (most, _, _) = admin.queue_stats().ctx("QUEUE_STATS")?;
+                if most >= 2 || rounds == 4 {
+                    break;
+                }
+            }
+            // Each writer's data, read by another client, lies in its range.
+            let all = Client(Sender(cs[4]));
+            let mut buf = vec![0u8; 8 * SECTOR];
+            for &(first, n, seed) in &ranges {
+                for at in [0, 504, n - 8] {
+                    all.read(first - 2048 + at, &mut buf).ctx("read back")?;
+                    ensure!(checksum(&buf) == checksum(&check_data(seed, at)), "sectors {}-{}: not writer {seed}'s data", first + at, first + at + 7);
+                }
+            }
+            let (most, flushes, attached) = admin.queue_stats().ctx("QUEUE_STATS")?;
+            ensure!(most >= 2, "at most {most} request(s) were on the device at once, in {rounds} rounds");
+            ensure!(flushes == 3 * rounds && attached == 0, "{flushes} flushes in {rounds} rounds, {attached} buffers still attached");
+            let (_, _, faults) = admin.stats().ctx("STATS")?;
+            ensure!(faults == 0, "{faults} DMA faults");
+            println!("ktest: BLK0004: {most} requests on the device at once at most ({rounds} round(s))");
+            Ok(())
+        })();
+        cx.drop_slots(&cs);
+        r
+    })
 }
 
 /// The MSI-X capability's offset in a session's configuration space.

@@ -365,3 +365,34 @@ fn stacks(x: Stack, s1: Stack, s2: Stack) -> TestResult {
     ensure!(wait_frame(x, 20)?.is_none(), "X received more than the replies");
     Ok(())
 }
+
+/// NET0004: `WAIT` sleeps until a frame comes, and the NIC's MSI-X
+/// interrupt is what brings it: with nothing on its way a WAIT ends at
+/// its time-out with 0 frames; after A's ARP request for the gateway goes
+/// out, A waits without calling the server again, and the reply, taken
+/// off the NIC when its receive interrupt reached the server, ends the
+/// WAIT; RECV then gives the gateway's ARP reply.  A WAIT with a frame
+/// already waiting returns at once.
+pub fn net_wait(cx: &mut Cx) -> TestResult {
+    with_net(cx, "NET0004", |cx, admin| {
+        let [a] = cx.slots::<1>()?;
+        let r = (|| {
+            admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
+            let sa = Stack(Sender(a));
+            let m = mac_bytes(sa.info().ctx("INFO")?.0);
+            ensure!(sa.wait(30).ctx("WAIT with nothing coming")? == 0, "a WAIT with nothing coming returned a frame");
+            sa.send(&arp_request(m, A_IP, GATEWAY)).ctx("SEND the ARP request")?;
+            let n = sa.wait(3000).ctx("WAIT for the reply")?;
+            ensure!(n >= 1, "no frame within 3 s: the NIC's interrupt did not wake the server");
+            ensure!(sa.wait(3000).ctx("WAIT with a frame waiting")? == n, "WAIT with {n} waiting");
+            let f = wait_frame(sa, 1)?.ok_or("RECV after WAIT found nothing")?;
+            let (_, from, to) = arp_reply(&f).ok_or("not an ARP reply")?;
+            ensure!(from == GATEWAY && to == A_IP, "ARP reply from {from:#x} to {to:#x}");
+            let (from_nic, _, _) = admin.stats().ctx("STATS")?;
+            ensure!(from_nic >= 1, "STATS: {from_nic} frames from the NIC");
+            Ok(())
+        })();
+        drop_caps(cx, &[a]);
+        r
+    })
+}

@@ -65,6 +65,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     let cmdline = core::str::from_utf8(&buf[..len]).unwrap_or("");
     let has = |word| cmdline.split_whitespace().any(|w| w == word);
     bench::ICOUNT.store(has("icount"), core::sync::atomic::Ordering::Relaxed);
+    bench::io::IO.store(has("iobench"), core::sync::atomic::Ordering::Relaxed);
     if has("autotest") {
         let passed = root.test();
         println!(

@@ -84,7 +84,10 @@ const COMMANDS: &[Command] = &[
         "list processes (bg: started with run ... &)",
         &[
             "Columns: pid, state, priority, name.  Then the programs of the system",
-            "description: kind, bank, limit, supervisor, restarts, state.",
+            "description: kind, bank, limit, supervisor, restarts, state.  init",
+            "supervises the servers: one that ends is restarted at once (or after",
+            "its backoff) and reported, whatever the shell is doing; 'restarting'",
+            "is a server waiting out its backoff, 'down' one past its restarts.",
         ],
     ),
     cmd(
@@ -250,10 +253,8 @@ pub fn run(root: &mut Root) -> i32 {
             };
             if let Some(line) = sh.editor.feed(b, &mut out, &words) {
                 flush(&mut out);
-                crate::shell_system::supervise_now(sh.root);
                 sh.execute(&line);
                 sh.reap(false);
-                crate::shell_system::supervise_now(sh.root);
                 sh.editor.begin(&mut out);
             }
         }
@@ -275,7 +276,6 @@ impl Shell<'_> {
                 }
                 Err(Error::WOULD_BLOCK) => {
                     self.reap(true);
-                    crate::shell_system::supervise(self.root, &mut self.editor);
                     if !self.jobs.is_empty() {
                         let _ = TIMER.sleep(JOB_POLL_MS);
                     }

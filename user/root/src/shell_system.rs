@@ -1,18 +1,15 @@
 //! The shell's view of the running system (system.rs): starting it at
-//! boot, `run` of a program of the description, supervision (the shell
-//! looks at its servers before and after every command, and while it polls
-//! for background programs: it does not poll for servers alone, since a
-//! polling shell echoes typed input far more slowly), and what `ps` and
-//! `mem` add (banks, accounts, and each described program's bank,
-//! supervisor and restarts).
+//! boot, `run` of a program of the description, and what `ps` and `mem`
+//! add (banks, accounts, and each described program's bank, supervisor and
+//! restarts, from init's table).  Supervision is init's: the shell takes
+//! no part in it.
 
 use alloc::vec::Vec;
 
 use keep_abi::state_name;
-use keep_lineedit::Editor;
-use keep_rt::console::write_bytes;
 use keep_rt::println;
 use keep_system::Kind;
+use keep_system::init::phase;
 
 use crate::Root;
 use crate::system::System;
@@ -56,46 +53,38 @@ pub fn run(root: &mut Root, name: &str, arg0: u64, background: bool) -> bool {
     true
 }
 
-/// Restarts ended servers and reports (between commands).
-pub fn supervise_now(root: &mut Root) {
-    let Some(sys) = root.system.as_mut() else { return };
-    for line in sys.supervise(&mut root.slots) {
-        println!("{line}");
-    }
-}
-
-/// Restarts ended servers and reports, redrawing the prompt (while the
-/// shell polls for its background programs).
-pub fn supervise(root: &mut Root, editor: &mut Editor) {
-    let Some(sys) = root.system.as_mut() else { return };
-    let report = sys.supervise(&mut root.slots);
-    if report.is_empty() {
-        return;
-    }
-    let mut out = Vec::new();
-    editor.clear_row(&mut out);
-    write_bytes(&out);
-    for line in report {
-        println!("{line}");
-    }
-    out.clear();
-    editor.redraw(&mut out);
-    write_bytes(&out);
-}
-
 /// `ps`: the programs of the description.
 pub fn ps(root: &Root) {
     let Some(sys) = root.system.as_ref() else { return };
+    let table = match sys.status() {
+        Ok(t) => t,
+        Err(e) => {
+            println!("system ({}): {e}", sys.file);
+            Vec::new()
+        }
+    };
     println!("system ({}): {:<16} {:<7} {:<10} {:>6}  {:<10} {:>8}  state", sys.file, "name", "kind", "bank", "limit", "supervisor", "restarts");
-    for e in &sys.entries {
-        let kind = if e.kind == Kind::Server { "server" } else { "program" };
-        let sup = if e.kind == Kind::Server { "root" } else { "-" };
-        let state = match &e.instance {
-            Some(i) => i.process.status().map_or("?", |s| state_name(s.state)),
-            None if e.last.is_some() => "ended",
-            None => "-",
+    for (i, e) in sys.entries.iter().enumerate() {
+        let (kind, sup, restarts, state) = match e.kind {
+            Kind::Server => {
+                let t = table.get(i).copied().unwrap_or_default();
+                let state = match t.phase {
+                    phase::RUNNING => state_name(t.state),
+                    phase::WAITING => "restarting",
+                    phase::DOWN => "down",
+                    _ => "-",
+                };
+                ("server", "init", alloc::format!("{}/{}", t.restarts, e.max_restarts), state)
+            }
+            Kind::Program => {
+                let state = match &e.instance {
+                    Some(i) => i.process.status().map_or("?", |s| state_name(s.state)),
+                    None if e.last.is_some() => "ended",
+                    None => "-",
+                };
+                ("program", "-", alloc::string::String::from("-"), state)
+            }
         };
-        let restarts = if e.kind == Kind::Server { alloc::format!("{}/{}", e.restarts, e.max_restarts) } else { "-".into() };
         println!("  {:<16} {:<7} {:<10} {:>6}  {:<10} {:>8}  {state}", e.name, kind, e.bank, e.limit, sup, restarts);
     }
 }
@@ -113,9 +102,10 @@ pub fn mem(root: &Root) {
             return;
         }
     };
+    let table = sys.status().unwrap_or_default();
     // Banks of programs started by `run`.
     let runs: Vec<(u64, &str)> = root.banked.iter().filter_map(|(_, b, n)| Some((b.info().ok()?.index, n.as_str()))).collect();
-    let name_of = |index: u64| match (sys.bank_name(index), sys.instance_of(index)) {
+    let name_of = |index: u64| match (sys.bank_name(index), sys.instance_of(index, &table)) {
         (Some(n), _) => alloc::format!("{n}"),
         (None, Some(inst)) => alloc::format!("{inst} (instance)"),
         (None, None) => match runs.iter().find(|r| r.0 == index) {

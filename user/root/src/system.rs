@@ -3,23 +3,30 @@
 //! bank (the prime bank gets half the memory pool) and the constructor
 //! server, reads the description file from the boot image (`system`, or
 //! the one `system=NAME` on the kernel command line names), makes its
-//! banks, builds a constructor per server and program (its initial
-//! capabilities: the console if granted, and a capability to the name
-//! service that says who it is), and starts the servers in order.  It
-//! supervises them: a server that ends is started again, at most
-//! `restart` times.  The name service is a thread of the root task; it
-//! answers LOOKUP from its table (which program may use which server, and
-//! the root's slot holding each server's current process).
+//! banks, loads `init` on a bank of its own, builds a constructor per
+//! server and program (its initial capabilities: the console if granted,
+//! and a capability to the name service — init — that says who it is),
+//! hands init the servers' constructors and banks, and asks it to start
+//! them.  From then on init answers the name service and supervises the
+//! servers (user/servers/init: a server that ends is reaped and started
+//! again at once, as its `restart` and `backoff` say, whatever the shell
+//! is doing); the root task runs the described programs for the shell's
+//! `run` and asks init for its table for `ps` and `mem`.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keep_abi::{MEMORY, Process, Return, SELF_ASPACE, Status, Tag, rights, slot, state};
+use keep_abi::{Account, MEMORY, Process, SELF_ASPACE, Status, rights, slot};
 use keep_constructor::{Constructor, Instance};
-use keep_loader::{SlotPool, thread};
-use keep_spacebank::Bank;
-use keep_system::desc::{self, Description, Kind, MAX_ENTRIES};
+use keep_loader::{Blob, Child, Grant, Loader, SlotPool, Spec};
+use keep_spacebank::{Bank, BankFrames};
+use keep_system::desc::{self, Description, Kind};
+use keep_system::init::{self as init_proto, EntryStatus};
 use keep_system::names;
+
+/// Frames of init's bank (its program, 1 MiB of heap, its watchers), and of its account.
+pub const INIT_BANK_LIMIT: u64 = 1024;
+pub const INIT_ACCOUNT_FRAMES: u64 = 64;
 
 /// One server or program of the description.
 pub struct Running {
@@ -28,11 +35,19 @@ pub struct Running {
     pub bank: String,
     pub limit: u64,
     ctor: Constructor,
+    /// A program's instance while `run` waits for it (servers are init's).
     pub instance: Option<Instance>,
-    pub restarts: u64,
     pub max_restarts: u64,
-    /// Its last end, when it is not running.
+    /// A program's last end.
     pub last: Option<Status>,
+}
+
+/// init: its process (loaded from its bank), the bank, and the root
+/// task's control capability to it.
+struct InitServer {
+    child: Child,
+    bank: Bank,
+    control: u64,
 }
 
 pub struct System {
@@ -44,67 +59,9 @@ pub struct System {
     pub banks: Vec<(String, Bank, u64)>,
     pub entries: Vec<Running>,
     desc: Description,
-    names: Option<thread::Thread>,
-}
-
-/// The name service's table, written by the root task while the thread
-/// waits (one CPU: the thread runs only when the root task blocks or
-/// yields), read by the thread, which must not allocate.
-struct NameEntry {
-    name: (u64, u64),
-    /// The root task's slot holding the server's current process (0: none).
-    process: u64,
-    /// Bit i: may use entry i.
-    uses: u64,
-}
-
-static mut NAME_TABLE: [NameEntry; MAX_ENTRIES] = [const { NameEntry { name: (0, 0), process: 0, uses: 0 } }; MAX_ENTRIES];
-static mut NAME_COUNT: usize = 0;
-
-#[allow(static_mut_refs)]
-fn table() -> &'static mut [NameEntry; MAX_ENTRIES] {
-    // SAFETY: one CPU; the root task writes only while the thread is
-    // blocked in its receive (it runs at a higher priority and is always
-    // back there before the root task runs again).
-    unsafe { &mut NAME_TABLE }
-}
-
-/// The name-service thread: words 0 and 1 are its return and mint slots.
-fn name_service(a: &thread::Args) -> u64 {
-    let (ret, minted) = (a.words[0], a.words[1]);
-    a.buf().set_recv_slots(&[ret]);
-    let mut m = keep_abi::recv(Tag::new(0).with_slots(1), 0);
-    loop {
-        if m.err != 0 || !m.tag.is_called() {
-            m = keep_abi::recv(Tag::new(0).with_slots(1), 0);
-            continue;
-        }
-        let t = table();
-        // SAFETY: see table().
-        let count = unsafe { NAME_COUNT };
-        let client = m.payload as usize;
-        let found = (0..count).find(|&i| t[i].name == (m.words[0], m.words[1]));
-        let status = match (m.tag.label(), found) {
-            (names::LOOKUP, _) if client >= count => names::status::BAD_REQUEST,
-            (names::LOOKUP, Some(s)) if t[client].uses & (1 << s) == 0 => names::status::NOT_GRANTED,
-            (names::LOOKUP, None) => names::status::NOT_GRANTED,
-            (names::LOOKUP, Some(s)) => {
-                let _ = SELF_ASPACE.delete_cap(minted);
-                let p = t[s].process;
-                if p != 0 && Process(p).mint(minted, client as u64, rights::WRITE | rights::CALL).is_ok() {
-                    names::status::OK
-                } else {
-                    names::status::NOT_RUNNING
-                }
-            }
-            _ => names::status::BAD_REQUEST,
-        };
-        let mut tag = Tag::new(0).with_slots(1);
-        if status == names::status::OK {
-            tag = tag.with_caps(a.buf().set_send_caps(&[(minted, 0)]));
-        }
-        m = Return(ret).reply_recv(tag, [status, 0, 0, 0], 0);
-    }
+    init: Option<InitServer>,
+    /// The index of init's bank.
+    init_bank_index: u64,
 }
 
 /// Why building the system stopped: the line of the description, if any.
@@ -149,9 +106,10 @@ impl System {
             banks: Vec::new(),
             entries: Vec::new(),
             desc,
-            names: None,
+            init: None,
+            init_bank_index: u64::MAX,
         };
-        match sys.build(slots, image) {
+        match sys.build(slots, image, text) {
             Ok(()) => Ok(sys),
             Err(e) => {
                 sys.shut_down(slots);
@@ -164,7 +122,54 @@ impl System {
         i.map_or(self.prime, |i| self.banks[i].1)
     }
 
-    fn build(&mut self, slots: &mut SlotPool, image: &keep_loader::BootImage<'static>) -> Result<(), BuildError> {
+    /// Loads init (not started) on a new bank under the prime bank, with
+    /// the description's text mapped at DESC_VADDR.
+    fn load_init(&mut self, slots: &mut SlotPool, elf: &[u8], text: &str) -> Result<(), BuildError> {
+        let (b, a, control) = match (slots.alloc(), slots.alloc(), slots.alloc()) {
+            (Some(b), Some(a), Some(c)) => (b, a, c),
+            _ => return Err(at(0, "no free slot")),
+        };
+        let bank = self.prime.create_bank(INIT_BANK_LIMIT, b).map_err(|e| at(0, alloc::format!("init's bank: {e}")))?;
+        self.init_bank_index = bank.info().map_or(u64::MAX, |i| i.index);
+        let fail = |bank: Bank, slots: &mut SlotPool, what: String| {
+            let _ = bank.destroy();
+            for s in [a, b, control] {
+                let _ = SELF_ASPACE.delete_cap(s);
+                slots.free(s);
+            }
+            at(0, what)
+        };
+        if let Err(e) = bank.alloc_account(INIT_ACCOUNT_FRAMES, a) {
+            return Err(fail(bank, slots, alloc::format!("init's account: {e}")));
+        }
+        let grants = [
+            Grant { src: slot::CONSOLE, dest: slot::CONSOLE, rights: 0 },
+            Grant { src: slot::TIMER, dest: slot::TIMER, rights: rights::READ },
+            Grant { src: a, dest: slot::ACCOUNT, rights: 0 },
+        ];
+        let blob = Some(Blob { vaddr: init_proto::DESC_VADDR, data: text.as_bytes() });
+        let spec = Spec { name: "init", elf, arg0: text.len() as u64, arg1: 0, grants: &grants, blob };
+        let mut frames = BankFrames(bank);
+        let loaded = Loader::with_source(slots, Account(a), &mut frames).load(&spec);
+        let _ = SELF_ASPACE.delete_cap(a);
+        let child = match loaded {
+            Ok(c) => c,
+            Err(e) => return Err(fail(bank, slots, alloc::format!("cannot load init: {e}"))),
+        };
+        slots.free(a);
+        if let Err(e) = child.process.mint(control, init_proto::CONTROL, rights::WRITE | rights::CALL) {
+            let r = fail(bank, slots, alloc::format!("MINT of init's control capability: {e}"));
+            for s in [child.process.0, child.aspace.0] {
+                let _ = SELF_ASPACE.delete_cap(s);
+                slots.free(s);
+            }
+            return Err(r);
+        }
+        self.init = Some(InitServer { child, bank, control });
+        Ok(())
+    }
+
+    fn build(&mut self, slots: &mut SlotPool, image: &keep_loader::BootImage<'static>, text: &str) -> Result<(), BuildError> {
         for b in self.desc.banks.clone() {
             let parent = self.bank(b.parent);
             let s = slots.alloc().ok_or_else(|| at(b.line, "no free slot"))?;
@@ -175,26 +180,17 @@ impl System {
             let index = bank.info().map_or(0, |i| i.index);
             self.banks.push((b.name.clone(), bank, index));
         }
-        // The name service's table, then the thread.
-        let t = table();
-        for (i, e) in self.desc.entries.iter().enumerate() {
-            t[i] = NameEntry { name: keep_abi::pack_name(&e.name), process: 0, uses: e.uses.iter().fold(0, |m, &u| m | 1 << u) };
-        }
-        // SAFETY: the thread does not exist yet.
-        unsafe { NAME_COUNT = self.desc.entries.len() };
-        let (ret, minted) = match (slots.alloc(), slots.alloc()) {
-            (Some(r), Some(m)) => (r, m),
-            _ => return Err(at(0, "no free slot")),
-        };
-        let th = thread::spawn(slots, "names", 12, name_service, &[ret, minted]).map_err(|e| at(0, e))?;
-        let names_process = th.process;
-        self.names = Some(th);
-        // A constructor per entry, with its initial capabilities.
+        let init_elf = image.find("init").map(|e| e.data).ok_or_else(|| at(0, "no 'init' in the boot image"))?;
+        self.load_init(slots, init_elf, text)?;
+        let init = self.init.as_ref().expect("loaded");
+        let (init_process, init_aspace, control) = (init.child.process, init.child.aspace, init.control);
+        // A constructor per entry, with its initial capabilities; a
+        // server's constructor and bank go to init.
         let scratch = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
         let sender = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
         for (i, e) in self.desc.entries.clone().into_iter().enumerate() {
             let _ = SELF_ASPACE.delete_cap(sender);
-            names_process
+            init_process
                 .mint(sender, i as u64, rights::WRITE | rights::CALL)
                 .map_err(|err| at(e.line, alloc::format!("MINT: {err}")))?;
             let mut caps = alloc::vec![(sender, names::NAMES_SLOT)];
@@ -208,6 +204,13 @@ impl System {
                 .meta
                 .build(&e.name, elf, &caps, scratch, c)
                 .map_err(|err| at(e.line, alloc::format!("constructor of '{}': {err}", e.name)))?;
+            if e.kind == Kind::Server {
+                let i = i as u64;
+                init_aspace
+                    .insert_cap(ctor.0, init_proto::slot::CTOR + i, 0)
+                    .and_then(|_| init_aspace.insert_cap(self.bank(e.bank).0, init_proto::slot::BANK + i, 0))
+                    .map_err(|err| at(e.line, alloc::format!("'{}' to init: INSERT_CAP: {err}", e.name)))?;
+            }
             self.entries.push(Running {
                 name: e.name.clone(),
                 kind: e.kind,
@@ -215,7 +218,6 @@ impl System {
                 limit: e.limit,
                 ctor,
                 instance: None,
-                restarts: 0,
                 max_restarts: e.restart,
                 last: None,
             });
@@ -223,15 +225,23 @@ impl System {
         let _ = SELF_ASPACE.delete_cap(sender);
         slots.free(sender);
         slots.free(scratch);
-        for i in 0..self.entries.len() {
-            if self.entries[i].kind == Kind::Server {
-                self.start(slots, i, 0).map_err(|w| at(self.desc.entries[i].line, w))?;
+        init_process.start().map_err(|e| at(0, alloc::format!("START of init: {e}")))?;
+        match init_proto::call(control, init_proto::req::START) {
+            Ok(w) if w[0] == init_proto::status::OK => Ok(()),
+            Ok(w) if w[0] == init_proto::status::START_FAILED && (w[1] as usize) < self.desc.entries.len() => {
+                let e = &self.desc.entries[w[1] as usize];
+                let why = match w[2] {
+                    s if s >= 0x100 => alloc::format!("{}", keep_constructor::CtorError::Call(s - 0x100)),
+                    s => alloc::format!("{}", keep_constructor::CtorError::Status(s, w[3])),
+                };
+                Err(at(e.line, alloc::format!("'{}' cannot start: {why}", e.name)))
             }
+            Ok(w) => Err(at(0, alloc::format!("init: START answered {w:?}"))),
+            Err(e) => Err(at(0, alloc::format!("init: START failed: {}", keep_abi::Error(e)))),
         }
-        Ok(())
     }
 
-    /// Starts an instance of entry `i` with `arg0`.
+    /// Starts an instance of program `i` with `arg0`.
     fn start(&mut self, slots: &mut SlotPool, i: usize, arg0: u64) -> Result<(), String> {
         let e = &self.desc.entries[i];
         let bank = self.bank(e.bank);
@@ -242,7 +252,6 @@ impl System {
         match self.entries[i].ctor.instantiate(bank, e.limit, e.frames, arg0, p, b) {
             Ok(inst) => {
                 self.entries[i].instance = Some(inst);
-                table()[i].process = p;
                 Ok(())
             }
             Err(err) => {
@@ -253,11 +262,10 @@ impl System {
         }
     }
 
-    /// Ends entry `i`'s instance (if it has ended or `force`): its bank is
-    /// destroyed, and with it everything it had.
+    /// Ends program `i`'s instance: its bank is destroyed, and with it
+    /// everything it had.
     fn reap(&mut self, slots: &mut SlotPool, i: usize) -> Option<Status> {
         let inst = self.entries[i].instance.take()?;
-        table()[i].process = 0;
         let st = inst.process.status().ok();
         let _ = inst.bank.destroy();
         for s in [inst.process.0, inst.bank.0] {
@@ -266,42 +274,6 @@ impl System {
         }
         self.entries[i].last = st;
         st
-    }
-
-    /// Whether anything needs watching (the shell then polls).
-    pub fn supervises(&self) -> bool {
-        self.entries.iter().any(|e| e.kind == Kind::Server && e.instance.is_some())
-    }
-
-    /// Restarts the servers that have ended, as far as their `restart`
-    /// allows; returns a report line for each.
-    pub fn supervise(&mut self, slots: &mut SlotPool) -> Vec<String> {
-        let mut report = Vec::new();
-        for i in 0..self.entries.len() {
-            let ended = match &self.entries[i].instance {
-                Some(inst) if self.entries[i].kind == Kind::Server => {
-                    inst.process.status().is_ok_and(|s| s.state == state::EXITED || s.state == state::FAULTED)
-                }
-                _ => false,
-            };
-            if !ended {
-                continue;
-            }
-            let st = self.reap(slots, i);
-            let e = &self.entries[i];
-            let how = st.map_or(String::from("ended"), |s| alloc::format!("{s}"));
-            if e.restarts >= e.max_restarts {
-                report.push(alloc::format!("system: server {} {how}; not restarted (restart={})", e.name, e.max_restarts));
-                continue;
-            }
-            self.entries[i].restarts += 1;
-            let (n, max) = (self.entries[i].restarts, self.entries[i].max_restarts);
-            match self.start(slots, i, 0) {
-                Ok(()) => report.push(alloc::format!("system: server {} {how}; restarted ({n} of {max})", self.entries[i].name)),
-                Err(w) => report.push(alloc::format!("system: server {} {how}; restart failed: {w}", self.entries[i].name)),
-            }
-        }
-        report
     }
 
     /// Whether the description has a program called `name`.
@@ -326,19 +298,39 @@ impl System {
         }
     }
 
-    /// Destroys everything: instances (with their banks), banks, the name
-    /// service, the constructor and bank servers.
+    /// init's table (one record per entry), or why not.
+    pub fn status(&self) -> Result<Vec<EntryStatus>, String> {
+        let init = self.init.as_ref().ok_or("init is not running")?;
+        init_proto::entry_status(init.control, keep_rt::ipc_buffer()).map_err(|e| alloc::format!("init: STATUS failed ({e:#x})"))
+    }
+
+    /// init's process, if it runs.
+    pub fn init_process(&self) -> Option<Process> {
+        self.init.as_ref().map(|i| i.child.process)
+    }
+
+    /// Destroys everything: programs' instances (with their banks), init
+    /// (which destroys the servers' instances first), the banks, the
+    /// constructor and bank servers.
     pub fn shut_down(mut self, slots: &mut SlotPool) {
         for i in 0..self.entries.len() {
             self.reap(slots, i);
+        }
+        if let Some(init) = self.init.take() {
+            if init.child.process.status().is_ok_and(|s| s.state != keep_abi::state::CREATED) {
+                let _ = init_proto::call(init.control, init_proto::req::STOP);
+            }
+            let _ = init.child.process.stop();
+            let _ = init.bank.destroy();
+            for s in [init.child.process.0, init.child.aspace.0, init.bank.0, init.control] {
+                let _ = SELF_ASPACE.delete_cap(s);
+                slots.free(s);
+            }
         }
         for (_, b, _) in self.banks.drain(..) {
             let _ = b.destroy();
             let _ = SELF_ASPACE.delete_cap(b.0);
             slots.free(b.0);
-        }
-        if let Some(t) = self.names.take() {
-            t.kill(slots);
         }
         for e in &self.entries {
             let _ = SELF_ASPACE.delete_cap(e.ctor.0);
@@ -353,14 +345,22 @@ impl System {
         if index == keep_spacebank::PRIME_INDEX {
             return Some("prime");
         }
+        if index == self.init_bank_index {
+            return Some("init");
+        }
         self.banks.iter().find(|b| b.2 == index).map(|b| b.0.as_str())
     }
 
-    /// The entry whose instance's bank has server index `index`.
-    pub fn instance_of(&self, index: u64) -> Option<&str> {
+    /// The entry whose instance's bank has server index `index` (servers
+    /// from init's table).
+    pub fn instance_of<'a>(&'a self, index: u64, table: &[EntryStatus]) -> Option<&'a str> {
         self.entries
             .iter()
-            .find(|e| e.instance.as_ref().is_some_and(|i| i.bank.info().is_ok_and(|b| b.index == index)))
-            .map(|e| e.name.as_str())
+            .enumerate()
+            .find(|(i, e)| match e.kind {
+                Kind::Server => table.get(*i).is_some_and(|s| s.bank == index),
+                Kind::Program => e.instance.as_ref().is_some_and(|inst| inst.bank.info().is_ok_and(|b| b.index == index)),
+            })
+            .map(|(_, e)| e.name.as_str())
     }
 }

@@ -12,6 +12,7 @@
 pub use keep_abi as abi;
 
 pub mod console;
+pub mod icount;
 mod mem;
 
 use core::alloc::{GlobalAlloc, Layout};

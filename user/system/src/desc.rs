@@ -4,7 +4,7 @@
 //! ```text
 //! bank    NAME limit=FRAMES [in=BANK]
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
-//!              [console] [restart=N] [supervisor=root]
+//!              [console] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
 //! ```
 //!
@@ -13,8 +13,11 @@
 //! - `server`: started at boot, in declaration order, from a constructor of
 //!   boot-image program `PROG`, as an instance on a new sub-bank of `BANK`
 //!   limited to `limit` frames, with an account of `frames` frames (default
-//!   64); `restart=N`: its supervisor starts it again when it ends, at most
-//!   N times (default 0).  The only supervisor is `root`.
+//!   64), started with arg0 = `arg` (default 0); `restart=N`: its
+//!   supervisor starts it again when it ends, at most N times (default 0),
+//!   `backoff=MS` milliseconds after it ended, doubling with each restart
+//!   (default 0: at once).  The only supervisor is `init` (a server the root
+//!   task starts, which also answers the name service).
 //! - `program`: not started at boot; the shell's `run NAME` starts it the
 //!   same way and waits for it.
 //! - `uses`: the servers (declared above) it may ask the name service for;
@@ -37,6 +40,8 @@ pub const MAX_USES: usize = 6;
 pub const DEFAULT_FRAMES: u64 = 64;
 /// Restarts are bounded.
 pub const MAX_RESTART: u64 = 1000;
+/// The longest first backoff, and the longest wait between restarts (ms).
+pub const MAX_BACKOFF: u64 = 60_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bank {
@@ -66,7 +71,11 @@ pub struct Entry {
     /// Indices of the servers it may call (entries before it).
     pub uses: Vec<usize>,
     pub console: bool,
+    /// The instance's arg0 (servers; a program gets the shell's).
+    pub arg: u64,
     pub restart: u64,
+    /// Milliseconds before the first restart (doubling after each).
+    pub backoff: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -148,7 +157,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
         };
         let allowed: &[&str] = match keyword {
             "bank" => &["limit", "in"],
-            "server" => &["program", "bank", "limit", "frames", "uses", "console", "restart", "supervisor"],
+            "server" => &["program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor"],
             "program" => &["program", "bank", "limit", "frames", "uses", "console"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
         };
@@ -197,9 +206,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             return Err(err(alloc::format!("console takes no value (console={v})")));
         }
         if let Some(s) = get("supervisor")
-            && s != "root"
+            && s != "init"
         {
-            return Err(err(alloc::format!("supervisor={s}: only root supervises")));
+            return Err(err(alloc::format!("supervisor={s}: only init supervises")));
         }
         d.entries.push(Entry {
             line,
@@ -211,7 +220,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             frames: num("frames", 0, 65536)?.unwrap_or(DEFAULT_FRAMES),
             uses,
             console: get("console").is_some(),
+            arg: num("arg", 0, u64::MAX)?.unwrap_or(0),
             restart: num("restart", 0, MAX_RESTART)?.unwrap_or(0),
+            backoff: num("backoff", 0, MAX_BACKOFF)?.unwrap_or(0),
         });
     }
     Ok(d)
@@ -226,7 +237,7 @@ mod tests {
 bank services limit=3000
 bank apps limit=0x800 in=services   # a sub-bank
 
-server counter program=counter bank=services limit=600 restart=2 supervisor=root
+server counter program=counter bank=services limit=600 restart=2 backoff=50 arg=0x1007 supervisor=init
 program counter-client program=counter-client bank=apps limit=600 frames=32 uses=counter console
 ";
 
@@ -238,6 +249,7 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         assert_eq!(d.entries.len(), 2);
         let s = &d.entries[0];
         assert_eq!((s.kind, s.line, s.bank, s.limit, s.frames, s.restart, s.console), (Kind::Server, 5, Some(0), 600, 64, 2, false));
+        assert_eq!((s.backoff, s.arg), (50, 0x1007));
         let p = &d.entries[1];
         assert_eq!((p.kind, p.bank, p.frames, p.console), (Kind::Program, Some(1), 32, true));
         assert_eq!(p.uses, vec![0]);
@@ -271,7 +283,11 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         refused("program c program=p bank=prime limit=5 uses=s\n", 1, "no server 's'");
         refused("program c program=p bank=prime limit=5\nprogram d program=p bank=prime limit=5 uses=c\n", 2, "no server 'c'");
         refused("server s program=p bank=prime limit=5\nprogram c program=p bank=prime limit=5 uses=s,s\n", 2, "twice");
-        refused("server s program=p bank=prime limit=5 supervisor=s\n", 1, "only root");
+        refused("server s program=p bank=prime limit=5 supervisor=s\n", 1, "only init");
+        refused("server s program=p bank=prime limit=5 supervisor=root\n", 1, "only init");
+        refused("server s program=p bank=prime limit=5 backoff=60001\n", 1, "backoff=60001");
+        refused("server s program=p bank=prime limit=5 arg=x\n", 1, "arg=x");
+        refused("program c program=p bank=prime limit=5 backoff=1\n", 1, "not an option of program");
         refused("server s program=p bank=prime limit=5 restart=-1\n", 1, "restart=-1");
         refused("server s program=p bank=prime limit=5 frames=70000\n", 1, "frames=70000");
         refused("program c program=p bank=prime limit=5 restart=1\n", 1, "not an option of program");

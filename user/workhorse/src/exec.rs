@@ -1,6 +1,7 @@
-//! execve: a static ELF executable (or a `#!` script) loaded into a fresh
-//! Keep process and address space, with the initial stack Linux builds
-//! (argc, argv, envp, the auxiliary vector; System V ABI, x86-64
+//! execve: an ELF executable (static, or dynamic with its interpreter
+//! `PT_INTERP`, ld.so, loaded beside it) or a `#!` script, loaded into a
+//! fresh Keep process and address space, with the initial stack Linux
+//! builds (argc, argv, envp, the auxiliary vector; System V ABI, x86-64
 //! supplement, 3.4.1).  The old Keep process is destroyed only when the new
 //! one is ready, so a failed exec leaves the caller as it was.
 
@@ -13,9 +14,9 @@ use elf::endian::LittleEndian;
 
 use crate::Server;
 use crate::errno::*;
-use crate::mem::{self, Frame, Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE};
+use crate::mem::{self, Backing, Frame, Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE};
 use crate::process::{Keep, Proc};
-use crate::vfs::{Data, Node, fs};
+use crate::vfs::{Node, fs};
 
 /// Where a position-independent executable (static-pie) is placed.
 const PIE_BASE: u64 = 0x0000_0555_5555_4000;
@@ -76,33 +77,59 @@ fn exec_depth(
         new_argv.extend(argv);
         return exec_depth(s, p, &interp, new_argv, envp, depth + 1);
     }
-    let elf = ElfBytes::<LittleEndian>::minimal_parse(&data).map_err(|_| ENOEXEC)?;
-    let h = elf.ehdr;
-    if h.e_machine != elf::abi::EM_X86_64 || !matches!(h.e_type, elf::abi::ET_EXEC | elf::abi::ET_DYN) {
-        return Err(ENOEXEC);
-    }
-    let phdrs: Vec<_> = elf.segments().ok_or(ENOEXEC)?.iter().collect();
-    if phdrs.iter().any(|ph| ph.p_type == PT_INTERP) {
-        // Dynamic programs need their interpreter (ld.so): not yet.
-        return Err(ENOEXEC);
-    }
-    let base = if h.e_type == elf::abi::ET_DYN { PIE_BASE } else { 0 };
+    let exe = Elf::parse(&data)?;
+    // A dynamic program: its interpreter (ld.so) is loaded too and started
+    // first; it finds the program through the auxiliary vector.
+    let interp = match exe.interp(&data)? {
+        Some(ipath) => {
+            let iino = f.resolve(p.cwd, &ipath, true).map_err(|e| if e == ENOENT { ENOENT } else { ELIBBAD })?;
+            if !matches!(f.get(iino).node, Node::File(_)) {
+                return Err(ELIBBAD);
+            }
+            let idata = f.contents(iino)?;
+            let ielf = Elf::parse(&idata).map_err(|_| ELIBBAD)?;
+            if ielf.interp(&idata)?.is_some() {
+                return Err(ELIBBAD);
+            }
+            Some((idata, ielf))
+        }
+        None => None,
+    };
+    let base = if exe.dynamic { PIE_BASE } else { 0 };
     let name = String::from(path.rsplit('/').next().unwrap_or(""));
     let keep = Keep::create(p.pid, &name)?;
     let mut mm = Mm::new(keep.aspace);
-    let loaded = load(&mut mm, ino, &data, h.e_phoff, &phdrs, base, s)
+    let loaded = load(&mut mm, &data, &exe, base)
         .and_then(|(brk, phdr)| {
             mm.brk_start = brk;
             mm.brk = brk;
-            let entry = base + h.e_entry;
+            let (start, at_base) = match &interp {
+                Some((idata, ielf)) => {
+                    // Where Linux puts it: the top of the mmap range.
+                    let ibase = if ielf.dynamic {
+                        let (lo, hi) = ielf.span();
+                        mm.find_free(hi - lo).ok_or(ENOMEM)?.checked_sub(lo).ok_or(ENOMEM)?
+                    } else {
+                        0
+                    };
+                    load(&mut mm, idata, ielf, ibase)?;
+                    (ibase + ielf.entry, ibase)
+                }
+                None => (base + exe.entry, 0),
+            };
+            // The trampoline page (arch_prctl's wrfsbase), read and execute.
+            mm.add_area(mem::TRAMPOLINE, PAGE, PROT_READ | PROT_EXEC);
+            mm.put(mem::TRAMPOLINE, s.trampoline.clone(), PROT_READ | PROT_EXEC)?;
+            // No AT_SYSINFO_EHDR: there is no vDSO, so glibc makes real
+            // system calls for the clocks (docs/workhorse.md).
             let auxv = [
                 (3, phdr),
-                (4, h.e_phentsize as u64),
-                (5, h.e_phnum as u64),
+                (4, exe.phentsize),
+                (5, exe.phdrs.len() as u64),
                 (6, PAGE),
-                (7, 0),
+                (7, at_base),
                 (8, 0),
-                (9, entry),
+                (9, base + exe.entry),
                 (11, 0),
                 (12, 0),
                 (13, 0),
@@ -112,10 +139,11 @@ fn exec_depth(
                 (23, 0),
             ];
             let sp = build_stack(&mut mm, s, &argv, &envp, &auxv, path.as_bytes())?;
-            keep.process.set_regs(entry, sp, 0, 0).map_err(|_| EFAULT)?;
+            keep.process.set_regs(start, sp, 0, 0).map_err(|_| EFAULT)?;
             Ok(())
         });
     drop(data);
+    drop(interp);
     if let Err(e) = loaded {
         keep.destroy();
         return Err(e);
@@ -143,23 +171,70 @@ fn exec_depth(
     Ok(())
 }
 
-/// Maps the PT_LOAD segments; returns the end of the highest (where brk
-/// starts) and the program headers' address.
-fn load(
-    mm: &mut Mm,
-    ino: usize,
-    data: &[u8],
+/// What exec needs of an ELF file's header and program headers.
+struct Elf {
+    /// ET_DYN: placed at a base of the loader's choice.
+    dynamic: bool,
+    entry: u64,
     phoff: u64,
-    phdrs: &[elf::segment::ProgramHeader],
-    base: u64,
-    s: &mut Server,
-) -> Result<(u64, u64), i64> {
+    phentsize: u64,
+    phdrs: Vec<elf::segment::ProgramHeader>,
+}
+
+impl Elf {
+    fn parse(data: &[u8]) -> Result<Elf, i64> {
+        let elf = ElfBytes::<LittleEndian>::minimal_parse(data).map_err(|_| ENOEXEC)?;
+        let h = elf.ehdr;
+        if h.e_machine != elf::abi::EM_X86_64 || !matches!(h.e_type, elf::abi::ET_EXEC | elf::abi::ET_DYN) {
+            return Err(ENOEXEC);
+        }
+        Ok(Elf {
+            dynamic: h.e_type == elf::abi::ET_DYN,
+            entry: h.e_entry,
+            phoff: h.e_phoff,
+            phentsize: h.e_phentsize as u64,
+            phdrs: elf.segments().ok_or(ENOEXEC)?.iter().collect(),
+        })
+    }
+
+    /// The interpreter's path (PT_INTERP), if the program names one.
+    fn interp(&self, data: &[u8]) -> Result<Option<String>, i64> {
+        let Some(ph) = self.phdrs.iter().find(|ph| ph.p_type == PT_INTERP) else { return Ok(None) };
+        let bytes = data
+            .get(ph.p_offset as usize..ph.p_offset.saturating_add(ph.p_filesz) as usize)
+            .ok_or(ENOEXEC)?;
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        let path = core::str::from_utf8(&bytes[..end]).map_err(|_| ENOEXEC)?;
+        if path.is_empty() || path.len() > 255 {
+            return Err(ENOEXEC);
+        }
+        Ok(Some(String::from(path)))
+    }
+
+    /// The page-aligned range its PT_LOAD segments cover (before the base).
+    fn span(&self) -> (u64, u64) {
+        let loads = self.phdrs.iter().filter(|ph| ph.p_type == PT_LOAD && ph.p_memsz > 0);
+        let lo = loads.clone().map(|ph| page_down(ph.p_vaddr)).min().unwrap_or(0);
+        let hi = loads.map(|ph| page_up(ph.p_vaddr.saturating_add(ph.p_memsz))).max().unwrap_or(0);
+        (lo, hi.max(lo))
+    }
+}
+
+/// Maps the PT_LOAD segments at `base`; returns the end of the highest
+/// (where brk starts) and the program headers' address.  Segments of an
+/// archive file are populated when touched (read-only pages shared from
+/// the page cache); a written file's are copied now.
+fn load(mm: &mut Mm, data: &alloc::borrow::Cow<'static, [u8]>, elf: &Elf, base: u64) -> Result<(u64, u64), i64> {
     let mut end = 0;
     let mut phdr = 0;
-    let archive = matches!(fs().get(ino).node, Node::File(Data::Archive(..)));
-    for ph in phdrs {
+    let lazy: Option<&'static [u8]> = match data {
+        alloc::borrow::Cow::Borrowed(b) => Some(b),
+        alloc::borrow::Cow::Owned(_) => None,
+    };
+    let phoff = elf.phoff;
+    for ph in &elf.phdrs {
         if ph.p_type == PT_PHDR {
-            phdr = base + ph.p_vaddr;
+            phdr = base.wrapping_add(ph.p_vaddr);
         }
         if ph.p_type != PT_LOAD || ph.p_memsz == 0 {
             continue;
@@ -188,25 +263,23 @@ fn load(
         }
         let start = page_down(vaddr);
         let stop = page_up(seg_end);
+        let file_end = (ph.p_offset + ph.p_filesz) as usize;
+        end = end.max(stop);
+        if let Some(file) = lazy
+            && vaddr % PAGE == ph.p_offset % PAGE
+        {
+            // The file bytes end where the segment's do: .bss reads zeros.
+            let backing = Backing { file: &file[..file_end], off: ph.p_offset - (vaddr - start) };
+            mm.add_file_area(start, stop - start, prot, Some(backing));
+            continue;
+        }
         mm.add_area(start, stop - start, prot);
-        // Read-only pages whose bytes are all file bytes are shared from
-        // the file's page cache when the offsets line up.
-        let congruent = vaddr % PAGE == ph.p_offset % PAGE;
-        let file_end = vaddr + ph.p_filesz;
+        let file_vend = vaddr + ph.p_filesz;
         let mut va = start;
         while va < stop {
-            let shared = archive && congruent && prot & PROT_WRITE == 0 && va + PAGE <= page_up(file_end) && ph.p_filesz == ph.p_memsz;
-            if shared {
-                let file_off = ph.p_offset - (vaddr - va);
-                if let Some(f) = fs().cached_page(ino, file_off / PAGE)? {
-                    mm.put(va, f, prot)?;
-                    va += PAGE;
-                    continue;
-                }
-            }
             // A private page: the file bytes that fall in it, zeros after.
             let lo = va.max(vaddr);
-            let hi = (va + PAGE).min(file_end);
+            let hi = (va + PAGE).min(file_vend);
             let frame = if lo < hi {
                 let off = (ph.p_offset + (lo - vaddr)) as usize;
                 Frame::with(&data[off..off + (hi - lo) as usize], (lo - va) as usize)?
@@ -216,7 +289,6 @@ fn load(
             mm.put(va, frame, prot)?;
             va += PAGE;
         }
-        end = end.max(stop);
     }
     if end == 0 {
         return Err(ENOEXEC);
@@ -225,9 +297,6 @@ fn load(
         // The program headers are in no segment: AT_PHDR cannot say where.
         return Err(ENOEXEC);
     }
-    // The trampoline page (arch_prctl's wrfsbase), read and execute.
-    mm.add_area(mem::TRAMPOLINE, PAGE, PROT_READ | PROT_EXEC);
-    mm.put(mem::TRAMPOLINE, s.trampoline.clone(), PROT_READ | PROT_EXEC)?;
     Ok((end, phdr))
 }
 

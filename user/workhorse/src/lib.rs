@@ -3,7 +3,7 @@
 //! their `syscall` instructions arrive as fault messages and the server
 //! answers them.  This library is what others need of it and what the host
 //! tests check: the protocol the root task uses to start and call it, the
-//! command-line splitting, the boot archive reader and the system-call
+//! command-line splitting, the boot archive's inflation and reader and the system-call
 //! table (whose rendering is `docs/linux-compat.md`); `main.rs` is the
 //! server.
 //!
@@ -19,6 +19,7 @@
 
 extern crate alloc;
 
+pub mod gzip;
 pub mod names;
 pub mod tar;
 pub mod table;
@@ -39,9 +40,11 @@ pub const CANNOT_EXEC: u64 = 3;
 /// RUN: a program is already running on the console.
 pub const BUSY: u64 = 4;
 
-/// The boot-image entry holding the Linux root file system (a ustar archive
-/// built by the Makefile: busybox, its applet links, the conformance tests).
-pub const ROOTFS_ENTRY: &str = "linux-rootfs.tar";
+/// The boot-image entry holding the Linux root file system (a gzip-compressed
+/// ustar archive built by the Makefile: busybox and its applet links, bash,
+/// python3 and their libraries from Debian's packages, the conformance
+/// tests; the server inflates it).
+pub const ROOTFS_ENTRY: &str = "linux-rootfs.tar.gz";
 /// Where the starter maps the archive in the server's address space; rdi
 /// and rsi carry its address and size.
 pub const ROOTFS_VADDR: u64 = 0x0000_1000_0000_0000;

@@ -110,8 +110,15 @@ fn main(rootfs: u64, size: u64) -> i32 {
     let archive: &'static [u8] = unsafe { core::slice::from_raw_parts(rootfs as *const u8, size as usize) };
     if rootfs == 0 {
         println!("workhorse: no root file system archive; starting with an empty one");
-    } else if let Err(e) = vfs::fs().load_archive(archive) {
-        println!("workhorse: root file system archive refused: {e:?}");
+    } else {
+        match inflate(archive) {
+            Ok(tar) => {
+                if let Err(e) = vfs::fs().load_archive(tar) {
+                    println!("workhorse: root file system archive refused: {e:?}");
+                }
+            }
+            Err(why) => println!("workhorse: root file system archive refused: {why}"),
+        }
     }
     let trampoline = match mem::Frame::with(&[0xf3, 0x49, 0x0f, 0xae, 0xd3, 0xff, 0xe1], 0) {
         Ok(f) => f,
@@ -133,6 +140,17 @@ fn main(rootfs: u64, size: u64) -> i32 {
         seed: seed | 1,
     };
     s.serve()
+}
+
+/// The root file system archive: a gzip file is inflated into the server's
+/// heap, where it stays for the server's life (its files' bytes are read
+/// and mapped from there); anything else is taken as the tar itself.
+fn inflate(archive: &'static [u8]) -> Result<&'static [u8], &'static str> {
+    if !proto::gzip::is_gzip(archive) {
+        return Ok(archive);
+    }
+    let tar = proto::gzip::inflate(archive)?;
+    Ok(alloc::boxed::Box::leak(tar.into_boxed_slice()))
 }
 
 impl Server {
@@ -267,7 +285,7 @@ impl Server {
     }
 
     /// Starts the first process of a RUN: argv[0] found as given or in
-    /// /bin, fds 0-2 on the terminal.
+    /// /bin or /usr/bin, fds 0-2 on the terminal.
     fn spawn_session(&mut self, argv: &[String]) -> Result<i32, i64> {
         let pid = self.new_pid();
         let mut p = Proc::new(pid, 0)?;
@@ -275,7 +293,17 @@ impl Server {
         for _ in 0..3 {
             p.fds.push(Some(fd::Fd { desc: tty.clone(), cloexec: false }));
         }
-        let path = if argv[0].contains('/') { argv[0].clone() } else { alloc::format!("/bin/{}", argv[0]) };
+        // A name without '/' is looked up in the PATH the program gets.
+        let path = if argv[0].contains('/') {
+            argv[0].clone()
+        } else {
+            let in_dir = |d: &str| alloc::format!("{d}/{}", argv[0]);
+            ["/bin", "/usr/bin"]
+                .iter()
+                .map(|d| in_dir(d))
+                .find(|p| vfs::fs().resolve(vfs::ROOT, p, true).is_ok())
+                .unwrap_or_else(|| in_dir("/bin"))
+        };
         let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.clone().into_bytes()).collect();
         p.cmdline = argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
         let envp: Vec<Vec<u8>> = ["PATH=/bin:/usr/bin", "HOME=/", "TERM=vt100", "PS1=\\w # "]

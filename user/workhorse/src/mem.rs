@@ -114,10 +114,65 @@ pub fn keep_rights(prot: u32) -> u64 {
     r
 }
 
+/// The file bytes behind an area (a private file mapping or an ELF
+/// segment): the area's page at `start + k` holds `file[off + k..]`, zeros
+/// past the end of `file` (which an ELF segment's backing ends at its file
+/// size, so that its .bss starts zeroed).  Only archive files (static
+/// bytes) back areas lazily; written files are copied in at mmap.
+#[derive(Clone, Copy, Debug)]
+pub struct Backing {
+    pub file: &'static [u8],
+    pub off: u64,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Area {
     pub end: u64,
     pub prot: u32,
+    pub backing: Option<Backing>,
+}
+
+impl Area {
+    pub fn anon(end: u64, prot: u32) -> Area {
+        Area { end, prot, backing: None }
+    }
+
+    /// The part of this area (which starts at `start`) from `from` on.
+    fn from(&self, start: u64, from: u64) -> Area {
+        let backing = self.backing.map(|b| Backing { file: b.file, off: b.off + (from - start) });
+        Area { end: self.end, prot: self.prot, backing }
+    }
+}
+
+/// Frames holding pages of archive files, shared by every read-only
+/// mapping of them, by the address and length of the file bytes they hold
+/// (the server is single threaded).  They live as long as the server: the
+/// archive does too.
+static mut PAGE_CACHE: BTreeMap<(usize, usize), Rc<Frame>> = BTreeMap::new();
+
+/// The frame with `bytes` (at most a page of an archive file) at its start,
+/// zeros after them; made once, then shared.
+pub fn cached_page(bytes: &'static [u8]) -> Result<Rc<Frame>, i64> {
+    let key = (bytes.as_ptr() as usize, bytes.len());
+    // SAFETY: single threaded; no reference to the cache outlives this call.
+    #[allow(static_mut_refs)]
+    let cache = unsafe { &mut PAGE_CACHE };
+    if let Some(f) = cache.get(&key) {
+        return Ok(f.clone());
+    }
+    let f = Frame::with(bytes, 0)?;
+    cache.insert(key, f.clone());
+    Ok(f)
+}
+
+/// Frames in the page cache (the `linux` statistics).
+#[allow(dead_code)]
+pub fn cached_pages() -> usize {
+    // SAFETY: as above.
+    #[allow(static_mut_refs)]
+    unsafe {
+        PAGE_CACHE.len()
+    }
 }
 
 pub struct Page {
@@ -172,20 +227,27 @@ impl Mm {
         for (s, a) in hits {
             self.areas.remove(&s);
             if s < start {
-                self.areas.insert(s, Area { end: start, prot: a.prot });
+                self.areas.insert(s, Area { end: start, ..a });
             }
             if a.end > end {
-                self.areas.insert(end, Area { end: a.end, prot: a.prot });
+                self.areas.insert(end, a.from(s, end));
             }
-            inside.push((s.max(start), Area { end: a.end.min(end), prot: a.prot }));
+            let from = s.max(start);
+            inside.push((from, Area { end: a.end.min(end), ..a.from(s, from) }));
         }
         inside
     }
 
     /// Reserves [start, start+len) with `prot`, replacing what was there.
     pub fn add_area(&mut self, start: u64, len: u64, prot: u32) {
+        self.add_file_area(start, len, prot, None);
+    }
+
+    /// Reserves [start, start+len) with `prot` and the file bytes behind
+    /// it (populated when touched), replacing what was there.
+    pub fn add_file_area(&mut self, start: u64, len: u64, prot: u32, backing: Option<Backing>) {
         self.unmap(start, len);
-        self.areas.insert(start, Area { end: start + len, prot });
+        self.areas.insert(start, Area { end: start + len, prot, backing });
     }
 
     /// Removes the areas and pages of [start, start+len).
@@ -209,7 +271,7 @@ impl Mm {
             at = a.end;
         }
         for (s, a) in self.carve(start, end) {
-            self.areas.insert(s, Area { end: a.end, prot });
+            self.areas.insert(s, Area { prot, ..a });
         }
         let vas: Vec<u64> = self.pages.range(start..end).map(|(v, _)| *v).collect();
         for va in vas {
@@ -242,17 +304,90 @@ impl Mm {
         Ok(())
     }
 
-    /// The page at `va` (page-aligned), populated with zeros if its area
-    /// allows `need` (PROT_* bits); EFAULT otherwise.
+    /// The page at `va` (page-aligned), populated if its area allows
+    /// `need` (PROT_* bits); EFAULT otherwise.
     pub fn page(&mut self, va: u64, need: u32) -> Result<&Page, i64> {
-        let (_, a) = self.area(va).ok_or(EFAULT)?;
+        let (start, a) = self.area(va).ok_or(EFAULT)?;
         if a.prot & need != need || a.prot == 0 {
             return Err(EFAULT);
         }
         if !self.pages.contains_key(&va) {
-            self.put(va, Frame::new()?, a.prot)?;
+            let frame = match a.backing {
+                None => Frame::new()?,
+                Some(b) => {
+                    let at = (b.off + (va - start)).min(b.file.len() as u64) as usize;
+                    let bytes = &b.file[at..(at + PAGE as usize).min(b.file.len())];
+                    if a.prot & PROT_WRITE == 0 {
+                        // Read-only: the page cache's frame (mprotect
+                        // copies it before it becomes writable).
+                        cached_page(bytes)?
+                    } else {
+                        Frame::with(bytes, 0)?
+                    }
+                }
+            };
+            self.put(va, frame, a.prot)?;
         }
         Ok(self.pages.get(&va).unwrap())
+    }
+
+    /// mremap: moves or resizes [old, old+old_len) (one area's part) to
+    /// `len` bytes; returns where it is now.  Pages move with their
+    /// frames (nothing is copied).
+    pub fn remap(&mut self, old: u64, old_len: u64, len: u64, may_move: bool, fixed: Option<u64>) -> Result<u64, i64> {
+        let (start, a) = self.area(old).ok_or(EFAULT)?;
+        let _ = start;
+        if old + old_len > a.end {
+            // Linux requires the old range within one mapping.
+            return Err(EFAULT);
+        }
+        if fixed.is_none() && len <= old_len {
+            self.unmap(old + len, old_len - len);
+            return Ok(old);
+        }
+        let grow = len - old_len.min(len);
+        let free = |mm: &Mm, at: u64, n: u64| {
+            at.checked_add(n).is_some_and(|e| e <= MMAP_TOP)
+                && !mm.areas.range(..at + n).any(|(st, ar)| ar.end > at && *st < at + n)
+        };
+        if fixed.is_none() && self.reserved() + grow > MAX_RESERVED {
+            return Err(ENOMEM);
+        }
+        if fixed.is_none() && free(self, old + old_len, grow) {
+            // Grows in place: the area goes on (a file area's backing too).
+            let piece = self.carve(old, old + old_len);
+            let (s, p) = piece[0];
+            self.areas.insert(s, Area { end: old + len, ..p });
+            return Ok(old);
+        }
+        if !may_move {
+            return Err(ENOMEM);
+        }
+        // Moves: the area's piece and its pages to a new place.
+        let to = match fixed {
+            Some(at) => {
+                self.unmap(at, len);
+                at
+            }
+            None => self.find_free(len).ok_or(ENOMEM)?,
+        };
+        let piece = self.carve(old, old + old_len);
+        let (s, p) = piece[0];
+        let keep = old_len.min(len);
+        let vas: Vec<u64> = self.pages.range(old..old + old_len).map(|(v, _)| *v).collect();
+        let mut moved = Vec::new();
+        for va in vas {
+            let _ = self.aspace.unmap(va);
+            let page = self.pages.remove(&va).unwrap();
+            if va - old < keep {
+                moved.push((to + (va - s), page));
+            }
+        }
+        self.areas.insert(to, Area { end: to + len, ..p });
+        for (va, page) in moved {
+            self.put(va, page.frame, page.prot)?;
+        }
+        Ok(to)
     }
 
     /// Copies guest memory at `va` into `out`.

@@ -15,9 +15,9 @@ syscall_table! {
     4 stat sys::stat, Full, "";
     5 fstat sys::fstat, Full, "";
     6 lstat sys::lstat, Full, "";
-    7 poll sys::poll, Partial, "terminal, pipes, files and /dev/null; POLLIN, POLLOUT, POLLHUP, POLLNVAL";
+    7 poll sys::poll, Partial, "terminal, pipes, sockets, epoll descriptors, files and devices; POLLIN, POLLOUT, POLLHUP, POLLERR, POLLNVAL";
     8 lseek sys::lseek, Partial, "SEEK_SET, SEEK_CUR, SEEK_END; no SEEK_DATA/SEEK_HOLE";
-    9 mmap sys::mmap, Partial, "anonymous (populated when touched) and private file mappings (copied in); MAP_SHARED is private (a shared writable file mapping: ENODEV)";
+    9 mmap sys::mmap, Partial, "anonymous and private file mappings, populated when touched (read-only file pages shared); MAP_SHARED read-only is private (not updated by later writes); shared writable file mappings: ENODEV; shared anonymous memory is copied by fork";
     10 mprotect sys::mprotect, Full, "";
     11 munmap sys::munmap, Full, "";
     12 brk sys::brk, Full, "";
@@ -33,6 +33,7 @@ syscall_table! {
     22 pipe sys::pipe, Full, "";
     23 select sys::select, Partial, "as poll: read and write sets (exceptional conditions never happen); the time left is written back";
     24 sched_yield sys::sched_yield, Full, "";
+    25 mremap sys::mremap, Partial, "shrinks, grows in place or moves (MREMAP_MAYMOVE, MREMAP_FIXED); no MREMAP_DONTUNMAP, no old_len 0";
     28 madvise sys::zero, Partial, "advice is accepted and ignored";
     32 dup sys::dup, Full, "";
     33 dup2 sys::dup2, Full, "";
@@ -58,7 +59,7 @@ syscall_table! {
     56 clone sys::clone, Partial, "threads (CLONE_VM|CLONE_THREAD: a Keep process in the same address space, sharing memory, descriptors with CLONE_FILES, signal actions), CLONE_SETTLS, CLONE_(PARENT|CHILD)_SETTID, CLONE_CHILD_CLEARTID; a thread's working directory and umask are its own (CLONE_FS not shared); CLONE_VFORK copies the address space; no namespaces, pidfd";
     57 fork sys::fork, Full, "";
     58 vfork sys::vfork, Partial, "the child gets a copy of the address space; the parent waits until it execs or exits";
-    59 execve sys::execve, Partial, "static ELF and #! scripts; no PT_INTERP (dynamic programs: ENOEXEC)";
+    59 execve sys::execve, Partial, "static and dynamic ELF (PT_INTERP: ld.so loaded beside the program), #! scripts; the group's other threads end; no vDSO; no set-user-ID";
     60 exit sys::exit_thread, Full, "";
     61 wait4 sys::wait4, Partial, "WNOHANG; no rusage (zeroed); no stopped children";
     62 kill sys::kill, Partial, "no stop and continue (job control): stop signals are ignored";
@@ -86,6 +87,7 @@ syscall_table! {
     95 umask sys::umask, Full, "";
     96 gettimeofday sys::gettimeofday, Partial, "time since boot (Keep has no real-time clock yet)";
     97 getrlimit sys::getrlimit, Partial, "the limits set are kept and shown; only RLIMIT_NOFILE's hard limit is bounded (1024), none is enforced beyond the server's own limits";
+    98 getrusage sys::getrusage, Partial, "no accounting: all zeros";
     99 sysinfo sys::sysinfo, Partial, "uptime, total and free memory of the pool; no load averages";
     102 getuid sys::zero, Partial, "everyone is root (uid 0)";
     104 getgid sys::zero, Partial, "gid 0";
@@ -122,7 +124,8 @@ syscall_table! {
     217 getdents64 sys::getdents64, Full, "";
     218 set_tid_address sys::set_tid_address, Full, "";
     228 clock_gettime sys::clock_gettime, Partial, "every clock counts from boot";
-    230 clock_nanosleep sys::clock_nanosleep, Partial, "relative sleeps only";
+    229 clock_getres sys::clock_getres, Partial, "1 ms for every clock (the timer's resolution)";
+    230 clock_nanosleep sys::clock_nanosleep, Partial, "relative and TIMER_ABSTIME (every clock counts from boot); signals do not interrupt it";
     231 exit_group sys::exit, Full, "";
     232 epoll_wait sys::epoll_wait, Partial, "pipes, sockets, the terminal and the other kinds poll knows; level- and edge-triggered, EPOLLONESHOT; EPOLLEXCLUSIVE and EPOLLWAKEUP ignored; an edge on the terminal is a change of what is ready";
     233 epoll_ctl sys::epoll_ctl, Full, "";
@@ -153,6 +156,7 @@ syscall_table! {
     318 getrandom sys::getrandom, Partial, "a generator seeded from the timer, not cryptographic (so are /dev/urandom and /dev/random)";
     334 rseq sys::refused, Refused, "restartable sequences need the kernel's help at preemption; glibc goes on without";
     435 clone3 sys::clone3, Partial, "as clone; no set_tid, no cgroup";
+    436 close_range sys::close_range, Partial, "closes or marks close-on-exec; CLOSE_RANGE_UNSHARE gives a thread a table of its own first";
     439 faccessat2 sys::faccessat, Partial, "existence only";
     441 epoll_pwait2 sys::epoll_pwait2, Partial, "as epoll_pwait, with a timespec";
 }

@@ -117,6 +117,19 @@ impl Tty {
         }
     }
 
+    /// TCSETS: new settings; TCSETSF also drops the input not yet read.
+    /// A line being edited when canonical mode is turned off can be read
+    /// at once (as on Linux: type-ahead reaches readline).
+    pub fn set_termios(&mut self, t: Termios, flush: bool) {
+        if flush {
+            self.ready.clear();
+            self.line.clear();
+        } else if t.lflag & ICANON == 0 {
+            self.ready.extend(self.line.drain(..));
+        }
+        self.termios = t;
+    }
+
     /// Takes what the console has (without waiting) through the line
     /// discipline.
     pub fn poll(&mut self) {

@@ -20,9 +20,9 @@ pub const S_IFREG: u32 = 0o100000;
 pub const S_IFLNK: u32 = 0o120000;
 
 pub enum Data {
-    /// Bytes of the boot archive, and the frames made from them for
-    /// mappings (shared read-only by every process that maps them).
-    Archive(&'static [u8], BTreeMap<u64, Rc<Frame>>),
+    /// Bytes of the boot archive (mappings of them share the page cache's
+    /// frames: mem::cached_page).
+    Archive(&'static [u8]),
     /// Written data: a frame per page (None: a hole, zeros).
     Pages(Vec<Option<Rc<Frame>>>, u64),
 }
@@ -274,7 +274,7 @@ impl Fs {
 
     pub fn size(&self, ino: Ino) -> u64 {
         match &self.get(ino).node {
-            Node::File(Data::Archive(b, _)) => b.len() as u64,
+            Node::File(Data::Archive(b)) => b.len() as u64,
             Node::File(Data::Pages(_, len)) => *len,
             Node::Symlink(t) => t.len() as u64,
             Node::Dir { entries, .. } => 4096.max(entries.len() as u64 * 32),
@@ -292,7 +292,7 @@ impl Fs {
     /// Reads file bytes at `off`; returns how many.
     pub fn read(&self, ino: Ino, off: u64, out: &mut [u8]) -> Result<usize, i64> {
         match &self.get(ino).node {
-            Node::File(Data::Archive(b, _)) => {
+            Node::File(Data::Archive(b)) => {
                 let start = (off as usize).min(b.len());
                 let n = out.len().min(b.len() - start);
                 out[..n].copy_from_slice(&b[start..start + n]);
@@ -321,7 +321,7 @@ impl Fs {
     /// Turns archive data into pages, so that it can be written.
     fn own(&mut self, ino: Ino) -> Result<(), i64> {
         let Node::File(d) = &self.get(ino).node else { return Err(EISDIR) };
-        if let Data::Archive(b, _) = d {
+        if let Data::Archive(b) = d {
             let b: &'static [u8] = b;
             let mut pages = Vec::new();
             for chunk in b.chunks(PAGE as usize) {
@@ -376,7 +376,7 @@ impl Fs {
     /// The whole content of a file, borrowed when it is archive data.
     pub fn contents(&self, ino: Ino) -> Result<alloc::borrow::Cow<'static, [u8]>, i64> {
         match &self.get(ino).node {
-            Node::File(Data::Archive(b, _)) => Ok(alloc::borrow::Cow::Borrowed(b)),
+            Node::File(Data::Archive(b)) => Ok(alloc::borrow::Cow::Borrowed(b)),
             Node::File(Data::Pages(_, len)) => {
                 let mut v = alloc::vec![0u8; *len as usize];
                 self.read(ino, 0, &mut v)?;
@@ -385,22 +385,6 @@ impl Fs {
             Node::Dir { .. } => Err(EACCES),
             Node::Symlink(_) => Err(ELOOP),
         }
-    }
-
-    /// A frame holding page `index` of an archive file, for read-only
-    /// mappings (made once, then shared).
-    pub fn cached_page(&mut self, ino: Ino, index: u64) -> Result<Option<Rc<Frame>>, i64> {
-        let Node::File(Data::Archive(b, cache)) = &mut self.get_mut(ino).node else {
-            return Ok(None);
-        };
-        if let Some(f) = cache.get(&index) {
-            return Ok(Some(f.clone()));
-        }
-        let start = (index * PAGE) as usize;
-        let end = (start + PAGE as usize).min(b.len());
-        let f = Frame::with(&b[start.min(end)..end], 0)?;
-        cache.insert(index, f.clone());
-        Ok(Some(f))
     }
 
     /// Fills the file system from a ustar archive.
@@ -420,7 +404,7 @@ impl Fs {
                     }
                     Node::Dir { entries: BTreeMap::new(), parent: dir }
                 }
-                keep_workhorse::tar::Kind::File => Node::File(Data::Archive(m.data, BTreeMap::new())),
+                keep_workhorse::tar::Kind::File => Node::File(Data::Archive(m.data)),
                 keep_workhorse::tar::Kind::Symlink => Node::Symlink(String::from(m.link)),
             };
             let ty = match m.kind {

@@ -72,15 +72,27 @@ int main(void)
     waitpid(c, &st, 0);
     show("killed", st);
 
+    /* The child writes only once the parent has closed the read end too
+     * (told through a second pipe), so no reader is left: SIGPIPE, on
+     * every run. */
+    int go[2];
     pipe(fds);
+    pipe(go);
     c = fork();
     if (c == 0) {
+        char ch;
         close(fds[0]);
+        close(go[1]);
+        read(go[0], &ch, 1);
         write(fds[1], "x", 1);
         _exit(0);
     }
     close(fds[0]);
+    close(go[0]);
+    write(go[1], "g", 1);
+    close(go[1]);
     waitpid(c, &st, 0);
+    close(fds[1]);
     show("writer to a closed pipe", st);
     close(fds[1]);
     printf("getppid differs: %d\n", getppid() != getpid());

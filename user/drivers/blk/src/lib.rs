@@ -10,23 +10,44 @@
 //! |---|---|---|---|
 //! | `ADD_CLIENT` | first sector, sectors, rights (`READ` \| `WRITE`) | status, client number | the client's capability |
 //! | `STATS` | | status, requests served, refused, DMA faults | |
+//! | `QUEUE_STATS` | | status, most requests on the device at once, flushes, buffers attached | |
 //! | `QUIT` | | status | |
 //!
 //! Calls through a client's capability (sector numbers count from the
-//! start of its range; a request moves 1 to `MAX_SECTORS` sectors of 512
-//! bytes, as the message's string):
+//! start of its range).  Bulk data goes through a **dataspace** the client
+//! shares with the server (docs/dataspaces.md): `ATTACH` it once (the
+//! server pins it into its DMA domain), then `READ_DS`/`WRITE_DS` move up
+//! to `MAX_DS_SECTORS` sectors between the disk and the dataspace's pages
+//! directly, the device doing the copying.  `READ`/`WRITE` move 1 to
+//! `MAX_SECTORS` sectors of 512 bytes as the message's string instead.
 //!
-//! | label | words | string | reply |
+//! | label | words | caps / string | reply |
 //! |---|---|---|---|
 //! | `INFO` | | | status, sectors, rights |
 //! | `READ` | sector, count | | status; the data as the reply's string |
-//! | `WRITE` | sector, count | count × 512 bytes | status |
-//! | `FLUSH` | | | status |
+//! | `WRITE` | sector, count | string: count × 512 bytes | status |
+//! | `FLUSH` | | | status, once every write acknowledged before it is on the disk |
+//! | `ATTACH` | | cap: a dataspace capability (the server's manager's) | status, buffer, pages, rights |
+//! | `DETACH` | buffer | | status |
+//! | `READ_DS` | buffer, byte offset, sector, count | | status (the sectors are in the buffer's pages) |
+//! | `WRITE_DS` | buffer, byte offset, sector, count | | status (the sectors are on the device) |
 //!
 //! Statuses: `OUT_OF_RANGE` for any sector outside the client's range,
-//! `NO_RIGHTS` for a read or write its rights do not allow, `BAD_REQUEST`
-//! for a count of 0 or above `MAX_SECTORS`, a string of the wrong length
-//! or an unknown label; nothing is read or written then.
+//! `NO_RIGHTS` for a read or write its rights do not allow, or a
+//! `READ_DS` into a dataspace shared read-only (the device would write
+//! it); `BAD_REQUEST` for a count of 0 or above the maximum, a string of
+//! the wrong length or an unknown label; `BAD_BUFFER` for a buffer number
+//! that is not one of the client's, a byte range outside the buffer or
+//! not a multiple of 512, or pages no longer pinned (the client revoked
+//! its share); `NOT_DATASPACE` for an `ATTACH` of anything but a live
+//! dataspace capability of the server's own dataspace manager;
+//! `IN_USE` for a `DETACH` of a buffer with a request on the device;
+//! `NO_RESOURCES` when the server's tables are full; `IO_ERROR` when the
+//! device failed the request.  Nothing is read or written then.
+//!
+//! A write is acknowledged (its reply sent) only after the device
+//! completed it; `FLUSH` waits for every request on the device, then has
+//! the device write its cache back.
 #![no_std]
 
 use keep_abi::{Sender, Tag, err, rights};
@@ -38,6 +59,11 @@ pub const INFO: u64 = 4;
 pub const READ: u64 = 5;
 pub const WRITE: u64 = 6;
 pub const FLUSH: u64 = 7;
+pub const ATTACH: u64 = 8;
+pub const DETACH: u64 = 9;
+pub const READ_DS: u64 = 10;
+pub const WRITE_DS: u64 = 11;
+pub const QUEUE_STATS: u64 = 12;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -45,10 +71,19 @@ pub const OUT_OF_RANGE: u64 = 2;
 pub const NO_RIGHTS: u64 = 3;
 pub const IO_ERROR: u64 = 4;
 pub const NO_RESOURCES: u64 = 5;
+pub const BAD_BUFFER: u64 = 6;
+pub const NOT_DATASPACE: u64 = 7;
+pub const IN_USE: u64 = 8;
 
 pub const SECTOR: usize = 512;
 /// Sectors one request moves: one message string (MAX_STRING bytes).
 pub const MAX_SECTORS: u64 = 8;
+/// Sectors one READ_DS or WRITE_DS moves at most (128 KiB).
+pub const MAX_DS_SECTORS: u64 = 256;
+/// Pages of a dataspace the server attaches at most (2 MiB).
+pub const MAX_BUFFER_PAGES: u64 = 512;
+/// Requests on the device at once (each takes 3 of the queue's 16 descriptors).
+pub const IN_FLIGHT: usize = 4;
 
 pub fn status_name(s: u64) -> &'static str {
     match s {
@@ -58,6 +93,9 @@ pub fn status_name(s: u64) -> &'static str {
         NO_RIGHTS => "NO_RIGHTS",
         IO_ERROR => "IO_ERROR",
         NO_RESOURCES => "NO_RESOURCES",
+        BAD_BUFFER => "BAD_BUFFER",
+        NOT_DATASPACE => "NOT_DATASPACE",
+        IN_USE => "IN_USE",
         _ => "?",
     }
 }
@@ -104,6 +142,11 @@ impl Admin {
         let w = call(self.0, Tag::new(STATS), [0; 4])?.words;
         Ok((w[1], w[2], w[3]))
     }
+    /// (most requests on the device at once so far, flushes, buffers attached).
+    pub fn queue_stats(self) -> Result<(u64, u64, u64), Error> {
+        let w = call(self.0, Tag::new(QUEUE_STATS), [0; 4])?.words;
+        Ok((w[1], w[2], w[3]))
+    }
     pub fn quit(self) -> Result<(), Error> {
         call(self.0, Tag::new(QUIT), [0; 4]).map(drop)
     }
@@ -135,8 +178,33 @@ impl Client {
         let count = (data.len() / SECTOR) as u64;
         call(self.0, Tag::new(WRITE).with_string(), [sector, count, 0, 0]).map(drop)
     }
+    /// Returns once every write acknowledged before it is on the disk.
     pub fn flush(self) -> Result<(), Error> {
         call(self.0, Tag::new(FLUSH), [0; 4]).map(drop)
+    }
+
+    /// Gives the server the dataspace whose capability is at `ds` (a share
+    /// made for it: `READ` lets it write the disk from the pages, `WRITE`
+    /// lets it read the disk into them).  Returns (buffer, pages, rights).
+    /// The client keeps its own capability, and may revoke the share.
+    pub fn attach(self, ds: u64) -> Result<(u64, u64, u64), Error> {
+        let n = keep_rt::ipc_buffer().set_send_caps(&[(ds, 0)]);
+        let w = call(self.0, Tag::new(ATTACH).with_caps(n), [0; 4])?.words;
+        Ok((w[1], w[2], w[3]))
+    }
+    /// The server lets go of the buffer (unpins and unmaps it).
+    pub fn detach(self, buffer: u64) -> Result<(), Error> {
+        call(self.0, Tag::new(DETACH), [buffer, 0, 0, 0]).map(drop)
+    }
+    /// Reads `count` sectors from `sector` into the buffer's pages at byte
+    /// `offset` (a multiple of 512); returns when they are there.
+    pub fn read_ds(self, buffer: u64, offset: u64, sector: u64, count: u64) -> Result<(), Error> {
+        call(self.0, Tag::new(READ_DS), [buffer, offset, sector, count]).map(drop)
+    }
+    /// Writes `count` sectors from the buffer's pages at byte `offset` to
+    /// `sector`; returns when the device has them.
+    pub fn write_ds(self, buffer: u64, offset: u64, sector: u64, count: u64) -> Result<(), Error> {
+        call(self.0, Tag::new(WRITE_DS), [buffer, offset, sector, count]).map(drop)
     }
 }
 

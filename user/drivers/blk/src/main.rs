@@ -1,13 +1,17 @@
 //! The block server (protocol: lib.rs; docs/devices.md).  It opens the
 //! virtio-blk function through the PCI server (capability at PCI_SLOT),
-//! drives it with `virtio-drivers` whose DMA memory is pages it holds,
-//! mapped into the session's DMA domain, and serves its clients.
+//! drives it with `virtio-drivers` whose DMA memory is pages mapped into
+//! the session's DMA domain, and serves its clients.  Clients' bulk data
+//! lives in dataspaces they share with it (manager at DS_SLOT): the server
+//! has each pinned into its domain and mapped into its own space once, and
+//! the device moves sectors straight between the disk and those pages.
 //!
-//! A request is submitted to the device and the server waits for the
-//! device's interrupt (the INTx line the PCI server gives it; polling if
-//! it gives none).  Calls that arrive meanwhile are kept, with their
-//! return capabilities moved out of the receive slot, and served in order
-//! after it: one request at a time on the device.
+//! Up to IN_FLIGHT requests are on the device at once (`virtio-drivers`'
+//! non-blocking calls); the server goes on receiving meanwhile and answers
+//! each request when the device completes it (its interrupt: the INTx line
+//! the PCI server gives; a receive time-out makes a lost one cost time, not
+//! the request).  Calls that cannot start yet wait in order.  FLUSH and
+//! QUIT wait until nothing is on the device.
 
 #![no_std]
 #![no_main]
@@ -19,31 +23,43 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use keep_abi::{
-    Interrupt, MEMORY, Msg, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, err, label, recv, rights,
-    slot,
+    Interrupt, MEMORY, Msg, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, err, label, recv, rights, slot,
 };
 use keep_blk::*;
+use keep_dataspace::{DS_SLOT, Dataspace};
 use keep_loader::SlotPool;
 use keep_pci::{PCI_SLOT, Pci};
 use keep_rt::println;
 use keep_virtio::PlatformTransport;
 use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
+use virtio_drivers::Hal;
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
 use virtio_drivers::transport::pci::PciTransport;
+use virtio_drivers::transport::{DeviceStatus, DeviceType, InterruptStatus, Transport};
+use virtio_drivers::{BufferDirection, PhysAddr};
+use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 keep_rt::entry!(main);
 
 const RET: u64 = slot::FIRST_FREE;
+/// Where a call's capability (ATTACH's dataspace) arrives.
+const ARG: u64 = slot::FIRST_FREE + 1;
 const FAULT_PAYLOAD: u64 = u64::MAX;
 const IRQ_PAYLOAD: u64 = u64::MAX - 1;
 const MMIO_VA: u64 = 0x0000_4100_0000_0000;
 const DMA_VA: u64 = 0x0000_4200_0000_0000;
+/// Where attached dataspaces go in the server's space and in its domain,
+/// a 2 MiB window each.
+const BUF_VA: u64 = 0x0000_4300_0000_0000;
+const BUF_IOVA: u64 = 0x18_0000_0000;
+const WINDOW: u64 = MAX_BUFFER_PAGES * 4096;
+const MAX_BUFFERS: usize = 64;
 /// Device addresses of the DMA pages: the server's choice, not RAM's.
 const IOVA: u64 = 0x10_0000_0000;
-/// How long to wait for an interrupt before looking at the device anyway
-/// (a lost interrupt costs time, never a request).
 const IRQ_WAIT_MS: u64 = 100;
+
+type Blk = VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<PciTransport>>>;
 
 struct ClientRange {
     first: u64,
@@ -51,26 +67,79 @@ struct ClientRange {
     rights: u64,
 }
 
-/// A call taken off the receive slot: its return capability moved to `ret`.
+/// A call taken off the receive slot: its return capability moved to
+/// `ret`, a capability that came with it to `cap`.
 struct Call {
     ret: u64,
+    cap: Option<u64>,
     label: u64,
     payload: u64,
     words: [u64; 4],
     string: Option<Vec<u8>>,
 }
 
+/// A client's dataspace, attached: pinned at `iova`, mapped at `va`.
+struct Buffer {
+    client: u64,
+    ds: u64,
+    va: u64,
+    iova: u64,
+    pages: u64,
+    rights: u64,
+    map: u64,
+    pin: u64,
+    busy: u64,
+}
+
+/// A request on the device.
+struct InFlight {
+    token: u16,
+    call: Call,
+    /// Its header slot (request, status, and a page for READ/WRITE data).
+    io: usize,
+    read: bool,
+    data: *mut u8,
+    len: usize,
+    /// Bytes of the slot's page to send back (READ).
+    reply_len: usize,
+    buffer: Option<usize>,
+}
+
+/// Per slot, at fixed device-visible addresses: the request header, its
+/// status byte, and a data page for the message-string requests.
+struct Headers {
+    va: u64,
+    data_va: u64,
+}
+
+impl Headers {
+    fn req(&self, i: usize) -> *mut BlkReq {
+        (self.va + i as u64 * 64) as *mut BlkReq
+    }
+    fn resp(&self, i: usize) -> *mut BlkResp {
+        (self.va + 2048 + i as u64 * 64) as *mut BlkResp
+    }
+    fn data(&self, i: usize) -> *mut u8 {
+        (self.data_va + i as u64 * 4096) as *mut u8
+    }
+}
+
 struct Server {
-    blk: VirtIOBlk<KeepHal, PlatformTransport<PciTransport>>,
+    blk: Blk,
     capacity: u64,
     clients: Vec<ClientRange>,
+    buffers: Vec<Option<Buffer>>,
     served: u64,
     refused: u64,
     faults: u64,
-    data: Vec<u8>,
+    most: u64,
+    flushes: u64,
     irq: Option<(Interrupt, u64)>,
     slots: SlotPool,
     backlog: VecDeque<Call>,
+    inflight: Vec<InFlight>,
+    free_io: Vec<usize>,
+    headers: Headers,
 }
 
 fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
@@ -78,9 +147,21 @@ fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
     1
 }
 
+/// A reply: status, words, bytes of an I/O slot's page to send, a capability.
+struct Answer {
+    st: u64,
+    w: [u64; 3],
+    string: Option<(usize, usize)>,
+    cap: Option<u64>,
+}
+
+fn answer(st: u64) -> Answer {
+    Answer { st, w: [0; 3], string: None, cap: None }
+}
+
 impl Server {
-    /// Moves the call in `m` (its return capability in RET) into a Call;
-    /// None for what is no call (an interrupt, a DMA fault, a plain send).
+    /// Moves the call in `m` into a Call; None for what is no call (an
+    /// interrupt, a DMA fault, a plain send).
     fn take(&mut self, m: &Msg) -> Option<Call> {
         if m.err != err::OK {
             return None;
@@ -98,6 +179,7 @@ impl Server {
             return None;
         }
         if !m.tag.is_called() {
+            let _ = SELF_ASPACE.delete_cap(ARG);
             return None;
         }
         let ret = self.slots.alloc()?;
@@ -105,129 +187,366 @@ impl Server {
             self.slots.free(ret);
             return None;
         }
+        let cap = if m.tag.caps() >= 2 {
+            match self.slots.alloc() {
+                Some(c) if SELF_ASPACE.move_cap(ARG, c).is_ok() => Some(c),
+                Some(c) => {
+                    self.slots.free(c);
+                    None
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
+        let _ = SELF_ASPACE.delete_cap(ARG);
         let string = m.tag.has_string().then(|| {
-            let mut s = vec![0u8; keep_rt::ipc_buffer().received_len().min(layout_max_string())];
+            let mut s = vec![0u8; keep_rt::ipc_buffer().received_len().min(keep_abi::layout::MAX_STRING as usize)];
             keep_rt::ipc_buffer().read_string(&mut s);
             s
         });
-        Some(Call { ret, label: m.tag.label(), payload: m.payload, words: m.words, string })
+        Some(Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string })
     }
 
-    /// Waits until the device has completed request `token`, keeping the
-    /// calls that come meanwhile.
-    fn wait(&mut self, token: u16) {
-        while self.blk.peek_used() != Some(token) {
-            if self.irq.is_none() {
-                core::hint::spin_loop();
-                continue;
-            }
-            keep_rt::ipc_buffer().set_recv_slots(&[RET]);
-            let m = recv(Tag::new(0).with_slots(1), IRQ_WAIT_MS);
-            if let Some(c) = self.take(&m) {
-                self.backlog.push_back(c);
+    /// Does this call wait for the device (a free slot, or an empty queue)?
+    fn needs_device(c: &Call) -> (bool, bool) {
+        let client = c.payload != 0 && c.payload < FAULT_PAYLOAD - 1;
+        let io = client && matches!(c.label, READ | WRITE | READ_DS | WRITE_DS);
+        let drain = (client && c.label == FLUSH) || (c.payload == 0 && c.label == QUIT);
+        (io, drain)
+    }
+
+    fn range(&self, client: &ClientRange, need: u64, sector: u64, count: u64, max: u64) -> Result<u64, u64> {
+        if client.rights & need != need {
+            return Err(NO_RIGHTS);
+        }
+        if count == 0 || count > max {
+            return Err(BAD_REQUEST);
+        }
+        if sector >= client.sectors || count > client.sectors - sector {
+            return Err(OUT_OF_RANGE);
+        }
+        Ok(client.first + sector)
+    }
+
+    /// The buffer `b` of client `n`, for `len` bytes at `offset` the device
+    /// may access with `dev` (WRITE: it writes them): its pages must still
+    /// be pinned in the domain (the client may have revoked its share).
+    fn buffer(&self, n: u64, b: u64, offset: u64, len: u64, dev: u64) -> Result<usize, u64> {
+        let Some(Some(buf)) = self.buffers.get(b as usize) else { return Err(BAD_BUFFER) };
+        if buf.client != n || offset % SECTOR as u64 != 0 {
+            return Err(BAD_BUFFER);
+        }
+        let size = buf.pages * 4096;
+        if offset >= size || len > size - offset {
+            return Err(BAD_BUFFER);
+        }
+        if buf.rights & dev != dev {
+            return Err(NO_RIGHTS);
+        }
+        let domain = hal::domain();
+        for p in offset / 4096..(offset + len).div_ceil(4096) {
+            match domain.lookup(buf.iova + p * 4096) {
+                Ok((r, _)) if r & dev == dev => {}
+                _ => return Err(BAD_BUFFER),
             }
         }
+        Ok(b as usize)
     }
 
-    fn read(&mut self, at: u64, len: usize) -> bool {
-        let mut req = BlkReq::default();
-        let mut resp = BlkResp::default();
-        // SAFETY: req, resp and the data buffer stay, untouched, until the
-        // request completes below.
-        let Ok(token) = (unsafe { self.blk.read_blocks_nb(at as usize, &mut req, &mut self.data[..len], &mut resp) })
-        else {
-            return false;
-        };
-        self.wait(token);
-        // SAFETY: the same buffers as submitted.
-        unsafe { self.blk.complete_read_blocks(token, &req, &mut self.data[..len], &mut resp) }.is_ok()
-    }
-
-    fn write(&mut self, at: u64, len: usize) -> bool {
-        let mut req = BlkReq::default();
-        let mut resp = BlkResp::default();
-        // SAFETY: as in read.
-        let Ok(token) = (unsafe { self.blk.write_blocks_nb(at as usize, &mut req, &self.data[..len], &mut resp) })
-        else {
-            return false;
-        };
-        self.wait(token);
-        // SAFETY: the same buffers as submitted.
-        unsafe { self.blk.complete_write_blocks(token, &req, &self.data[..len], &mut resp) }.is_ok()
-    }
-
-    /// A client's request: (status, words, bytes of data to send back).
-    fn client(&mut self, c: &Call) -> (u64, [u64; 3], usize) {
-        let Some(range) = self.clients.get(c.payload as usize - 1) else {
-            return (BAD_REQUEST, [0; 3], 0);
-        };
-        let (first, sectors, r) = (range.first, range.sectors, range.rights);
-        let (sector, count) = (c.words[0], c.words[1]);
-        let ranged = |need: u64| -> Result<u64, u64> {
-            if r & need != need {
-                return Err(NO_RIGHTS);
+    /// Puts a request on the device.
+    fn submit(&mut self, c: Call, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>) -> Result<(), (Call, u64)> {
+        let Some(io) = self.free_io.pop() else { return Err((c, NO_RESOURCES)) };
+        // SAFETY: the header slot and the data stay where they are, untouched
+        // by the server, until the request completes (harvest); the data
+        // lies in memory the device reaches in place (hal::add_direct).
+        let token = unsafe {
+            let (req, resp) = (&mut *self.headers.req(io), &mut *self.headers.resp(io));
+            let buf = core::slice::from_raw_parts_mut(data, len);
+            if read {
+                self.blk.read_blocks_nb(at as usize, req, buf, resp)
+            } else {
+                self.blk.write_blocks_nb(at as usize, req, buf, resp)
             }
-            if count == 0 || count > MAX_SECTORS {
-                return Err(BAD_REQUEST);
-            }
-            if sector >= sectors || count > sectors - sector {
-                return Err(OUT_OF_RANGE);
-            }
-            Ok(first + sector)
         };
-        let len = count as usize * SECTOR;
-        let io = |ok: bool, out: usize| if ok { (OK, [0; 3], out) } else { (IO_ERROR, [0; 3], 0) };
-        match c.label {
-            INFO => (OK, [sectors, r, 0], 0),
-            READ => match ranged(rights::READ) {
-                Ok(at) => io(self.read(at, len), len),
-                Err(s) => (s, [0; 3], 0),
-            },
-            WRITE => match ranged(rights::WRITE) {
-                Ok(_) if c.string.as_ref().map(|s| s.len()) != Some(len) => (BAD_REQUEST, [0; 3], 0),
-                Ok(at) => {
-                    self.data[..len].copy_from_slice(c.string.as_ref().unwrap());
-                    io(self.write(at, len), 0)
+        match token {
+            Ok(token) => {
+                if let Some(b) = buffer {
+                    self.buffers[b].as_mut().unwrap().busy += 1;
                 }
-                Err(s) => (s, [0; 3], 0),
-            },
-            FLUSH => io(self.blk.flush().is_ok(), 0), // polls: flushes are rare
-            _ => (BAD_REQUEST, [0; 3], 0),
+                self.inflight.push(InFlight { token, call: c, io, read, data, len, reply_len, buffer });
+                self.most = self.most.max(self.inflight.len() as u64);
+                Ok(())
+            }
+            Err(_) => {
+                self.free_io.push(io);
+                Err((c, IO_ERROR))
+            }
         }
     }
 
-    /// The administrator's request; the capability to send back, if any.
-    fn admin(&mut self, c: &Call) -> (u64, [u64; 3], Option<u64>) {
+    /// Answers every request the device has completed.
+    fn harvest(&mut self) {
+        while let Some(token) = self.blk.peek_used() {
+            let Some(i) = self.inflight.iter().position(|f| f.token == token) else {
+                println!("blk: the device completed an unknown request {token}");
+                return;
+            };
+            let f = self.inflight.swap_remove(i);
+            // SAFETY: the same header slot and data as submitted.
+            let ok = unsafe {
+                let (req, resp) = (&*self.headers.req(f.io), &mut *self.headers.resp(f.io));
+                let buf = core::slice::from_raw_parts_mut(f.data, f.len);
+                if f.read {
+                    self.blk.complete_read_blocks(token, req, buf, resp)
+                } else {
+                    self.blk.complete_write_blocks(token, req, buf, resp)
+                }
+            }
+            .is_ok();
+            if let Some(b) = f.buffer {
+                if let Some(buf) = self.buffers[b].as_mut() {
+                    buf.busy -= 1;
+                }
+            }
+            let a = if ok {
+                Answer { st: OK, w: [0; 3], string: (f.reply_len > 0).then_some((f.io, f.reply_len)), cap: None }
+            } else {
+                answer(IO_ERROR)
+            };
+            self.reply(f.call, a);
+            self.free_io.push(f.io);
+        }
+    }
+
+    fn reply(&mut self, c: Call, a: Answer) {
+        if a.st == OK {
+            self.served += 1;
+        } else {
+            self.refused += 1;
+        }
+        let buf = keep_rt::ipc_buffer();
+        let mut tag = Tag::new(0);
+        if let Some((io, n)) = a.string {
+            // SAFETY: the slot's data page holds n <= 4096 bytes the device wrote.
+            buf.set_string(unsafe { core::slice::from_raw_parts(self.headers.data(io), n) });
+            tag = tag.with_string();
+        }
+        if let Some(x) = a.cap {
+            tag = tag.with_caps(buf.set_send_caps(&[(x, 0)]));
+        }
+        let _ = Return(c.ret).reply(tag, [a.st, a.w[0], a.w[1], a.w[2]]);
+        for x in [Some(c.ret), c.cap, a.cap].into_iter().flatten() {
+            let _ = SELF_ASPACE.delete_cap(x);
+            self.slots.free(x);
+        }
+    }
+
+    /// A client's request: started on the device (None: answered when it
+    /// completes), or the call and its answer now.
+    fn client(&mut self, mut c: Call) -> Option<(Call, Answer)> {
+        let n = c.payload;
+        let Some(range) = self.clients.get(n as usize - 1) else { return Some((c, answer(BAD_REQUEST))) };
+        let range = ClientRange { ..*range };
+        let [w0, w1, w2, w3] = c.words;
+        match c.label {
+            INFO => Some((c, Answer { st: OK, w: [range.sectors, range.rights, 0], string: None, cap: None })),
+            READ | WRITE => {
+                let write = c.label == WRITE;
+                let at = match self.range(&range, if write { rights::WRITE } else { rights::READ }, w0, w1, MAX_SECTORS) {
+                    Ok(at) => at,
+                    Err(st) => return Some((c, answer(st))),
+                };
+                let len = w1 as usize * SECTOR;
+                if write && c.string.as_ref().map(|s| s.len()) != Some(len) {
+                    return Some((c, answer(BAD_REQUEST)));
+                }
+                let Some(&io) = self.free_io.last() else { return Some((c, answer(NO_RESOURCES))) };
+                let data = self.headers.data(io);
+                if write {
+                    // SAFETY: the slot's page has room for len <= 4096 bytes.
+                    unsafe { core::ptr::copy_nonoverlapping(c.string.as_ref().unwrap().as_ptr(), data, len) };
+                }
+                self.submit(c, !write, at, data, len, if write { 0 } else { len }, None).err().map(|(c, st)| (c, answer(st)))
+            }
+            READ_DS | WRITE_DS => {
+                let write = c.label == WRITE_DS;
+                let (b, offset, sector, count) = (w0, w1, w2, w3);
+                let at = match self.range(&range, if write { rights::WRITE } else { rights::READ }, sector, count, MAX_DS_SECTORS) {
+                    Ok(at) => at,
+                    Err(st) => return Some((c, answer(st))),
+                };
+                let len = count * SECTOR as u64;
+                // A disk read has the device write the pages; a disk write, read them.
+                let dev = if write { rights::READ } else { rights::WRITE };
+                let b = match self.buffer(n, b, offset, len, dev) {
+                    Ok(b) => b,
+                    Err(st) => return Some((c, answer(st))),
+                };
+                let data = (self.buffers[b].as_ref().unwrap().va + offset) as *mut u8;
+                self.submit(c, !write, at, data, len as usize, 0, Some(b)).err().map(|(c, st)| (c, answer(st)))
+            }
+            FLUSH => {
+                // Nothing is on the device now (FLUSH waits for that).
+                self.flushes += 1;
+                let st = if self.blk.flush().is_ok() { OK } else { IO_ERROR };
+                Some((c, answer(st)))
+            }
+            ATTACH => {
+                let a = self.attach(n, &mut c.cap);
+                Some((c, a))
+            }
+            DETACH => Some((c, self.detach(n, w0))),
+            _ => Some((c, answer(BAD_REQUEST))),
+        }
+    }
+
+    /// ATTACH: the dataspace capability must be a SENDER to the server's
+    /// own dataspace manager (so that no client can make the server hand
+    /// its DMA domain to a process of the client's choosing).
+    fn attach(&mut self, n: u64, arg: &mut Option<u64>) -> Answer {
+        let Some(cap) = *arg else { return answer(NOT_DATASPACE) };
+        match SELF_ASPACE.compare_cap(cap, DS_SLOT) {
+            Ok((true, _)) if SELF_ASPACE.identify_cap(cap).is_ok_and(|i| i.ty == keep_abi::ty::SENDER) => {}
+            _ => return answer(NOT_DATASPACE),
+        }
+        let ds = Dataspace(Sender(cap));
+        let Ok((pages, r, _)) = ds.info() else { return answer(NOT_DATASPACE) };
+        if pages > MAX_BUFFER_PAGES {
+            return answer(BAD_REQUEST);
+        }
+        let Some(b) = self.buffers.iter().position(|x| x.is_none()) else { return answer(NO_RESOURCES) };
+        let (va, iova) = (BUF_VA + b as u64 * WINDOW, BUF_IOVA + b as u64 * WINDOW);
+        let map = match ds.map(slot::SELF_ASPACE, va, 0, pages, rights::READ | (r & rights::WRITE)) {
+            Ok(m) => m,
+            Err(_) => return answer(NO_RESOURCES),
+        };
+        let mut addrs = vec![0u64; pages as usize];
+        let pin = match ds.pin(hal::domain().0, 0, pages, iova, r & (rights::READ | rights::WRITE), &mut addrs) {
+            Ok(p) => p,
+            Err(_) => {
+                let _ = ds.unmap(map);
+                return answer(NO_RESOURCES);
+            }
+        };
+        hal::add_direct(va, pages * 4096, iova);
+        // The capability stays with the buffer (reply() must not free it).
+        *arg = None;
+        self.buffers[b] = Some(Buffer { client: n, ds: cap, va, iova, pages, rights: r, map, pin, busy: 0 });
+        Answer { st: OK, w: [b as u64, pages, r], string: None, cap: None }
+    }
+
+    fn detach(&mut self, n: u64, b: u64) -> Answer {
+        match self.buffers.get(b as usize) {
+            Some(Some(buf)) if buf.client == n && buf.busy == 0 => {}
+            Some(Some(buf)) if buf.client == n => return answer(IN_USE),
+            _ => return answer(BAD_BUFFER),
+        }
+        self.release(b as usize);
+        answer(OK)
+    }
+
+    fn release(&mut self, b: usize) {
+        let buf = self.buffers[b].take().unwrap();
+        hal::remove_direct(buf.va);
+        let ds = Dataspace(Sender(buf.ds));
+        // STALE if the client revoked the share: the manager removed both.
+        let _ = ds.unpin(buf.pin);
+        let _ = ds.unmap(buf.map);
+        let _ = SELF_ASPACE.delete_cap(buf.ds);
+        self.slots.free(buf.ds);
+    }
+
+    /// The administrator's request.
+    fn admin(&mut self, c: &Call) -> Answer {
         match c.label {
             ADD_CLIENT => {
                 let (first, sectors, r) = (c.words[0], c.words[1], c.words[2]);
                 if sectors == 0 || first >= self.capacity || sectors > self.capacity - first || r & !CLIENT_RIGHTS != 0 {
-                    return (BAD_REQUEST, [0; 3], None);
+                    return answer(BAD_REQUEST);
                 }
-                let Some(cap) = self.slots.alloc() else {
-                    return (NO_RESOURCES, [0; 3], None);
-                };
+                let Some(cap) = self.slots.alloc() else { return answer(NO_RESOURCES) };
                 let n = self.clients.len() as u64 + 1;
                 if SELF_PROCESS.mint(cap, n, rights::WRITE | rights::CALL).is_err() {
                     self.slots.free(cap);
-                    return (NO_RESOURCES, [0; 3], None);
+                    return answer(NO_RESOURCES);
                 }
                 self.clients.push(ClientRange { first, sectors, rights: r });
-                (OK, [n, 0, 0], Some(cap))
+                Answer { st: OK, w: [n, 0, 0], string: None, cap: Some(cap) }
             }
-            STATS => (OK, [self.served, self.refused, self.faults], None),
-            _ => (BAD_REQUEST, [0; 3], None),
+            STATS => Answer { st: OK, w: [self.served, self.refused, self.faults], string: None, cap: None },
+            QUEUE_STATS => {
+                let attached = self.buffers.iter().flatten().count() as u64;
+                Answer { st: OK, w: [self.most, self.flushes, attached], string: None, cap: None }
+            }
+            _ => answer(BAD_REQUEST),
         }
     }
 }
 
-fn layout_max_string() -> usize {
-    keep_abi::layout::MAX_STRING as usize
+/// Hides VIRTIO_F_RING_INDIRECT_DESC: with it `virtio-drivers` puts each
+/// request's descriptors in a table on its heap, which the Hal would have
+/// to bounce through a fresh DMA page per request; without it a request
+/// takes 3 of the queue's 16 descriptors, and IN_FLIGHT requests fit.
+struct NoIndirect<T: Transport>(T);
+
+const RING_INDIRECT_DESC: u64 = 1 << 28;
+
+impl<T: Transport> Transport for NoIndirect<T> {
+    fn device_type(&self) -> DeviceType {
+        self.0.device_type()
+    }
+    fn read_device_features(&mut self) -> u64 {
+        self.0.read_device_features() & !RING_INDIRECT_DESC
+    }
+    fn write_driver_features(&mut self, f: u64) {
+        self.0.write_driver_features(f & !RING_INDIRECT_DESC)
+    }
+    fn max_queue_size(&mut self, queue: u16) -> u32 {
+        self.0.max_queue_size(queue)
+    }
+    fn notify(&mut self, queue: u16) {
+        self.0.notify(queue)
+    }
+    fn get_status(&self) -> DeviceStatus {
+        self.0.get_status()
+    }
+    fn set_status(&mut self, status: DeviceStatus) {
+        self.0.set_status(status)
+    }
+    fn set_guest_page_size(&mut self, size: u32) {
+        self.0.set_guest_page_size(size)
+    }
+    fn requires_legacy_layout(&self) -> bool {
+        self.0.requires_legacy_layout()
+    }
+    fn queue_set(&mut self, queue: u16, size: u32, desc: PhysAddr, driver: PhysAddr, device: PhysAddr) {
+        self.0.queue_set(queue, size, desc, driver, device)
+    }
+    fn queue_unset(&mut self, queue: u16) {
+        self.0.queue_unset(queue)
+    }
+    fn queue_used(&mut self, queue: u16) -> bool {
+        self.0.queue_used(queue)
+    }
+    fn ack_interrupt(&mut self) -> InterruptStatus {
+        self.0.ack_interrupt()
+    }
+    fn read_config_generation(&self) -> u32 {
+        self.0.read_config_generation()
+    }
+    fn read_config_space<V: FromBytes + IntoBytes>(&self, offset: usize) -> virtio_drivers::Result<V> {
+        self.0.read_config_space(offset)
+    }
+    fn write_config_space<V: IntoBytes + Immutable>(&mut self, offset: usize, value: V) -> virtio_drivers::Result<()> {
+        self.0.write_config_space(offset, value)
+    }
 }
 
 fn main(_: u64, _: u64) -> i32 {
     let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
     slots.reserve(RET);
+    slots.reserve(ARG);
     let (Some(irq_slot), Some(irq_me)) = (slots.alloc(), slots.alloc()) else {
         return fail("slots", "none free");
     };
@@ -237,11 +556,16 @@ fn main(_: u64, _: u64) -> i32 {
             Ok(o) => o,
             Err((what, why)) => return fail(&what, why),
         };
-    let mut blk = match VirtIOBlk::new(transport) {
+    let mut blk = match VirtIOBlk::new(NoIndirect(transport)) {
         Ok(b) => b,
         Err(e) => return fail("virtio-blk", alloc::format!("{e:?}")),
     };
-    // The device's interrupt line, if the PCI server gives it.
+    // The request headers and the message-string data pages, at fixed
+    // device addresses the device reaches in place.
+    let (hdr_iova, hdr) = KeepHal::dma_alloc(1, BufferDirection::Both);
+    let (data_iova, data) = KeepHal::dma_alloc(IN_FLIGHT, BufferDirection::Both);
+    hal::add_direct(hdr.as_ptr() as u64, 4096, hdr_iova);
+    hal::add_direct(data.as_ptr() as u64, IN_FLIGHT as u64 * 4096, data_iova);
     let irq = session.irq(irq_slot).ok().and_then(|line| {
         let i = Interrupt(irq_slot);
         SELF_PROCESS.mint(irq_me, IRQ_PAYLOAD, rights::WRITE).and_then(|_| i.bind(line, irq_me)).ok()?;
@@ -257,29 +581,34 @@ fn main(_: u64, _: u64) -> i32 {
         blk,
         capacity,
         clients: Vec::new(),
+        buffers: (0..MAX_BUFFERS).map(|_| None).collect(),
         served: 0,
         refused: 0,
         faults: 0,
-        data: vec![0; MAX_SECTORS as usize * SECTOR],
+        most: 0,
+        flushes: 0,
         irq,
         slots,
         backlog: VecDeque::new(),
+        inflight: Vec::new(),
+        free_io: (0..IN_FLIGHT).rev().collect(),
+        headers: Headers { va: hdr.as_ptr() as u64, data_va: data.as_ptr() as u64 },
     };
     loop {
-        let call = match s.backlog.pop_front() {
-            Some(c) => c,
-            None => {
-                keep_rt::ipc_buffer().set_recv_slots(&[RET]);
-                let m = recv(Tag::new(0).with_slots(1), 0);
-                match s.take(&m) {
-                    Some(c) => c,
-                    None => continue,
-                }
+        // Start, in order, what can start.
+        while let Some(c) = s.backlog.front() {
+            let (io, drain) = Server::needs_device(c);
+            if (io && s.free_io.is_empty()) || (drain && !s.inflight.is_empty()) {
+                break;
             }
-        };
-        let (st, w, out_len, cap) = if call.payload == 0 {
-            if call.label == QUIT {
-                let _ = Return(call.ret).reply(Tag::new(0), [OK, 0, 0, 0]);
+            let c = s.backlog.pop_front().unwrap();
+            if c.payload == 0 && c.label == QUIT {
+                s.reply(c, answer(OK));
+                for b in 0..MAX_BUFFERS {
+                    if s.buffers[b].is_some() {
+                        s.release(b);
+                    }
+                }
                 if let Some((i, line)) = s.irq {
                     let _ = i.unbind(line);
                 }
@@ -288,32 +617,21 @@ fn main(_: u64, _: u64) -> i32 {
                 let _ = session.release();
                 return 0;
             }
-            let (st, w, cap) = s.admin(&call);
-            (st, w, 0, cap)
-        } else if call.payload == FAULT_PAYLOAD || call.payload == IRQ_PAYLOAD {
-            (BAD_REQUEST, [0; 3], 0, None)
-        } else {
-            let (st, w, n) = s.client(&call);
-            (st, w, n, None)
-        };
-        if st == OK {
-            s.served += 1;
-        } else {
-            s.refused += 1;
+            if c.payload == 0 {
+                let a = s.admin(&c);
+                s.reply(c, a);
+            } else if c.payload >= FAULT_PAYLOAD - 1 {
+                s.reply(c, answer(BAD_REQUEST));
+            } else if let Some((c, a)) = s.client(c) {
+                s.reply(c, a);
+            }
         }
-        let buf = keep_rt::ipc_buffer();
-        let mut tag = Tag::new(0);
-        if out_len > 0 {
-            buf.set_string(&s.data[..out_len]);
-            tag = tag.with_string();
+        let wait = if s.inflight.is_empty() { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
+        keep_rt::ipc_buffer().set_recv_slots(&[RET, ARG]);
+        let m = recv(Tag::new(0).with_slots(2), wait);
+        if let Some(c) = s.take(&m) {
+            s.backlog.push_back(c);
         }
-        if let Some(c) = cap {
-            tag = tag.with_caps(buf.set_send_caps(&[(c, 0)]));
-        }
-        let _ = Return(call.ret).reply(tag, [st, w[0], w[1], w[2]]);
-        for x in [Some(call.ret), cap].into_iter().flatten() {
-            let _ = SELF_ASPACE.delete_cap(x);
-            s.slots.free(x);
-        }
+        s.harvest();
     }
 }

@@ -24,6 +24,15 @@
 //! | `SEND` | | the frame | status |
 //! | `RECV` | | | status, frames still waiting; the frame as the reply's string (`EMPTY`: none) |
 //! | `COUNTERS` | | | status, frames delivered to it, frames it sent, frames dropped for it (queue full) |
+//! | `WAIT` | | | status, frames waiting: at once if a frame waits, else when one comes |
+//!
+//! `WAIT` lets a stack sleep until there is something for it instead of
+//! polling `RECV`: the server keeps the call's return capability (one per
+//! stack; a second `WAIT` answers the first with `OK`) and replies when a
+//! frame is queued for the stack, from the NIC (whose receive interrupt,
+//! an MSI-X message, wakes the server) or from another stack.  The stack
+//! bounds the wait with the call's time-out (then `TIMEOUT`, and the
+//! server's later reply finds the return capability used up).
 //!
 //! Demultiplexing ([`dest_ip`]): an IPv4 frame goes to the stack whose
 //! address is its destination address, an ARP frame to the stack whose
@@ -53,6 +62,7 @@ pub const INFO: u64 = 5;
 pub const SEND: u64 = 6;
 pub const RECV: u64 = 7;
 pub const COUNTERS: u64 = 8;
+pub const WAIT: u64 = 9;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -213,6 +223,17 @@ impl Stack {
             Ok(m) => Ok(Some((keep_rt::ipc_buffer().read_string(buf), m.words[1]))),
             Err(Error::Status(EMPTY)) => Ok(None),
             Err(e) => Err(e),
+        }
+    }
+    /// Waits at most `timeout_ms` (1 or more) until a frame waits for this
+    /// stack; returns how many wait (0 after the time-out).
+    pub fn wait(self, timeout_ms: u64) -> Result<u64, Error> {
+        let m = keep_abi::ipc(self.0.0, Tag::new(WAIT).with_mode(keep_abi::tag::MODE_CALL), [0; 4], timeout_ms);
+        match m.err {
+            keep_abi::err::OK if m.words[0] == OK => Ok(m.words[1]),
+            keep_abi::err::OK => Err(Error::Status(m.words[0])),
+            keep_abi::err::TIMEOUT => Ok(0),
+            e => Err(Error::Call(keep_abi::Error(e))),
         }
     }
     /// (frames delivered to it, frames it sent, frames dropped for it).

@@ -4,9 +4,10 @@
 //! holds, mapped into the session's DMA domain, and switches frames
 //! between the NIC and its stacks by destination address.
 //!
-//! The server is single-threaded and polls the NIC's receive queue on
-//! every request: its stacks call `RECV` in a loop, so frames are taken
-//! off the NIC as often as any stack asks for one.
+//! The server is single-threaded.  It takes frames off the NIC's receive
+//! queue when the NIC's MSI-X interrupt arrives (an IRQ message; without
+//! one, on every request); a stack that has nothing to do waits in `WAIT`,
+//! which the server answers when a frame is queued for it.
 
 #![no_std]
 #![no_main]
@@ -31,6 +32,8 @@ keep_rt::entry!(main);
 
 const RET: u64 = slot::FIRST_FREE;
 const FAULT_PAYLOAD: u64 = u64::MAX;
+/// The payload of the NIC's interrupt messages.
+const IRQ_PAYLOAD: u64 = u64::MAX - 1;
 const MMIO_VA: u64 = 0x0000_4100_0000_0000;
 const DMA_VA: u64 = 0x0000_4200_0000_0000;
 /// Device addresses of the DMA pages: the server's choice, not RAM's.
@@ -49,6 +52,7 @@ struct StackState {
     delivered: u64,
     sent: u64,
     dropped: u64,
+    waiter: Option<u64>, // the return capability of its WAIT, while it waits
 }
 
 struct Server {
@@ -59,6 +63,7 @@ struct Server {
     to_nic: u64,
     dropped: u64,
     faults: u64,
+    slots: SlotPool,
 }
 
 fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
@@ -97,6 +102,40 @@ impl Server {
             }
             self.deliver(&frame);
         }
+    }
+
+    /// Answers every waiting stack that has a frame now.
+    fn wake(&mut self) {
+        for st in self.stacks.iter_mut() {
+            if st.queue.is_empty() {
+                continue;
+            }
+            if let Some(c) = st.waiter.take() {
+                // STALE if its time-out passed meanwhile: nothing to do.
+                let _ = Return(c).reply(Tag::new(0), [OK, st.queue.len() as u64, 0, 0]);
+                let _ = SELF_ASPACE.delete_cap(c);
+                self.slots.free(c);
+            }
+        }
+    }
+
+    /// WAIT from stack `i` (its return capability at RET): true if it was
+    /// kept, to be answered when a frame comes.
+    fn park(&mut self, i: usize) -> bool {
+        if !self.stacks[i].queue.is_empty() {
+            return false;
+        }
+        let Some(c) = self.slots.alloc() else { return false };
+        if SELF_ASPACE.move_cap(RET, c).is_err() {
+            self.slots.free(c);
+            return false;
+        }
+        if let Some(old) = self.stacks[i].waiter.replace(c) {
+            let _ = Return(old).reply(Tag::new(0), [OK, 0, 0, 0]);
+            let _ = SELF_ASPACE.delete_cap(old);
+            self.slots.free(old);
+        }
+        true
     }
 
     /// A frame from stack `i`: checked, then switched to another stack or
@@ -143,6 +182,7 @@ impl Server {
                 Some(f) => (OK, [self.stacks[i].queue.len() as u64, 0, 0], Some(f)),
                 None => (EMPTY, [0; 3], None),
             },
+            WAIT => (OK, [self.stacks[i].queue.len() as u64, 0, 0], None),
             COUNTERS => {
                 let s = &self.stacks[i];
                 (OK, [s.delivered, s.sent, s.dropped], None)
@@ -154,6 +194,9 @@ impl Server {
 
 fn main(_: u64, _: u64) -> i32 {
     let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
+    let (Some(irq_slot), Some(irq_me)) = (slots.alloc(), slots.alloc()) else {
+        return fail("slots", "none free");
+    };
     slots.reserve(RET);
     // DMA pages: receive buffers (one page each), the two queues and bounce
     // pages for the frame being sent.
@@ -167,13 +210,22 @@ fn main(_: u64, _: u64) -> i32 {
         Ok(n) => n,
         Err(e) => return fail("virtio-net", alloc::format!("{e:?}")),
     };
+    let mut nic = nic;
+    nic.enable_interrupts();
+    // Both virtqueues (receive 0, transmit 1) signal MSI-X entry 0.
+    let routed = keep_virtio::msix::route_queues(session, 0, 2, irq_slot, irq_me, IRQ_PAYLOAD);
+    let interrupts = routed.is_ok();
+    let irq = match routed {
+        Ok(line) => alloc::format!("MSI-X through line {line}"),
+        Err(e) => alloc::format!("no interrupt ({e}): frames are taken off the NIC on every request"),
+    };
     let mac = mac_word(&nic.mac_address());
     let m6 = mac_bytes(mac);
     println!(
-        "net: virtio-net {sid}: MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, DMA through the IOMMU",
+        "net: virtio-net {sid}: MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, DMA through the IOMMU, {irq}",
         m6[0], m6[1], m6[2], m6[3], m6[4], m6[5]
     );
-    let mut s = Server { nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0 };
+    let mut s = Server { nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0, slots };
     let buf = keep_rt::ipc_buffer();
     let mut frame = alloc::vec![0u8; keep_abi::layout::MAX_STRING as usize];
     let mut drop_after_reply: Option<u64> = None;
@@ -182,11 +234,16 @@ fn main(_: u64, _: u64) -> i32 {
     loop {
         if let Some(c) = drop_after_reply.take() {
             let _ = SELF_ASPACE.delete_cap(c);
-            slots.free(c);
+            s.slots.free(c);
         }
         if m.err == 0 && m.tag.label() == label::DMA_FAULT && m.payload == FAULT_PAYLOAD {
             s.faults += 1;
             println!("net: DMA fault: device {:#x} address {:#x} reason {}", m.words[0], m.words[1], m.words[2]);
+        }
+        if m.err == 0 && m.tag.label() == label::IRQ && m.payload == IRQ_PAYLOAD {
+            s.nic.ack_interrupt();
+            s.pump();
+            s.wake();
         }
         if m.err != 0 || !m.tag.is_called() {
             buf.set_recv_slots(&[RET]);
@@ -197,7 +254,9 @@ fn main(_: u64, _: u64) -> i32 {
             let n = buf.read_string(&mut frame);
             &frame[..n]
         });
-        s.pump();
+        if !interrupts {
+            s.pump(); // no interrupt tells the server when frames come
+        }
         let (st, w, out, cap) = if m.payload == 0 {
             match m.tag.label() {
                 ADD_STACK => {
@@ -208,15 +267,15 @@ fn main(_: u64, _: u64) -> i32 {
                         (IN_USE, [0; 3], None, None)
                     } else if s.stacks.len() >= MAX_STACKS {
                         (NO_RESOURCES, [0; 3], None, None)
-                    } else if let Some(c) = slots.alloc() {
+                    } else if let Some(c) = s.slots.alloc() {
                         let n = s.stacks.len() as u64 + 1;
                         match SELF_PROCESS.mint(c, n, rights::WRITE | rights::CALL) {
                             Ok(()) => {
-                                s.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0 });
+                                s.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0, waiter: None });
                                 (OK, [n, 0, 0], None, Some(c))
                             }
                             Err(_) => {
-                                slots.free(c);
+                                s.slots.free(c);
                                 (NO_RESOURCES, [0; 3], None, None)
                             }
                         }
@@ -230,6 +289,10 @@ fn main(_: u64, _: u64) -> i32 {
                     Some(st) if st.live => {
                         st.live = false;
                         st.queue.clear();
+                        if let Some(c) = st.waiter.take() {
+                            let _ = Return(c).reply(Tag::new(0), [NOT_REGISTERED, 0, 0, 0]);
+                            let _ = SELF_ASPACE.delete_cap(c);
+                        }
                         (OK, [0; 3], None, None)
                     }
                     _ => (NOT_REGISTERED, [0; 3], None, None),
@@ -238,11 +301,8 @@ fn main(_: u64, _: u64) -> i32 {
                 QUIT => {
                     let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
                     drop(s); // resets the device: no DMA after this
-                    let back = hal::finish();
+                    let _ = hal::finish();
                     let _ = session.release();
-                    for b in back {
-                        slots.free(b);
-                    }
                     return 0;
                 }
                 _ => (BAD_REQUEST, [0; 3], None, None),
@@ -251,8 +311,15 @@ fn main(_: u64, _: u64) -> i32 {
             (BAD_REQUEST, [0; 3], None, None)
         } else {
             let (st, w, out) = s.stack(m.tag.label(), m.payload, string);
+            if st == OK && m.tag.label() == WAIT && s.park(m.payload as usize - 1) {
+                s.wake(); // a SEND of this request may have queued frames
+                buf.set_recv_slots(&[RET]);
+                m = recv(Tag::new(0).with_slots(1), 0);
+                continue;
+            }
             (st, w, out, None)
         };
+        s.wake(); // a SEND may have queued a frame for a waiting stack
         let mut tag = Tag::new(0).with_slots(1);
         if let Some(f) = out {
             buf.set_string(&f);

@@ -5,9 +5,10 @@
 //! service on port 8, which answers each connection with one line of
 //! counters and closes it.  ARP and ICMP echo are smoltcp's own.
 //!
-//! Its capability to the server is at NET_SLOT.  The stack polls the
-//! server (`RECV`) while frames come, and sleeps a millisecond at a time
-//! when none have for a while.
+//! Its capability to the server is at NET_SLOT.  The stack calls `RECV`
+//! while frames come; when a few polls in a row found nothing it waits in
+//! the server's `WAIT` (woken by the next frame for it, which the NIC's
+//! interrupt brings) bounded by smoltcp's next timer.
 
 #![no_std]
 #![no_main]
@@ -34,7 +35,7 @@ pub const STATUS_PORT: u16 = 8;
 const ECHO_SOCKETS: usize = 2;
 const ECHO_BUFFER: usize = 32 * 1024;
 /// Empty polls before the stack starts sleeping between polls.
-const BUSY_POLLS: u32 = 64;
+const BUSY_POLLS: u32 = 4;
 
 #[derive(Default)]
 struct Counters {
@@ -220,7 +221,12 @@ fn main(ip: u64, services: u64) -> i32 {
         } else {
             idle += 1;
             if idle > BUSY_POLLS {
-                let _ = TIMER.sleep(1);
+                // Sleep until a frame comes or smoltcp has a timer due.
+                let ms = iface.poll_delay(now(), &sockets).map_or(1000, |d| d.total_millis()).clamp(1, 1000);
+                if dev.server.wait(ms).is_err() {
+                    let _ = TIMER.sleep(1);
+                }
+                idle = 0;
             }
         }
     }

@@ -46,6 +46,8 @@ struct State {
     /// Device addresses are physical ones (a machine without an IOMMU):
     /// device address -> page index.
     physical: Option<BTreeMap<u64, u64>>,
+    /// Memory the device reaches in place (no bounce): (va, len, device address).
+    direct: Vec<(u64, u64, u64)>,
 }
 
 struct Global(UnsafeCell<Option<State>>);
@@ -62,7 +64,7 @@ fn state() -> &'static mut State {
 pub fn init(cfg: DmaConfig) -> Result<()> {
     let mmio_next = cfg.mmio_va;
     // SAFETY: as in state().
-    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, last_shared: 0, errors: 0, physical: None }) };
+    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, last_shared: 0, errors: 0, physical: None, direct: Vec::new() }) };
     Ok(())
 }
 
@@ -100,6 +102,24 @@ pub fn set_physical() {
 /// The device address `share` gave last (unmapped again by `unshare`).
 pub fn last_shared() -> u64 {
     state().last_shared
+}
+
+/// From now on `share` hands the device `iova + (p - va)` for a buffer at
+/// `p` inside `va..va + len`, without copying: memory that is mapped in the
+/// driver's space there and in its DMA domain at `iova` (a client's
+/// dataspace pinned for the driver; the driver's own request headers).
+pub fn add_direct(va: u64, len: u64, iova: u64) {
+    state().direct.push((va, len, iova));
+}
+
+/// The driver's DMA domain.
+pub fn domain() -> DmaDomain {
+    state().cfg.domain
+}
+
+/// Forgets the direct range at `va` (before its pages are unpinned).
+pub fn remove_direct(va: u64) {
+    state().direct.retain(|&(v, _, _)| v != va);
 }
 
 /// DMA pages now mapped, and Hal operations that failed (a failing Hal panics
@@ -210,7 +230,10 @@ unsafe impl Hal for KeepHal {
         if let Some(a) = s.rogue {
             return a;
         }
-        let len = buffer.len() as u64;
+        let (p, len) = (buffer.as_ptr() as *const u8 as u64, buffer.len() as u64);
+        if let Some(&(va, _, iova)) = s.direct.iter().find(|&&(va, l, _)| p >= va && p - va <= l && len <= l - (p - va)) {
+            return iova + (p - va);
+        }
         let (iova, va) = alloc_pages(s, len.div_ceil(PAGE).max(1)).expect("bounce buffer");
         s.last_shared = iova;
         if dir != BufferDirection::DeviceToDriver {
@@ -226,6 +249,9 @@ unsafe impl Hal for KeepHal {
             return;
         }
         let len = buffer.len() as u64;
+        if s.direct.iter().any(|&(_, l, iova)| paddr >= iova && paddr - iova < l.max(1)) {
+            return;
+        }
         let first = index(s, paddr);
         let va = s.cfg.va_base + first * PAGE + (paddr & (PAGE - 1));
         if dir != BufferDirection::DriverToDevice {

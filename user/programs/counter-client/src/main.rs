@@ -4,7 +4,11 @@
 //! capability to a counter server in slot `SERVER_SLOT`, or it was started
 //! from the system description with `uses=counter` and asks the name
 //! service (slot `NAMES_SLOT`) for "counter".  With arg0 = 1 it then asks
-//! the server to quit (whose supervisor restarts it).
+//! the server to quit (whose supervisor restarts it); with arg0 = 2 it
+//! asks it to crash a second later (the supervisor's test).  With arg0 = 3
+//! it checks instead that the name service refuses what it should (an
+//! unknown name, an unknown label, init's own requests) and still answers
+//! after (exit 0 if so, 1 if not).
 //!
 //! Exit codes: 0 the sum was right; 1 a request failed or the sum was
 //! wrong; 2 no server capability in `SERVER_SLOT` and none by name.
@@ -22,7 +26,40 @@ keep_rt::entry!(main);
 /// Where the sender the name service gives goes.
 const LOOKED_UP: u64 = 0xe;
 
+/// The name service's refusals, each printed; whether all were right.
+fn name_service_refusals() -> bool {
+    use keep_system::names::status;
+    let mut ok = true;
+    let mut check = |what: &str, got: u64, want: u64| {
+        println!("counter-client: name service: {what}: {}", status::name(got));
+        ok &= got == want;
+    };
+    let buf = keep_rt::ipc_buffer();
+    let lookup = |name: &str, buf: &mut keep_abi::IpcBuffer| match keep_system::names::lookup_at(NAMES_SLOT, name, LOOKED_UP, buf) {
+        Ok(_) => {
+            let _ = SELF_ASPACE.delete_cap(LOOKED_UP);
+            status::OK
+        }
+        Err(s) => s,
+    };
+    check("an unknown name", lookup("nosuch", buf), status::NOT_GRANTED);
+    check("an empty name", lookup("", buf), status::NOT_GRANTED);
+    let call = |label: u64| {
+        let m = Sender(NAMES_SLOT).call(keep_abi::Tag::new(label), [0; 4]);
+        if m.err != 0 { 0x100 + m.err } else { m.words[0] }
+    };
+    check("label 99", call(99), status::BAD_REQUEST);
+    check("init's START through a program's capability", call(keep_system::init::req::START), status::BAD_REQUEST);
+    check("init's STOP through a program's capability", call(keep_system::init::req::STOP), status::BAD_REQUEST);
+    check("a watcher's DIED through a program's capability", call(keep_system::init::req::DIED), status::BAD_REQUEST);
+    check("counter, after the refusals", lookup("counter", buf), status::OK);
+    ok
+}
+
 fn main(quit: u64, _: u64) -> i32 {
+    if quit == 3 {
+        return if name_service_refusals() { 0 } else { 1 };
+    }
     // What is in the slot?  IDENTIFY_CAP names its type and whether it is live.
     let given = SELF_ASPACE.identify_cap(SERVER_SLOT);
     let server = if matches!(given, Ok(c) if c.ty == keep_abi::ty::SENDER && c.live) {
@@ -60,6 +97,10 @@ fn main(quit: u64, _: u64) -> i32 {
             if quit == 1 {
                 println!("counter-client: asking the server to quit");
                 return if server.quit().is_ok() { 0 } else { 1 };
+            }
+            if quit == 2 {
+                println!("counter-client: asking the server to crash in a second");
+                return if server.crash(1000).is_ok() { 0 } else { 1 };
             }
             0
         }

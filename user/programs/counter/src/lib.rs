@@ -12,6 +12,7 @@
 //! | `ADD` (1) | add word 0 to the caller's counter | `OK`, the new value; `OVERFLOW` if it would pass 2^63 (nothing changes) |
 //! | `GET` (2) | read it | `OK`, the value |
 //! | `QUIT` (3) | the server exits after replying | `OK` |
+//! | `CRASH` (4) | after replying, the server waits word 0 ms (or for the next message) and then faults: a server that dies while nobody is looking, for the supervisor's test | `OK` |
 //! | anything else | | `BAD_REQUEST` |
 
 #![no_std]
@@ -22,6 +23,7 @@ use keep_loader::{Child, Grant, Loader, SlotPool, Spec};
 pub const ADD: u64 = 1;
 pub const GET: u64 = 2;
 pub const QUIT: u64 = 3;
+pub const CRASH: u64 = 4;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -57,6 +59,9 @@ impl Client {
     }
     pub fn quit(self) -> Result<u64, (&'static str, u64)> {
         self.request(QUIT, 0)
+    }
+    pub fn crash(self, after_ms: u64) -> Result<u64, (&'static str, u64)> {
+        self.request(CRASH, after_ms)
     }
 }
 

@@ -44,6 +44,14 @@ fn main(_: u64, _: u64) -> i32 {
                 println!("counter: quitting");
                 return 0;
             }
+            (CRASH, Some(_)) => {
+                let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
+                // A receive with a time-out is the wait (no timer needed).
+                let _ = recv(Tag::new(0), m.words[0].max(1));
+                // SAFETY: none; the write to page 0 (unmapped) is meant to fault.
+                unsafe { core::ptr::write_volatile(core::hint::black_box(0x10usize) as *mut u8, 1) };
+                return 1;
+            }
             _ => (BAD_REQUEST, 0),
         };
         // Answer and wait for the next call in one invocation.

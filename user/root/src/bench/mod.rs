@@ -20,9 +20,11 @@
 //! `bench=PREFIX*` runs those whose names start with PREFIX.
 
 mod bank;
+mod blk;
 mod caps;
 mod dma;
 mod fault;
+pub mod io;
 mod ipc;
 mod kmem;
 mod net;
@@ -125,20 +127,25 @@ pub struct Suite<'a> {
 }
 
 impl Suite<'_> {
-    /// Whether `name` is to be run.
+    /// Whether `name` is to be run (the filter may list several patterns,
+    /// separated by commas).
     pub fn wants(&self, name: &str) -> bool {
-        self.filter.is_none_or(|f| match f.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => name == f,
+        self.filter.is_none_or(|fs| {
+            fs.split(',').any(|f| match f.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == f,
+            })
         })
     }
 
     /// Whether any of the benchmarks whose names start with `prefix` is to
     /// be run (so that their common setup is done only when needed).
     pub fn wants_any(&self, prefix: &str) -> bool {
-        self.filter.is_none_or(|f| {
-            let f = f.trim_end_matches('*');
-            f.starts_with(prefix) || prefix.starts_with(f)
+        self.filter.is_none_or(|fs| {
+            fs.split(',').any(|f| {
+                let f = f.trim_end_matches('*');
+                f.starts_with(prefix) || prefix.starts_with(f)
+            })
         })
     }
 
@@ -287,6 +294,7 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     caps::run(root, &mut s);
     sfi::run(root, &mut s);
     net::run_all(root, &mut s);
+    io::run_all(root, &mut s);
     if (s.wants_any("bank.") || s.wants_any("proc.create"))
         && let Err(e) = bank::run(root, &mut s)
     {

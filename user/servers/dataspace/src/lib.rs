@@ -84,7 +84,7 @@ pub const PAGE: u64 = 4096;
 
 /// Where the manager's starter finds it, by convention, in programs that
 /// are given one (the block server, its clients).
-pub const DS_SLOT: u64 = 0xc;
+pub const DS_SLOT: u64 = 0xe;
 
 pub fn status_name(s: u64) -> &'static str {
     match s {

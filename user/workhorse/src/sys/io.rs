@@ -283,6 +283,31 @@ pub fn close(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     })
 }
 
+pub fn close_range(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const CLOSE_RANGE_UNSHARE: u64 = 2;
+    const CLOSE_RANGE_CLOEXEC: u64 = 4;
+    let (first, last, flags) = (c.args[0] as u32 as usize, c.args[1] as u32 as usize, c.args[2]);
+    if first > last || flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 {
+        return Out::Ret(-EINVAL);
+    }
+    let p = s.proc(pid);
+    if flags & CLOSE_RANGE_UNSHARE != 0 && !p.fds.is_unique() {
+        // A table of its own (as unshare(CLONE_FILES)) before closing.
+        p.fds = crate::shared::Shared::new((*p.fds).clone());
+    }
+    let end = last.saturating_add(1).min(p.fds.len());
+    for slot in p.fds.iter_mut().take(end).skip(first) {
+        if flags & CLOSE_RANGE_CLOEXEC != 0 {
+            if let Some(f) = slot {
+                f.cloexec = true;
+            }
+        } else {
+            *slot = None;
+        }
+    }
+    Out::Ret(0)
+}
+
 pub fn dup(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let p = s.proc(pid);
     ret(p.fd(c.args[0]).cloned().and_then(|f| p.install(Fd { desc: f.desc, cloexec: false }, 0)))
@@ -412,7 +437,7 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             TCSETS..=TCSETSF => {
                 let mut b = [0u8; 36];
                 p.mm.read(arg, &mut b)?;
-                tty().termios = Termios::from_bytes(&b);
+                tty().set_termios(Termios::from_bytes(&b), req == TCSETSF);
             }
             TIOCGWINSZ => p.mm.write(arg, &[24, 0, 80, 0, 0, 0, 0, 0])?,
             TIOCGPGRP => p.mm.write_u32(arg, tty().fg_pgrp as u32)?,

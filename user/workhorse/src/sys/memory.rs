@@ -1,4 +1,4 @@
-//! Memory: brk, mmap, munmap, mprotect.
+//! Memory: brk, mmap, munmap, mprotect, mremap.
 
 use super::*;
 
@@ -15,7 +15,7 @@ pub fn brk(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         {
             return Out::Ret(mm.brk as i64);
         }
-        mm.areas.insert(old_top, mem::Area { end: new_top, prot: mem::PROT_READ | PROT_WRITE });
+        mm.areas.insert(old_top, mem::Area::anon(new_top, mem::PROT_READ | PROT_WRITE));
     } else if new_top < old_top {
         mm.unmap(new_top, old_top - new_top);
     }
@@ -25,6 +25,7 @@ pub fn brk(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 
 pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     const MAP_SHARED: u64 = 1;
+    const MAP_PRIVATE: u64 = 2;
     const MAP_FIXED: u64 = 0x10;
     const MAP_ANONYMOUS: u64 = 0x20;
     const MAP_FIXED_NOREPLACE: u64 = 0x100000;
@@ -33,20 +34,30 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let off = s.arg(pid, c, 5);
     let (addr, len, prot) = (c.args[0], c.args[1], c.args[2] as u32 & 7);
     let r = (|| {
-        if len == 0 || off % PAGE != 0 {
+        if len == 0 || off % PAGE != 0 || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
             return Err(EINVAL);
         }
         let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
-        let file = if flags & MAP_ANONYMOUS == 0 {
+        // A file mapping: archive files are populated when touched (shared
+        // read-only pages from the page cache, copies where writable);
+        // written files are copied in now.
+        let mut backing = None;
+        let mut copy = None;
+        if flags & MAP_ANONYMOUS == 0 {
             let d = desc(s, pid, fd)?;
-            let Kind::File { ino } = d.borrow().kind else { return Err(EACCES) };
+            let d = d.borrow();
+            let Kind::File { ino } = d.kind else { return Err(ENODEV) };
+            if d.flags & O_ACCMODE == O_WRONLY {
+                return Err(EACCES);
+            }
             if flags & MAP_SHARED != 0 && prot & PROT_WRITE != 0 {
                 return Err(ENODEV);
             }
-            Some(ino)
-        } else {
-            None
-        };
+            match &fs().get(ino).node {
+                Node::File(Data::Archive(b)) => backing = Some(mem::Backing { file: b, off }),
+                _ => copy = Some(ino),
+            }
+        }
         let mm = &mut s.proc(pid).mm;
         if mm.reserved() + len > mem::MAX_RESERVED {
             return Err(ENOMEM);
@@ -57,21 +68,20 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
                 && !mm.areas.range(..a + len).any(|(st, ar)| ar.end > a && *st < a + len)
         };
         let at = if fixed {
-            if addr % PAGE != 0 || addr.checked_add(len).is_none_or(|e| e > mem::MMAP_TOP) {
+            if addr % PAGE != 0 || addr < PAGE || addr.checked_add(len).is_none_or(|e| e > mem::MMAP_TOP) {
                 return Err(EINVAL);
             }
             if flags & MAP_FIXED_NOREPLACE != 0 && !free(mm, addr) {
                 return Err(EEXIST);
             }
             addr
-        } else if addr != 0 && addr % PAGE == 0 && free(mm, addr) {
+        } else if addr >= PAGE && addr % PAGE == 0 && free(mm, addr) {
             addr
         } else {
             mm.find_free(len).ok_or(ENOMEM)?
         };
-        mm.add_area(at, len, prot);
-        if let Some(ino) = file {
-            // Private file pages are copied in now (zeros past the end).
+        mm.add_file_area(at, len, prot, backing);
+        if let Some(ino) = copy {
             let mut buf = alloc::vec![0u8; PAGE as usize];
             for i in 0..len / PAGE {
                 buf.fill(0);
@@ -84,6 +94,45 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             }
         }
         Ok(at as i64)
+    })();
+    ret(r)
+}
+
+pub fn mremap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const MREMAP_MAYMOVE: u64 = 1;
+    const MREMAP_FIXED: u64 = 2;
+    let flags = s.arg(pid, c, 3);
+    let new_addr = s.arg(pid, c, 4);
+    let (old, old_len, len) = (c.args[0], c.args[1], c.args[2]);
+    let r = (|| {
+        if old % PAGE != 0
+            || flags & !(MREMAP_MAYMOVE | MREMAP_FIXED) != 0
+            || (flags & MREMAP_FIXED != 0 && flags & MREMAP_MAYMOVE == 0)
+            || old_len == 0
+            || len == 0
+        {
+            // (old_len 0 duplicates a shared mapping: there are none.)
+            return Err(EINVAL);
+        }
+        let old_len = old_len.checked_next_multiple_of(PAGE).ok_or(EINVAL)?;
+        let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
+        if old.checked_add(old_len).is_none_or(|e| e > mem::GUEST_TOP) {
+            return Err(EFAULT);
+        }
+        let fixed = if flags & MREMAP_FIXED != 0 {
+            if new_addr % PAGE != 0
+                || new_addr < PAGE
+                || new_addr.checked_add(len).is_none_or(|e| e > mem::MMAP_TOP)
+                || (new_addr < old + old_len && old < new_addr + len)
+            {
+                return Err(EINVAL);
+            }
+            Some(new_addr)
+        } else {
+            None
+        };
+        let mm = &mut s.proc(pid).mm;
+        mm.remap(old, old_len, len, flags & MREMAP_MAYMOVE != 0, fixed).map(|a| a as i64)
     })();
     ret(r)
 }

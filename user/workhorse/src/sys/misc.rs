@@ -40,8 +40,10 @@ pub fn time(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     Out::Ret(t as i64)
 }
 
-/// Sleeps until the deadline kept in the call (args[5] once started).
-pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64) -> Out {
+/// Sleeps until the deadline kept in the call (args[5] once started):
+/// `ts` from now, or (`absolute`) the time `ts` on the clocks, which all
+/// count from boot.
+pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64, absolute: bool) -> Out {
     if c.args[5] == 0 {
         let p = s.proc(pid);
         let (sec, nsec) = match (p.mm.read_u64(ts), p.mm.read_u64(ts + 8)) {
@@ -51,7 +53,8 @@ pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64) -> Out {
         if nsec >= 1_000_000_000 || (sec as i64) < 0 {
             return Out::Ret(-EINVAL);
         }
-        c.args[5] = now_ns().saturating_add(sec.saturating_mul(1_000_000_000)).saturating_add(nsec).max(1);
+        let t = sec.saturating_mul(1_000_000_000).saturating_add(nsec);
+        c.args[5] = if absolute { t } else { now_ns().saturating_add(t) }.max(1);
         c.have_all = true;
     }
     if now_ns() >= c.args[5] {
@@ -63,15 +66,36 @@ pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64) -> Out {
 
 pub fn nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let ts = c.args[0];
-    sleep(s, pid, c, ts)
+    sleep(s, pid, c, ts, false)
 }
 
 pub fn clock_nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    if c.args[1] != 0 {
-        return Out::Ret(-EINVAL); // TIMER_ABSTIME
+    const TIMER_ABSTIME: u64 = 1;
+    if c.args[0] > 11 || c.args[1] & !TIMER_ABSTIME != 0 {
+        return Out::Ret(-EINVAL);
     }
     let ts = c.args[2];
-    sleep(s, pid, c, ts)
+    sleep(s, pid, c, ts, c.args[1] & TIMER_ABSTIME != 0)
+}
+
+pub fn clock_getres(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[0] > 11 {
+        return Out::Ret(-EINVAL);
+    }
+    // The clocks tick in milliseconds (the timer's now_ms).
+    let mm = &mut s.proc(pid).mm;
+    if c.args[1] == 0 {
+        return Out::Ret(0);
+    }
+    ret(mm.write_u64(c.args[1], 0).and_then(|_| mm.write_u64(c.args[1] + 8, 1_000_000)).map(|_| 0))
+}
+
+pub fn getrusage(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    // RUSAGE_SELF, RUSAGE_CHILDREN, RUSAGE_THREAD.
+    if !matches!(c.args[0] as i32, 0 | -1 | 1) {
+        return Out::Ret(-EINVAL);
+    }
+    ret(s.proc(pid).mm.write(c.args[1], &[0u8; 144]).map(|_| 0))
 }
 
 pub fn uname(s: &mut Server, pid: i32, c: &mut Call) -> Out {

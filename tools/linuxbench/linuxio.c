@@ -1,0 +1,193 @@
+/*
+ * The I/O benchmarks of issues 17 and 18 on the Linux guest
+ * (docs/performance.md, "I/O paths"), counted like Keep's by the icount
+ * plugin (tools/icount-plugin) between its two marker NOPs, under
+ * `-icount shift=0,sleep=on`, on Keep's machine: the VT-d IOMMU (Linux
+ * booted with intel_iommu=on), virtio-blk and virtio-net with
+ * iommu_platform=on.  tools/linuxbench.py boots it with `linuxbench=io`
+ * and Debian's virtio modules in the initramfs.
+ *
+ * After each region it prints `bench-io: NAME per=P irqs=Q`, Q the local
+ * timer interrupts (/proc/interrupts, LOC) during the region, read outside
+ * it: the guest reports them because Debian's package has no System.map
+ * that would tell the plugin where the timer entry is.
+ *
+ *   linux.blk.read.seq64k   64 MiB from /dev/vda, O_DIRECT, 64 KiB preads
+ *   linux.blk.read.seq4k    the same, 4 KiB preads
+ *   linux.blk.write.seq64k  64 MiB to /dev/vda, O_DIRECT, 64 KiB pwrites
+ *   linux.busybox.NAME      the workhorse's busybox workloads
+ *                           (user/workhorse/tests/busybench.sh, the same
+ *                           script and runner as on Keep)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linuxio.h"
+
+#define IO_RUNS 3
+#define RUN_BYTES (64ull << 20)
+#define MIB (RUN_BYTES >> 20)
+
+static inline void marker_start(void)
+{
+	__asm__ volatile("nopl 0x4b455001(%%rax)" ::: "memory");
+}
+
+static inline void marker_end(void)
+{
+	__asm__ volatile("nopl 0x4b455002(%%rax)" ::: "memory");
+}
+
+/* Local timer interrupts so far (the LOC line of /proc/interrupts). */
+static unsigned long long timer_irqs(void)
+{
+	static char buf[16384];
+	int fd = open("/proc/interrupts", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	char *p = strstr(buf, "LOC:");
+	return p ? strtoull(p + 4, NULL, 10) : 0;
+}
+
+/* Runs op between the markers and reports it. */
+static void region(const char *name, unsigned long long per, int (*op)(void *), void *arg)
+{
+	unsigned long long q0 = timer_irqs();
+	marker_start();
+	int r = op(arg);
+	marker_end();
+	unsigned long long q1 = timer_irqs();
+	if (r)
+		printf("bench-io: %s failed: %s\n", name, strerror(errno));
+	else
+		printf("bench-io: %s per=%llu irqs=%llu\n", name, per, q1 - q0);
+	fflush(stdout);
+}
+
+static int load_module(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0 || syscall(SYS_finit_module, fd, "", 0) != 0) {
+		printf("linuxbench: io: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- block ------------------------------------------------------------------ */
+
+struct blk {
+	int fd;
+	size_t chunk;
+	int write;
+	unsigned char *buf;
+};
+
+static int blk_run(void *p)
+{
+	struct blk *b = p;
+	for (unsigned long long at = 0; at < RUN_BYTES; at += b->chunk) {
+		ssize_t n = b->write ? pwrite(b->fd, b->buf, b->chunk, at) : pread(b->fd, b->buf, b->chunk, at);
+		if (n != (ssize_t)b->chunk)
+			return -1;
+	}
+	return 0;
+}
+
+/* Word w of sector s of the disk image (tools/mkdisk.py). */
+static uint64_t pattern(uint64_t s, uint64_t w)
+{
+	return ((s << 32) | w) * 0x9E3779B97F4A7C15ull;
+}
+
+static void blk_bench(const char *name, size_t chunk, int write)
+{
+	struct blk b = {.chunk = chunk, .write = write};
+	b.fd = open("/dev/vda", (write ? O_RDWR : O_RDONLY) | O_DIRECT);
+	if (b.fd < 0 || posix_memalign((void **)&b.buf, 4096, chunk)) {
+		printf("bench-io: %s failed: /dev/vda: %s\n", name, strerror(errno));
+		return;
+	}
+	memset(b.buf, 0x5a, chunk);
+	for (int i = 0; i < IO_RUNS; i++)
+		region(name, MIB, blk_run, &b);
+	if (!write) {
+		/* What was read last is the image's last chunk. */
+		uint64_t s0 = (RUN_BYTES - chunk) / 512;
+		for (size_t i = 0; i < chunk / 8; i++)
+			if (((uint64_t *)b.buf)[i] != pattern(s0 + i / 64, i % 64)) {
+				printf("linuxbench: io: %s read something else than the image\n", name);
+				break;
+			}
+	}
+	close(b.fd);
+	free(b.buf);
+}
+
+/* ---- busybox workloads ------------------------------------------------------ */
+
+static void busybox(void)
+{
+	char runs[8];
+	snprintf(runs, sizeof runs, "%d", IO_RUNS);
+	char *argv[] = {"/bin/busybox", "sh", "/tests/busybench.sh", "/tmp/bb", runs, "linux.", NULL};
+	char *envp[] = {"PATH=/bin", NULL};
+	pid_t c = fork();
+	if (c == 0) {
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	int st = 0;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		printf("linuxbench: io: busybench.sh failed (status %#x)\n", st);
+	fflush(stdout);
+}
+
+void io_main(void)
+{
+	static const char *modules[] = {
+		"virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci",
+		"virtio_blk", "failover", "net_failover", "virtio_net",
+	};
+	mkdir("/proc", 0755);
+	mount("proc", "/proc", "proc", 0, NULL);
+	for (size_t i = 0; i < sizeof modules / sizeof *modules; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/lib/%s.ko", modules[i]);
+		load_module(path);
+	}
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	for (int i = 0; i < 100 && access("/dev/vda", F_OK); i++)
+		usleep(20000);
+	/* The devices' DMA goes through the IOMMU: Linux made IOMMU groups. */
+	mkdir("/sys", 0755);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	int groups = 0;
+	DIR *d = opendir("/sys/kernel/iommu_groups");
+	for (struct dirent *e; d && (e = readdir(d));)
+		groups += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	printf("linuxbench: io: %d IOMMU groups, /dev/vda %s\n", groups, access("/dev/vda", F_OK) ? "missing" : "present");
+	printf("linuxbench: io: start (%d runs of 64 MiB each)\n", IO_RUNS);
+	fflush(stdout);
+	blk_bench("linux.blk.read.seq64k", 64 << 10, 0);
+	blk_bench("linux.blk.read.seq4k", 4 << 10, 0);
+	blk_bench("linux.blk.write.seq64k", 64 << 10, 1);
+	busybox();
+}

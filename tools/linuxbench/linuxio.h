@@ -1,0 +1,2 @@
+/* The I/O benchmarks of the Linux guest (linuxio.c). */
+void io_main(void);

@@ -1,0 +1,197 @@
+//! blkbench: the block benchmarks of `make bench` (docs/performance.md,
+//! "I/O paths"), counted by the icount plugin between its markers.  The
+//! root task's suite (user/root/src/bench/blk.rs) starts it.
+//!
+//! arg0 is the benchmark, arg1 how many runs; each run moves RUN_BYTES
+//! sequentially and reports one region `bench-io: NAME per=64` (MiB):
+//!
+//! | arg0 | name | how |
+//! |---|---|---|
+//! | 0 | `blk.read.seq64k` | reads of 64 KiB through the block server (client capability at CLIENT_SLOT) |
+//! | 1 | `blk.read.seq4k` | reads of 4 KiB through the block server |
+//! | 2 | `blk.write.seq64k` | writes of 64 KiB through the block server |
+//! | 3 | `blk.read.seq64k.direct` | the reads of 0, this program owning the virtio-blk driver (the PCI server's capability at PCI_SLOT; the same device requests as the server makes, waiting for the same interrupt) |
+//!
+//! Exit 0 when every run completed and what was read is the disk image's
+//! pattern (what was written reads back); 2 no capability; 3 data differ;
+//! 4 a request failed.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+
+use keep_abi::{Interrupt, MEMORY, SELF_ASPACE, SELF_PROCESS, Sender, Tag, recv, rights};
+use keep_blk::{Client, MAX_SECTORS, SECTOR};
+use keep_loader::SlotPool;
+use keep_pci::{PCI_SLOT, Pci};
+use keep_rt::{icount, println};
+use keep_virtio::device::{Layout, Opened};
+use keep_virtio::hal::{self, KeepHal};
+use keep_virtio::{PlatformTransport, disk_pattern};
+use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
+use virtio_drivers::transport::pci::PciTransport;
+
+keep_rt::entry!(main);
+
+/// Where the starter puts the block client capability.
+pub const CLIENT_SLOT: u64 = 0xd;
+/// Bytes one run moves: 64 MiB from sector 0.
+pub const RUN_BYTES: u64 = 64 << 20;
+const MIB: u64 = RUN_BYTES >> 20;
+
+/// The block client's requests as the protocol on main has them: a call
+/// moves at most MAX_SECTORS sectors (one message string), so a read or
+/// write of `buf.len()` bytes is that many calls.  The one place that
+/// knows how a client moves a buffer.
+mod io {
+    use super::*;
+    pub const REQUEST: usize = MAX_SECTORS as usize * SECTOR;
+
+    pub fn read(c: Client, sector: u64, buf: &mut [u8]) -> Result<(), keep_blk::Error> {
+        for (i, chunk) in buf.chunks_mut(REQUEST).enumerate() {
+            c.read(sector + (i * REQUEST / SECTOR) as u64, chunk)?;
+        }
+        Ok(())
+    }
+
+    pub fn write(c: Client, sector: u64, buf: &[u8]) -> Result<(), keep_blk::Error> {
+        for (i, chunk) in buf.chunks(REQUEST).enumerate() {
+            c.write(sector + (i * REQUEST / SECTOR) as u64, chunk)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `buf`, read from `sector` on, holds the disk image's pattern.
+fn is_pattern(sector: u64, buf: &[u8]) -> bool {
+    buf.chunks(8).enumerate().all(|(i, w)| {
+        u64::from_le_bytes(w.try_into().unwrap()) == disk_pattern(sector + i as u64 / 64, i as u64 % 64)
+    })
+}
+
+fn served(mode: u64, runs: u64) -> Result<(), (i32, String)> {
+    let c = Client(Sender(CLIENT_SLOT));
+    let (sectors, _) = c.info().map_err(|e| (2, format!("no block client capability: {e}")))?;
+    if sectors * SECTOR as u64 != RUN_BYTES {
+        return Err((2, format!("the client's range is {sectors} sectors, not {} MiB", MIB)));
+    }
+    let (name, chunk) = match mode {
+        0 => ("blk.read.seq64k", 64 << 10),
+        1 => ("blk.read.seq4k", 4 << 10),
+        _ => ("blk.write.seq64k", 64 << 10),
+    };
+    let mut buf = vec![0u8; chunk];
+    let fill = |buf: &mut [u8], run: u64| buf.iter_mut().enumerate().for_each(|(i, b)| *b = (i as u64 ^ run) as u8);
+    for run in 0..runs {
+        if mode == 2 {
+            fill(&mut buf, run);
+        }
+        let step = (chunk / SECTOR) as u64;
+        icount::region(name, MIB, || {
+            let mut at = 0;
+            while at * (SECTOR as u64) < RUN_BYTES {
+                if mode == 2 { io::write(c, at, &buf) } else { io::read(c, at, &mut buf) }
+                    .map_err(|e| format!("sector {at}: {e}"))?;
+                at += step;
+            }
+            Ok::<(), String>(())
+        })
+        .map_err(|e| (4, e))?;
+        // Checked outside the region: the last chunk read is the image's,
+        // or the first chunk written reads back.
+        let last = RUN_BYTES / SECTOR as u64 - step;
+        if mode == 2 {
+            let mut back = vec![0u8; chunk];
+            io::read(c, 0, &mut back).map_err(|e| (4, format!("read back: {e}")))?;
+            if back != buf {
+                return Err((3, "what was written does not read back".into()));
+            }
+        } else if !is_pattern(last, &buf) {
+            return Err((3, format!("sectors {last}.. are not the image's")));
+        }
+    }
+    Ok(())
+}
+
+const FAULT_PAYLOAD: u64 = u64::MAX;
+const IRQ_PAYLOAD: u64 = u64::MAX - 1;
+
+/// Reads as the block server does, without the server: open the function,
+/// submit a request of io::REQUEST bytes, wait for the interrupt, complete.
+fn direct(runs: u64) -> Result<(), (i32, String)> {
+    let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
+    let (Some(irq_slot), Some(irq_me)) = (slots.alloc(), slots.alloc()) else {
+        return Err((4, "no slots".into()));
+    };
+    let layout = Layout { mmio_va: 0x0000_4100_0000_0000, dma_va: 0x0000_4200_0000_0000, iova: 0x10_0000_0000, dma_pages: 64 };
+    let Opened { session, transport, .. } =
+        keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots)
+            .map_err(|(what, why)| (2, format!("{what}: {why}")))?;
+    let mut blk: VirtIOBlk<KeepHal, PlatformTransport<PciTransport>> =
+        VirtIOBlk::new(transport).map_err(|e| (4, format!("virtio-blk: {e:?}")))?;
+    let line = session.irq(irq_slot).map_err(|e| (4, format!("GET_IRQ: {e}")))?;
+    let irq = Interrupt(irq_slot);
+    SELF_PROCESS.mint(irq_me, IRQ_PAYLOAD, rights::WRITE).and_then(|_| irq.bind(line, irq_me))
+        .map_err(|e| (4, format!("bind the interrupt: {e}")))?;
+    blk.enable_interrupts();
+    let mut buf = vec![0u8; io::REQUEST];
+    let mut read = |blk: &mut VirtIOBlk<KeepHal, PlatformTransport<PciTransport>>, at: u64| -> bool {
+        let (mut req, mut resp) = (BlkReq::default(), BlkResp::default());
+        // SAFETY: req, resp and buf stay, untouched, until the request completes.
+        let Ok(token) = (unsafe { blk.read_blocks_nb(at as usize, &mut req, &mut buf, &mut resp) }) else {
+            return false;
+        };
+        while blk.peek_used() != Some(token) {
+            let m = recv(Tag::new(0), 100);
+            if m.payload == IRQ_PAYLOAD {
+                blk.ack_interrupt();
+                let _ = irq.ack(line);
+            }
+        }
+        // SAFETY: the buffers submitted above.
+        unsafe { blk.complete_read_blocks(token, &req, &mut buf, &mut resp) }.is_ok()
+    };
+    let step = (io::REQUEST / SECTOR) as u64;
+    let mut result = Ok(());
+    for _ in 0..runs {
+        let r = icount::region("blk.read.seq64k.direct", MIB, || {
+            let mut at = 0;
+            while at * (SECTOR as u64) < RUN_BYTES {
+                if !read(&mut blk, at) {
+                    return Err(format!("sector {at}: the device failed the read"));
+                }
+                at += step;
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            result = Err((4, e));
+            break;
+        }
+    }
+    let last = RUN_BYTES / SECTOR as u64 - step;
+    if result.is_ok() && !is_pattern(last, &buf) {
+        result = Err((3, format!("sectors {last}.. are not the image's")));
+    }
+    let _ = irq.unbind(line);
+    drop(blk); // resets the device: no DMA after this
+    hal::finish();
+    let _ = session.release();
+    result
+}
+
+fn main(mode: u64, runs: u64) -> i32 {
+    let r = if mode == 3 { direct(runs) } else { served(mode, runs) };
+    match r {
+        Ok(()) => 0,
+        Err((code, e)) => {
+            println!("blkbench: {e}");
+            code
+        }
+    }
+}

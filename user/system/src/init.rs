@@ -1,0 +1,126 @@
+//! The protocol of `init` (user/servers/init), the server the root task
+//! starts to carry out the servers of the description: it starts them,
+//! answers the name service (LOOKUP, [`crate::names`]), and supervises
+//! them — a watcher thread per server waits for its instance to end (exit
+//! or fault) and tells init at once, which reaps it (destroys its bank) and
+//! starts it again as its `restart` and `backoff` say, reporting each step
+//! on the console.
+//!
+//! The root task loads init (stopped), puts in its capability space the
+//! constructor of every server (slot [`slot::CTOR`] + its index in the
+//! description) and the bank it runs on ([`slot::BANK`] + index), maps the
+//! description's text read-only at [`DESC_VADDR`] (arg0 is its length),
+//! starts it, and talks to it through a sender whose payload is
+//! [`CONTROL`]:
+//!
+//! | label | words | reply (word 0 status) |
+//! |---|---|---|
+//! | `START` 0x10 | - | the servers started in order; on a failure word 1 the entry, word 2 the constructor's status, word 3 its detail |
+//! | `STATUS` 0x11 | - | the string: a [`EntryStatus`] (4 words) per entry of the description |
+//! | `STOP` 0x12 | - | every instance destroyed (its bank), supervision ended |
+//!
+//! A program's name-service capability (payload: its index) may only ask
+//! LOOKUP; a watcher's (payload [`WATCHER`] | index) only `DIED` 0x20.
+
+use keep_abi::{IpcBuffer, Sender, Tag, err};
+
+pub mod req {
+    pub const START: u64 = 0x10;
+    pub const STATUS: u64 = 0x11;
+    pub const STOP: u64 = 0x12;
+    /// A watcher: the instance it waits for has ended (or was destroyed).
+    /// The reply (word 0: [`super::WATCH`] or [`super::QUIT`]) comes when
+    /// there is a new instance to wait for, or none will come.
+    pub const DIED: u64 = 0x20;
+}
+
+pub mod status {
+    pub const OK: u64 = 0;
+    pub const BAD_REQUEST: u64 = 1;
+    /// START: a server could not be started (word 1: which).
+    pub const START_FAILED: u64 = 2;
+    /// START twice, or after STOP.
+    pub const BAD_STATE: u64 = 3;
+}
+
+/// The payload of the root task's capability.
+pub const CONTROL: u64 = 0x100;
+/// The payload of a watcher's capability: WATCHER | the entry's index.
+pub const WATCHER: u64 = 0x200;
+/// A watcher's answers: wait for the process in the slot again, or end.
+pub const WATCH: u64 = 0;
+pub const QUIT: u64 = 1;
+
+/// Slots of init's capability space, each + the entry's index (below 16).
+pub mod slot {
+    /// The entry's constructor (the root task puts it there).
+    pub const CTOR: u64 = 0x40;
+    /// The bank its instances are made on (the root task puts it there).
+    pub const BANK: u64 = 0x50;
+    /// The current instance's process and bank.
+    pub const PROCESS: u64 = 0x60;
+    pub const INSTANCE_BANK: u64 = 0x70;
+    /// A watcher's DIED call, held until there is something to answer.
+    pub const WAITER: u64 = 0x80;
+    /// The first slot above these.
+    pub const END: u64 = 0x90;
+}
+
+/// Where init finds the description's text.
+pub const DESC_VADDR: u64 = 0x5100_0000_0000;
+
+/// `EntryStatus::phase`.
+pub mod phase {
+    /// Not a server (a program: the shell runs it), or not started yet.
+    pub const IDLE: u64 = 0;
+    pub const RUNNING: u64 = 1;
+    /// Ended; a restart is due after its backoff.
+    pub const WAITING: u64 = 2;
+    /// Ended and not restarted (its restarts used up, or a restart failed).
+    pub const DOWN: u64 = 3;
+}
+
+/// No process state / no bank.
+pub const NONE: u64 = u64::MAX;
+
+/// One entry of STATUS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EntryStatus {
+    /// The instance's process state (keep_abi::state), or NONE.
+    pub state: u64,
+    pub restarts: u64,
+    /// The instance's bank's index in the bank server, or NONE.
+    pub bank: u64,
+    pub phase: u64,
+}
+
+impl EntryStatus {
+    pub fn words(&self) -> [u64; 4] {
+        [self.state, self.restarts, self.bank, self.phase]
+    }
+}
+
+/// A call to init through `cap`: the reply's words (word 0 the status),
+/// or the kernel's error when the call itself failed.
+pub fn call(cap: u64, label: u64) -> Result<[u64; 4], u64> {
+    let m = Sender(cap).call(Tag::new(label), [0; 4]);
+    if m.err != err::OK { Err(m.err) } else { Ok(m.words) }
+}
+
+/// STATUS: up to 16 entries, decoded from the reply's string.
+/// Err: the kernel's error, or 0x100 + init's status.
+pub fn entry_status(cap: u64, buf: &IpcBuffer) -> Result<alloc::vec::Vec<EntryStatus>, u64> {
+    let w = call(cap, req::STATUS)?;
+    if w[0] != status::OK {
+        return Err(0x100 + w[0]);
+    }
+    let n = (w[1] as usize).min(crate::desc::MAX_ENTRIES).min(buf.received_len() / 32);
+    let word = |i: usize| {
+        let mut b = [0u8; 8];
+        for (k, x) in b.iter_mut().enumerate() {
+            *x = buf.string_byte(i * 8 + k);
+        }
+        u64::from_le_bytes(b)
+    };
+    Ok((0..n).map(|e| EntryStatus { state: word(e * 4), restarts: word(e * 4 + 1), bank: word(e * 4 + 2), phase: word(e * 4 + 3) }).collect())
+}
