@@ -113,10 +113,13 @@ def conformance(g, tmp):
         ("bash.bash", ["/bin/bash", SCRIPTS / "bash.bash", tmp], "linux bash /tests/bash.bash /tmp"),
         ("python.py", ["/usr/bin/python3", SCRIPTS / "python.py", tmp], "linux python3 /tests/python.py /tmp"),
     ]
-    # The conformance suite, one program per area (tests/conformance/README.md);
+    # The conformance suite, one program per area (tests/conformance/README.md):
     # each gets a scratch directory.
+    # each gets a scratch directory; each runs static and dynamic (glibc's
+    # pthreads through ld.so: clone3, rseq refused, set_robust_list).
     for c in sorted((SCRIPTS / "conformance").glob("*.c")):
-        cases.append((c.stem, [TESTS / c.stem, tmp], f"linux /tests/{c.stem} /tmp"))
+        for name in [c.stem, c.stem + "-dyn"]:
+            cases.append((name, [TESTS / name, tmp], f"linux /tests/{name} /tmp"))
     if ONLY:
         cases = [c for c in cases if c[0] in ONLY]
     reports = {}

@@ -436,6 +436,12 @@ impl Mm {
         self.write(va, &v.to_le_bytes())
     }
 
+    pub fn read_u32(&mut self, va: u64) -> Result<u32, i64> {
+        let mut b = [0u8; 4];
+        self.read(va, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
     pub fn write_u32(&mut self, va: u64, v: u32) -> Result<(), i64> {
         self.write(va, &v.to_le_bytes())
     }

@@ -24,7 +24,7 @@ syscall_table! {
     13 rt_sigaction sys::rt_sigaction, Partial, "handlers run at the process's next system call (see docs/workhorse.md); SA_ONSTACK ignored";
     14 rt_sigprocmask sys::rt_sigprocmask, Full, "";
     15 rt_sigreturn signal::rt_sigreturn, Partial, "registers and mask; FPU/SSE state is not saved across a handler";
-    16 ioctl sys::ioctl, Partial, "terminal only: TCGETS, TCSETS(W/F), TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP; ENOTTY elsewhere";
+    16 ioctl sys::ioctl, Partial, "the terminal: TCGETS, TCSETS(W/F), TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP; any descriptor: FIONBIO, FIOCLEX, FIONCLEX; FIONREAD of a pipe or the terminal; ENOTTY for the rest";
     17 pread64 sys::pread64, Full, "";
     18 pwrite64 sys::pwrite64, Full, "";
     19 readv sys::readv, Full, "";

@@ -425,12 +425,40 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     const TIOCGPGRP: u64 = 0x540f;
     const TIOCSPGRP: u64 = 0x5410;
     const TIOCGWINSZ: u64 = 0x5413;
+    // Any descriptor's (Python's socket.setblocking uses FIONBIO).
+    const FIONREAD: u64 = 0x541b;
+    const FIONBIO: u64 = 0x5421;
+    const FIONCLEX: u64 = 0x5450;
+    const FIOCLEX: u64 = 0x5451;
     let r = (|| {
         let d = desc(s, pid, c.args[0])?;
+        let (req, arg) = (c.args[1], c.args[2]);
+        match req {
+            FIONBIO => {
+                let on = s.proc(pid).mm.read_u32(arg)? != 0;
+                let mut d = d.borrow_mut();
+                d.flags = if on { d.flags | O_NONBLOCK } else { d.flags & !O_NONBLOCK };
+                return Ok(0);
+            }
+            FIOCLEX | FIONCLEX => {
+                let p = s.proc(pid);
+                p.fds[c.args[0] as usize].as_mut().unwrap().cloexec = req == FIOCLEX;
+                return Ok(0);
+            }
+            FIONREAD => {
+                let n = match &d.borrow().kind {
+                    Kind::PipeRead(p) => p.borrow().buf.len(),
+                    Kind::Console => tty().pending(),
+                    _ => return Err(ENOTTY),
+                };
+                s.proc(pid).mm.write_u32(arg, n as u32)?;
+                return Ok(0);
+            }
+            _ => {}
+        }
         if !matches!(d.borrow().kind, Kind::Console) {
             return Err(ENOTTY);
         }
-        let (req, arg) = (c.args[1], c.args[2]);
         let p = s.proc(pid);
         match req {
             TCGETS => p.mm.write(arg, &tty().termios.to_bytes())?,

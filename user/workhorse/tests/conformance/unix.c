@@ -4,7 +4,8 @@
  * socket/bind/listen/accept/connect by path (a child as the client),
  * names (getsockname, getpeername, the socket file's type), the errors of
  * each, datagrams by address (sendto/recvfrom), abstract names, passing a
- * descriptor with SCM_RIGHTS, and poll and epoll on sockets. */
+ * descriptor with SCM_RIGHTS, poll and epoll on sockets, and the ioctls of
+ * any descriptor (FIONBIO, FIOCLEX, FIONCLEX, FIONREAD). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -207,7 +209,8 @@ int main(int argc, char **argv)
     show("recv", recv(ab, b, sizeof b, 0));
     len = sizeof got;
     getsockname(ab, (struct sockaddr *)&got, &len);
-    printf("getsockname length %d, name '%s'\n", (int)len, got.sun_path + 1);
+    /* Only `len` bytes are written: no NUL after an abstract name. */
+    printf("getsockname length %d, name '%.*s'\n", (int)len, (int)len - 3, got.sun_path + 1);
     close(ab);
     close(ac);
 
@@ -253,5 +256,27 @@ int main(int argc, char **argv)
     epoll_ctl(ep, EPOLL_CTL_MOD, sv[1], &ev);
     n = epoll_wait(ep, out, 4, 0);
     printf("EPOLLOUT: %d, events %#x\n", n, out[0].events);
+
+    /* the descriptor ioctls (Python's socket.setblocking uses FIONBIO) */
+    int io[2], on = 1, avail = -1;
+    socketpair(AF_UNIX, SOCK_STREAM, 0, io);
+    show("FIONBIO on", ioctl(io[0], FIONBIO, &on));
+    printf("O_NONBLOCK set: %d\n", (fcntl(io[0], F_GETFL) & O_NONBLOCK) != 0);
+    show("recv, nothing there", recv(io[0], b, sizeof b, 0));
+    on = 0;
+    show("FIONBIO off", ioctl(io[0], FIONBIO, &on));
+    printf("O_NONBLOCK set: %d\n", (fcntl(io[0], F_GETFL) & O_NONBLOCK) != 0);
+    show("FIOCLEX", ioctl(io[0], FIOCLEX));
+    printf("FD_CLOEXEC: %d\n", fcntl(io[0], F_GETFD));
+    show("FIONCLEX", ioctl(io[0], FIONCLEX));
+    printf("FD_CLOEXEC: %d\n", fcntl(io[0], F_GETFD));
+    int q[2];
+    pipe(q);
+    write(q[1], "12345", 5);
+    show("FIONREAD of a pipe", ioctl(q[0], FIONREAD, &avail));
+    printf("bytes waiting: %d\n", avail);
+    show("FIONBIO on a closed descriptor", ioctl(99, FIONBIO, &on));
+    show("FIONBIO with a bad pointer", ioctl(io[0], FIONBIO, (int *)8));
+    show("TCGETS on a socket", ioctl(io[0], TCGETS, b));
     return 0;
 }
