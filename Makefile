@@ -220,11 +220,11 @@ icount-check: image
 
 # ---- tests ----------------------------------------------------------------
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \
-	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c
+	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c kernel/arch/x86_64/madt.c
 HOST_CFLAGS := -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-DHOST_TEST -Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap
+	-DHOST_TEST -Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap -Ikernel/arch/x86_64
 
-$(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h kernel/core/*.h kernel/cap/*.h)
+$(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h kernel/core/*.h kernel/cap/*.h kernel/arch/x86_64/*.h)
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRC)
 

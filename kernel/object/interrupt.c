@@ -17,7 +17,7 @@
 #include "vtd.h"
 #include "wrapper.h"
 
-#define CONSOLE_LINE 4 /* the kernel's own serial input */
+#define CONSOLE_LINE isa_line(4) /* the kernel's own serial input, ISA IRQ 4 */
 #define LINES (KEEP_IRQ_LINES + KEEP_MSI_LINES)
 #define IOAPIC_LINES ((1u << KEEP_IRQ_LINES) - 1) /* their bits in process.irq_pending */
 _Static_assert(KEEP_IRQ_LINES < 30 && KEEP_MSI_LINES <= 32, "the pending bits fit");
@@ -148,7 +148,7 @@ static u64 bind(struct invocation *inv, unsigned line)
     set_via(&bound_via[line], inv);
     forget_pending(NULL, line); /* one left by a destroyed process */
     if (!is_msi(line))
-        ioapic_program(line, IRQ_VECTOR_BASE + line, line >= 16, false);
+        ioapic_program(line, IRQ_VECTOR_BASE + line, false);
     return KEEP_ERR_OK;
 }
 
