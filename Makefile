@@ -154,8 +154,13 @@ BUSYBOX := $(LB)/busybox/bin/busybox
 LINUX_PKGS := $(LB)/root/bin/bash
 LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
 LINUX_TESTS_DYN := hello files io memory mmapfile procs signals timeid
+# The conformance suite (user/workhorse/tests/conformance/README.md),
+# static and dynamic.
+LINUX_CONF_C := $(wildcard user/workhorse/tests/conformance/*.c)
 LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) \
   $(LINUX_TESTS_DYN:%=$(LB)/tests/%-dyn) \
+  $(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%) \
+  $(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%-dyn) \
   $(wildcard user/workhorse/tests/*.sh user/workhorse/tests/*.bash user/workhorse/tests/*.py)
 
 $(BUSYBOX): tools/fetch-busybox.sh
@@ -176,6 +181,16 @@ $(LB)/tests/%: user/workhorse/tests/%.c
 	@mkdir -p $(LB)/tests
 	@echo "  CC      $< (static)"
 	@$(CC) -static -O1 -s -o $@ $<
+
+$(LB)/tests/%-dyn: user/workhorse/tests/conformance/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (dynamic)"
+	@$(CC) -O1 -s -pthread -o $@ $<
+
+$(LB)/tests/%: user/workhorse/tests/conformance/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (static)"
+	@$(CC) -static -O1 -s -pthread -o $@ $<
 
 $(B)/linux-rootfs.tar.gz: $(BUSYBOX) $(LINUX_PKGS) $(LINUX_TESTS) tools/mkrootfs.py
 	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LB)/root $(LINUX_TESTS)
