@@ -231,6 +231,13 @@ def terminal(g):
     g.send_keys(b"\x04")
     ok2 = g.expect(b"\n" + PROMPT, 30, m)
     check("cat reads a console line (echoed, then copied) and Ctrl-D ends it", ok and ok2, g.out[m:])
+    # Typed ahead: the command line and the program's first input line in
+    # one burst, which the root shell reads together; the rest is cat's.
+    m = g.send_keys(b"linux cat\rahead of cat\r")
+    ok = g.expect(b"ahead of cat\r\nahead of cat", 30, m)
+    g.send_keys(b"\x04")
+    ok2 = g.expect(b"\n" + PROMPT, 30, m)
+    check("input typed ahead with the command line reaches the program", ok and ok2, g.out[m:])
 
 
 def main():
