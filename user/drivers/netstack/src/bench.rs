@@ -119,7 +119,9 @@ impl Bench {
         }
         phases.reverse(); // popped from the end
         let buf = || tcp::SocketBuffer::new(vec![0; TCP_BUFFER]);
-        let tcp = sockets.add(tcp::Socket::new(buf(), buf()));
+        let mut sock = tcp::Socket::new(buf(), buf());
+        sock.set_ack_delay(None);
+        let tcp = sockets.add(sock);
         let meta = || vec![udp::PacketMetadata::EMPTY; 4];
         let udp = sockets.add(udp::Socket::new(
             udp::PacketBuffer::new(meta(), vec![0; 4 * DATAGRAM]),
