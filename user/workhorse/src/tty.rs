@@ -229,6 +229,11 @@ impl Tty {
     }
 
     /// Whether a read would return at once (with data or end of input).
+    /// Bytes a read would get now (FIONREAD).
+    pub fn pending(&self) -> usize {
+        self.ready.len()
+    }
+
     pub fn has_input(&self) -> bool {
         !self.ready.is_empty() || self.eof
     }
