@@ -112,6 +112,14 @@ pub fn add_direct(va: u64, len: u64, iova: u64) {
     state().direct.push((va, len, iova));
 }
 
+/// The driver's virtual address of device address `iova` in a DMA page the
+/// Hal made (the mediated transport reads its shadow rings there).
+pub fn dma_va(iova: u64) -> Option<u64> {
+    let s = state();
+    let p = iova.checked_sub(s.cfg.iova_base)? / PAGE;
+    (s.physical.is_none() && s.pages.contains_key(&p)).then(|| s.cfg.va_base + (iova - s.cfg.iova_base))
+}
+
 /// The driver's DMA domain.
 pub fn domain() -> DmaDomain {
     state().cfg.domain

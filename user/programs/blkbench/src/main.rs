@@ -34,7 +34,6 @@ use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
 use keep_virtio::{PlatformTransport, disk_pattern};
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
-use virtio_drivers::transport::pci::PciTransport;
 
 keep_rt::entry!(main);
 
@@ -132,7 +131,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
     let Opened { session, transport, .. } =
         keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots)
             .map_err(|(what, why)| (2, format!("{what}: {why}")))?;
-    let mut blk: VirtIOBlk<KeepHal, PlatformTransport<PciTransport>> =
+    let mut blk: VirtIOBlk<KeepHal, PlatformTransport<keep_virtio::VirtioTransport>> =
         VirtIOBlk::new(transport).map_err(|e| (4, format!("virtio-blk: {e:?}")))?;
     let line = session.irq(irq_slot).map_err(|e| (4, format!("GET_IRQ: {e}")))?;
     let irq = Interrupt(irq_slot);
@@ -140,7 +139,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
         .map_err(|e| (4, format!("bind the interrupt: {e}")))?;
     blk.enable_interrupts();
     let mut buf = vec![0u8; io::REQUEST];
-    let mut read = |blk: &mut VirtIOBlk<KeepHal, PlatformTransport<PciTransport>>, at: u64| -> bool {
+    let mut read = |blk: &mut VirtIOBlk<KeepHal, PlatformTransport<keep_virtio::VirtioTransport>>, at: u64| -> bool {
         let (mut req, mut resp) = (BlkReq::default(), BlkResp::default());
         // SAFETY: req, resp and buf stay, untouched, until the request completes.
         let Ok(token) = (unsafe { blk.read_blocks_nb(at as usize, &mut req, &mut buf, &mut resp) }) else {
