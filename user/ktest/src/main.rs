@@ -45,6 +45,7 @@ mod handler;
 mod ipc;
 mod kernel;
 mod kmem;
+mod mediator;
 mod process;
 mod reply;
 mod sched;
@@ -392,6 +393,8 @@ const TESTS: &[Test] = &[
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
     ("PCI0004", "virtio-blk completions arrive as MSI-X messages through a kernel remapping entry (or plain MSI without IOMMU)", drivers::pci_msi),
     ("PCI0005", "RELEASE takes the device back from a running driver: BAR unmapped, lines unbound, grants STALE", drivers::pci_take_back),
+    ("MED0001", "without an IOMMU the PCI server's mediator refuses descriptors outside the driver's pinned pages; nothing reaches the device", mediator::rogue_descriptors),
+    ("MED0002", "without an IOMMU a driver cannot reach the virtio queue address registers, ring features or bus mastering unmediated", mediator::queue_registers),
     ("DS0001", "dataspaces: created, mapped with rights, shared read-only into another space, unmapped, destroyed", ds::map_share),
     ("DS0002", "dataspaces: REVOKE takes a share and its shares back, mappings and all; the owner keeps its data", ds::revoke),
     ("DS0003", "dataspaces: PIN maps pages into a DMA domain with rights and gives device addresses; UNPIN, REVOKE, DESTROY unpin", ds::pin),
