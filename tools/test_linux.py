@@ -53,7 +53,11 @@ def run_keep(g, line, timeout=120):
     if not g.expect(b"\n" + PROMPT, timeout, m):
         return None
     out = g.out[m:].decode(errors="replace").replace("\r", "")
-    out = out.split("\n", 1)[1] if "\n" in out else ""
+    # From the end of the echoed command line: a message the shell prints
+    # at the prompt while the line is typed (a background program's end)
+    # makes the editor draw the line again below it.
+    at = out.find(line + "\n")
+    out = out[at + len(line) + 1:] if at >= 0 else (out.split("\n", 1)[1] if "\n" in out else "")
     return out[: out.rfind(PROMPT.decode())]
 
 
