@@ -57,6 +57,7 @@ struct Func {
     msix: Option<Msix>,
     msi: Option<u64>,       // the MSI capability's offset (used when there is no MSI-X)
     vectors: Vec<(u64, u64)>, // (entry, MSI line) handed to the session's driver
+    grants: Vec<u64>,         // wrappers of the BARs and lines handed to it: destroyed at RELEASE
     generation: u64,
     domain: Option<u64>, // slot of the DMA domain while a session is open
     sizing: [bool; 6],
@@ -133,6 +134,7 @@ fn scan() -> Vec<Func> {
             msix: None,
             msi: None,
             vectors: Vec::new(),
+            grants: Vec::new(),
             generation: 0,
             domain: None,
             sizing: [false; 6],
@@ -319,8 +321,39 @@ impl Server {
         }
         self.msi_lines |= 1 << n;
         self.funcs[idx].vectors.push((entry, line));
-        self.drop_after_reply.push(s);
-        (OK, [line, addr, data], alloc::vec![s])
+        let Some(t) = self.grant(idx, s) else {
+            return status(NO_RESOURCES); // the line stays routed until RELEASE
+        };
+        self.drop_after_reply.push(t);
+        (OK, [line, addr, data], alloc::vec![t])
+    }
+
+    /// The device capability in slot `s` (the server's own restricted copy),
+    /// handed to the session's driver as a wrapper that RELEASE destroys:
+    /// with it go the driver's mappings of the BAR and its bindings of the
+    /// line (docs/devices.md, "Taking a device back").  Returns the slot of
+    /// the copy to send; `s` is freed either way.
+    fn grant(&mut self, idx: usize, s: u64) -> Option<u64> {
+        let w = self.slots.alloc();
+        let t = self.slots.alloc();
+        let made = match (w, t) {
+            (Some(w), Some(t)) => ACCOUNT
+                .create_wrapper(s, w, rights::READ | rights::WRITE)
+                .and_then(|_| SELF_ASPACE.copy_cap(w, t, rights::READ | rights::WRITE).inspect_err(|_| {
+                    let _ = ACCOUNT.destroy(w);
+                    let _ = SELF_ASPACE.delete_cap(w);
+                }))
+                .is_ok(),
+            _ => false,
+        };
+        let _ = SELF_ASPACE.delete_cap(s);
+        self.slots.free(s);
+        if !made {
+            w.into_iter().chain(t).for_each(|x| self.slots.free(x));
+            return None;
+        }
+        self.funcs[idx].grants.push(w.unwrap());
+        t
     }
 
     /// Every MSI the session's driver was given: masked, unrouted (its
@@ -344,6 +377,11 @@ impl Server {
     }
 
     fn release(&mut self, idx: usize) -> Reply {
+        for w in core::mem::take(&mut self.funcs[idx].grants) {
+            let _ = ACCOUNT.destroy(w);
+            let _ = SELF_ASPACE.delete_cap(w);
+            self.slots.free(w);
+        }
         self.release_msi(idx);
         let f = &mut self.funcs[idx];
         if let Some(v) = f.virtio.take() {
@@ -427,9 +465,6 @@ impl Server {
         if b.io || f.msix_bars[i as usize] {
             return status(DENIED);
         }
-        let Some(s) = self.slots.alloc() else {
-            return status(NO_RESOURCES);
-        };
         let mut first = b.base & !0xfff;
         let mut pages = (b.base + b.size - first).div_ceil(4096);
         // Mediated: the page of the common configuration structure stays the server's.
@@ -443,12 +478,18 @@ impl Server {
                 return status(DENIED);
             }
         }
+        let Some(s) = self.slots.alloc() else {
+            return status(NO_RESOURCES);
+        };
         if DEVMEM.restrict(first, pages, s).is_err() {
             self.slots.free(s);
             return status(NO_RESOURCES); // e.g. a BAR above 4 GiB, beyond DEVMEM
         }
-        self.drop_after_reply.push(s);
-        (OK, [first.max(b.base), (first + pages * 4096).min(b.base + b.size) - first.max(b.base), 0], alloc::vec![s])
+        let Some(t) = self.grant(idx, s) else {
+            return status(NO_RESOURCES);
+        };
+        self.drop_after_reply.push(t);
+        (OK, [first.max(b.base), (first + pages * 4096).min(b.base + b.size) - first.max(b.base), 0], alloc::vec![t])
     }
 
     /// The mediator's calls (mediator.rs); NOT_FOUND for a session that is
@@ -505,8 +546,11 @@ impl Server {
             self.slots.free(s);
             return status(NO_RESOURCES);
         }
-        self.drop_after_reply.push(s);
-        (OK, [line, 0, 0], alloc::vec![s])
+        let Some(t) = self.grant(idx, s) else {
+            return status(NO_RESOURCES);
+        };
+        self.drop_after_reply.push(t);
+        (OK, [line, 0, 0], alloc::vec![t])
     }
 
     fn serve(&mut self, label: u64, payload: u64, w: [u64; 4], string: Option<&[u8]>) -> Reply {
