@@ -16,7 +16,10 @@
     supervision by init (system=system-test): a server that crashes while
     the shell sits idle is restarted at once and found by name again, and
     one that keeps crashing is restarted after its backoff up to its limit,
-    then left down and reported.
+    then left down and reported;
+  - devices from the description (system=system-disk): two block clients
+    write and read back checksummed data while the block server is killed
+    and restarted; no acknowledged write is lost.
 Prints one line per test and a summary; exits 1 on any failure."""
 import os
 import random
@@ -380,7 +383,13 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 2 banks, 1 servers started, 2 programs to run" in text, text[-800:])
+          "system: system: 3 banks, 4 servers started, 3 programs to run" in text, text[-800:])
+    check("the description starts the block server at boot, with its disk through the PCI server",
+          "blk: virtio-blk 00:02.0: 131072 sectors, DMA through the IOMMU" in text, text[-800:])
+    out = g.keys(b"run disk" + ENTER, 60)
+    check("run disk (from the description) writes and reads back its range through the boot-time block server",
+          out is not None and "disktest a: done: 1 rounds, 256 writes acknowledged, every sector read back intact" in out
+          and "exited with code 0" in out, repr(out))
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("run counter-client (from the description) finds the counter by name",
           out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
@@ -460,6 +469,47 @@ def test_supervision():
         check("ps counts the restart",
               out is not None and re.search(r"counter\s+server\s+services\s+600\s+init\s+1/2\s+BLOCKED", out) is not None,
               repr(out))
+    finally:
+        g.kill()
+
+
+def test_disk_restart():
+    """The data-integrity test across a restart (user/system/disk-test.conf;
+    docs/devices.md, "Restarts"): two clients write and read back
+    checksummed sectors at once, one by message strings, one through a
+    dataspace; `kill blk` in the middle of their run; init restarts the
+    block server, which takes its function back from the PCI server; the
+    clients get an error (not a hang), find the new server by name, and
+    every acknowledged write reads back intact."""
+    g = Guest("system=system-disk")
+    try:
+        up = g.expect(PROMPT, 60)
+        started = up and g.expect(b"disktest a: round 1:", 120) and g.expect(b"disktest b: round 1:", 60)
+        check("two disk clients of the description write and read back their ranges at once", started,
+              g.text()[-1500:])
+        if not started:
+            return
+        m = g.send("kill blk")
+        killed = g.expect(b"system: server blk was killed; restarted (1 of 3)", 30, m)
+        reopened = g.expect(b"pci: 00:02.0 opened again by its driver: the previous session is released", 30, m)
+        done = g.expect(b"disktest a: done:", 240, m) and g.expect(b"disktest b: done:", 120, m)
+        t = g.out[m:].decode(errors="replace")
+        both = all(re.search(rf"disktest {c}: done: \d+ rounds, \d+ writes acknowledged, every sector read back intact "
+                             rf"\(\d+ reads\); [1-9]\d* errors retried, the server replaced [1-9]\d* times", t)
+                   for c in "ab")
+        check("the block server killed mid-run is restarted by init and gets its function back from the PCI server",
+              killed and reopened, t[-2000:])
+        check("across the restart the clients saw errors, found the new server by name, and every acknowledged "
+              "write read back intact",
+              done and both and "WRONG DATA" not in t and "server disk-a exited with code 0" in g.text()
+              and "server disk-b exited with code 0" in g.text(), t[-2500:])
+        out = g.keys(b"ps" + ENTER)
+        check("ps counts the block server's restart",
+              out is not None and re.search(r"blk\s+server\s+drivers\s+1200\s+init\s+1/3\s+BLOCKED", out) is not None,
+              repr(out))
+        out = g.keys(b"run disk-ro" + ENTER, 60)
+        check("a client granted a read-only range cannot write (disktest refuses to run on it)",
+              out is not None and "read-only range" in out and "exited with code 2" in out, repr(out))
     finally:
         g.kill()
 
@@ -548,6 +598,7 @@ def main():
     test_no_iommu()
     test_bad_description()
     test_supervision()
+    test_disk_restart()
     failed = results.count(False)
     print(f"boot-test: {len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -92,11 +92,13 @@ const COMMANDS: &[Command] = &[
     ),
     cmd(
         "kill",
-        "kill <pid>",
-        "stop a program started with run ... &",
+        "kill <pid> | kill <server>",
+        "stop a program started with run ... &, or a server",
         &[
             "Stops and destroys it; the shell holds capabilities only to the",
-            "programs it started, so it can kill no other process.",
+            "programs it started, so it can kill no other process.  A server of",
+            "the system description is killed by its supervisor (init), which",
+            "destroys its instance at once and restarts it as for a crash.",
         ],
     ),
     cmd(
@@ -477,8 +479,17 @@ impl Shell<'_> {
             println!("usage: kill <pid>   (the pids of background programs: ps)");
             return;
         };
+        if let Some(sys) = self.root.system.as_ref()
+            && sys.entries.iter().any(|e| e.name == arg && e.kind == keep_system::Kind::Server)
+        {
+            match sys.kill(arg) {
+                Ok(()) => println!("kill: server {arg} killed; its supervisor restarts it as its restart= says"),
+                Err(e) => println!("kill: server {arg}: {e}"),
+            }
+            return;
+        }
         let Some(pid) = arg.parse::<u32>().ok() else {
-            println!("kill: '{arg}' is not a pid (a number, as ps shows)");
+            println!("kill: '{arg}' is not a pid (a number, as ps shows) nor a server of the system description");
             return;
         };
         let Some(i) = self.jobs.iter().position(|j| j.pid == pid) else {

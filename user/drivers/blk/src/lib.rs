@@ -11,6 +11,7 @@
 //! | `ADD_CLIENT` | first sector, sectors, rights (`READ` \| `WRITE`) | status, client number | the client's capability |
 //! | `STATS` | | status, requests served, refused, DMA faults | |
 //! | `QUEUE_STATS` | | status, most requests on the device at once, flushes, buffers attached | |
+//! | `CLIENT` | index (from 0) | status, clients; string: first, sectors, rights, requests served, refused, its place in the description (or `u64::MAX`), buffers attached | |
 //! | `QUIT` | | status | |
 //!
 //! Calls through a client's capability (sector numbers count from the
@@ -67,6 +68,7 @@ pub const DETACH: u64 = 9;
 pub const READ_DS: u64 = 10;
 pub const WRITE_DS: u64 = 11;
 pub const QUEUE_STATS: u64 = 12;
+pub const CLIENT: u64 = 13;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -77,6 +79,8 @@ pub const NO_RESOURCES: u64 = 5;
 pub const BAD_BUFFER: u64 = 6;
 pub const NOT_DATASPACE: u64 = 7;
 pub const IN_USE: u64 = 8;
+/// `CLIENT`: no client with that index.
+pub const NOT_FOUND: u64 = 9;
 
 pub const SECTOR: usize = 512;
 /// Sectors one request moves: one message string (MAX_STRING bytes).
@@ -99,6 +103,7 @@ pub fn status_name(s: u64) -> &'static str {
         BAD_BUFFER => "BAD_BUFFER",
         NOT_DATASPACE => "NOT_DATASPACE",
         IN_USE => "IN_USE",
+        NOT_FOUND => "NOT_FOUND",
         _ => "?",
     }
 }
@@ -153,6 +158,38 @@ impl Admin {
     pub fn quit(self) -> Result<(), Error> {
         call(self.0, Tag::new(QUIT), [0; 4]).map(drop)
     }
+    /// Client `index` (from 0): its record, and how many clients there are.
+    pub fn client(self, index: u64) -> Result<(ClientInfo, u64), Error> {
+        let m = call(self.0, Tag::new(CLIENT), [index, 0, 0, 0])?;
+        let buf = keep_rt::ipc_buffer();
+        let word = |i: usize| u64::from_le_bytes(core::array::from_fn(|k| buf.string_byte(i * 8 + k)));
+        if buf.received_len() < 56 {
+            return Err(Error::Status(BAD_REQUEST));
+        }
+        let info = ClientInfo {
+            first: word(0),
+            sectors: word(1),
+            rights: word(2),
+            served: word(3),
+            refused: word(4),
+            described: (word(5) != u64::MAX).then_some(word(5)),
+            buffers: word(6),
+        };
+        Ok((info, m.words[1]))
+    }
+}
+
+/// One client, as `CLIENT` tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientInfo {
+    pub first: u64,
+    pub sectors: u64,
+    pub rights: u64,
+    pub served: u64,
+    pub refused: u64,
+    /// Its place in the system description, for a described client.
+    pub described: Option<u64>,
+    pub buffers: u64,
 }
 
 /// A client's capability.

@@ -12,6 +12,12 @@
 //! the PCI server gives; a receive time-out makes a lost one cost time, not
 //! the request).  Calls that cannot start yet wait in order.  FLUSH and
 //! QUIT wait until nothing is on the device.
+//!
+//! Started from the system description (a name service in NAMES_SLOT), it
+//! finds the PCI server as `pci` and the dataspace manager as `dataspace`
+//! by name, and its clients are the description's: a client's range and
+//! rights are its grant (`blk=FIRST+SECTORS:r|rw`), asked of init the
+//! first time it calls.
 
 #![no_std]
 #![no_main]
@@ -30,6 +36,7 @@ use keep_dataspace::{DS_SLOT, Dataspace};
 use keep_loader::SlotPool;
 use keep_pci::{PCI_SLOT, Pci};
 use keep_rt::println;
+use keep_system::names;
 use keep_virtio::{PlatformTransport, VirtioTransport};
 use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
@@ -62,6 +69,9 @@ struct ClientRange {
     first: u64,
     sectors: u64,
     rights: u64,
+    /// Requests answered OK, and refused, for this client.
+    served: u64,
+    refused: u64,
 }
 
 /// A call taken off the receive slot: its return capability moved to
@@ -133,6 +143,8 @@ struct Server {
     flushes: u64,
     irq: Option<(Interrupt, u64)>,
     slots: SlotPool,
+    /// Described clients: (name-service payload, client number).
+    described: Vec<(u64, u64)>,
     backlog: VecDeque<Call>,
     inflight: Vec<InFlight>,
     free_io: Vec<usize>,
@@ -213,7 +225,43 @@ impl Server {
             keep_rt::ipc_buffer().read_string(&mut s);
             s
         });
-        Some(Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string })
+        let mut c = Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string };
+        if names::client_of(c.payload).is_some() {
+            match self.described_client(c.payload) {
+                Ok(n) => c.payload = n,
+                Err(st) => {
+                    self.reply(c, answer(st));
+                    return None;
+                }
+            }
+        }
+        Some(c)
+    }
+
+    /// The client number of a described client (a name-service payload):
+    /// its range and rights are its grant in the description, asked of
+    /// init the first time it calls.
+    fn described_client(&mut self, payload: u64) -> Result<u64, u64> {
+        if let Some(&(_, n)) = self.described.iter().find(|(p, _)| *p == payload) {
+            return Ok(n);
+        }
+        let who = names::client_of(payload).unwrap_or(0);
+        let text = names::grant(names::NAMES_SLOT, payload, keep_rt::ipc_buffer()).map_err(|e| {
+            println!("blk: described client {who}: no grant ({})", names::status::name(e));
+            NO_RIGHTS
+        })?;
+        let r = keep_system::grant::blk(&text).map_err(|why| {
+            println!("blk: described client {who}: {why}");
+            NO_RIGHTS
+        })?;
+        if r.first >= self.capacity || r.sectors > self.capacity - r.first {
+            println!("blk: described client {who}: {text} runs past the disk's {} sectors", self.capacity);
+            return Err(OUT_OF_RANGE);
+        }
+        self.clients.push(ClientRange { first: r.first, sectors: r.sectors, rights: r.rights, served: 0, refused: 0 });
+        let n = self.clients.len() as u64;
+        self.described.push((payload, n));
+        Ok(n)
     }
 
     /// Does this call wait for the device (a free slot, or an empty queue)?
@@ -345,11 +393,23 @@ impl Server {
         } else {
             self.refused += 1;
         }
+        if c.payload != 0
+            && let Some(cl) = self.clients.get_mut(c.payload as usize - 1)
+        {
+            if a.st == OK {
+                cl.served += 1;
+            } else {
+                cl.refused += 1;
+            }
+        }
         let buf = keep_rt::ipc_buffer();
         let mut tag = Tag::new(0);
         if let Some((io, n)) = a.string {
-            // SAFETY: the slot's data page holds n <= 4096 bytes the device wrote.
-            buf.set_string(unsafe { core::slice::from_raw_parts(self.headers.data(io), n) });
+            // usize::MAX: the string is in the IPC buffer already.
+            if io != usize::MAX {
+                // SAFETY: the slot's data page holds n <= 4096 bytes the device wrote.
+                buf.set_string(unsafe { core::slice::from_raw_parts(self.headers.data(io), n) });
+            }
             tag = tag.with_string();
         }
         if let Some(x) = a.cap {
@@ -367,7 +427,7 @@ impl Server {
     fn client(&mut self, mut c: Call) -> Option<(Call, Answer)> {
         let n = c.payload;
         let Some(range) = self.clients.get(n as usize - 1) else { return Some((c, answer(BAD_REQUEST))) };
-        let range = ClientRange { ..*range };
+        let range = ClientRange { served: 0, refused: 0, ..*range };
         let [w0, w1, w2, w3] = c.words;
         match c.label {
             INFO => Some((c, Answer { st: OK, w: [range.sectors, range.rights, 0], string: None, cap: None })),
@@ -491,7 +551,7 @@ impl Server {
                     self.slots.free(cap);
                     return answer(NO_RESOURCES);
                 }
-                self.clients.push(ClientRange { first, sectors, rights: r });
+                self.clients.push(ClientRange { first, sectors, rights: r, served: 0, refused: 0 });
                 Answer { st: OK, w: [n, 0, 0], string: None, cap: Some(cap) }
             }
             STATS => Answer { st: OK, w: [self.served, self.refused, self.faults], string: None, cap: None },
@@ -499,6 +559,17 @@ impl Server {
                 let attached = self.buffers.iter().flatten().count() as u64;
                 Answer { st: OK, w: [self.most, self.flushes, attached], string: None, cap: None }
             }
+            CLIENT => match self.clients.get(c.words[0] as usize) {
+                Some(cl) => {
+                    let described = self.described.iter().find(|(_, n)| *n == c.words[0] + 1).map_or(u64::MAX, |(p, _)| p & 0xffff);
+                    let attached = self.buffers.iter().flatten().filter(|b| b.client == c.words[0] + 1).count() as u64;
+                    let rec = [cl.first, cl.sectors, cl.rights, cl.served, cl.refused, described, attached];
+                    let bytes: Vec<u8> = rec.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    keep_rt::ipc_buffer().set_string(&bytes);
+                    Answer { st: OK, w: [self.clients.len() as u64, 0, 0], string: Some((usize::MAX, bytes.len())), cap: None }
+                }
+                None => answer(NOT_FOUND),
+            },
             _ => answer(BAD_REQUEST),
         }
     }
@@ -511,9 +582,22 @@ fn main(_: u64, _: u64) -> i32 {
     let (Some(irq_slot), Some(irq_me), Some(next_ret)) = (slots.alloc(), slots.alloc(), slots.alloc()) else {
         return fail("slots", "none free");
     };
+    // From the description: the PCI server and the dataspace manager by name.
+    let pci = if names::present(names::NAMES_SLOT) {
+        let Some(p) = slots.alloc() else { return fail("slots", "none free") };
+        if let Err(e) = names::lookup_patiently("pci", p, keep_rt::ipc_buffer()) {
+            return fail("the PCI server by name ('pci')", names::status::name(e));
+        }
+        if let Err(e) = names::lookup_patiently("dataspace", DS_SLOT, keep_rt::ipc_buffer()) {
+            println!("blk: no dataspace manager by name ({}): ATTACH refuses every buffer", names::status::name(e));
+        }
+        p
+    } else {
+        PCI_SLOT
+    };
     let layout = Layout { mmio_va: MMIO_VA, dma_va: DMA_VA, iova: IOVA, dma_pages: 64 };
     let Opened { sid, session, transport, mediated } =
-        match keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots) {
+        match keep_virtio::device::open(Pci(Sender(pci)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots) {
             Ok(o) => o,
             Err((what, why)) => return fail(&what, why),
         };
@@ -551,6 +635,7 @@ fn main(_: u64, _: u64) -> i32 {
         flushes: 0,
         irq,
         slots,
+        described: Vec::new(),
         backlog: VecDeque::new(),
         inflight: Vec::new(),
         free_io: (0..IN_FLIGHT).rev().collect(),

@@ -3,6 +3,12 @@
 //! (the ECAM window) to itself, lists the functions, and opens a session
 //! per function for one driver at a time, with a DMA domain the function
 //! is attached to.
+//!
+//! Started from the system description, its drivers call it through the
+//! name service's senders: each may open only the functions its grant in
+//! the description selects (asked of init once, `names::GRANT`), and an
+//! OPEN of a function that the same described driver holds already takes
+//! it over: a restarted driver gets its function back, reset.
 
 #![no_std]
 #![no_main]
@@ -20,6 +26,8 @@ use keep_abi::{
 use keep_loader::SlotPool;
 use keep_pci::*;
 use keep_rt::println;
+use keep_system::grant::PciSelector;
+use keep_system::names;
 
 keep_rt::entry!(main);
 
@@ -60,6 +68,7 @@ struct Func {
     grants: Vec<u64>,         // wrappers of the BARs and lines handed to it: destroyed at RELEASE
     generation: u64,
     domain: Option<u64>, // slot of the DMA domain while a session is open
+    opener: u64,         // the payload of the capability the session was opened through
     sizing: [bool; 6],
     /// No IOMMU confines this session's DMA: a virtio function is mediated
     /// (mediator.rs), any other may not master the bus.
@@ -137,6 +146,7 @@ fn scan() -> Vec<Func> {
             grants: Vec::new(),
             generation: 0,
             domain: None,
+            opener: 0,
             sizing: [false; 6],
             unconfined: false,
             virtio: None,
@@ -182,6 +192,8 @@ struct Server {
     drop_after_reply: Vec<u64>,
     msi_lines: u64, // MSI lines handed out (bit n: line IRQ_LINES + n)
     devmem_base: u64,
+    /// Described drivers' grants, asked of init once: (payload, selector).
+    grants: Vec<(u64, PciSelector)>,
 }
 
 /// Where the server maps an MSI-X table page while it writes an entry.
@@ -194,13 +206,60 @@ fn status(s: u64) -> Reply {
 }
 
 impl Server {
-    fn open(&mut self, ids: u64, instance: u64) -> Reply {
+    /// The functions a described driver (a name-service payload) may open:
+    /// its grant from the description, asked of init the first time.
+    fn grant(&mut self, payload: u64) -> Option<PciSelector> {
+        if let Some(&(_, sel)) = self.grants.iter().find(|(p, _)| *p == payload) {
+            return Some(sel);
+        }
+        let text = match names::grant(names::NAMES_SLOT, payload, keep_rt::ipc_buffer()) {
+            Ok(t) => t,
+            Err(e) => {
+                println!("pci: no grant for a described driver ({})", names::status::name(e));
+                return None;
+            }
+        };
+        match keep_system::grant::pci(&text) {
+            Ok(sel) => {
+                self.grants.push((payload, sel));
+                Some(sel)
+            }
+            Err(why) => {
+                println!("pci: a described driver's grant: {why}");
+                None
+            }
+        }
+    }
+
+    fn open(&mut self, ids: u64, instance: u64, payload: u64) -> Reply {
         let (vendor, device) = (ids as u16, (ids >> 16) as u16);
-        let Some(idx) = self.funcs.iter().enumerate().filter(|(_, f)| f.vendor == vendor && f.device == device).nth(instance as usize).map(|(i, _)| i) else {
+        let sel = if payload == 0 {
+            None
+        } else {
+            match self.grant(payload) {
+                Some(sel) => Some(sel),
+                None => return status(DENIED),
+            }
+        };
+        let wanted = |f: &Func| f.vendor == vendor && f.device == device;
+        let Some(idx) = self.funcs.iter().enumerate().filter(|(_, f)| wanted(f)).nth(instance as usize).map(|(i, _)| i) else {
             return status(NOT_FOUND);
         };
-        if self.funcs[idx].domain.is_some() {
-            return status(IN_USE);
+        let f = &self.funcs[idx];
+        if sel.is_some_and(|sel| !sel.matches(f.sid, f.vendor, f.device, f.class)) {
+            return status(DENIED);
+        }
+        if f.domain.is_some() {
+            if payload == 0 || f.opener != payload {
+                return status(IN_USE);
+            }
+            // The same described driver again: its last instance ended (or
+            // is being replaced).  Take the function back from that
+            // session first: MSIs off and unrouted, bus mastering off, its
+            // domain destroyed (every page it pinned unpinned); the new
+            // driver resets the device itself (virtio: status 0).
+            println!("pci: {} opened again by its driver: the previous session is released", sid_string(f.sid as u64));
+            self.release(idx);
         }
         let (Some(d), Some(s)) = (self.slots.alloc(), self.slots.alloc()) else {
             return status(NO_RESOURCES);
@@ -223,12 +282,19 @@ impl Server {
         } else {
             None
         };
+        if unconfined && virtio.is_none() {
+            // Nothing confines this function's DMA: it masters no bus.
+            wr(sid, 4, (rd(sid, 4) & 0xffff) & !0x4);
+        }
         let f = &mut self.funcs[idx];
         f.unconfined = unconfined;
         f.virtio = virtio;
-        let payload = f.generation << 16 | (idx as u64 + 1);
-        if made.is_err() || SELF_PROCESS.mint(s, payload, rights::WRITE | rights::CALL).is_err() {
+        let session = f.generation << 16 | (idx as u64 + 1);
+        if made.is_err() || SELF_PROCESS.mint(s, session, rights::WRITE | rights::CALL).is_err() {
             println!("pci: cannot open {}: {:?}", sid_string(sid as u64), made);
+            if let Some(v) = f.virtio.take() {
+                v.finish(idx);
+            }
             let _ = ACCOUNT.destroy(d);
             let _ = SELF_ASPACE.delete_cap(d);
             let _ = SELF_ASPACE.delete_cap(s);
@@ -237,6 +303,7 @@ impl Server {
             return status(NO_RESOURCES);
         }
         f.domain = Some(d);
+        f.opener = payload;
         f.sizing = [false; 6];
         self.drop_after_reply.push(s);
         (OK, [sid as u64, 0, 0], alloc::vec![s, d])
@@ -321,7 +388,7 @@ impl Server {
         }
         self.msi_lines |= 1 << n;
         self.funcs[idx].vectors.push((entry, line));
-        let Some(t) = self.grant(idx, s) else {
+        let Some(t) = self.hand_out(idx, s) else {
             return status(NO_RESOURCES); // the line stays routed until RELEASE
         };
         self.drop_after_reply.push(t);
@@ -333,7 +400,7 @@ impl Server {
     /// with it go the driver's mappings of the BAR and its bindings of the
     /// line (docs/devices.md, "Taking a device back").  Returns the slot of
     /// the copy to send; `s` is freed either way.
-    fn grant(&mut self, idx: usize, s: u64) -> Option<u64> {
+    fn hand_out(&mut self, idx: usize, s: u64) -> Option<u64> {
         let w = self.slots.alloc();
         let t = self.slots.alloc();
         let made = match (w, t) {
@@ -485,7 +552,7 @@ impl Server {
             self.slots.free(s);
             return status(NO_RESOURCES); // e.g. a BAR above 4 GiB, beyond DEVMEM
         }
-        let Some(t) = self.grant(idx, s) else {
+        let Some(t) = self.hand_out(idx, s) else {
             return status(NO_RESOURCES);
         };
         self.drop_after_reply.push(t);
@@ -546,7 +613,7 @@ impl Server {
             self.slots.free(s);
             return status(NO_RESOURCES);
         }
-        let Some(t) = self.grant(idx, s) else {
+        let Some(t) = self.hand_out(idx, s) else {
             return status(NO_RESOURCES);
         };
         self.drop_after_reply.push(t);
@@ -554,13 +621,13 @@ impl Server {
     }
 
     fn serve(&mut self, label: u64, payload: u64, w: [u64; 4], string: Option<&[u8]>) -> Reply {
-        if payload == 0 {
+        if payload == 0 || names::client_of(payload).is_some() {
             return match label {
                 LIST => match self.funcs.iter().enumerate().find(|(i, _)| *i as u64 >= w[0]) {
                     Some((i, f)) => (OK, [i as u64 + 1, f.sid as u64, f.vendor as u64 | (f.device as u64) << 16 | (f.class as u64) << 32], Vec::new()),
                     None => status(NOT_FOUND),
                 },
-                OPEN => self.open(w[0], w[1]),
+                OPEN => self.open(w[0], w[1], payload),
                 _ => status(BAD_REQUEST),
             };
         }
@@ -600,7 +667,7 @@ fn main(_: u64, _: u64) -> i32 {
         println!("pci: cannot map ECAM at {ECAM_BASE:#x} (DEVMEM from {base:#x}): {e}");
         return 1;
     }
-    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new(), msi_lines: 0, devmem_base: base };
+    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new(), msi_lines: 0, devmem_base: base, grants: Vec::new() };
     let buf = keep_rt::ipc_buffer();
     buf.set_recv_slots(&[RET]);
     let mut m = recv(Tag::new(0).with_slots(1), 0);
