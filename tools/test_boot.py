@@ -10,7 +10,8 @@
     symbolised backtrace, then stops;
   - a missing boot image and a corrupt boot image are refused with a message;
   - `devices` shows the IOMMU and the PCI functions, and the machine without
-    the IOMMU boots and says so (docs/devices.md).
+    the IOMMU boots and says so, and its disk works through the PCI server's
+    mediator (docs/devices.md).
   - the system description: its server found by name, restarted by its
     supervisor, shown by ps and mem; a malformed one refused naming the line;
     supervision by init (system=system-test): a server that crashes while
