@@ -197,6 +197,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
         let Ok(token) = (unsafe { blk.read_blocks_nb(at as usize, req, buf, resp) }) else {
             return false;
         };
+        keep_virtio::mediated::kick(); // without an IOMMU: to the mediator (else nothing)
         while blk.peek_used() != Some(token) {
             let m = recv(Tag::new(0), 100);
             if m.payload == IRQ_PAYLOAD {
