@@ -154,8 +154,13 @@ BUSYBOX := $(LB)/busybox/bin/busybox
 LINUX_PKGS := $(LB)/root/bin/bash
 LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
 LINUX_TESTS_DYN := hello files io memory mmapfile procs signals timeid
+# The conformance suite (user/workhorse/tests/conformance/README.md),
+# static and dynamic.
+LINUX_CONF_C := $(wildcard user/workhorse/tests/conformance/*.c)
 LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) \
   $(LINUX_TESTS_DYN:%=$(LB)/tests/%-dyn) \
+  $(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%) \
+  $(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%-dyn) \
   $(wildcard user/workhorse/tests/*.sh user/workhorse/tests/*.bash user/workhorse/tests/*.py)
 
 $(BUSYBOX): tools/fetch-busybox.sh
@@ -176,6 +181,16 @@ $(LB)/tests/%: user/workhorse/tests/%.c
 	@mkdir -p $(LB)/tests
 	@echo "  CC      $< (static)"
 	@$(CC) -static -O1 -s -o $@ $<
+
+$(LB)/tests/%-dyn: user/workhorse/tests/conformance/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (dynamic)"
+	@$(CC) -O1 -s -pthread -o $@ $<
+
+$(LB)/tests/%: user/workhorse/tests/conformance/%.c
+	@mkdir -p $(LB)/tests
+	@echo "  CC      $< (static)"
+	@$(CC) -static -O1 -s -pthread -o $@ $<
 
 $(B)/linux-rootfs.tar.gz: $(BUSYBOX) $(LINUX_PKGS) $(LINUX_TESTS) tools/mkrootfs.py
 	@$(PYTHON) tools/mkrootfs.py $@ $(BUSYBOX) $(LB)/root $(LINUX_TESTS)
@@ -220,11 +235,11 @@ icount-check: image
 
 # ---- tests ----------------------------------------------------------------
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \
-	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c
+	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c kernel/arch/x86_64/madt.c
 HOST_CFLAGS := -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-DHOST_TEST -Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap
+	-DHOST_TEST -Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap -Ikernel/arch/x86_64
 
-$(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h kernel/core/*.h kernel/cap/*.h)
+$(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h kernel/core/*.h kernel/cap/*.h kernel/arch/x86_64/*.h)
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRC)
 

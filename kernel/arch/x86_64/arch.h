@@ -91,10 +91,13 @@ void fpu_init_state(struct fpu_state *s);
 /* apic.c */
 void apic_init(void);
 void apic_eoi(void);
-void ioapic_route(unsigned irq, unsigned vector);
-/* Program an I/O APIC input: vector, level-triggered active low (PCI) or
- * edge-triggered active high (ISA), masked or not. */
-void ioapic_program(unsigned line, unsigned vector, bool level_low, bool masked);
+/* The I/O APIC input ISA IRQ irq reaches (the MADT's overrides). */
+unsigned isa_line(unsigned irq);
+void ioapic_route_isa(unsigned irq, unsigned vector);
+/* Program an I/O APIC input: vector, masked or not; trigger and polarity
+ * as the MADT says (PCI inputs level and active low, ISA edge and high,
+ * unless overridden). */
+void ioapic_program(unsigned line, unsigned vector, bool masked);
 void ioapic_mask(unsigned line, bool masked);
 bool apic_owns_page(u64 pa); /* the local and I/O APIC registers */
 /* Vectors of the I/O APIC lines that user-level drivers bind. */

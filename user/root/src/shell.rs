@@ -356,8 +356,16 @@ impl Shell<'_> {
                 println!("{rest}");
             }
             "run" => self.run(line.trim_start()[3..].trim()),
-            "linux" => self.root.linux(line.trim_start()[5..].trim()),
-            "sh" => self.root.linux(line.trim()),
+            // What was typed after the command line is the program's input.
+            "linux" => {
+                let args = line.trim_start()[5..].trim();
+                let ahead: Vec<u8> = if args.is_empty() { Vec::new() } else { self.pending.drain(..).collect() };
+                self.root.linux(args, &ahead)
+            }
+            "sh" => {
+                let ahead: Vec<u8> = self.pending.drain(..).collect();
+                self.root.linux(line.trim(), &ahead)
+            }
             _ => println!("unknown command '{cmd}' — type 'help' for the list"),
         }
     }

@@ -27,3 +27,16 @@ pub const ENOSYS: i64 = 38;
 pub const ENOTEMPTY: i64 = 39;
 pub const ELOOP: i64 = 40;
 pub const ELIBBAD: i64 = 80;
+// Threads, futex, sockets (sys/futex.rs, sys/socket.rs).
+pub const ENOTSOCK: i64 = 88;
+pub const EMSGSIZE: i64 = 90;
+pub const EPROTOTYPE: i64 = 91;
+pub const ENOPROTOOPT: i64 = 92;
+pub const EPROTONOSUPPORT: i64 = 93;
+pub const EOPNOTSUPP: i64 = 95;
+pub const EAFNOSUPPORT: i64 = 97;
+pub const EADDRINUSE: i64 = 98;
+pub const EISCONN: i64 = 106;
+pub const ENOTCONN: i64 = 107;
+pub const ETIMEDOUT: i64 = 110;
+pub const ECONNREFUSED: i64 = 111;

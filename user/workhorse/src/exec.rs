@@ -152,8 +152,7 @@ fn exec_depth(
     if let Some(old) = p.keep.take() {
         old.destroy();
     }
-    p.mm = mm;
-    p.text_hidden = false; // the new program's text is mapped
+    p.mm = crate::shared::Shared::new(mm);
     p.keep = Some(keep);
     p.exe = path;
     p.name = name;

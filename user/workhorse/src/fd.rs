@@ -14,6 +14,8 @@ pub struct Pipe {
     pub buf: VecDeque<u8>,
     pub readers: u32,
     pub writers: u32,
+    /// Counts reads and writes (edge-triggered epoll reports each).
+    pub generation: u64,
 }
 
 pub enum Kind {
@@ -27,6 +29,8 @@ pub enum Kind {
     Null,
     /// A file made when opened (/proc/meminfo and the like).
     Generated(Rc<[u8]>),
+    /// epoll, sockets, /dev/zero...: sys/object.rs.
+    Object(crate::sys::Obj),
 }
 
 pub struct Description {

@@ -18,6 +18,7 @@ mod fd;
 mod heap;
 mod mem;
 mod process;
+mod shared;
 mod signal;
 mod sys;
 mod tty;
@@ -183,7 +184,7 @@ impl Server {
                 continue;
             }
             if m.payload == 0 {
-                self.request(m.tag.label());
+                self.request(m.tag.label(), m.words[0]);
             } else {
                 let pid = m.payload as i32;
                 self.current = Some(pid);
@@ -200,6 +201,12 @@ impl Server {
             if waits_tty || (timeout != 0 && self.messages.is_multiple_of(TTY_POLL_MESSAGES)) {
                 self.poll_tty();
             }
+            // Now and then the server lets the others of its priority run:
+            // a Linux thread busy with system calls takes the server's place
+            // in the run queue with a fresh slice each time (sched_yield).
+            if self.messages.is_multiple_of(TTY_POLL_MESSAGES) {
+                let _ = keep_abi::SELF_PROCESS.yield_now();
+            }
             self.retry();
         }
     }
@@ -211,34 +218,44 @@ impl Server {
         t.poll();
         while let Some(sig) = t.take_signal() {
             let fg = t.fg_pgrp;
-            let group: Vec<i32> = self.procs.values().filter(|p| p.pgid == fg).map(|p| p.pid).collect();
+            let group: Vec<i32> =
+                self.procs.values().filter(|p| p.pgid == fg && p.pid == p.tgid).map(|p| p.pid).collect();
             for pid in group {
-                self.post(pid, sig);
+                self.post_process(pid, sig);
             }
         }
     }
 
     /// A request of the root task.
-    fn request(&mut self, lbl: u64) {
+    fn request(&mut self, lbl: u64, w0: u64) {
         let ret = Return(RECV_RET);
         match lbl {
             proto::RUN => {
                 let buf = keep_rt::ipc_buffer();
                 let mut line = alloc::vec![0u8; buf.received_len()];
                 buf.read_string(&mut line);
+                let cut = match w0 as usize {
+                    0 => line.len(),
+                    n => n.min(line.len()),
+                };
                 let answer = |w0: u64, w1: u64| {
                     let _ = ret.reply(Tag::new(0), [w0, w1, 0, 0]);
                 };
                 if self.leader.is_some() {
                     return answer(proto::BUSY, 0);
                 }
-                let Some(argv) = core::str::from_utf8(&line).ok().and_then(proto::split_args) else {
+                let Some(argv) = line
+                    .get(..cut)
+                    .and_then(|l| core::str::from_utf8(l).ok())
+                    .and_then(proto::split_args)
+                else {
                     return answer(proto::BAD_COMMAND, 0);
                 };
                 if argv.is_empty() {
                     return answer(proto::BAD_COMMAND, 0);
                 }
                 tty::tty().reset();
+                tty::tty().type_ahead(&line[cut..]);
                 match self.spawn_session(&argv) {
                     Ok(pid) => {
                         self.leader = Some(pid);
@@ -297,6 +314,7 @@ impl Server {
                 .unwrap_or_else(|| in_dir("/bin"))
         };
         let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.clone().into_bytes()).collect();
+        p.cmdline = argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
         let envp: Vec<Vec<u8>> = ["PATH=/bin:/usr/bin", "HOME=/", "TERM=vt100", "PS1=\\w # "]
             .iter()
             .map(|e| Vec::from(e.as_bytes()))
@@ -418,11 +436,10 @@ impl Server {
     fn exception(&mut self, pid: i32, w: [u64; 4]) {
         let [vector, rip, addr, code] = w;
         let Some(p) = self.procs.get_mut(&pid) else { return };
-        if p.text_hidden {
+        if p.mm.text_hidden {
             // Stopped for a signal (signal.rs): text back, signal delivered
             // with the faulting instruction as the place to return to.
             p.mm.set_text_mapped(true);
-            p.text_hidden = false;
             let delivery = match self.deliverable(pid) {
                 Some(sig) => self.deliver(pid, sig, None, None),
                 None => signal::Delivery::None,
@@ -432,6 +449,9 @@ impl Server {
                     let _ = SELF_ASPACE.delete_cap(RECV_RET);
                 }
                 _ => {
+                    // Another thread of the process that runs still has a
+                    // signal to take: hidden again until it comes.
+                    self.hide_text_for_others(pid);
                     let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
                 }
             }
@@ -439,9 +459,24 @@ impl Server {
         }
         if vector == 14 {
             let page = addr & !(mem::PAGE - 1);
-            let need = if code & 2 != 0 { mem::PROT_WRITE } else { mem::PROT_READ };
-            let fresh = !p.mm.pages.contains_key(&page);
-            if fresh && addr < mem::GUEST_TOP && p.mm.page(page, need).is_ok() {
+            let mut need = if code & 2 != 0 { mem::PROT_WRITE } else { mem::PROT_READ };
+            if code & 0x10 != 0 {
+                need = mem::PROT_EXEC;
+            }
+            let ok = match p.mm.pages.get(&page) {
+                // Another thread of the process populated it meanwhile.
+                Some(pg) => {
+                    let r = mem::keep_rights(pg.prot);
+                    let want = match need {
+                        mem::PROT_WRITE => keep_abi::rights::WRITE,
+                        mem::PROT_EXEC => keep_abi::rights::EXEC,
+                        _ => keep_abi::rights::READ,
+                    };
+                    pg.prot != 0 && r & want != 0
+                }
+                None => addr < mem::GUEST_TOP && p.mm.page(page, need).is_ok(),
+            };
+            if ok {
                 let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
                 return;
             }
@@ -465,6 +500,14 @@ impl Server {
     /// memory go, it becomes a zombie for its parent (or goes at once
     /// without one), and a session whose leader it was ends.
     pub fn terminate(&mut self, pid: i32, status: i32) {
+        // All its threads end; the leader stays as the zombie.
+        let Some(tgid) = self.procs.get(&pid).map(|p| p.tgid) else { return };
+        for t in self.threads_of(pid) {
+            if t != tgid {
+                self.remove_thread(t);
+            }
+        }
+        let pid = tgid;
         let Some(p) = self.procs.get_mut(&pid) else { return };
         p.teardown();
         p.zombie = Some(status);
@@ -479,7 +522,7 @@ impl Server {
         if ppid == 0 || !self.procs.contains_key(&ppid) {
             self.reap(pid);
         } else {
-            self.post(ppid, 17); // SIGCHLD
+            self.post_process(ppid, 17); // SIGCHLD
         }
         if self.leader == Some(pid) {
             self.leader = None;
@@ -500,9 +543,8 @@ impl Server {
 
     /// Removes a zombie for good.
     pub fn reap(&mut self, pid: i32) {
-        if let Some(mut p) = self.procs.remove(&pid) {
+        if let Some(p) = self.procs.remove(&pid) {
             env::env().free_slot(p.ret_slot);
-            p.fds.clear();
         }
     }
 

@@ -187,6 +187,9 @@ pub struct Mm {
     pub pages: BTreeMap<u64, Page>,
     pub brk_start: u64,
     pub brk: u64,
+    /// Its executable pages are unmapped so that whichever thread runs
+    /// faults to the server, which then delivers a signal (signal.rs).
+    pub text_hidden: bool,
 }
 
 impl Mm {
@@ -197,6 +200,7 @@ impl Mm {
             pages: BTreeMap::new(),
             brk_start: 0,
             brk: 0,
+            text_hidden: false,
         }
     }
 
@@ -432,6 +436,12 @@ impl Mm {
         self.write(va, &v.to_le_bytes())
     }
 
+    pub fn read_u32(&mut self, va: u64) -> Result<u32, i64> {
+        let mut b = [0u8; 4];
+        self.read(va, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
     pub fn write_u32(&mut self, va: u64, v: u32) -> Result<(), i64> {
         self.write(va, &v.to_le_bytes())
     }
@@ -479,6 +489,7 @@ impl Mm {
     /// Unmaps (`hide`) or maps again the executable pages from the
     /// process's address space; the server keeps them.
     pub fn set_text_mapped(&mut self, mapped: bool) {
+        self.text_hidden = !mapped;
         for (&va, p) in &self.pages {
             if p.prot & PROT_EXEC != 0 {
                 if mapped {

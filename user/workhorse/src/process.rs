@@ -1,5 +1,9 @@
-//! A Linux process: its Keep process and address space, memory, file
-//! descriptors, working directory, signal actions and wait state.
+//! A Linux thread (a process is a group of them, most often one): its Keep
+//! process, and the memory, file descriptors and signal actions its group
+//! shares (`Shared`), its working directory, signal mask and wait state.
+//! The server keeps one `Proc` per thread, by thread id; the group's first
+//! thread (tid = pid = tgid) is the process's leader, which stays (as a
+//! zombie) for its parent's wait4.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -9,6 +13,7 @@ use keep_abi::{ACCOUNT, Aspace, Process, SELF_ASPACE, SELF_PROCESS};
 use crate::env::env;
 use crate::fd::Fd;
 use crate::mem::Mm;
+use crate::shared::Shared;
 use crate::vfs::{Ino, ROOT};
 use crate::Call;
 
@@ -63,6 +68,37 @@ impl Keep {
         }
     }
 
+    /// A CREATED thread in `aspace` (the group's), as `create` otherwise.
+    pub fn create_thread(tid: i32, name: &str, aspace: Aspace) -> Result<Keep, i64> {
+        let e = env();
+        let p = e.slot().map_err(|_| crate::errno::ENOMEM)?;
+        let s = e.slot().map_err(|_| crate::errno::ENOMEM)?;
+        let k = Keep { process: Process(p), aspace, sender: s };
+        let r = ACCOUNT
+            .create_process(aspace.0, p)
+            .and_then(|_| SELF_PROCESS.mint(s, tid as u64, 0))
+            .and_then(|_| k.process.set_fault_handler(s))
+            .and_then(|_| k.process.set_emulation(true))
+            .and_then(|_| k.process.set_name(name));
+        match r {
+            Ok(()) => Ok(k),
+            Err(err) => {
+                keep_rt::println!("workhorse: cannot make a thread: {err}");
+                k.destroy_thread();
+                Err(crate::errno::ENOMEM)
+            }
+        }
+    }
+
+    /// Destroys the process only (other threads go on in the address
+    /// space) and gives its slots back.
+    pub fn destroy_thread(&self) {
+        let _ = ACCOUNT.destroy(self.process.0);
+        let e = env();
+        e.free_slot(self.process.0);
+        e.free_slot(self.sender);
+    }
+
     /// Destroys the process and its address space (which unmaps every
     /// page) and gives the slots back.
     pub fn destroy(&self) {
@@ -82,8 +118,21 @@ pub enum Blocked {
     Vfork(i32),
 }
 
+/// A thread waiting in futex: the word's key (frame, offset), the bits it
+/// waits for, and when it started waiting (wakes go in that order).
+#[derive(Clone, Copy)]
+pub struct FutexWait {
+    pub key: (u64, u64),
+    pub bitset: u32,
+    pub seq: u64,
+}
+
 pub struct Proc {
+    /// The thread id (the process's pid for its first thread).
     pub pid: i32,
+    /// The process's pid (the thread group's id).
+    pub tgid: i32,
+    /// These and pgid, sid: the process's (every thread has a copy).
     pub ppid: i32,
     pub pgid: i32,
     pub sid: i32,
@@ -91,20 +140,19 @@ pub struct Proc {
     /// The path it was started from (/proc/self/exe).
     pub exe: String,
     pub keep: Option<Keep>,
-    pub mm: Mm,
-    pub fds: Vec<Option<Fd>>,
+    /// Shared by the threads of the process.
+    pub mm: Shared<Mm>,
+    pub fds: Shared<Vec<Option<Fd>>>,
     pub cwd: Ino,
     pub umask: u32,
     pub fs_base: u64,
-    /// Per signal: handler, flags, restorer, mask (as rt_sigaction has them).
-    pub sigactions: [[u64; 4]; 65],
+    /// Per signal: handler, flags, restorer, mask (as rt_sigaction has
+    /// them); shared by the threads.
+    pub sigactions: Shared<[[u64; 4]; 65]>,
     /// Signals posted and not yet delivered (bit sig-1).
     pub pending: u64,
     /// The mask rt_sigsuspend replaced, restored by the handler's return.
     pub saved_mask: Option<u64>,
-    /// Its executable pages are unmapped so that it faults to the server,
-    /// which then delivers a signal (see signal.rs).
-    pub text_hidden: bool,
     pub sigmask: u64,
     pub blocked: Option<Blocked>,
     /// Blocked on terminal input (the server polls the console).
@@ -113,6 +161,25 @@ pub struct Proc {
     pub ret_slot: u64,
     /// Some(wait status) once it has ended.
     pub zombie: Option<i32>,
+    /// set_tid_address / CLONE_CHILD_CLEARTID: zeroed and woken at exit.
+    pub clear_child_tid: u64,
+    /// Waiting in futex (None once woken).
+    pub futex: Option<FutexWait>,
+    /// A leader that ended with exit while its other threads go on.
+    pub thread_done: bool,
+    /// Its arguments, each with its NUL (/proc/PID/cmdline).
+    pub cmdline: Vec<u8>,
+    /// Resource limits (soft, hard) by RLIMIT_* number.
+    pub rlimits: [(u64, u64); 16],
+}
+
+/// The limits a process starts with.
+pub fn default_rlimits() -> [(u64, u64); 16] {
+    let mut r = [(u64::MAX, u64::MAX); 16];
+    r[3] = (8 << 20, u64::MAX); // RLIMIT_STACK
+    r[7] = (1024, 1024); // RLIMIT_NOFILE
+    r[6] = (128, 128); // RLIMIT_NPROC: the server's process limit
+    r
 }
 
 impl Proc {
@@ -121,37 +188,50 @@ impl Proc {
         let ret_slot = env().slot().map_err(|_| crate::errno::ENOMEM)?;
         Ok(Proc {
             pid,
+            tgid: pid,
             ppid,
             pgid: pid,
             sid: pid,
             name: String::new(),
             exe: String::new(),
             keep: None,
-            mm: Mm::new(Aspace(0)),
-            fds: Vec::new(),
+            mm: Shared::new(Mm::new(Aspace(0))),
+            fds: Shared::new(Vec::new()),
             cwd: ROOT,
             umask: 0o022,
             fs_base: 0,
-            sigactions: [[0; 4]; 65],
+            sigactions: Shared::new([[0; 4]; 65]),
             pending: 0,
             saved_mask: None,
-            text_hidden: false,
             sigmask: 0,
             blocked: None,
             waits_tty: false,
             ret_slot,
             zombie: None,
+            clear_child_tid: 0,
+            futex: None,
+            thread_done: false,
+            cmdline: Vec::new(),
+            rlimits: default_rlimits(),
         })
     }
 
-    /// Ends the Keep side: process and address space destroyed, memory and
-    /// descriptors released.
+    /// Ends the Keep side: process destroyed, and with the last thread of
+    /// the group the address space too; this thread's hold on memory,
+    /// descriptors and actions released.
     pub fn teardown(&mut self) {
+        let last = self.mm.is_unique();
         if let Some(k) = self.keep.take() {
-            k.destroy();
+            if last { k.destroy() } else { k.destroy_thread() }
+        } else if last && self.mm.aspace.0 != 0 {
+            // A leader that ended before its threads kept the space.
+            let _ = ACCOUNT.destroy(self.mm.aspace.0);
+            env().free_slot(self.mm.aspace.0);
         }
-        self.mm = Mm::new(Aspace(0));
-        self.fds.clear();
+        self.mm = Shared::new(Mm::new(Aspace(0)));
+        self.fds = Shared::new(Vec::new());
+        self.sigactions = Shared::new([[0; 4]; 65]);
+        self.futex = None;
         self.blocked = None;
         self.waits_tty = false;
         let _ = SELF_ASPACE.delete_cap(self.ret_slot);

@@ -33,7 +33,7 @@ const SIGMASK: u64 = MCONTEXT + 256;
 const SIGINFO: u64 = SIGMASK + 8;
 const FRAME: u64 = SIGINFO + 128;
 /// Can never be blocked.
-const UNBLOCKABLE: u64 = (1 << (9 - 1)) | (1 << (19 - 1));
+pub(crate) const UNBLOCKABLE: u64 = (1 << (9 - 1)) | (1 << (19 - 1));
 
 /// The sigcontext's registers in its order (r8..r15, rdi, rsi, rbp, rbx,
 /// rdx, rax, rcx, rsp, rip, eflags).
@@ -101,9 +101,8 @@ impl Server {
         // Running: make it fault to the server (unless it is the caller the
         // server is answering, which gets it as its call returns).
         if p.blocked.is_none() {
-            if self.current != Some(pid) && !p.text_hidden {
+            if self.current != Some(pid) && !p.mm.text_hidden && p.keep.is_some() {
                 p.mm.set_text_mapped(false);
-                p.text_hidden = true;
             }
             return;
         }
@@ -119,6 +118,43 @@ impl Server {
             }
         }
         self.interrupt(pid, call, ret);
+    }
+
+    /// Posts a signal to a process (kill, SIGCHLD, the terminal's): one of
+    /// its threads takes it, as in Linux: one that does not block it,
+    /// preferably one waiting in a call (it can take it at once), else the
+    /// first; if all block it, the first keeps it pending.
+    pub fn post_process(&mut self, pid: i32, sig: i32) {
+        let threads = self.threads_of(pid);
+        let live = |t: &i32| self.procs[t].keep.is_some();
+        let open = |t: &i32| self.procs[t].sigmask & bit(sig) == 0 || sig == 9;
+        let pick = threads
+            .iter()
+            .filter(|t| live(t) && open(t))
+            .find(|t| self.procs[*t].blocked.is_some())
+            .or_else(|| threads.iter().find(|t| live(t) && open(t)))
+            .or_else(|| threads.iter().find(|t| live(t)))
+            .or(threads.first());
+        if let Some(&t) = pick {
+            self.post(t, sig);
+        }
+    }
+
+    /// After thread `pid` took the stop of hidden text (main.rs): if
+    /// another thread of its process runs with a signal due, the text is
+    /// hidden again so that it comes too.
+    pub fn hide_text_for_others(&mut self, pid: i32) {
+        let Some(tgid) = self.procs.get(&pid).map(|p| p.tgid) else { return };
+        let due = self.procs.values().any(|q| {
+            q.tgid == tgid
+                && q.pid != pid
+                && q.keep.is_some()
+                && q.blocked.is_none()
+                && q.pending & !q.sigmask != 0
+        });
+        if due {
+            self.proc(pid).mm.set_text_mapped(false);
+        }
     }
 
     /// A call that waits (its return capability in `ret`) while a signal

@@ -145,6 +145,14 @@ impl Tty {
         }
     }
 
+    /// Input the user typed before the program started (the root shell
+    /// read it with the command line): taken as if typed now.
+    pub fn type_ahead(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.input(b);
+        }
+    }
+
     fn input(&mut self, mut b: u8) {
         let t = self.termios;
         const ISIG: u32 = 1;
@@ -229,6 +237,11 @@ impl Tty {
     }
 
     /// Whether a read would return at once (with data or end of input).
+    /// Bytes a read would get now (FIONREAD).
+    pub fn pending(&self) -> usize {
+        self.ready.len()
+    }
+
     pub fn has_input(&self) -> bool {
         !self.ready.is_empty() || self.eof
     }

@@ -2,8 +2,8 @@
 """Debian's python3 on Keep and on the host (tools/test_linux.py runs both,
 with busybox's applets as the external commands, and compares the
 output): files and directories, pipes and fork, subprocesses, signals,
-and a few standard library modules (some in C: lib-dynload).  Usage:
-python.py DIR (a writable directory)."""
+threads, sockets and asyncio, and a few standard library modules (some
+in C: lib-dynload).  Usage: python.py DIR (a writable directory)."""
 import collections
 import hashlib
 import json
@@ -126,6 +126,61 @@ try:
     raise KeyboardInterrupt
 except KeyboardInterrupt:
     print("KeyboardInterrupt caught")
+
+# Threads, sockets and asyncio (clone with the thread flags, futex,
+# AF_UNIX, epoll, FIONBIO).
+import asyncio
+import queue
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+q = queue.Queue()
+lock = threading.Lock()
+total = [0]
+
+
+def worker(i):
+    for _ in range(200):
+        with lock:
+            total[0] += i
+    q.put(i * i)
+
+
+ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("threads:", sorted(q.queue), total[0])
+with ThreadPoolExecutor(3) as ex:
+    print("pool:", list(ex.map(abs, [-1, -2, -3])))
+a, b = socket.socketpair()
+a.sendall(b"over a socket")
+print("socketpair:", b.recv(64))
+a.close()
+print("closed peer:", b.recv(64))
+
+
+async def echo_pair():
+    async def handle(reader, writer):
+        writer.write((await reader.readline()).upper())
+        await writer.drain()
+        writer.close()
+
+    path = os.path.join(work, "asyncio.sock")
+    server = await asyncio.start_unix_server(handle, path)
+    reader, writer = await asyncio.open_unix_connection(path)
+    writer.write(b"hello asyncio\n")
+    line = await reader.readline()
+    writer.close()
+    server.close()
+    await server.wait_closed()
+    slept = await asyncio.wait_for(asyncio.sleep(0.05, result="slept"), 5)
+    return line, slept
+
+
+print("asyncio:", asyncio.run(echo_pair()))
 
 # The standard library, some of it in C (lib-dynload).
 print("json:", json.dumps({"b": [1, 2.5, None], "a": "é"}, sort_keys=True))

@@ -42,10 +42,8 @@ use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
 use virtio_drivers::Hal;
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
+use virtio_drivers::BufferDirection;
 use virtio_drivers::transport::pci::PciTransport;
-use virtio_drivers::transport::{DeviceStatus, DeviceType, InterruptStatus, Transport};
-use virtio_drivers::{BufferDirection, PhysAddr};
-use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 keep_rt::entry!(main);
 
@@ -152,6 +150,8 @@ struct Server {
     inflight: Vec<InFlight>,
     free_io: Vec<usize>,
     headers: Headers,
+    /// The empty slot the next call's return capability is received into.
+    next_ret: u64,
 }
 
 fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
@@ -191,13 +191,22 @@ impl Server {
             return None;
         }
         if !m.tag.is_called() {
-            let _ = SELF_ASPACE.delete_cap(ARG);
+            if m.tag.caps() > 0 {
+                let _ = SELF_ASPACE.delete_cap(self.next_ret);
+                let _ = SELF_ASPACE.delete_cap(ARG);
+            }
             return None;
         }
-        let ret = self.slots.alloc()?;
-        if SELF_ASPACE.move_cap(RET, ret).is_err() {
-            self.slots.free(ret);
-            return None;
+        // The return capability arrived in a slot of its own (next_ret), where
+        // it stays until the reply: no MOVE_CAP a call.
+        let ret = self.next_ret;
+        match self.slots.alloc() {
+            Some(n) => self.next_ret = n,
+            None => {
+                let _ = SELF_ASPACE.delete_cap(ret); // the caller hears NO_REPLY
+                let _ = SELF_ASPACE.delete_cap(ARG);
+                return None;
+            }
         }
         let cap = if m.tag.caps() >= 2 {
             match self.slots.alloc() {
@@ -292,14 +301,15 @@ impl Server {
         if buf.rights & dev != dev {
             return Err(NO_RIGHTS);
         }
-        let domain = hal::domain();
-        for p in offset / 4096..(offset + len).div_ceil(4096) {
-            match domain.lookup(buf.iova + p * 4096) {
-                Ok((r, _)) if r & dev == dev => {}
-                _ => return Err(BAD_BUFFER),
-            }
+        // The buffer's first page stands for all of them: the manager
+        // drops a pin whole, first page first (a revoked share), and nobody
+        // else maps into this domain's buffer windows.  One lookup a request
+        // instead of one per page (16 for 64 KiB: most of what separating
+        // the driver cost, docs/performance.md "I/O paths").
+        match hal::domain().lookup(buf.iova) {
+            Ok((r, _)) if r & dev == dev => Ok(b as usize),
+            _ => Err(BAD_BUFFER),
         }
-        Ok(b as usize)
     }
 
     /// Puts a request on the device.
@@ -555,70 +565,11 @@ impl Server {
     }
 }
 
-/// Hides VIRTIO_F_RING_INDIRECT_DESC: with it `virtio-drivers` puts each
-/// request's descriptors in a table on its heap, which the Hal would have
-/// to bounce through a fresh DMA page per request; without it a request
-/// takes 3 of the queue's 16 descriptors, and IN_FLIGHT requests fit.
-struct NoIndirect<T: Transport>(T);
-
-const RING_INDIRECT_DESC: u64 = 1 << 28;
-
-impl<T: Transport> Transport for NoIndirect<T> {
-    fn device_type(&self) -> DeviceType {
-        self.0.device_type()
-    }
-    fn read_device_features(&mut self) -> u64 {
-        self.0.read_device_features() & !RING_INDIRECT_DESC
-    }
-    fn write_driver_features(&mut self, f: u64) {
-        self.0.write_driver_features(f & !RING_INDIRECT_DESC)
-    }
-    fn max_queue_size(&mut self, queue: u16) -> u32 {
-        self.0.max_queue_size(queue)
-    }
-    fn notify(&mut self, queue: u16) {
-        self.0.notify(queue)
-    }
-    fn get_status(&self) -> DeviceStatus {
-        self.0.get_status()
-    }
-    fn set_status(&mut self, status: DeviceStatus) {
-        self.0.set_status(status)
-    }
-    fn set_guest_page_size(&mut self, size: u32) {
-        self.0.set_guest_page_size(size)
-    }
-    fn requires_legacy_layout(&self) -> bool {
-        self.0.requires_legacy_layout()
-    }
-    fn queue_set(&mut self, queue: u16, size: u32, desc: PhysAddr, driver: PhysAddr, device: PhysAddr) {
-        self.0.queue_set(queue, size, desc, driver, device)
-    }
-    fn queue_unset(&mut self, queue: u16) {
-        self.0.queue_unset(queue)
-    }
-    fn queue_used(&mut self, queue: u16) -> bool {
-        self.0.queue_used(queue)
-    }
-    fn ack_interrupt(&mut self) -> InterruptStatus {
-        self.0.ack_interrupt()
-    }
-    fn read_config_generation(&self) -> u32 {
-        self.0.read_config_generation()
-    }
-    fn read_config_space<V: FromBytes + IntoBytes>(&self, offset: usize) -> virtio_drivers::Result<V> {
-        self.0.read_config_space(offset)
-    }
-    fn write_config_space<V: IntoBytes + Immutable>(&mut self, offset: usize, value: V) -> virtio_drivers::Result<()> {
-        self.0.write_config_space(offset, value)
-    }
-}
-
 fn main(_: u64, _: u64) -> i32 {
     let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
     slots.reserve(RET);
     slots.reserve(ARG);
-    let (Some(irq_slot), Some(irq_me)) = (slots.alloc(), slots.alloc()) else {
+    let (Some(irq_slot), Some(irq_me), Some(next_ret)) = (slots.alloc(), slots.alloc(), slots.alloc()) else {
         return fail("slots", "none free");
     };
     // From the description: the PCI server and the dataspace manager by name.
@@ -678,6 +629,7 @@ fn main(_: u64, _: u64) -> i32 {
         inflight: Vec::new(),
         free_io: (0..IN_FLIGHT).rev().collect(),
         headers: Headers { va: hdr.as_ptr() as u64, data_va: data.as_ptr() as u64 },
+        next_ret,
     };
     loop {
         // Start, in order, what can start.
@@ -712,7 +664,7 @@ fn main(_: u64, _: u64) -> i32 {
             }
         }
         let wait = if s.inflight.is_empty() { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
-        keep_rt::ipc_buffer().set_recv_slots(&[RET, ARG]);
+        keep_rt::ipc_buffer().set_recv_slots(&[s.next_ret, ARG]);
         let m = recv(Tag::new(0).with_slots(2), wait);
         if let Some(c) = s.take(&m) {
             s.backlog.push_back(c);

@@ -63,6 +63,7 @@ struct Func {
     msix: Option<Msix>,
     msi: Option<u64>,       // the MSI capability's offset (used when there is no MSI-X)
     vectors: Vec<(u64, u64)>, // (entry, MSI line) handed to the session's driver
+    grants: Vec<u64>,         // wrappers of the BARs and lines handed to it: destroyed at RELEASE
     generation: u64,
     domain: Option<u64>, // slot of the DMA domain while a session is open
     opener: u64,         // the payload of the capability the session was opened through
@@ -136,6 +137,7 @@ fn scan() -> Vec<Func> {
             msix: None,
             msi: None,
             vectors: Vec::new(),
+            grants: Vec::new(),
             generation: 0,
             domain: None,
             opener: 0,
@@ -194,7 +196,7 @@ fn status(s: u64) -> Reply {
 impl Server {
     /// The functions a described driver (a name-service payload) may open:
     /// its grant from the description, asked of init the first time.
-    fn grant(&mut self, payload: u64) -> Option<PciSelector> {
+    fn selector(&mut self, payload: u64) -> Option<PciSelector> {
         if let Some(&(_, sel)) = self.grants.iter().find(|(p, _)| *p == payload) {
             return Some(sel);
         }
@@ -222,7 +224,7 @@ impl Server {
         let sel = if payload == 0 {
             None
         } else {
-            match self.grant(payload) {
+            match self.selector(payload) {
                 Some(sel) => Some(sel),
                 None => return status(DENIED),
             }
@@ -352,8 +354,39 @@ impl Server {
         }
         self.msi_lines |= 1 << n;
         self.funcs[idx].vectors.push((entry, line));
-        self.drop_after_reply.push(s);
-        (OK, [line, addr, data], alloc::vec![s])
+        let Some(t) = self.grant(idx, s) else {
+            return status(NO_RESOURCES); // the line stays routed until RELEASE
+        };
+        self.drop_after_reply.push(t);
+        (OK, [line, addr, data], alloc::vec![t])
+    }
+
+    /// The device capability in slot `s` (the server's own restricted copy),
+    /// handed to the session's driver as a wrapper that RELEASE destroys:
+    /// with it go the driver's mappings of the BAR and its bindings of the
+    /// line (docs/devices.md, "Taking a device back").  Returns the slot of
+    /// the copy to send; `s` is freed either way.
+    fn grant(&mut self, idx: usize, s: u64) -> Option<u64> {
+        let w = self.slots.alloc();
+        let t = self.slots.alloc();
+        let made = match (w, t) {
+            (Some(w), Some(t)) => ACCOUNT
+                .create_wrapper(s, w, rights::READ | rights::WRITE)
+                .and_then(|_| SELF_ASPACE.copy_cap(w, t, rights::READ | rights::WRITE).inspect_err(|_| {
+                    let _ = ACCOUNT.destroy(w);
+                    let _ = SELF_ASPACE.delete_cap(w);
+                }))
+                .is_ok(),
+            _ => false,
+        };
+        let _ = SELF_ASPACE.delete_cap(s);
+        self.slots.free(s);
+        if !made {
+            w.into_iter().chain(t).for_each(|x| self.slots.free(x));
+            return None;
+        }
+        self.funcs[idx].grants.push(w.unwrap());
+        t
     }
 
     /// Every MSI the session's driver was given: masked, unrouted (its
@@ -377,6 +410,11 @@ impl Server {
     }
 
     fn release(&mut self, idx: usize) -> Reply {
+        for w in core::mem::take(&mut self.funcs[idx].grants) {
+            let _ = ACCOUNT.destroy(w);
+            let _ = SELF_ASPACE.delete_cap(w);
+            self.slots.free(w);
+        }
         self.release_msi(idx);
         let f = &mut self.funcs[idx];
         if let Some(d) = f.domain.take() {
@@ -465,8 +503,11 @@ impl Server {
             self.slots.free(s);
             return status(NO_RESOURCES); // e.g. a BAR above 4 GiB, beyond DEVMEM
         }
-        self.drop_after_reply.push(s);
-        (OK, [b.base, b.size, 0], alloc::vec![s])
+        let Some(t) = self.grant(idx, s) else {
+            return status(NO_RESOURCES);
+        };
+        self.drop_after_reply.push(t);
+        (OK, [b.base, b.size, 0], alloc::vec![t])
     }
 
     fn irq(&mut self, idx: usize) -> Reply {
@@ -483,8 +524,11 @@ impl Server {
             self.slots.free(s);
             return status(NO_RESOURCES);
         }
-        self.drop_after_reply.push(s);
-        (OK, [line, 0, 0], alloc::vec![s])
+        let Some(t) = self.grant(idx, s) else {
+            return status(NO_RESOURCES);
+        };
+        self.drop_after_reply.push(t);
+        (OK, [line, 0, 0], alloc::vec![t])
     }
 
     fn serve(&mut self, label: u64, payload: u64, w: [u64; 4]) -> Reply {

@@ -5,12 +5,21 @@ use super::*;
 
 pub(crate) fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u64, mode: u64) -> Result<i64, i64> {
     let flags = flags as u32;
-    let path = s.path(pid, path)?;
+    let mut path = s.path(pid, path)?;
     let base = s.dirfd(pid, dirfd)?;
+    // /proc and the devices (sys/procfs.rs, sys/devices.rs).
+    match super::procfs::open(s, pid, &path, flags) {
+        Some(Ok(super::procfs::Opened::Desc(d))) => {
+            return s.proc(pid).install(Fd { desc: d, cloexec: flags & O_CLOEXEC != 0 }, 0);
+        }
+        Some(Ok(super::procfs::Opened::Path(p))) => path = p,
+        Some(Err(e)) => return Err(e),
+        None => {}
+    }
     let kind = match path.as_str() {
         "/dev/null" => Some(Kind::Null),
         "/dev/tty" | "/dev/console" => Some(Kind::Console),
-        p => proc_file(s, pid, p).map(|b| Kind::Generated(b.into())),
+        _ => None,
     };
     let kind = match kind {
         Some(k) => k,
@@ -91,6 +100,10 @@ pub(crate) fn stat_desc(d: &Desc) -> [u8; 144] {
         Kind::Null => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
         Kind::PipeRead(_) | Kind::PipeWrite(_) => stat_bytes(0o010600, 3, 1, 0, 0),
         Kind::Generated(b) => stat_bytes(0o100444, 4, 1, b.len() as u64, 0),
+        Kind::Object(o) => {
+            let (mode, rdev) = o.borrow().stat();
+            stat_bytes(mode, 5, 1, 0, rdev)
+        }
     }
 }
 
@@ -104,6 +117,10 @@ pub(crate) fn stat_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, buf: u64,
     } else {
         let path = s.path(pid, path)?;
         let base = s.dirfd(pid, dirfd)?;
+        if let Some(r) = super::procfs::stat(s, pid, &path, flags & AT_SYMLINK_NOFOLLOW == 0) {
+            s.proc(pid).mm.write(buf, &r?)?;
+            return Ok(0);
+        }
         match path.as_str() {
             "/dev/null" => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
             "/dev/tty" | "/dev/console" => stat_bytes(0o020620, 1, 1, 0, (5 << 8) | 1),
@@ -140,15 +157,32 @@ pub fn getdents64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let r = (|| {
         let d = desc(s, pid, c.args[0])?;
         let mut d = d.borrow_mut();
-        let Kind::Dir { ino } = d.kind else { return Err(ENOTDIR) };
-        let f = fs();
-        let Node::Dir { entries, parent } = &f.get(ino).node else { return Err(ENOTDIR) };
-        let mut list: Vec<(&str, Ino)> = alloc::vec![(".", ino), ("..", *parent)];
-        list.extend(entries.iter().map(|(n, i)| (n.as_str(), *i)));
+        // (name, inode number, d_type)
+        let list: Vec<(String, u64, u8)> = match &d.kind {
+            Kind::Dir { ino } => {
+                let ino = *ino;
+                let f = fs();
+                let Node::Dir { entries, parent } = &f.get(ino).node else { return Err(ENOTDIR) };
+                let ty = |i: Ino| match f.get(i).node {
+                    Node::Dir { .. } => 4,
+                    Node::File(_) => 8,
+                    Node::Symlink(_) => 10,
+                };
+                let mut list = alloc::vec![(String::from("."), ino as u64 + 2, 4), (String::from(".."), *parent as u64 + 2, 4)];
+                list.extend(entries.iter().map(|(n, i)| (n.clone(), *i as u64 + 2, ty(*i))));
+                list
+            }
+            Kind::Object(o) => {
+                let mut list = alloc::vec![(String::from("."), 1, 4), (String::from(".."), 1, 4)];
+                list.extend(o.borrow().entries().ok_or(ENOTDIR)?);
+                list
+            }
+            _ => return Err(ENOTDIR),
+        };
         let cap = (c.args[2] as usize).min(IO_CHUNK);
         let mut out = Vec::new();
         let mut pos = d.pos as usize;
-        while let Some((name, i)) = list.get(pos) {
+        while let Some((name, i, ty)) = list.get(pos) {
             let reclen = (19 + name.len() + 1).div_ceil(8) * 8;
             if out.len() + reclen > cap {
                 if out.is_empty() {
@@ -156,13 +190,9 @@ pub fn getdents64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
                 }
                 break;
             }
-            let ty: u8 = match f.get(*i).node {
-                Node::Dir { .. } => 4,
-                Node::File(_) => 8,
-                Node::Symlink(_) => 10,
-            };
+            let ty = *ty;
             let start = out.len();
-            out.extend_from_slice(&(*i as u64 + 2).to_le_bytes());
+            out.extend_from_slice(&i.to_le_bytes());
             out.extend_from_slice(&(pos as u64 + 1).to_le_bytes());
             out.extend_from_slice(&(reclen as u16).to_le_bytes());
             out.push(ty);
@@ -248,8 +278,13 @@ pub fn renameat2(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 
 pub(crate) fn readlink_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, buf: u64, size: u64) -> Result<i64, i64> {
     let raw = s.proc(pid).mm.read_cstr(path, PATH_MAX)?;
+    let proc_link = core::str::from_utf8(&raw).ok().and_then(|p| {
+        super::procfs::readlink_self(s, pid, p).map(Ok).or_else(|| super::procfs::readlink(s, pid, p))
+    });
     let target = if raw == b"/proc/self/exe" {
         s.proc(pid).exe.clone()
+    } else if let Some(t) = proc_link {
+        t?
     } else {
         let path = String::from_utf8(raw).map_err(|_| ENOENT)?;
         let base = s.dirfd(pid, dirfd)?;
@@ -281,6 +316,9 @@ pub(crate) fn access_at(s: &mut Server, pid: i32, dirfd: u64, path: u64) -> Resu
     let base = s.dirfd(pid, dirfd)?;
     if path == "/dev/null" || path == "/dev/tty" {
         return Ok(0);
+    }
+    if let Some(r) = super::procfs::stat(s, pid, &path, true) {
+        return r.map(|_| 0);
     }
     fs().resolve(base, &path, true)?;
     Ok(0)
@@ -337,31 +375,6 @@ pub fn umask(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let old = p.umask;
     p.umask = c.args[0] as u32 & 0o777;
     Out::Ret(old as i64)
-}
-
-/// The few /proc files the server makes when they are opened.
-pub(crate) fn proc_file(s: &mut Server, pid: i32, path: &str) -> Option<Vec<u8>> {
-    let mib = |frames: u64| frames * 4;
-    let text = match path {
-        "/proc/mounts" | "/proc/self/mounts" => String::from("rootfs / tmpfs rw 0 0\n"),
-        "/proc/cpuinfo" => String::from("processor\t: 0\nvendor_id\t: Keep\nmodel name\t: x86-64 (Keep workhorse)\n\n"),
-        "/proc/meminfo" => {
-            let free = keep_abi::MEMORY.free().unwrap_or(0);
-            let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|b| b / 4096).unwrap_or(free);
-            alloc::format!("MemTotal: {} kB\nMemFree: {} kB\nMemAvailable: {} kB\n", mib(total.max(free)), mib(free), mib(free))
-        }
-        "/proc/uptime" => {
-            let ms = TIMER.now_ms().unwrap_or(0);
-            alloc::format!("{}.{:02} 0.00\n", ms / 1000, ms % 1000 / 10)
-        }
-        "/proc/version" => String::from("Linux version 6.1.0-keep-workhorse (Keep workhorse)\n"),
-        "/proc/self/cmdline" | "/proc/self/comm" => {
-            let p = s.proc(pid);
-            alloc::format!("{}\n", p.name)
-        }
-        _ => return None,
-    };
-    Some(text.into_bytes())
 }
 
 pub(crate) fn truncate_ino(ino: Ino, len: u64) -> Result<i64, i64> {

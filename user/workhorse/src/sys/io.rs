@@ -48,11 +48,21 @@ pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Opti
                 for (i, b) in pipe.buf.drain(..n).enumerate() {
                     out[i] = b;
                 }
+                pipe.generation += 1;
                 n
             }
         }
         Kind::PipeWrite(_) => return Err(EBADF),
         Kind::Null => 0,
+        Kind::Object(o) => {
+            let o = o.clone();
+            drop(desc);
+            let r = o.borrow_mut().read(s, pid, out.len());
+            return match r {
+                Err(WOULD_BLOCK) if nonblock => Err(EAGAIN),
+                r => r,
+            };
+        }
         Kind::Generated(bytes) => {
             let pos = at.unwrap_or(desc.pos) as usize;
             let n = bytes.len().saturating_sub(pos).min(out.len());
@@ -109,10 +119,20 @@ pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Op
             }
             let n = room.min(data.len());
             pipe.buf.extend(&data[..n]);
+            pipe.generation += 1;
             Ok(n)
         }
         Kind::PipeRead(_) | Kind::Generated(_) => Err(EBADF),
         Kind::Null => Ok(data.len()),
+        Kind::Object(o) => {
+            let o = o.clone();
+            drop(desc);
+            let r = o.borrow_mut().write(s, pid, data);
+            match r {
+                Err(WOULD_BLOCK) if nonblock => Err(EAGAIN),
+                r => r,
+            }
+        }
     }
 }
 
@@ -271,6 +291,10 @@ pub fn close_range(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         return Out::Ret(-EINVAL);
     }
     let p = s.proc(pid);
+    if flags & CLOSE_RANGE_UNSHARE != 0 && !p.fds.is_unique() {
+        // A table of its own (as unshare(CLONE_FILES)) before closing.
+        p.fds = crate::shared::Shared::new((*p.fds).clone());
+    }
     let end = last.saturating_add(1).min(p.fds.len());
     for slot in p.fds.iter_mut().take(end).skip(first) {
         if flags & CLOSE_RANGE_CLOEXEC != 0 {
@@ -360,6 +384,7 @@ pub(crate) fn make_pipe(s: &mut Server, pid: i32, fds: u64, flags: u64) -> Resul
         buf: alloc::collections::VecDeque::new(),
         readers: 0,
         writers: 0,
+        generation: 0,
     }));
     let nb = flags & O_NONBLOCK;
     let r = Description::new(Kind::PipeRead(pipe.clone()), O_RDONLY | nb);
@@ -400,12 +425,40 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     const TIOCGPGRP: u64 = 0x540f;
     const TIOCSPGRP: u64 = 0x5410;
     const TIOCGWINSZ: u64 = 0x5413;
+    // Any descriptor's (Python's socket.setblocking uses FIONBIO).
+    const FIONREAD: u64 = 0x541b;
+    const FIONBIO: u64 = 0x5421;
+    const FIONCLEX: u64 = 0x5450;
+    const FIOCLEX: u64 = 0x5451;
     let r = (|| {
         let d = desc(s, pid, c.args[0])?;
+        let (req, arg) = (c.args[1], c.args[2]);
+        match req {
+            FIONBIO => {
+                let on = s.proc(pid).mm.read_u32(arg)? != 0;
+                let mut d = d.borrow_mut();
+                d.flags = if on { d.flags | O_NONBLOCK } else { d.flags & !O_NONBLOCK };
+                return Ok(0);
+            }
+            FIOCLEX | FIONCLEX => {
+                let p = s.proc(pid);
+                p.fds[c.args[0] as usize].as_mut().unwrap().cloexec = req == FIOCLEX;
+                return Ok(0);
+            }
+            FIONREAD => {
+                let n = match &d.borrow().kind {
+                    Kind::PipeRead(p) => p.borrow().buf.len(),
+                    Kind::Console => tty().pending(),
+                    _ => return Err(ENOTTY),
+                };
+                s.proc(pid).mm.write_u32(arg, n as u32)?;
+                return Ok(0);
+            }
+            _ => {}
+        }
         if !matches!(d.borrow().kind, Kind::Console) {
             return Err(ENOTTY);
         }
-        let (req, arg) = (c.args[1], c.args[2]);
         let p = s.proc(pid);
         match req {
             TCGETS => p.mm.write(arg, &tty().termios.to_bytes())?,
@@ -441,8 +494,13 @@ pub(crate) fn poll_one(s: &mut Server, pid: i32, fd: i32, events: u16) -> u16 {
         return 0;
     }
     let Ok(d) = desc(s, pid, fd as u64) else { return POLLNVAL };
-    let d = d.borrow();
-    let ready = match &d.kind {
+    let ready = desc_ready(&d.borrow());
+    ready & (events | POLLERR | POLLHUP | POLLNVAL)
+}
+
+/// What poll says of a description now.
+pub(crate) fn desc_ready(d: &Description) -> u16 {
+    match &d.kind {
         Kind::Console => {
             (if tty().has_input() { POLLIN } else { 0 }) | POLLOUT
         }
@@ -460,9 +518,18 @@ pub(crate) fn poll_one(s: &mut Server, pid: i32, fd: i32, events: u16) -> u16 {
                 0
             }
         }
+        Kind::Object(o) => o.borrow().ready(),
         _ => POLLIN | POLLOUT,
-    };
-    ready & (events | POLLERR | POLLHUP | POLLNVAL)
+    }
+}
+
+/// Grows with each change an edge-triggered epoll reports.
+pub(crate) fn desc_generation(d: &Description) -> u64 {
+    match &d.kind {
+        Kind::PipeRead(p) | Kind::PipeWrite(p) => p.borrow().generation,
+        Kind::Object(o) => o.borrow().generation(),
+        _ => 0,
+    }
 }
 
 /// poll and ppoll: `timeout_ms` < 0 waits for ever; the deadline is kept in
@@ -503,125 +570,4 @@ pub(crate) fn do_poll(s: &mut Server, pid: i32, c: &mut Call, fds: u64, n: u64, 
 pub fn poll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (fds, n, t) = (c.args[0], c.args[1], c.args[2] as i32 as i64);
     do_poll(s, pid, c, fds, n, t)
-}
-
-pub fn ppoll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let (fds, n, ts) = (c.args[0], c.args[1], c.args[2]);
-    let t = if ts == 0 {
-        -1
-    } else if c.args[5] != 0 {
-        1 // waiting: the deadline is set
-    } else {
-        let p = s.proc(pid);
-        match (p.mm.read_u64(ts), p.mm.read_u64(ts + 8)) {
-            (Ok(sec), Ok(ns)) if (sec as i64) >= 0 && ns < 1_000_000_000 => {
-                (sec * 1000 + ns.div_ceil(1_000_000)) as i64
-            }
-            (Err(e), _) | (_, Err(e)) => return Out::Ret(-e),
-            _ => return Out::Ret(-EINVAL),
-        }
-    };
-    do_poll(s, pid, c, fds, n, t)
-}
-
-/// select and pselect6, through poll_one: readable (or hung up) and
-/// writable descriptors; nothing is ever exceptional.  The deadline is
-/// kept in the call's last argument while it waits (pselect6's signal mask
-/// there is not applied, as ppoll's is not).
-fn do_select(s: &mut Server, pid: i32, c: &mut Call, timeout: Result<i64, i64>) -> Out {
-    let (nfds, sets) = (c.args[0], [c.args[1], c.args[2], c.args[3]]);
-    if nfds > 1024 {
-        return Out::Ret(-EINVAL);
-    }
-    let timeout_ms = match timeout {
-        Ok(t) => t,
-        Err(e) => return Out::Ret(-e),
-    };
-    let bytes = nfds.div_ceil(64) as usize * 8;
-    let mut want = [Vec::new(), Vec::new(), Vec::new()];
-    for (i, &at) in sets.iter().enumerate() {
-        want[i] = if at == 0 {
-            alloc::vec![0u8; bytes]
-        } else {
-            match s.proc(pid).mm.read_vec(at, bytes) {
-                Ok(v) => v,
-                Err(e) => return Out::Ret(-e),
-            }
-        };
-    }
-    let mut got = [alloc::vec![0u8; bytes], alloc::vec![0u8; bytes], alloc::vec![0u8; bytes]];
-    let mut count = 0;
-    for fd in 0..nfds as usize {
-        let (byte, bit) = (fd / 8, 1u8 << (fd % 8));
-        let (r, w) = (want[0][byte] & bit != 0, want[1][byte] & bit != 0);
-        if !r && !w && want[2][byte] & bit == 0 {
-            continue;
-        }
-        let ev = poll_one(s, pid, fd as i32, POLLIN | POLLOUT);
-        if ev & POLLNVAL != 0 {
-            return Out::Ret(-EBADF);
-        }
-        if r && ev & (POLLIN | POLLHUP | POLLERR) != 0 {
-            got[0][byte] |= bit;
-            count += 1;
-        }
-        if w && ev & (POLLOUT | POLLERR) != 0 {
-            got[1][byte] |= bit;
-            count += 1;
-        }
-    }
-    let expired = timeout_ms == 0 || (timeout_ms > 0 && c.args[5] != 0 && now_ns() >= c.args[5]);
-    if count > 0 || expired {
-        for (i, &at) in sets.iter().enumerate() {
-            if at != 0
-                && let Err(e) = s.proc(pid).mm.write(at, &got[i])
-            {
-                return Out::Ret(-e);
-            }
-        }
-        return Out::Ret(count);
-    }
-    if timeout_ms > 0 && c.args[5] == 0 {
-        c.args[5] = now_ns() + timeout_ms as u64 * 1_000_000;
-    }
-    s.proc(pid).waits_tty = true; // polled with the terminal
-    Out::Block
-}
-
-/// The time-out of select (a timeval) or pselect6 (a timespec) in ms, -1
-/// for none; read once, when the call starts (then args[5] = 0 until a
-/// deadline is set there).
-fn select_timeout(s: &mut Server, pid: i32, c: &mut Call, unit_ns: u64) -> Result<i64, i64> {
-    if c.have_all {
-        // Waiting already: the deadline (or none) is set.
-        return Ok(if c.args[4] == 0 { -1 } else if c.args[5] == 0 { 0 } else { 1 });
-    }
-    let at = s.arg(pid, c, 4);
-    c.args[5] = 0;
-    if at == 0 {
-        return Ok(-1);
-    }
-    let p = s.proc(pid);
-    let (sec, frac) = (p.mm.read_u64(at)?, p.mm.read_u64(at + 8)?);
-    if (sec as i64) < 0 || frac.saturating_mul(unit_ns) >= 1_000_000_000 {
-        return Err(EINVAL);
-    }
-    let ms = sec.saturating_mul(1000).saturating_add((frac * unit_ns).div_ceil(1_000_000));
-    if ms == 0 {
-        c.args[4] = 1; // not NULL: no wait
-        c.args[5] = 0;
-        return Ok(0);
-    }
-    c.args[5] = now_ns() + ms.min(i64::MAX as u64 / 2_000_000) * 1_000_000;
-    Ok(1)
-}
-
-pub fn select(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let t = select_timeout(s, pid, c, 1000);
-    do_select(s, pid, c, t)
-}
-
-pub fn pselect6(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let t = select_timeout(s, pid, c, 1);
-    do_select(s, pid, c, t)
 }

@@ -109,42 +109,72 @@ pub fn uname(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(s.proc(pid).mm.write(c.args[0], &b).map(|_| 0))
 }
 
-pub(crate) fn limit(res: u64) -> Result<(u64, u64), i64> {
-    Ok(match res {
-        3 => (8 << 20, u64::MAX), // RLIMIT_STACK
-        7 => (1024, 1024),        // RLIMIT_NOFILE
-        0..=15 => (u64::MAX, u64::MAX),
-        _ => return Err(EINVAL),
-    })
+/// A resource's limits (EINVAL past RLIMIT_NLIMITS).
+fn limit(s: &mut Server, pid: i32, res: u64) -> Result<(u64, u64), i64> {
+    s.proc(pid).rlimits.get(res as usize).copied().ok_or(EINVAL)
+}
+
+fn write_limit(s: &mut Server, pid: i32, va: u64, (cur, max): (u64, u64)) -> Result<(), i64> {
+    let mm = &mut s.proc(pid).mm;
+    mm.write_u64(va, cur)?;
+    mm.write_u64(va + 8, max)
+}
+
+/// New limits for `target`'s process (every thread's copy): a soft limit
+/// above the hard one is EINVAL; raising the hard limit is allowed
+/// (everyone is root) except RLIMIT_NOFILE past the server's 1024
+/// descriptors (EPERM, as Linux past nr_open).
+fn set_limit(s: &mut Server, target: i32, res: u64, va: u64, caller: i32) -> Result<(), i64> {
+    let mm = &mut s.proc(caller).mm;
+    let new = (mm.read_u64(va)?, mm.read_u64(va + 8)?);
+    if new.0 > new.1 {
+        return Err(EINVAL);
+    }
+    if res == 7 && new.1 > 1024 {
+        return Err(EPERM);
+    }
+    for t in s.threads_of(target) {
+        s.proc(t).rlimits[res as usize] = new;
+    }
+    Ok(())
 }
 
 pub fn getrlimit(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let r = limit(c.args[0]).and_then(|(cur, max)| {
-        let mm = &mut s.proc(pid).mm;
-        mm.write_u64(c.args[1], cur)?;
-        mm.write_u64(c.args[1] + 8, max)?;
-        Ok(0)
-    });
+    let r = limit(s, pid, c.args[0]).and_then(|l| write_limit(s, pid, c.args[1], l)).map(|_| 0);
     ret(r)
 }
 
+pub fn setrlimit(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = limit(s, pid, c.args[0]).and_then(|_| set_limit(s, pid, c.args[0], c.args[1], pid)).map(|_| 0);
+    ret(r)
+}
+
+/// prlimit64(pid, resource, new, old).
 pub fn prlimit64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let old = s.arg(pid, c, 3);
-    let r = limit(c.args[1]).and_then(|(cur, max)| {
-        if c.args[0] != 0 && !s.procs.contains_key(&(c.args[0] as i32)) {
-            return Err(ESRCH);
+    let (target, res, new) = (c.args[0] as i32, c.args[1], c.args[2]);
+    let r = (|| {
+        let target = match target {
+            0 => pid,
+            t if s.procs.get(&t).is_some_and(|p| p.keep.is_some() || p.thread_done) => t,
+            _ => return Err(ESRCH),
+        };
+        let cur = limit(s, target, res)?;
+        if new != 0 {
+            set_limit(s, target, res, new, pid)?;
         }
         if old != 0 {
-            let mm = &mut s.proc(pid).mm;
-            mm.write_u64(old, cur)?;
-            mm.write_u64(old + 8, max)?;
+            write_limit(s, pid, old, cur)?;
         }
         Ok(0)
-    });
+    })();
     ret(r)
 }
 
 pub fn getrandom(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    if c.args[2] & !7 != 0 {
+        return Out::Ret(-EINVAL); // GRND_NONBLOCK, GRND_RANDOM, GRND_INSECURE
+    }
     let n = (c.args[1] as usize).min(IO_CHUNK);
     let mut b = Vec::with_capacity(n + 8);
     while b.len() < n {

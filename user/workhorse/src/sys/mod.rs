@@ -66,14 +66,26 @@ impl Server {
     }
 }
 
+mod devices;
+mod events;
 mod files;
+mod futex;
 mod io;
 mod memory;
 mod misc;
+mod object;
+mod procfs;
 mod procs;
+mod socket;
+mod threads;
 
+pub use events::*;
 pub use files::*;
+pub use futex::*;
 pub use io::*;
 pub use memory::*;
 pub use misc::*;
+pub use object::*;
 pub use procs::*;
+pub use socket::*;
+pub use threads::*;

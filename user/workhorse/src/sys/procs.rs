@@ -3,8 +3,8 @@
 
 use super::*;
 
-pub fn getpid(_: &mut Server, pid: i32, _: &mut Call) -> Out {
-    Out::Ret(pid as i64)
+pub fn getpid(s: &mut Server, pid: i32, _: &mut Call) -> Out {
+    Out::Ret(s.proc(pid).tgid as i64)
 }
 
 pub fn getppid(s: &mut Server, pid: i32, _: &mut Call) -> Out {
@@ -28,9 +28,12 @@ pub fn getsid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 pub fn setpgid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let target = if c.args[0] == 0 { pid } else { c.args[0] as i32 };
     let pgid = if c.args[1] == 0 { target } else { c.args[1] as i32 };
-    match s.procs.get_mut(&target) {
-        Some(p) if p.pid == pid || p.ppid == pid => {
-            p.pgid = pgid;
+    let me = s.proc(pid).tgid;
+    match s.procs.get(&target) {
+        Some(p) if p.tgid == p.pid && (p.pid == me || p.ppid == me) => {
+            for t in s.threads_of(target) {
+                s.proc(t).pgid = pgid;
+            }
             Out::Ret(0)
         }
         _ => Out::Ret(-ESRCH),
@@ -38,13 +41,16 @@ pub fn setpgid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub fn setsid(s: &mut Server, pid: i32, _: &mut Call) -> Out {
-    let p = s.proc(pid);
-    if p.pgid == pid {
+    let tgid = s.proc(pid).tgid;
+    if s.proc(pid).pgid == tgid {
         return Out::Ret(-EPERM);
     }
-    p.sid = pid;
-    p.pgid = pid;
-    Out::Ret(pid as i64)
+    for t in s.threads_of(pid) {
+        let p = s.proc(t);
+        p.sid = tgid;
+        p.pgid = tgid;
+    }
+    Out::Ret(tgid as i64)
 }
 
 pub fn pause(_: &mut Server, _: i32, _: &mut Call) -> Out {
@@ -61,13 +67,10 @@ pub fn refused(s: &mut Server, _: i32, c: &mut Call) -> Out {
     Out::Ret(-ENOSYS)
 }
 
+/// exit_group: the whole process (every thread) ends.
 pub fn exit(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     s.terminate(pid, process::exited(c.args[0] as i32));
     Out::Gone
-}
-
-pub fn set_tid_address(_: &mut Server, pid: i32, _: &mut Call) -> Out {
-    Out::Ret(pid as i64)
 }
 
 pub fn arch_prctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
@@ -190,14 +193,20 @@ pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         return Out::Ret(-EINVAL);
     }
     let my_pgid = s.proc(pid).pgid;
+    let me = s.proc(pid).tgid;
+    // A thread's id names its process, as in Linux.
+    let target = match s.procs.get(&target) {
+        Some(p) if target > 0 => p.tgid,
+        _ => target,
+    };
     let targets: Vec<i32> = s
         .procs
         .values()
-        .filter(|p| p.zombie.is_none())
+        .filter(|p| p.zombie.is_none() && p.pid == p.tgid)
         .filter(|p| match target {
             t if t > 0 => p.pid == t,
             0 => p.pgid == my_pgid,
-            -1 => p.pid != pid,
+            -1 => p.pid != me,
             t => p.pgid == -t,
         })
         .map(|p| p.pid)
@@ -209,13 +218,13 @@ pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         return Out::Ret(0);
     }
     for t in targets {
-        if t != pid {
-            s.post(t, sig);
+        if t != me {
+            s.post_process(t, sig);
         }
     }
     // The caller's own signal is delivered as this call returns.
-    if s.procs.get(&pid).is_some_and(|p| p.zombie.is_none()) {
-        let me = matches!(target, t if t == pid) || target == 0 || (target < -1 && -target == my_pgid);
+    if s.procs.get(&pid).is_some_and(|p| p.keep.is_some()) {
+        let me = target == me || target == 0 || (target < -1 && -target == my_pgid);
         if me {
             s.proc(pid).pending |= 1 << (sig - 1);
         }
@@ -230,8 +239,10 @@ pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (want, status, options) = (c.args[0] as i32, c.args[1], c.args[2]);
     let rusage = s.arg(pid, c, 3);
     let my_pgid = s.proc(pid).pgid;
+    let me = s.proc(pid).tgid;
     let matches = |p: &Proc| {
-        p.ppid == pid
+        p.ppid == me
+            && p.pid == p.tgid
             && match want {
                 -1 => true,
                 0 => p.pgid == my_pgid,
@@ -271,7 +282,7 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
     let parent = s.proc(pid);
     let keep = Keep::create(child, &parent.name)?;
     let setup = (|| {
-        let mm = parent.mm.fork(keep.aspace)?;
+        let mm = crate::shared::Shared::new(parent.mm.fork(keep.aspace)?);
         let k = parent.keep.as_ref().ok_or(EINVAL)?;
         k.process.read_regs().map_err(|_| EINVAL)?;
         let buf = keep_rt::ipc_buffer();
@@ -288,17 +299,19 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
         }
         buf.set_regs(&r);
         keep.process.write_regs().map_err(|_| EINVAL)?;
-        let mut c = Proc::new(child, pid)?;
+        let mut c = Proc::new(child, parent.tgid)?;
         c.pgid = parent.pgid;
         c.sid = parent.sid;
         c.name = parent.name.clone();
         c.exe = parent.exe.clone();
         c.mm = mm;
-        c.fds = parent.fds.clone();
+        c.fds = crate::shared::Shared::new((*parent.fds).clone());
         c.cwd = parent.cwd;
         c.umask = parent.umask;
+        c.cmdline = parent.cmdline.clone();
+        c.rlimits = parent.rlimits;
         c.fs_base = fs_base;
-        c.sigactions = parent.sigactions;
+        c.sigactions = crate::shared::Shared::new(*parent.sigactions);
         c.sigmask = parent.sigmask;
         Ok(c)
     })();
@@ -334,19 +347,11 @@ pub fn vfork(s: &mut Server, pid: i32, _: &mut Call) -> Out {
     }
 }
 
-pub fn clone(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const CLONE_VM: u64 = 0x100;
-    const CLONE_VFORK: u64 = 0x4000;
-    const CLONE_THREAD: u64 = 0x10000;
-    const CLONE_SETTLS: u64 = 0x80000;
-    const CLONE_PARENT_SETTID: u64 = 0x100000;
-    const CLONE_CHILD_SETTID: u64 = 0x1000000;
-    let (flags, stack, ptid) = (c.args[0], c.args[1], c.args[2]);
-    let ctid = s.arg(pid, c, 3);
-    let tls = s.arg(pid, c, 4);
-    if flags & CLONE_THREAD != 0 || (flags & CLONE_VM != 0 && flags & CLONE_VFORK == 0) {
-        return refused(s, pid, c);
-    }
+/// clone (and clone3) without CLONE_VM, or with CLONE_VFORK: a copied
+/// address space (threads.rs does the rest).
+pub(crate) fn fork_like(s: &mut Server, pid: i32, _: &mut Call, a: &super::threads::CloneArgs) -> Out {
+    use super::threads::{CLONE_CHILD_SETTID, CLONE_PARENT_SETTID, CLONE_SETTLS, CLONE_VFORK};
+    let (flags, stack, ptid, ctid, tls) = (a.flags, a.sp, a.ptid, a.ctid, a.tls);
     let vfork = flags & CLONE_VFORK != 0;
     let tls = (flags & CLONE_SETTLS != 0).then_some(tls);
     let child = match spawn_child(s, pid, stack, tls, vfork) {
@@ -388,34 +393,41 @@ pub fn execve(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         let p = s.proc(pid);
         let argv = string_array(p, c.args[1])?;
         let envp = string_array(p, c.args[2])?;
+        let cmdline: Vec<u8> = argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
+        // The other threads end first (Linux waits until the new program
+        // is loaded: here a failed execve has ended them too), and a thread
+        // takes its process's pid (the new Keep process's messages carry it).
+        let tgid = s.proc(pid).tgid;
+        for t in s.threads_of(pid) {
+            if t != pid && t != tgid {
+                s.remove_thread(t);
+            }
+        }
+        if tgid != pid {
+            s.end_thread(tgid);
+        }
         let mut p = s.procs.remove(&pid).unwrap();
+        p.pid = tgid;
         let r = crate::exec::exec(s, &mut p, &path, argv, envp);
-        s.procs.insert(pid, p);
+        let at = if r.is_ok() { tgid } else { pid };
+        p.pid = at;
+        if at != pid {
+            // The leader's place: its slot goes, the process is the caller.
+            if let Some(leader) = s.procs.remove(&tgid) {
+                crate::env::env().free_slot(leader.ret_slot);
+            }
+        }
+        s.procs.insert(at, p);
         r?;
-        if s.proc(pid).keep.as_ref().unwrap().process.start().is_err() {
+        s.proc(at).cmdline = cmdline;
+        if s.proc(at).keep.as_ref().unwrap().process.start().is_err() {
             return Err(ENOMEM);
         }
-        s.wake_vfork_parent(pid);
+        s.wake_vfork_parent(at);
         Ok(0)
     })();
     match r {
         Ok(_) => Out::Gone,
         Err(e) => Out::Ret(-e),
     }
-}
-
-
-pub fn tkill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    if (c.args[0] as i32) <= 0 {
-        return Out::Ret(-EINVAL);
-    }
-    kill(s, pid, c)
-}
-
-pub fn tgkill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    if (c.args[1] as i32) <= 0 || c.args[0] != c.args[1] {
-        return Out::Ret(-if (c.args[1] as i32) <= 0 { EINVAL } else { ESRCH });
-    }
-    let mut k = Call { nr: c.nr, args: [c.args[1], c.args[2], 0, 0, 0, 0], have_all: true };
-    kill(s, pid, &mut k)
 }
