@@ -391,6 +391,16 @@ def system_description(g):
     check("run disk (from the description) writes and reads back its range through the boot-time block server",
           out is not None and "disktest a: done: 1 rounds, 256 writes acknowledged, every sector read back intact" in out
           and "exited with code 0" in out, repr(out))
+    out = g.keys(b"disk" + ENTER, 30)
+    row = re.search(r"^\s+1\s+disk\s+4096\s+2048\s+rw\s+514\s+0\s+0$", (out or "").replace("\r", ""), re.M)
+    check("disk shows the boot-time block server, its client's range, rights and requests, and the grants",
+          out is not None and "disk: block server 'blk' (restarted 0 of 3 times)" in out and row is not None
+          and "granted: disk             blk=4096+2048:rw" in out, repr(out))
+    out = g.keys(b"devices" + ENTER, 30)
+    check("devices asks the boot-time PCI server and shows what each described driver may open",
+          out is not None and "from the PCI server 'pci' of the system description" in out
+          and "00:02.0  1af4:1042  class 010000  virtio block" in out and "driver blk          may open id:1af4:1042" in out,
+          repr(out))
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("run counter-client (from the description) finds the counter by name",
           out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
@@ -508,6 +518,12 @@ def test_disk_restart():
         check("ps counts the block server's restart",
               out is not None and re.search(r"blk\s+server\s+drivers\s+1200\s+init\s+1/3\s+BLOCKED", out) is not None,
               repr(out))
+        out = g.keys(b"disk" + ENTER, 30)
+        rows = (out or "").replace("\r", "")
+        check("disk shows the restart and both clients of the new instance with their ranges (disk-b's dataspace attached)",
+              "disk: block server 'blk' (restarted 1 of 3 times)" in rows
+              and re.search(r"^\s+\d\s+disk-a\s+4096\s+2048\s+rw\s+\d+\s+0\s+0$", rows, re.M) is not None
+              and re.search(r"^\s+\d\s+disk-b\s+8192\s+4096\s+rw\s+\d+\s+0\s+1$", rows, re.M) is not None, repr(out))
         out = g.keys(b"run disk-ro" + ENTER, 60)
         check("a client granted a read-only range cannot write (disktest refuses to run on it)",
               out is not None and "read-only range" in out and "exited with code 2" in out, repr(out))

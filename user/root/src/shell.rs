@@ -121,7 +121,22 @@ const COMMANDS: &[Command] = &[
         "devices",
         "devices",
         "show the IOMMU and the PCI functions",
-        &["Starts the PCI server for the listing (docs/devices.md)."],
+        &[
+            "Asks the PCI server of the system description (or starts one for the",
+            "listing when there is none), and shows which functions each described",
+            "driver may open (docs/devices.md).",
+        ],
+    ),
+    cmd(
+        "disk",
+        "disk",
+        "show the block server, its clients and their ranges",
+        &[
+            "The block server of the system description: its restarts, the requests",
+            "its current instance served and refused, and each client with its",
+            "range, rights, requests and attached buffers; then every grant of the",
+            "description (docs/devices.md, \"Devices from the description\").",
+        ],
     ),
     cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
     cmd(
@@ -337,6 +352,7 @@ impl Shell<'_> {
                 crate::shell_system::mem(self.root);
             }
             "devices" => crate::devices::show(self.root),
+            "disk" => crate::devices::disk(self.root),
             "test" => {
                 self.root.test();
             }

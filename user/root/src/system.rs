@@ -314,6 +314,13 @@ impl System {
         init_proto::entry_status(init.control, keep_rt::ipc_buffer()).map_err(|e| alloc::format!("init: STATUS failed ({e:#x})"))
     }
 
+    /// The grants entry `i` has: (server's name, grant).
+    pub fn grants_of(&self, i: usize) -> Vec<(&str, &str)> {
+        self.desc.entries.get(i).map_or(Vec::new(), |e| {
+            e.grants.iter().map(|(s, g)| (self.desc.entries[*s].name.as_str(), g.as_str())).collect()
+        })
+    }
+
     /// The first server of the description that runs program `program`: its index.
     pub fn server_running(&self, program: &str) -> Option<usize> {
         self.entries.iter().position(|e| e.kind == Kind::Server && e.program == program)

@@ -8,9 +8,9 @@
 //!
 //! Up to IN_FLIGHT requests are on the device at once (`virtio-drivers`'
 //! non-blocking calls); the server goes on receiving meanwhile and answers
-//! each request when the device completes it (its interrupt: the INTx line
-//! the PCI server gives; a receive time-out makes a lost one cost time, not
-//! the request).  Calls that cannot start yet wait in order.  FLUSH and
+//! each request when the device completes it (its interrupt: MSI-X entry 0,
+//! or the INTx line the PCI server gives if that fails; a receive time-out
+//! makes a lost one cost time, not the request).  Calls that cannot start yet wait in order.  FLUSH and
 //! QUIT wait until nothing is on the device.
 //!
 //! Started from the system description (a name service in NAMES_SLOT), it
@@ -611,17 +611,30 @@ fn main(_: u64, _: u64) -> i32 {
     let (data_iova, data) = KeepHal::dma_alloc(IN_FLIGHT, BufferDirection::Both);
     hal::add_direct(hdr.as_ptr() as u64, 4096, hdr_iova);
     hal::add_direct(data.as_ptr() as u64, IN_FLIGHT as u64 * 4096, data_iova);
-    let irq = session.irq(irq_slot).ok().and_then(|line| {
-        let i = Interrupt(irq_slot);
-        SELF_PROCESS.mint(irq_me, IRQ_PAYLOAD, rights::WRITE).and_then(|_| i.bind(line, irq_me)).ok()?;
-        blk.enable_interrupts();
-        Some((i, line))
-    });
+    // Completions signal MSI-X entry 0 (keep_virtio::msix, as the network
+    // server's queues do): an MSI line of the kernel's, remapped by the
+    // IOMMU for this function alone.  Without it, the INTx line.
+    blk.enable_interrupts();
+    let msix = keep_virtio::msix::route_queues(session, 0, 1, irq_slot, irq_me, IRQ_PAYLOAD);
+    let irq = match msix {
+        Ok(line) => Some((Interrupt(irq_slot), line)),
+        Err(ref why) => {
+            println!("blk: no MSI-X ({why}); the INTx line instead");
+            let _ = SELF_ASPACE.delete_cap(irq_me);
+            let _ = SELF_ASPACE.delete_cap(irq_slot);
+            session.irq(irq_slot).ok().and_then(|line| {
+                let i = Interrupt(irq_slot);
+                SELF_PROCESS.mint(irq_me, IRQ_PAYLOAD, rights::WRITE).and_then(|_| i.bind(line, irq_me)).ok()?;
+                Some((i, line))
+            })
+        }
+    };
     let capacity = blk.capacity();
     let through = if mediated { "the PCI server's mediator (no IOMMU)" } else { "the IOMMU" };
-    match irq {
-        Some((_, line)) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, interrupt line {line}"),
-        None => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, polling (no interrupt line)"),
+    match (irq, msix.is_ok()) {
+        (Some((_, line)), true) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, MSI-X through line {line}"),
+        (Some((_, line)), false) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, interrupt line {line}"),
+        (None, _) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, polling (no interrupt line)"),
     }
     let mut s = Server {
         blk,

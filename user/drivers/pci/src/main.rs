@@ -208,7 +208,7 @@ fn status(s: u64) -> Reply {
 impl Server {
     /// The functions a described driver (a name-service payload) may open:
     /// its grant from the description, asked of init the first time.
-    fn grant(&mut self, payload: u64) -> Option<PciSelector> {
+    fn selector(&mut self, payload: u64) -> Option<PciSelector> {
         if let Some(&(_, sel)) = self.grants.iter().find(|(p, _)| *p == payload) {
             return Some(sel);
         }
@@ -236,7 +236,7 @@ impl Server {
         let sel = if payload == 0 {
             None
         } else {
-            match self.grant(payload) {
+            match self.selector(payload) {
                 Some(sel) => Some(sel),
                 None => return status(DENIED),
             }
