@@ -204,7 +204,7 @@ image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar.gz
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
-	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf \
+	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf \
 	  linux-rootfs.tar.gz=$(B)/linux-rootfs.tar.gz
 
 # ---- running --------------------------------------------------------------
@@ -235,11 +235,11 @@ icount-check: image
 
 # ---- tests ----------------------------------------------------------------
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \
-	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c
+	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c kernel/arch/x86_64/madt.c
 HOST_CFLAGS := -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-DHOST_TEST -Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap
+	-DHOST_TEST -Wall -Wextra -Werror -Ikernel/include -Ikernel/mm -Ikernel/core -Ikernel/cap -Ikernel/arch/x86_64
 
-$(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h kernel/core/*.h kernel/cap/*.h)
+$(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h kernel/core/*.h kernel/cap/*.h kernel/arch/x86_64/*.h)
 	@mkdir -p $(B)
 	$(CC) $(HOST_CFLAGS) -o $@ $(HOST_TEST_SRC)
 

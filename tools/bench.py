@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402  (the one place that knows the QEMU command line)
 import icount  # noqa: E402  (the instruction-counting plugin's host side)
+import netpeer  # noqa: E402  (the host's side of the network benchmarks)
 
 ROOT = qemu.ROOT
 BUILD = ROOT / "build"
@@ -134,9 +135,12 @@ def io_boot(filter, timeout, sleep="on"):
     print(f"bench.py: [io] booting build/kernel.bin with the icount plugin (sleep={sleep}, '{append}')", flush=True)
     start = time.monotonic()
     regions = icount.Regions("io", lambda m: print(f"bench.py: {m}", flush=True))
+    peer = netpeer.Peer(cmd, qemu.BENCH_PORT, lambda m: print(f"bench.py: [io] {m}", flush=True))
 
     def on_line(line):
-        if regions.feed(line):
+        if peer.feed(line):
+            pass
+        elif regions.feed(line):
             if line.startswith("bench-io:") or "bench-io:" in line:
                 print(f"bench.py: [io] {line.strip()} ({time.monotonic() - start:5.1f} s)", flush=True)
         elif FAIL_RE.search(line) or "panic" in line:

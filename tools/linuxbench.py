@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402  (the one place that knows the QEMU command line)
 import icount  # noqa: E402  (the instruction-counting plugin's host side)
+import netpeer  # noqa: E402  (the host's side of the network benchmarks)
 
 ROOT = qemu.ROOT
 WORK = ROOT / "build" / "linuxbench"
@@ -160,7 +161,7 @@ def boot(vmlinuz, img, timeout):
     return results
 
 
-def boot_io(vmlinuz, img, timeout):
+def boot_io(vmlinuz, img, timeout, parts=""):
     """The I/O benchmarks (linuxio.c) on Keep's machine (qemu.device_args:
     the VT-d IOMMU, which Linux uses with intel_iommu=on, virtio-blk on
     build/disk.img and virtio-net, both iommu_platform=on), under -icount
@@ -170,15 +171,19 @@ def boot_io(vmlinuz, img, timeout):
     instructions for as long as the device takes in real time (the 64 KiB
     read flipped between 0.69 and 1.42 million instructions per MiB from
     boot to boot)."""
-    cmd = qemu.base_cmd("tcg", "console=ttyS0 quiet panic=-1 intel_iommu=on cpuidle.off=1 linuxbench=io",
+    append = "console=ttyS0 quiet panic=-1 intel_iommu=on cpuidle.off=1 linuxbench=io"
+    cmd = qemu.base_cmd("tcg", append + (f" linuxio={parts}" if parts else ""),
                          icount=icount.ICOUNT_IO, kernel=vmlinuz, initrd=img)
     cmd += ["-serial", "stdio"] + icount.args([])
     log(f"booting {vmlinuz.name} for the I/O benchmarks (icount plugin, sleep=on)")
     start = time.monotonic()
     regions = icount.Regions("linux-io", log)
+    peer = netpeer.Peer(cmd, qemu.BENCH_PORT, log)
 
     def on_line(line):
-        if regions.feed(line):
+        if peer.feed(line):
+            pass
+        elif regions.feed(line):
             if "bench-io:" in line:
                 log(f"{line.strip()} ({time.monotonic() - start:5.1f} s)")
         elif "linuxbench:" in line or "Kernel panic" in line:
@@ -193,7 +198,8 @@ def boot_io(vmlinuz, img, timeout):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--timeout", type=float, default=1200)
-    ap.add_argument("--io-only", action="store_true", help="only the I/O benchmarks (linux-io.json)")
+    ap.add_argument("--io-only", metavar="PARTS", nargs="?", const="",
+                    help="only the I/O benchmarks (linux-io.json); PARTS: blk,net,busybox (default all)")
     a = ap.parse_args()
     if not shutil.which("qemu-system-x86_64"):
         sys.exit("linuxbench.py: qemu-system-x86_64 is missing (tools/install-deps.sh)")
@@ -207,12 +213,12 @@ def main():
         log("no Linux kernel to boot (no apt source for linux-image-amd64): the Linux comparison is not measured")
         return
     OUT.mkdir(parents=True, exist_ok=True)
-    if not a.io_only:
+    if a.io_only is None:
         results = boot(vmlinuz, initramfs(), a.timeout)
         (OUT / "linux.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
         log(f"{len(results)} results in {(OUT / 'linux.json').relative_to(ROOT)} ({vmlinuz.name})")
     qemu.check_built()  # the I/O boot uses Keep's disk image
-    io = boot_io(vmlinuz, initramfs(io=True), a.timeout)
+    io = boot_io(vmlinuz, initramfs(io=True), a.timeout, a.io_only or "")
     (OUT / "linux-io.json").write_text(json.dumps(io, indent=1, sort_keys=True) + "\n")
     log(f"{len(io)} results in {(OUT / 'linux-io.json').relative_to(ROOT)}")
 

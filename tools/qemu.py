@@ -31,6 +31,8 @@ GUEST_TCP_PORT = 7
 # The network's status service (docs/devices.md, "The network"): port 8 of
 # each of netd's two stacks, forwarded from host ports of its own.
 GUEST_STATUS = ["10.0.2.15:8", "10.0.2.16:8"]
+# The network benchmarks' port (TCP and UDP; tools/netpeer.py).
+BENCH_PORT = 5001
 
 
 def free_host_port():
@@ -58,7 +60,8 @@ def device_args(iommu=True, persistent=False, host_port=None):
     args += ["-drive", f"file={DISK},if=none,id=disk0,format=raw{snap}",
              "-device", "virtio-blk-pci,drive=disk0,disable-legacy=on,iommu_platform=on",
              "-netdev", f"user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_TCP_PORT}"
-             + "".join(f",hostfwd=tcp:127.0.0.1:{free_host_port()}-{g}" for g in GUEST_STATUS),
+             + "".join(f",hostfwd=tcp:127.0.0.1:{free_host_port()}-{g}" for g in GUEST_STATUS)
+             + "".join(f",hostfwd={p}:127.0.0.1:{free_host_port()}-:{BENCH_PORT}" for p in ("tcp", "udp")),
              "-device", "virtio-net-pci,netdev=net0,disable-legacy=on,iommu_platform=on"]
     return args
 

@@ -54,7 +54,11 @@ def run_keep(g, line, timeout=120):
     if not g.expect(b"\n" + PROMPT, timeout, m):
         return None
     out = g.out[m:].decode(errors="replace").replace("\r", "")
-    out = out.split("\n", 1)[1] if "\n" in out else ""
+    # From the end of the echoed command line: a message the shell prints
+    # at the prompt while the line is typed (a background program's end)
+    # makes the editor draw the line again below it.
+    at = out.find(line + "\n")
+    out = out[at + len(line) + 1:] if at >= 0 else (out.split("\n", 1)[1] if "\n" in out else "")
     return out[: out.rfind(PROMPT.decode())]
 
 
@@ -242,6 +246,13 @@ def terminal(g):
     g.send_keys(b"\x04")
     ok2 = g.expect(b"\n" + PROMPT, 30, m)
     check("cat reads a console line (echoed, then copied) and Ctrl-D ends it", ok and ok2, g.out[m:])
+    # Typed ahead: the command line and the program's first input line in
+    # one burst, which the root shell reads together; the rest is cat's.
+    m = g.send_keys(b"linux cat\rahead of cat\r")
+    ok = g.expect(b"ahead of cat\r\nahead of cat", 30, m)
+    g.send_keys(b"\x04")
+    ok2 = g.expect(b"\n" + PROMPT, 30, m)
+    check("input typed ahead with the command line reaches the program", ok and ok2, g.out[m:])
 
 
 def main():

@@ -70,15 +70,8 @@ static u64 invoke_slot(struct process *p, struct process *behalf_to, u64 err, co
     inv.arg[3] = r->r10;
     inv.res[0] = inv.res[1] = inv.res[2] = inv.res[3] = 0;
     inv.nvia = 0;
-    for (unsigned depth = 0; cap_type(inv.cap) == KEEP_TYPE_WRAPPER; depth++) {
-        struct cap inner = wrapper_from_cap(inv.cap)->inner;
-        if (depth == KEEP_WRAPPER_DEPTH)
-            return KEEP_ERR_INVALID_CAP;
-        if (!cap_live(inner))
-            return KEEP_ERR_STALE;
-        inv.via[inv.nvia++] = cap_pa(inv.cap);
-        inv.cap = cap_restrict(inner, cap_rights(inv.cap));
-    }
+    if ((e = wrapper_resolve(&inv.cap, inv.via, &inv.nvia)))
+        return e;
     if (behalf_to && (cap_type(inv.cap) != KEEP_TYPE_SENDER || process_from_cap(inv.cap) != behalf_to))
         return INV_RESTART;
     if (cap_type(inv.cap) == KEEP_TYPE_SENDER || cap_type(inv.cap) == KEEP_TYPE_RETURN)

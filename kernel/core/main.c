@@ -103,7 +103,7 @@ NORETURN void kmain(u32 magic, u32 mbi_pa)
     apic_init();
     acpi_pci_init();
     vtd_init();
-    ioapic_route(4, VEC_SERIAL);
+    ioapic_route_isa(4, VEC_SERIAL);
     serial_enable_rx_irq();
     kprintf("keep: %lu MiB usable, %lu KiB kernel, TSC %lu MHz, features %lx, kernel start-up %lu ms\n",
             memmap_total(&boot_info.memmap, KEEP_MEM_USABLE) >> 20, boot_info.kernel_bytes >> 10,

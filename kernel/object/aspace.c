@@ -2,6 +2,7 @@
  * space (MAP_CAPPAGE, UNMAP_CAPPAGE) and operations on the capabilities in
  * it (INSERT, EXTRACT, DELETE, COPY, MOVE, IDENTIFY, COMPARE). */
 #include "aspace.h"
+#include "wrapper.h"
 #include "account.h"
 #include "device.h"
 #include "frame.h"
@@ -188,15 +189,37 @@ u64 aspace_unmap_frame(struct aspace *as, u64 pa)
     return n;
 }
 
+bool aspace_device_mapped(u64 as_pa, u64 as_version, u64 va, u64 pa, bool unmap)
+{
+    struct frame *f = frame_info(as_pa);
+    if (f->type != FRAME_ASPACE || f->version != as_version)
+        return false; /* the space is gone, and its mappings with it */
+    struct aspace *as = phys_to_virt(as_pa);
+    u64 *pte = user_pte(as->pml4_pa, va);
+    if (!pte || (*pte & (PTE_P | PTE_PCD)) != (PTE_P | PTE_PCD) || (*pte & PTE_ADDR) != pa)
+        return false;
+    if (unmap)
+        unmap_pte(as, pte, va);
+    return true;
+}
+
 static bool user_page_addr(u64 va) { return va < KEEP_USER_TOP && (va & (PAGE_SIZE - 1)) == 0; }
 
 static u64 do_map(struct invocation *inv, struct aspace *as)
 {
     u64 va = inv->arg[1], rights = inv->arg[2], offset = inv->arg[3], pa;
     struct cap page;
+    u64 via[KEEP_WRAPPER_DEPTH];
+    unsigned nvia = 0;
     u64 e = cap_lookup(inv->caller->as, inv->arg[0], 0, 0, &page);
     if (e)
         return e;
+    if (cap_type(page) == KEEP_TYPE_WRAPPER) { /* for device memory only: wrapper.c */
+        if ((e = wrapper_resolve(&page, via, &nvia)))
+            return e;
+        if (cap_type(page) != KEEP_TYPE_DEVMEM)
+            return KEEP_ERR_WRONG_TYPE;
+    }
     bool device = cap_type(page) == KEEP_TYPE_DEVMEM;
     if (cap_type(page) != KEEP_TYPE_PAGE && !device)
         return KEEP_ERR_WRONG_TYPE;
@@ -217,9 +240,10 @@ static u64 do_map(struct invocation *inv, struct aspace *as)
     u64 *pte = user_pte(as->pml4_pa, va);
     if (pte && (*pte & PTE_P))
         return KEEP_ERR_EXISTS;
-    if ((e = kmem_need(inv, as->account, aspace_map_tables(as, va))))
+    if ((e = wrapper_map_room(via, nvia)) || (e = kmem_need(inv, as->account, aspace_map_tables(as, va))))
         return e;
     aspace_map_frame(as, va, pa, rights, device);
+    wrapper_note_map(via, nvia, as, va, pa);
     return KEEP_ERR_OK;
 }
 

@@ -78,4 +78,8 @@ static ALWAYS_INLINE void aspace_load(struct aspace *as)
 
 static inline struct aspace *aspace_from_cap(struct cap c) { return phys_to_virt(cap_pa(c)); }
 
+/* Does the space whose frame is as_pa (if still at as_version) map the
+ * device page pa at va?  If unmap, the mapping is removed. */
+bool aspace_device_mapped(u64 as_pa, u64 as_version, u64 va, u64 pa, bool unmap);
+
 #endif

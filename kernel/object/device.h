@@ -2,7 +2,8 @@
  * ports (IOPORT) and interrupt lines (INTERRUPT).  A capability to one of
  * them names a range in word 1: the first unit (page frame number, port or
  * line) in bits 0-31 and the number of units in bits 32-63.  Such ranges
- * are never destroyed, so these capabilities carry no version. */
+ * are never destroyed, so these capabilities carry no version: they are
+ * revoked through a wrapper standing for them (wrapper.c). */
 #ifndef KEEP_DEVICE_H
 #define KEEP_DEVICE_H
 
@@ -43,6 +44,9 @@ u64 devmem_pci_function(struct invocation *inv, u64 devmem, u64 offset, u16 *sid
 void interrupt_fire(unsigned line);
 /* An interrupt that waited for p: delivered now if there is one. */
 bool interrupt_deliver_pending(struct process *p);
+/* The wrapper whose frame is w is being destroyed: unbind and unroute
+ * the lines bound or routed through it. */
+void interrupt_wrapper_revoked(u64 w);
 /* Is an interrupt line bound to p? */
 bool interrupt_bound_to(struct process *p);
 

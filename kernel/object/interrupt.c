@@ -15,8 +15,9 @@
 #include "keep/abi.h"
 #include "process.h"
 #include "vtd.h"
+#include "wrapper.h"
 
-#define CONSOLE_LINE 4 /* the kernel's own serial input */
+#define CONSOLE_LINE isa_line(4) /* the kernel's own serial input, ISA IRQ 4 */
 #define LINES (KEEP_IRQ_LINES + KEEP_MSI_LINES)
 #define IOAPIC_LINES ((1u << KEEP_IRQ_LINES) - 1) /* their bits in process.irq_pending */
 _Static_assert(KEEP_IRQ_LINES < 30 && KEEP_MSI_LINES <= 32, "the pending bits fit");
@@ -24,6 +25,31 @@ _Static_assert(KEEP_IRQ_LINES < 30 && KEEP_MSI_LINES <= 32, "the pending bits fi
 static struct cap bound[LINES]; /* the SENDER of each line, or null */
 static u32 msi_routed;          /* MSI lines routed to a function (bit line - IRQ_LINES) */
 static u32 msi_pending;         /* MSI lines that fired while their process was busy */
+
+/* The wrappers a line was bound (or an MSI line routed) through: their
+ * destruction unbinds (unroutes) it.  Empty when done with the
+ * INTERRUPT capability itself. */
+struct via {
+    u64 w[KEEP_WRAPPER_DEPTH];
+    unsigned n;
+};
+static struct via bound_via[LINES], routed_via[LINES];
+
+static void set_via(struct via *v, const struct invocation *inv)
+{
+    v->n = inv->nvia;
+    for (unsigned i = 0; i < inv->nvia; i++)
+        v->w[i] = inv->via[i];
+    wrapper_note_interrupt(inv->via, inv->nvia);
+}
+
+static bool came_through(const struct via *v, u64 w)
+{
+    for (unsigned i = 0; i < v->n; i++)
+        if (v->w[i] == w)
+            return true;
+    return false;
+}
 
 static bool is_msi(unsigned line) { return line >= KEEP_IRQ_LINES; }
 static u32 msi_bit(unsigned line) { return 1u << (line - KEEP_IRQ_LINES); }
@@ -119,9 +145,10 @@ static u64 bind(struct invocation *inv, unsigned line)
     if (bound_to(line))
         return KEEP_ERR_IN_USE;
     bound[line] = s;
+    set_via(&bound_via[line], inv);
     forget_pending(NULL, line); /* one left by a destroyed process */
     if (!is_msi(line))
-        ioapic_program(line, IRQ_VECTOR_BASE + line, line >= 16, false);
+        ioapic_program(line, IRQ_VECTOR_BASE + line, false);
     return KEEP_ERR_OK;
 }
 
@@ -146,6 +173,7 @@ static u64 route_msi(struct invocation *inv, unsigned line)
     if (msi_routed & msi_bit(line))
         return KEEP_ERR_IN_USE;
     msi_routed |= msi_bit(line);
+    set_via(&routed_via[line], inv);
     vtd_route_msi(line, IRQ_VECTOR_BASE + line, sid, &inv->res[0], &inv->res[1]);
     return KEEP_ERR_OK;
 }
@@ -159,6 +187,16 @@ static u64 unroute_msi(unsigned line)
     if (bound_to(line))
         unbind(line);
     return KEEP_ERR_OK;
+}
+
+void interrupt_wrapper_revoked(u64 w)
+{
+    for (unsigned line = 0; line < LINES; line++) {
+        if (is_msi(line) && (msi_routed & msi_bit(line)) && came_through(&routed_via[line], w))
+            unroute_msi(line);
+        if (bound_to(line) && came_through(&bound_via[line], w))
+            unbind(line);
+    }
 }
 
 u64 interrupt_invoke(struct invocation *inv)

@@ -19,6 +19,10 @@ u64 range_invoke(struct invocation *inv, unsigned shift)
         inv->res[1] = range_count(c);
         return KEEP_ERR_OK;
     }
+    /* A restricted copy is not revocable: through a wrapper it would
+     * outlive the wrapper (wrapper.c). */
+    if (inv->nvia)
+        return KEEP_ERR_NO_RIGHTS;
     u64 first = inv->arg[0] >> shift, n = inv->arg[1];
     if ((inv->arg[0] & ((1ULL << shift) - 1)) || !range_holds(c, first, n))
         return KEEP_ERR_INVALID_ARG;

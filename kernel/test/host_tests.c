@@ -1,6 +1,6 @@
 /* Host unit tests of kernel code that needs no hardware: printf, the
- * memory-map builder, ELF and boot-image parsing, symbol lookup and the
- * capability encoding.  Built with -fsanitize=address,undefined by
+ * memory-map builder, ELF and boot-image parsing, symbol lookup, the
+ * capability encoding, sealing and the MADT.  Built with -fsanitize=address,undefined by
  * `make host-test`; prints one line per test and a summary. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "keep/abi.h"
 #include "ksyms.h"
 #include "lib.h"
+#include "madt.h"
 #include "memmap.h"
 #include "seal.h"
 
@@ -86,6 +87,10 @@ static void test_memmap_basic(void)
               memmap_total(&m, KEEP_MEM_BOOT_IMAGE) ==
           0x1ff00000);
     CHECK(memmap_ram_end(&m) == 0x20000000);
+    /* What DEVMEM refuses: RAM of every kind, not reserved ranges or holes. */
+    CHECK(memmap_is_ram(&m, 0x100000) && memmap_is_ram(&m, 0x200fff) && memmap_is_ram(&m, 0x1fffffff));
+    CHECK(!memmap_is_ram(&m, 0x20000000) && !memmap_is_ram(&m, 0x9fc00) && !memmap_is_ram(&m, 0x50000));
+    CHECK(!memmap_is_ram(&m, 0xfffc0000) && !memmap_is_ram(&m, 0x100000000ULL));
 }
 
 static void test_memmap_overlap_and_merge(void)
@@ -329,6 +334,69 @@ static void test_seal(void)
     CHECK(memcmp(copy, orig, sizeof copy) == 0);
 }
 
+/* A MADT as q35's, plus what a firmware may add; entries written byte by
+ * byte (little endian). */
+static unsigned put_entry(u8 *t, unsigned at, const u8 *e, unsigned n)
+{
+    memcpy(t + at, e, n);
+    return at + n;
+}
+
+static void test_madt(void)
+{
+    static u8 t[256];
+    struct madt m;
+    madt_parse(NULL, &m);
+    CHECK(!m.found && m.lapic_pa == 0xfee00000 && m.ioapic_pa == 0xfec00000 && m.overrides == 0);
+    CHECK(m.isa_gsi[0] == 0 && m.isa_gsi[15] == 15 && m.mode[4] == 0 && m.mode[16] == (MADT_LEVEL | MADT_LOW));
+
+    memset(t, 0, sizeof t);
+    memcpy(t, "APIC", 4);
+    t[36] = 0x00, t[37] = 0x00, t[38] = 0xe0, t[39] = 0xfe; /* local APIC 0xfee00000 */
+    unsigned n = 44;
+    const u8 lapic[] = {0, 8, 0, 0, 1, 0, 0, 0};
+    const u8 ioapic2[] = {1, 12, 1, 0, 0x00, 0x10, 0xc0, 0xfe, 24, 0, 0, 0}; /* a second one, inputs from 24 */
+    const u8 ioapic[] = {1, 12, 0, 0, 0x00, 0x00, 0xc0, 0xfe, 0, 0, 0, 0};
+    const u8 irq0[] = {2, 10, 0, 0, 2, 0, 0, 0, 0x00, 0x00};      /* IRQ 0 -> GSI 2, bus defaults */
+    const u8 irq9[] = {2, 10, 0, 9, 9, 0, 0, 0, 0x0d, 0x00};      /* level, active high */
+    const u8 irq10[] = {2, 10, 0, 10, 10, 0, 0, 0, 0x0f, 0x00};   /* level, active low */
+    const u8 far[] = {2, 10, 0, 11, 40, 0, 0, 0, 0x0f, 0x00};     /* GSI 40: beyond the I/O APIC */
+    const u8 notisa[] = {2, 10, 1, 3, 3, 0, 0, 0, 0x0f, 0x00};    /* bus 1: not ISA */
+    const u8 lapic64[] = {5, 12, 0, 0, 0x00, 0x10, 0xe0, 0xfe, 0, 0, 0, 0};
+    n = put_entry(t, n, lapic, sizeof lapic);
+    n = put_entry(t, n, ioapic2, sizeof ioapic2);
+    n = put_entry(t, n, ioapic, sizeof ioapic);
+    n = put_entry(t, n, irq0, sizeof irq0);
+    n = put_entry(t, n, irq9, sizeof irq9);
+    n = put_entry(t, n, irq10, sizeof irq10);
+    n = put_entry(t, n, far, sizeof far);
+    n = put_entry(t, n, notisa, sizeof notisa);
+    n = put_entry(t, n, lapic64, sizeof lapic64);
+    unsigned good = n;
+    const u8 broken[] = {2, 0}; /* length 0: the walk ends here */
+    const u8 after[] = {2, 10, 0, 5, 5, 0, 0, 0, 0x0f, 0x00};
+    n = put_entry(t, n, broken, sizeof broken);
+    n = put_entry(t, n, after, sizeof after);
+    struct acpi_header *h = (struct acpi_header *)t;
+    h->length = n;
+    madt_parse(h, &m);
+    CHECK(m.found && m.ioapic_pa == 0xfec00000 && m.lapic_pa == 0xfee01000);
+    CHECK(m.overrides == 3);
+    CHECK(m.isa_gsi[0] == 2 && m.mode[2] == 0);
+    CHECK(m.isa_gsi[9] == 9 && m.mode[9] == MADT_LEVEL);
+    CHECK(m.isa_gsi[10] == 10 && m.mode[10] == (MADT_LEVEL | MADT_LOW));
+    CHECK(m.isa_gsi[11] == 11 && m.mode[11] == 0 && m.isa_gsi[3] == 3 && m.mode[3] == 0);
+    CHECK(m.isa_gsi[5] == 5 && m.mode[5] == 0); /* after the broken entry */
+    CHECK(m.mode[20] == (MADT_LEVEL | MADT_LOW));
+    /* An entry running past the table's end is not read. */
+    h->length = good - 1;
+    madt_parse(h, &m);
+    CHECK(m.lapic_pa == 0xfee00000 && m.overrides == 3);
+    h->length = 40; /* too short for a MADT: the defaults */
+    madt_parse(h, &m);
+    CHECK(!m.found && m.isa_gsi[0] == 0);
+}
+
 int main(void)
 {
     struct {
@@ -345,6 +413,7 @@ int main(void)
         {"capability encoding", test_cap_encoding},
         {"weak capabilities", test_cap_weak},
         {"sealing", test_seal},
+        {"MADT parsing", test_madt},
     };
     int failed_tests = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

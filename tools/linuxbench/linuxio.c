@@ -15,6 +15,14 @@
  *   linux.blk.read.seq64k   64 MiB from /dev/vda, O_DIRECT, 64 KiB preads
  *   linux.blk.read.seq4k    the same, 4 KiB preads
  *   linux.blk.write.seq64k  64 MiB to /dev/vda, O_DIRECT, 64 KiB pwrites
+ *   linux.net.tcp.recv      4 MiB from the host over TCP (tools/netpeer.py
+ *                           through hostfwd), read() until the host's FIN
+ *   linux.net.tcp.send      4 MiB to the host, write(), shutdown, read()
+ *                           until the host's FIN
+ *   linux.net.udp.roundtrip 200 datagrams of 32 bytes echoed (recvfrom,
+ *                           sendto), each after the previous echo came back
+ *                           (the same exchanges and markers as Keep's
+ *                           user/drivers/netstack/src/bench.rs)
  *   linux.busybox.NAME      the workhorse's busybox workloads
  *                           (user/workhorse/tests/busybench.sh, the same
  *                           script and runner as on Keep)
@@ -26,7 +34,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <sys/syscall.h>
@@ -139,6 +152,164 @@ static void blk_bench(const char *name, size_t chunk, int write)
 	free(b.buf);
 }
 
+/* ---- network ---------------------------------------------------------------- */
+
+/* As Keep's netstack (bench.rs): the port QEMU forwards, the sizes. */
+#define NET_PORT 5001
+#define TCP_BYTES (4 << 20)
+#define TRIPS 200
+#define DATAGRAM 32
+
+/* eth0 up as 10.0.2.15/24, the address QEMU's hostfwd forwards to. */
+static int net_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct ifreq ifr = {0};
+	strcpy(ifr.ifr_name, "eth0");
+	struct sockaddr_in *a = (struct sockaddr_in *)&ifr.ifr_addr;
+	a->sin_family = AF_INET;
+	inet_pton(AF_INET, "10.0.2.15", &a->sin_addr);
+	int r = ioctl(s, SIOCSIFADDR, &ifr);
+	inet_pton(AF_INET, "255.255.255.0", &a->sin_addr);
+	r |= ioctl(s, SIOCSIFNETMASK, &ifr);
+	r |= ioctl(s, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	r |= ioctl(s, SIOCSIFFLAGS, &ifr);
+	close(s);
+	return r;
+}
+
+struct tcp_run {
+	int fd;
+	int send;
+	char *buf;
+	size_t moved;
+};
+
+static int tcp_run(void *p)
+{
+	struct tcp_run *t = p;
+	t->moved = 0;
+	if (t->send) {
+		while (t->moved < TCP_BYTES) {
+			size_t at = t->moved % (251 * 64), want = TCP_BYTES - t->moved;
+			if (want > 251 * 64 - at)
+				want = 251 * 64 - at;
+			ssize_t n = write(t->fd, t->buf + at, want);
+			if (n <= 0)
+				return -1;
+			t->moved += n;
+		}
+		shutdown(t->fd, SHUT_WR);
+		/* Until the host's FIN: everything was delivered. */
+		while (read(t->fd, t->buf + 65536, 65536) > 0)
+			;
+		return 0;
+	}
+	for (;;) {
+		ssize_t n = read(t->fd, t->buf + 65536, 65536);
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		t->moved += n;
+	}
+	if (t->moved != TCP_BYTES) {
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
+static void tcp_bench(const char *op, int send, char *buf)
+{
+	char name[64];
+	snprintf(name, sizeof name, "linux.net.%s", op);
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(NET_PORT)};
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 1)) {
+		printf("bench-io: %s failed: listen: %s\n", name, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < IO_RUNS; i++) {
+		printf("bench-net: peer %s %d\n", op, TCP_BYTES);
+		fflush(stdout);
+		struct tcp_run t = {.send = send, .buf = buf};
+		t.fd = accept(l, NULL, NULL);
+		if (t.fd < 0) {
+			marker_start();
+			marker_end();
+			printf("bench-io: %s failed: accept: %s\n", name, strerror(errno));
+			continue;
+		}
+		printf("bench-net: go\n");
+		fflush(stdout);
+		region(name, TCP_BYTES >> 20, tcp_run, &t);
+		close(t.fd);
+	}
+	close(l);
+}
+
+struct udp_run {
+	int fd;
+	int trips;
+};
+
+static int udp_run(void *p)
+{
+	struct udp_run *u = p;
+	char d[2048];
+	struct sockaddr_in from;
+	for (int k = 0; k < u->trips; k++) {
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(u->fd, d, sizeof d, 0, (struct sockaddr *)&from, &fl);
+		if (n < 0 || sendto(u->fd, d, n, 0, (struct sockaddr *)&from, fl) != n)
+			return -1;
+	}
+	return 0;
+}
+
+static void udp_bench(void)
+{
+	const char *name = "linux.net.udp.roundtrip";
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(NET_PORT)};
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a)) {
+		printf("bench-io: %s failed: bind: %s\n", name, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < IO_RUNS; i++) {
+		printf("bench-net: peer udp.roundtrip %d\n", TRIPS);
+		fflush(stdout);
+		/* Datagram 0 is echoed outside the region, as on Keep. */
+		struct udp_run first = {.fd = s, .trips = 1}, u = {.fd = s, .trips = TRIPS};
+		if (udp_run(&first)) {
+			marker_start();
+			marker_end();
+			printf("bench-io: %s failed: %s\n", name, strerror(errno));
+			continue;
+		}
+		region(name, TRIPS, udp_run, &u);
+	}
+	close(s);
+}
+
+static void net_bench(void)
+{
+	if (net_up()) {
+		printf("linuxbench: io: eth0: %s\n", strerror(errno));
+		return;
+	}
+	char *buf = malloc(2 * 65536);
+	for (int i = 0; i < 251 * 64; i++)
+		buf[i] = i % 251;
+	tcp_bench("tcp.recv", 0, buf);
+	tcp_bench("tcp.send", 1, buf);
+	udp_bench();
+	free(buf);
+}
+
 /* ---- busybox workloads ------------------------------------------------------ */
 
 static void busybox(void)
@@ -184,10 +355,19 @@ void io_main(void)
 	if (d)
 		closedir(d);
 	printf("linuxbench: io: %d IOMMU groups, /dev/vda %s\n", groups, access("/dev/vda", F_OK) ? "missing" : "present");
-	printf("linuxbench: io: start (%d runs of 64 MiB each)\n", IO_RUNS);
+	printf("linuxbench: io: start (%d runs each)\n", IO_RUNS);
 	fflush(stdout);
-	blk_bench("linux.blk.read.seq64k", 64 << 10, 0);
-	blk_bench("linux.blk.read.seq4k", 4 << 10, 0);
-	blk_bench("linux.blk.write.seq64k", 64 << 10, 1);
-	busybox();
+	/* linuxio=PARTS on the command line (blk, net, busybox, comma-separated)
+	 * runs only those (tools/linuxbench.py --io-only PARTS). */
+	const char *parts = getenv("linuxio");
+#define WANTS(p) (!parts || strstr(parts, p))
+	if (WANTS("blk")) {
+		blk_bench("linux.blk.read.seq64k", 64 << 10, 0);
+		blk_bench("linux.blk.read.seq4k", 4 << 10, 0);
+		blk_bench("linux.blk.write.seq64k", 64 << 10, 1);
+	}
+	if (WANTS("net"))
+		net_bench();
+	if (WANTS("busybox"))
+		busybox();
 }

@@ -1,14 +1,15 @@
 /* Local APIC timer, I/O APIC routing and the legacy PIC (masked).
- * The timer is calibrated against the PIT at boot; so is the TSC. */
+ * The timer is calibrated against the PIT at boot; so is the TSC.  Where
+ * the APICs are and how each I/O APIC input is triggered come from the
+ * ACPI MADT (madt.c). */
 #include "arch.h"
 #include "keep/abi.h"
 #include "lib.h"
+#include "madt.h"
 #include "paging.h"
 #include "vtd.h"
 #include "x86.h"
 
-#define LAPIC_PHYS 0xFEE00000ULL
-#define IOAPIC_PHYS 0xFEC00000ULL /* q35's I/O APIC (also in the ACPI MADT) */
 
 #define LAPIC_EOI 0xB0
 #define LAPIC_SVR 0xF0
@@ -19,6 +20,7 @@
 
 static volatile u32 *lapic;
 static volatile u32 *ioapic;
+static struct madt madt;
 
 static void lapic_write(u32 reg, u32 v) { lapic[reg / 4] = v; }
 static u32 lapic_read(u32 reg) { return lapic[reg / 4]; }
@@ -44,10 +46,11 @@ static u32 ioapic_read(u32 reg)
 /* Fixed delivery to APIC 0 (the boot CPU).  With interrupt remapping on,
  * the entry is in remappable format (bit 48) with handle = line, and the
  * remapping entry carries vector and destination (vtd.c). */
-void ioapic_program(unsigned line, unsigned vector, bool level_low, bool masked)
+void ioapic_program(unsigned line, unsigned vector, bool masked)
 {
-    u32 lo = vector | (level_low ? IOAPIC_ACTIVE_LOW | IOAPIC_LEVEL : 0) | (masked ? IOAPIC_MASKED : 0);
-    u32 hi = vtd_route_line(line, vector, level_low) ? 1u << 16 | line << 17 : 0;
+    u32 lo = vector | (madt.mode[line] & MADT_LOW ? IOAPIC_ACTIVE_LOW : 0) |
+             (madt.mode[line] & MADT_LEVEL ? IOAPIC_LEVEL : 0) | (masked ? IOAPIC_MASKED : 0);
+    u32 hi = vtd_route_line(line, vector, madt.mode[line] & MADT_LEVEL) ? 1u << 16 | line << 17 : 0;
     ioapic_write(0x10 + 2 * line, IOAPIC_MASKED);
     ioapic_write(0x11 + 2 * line, hi);
     ioapic_write(0x10 + 2 * line, lo);
@@ -59,12 +62,14 @@ void ioapic_mask(unsigned line, bool masked)
     ioapic_write(0x10 + 2 * line, lo | (masked ? IOAPIC_MASKED : 0));
 }
 
-void ioapic_route(unsigned irq, unsigned vector) { ioapic_program(irq, vector, false, false); }
+unsigned isa_line(unsigned irq) { return madt.isa_gsi[irq]; }
+
+void ioapic_route_isa(unsigned irq, unsigned vector) { ioapic_program(isa_line(irq), vector, false); }
 
 bool apic_owns_page(u64 pa)
 {
     pa &= ~0xfffULL;
-    return pa == LAPIC_PHYS || pa == IOAPIC_PHYS;
+    return pa == (madt.lapic_pa & ~0xfffULL) || pa == (madt.ioapic_pa & ~0xfffULL);
 }
 
 static void pic_disable(void)
@@ -107,8 +112,11 @@ void apic_init(void)
     if (!(cpu0.features & KEEP_CPU_APIC))
         panic("this CPU has no local APIC");
     pic_disable();
-    lapic = map_mmio(LAPIC_PHYS);
-    ioapic = map_mmio(IOAPIC_PHYS);
+    madt_parse(acpi_find("APIC"), &madt);
+    kprintf("keep: apic: %s: local APIC 0x%lx, I/O APIC 0x%lx, %u interrupt source overrides\n",
+           madt.found ? "MADT" : "no MADT, PC defaults", madt.lapic_pa, madt.ioapic_pa, madt.overrides);
+    lapic = map_mmio(madt.lapic_pa);
+    ioapic = map_mmio(madt.ioapic_pa);
     wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | (1ULL << 11)); /* global enable */
     lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);               /* software enable */
 

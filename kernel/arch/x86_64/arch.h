@@ -40,6 +40,7 @@ struct cpu {
     u64 features;          /* KEEP_CPU_* bits */
     u64 tsc_hz;
     u64 ticks;
+    u32 phys_bits;         /* physical-address width (CPUID 0x80000008) */
     u64 fastpath_ipc;      /* invocations the IPC fast path completed */
     /* The last capability lookup that found no cappage: where (invoke.c
      * rebuilds capability-segment tables a kpager took back). */
@@ -91,10 +92,13 @@ void fpu_init_state(struct fpu_state *s);
 /* apic.c */
 void apic_init(void);
 void apic_eoi(void);
-void ioapic_route(unsigned irq, unsigned vector);
-/* Program an I/O APIC input: vector, level-triggered active low (PCI) or
- * edge-triggered active high (ISA), masked or not. */
-void ioapic_program(unsigned line, unsigned vector, bool level_low, bool masked);
+/* The I/O APIC input ISA IRQ irq reaches (the MADT's overrides). */
+unsigned isa_line(unsigned irq);
+void ioapic_route_isa(unsigned irq, unsigned vector);
+/* Program an I/O APIC input: vector, masked or not; trigger and polarity
+ * as the MADT says (PCI inputs level and active low, ISA edge and high,
+ * unless overridden). */
+void ioapic_program(unsigned line, unsigned vector, bool masked);
 void ioapic_mask(unsigned line, bool masked);
 bool apic_owns_page(u64 pa); /* the local and I/O APIC registers */
 /* Vectors of the I/O APIC lines that user-level drivers bind. */

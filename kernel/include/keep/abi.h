@@ -105,7 +105,7 @@
 #define KEEP_SLOT_MEMORY 0x5ULL /* A memory pool. */
 #define KEEP_SLOT_ACCOUNT 0x6ULL /* The kernel-memory account that pays for the program's own objects. */
 #define KEEP_SLOT_TIMER 0x7ULL /* The timer. */
-#define KEEP_SLOT_DEVMEM 0x8ULL /* Device memory: every physical page between the top of low RAM and 4 GiB (root task and trusted programs). */
+#define KEEP_SLOT_DEVMEM 0x8ULL /* Device memory: every physical page between the top of low RAM and the end of the physical address space (at most 2^44), RAM excepted (root task and trusted programs). */
 #define KEEP_SLOT_IOPORT 0x9ULL /* Every I/O port (root task and trusted programs). */
 #define KEEP_SLOT_INTERRUPT 0xaULL /* Every interrupt line: the I/O APIC's and the MSI lines (root task and trusted programs). */
 #define KEEP_SLOT_FIRST_FREE 0x10ULL /* The first slot that is not reserved by convention. */
@@ -128,6 +128,7 @@
 #define KEEP_MSI_LINES 0x20ULL /* Message-signalled interrupt lines, numbered IRQ_LINES to IRQ_LINES + MSI_LINES - 1 (24-55): each is a vector a PCI function's MSI or MSI-X message reaches once INTERRUPT.ROUTE_MSI routed it there. They are edge-triggered and never masked. */
 #define KEEP_DMA_FAULT_QUEUE 0x10ULL /* DMA faults one domain keeps for its fault handler until it receives them. */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
+#define KEEP_WRAPPER_DEVICE_MAPS 0x7eULL /* Device pages one wrapper can have mapped through it at once (ASPACE.MAP of a DEVMEM capability it stands for; NO_MEMORY beyond). Destroying the wrapper unmaps them. */
 #define KEEP_KMEM_FRAMES 0x0ULL /* Word 2 of a KMEM fault: the account needs frames (word 0 says how many). */
 #define KEEP_KMEM_PROCESS 0x1ULL /* Word 2 of a KMEM fault: a process the account's kpager exported is needed (word 3 is the export's identifier); the kpager answers after ACCOUNT.RESTORE_PROCESS. */
 

@@ -198,7 +198,7 @@ pub mod slot {
     pub const ACCOUNT: u64 = 0x6;
     /// The timer.
     pub const TIMER: u64 = 0x7;
-    /// Device memory: every physical page between the top of low RAM and 4 GiB (root task and trusted programs).
+    /// Device memory: every physical page between the top of low RAM and the end of the physical address space (at most 2^44), RAM excepted (root task and trusted programs).
     pub const DEVMEM: u64 = 0x8;
     /// Every I/O port (root task and trusted programs).
     pub const IOPORT: u64 = 0x9;
@@ -244,6 +244,8 @@ pub mod layout {
     pub const DMA_FAULT_QUEUE: u64 = 0x10;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
     pub const WRAPPER_DEPTH: u64 = 0x4;
+    /// Device pages one wrapper can have mapped through it at once (ASPACE.MAP of a DEVMEM capability it stands for; NO_MEMORY beyond). Destroying the wrapper unmaps them.
+    pub const WRAPPER_DEVICE_MAPS: u64 = 0x7e;
     /// Word 2 of a KMEM fault: the account needs frames (word 0 says how many).
     pub const KMEM_FRAMES: u64 = 0x0;
     /// Word 2 of a KMEM fault: a process the account's kpager exported is needed (word 3 is the export's identifier); the kpager answers after ACCOUNT.RESTORE_PROCESS.
@@ -403,7 +405,7 @@ pub mod method {
         pub const REVOKE: u64 = 6;
     }
     pub mod aspace {
-        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
+        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). page may be a WRAPPER standing for a DEVMEM capability (for no other type: WRONG_TYPE): destroying the wrapper unmaps the page again; NO_MEMORY if the wrapper already has WRAPPER_DEVICE_MAPS pages mapped through it. A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
         pub const MAP: u64 = 1;
         /// Remove the data mapping at vaddr.
         pub const UNMAP: u64 = 2;
@@ -497,13 +499,13 @@ pub mod method {
     pub mod devmem {
         /// Return the physical address of the range's first page and its length in pages.
         pub const INFO: u64 = 1;
-        /// Place at dest (empty) a DEVMEM capability with the same rights for the pages (at least 1) pages from physical address base (page-aligned), which must lie in this range.
+        /// Place at dest (empty) a DEVMEM capability with the same rights for the pages (at least 1) pages from physical address base (page-aligned), which must lie in this range. NO_RIGHTS through a wrapper (the copy would outlive the wrapper's revocation).
         pub const RESTRICT: u64 = 2;
     }
     pub mod ioport {
         /// Return the first port of the range and the number of ports.
         pub const INFO: u64 = 1;
-        /// Place at dest (empty) an IOPORT capability with the same rights for the count (at least 1) ports from base, which must lie in this range.
+        /// Place at dest (empty) an IOPORT capability with the same rights for the count (at least 1) ports from base, which must lie in this range. NO_RIGHTS through a wrapper (the copy would outlive the wrapper's revocation).
         pub const RESTRICT: u64 = 2;
         /// Read width bytes (1, 2 or 4) from port; every port read must lie in the range (INVALID_ARG otherwise). IN_USE for a port the kernel keeps (the interrupt controllers, its console, power-off and exit ports).
         pub const IN: u64 = 3;
@@ -513,15 +515,15 @@ pub mod method {
     pub mod interrupt {
         /// Return the first line of the range and the number of lines.
         pub const INFO: u64 = 1;
-        /// Place at dest (empty) an INTERRUPT capability with the same rights for the count (at least 1) lines from base, which must lie in this range.
+        /// Place at dest (empty) an INTERRUPT capability with the same rights for the count (at least 1) lines from base, which must lie in this range. NO_RIGHTS through a wrapper (the copy would outlive the wrapper's revocation).
         pub const RESTRICT: u64 = 2;
-        /// Deliver the interrupts of line (in the range) as IRQ messages through the SENDER capability sender (which needs WRITE; its payload arrives with each message) and unmask the line. An interrupt that comes while the process is not receiving waits, one per line, until it next receives. IN_USE if the line is bound already or the kernel keeps it (line 4, its console).
+        /// Deliver the interrupts of line (in the range) as IRQ messages through the SENDER capability sender (which needs WRITE; its payload arrives with each message) and unmask the line. An interrupt that comes while the process is not receiving waits, one per line, until it next receives. IN_USE if the line is bound already or the kernel keeps it (line 4, its console). Bound through a wrapper, the line is unbound when the wrapper is destroyed.
         pub const BIND: u64 = 3;
         /// Mask line and forget its binding and any interrupt still waiting; BAD_STATE if it is not bound.
         pub const UNBIND: u64 = 4;
         /// Unmask line after its interrupt has been handled (each delivery masks an I/O APIC line; an MSI line is never masked, and ACK of it does nothing more than check); BAD_STATE if it is not bound.
         pub const ACK: u64 = 5;
-        /// Route the MSI line line (in the range, IRQ_LINES to IRQ_LINES + MSI_LINES - 1) to the PCI function whose configuration page is page offset of the DEVMEM capability devmem (with WRITE, as in DMA_DOMAIN.ATTACH), and return the message address and data to program into that function's MSI or MSI-X capability. With interrupt remapping, remapping entry line is written for that function's source id alone (source-id verification) and the address is in remappable format naming it (data 0); without, the address is the compatibility-format one of this CPU and the data vector 0x30 + line. INVALID_ARG for an I/O APIC line or a page that is no function's configuration page; IN_USE if the line is routed already.
+        /// Route the MSI line line (in the range, IRQ_LINES to IRQ_LINES + MSI_LINES - 1) to the PCI function whose configuration page is page offset of the DEVMEM capability devmem (with WRITE, as in DMA_DOMAIN.ATTACH), and return the message address and data to program into that function's MSI or MSI-X capability. With interrupt remapping, remapping entry line is written for that function's source id alone (source-id verification) and the address is in remappable format naming it (data 0); without, the address is the compatibility-format one of this CPU and the data vector 0x30 + line. INVALID_ARG for an I/O APIC line or a page that is no function's configuration page; IN_USE if the line is routed already. Routed through a wrapper (standing for the INTERRUPT capability), the line is unrouted when the wrapper is destroyed.
         pub const ROUTE_MSI: u64 = 6;
         /// Undo ROUTE_MSI of line: its remapping entry is cleared (the function's messages to it are refused and reported by the IOMMU), its binding and any interrupt still waiting are dropped. BAD_STATE if it is not routed.
         pub const UNROUTE_MSI: u64 = 7;

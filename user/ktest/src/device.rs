@@ -28,13 +28,39 @@ fn page_of(base: u64, pa: u64) -> u64 {
     (pa - base) / layout::PAGE_SIZE
 }
 
+/// The physical-address width, as the kernel reads it (CPUID 0x80000008).
+fn phys_bits() -> u64 {
+    let max = core::arch::x86_64::__cpuid(0x8000_0000).eax;
+    if max < 0x8000_0008 {
+        return 36;
+    }
+    (core::arch::x86_64::__cpuid(0x8000_0008).eax & 0xff) as u64
+}
+
 pub fn devmem_info(_: &mut Cx) -> TestResult {
     let (base, pages) = DEVMEM.info().ctx("INFO")?;
     let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).ctx("MEM_TOTAL")?;
     ensure!(base % layout::PAGE_SIZE == 0, "base {base:#x} not page-aligned");
     ensure!(base >= total.min(1 << 31), "base {base:#x} lies in RAM ({total:#x} bytes)");
-    ensure!(base + pages * layout::PAGE_SIZE == 1 << 32, "range ends at {:#x}", base + pages * 4096);
+    let end = 1u64 << phys_bits().min(44);
+    ensure!(base + pages * layout::PAGE_SIZE == end, "range ends at {:#x}, want {end:#x}", base + pages * 4096);
     Ok(())
+}
+
+/// Above 4 GiB, where 64-bit BARs go: pages map and read (nothing is there
+/// on this machine; QEMU reads such addresses as zero), up to the last
+/// one of the range.
+pub fn devmem_high(_: &mut Cx) -> TestResult {
+    let (base, pages) = DEVMEM.info().ctx("INFO")?;
+    let last = pages - 1;
+    for (page, what) in [(page_of(base, 1 << 32), "the page at 4 GiB"), (last, "the last page")] {
+        SELF_ASPACE.map_device(slot::DEVMEM, page, VA, rights::READ).ctx(what)?;
+        // SAFETY: mapped readable at VA just above.
+        let _ = unsafe { core::ptr::read_volatile(VA as *const u32) };
+        ensure!(SELF_ASPACE.lookup(VA).is_ok(), "{what}: not mapped after MAP");
+        SELF_ASPACE.unmap(VA).ctx("UNMAP")?;
+    }
+    expect_err(SELF_ASPACE.map_device(slot::DEVMEM, pages, VA, rights::READ), Error::INVALID_ARG, "one past the end")
 }
 
 pub fn devmem_hpet(_: &mut Cx) -> TestResult {
@@ -396,5 +422,149 @@ pub fn msi_route(cx: &mut Cx) -> TestResult {
         // Routed again (the entry is free), then left as found.
         msi.route_msi(MSI_LINE, slot::DEVMEM, host).ctx("ROUTE_MSI again")?;
         msi.unroute_msi(MSI_LINE).ctx("UNROUTE_MSI again")
+    })
+}
+
+// Device capabilities revoked through wrappers (docs/devices.md,
+// "Taking a device back"): what was mapped, bound or routed through a
+// wrapper goes when the wrapper is destroyed; the rest stays.
+
+fn hpet_vendor(va: u64) -> u64 {
+    // SAFETY: the caller mapped the HPET's registers readable at va.
+    let id = unsafe { core::ptr::read_volatile(va as *const u64) };
+    (id >> 16) & 0xffff
+}
+
+fn expect_unmapped(va: u64, what: &str) -> TestResult {
+    expect_err(SELF_ASPACE.lookup(va), Error::NOT_MAPPED, what)
+}
+
+pub fn devmem_wrapper(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [w, ww, r]| {
+        let (base, pages) = DEVMEM.info().ctx("INFO")?;
+        let hpet = page_of(base, HPET);
+        ACCOUNT.create_wrapper(slot::DEVMEM, w, RW).ctx("wrap DEVMEM")?;
+        ACCOUNT.create_wrapper(w, ww, rights::READ).ctx("wrap the wrapper, READ")?;
+        ensure!(DevMem(w).info() == Ok((base, pages)), "INFO through the wrapper {:?}", DevMem(w).info());
+        let before = snapshot()?;
+        expect_err(DevMem(w).restrict(HPET, 1, r), Error::NO_RIGHTS, "RESTRICT through a wrapper")?;
+        expect_err(DevMem(ww).restrict(HPET, 1, r), Error::NO_RIGHTS, "RESTRICT through two wrappers")?;
+        expect_err(SELF_ASPACE.map_device(ww, hpet, VA, RW), Error::NO_RIGHTS, "writable through READ")?;
+        expect_err(SELF_ASPACE.map_device(w, pages, VA, rights::READ), Error::INVALID_ARG, "beyond")?;
+        expect_err(
+            SELF_ASPACE.map_device(w, page_of(base, LAPIC), VA, rights::READ),
+            Error::IN_USE,
+            "the local APIC through the wrapper",
+        )?;
+        expect_type(r, ty::NULL)?;
+        expect_unmapped(VA, "after the errors")?;
+        unchanged(before)?;
+        // Three mappings of the HPET: through w, through ww, and direct.
+        SELF_ASPACE.map_device(w, hpet, VA, rights::READ).ctx("MAP through w")?;
+        SELF_ASPACE.map_device(ww, hpet, VA + 0x1000, rights::READ).ctx("MAP through ww")?;
+        SELF_ASPACE.map_device(slot::DEVMEM, hpet, VA + 0x2000, rights::READ).ctx("MAP direct")?;
+        for va in [VA, VA + 0x1000, VA + 0x2000] {
+            ensure!(hpet_vendor(va) == 0x8086, "HPET vendor {:#x} at {va:#x}", hpet_vendor(va));
+        }
+        // An unmapped one and a remapped one are no trouble to the record.
+        SELF_ASPACE.unmap(VA).ctx("UNMAP")?;
+        SELF_ASPACE.map_device(w, hpet, VA, rights::READ).ctx("MAP through w again")?;
+        ACCOUNT.destroy(w).ctx("destroy w")?;
+        expect_unmapped(VA, "mapped through w")?;
+        expect_unmapped(VA + 0x1000, "mapped through ww (w inside it)")?;
+        ensure!(hpet_vendor(VA + 0x2000) == 0x8086, "the direct mapping went too");
+        SELF_ASPACE.unmap(VA + 0x2000).ctx("UNMAP the direct one")?;
+        expect_err(SELF_ASPACE.map_device(w, hpet, VA, rights::READ), Error::STALE, "MAP through w after")?;
+        expect_err(SELF_ASPACE.map_device(ww, hpet, VA, rights::READ), Error::STALE, "MAP through ww after")?;
+        expect_err(DevMem(ww).info(), Error::STALE, "INFO through ww after")?;
+        // A wrapper of anything else than DEVMEM does not map.
+        SELF_ASPACE.delete_cap(w).ctx("DELETE w")?;
+        ACCOUNT.create_wrapper(slot::CONSOLE, w, RW).ctx("wrap the console")?;
+        let r = expect_err(SELF_ASPACE.map_device(w, 0, VA, rights::READ), Error::WRONG_TYPE, "a console wrapper");
+        ACCOUNT.destroy(w).ctx("destroy")?;
+        r
+    })
+}
+
+pub fn devmem_wrapper_records(cx: &mut Cx) -> TestResult {
+    let n = layout::WRAPPER_DEVICE_MAPS;
+    with_slots(cx, |_, [w]| {
+        let (base, _) = DEVMEM.info().ctx("INFO")?;
+        let hpet = page_of(base, HPET);
+        ACCOUNT.create_wrapper(slot::DEVMEM, w, RW).ctx("wrap DEVMEM")?;
+        let r: TestResult = (|| {
+            for i in 0..n {
+                SELF_ASPACE.map_device(w, hpet, VA + i * 0x1000, rights::READ).ctx(&format!("MAP {i}"))?;
+            }
+            let before = snapshot()?;
+            let last = VA + n * 0x1000;
+            expect_err(SELF_ASPACE.map_device(w, hpet, last, rights::READ), Error::NO_MEMORY, "one more than the record holds")?;
+            expect_unmapped(last, "after NO_MEMORY")?;
+            unchanged(before)?;
+            // A mapping that is gone leaves room.
+            SELF_ASPACE.unmap(VA + 7 * 0x1000).ctx("UNMAP one")?;
+            SELF_ASPACE.map_device(w, hpet, last, rights::READ).ctx("MAP into the room")?;
+            Ok(())
+        })();
+        ACCOUNT.destroy(w).ctx("destroy")?;
+        r?;
+        for i in 0..=n {
+            expect_unmapped(VA + i * 0x1000, &format!("page {i} after the destruction"))?;
+        }
+        Ok(())
+    })
+}
+
+pub fn interrupt_wrapper(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [s, w, r]| {
+        SELF_PROCESS.mint(s, 0x77, rights::WRITE).ctx("MINT")?;
+        ACCOUNT.create_wrapper(slot::INTERRUPT, w, RW).ctx("wrap INTERRUPT")?;
+        expect_err(Interrupt(w).restrict(PIT_LINE, 1, r), Error::NO_RIGHTS, "RESTRICT through a wrapper")?;
+        expect_type(r, ty::NULL)?;
+        pit_quiet();
+        Interrupt(w).bind(PIT_LINE, s).ctx("BIND through the wrapper")?;
+        let got: TestResult = (|| {
+            pit_one_shot(1193).ctx("PIT")?;
+            let m = recv(Tag::new(0), 2000);
+            m.result().ctx("RECV")?;
+            ensure!(m.tag.label() == label::IRQ && m.payload == 0x77, "label {:#x} payload {:#x}", m.tag.label(), m.payload);
+            Interrupt(w).ack(PIT_LINE).ctx("ACK through the wrapper")
+        })();
+        ACCOUNT.destroy(w).ctx("destroy the wrapper")?;
+        got?;
+        // Unbound by the destruction: nothing arrives, the line is free.
+        expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK after the wrapper went")?;
+        pit_one_shot(100).ctx("PIT")?;
+        expect_err(recv(Tag::new(0), 30).result(), Error::TIMEOUT, "receive after the wrapper went")?;
+        pit_quiet();
+        expect_err(Interrupt(w).bind(PIT_LINE, s), Error::STALE, "BIND through it after")?;
+        INTERRUPT.bind(PIT_LINE, s).ctx("BIND directly after")?;
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        // Ports: through the wrapper until it goes.
+        SELF_ASPACE.delete_cap(w).ctx("DELETE")?;
+        ACCOUNT.create_wrapper(slot::IOPORT, w, RW).ctx("wrap IOPORT")?;
+        cmos_write(IoPort(w), 0x42, 0x5c).ctx("CMOS through the wrapper")?;
+        ensure!(cmos_read(IOPORT, 0x42) == Ok(0x5c), "CMOS 0x42 reads {:?}", cmos_read(IOPORT, 0x42));
+        expect_err(IoPort(w).restrict(0x70, 2, r), Error::NO_RIGHTS, "IOPORT RESTRICT through a wrapper")?;
+        ACCOUNT.destroy(w).ctx("destroy")?;
+        expect_err(IoPort(w).read(0x71, 1), Error::STALE, "IN after")
+    })
+}
+
+pub fn msi_wrapper(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [s, c, w]| {
+        let (base, _) = DEVMEM.info().ctx("DEVMEM INFO")?;
+        let host = page_of(base, ECAM);
+        SELF_PROCESS.mint(s, 9, rights::WRITE).ctx("MINT")?;
+        INTERRUPT.restrict(MSI_LINE, 1, c).ctx("RESTRICT")?;
+        ACCOUNT.create_wrapper(c, w, RW).ctx("wrap")?;
+        Interrupt(w).route_msi(MSI_LINE, slot::DEVMEM, host).ctx("ROUTE_MSI through the wrapper")?;
+        Interrupt(c).bind(MSI_LINE, s).ctx("BIND directly")?;
+        ACCOUNT.destroy(w).ctx("destroy")?;
+        // Unrouted, and so unbound; routed again with the capability itself.
+        expect_err(Interrupt(c).unroute_msi(MSI_LINE), Error::BAD_STATE, "UNROUTE after the wrapper went")?;
+        expect_err(Interrupt(c).ack(MSI_LINE), Error::BAD_STATE, "ACK after")?;
+        Interrupt(c).route_msi(MSI_LINE, slot::DEVMEM, host).ctx("ROUTE_MSI directly")?;
+        Interrupt(c).unroute_msi(MSI_LINE).ctx("UNROUTE_MSI")
     })
 }

@@ -45,6 +45,7 @@ mod handler;
 mod ipc;
 mod kernel;
 mod kmem;
+mod mediator;
 mod process;
 mod reply;
 mod sched;
@@ -363,7 +364,8 @@ const TESTS: &[Test] = &[
     ("PRIO0001", "the higher-priority runnable process runs first", sched::priority_order),
     ("PRIO0002", "starting a higher-priority process preempts", sched::higher_preempts),
     ("SHARE0001", "processes sharing one address space share memory and caps", sched::shared_aspace),
-    ("DEV0001", "DEVMEM covers the top of low RAM to 4 GiB", device::devmem_info),
+    ("DEV0001", "DEVMEM covers the top of low RAM to the end of the physical address space", device::devmem_info),
+    ("DEV0016", "DEVMEM above 4 GiB maps (64-bit BARs' place), up to its last page", device::devmem_high),
     ("DEV0002", "a DEVMEM page maps and reads the HPET's vendor ID", device::devmem_hpet),
     ("DEV0003", "DEVMEM MAP errors: APICs IN_USE, beyond, EXEC, WRONG_TYPE", device::devmem_map_errors),
     ("DEV0004", "DEVMEM RESTRICT narrows; errors and READ-only copies", device::devmem_restrict),
@@ -374,6 +376,10 @@ const TESTS: &[Test] = &[
     ("DEV0009", "INTERRUPT errors: console line, twice, types, ranges, rights", device::irq_errors),
     ("DEV0010", "a binding to a destroyed process is dropped", device::irq_dead_binding),
     ("DEV0011", "ROUTE_MSI: the message for this machine, MSI lines bind, UNROUTE drops the binding; errors", device::msi_route),
+    ("DEV0012", "DEVMEM through wrappers maps; destroying one unmaps what it mapped, RESTRICT refused", device::devmem_wrapper),
+    ("DEV0013", "a DEVMEM wrapper's mapping record: full gives NO_MEMORY, gone mappings leave room", device::devmem_wrapper_records),
+    ("DEV0014", "INTERRUPT and IOPORT through wrappers: a line bound through one is unbound when it goes", device::interrupt_wrapper),
+    ("DEV0015", "an MSI line routed through a wrapper is unrouted when it goes", device::msi_wrapper),
     ("DMA0001", "a DMA domain maps pages the caller holds, pinned until UNMAP or DESTROY", dma::domain_methods),
     ("DMA0002", "DMA domain errors: frames not held, rights, addresses, ATTACH, DETACH, DESTROY", dma::domain_errors),
     ("DMA0003", "virtio-blk through the IOMMU: the disk's pattern reads, written sectors read back", dma::blk_integrity),
@@ -386,6 +392,9 @@ const TESTS: &[Test] = &[
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
     ("PCI0004", "virtio-blk completions arrive as MSI-X messages through a kernel remapping entry (or plain MSI without IOMMU)", drivers::pci_msi),
+    ("PCI0005", "RELEASE takes the device back from a running driver: BAR unmapped, lines unbound, grants STALE", drivers::pci_take_back),
+    ("MED0001", "without an IOMMU the PCI server's mediator refuses descriptors outside the driver's pinned pages; nothing reaches the device", mediator::rogue_descriptors),
+    ("MED0002", "without an IOMMU a driver cannot reach the virtio queue address registers, ring features or bus mastering unmediated", mediator::queue_registers),
     ("DS0001", "dataspaces: created, mapped with rights, shared read-only into another space, unmapped, destroyed", ds::map_share),
     ("DS0002", "dataspaces: REVOKE takes a share and its shares back, mappings and all; the owner keeps its data", ds::revoke),
     ("DS0003", "dataspaces: PIN maps pages into a DMA domain with rights and gives device addresses; UNPIN, REVOKE, DESTROY unpin", ds::pin),

@@ -30,7 +30,8 @@ impl Root {
 
     /// `linux [PROGRAM ARGS...]`: runs it and reports a status other than
     /// exit 0; without arguments, lists the system calls refused so far.
-    pub fn linux(&mut self, args: &str) {
+    /// `typed_ahead`: input typed after the command line, the program's.
+    pub fn linux(&mut self, args: &str, typed_ahead: &[u8]) {
         let Some(w) = self.workhorse() else { return };
         if args.is_empty() {
             match w.refused() {
@@ -45,7 +46,7 @@ impl Root {
             }
             return;
         }
-        match w.run(args) {
+        match w.run_with_input(args, typed_ahead) {
             Ok(0) => {}
             Ok(st) if st & 0x7f == 0 => println!("linux: exit status {}", (st >> 8) & 0xff),
             Ok(st) => println!("linux: killed by signal {}", st & 0x7f),

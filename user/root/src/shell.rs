@@ -92,11 +92,13 @@ const COMMANDS: &[Command] = &[
     ),
     cmd(
         "kill",
-        "kill <pid>",
-        "stop a program started with run ... &",
+        "kill <pid> | kill <server>",
+        "stop a program started with run ... &, or a server",
         &[
             "Stops and destroys it; the shell holds capabilities only to the",
-            "programs it started, so it can kill no other process.",
+            "programs it started, so it can kill no other process.  A server of",
+            "the system description is killed by its supervisor (init), which",
+            "destroys its instance at once and restarts it as for a crash.",
         ],
     ),
     cmd(
@@ -119,7 +121,22 @@ const COMMANDS: &[Command] = &[
         "devices",
         "devices",
         "show the IOMMU and the PCI functions",
-        &["Starts the PCI server for the listing (docs/devices.md)."],
+        &[
+            "Asks the PCI server of the system description (or starts one for the",
+            "listing when there is none), and shows which functions each described",
+            "driver may open (docs/devices.md).",
+        ],
+    ),
+    cmd(
+        "disk",
+        "disk",
+        "show the block server, its clients and their ranges",
+        &[
+            "The block server of the system description: its restarts, the requests",
+            "its current instance served and refused, and each client with its",
+            "range, rights, requests and attached buffers; then every grant of the",
+            "description (docs/devices.md, \"Devices from the description\").",
+        ],
     ),
     cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
     cmd(
@@ -335,6 +352,7 @@ impl Shell<'_> {
                 crate::shell_system::mem(self.root);
             }
             "devices" => crate::devices::show(self.root),
+            "disk" => crate::devices::disk(self.root),
             "test" => {
                 self.root.test();
             }
@@ -354,8 +372,16 @@ impl Shell<'_> {
                 println!("{rest}");
             }
             "run" => self.run(line.trim_start()[3..].trim()),
-            "linux" => self.root.linux(line.trim_start()[5..].trim()),
-            "sh" => self.root.linux(line.trim()),
+            // What was typed after the command line is the program's input.
+            "linux" => {
+                let args = line.trim_start()[5..].trim();
+                let ahead: Vec<u8> = if args.is_empty() { Vec::new() } else { self.pending.drain(..).collect() };
+                self.root.linux(args, &ahead)
+            }
+            "sh" => {
+                let ahead: Vec<u8> = self.pending.drain(..).collect();
+                self.root.linux(line.trim(), &ahead)
+            }
             _ => println!("unknown command '{cmd}' — type 'help' for the list"),
         }
     }
@@ -469,8 +495,17 @@ impl Shell<'_> {
             println!("usage: kill <pid>   (the pids of background programs: ps)");
             return;
         };
+        if let Some(sys) = self.root.system.as_ref()
+            && sys.entries.iter().any(|e| e.name == arg && e.kind == keep_system::Kind::Server)
+        {
+            match sys.kill(arg) {
+                Ok(()) => println!("kill: server {arg} killed; its supervisor restarts it as its restart= says"),
+                Err(e) => println!("kill: server {arg}: {e}"),
+            }
+            return;
+        }
         let Some(pid) = arg.parse::<u32>().ok() else {
-            println!("kill: '{arg}' is not a pid (a number, as ps shows)");
+            println!("kill: '{arg}' is not a pid (a number, as ps shows) nor a server of the system description");
             return;
         };
         let Some(i) = self.jobs.iter().position(|j| j.pid == pid) else {

@@ -32,6 +32,8 @@ pub const INIT_ACCOUNT_FRAMES: u64 = 64;
 pub struct Running {
     pub name: String,
     pub kind: Kind,
+    /// The boot-image program it runs.
+    pub program: String,
     pub bank: String,
     pub limit: u64,
     ctor: Constructor,
@@ -197,6 +199,13 @@ impl System {
             if e.console {
                 caps.push((slot::CONSOLE, slot::CONSOLE));
             }
+            // Devices (docs/space-banks.md, "Devices"): the root task's own
+            // capabilities, in the slots where programs expect them.
+            for (wanted, s) in [(e.devmem, slot::DEVMEM), (e.interrupt, slot::INTERRUPT), (e.memory, slot::MEMORY)] {
+                if wanted {
+                    caps.push((s, s));
+                }
+            }
             let elf = image.find(&e.program).map(|p| p.data).unwrap_or(&[]);
             let c = slots.alloc().ok_or_else(|| at(e.line, "no free slot"))?;
             let ctor = self
@@ -214,6 +223,7 @@ impl System {
             self.entries.push(Running {
                 name: e.name.clone(),
                 kind: e.kind,
+                program: e.program.clone(),
                 bank: e.bank.map_or(String::from("prime"), |b| self.banks[b].0.clone()),
                 limit: e.limit,
                 ctor,
@@ -302,6 +312,38 @@ impl System {
     pub fn status(&self) -> Result<Vec<EntryStatus>, String> {
         let init = self.init.as_ref().ok_or("init is not running")?;
         init_proto::entry_status(init.control, keep_rt::ipc_buffer()).map_err(|e| alloc::format!("init: STATUS failed ({e:#x})"))
+    }
+
+    /// The grants entry `i` has: (server's name, grant).
+    pub fn grants_of(&self, i: usize) -> Vec<(&str, &str)> {
+        self.desc.entries.get(i).map_or(Vec::new(), |e| {
+            e.grants.iter().map(|(s, g)| (self.desc.entries[*s].name.as_str(), g.as_str())).collect()
+        })
+    }
+
+    /// The first server of the description that runs program `program`: its index.
+    pub fn server_running(&self, program: &str) -> Option<usize> {
+        self.entries.iter().position(|e| e.kind == Kind::Server && e.program == program)
+    }
+
+    /// KILL of server `name` (init destroys its instance; supervision restarts it).
+    pub fn kill(&self, name: &str) -> Result<(), String> {
+        let init = self.init.as_ref().ok_or("init is not running")?;
+        let i = self.entries.iter().position(|e| e.name == name && e.kind == Kind::Server).ok_or("no such server")?;
+        match init_proto::call_with(init.control, init_proto::req::KILL, [i as u64, 0, 0, 0]) {
+            Ok(w) if w[0] == init_proto::status::OK => Ok(()),
+            Ok(_) => Err(String::from("it is not running")),
+            Err(e) => Err(alloc::format!("init: KILL failed: {}", keep_abi::Error(e))),
+        }
+    }
+
+    /// ADMIN of server `i`: a sender with payload 0 to its instance at `dest` (empty).
+    pub fn admin(&self, i: usize, dest: u64) -> Result<keep_abi::Sender, String> {
+        let init = self.init.as_ref().ok_or("init is not running")?;
+        init_proto::admin(init.control, i as u64, dest, keep_rt::ipc_buffer()).map_err(|e| match e {
+            e if e >= 0x100 => String::from("it is not running"),
+            e => alloc::format!("init: ADMIN failed: {}", keep_abi::Error(e)),
+        })
     }
 
     /// init's process, if it runs.

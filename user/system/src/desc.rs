@@ -5,7 +5,9 @@
 //! bank    NAME limit=FRAMES [in=BANK]
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
+//!              [devmem] [interrupt] [memory] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
+//!              [memory] [S=GRANT ...]
 //! ```
 //!
 //! - `bank`: a sub-bank of `BANK` (default `prime`, the prime bank) with a
@@ -22,6 +24,13 @@
 //!   same way and waits for it.
 //! - `uses`: the servers (declared above) it may ask the name service for;
 //!   `console`: it gets the console (slot 1).
+//! - Devices: `devmem`, `interrupt` (servers only) and `memory` give the
+//!   instance the root task's DEVMEM, INTERRUPT and memory pool in their
+//!   usual slots (the PCI server; drivers and the dataspace manager make
+//!   pages from the pool).  `S=GRANT`, for a server `S` in `uses`, is what
+//!   that server gives this client ([`crate::grant`]: a PCI function, a
+//!   disk range, an address); a client of a `pci`, `blk` or `net` server
+//!   must have one.
 //!
 //! Names are 1-16 characters of `a-z`, `0-9` and `-`, unique among banks
 //! and among servers and programs (`prime` and `root` are taken).
@@ -76,7 +85,24 @@ pub struct Entry {
     pub restart: u64,
     /// Milliseconds before the first restart (doubling after each).
     pub backoff: u64,
+    pub devmem: bool,
+    pub interrupt: bool,
+    pub memory: bool,
+    /// (index of a server in `uses`, the grant's text).
+    pub grants: Vec<(usize, String)>,
 }
+
+impl Entry {
+    /// The grant this entry has from server `s`.
+    pub fn grant(&self, s: usize) -> Option<&str> {
+        self.grants.iter().find(|(i, _)| *i == s).map(|(_, g)| g.as_str())
+    }
+}
+
+/// Option words: no server or program may take one of these as its name
+/// (a grant is written `NAME=...`).
+pub const OPTIONS: [&str; 14] =
+    ["program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in"];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Description {
@@ -157,12 +183,20 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
         };
         let allowed: &[&str] = match keyword {
             "bank" => &["limit", "in"],
-            "server" => &["program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor"],
-            "program" => &["program", "bank", "limit", "frames", "uses", "console"],
+            "server" => &[
+                "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem",
+                "interrupt", "memory",
+            ],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console", "memory"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
         };
-        if let Some((k, _)) = pairs.iter().find(|(k, _)| !allowed.contains(k)) {
-            return Err(err(alloc::format!("'{k}' is not an option of {keyword}")));
+        if keyword != "bank" && OPTIONS.contains(&name) {
+            return Err(err(alloc::format!("'{name}' is an option's word and cannot name a server or program")));
+        }
+        // Anything else must be a grant: NAME=GRANT for a server in uses= (checked below).
+        let listed: Vec<&str> = get("uses").map(|l| l.split(',').collect()).unwrap_or_default();
+        if let Some((k, _)) = pairs.iter().find(|(k, _)| !allowed.contains(k) && (keyword == "bank" || !listed.contains(k))) {
+            return Err(err(alloc::format!("'{k}' is not an option of {keyword} (nor a server in its uses=)")));
         }
         let limit = num("limit", 1, 1 << 32)?.ok_or_else(|| err(String::from("limit=FRAMES is missing")))?;
         if keyword == "bank" {
@@ -200,10 +234,33 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 return Err(err(alloc::format!("uses={list}: more than {MAX_USES} servers")));
             }
         }
-        if let Some(v) = get("console")
-            && !v.is_empty()
-        {
-            return Err(err(alloc::format!("console takes no value (console={v})")));
+        for flag in ["console", "devmem", "interrupt", "memory"] {
+            if let Some(v) = get(flag)
+                && !v.is_empty()
+            {
+                return Err(err(alloc::format!("{flag} takes no value ({flag}={v})")));
+            }
+        }
+        let mut grants = Vec::new();
+        for &u in &uses {
+            let server: &Entry = &d.entries[u];
+            match get(&server.name) {
+                Some(g) => {
+                    crate::grant::check(&server.program, g)
+                        .map_err(|why| err(alloc::format!("{}={g}: {why}", server.name)))?;
+                    grants.push((u, String::from(g)));
+                }
+                None if crate::grant::required(&server.program) => {
+                    return Err(err(alloc::format!(
+                        "uses={}: a client of '{}' (program {}) needs {}=GRANT",
+                        get("uses").unwrap_or(""),
+                        server.name,
+                        server.program,
+                        server.name
+                    )));
+                }
+                None => {}
+            }
         }
         if let Some(s) = get("supervisor")
             && s != "init"
@@ -223,6 +280,10 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             arg: num("arg", 0, u64::MAX)?.unwrap_or(0),
             restart: num("restart", 0, MAX_RESTART)?.unwrap_or(0),
             backoff: num("backoff", 0, MAX_BACKOFF)?.unwrap_or(0),
+            devmem: get("devmem").is_some(),
+            interrupt: get("interrupt").is_some(),
+            memory: get("memory").is_some(),
+            grants,
         });
     }
     Ok(d)
@@ -295,6 +356,54 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         refused("server s program=p bank=prime limit=5\nserver s program=p bank=prime limit=5\n", 2, "declared twice");
         let many: String = (0..=MAX_ENTRIES).map(|i| format!("program p{i} program=x bank=prime limit=1\n")).collect();
         refused(&many, MAX_ENTRIES + 1, "more than");
+    }
+
+    const DEVICES: &str = "\
+bank drivers limit=4000
+server pci program=pci bank=drivers limit=600 devmem interrupt restart=3
+server dataspace program=dataspace bank=drivers limit=900 memory
+server blk program=blk bank=drivers limit=900 memory uses=pci,dataspace pci=id:1af4:1042 restart=3
+program disk-a program=disktest bank=drivers limit=600 uses=blk,dataspace blk=4096+2048:rw console
+program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r memory
+";
+
+    #[test]
+    fn parses_devices_and_grants() {
+        let d = parse(DEVICES).unwrap();
+        let pci = &d.entries[0];
+        assert!(pci.devmem && pci.interrupt && !pci.memory && pci.grants.is_empty());
+        let blk = &d.entries[2];
+        assert!(blk.memory && !blk.devmem);
+        assert_eq!(blk.uses, vec![0, 1]);
+        assert_eq!(blk.grant(0), Some("id:1af4:1042"));
+        assert_eq!(blk.grant(1), None);
+        assert_eq!(d.entries[3].grant(2), Some("4096+2048:rw"));
+        assert_eq!(d.entries[4].grant(2), Some("0+64:r"));
+        assert!(d.entries[4].memory);
+    }
+
+    #[test]
+    fn refuses_each_device_mistake_naming_its_line() {
+        let head = "server pci program=pci bank=prime limit=5 devmem interrupt\nserver blk program=blk bank=prime limit=5 uses=pci pci=class:01\n";
+        let with = |line: &str| format!("{head}{line}\n");
+        refused(&with("program c program=p bank=prime limit=5 devmem"), 3, "not an option of program");
+        refused(&with("program c program=p bank=prime limit=5 interrupt"), 3, "not an option of program");
+        refused(&with("server c program=p bank=prime limit=5 devmem=yes"), 3, "no value");
+        refused(&with("server c program=p bank=prime limit=5 memory=1"), 3, "no value");
+        refused(&with("program c program=p bank=prime limit=5 uses=blk"), 3, "needs blk=GRANT");
+        refused(&with("program c program=p bank=prime limit=5 blk=0+8:r"), 3, "nor a server in its uses");
+        refused(&with("program c program=p bank=prime limit=5 uses=blk blk=0+8"), 3, "blk=0+8");
+        refused(&with("program c program=p bank=prime limit=5 uses=blk blk=0+8:x"), 3, "FIRST+SECTORS");
+        refused(&with("program c program=p bank=prime limit=5 uses=blk blk=0+0:r"), 3, "empty");
+        refused(&with("program c program=p bank=prime limit=5 uses=blk blk=0+8:r blk=8+8:r"), 3, "twice");
+        refused(&with("server d program=blk bank=prime limit=5 uses=pci pci=id:1af4"), 3, "id:VVVV:DDDD");
+        refused(&with("server d program=blk bank=prime limit=5 uses=pci pci=at:00:40.0"), 3, "at:BB:DD.F");
+        refused(&with("server d program=blk bank=prime limit=5 uses=pci"), 3, "needs pci=GRANT");
+        refused("server s program=counter bank=prime limit=5\nprogram c program=p bank=prime limit=5 uses=s s=1\n", 2, "takes no grant");
+        refused("server memory program=p bank=prime limit=5\n", 1, "option's word");
+        refused("program uses program=p bank=prime limit=5\n", 1, "option's word");
+        // A grant for a server of the description must come after uses= names it.
+        refused(&with("program c program=p bank=prime limit=5 uses=pci pci=xyz"), 3, "pci=xyz");
     }
 
     #[test]

@@ -18,6 +18,8 @@
 //! | `START` 0x10 | - | the servers started in order; on a failure word 1 the entry, word 2 the constructor's status, word 3 its detail |
 //! | `STATUS` 0x11 | - | the string: a [`EntryStatus`] (4 words) per entry of the description |
 //! | `STOP` 0x12 | - | every instance destroyed (its bank), supervision ended |
+//! | `KILL` 0x13 | the entry | its instance destroyed at once (its bank), as if it had crashed: supervision restarts it as for any end |
+//! | `ADMIN` 0x14 | the entry | cap: a sender to its instance with payload 0 (a device server's administrator's capability: the shell's `disk`, `devices`) |
 //!
 //! A program's name-service capability (payload: its index) may only ask
 //! LOOKUP; a watcher's (payload [`WATCHER`] | index) only `DIED` 0x20.
@@ -28,6 +30,8 @@ pub mod req {
     pub const START: u64 = 0x10;
     pub const STATUS: u64 = 0x11;
     pub const STOP: u64 = 0x12;
+    pub const KILL: u64 = 0x13;
+    pub const ADMIN: u64 = 0x14;
     /// A watcher: the instance it waits for has ended (or was destroyed).
     /// The reply (word 0: [`super::WATCH`] or [`super::QUIT`]) comes when
     /// there is a new instance to wait for, or none will come.
@@ -41,6 +45,8 @@ pub mod status {
     pub const START_FAILED: u64 = 2;
     /// START twice, or after STOP.
     pub const BAD_STATE: u64 = 3;
+    /// KILL, ADMIN: no such server, or it is not running.
+    pub const NOT_RUNNING: u64 = 4;
 }
 
 /// The payload of the root task's capability.
@@ -103,8 +109,26 @@ impl EntryStatus {
 /// A call to init through `cap`: the reply's words (word 0 the status),
 /// or the kernel's error when the call itself failed.
 pub fn call(cap: u64, label: u64) -> Result<[u64; 4], u64> {
-    let m = Sender(cap).call(Tag::new(label), [0; 4]);
+    call_with(cap, label, [0; 4])
+}
+
+pub fn call_with(cap: u64, label: u64, words: [u64; 4]) -> Result<[u64; 4], u64> {
+    let m = Sender(cap).call(Tag::new(label), words);
     if m.err != err::OK { Err(m.err) } else { Ok(m.words) }
+}
+
+/// ADMIN of entry `entry`: the sender arrives at the empty slot `dest`.
+/// Err: the kernel's error, or 0x100 + init's status.
+pub fn admin(cap: u64, entry: u64, dest: u64, buf: &mut IpcBuffer) -> Result<Sender, u64> {
+    let tag = Tag::new(req::ADMIN).with_slots(buf.set_recv_slots(&[dest]));
+    let m = Sender(cap).call(tag, [entry, 0, 0, 0]);
+    if m.err != err::OK {
+        return Err(m.err);
+    }
+    if m.words[0] != status::OK {
+        return Err(0x100 + m.words[0]);
+    }
+    Ok(Sender(dest))
 }
 
 /// STATUS: up to 16 entries, decoded from the reply's string.

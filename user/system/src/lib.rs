@@ -12,6 +12,7 @@
 extern crate alloc;
 
 pub mod desc;
+pub mod grant;
 pub mod init;
 pub mod names;
 

@@ -9,13 +9,32 @@
 //! | label | words | reply (word 0 status) |
 //! |---|---|---|
 //! | `LOOKUP` | the name, 16 bytes little-endian in words 0-1 | cap: the server's sender |
+//! | `GRANT` | a payload a call to the asking server came with | word 1: length; the string: what the description grants that client from this server |
+//!
+//! The sender's payload is [`CLIENT`] | the client's index in the
+//! description, so that a server can tell a described client from the
+//! capabilities it mints itself (a device server's payload 0 is its
+//! administrator's, and so on).  A server that hands out per-client
+//! authority (the PCI server, the block server) asks `GRANT` the first
+//! time a described client calls (docs/space-banks.md, "Devices").
+
+use alloc::string::String;
 
 use keep_abi::{Sender, Tag, err};
+
+/// The tag of a name-service sender's payload.
+pub const CLIENT: u64 = 1 << 62;
+
+/// The client's index in the description, if `payload` is a name-service sender's.
+pub fn client_of(payload: u64) -> Option<u64> {
+    (payload & !0xffff == CLIENT).then_some(payload & 0xffff)
+}
 
 /// Where a program finds the name service.
 pub const NAMES_SLOT: u64 = 0xd;
 
 pub const LOOKUP: u64 = 1;
+pub const GRANT: u64 = 2;
 
 pub mod status {
     pub const OK: u64 = 0;
@@ -24,6 +43,9 @@ pub mod status {
     pub const NOT_GRANTED: u64 = 2;
     /// The server is not running (ended, being restarted, or gave up).
     pub const NOT_RUNNING: u64 = 3;
+    /// GRANT: the payload is no described client of the asking server,
+    /// or the description grants it nothing.
+    pub const NO_GRANT: u64 = 4;
 
     pub fn name(s: u64) -> &'static str {
         match s {
@@ -31,6 +53,7 @@ pub mod status {
             BAD_REQUEST => "bad request",
             NOT_GRANTED => "not granted to this program",
             NOT_RUNNING => "not running",
+            NO_GRANT => "no grant for that client",
             _ => "unknown status",
         }
     }
@@ -50,4 +73,49 @@ pub fn lookup_at(names: u64, name: &str, dest: u64, buf: &mut keep_abi::IpcBuffe
         return Err(m.words[0]);
     }
     Ok(Sender(dest))
+}
+
+/// A server asks the name service at `names` what the description grants
+/// the client whose call came with `payload`.  Err: the status, or the
+/// kernel's error + 0x100.
+pub fn grant(names: u64, payload: u64, buf: &keep_abi::IpcBuffer) -> Result<String, u64> {
+    let m = Sender(names).call(Tag::new(GRANT), [payload, 0, 0, 0]);
+    if m.err != err::OK {
+        return Err(0x100 + m.err);
+    }
+    if m.words[0] != status::OK {
+        return Err(m.words[0]);
+    }
+    let n = (m.words[1] as usize).min(buf.received_len()).min(256);
+    let bytes: alloc::vec::Vec<u8> = (0..n).map(|i| buf.string_byte(i)).collect();
+    String::from_utf8(bytes).map_err(|_| status::BAD_REQUEST)
+}
+
+/// Whether the capability at `slot` is live (a program started from the
+/// description finds the name service at [`NAMES_SLOT`]; one started
+/// otherwise finds that slot empty).
+pub fn present(slot: u64) -> bool {
+    keep_abi::SELF_ASPACE.identify_cap(slot).is_ok_and(|c| c.live && c.ty == keep_abi::ty::SENDER)
+}
+
+/// `lookup_at` of `name` into the empty slot `dest` through [`NAMES_SLOT`],
+/// waiting out NOT_RUNNING (a server being restarted) for up to about 5
+/// seconds: what a server does at its start for the servers it uses.
+/// Err: the last status (or kernel error + 0x100).
+pub fn lookup_patiently(name: &str, dest: u64, buf: &mut keep_abi::IpcBuffer) -> Result<Sender, u64> {
+    let mut last = status::NOT_RUNNING;
+    for _ in 0..50 {
+        match lookup_at(NAMES_SLOT, name, dest, buf) {
+            Ok(s) => return Ok(s),
+            Err(status::NOT_RUNNING) => {
+                // A receive with a time-out is the wait (no timer needed).
+                let _ = keep_abi::recv(Tag::new(0), 100);
+            }
+            Err(e) => {
+                last = e;
+                break;
+            }
+        }
+    }
+    Err(last)
 }

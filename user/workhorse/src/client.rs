@@ -63,13 +63,22 @@ impl Workhorse {
     /// Runs a command line on the console until it ends: Ok(wait status),
     /// or Err(why).
     pub fn run(&self, line: &str) -> Result<u64, String> {
+        self.run_with_input(line, &[])
+    }
+
+    /// As `run`, the terminal taking `typed_ahead` first: what the user
+    /// typed after the command line before the program started.
+    pub fn run_with_input(&self, line: &str, typed_ahead: &[u8]) -> Result<u64, String> {
         let buf = keep_rt::ipc_buffer();
         let bytes = line.as_bytes();
-        if bytes.len() > 4096 {
-            return Err(String::from("command line longer than 4096 bytes"));
+        if bytes.is_empty() || bytes.len() + typed_ahead.len() > 4096 {
+            return Err(String::from("command line (with the input typed ahead) empty or longer than 4096 bytes"));
         }
-        buf.set_string(bytes);
-        let m = Sender(self.sender).call(Tag::new(RUN).with_string(), [0; 4]);
+        let mut all = alloc::vec::Vec::with_capacity(bytes.len() + typed_ahead.len());
+        all.extend_from_slice(bytes);
+        all.extend_from_slice(typed_ahead);
+        buf.set_string(&all);
+        let m = Sender(self.sender).call(Tag::new(RUN).with_string(), [bytes.len() as u64, 0, 0, 0]);
         if m.err != err::OK {
             return Err(alloc::format!("the call failed: {}", keep_abi::Error(m.err)));
         }

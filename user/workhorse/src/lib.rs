@@ -11,7 +11,7 @@
 //!
 //! | label | request | reply |
 //! |---|---|---|
-//! | `RUN` (1) | string: a command line (`PROGRAM ARGS...`, quotes as in sh) to run with the console as its terminal | when it ends: word 0 `OK`, word 1 the wait status (Linux encoding); or word 0 an error status |
+//! | `RUN` (1) | string: a command line (`PROGRAM ARGS...`, quotes as in sh) to run with the console as its terminal; word 0, if not 0, the command line's length, the bytes after it being input typed ahead, which the terminal takes first as if typed | when it ends: word 0 `OK`, word 1 the wait status (Linux encoding); or word 0 an error status |
 //! | `STATS` (2) | | word 0 `OK`, string: the system calls refused since start, with counts |
 //! | anything else | | `BAD_REQUEST` |
 

@@ -184,7 +184,7 @@ impl Server {
                 continue;
             }
             if m.payload == 0 {
-                self.request(m.tag.label());
+                self.request(m.tag.label(), m.words[0]);
             } else {
                 let pid = m.payload as i32;
                 self.current = Some(pid);
@@ -227,26 +227,35 @@ impl Server {
     }
 
     /// A request of the root task.
-    fn request(&mut self, lbl: u64) {
+    fn request(&mut self, lbl: u64, w0: u64) {
         let ret = Return(RECV_RET);
         match lbl {
             proto::RUN => {
                 let buf = keep_rt::ipc_buffer();
                 let mut line = alloc::vec![0u8; buf.received_len()];
                 buf.read_string(&mut line);
+                let cut = match w0 as usize {
+                    0 => line.len(),
+                    n => n.min(line.len()),
+                };
                 let answer = |w0: u64, w1: u64| {
                     let _ = ret.reply(Tag::new(0), [w0, w1, 0, 0]);
                 };
                 if self.leader.is_some() {
                     return answer(proto::BUSY, 0);
                 }
-                let Some(argv) = core::str::from_utf8(&line).ok().and_then(proto::split_args) else {
+                let Some(argv) = line
+                    .get(..cut)
+                    .and_then(|l| core::str::from_utf8(l).ok())
+                    .and_then(proto::split_args)
+                else {
                     return answer(proto::BAD_COMMAND, 0);
                 };
                 if argv.is_empty() {
                     return answer(proto::BAD_COMMAND, 0);
                 }
                 tty::tty().reset();
+                tty::tty().type_ahead(&line[cut..]);
                 match self.spawn_session(&argv) {
                     Ok(pid) => {
                         self.leader = Some(pid);

@@ -145,6 +145,14 @@ impl Tty {
         }
     }
 
+    /// Input the user typed before the program started (the root shell
+    /// read it with the command line): taken as if typed now.
+    pub fn type_ahead(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.input(b);
+        }
+    }
+
     fn input(&mut self, mut b: u8) {
         let t = self.termios;
         const ISIG: u32 = 1;

@@ -11,6 +11,7 @@
 //! | `ADD_CLIENT` | first sector, sectors, rights (`READ` \| `WRITE`) | status, client number | the client's capability |
 //! | `STATS` | | status, requests served, refused, DMA faults | |
 //! | `QUEUE_STATS` | | status, most requests on the device at once, flushes, buffers attached | |
+//! | `CLIENT` | index (from 0) | status, clients; string: first, sectors, rights, requests served, refused, its place in the description (or `u64::MAX`), buffers attached | |
 //! | `QUIT` | | status | |
 //!
 //! Calls through a client's capability (sector numbers count from the
@@ -51,6 +52,9 @@
 #![no_std]
 
 use keep_abi::{Sender, Tag, err, rights};
+use virtio_drivers::PhysAddr;
+use virtio_drivers::transport::{DeviceStatus, DeviceType, InterruptStatus, Transport};
+use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 pub const ADD_CLIENT: u64 = 1;
 pub const STATS: u64 = 2;
@@ -64,6 +68,7 @@ pub const DETACH: u64 = 9;
 pub const READ_DS: u64 = 10;
 pub const WRITE_DS: u64 = 11;
 pub const QUEUE_STATS: u64 = 12;
+pub const CLIENT: u64 = 13;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -74,6 +79,8 @@ pub const NO_RESOURCES: u64 = 5;
 pub const BAD_BUFFER: u64 = 6;
 pub const NOT_DATASPACE: u64 = 7;
 pub const IN_USE: u64 = 8;
+/// `CLIENT`: no client with that index.
+pub const NOT_FOUND: u64 = 9;
 
 pub const SECTOR: usize = 512;
 /// Sectors one request moves: one message string (MAX_STRING bytes).
@@ -96,6 +103,7 @@ pub fn status_name(s: u64) -> &'static str {
         BAD_BUFFER => "BAD_BUFFER",
         NOT_DATASPACE => "NOT_DATASPACE",
         IN_USE => "IN_USE",
+        NOT_FOUND => "NOT_FOUND",
         _ => "?",
     }
 }
@@ -150,6 +158,38 @@ impl Admin {
     pub fn quit(self) -> Result<(), Error> {
         call(self.0, Tag::new(QUIT), [0; 4]).map(drop)
     }
+    /// Client `index` (from 0): its record, and how many clients there are.
+    pub fn client(self, index: u64) -> Result<(ClientInfo, u64), Error> {
+        let m = call(self.0, Tag::new(CLIENT), [index, 0, 0, 0])?;
+        let buf = keep_rt::ipc_buffer();
+        let word = |i: usize| u64::from_le_bytes(core::array::from_fn(|k| buf.string_byte(i * 8 + k)));
+        if buf.received_len() < 56 {
+            return Err(Error::Status(BAD_REQUEST));
+        }
+        let info = ClientInfo {
+            first: word(0),
+            sectors: word(1),
+            rights: word(2),
+            served: word(3),
+            refused: word(4),
+            described: (word(5) != u64::MAX).then_some(word(5)),
+            buffers: word(6),
+        };
+        Ok((info, m.words[1]))
+    }
+}
+
+/// One client, as `CLIENT` tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientInfo {
+    pub first: u64,
+    pub sectors: u64,
+    pub rights: u64,
+    pub served: u64,
+    pub refused: u64,
+    /// Its place in the system description, for a described client.
+    pub described: Option<u64>,
+    pub buffers: u64,
 }
 
 /// A client's capability.
@@ -210,3 +250,64 @@ impl Client {
 
 /// Rights a client may be given.
 pub const CLIENT_RIGHTS: u64 = rights::READ | rights::WRITE;
+
+/// The block server's transport (and `blkbench`'s, owning the driver, to
+/// make the same device requests).
+/// Hides VIRTIO_F_RING_INDIRECT_DESC: with it `virtio-drivers` puts each
+/// request's descriptors in a table on its heap, which the Hal would have
+/// to bounce through a fresh DMA page per request; without it a request
+/// takes 3 of the queue's 16 descriptors, and IN_FLIGHT requests fit.
+pub struct NoIndirect<T: Transport>(pub T);
+
+const RING_INDIRECT_DESC: u64 = 1 << 28;
+
+impl<T: Transport> Transport for NoIndirect<T> {
+    fn device_type(&self) -> DeviceType {
+        self.0.device_type()
+    }
+    fn read_device_features(&mut self) -> u64 {
+        self.0.read_device_features() & !RING_INDIRECT_DESC
+    }
+    fn write_driver_features(&mut self, f: u64) {
+        self.0.write_driver_features(f & !RING_INDIRECT_DESC)
+    }
+    fn max_queue_size(&mut self, queue: u16) -> u32 {
+        self.0.max_queue_size(queue)
+    }
+    fn notify(&mut self, queue: u16) {
+        self.0.notify(queue)
+    }
+    fn get_status(&self) -> DeviceStatus {
+        self.0.get_status()
+    }
+    fn set_status(&mut self, status: DeviceStatus) {
+        self.0.set_status(status)
+    }
+    fn set_guest_page_size(&mut self, size: u32) {
+        self.0.set_guest_page_size(size)
+    }
+    fn requires_legacy_layout(&self) -> bool {
+        self.0.requires_legacy_layout()
+    }
+    fn queue_set(&mut self, queue: u16, size: u32, desc: PhysAddr, driver: PhysAddr, device: PhysAddr) {
+        self.0.queue_set(queue, size, desc, driver, device)
+    }
+    fn queue_unset(&mut self, queue: u16) {
+        self.0.queue_unset(queue)
+    }
+    fn queue_used(&mut self, queue: u16) -> bool {
+        self.0.queue_used(queue)
+    }
+    fn ack_interrupt(&mut self) -> InterruptStatus {
+        self.0.ack_interrupt()
+    }
+    fn read_config_generation(&self) -> u32 {
+        self.0.read_config_generation()
+    }
+    fn read_config_space<V: FromBytes + IntoBytes>(&self, offset: usize) -> virtio_drivers::Result<V> {
+        self.0.read_config_space(offset)
+    }
+    fn write_config_space<V: IntoBytes + Immutable>(&mut self, offset: usize, value: V) -> virtio_drivers::Result<()> {
+        self.0.write_config_space(offset, value)
+    }
+}

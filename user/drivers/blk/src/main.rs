@@ -8,10 +8,16 @@
 //!
 //! Up to IN_FLIGHT requests are on the device at once (`virtio-drivers`'
 //! non-blocking calls); the server goes on receiving meanwhile and answers
-//! each request when the device completes it (its interrupt: the INTx line
-//! the PCI server gives; a receive time-out makes a lost one cost time, not
-//! the request).  Calls that cannot start yet wait in order.  FLUSH and
+//! each request when the device completes it (its interrupt: MSI-X entry 0,
+//! or the INTx line the PCI server gives if that fails; a receive time-out
+//! makes a lost one cost time, not the request).  Calls that cannot start yet wait in order.  FLUSH and
 //! QUIT wait until nothing is on the device.
+//!
+//! Started from the system description (a name service in NAMES_SLOT), it
+//! finds the PCI server as `pci` and the dataspace manager as `dataspace`
+//! by name, and its clients are the description's: a client's range and
+//! rights are its grant (`blk=FIRST+SECTORS:r|rw`), asked of init the
+//! first time it calls.
 
 #![no_std]
 #![no_main]
@@ -30,15 +36,13 @@ use keep_dataspace::{DS_SLOT, Dataspace};
 use keep_loader::SlotPool;
 use keep_pci::{PCI_SLOT, Pci};
 use keep_rt::println;
-use keep_virtio::PlatformTransport;
+use keep_system::names;
+use keep_virtio::{PlatformTransport, VirtioTransport};
 use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
 use virtio_drivers::Hal;
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
-use virtio_drivers::transport::pci::PciTransport;
-use virtio_drivers::transport::{DeviceStatus, DeviceType, InterruptStatus, Transport};
-use virtio_drivers::{BufferDirection, PhysAddr};
-use zerocopy::{FromBytes, Immutable, IntoBytes};
+use virtio_drivers::BufferDirection;
 
 keep_rt::entry!(main);
 
@@ -59,12 +63,15 @@ const MAX_BUFFERS: usize = 64;
 const IOVA: u64 = 0x10_0000_0000;
 const IRQ_WAIT_MS: u64 = 100;
 
-type Blk = VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<PciTransport>>>;
+type Blk = VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<VirtioTransport>>>;
 
 struct ClientRange {
     first: u64,
     sectors: u64,
     rights: u64,
+    /// Requests answered OK, and refused, for this client.
+    served: u64,
+    refused: u64,
 }
 
 /// A call taken off the receive slot: its return capability moved to
@@ -136,10 +143,14 @@ struct Server {
     flushes: u64,
     irq: Option<(Interrupt, u64)>,
     slots: SlotPool,
+    /// Described clients: (name-service payload, client number).
+    described: Vec<(u64, u64)>,
     backlog: VecDeque<Call>,
     inflight: Vec<InFlight>,
     free_io: Vec<usize>,
     headers: Headers,
+    /// The empty slot the next call's return capability is received into.
+    next_ret: u64,
 }
 
 fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
@@ -179,13 +190,22 @@ impl Server {
             return None;
         }
         if !m.tag.is_called() {
-            let _ = SELF_ASPACE.delete_cap(ARG);
+            if m.tag.caps() > 0 {
+                let _ = SELF_ASPACE.delete_cap(self.next_ret);
+                let _ = SELF_ASPACE.delete_cap(ARG);
+            }
             return None;
         }
-        let ret = self.slots.alloc()?;
-        if SELF_ASPACE.move_cap(RET, ret).is_err() {
-            self.slots.free(ret);
-            return None;
+        // The return capability arrived in a slot of its own (next_ret), where
+        // it stays until the reply: no MOVE_CAP a call.
+        let ret = self.next_ret;
+        match self.slots.alloc() {
+            Some(n) => self.next_ret = n,
+            None => {
+                let _ = SELF_ASPACE.delete_cap(ret); // the caller hears NO_REPLY
+                let _ = SELF_ASPACE.delete_cap(ARG);
+                return None;
+            }
         }
         let cap = if m.tag.caps() >= 2 {
             match self.slots.alloc() {
@@ -205,7 +225,43 @@ impl Server {
             keep_rt::ipc_buffer().read_string(&mut s);
             s
         });
-        Some(Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string })
+        let mut c = Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string };
+        if names::client_of(c.payload).is_some() {
+            match self.described_client(c.payload) {
+                Ok(n) => c.payload = n,
+                Err(st) => {
+                    self.reply(c, answer(st));
+                    return None;
+                }
+            }
+        }
+        Some(c)
+    }
+
+    /// The client number of a described client (a name-service payload):
+    /// its range and rights are its grant in the description, asked of
+    /// init the first time it calls.
+    fn described_client(&mut self, payload: u64) -> Result<u64, u64> {
+        if let Some(&(_, n)) = self.described.iter().find(|(p, _)| *p == payload) {
+            return Ok(n);
+        }
+        let who = names::client_of(payload).unwrap_or(0);
+        let text = names::grant(names::NAMES_SLOT, payload, keep_rt::ipc_buffer()).map_err(|e| {
+            println!("blk: described client {who}: no grant ({})", names::status::name(e));
+            NO_RIGHTS
+        })?;
+        let r = keep_system::grant::blk(&text).map_err(|why| {
+            println!("blk: described client {who}: {why}");
+            NO_RIGHTS
+        })?;
+        if r.first >= self.capacity || r.sectors > self.capacity - r.first {
+            println!("blk: described client {who}: {text} runs past the disk's {} sectors", self.capacity);
+            return Err(OUT_OF_RANGE);
+        }
+        self.clients.push(ClientRange { first: r.first, sectors: r.sectors, rights: r.rights, served: 0, refused: 0 });
+        let n = self.clients.len() as u64;
+        self.described.push((payload, n));
+        Ok(n)
     }
 
     /// Does this call wait for the device (a free slot, or an empty queue)?
@@ -244,14 +300,15 @@ impl Server {
         if buf.rights & dev != dev {
             return Err(NO_RIGHTS);
         }
-        let domain = hal::domain();
-        for p in offset / 4096..(offset + len).div_ceil(4096) {
-            match domain.lookup(buf.iova + p * 4096) {
-                Ok((r, _)) if r & dev == dev => {}
-                _ => return Err(BAD_BUFFER),
-            }
+        // The buffer's first page stands for all of them: the manager
+        // drops a pin whole, first page first (a revoked share), and nobody
+        // else maps into this domain's buffer windows.  One lookup a request
+        // instead of one per page (16 for 64 KiB: most of what separating
+        // the driver cost, docs/performance.md "I/O paths").
+        match hal::domain().lookup(buf.iova) {
+            Ok((r, _)) if r & dev == dev => Ok(b as usize),
+            _ => Err(BAD_BUFFER),
         }
-        Ok(b as usize)
     }
 
     /// Puts a request on the device.
@@ -269,6 +326,17 @@ impl Server {
                 self.blk.write_blocks_nb(at as usize, req, buf, resp)
             }
         };
+        // Without an IOMMU: the chain to the mediator now, even if the
+        // device had suppressed notifications (keep_virtio::mediated::kick).
+        keep_virtio::mediated::kick();
+        if let Some((st, _, addr)) = keep_virtio::mediated::take_refusal() {
+            // Only a pin removed since `buffer` checked it (the client revoked
+            // its share meanwhile) gets here; the chain's descriptors stay
+            // taken in the queue (virtio-drivers cannot take a request back).
+            println!("blk: the mediator refused a request ({}): address {addr:#x}", keep_pci::status_name(st));
+            self.free_io.push(io);
+            return Err((c, BAD_BUFFER));
+        }
         match token {
             Ok(token) => {
                 if let Some(b) = buffer {
@@ -325,11 +393,23 @@ impl Server {
         } else {
             self.refused += 1;
         }
+        if c.payload != 0
+            && let Some(cl) = self.clients.get_mut(c.payload as usize - 1)
+        {
+            if a.st == OK {
+                cl.served += 1;
+            } else {
+                cl.refused += 1;
+            }
+        }
         let buf = keep_rt::ipc_buffer();
         let mut tag = Tag::new(0);
         if let Some((io, n)) = a.string {
-            // SAFETY: the slot's data page holds n <= 4096 bytes the device wrote.
-            buf.set_string(unsafe { core::slice::from_raw_parts(self.headers.data(io), n) });
+            // usize::MAX: the string is in the IPC buffer already.
+            if io != usize::MAX {
+                // SAFETY: the slot's data page holds n <= 4096 bytes the device wrote.
+                buf.set_string(unsafe { core::slice::from_raw_parts(self.headers.data(io), n) });
+            }
             tag = tag.with_string();
         }
         if let Some(x) = a.cap {
@@ -347,7 +427,7 @@ impl Server {
     fn client(&mut self, mut c: Call) -> Option<(Call, Answer)> {
         let n = c.payload;
         let Some(range) = self.clients.get(n as usize - 1) else { return Some((c, answer(BAD_REQUEST))) };
-        let range = ClientRange { ..*range };
+        let range = ClientRange { served: 0, refused: 0, ..*range };
         let [w0, w1, w2, w3] = c.words;
         match c.label {
             INFO => Some((c, Answer { st: OK, w: [range.sectors, range.rights, 0], string: None, cap: None })),
@@ -471,7 +551,7 @@ impl Server {
                     self.slots.free(cap);
                     return answer(NO_RESOURCES);
                 }
-                self.clients.push(ClientRange { first, sectors, rights: r });
+                self.clients.push(ClientRange { first, sectors, rights: r, served: 0, refused: 0 });
                 Answer { st: OK, w: [n, 0, 0], string: None, cap: Some(cap) }
             }
             STATS => Answer { st: OK, w: [self.served, self.refused, self.faults], string: None, cap: None },
@@ -479,67 +559,19 @@ impl Server {
                 let attached = self.buffers.iter().flatten().count() as u64;
                 Answer { st: OK, w: [self.most, self.flushes, attached], string: None, cap: None }
             }
+            CLIENT => match self.clients.get(c.words[0] as usize) {
+                Some(cl) => {
+                    let described = self.described.iter().find(|(_, n)| *n == c.words[0] + 1).map_or(u64::MAX, |(p, _)| p & 0xffff);
+                    let attached = self.buffers.iter().flatten().filter(|b| b.client == c.words[0] + 1).count() as u64;
+                    let rec = [cl.first, cl.sectors, cl.rights, cl.served, cl.refused, described, attached];
+                    let bytes: Vec<u8> = rec.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    keep_rt::ipc_buffer().set_string(&bytes);
+                    Answer { st: OK, w: [self.clients.len() as u64, 0, 0], string: Some((usize::MAX, bytes.len())), cap: None }
+                }
+                None => answer(NOT_FOUND),
+            },
             _ => answer(BAD_REQUEST),
         }
-    }
-}
-
-/// Hides VIRTIO_F_RING_INDIRECT_DESC: with it `virtio-drivers` puts each
-/// request's descriptors in a table on its heap, which the Hal would have
-/// to bounce through a fresh DMA page per request; without it a request
-/// takes 3 of the queue's 16 descriptors, and IN_FLIGHT requests fit.
-struct NoIndirect<T: Transport>(T);
-
-const RING_INDIRECT_DESC: u64 = 1 << 28;
-
-impl<T: Transport> Transport for NoIndirect<T> {
-    fn device_type(&self) -> DeviceType {
-        self.0.device_type()
-    }
-    fn read_device_features(&mut self) -> u64 {
-        self.0.read_device_features() & !RING_INDIRECT_DESC
-    }
-    fn write_driver_features(&mut self, f: u64) {
-        self.0.write_driver_features(f & !RING_INDIRECT_DESC)
-    }
-    fn max_queue_size(&mut self, queue: u16) -> u32 {
-        self.0.max_queue_size(queue)
-    }
-    fn notify(&mut self, queue: u16) {
-        self.0.notify(queue)
-    }
-    fn get_status(&self) -> DeviceStatus {
-        self.0.get_status()
-    }
-    fn set_status(&mut self, status: DeviceStatus) {
-        self.0.set_status(status)
-    }
-    fn set_guest_page_size(&mut self, size: u32) {
-        self.0.set_guest_page_size(size)
-    }
-    fn requires_legacy_layout(&self) -> bool {
-        self.0.requires_legacy_layout()
-    }
-    fn queue_set(&mut self, queue: u16, size: u32, desc: PhysAddr, driver: PhysAddr, device: PhysAddr) {
-        self.0.queue_set(queue, size, desc, driver, device)
-    }
-    fn queue_unset(&mut self, queue: u16) {
-        self.0.queue_unset(queue)
-    }
-    fn queue_used(&mut self, queue: u16) -> bool {
-        self.0.queue_used(queue)
-    }
-    fn ack_interrupt(&mut self) -> InterruptStatus {
-        self.0.ack_interrupt()
-    }
-    fn read_config_generation(&self) -> u32 {
-        self.0.read_config_generation()
-    }
-    fn read_config_space<V: FromBytes + IntoBytes>(&self, offset: usize) -> virtio_drivers::Result<V> {
-        self.0.read_config_space(offset)
-    }
-    fn write_config_space<V: IntoBytes + Immutable>(&mut self, offset: usize, value: V) -> virtio_drivers::Result<()> {
-        self.0.write_config_space(offset, value)
     }
 }
 
@@ -547,12 +579,25 @@ fn main(_: u64, _: u64) -> i32 {
     let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
     slots.reserve(RET);
     slots.reserve(ARG);
-    let (Some(irq_slot), Some(irq_me)) = (slots.alloc(), slots.alloc()) else {
+    let (Some(irq_slot), Some(irq_me), Some(next_ret)) = (slots.alloc(), slots.alloc(), slots.alloc()) else {
         return fail("slots", "none free");
     };
+    // From the description: the PCI server and the dataspace manager by name.
+    let pci = if names::present(names::NAMES_SLOT) {
+        let Some(p) = slots.alloc() else { return fail("slots", "none free") };
+        if let Err(e) = names::lookup_patiently("pci", p, keep_rt::ipc_buffer()) {
+            return fail("the PCI server by name ('pci')", names::status::name(e));
+        }
+        if let Err(e) = names::lookup_patiently("dataspace", DS_SLOT, keep_rt::ipc_buffer()) {
+            println!("blk: no dataspace manager by name ({}): ATTACH refuses every buffer", names::status::name(e));
+        }
+        p
+    } else {
+        PCI_SLOT
+    };
     let layout = Layout { mmio_va: MMIO_VA, dma_va: DMA_VA, iova: IOVA, dma_pages: 64 };
-    let Opened { sid, session, transport } =
-        match keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots) {
+    let Opened { sid, session, transport, mediated } =
+        match keep_virtio::device::open(Pci(Sender(pci)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots) {
             Ok(o) => o,
             Err((what, why)) => return fail(&what, why),
         };
@@ -566,16 +611,30 @@ fn main(_: u64, _: u64) -> i32 {
     let (data_iova, data) = KeepHal::dma_alloc(IN_FLIGHT, BufferDirection::Both);
     hal::add_direct(hdr.as_ptr() as u64, 4096, hdr_iova);
     hal::add_direct(data.as_ptr() as u64, IN_FLIGHT as u64 * 4096, data_iova);
-    let irq = session.irq(irq_slot).ok().and_then(|line| {
-        let i = Interrupt(irq_slot);
-        SELF_PROCESS.mint(irq_me, IRQ_PAYLOAD, rights::WRITE).and_then(|_| i.bind(line, irq_me)).ok()?;
-        blk.enable_interrupts();
-        Some((i, line))
-    });
+    // Completions signal MSI-X entry 0 (keep_virtio::msix, as the network
+    // server's queues do): an MSI line of the kernel's, remapped by the
+    // IOMMU for this function alone.  Without it, the INTx line.
+    blk.enable_interrupts();
+    let msix = keep_virtio::msix::route_queues(session, 0, 1, irq_slot, irq_me, IRQ_PAYLOAD);
+    let irq = match msix {
+        Ok(line) => Some((Interrupt(irq_slot), line)),
+        Err(ref why) => {
+            println!("blk: no MSI-X ({why}); the INTx line instead");
+            let _ = SELF_ASPACE.delete_cap(irq_me);
+            let _ = SELF_ASPACE.delete_cap(irq_slot);
+            session.irq(irq_slot).ok().and_then(|line| {
+                let i = Interrupt(irq_slot);
+                SELF_PROCESS.mint(irq_me, IRQ_PAYLOAD, rights::WRITE).and_then(|_| i.bind(line, irq_me)).ok()?;
+                Some((i, line))
+            })
+        }
+    };
     let capacity = blk.capacity();
-    match irq {
-        Some((_, line)) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through the IOMMU, interrupt line {line}"),
-        None => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through the IOMMU, polling (no interrupt line)"),
+    let through = if mediated { "the PCI server's mediator (no IOMMU)" } else { "the IOMMU" };
+    match (irq, msix.is_ok()) {
+        (Some((_, line)), true) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, MSI-X through line {line}"),
+        (Some((_, line)), false) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, interrupt line {line}"),
+        (None, _) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, polling (no interrupt line)"),
     }
     let mut s = Server {
         blk,
@@ -589,10 +648,12 @@ fn main(_: u64, _: u64) -> i32 {
         flushes: 0,
         irq,
         slots,
+        described: Vec::new(),
         backlog: VecDeque::new(),
         inflight: Vec::new(),
         free_io: (0..IN_FLIGHT).rev().collect(),
         headers: Headers { va: hdr.as_ptr() as u64, data_va: data.as_ptr() as u64 },
+        next_ret,
     };
     loop {
         // Start, in order, what can start.
@@ -627,7 +688,7 @@ fn main(_: u64, _: u64) -> i32 {
             }
         }
         let wait = if s.inflight.is_empty() { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
-        keep_rt::ipc_buffer().set_recv_slots(&[RET, ARG]);
+        keep_rt::ipc_buffer().set_recv_slots(&[s.next_ret, ARG]);
         let m = recv(Tag::new(0).with_slots(2), wait);
         if let Some(c) = s.take(&m) {
             s.backlog.push_back(c);

@@ -3,7 +3,9 @@
 //! address (registered with the server by whoever started it), arg1 its
 //! services: bit 0 the TCP echo service on port 7, bit 1 the status
 //! service on port 8, which answers each connection with one line of
-//! counters and closes it.  ARP and ICMP echo are smoltcp's own.
+//! counters and closes it; bits 4-6 the benchmarks of `make bench`
+//! (bench.rs), after which the stack exits (0: all measured).  ARP and
+//! ICMP echo are smoltcp's own.
 //!
 //! Its capability to the server is at NET_SLOT.  The stack calls `RECV`
 //! while frames come; when a few polls in a row found nothing it waits in
@@ -14,6 +16,8 @@
 #![no_main]
 
 extern crate alloc;
+
+mod bench;
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -177,7 +181,8 @@ fn main(ip: u64, services: u64) -> i32 {
         Vec::new()
     };
     let status = (services & 2 != 0).then(|| sockets.add(tcp_socket(1024)));
-    let mut scratch = vec![0u8; ECHO_BUFFER];
+    let mut bench = bench::Bench::new(services, &mut sockets);
+    let mut scratch = vec![0u8; if echo_handles.is_empty() { 0 } else { ECHO_BUFFER }];
     let mut idle = 0u32;
     loop {
         let t = now();
@@ -214,6 +219,12 @@ fn main(ip: u64, services: u64) -> i32 {
                 let _ = s.send_slice(line.as_bytes());
                 s.close();
                 moved = true;
+            }
+        }
+        if let Some(b) = bench.as_mut() {
+            moved |= b.step(&mut sockets);
+            if b.done() {
+                return b.failed as i32;
             }
         }
         if moved || (dev.c.frames_in, dev.c.frames_out) != before {

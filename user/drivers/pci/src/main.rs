@@ -3,11 +3,19 @@
 //! (the ECAM window) to itself, lists the functions, and opens a session
 //! per function for one driver at a time, with a DMA domain the function
 //! is attached to.
+//!
+//! Started from the system description, its drivers call it through the
+//! name service's senders: each may open only the functions its grant in
+//! the description selects (asked of init once, `names::GRANT`), and an
+//! OPEN of a function that the same described driver holds already takes
+//! it over: a restarted driver gets its function back, reset.
 
 #![no_std]
 #![no_main]
 
 extern crate alloc;
+
+mod mediator;
 
 use alloc::vec::Vec;
 
@@ -18,6 +26,8 @@ use keep_abi::{
 use keep_loader::SlotPool;
 use keep_pci::*;
 use keep_rt::println;
+use keep_system::grant::PciSelector;
+use keep_system::names;
 
 keep_rt::entry!(main);
 
@@ -55,9 +65,15 @@ struct Func {
     msix: Option<Msix>,
     msi: Option<u64>,       // the MSI capability's offset (used when there is no MSI-X)
     vectors: Vec<(u64, u64)>, // (entry, MSI line) handed to the session's driver
+    grants: Vec<u64>,         // wrappers of the BARs and lines handed to it: destroyed at RELEASE
     generation: u64,
     domain: Option<u64>, // slot of the DMA domain while a session is open
+    opener: u64,         // the payload of the capability the session was opened through
     sizing: [bool; 6],
+    /// No IOMMU confines this session's DMA: a virtio function is mediated
+    /// (mediator.rs), any other may not master the bus.
+    unconfined: bool,
+    virtio: Option<mediator::Virtio>,
 }
 
 fn cfg_ptr(sid: u16, off: u64) -> *mut u32 {
@@ -127,9 +143,13 @@ fn scan() -> Vec<Func> {
             msix: None,
             msi: None,
             vectors: Vec::new(),
+            grants: Vec::new(),
             generation: 0,
             domain: None,
+            opener: 0,
             sizing: [false; 6],
+            unconfined: false,
+            virtio: None,
         };
         if header == 0 {
             f.bars = probe_bars(sid);
@@ -144,6 +164,10 @@ fn scan() -> Vec<Func> {
                         f.read_only.push((ptr, 24));
                         f.msi = Some(ptr);
                     }
+                    // virtio's capabilities, among them the window into the
+                    // BARs through configuration space (VIRTIO_PCI_CAP_PCI_CFG),
+                    // which would reach the mediated common configuration.
+                    0x09 if id & 0xffff == 0x1af4 => f.read_only.push((ptr, ((w >> 16) & 0xff).max(4) as u64)),
                     0x11 => {
                         f.read_only.push((ptr, 12));
                         let table = rd(sid, ptr + 4);
@@ -168,6 +192,8 @@ struct Server {
     drop_after_reply: Vec<u64>,
     msi_lines: u64, // MSI lines handed out (bit n: line IRQ_LINES + n)
     devmem_base: u64,
+    /// Described drivers' grants, asked of init once: (payload, selector).
+    grants: Vec<(u64, PciSelector)>,
 }
 
 /// Where the server maps an MSI-X table page while it writes an entry.
@@ -180,26 +206,95 @@ fn status(s: u64) -> Reply {
 }
 
 impl Server {
-    fn open(&mut self, ids: u64, instance: u64) -> Reply {
+    /// The functions a described driver (a name-service payload) may open:
+    /// its grant from the description, asked of init the first time.
+    fn selector(&mut self, payload: u64) -> Option<PciSelector> {
+        if let Some(&(_, sel)) = self.grants.iter().find(|(p, _)| *p == payload) {
+            return Some(sel);
+        }
+        let text = match names::grant(names::NAMES_SLOT, payload, keep_rt::ipc_buffer()) {
+            Ok(t) => t,
+            Err(e) => {
+                println!("pci: no grant for a described driver ({})", names::status::name(e));
+                return None;
+            }
+        };
+        match keep_system::grant::pci(&text) {
+            Ok(sel) => {
+                self.grants.push((payload, sel));
+                Some(sel)
+            }
+            Err(why) => {
+                println!("pci: a described driver's grant: {why}");
+                None
+            }
+        }
+    }
+
+    fn open(&mut self, ids: u64, instance: u64, payload: u64) -> Reply {
         let (vendor, device) = (ids as u16, (ids >> 16) as u16);
-        let Some(idx) = self.funcs.iter().enumerate().filter(|(_, f)| f.vendor == vendor && f.device == device).nth(instance as usize).map(|(i, _)| i) else {
+        let sel = if payload == 0 {
+            None
+        } else {
+            match self.selector(payload) {
+                Some(sel) => Some(sel),
+                None => return status(DENIED),
+            }
+        };
+        let wanted = |f: &Func| f.vendor == vendor && f.device == device;
+        let Some(idx) = self.funcs.iter().enumerate().filter(|(_, f)| wanted(f)).nth(instance as usize).map(|(i, _)| i) else {
             return status(NOT_FOUND);
         };
-        if self.funcs[idx].domain.is_some() {
-            return status(IN_USE);
+        let f = &self.funcs[idx];
+        if sel.is_some_and(|sel| !sel.matches(f.sid, f.vendor, f.device, f.class)) {
+            return status(DENIED);
+        }
+        if f.domain.is_some() {
+            if payload == 0 || f.opener != payload {
+                return status(IN_USE);
+            }
+            // The same described driver again: its last instance ended (or
+            // is being replaced).  Take the function back from that
+            // session first: MSIs off and unrouted, bus mastering off, its
+            // domain destroyed (every page it pinned unpinned); the new
+            // driver resets the device itself (virtio: status 0).
+            println!("pci: {} opened again by its driver: the previous session is released", sid_string(f.sid as u64));
+            self.release(idx);
         }
         let (Some(d), Some(s)) = (self.slots.alloc(), self.slots.alloc()) else {
             return status(NO_RESOURCES);
         };
         let sid = self.funcs[idx].sid;
+        let mut unconfined = false;
         let made = ACCOUNT.create_dma_domain(d).and_then(|_| match DmaDomain(d).attach(ECAM_SLOT, sid as u64) {
-            Err(Error::BAD_STATE) => Ok(()), // no IOMMU: the domain confines nothing (INFO says so)
+            Err(Error::BAD_STATE) => {
+                unconfined = true; // no IOMMU: the domain confines nothing (INFO says so)
+                Ok(())
+            }
             r => r,
         });
+        let virtio = if unconfined && made.is_ok() && self.funcs[idx].vendor == 0x1af4 {
+            let f = &self.funcs[idx];
+            let bars = f.bars;
+            // The mediator reaches the function's BAR from now on.
+            wr(sid, 4, (rd(sid, 4) & 0xffff) | 0x2);
+            mediator::Virtio::new(&|off| rd(sid, off), &|b| bars.get(b).map_or(0, |x| x.base), self.devmem_base, idx)
+        } else {
+            None
+        };
+        if unconfined && virtio.is_none() {
+            // Nothing confines this function's DMA: it masters no bus.
+            wr(sid, 4, (rd(sid, 4) & 0xffff) & !0x4);
+        }
         let f = &mut self.funcs[idx];
-        let payload = f.generation << 16 | (idx as u64 + 1);
-        if made.is_err() || SELF_PROCESS.mint(s, payload, rights::WRITE | rights::CALL).is_err() {
+        f.unconfined = unconfined;
+        f.virtio = virtio;
+        let session = f.generation << 16 | (idx as u64 + 1);
+        if made.is_err() || SELF_PROCESS.mint(s, session, rights::WRITE | rights::CALL).is_err() {
             println!("pci: cannot open {}: {:?}", sid_string(sid as u64), made);
+            if let Some(v) = f.virtio.take() {
+                v.finish(idx);
+            }
             let _ = ACCOUNT.destroy(d);
             let _ = SELF_ASPACE.delete_cap(d);
             let _ = SELF_ASPACE.delete_cap(s);
@@ -208,6 +303,7 @@ impl Server {
             return status(NO_RESOURCES);
         }
         f.domain = Some(d);
+        f.opener = payload;
         f.sizing = [false; 6];
         self.drop_after_reply.push(s);
         (OK, [sid as u64, 0, 0], alloc::vec![s, d])
@@ -292,8 +388,39 @@ impl Server {
         }
         self.msi_lines |= 1 << n;
         self.funcs[idx].vectors.push((entry, line));
-        self.drop_after_reply.push(s);
-        (OK, [line, addr, data], alloc::vec![s])
+        let Some(t) = self.hand_out(idx, s) else {
+            return status(NO_RESOURCES); // the line stays routed until RELEASE
+        };
+        self.drop_after_reply.push(t);
+        (OK, [line, addr, data], alloc::vec![t])
+    }
+
+    /// The device capability in slot `s` (the server's own restricted copy),
+    /// handed to the session's driver as a wrapper that RELEASE destroys:
+    /// with it go the driver's mappings of the BAR and its bindings of the
+    /// line (docs/devices.md, "Taking a device back").  Returns the slot of
+    /// the copy to send; `s` is freed either way.
+    fn hand_out(&mut self, idx: usize, s: u64) -> Option<u64> {
+        let w = self.slots.alloc();
+        let t = self.slots.alloc();
+        let made = match (w, t) {
+            (Some(w), Some(t)) => ACCOUNT
+                .create_wrapper(s, w, rights::READ | rights::WRITE)
+                .and_then(|_| SELF_ASPACE.copy_cap(w, t, rights::READ | rights::WRITE).inspect_err(|_| {
+                    let _ = ACCOUNT.destroy(w);
+                    let _ = SELF_ASPACE.delete_cap(w);
+                }))
+                .is_ok(),
+            _ => false,
+        };
+        let _ = SELF_ASPACE.delete_cap(s);
+        self.slots.free(s);
+        if !made {
+            w.into_iter().chain(t).for_each(|x| self.slots.free(x));
+            return None;
+        }
+        self.funcs[idx].grants.push(w.unwrap());
+        t
     }
 
     /// Every MSI the session's driver was given: masked, unrouted (its
@@ -317,8 +444,16 @@ impl Server {
     }
 
     fn release(&mut self, idx: usize) -> Reply {
+        for w in core::mem::take(&mut self.funcs[idx].grants) {
+            let _ = ACCOUNT.destroy(w);
+            let _ = SELF_ASPACE.delete_cap(w);
+            self.slots.free(w);
+        }
         self.release_msi(idx);
         let f = &mut self.funcs[idx];
+        if let Some(v) = f.virtio.take() {
+            v.finish(idx); // the device reset: it uses none of the rings any more
+        }
         if let Some(d) = f.domain.take() {
             // Bus mastering off first: the device issues no more DMA.
             let cmd = rd(f.sid, 4) & 0xffff;
@@ -360,6 +495,7 @@ impl Server {
         }
         let v = v as u32;
         match off {
+            0x04 if f.unconfined && f.virtio.is_none() && v & 0x4 != 0 => return status(DENIED),
             0x04 => {
                 let keep = rd(f.sid, 4) & 0xffff & !0x406;
                 wr(f.sid, 4, keep | (v & 0x406));
@@ -396,17 +532,71 @@ impl Server {
         if b.io || f.msix_bars[i as usize] {
             return status(DENIED);
         }
+        let mut first = b.base & !0xfff;
+        let mut pages = (b.base + b.size - first).div_ceil(4096);
+        // Mediated: the page of the common configuration structure stays the server's.
+        if let Some(v) = f.virtio.as_ref().filter(|v| v.common_bar == i as usize) {
+            if v.common_page == first && pages > 1 {
+                first += 4096;
+                pages -= 1;
+            } else if v.common_page == first + (pages - 1) * 4096 && pages > 1 {
+                pages -= 1;
+            } else {
+                return status(DENIED);
+            }
+        }
         let Some(s) = self.slots.alloc() else {
             return status(NO_RESOURCES);
         };
-        let first = b.base & !0xfff;
-        let pages = (b.base + b.size - first).div_ceil(4096);
         if DEVMEM.restrict(first, pages, s).is_err() {
             self.slots.free(s);
             return status(NO_RESOURCES); // e.g. a BAR above 4 GiB, beyond DEVMEM
         }
-        self.drop_after_reply.push(s);
-        (OK, [b.base, b.size, 0], alloc::vec![s])
+        let Some(t) = self.hand_out(idx, s) else {
+            return status(NO_RESOURCES);
+        };
+        self.drop_after_reply.push(t);
+        (OK, [first.max(b.base), (first + pages * 4096).min(b.base + b.size) - first.max(b.base), 0], alloc::vec![t])
+    }
+
+    /// The mediator's calls (mediator.rs); NOT_FOUND for a session that is
+    /// not mediated.
+    fn mediate(&mut self, idx: usize, label: u64, w: [u64; 4], string: Option<&[u8]>) -> Reply {
+        let f = &mut self.funcs[idx];
+        let domain = DmaDomain(f.domain.unwrap());
+        let Some(v) = f.virtio.as_mut() else { return status(NOT_FOUND) };
+        match label {
+            VIRTIO_READ => match v.virtio_read(w[0], w[1]) {
+                Ok(x) => (OK, [x, 0, 0], Vec::new()),
+                Err(st) => status(st),
+            },
+            VIRTIO_WRITE => match v.virtio_write(w[0], w[1], w[2]) {
+                Ok(()) => status(OK),
+                Err(st) => status(st),
+            },
+            VIRTIO_QUEUE => match v.queue(domain, w[0], w[1], w[2]) {
+                Ok(()) => status(OK),
+                Err((st, addr)) => {
+                    println!("pci: mediator: {} queue {}: used ring at {addr:#x} refused ({})", sid_string(f.sid as u64), w[0], status_name(st));
+                    (st, [0, addr, 0], Vec::new())
+                }
+            },
+            VIRTIO_SUBMIT => match v.submit(domain, w[0], string.unwrap_or(&[])) {
+                Ok(()) => status(OK),
+                Err((st, chain, addr)) => {
+                    v.refused += 1;
+                    let why = match st {
+                        DENIED => "is not pinned for the driver with the right the device needs",
+                        NOT_FOUND => "names a queue not set up",
+                        _ => "is in a malformed chain",
+                    };
+                    println!("pci: mediator: {} queue {}: chain {chain} refused ({}): address {addr:#x} {why}; nothing written",
+                             sid_string(f.sid as u64), w[0], status_name(st));
+                    (st, [chain, addr, 0], Vec::new())
+                }
+            },
+            _ => (OK, [v.published, v.refused, 0], Vec::new()),
+        }
     }
 
     fn irq(&mut self, idx: usize) -> Reply {
@@ -423,18 +613,21 @@ impl Server {
             self.slots.free(s);
             return status(NO_RESOURCES);
         }
-        self.drop_after_reply.push(s);
-        (OK, [line, 0, 0], alloc::vec![s])
+        let Some(t) = self.hand_out(idx, s) else {
+            return status(NO_RESOURCES);
+        };
+        self.drop_after_reply.push(t);
+        (OK, [line, 0, 0], alloc::vec![t])
     }
 
-    fn serve(&mut self, label: u64, payload: u64, w: [u64; 4]) -> Reply {
-        if payload == 0 {
+    fn serve(&mut self, label: u64, payload: u64, w: [u64; 4], string: Option<&[u8]>) -> Reply {
+        if payload == 0 || names::client_of(payload).is_some() {
             return match label {
                 LIST => match self.funcs.iter().enumerate().find(|(i, _)| *i as u64 >= w[0]) {
                     Some((i, f)) => (OK, [i as u64 + 1, f.sid as u64, f.vendor as u64 | (f.device as u64) << 16 | (f.class as u64) << 32], Vec::new()),
                     None => status(NOT_FOUND),
                 },
-                OPEN => self.open(w[0], w[1]),
+                OPEN => self.open(w[0], w[1], payload),
                 _ => status(BAD_REQUEST),
             };
         }
@@ -450,6 +643,7 @@ impl Server {
             GET_IRQ => self.irq(idx),
             GET_MSI => self.msi(idx, w[0]),
             RELEASE => self.release(idx),
+            VIRTIO_READ..=VIRTIO_STATS => self.mediate(idx, label, w, string),
             _ => status(BAD_REQUEST),
         }
     }
@@ -473,7 +667,7 @@ fn main(_: u64, _: u64) -> i32 {
         println!("pci: cannot map ECAM at {ECAM_BASE:#x} (DEVMEM from {base:#x}): {e}");
         return 1;
     }
-    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new(), msi_lines: 0, devmem_base: base };
+    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new(), msi_lines: 0, devmem_base: base, grants: Vec::new() };
     let buf = keep_rt::ipc_buffer();
     buf.set_recv_slots(&[RET]);
     let mut m = recv(Tag::new(0).with_slots(1), 0);
@@ -493,7 +687,12 @@ fn main(_: u64, _: u64) -> i32 {
             let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
             return 0;
         }
-        let (st, w, caps) = s.serve(m.tag.label(), m.payload, m.words);
+        let string = m.tag.has_string().then(|| {
+            let mut b = alloc::vec![0u8; buf.received_len().min(layout::MAX_STRING as usize)];
+            buf.read_string(&mut b);
+            b
+        });
+        let (st, w, caps) = s.serve(m.tag.label(), m.payload, m.words, string.as_deref());
         let caps: Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
         let n = buf.set_send_caps(&caps);
         buf.set_recv_slots(&[RET]);

@@ -7,10 +7,15 @@
 //!
 //! | arg0 | name | how |
 //! |---|---|---|
-//! | 0 | `blk.read.seq64k` | reads of 64 KiB through the block server (client capability at CLIENT_SLOT) |
-//! | 1 | `blk.read.seq4k` | reads of 4 KiB through the block server |
-//! | 2 | `blk.write.seq64k` | writes of 64 KiB through the block server |
-//! | 3 | `blk.read.seq64k.direct` | the reads of 0, this program owning the virtio-blk driver (the PCI server's capability at PCI_SLOT; the same device requests as the server makes, waiting for the same interrupt) |
+//! | 0 | `blk.read.seq64k` | `READ_DS` of 64 KiB through the block server (client capability at CLIENT_SLOT) into a dataspace of this program's (manager at DS_SLOT) that the server has attached |
+//! | 1 | `blk.read.seq4k` | the same, 4 KiB a request |
+//! | 2 | `blk.write.seq64k` | `WRITE_DS` of 64 KiB from the dataspace |
+//! | 3 | `blk.read.seq64k.direct` | the reads of 0, this program owning the virtio-blk driver (the PCI server's capability at PCI_SLOT): the same device requests as the server makes (64 KiB into pages the device reaches in place, the header in a fixed DMA page), waiting for the same interrupt |
+//! | 4 | `blk.read.seq64k.strings` | reads of 64 KiB through the block server's message-string `READ` (4 KiB a call, copied twice) |
+//!
+//! The data lands where the client reads it in every mode: the dataspace's
+//! pages are mapped in this program (zero copy, as Linux's `O_DIRECT`
+//! reads into the caller's buffer); mode 4 copies it out of the IPC buffer.
 //!
 //! Exit 0 when every run completed and what was read is the disk image's
 //! pattern (what was written reads back); 2 no capability; 3 data differ;
@@ -25,8 +30,9 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 
-use keep_abi::{Interrupt, MEMORY, SELF_ASPACE, SELF_PROCESS, Sender, Tag, recv, rights};
-use keep_blk::{Client, MAX_SECTORS, SECTOR};
+use keep_abi::{Interrupt, MEMORY, SELF_ASPACE, SELF_PROCESS, Sender, Tag, recv, rights, slot};
+use keep_blk::{Client, MAX_SECTORS, NoIndirect, SECTOR};
+use keep_dataspace::{DS_SLOT, Dataspace, Manager};
 use keep_loader::SlotPool;
 use keep_pci::{PCI_SLOT, Pci};
 use keep_rt::{icount, println};
@@ -34,7 +40,7 @@ use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
 use keep_virtio::{PlatformTransport, disk_pattern};
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
-use virtio_drivers::transport::pci::PciTransport;
+use virtio_drivers::{BufferDirection, Hal};
 
 keep_rt::entry!(main);
 
@@ -44,11 +50,10 @@ pub const CLIENT_SLOT: u64 = 0xd;
 pub const RUN_BYTES: u64 = 64 << 20;
 const MIB: u64 = RUN_BYTES >> 20;
 
-/// The block client's requests as the protocol on main has them: a call
-/// moves at most MAX_SECTORS sectors (one message string), so a read or
-/// write of `buf.len()` bytes is that many calls.  The one place that
-/// knows how a client moves a buffer.
-mod io {
+/// The block client's message-string requests (mode 4): a call moves at
+/// most MAX_SECTORS sectors (one message string), so a read of
+/// `buf.len()` bytes is that many calls.
+mod strings {
     use super::*;
     pub const REQUEST: usize = MAX_SECTORS as usize * SECTOR;
 
@@ -58,13 +63,27 @@ mod io {
         }
         Ok(())
     }
+}
 
-    pub fn write(c: Client, sector: u64, buf: &[u8]) -> Result<(), keep_blk::Error> {
-        for (i, chunk) in buf.chunks(REQUEST).enumerate() {
-            c.write(sector + (i * REQUEST / SECTOR) as u64, chunk)?;
-        }
-        Ok(())
-    }
+/// Where the dataspace is mapped, and the slots of its capabilities.
+const DS_VA: u64 = 0x0000_3000_0000_0000;
+const DS_OWN: u64 = 0x20;
+const DS_SHARED: u64 = 0x21;
+/// The dataspace: 64 KiB, the largest request.
+const DS_PAGES: u64 = 16;
+
+/// A dataspace of DS_PAGES mapped at DS_VA and attached to the block
+/// server: (its buffer number, the mapped bytes).
+fn attach(c: Client) -> Result<(u64, &'static mut [u8]), String> {
+    let own = Dataspace(Sender(DS_OWN));
+    Manager(Sender(DS_SLOT))
+        .create(DS_PAGES, DS_OWN)
+        .and_then(|_| own.map(slot::SELF_ASPACE, DS_VA, 0, DS_PAGES, rights::READ | rights::WRITE))
+        .and_then(|_| own.share(rights::READ | rights::WRITE, DS_SHARED))
+        .map_err(|e| format!("dataspace (is the manager at DS_SLOT?): {e}"))?;
+    let (b, _, _) = c.attach(DS_SHARED).map_err(|e| format!("ATTACH: {e}"))?;
+    // SAFETY: the dataspace is mapped read-write at DS_VA for the rest of the program.
+    Ok((b, unsafe { core::slice::from_raw_parts_mut(DS_VA as *mut u8, (DS_PAGES * 4096) as usize) }))
 }
 
 /// Whether `buf`, read from `sector` on, holds the disk image's pattern.
@@ -83,19 +102,40 @@ fn served(mode: u64, runs: u64) -> Result<(), (i32, String)> {
     let (name, chunk) = match mode {
         0 => ("blk.read.seq64k", 64 << 10),
         1 => ("blk.read.seq4k", 4 << 10),
-        _ => ("blk.write.seq64k", 64 << 10),
+        2 => ("blk.write.seq64k", 64 << 10),
+        _ => ("blk.read.seq64k.strings", 64 << 10),
     };
-    let mut buf = vec![0u8; chunk];
+    let step = (chunk / SECTOR) as u64;
+    let last = RUN_BYTES / SECTOR as u64 - step;
+    if mode == 4 {
+        let mut buf = vec![0u8; chunk];
+        for _ in 0..runs {
+            icount::region(name, MIB, || {
+                let mut at = 0;
+                while at * (SECTOR as u64) < RUN_BYTES {
+                    strings::read(c, at, &mut buf).map_err(|e| format!("sector {at}: {e}"))?;
+                    at += step;
+                }
+                Ok::<(), String>(())
+            })
+            .map_err(|e| (4, e))?;
+            if !is_pattern(last, &buf) {
+                return Err((3, format!("sectors {last}.. are not the image's")));
+            }
+        }
+        return Ok(());
+    }
+    let (b, mem) = attach(c).map_err(|e| (4, e))?;
+    let buf = &mut mem[..chunk];
     let fill = |buf: &mut [u8], run: u64| buf.iter_mut().enumerate().for_each(|(i, b)| *b = (i as u64 ^ run) as u8);
     for run in 0..runs {
         if mode == 2 {
-            fill(&mut buf, run);
+            fill(buf, run);
         }
-        let step = (chunk / SECTOR) as u64;
         icount::region(name, MIB, || {
             let mut at = 0;
             while at * (SECTOR as u64) < RUN_BYTES {
-                if mode == 2 { io::write(c, at, &buf) } else { io::read(c, at, &mut buf) }
+                if mode == 2 { c.write_ds(b, 0, at, step) } else { c.read_ds(b, 0, at, step) }
                     .map_err(|e| format!("sector {at}: {e}"))?;
                 at += step;
             }
@@ -104,17 +144,19 @@ fn served(mode: u64, runs: u64) -> Result<(), (i32, String)> {
         .map_err(|e| (4, e))?;
         // Checked outside the region: the last chunk read is the image's,
         // or the first chunk written reads back.
-        let last = RUN_BYTES / SECTOR as u64 - step;
         if mode == 2 {
-            let mut back = vec![0u8; chunk];
-            io::read(c, 0, &mut back).map_err(|e| (4, format!("read back: {e}")))?;
-            if back != buf {
+            let written = buf.to_vec();
+            buf.fill(0);
+            c.read_ds(b, 0, 0, step).map_err(|e| (4, format!("read back: {e}")))?;
+            if *buf != written[..] {
                 return Err((3, "what was written does not read back".into()));
             }
-        } else if !is_pattern(last, &buf) {
+        } else if !is_pattern(last, buf) {
             return Err((3, format!("sectors {last}.. are not the image's")));
         }
     }
+    let _ = c.detach(b);
+    let _ = Dataspace(Sender(DS_OWN)).destroy();
     Ok(())
 }
 
@@ -132,20 +174,30 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
     let Opened { session, transport, .. } =
         keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots)
             .map_err(|(what, why)| (2, format!("{what}: {why}")))?;
-    let mut blk: VirtIOBlk<KeepHal, PlatformTransport<PciTransport>> =
-        VirtIOBlk::new(transport).map_err(|e| (4, format!("virtio-blk: {e:?}")))?;
+    let mut blk: VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<keep_virtio::VirtioTransport>>> =
+        VirtIOBlk::new(NoIndirect(transport)).map_err(|e| (4, format!("virtio-blk: {e:?}")))?;
     let line = session.irq(irq_slot).map_err(|e| (4, format!("GET_IRQ: {e}")))?;
     let irq = Interrupt(irq_slot);
     SELF_PROCESS.mint(irq_me, IRQ_PAYLOAD, rights::WRITE).and_then(|_| irq.bind(line, irq_me))
         .map_err(|e| (4, format!("bind the interrupt: {e}")))?;
     blk.enable_interrupts();
-    let mut buf = vec![0u8; io::REQUEST];
-    let mut read = |blk: &mut VirtIOBlk<KeepHal, PlatformTransport<PciTransport>>, at: u64| -> bool {
-        let (mut req, mut resp) = (BlkReq::default(), BlkResp::default());
+    // As the server: the data in pages the device reaches in place (the
+    // server's are the client's dataspace), the request header and status
+    // in a fixed DMA page.
+    const REQUEST: usize = 64 << 10;
+    let (data_iova, data) = KeepHal::dma_alloc(REQUEST / 4096, BufferDirection::DeviceToDriver);
+    let (hdr_iova, hdr) = KeepHal::dma_alloc(1, BufferDirection::Both);
+    hal::add_direct(data.as_ptr() as u64, REQUEST as u64, data_iova);
+    hal::add_direct(hdr.as_ptr() as u64, 4096, hdr_iova);
+    // SAFETY: REQUEST bytes of DMA pages mapped here; the header page holds both.
+    let buf = unsafe { core::slice::from_raw_parts_mut(data.as_ptr(), REQUEST) };
+    let (req, resp) = unsafe { (&mut *(hdr.as_ptr() as *mut BlkReq), &mut *(hdr.as_ptr().add(2048) as *mut BlkResp)) };
+    let mut read = |blk: &mut VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<keep_virtio::VirtioTransport>>>, at: u64| -> bool {
         // SAFETY: req, resp and buf stay, untouched, until the request completes.
-        let Ok(token) = (unsafe { blk.read_blocks_nb(at as usize, &mut req, &mut buf, &mut resp) }) else {
+        let Ok(token) = (unsafe { blk.read_blocks_nb(at as usize, req, buf, resp) }) else {
             return false;
         };
+        keep_virtio::mediated::kick(); // without an IOMMU: to the mediator (else nothing)
         while blk.peek_used() != Some(token) {
             let m = recv(Tag::new(0), 100);
             if m.payload == IRQ_PAYLOAD {
@@ -154,9 +206,9 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
             }
         }
         // SAFETY: the buffers submitted above.
-        unsafe { blk.complete_read_blocks(token, &req, &mut buf, &mut resp) }.is_ok()
+        unsafe { blk.complete_read_blocks(token, req, buf, resp) }.is_ok()
     };
-    let step = (io::REQUEST / SECTOR) as u64;
+    let step = (REQUEST / SECTOR) as u64;
     let mut result = Ok(());
     for _ in 0..runs {
         let r = icount::region("blk.read.seq64k.direct", MIB, || {
@@ -175,7 +227,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
         }
     }
     let last = RUN_BYTES / SECTOR as u64 - step;
-    if result.is_ok() && !is_pattern(last, &buf) {
+    if result.is_ok() && !is_pattern(last, unsafe { core::slice::from_raw_parts(data.as_ptr(), REQUEST) }) {
         result = Err((3, format!("sectors {last}.. are not the image's")));
     }
     let _ = irq.unbind(line);

@@ -29,7 +29,10 @@ fn main(_: u64, _: u64) -> i32 {
             m = recv(Tag::new(0).with_slots(1), 0);
             continue;
         }
-        let (status, value) = match (m.tag.label(), counters.get_mut(m.payload as usize)) {
+        // The name service's senders carry a tag above the client's index
+        // (keep_system::names::CLIENT): the index picks the counter.
+        let client = m.payload & !(1 << 62);
+        let (status, value) = match (m.tag.label(), counters.get_mut(client as usize)) {
             (_, None) => (BAD_REQUEST, 0),
             (ADD, Some(c)) => match c.checked_add(m.words[0]).filter(|v| *v < 1 << 63) {
                 Some(v) => {

@@ -1,7 +1,8 @@
-//! The block benchmarks (docs/performance.md, "I/O paths"): the PCI server
-//! and the block server started as ktest starts them, one client with the
-//! first 64 MiB of the disk, and `blkbench` (user/programs/blkbench) as
-//! that client in a process of its own; then, the block server gone,
+//! The block benchmarks (docs/performance.md, "I/O paths"): the PCI server,
+//! the dataspace manager and the block server started as ktest starts
+//! them, one client with the first 64 MiB of the disk, and `blkbench`
+//! (user/programs/blkbench) as that client in a process of its own, its
+//! data in a dataspace it attaches to the server; then, the block server gone,
 //! `blkbench` owning the driver itself.  The regions and their lines are
 //! blkbench's.
 
@@ -9,6 +10,7 @@ use alloc::format;
 
 use keep_abi::{SELF_ASPACE, Sender, rights, slot, state};
 use keep_blk::Admin;
+use keep_dataspace::DS_SLOT;
 use keep_loader::{Child, Grant, Loader, Spec};
 use keep_pci::{PCI_SLOT, Pci};
 
@@ -57,12 +59,12 @@ fn blkbench(root: &mut Root, mode: u64, grants: &[Grant]) -> BenchResult {
 /// Starts the block server, gives it a client of the first 64 MiB and runs
 /// blkbench in each of `modes` (mode, name) that the suite wants, as that
 /// client; then stops the server.
-fn served(root: &mut Root, s: &Suite, pci: Grant, modes: &[(u64, &str)]) -> BenchResult {
+fn served(root: &mut Root, s: &Suite, pci: Grant, ds: Grant, modes: &[(u64, &str)]) -> BenchResult {
     if !modes.iter().any(|(_, n)| s.wants(n)) {
         return Ok(());
     }
     let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
-    let blk = start(root, "blk", 0, 0, &[base[0], base[1], base[2], grant(slot::MEMORY), pci])?;
+    let blk = start(root, "blk", 0, 0, &[base[0], base[1], base[2], grant(slot::MEMORY), pci, ds])?;
     let admin = Admin(Sender(blk.1));
     let r = (|| {
         let c = root.slots.alloc().ok_or("no slots")?;
@@ -71,7 +73,7 @@ fn served(root: &mut Root, s: &Suite, pci: Grant, modes: &[(u64, &str)]) -> Benc
             .map_err(|e| format!("ADD_CLIENT of 64 MiB (is build/disk.img smaller?): {e}"))
             .and_then(|_| {
                 let client = Grant { src: c, dest: CLIENT_SLOT, rights: 0 };
-                modes.iter().filter(|(_, n)| s.wants(n)).try_for_each(|&(mode, _)| blkbench(root, mode, &[base[0], client]))
+                modes.iter().filter(|(_, n)| s.wants(n)).try_for_each(|&(mode, _)| blkbench(root, mode, &[base[0], client, ds]))
             });
         let _ = SELF_ASPACE.delete_cap(c);
         root.slots.free(c);
@@ -87,9 +89,18 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
     let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
     let pci = start(root, "pci", 0, 0, &[base[0], base[1], base[2], grant(slot::DEVMEM), grant(slot::INTERRUPT)])?;
     let pci_grant = Grant { src: pci.1, dest: PCI_SLOT, rights: 0 };
+    let dsm = match start(root, "dataspace", 0, 0, &[base[0], grant(slot::MEMORY)]) {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = Pci(Sender(pci.1)).quit();
+            stop(root, pci);
+            return Err(e);
+        }
+    };
+    let ds = Grant { src: dsm.1, dest: DS_SLOT, rights: 0 };
     // The reads first, then the direct reads, which check the image's
     // pattern as well, then the writes, which overwrite it.
-    let r = served(root, s, pci_grant, &[(0, "blk.read.seq64k"), (1, "blk.read.seq4k")])
+    let r = served(root, s, pci_grant, ds, &[(0, "blk.read.seq64k"), (1, "blk.read.seq4k"), (4, "blk.read.seq64k.strings")])
         .and_then(|_| {
             if s.wants("blk.read.seq64k.direct") {
                 blkbench(root, 3, &[base[0], base[1], base[2], grant(slot::MEMORY), pci_grant])
@@ -97,7 +108,10 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
                 Ok(())
             }
         })
-        .and_then(|_| served(root, s, pci_grant, &[(2, "blk.write.seq64k")]));
+        .and_then(|_| served(root, s, pci_grant, ds, &[(2, "blk.write.seq64k")]));
+    let _ = keep_dataspace::Manager(Sender(dsm.1)).quit();
+    let _ = dsm.0.process.wait();
+    stop(root, dsm);
     let _ = Pci(Sender(pci.1)).quit();
     let _ = pci.0.process.wait();
     stop(root, pci);

@@ -48,5 +48,5 @@ pub fn run_all(root: &mut Root, s: &mut Suite) {
     if !IO.load(core::sync::atomic::Ordering::Relaxed) {
         return;
     }
-    super::run_parts(root, s, &[("icount.check", check), ("blk.", super::blk::run)]);
+    super::run_parts(root, s, &[("icount.check", check), ("blk.", super::blk::run), ("net.", super::net::host)]);
 }

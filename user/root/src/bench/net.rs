@@ -100,5 +100,67 @@ fn run(root: &mut Root, s: &mut Suite, admin: Admin) -> BenchResult {
 }
 
 pub fn run_all(root: &mut Root, s: &mut Suite) {
-    super::run_parts(root, s, &[("net.", switch)]);
+    super::run_parts(root, s, &[("net.switch", switch)]);
+}
+
+/// The network benchmarks with the host (`net.tcp.*`, `net.udp.*`; docs/
+/// performance.md, "I/O paths"), in the I/O boot only: the PCI server,
+/// the network server and a `netstack` at 10.0.2.15 (where QEMU's
+/// `hostfwd` forwards to) whose benchmark services (netstack's bench.rs)
+/// talk to tools/netpeer.py on the host and report the regions.  The
+/// stack exits when its benchmarks are over.
+pub fn host(root: &mut Root, s: &mut Suite) -> BenchResult {
+    // netstack's services bits (user/drivers/netstack/src/bench.rs).
+    let services = [("net.tcp.recv", 1 << 4), ("net.tcp.send", 1 << 5), ("net.udp.roundtrip", 1 << 6)]
+        .iter()
+        .filter(|(n, _)| s.wants(n))
+        .fold(0u64, |a, (_, b)| a | b);
+    if services == 0 {
+        return Ok(());
+    }
+    if !iommu(root)? {
+        return Err("no IOMMU: the network server does not run".into());
+    }
+    let g = |x: u64| Grant { src: x, dest: x, rights: 0 };
+    let pci = start(root, "pci", &[g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::DEVMEM), g(slot::TIMER), g(slot::INTERRUPT)])?;
+    let net = start(
+        root, "net",
+        &[g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::MEMORY), g(slot::TIMER), Grant { src: pci.1, dest: PCI_SLOT, rights: 0 }],
+    );
+    let r = match &net {
+        Ok((_, cap)) => stack(root, Admin(Sender(*cap)), services),
+        Err(e) => Err(e.clone()),
+    };
+    if let Ok(n) = net {
+        let _ = Admin(Sender(n.1)).quit();
+        stop(root, n);
+    }
+    let _ = Pci(Sender(pci.1)).quit();
+    stop(root, pci);
+    r
+}
+
+fn stack(root: &mut Root, admin: Admin, services: u64) -> BenchResult {
+    let ip = ipv4(10, 0, 2, 15);
+    let c = root.slots.alloc().ok_or("no slots")?;
+    let r = (|| {
+        admin.add_stack(ip, c).map_err(|e| alloc::format!("ADD_STACK: {e}"))?;
+        let img = root.image.as_ref().ok_or("no boot image")?;
+        let elf = img.find("netstack").ok_or("no netstack in the boot image")?.data;
+        let g = |x: u64| Grant { src: x, dest: x, rights: 0 };
+        let grants = [g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::TIMER), Grant { src: c, dest: keep_net::NET_SLOT, rights: 0 }];
+        let spec = Spec { name: "netstack", elf, arg0: ip, arg1: services, grants: &grants, blob: None };
+        let child = Loader::new(&mut root.slots).load(&spec).map_err(|e| alloc::format!("load netstack: {e:?}"))?;
+        child.process.start().map_err(|e| alloc::format!("START netstack: {e}"))?;
+        let st = child.process.wait();
+        let _ = Loader::new(&mut root.slots).destroy(child);
+        match st {
+            Ok(st) if st.state == keep_abi::state::EXITED && st.code == 0 => Ok(()),
+            Ok(st) => Err(alloc::format!("netstack ended with state {} code {} (see its lines)", st.state, st.code)),
+            Err(e) => Err(alloc::format!("WAIT netstack: {e}")),
+        }
+    })();
+    let _ = SELF_ASPACE.delete_cap(c);
+    root.slots.free(c);
+    r
 }

@@ -61,6 +61,10 @@ struct Entry {
     bank_index: u64,
     /// Whether a watcher's DIED call waits in WAITER + index.
     held: bool,
+    /// KILL destroyed the instance (the report says so).
+    killed: bool,
+    /// (server index, grant text) from the description.
+    grants: Vec<(usize, String)>,
     watcher: Option<thread::Thread>,
 }
 
@@ -176,7 +180,12 @@ impl Init {
             return None;
         }
         self.reap(i);
-        let how = st.map_or(String::from("was destroyed"), |s| format!("{s}"));
+        let how = match st {
+            _ if self.entries[i].killed => String::from("was killed"),
+            Ok(s) => format!("{s}"),
+            Err(_) => String::from("was destroyed"),
+        };
+        self.entries[i].killed = false;
         let e = &mut self.entries[i];
         let line = if e.restarts >= e.max_restarts {
             e.phase = phase::DOWN;
@@ -225,14 +234,57 @@ impl Init {
         };
         let _ = SELF_ASPACE.delete_cap(MINTED);
         let running = self.entries[s].phase == phase::RUNNING;
-        if running && Process(at::PROCESS + s as u64).mint(MINTED, client as u64, rights::WRITE | rights::CALL).is_ok() {
+        let payload = names::CLIENT | client as u64;
+        if running && Process(at::PROCESS + s as u64).mint(MINTED, payload, rights::WRITE | rights::CALL).is_ok() {
             Some(Answer { words: [names::status::OK, 0, 0, 0], cap: true, string: false })
         } else {
             answer([names::status::NOT_RUNNING, 0, 0, 0])
         }
     }
 
-    fn control(&mut self, label: u64) -> Option<Answer> {
+    /// GRANT: server `server` asks what the description grants the
+    /// client whose call came with `payload`.
+    fn grant(&mut self, server: usize, payload: u64) -> Option<Answer> {
+        let text = names::client_of(payload)
+            .and_then(|c| self.entries.get(c as usize))
+            .filter(|e| e.uses & (1 << server) != 0)
+            .and_then(|e| e.grants.iter().find(|(s, _)| *s == server))
+            .map(|(_, g)| g.clone());
+        match text {
+            Some(g) => {
+                keep_rt::ipc_buffer().set_string(g.as_bytes());
+                Some(Answer { words: [names::status::OK, g.len() as u64, 0, 0], cap: false, string: true })
+            }
+            None => answer([names::status::NO_GRANT, 0, 0, 0]),
+        }
+    }
+
+    /// KILL of entry `i`: its instance's bank is destroyed, and with it the
+    /// process; its watcher hears of it and supervision does the rest.
+    fn kill(&mut self, i: usize) -> Option<Answer> {
+        match self.entries.get(i) {
+            Some(e) if e.kind == Kind::Server && e.phase == phase::RUNNING => {}
+            _ => return answer([proto::status::NOT_RUNNING, 0, 0, 0]),
+        }
+        self.entries[i].killed = true;
+        let _ = Bank(at::INSTANCE_BANK + i as u64).destroy();
+        answer([proto::status::OK, 0, 0, 0])
+    }
+
+    /// ADMIN of entry `i`: a sender with payload 0 to its instance.
+    fn admin(&mut self, i: usize) -> Option<Answer> {
+        match self.entries.get(i) {
+            Some(e) if e.kind == Kind::Server && e.phase == phase::RUNNING => {}
+            _ => return answer([proto::status::NOT_RUNNING, 0, 0, 0]),
+        }
+        let _ = SELF_ASPACE.delete_cap(MINTED);
+        match Process(at::PROCESS + i as u64).mint(MINTED, 0, rights::WRITE | rights::CALL) {
+            Ok(()) => Some(Answer { words: [proto::status::OK, 0, 0, 0], cap: true, string: false }),
+            Err(_) => answer([proto::status::NOT_RUNNING, 0, 0, 0]),
+        }
+    }
+
+    fn control(&mut self, label: u64, w: [u64; 4]) -> Option<Answer> {
         match label {
             proto::req::START if self.started || self.stopped => answer([proto::status::BAD_STATE, 0, 0, 0]),
             proto::req::START => {
@@ -266,6 +318,8 @@ impl Init {
                 keep_rt::ipc_buffer().set_string(&bytes);
                 Some(Answer { words: [proto::status::OK, self.entries.len() as u64, 0, 0], cap: false, string: true })
             }
+            proto::req::KILL => self.kill(w[0] as usize),
+            proto::req::ADMIN => self.admin(w[0] as usize),
             proto::req::STOP => {
                 self.stopped = true;
                 for i in 0..self.entries.len() {
@@ -283,9 +337,10 @@ impl Init {
 
     fn serve(&mut self, label: u64, payload: u64, w: [u64; 4]) -> Option<Answer> {
         match payload {
-            proto::CONTROL => self.control(label),
+            proto::CONTROL => self.control(label, w),
             p if p & !0xff == proto::WATCHER && label == proto::req::DIED => self.died((p & 0xff) as usize),
             p if (p as usize) < self.entries.len() && label == names::LOOKUP => self.lookup(p as usize, w),
+            p if (p as usize) < self.entries.len() && label == names::GRANT => self.grant(p as usize, w[0]),
             _ => answer([names::status::BAD_REQUEST, 0, 0, 0]),
         }
     }
@@ -319,6 +374,8 @@ fn main(len: u64, _: u64) -> i32 {
             due: 0,
             bank_index: proto::NONE,
             held: false,
+            killed: false,
+            grants: e.grants.clone(),
             watcher: None,
         })
         .collect();
