@@ -120,6 +120,8 @@ syscall_table! {
     200 tkill sys::tkill, Full, "";
     201 time sys::time, Partial, "time since boot";
     202 futex sys::futex, Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, with time-outs; private and shared keyed alike (by frame); no WAKE_OP, no PI or robust futexes";
+    203 sched_setaffinity sys::sched_setaffinity, Partial, "one CPU: a mask with CPU 0 is accepted, any other EINVAL";
+    204 sched_getaffinity sys::sched_getaffinity, Partial, "one CPU: the mask is CPU 0";
     213 epoll_create sys::epoll_create, Full, "";
     217 getdents64 sys::getdents64, Full, "";
     218 set_tid_address sys::set_tid_address, Full, "";
