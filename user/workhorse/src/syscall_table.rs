@@ -110,6 +110,7 @@ syscall_table! {
     127 rt_sigpending signal::rt_sigpending, Full, "";
     130 rt_sigsuspend signal::rt_sigsuspend, Full, "";
     132 utime sys::utime, Partial, "checks the file; files keep no times (they show 1970)";
+    133 mknod sys::mknod, Partial, "regular files and FIFOs; a FIFO cannot be opened yet (ENXIO); devices and sockets EPERM";
     137 statfs sys::statfs, Partial, "one in-memory file system (tmpfs), sized by the free memory pool";
     138 fstatfs sys::fstatfs, Partial, "as statfs";
     157 prctl sys::prctl, Partial, "PR_SET_NAME and PR_GET_NAME";
@@ -135,6 +136,7 @@ syscall_table! {
     235 utimes sys::utime, Partial, "as utime";
     257 openat sys::openat, Partial, "no O_TMPFILE, no permission checks";
     258 mkdirat sys::mkdirat, Full, "";
+    259 mknodat sys::mknodat, Partial, "as mknod";
     260 fchownat sys::zero, Partial, "as chown";
     262 newfstatat sys::newfstatat, Full, "";
     263 unlinkat sys::unlinkat, Full, "";

@@ -18,6 +18,8 @@ const MAX_LINKS: u32 = 40;
 pub const S_IFDIR: u32 = 0o040000;
 pub const S_IFREG: u32 = 0o100000;
 pub const S_IFLNK: u32 = 0o120000;
+pub const S_IFIFO: u32 = 0o010000;
+pub const S_IFMT: u32 = 0o170000;
 
 pub enum Data {
     /// Bytes of the boot archive (mappings of them share the page cache's

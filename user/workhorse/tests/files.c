@@ -103,6 +103,25 @@ int main(int argc, char **argv)
     int z = open("/dev/zero", O_RDONLY);
     printf("read 1 MiB of /dev/zero: %zd\n", read(z, big, sizeof big));
     close(z);
+    /* a FIFO is made, listed and stat'ed as one (not opened: Keep has no
+     * named pipes yet) */
+    check("mkfifo", mkfifo("r/fifo", 0600));
+    check("mkfifo again", mkfifo("r/fifo", 0600));
+    struct stat fst;
+    stat("r/fifo", &fst);
+    printf("a FIFO: %d, mode %o\n", S_ISFIFO(fst.st_mode), fst.st_mode & 07777);
+    DIR *rd = opendir("r");
+    struct dirent *re;
+    int fifo_type = -1, sub_type = -1;
+    while ((re = readdir(rd))) {
+        if (strcmp(re->d_name, "fifo") == 0)
+            fifo_type = re->d_type;
+        if (strcmp(re->d_name, "sub") == 0)
+            sub_type = re->d_type;
+    }
+    closedir(rd);
+    printf("d_type of the FIFO %d, of the directory %d\n", fifo_type, sub_type);
+    check("unlink the FIFO", unlink("r/fifo"));
     unlink("r/big");
     unlink("r/file");
     rmdir("r/sub");
