@@ -111,9 +111,13 @@ void root_task_start(void)
     caps[KEEP_SLOT_KERNEL] = cap_make(KEEP_TYPE_KERNEL, KEEP_RIGHT_ALL, 0, 0, 0);
     caps[KEEP_SLOT_MEMORY] = cap_make(KEEP_TYPE_MEMORY, KEEP_RIGHT_ALL, 0, 0, 0);
     caps[KEEP_SLOT_TIMER] = cap_make(KEEP_TYPE_TIMER, KEEP_RIGHT_ALL, 0, 0, 0);
+    /* Device memory up to the end of the physical address space (at most
+     * 2^44: a range's first page number has 32 bits); RAM above 4 GiB is
+     * refused page by page (devmem.c). */
     u64 dev_base = low_ram_top() / PAGE_SIZE, dev_rw = KEEP_RIGHT_READ | KEEP_RIGHT_WRITE;
+    u64 dev_end = 1ULL << (cpu0.phys_bits < 44 ? cpu0.phys_bits : 44);
     caps[KEEP_SLOT_DEVMEM] = cap_make(KEEP_TYPE_DEVMEM, dev_rw, 0, 0,
-                                      range_w1(dev_base, (1ULL << 32) / PAGE_SIZE - dev_base));
+                                      range_w1(dev_base, dev_end / PAGE_SIZE - dev_base));
     caps[KEEP_SLOT_IOPORT] = cap_make(KEEP_TYPE_IOPORT, dev_rw, 0, 0, range_w1(0, 0x10000));
     caps[KEEP_SLOT_INTERRUPT] = cap_make(KEEP_TYPE_INTERRUPT, dev_rw, 0, 0, range_w1(0, KEEP_IRQ_LINES + KEEP_MSI_LINES));
     caps[KEEP_SLOT_SELF_PROCESS] = process_cap(p);

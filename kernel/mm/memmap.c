@@ -105,3 +105,11 @@ u64 memmap_ram_end(const struct memmap *m)
             end = m->r[i].base + m->r[i].length;
     return end;
 }
+
+bool memmap_is_ram(const struct memmap *m, u64 pa)
+{
+    for (unsigned i = 0; i < m->count; i++)
+        if (m->r[i].type != KEEP_MEM_RESERVED && pa >= m->r[i].base && pa - m->r[i].base < m->r[i].length)
+            return true;
+    return false;
+}

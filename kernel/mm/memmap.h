@@ -30,4 +30,7 @@ u64 memmap_total(const struct memmap *m, u32 type);
 /* The end of the highest RAM entry (USABLE, KERNEL or BOOT_IMAGE). */
 u64 memmap_ram_end(const struct memmap *m);
 
+/* Does a RAM entry (USABLE, KERNEL or BOOT_IMAGE) hold pa? */
+bool memmap_is_ram(const struct memmap *m, u64 pa);
+
 #endif

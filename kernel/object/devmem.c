@@ -1,9 +1,12 @@
 /* Device memory: physical pages outside RAM (device registers), mapped
  * uncached by ASPACE.MAP.  The root task's capability covers everything
- * from the top of low RAM to 4 GiB; RAM and the interrupt controllers the
- * kernel drives are refused page by page, so no capability can reach them. */
+ * from the top of low RAM to the end of the physical address space (64-bit
+ * PCI BARs lie above 4 GiB); RAM (anything the memory map says is RAM, and
+ * every frame the kernel manages) and the interrupt controllers the kernel
+ * drives are refused page by page, so no capability can reach them. */
 #include "acpi.h"
 #include "arch.h"
+#include "boot.h"
 #include "device.h"
 #include "frame.h"
 #include "invoke.h"
@@ -17,7 +20,8 @@ u64 devmem_page(struct cap c, u64 offset, u64 *pa)
         return KEEP_ERR_INVALID_ARG;
     u64 p = (range_base(c) + offset) * PAGE_SIZE;
     struct frame *f = frame_info(p);
-    if ((f && f->type != FRAME_NONE) || apic_owns_page(p) || vtd_owns_page(p))
+    if ((f && f->type != FRAME_NONE) || memmap_is_ram(&boot_info.memmap, p) || apic_owns_page(p) ||
+        vtd_owns_page(p))
         return KEEP_ERR_IN_USE;
     *pa = p;
     return KEEP_ERR_OK;

@@ -87,6 +87,10 @@ static void test_memmap_basic(void)
               memmap_total(&m, KEEP_MEM_BOOT_IMAGE) ==
           0x1ff00000);
     CHECK(memmap_ram_end(&m) == 0x20000000);
+    /* What DEVMEM refuses: RAM of every kind, not reserved ranges or holes. */
+    CHECK(memmap_is_ram(&m, 0x100000) && memmap_is_ram(&m, 0x200fff) && memmap_is_ram(&m, 0x1fffffff));
+    CHECK(!memmap_is_ram(&m, 0x20000000) && !memmap_is_ram(&m, 0x9fc00) && !memmap_is_ram(&m, 0x50000));
+    CHECK(!memmap_is_ram(&m, 0xfffc0000) && !memmap_is_ram(&m, 0x100000000ULL));
 }
 
 static void test_memmap_overlap_and_merge(void)

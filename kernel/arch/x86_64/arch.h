@@ -40,6 +40,7 @@ struct cpu {
     u64 features;          /* KEEP_CPU_* bits */
     u64 tsc_hz;
     u64 ticks;
+    u32 phys_bits;         /* physical-address width (CPUID 0x80000008) */
     u64 fastpath_ipc;      /* invocations the IPC fast path completed */
     /* The last capability lookup that found no cappage: where (invoke.c
      * rebuilds capability-segment tables a kpager took back). */

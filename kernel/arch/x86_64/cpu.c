@@ -94,6 +94,11 @@ static void detect_features(void)
         if (d & (1u << 26))
             f |= KEEP_CPU_PAGE1G;
     }
+    cpu0.phys_bits = 36; /* the architectural minimum */
+    if (max >= 0x80000008) {
+        cpuid(0x80000008, 0, &a, &b, &c, &d);
+        cpu0.phys_bits = a & 0xff;
+    }
     cpu0.features = f;
 }
 

@@ -105,7 +105,7 @@
 #define KEEP_SLOT_MEMORY 0x5ULL /* A memory pool. */
 #define KEEP_SLOT_ACCOUNT 0x6ULL /* The kernel-memory account that pays for the program's own objects. */
 #define KEEP_SLOT_TIMER 0x7ULL /* The timer. */
-#define KEEP_SLOT_DEVMEM 0x8ULL /* Device memory: every physical page between the top of low RAM and 4 GiB (root task and trusted programs). */
+#define KEEP_SLOT_DEVMEM 0x8ULL /* Device memory: every physical page between the top of low RAM and the end of the physical address space (at most 2^44), RAM excepted (root task and trusted programs). */
 #define KEEP_SLOT_IOPORT 0x9ULL /* Every I/O port (root task and trusted programs). */
 #define KEEP_SLOT_INTERRUPT 0xaULL /* Every interrupt line: the I/O APIC's and the MSI lines (root task and trusted programs). */
 #define KEEP_SLOT_FIRST_FREE 0x10ULL /* The first slot that is not reserved by convention. */

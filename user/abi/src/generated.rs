@@ -198,7 +198,7 @@ pub mod slot {
     pub const ACCOUNT: u64 = 0x6;
     /// The timer.
     pub const TIMER: u64 = 0x7;
-    /// Device memory: every physical page between the top of low RAM and 4 GiB (root task and trusted programs).
+    /// Device memory: every physical page between the top of low RAM and the end of the physical address space (at most 2^44), RAM excepted (root task and trusted programs).
     pub const DEVMEM: u64 = 0x8;
     /// Every I/O port (root task and trusted programs).
     pub const IOPORT: u64 = 0x9;

@@ -45,6 +45,7 @@ mod handler;
 mod ipc;
 mod kernel;
 mod kmem;
+mod mediator;
 mod process;
 mod reply;
 mod sched;
@@ -363,7 +364,8 @@ const TESTS: &[Test] = &[
     ("PRIO0001", "the higher-priority runnable process runs first", sched::priority_order),
     ("PRIO0002", "starting a higher-priority process preempts", sched::higher_preempts),
     ("SHARE0001", "processes sharing one address space share memory and caps", sched::shared_aspace),
-    ("DEV0001", "DEVMEM covers the top of low RAM to 4 GiB", device::devmem_info),
+    ("DEV0001", "DEVMEM covers the top of low RAM to the end of the physical address space", device::devmem_info),
+    ("DEV0016", "DEVMEM above 4 GiB maps (64-bit BARs' place), up to its last page", device::devmem_high),
     ("DEV0002", "a DEVMEM page maps and reads the HPET's vendor ID", device::devmem_hpet),
     ("DEV0003", "DEVMEM MAP errors: APICs IN_USE, beyond, EXEC, WRONG_TYPE", device::devmem_map_errors),
     ("DEV0004", "DEVMEM RESTRICT narrows; errors and READ-only copies", device::devmem_restrict),
@@ -391,6 +393,8 @@ const TESTS: &[Test] = &[
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
     ("PCI0004", "virtio-blk completions arrive as MSI-X messages through a kernel remapping entry (or plain MSI without IOMMU)", drivers::pci_msi),
     ("PCI0005", "RELEASE takes the device back from a running driver: BAR unmapped, lines unbound, grants STALE", drivers::pci_take_back),
+    ("MED0001", "without an IOMMU the PCI server's mediator refuses descriptors outside the driver's pinned pages; nothing reaches the device", mediator::rogue_descriptors),
+    ("MED0002", "without an IOMMU a driver cannot reach the virtio queue address registers, ring features or bus mastering unmediated", mediator::queue_registers),
     ("DS0001", "dataspaces: created, mapped with rights, shared read-only into another space, unmapped, destroyed", ds::map_share),
     ("DS0002", "dataspaces: REVOKE takes a share and its shares back, mappings and all; the owner keeps its data", ds::revoke),
     ("DS0003", "dataspaces: PIN maps pages into a DMA domain with rights and gives device addresses; UNPIN, REVOKE, DESTROY unpin", ds::pin),

@@ -37,13 +37,12 @@ use keep_loader::SlotPool;
 use keep_pci::{PCI_SLOT, Pci};
 use keep_rt::println;
 use keep_system::names;
-use keep_virtio::PlatformTransport;
+use keep_virtio::{PlatformTransport, VirtioTransport};
 use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
 use virtio_drivers::Hal;
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
 use virtio_drivers::BufferDirection;
-use virtio_drivers::transport::pci::PciTransport;
 
 keep_rt::entry!(main);
 
@@ -64,7 +63,7 @@ const MAX_BUFFERS: usize = 64;
 const IOVA: u64 = 0x10_0000_0000;
 const IRQ_WAIT_MS: u64 = 100;
 
-type Blk = VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<PciTransport>>>;
+type Blk = VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<VirtioTransport>>>;
 
 struct ClientRange {
     first: u64,
@@ -327,6 +326,17 @@ impl Server {
                 self.blk.write_blocks_nb(at as usize, req, buf, resp)
             }
         };
+        // Without an IOMMU: the chain to the mediator now, even if the
+        // device had suppressed notifications (keep_virtio::mediated::kick).
+        keep_virtio::mediated::kick();
+        if let Some((st, _, addr)) = keep_virtio::mediated::take_refusal() {
+            // Only a pin removed since `buffer` checked it (the client revoked
+            // its share meanwhile) gets here; the chain's descriptors stay
+            // taken in the queue (virtio-drivers cannot take a request back).
+            println!("blk: the mediator refused a request ({}): address {addr:#x}", keep_pci::status_name(st));
+            self.free_io.push(io);
+            return Err((c, BAD_BUFFER));
+        }
         match token {
             Ok(token) => {
                 if let Some(b) = buffer {
@@ -586,7 +596,7 @@ fn main(_: u64, _: u64) -> i32 {
         PCI_SLOT
     };
     let layout = Layout { mmio_va: MMIO_VA, dma_va: DMA_VA, iova: IOVA, dma_pages: 64 };
-    let Opened { sid, session, transport } =
+    let Opened { sid, session, transport, mediated } =
         match keep_virtio::device::open(Pci(Sender(pci)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots) {
             Ok(o) => o,
             Err((what, why)) => return fail(&what, why),
@@ -620,10 +630,11 @@ fn main(_: u64, _: u64) -> i32 {
         }
     };
     let capacity = blk.capacity();
+    let through = if mediated { "the PCI server's mediator (no IOMMU)" } else { "the IOMMU" };
     match (irq, msix.is_ok()) {
-        (Some((_, line)), true) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through the IOMMU, MSI-X through line {line}"),
-        (Some((_, line)), false) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through the IOMMU, interrupt line {line}"),
-        (None, _) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through the IOMMU, polling (no interrupt line)"),
+        (Some((_, line)), true) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, MSI-X through line {line}"),
+        (Some((_, line)), false) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, interrupt line {line}"),
+        (None, _) => println!("blk: virtio-blk {sid}: {capacity} sectors, DMA through {through}, polling (no interrupt line)"),
     }
     let mut s = Server {
         blk,

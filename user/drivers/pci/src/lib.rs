@@ -23,6 +23,33 @@
 //! | `GET_IRQ` | | status, line | INTERRUPT for the function's INTx line |
 //! | `GET_MSI` | entry | status, line, address, data | INTERRUPT for the MSI line that entry now reaches |
 //! | `RELEASE` | | status | |
+//! | `VIRTIO_READ` | offset, width (1, 2, 4) | status, value | |
+//! | `VIRTIO_WRITE` | offset, width, value | status | |
+//! | `VIRTIO_QUEUE` | queue, size, used-ring device address | status | |
+//! | `VIRTIO_SUBMIT` | queue; the string: chains (below) | status, chain, address | |
+//! | `VIRTIO_STATS` | | status, chains published, chains refused | |
+//!
+//! The `VIRTIO_*` calls are the software DMA mediator (docs/devices.md,
+//! "Software DMA mediation"): on a machine without an IOMMU the server keeps
+//! a virtio function's common configuration structure (and with it every
+//! queue address register) and its descriptor tables to itself, and writes
+//! into the device's rings only descriptors whose every byte lies in pages
+//! mapped in the session's DMA domain with the right the device needs.
+//! `VIRTIO_READ`/`VIRTIO_WRITE` reach the common configuration structure
+//! (offsets below 0x38): writes to `queue_size`, `queue_enable` and the
+//! three queue addresses are `DENIED`; the features shown and accepted
+//! exclude every ring feature (indirect descriptors, event index, packed
+//! rings, ...).  `VIRTIO_QUEUE` sets a queue up (size a power of two up to
+//! `MEDIATED_QUEUE`) with the driver's used ring (which must be mapped for
+//! device writes); `VIRTIO_SUBMIT` hands the device descriptor chains, a
+//! string of `[avail flags u16, chains u16, 0 u32]` then per chain
+//! `[head u16, descriptors u16, 0 u32]` and per descriptor `[address u64
+//! (a device address of the domain), length u32, flags u16 (WRITE = 2,
+//! NEXT = 1 ignored), 0 u16]`.  `DENIED` (word 1 the chain, word 2 the
+//! address) when a byte is not mapped, or mapped without the right;
+//! `BAD_REQUEST` for a malformed string; nothing is written then.  Without
+//! an IOMMU `VIRTIO_*` are `NOT_FOUND` on other functions, and with one on
+//! every function (`BAD_STATE` is not used: the driver asks `DMA_DOMAIN.INFO`).
 //!
 //! Configuration writes are filtered: a BAR may only be sized (all ones,
 //! answered from the size the server found) and written back with its own
@@ -64,6 +91,20 @@ pub const GET_BAR: u64 = 6;
 pub const RELEASE: u64 = 7;
 pub const GET_IRQ: u64 = 8;
 pub const GET_MSI: u64 = 9;
+pub const VIRTIO_READ: u64 = 10;
+pub const VIRTIO_WRITE: u64 = 11;
+pub const VIRTIO_QUEUE: u64 = 12;
+pub const VIRTIO_SUBMIT: u64 = 13;
+pub const VIRTIO_STATS: u64 = 14;
+
+/// The largest queue the mediator sets up, and the most device-visible
+/// pieces (physically contiguous runs) one chain may have.
+pub const MEDIATED_QUEUE: u64 = 16;
+pub const MEDIATED_PIECES: usize = 64;
+/// Virtio descriptor flags (virtio 1.1, 2.6.5).
+pub const DESC_NEXT: u16 = 1;
+pub const DESC_WRITE: u16 = 2;
+pub const DESC_INDIRECT: u16 = 4;
 
 /// Reply statuses (word 0).
 pub const OK: u64 = 0;
@@ -200,5 +241,39 @@ impl Session {
     }
     pub fn release(self) -> Result<(), Error> {
         call(self.0, RELEASE, [0; 4], 0).map(drop)
+    }
+    /// The mediator: a register of the common configuration structure.
+    pub fn virtio_read(self, offset: u64, width: u64) -> Result<u64, Error> {
+        Ok(call(self.0, VIRTIO_READ, [offset, width, 0, 0], 0)?[1])
+    }
+    pub fn virtio_write(self, offset: u64, width: u64, value: u64) -> Result<(), Error> {
+        call(self.0, VIRTIO_WRITE, [offset, width, value, 0], 0).map(drop)
+    }
+    /// The mediator: queue `queue` of `size` entries, the used ring at
+    /// device address `used`.
+    pub fn virtio_queue(self, queue: u64, size: u64, used: u64) -> Result<(), Error> {
+        call(self.0, VIRTIO_QUEUE, [queue, size, used, 0], 0).map(drop)
+    }
+    /// The mediator: the chains encoded in `string` (format above) onto
+    /// queue `queue`.  Err(Status(DENIED)) names the chain and the address
+    /// in `refused`.
+    pub fn virtio_submit(self, queue: u64, string: &[u8], refused: &mut (u64, u64)) -> Result<(), Error> {
+        keep_rt::ipc_buffer().set_string(string);
+        let m = self.0.call(Tag::new(VIRTIO_SUBMIT).with_string(), [queue, 0, 0, 0]);
+        if m.err != err::OK {
+            return Err(Error::Call(keep_abi::Error(m.err)));
+        }
+        match m.words[0] {
+            OK => Ok(()),
+            st => {
+                *refused = (m.words[1], m.words[2]);
+                Err(Error::Status(st))
+            }
+        }
+    }
+    /// The mediator: (chains published, chains refused) in this session.
+    pub fn virtio_stats(self) -> Result<(u64, u64), Error> {
+        let w = call(self.0, VIRTIO_STATS, [0; 4], 0)?;
+        Ok((w[1], w[2]))
     }
 }

@@ -15,6 +15,8 @@
 
 extern crate alloc;
 
+mod mediator;
+
 use alloc::vec::Vec;
 
 use keep_abi::{
@@ -68,6 +70,10 @@ struct Func {
     domain: Option<u64>, // slot of the DMA domain while a session is open
     opener: u64,         // the payload of the capability the session was opened through
     sizing: [bool; 6],
+    /// No IOMMU confines this session's DMA: a virtio function is mediated
+    /// (mediator.rs), any other may not master the bus.
+    unconfined: bool,
+    virtio: Option<mediator::Virtio>,
 }
 
 fn cfg_ptr(sid: u16, off: u64) -> *mut u32 {
@@ -142,6 +148,8 @@ fn scan() -> Vec<Func> {
             domain: None,
             opener: 0,
             sizing: [false; 6],
+            unconfined: false,
+            virtio: None,
         };
         if header == 0 {
             f.bars = probe_bars(sid);
@@ -156,6 +164,10 @@ fn scan() -> Vec<Func> {
                         f.read_only.push((ptr, 24));
                         f.msi = Some(ptr);
                     }
+                    // virtio's capabilities, among them the window into the
+                    // BARs through configuration space (VIRTIO_PCI_CAP_PCI_CFG),
+                    // which would reach the mediated common configuration.
+                    0x09 if id & 0xffff == 0x1af4 => f.read_only.push((ptr, ((w >> 16) & 0xff).max(4) as u64)),
                     0x11 => {
                         f.read_only.push((ptr, 12));
                         let table = rd(sid, ptr + 4);
@@ -253,11 +265,26 @@ impl Server {
             return status(NO_RESOURCES);
         };
         let sid = self.funcs[idx].sid;
+        let mut unconfined = false;
         let made = ACCOUNT.create_dma_domain(d).and_then(|_| match DmaDomain(d).attach(ECAM_SLOT, sid as u64) {
-            Err(Error::BAD_STATE) => Ok(()), // no IOMMU: the domain confines nothing (INFO says so)
+            Err(Error::BAD_STATE) => {
+                unconfined = true; // no IOMMU: the domain confines nothing (INFO says so)
+                Ok(())
+            }
             r => r,
         });
+        let virtio = if unconfined && made.is_ok() && self.funcs[idx].vendor == 0x1af4 {
+            let f = &self.funcs[idx];
+            let bars = f.bars;
+            // The mediator reaches the function's BAR from now on.
+            wr(sid, 4, (rd(sid, 4) & 0xffff) | 0x2);
+            mediator::Virtio::new(&|off| rd(sid, off), &|b| bars.get(b).map_or(0, |x| x.base), self.devmem_base, idx)
+        } else {
+            None
+        };
         let f = &mut self.funcs[idx];
+        f.unconfined = unconfined;
+        f.virtio = virtio;
         let session = f.generation << 16 | (idx as u64 + 1);
         if made.is_err() || SELF_PROCESS.mint(s, session, rights::WRITE | rights::CALL).is_err() {
             println!("pci: cannot open {}: {:?}", sid_string(sid as u64), made);
@@ -354,7 +381,7 @@ impl Server {
         }
         self.msi_lines |= 1 << n;
         self.funcs[idx].vectors.push((entry, line));
-        let Some(t) = self.grant(idx, s) else {
+        let Some(t) = self.hand_out(idx, s) else {
             return status(NO_RESOURCES); // the line stays routed until RELEASE
         };
         self.drop_after_reply.push(t);
@@ -366,7 +393,7 @@ impl Server {
     /// with it go the driver's mappings of the BAR and its bindings of the
     /// line (docs/devices.md, "Taking a device back").  Returns the slot of
     /// the copy to send; `s` is freed either way.
-    fn grant(&mut self, idx: usize, s: u64) -> Option<u64> {
+    fn hand_out(&mut self, idx: usize, s: u64) -> Option<u64> {
         let w = self.slots.alloc();
         let t = self.slots.alloc();
         let made = match (w, t) {
@@ -417,6 +444,9 @@ impl Server {
         }
         self.release_msi(idx);
         let f = &mut self.funcs[idx];
+        if let Some(v) = f.virtio.take() {
+            v.finish(idx); // the device reset: it uses none of the rings any more
+        }
         if let Some(d) = f.domain.take() {
             // Bus mastering off first: the device issues no more DMA.
             let cmd = rd(f.sid, 4) & 0xffff;
@@ -458,6 +488,7 @@ impl Server {
         }
         let v = v as u32;
         match off {
+            0x04 if f.unconfined && f.virtio.is_none() && v & 0x4 != 0 => return status(DENIED),
             0x04 => {
                 let keep = rd(f.sid, 4) & 0xffff & !0x406;
                 wr(f.sid, 4, keep | (v & 0x406));
@@ -497,17 +528,68 @@ impl Server {
         let Some(s) = self.slots.alloc() else {
             return status(NO_RESOURCES);
         };
-        let first = b.base & !0xfff;
-        let pages = (b.base + b.size - first).div_ceil(4096);
+        let mut first = b.base & !0xfff;
+        let mut pages = (b.base + b.size - first).div_ceil(4096);
+        // Mediated: the page of the common configuration structure stays the server's.
+        if let Some(v) = f.virtio.as_ref().filter(|v| v.common_bar == i as usize) {
+            if v.common_page == first && pages > 1 {
+                first += 4096;
+                pages -= 1;
+            } else if v.common_page == first + (pages - 1) * 4096 && pages > 1 {
+                pages -= 1;
+            } else {
+                return status(DENIED);
+            }
+        }
         if DEVMEM.restrict(first, pages, s).is_err() {
             self.slots.free(s);
             return status(NO_RESOURCES); // e.g. a BAR above 4 GiB, beyond DEVMEM
         }
-        let Some(t) = self.grant(idx, s) else {
+        let Some(t) = self.hand_out(idx, s) else {
             return status(NO_RESOURCES);
         };
         self.drop_after_reply.push(t);
-        (OK, [b.base, b.size, 0], alloc::vec![t])
+        (OK, [first.max(b.base), (first + pages * 4096).min(b.base + b.size) - first.max(b.base), 0], alloc::vec![t])
+    }
+
+    /// The mediator's calls (mediator.rs); NOT_FOUND for a session that is
+    /// not mediated.
+    fn mediate(&mut self, idx: usize, label: u64, w: [u64; 4], string: Option<&[u8]>) -> Reply {
+        let f = &mut self.funcs[idx];
+        let domain = DmaDomain(f.domain.unwrap());
+        let Some(v) = f.virtio.as_mut() else { return status(NOT_FOUND) };
+        match label {
+            VIRTIO_READ => match v.virtio_read(w[0], w[1]) {
+                Ok(x) => (OK, [x, 0, 0], Vec::new()),
+                Err(st) => status(st),
+            },
+            VIRTIO_WRITE => match v.virtio_write(w[0], w[1], w[2]) {
+                Ok(()) => status(OK),
+                Err(st) => status(st),
+            },
+            VIRTIO_QUEUE => match v.queue(domain, w[0], w[1], w[2]) {
+                Ok(()) => status(OK),
+                Err((st, addr)) => {
+                    println!("pci: mediator: {} queue {}: used ring at {addr:#x} refused ({})", sid_string(f.sid as u64), w[0], status_name(st));
+                    (st, [0, addr, 0], Vec::new())
+                }
+            },
+            VIRTIO_SUBMIT => match v.submit(domain, w[0], string.unwrap_or(&[])) {
+                Ok(()) => status(OK),
+                Err((st, chain, addr)) => {
+                    v.refused += 1;
+                    let why = match st {
+                        DENIED => "is not pinned for the driver with the right the device needs",
+                        NOT_FOUND => "names a queue not set up",
+                        _ => "is in a malformed chain",
+                    };
+                    println!("pci: mediator: {} queue {}: chain {chain} refused ({}): address {addr:#x} {why}; nothing written",
+                             sid_string(f.sid as u64), w[0], status_name(st));
+                    (st, [chain, addr, 0], Vec::new())
+                }
+            },
+            _ => (OK, [v.published, v.refused, 0], Vec::new()),
+        }
     }
 
     fn irq(&mut self, idx: usize) -> Reply {
@@ -524,14 +606,14 @@ impl Server {
             self.slots.free(s);
             return status(NO_RESOURCES);
         }
-        let Some(t) = self.grant(idx, s) else {
+        let Some(t) = self.hand_out(idx, s) else {
             return status(NO_RESOURCES);
         };
         self.drop_after_reply.push(t);
         (OK, [line, 0, 0], alloc::vec![t])
     }
 
-    fn serve(&mut self, label: u64, payload: u64, w: [u64; 4]) -> Reply {
+    fn serve(&mut self, label: u64, payload: u64, w: [u64; 4], string: Option<&[u8]>) -> Reply {
         if payload == 0 || names::client_of(payload).is_some() {
             return match label {
                 LIST => match self.funcs.iter().enumerate().find(|(i, _)| *i as u64 >= w[0]) {
@@ -554,6 +636,7 @@ impl Server {
             GET_IRQ => self.irq(idx),
             GET_MSI => self.msi(idx, w[0]),
             RELEASE => self.release(idx),
+            VIRTIO_READ..=VIRTIO_STATS => self.mediate(idx, label, w, string),
             _ => status(BAD_REQUEST),
         }
     }
@@ -597,7 +680,12 @@ fn main(_: u64, _: u64) -> i32 {
             let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
             return 0;
         }
-        let (st, w, caps) = s.serve(m.tag.label(), m.payload, m.words);
+        let string = m.tag.has_string().then(|| {
+            let mut b = alloc::vec![0u8; buf.received_len().min(layout::MAX_STRING as usize)];
+            buf.read_string(&mut b);
+            b
+        });
+        let (st, w, caps) = s.serve(m.tag.label(), m.payload, m.words, string.as_deref());
         let caps: Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
         let n = buf.set_send_caps(&caps);
         buf.set_recv_slots(&[RET]);

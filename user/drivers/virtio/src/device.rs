@@ -11,7 +11,8 @@ use keep_pci::{Pci, Session};
 use virtio_drivers::transport::pci::PciTransport;
 use virtio_drivers::transport::pci::bus::{Command, PciRoot};
 
-use crate::PlatformTransport;
+use crate::mediated::MediatedTransport;
+use crate::{PlatformTransport, VirtioTransport};
 use crate::hal::{self, DmaConfig, KeepHal};
 use crate::pci::{RemoteConfig, Sid};
 
@@ -30,12 +31,15 @@ pub struct Layout {
 pub struct Opened {
     pub sid: Sid,
     pub session: Session,
-    pub transport: PlatformTransport<PciTransport>,
+    pub transport: PlatformTransport<VirtioTransport>,
+    /// No IOMMU: the PCI server's mediator checks every descriptor.
+    pub mediated: bool,
 }
 
 /// Opens the virtio function `device` (PCI device id) through the PCI
-/// server: its session and DMA domain (refused without an IOMMU, since
-/// device addresses are the driver's own), the domain's faults sent to the
+/// server: its session and DMA domain (without an IOMMU the transport is
+/// the mediated one: the PCI server checks every descriptor against the
+/// domain, so device addresses stay the driver's own), the domain's faults sent to the
 /// caller as messages with `fault_payload`, its memory BARs and the DMA
 /// pages set up for the Hal, bus mastering on, and the transport.  `name`
 /// is the device's in the error.  Err: what failed, and why.
@@ -57,11 +61,10 @@ pub fn open(
     };
     let session = Session(Sender(session_slot));
     let domain = DmaDomain(domain_slot);
-    match domain.info() {
-        Ok(i) if i.remapping => {}
-        Ok(_) => return fail("no IOMMU", "this driver needs one (device addresses are its own)".into()),
+    let mediated = match domain.info() {
+        Ok(i) => !i.remapping,
         Err(e) => return fail("domain", format!("{e}")),
-    }
+    };
     if let Err(e) = SELF_PROCESS.mint(me, fault_payload, rights::WRITE).and_then(|_| domain.set_fault_handler(me)) {
         return fail("fault handler", format!("{e}"));
     }
@@ -90,8 +93,14 @@ pub fn open(
     let mut root = PciRoot::new(RemoteConfig { sid, session });
     let df = sid.device_function();
     root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
+    if mediated {
+        return match MediatedTransport::new(session, device) {
+            Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport(VirtioTransport::Mediated(t)), mediated }),
+            Err(e) => fail("mediated virtio transport", e),
+        };
+    }
     match PciTransport::new::<KeepHal, _>(&mut root, df) {
-        Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport(t) }),
+        Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport(VirtioTransport::Pci(t)), mediated }),
         Err(e) => fail("virtio PCI transport", format!("{e:?}")),
     }
 }

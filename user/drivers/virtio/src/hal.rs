@@ -43,9 +43,6 @@ struct State {
     rogue: Option<u64>,
     last_shared: u64,
     errors: u64,
-    /// Device addresses are physical ones (a machine without an IOMMU):
-    /// device address -> page index.
-    physical: Option<BTreeMap<u64, u64>>,
     /// Memory the device reaches in place (no bounce): (va, len, device address).
     direct: Vec<(u64, u64, u64)>,
 }
@@ -64,7 +61,7 @@ fn state() -> &'static mut State {
 pub fn init(cfg: DmaConfig) -> Result<()> {
     let mmio_next = cfg.mmio_va;
     // SAFETY: as in state().
-    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, last_shared: 0, errors: 0, physical: None, direct: Vec::new() }) };
+    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, last_shared: 0, errors: 0, direct: Vec::new() }) };
     Ok(())
 }
 
@@ -91,14 +88,6 @@ pub fn set_rogue(addr: Option<u64>) {
     state().rogue = addr;
 }
 
-/// From now on device addresses are the pages' physical addresses (from
-/// `ASPACE.LOOKUP`): for a machine without an IOMMU, whose devices see
-/// physical memory (nothing confines them then).  An allocation of several
-/// pages needs consecutive frames, else it fails.
-pub fn set_physical() {
-    state().physical = Some(BTreeMap::new());
-}
-
 /// The device address `share` gave last (unmapped again by `unshare`).
 pub fn last_shared() -> u64 {
     state().last_shared
@@ -110,6 +99,14 @@ pub fn last_shared() -> u64 {
 /// dataspace pinned for the driver; the driver's own request headers).
 pub fn add_direct(va: u64, len: u64, iova: u64) {
     state().direct.push((va, len, iova));
+}
+
+/// The driver's virtual address of device address `iova` in a DMA page the
+/// Hal made (the mediated transport reads its shadow rings there).
+pub fn dma_va(iova: u64) -> Option<u64> {
+    let s = state();
+    let p = iova.checked_sub(s.cfg.iova_base)? / PAGE;
+    s.pages.contains_key(&p).then(|| s.cfg.va_base + (iova - s.cfg.iova_base))
 }
 
 /// The driver's DMA domain.
@@ -146,35 +143,15 @@ fn alloc_pages(s: &mut State, n: u64) -> Option<(u64, u64)> {
     }
     s.next += n;
     let va = s.cfg.va_base + first * PAGE;
-    if s.physical.is_some() {
-        let mut dev = 0;
-        for i in 0..n {
-            let frame = s.cfg.aspace.lookup(va + i * PAGE).ok()?.1 * PAGE;
-            if i == 0 {
-                dev = frame;
-            } else if frame != dev + i * PAGE {
-                s.errors += 1;
-                return None;
-            }
-            s.physical.as_mut()?.insert(frame, first + i);
-        }
-        return Some((dev, va));
-    }
     Some((s.cfg.iova_base + first * PAGE, va))
 }
 
 /// The page index of device address `dev`.
 fn index(s: &State, dev: u64) -> u64 {
-    match &s.physical {
-        Some(m) => *m.get(&(dev & !(PAGE - 1))).expect("a device address the Hal gave"),
-        None => (dev - s.cfg.iova_base) / PAGE,
-    }
+    (dev - s.cfg.iova_base) / PAGE
 }
 
 fn release(s: &mut State, p: u64) {
-    if let Some(m) = s.physical.as_mut() {
-        m.retain(|_, &mut i| i != p);
-    }
     if let Some(slot) = s.pages.remove(&p) {
         let _ = s.cfg.domain.unmap(s.cfg.iova_base + p * PAGE);
         let _ = s.cfg.aspace.unmap(s.cfg.va_base + p * PAGE);

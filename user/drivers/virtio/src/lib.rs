@@ -9,6 +9,9 @@
 //!   one DEVMEM page.
 //! - [`hal`]: `virtio_drivers::Hal`, whose DMA memory is pages the driver
 //!   holds, mapped into its DMA domain; the device sees only those.
+//! - [`mediated`]: the transport for a machine without an IOMMU: the PCI
+//!   server's mediator checks every descriptor against the DMA domain.
+//! - [`VirtioTransport`]: either transport, as [`device::open`] chose.
 //! - [`PlatformTransport`]: accepts VIRTIO_F_ACCESS_PLATFORM, which QEMU's
 //!   `iommu_platform=on` devices require and `virtio-drivers` does not ask.
 #![no_std]
@@ -17,6 +20,7 @@ extern crate alloc;
 
 pub mod device;
 pub mod hal;
+pub mod mediated;
 pub mod msix;
 pub mod pci;
 
@@ -80,6 +84,73 @@ impl<T: Transport> Transport for PlatformTransport<T> {
     }
     fn write_config_space<V: IntoBytes + Immutable>(&mut self, offset: usize, value: V) -> Result<()> {
         self.0.write_config_space(offset, value)
+    }
+}
+
+/// The function's own transport where an IOMMU confines its DMA, the
+/// mediated one where nothing does.
+pub enum VirtioTransport {
+    Pci(virtio_drivers::transport::pci::PciTransport),
+    Mediated(mediated::MediatedTransport),
+}
+
+macro_rules! both {
+    ($self:ident, $t:ident => $e:expr) => {
+        match $self {
+            VirtioTransport::Pci($t) => $e,
+            VirtioTransport::Mediated($t) => $e,
+        }
+    };
+}
+
+impl Transport for VirtioTransport {
+    fn device_type(&self) -> DeviceType {
+        both!(self, t => t.device_type())
+    }
+    fn read_device_features(&mut self) -> u64 {
+        both!(self, t => t.read_device_features())
+    }
+    fn write_driver_features(&mut self, f: u64) {
+        both!(self, t => t.write_driver_features(f))
+    }
+    fn max_queue_size(&mut self, queue: u16) -> u32 {
+        both!(self, t => t.max_queue_size(queue))
+    }
+    fn notify(&mut self, queue: u16) {
+        both!(self, t => t.notify(queue))
+    }
+    fn get_status(&self) -> DeviceStatus {
+        both!(self, t => t.get_status())
+    }
+    fn set_status(&mut self, status: DeviceStatus) {
+        both!(self, t => t.set_status(status))
+    }
+    fn set_guest_page_size(&mut self, size: u32) {
+        both!(self, t => t.set_guest_page_size(size))
+    }
+    fn requires_legacy_layout(&self) -> bool {
+        both!(self, t => t.requires_legacy_layout())
+    }
+    fn queue_set(&mut self, queue: u16, size: u32, descriptors: PhysAddr, driver_area: PhysAddr, device_area: PhysAddr) {
+        both!(self, t => t.queue_set(queue, size, descriptors, driver_area, device_area))
+    }
+    fn queue_unset(&mut self, queue: u16) {
+        both!(self, t => t.queue_unset(queue))
+    }
+    fn queue_used(&mut self, queue: u16) -> bool {
+        both!(self, t => t.queue_used(queue))
+    }
+    fn ack_interrupt(&mut self) -> InterruptStatus {
+        both!(self, t => t.ack_interrupt())
+    }
+    fn read_config_generation(&self) -> u32 {
+        both!(self, t => t.read_config_generation())
+    }
+    fn read_config_space<V: FromBytes + IntoBytes>(&self, offset: usize) -> Result<V> {
+        both!(self, t => t.read_config_space(offset))
+    }
+    fn write_config_space<V: IntoBytes + Immutable>(&mut self, offset: usize, value: V) -> Result<()> {
+        both!(self, t => t.write_config_space(offset, value))
     }
 }
 

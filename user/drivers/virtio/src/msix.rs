@@ -53,6 +53,15 @@ pub fn route_queues(session: Session, entry: u16, queues: u16, irq_slot: u64, me
     let (line, _, _) = session.msi(entry as u64, irq_slot).map_err(|e| format!("GET_MSI {entry}: {e}"))?;
     SELF_PROCESS.mint(me_slot, payload, rights::WRITE).map_err(|e| format!("MINT: {e}"))?;
     Interrupt(irq_slot).bind(line, me_slot).map_err(|e| format!("BIND line {line}: {e}"))?;
+    if crate::mediated::active() {
+        for q in 0..queues {
+            let got = crate::mediated::set_queue_vector(session, q, entry);
+            if got != entry {
+                return Err(format!("queue {q} refused MSI-X vector {entry} (reads {got:#x})"));
+            }
+        }
+        return Ok(line);
+    }
     let pa = common_cfg(session)?;
     // SAFETY: the common configuration structure lies in a BAR the Hal was
     // given; mmio_phys_to_virt maps its pages.

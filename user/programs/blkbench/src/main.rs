@@ -41,7 +41,6 @@ use keep_virtio::hal::{self, KeepHal};
 use keep_virtio::{PlatformTransport, disk_pattern};
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
 use virtio_drivers::{BufferDirection, Hal};
-use virtio_drivers::transport::pci::PciTransport;
 
 keep_rt::entry!(main);
 
@@ -175,7 +174,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
     let Opened { session, transport, .. } =
         keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots)
             .map_err(|(what, why)| (2, format!("{what}: {why}")))?;
-    let mut blk: VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<PciTransport>>> =
+    let mut blk: VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<keep_virtio::VirtioTransport>>> =
         VirtIOBlk::new(NoIndirect(transport)).map_err(|e| (4, format!("virtio-blk: {e:?}")))?;
     let line = session.irq(irq_slot).map_err(|e| (4, format!("GET_IRQ: {e}")))?;
     let irq = Interrupt(irq_slot);
@@ -193,7 +192,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
     // SAFETY: REQUEST bytes of DMA pages mapped here; the header page holds both.
     let buf = unsafe { core::slice::from_raw_parts_mut(data.as_ptr(), REQUEST) };
     let (req, resp) = unsafe { (&mut *(hdr.as_ptr() as *mut BlkReq), &mut *(hdr.as_ptr().add(2048) as *mut BlkResp)) };
-    let mut read = |blk: &mut VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<PciTransport>>>, at: u64| -> bool {
+    let mut read = |blk: &mut VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<keep_virtio::VirtioTransport>>>, at: u64| -> bool {
         // SAFETY: req, resp and buf stay, untouched, until the request completes.
         let Ok(token) = (unsafe { blk.read_blocks_nb(at as usize, req, buf, resp) }) else {
             return false;
