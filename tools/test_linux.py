@@ -15,6 +15,7 @@
     only) give EAGAIN and NULL, and what they used comes back; random
     system calls (fuzz.c) do not stop the server; the unknown system calls it made are listed, with
     counts, by `linux`; a missing program and an unclosed quote are refused;
+    every way out of the workhorse that isolation.c tries fails;
   - the terminal: busybox's interactive shell (`sh`), Ctrl-C in it and in
     a busy program, Debian's bash and python3 at the prompt (line editing,
     history, Ctrl-C, exit), and Ctrl-D ending a `cat` that reads the
@@ -53,7 +54,11 @@ def run_keep(g, line, timeout=120):
     if not g.expect(b"\n" + PROMPT, timeout, m):
         return None
     out = g.out[m:].decode(errors="replace").replace("\r", "")
-    out = out.split("\n", 1)[1] if "\n" in out else ""
+    # From the end of the echoed command line: a message the shell prints
+    # at the prompt while the line is typed (a background program's end)
+    # makes the editor draw the line again below it.
+    at = out.find(line + "\n")
+    out = out[at + len(line) + 1:] if at >= 0 else (out.split("\n", 1)[1] if "\n" in out else "")
     return out[: out.rfind(PROMPT.decode())]
 
 
@@ -170,6 +175,16 @@ def error_paths(g, reports):
     out = run_keep(g, "linux /tests/fuzz 12 3000", timeout=600) or ""
     check("random system calls from 12 processes are answered (they end or are killed)",
           "fuzz: 12 children finished or were stopped" in out, out[-2000:])
+    # Isolation (isolation.c, Keep only: on Linux int $0x80 is a way in).
+    out = run_keep(g, "linux /tests/isolation", timeout=600) or ""
+    have, status, crashes = split_status(out)
+    check("isolation: Keep invocations by raw syscall, privileged instructions, the kernel's and the "
+          "server's addresses are all refused, nothing escapes",
+          status == 0 and "ESCAPED" not in out
+          and re.search(r"keep invocations: (\d+) made, \1 answered with a Linux error, 0 otherwise", have)
+          and "instructions and addresses: 46 tried, 46 stopped by a signal" in have
+          and "system calls at the server's addresses: 11 tried, 11 refused" in have
+          and len(crashes) == 46, out[-3000:])
     out = run_keep(g, "linux echo still serving") or ""
     check("the server goes on after all of it", out.strip() == "still serving", out)
 

@@ -29,7 +29,7 @@ fn iommu(root: &mut Root) {
     let Some(d) = root.slots.alloc() else { return };
     match ACCOUNT.create_dma_domain(d).and_then(|_| DmaDomain(d).info()) {
         Ok(i) if i.remapping => println!("IOMMU: DMA remapping on, {}-bit device addresses", i.address_bits),
-        Ok(_) => println!("IOMMU: none: device DMA is not confined"),
+        Ok(_) => println!("IOMMU: none: the PCI server mediates virtio DMA (descriptors checked against the driver's pins); other functions may not master the bus"),
         Err(e) => println!("devices: cannot make a DMA domain: {e}"),
     }
     let _ = ACCOUNT.destroy(d);

@@ -457,7 +457,11 @@ impl Server {
             }
             return;
         }
-        if vector == 14 {
+        // A page fault without the user bit (error code bit 2) is an access
+        // the CPU made with supervisor rights for the program (QEMU's TCG
+        // reads iretq's frame so, and SMAP refuses it): mapping cannot
+        // help, and resuming would fault for ever.
+        if vector == 14 && code & 4 != 0 {
             let page = addr & !(mem::PAGE - 1);
             let mut need = if code & 2 != 0 { mem::PROT_WRITE } else { mem::PROT_READ };
             if code & 0x10 != 0 {
@@ -485,6 +489,7 @@ impl Server {
             0 => (process::SIGFPE, "divide error"),
             3 => (process::SIGTRAP, "breakpoint"),
             6 => (process::SIGILL, "invalid opcode"),
+            14 if code & 4 == 0 => (process::SIGSEGV, "page fault (a supervisor access)"),
             14 => (process::SIGSEGV, "page fault"),
             _ => (process::SIGSEGV, "general protection"),
         };

@@ -282,12 +282,19 @@ impl Server {
         } else {
             None
         };
+        if unconfined && virtio.is_none() {
+            // Nothing confines this function's DMA: it masters no bus.
+            wr(sid, 4, (rd(sid, 4) & 0xffff) & !0x4);
+        }
         let f = &mut self.funcs[idx];
         f.unconfined = unconfined;
         f.virtio = virtio;
         let session = f.generation << 16 | (idx as u64 + 1);
         if made.is_err() || SELF_PROCESS.mint(s, session, rights::WRITE | rights::CALL).is_err() {
             println!("pci: cannot open {}: {:?}", sid_string(sid as u64), made);
+            if let Some(v) = f.virtio.take() {
+                v.finish(idx);
+            }
             let _ = ACCOUNT.destroy(d);
             let _ = SELF_ASPACE.delete_cap(d);
             let _ = SELF_ASPACE.delete_cap(s);
@@ -535,9 +542,6 @@ impl Server {
         if b.io || f.msix_bars[i as usize] {
             return status(DENIED);
         }
-        let Some(s) = self.slots.alloc() else {
-            return status(NO_RESOURCES);
-        };
         let mut first = b.base & !0xfff;
         let mut pages = (b.base + b.size - first).div_ceil(4096);
         // Mediated: the page of the common configuration structure stays the server's.
@@ -551,6 +555,9 @@ impl Server {
                 return status(DENIED);
             }
         }
+        let Some(s) = self.slots.alloc() else {
+            return status(NO_RESOURCES);
+        };
         if DEVMEM.restrict(first, pages, s).is_err() {
             self.slots.free(s);
             return status(NO_RESOURCES); // e.g. a BAR above 4 GiB, beyond DEVMEM

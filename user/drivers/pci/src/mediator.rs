@@ -171,6 +171,9 @@ impl Virtio {
             published: 0,
             refused: 0,
         };
+        // Whatever ran the device before (firmware, an earlier driver) is
+        // forgotten: no ring of theirs is used after this.
+        v.reset();
         for sel in 0..2 {
             v.write(DEVICE_FEATURE_SELECT, 4, sel);
             v.device_features |= v.read(DEVICE_FEATURE, 4) << (32 * sel);

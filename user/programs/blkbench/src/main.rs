@@ -197,6 +197,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
         let Ok(token) = (unsafe { blk.read_blocks_nb(at as usize, req, buf, resp) }) else {
             return false;
         };
+        keep_virtio::mediated::kick(); // without an IOMMU: to the mediator (else nothing)
         while blk.peek_used() != Some(token) {
             let m = recv(Tag::new(0), 100);
             if m.payload == IRQ_PAYLOAD {
@@ -226,6 +227,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
         }
     }
     let last = RUN_BYTES / SECTOR as u64 - step;
+    // SAFETY: the DMA pages are still mapped; the last request completed.
     if result.is_ok() && !is_pattern(last, unsafe { core::slice::from_raw_parts(data.as_ptr(), REQUEST) }) {
         result = Err((3, format!("sectors {last}.. are not the image's")));
     }

@@ -116,8 +116,8 @@ pub fn mremap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
         let old_len = old_len.checked_next_multiple_of(PAGE).ok_or(EINVAL)?;
         let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
-        if old.checked_add(old_len).is_none_or(|e| e > mem::GUEST_TOP) {
-            return Err(EFAULT);
+        if old.checked_add(old_len).is_none_or(|e| e > mem::TRAMPOLINE) {
+            return Err(EFAULT); // (the trampoline stays where it is)
         }
         let fixed = if flags & MREMAP_FIXED != 0 {
             if new_addr % PAGE != 0
@@ -139,7 +139,9 @@ pub fn mremap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 
 pub fn munmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (addr, len) = (c.args[0], c.args[1]);
-    if addr % PAGE != 0 || len == 0 || addr.checked_add(len).is_none_or(|e| e > mem::GUEST_TOP) {
+    // The trampoline page is the server's, as the range above it: a
+    // program cannot unmap or re-protect it (arch_prctl needs it).
+    if addr % PAGE != 0 || len == 0 || addr.checked_add(len).is_none_or(|e| e > mem::TRAMPOLINE) {
         return Out::Ret(-EINVAL);
     }
     s.proc(pid).mm.unmap(addr, len.next_multiple_of(PAGE));
@@ -148,7 +150,7 @@ pub fn munmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 
 pub fn mprotect(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (addr, len, prot) = (c.args[0], c.args[1], c.args[2] as u32);
-    if addr % PAGE != 0 || prot & !7 != 0 || addr.checked_add(len).is_none_or(|e| e > mem::GUEST_TOP) {
+    if addr % PAGE != 0 || prot & !7 != 0 || addr.checked_add(len).is_none_or(|e| e > mem::TRAMPOLINE) {
         return Out::Ret(-EINVAL);
     }
     if len == 0 {
