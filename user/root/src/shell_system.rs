@@ -26,6 +26,20 @@ pub fn boot(root: &mut Root, file: &str) {
                 sys.banks.len(),
                 sys.entries.len() - servers
             );
+            // The block server prints its device's line once it serves:
+            // wait for that (a STATS call is answered only from its
+            // receive loop), so that the line comes before the prompt and
+            // not in the middle of what is typed at it.  A server that
+            // died or is being restarted answers at once with an error.
+            if let Some(i) = sys.server_running("blk")
+                && let Some(s) = root.slots.alloc()
+            {
+                if let Ok(admin) = sys.admin(i, s) {
+                    let _ = keep_blk::Admin(admin).stats();
+                }
+                let _ = keep_abi::SELF_ASPACE.delete_cap(s);
+                root.slots.free(s);
+            }
             root.system = Some(sys);
         }
         Err(e) if e.line > 0 => {

@@ -342,21 +342,31 @@ impl Server {
         if f.vectors.iter().any(|&(e, _)| e == entry) {
             return status(IN_USE);
         }
-        let Some(n) = (0..layout::MSI_LINES).find(|n| self.msi_lines & 1 << n == 0) else {
-            return status(NO_RESOURCES);
-        };
-        let line = layout::IRQ_LINES + n;
         let Some(s) = self.slots.alloc() else {
             return status(NO_RESOURCES);
         };
         let sid = f.sid as u64;
-        let (addr, data) = match INTERRUPT.route_msi(line, ECAM_SLOT, sid) {
-            Ok(m) => m,
-            Err(e) => {
-                println!("pci: ROUTE_MSI of line {line} for {}: {e}", sid_string(sid));
-                self.slots.free(s);
-                return status(NO_RESOURCES);
+        // The first free line the kernel routes: another PCI server (a
+        // test's, netd's beside the system description's) may hold some;
+        // the kernel says IN_USE for those and they are skipped.
+        let mut routed = None;
+        for n in (0..layout::MSI_LINES).filter(|n| self.msi_lines & 1 << n == 0) {
+            let line = layout::IRQ_LINES + n;
+            match INTERRUPT.route_msi(line, ECAM_SLOT, sid) {
+                Ok(m) => {
+                    routed = Some((n, line, m));
+                    break;
+                }
+                Err(Error::IN_USE) => continue,
+                Err(e) => {
+                    println!("pci: ROUTE_MSI of line {line} for {}: {e}", sid_string(sid));
+                    break;
+                }
             }
+        }
+        let Some((n, line, (addr, data))) = routed else {
+            self.slots.free(s);
+            return status(NO_RESOURCES);
         };
         let f = &self.funcs[idx];
         let sid = f.sid;

@@ -227,6 +227,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
         }
     }
     let last = RUN_BYTES / SECTOR as u64 - step;
+    // SAFETY: the DMA pages are still mapped; the last request completed.
     if result.is_ok() && !is_pattern(last, unsafe { core::slice::from_raw_parts(data.as_ptr(), REQUEST) }) {
         result = Err((3, format!("sectors {last}.. are not the image's")));
     }
