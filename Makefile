@@ -271,6 +271,13 @@ linux-test: deps image
 
 test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test sfi-test
 
+# Left out of make test (README.md): busybox's own test suite, fetched once,
+# on the host and on Keep's workhorse (docs/workhorse.md).
+.PHONY: test-long busybox-test
+test-long: busybox-test
+busybox-test: deps image
+	$(PYTHON) tools/test_busybox.py
+
 # The network from the host (docs/devices.md, "The network"): TCP echo of a
 # few MiB and the status lines through QEMU's port forwarding.
 .PHONY: net-test

@@ -11,7 +11,8 @@ the files of the Debian packages extracted under PACKAGES (bash, python3.11
 and its standard library, the shared libraries and ld.so, unmodified:
 tools/fetch-linux-packages.sh) except their documentation (usr/share) and
 glibc's character-set converters (gconv); /tests/ with the conformance
-programs and scripts; and empty /tmp, /dev, /proc, /root."""
+programs and scripts; /etc/passwd, group and hosts; and empty /tmp, /dev,
+/proc, /root."""
 import gzip
 import io
 import os
@@ -81,6 +82,8 @@ def main():
                 add(tar, names, "bin/" + a, kind=tarfile.SYMTYPE, link="busybox", mode=0o777)
         add(tar, names, "etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n", mode=0o644)
         add(tar, names, "etc/group", b"root:x:0:\n", mode=0o644)
+        # The machine's name as Debian's installer writes it (`hostname -f`).
+        add(tar, names, "etc/hosts", b"127.0.0.1\tlocalhost\n127.0.1.1\tkeep\n", mode=0o644)
         for t in tests:
             p = Path(t)
             add(tar, names, "tests/" + p.name, p.read_bytes(), mode=0o755)

@@ -154,7 +154,7 @@ fn exec_depth(
     }
     p.mm = crate::shared::Shared::new(mm);
     p.keep = Some(keep);
-    p.exe = path;
+    p.exe = fs().canonical(p.cwd, &path).unwrap_or(path);
     p.name = name;
     p.fs_base = 0;
     for fd in p.fds.iter_mut() {

@@ -110,6 +110,7 @@ syscall_table! {
     127 rt_sigpending signal::rt_sigpending, Full, "";
     130 rt_sigsuspend signal::rt_sigsuspend, Full, "";
     132 utime sys::utime, Partial, "checks the file; files keep no times (they show 1970)";
+    133 mknod sys::mknod, Partial, "regular files and FIFOs; a FIFO cannot be opened yet (ENXIO); devices and sockets EPERM";
     137 statfs sys::statfs, Partial, "one in-memory file system (tmpfs), sized by the free memory pool";
     138 fstatfs sys::fstatfs, Partial, "as statfs";
     157 prctl sys::prctl, Partial, "PR_SET_NAME and PR_GET_NAME";
@@ -120,6 +121,8 @@ syscall_table! {
     200 tkill sys::tkill, Full, "";
     201 time sys::time, Partial, "time since boot";
     202 futex sys::futex, Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, with time-outs; private and shared keyed alike (by frame); no WAKE_OP, no PI or robust futexes";
+    203 sched_setaffinity sys::sched_setaffinity, Partial, "one CPU: a mask with CPU 0 is accepted, any other EINVAL";
+    204 sched_getaffinity sys::sched_getaffinity, Partial, "one CPU: the mask is CPU 0";
     213 epoll_create sys::epoll_create, Full, "";
     217 getdents64 sys::getdents64, Full, "";
     218 set_tid_address sys::set_tid_address, Full, "";
@@ -133,6 +136,7 @@ syscall_table! {
     235 utimes sys::utime, Partial, "as utime";
     257 openat sys::openat, Partial, "no O_TMPFILE, no permission checks";
     258 mkdirat sys::mkdirat, Full, "";
+    259 mknodat sys::mknodat, Partial, "as mknod";
     260 fchownat sys::zero, Partial, "as chown";
     262 newfstatat sys::newfstatat, Full, "";
     263 unlinkat sys::unlinkat, Full, "";

@@ -18,6 +18,8 @@ const MAX_LINKS: u32 = 40;
 pub const S_IFDIR: u32 = 0o040000;
 pub const S_IFREG: u32 = 0o100000;
 pub const S_IFLNK: u32 = 0o120000;
+pub const S_IFIFO: u32 = 0o010000;
+pub const S_IFMT: u32 = 0o170000;
 
 pub enum Data {
     /// Bytes of the boot archive (mappings of them share the page cache's
@@ -153,6 +155,29 @@ impl Fs {
         Ok(at)
     }
 
+    /// The absolute path `path` names with every symbolic link followed, as
+    /// Linux's /proc/PID/exe shows a program (glibc's static start needs it
+    /// absolute).
+    pub fn canonical(&self, cwd: Ino, path: &str) -> Result<String, i64> {
+        let (mut dir, name) = self.parent(cwd, path)?;
+        let mut name = String::from(name);
+        for _ in 0..MAX_LINKS {
+            let ino = self.lookup(dir, &name)?;
+            match &self.get(ino).node {
+                Node::Symlink(target) => {
+                    let (d, n) = self.parent(dir, target)?;
+                    (dir, name) = (d, String::from(n));
+                }
+                _ if self.is_dir(ino) => return Ok(self.path_of(ino)),
+                _ => {
+                    let d = self.path_of(dir);
+                    return Ok(if d == "/" { alloc::format!("/{name}") } else { alloc::format!("{d}/{name}") });
+                }
+            }
+        }
+        Err(ELOOP)
+    }
+
     /// The directory that would hold `path`'s last component, and that
     /// component.
     pub fn parent<'p>(&self, cwd: Ino, path: &'p str) -> Result<(Ino, &'p str), i64> {
@@ -228,12 +253,35 @@ impl Fs {
     }
 
     pub fn rename(&mut self, from_dir: Ino, from: &str, to_dir: Ino, to: &str) -> Result<(), i64> {
+        if matches!(from, "." | "..") || matches!(to, "." | "..") {
+            return Err(EBUSY);
+        }
         let ino = self.lookup(from_dir, from)?;
+        let moving_dir = self.is_dir(ino);
+        if moving_dir {
+            // Not into itself or below it: the tree would lose it (EINVAL,
+            // as Linux).
+            let mut at = to_dir;
+            loop {
+                if at == ino {
+                    return Err(EINVAL);
+                }
+                match &self.get(at).node {
+                    Node::Dir { parent, .. } if at != ROOT => at = *parent,
+                    _ => break,
+                }
+            }
+        }
         if let Ok(old) = self.lookup(to_dir, to) {
             if old == ino {
                 return Ok(());
             }
             let rmdir = self.is_dir(old);
+            match (moving_dir, rmdir) {
+                (true, false) => return Err(ENOTDIR),
+                (false, true) => return Err(EISDIR),
+                _ => {}
+            }
             self.unlink(to_dir, to, rmdir)?;
         }
         if let Node::Dir { entries, .. } = &mut self.get_mut(from_dir).node {

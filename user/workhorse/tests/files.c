@@ -83,6 +83,49 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         check(rm[i], unlink(rm[i]));
     check("rmdir", rmdir("w"));
+    /* a directory is not moved into itself or below it; kinds must match */
+    mkdir("r", 0755);
+    mkdir("r/sub", 0755);
+    close(open("r/file", O_CREAT | O_WRONLY, 0644));
+    check("rename dir into its subdir", rename("r", "r/sub/r"));
+    check("rename dir onto itself below", rename("r", "r/sub"));
+    check("rename dir over a file", rename("r/sub", "r/file"));
+    check("rename file over a dir", rename("r/file", "r/sub"));
+    check("rename dir to .", rename("r/sub", "r/."));
+    printf("r/sub still there: %d\n", access("r/sub", F_OK) == 0);
+    /* a write or read of a file moves all of it in one call (1 MiB) */
+    static char big[1 << 20];
+    memset(big, 'b', sizeof big);
+    fd = open("r/big", O_CREAT | O_RDWR | O_TRUNC, 0644);
+    printf("write 1 MiB: %zd\n", write(fd, big, sizeof big));
+    printf("pread 1 MiB: %zd\n", pread(fd, big, sizeof big, 0));
+    close(fd);
+    int z = open("/dev/zero", O_RDONLY);
+    printf("read 1 MiB of /dev/zero: %zd\n", read(z, big, sizeof big));
+    close(z);
+    /* a FIFO is made, listed and stat'ed as one (not opened: Keep has no
+     * named pipes yet) */
+    check("mkfifo", mkfifo("r/fifo", 0600));
+    check("mkfifo again", mkfifo("r/fifo", 0600));
+    struct stat fst;
+    stat("r/fifo", &fst);
+    printf("a FIFO: %d, mode %o\n", S_ISFIFO(fst.st_mode), fst.st_mode & 07777);
+    DIR *rd = opendir("r");
+    struct dirent *re;
+    int fifo_type = -1, sub_type = -1;
+    while ((re = readdir(rd))) {
+        if (strcmp(re->d_name, "fifo") == 0)
+            fifo_type = re->d_type;
+        if (strcmp(re->d_name, "sub") == 0)
+            sub_type = re->d_type;
+    }
+    closedir(rd);
+    printf("d_type of the FIFO %d, of the directory %d\n", fifo_type, sub_type);
+    check("unlink the FIFO", unlink("r/fifo"));
+    unlink("r/big");
+    unlink("r/file");
+    rmdir("r/sub");
+    check("rmdir r", rmdir("r"));
     char cwd[256];
     printf("getcwd: %s\n", getcwd(cwd, sizeof cwd) ? "ok" : strerror(errno));
     return 0;

@@ -31,6 +31,9 @@ pub struct Device {
 }
 
 impl Object for Device {
+    fn whole(&self) -> bool {
+        true
+    }
     fn read(&mut self, s: &mut Server, _: i32, max: usize) -> Result<Vec<u8>, i64> {
         let mut b = alloc::vec![0u8; max];
         if self.dev == Dev::Random {

@@ -52,6 +52,9 @@ pub(crate) fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u6
                     if flags & O_DIRECTORY != 0 {
                         return Err(ENOTDIR);
                     }
+                    if f.get(ino).mode & vfs::S_IFMT != vfs::S_IFREG {
+                        return Err(ENXIO); // a FIFO or a socket file
+                    }
                     if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY {
                         f.truncate(ino, 0)?;
                     }
@@ -163,11 +166,8 @@ pub fn getdents64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
                 let ino = *ino;
                 let f = fs();
                 let Node::Dir { entries, parent } = &f.get(ino).node else { return Err(ENOTDIR) };
-                let ty = |i: Ino| match f.get(i).node {
-                    Node::Dir { .. } => 4,
-                    Node::File(_) => 8,
-                    Node::Symlink(_) => 10,
-                };
+                // DT_* is the file type's S_IF* bits (a FIFO 1, a socket 12).
+                let ty = |i: Ino| ((f.get(i).mode & vfs::S_IFMT) >> 12) as u8;
                 let mut list = alloc::vec![(String::from("."), ino as u64 + 2, 4), (String::from(".."), *parent as u64 + 2, 4)];
                 list.extend(entries.iter().map(|(n, i)| (n.clone(), *i as u64 + 2, ty(*i))));
                 list
@@ -216,6 +216,33 @@ pub(crate) fn mkdir_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u6
     let (dir, name) = f.parent(base, &path)?;
     f.mkdir(dir, name, mode as u32 & !umask)?;
     Ok(0)
+}
+
+/// mknod and mknodat: a regular file or a FIFO (which lists and stats as
+/// one; opening it is ENXIO: no named pipes yet).  Devices and sockets are
+/// not made this way here (EPERM).
+pub(crate) fn mknod_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64) -> Result<i64, i64> {
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    let umask = s.proc(pid).umask;
+    let ty = match mode as u32 & vfs::S_IFMT {
+        0 | vfs::S_IFREG => vfs::S_IFREG,
+        vfs::S_IFIFO => vfs::S_IFIFO,
+        0o020000 | 0o060000 | 0o140000 => return Err(EPERM), // character, block, socket
+        _ => return Err(EINVAL),
+    };
+    let f = fs();
+    let (dir, name) = f.parent(base, &path)?;
+    f.create(dir, name, Node::File(Data::Pages(Vec::new(), 0)), ty | (mode as u32 & 0o7777 & !umask))?;
+    Ok(0)
+}
+
+pub fn mknod(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(mknod_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1]))
+}
+
+pub fn mknodat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(mknod_at(s, pid, c.args[0], c.args[1], c.args[2]))
 }
 
 pub fn mkdir(s: &mut Server, pid: i32, c: &mut Call) -> Out {

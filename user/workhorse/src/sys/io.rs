@@ -144,19 +144,67 @@ pub(crate) fn desc(s: &mut Server, pid: i32, fd: u64) -> Result<Desc, i64> {
     Ok(s.proc(pid).fd(fd)?.desc.clone())
 }
 
+/// Linux's largest read or write (MAX_RW_COUNT).
+const MAX_RW: u64 = 0x7fff_f000;
+
+/// A description whose reads and writes are never short on Linux (a
+/// regular file, /dev/null, /dev/zero...): one call moves everything asked
+/// for (dd bs=1M counts a short one as a partial record), in IO_CHUNK
+/// pieces; pipes, sockets and the terminal move what is there.
+fn whole(d: &Desc) -> bool {
+    match &d.borrow().kind {
+        Kind::File { .. } | Kind::Null | Kind::Generated(_) => true,
+        Kind::Object(o) => o.borrow().whole(),
+        _ => false,
+    }
+}
+
 pub(crate) fn do_read(s: &mut Server, pid: i32, fd: u64, buf: u64, count: u64, at: Option<u64>) -> Result<i64, i64> {
     let d = desc(s, pid, fd)?;
+    let count = count.min(MAX_RW);
     mem::check_range(buf, count as usize)?;
-    let data = read_desc(s, pid, &d, count as usize, at)?;
-    s.proc(pid).mm.write(buf, &data)?;
-    Ok(data.len() as i64)
+    let all = whole(&d);
+    let mut done = 0u64;
+    loop {
+        let want = (count - done).min(IO_CHUNK as u64);
+        let r = read_desc(s, pid, &d, want as usize, at.map(|a| a + done))
+            .and_then(|data| s.proc(pid).mm.write(buf + done, &data).map(|_| data.len() as u64));
+        let n = match r {
+            Ok(n) => n,
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break, // what was read is reported; the error comes next time
+        };
+        done += n;
+        if !all || n < want || done == count {
+            break;
+        }
+    }
+    Ok(done as i64)
 }
 
 pub(crate) fn do_write(s: &mut Server, pid: i32, fd: u64, buf: u64, count: u64, at: Option<u64>) -> Result<usize, i64> {
     let d = desc(s, pid, fd)?;
-    let n = (count as usize).min(IO_CHUNK);
-    let data = s.proc(pid).mm.read_vec(buf, n)?;
-    write_desc(s, pid, &d, &data, at)
+    let count = count.min(MAX_RW);
+    let all = whole(&d);
+    let mut done = 0u64;
+    loop {
+        let want = (count - done).min(IO_CHUNK as u64);
+        let r = s
+            .proc(pid)
+            .mm
+            .read_vec(buf + done, want as usize)
+            .and_then(|data| write_desc(s, pid, &d, &data, at.map(|a| a + done)));
+        let n = match r {
+            Ok(n) => n as u64,
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        };
+        done += n;
+        if !all || n < want || done == count {
+            break;
+        }
+    }
+    Ok(done as usize)
 }
 
 pub fn read(s: &mut Server, pid: i32, c: &mut Call) -> Out {

@@ -17,6 +17,11 @@ pub trait Object: Any {
         let _ = (s, pid, data);
         Err(EINVAL)
     }
+    /// A read or write of it is never short (a device like /dev/zero): one
+    /// call moves all that was asked for, IO_CHUNK at a time.
+    fn whole(&self) -> bool {
+        false
+    }
     /// What poll would say now (POLLIN, POLLOUT, POLLHUP, POLLERR...).
     fn ready(&self) -> u16;
     /// Grows when something happens that an edge-triggered epoll reports

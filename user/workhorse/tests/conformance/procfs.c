@@ -1,12 +1,14 @@
 #define _GNU_SOURCE
 /* /proc and /dev, and the calls that tell about the system: /proc/self
- * (exe, maps, fd/ and its links, stat, status, cmdline, task/), another
+ * (exe, also run through a relative link, maps, fd/ and its links, stat, status, cmdline, task/), another
  * process's /proc/PID and its going, /proc/cpuinfo, meminfo, uptime; the
  * directory /proc; /dev/null, /dev/zero, /dev/full, /dev/urandom and
- * /dev/random; getrandom, sysinfo, prlimit64 and getrlimit/setrlimit.
+ * /dev/random; getrandom, sysinfo, prlimit64, getrlimit/setrlimit and CPU
+ * affinity.
  * Only what is the same on every Linux is printed (no pids, sizes, paths
  * of the scratch directory). */
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -61,15 +63,35 @@ static int cmp_int(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc < 2 || chdir(argv[1]) < 0)
-        return 2;
     static char buf[65536];
     char link[512];
+    if (argc == 3 && strcmp(argv[1], "--exe") == 0) {
+        /* started through a relative symbolic link: exe is the file's
+         * absolute path (glibc's static start asserts it is absolute) */
+        ssize_t n = readlink("/proc/self/exe", link, sizeof link - 1);
+        link[n > 0 ? n : 0] = 0;
+        printf("through a relative link, /proc/self/exe is the file's absolute path: %d\n",
+               strcmp(link, argv[2]) == 0);
+        return 0;
+    }
+    if (argc < 2 || chdir(argv[1]) < 0)
+        return 2;
 
     /* /proc/self */
     ssize_t n = readlink("/proc/self/exe", link, sizeof link - 1);
     link[n > 0 ? n : 0] = 0;
     printf("/proc/self/exe names this program: %d\n", strcmp(base(link), "procfs") == 0);
+    unlink("exe-link");
+    symlink(link, "exe-link");
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        execl("./exe-link", "exe-link", "--exe", link, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    unlink("exe-link");
     n = readlink("/proc/self", link, sizeof link - 1);
     link[n > 0 ? n : 0] = 0;
     printf("/proc/self is a link to the pid: %d\n", atoi(link) == getpid());
@@ -192,6 +214,17 @@ int main(int argc, char **argv)
 
     /* /dev */
     unsigned char b1[32], b2[32];
+    /* CPU affinity: CPU 0 is in every thread's mask and may be asked for */
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    show("sched_getaffinity", sched_getaffinity(0, sizeof cpus, &cpus));
+    printf("CPU 0 in the mask: %d\n", CPU_ISSET(0, &cpus));
+    CPU_ZERO(&cpus);
+    CPU_SET(0, &cpus);
+    show("sched_setaffinity to CPU 0", sched_setaffinity(0, sizeof cpus, &cpus));
+    show("sched_getaffinity of the parent", sched_getaffinity(getppid(), sizeof cpus, &cpus));
+    CPU_ZERO(&cpus);
+    show("sched_setaffinity to no CPU", sched_setaffinity(0, sizeof cpus, &cpus));
     int z = open("/dev/zero", O_RDWR);
     memset(b1, 1, sizeof b1);
     show("read /dev/zero", read(z, b1, sizeof b1));
