@@ -199,7 +199,7 @@ fn open_disk(dom: DmaDomain, slots: Vec<u64>) -> Result<(Disk, Sid), alloc::stri
     let df = sid.device_function();
     root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
     let t = PciTransport::new::<KeepHal, _>(&mut root, df).map_err(|e| format!("PciTransport: {e:?}"))?;
-    let blk = VirtIOBlk::new(PlatformTransport(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
+    let blk = VirtIOBlk::new(PlatformTransport::new(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
     Ok((Disk { blk }, sid))
 }
 

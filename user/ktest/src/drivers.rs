@@ -500,7 +500,7 @@ pub fn pci_irq(cx: &mut Cx) -> TestResult {
             let df = sid.device_function();
             root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
             let t = PciTransport::new::<KeepHal, _>(&mut root, df).map_err(|e| format!("transport: {e:?}"))?;
-            let mut blk = VirtIOBlk::<KeepHal, _>::new(PlatformTransport(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
+            let mut blk = VirtIOBlk::<KeepHal, _>::new(PlatformTransport::new(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
             blk.enable_interrupts();
             let r = (|| {
                 let mut req = BlkReq::default();
@@ -795,7 +795,7 @@ pub fn pci_msi(cx: &mut Cx) -> TestResult {
             } else {
                 VirtioTransport::Mediated(MediatedTransport::new(s, BLK).map_err(|e| format!("mediated transport: {e}"))?)
             };
-            let mut blk = VirtIOBlk::<KeepHal, _>::new(PlatformTransport(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
+            let mut blk = VirtIOBlk::<KeepHal, _>::new(PlatformTransport::new(t)).map_err(|e| format!("VirtIOBlk: {e:?}"))?;
             blk.enable_interrupts();
             let r = (|| {
                 let line = keep_virtio::msix::route_queues(s, 0, 1, irq, me, 0x5e1)?;

@@ -105,7 +105,7 @@ fn with_mediated_blk(cx: &mut Cx, f: impl FnOnce(&mut Cx, Session, DmaDomain, &m
             let mut root = PciRoot::new(RemoteConfig { sid, session: s });
             root.set_command(sid.device_function(), Command::MEMORY_SPACE | Command::BUS_MASTER);
             let t = MediatedTransport::new(s, BLK).map_err(|e| format!("mediated transport: {e}"))?;
-            let r = match VirtIOBlk::<KeepHal, _>::new(PlatformTransport(VirtioTransport::Mediated(t))) {
+            let r = match VirtIOBlk::<KeepHal, _>::new(PlatformTransport::new(VirtioTransport::Mediated(t))) {
                 Ok(mut blk) => f(cx, s, DmaDomain(dom), &mut blk),
                 Err(e) => Err(format!("VirtIOBlk through the mediator: {e:?}")),
             };

@@ -52,9 +52,6 @@
 #![no_std]
 
 use keep_abi::{Sender, Tag, err, rights};
-use virtio_drivers::PhysAddr;
-use virtio_drivers::transport::{DeviceStatus, DeviceType, InterruptStatus, Transport};
-use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 pub const ADD_CLIENT: u64 = 1;
 pub const STATS: u64 = 2;
@@ -251,63 +248,10 @@ impl Client {
 /// Rights a client may be given.
 pub const CLIENT_RIGHTS: u64 = rights::READ | rights::WRITE;
 
-/// The block server's transport (and `blkbench`'s, owning the driver, to
-/// make the same device requests).
-/// Hides VIRTIO_F_RING_INDIRECT_DESC: with it `virtio-drivers` puts each
-/// request's descriptors in a table on its heap, which the Hal would have
-/// to bounce through a fresh DMA page per request; without it a request
-/// takes 3 of the queue's 16 descriptors, and IN_FLIGHT requests fit.
-pub struct NoIndirect<T: Transport>(pub T);
-
-const RING_INDIRECT_DESC: u64 = 1 << 28;
-
-impl<T: Transport> Transport for NoIndirect<T> {
-    fn device_type(&self) -> DeviceType {
-        self.0.device_type()
-    }
-    fn read_device_features(&mut self) -> u64 {
-        self.0.read_device_features() & !RING_INDIRECT_DESC
-    }
-    fn write_driver_features(&mut self, f: u64) {
-        self.0.write_driver_features(f & !RING_INDIRECT_DESC)
-    }
-    fn max_queue_size(&mut self, queue: u16) -> u32 {
-        self.0.max_queue_size(queue)
-    }
-    fn notify(&mut self, queue: u16) {
-        self.0.notify(queue)
-    }
-    fn get_status(&self) -> DeviceStatus {
-        self.0.get_status()
-    }
-    fn set_status(&mut self, status: DeviceStatus) {
-        self.0.set_status(status)
-    }
-    fn set_guest_page_size(&mut self, size: u32) {
-        self.0.set_guest_page_size(size)
-    }
-    fn requires_legacy_layout(&self) -> bool {
-        self.0.requires_legacy_layout()
-    }
-    fn queue_set(&mut self, queue: u16, size: u32, desc: PhysAddr, driver: PhysAddr, device: PhysAddr) {
-        self.0.queue_set(queue, size, desc, driver, device)
-    }
-    fn queue_unset(&mut self, queue: u16) {
-        self.0.queue_unset(queue)
-    }
-    fn queue_used(&mut self, queue: u16) -> bool {
-        self.0.queue_used(queue)
-    }
-    fn ack_interrupt(&mut self) -> InterruptStatus {
-        self.0.ack_interrupt()
-    }
-    fn read_config_generation(&self) -> u32 {
-        self.0.read_config_generation()
-    }
-    fn read_config_space<V: FromBytes + IntoBytes>(&self, offset: usize) -> virtio_drivers::Result<V> {
-        self.0.read_config_space(offset)
-    }
-    fn write_config_space<V: IntoBytes + Immutable>(&mut self, offset: usize, value: V) -> virtio_drivers::Result<()> {
-        self.0.write_config_space(offset, value)
-    }
-}
+/// The features the block server (and `blkbench`, owning the driver, to
+/// make the same device requests) hides from `virtio-drivers`
+/// (`PlatformTransport::hiding`): with VIRTIO_F_RING_INDIRECT_DESC it puts
+/// each request's descriptors in a table on its heap, which the Hal would
+/// have to bounce through a fresh DMA page per request; without it a
+/// request takes 3 of the queue's 16 descriptors, and IN_FLIGHT requests fit.
+pub const HIDDEN_FEATURES: u64 = keep_virtio::RING_INDIRECT_DESC;

@@ -63,7 +63,7 @@ const MAX_BUFFERS: usize = 64;
 const IOVA: u64 = 0x10_0000_0000;
 const IRQ_WAIT_MS: u64 = 100;
 
-type Blk = VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<VirtioTransport>>>;
+type Blk = VirtIOBlk<KeepHal, PlatformTransport<VirtioTransport>>;
 
 struct ClientRange {
     first: u64,
@@ -601,7 +601,7 @@ fn main(_: u64, _: u64) -> i32 {
             Ok(o) => o,
             Err((what, why)) => return fail(&what, why),
         };
-    let mut blk = match VirtIOBlk::new(NoIndirect(transport)) {
+    let mut blk = match VirtIOBlk::new(transport.hiding(HIDDEN_FEATURES)) {
         Ok(b) => b,
         Err(e) => return fail("virtio-blk", alloc::format!("{e:?}")),
     };

@@ -95,12 +95,12 @@ pub fn open(
     root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
     if mediated {
         return match MediatedTransport::new(session, device) {
-            Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport(VirtioTransport::Mediated(t)), mediated }),
+            Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport::new(VirtioTransport::Mediated(t)), mediated }),
             Err(e) => fail("mediated virtio transport", e),
         };
     }
     match PciTransport::new::<KeepHal, _>(&mut root, df) {
-        Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport(VirtioTransport::Pci(t)), mediated }),
+        Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport::new(VirtioTransport::Pci(t)), mediated }),
         Err(e) => fail("virtio PCI transport", format!("{e:?}")),
     }
 }

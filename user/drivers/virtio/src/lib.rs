@@ -32,19 +32,34 @@ use zerocopy::{FromBytes, Immutable, IntoBytes};
 /// IOMMU (virtio 1.1, section 6).
 pub const ACCESS_PLATFORM: u64 = 1 << 33;
 
-/// A transport that accepts ACCESS_PLATFORM when the device offers it.
-pub struct PlatformTransport<T: Transport>(pub T);
+/// VIRTIO_F_RING_INDIRECT_DESC: descriptor tables of their own per request.
+pub const RING_INDIRECT_DESC: u64 = 1 << 28;
+
+/// A transport that accepts ACCESS_PLATFORM when the device offers it, and
+/// hides from the driver the features in its second field (`hiding`).
+pub struct PlatformTransport<T: Transport>(pub T, pub u64);
+
+impl<T: Transport> PlatformTransport<T> {
+    pub fn new(transport: T) -> Self {
+        PlatformTransport(transport, 0)
+    }
+
+    /// The same with `features` hidden: neither offered nor accepted.
+    pub fn hiding(self, features: u64) -> Self {
+        PlatformTransport(self.0, self.1 | features)
+    }
+}
 
 impl<T: Transport> Transport for PlatformTransport<T> {
     fn device_type(&self) -> DeviceType {
         self.0.device_type()
     }
     fn read_device_features(&mut self) -> u64 {
-        self.0.read_device_features()
+        self.0.read_device_features() & !self.1
     }
     fn write_driver_features(&mut self, driver_features: u64) {
         let offered = self.0.read_device_features() & ACCESS_PLATFORM;
-        self.0.write_driver_features(driver_features | offered)
+        self.0.write_driver_features((driver_features | offered) & !self.1)
     }
     fn max_queue_size(&mut self, queue: u16) -> u32 {
         self.0.max_queue_size(queue)

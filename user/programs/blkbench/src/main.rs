@@ -31,7 +31,7 @@ use alloc::string::String;
 use alloc::vec;
 
 use keep_abi::{Interrupt, MEMORY, SELF_ASPACE, SELF_PROCESS, Sender, Tag, recv, rights, slot};
-use keep_blk::{Client, MAX_SECTORS, NoIndirect, SECTOR};
+use keep_blk::{Client, HIDDEN_FEATURES, MAX_SECTORS, SECTOR};
 use keep_dataspace::{DS_SLOT, Dataspace, Manager};
 use keep_loader::SlotPool;
 use keep_pci::{PCI_SLOT, Pci};
@@ -174,8 +174,8 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
     let Opened { session, transport, .. } =
         keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1042, "virtio-blk", FAULT_PAYLOAD, &layout, &mut slots)
             .map_err(|(what, why)| (2, format!("{what}: {why}")))?;
-    let mut blk: VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<keep_virtio::VirtioTransport>>> =
-        VirtIOBlk::new(NoIndirect(transport)).map_err(|e| (4, format!("virtio-blk: {e:?}")))?;
+    let mut blk: VirtIOBlk<KeepHal, PlatformTransport<keep_virtio::VirtioTransport>> =
+        VirtIOBlk::new(transport.hiding(HIDDEN_FEATURES)).map_err(|e| (4, format!("virtio-blk: {e:?}")))?;
     let line = session.irq(irq_slot).map_err(|e| (4, format!("GET_IRQ: {e}")))?;
     let irq = Interrupt(irq_slot);
     SELF_PROCESS.mint(irq_me, IRQ_PAYLOAD, rights::WRITE).and_then(|_| irq.bind(line, irq_me))
@@ -192,7 +192,7 @@ fn direct(runs: u64) -> Result<(), (i32, String)> {
     // SAFETY: REQUEST bytes of DMA pages mapped here; the header page holds both.
     let buf = unsafe { core::slice::from_raw_parts_mut(data.as_ptr(), REQUEST) };
     let (req, resp) = unsafe { (&mut *(hdr.as_ptr() as *mut BlkReq), &mut *(hdr.as_ptr().add(2048) as *mut BlkResp)) };
-    let mut read = |blk: &mut VirtIOBlk<KeepHal, NoIndirect<PlatformTransport<keep_virtio::VirtioTransport>>>, at: u64| -> bool {
+    let mut read = |blk: &mut VirtIOBlk<KeepHal, PlatformTransport<keep_virtio::VirtioTransport>>, at: u64| -> bool {
         // SAFETY: req, resp and buf stay, untouched, until the request completes.
         let Ok(token) = (unsafe { blk.read_blocks_nb(at as usize, req, buf, resp) }) else {
             return false;
