@@ -142,20 +142,40 @@ fn bytes(seed: u64, n: usize) -> Vec<u8> {
 /// fills and it compacts several times.  Calls `after` after each step.
 fn script(s: &mut Store<MemDisk>, mut after: impl FnMut(&Store<MemDisk>)) {
     let steps: Vec<&dyn Fn(&mut Store<MemDisk>)> = vec![
-        &|s| drop(create(s, "/a", 0o040755, "").unwrap()),
-        &|s| drop(create(s, "/a/b", 0o040700, "").unwrap()),
-        &|s| drop(file(s, "/a/b/f1")),
-        &|s| drop(s.write(at(s, "/a/b/f1"), 0, &bytes(1, 100)).unwrap()),
-        &|s| drop(file(s, "/f2")),
+        &|s| {
+            let _ = create(s, "/a", 0o040755, "").unwrap();
+        },
+        &|s| {
+            let _ = create(s, "/a/b", 0o040700, "").unwrap();
+        },
+        &|s| {
+            let _ = file(s, "/a/b/f1");
+        },
+        &|s| {
+            let _ = s.write(at(s, "/a/b/f1"), 0, &bytes(1, 100)).unwrap();
+        },
+        &|s| {
+            let _ = file(s, "/f2");
+        },
         // (A write of more than MAX_DATA is several records, so several
         // steps: a crash may land between them.)
-        &|s| drop(s.write(at(s, "/f2"), 0, &bytes(2, 70_000)[..MAX_DATA]).unwrap()),
-        &|s| drop(s.write(at(s, "/f2"), MAX_DATA as u64, &bytes(2, 70_000)[MAX_DATA..]).unwrap()),
-        &|s| drop(s.write(at(s, "/f2"), 1000, &bytes(3, 5000)).unwrap()),
-        &|s| drop(create(s, "/a/l", 0o120777, "b/f1").unwrap()),
+        &|s| {
+            let _ = s.write(at(s, "/f2"), 0, &bytes(2, 70_000)[..MAX_DATA]).unwrap();
+        },
+        &|s| {
+            let _ = s.write(at(s, "/f2"), MAX_DATA as u64, &bytes(2, 70_000)[MAX_DATA..]).unwrap();
+        },
+        &|s| {
+            let _ = s.write(at(s, "/f2"), 1000, &bytes(3, 5000)).unwrap();
+        },
+        &|s| {
+            let _ = create(s, "/a/l", 0o120777, "b/f1").unwrap();
+        },
         &|s| s.change(&Op::Link { ino: at(s, "/a/b/f1"), dir: ROOT, name: "h" }).unwrap(),
         &|s| s.change(&Op::Rename { from_dir: ROOT, from: "f2", to_dir: at(s, "/a"), to: "f2x" }).unwrap(),
-        &|s| drop(file(s, "/victim")),
+        &|s| {
+            let _ = file(s, "/victim");
+        },
         &|s| s.change(&Op::Rename { from_dir: ROOT, from: "h", to_dir: ROOT, to: "victim" }).unwrap(),
         &|s| s.change(&Op::Truncate { ino: at(s, "/a/f2x"), size: 80_000 }).unwrap(),
         &|s| s.change(&Op::Truncate { ino: at(s, "/a/f2x"), size: 3333 }).unwrap(),
@@ -164,9 +184,13 @@ fn script(s: &mut Store<MemDisk>, mut after: impl FnMut(&Store<MemDisk>)) {
         &|s| s.change(&Op::Rename { from_dir: at(s, "/a"), from: "b", to_dir: ROOT, to: "c" }).unwrap(),
         &|s| s.change(&Op::Unlink { dir: ROOT, name: "victim" }).unwrap(),
         &|s| s.change(&Op::Link { ino: at(s, "/c/f1"), dir: at(s, "/a"), name: "h2" }).unwrap(),
-        &|s| drop(create(s, "/a/empty", 0o040755, "").unwrap()),
+        &|s| {
+            let _ = create(s, "/a/empty", 0o040755, "").unwrap();
+        },
         &|s| s.change(&Op::Unlink { dir: at(s, "/a"), name: "empty" }).unwrap(),
-        &|s| drop(file(s, "/big")),
+        &|s| {
+            let _ = file(s, "/big");
+        },
     ];
     for step in steps {
         step(s);
