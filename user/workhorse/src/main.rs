@@ -165,6 +165,8 @@ impl Server {
             } else {
                 0
             };
+            // The TCP/IP stack's next timer, if it has one.
+            let timeout = sys::inet::timeout(timeout);
             let buf = keep_rt::ipc_buffer();
             buf.set_recv_slots(&[RECV_RET]);
             // The answer to the last message goes with the next receive, in
@@ -405,6 +407,8 @@ impl Server {
 
     /// Tries the waiting system calls again until none makes progress.
     pub fn retry(&mut self) {
+        // What the TCP/IP stack received or timed out may let a call go on.
+        sys::inet::poll();
         if !self.procs.values().any(|p| matches!(p.blocked, Some(Blocked::Call(_)))) {
             return;
         }
