@@ -486,6 +486,21 @@ def test_supervision():
         check("ps counts the restart",
               out is not None and re.search(r"counter\s+server\s+services\s+600\s+init\s+1/2\s+BLOCKED", out) is not None,
               repr(out))
+        # init's own supervisor is the root task: when init ends, the
+        # whole system is shut down and built again from the description.
+        out = g.keys(b"kill init" + ENTER, 90)
+        t = (out or "").replace("\r", "")
+        check("kill init: the root task reports init's end and builds the system again from the description",
+              "system: init ended: its process is gone" in t
+              and "the system is built again from system-test (1 of 3)" in t
+              and "system: system-test: " in t and "servers started" in t, repr(out))
+        out = g.keys(b"ps" + ENTER)
+        check("ps shows the new init supervised by root (1 restart) and fresh servers",
+              out is not None and re.search(r"init\s+init\s+\(own\)\s+-\s+root\s+1/3\s+(BLOCKED|RUNNABLE)", out) is not None
+              and re.search(r"counter\s+server\s+services\s+600\s+init\s+0/2\s+BLOCKED", out) is not None, repr(out))
+        out = g.keys(b"run counter-client" + ENTER, 30)
+        check("after init's restart a client reaches the new counter through the new name service",
+              out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
     finally:
         g.kill()
 
