@@ -189,6 +189,12 @@ def test_shell():
         check("bench without -icount says its unit is TSC ticks of real time and prints no ratio",
               ok and "of real time (not under -icount)" in out and "unit=tsc-ticks" in out
               and "bench: ratio" not in out and "one tick per instruction" not in out, out[-800:])
+        m = g.send("bench blk.read.seq64k")
+        ok = g.expect(b"bench: done", 60, m)
+        out = g.out[m:].decode(errors="replace")
+        check("bench of an I/O benchmark at the prompt says it runs only in make bench's I/O boot, and why",
+              ok and "run only in `make bench`'s I/O boot" in out and "blk.read.seq64k median" not in out,
+              out[-800:])
         system_description(g)
         line_editing(g)
         commands(g)

@@ -22,6 +22,7 @@
 extern crate alloc;
 
 pub mod gzip;
+pub mod store;
 pub mod names;
 pub mod tar;
 pub mod table;
