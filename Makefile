@@ -283,6 +283,7 @@ busybox-test: deps image
 .PHONY: net-test
 net-test: deps image
 	$(PYTHON) tools/test_net.py
+	$(PYTHON) tools/test_net.py --no-iommu
 test: net-test
 
 # Software fault isolation (sfi/, docs/sfi.md): host tool chain, verifier, runtime.
