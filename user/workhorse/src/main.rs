@@ -83,6 +83,11 @@ pub struct Server {
     pub reply: Option<(u64, u64)>,
     /// Messages handled (the terminal is polled every TTY_POLL_MESSAGES).
     pub messages: u64,
+    /// False only when no process waits in a system call (`Blocked::Call`,
+    /// which a process waiting for the terminal does too): set when one
+    /// starts to wait, cleared by `retry` when it finds none, so that a
+    /// message needs no walk over every process when nothing waits.
+    pub maybe_waiting: bool,
     pub seed: u64,
 }
 
@@ -137,6 +142,7 @@ fn main(rootfs: u64, size: u64) -> i32 {
         current: None,
         reply: None,
         messages: 0,
+        maybe_waiting: false,
         seed: seed | 1,
     };
     s.serve()
@@ -156,7 +162,7 @@ fn inflate(archive: &'static [u8]) -> Result<&'static [u8], &'static str> {
 impl Server {
     fn serve(&mut self) -> ! {
         loop {
-            let waits_tty = self.procs.values().any(|p| p.waits_tty);
+            let waits_tty = self.maybe_waiting && self.procs.values().any(|p| p.waits_tty);
             // While a program runs, the terminal is polled for Ctrl-C too.
             let timeout = if waits_tty {
                 TTY_POLL_MS
@@ -165,8 +171,7 @@ impl Server {
             } else {
                 0
             };
-            let buf = keep_rt::ipc_buffer();
-            buf.set_recv_slots(&[RECV_RET]);
+            keep_rt::ipc_buffer().recv_slots[0] = RECV_RET;
             // The answer to the last message goes with the next receive, in
             // one invocation (which the kernel's fast path takes).  The
             // next return capability overwrites the used one in RECV_RET.
@@ -356,13 +361,19 @@ impl Server {
     pub fn finish(&mut self, pid: i32, call: Call, out: Out, ret: u64) {
         match out {
             Out::Ret(_) | Out::Resume => {
-                if let Some(p) = self.procs.get_mut(&pid) {
-                    p.blocked = None;
-                    p.waits_tty = false;
-                }
+                // (One look-up: finding the process again for the signals
+                // was a good part of a short call's cost, issue 18.)
+                let due = match self.procs.get_mut(&pid) {
+                    Some(p) => {
+                        p.blocked = None;
+                        p.waits_tty = false;
+                        p.pending & !p.sigmask != 0
+                    }
+                    None => false,
+                };
                 // A signal due now is acted on as the call returns.
                 let rax = if let Out::Ret(v) = out { Some(v) } else { None };
-                let delivery = match self.deliverable(pid) {
+                let delivery = match if due { self.deliverable(pid) } else { None } {
                     Some(sig) => self.deliver(pid, sig, rax, None),
                     None => signal::Delivery::None,
                 };
@@ -390,6 +401,7 @@ impl Server {
                 }
                 if p.blocked.is_none() || matches!(p.blocked, Some(Blocked::Call(_))) {
                     p.blocked = Some(Blocked::Call(call));
+                    self.maybe_waiting = true;
                     // A signal already due interrupts it at once.
                     if self.deliverable(pid).is_some() {
                         let ret = self.procs[&pid].ret_slot;
@@ -405,7 +417,11 @@ impl Server {
 
     /// Tries the waiting system calls again until none makes progress.
     pub fn retry(&mut self) {
+        if !self.maybe_waiting {
+            return;
+        }
         if !self.procs.values().any(|p| matches!(p.blocked, Some(Blocked::Call(_)))) {
+            self.maybe_waiting = false;
             return;
         }
         loop {
