@@ -21,6 +21,7 @@ mod process;
 mod shared;
 mod signal;
 mod sys;
+mod ticker;
 mod tty;
 mod vfs;
 
@@ -40,10 +41,16 @@ pub const RECV_RET: u64 = 0x10;
 pub const SESSION_RET: u64 = 0x11;
 /// A scratch slot (cappages being mapped).
 pub const SCRATCH_SLOT: u64 = 0x12;
-/// How often the terminal is polled while a process waits for input.
+/// The ticker's call while no program runs (ticker.rs), its process and
+/// its sender.
+const TICK_RET: u64 = 0x14;
+const TICKER_PROCESS: u64 = 0x15;
+const TICKER_SENDER: u64 = 0x16;
+/// How often the terminal is polled while a process waits for input (or
+/// the clock): the receive's time-out then.
 const TTY_POLL_MS: u64 = 20;
-/// How often it is polled for Ctrl-C while a program runs: after this
-/// long without a message, or this many messages.
+/// How often it is polled for Ctrl-C while a program runs: the ticker's
+/// period, and every this many messages.
 const SIGNAL_POLL_MS: u64 = 50;
 const TTY_POLL_MESSAGES: u64 = 64;
 
@@ -88,6 +95,8 @@ pub struct Server {
     /// starts to wait, cleared by `retry` when it finds none, so that a
     /// message needs no walk over every process when nothing waits.
     pub maybe_waiting: bool,
+    /// The ticker's call is kept in TICK_RET (no program runs).
+    pub tick_parked: bool,
     pub seed: u64,
 }
 
@@ -143,8 +152,14 @@ fn main(rootfs: u64, size: u64) -> i32 {
         reply: None,
         messages: 0,
         maybe_waiting: false,
+        tick_parked: false,
         seed: seed | 1,
     };
+    if let Err(e) = ticker::start(TICKER_PROCESS, TICKER_SENDER) {
+        // Without it a busy program cannot be interrupted and waits for
+        // the terminal or the clock are retried only on other messages.
+        println!("workhorse: no ticker: {e}");
+    }
     s.serve()
 }
 
@@ -163,14 +178,15 @@ impl Server {
     fn serve(&mut self) -> ! {
         loop {
             let waits_tty = self.maybe_waiting && self.procs.values().any(|p| p.waits_tty);
-            // While a program runs, the terminal is polled for Ctrl-C too.
-            let timeout = if waits_tty {
-                TTY_POLL_MS
-            } else if self.leader.is_some() {
-                SIGNAL_POLL_MS
-            } else {
-                0
-            };
+            // While a process waits for the terminal or the clock, the
+            // receive has a time-out; the ticker polls for Ctrl-C while a
+            // program runs (so that the receive needs none then: ticker.rs
+            // says why), and its call is kept while none does.
+            let timeout = if waits_tty { TTY_POLL_MS } else { 0 };
+            if self.tick_parked && self.leader.is_some() {
+                self.tick_parked = false;
+                let _ = Return(TICK_RET).reply(Tag::new(0), [SIGNAL_POLL_MS, 0, 0, 0]);
+            }
             keep_rt::ipc_buffer().recv_slots[0] = RECV_RET;
             // The answer to the last message goes with the next receive, in
             // one invocation (which the kernel's fast path takes).  The
@@ -188,6 +204,17 @@ impl Server {
             if m.err != 0 || !m.tag.is_called() {
                 continue;
             }
+            if m.payload == ticker::PAYLOAD {
+                self.poll_tty();
+                if self.leader.is_some() {
+                    self.reply = Some((0, SIGNAL_POLL_MS));
+                } else {
+                    let _ = SELF_ASPACE.delete_cap(TICK_RET);
+                    self.tick_parked = SELF_ASPACE.move_cap(RECV_RET, TICK_RET).is_ok();
+                }
+                self.retry();
+                continue;
+            }
             if m.payload == 0 {
                 self.request(m.tag.label(), m.words[0]);
             } else {
@@ -203,7 +230,7 @@ impl Server {
             // The terminal between time-outs too (Ctrl-C reaches a program
             // that keeps making system calls).
             self.messages = self.messages.wrapping_add(1);
-            if waits_tty || (timeout != 0 && self.messages.is_multiple_of(TTY_POLL_MESSAGES)) {
+            if waits_tty || (self.leader.is_some() && self.messages.is_multiple_of(TTY_POLL_MESSAGES)) {
                 self.poll_tty();
             }
             // Now and then the server lets the others of its priority run:
