@@ -11,6 +11,7 @@
 
 extern crate alloc;
 
+mod disk;
 mod env;
 mod errno;
 mod exec;
@@ -120,6 +121,8 @@ fn main(rootfs: u64, size: u64) -> i32 {
             Err(why) => println!("workhorse: root file system archive refused: {why}"),
         }
     }
+    // /data: the store on the block server's disk, or memory.
+    vfs::fs().mount_data();
     let trampoline = match mem::Frame::with(&[0xf3, 0x49, 0x0f, 0xae, 0xd3, 0xff, 0xe1], 0) {
         Ok(f) => f,
         Err(_) => {
