@@ -41,7 +41,7 @@ pub struct Root {
     /// Programs of `run` loaded on a bank of their own: (process slot,
     /// bank, program name).
     pub banked: alloc::vec::Vec<(u64, keep_spacebank::Bank, alloc::string::String)>,
-    /// The Linux personality server, once the shell has started it.
+    /// A capability to the Linux personality server (init's), once asked for.
     pub workhorse: Option<keep_workhorse::Workhorse>,
 }
 

@@ -92,13 +92,16 @@ const COMMANDS: &[Command] = &[
     ),
     cmd(
         "kill",
-        "kill <pid> | kill <server>",
+        "kill <pid> | kill <server> [ms]",
         "stop a program started with run ... &, or a server",
         &[
             "Stops and destroys it; the shell holds capabilities only to the",
             "programs it started, so it can kill no other process.  A server of",
             "the system description is killed by its supervisor (init), which",
-            "destroys its instance at once and restarts it as for a crash.",
+            "destroys its instance at once and restarts it as for a crash.  With",
+            "ms (at most 60000), init kills it that long from now and the prompt",
+            "comes back at once: a server that holds the console (the workhorse",
+            "while a Linux program runs) cannot be killed from the prompt then.",
         ],
     ),
     cmd(
@@ -345,7 +348,7 @@ impl Shell<'_> {
                 ps(&self.jobs);
                 crate::shell_system::ps(self.root);
             }
-            "kill" => self.kill(words.next()),
+            "kill" => self.kill(words.next(), words.next()),
             "uptime" => uptime(),
             "mem" => {
                 mem();
@@ -490,18 +493,31 @@ impl Shell<'_> {
         }
     }
 
-    fn kill(&mut self, arg: Option<&str>) {
+    fn kill(&mut self, arg: Option<&str>, delay: Option<&str>) {
         let Some(arg) = arg else {
-            println!("usage: kill <pid>   (the pids of background programs: ps)");
+            println!("usage: kill <pid> | kill <server> [ms]   (the pids of background programs: ps)");
             return;
         };
         if let Some(sys) = self.root.system.as_ref()
             && sys.entries.iter().any(|e| e.name == arg && e.kind == keep_system::Kind::Server)
         {
-            match sys.kill(arg) {
+            let ms = match delay.map(|d| d.parse::<u64>()) {
+                None => 0,
+                Some(Ok(ms)) => ms,
+                Some(Err(_)) => {
+                    println!("kill: '{}' is not a delay in milliseconds", delay.unwrap_or(""));
+                    return;
+                }
+            };
+            match sys.kill(arg, ms) {
+                Ok(()) if ms > 0 => println!("kill: server {arg} will be killed in {ms} ms"),
                 Ok(()) => println!("kill: server {arg} killed; its supervisor restarts it as its restart= says"),
                 Err(e) => println!("kill: server {arg}: {e}"),
             }
+            return;
+        }
+        if delay.is_some() {
+            println!("kill: a delay is for a server of the system description");
             return;
         }
         let Some(pid) = arg.parse::<u32>().ok() else {
