@@ -95,7 +95,7 @@ def pattern(seed, n):
     return bytes(out[:n])
 
 
-# Files made on the first boot: path -> (seed, size).
+# What user/workhorse/tests/persist.py makes (path -> (seed, size)).
 FILES = {
     "/data/empty": (1, 0),
     "/data/one": (2, 1),
@@ -104,84 +104,6 @@ FILES = {
     "/data/dir/odd": (5, 70001),
     "/data/dir/sub/big": (6, 1 << 20),
 }
-
-# A python3 program (Debian's, unmodified) run by the workhorse.
-MAKE = r"""
-import hashlib, os, sys
-def pattern(seed, n):
-    out = bytearray(); k = 0
-    while len(out) < n:
-        out += hashlib.sha256(f"{seed}:{k}".encode()).digest(); k += 1
-    return bytes(out[:n])
-os.makedirs("/data/dir/sub", exist_ok=True)
-for path, (seed, size) in FILES.items():
-    with open(path, "wb") as f:
-        f.write(pattern(seed, size))
-os.symlink("dir/odd", "/data/sym")
-os.link("/data/dir/page", "/data/hard")
-os.chmod("/data/one", 0o600)
-os.mkdir("/data/gone"); os.rmdir("/data/gone")
-with open("/data/renamed-from", "w") as f: f.write("renamed")
-os.rename("/data/renamed-from", "/data/renamed")
-with open("/data/trunc", "wb") as f: f.write(b"x" * 10000)
-os.truncate("/data/trunc", 1234)
-try:
-    os.rename("/data/one", "/tmp/one")
-except OSError as e:
-    print("rename across the mount:", e.errno)
-os.sync()
-print("made")
-"""
-
-# Lists the tree under /data: path, type, mode, links, size, sha256.
-LIST = r"""
-import hashlib, os, stat
-for root, dirs, files in sorted(os.walk("/data")):
-    dirs.sort()
-    for n in sorted(dirs + files):
-        p = os.path.join(root, n); st = os.lstat(p)
-        if stat.S_ISLNK(st.st_mode):
-            print(p, "link", os.readlink(p))
-        elif stat.S_ISDIR(st.st_mode):
-            print(p, "dir", oct(st.st_mode & 0o7777))
-        else:
-            print(p, "file", oct(st.st_mode & 0o7777), st.st_nlink, st.st_size,
-                  hashlib.sha256(open(p, "rb").read()).hexdigest()[:16])
-"""
-
-# Writes /data/loop in 32 KiB pieces from `gen`'s stream, printing the
-# file's size after each write returned (acknowledged), for ever.
-LOOP = r"""
-import hashlib, os, sys
-def pattern(seed, n):
-    out = bytearray(); k = 0
-    while len(out) < n:
-        out += hashlib.sha256(f"{seed}:{k}".encode()).digest(); k += 1
-    return bytes(out[:n])
-data = pattern(7, 4 << 20)
-fd = os.open("/data/loop", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-at = 0
-while True:
-    if at + 32768 > len(data):
-        os.ftruncate(fd, 0); os.lseek(fd, 0, 0); at = 0
-        print("acked 0", flush=True)
-    n = os.write(fd, data[at:at + 32768])
-    at += n
-    print("acked", at, flush=True)
-"""
-
-
-def python(g, name, program, timeout=600, extra=""):
-    """Runs `program` with Debian's python3 in the workhorse (the program
-    is written into /tmp by printf first: the workhorse's /tmp is memory)."""
-    src = program.replace("FILES.items()", repr(FILES) + ".items()")
-    # The shell's line is short: write the program 200 bytes at a time.
-    run(g, f"linux sh -c 'rm -f /tmp/{name}.py'")
-    for k in range(0, len(src), 200):
-        piece = src[k:k + 200].encode().hex()
-        esc = "".join(f"\\x{piece[i:i + 2]}" for i in range(0, len(piece), 2))
-        run(g, f"linux sh -c 'printf \"{esc}\" >> /tmp/{name}.py'", 60)
-    return run(g, f"linux python3 /tmp/{name}.py{extra}", timeout)
 
 
 def store_status(g):

@@ -616,6 +616,18 @@ impl Fs {
     /// that /data is there whatever happens); says on the console what it
     /// found, or why /data stays in memory.
     pub fn mount_data(&mut self) {
+        // It runs as the first request arrives, whose string (a command
+        // line) is still to be read from the IPC buffer, which the block
+        // server's calls use: keep it.
+        let buf = keep_rt::ipc_buffer();
+        let (len, saved) = (buf.recv_len, buf.string);
+        self.mount_data_now();
+        let buf = keep_rt::ipc_buffer();
+        buf.string = saved;
+        buf.recv_len = len;
+    }
+
+    fn mount_data_now(&mut self) {
         let at = match self.lookup(ROOT, DATA) {
             Ok(i) if self.is_dir(i) => i,
             Ok(_) => return println!("workhorse: /{DATA} is not a directory in the root file system: no store"),

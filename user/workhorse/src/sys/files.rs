@@ -90,10 +90,18 @@ pub(crate) fn stat_bytes(mode: u32, ino: u64, nlink: u64, size: u64, rdev: u64) 
     b
 }
 
+/// st_dev of what is under /data on the disk (the rest is device 1): df
+/// and find tell file systems apart by it.
+const DATA_DEV: u64 = 0x0802;
+
 pub(crate) fn stat_ino(ino: Ino) -> [u8; 144] {
     let f = fs();
     let n = f.get(ino);
-    stat_bytes(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0)
+    let mut b = stat_bytes(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0);
+    if n.stored.is_some() {
+        b[0..8].copy_from_slice(&DATA_DEV.to_le_bytes());
+    }
+    b
 }
 
 pub(crate) fn stat_desc(d: &Desc) -> [u8; 144] {
