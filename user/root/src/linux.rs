@@ -40,7 +40,7 @@ impl Root {
                 self.workhorse
             }
             Err(e) => {
-                println!("linux: the workhorse ('{}') is not running: {e} (restarting, or down: see ps)", sys.entries[i].name);
+                println!("linux: the workhorse ('{}') is not running now: {e} (its supervisor restarts it, or it is down: see ps)", sys.entries[i].name);
                 self.slots.free(s);
                 None
             }
