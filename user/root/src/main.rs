@@ -41,8 +41,10 @@ pub struct Root {
     /// Programs of `run` loaded on a bank of their own: (process slot,
     /// bank, program name).
     pub banked: alloc::vec::Vec<(u64, keep_spacebank::Bank, alloc::string::String)>,
-    /// The Linux personality server, once the shell has started it.
+    /// A capability to the Linux personality server (init's), once asked for.
     pub workhorse: Option<keep_workhorse::Workhorse>,
+    /// Times the system was built again after init ended.
+    pub init_restarts: u32,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -52,6 +54,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         slots: SlotPool::growable(MEMORY, SELF_ASPACE),
         bench: bench::Kept::default(),
         system: None,
+        init_restarts: 0,
         banked: alloc::vec::Vec::new(),
         workhorse: None,
     };
@@ -226,9 +229,9 @@ impl Root {
             grant(slot::INTERRUPT, 0),
         ];
         let image = img.bytes();
-        // ktest and netd (the network, docs/devices.md) start programs and
-        // drivers from the image themselves, on the root's account.
-        let privileged = name == "ktest" || name == "netd";
+        // ktest starts programs and drivers from the image itself, on the
+        // root's account.
+        let privileged = name == "ktest";
         let spec = if privileged {
             Spec {
                 name,
@@ -252,8 +255,8 @@ impl Root {
             }
         };
         // With the system running, a program gets its memory from a bank of
-        // its own under the prime bank (ktest and netd keep the root's
-        // account: they load other programs from it).
+        // its own under the prime bank (ktest keeps the root's account: it
+        // loads other programs from it).
         if !privileged && self.system.is_some() {
             return shell_system::load_banked(self, &spec);
         }

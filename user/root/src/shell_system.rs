@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use keep_abi::state_name;
 use keep_rt::println;
 use keep_system::Kind;
-use keep_system::init::phase;
+use keep_system::init::{EntryStatus, phase};
 
 use crate::Root;
 use crate::system::System;
@@ -40,6 +40,16 @@ pub fn boot(root: &mut Root, file: &str) {
                 let _ = keep_abi::SELF_ASPACE.delete_cap(s);
                 root.slots.free(s);
             }
+            // The same for the network server.
+            if let Some(i) = sys.server_running("net")
+                && let Some(s) = root.slots.alloc()
+            {
+                if let Ok(admin) = sys.admin(i, s) {
+                    let _ = keep_net::Admin(admin).stats();
+                }
+                let _ = keep_abi::SELF_ASPACE.delete_cap(s);
+                root.slots.free(s);
+            }
             root.system = Some(sys);
         }
         Err(e) if e.line > 0 => {
@@ -47,6 +57,37 @@ pub fn boot(root: &mut Root, file: &str) {
         }
         Err(e) => println!("system: {file}: {}; the shell runs without the system", e.what),
     }
+}
+
+/// How many times the root task builds the system again after init ended.
+pub const INIT_RESTARTS: u32 = 3;
+
+/// The root task supervises init, the root of the supervision tree: when
+/// init has ended (a crash, or `kill init`), the servers it supervised are
+/// no longer watched and the name service is gone, so the whole system is
+/// shut down (every described bank destroyed, and with it every server and
+/// program instance) and built again from its description, at most
+/// INIT_RESTARTS times.  Called after each command and while the shell
+/// polls the console (with background programs); true if it reported
+/// something.
+pub fn supervise_init(root: &mut Root) -> bool {
+    let Some(how) = root.system.as_ref().and_then(|s| s.init_ended()) else { return false };
+    let sys = root.system.take().expect("checked");
+    let file = sys.file.clone();
+    root.forget_workhorse();
+    if root.init_restarts >= INIT_RESTARTS {
+        println!("system: init ended: {how}; not restarted again ({INIT_RESTARTS} restarts used): the shell runs without the system");
+        sys.shut_down(&mut root.slots);
+        return true;
+    }
+    root.init_restarts += 1;
+    println!(
+        "system: init ended: {how}; the system is built again from {file} ({} of {INIT_RESTARTS}): every server and program of it restarts",
+        root.init_restarts
+    );
+    sys.shut_down(&mut root.slots);
+    boot(root, &file);
+    true
 }
 
 /// `run NAME [arg0]` of a program of the description; false if `name` is
@@ -67,6 +108,16 @@ pub fn run(root: &mut Root, name: &str, arg0: u64, background: bool) -> bool {
     true
 }
 
+/// A server's state for `ps` and `net`: its process's, or its phase.
+pub fn phase_name(t: &EntryStatus) -> &'static str {
+    match t.phase {
+        phase::RUNNING => state_name(t.state),
+        phase::WAITING => "restarting",
+        phase::DOWN => "down",
+        _ => "-",
+    }
+}
+
 /// `ps`: the programs of the description.
 pub fn ps(root: &Root) {
     let Some(sys) = root.system.as_ref() else { return };
@@ -78,16 +129,15 @@ pub fn ps(root: &Root) {
         }
     };
     println!("system ({}): {:<16} {:<7} {:<10} {:>6}  {:<10} {:>8}  state", sys.file, "name", "kind", "bank", "limit", "supervisor", "restarts");
+    // init itself: on a bank of its own, supervised by the root task.
+    let init_state = sys.init_process().map_or("-", |p| p.status().map_or("gone", |s| state_name(s.state)));
+    let restarts = alloc::format!("{}/{INIT_RESTARTS}", root.init_restarts);
+    println!("  {:<16} {:<7} {:<10} {:>6}  {:<10} {:>8}  {init_state}", "init", "init", "(own)", "-", "root", restarts);
     for (i, e) in sys.entries.iter().enumerate() {
         let (kind, sup, restarts, state) = match e.kind {
             Kind::Server => {
                 let t = table.get(i).copied().unwrap_or_default();
-                let state = match t.phase {
-                    phase::RUNNING => state_name(t.state),
-                    phase::WAITING => "restarting",
-                    phase::DOWN => "down",
-                    _ => "-",
-                };
+                let state = phase_name(&t);
                 ("server", "init", alloc::format!("{}/{}", t.restarts, e.max_restarts), state)
             }
             Kind::Program => {

@@ -547,7 +547,9 @@ impl Object for InetEnd {
 
 /// Polls the stack (main.rs, before waiting calls are tried again).
 pub fn poll() {
-    if let Some(st) = stack_if() {
+    if let Some(st) = stack_if()
+        && !(st.socks.is_empty() && st.closing.is_empty())
+    {
         st.poll();
     }
 }
@@ -556,6 +558,9 @@ pub fn poll() {
 /// be, shortened to the stack's next timer.
 pub fn timeout(ms: u64) -> u64 {
     let Some(st) = stack_if() else { return ms };
+    if st.socks.is_empty() && st.closing.is_empty() {
+        return ms;
+    }
     let t = now();
     let next = st
         .nets
