@@ -1,7 +1,10 @@
 //! AF_INET sockets, TCP and UDP, on the workhorse's own TCP/IP stack: the
-//! `smoltcp` crate (as Keep's network stacks use it) with one interface,
-//! loopback at 127.0.0.1 (docs/workhorse.md, "Sockets").  In DROPS the
-//! Linux server runs its own stack too.
+//! `smoltcp` crate (as Keep's network stacks use it) with two interfaces,
+//! loopback at 127.0.0.1 and, when the system description grants the
+//! workhorse an address of the network server (`uses=net net=A.B.C.D`),
+//! a virtual NIC of that server, as its other stacks have
+//! (docs/workhorse.md, "Sockets").  In DROPS the Linux server runs its
+//! own stack on a virtual NIC too.
 //!
 //! A Linux socket is a `Sock` in the stack's table, named by the id its
 //! descriptor's object (`InetEnd`) holds; its smoltcp sockets live in the
@@ -18,11 +21,16 @@
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec;
 
+use keep_abi::{SELF_ASPACE, Sender};
+use keep_net::{MAX_FRAME, Stack as NetServer, mac_bytes};
+use keep_system::names::{self, NAMES_SLOT};
 use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet};
-use smoltcp::phy::{Loopback, Medium};
+use smoltcp::phy::{self, Device, DeviceCapabilities, Loopback, Medium};
 use smoltcp::socket::{tcp, udp};
 use smoltcp::time::Instant;
-use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr, IpEndpoint, IpListenEndpoint, Ipv4Address};
+use smoltcp::wire::{
+    EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint, IpListenEndpoint, Ipv4Address,
+};
 
 use super::io::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use super::object::{Object, new_obj};
@@ -69,6 +77,9 @@ const UDP_MAX: usize = 65507;
 /// smoltcp sockets a listening socket keeps listening at once (each takes
 /// one connection; a connection that finds none is refused).
 const MAX_LISTENERS: usize = 4;
+/// How often the network server's interface is polled while it has
+/// sockets (its frames come without a message to the workhorse).
+const NIC_POLL_MS: u64 = 10;
 /// Times the interfaces are polled in a row while something changes.
 const POLL_ROUNDS: usize = 64;
 
@@ -145,11 +156,142 @@ impl Sock {
     }
 }
 
-/// An interface: smoltcp's, its device and its sockets.
+/// An interface: smoltcp's, its device and its sockets, and its address.
 struct Net {
     iface: Interface,
-    dev: Loopback,
+    dev: Port,
     set: SocketSet<'static>,
+    ip: u32,
+}
+
+/// The external interface's device: a client of the network server
+/// (keep_net's protocol: SEND and RECV one Ethernet frame each).
+struct Nic {
+    server: NetServer,
+    /// The slot of its sender (looked up again after the server went).
+    slot: u64,
+    rx: Vec<u8>,
+    /// A call failed (the server was restarted): look it up again.
+    lost: bool,
+}
+
+impl Nic {
+    /// The network server by name and the address it registered for the
+    /// workhorse: (device, MAC, address); None when the description gives
+    /// the workhorse none (or the server does not run).
+    fn open() -> Option<(Nic, u64, u32)> {
+        if !names::present(NAMES_SLOT) {
+            return None;
+        }
+        let slot = crate::env::env().slot().ok()?;
+        let found = names::lookup_at(NAMES_SLOT, "net", slot, keep_rt::ipc_buffer())
+            .ok()
+            .and_then(|_| NetServer(Sender(slot)).info().ok());
+        let Some((mac, ip, _)) = found else {
+            let _ = SELF_ASPACE.delete_cap(slot);
+            crate::env::env().free_slot(slot);
+            return None;
+        };
+        let nic = Nic { server: NetServer(Sender(slot)), slot, rx: vec![0; keep_abi::layout::MAX_STRING as usize], lost: false };
+        Some((nic, mac, ip as u32))
+    }
+
+    /// After a failed call: the server by name again (init restarts it).
+    fn find_again(&mut self) {
+        let _ = SELF_ASPACE.delete_cap(self.slot);
+        if names::lookup_at(NAMES_SLOT, "net", self.slot, keep_rt::ipc_buffer()).is_ok() {
+            self.lost = self.server.info().is_err();
+        }
+    }
+}
+
+/// An interface's device: smoltcp's loopback, or the network server.
+enum Port {
+    Lo(Loopback),
+    Nic(Nic),
+}
+
+enum PortRx<'a> {
+    Lo(<Loopback as Device>::RxToken<'a>),
+    Nic(Vec<u8>),
+}
+
+enum PortTx<'a> {
+    Lo(<Loopback as Device>::TxToken<'a>),
+    Nic(&'a mut Nic),
+}
+
+impl phy::RxToken for PortRx<'_> {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        match self {
+            PortRx::Lo(t) => t.consume(f),
+            PortRx::Nic(frame) => f(&frame),
+        }
+    }
+}
+
+impl phy::TxToken for PortTx<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        match self {
+            PortTx::Lo(t) => t.consume(len, f),
+            PortTx::Nic(nic) => {
+                let mut frame = vec![0u8; len];
+                let r = f(&mut frame);
+                // A frame lost with the server is sent again by TCP.
+                if nic.server.send(&frame).is_err() {
+                    nic.lost = true;
+                }
+                r
+            }
+        }
+    }
+}
+
+impl Device for Port {
+    type RxToken<'a> = PortRx<'a>;
+    type TxToken<'a> = PortTx<'a>;
+
+    fn receive(&mut self, t: Instant) -> Option<(PortRx<'_>, PortTx<'_>)> {
+        match self {
+            Port::Lo(l) => l.receive(t).map(|(r, x)| (PortRx::Lo(r), PortTx::Lo(x))),
+            Port::Nic(nic) => {
+                if nic.lost {
+                    return None;
+                }
+                match nic.server.recv(&mut nic.rx) {
+                    Ok(Some((n, _))) => {
+                        let frame = nic.rx[..n].to_vec();
+                        Some((PortRx::Nic(frame), PortTx::Nic(nic)))
+                    }
+                    Ok(None) => None,
+                    Err(_) => {
+                        nic.lost = true;
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    fn transmit(&mut self, t: Instant) -> Option<PortTx<'_>> {
+        match self {
+            Port::Lo(l) => l.transmit(t).map(PortTx::Lo),
+            Port::Nic(nic) => Some(PortTx::Nic(nic)),
+        }
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        match self {
+            Port::Lo(l) => l.capabilities(),
+            Port::Nic(_) => {
+                let mut caps = DeviceCapabilities::default();
+                caps.medium = Medium::Ethernet;
+                caps.max_transmission_unit = MAX_FRAME;
+                caps.max_burst_size = Some(1);
+                caps
+            }
+        }
+    }
 }
 
 pub struct Stack {
@@ -197,15 +339,29 @@ fn stack_if() -> Option<&'static mut Stack> {
 
 impl Stack {
     fn new() -> Stack {
-        let mut dev = Loopback::new(Medium::Ip);
+        let seed = super::misc::now_ns() | 1;
+        let mut dev = Port::Lo(Loopback::new(Medium::Ip));
         let mut config = Config::new(HardwareAddress::Ip);
-        config.random_seed = super::misc::now_ns() | 1;
+        config.random_seed = seed;
         let mut iface = Interface::new(config, &mut dev, now());
         iface.update_ip_addrs(|a| {
             let _ = a.push(IpCidr::new(ip_addr(LOOPBACK), 8));
         });
-        let lo = Net { iface, dev, set: SocketSet::new(vec![]) };
-        Stack { nets: vec![lo], socks: BTreeMap::new(), next_id: 1, closing: Vec::new(), next_port: *EPHEMERAL.start() }
+        let mut nets = vec![Net { iface, dev, set: SocketSet::new(vec![]), ip: LOOPBACK }];
+        // The external interface: its address /24, the gateway .2 of it
+        // (QEMU's user network), as the network server's other stacks.
+        if let Some((nic, mac, ip)) = Nic::open() {
+            let mut dev = Port::Nic(nic);
+            let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(mac_bytes(mac))));
+            config.random_seed = seed ^ ip as u64;
+            let mut iface = Interface::new(config, &mut dev, now());
+            iface.update_ip_addrs(|a| {
+                let _ = a.push(IpCidr::new(ip_addr(ip), 24));
+            });
+            let _ = iface.routes_mut().add_default_ipv4_route(Ipv4Address::from(ip & !0xff | 2));
+            nets.push(Net { iface, dev, set: SocketSet::new(vec![]), ip });
+        }
+        Stack { nets, socks: BTreeMap::new(), next_id: 1, closing: Vec::new(), next_port: *EPHEMERAL.start() }
     }
 
     fn tcp(&mut self, sk: Sk) -> &mut tcp::Socket<'static> {
@@ -222,22 +378,24 @@ impl Stack {
 
     /// The interface that reaches `ip` (ENETUNREACH: none does).
     fn route(&self, ip: u32) -> Result<usize, i64> {
-        if ip == LOOPBACK { Ok(0) } else { Err(ENETUNREACH) }
+        match ip {
+            LOOPBACK => Ok(0),
+            _ if ip >> 24 == 127 || self.nets.len() < 2 => Err(ENETUNREACH),
+            _ => Ok(1),
+        }
     }
 
     /// The interfaces a local address covers (EADDRNOTAVAIL: not ours).
     fn covers(&self, ip: u32) -> Result<Vec<usize>, i64> {
         match ip {
             0 => Ok((0..self.nets.len()).collect()),
-            LOOPBACK => Ok(vec![0]),
-            _ => Err(EADDRNOTAVAIL),
+            _ => self.nets.iter().position(|n| n.ip == ip).map(|i| vec![i]).ok_or(EADDRNOTAVAIL),
         }
     }
 
     /// The address a socket sends from to reach `ip`.
     fn source(&self, ip: u32) -> u32 {
-        let _ = ip;
-        LOOPBACK
+        self.route(ip).map_or(0, |n| self.nets[n].ip)
     }
 
     fn port_taken(&mut self, tcp: bool, ip: u32, port: u16, chosen: bool) -> bool {
@@ -302,6 +460,13 @@ impl Stack {
     /// Polls the interfaces until nothing changes (loopback segments go
     /// round within it), then moves sockets on.
     pub fn poll(&mut self) {
+        for n in &mut self.nets {
+            if let Port::Nic(nic) = &mut n.dev
+                && nic.lost
+            {
+                nic.find_again();
+            }
+        }
         for _ in 0..POLL_ROUNDS {
             let t = now();
             let mut changed = false;
@@ -347,7 +512,7 @@ impl Stack {
                     // Keep listening while the queue has room.
                     let want = (*backlog).min(MAX_LISTENERS);
                     for (net, n) in nets.iter_mut().enumerate() {
-                        if ip != 0 && net != 0 {
+                        if ip != 0 && ip != n.ip {
                             continue;
                         }
                         let mut have = listeners.iter().filter(|sk| sk.net == net).count();
@@ -562,11 +727,15 @@ pub fn timeout(ms: u64) -> u64 {
         return ms;
     }
     let t = now();
+    // Frames from the network server come without a message to the
+    // server: the interface is polled while it has sockets.
+    let nic = st.nets.iter().any(|n| matches!(n.dev, Port::Nic(_)) && n.set.iter().next().is_some());
     let next = st
         .nets
         .iter_mut()
         .filter_map(|n| n.iface.poll_delay(t, &n.set))
         .map(|d| d.total_millis().clamp(1, 1000))
+        .chain(nic.then_some(NIC_POLL_MS))
         .min();
     match next {
         Some(d) if ms == 0 || d < ms => d,
