@@ -51,14 +51,6 @@ pub fn start(process_slot: u64, sender_slot: u64) -> keep_abi::Result<()> {
     ACCOUNT.create_process(slot::SELF_ASPACE, process_slot)?;
     let p = Process(process_slot);
     let stack = &raw mut STACK as u64;
-    // The server's pages come when it first touches them (its constructor's
-    // pager); the ticker has no pager, so its stack is touched here first
-    // (a fault on it stopped the ticker once the .bss moved).
-    for off in (0..STACK_BYTES).step_by(4096) {
-        // SAFETY: inside STACK, which only the ticker uses, and it has not
-        // started yet.
-        unsafe { core::ptr::write_volatile((stack as *mut u8).add(off), 0) };
-    }
     // The ABI wants rsp + 8 16-aligned at a function's entry.
     let top = (stack + STACK_BYTES as u64) & !15;
     // The server may be a constructor's instance, whose pages come in
