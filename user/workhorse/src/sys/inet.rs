@@ -463,6 +463,7 @@ impl Stack {
         for n in &mut self.nets {
             if let Port::Nic(nic) = &mut n.dev
                 && nic.lost
+                && n.set.iter().next().is_some()
             {
                 nic.find_again();
             }
@@ -471,6 +472,11 @@ impl Stack {
             let t = now();
             let mut changed = false;
             for n in &mut self.nets {
+                // The network server is called only while the interface
+                // has sockets (then its frames wait in the server's queue).
+                if matches!(n.dev, Port::Nic(_)) && n.set.iter().next().is_none() {
+                    continue;
+                }
                 changed |= n.iface.poll(t, &mut n.dev, &mut n.set) == PollResult::SocketStateChanged;
             }
             // Sockets service() aborted have their RST still to send.
