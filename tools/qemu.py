@@ -33,6 +33,10 @@ GUEST_TCP_PORT = 7
 GUEST_STATUS = ["10.0.2.15:8", "10.0.2.16:8"]
 # The network benchmarks' port (TCP and UDP; tools/netpeer.py).
 BENCH_PORT = 5001
+# A Linux program in the workhorse listening on this port of the
+# workhorse's own address (docs/workhorse.md, "Sockets") is reached from a
+# host port of its own.
+GUEST_LINUX = "10.0.2.17:8080"
 
 
 def free_host_port(taken=None):
@@ -69,7 +73,7 @@ def device_args(iommu=True, persistent=False, host_port=None):
     args += ["-drive", f"file={DISK},if=none,id=disk0,format=raw{snap}",
              "-device", "virtio-blk-pci,drive=disk0,disable-legacy=on,iommu_platform=on",
              "-netdev", f"user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_TCP_PORT}"
-             + "".join(f",hostfwd=tcp:127.0.0.1:{free_host_port(taken)}-{g}" for g in GUEST_STATUS)
+             + "".join(f",hostfwd=tcp:127.0.0.1:{free_host_port(taken)}-{g}" for g in GUEST_STATUS + [GUEST_LINUX])
              + "".join(f",hostfwd={p}:127.0.0.1:{free_host_port(taken)}-:{BENCH_PORT}" for p in ("tcp", "udp")),
              "-device", "virtio-net-pci,netdev=net0,disable-legacy=on,iommu_platform=on"]
     return args

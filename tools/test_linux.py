@@ -119,6 +119,7 @@ def conformance(g, tmp):
     cases += [
         ("bash.bash", ["/bin/bash", SCRIPTS / "bash.bash", tmp], "linux bash /tests/bash.bash /tmp"),
         ("python.py", ["/usr/bin/python3", SCRIPTS / "python.py", tmp], "linux python3 /tests/python.py /tmp"),
+        ("inet.py", ["/usr/bin/python3", SCRIPTS / "inet.py"], "linux python3 /tests/inet.py"),
     ]
     # The conformance suite, one program per area (tests/conformance/README.md):
     # each gets a scratch directory.

@@ -20,7 +20,13 @@ the ports `-netdev user` forwards (tools/qemu.py):
   restarts the network server, the stacks find it by name again and go on:
   the transfer completes with the same bytes, or fails, but is never
   wrong) and the next transfer is correct; then `kill net-a` (the stack
-  itself) likewise.
+  itself) likewise;
+- the workhorse's own stack (docs/workhorse.md, "Sockets"): a Linux
+  program (user/workhorse/tests/tcppeer.c) connects from 10.0.2.17 to a
+  server this test runs on the host and sends it 1 MiB, and the host
+  connects to the program listening in Keep (the port forwarded to
+  10.0.2.17:8080) and sends it 1 MiB; each side's checksum (FNV-1a) of
+  what the other received must be what was sent.
 
 `--no-iommu`: the same on the machine without the IOMMU, where the network
 server drives the NIC through the PCI server's mediator.
@@ -259,6 +265,7 @@ def main():
         check("status of 10.0.2.16: only its own frames",
               m is not None and m.group(2) == "0" and m.group(3) == "0" and int(m.group(1)) < 100,
               repr(other))
+        workhorse_tcp(g)
         # The network server killed in the middle of a transfer.
         line = kill_mid_transfer(g, echo_port, status_ports[0], "net",
                                  "netstack 10.0.2.15: the network server is back", 10)
@@ -282,6 +289,95 @@ def main():
     failed = results_failed()
     print(f"test_net: {len(test_boot.results) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+FNV_START = 0xcbf29ce484222325
+
+
+def fnv(h, data):
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def peer_stream(n, seed):
+    """tcppeer.c's bytes: byte i is (i * 131 + (i >> 8) * 7 + seed) & 0xff."""
+    return bytes((i * 131 + (i >> 8) * 7 + seed) & 0xFF for i in range(n))
+
+
+def linux_port(guest):
+    """The host port QEMU forwards to the workhorse's 10.0.2.17:8080."""
+    netdev = next(a for a in guest.cmd if a.startswith("user,id=net0"))
+    return int(re.search(r"hostfwd=tcp:127\.0\.0\.1:(\d+)-10\.0\.2\.17:8080", netdev).group(1))
+
+
+def workhorse_tcp(g):
+    """A Linux program reaches a server on the host, and the host reaches a
+    Linux program listening in Keep, through the workhorse's own stack."""
+    n = 1 << 20
+    # Keep to the host: QEMU's 10.0.2.2 is the host's 127.0.0.1.
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    srv.settimeout(300)
+    got = []
+
+    def serve():
+        try:
+            c, _ = srv.accept()
+            c.settimeout(300)
+            h, total = FNV_START, 0
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                h, total = fnv(h, d), total + len(d)
+            c.sendall(f"{total} {h:016x}\n".encode())
+            c.close()
+            got.append((total, h))
+        except OSError as e:
+            got.append(e)
+
+    t = threading.Thread(target=serve)
+    t.start()
+    want = fnv(FNV_START, peer_stream(n, 5))
+    line = f"linux /tests/tcppeer connect 10.0.2.2 {srv.getsockname()[1]} {n} 5"
+    m = g.send(line)
+    ended = g.expect(b"\n" + test_boot.PROMPT, 600, m)
+    t.join(60)
+    srv.close()
+    out = g.out[m:].decode(errors="replace")
+    print("test_net: " + (out.strip().splitlines() or [""])[-2 if ended else -1])
+    check("a Linux program connects from the workhorse to the host and sends 1 MiB: the host got every byte",
+          got == [(n, want)], f"host got {got!r}, want {(n, want)!r}; keep: {out[-600:]!r}")
+    check("... and the program read the host's checksum back (exit status 0)",
+          ended and f"the peer: {n} {want:016x}" in out and "linux: exit status" not in out, out[-600:])
+    # The host to Keep: the program listens on 10.0.2.17:8080.
+    m = g.send("linux /tests/tcppeer serve 8080")
+    listening = g.expect(b"listening on port 8080", 120, m)
+    check("a Linux program listens on 10.0.2.17:8080", listening, g.text()[-600:])
+    answer = b""
+    if listening:
+        data = peer_stream(n, 9)
+        try:
+            with socket.create_connection(("127.0.0.1", linux_port(g)), timeout=300) as c:
+                c.sendall(data)
+                c.shutdown(socket.SHUT_WR)
+                while True:
+                    d = c.recv(4096)
+                    if not d:
+                        break
+                    answer += d
+        except OSError as e:
+            answer = repr(e).encode()
+    want = f"{n} {fnv(FNV_START, peer_stream(n, 9)):016x}\n".encode()
+    ended = g.expect(b"\n" + test_boot.PROMPT, 120, m)
+    out = g.out[m:].decode(errors="replace")
+    print("test_net: " + " ".join(x for x in out.replace("\r", "").splitlines() if "from" in x))
+    check("the host connects to it through the forwarded port and sends 1 MiB: its checksum comes back",
+          answer == want, f"answer {answer!r}, want {want!r}")
+    check("... the program saw the connection from the host's side (10.0.2.2) and ended",
+          ended and "tcppeer: from 10.0.2.2: " + want.decode() in out.replace("\r", ""), out[-600:])
 
 
 def results_failed():

@@ -198,6 +198,8 @@ impl Server {
             // program runs (so that the receive needs none then: ticker.rs
             // says why), and its call is kept while none does.
             let timeout = if waits_tty { TTY_POLL_MS } else { 0 };
+            // The TCP/IP stack's next timer, if it has one.
+            let timeout = sys::inet::timeout(timeout);
             if self.tick_parked && self.leader.is_some() {
                 self.tick_parked = false;
                 let _ = Return(TICK_RET).reply(Tag::new(0), [SIGNAL_POLL_MS, 0, 0, 0]);
@@ -462,6 +464,8 @@ impl Server {
 
     /// Tries the waiting system calls again until none makes progress.
     pub fn retry(&mut self) {
+        // What the TCP/IP stack received or timed out may let a call go on.
+        sys::inet::poll();
         if !self.maybe_waiting {
             return;
         }

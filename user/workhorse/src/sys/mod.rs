@@ -70,6 +70,7 @@ mod devices;
 mod events;
 mod files;
 mod futex;
+pub(crate) mod inet;
 mod io;
 mod memory;
 mod misc;
