@@ -29,19 +29,27 @@ DEBUG_EXIT = ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
 # (docs/devices.md, "The machine").
 GUEST_TCP_PORT = 7
 # The network's status service (docs/devices.md, "The network"): port 8 of
-# each of netd's two stacks, forwarded from host ports of its own.
+# each of the description's two stacks, forwarded from host ports of its own.
 GUEST_STATUS = ["10.0.2.15:8", "10.0.2.16:8"]
 # The network benchmarks' port (TCP and UDP; tools/netpeer.py).
 BENCH_PORT = 5001
 
 
-def free_host_port():
+def free_host_port(taken=None):
     """A TCP port on the host that nothing listens on now (for hostfwd; several
-    QEMUs may run at once on this machine, so no fixed port)."""
+    QEMUs may run at once on this machine, so no fixed port).  With `taken`
+    (a set), one not in it, added to it: the kernel may hand the same free
+    port out twice in a row, and QEMU refuses two rules on one port."""
     import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if taken is None:
+            return port
+        if port not in taken:
+            taken.add(port)
+            return port
 
 
 def device_args(iommu=True, persistent=False, host_port=None):
@@ -56,12 +64,13 @@ def device_args(iommu=True, persistent=False, host_port=None):
     if iommu:
         args += ["-device", "intel-iommu,intremap=on,caching-mode=on"]
     snap = "" if persistent else ",snapshot=on"
-    port = host_port or free_host_port()
+    taken = {host_port} if host_port else set()
+    port = host_port or free_host_port(taken)
     args += ["-drive", f"file={DISK},if=none,id=disk0,format=raw{snap}",
              "-device", "virtio-blk-pci,drive=disk0,disable-legacy=on,iommu_platform=on",
              "-netdev", f"user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_TCP_PORT}"
-             + "".join(f",hostfwd=tcp:127.0.0.1:{free_host_port()}-{g}" for g in GUEST_STATUS)
-             + "".join(f",hostfwd={p}:127.0.0.1:{free_host_port()}-:{BENCH_PORT}" for p in ("tcp", "udp")),
+             + "".join(f",hostfwd=tcp:127.0.0.1:{free_host_port(taken)}-{g}" for g in GUEST_STATUS)
+             + "".join(f",hostfwd={p}:127.0.0.1:{free_host_port(taken)}-:{BENCH_PORT}" for p in ("tcp", "udp")),
              "-device", "virtio-net-pci,netdev=net0,disable-legacy=on,iommu_platform=on"]
     return args
 

@@ -390,7 +390,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 4 banks, 5 servers started, 3 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 8 servers started, 3 programs to run" in text, text[-800:])
     check("the description starts the block server at boot, with its disk through the PCI server",
           "blk: virtio-blk 00:02.0: 131072 sectors, DMA through the IOMMU" in text, text[-800:])
     out = g.keys(b"run disk" + ENTER, 60)
@@ -628,6 +628,9 @@ def test_no_iommu():
         # descriptor (docs/devices.md, "Software DMA mediation").
         check("without the IOMMU the boot-time block server drives the disk through the PCI server's mediator",
               "blk: virtio-blk 00:02.0: 131072 sectors, DMA through the PCI server's mediator (no IOMMU)" in g.text(),
+              g.text()[-800:])
+        check("without the IOMMU the boot-time network server drives the NIC through the PCI server's mediator",
+              "DMA through the PCI server's mediator (no IOMMU), MSI-X" in g.text().split("net: virtio-net 00:03.0")[-1],
               g.text()[-800:])
         out = g.keys(b"run disk" + ENTER, 60)
         check("without the IOMMU run disk writes and reads back its range through the mediated block server",

@@ -1,17 +1,29 @@
 #!/usr/bin/env python3
 """Whole-system test of the network (docs/devices.md, "The network").
 
-Boots Keep with its virtio-net NIC on QEMU's user network, starts the
-network at the shell (`run netd &`: the PCI server, the network server and
-two smoltcp stacks in processes of their own), then talks to it from the
-host through the ports `-netdev user` forwards (tools/qemu.py):
+Boots Keep with its virtio-net NIC on QEMU's user network; the system
+description (user/system/system.conf) starts the network at boot: the
+network server (`net`) and two smoltcp stacks in processes of their own
+(`net-a` 10.0.2.15, `net-b` 10.0.2.16), each registered with the address
+its `net=` grant gives it.  The test talks to them from the host through
+the ports `-netdev user` forwards (tools/qemu.py):
 
+- the status service of each stack (port 8): the stack's ping of the
+  gateway was answered (ICMP both ways through the network server), ARP
+  frames went both ways;
 - TCP echo (10.0.2.15:7): two connections at once, each sending a few MiB
   of a pseudo-random stream while reading the echo back; the SHA-256 of
   what came back must equal that of what was sent, byte count included;
-- the status service of each stack (port 8): one line of counters, the
-  echoed bytes counted, and no frame that was for the other stack
-  (`foreign 0`).
+- the status lines: the echoed bytes counted, no frame that was for the
+  other stack (`foreign 0`), and 10.0.2.16 saw only its own few frames;
+- restarts: `kill net` at the shell in the middle of a transfer (init
+  restarts the network server, the stacks find it by name again and go on:
+  the transfer completes with the same bytes, or fails, but is never
+  wrong) and the next transfer is correct; then `kill net-a` (the stack
+  itself) likewise.
+
+`--no-iommu`: the same on the machine without the IOMMU, where the network
+server drives the NIC through the PCI server's mediator.
 
 Exit status 0 when every check passed."""
 
@@ -69,9 +81,11 @@ def status_line(port):
     return ""
 
 
-def echo(port, nbytes, seed, out):
+def echo(port, nbytes, seed, out, progress=None, pace=0.0):
     """Sends nbytes of a seeded stream and reads the echo back at once;
-    out gets (sent digest, received digest, bytes received, error)."""
+    out gets (sent digest, received digest, bytes received, error);
+    progress[0], if given, follows the bytes received; pace: seconds
+    between chunks sent (leaves the guest idle time for its shell)."""
     rng = random.Random(seed)
     sent, got = hashlib.sha256(), hashlib.sha256()
     received = 0
@@ -80,12 +94,17 @@ def echo(port, nbytes, seed, out):
 
         def writer():
             left = nbytes
-            while left:
-                chunk = rng.randbytes(min(CHUNK, left))
-                sent.update(chunk)
-                s.sendall(chunk)
-                left -= len(chunk)
-            s.shutdown(socket.SHUT_WR)
+            try:
+                while left:
+                    chunk = rng.randbytes(min(CHUNK, left))
+                    sent.update(chunk)
+                    s.sendall(chunk)
+                    left -= len(chunk)
+                    if pace:
+                        time.sleep(pace)
+                s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass  # the reader sees the same error
 
         w = threading.Thread(target=writer)
         w.start()
@@ -95,6 +114,8 @@ def echo(port, nbytes, seed, out):
                 break
             got.update(chunk)
             received += len(chunk)
+            if progress is not None:
+                progress[0] = received
         w.join()
         s.close()
         out.append((sent.hexdigest(), got.hexdigest(), received, None))
@@ -103,24 +124,109 @@ def echo(port, nbytes, seed, out):
 
 
 class NetGuest(test_boot.Guest):
-    def __init__(self):
-        super().__init__()
+    def __init__(self, iommu=True):
+        super().__init__(iommu=iommu)
         self.cmd = self.p.args
 
 
+def prefix_digest(seed, nbytes, length):
+    """SHA-256 of the first `length` bytes of echo()'s stream."""
+    rng = random.Random(seed)
+    h = hashlib.sha256()
+    left, need = nbytes, length
+    while need > 0:
+        chunk = rng.randbytes(min(CHUNK, left))
+        left -= len(chunk)
+        h.update(chunk[:need])
+        need -= min(need, len(chunk))
+    return h.hexdigest()
+
+
+def echo_ok(port, nbytes, seed):
+    """One echo connection: (same bytes back, detail)."""
+    out = []
+    echo(port, nbytes, seed, out)
+    ok = bool(out) and out[0][3] is None and out[0][0] == out[0][1] and out[0][2] == nbytes
+    return ok, repr(out[0]) if out else "no result"
+
+
+def status_until(port, needle, timeout=60):
+    """The first status line that contains needle (or the last one)."""
+    deadline = time.monotonic() + timeout
+    line = ""
+    while time.monotonic() < deadline:
+        line = status_line(port)
+        if needle in line:
+            break
+        time.sleep(1)
+    return line
+
+
+def kill_mid_transfer(g, echo_port, status_port, server, back, seed):
+    """Starts an 8 MiB echo, paced at about 800 KB/s (at full speed the
+    stacks keep the CPU busy and the shell would read the command only
+    after the transfer), types `kill SERVER` at the shell once 256 KiB came
+    back, waits for `back` on the console, then checks that the
+    interrupted transfer was not wrong and that the next one is right."""
+    n = 8 << 20
+    out, progress = [], [0]
+    t = threading.Thread(target=echo, args=(echo_port, n, seed, out, progress, 0.02))
+    t.start()
+    deadline = time.monotonic() + 120
+    while progress[0] < (256 << 10) and t.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    mark = len(g.out)
+    g.send(f"kill {server}")
+    killed = g.expect(f"system: server {server} was killed; restart 1 of 3".encode(), 60, mark)
+    at = progress[0]
+    check(f"kill {server} in the middle of a transfer ({at} of {n} bytes back)", killed and at < n,
+          g.out[mark:].decode(errors="replace")[-800:])
+    restarted = g.expect(f"system: server {server} restarted (1 of 3)".encode(), 60, mark)
+    check(f"kill {server}: init restarts it", restarted, g.out[mark:].decode(errors="replace")[-800:])
+    came_back = g.expect(back.encode(), 90, mark)
+    check(f"after kill {server}: {back}", came_back, g.out[mark:].decode(errors="replace")[-800:])
+    t.join(300)
+    r = out[0] if out else None
+    if r and r[3] is None and r[2] == n:
+        check(f"the transfer through the killed {server} came back whole and right (SHA-256)", r[0] == r[1], repr(r))
+        how = "completed"
+    else:
+        # A connection the new stack does not know is reset: an error, and
+        # what came back before it must be a prefix of what was sent.
+        check(f"the transfer through the killed {server} ended with an error, not wrong data",
+              r is not None and r[3] is not None and r[1] == prefix_digest(seed, n, r[2]), repr(r))
+        how = f"failed after {r[2] if r else 0} bytes ({r[3] if r else 'no result'})"
+    print(f"test_net: the transfer while {server} was killed ({at} bytes back then): {how}")
+    ok, detail = echo_ok(echo_port, 1 << 20, seed + 1)
+    check(f"after {server} was restarted, the next transfer (1 MiB) is right (SHA-256)", ok, detail)
+    return status_line(status_port)
+
+
 def main():
-    g = NetGuest()
+    iommu = "--no-iommu" not in sys.argv[1:]
+    g = NetGuest(iommu)
     try:
-        check("boots to the prompt", g.expect(test_boot.PROMPT, 120))
-        g.send("run netd &")
-        ready = g.expect(b"netd: ready", 120)
-        check("netd starts the network server and two stacks", ready, g.text()[-600:])
-        if not ready:
+        up = g.expect(test_boot.PROMPT, 120)
+        check("boots to the prompt", up)
+        if not up:
             return 1
+        through = "the IOMMU" if iommu else "the PCI server's mediator (no IOMMU)"
+        check(f"the description started the network server before the prompt, DMA through {through}",
+              f"net: virtio-net 00:03.0: MAC 52:54:00:12:34:56, DMA through {through}" in g.text().split("keep> ")[0],
+              g.text()[-1500:])
         echo_port, status_ports = forwarded_ports(g)
-        # The first status connection also waits until the stacks listen.
-        before = status_line(status_ports[0])
-        check("status service answers", "netstack 10.0.2.15:" in before, repr(before))
+        # The first status connection also waits until the stacks listen;
+        # their ping of the gateway may wait for ARP, and is repeated.
+        before = status_until(status_ports[0], "replied")
+        print("test_net: " + before.strip())
+        check("status service of 10.0.2.15 answers", "netstack 10.0.2.15:" in before, repr(before))
+        m = re.search(r"arp in (\d+) out (\d+); icmp in (\d+) out (\d+); ping 10\.0\.2\.2: replied", before)
+        check("10.0.2.15: ARP both ways, its ICMP echo to the gateway answered",
+              m is not None and all(int(x) >= 1 for x in m.groups()), repr(before))
+        other = status_until(status_ports[1], "replied")
+        check("10.0.2.16: ARP both ways, its ICMP echo to the gateway answered",
+              re.search(r"arp in [1-9]\d* out [1-9]\d*; icmp in [1-9]\d* out [1-9]\d*; ping 10\.0\.2\.2: replied", other)
+              is not None, repr(other))
         t0 = time.monotonic()
         results, threads = [], []
         for i, n in enumerate(ECHO_BYTES):
@@ -147,11 +253,30 @@ def main():
         other = status_line(status_ports[1])
         print("test_net: " + other.strip())
         m = re.search(r"frames in (\d+) .*foreign (\d+).*echoed (\d+) bytes", other)
-        # The other stack saw only its own status connections: a few dozen
-        # frames, none of the echo traffic and none for another address.
+        # The other stack saw only its own status connections and ping: a
+        # few dozen frames, none of the echo traffic and none for another
+        # address.
         check("status of 10.0.2.16: only its own frames",
               m is not None and m.group(2) == "0" and m.group(3) == "0" and int(m.group(1)) < 100,
               repr(other))
+        # The network server killed in the middle of a transfer.
+        line = kill_mid_transfer(g, echo_port, status_ports[0], "net",
+                                 "netstack 10.0.2.15: the network server is back", 10)
+        print("test_net: " + line.strip())
+        check("10.0.2.15 found the new network server once, no foreign frames",
+              re.search(r"foreign 0 .*server found again 1 times", line) is not None, repr(line))
+        other = status_until(status_ports[1], "server found again 1 times", 30)
+        check("10.0.2.16 found the new network server too", "server found again 1 times" in other, repr(other))
+        # The stack itself killed in the middle of a transfer.
+        line = kill_mid_transfer(g, echo_port, status_ports[0], "net-a", "system: server net-a restarted", 20)
+        print("test_net: " + line.strip())
+        check("the restarted 10.0.2.15 is a new instance with its registration (server found again 0 times)",
+              re.search(r"foreign 0 .*server found again 0 times", line) is not None, repr(line))
+        out = g.keys(b"net\r", 30)
+        print(out or "")
+        check("net shows the restart and the stacks' grants",
+              out is not None and "network server 'net' (restarted 1 of 3 times)" in out
+              and "net=10.0.2.15" in out and "net=10.0.2.16" in out and "1/3" in out, out or g.text()[-800:])
     finally:
         g.kill()
     failed = results_failed()

@@ -194,9 +194,41 @@ pub fn disk(root: &mut Root) {
             println!("  granted: {:<16} blk={g}", sys.entries[d].name);
         }
     }
-    match sys.server_running("net") {
-        Some(n) => println!("network: server '{}' of the description", sys.entries[n].name),
-        None => println!("network: not in the system description (run netd & starts it)"),
+    drop_slot(root, cap);
+}
+
+/// `net`: the boot-time network server: its restarts, its frames, and the
+/// stacks the description grants an address.
+pub fn net(root: &mut Root) {
+    let Some(sys) = root.system.as_ref() else {
+        println!("net: no system description runs (the network's servers start from it)");
+        return;
+    };
+    let Some(i) = sys.server_running("net") else {
+        println!("net: the system description has no network server (program=net)");
+        return;
+    };
+    let table = sys.status().unwrap_or_default();
+    let restarts = table.get(i).map_or(0, |t| t.restarts);
+    let name = sys.entries[i].name.clone();
+    println!("net: network server '{name}' (restarted {restarts} of {} times)", sys.entries[i].max_restarts);
+    let Some((_, cap)) = boot_time(root, "net") else { return };
+    match keep_net::Admin(Sender(cap)).stats() {
+        Ok((from, to, dropped)) => println!("  this instance: {from} frames from the NIC, {to} to the NIC, {dropped} dropped"),
+        Err(e) => println!("  STATS: {e}"),
+    }
+    let sys = root.system.as_ref().unwrap();
+    for d in 0..sys.entries.len() {
+        if let Some((_, g)) = sys.grants_of(d).into_iter().find(|(s, _)| *s == name) {
+            let e = &sys.entries[d];
+            let (restarts, state) = match table.get(d) {
+                Some(t) if e.kind == keep_system::Kind::Server => {
+                    (alloc::format!("{}/{}", t.restarts, e.max_restarts), crate::shell_system::phase_name(t))
+                }
+                _ => (alloc::string::String::from("-"), "program"),
+            };
+            println!("  stack {:<16} net={g:<15} restarts {restarts:<6} {state}", e.name);
+        }
     }
     drop_slot(root, cap);
 }

@@ -229,9 +229,9 @@ impl Root {
             grant(slot::INTERRUPT, 0),
         ];
         let image = img.bytes();
-        // ktest and netd (the network, docs/devices.md) start programs and
-        // drivers from the image themselves, on the root's account.
-        let privileged = name == "ktest" || name == "netd";
+        // ktest starts programs and drivers from the image itself, on the
+        // root's account.
+        let privileged = name == "ktest";
         let spec = if privileged {
             Spec {
                 name,
@@ -255,8 +255,8 @@ impl Root {
             }
         };
         // With the system running, a program gets its memory from a bank of
-        // its own under the prime bank (ktest and netd keep the root's
-        // account: they load other programs from it).
+        // its own under the prime bank (ktest keeps the root's account: it
+        // loads other programs from it).
         if !privileged && self.system.is_some() {
             return shell_system::load_banked(self, &spec);
         }

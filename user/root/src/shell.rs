@@ -144,6 +144,17 @@ const COMMANDS: &[Command] = &[
             "description (docs/devices.md, \"Devices from the description\").",
         ],
     ),
+    cmd(
+        "net",
+        "net",
+        "show the network server and its stacks",
+        &[
+            "The network server of the system description: its restarts, frames",
+            "to and from the NIC and dropped, and each stack of the description",
+            "with its address (its net= grant) and state (docs/devices.md, \"The",
+            "network\").  The stacks' status lines: port 8 of each address.",
+        ],
+    ),
     cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
     cmd(
         "bench",
@@ -292,9 +303,7 @@ impl Shell<'_> {
     fn read_input(&mut self) -> Result<(), Error> {
         let mut buf = [0u8; 64];
         loop {
-            // Polled while background programs run or a system does (its
-            // init is supervised here).
-            let poll = !self.jobs.is_empty() || self.root.system.is_some();
+            let poll = !self.jobs.is_empty();
             let r = CONSOLE.read(&mut buf, poll);
             match r {
                 Ok(n) => {
@@ -371,6 +380,7 @@ impl Shell<'_> {
             }
             "devices" => crate::devices::show(self.root),
             "disk" => crate::devices::disk(self.root),
+            "net" => crate::devices::net(self.root),
             "test" => {
                 self.root.test();
             }

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use keep_abi::state_name;
 use keep_rt::println;
 use keep_system::Kind;
-use keep_system::init::phase;
+use keep_system::init::{EntryStatus, phase};
 
 use crate::Root;
 use crate::system::System;
@@ -40,6 +40,16 @@ pub fn boot(root: &mut Root, file: &str) {
                 let _ = keep_abi::SELF_ASPACE.delete_cap(s);
                 root.slots.free(s);
             }
+            // The same for the network server.
+            if let Some(i) = sys.server_running("net")
+                && let Some(s) = root.slots.alloc()
+            {
+                if let Ok(admin) = sys.admin(i, s) {
+                    let _ = keep_net::Admin(admin).stats();
+                }
+                let _ = keep_abi::SELF_ASPACE.delete_cap(s);
+                root.slots.free(s);
+            }
             root.system = Some(sys);
         }
         Err(e) if e.line > 0 => {
@@ -58,7 +68,8 @@ pub const INIT_RESTARTS: u32 = 3;
 /// shut down (every described bank destroyed, and with it every server and
 /// program instance) and built again from its description, at most
 /// INIT_RESTARTS times.  Called after each command and while the shell
-/// polls the console; true if it reported something.
+/// polls the console (with background programs); true if it reported
+/// something.
 pub fn supervise_init(root: &mut Root) -> bool {
     let Some(how) = root.system.as_ref().and_then(|s| s.init_ended()) else { return false };
     let sys = root.system.take().expect("checked");
@@ -97,6 +108,16 @@ pub fn run(root: &mut Root, name: &str, arg0: u64, background: bool) -> bool {
     true
 }
 
+/// A server's state for `ps` and `net`: its process's, or its phase.
+pub fn phase_name(t: &EntryStatus) -> &'static str {
+    match t.phase {
+        phase::RUNNING => state_name(t.state),
+        phase::WAITING => "restarting",
+        phase::DOWN => "down",
+        _ => "-",
+    }
+}
+
 /// `ps`: the programs of the description.
 pub fn ps(root: &Root) {
     let Some(sys) = root.system.as_ref() else { return };
@@ -116,12 +137,7 @@ pub fn ps(root: &Root) {
         let (kind, sup, restarts, state) = match e.kind {
             Kind::Server => {
                 let t = table.get(i).copied().unwrap_or_default();
-                let state = match t.phase {
-                    phase::RUNNING => state_name(t.state),
-                    phase::WAITING => "restarting",
-                    phase::DOWN => "down",
-                    _ => "-",
-                };
+                let state = phase_name(&t);
                 ("server", "init", alloc::format!("{}/{}", t.restarts, e.max_restarts), state)
             }
             Kind::Program => {

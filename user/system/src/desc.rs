@@ -260,6 +260,17 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 Some(g) => {
                     crate::grant::check(&server.program, g)
                         .map_err(|why| err(alloc::format!("{}={g}: {why}", server.name)))?;
+                    // Two stacks of one network server may not share an address.
+                    if server.program == "net"
+                        && let Some(other) = d.entries.iter().find(|e| {
+                            e.grant(u).is_some_and(|h| crate::grant::net(h).ok() == crate::grant::net(g).ok())
+                        })
+                    {
+                        return Err(err(alloc::format!(
+                            "{}={g}: '{}' (line {}) has this address from '{}' already",
+                            server.name, other.name, other.line, server.name
+                        )));
+                    }
                     grants.push((u, String::from(g)));
                 }
                 None if crate::grant::required(&server.program) => {
@@ -440,6 +451,19 @@ program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r memor
         refused("server s program=counter bank=prime limit=5\nprogram c program=p bank=prime limit=5 uses=s s=1\n", 2, "takes no grant");
         refused("server memory program=p bank=prime limit=5\n", 1, "option's word");
         refused("program uses program=p bank=prime limit=5\n", 1, "option's word");
+        // Network stacks: an address each, and no address twice per server.
+        let net = "server net program=net bank=prime limit=5 uses=pci pci=id:1af4:1041\nserver net2 program=net bank=prime limit=5 uses=pci pci=id:1af4:1041\nserver a program=netstack bank=prime limit=5 uses=net net=10.0.2.15\n";
+        let with_net = |line: &str| format!("{head}{net}{line}\n");
+        refused(&with_net("server b program=netstack bank=prime limit=5 uses=net"), 6, "needs net=GRANT");
+        refused(&with_net("server b program=netstack bank=prime limit=5 uses=net net=10.0.2"), 6, "net=10.0.2");
+        refused(&with_net("server b program=netstack bank=prime limit=5 uses=net net=10.0.2.256"), 6, "IPv4");
+        refused(&with_net("server b program=netstack bank=prime limit=5 uses=net net=0.0.0.0"), 6, "IPv4");
+        refused(&with_net("server b program=netstack bank=prime limit=5 uses=net net=10.0.2.15"), 6, "'a' (line 5) has this address");
+        refused(&with_net("program b program=netstack bank=prime limit=5 uses=net net=010.0.2.15"), 6, "'a' (line 5) has this address");
+        let d = parse(&with_net("server b program=netstack bank=prime limit=5 uses=net2 net2=10.0.2.15")).unwrap();
+        assert_eq!(d.entries[5].grant(3), Some("10.0.2.15"), "another network server may give the same address");
+        let d = parse(&with_net("server b program=netstack bank=prime limit=5 uses=net net=10.0.2.16 arg=3")).unwrap();
+        assert_eq!((d.entries[5].grant(2), d.entries[5].arg), (Some("10.0.2.16"), 3));
         // A grant for a server of the description must come after uses= names it.
         refused(&with("program c program=p bank=prime limit=5 uses=pci pci=xyz"), 3, "pci=xyz");
     }

@@ -11,6 +11,7 @@
 
 extern crate alloc;
 
+mod disk;
 mod env;
 mod errno;
 mod exec;
@@ -172,6 +173,9 @@ fn load_rootfs(size: u64) {
         }
         Err(why) => println!("workhorse: root file system archive refused: {why}"),
     }
+    // /data: the store on the block server's disk, or memory (here, not at
+    // start, for the same reason; the block server is up by now).
+    vfs::fs().mount_data();
 }
 
 /// The root file system archive: a gzip file is inflated into the server's

@@ -6,7 +6,8 @@
 //! address of its own (DROPS, figure 4: one driver, several stacks).
 //!
 //! Calls through the administrator's capability (payload 0, given to
-//! whoever starts the server):
+//! whoever starts the server; from the system description, to nobody: the
+//! root task asks init for it, docs/devices.md):
 //!
 //! | label | words | reply words | reply caps |
 //! |---|---|---|---|
@@ -14,6 +15,16 @@
 //! | `REMOVE_STACK` | stack number | status | |
 //! | `STATS` | | status, frames from the NIC, frames to the NIC, frames dropped | |
 //! | `QUIT` | | status | |
+//!
+//! A stack is registered either by `ADD_STACK` (its capability is the
+//! reply's) or, for a server started from the system description, by the
+//! description: a client whose line says `net=A.B.C.D` is registered with
+//! that address on its first call through its name-service capability
+//! (the server asks init for the grant, keep_system::grant::net), and an
+//! instance of it started again later finds its registration, and the
+//! frames that came meanwhile, in place.  A described client without a
+//! grant, or whose address another stack has, gets `NOT_REGISTERED` or
+//! `IN_USE` to every call.
 //!
 //! Calls through a stack's capability (a frame is a whole Ethernet frame
 //! without the FCS, 14 to `MAX_FRAME` bytes, as the message's string):
@@ -83,8 +94,11 @@ pub const QUEUE_FRAMES: usize = 64;
 /// Stacks one server serves.
 pub const MAX_STACKS: usize = 8;
 
-/// Where a network stack process finds its capability to the server.
-pub const NET_SLOT: u64 = 0xd;
+/// Where a network stack started by hand (ktest, the benchmarks) finds its
+/// capability to the server; one started from the system description
+/// finds the name service in slot 0xd instead and looks the server up as
+/// `net` (its address is its grant, `net=A.B.C.D`).
+pub const NET_SLOT: u64 = 0xf;
 
 pub fn status_name(s: u64) -> &'static str {
     match s {

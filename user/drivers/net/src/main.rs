@@ -4,6 +4,12 @@
 //! holds, mapped into the session's DMA domain, and switches frames
 //! between the NIC and its stacks by destination address.
 //!
+//! Started from the system description (a name service in NAMES_SLOT), it
+//! finds the PCI server as `pci` by name, and its stacks are the
+//! description's: a client's address is its grant (`net=A.B.C.D`), asked
+//! of init the first time it calls, and registered for it then (its
+//! restarted instances call with the same payload and find it registered).
+//!
 //! The server is single-threaded.  It takes frames off the NIC's receive
 //! queue when the NIC's MSI-X interrupt arrives (an IRQ message; without
 //! one, on every request); a stack that has nothing to do waits in `WAIT`,
@@ -14,6 +20,8 @@
 
 extern crate alloc;
 
+mod nic;
+
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
@@ -22,10 +30,10 @@ use keep_loader::SlotPool;
 use keep_net::*;
 use keep_pci::{PCI_SLOT, Pci};
 use keep_rt::println;
-use keep_virtio::{PlatformTransport, VirtioTransport};
+use keep_system::names;
 use keep_virtio::device::{Layout, Opened};
-use keep_virtio::hal::{self, KeepHal};
-use virtio_drivers::device::net::VirtIONet;
+use keep_virtio::hal;
+use nic::Nic;
 
 keep_rt::entry!(main);
 
@@ -37,12 +45,6 @@ const MMIO_VA: u64 = 0x0000_4100_0000_0000;
 const DMA_VA: u64 = 0x0000_4200_0000_0000;
 /// Device addresses of the DMA pages: the server's choice, not RAM's.
 const IOVA: u64 = 0x20_0000_0000;
-/// Receive buffers the NIC holds (virtio-net's receive queue).
-const QUEUE: usize = 16;
-/// A receive buffer: the virtio-net header and a whole frame.
-const RX_BUF: usize = 2048;
-
-type Nic = VirtIONet<KeepHal, PlatformTransport<VirtioTransport>, QUEUE>;
 
 struct StackState {
     ip: u64,
@@ -63,6 +65,8 @@ struct Server {
     dropped: u64,
     faults: u64,
     slots: SlotPool,
+    /// Described stacks: (name-service payload, stack index).
+    described: Vec<(u64, usize)>,
 }
 
 fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
@@ -70,37 +74,77 @@ fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
     1
 }
 
+/// Queues `frame` for the stack it is addressed to, or drops it (counted
+/// in `dropped`).
+fn deliver(stacks: &mut [StackState], dropped: &mut u64, frame: &[u8]) {
+    let Some(s) = dest_ip(frame).and_then(|ip| stacks.iter_mut().find(|s| s.live && s.ip == ip)) else {
+        *dropped += 1;
+        return;
+    };
+    if s.queue.len() >= QUEUE_FRAMES {
+        s.dropped += 1;
+        *dropped += 1;
+        return;
+    }
+    s.queue.push_back(frame.to_vec());
+    s.delivered += 1;
+}
+
 impl Server {
     fn stack_for(&self, ip: u64) -> Option<usize> {
         self.stacks.iter().position(|s| s.live && s.ip == ip)
     }
 
-    /// Queues `frame` for the stack it is addressed to, or drops it.
-    fn deliver(&mut self, frame: &[u8]) {
-        let Some(i) = dest_ip(frame).and_then(|ip| self.stack_for(ip)) else {
-            self.dropped += 1;
-            return;
-        };
-        let s = &mut self.stacks[i];
-        if s.queue.len() >= QUEUE_FRAMES {
-            s.dropped += 1;
-            self.dropped += 1;
-            return;
+    /// Registers a stack with address `ip`: its index, or a status.
+    fn register(&mut self, ip: u64) -> Result<usize, u64> {
+        if ip == 0 || ip >= 0xffff_ffff {
+            return Err(BAD_REQUEST);
         }
-        s.queue.push_back(frame.to_vec());
-        s.delivered += 1;
+        if self.stack_for(ip).is_some() {
+            return Err(IN_USE);
+        }
+        if self.stacks.len() >= MAX_STACKS {
+            return Err(NO_RESOURCES);
+        }
+        self.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0, waiter: None });
+        Ok(self.stacks.len() - 1)
+    }
+
+    /// The stack a call's payload names: a capability the server minted
+    /// (payload = index + 1), or a described client, registered with the
+    /// address the description grants it on its first call.
+    fn stack_of(&mut self, payload: u64) -> Result<usize, u64> {
+        if names::client_of(payload).is_none() {
+            return Ok(payload as usize - 1);
+        }
+        if let Some(&(_, i)) = self.described.iter().find(|(p, _)| *p == payload) {
+            return Ok(i);
+        }
+        let who = names::client_of(payload).unwrap_or(0);
+        let text = names::grant(names::NAMES_SLOT, payload, keep_rt::ipc_buffer()).map_err(|e| {
+            println!("net: described client {who}: no grant ({})", names::status::name(e));
+            NOT_REGISTERED
+        })?;
+        let ip = keep_system::grant::net(&text).map_err(|why| {
+            println!("net: described client {who}: {why}");
+            NOT_REGISTERED
+        })? as u64;
+        let i = self.register(ip).map_err(|st| {
+            println!("net: described client {who}: {} not registered ({})", Ip(ip), status_name(st));
+            st
+        })?;
+        self.described.push((payload, i));
+        Ok(i)
+    }
+
+    fn deliver(&mut self, frame: &[u8]) {
+        deliver(&mut self.stacks, &mut self.dropped, frame);
     }
 
     /// Takes every received frame off the NIC and hands its buffer back.
     fn pump(&mut self) {
-        while let Ok(rx) = self.nic.receive() {
-            self.from_nic += 1;
-            let frame = rx.packet().to_vec();
-            if self.nic.recycle_rx_buffer(rx).is_err() {
-                println!("net: a receive buffer could not be given back to the NIC");
-            }
-            self.deliver(&frame);
-        }
+        let (stacks, dropped) = (&mut self.stacks, &mut self.dropped);
+        self.from_nic += self.nic.receive(|frame| deliver(stacks, dropped, frame));
     }
 
     /// Answers every waiting stack that has a frame now.
@@ -154,20 +198,20 @@ impl Server {
             self.deliver(frame);
             return OK;
         }
-        let mut tx = self.nic.new_tx_buffer(frame.len());
-        tx.packet_mut().copy_from_slice(frame);
-        match self.nic.send(tx) {
+        match self.nic.send(frame) {
             Ok(()) => {
                 self.to_nic += 1;
                 OK
             }
-            Err(_) => IO_ERROR,
+            Err(why) => {
+                println!("net: a frame could not be sent: {why}");
+                IO_ERROR
+            }
         }
     }
 
     /// A stack's request: (status, reply words, a frame to send back).
-    fn stack(&mut self, label: u64, payload: u64, string: Option<&[u8]>) -> (u64, [u64; 3], Option<Vec<u8>>) {
-        let i = payload as usize - 1;
+    fn stack(&mut self, label: u64, i: usize, string: Option<&[u8]>) -> (u64, [u64; 3], Option<Vec<u8>>) {
         if !self.stacks.get(i).is_some_and(|s| s.live) {
             return (NOT_REGISTERED, [0; 3], None);
         }
@@ -197,30 +241,30 @@ fn main(_: u64, _: u64) -> i32 {
         return fail("slots", "none free");
     };
     slots.reserve(RET);
-    // DMA pages: receive buffers (one page each), the two queues and bounce
-    // pages for the frame being sent.
+    // From the description: the PCI server by name.
+    let pci = if names::present(names::NAMES_SLOT) {
+        let Some(p) = slots.alloc() else { return fail("slots", "none free") };
+        if let Err(e) = names::lookup_patiently("pci", p, keep_rt::ipc_buffer()) {
+            return fail("the PCI server by name ('pci')", names::status::name(e));
+        }
+        p
+    } else {
+        PCI_SLOT
+    };
+    // DMA pages: the two queues (and without an IOMMU their shadow rings)
+    // and the NIC's buffers (nic.rs), made once.
     let layout = Layout { mmio_va: MMIO_VA, dma_va: DMA_VA, iova: IOVA, dma_pages: 64 };
     let Opened { sid, session, transport, mediated } =
-        match keep_virtio::device::open(Pci(Sender(PCI_SLOT)), 0x1041, "virtio-net", FAULT_PAYLOAD, &layout, &mut slots) {
+        match keep_virtio::device::open(Pci(Sender(pci)), 0x1041, "virtio-net", FAULT_PAYLOAD, &layout, &mut slots) {
             Ok(o) => o,
             Err((what, why)) => return fail(&what, why),
         };
-    if mediated {
-        // virtio-drivers' VirtIONet::send notifies only when the device
-        // allows it and then spins for the completion; through the mediator a
-        // notification skipped while the device had them suppressed leaves
-        // the frame in the shadow ring for ever (docs/devices.md, "Software
-        // DMA mediation").  The block server submits after every request.
-        drop(transport);
-        hal::finish();
-        let _ = session.release();
-        return fail("no IOMMU", "the network server does not run through the mediator yet (its transmit waits for a notification the mediator may never see)");
-    }
-    let nic = match Nic::new(transport, RX_BUF) {
+    // Without an IOMMU the session is mediated: every chain goes through
+    // the PCI server's checks (nic.rs kicks after each transmit).
+    let mut nic = match Nic::new(transport) {
         Ok(n) => n,
-        Err(e) => return fail("virtio-net", alloc::format!("{e:?}")),
+        Err(e) => return fail("virtio-net", e),
     };
-    let mut nic = nic;
     nic.enable_interrupts();
     // Both virtqueues (receive 0, transmit 1) signal MSI-X entry 0.
     let routed = keep_virtio::msix::route_queues(session, 0, 2, irq_slot, irq_me, IRQ_PAYLOAD);
@@ -229,13 +273,14 @@ fn main(_: u64, _: u64) -> i32 {
         Ok(line) => alloc::format!("MSI-X through line {line}"),
         Err(e) => alloc::format!("no interrupt ({e}): frames are taken off the NIC on every request"),
     };
-    let mac = mac_word(&nic.mac_address());
+    let mac = mac_word(&nic.mac());
     let m6 = mac_bytes(mac);
     println!(
-        "net: virtio-net {sid}: MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, DMA through the IOMMU, {irq}",
-        m6[0], m6[1], m6[2], m6[3], m6[4], m6[5]
+        "net: virtio-net {sid}: MAC {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, DMA through {}, {irq}",
+        m6[0], m6[1], m6[2], m6[3], m6[4], m6[5],
+        if mediated { "the PCI server's mediator (no IOMMU)" } else { "the IOMMU" }
     );
-    let mut s = Server { nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0, slots };
+    let mut s = Server { nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0, slots, described: Vec::new() };
     let buf = keep_rt::ipc_buffer();
     let mut frame = alloc::vec![0u8; keep_abi::layout::MAX_STRING as usize];
     let mut drop_after_reply: Option<u64> = None;
@@ -269,30 +314,22 @@ fn main(_: u64, _: u64) -> i32 {
         }
         let (st, w, out, cap) = if m.payload == 0 {
             match m.tag.label() {
-                ADD_STACK => {
-                    let ip = m.words[0];
-                    if ip == 0 || ip >= 0xffff_ffff {
-                        (BAD_REQUEST, [0; 3], None, None)
-                    } else if s.stack_for(ip).is_some() {
-                        (IN_USE, [0; 3], None, None)
-                    } else if s.stacks.len() >= MAX_STACKS {
-                        (NO_RESOURCES, [0; 3], None, None)
-                    } else if let Some(c) = s.slots.alloc() {
-                        let n = s.stacks.len() as u64 + 1;
-                        match SELF_PROCESS.mint(c, n, rights::WRITE | rights::CALL) {
-                            Ok(()) => {
-                                s.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0, waiter: None });
-                                (OK, [n, 0, 0], None, Some(c))
-                            }
-                            Err(_) => {
-                                s.slots.free(c);
-                                (NO_RESOURCES, [0; 3], None, None)
-                            }
+                ADD_STACK => match s.register(m.words[0]) {
+                    Ok(i) => match s.slots.alloc() {
+                        Some(c) if SELF_PROCESS.mint(c, i as u64 + 1, rights::WRITE | rights::CALL).is_ok() => {
+                            (OK, [i as u64 + 1, 0, 0], None, Some(c))
                         }
-                    } else {
-                        (NO_RESOURCES, [0; 3], None, None)
-                    }
-                }
+                        c => {
+                            // Not handed out: the registration goes again.
+                            if let Some(c) = c {
+                                s.slots.free(c);
+                            }
+                            s.stacks.pop();
+                            (NO_RESOURCES, [0; 3], None, None)
+                        }
+                    },
+                    Err(st) => (st, [0; 3], None, None),
+                },
                 REMOVE_STACK => match (m.words[0] as usize).checked_sub(1).and_then(|i| s.stacks.get_mut(i)) {
                     // The number stays taken: the removed stack's
                     // capability answers NOT_REGISTERED from now on.
@@ -320,8 +357,11 @@ fn main(_: u64, _: u64) -> i32 {
         } else if m.payload == FAULT_PAYLOAD {
             (BAD_REQUEST, [0; 3], None, None)
         } else {
-            let (st, w, out) = s.stack(m.tag.label(), m.payload, string);
-            if st == OK && m.tag.label() == WAIT && s.park(m.payload as usize - 1) {
+            let (i, (st, w, out)) = match s.stack_of(m.payload) {
+                Ok(i) => (i, s.stack(m.tag.label(), i, string)),
+                Err(st) => (usize::MAX, (st, [0; 3], None)),
+            };
+            if st == OK && m.tag.label() == WAIT && s.park(i) {
                 s.wake(); // a SEND of this request may have queued frames
                 buf.set_recv_slots(&[RET]);
                 m = recv(Tag::new(0).with_slots(1), 0);

@@ -1,13 +1,23 @@
 //! A network stack in a process of its own: `smoltcp` over the network
-//! server's protocol (docs/devices.md, "The network").  arg0 is its IPv4
-//! address (registered with the server by whoever started it), arg1 its
-//! services: bit 0 the TCP echo service on port 7, bit 1 the status
-//! service on port 8, which answers each connection with one line of
-//! counters and closes it; bits 4-6 the benchmarks of `make bench`
-//! (bench.rs), after which the stack exits (0: all measured).  ARP and
-//! ICMP echo are smoltcp's own.
+//! server's protocol (docs/devices.md, "The network").  Its services: bit
+//! 0 the TCP echo service on port 7, bit 1 the status service on port 8,
+//! which answers each connection with one line of counters and closes it;
+//! bit 2 a ping of the gateway at start (ICMP echo, again every 2 s until
+//! it is answered; the status line says how it went); bits 4-6 the
+//! benchmarks of `make bench` (bench.rs), after which the stack exits (0:
+//! all measured).  ARP and answering ICMP echo are smoltcp's own.
 //!
-//! Its capability to the server is at NET_SLOT.  The stack calls `RECV`
+//! Started from the system description (the name service in slot 0xd),
+//! arg0 is its services; it looks the network server up as `net`, which
+//! registered it with the address the description grants it (`net=`), and
+//! learns the address from `INFO`.  When the server goes (killed,
+//! crashed: a call fails with `NO_REPLY` or `STALE`) the stack looks it
+//! up again, waiting while init restarts it, and goes on with the same
+//! sockets: TCP retransmits what was lost meanwhile.  Started by hand
+//! (ktest, the benchmarks), arg0 is its address and arg1 its services,
+//! and its capability to the server is at NET_SLOT.
+//!
+//! The stack calls `RECV`
 //! while frames come; when a few polls in a row found nothing it waits in
 //! the server's `WAIT` (woken by the next frame for it, which the NIC's
 //! interrupt brings) bounded by smoltcp's next timer.
@@ -23,14 +33,16 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use keep_abi::{Sender, TIMER};
-use keep_net::{Ip, MAX_FRAME, NET_SLOT, Stack, dest_ip, mac_bytes};
+use keep_abi::{SELF_ASPACE, Sender, TIMER};
+use keep_net::{ETHERTYPE_ARP, Error, Ip, MAX_FRAME, NET_SLOT, Stack, dest_ip, ethertype, mac_bytes};
 use keep_rt::println;
+use keep_system::names;
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::phy::{Device, DeviceCapabilities, Medium, RxToken, TxToken};
-use smoltcp::socket::tcp;
+use smoltcp::phy::ChecksumCapabilities;
+use smoltcp::socket::{icmp, tcp};
 use smoltcp::time::Instant;
-use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address};
+use smoltcp::wire::{EthernetAddress, HardwareAddress, Icmpv4Packet, Icmpv4Repr, IpAddress, IpCidr, Ipv4Address};
 
 keep_rt::entry!(main);
 
@@ -51,6 +63,20 @@ struct Counters {
     errors: u64,
     connections: u64,
     echoed: u64,
+    /// ARP frames in and out, IPv4 ICMP frames in and out.
+    arp_in: u64,
+    arp_out: u64,
+    icmp_in: u64,
+    icmp_out: u64,
+    /// Times the network server was found again after it went.
+    reconnects: u64,
+}
+
+/// Counts what a frame is (ARP, ICMP) for the status line.
+fn kind(frame: &[u8]) -> (bool, bool) {
+    let arp = ethertype(frame) == Some(ETHERTYPE_ARP);
+    let icmp = ethertype(frame) == Some(keep_net::ETHERTYPE_IPV4) && frame.len() > 23 && frame[23] == 1;
+    (arp, icmp)
 }
 
 /// smoltcp's view of the network server.
@@ -59,6 +85,22 @@ struct NetDevice {
     ip: u64,
     rx: Vec<u8>,
     c: Counters,
+    /// A call failed as calls to a server that is gone do: look it up again.
+    lost: bool,
+}
+
+impl NetDevice {
+    fn failed(&mut self, what: &str, e: Error) {
+        self.c.errors += 1;
+        if matches!(e, Error::Call(_)) {
+            if !self.lost {
+                println!("netstack {}: {what}: {e}", Ip(self.ip));
+            }
+            self.lost = true;
+        } else {
+            println!("netstack {}: {what}: {e}", Ip(self.ip));
+        }
+    }
 }
 
 struct Rx(Vec<u8>);
@@ -75,11 +117,13 @@ impl TxToken for Tx<'_> {
         let mut frame = vec![0u8; len];
         let r = f(&mut frame);
         match self.0.server.send(&frame) {
-            Ok(()) => self.0.c.frames_out += 1,
-            Err(e) => {
-                self.0.c.errors += 1;
-                println!("netstack {}: SEND: {e}", Ip(self.0.ip));
+            Ok(()) => {
+                self.0.c.frames_out += 1;
+                let (arp, icmp) = kind(&frame);
+                self.0.c.arp_out += arp as u64;
+                self.0.c.icmp_out += icmp as u64;
             }
+            Err(e) => self.0.failed("SEND", e),
         }
         r
     }
@@ -94,13 +138,15 @@ impl Device for NetDevice {
             Ok(Some((n, _))) => n,
             Ok(None) => return None,
             Err(e) => {
-                self.c.errors += 1;
-                println!("netstack {}: RECV: {e}", Ip(self.ip));
+                self.failed("RECV", e);
                 return None;
             }
         };
         let frame = self.rx[..n].to_vec();
         self.c.frames_in += 1;
+        let (arp, icmp) = kind(&frame);
+        self.c.arp_in += arp as u64;
+        self.c.icmp_in += icmp as u64;
         if dest_ip(&frame) != Some(self.ip) {
             self.c.foreign += 1;
         }
@@ -151,20 +197,99 @@ fn echo(s: &mut tcp::Socket, c: &mut Counters, scratch: &mut [u8]) -> bool {
     moved
 }
 
-fn main(ip: u64, services: u64) -> i32 {
-    let server = Stack(Sender(NET_SLOT));
-    let mac = match server.info() {
-        Ok((mac, registered, _)) if registered == ip => mac,
-        Ok((_, registered, _)) => {
-            println!("netstack {}: the server registered this stack as {}", Ip(ip), Ip(registered));
-            return 1;
+/// Looks the network server up as `net` (into NET_SLOT) and asks its
+/// address and MAC: (MAC, address).  Waits up to about a minute for a
+/// server being restarted (init's backoff doubles with each restart).
+fn connect_by_name() -> Result<(u64, u64), alloc::string::String> {
+    for _ in 0..12 {
+        let _ = SELF_ASPACE.delete_cap(NET_SLOT);
+        match names::lookup_patiently("net", NET_SLOT, keep_rt::ipc_buffer()) {
+            Ok(_) => match Stack(Sender(NET_SLOT)).info() {
+                Ok((mac, ip, _)) => return Ok((mac, ip)),
+                // It went again before answering: look again.
+                Err(Error::Call(_)) => {}
+                Err(e) => return Err(alloc::format!("INFO: {e}")),
+            },
+            Err(names::status::NOT_RUNNING) => {}
+            Err(e) => return Err(alloc::format!("no network server by name ({})", names::status::name(e))),
         }
-        Err(e) => {
-            println!("netstack {}: INFO: {e}", Ip(ip));
-            return 1;
+    }
+    Err(alloc::string::String::from("the network server did not come back"))
+}
+
+/// The gateway ping's state: the request's sequence number and when it
+/// went, and the round trip once the reply came (ms).
+struct Ping {
+    handle: SocketHandle,
+    gateway: Ipv4Address,
+    sent_at: Option<u64>,
+    replied_ms: Option<u64>,
+}
+
+const PING_IDENT: u16 = 0x4b50;
+
+impl Ping {
+    fn step(&mut self, sockets: &mut SocketSet) -> bool {
+        let s = sockets.get_mut::<icmp::Socket>(self.handle);
+        let caps = ChecksumCapabilities::default();
+        if self.replied_ms.is_some() {
+            return false;
+        }
+        // (Again every 2 s until a reply: the first may wait for ARP.)
+        let now = TIMER.now_ms().unwrap_or(0);
+        if self.sent_at.is_none_or(|t| now >= t + 2000) && s.can_send() {
+            let data = *b"keep ping";
+            let repr = Icmpv4Repr::EchoRequest { ident: PING_IDENT, seq_no: 1, data: &data };
+            if let Ok(buf) = s.send(repr.buffer_len(), IpAddress::Ipv4(self.gateway)) {
+                repr.emit(&mut Icmpv4Packet::new_unchecked(buf), &caps);
+                self.sent_at = Some(now);
+                return true;
+            }
+        }
+        while s.can_recv() {
+            let Ok((data, _)) = s.recv() else { break };
+            let Ok(p) = Icmpv4Packet::new_checked(data) else { continue };
+            if let Ok(Icmpv4Repr::EchoReply { ident: PING_IDENT, data: b"keep ping", .. }) = Icmpv4Repr::parse(&p, &caps) {
+                self.replied_ms = Some(now - self.sent_at.unwrap_or(now));
+                return true;
+            }
+        }
+        false
+    }
+
+    fn describe(&self) -> alloc::string::String {
+        match self.replied_ms {
+            Some(ms) => alloc::format!("ping {}: replied in {ms} ms", self.gateway),
+            None => alloc::format!("ping {}: no reply yet", self.gateway),
+        }
+    }
+}
+
+fn main(arg0: u64, arg1: u64) -> i32 {
+    let described = names::present(names::NAMES_SLOT);
+    let (mac, ip, services) = if described {
+        match connect_by_name() {
+            Ok((mac, ip)) => (mac, ip, arg0),
+            Err(why) => {
+                println!("netstack: {why}");
+                return 1;
+            }
+        }
+    } else {
+        match Stack(Sender(NET_SLOT)).info() {
+            Ok((mac, registered, _)) if registered == arg0 => (mac, arg0, arg1),
+            Ok((_, registered, _)) => {
+                println!("netstack {}: the server registered this stack as {}", Ip(arg0), Ip(registered));
+                return 1;
+            }
+            Err(e) => {
+                println!("netstack {}: INFO: {e}", Ip(arg0));
+                return 1;
+            }
         }
     };
-    let mut dev = NetDevice { server, ip, rx: vec![0; keep_abi::layout::MAX_STRING as usize], c: Counters::default() };
+    let server = Stack(Sender(NET_SLOT));
+    let mut dev = NetDevice { server, ip, rx: vec![0; keep_abi::layout::MAX_STRING as usize], c: Counters::default(), lost: false };
     let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(mac_bytes(mac))));
     config.random_seed = ip ^ TIMER.now().map_or(0, |(ms, ticks)| ms << 20 ^ ticks);
     let mut iface = Interface::new(config, &mut dev, now());
@@ -181,10 +306,34 @@ fn main(ip: u64, services: u64) -> i32 {
         Vec::new()
     };
     let status = (services & 2 != 0).then(|| sockets.add(tcp_socket(1024)));
+    // The gateway's ping: ICMP (and ARP) through the network server both ways.
+    let mut ping = (services & 4 != 0).then(|| {
+        let meta = || vec![icmp::PacketMetadata::EMPTY; 4];
+        let mut sock = icmp::Socket::new(icmp::PacketBuffer::new(meta(), vec![0; 256]), icmp::PacketBuffer::new(meta(), vec![0; 256]));
+        let _ = sock.bind(icmp::Endpoint::Ident(PING_IDENT));
+        Ping { handle: sockets.add(sock), gateway: Ipv4Address::new(b[0], b[1], b[2], 2), sent_at: None, replied_ms: None }
+    });
     let mut bench = bench::Bench::new(services, &mut sockets);
     let mut scratch = vec![0u8; if echo_handles.is_empty() { 0 } else { ECHO_BUFFER }];
     let mut idle = 0u32;
     loop {
+        if dev.lost && described {
+            match connect_by_name() {
+                Ok((_, again)) if again == ip => {
+                    dev.c.reconnects += 1;
+                    dev.lost = false;
+                    println!("netstack {}: the network server is back; registered again", Ip(ip));
+                }
+                Ok((_, other)) => {
+                    println!("netstack {}: the new network server registered this stack as {}", Ip(ip), Ip(other));
+                    return 1;
+                }
+                Err(why) => {
+                    println!("netstack {}: {why}", Ip(ip));
+                    return 1;
+                }
+            }
+        }
         let t = now();
         let before = (dev.c.frames_in, dev.c.frames_out);
         iface.poll(t, &mut dev, &mut sockets);
@@ -198,6 +347,9 @@ fn main(ip: u64, services: u64) -> i32 {
                 moved = true;
             }
         }
+        if let Some(p) = ping.as_mut() {
+            moved |= p.step(&mut sockets);
+        }
         if let Some(h) = status {
             let s = sockets.get_mut::<tcp::Socket>(h);
             if s.state() == tcp::State::TimeWait {
@@ -210,11 +362,13 @@ fn main(ip: u64, services: u64) -> i32 {
                 dev.c.connections += 1;
                 let (delivered, sent, dropped) = dev.server.counters().unwrap_or((0, 0, 0));
                 let mut line = alloc::string::String::new();
+                let c = &dev.c;
                 let _ = writeln!(
                     line,
-                    "netstack {}: frames in {} out {} foreign {} errors {}; echoed {} bytes; status connections {}; server: delivered {} sent {} dropped {}",
-                    Ip(ip), dev.c.frames_in, dev.c.frames_out, dev.c.foreign, dev.c.errors, dev.c.echoed,
-                    dev.c.connections, delivered, sent, dropped
+                    "netstack {}: frames in {} out {} foreign {} errors {}; arp in {} out {}; icmp in {} out {}; {}; echoed {} bytes; status connections {}; server found again {} times; server: delivered {} sent {} dropped {}",
+                    Ip(ip), c.frames_in, c.frames_out, c.foreign, c.errors, c.arp_in, c.arp_out, c.icmp_in, c.icmp_out,
+                    ping.as_ref().map_or(alloc::string::String::from("no ping"), |p| p.describe()),
+                    c.echoed, c.connections, c.reconnects, delivered, sent, dropped
                 );
                 let _ = s.send_slice(line.as_bytes());
                 s.close();
@@ -234,7 +388,8 @@ fn main(ip: u64, services: u64) -> i32 {
             if idle > BUSY_POLLS {
                 // Sleep until a frame comes or smoltcp has a timer due.
                 let ms = iface.poll_delay(now(), &sockets).map_or(1000, |d| d.total_millis()).clamp(1, 1000);
-                if dev.server.wait(ms).is_err() {
+                if let Err(e) = dev.server.wait(ms) {
+                    dev.failed("WAIT", e);
                     let _ = TIMER.sleep(1);
                 }
                 idle = 0;
