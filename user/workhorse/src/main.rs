@@ -145,8 +145,8 @@ fn main(_: u64, size: u64) -> i32 {
         archive: Some(size),
     };
     if let Err(e) = ticker::start(TICKER_PROCESS, TICKER_SENDER) {
-        // Without it a busy program cannot be interrupted and waits for
-        // the terminal or the clock are retried only on other messages.
+        // Without it Ctrl-C reaches a program only when it makes system
+        // calls (the terminal is polled every TTY_POLL_MESSAGES).
         println!("workhorse: no ticker: {e}");
     }
     s.serve()
@@ -222,8 +222,10 @@ impl Server {
                 continue;
             }
             if m.payload == ticker::PAYLOAD {
-                self.poll_tty();
+                // Only while a program runs: else the console is the
+                // shell's, and what is typed there is not the server's.
                 if self.leader.is_some() {
+                    self.poll_tty();
                     self.reply = Some((0, SIGNAL_POLL_MS));
                 } else {
                     let _ = SELF_ASPACE.delete_cap(TICK_RET);

@@ -13,8 +13,13 @@
 //! (main.rs), so an idle server is not woken.  The ticker makes no
 //! allocation and touches nothing of the server's but its own stack and
 //! IPC buffer.
+//!
+//! It has no fault handler: the server's pages come from its constructor's
+//! pager as the server touches them, so `start` touches every page the
+//! ticker will use first (its stack, its IPC buffer and its code, one
+//! function whose system calls are inlined).
 
-use keep_abi::{ACCOUNT, IpcBuffer, Process, SELF_PROCESS, Sender, TIMER, Tag, slot};
+use keep_abi::{ACCOUNT, IpcBuffer, Process, SELF_PROCESS, Tag, method, slot, syscall, tag};
 
 /// The payload of the ticker's sender: above any Linux pid (a positive
 /// i32) and the root task's 0.
@@ -32,14 +37,38 @@ struct Stack([u8; STACK_BYTES]);
 static mut STACK: Stack = Stack([0; STACK_BYTES]);
 static mut BUFFER: IpcBuffer = IpcBuffer::new();
 
+/// The ticker's code: one function (the system calls are inlined), so
+/// that `start` can touch all of it.
+#[inline(never)]
 extern "C" fn run(sender: u64) -> ! {
     let mut ms = 0;
     loop {
         if ms != 0 {
-            let _ = TIMER.sleep(ms);
+            let _ = syscall(slot::TIMER, method::timer::SLEEP, [ms, 0, 0, 0], 0);
         }
-        let m = Sender(sender).call(Tag::new(TICK), [0; 4]);
-        ms = if m.err == 0 { m.words[0].clamp(1, 1000) } else { FALLBACK_MS };
+        let (err, _, _, w) = syscall(sender, Tag::new(TICK).with_mode(tag::MODE_CALL).0, [0; 4], 0);
+        ms = if err == 0 { w[0].clamp(1, 1000) } else { FALLBACK_MS };
+    }
+}
+
+/// How much of the code from `run` on is touched (more than its size).
+const CODE_BYTES: u64 = 512;
+
+/// Touches [from, from+len): each page once (`write`: written as it is).
+fn touch(from: u64, len: u64, write: bool) {
+    let mut a = from & !4095;
+    while a < from + len {
+        // SAFETY: a lies in the server's own stack, buffer or code, mapped
+        // (or mapped by its pager on this access); a write stores back
+        // the byte read.
+        unsafe {
+            let p = a.max(from) as *mut u8;
+            let b = core::ptr::read_volatile(p);
+            if write {
+                core::ptr::write_volatile(p, b);
+            }
+        }
+        a += 4096;
     }
 }
 
@@ -53,27 +82,9 @@ pub fn start(process_slot: u64, sender_slot: u64) -> keep_abi::Result<()> {
     let stack = &raw mut STACK as u64;
     // The ABI wants rsp + 8 16-aligned at a function's entry.
     let top = (stack + STACK_BYTES as u64) & !15;
-    // The server may be a constructor's instance, whose pages come in
-    // only when the main process touches them (docs/space-banks.md): the
-    // ticker, with no pager of its own, would fault on its first push.
-    // Touch its stack, its IPC buffer and its code (the page or two of
-    // `run`; the calls it makes the server's own loop has made) first.
-    // SAFETY: the ticker does not run yet; volatile accesses to statics
-    // that only it uses, and reads of the server's own text.
-    unsafe {
-        for off in (0..STACK_BYTES).step_by(4096) {
-            let b = (&raw mut STACK as *mut u8).add(off);
-            b.write_volatile(b.read_volatile());
-        }
-        let buf = &raw mut BUFFER as *mut u8;
-        for off in (0..core::mem::size_of::<IpcBuffer>()).step_by(4096) {
-            buf.add(off).write_volatile(buf.add(off).read_volatile());
-        }
-        let code = run as *const u8;
-        let _ = code.read_volatile();
-        let _ = code.add(256).read_volatile();
-    }
-    let _ = TIMER.sleep(0);
+    touch(stack, STACK_BYTES as u64, true);
+    touch(&raw mut BUFFER as u64, size_of::<IpcBuffer>() as u64, true);
+    touch(run as *const () as u64, CODE_BYTES, false);
     p.set_name("workhorse-ticker")?;
     p.set_ipc_buffer(&raw mut BUFFER as u64)?;
     p.set_regs(run as *const () as u64, top - 8, sender_slot, 0)?;

@@ -57,7 +57,11 @@ pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64, absolute: b
         c.args[5] = if absolute { t } else { now_ns().saturating_add(t) }.max(1);
         c.have_all = true;
     }
-    if now_ns() >= c.args[5] {
+    // Strictly after: the clock counts whole milliseconds, so a reading
+    // equal to the deadline may be up to a millisecond short of it (and a
+    // program comparing the clock's readings as floats sees less than
+    // it asked for).
+    if now_ns() > c.args[5] {
         return Out::Ret(0);
     }
     s.proc(pid).waits_tty = true; // polled like the terminal
