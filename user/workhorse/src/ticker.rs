@@ -53,6 +53,27 @@ pub fn start(process_slot: u64, sender_slot: u64) -> keep_abi::Result<()> {
     let stack = &raw mut STACK as u64;
     // The ABI wants rsp + 8 16-aligned at a function's entry.
     let top = (stack + STACK_BYTES as u64) & !15;
+    // The server may be a constructor's instance, whose pages come in
+    // only when the main process touches them (docs/space-banks.md): the
+    // ticker, with no pager of its own, would fault on its first push.
+    // Touch its stack, its IPC buffer and its code (the page or two of
+    // `run`; the calls it makes the server's own loop has made) first.
+    // SAFETY: the ticker does not run yet; volatile accesses to statics
+    // that only it uses, and reads of the server's own text.
+    unsafe {
+        for off in (0..STACK_BYTES).step_by(4096) {
+            let b = (&raw mut STACK as *mut u8).add(off);
+            b.write_volatile(b.read_volatile());
+        }
+        let buf = &raw mut BUFFER as *mut u8;
+        for off in (0..core::mem::size_of::<IpcBuffer>()).step_by(4096) {
+            buf.add(off).write_volatile(buf.add(off).read_volatile());
+        }
+        let code = run as *const u8;
+        let _ = code.read_volatile();
+        let _ = code.add(256).read_volatile();
+    }
+    let _ = TIMER.sleep(0);
     p.set_name("workhorse-ticker")?;
     p.set_ipc_buffer(&raw mut BUFFER as u64)?;
     p.set_regs(run as *const () as u64, top - 8, sender_slot, 0)?;
