@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
 import icount  # noqa: E402
+from iprof import symbols  # noqa: E402  (the code symbols of an ELF file, by address)
 from test_boot import Guest, PROMPT  # noqa: E402
 
 ROOT = qemu.ROOT
@@ -64,17 +65,6 @@ class Elf:
     def func(self, vaddr):
         i = bisect.bisect_right(self.addrs, vaddr) - 1
         return (self.names[i], vaddr - self.addrs[i]) if i >= 0 else ("?", vaddr)
-
-
-def symbols(path):
-    out = subprocess.run(["nm", "-n", "--defined-only", "-C", str(path)], capture_output=True, text=True).stdout
-    addrs, names = [], []
-    for line in out.splitlines():
-        parts = line.split(None, 2)
-        if len(parts) == 3 and parts[1] in "tTwW":
-            addrs.append(int(parts[0], 16))
-            names.append(parts[2])
-    return addrs, names
 
 
 def sysbench_elf():

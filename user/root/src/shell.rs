@@ -312,7 +312,7 @@ impl Shell<'_> {
                 }
                 Err(Error::WOULD_BLOCK) => {
                     self.reap(true);
-                    if self.root.system.is_some() && self.root.system.as_ref().is_some_and(|s| s.init_ended().is_some()) {
+                    if self.root.system.as_ref().is_some_and(|s| s.init_ended().is_some()) {
                         let mut out = Vec::new();
                         self.editor.clear_row(&mut out);
                         flush(&mut out);
