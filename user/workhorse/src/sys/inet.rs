@@ -34,6 +34,7 @@ use smoltcp::wire::{
 
 use super::io::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use super::object::{Object, new_obj};
+use super::socket::{MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET};
 use super::*;
 
 const AF_UNSPEC: u16 = 0;
@@ -41,16 +42,9 @@ const AF_INET: u64 = 2;
 const SOCK_STREAM: u64 = 1;
 const SOCK_DGRAM: u64 = 2;
 const SOCK_RAW: u64 = 3;
-const SOCK_NONBLOCK: u64 = 0o4000;
-const SOCK_CLOEXEC: u64 = 0o2000000;
 const IPPROTO_IP: u64 = 0;
 const IPPROTO_TCP: u64 = 6;
 const IPPROTO_UDP: u64 = 17;
-const SOL_SOCKET: u64 = 1;
-const MSG_PEEK: u64 = 2;
-const MSG_TRUNC: u64 = 0x20;
-const MSG_DONTWAIT: u64 = 0x40;
-const MSG_NOSIGNAL: u64 = 0x4000;
 const POLLRDHUP: u16 = 0x2000;
 const SIGPIPE: u32 = 13;
 

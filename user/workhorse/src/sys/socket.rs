@@ -15,18 +15,19 @@ use super::*;
 use super::io::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use super::object::{Object, new_obj};
 
+// Linux's socket constants (the flags inet.rs uses too are pub(super)).
 const AF_UNIX: u64 = 1;
 const SOCK_STREAM: u32 = 1;
 const SOCK_DGRAM: u32 = 2;
 const SOCK_SEQPACKET: u32 = 5;
-const SOCK_NONBLOCK: u64 = 0o4000;
-const SOCK_CLOEXEC: u64 = 0o2000000;
-const MSG_PEEK: u64 = 2;
-const MSG_TRUNC: u64 = 0x20;
-const MSG_DONTWAIT: u64 = 0x40;
-const MSG_NOSIGNAL: u64 = 0x4000;
+pub(super) const SOCK_NONBLOCK: u64 = 0o4000;
+pub(super) const SOCK_CLOEXEC: u64 = 0o2000000;
+pub(super) const MSG_PEEK: u64 = 2;
+pub(super) const MSG_TRUNC: u64 = 0x20;
+pub(super) const MSG_DONTWAIT: u64 = 0x40;
+pub(super) const MSG_NOSIGNAL: u64 = 0x4000;
 const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
-const SOL_SOCKET: u64 = 1;
+pub(super) const SOL_SOCKET: u64 = 1;
 const SCM_RIGHTS: u32 = 1;
 /// Bytes a socket's receive queue holds (Linux's default buffer), and
 /// datagrams at most.
