@@ -1,12 +1,12 @@
 //! The server's heap: keep-rt's 1 MiB is too small for many processes and
-//! files, so the server grows its own, mapping pages of the memory pool at
-//! the top as it needs them (keep_rt::set_allocator).  Heap pages are never
-//! given back.
+//! files, so the server grows its own, mapping pages of its bank
+//! (frames.rs) at the top as it needs them (keep_rt::set_allocator).  Heap
+//! pages are never given back.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::{NonNull, null_mut};
 
-use keep_abi::{MEMORY, SELF_ASPACE, rights, ty};
+use keep_abi::{SELF_ASPACE, rights};
 use linked_list_allocator::LockedHeap;
 
 /// Where the heap starts in the server's space, and how far it may grow.
@@ -29,8 +29,9 @@ pub static HEAP: Growing = Growing { heap: LockedHeap::empty() };
 fn map(from: u64, len: u64) -> bool {
     let mut va = from;
     while va < from + len {
-        let ok = MEMORY.retype(ty::PAGE, SLOT).is_ok()
-            && SELF_ASPACE.map(SLOT, va, rights::READ | rights::WRITE).is_ok();
+        // Fresh pages only: taking a page given back would free its slot,
+        // which allocates, inside the allocator.
+        let ok = crate::frames::fresh_page(SLOT).is_ok() && SELF_ASPACE.map(SLOT, va, rights::READ | rights::WRITE).is_ok();
         let _ = SELF_ASPACE.delete_cap(SLOT);
         if !ok {
             return false;

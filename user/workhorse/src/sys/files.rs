@@ -521,7 +521,7 @@ pub(crate) fn statfs_bytes() -> [u8; 120] {
     // struct statfs: type, bsize, blocks, bfree, bavail, files, ffree
     // (longs), fsid (2 ints), namelen, frsize, flags, spare[4].
     let mut b = [0u8; 120];
-    let free = keep_abi::MEMORY.free().unwrap_or(0);
+    let free = crate::frames::available();
     let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|v| v / 4096).unwrap_or(free).max(free);
     let words = [0x0102_1994u64, 4096, total, free, free, 1 << 20, 1 << 20];
     for (i, w) in words.iter().enumerate() {
