@@ -47,7 +47,7 @@ impl Root {
         }
     }
 
-    fn forget_workhorse(&mut self) {
+    pub fn forget_workhorse(&mut self) {
         if let Some(w) = self.workhorse.take() {
             let _ = SELF_ASPACE.delete_cap(w.sender);
             self.slots.free(w.sender);

@@ -458,6 +458,25 @@ impl System {
         })
     }
 
+    /// Whether init has ended (exited, faulted, or its process is gone):
+    /// how, for the report.
+    pub fn init_ended(&self) -> Option<String> {
+        let init = self.init.as_ref()?;
+        match init.child.process.status() {
+            Ok(s) if s.state == keep_abi::state::EXITED || s.state == keep_abi::state::FAULTED => Some(alloc::format!("{s}")),
+            Ok(_) => None,
+            Err(e) => Some(alloc::format!("its process is gone ({e})")),
+        }
+    }
+
+    /// Destroys init's bank, and with it init (not the servers, whose
+    /// banks are the description's): what a crash of init would leave.
+    /// The shell's `kill init`.
+    pub fn kill_init(&self) -> Result<(), String> {
+        let init = self.init.as_ref().ok_or("init is not running")?;
+        init.bank.destroy().map_err(|e| alloc::format!("destroying init's bank: {e}"))
+    }
+
     /// init's process, if it runs.
     pub fn init_process(&self) -> Option<Process> {
         self.init.as_ref().map(|i| i.child.process)
@@ -471,7 +490,10 @@ impl System {
             self.reap(slots, i);
         }
         if let Some(init) = self.init.take() {
-            if init.child.process.status().is_ok_and(|s| s.state != keep_abi::state::CREATED) {
+            // A STOP call to an init that ended would never be answered.
+            if init.child.process.status().is_ok_and(|s| {
+                s.state != keep_abi::state::CREATED && s.state != keep_abi::state::EXITED && s.state != keep_abi::state::FAULTED
+            }) {
                 let _ = init_proto::call(init.control, init_proto::req::STOP);
             }
             let _ = init.child.process.stop();
