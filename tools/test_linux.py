@@ -268,6 +268,13 @@ def supervision(g):
     check("ps shows the workhorse as a described server on bank linux, supervised by init, not restarted",
           out is not None and re.search(r"workhorse\s+server\s+linux\s+\d+\s+init\s+0/3\s+(BLOCKED|RUNNABLE)", out) is not None,
           repr(out))
+    def memory():
+        """(frames free in the pool, frames the workhorse's instance bank uses)."""
+        out = (g.keys(b"mem" + ENTER) or "").replace("\r", "")
+        pool = re.search(r"memory pool: (\d+) free frames", out)
+        used = re.search(r"^\s+workhorse \(instance\)\s+\d+\s+(\d+)", out, re.M)
+        return (int(pool.group(1)), int(used.group(1))) if pool and used else (0, 0)
+    pool0, used0 = memory()
     out = g.keys(b"kill workhorse 4000" + ENTER)
     check("kill with a delay is armed at once", out is not None and "kill: server workhorse will be killed in 4000 ms" in out,
           repr(out))
@@ -279,6 +286,10 @@ def supervision(g):
     check("killed in the middle of a Linux program: init reports and restarts it, the program ends with a message",
           killed and ended and after[1] != "" and "not reached" not in after[2], text)
     time.sleep(0.3)
+    pool1, used1 = memory()
+    check("its memory was its bank's: the killed instance's frames are back in the pool",
+          used0 > 10000 and used1 < used0 - 5000 and pool1 - pool0 >= (used0 - used1) - 256,
+          f"before: pool {pool0}, instance {used0}; after: pool {pool1}, new instance {used1}")
     out = g.keys(b"ps" + ENTER)
     check("ps counts the workhorse's restart; the counter and the block server were not restarted",
           out is not None and re.search(r"workhorse\s+server\s+linux\s+\d+\s+init\s+1/3", out) is not None

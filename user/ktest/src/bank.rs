@@ -491,3 +491,61 @@ pub fn slots_full(cx: &mut Cx) -> TestResult {
         r
     })
 }
+
+/// ALLOC_PAGES: a run of pages is one object charged n + 2 frames; the
+/// client's cappage holds the pages, usable like any page; FREE takes the
+/// run back whole (the pages' mappings and the cappage's are revoked), as
+/// does DESTROY of the bank; refusals change nothing.
+pub fn runs(cx: &mut Cx) -> TestResult {
+    /// Where the run's cappage is mapped in ktest's capability space.
+    const CA: u64 = 0x0500_0000;
+    with_server(cx, |cx, prime| {
+        let [sb, run, x] = cx.slots::<3>()?;
+        let r = (|| {
+            let pool = MEMORY.free().ctx("FREE")?;
+            let sub = prime.create_bank(100, sb).ctx("CREATE_BANK")?;
+            st(sub.alloc_pages(0, x), status::BAD_REQUEST, "a run of 0 pages")?;
+            st(sub.alloc_pages(keep_spacebank::MAX_RUN + 1, x), status::BAD_REQUEST, "a run over MAX_RUN")?;
+            st(sub.alloc_pages(99, x), status::OVER_LIMIT, "a run over the limit (99 + 2 > 100)")?;
+            ensure!(sub.info().ctx("INFO")?.used == 0 && MEMORY.free().ctx("FREE")? == pool, "a refusal changed something");
+            ensure!(!SELF_ASPACE.identify_cap(x).ctx("IDENTIFY")?.live, "a refusal filled the slot");
+            let h = sub.alloc_pages(64, run).ctx("ALLOC_PAGES 64")?;
+            let info = sub.info().ctx("INFO")?;
+            ensure!(info.used == 66 && info.objects == 1, "after a run of 64: {info:?}");
+            ensure!(MEMORY.free().ctx("FREE")? == pool - 66, "the pool gave {} frames", pool - MEMORY.free().unwrap_or(0));
+            ensure!(SELF_ASPACE.identify_cap(run).ctx("IDENTIFY")?.ty == ty::CAPPAGE, "the run is not a cappage");
+            SELF_ASPACE.map_cappage(run, CA).ctx("MAP_CAPPAGE")?;
+            for i in [0, 5, 63] {
+                let c = SELF_ASPACE.identify_cap(CA + i).ctx("IDENTIFY")?;
+                ensure!(c.ty == ty::PAGE && c.live && c.rights & RW == RW, "slot {i} of the run: {c:?}");
+            }
+            ensure!(SELF_ASPACE.identify_cap(CA + 64).ctx("IDENTIFY")?.ty == ty::NULL, "slot 64 of a run of 64 is not empty");
+            SELF_ASPACE.map(CA + 5, VA, RW).ctx("MAP a page of the run")?;
+            // SAFETY: mapped writable at VA just now.
+            ensure!(unsafe { (VA as *const u64).read_volatile() } == 0, "a run's page is not zeroed");
+            // SAFETY: as above.
+            unsafe { (VA as *mut u64).write_volatile(0x5ba4c) };
+            st(prime.free(h), status::NOT_FOUND, "FREE of the run through another bank")?;
+            sub.free(h).ctx("FREE the run")?;
+            expect_err(SELF_ASPACE.lookup(VA), Error::NOT_MAPPED, "the freed run's page mapping")?;
+            ensure!(!SELF_ASPACE.identify_cap(CA + 5).is_ok_and(|c| c.live), "a page of the freed run is still live");
+            ensure!(!live(run)?, "the freed run's cappage is still live");
+            ensure!(sub.info().ctx("INFO")?.used == 0, "used after FREE: {:?}", sub.info());
+            ensure!(MEMORY.free().ctx("FREE")? == pool, "the pool did not get the run back");
+            // A bank's destruction takes its runs too.
+            SELF_ASPACE.delete_cap(run).ctx("DELETE")?;
+            sub.alloc_pages(10, run).ctx("ALLOC_PAGES 10")?;
+            SELF_ASPACE.delete_cap(run).ctx("DELETE")?;
+            sub.alloc_pages(20, run).ctx("ALLOC_PAGES 20")?;
+            ensure!(sub.info().ctx("INFO")?.used == 34, "two runs: {:?}", sub.info());
+            sub.destroy().ctx("DESTROY")?;
+            ensure!(!live(run)?, "a run of a destroyed bank is still live");
+            ensure!(MEMORY.free().ctx("FREE")? == pool, "the pool did not get the runs back from DESTROY");
+            invariants()
+        })();
+        let _ = SELF_ASPACE.unmap(VA);
+        let _ = SELF_ASPACE.unmap_cappage(CA);
+        cx.drop_slots(&[sb, run, x]);
+        r
+    })
+}

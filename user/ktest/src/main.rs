@@ -434,6 +434,7 @@ const TESTS: &[Test] = &[
     ("BANK0008", "space bank: past its table of banks FULL, and nothing changes", bank::full),
     ("BANK0009", "space bank: an allocation the memory pool cannot pay is NO_MEMORY, and nothing changes", bank::no_memory),
     ("BANK0010", "space bank: past the server's capability slots FULL, and nothing changes", bank::slots_full),
+    ("BANK0011", "space bank: a run of pages (ALLOC_PAGES) charged, used, freed whole and with its bank", bank::runs),
     ("CTOR0001", "constructor: a confined instance cannot get a message out", ctor::confined),
     ("CTOR0002", "constructor: unsafe capabilities make it not confined unless authorised", ctor::not_confined),
     ("CTOR0003", "constructor: malformed requests and false banks change nothing", ctor::errors),

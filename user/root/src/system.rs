@@ -164,7 +164,9 @@ impl System {
             }
         }
         let elf = |n: &str| image.find(n).map(|e| e.data).ok_or_else(|| at(0, alloc::format!("no '{n}' in the boot image")));
-        let limit = MEMORY.free().unwrap_or(0) / 2;
+        // Three quarters of the pool: the workhorse's bank alone may take
+        // 70,000 frames (docs/workhorse.md, "What it holds").
+        let limit = MEMORY.free().unwrap_or(0) / 4 * 3;
         let bank_server = keep_spacebank::Server::spawn(slots, elf("spacebank")?, slot::MEMORY, limit).map_err(|e| at(0, e))?;
         let prime = bank_server.prime;
         let ctor_server = match keep_constructor::Server::spawn(slots, elf("constructor")?, prime.0) {

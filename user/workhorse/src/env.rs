@@ -5,7 +5,7 @@
 
 use alloc::vec::Vec;
 
-use keep_abi::{Error, MEMORY, SELF_ASPACE, layout::CAPPAGE_SLOTS, ty};
+use keep_abi::{Error, SELF_ASPACE, layout::CAPPAGE_SLOTS};
 
 /// Capability address of the server's first extra cappage; slots are
 /// handed out from there (the cappage at 0 keeps the well-known slots and
@@ -54,7 +54,7 @@ impl Env {
             // The mapping keeps the cappage: its capability is needed only
             // until MAP_CAPPAGE.
             let base = self.next_slot;
-            MEMORY.retype(ty::CAPPAGE, crate::SCRATCH_SLOT)?;
+            crate::frames::cappage(crate::SCRATCH_SLOT)?;
             let r = SELF_ASPACE.map_cappage(crate::SCRATCH_SLOT, base);
             let _ = SELF_ASPACE.delete_cap(crate::SCRATCH_SLOT);
             r?;

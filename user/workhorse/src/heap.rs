@@ -1,7 +1,7 @@
 //! The server's heap: keep-rt's 1 MiB is too small for many processes and
-//! files, so the server grows its own, mapping pages of the memory pool at
-//! the top as it needs them (keep_rt::set_allocator).  Heap pages are never
-//! given back.
+//! files, so the server grows its own, mapping pages of its bank
+//! (frames.rs) at the top as it needs them (keep_rt::set_allocator).  Heap
+//! pages are never given back.
 //!
 //! The allocator is `talc` (binned free lists: an allocation costs about
 //! the same however fragmented the heap is); it was linked_list_allocator,
@@ -12,7 +12,7 @@
 use core::alloc::Layout;
 use core::ptr::NonNull;
 
-use keep_abi::{MEMORY, SELF_ASPACE, rights, ty};
+use keep_abi::{SELF_ASPACE, rights};
 use talc::base::Talc;
 use talc::base::binning::Binning;
 use talc::source::Source;
@@ -31,8 +31,9 @@ const SLOT: u64 = 0x13;
 fn map(from: u64, len: u64) -> bool {
     let mut va = from;
     while va < from + len {
-        let ok = MEMORY.retype(ty::PAGE, SLOT).is_ok()
-            && SELF_ASPACE.map(SLOT, va, rights::READ | rights::WRITE).is_ok();
+        // Fresh pages only: taking a page given back would free its slot,
+        // which allocates, inside the allocator.
+        let ok = crate::frames::fresh_page(SLOT).is_ok() && SELF_ASPACE.map(SLOT, va, rights::READ | rights::WRITE).is_ok();
         let _ = SELF_ASPACE.delete_cap(SLOT);
         if !ok {
             return false;

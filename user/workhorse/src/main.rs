@@ -16,6 +16,7 @@ mod env;
 mod errno;
 mod exec;
 mod fd;
+mod frames;
 mod heap;
 mod mem;
 mod process;
@@ -235,10 +236,15 @@ impl Server {
                 continue;
             }
             if m.payload == 0 {
+                // The request's string first: a bank call (for memory)
+                // uses the IPC buffer.
+                let mut raw = [0u8; 4096];
+                let n = keep_rt::ipc_buffer().read_string(&mut raw);
+                let line = raw[..n].to_vec();
                 if let Some(size) = self.archive.take() {
                     load_rootfs(size);
                 }
-                self.request(m.tag.label(), m.words[0]);
+                self.request(m.tag.label(), m.words[0], line);
             } else {
                 let pid = m.payload as i32;
                 self.current = Some(pid);
@@ -281,13 +287,10 @@ impl Server {
     }
 
     /// A request of the root task.
-    fn request(&mut self, lbl: u64, w0: u64) {
+    fn request(&mut self, lbl: u64, w0: u64, line: Vec<u8>) {
         let ret = Return(RECV_RET);
         match lbl {
             proto::RUN => {
-                let buf = keep_rt::ipc_buffer();
-                let mut line = alloc::vec![0u8; buf.received_len()];
-                buf.read_string(&mut line);
                 let cut = match w0 as usize {
                     0 => line.len(),
                     n => n.min(line.len()),

@@ -11,7 +11,7 @@ use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 
-use keep_abi::{Aspace, MEMORY, SELF_ASPACE, rights, ty};
+use keep_abi::{Aspace, SELF_ASPACE, rights};
 
 use crate::env::env;
 use crate::errno::*;
@@ -37,8 +37,9 @@ pub const MMAP_TOP: u64 = STACK_TOP - STACK_SIZE - 16 * PAGE;
 /// say ENOMEM past it, so that malloc fails before memory runs out.
 pub const MAX_RESERVED: u64 = 192 << 20;
 
-/// A frame of the memory pool: its capability (a slot of the server) and
-/// where it is mapped in the server.  Dropping it unmaps and reclaims it;
+/// A frame of the server's bank (frames.rs): its capability (a slot of the
+/// server) and where it is mapped in the server.  Dropping it unmaps it and
+/// gives it back to the server's free list;
 /// whoever mapped it in a process has unmapped it there first (or destroyed
 /// the address space).
 pub struct Frame {
@@ -54,19 +55,22 @@ impl Frame {
             return Err(ENOMEM);
         }
         let slot = e.slot().map_err(|_| ENOMEM)?;
-        if MEMORY.retype(ty::PAGE, slot).is_err() {
+        let Ok(used) = crate::frames::page(slot) else {
             e.free_slot(slot);
             return Err(ENOMEM);
-        }
+        };
         let local = e.local();
         if SELF_ASPACE.map(slot, local, rights::READ | rights::WRITE).is_err() {
-            let _ = MEMORY.reclaim(slot);
-            e.free_slot(slot);
+            crate::frames::give_back(slot);
             e.free_local(local);
             return Err(ENOMEM);
         }
         e.frames += 1;
-        Ok(Rc::new(Frame { slot, local }))
+        let f = Rc::new(Frame { slot, local });
+        if used {
+            f.bytes_mut().fill(0);
+        }
+        Ok(f)
     }
 
     /// A frame holding `bytes` at `offset`.
@@ -92,12 +96,9 @@ impl Frame {
 impl Drop for Frame {
     fn drop(&mut self) {
         let _ = SELF_ASPACE.unmap(self.local);
-        if let Err(err) = MEMORY.reclaim(self.slot) {
-            keep_rt::println!("workhorse: frame in slot {:#x} not reclaimed: {err}", self.slot);
-        }
+        crate::frames::give_back(self.slot);
         let e = env();
         e.frames -= 1;
-        e.free_slot(self.slot);
         e.free_local(self.local);
     }
 }

@@ -51,7 +51,12 @@ pub mod req {
     pub const INFO: u64 = 8;
     pub const DESTROY: u64 = 9;
     pub const REPORT: u64 = 10;
+    pub const ALLOC_PAGES: u64 = 11;
 }
+
+/// ALLOC_PAGES: the most pages in one run (the run's cappage keeps the
+/// last of its 256 slots for itself).
+pub const MAX_RUN: u64 = 255;
 
 /// Rights of a bank capability (bits 0-7 of its payload).
 pub mod rights {
@@ -132,6 +137,8 @@ pub mod kind {
     pub const PAGE: u64 = 1;
     pub const CAPPAGE: u64 = 2;
     pub const ACCOUNT: u64 = 3;
+    /// A run of pages (ALLOC_PAGES).
+    pub const RUN: u64 = 4;
 }
 
 /// A request that failed: the server's status, or the call itself (the
@@ -189,6 +196,13 @@ impl Bank {
     }
     pub fn alloc_cappage(self, dest: u64) -> Result<u64, BankError> {
         self.call(req::ALLOC_CAPPAGE, [0; 3], dest).map(|w| w[1])
+    }
+    /// A run of `n` (1 to MAX_RUN) zeroed pages: a CAPPAGE at `dest` whose
+    /// slots 0 to n-1 hold them (read, write, execute); one object, one
+    /// handle, charged n + 2 frames (the pages, that cappage and the
+    /// server's own), freed whole.
+    pub fn alloc_pages(self, n: u64, dest: u64) -> Result<u64, BankError> {
+        self.call(req::ALLOC_PAGES, [n, 0, 0], dest).map(|w| w[1])
     }
     /// An ACCOUNT at `dest` funded with `frames`; returns its handle.
     pub fn alloc_account(self, frames: u64, dest: u64) -> Result<u64, BankError> {

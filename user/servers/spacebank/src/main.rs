@@ -29,6 +29,13 @@ keep_rt::entry!(main);
 const RET: u64 = keep_abi::slot::FIRST_FREE;
 /// A slot for the sender capabilities the server mints for a reply.
 const MINTED: u64 = keep_abi::slot::FIRST_FREE + 1;
+/// A run's cappage (ALLOC_PAGES) is mapped in the server's capability
+/// space at RUNS + its region * 256 while it lives: its slots 0 to n-1 hold
+/// the master capabilities of the pages, slot 255 the client's cappage.
+const RUNS: u64 = 0x1000_0000;
+/// Where the client's cappage is mapped while it is filled.
+const RUN_FILL: u64 = 0x0f00_0000;
+const RUN_CLIENT: u64 = MAX_RUN;
 
 struct Object {
     kind: u64,
@@ -39,6 +46,8 @@ struct Object {
     slot: u64,
     frames: u64,
     generation: u64,
+    /// A run's region (its cappage at RUNS + region * 256).
+    region: u64,
 }
 
 struct BankState {
@@ -62,6 +71,9 @@ struct Server {
     /// Indices of `objects` that are free.
     free_objects: Vec<usize>,
     slots: SlotPool,
+    /// Regions of RUNS free for a run's cappage, and the next never used.
+    free_regions: Vec<u64>,
+    next_region: u64,
 }
 
 /// A handle: the object's index in bits 0-31, its generation above.
@@ -99,7 +111,15 @@ impl Server {
             children: Vec::new(),
             objects: Vec::new(),
         };
-        Server { banks: alloc::vec![prime], objects: Vec::new(), object_generation: Vec::new(), free_objects: Vec::new(), slots }
+        Server {
+            banks: alloc::vec![prime],
+            objects: Vec::new(),
+            object_generation: Vec::new(),
+            free_objects: Vec::new(),
+            slots,
+            free_regions: Vec::new(),
+            next_region: 0,
+        }
     }
 
     /// The bank a payload names, if it is alive.
@@ -144,7 +164,7 @@ impl Server {
         self.object_generation[index] += 1;
         let generation = self.object_generation[index];
         let pos = self.banks[bank].objects.len();
-        self.objects[index] = Some(Object { kind, bank, pos, slot, frames, generation });
+        self.objects[index] = Some(Object { kind, bank, pos, slot, frames, generation, region: 0 });
         self.banks[bank].objects.push(index);
         self.charge(bank, frames, true);
         handle(index, generation)
@@ -169,6 +189,78 @@ impl Server {
         }
         let h = self.record(bank, kind, slot, 1);
         Ok(([h, 0, 0], Some(slot)))
+    }
+
+    /// ALLOC_PAGES: a run of `n` pages, one object.  The server keeps the
+    /// master capabilities in a cappage of its own, mapped in its
+    /// capability space for the run's life (so a run costs it one slot);
+    /// the client gets a second cappage holding copies.
+    fn alloc_run(&mut self, bank: usize, n: u64) -> Reply {
+        if n == 0 || n > MAX_RUN {
+            return Err(status::BAD_REQUEST);
+        }
+        if !self.fits(bank, n + 2) {
+            return Err(status::OVER_LIMIT);
+        }
+        let slot = self.slots.alloc().ok_or(status::FULL)?;
+        let region = self.free_regions.pop().unwrap_or_else(|| {
+            self.next_region += 1;
+            self.next_region - 1
+        });
+        let base = RUNS + region * 256;
+        let made = self.fill_run(slot, base, n);
+        if let Err(e) = made {
+            self.empty_run(slot, base, n);
+            self.slots.free(slot);
+            self.free_regions.push(region);
+            return Err(e);
+        }
+        let h = self.record(bank, kind::RUN, slot, n + 2);
+        let index = (h & 0xffff_ffff) as usize;
+        self.objects[index].as_mut().expect("recorded").region = region;
+        Ok(([h, 0, 0], Some(base + RUN_CLIENT)))
+    }
+
+    fn fill_run(&mut self, slot: u64, base: u64, n: u64) -> Result<(), u64> {
+        MEMORY.retype(ty::CAPPAGE, slot).map_err(kernel_status)?;
+        SELF_ASPACE.map_cappage(slot, base).map_err(kernel_status)?;
+        for i in 0..n {
+            MEMORY.retype(ty::PAGE, base + i).map_err(kernel_status)?;
+        }
+        MEMORY.retype(ty::CAPPAGE, base + RUN_CLIENT).map_err(kernel_status)?;
+        SELF_ASPACE.map_cappage(base + RUN_CLIENT, RUN_FILL).map_err(kernel_status)?;
+        let copied = (0..n).try_for_each(|i| SELF_ASPACE.copy_cap(base + i, RUN_FILL + i, 0));
+        let _ = SELF_ASPACE.unmap_cappage(RUN_FILL);
+        copied.map_err(kernel_status)
+    }
+
+    /// Destroys what a run holds (as much as was made): its pages, the
+    /// client's cappage (wherever they are mapped), its own cappage.
+    fn empty_run(&mut self, slot: u64, base: u64, n: u64) {
+        let mut failed = None;
+        for s in (0..n).map(|i| base + i).chain([base + RUN_CLIENT]) {
+            if !SELF_ASPACE.identify_cap(s).is_ok_and(|c| c.ty != ty::NULL) {
+                continue;
+            }
+            let r = match MEMORY.reclaim(s) {
+                Err(Error::IN_USE) => MEMORY.revoke(s).map(drop),
+                r => r,
+            };
+            if let Err(e) = r {
+                failed = Some(e);
+            }
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        let _ = SELF_ASPACE.unmap_cappage(base);
+        if SELF_ASPACE.identify_cap(slot).is_ok_and(|c| c.ty != ty::NULL) {
+            if let Err(e) = MEMORY.reclaim(slot) {
+                failed = Some(e);
+            }
+            let _ = SELF_ASPACE.delete_cap(slot);
+        }
+        if let Some(e) = failed {
+            println!("spacebank: destroying a run of pages failed: {e}");
+        }
     }
 
     fn alloc_account(&mut self, bank: usize, frames: u64) -> Reply {
@@ -220,7 +312,12 @@ impl Server {
     fn destroy_object(&mut self, bank: usize, index: usize, unlist: bool) {
         let o = self.objects[index].take().expect("live object");
         self.free_objects.push(index);
+        if o.kind == kind::RUN {
+            self.empty_run(o.slot, RUNS + o.region * 256, o.frames - 2);
+            self.free_regions.push(o.region);
+        }
         let r = match o.kind {
+            kind::RUN => Ok(()),
             kind::ACCOUNT => Account(o.slot).destroy_all(MEMORY.0),
             // RECLAIM first: a frame mapped nowhere (the usual case once the
             // bank's accounts, and with them the address spaces that mapped
@@ -375,7 +472,9 @@ impl Server {
         };
         let have = payload_rights(from);
         let need = match label {
-            req::ALLOC_PAGE | req::ALLOC_CAPPAGE | req::ALLOC_ACCOUNT | req::FUND | req::CREATE_BANK => rights::ALLOC,
+            req::ALLOC_PAGE | req::ALLOC_CAPPAGE | req::ALLOC_PAGES | req::ALLOC_ACCOUNT | req::FUND | req::CREATE_BANK => {
+                rights::ALLOC
+            }
             req::FREE => rights::FREE,
             req::DESTROY => rights::DESTROY,
             req::INFO | req::REPORT => rights::INFO,
@@ -388,6 +487,7 @@ impl Server {
         match label {
             req::ALLOC_PAGE => self.alloc_frame(bank, kind::PAGE),
             req::ALLOC_CAPPAGE => self.alloc_frame(bank, kind::CAPPAGE),
+            req::ALLOC_PAGES => self.alloc_run(bank, w[0]),
             req::ALLOC_ACCOUNT => self.alloc_account(bank, w[0]),
             req::FUND => self.fund(bank, w[0], w[1]),
             req::FREE => self.free(bank, w[0]),

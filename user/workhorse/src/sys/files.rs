@@ -533,7 +533,7 @@ pub(crate) fn statfs_bytes(ino: Option<Ino>) -> [u8; 120] {
         // (EXT2_SUPER_MAGIC: it is a disk file system.)
         Some((total, free)) => [0xef53u64, 4096, total, free, free, 1 << 16, 1 << 16],
         None => {
-            let free = keep_abi::MEMORY.free().unwrap_or(0);
+            let free = crate::frames::available();
             let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|v| v / 4096).unwrap_or(free).max(free);
             [0x0102_1994u64, 4096, total, free, free, 1 << 20, 1 << 20]
         }

@@ -200,7 +200,7 @@ pub fn sysinfo(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     // bufferram, totalswap, freeswap (longs), procs (u16), pad, totalhigh,
     // freehigh, mem_unit (u32): 112 bytes.
     let mut b = [0u8; 112];
-    let free = keep_abi::MEMORY.free().unwrap_or(0) * 4096;
+    let free = crate::frames::available() * 4096;
     let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).unwrap_or(free).max(free);
     let procs = s.procs.len() as u16;
     b[0..8].copy_from_slice(&(TIMER.now_ms().unwrap_or(0) / 1000).to_le_bytes());

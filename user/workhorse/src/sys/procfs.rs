@@ -105,7 +105,7 @@ fn system_file(s: &Server, name: &str) -> Option<String> {
              cpu MHz\t\t: 1000.000\ncache size\t: 0 KB\nflags\t\t: fpu tsc sse sse2\nbogomips\t: 2000.00\n\n",
         ),
         "meminfo" => {
-            let free = keep_abi::MEMORY.free().unwrap_or(0);
+            let free = crate::frames::available();
             let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|b| b / 4096).unwrap_or(free);
             alloc::format!(
                 "MemTotal: {:8} kB\nMemFree: {:9} kB\nMemAvailable: {:4} kB\nBuffers: {:9} kB\nCached: {:10} kB\n\
