@@ -31,6 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_boot import Guest, PROMPT  # noqa: E402
 
+ENTER = b"\r"
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "build" / "linux" / "tests"
 SCRIPTS = ROOT / "user" / "workhorse" / "tests"
@@ -255,6 +257,54 @@ def terminal(g):
     check("input typed ahead with the command line reaches the program", ok and ok2, g.out[m:])
 
 
+def supervision(g):
+    """The workhorse is a server of the system description (docs/workhorse.md,
+    "Starting it"): killed while a Linux program runs, that program ends
+    with a message, init reports the end and restarts the server, the next
+    `linux` works, and the trusted servers beside it go on; past its
+    restarts it stays down and `linux` says so.  Last: it ends the server."""
+    out = g.keys(b"ps" + ENTER)
+    check("ps shows the workhorse as a described server on bank linux, supervised by init, not restarted",
+          out is not None and re.search(r"workhorse\s+server\s+linux\s+\d+\s+init\s+0/3\s+(BLOCKED|RUNNABLE)", out) is not None,
+          repr(out))
+    out = g.keys(b"kill workhorse 4000" + ENTER)
+    check("kill with a delay is armed at once", out is not None and "kill: server workhorse will be killed in 4000 ms" in out,
+          repr(out))
+    m = g.send("linux sh -c 'echo started; sleep 60; echo not reached'")
+    killed = g.expect(b"system: server workhorse was killed; restarted (1 of 3)", 30, m)
+    ended = g.expect(b"linux: the workhorse ended (killed or crashed", 30, m) and g.expect(b"\n" + PROMPT, 30, m)
+    text = g.out[m:].decode(errors="replace").replace("\r", "")
+    after = text.partition("\nstarted\n")  # what the program printed, after the echoed line
+    check("killed in the middle of a Linux program: init reports and restarts it, the program ends with a message",
+          killed and ended and after[1] != "" and "not reached" not in after[2], text)
+    time.sleep(0.3)
+    out = g.keys(b"ps" + ENTER)
+    check("ps counts the workhorse's restart; the counter and the block server were not restarted",
+          out is not None and re.search(r"workhorse\s+server\s+linux\s+\d+\s+init\s+1/3", out) is not None
+          and re.search(r"counter\s+server\s+services\s+600\s+init\s+0/2\s+BLOCKED", out) is not None
+          and re.search(r"blk\s+server\s+drivers\s+\d+\s+init\s+0/3\s+BLOCKED", out) is not None, repr(out))
+    out = run_keep(g, "linux sh -c 'echo back; ls /bin/busybox'", 120)
+    check("the next linux command runs on the restarted workhorse (its root file system mapped again)",
+          out is not None and "back\n/bin/busybox" in out, repr(out))
+    out = g.keys(b"run counter-client" + ENTER, 30)
+    check("a trusted program's IPC works after the restart (counter-client finds the counter by name)",
+          out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
+    out = g.keys(b"mem" + ENTER)
+    check("mem shows the workhorse's bank and its instance's account",
+          out is not None and re.search(r"^\s+linux\s+\d+", out.replace("\r", ""), re.M) is not None
+          and out.count("workhorse (instance)") == 2, repr(out))
+    for n in (2, 3, 4):
+        m = g.send("kill workhorse")
+        g.expect(b"\n" + PROMPT, 30, m)
+        g.expect(b"system: server workhorse was killed; ", 30, m)
+    down = g.expect(b"system: server workhorse was killed; not restarted (restart=3)", 30)
+    out = g.keys(b"linux echo x" + ENTER, 30)
+    check("past its restarts the workhorse stays down and linux says so at once",
+          down and out is not None and "linux: the workhorse ('workhorse') is not running now" in out, repr(out))
+    out = g.keys(b"run counter-client" + ENTER, 30)
+    check("the counter still answers", out is not None and "1 + 2 + ... + 10 = 55" in out, repr(out))
+
+
 def main():
     g = Guest()
     if not g.expect(PROMPT, 60):
@@ -266,6 +316,7 @@ def main():
         if not ONLY:
             error_paths(g, reports)
             terminal(g)
+            supervision(g)
     finally:
         g.p.kill()
     print(f"test_linux: {'all passed' if not failures else f'{len(failures)} failed'}")

@@ -45,6 +45,16 @@ static inline struct cap cap_make_process(u64 type, u64 rights, u64 num, u64 ver
                             ((version & CAP_PVERSION_MASK) << CAP_PVERSION_SHIFT),
                         w1};
 }
+/* A RETURN capability's reply version: 34 bits in its first word (above
+ * the number) and 32 more in its second, so that no run of one process's
+ * calls brings an old version back (that takes 2^66 of them).  One step,
+ * carrying into the second word. */
+static ALWAYS_INLINE void reply_version_next(u64 *w0, u32 *hi)
+{
+    /* The version is the top of w0, so its carry is the addition's: two
+     * instructions (the IPC fast path runs this; host tests too). */
+    __asm__("addq %2, %0\n\tadcl $0, %1" : "+m"(*w0), "+m"(*hi) : "i"(1ULL << CAP_PVERSION_SHIFT) : "cc");
+}
 static inline u64 cap_pnum(struct cap c) { return (c.w0 >> CAP_PNUM_SHIFT) & ((1ULL << CAP_PNUM_BITS) - 1); }
 static inline u64 cap_pversion(struct cap c) { return c.w0 >> CAP_PVERSION_SHIFT; }
 static inline u64 cap_type(struct cap c) { return c.w0 & CAP_TYPE_MASK; }

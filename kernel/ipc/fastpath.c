@@ -117,10 +117,11 @@ static ALWAYS_INLINE NORETURN void hand_over(struct process *s, enum wait_kind k
     hand_over_words(s, kind, r, tag, payload, same_prio, resumed, NULL);
 }
 
-/* Does a slot whose first word is w0 hold a return capability a caller
+/* Might a slot whose first word is w0 hold a return capability a caller
  * still waits on?  w0 is then its number's reply word exactly (number 0's
- * matches nothing).  Overwriting it would leave that caller waiting for
- * nothing: the general path ends that call with NO_REPLY. */
+ * matches nothing; the second word, not read here, may still differ, and
+ * the general path tells).  Overwriting it would leave that caller waiting
+ * for nothing: the general path ends that call with NO_REPLY. */
 static ALWAYS_INLINE bool holds_live_return(u64 w0)
 {
     return unlikely(process_numbers[cap_pnum((struct cap){w0, 0})].reply == w0);
@@ -375,7 +376,7 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
      * and the WRITE right) while the caller waits for this reply. */
     struct process_number *n = &process_numbers[cap_pnum(c)];
     struct process *p = n->p;
-    if (!p || n->reply != c.w0)
+    if (!p || n->reply != c.w0 || n->reply_hi != c.w1)
         return;
     if (likely(p->wait_kind == WAIT_REPLY))
         reply_recv(s, tag, p, false);

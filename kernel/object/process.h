@@ -120,6 +120,7 @@ struct process_number {
     u64 reply;
     struct process_export x;
     u32 free_next; /* while free: 1 + the next free entry of its page, or 0 */
+    u32 reply_hi;  /* the reply version's high bits: the RETURN capability's second word */
 };
 _Static_assert(sizeof(struct process_number) == 64, "64 numbers to a page");
 /* All 2^20 of them, at a fixed kernel address (KEEP_NUMBER_REGION): each
@@ -142,16 +143,21 @@ static ALWAYS_INLINE struct process *process_by_number(u64 num, u64 version)
  * the reply, or the caller's end, uses it up). */
 static inline struct cap return_cap(const struct process *caller)
 {
-    return (struct cap){process_numbers[caller->num].reply, 0};
+    const struct process_number *n = &process_numbers[caller->num];
+    return (struct cap){n->reply, n->reply_hi};
 }
-static inline void return_word_used(u64 num) { process_numbers[num].reply += 1ULL << CAP_PVERSION_SHIFT; }
-static inline void return_cap_used(const struct process *caller) { return_word_used(caller->num); }
+static ALWAYS_INLINE void return_word_used(u64 num)
+{
+    struct process_number *n = &process_numbers[num];
+    reply_version_next(&n->reply, &n->reply_hi);
+}
+static ALWAYS_INLINE void return_cap_used(const struct process *caller) { return_word_used(caller->num); }
 /* The caller a RETURN capability answers, if it still waits for it. */
 static inline struct process *return_target(struct cap c)
 {
     struct process_number *n = &process_numbers[cap_pnum(c)];
     struct process *p = n->p;
-    if (!p || (n->reply ^ c.w0) >> CAP_PVERSION_SHIFT) /* another version */
+    if (!p || (n->reply ^ c.w0) >> CAP_PVERSION_SHIFT || n->reply_hi != c.w1) /* another version */
         return NULL;
     return p->wait_kind == WAIT_REPLY || p->wait_kind == WAIT_FAULT_REPLY || p->wait_kind == WAIT_OUT ? p : NULL;
 }

@@ -53,7 +53,10 @@ _Static_assert(__builtin_offsetof(struct number_page, none) == __builtin_offseto
 u64 numbers_used;
 static u64 pages_taken;                  /* in use or retired, page 0 included */
 static u64 page_bits[NUMBER_PAGES / 64]; /* taken pages */
-static u64 page_epoch[NUMBER_PAGES];     /* first version of a page's numbers when next bought */
+/* When a page is next bought: the first version of its numbers (bits
+ * 0-33), and the high bits of their reply versions (34-63). */
+static u64 page_epoch[NUMBER_PAGES];
+#define EPOCH_HI_SHIFT 34
 static u64 page_hint = 1;
 /* Numbers 0-63: the kernel's, reserved. */
 static union {
@@ -93,11 +96,13 @@ static void page_buy(struct account *a)
     h->frame = pa;
     h->reply = ~0ULL;
     h->owner = a;
-    u64 epoch = page_epoch[idx];
+    u64 epoch = page_epoch[idx] & CAP_PVERSION_MASK;
+    u32 hi = (u32)(page_epoch[idx] >> EPOCH_HI_SHIFT);
     for (u64 i = 1; i < PER_PAGE; i++) {
         struct process_number *n = &process_numbers[idx * PER_PAGE + i];
         n->version = epoch;
         n->reply = cap_make_process(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, idx * PER_PAGE + i, epoch, 0).w0;
+        n->reply_hi = hi;
         n->free_next = i + 1 < PER_PAGE ? (u32)(i + 1) + 1 : 0;
     }
     h->free_first = 1 + 1;
@@ -118,18 +123,21 @@ static void unlink_page(u32 *head, u64 idx, bool free_list)
 }
 
 /* Give a page with no number in use back to its owner's frames; its
- * numbers' next versions are remembered for whoever buys it next. */
+ * numbers' next versions are remembered for whoever buys it next: above
+ * every version and reply version (its high bits the highest, its low bits
+ * above all low bits) that any of them had. */
 static void page_release(u64 idx)
 {
     struct number_page *h = page_of(idx);
     struct account *a = h->owner;
     ASSERT(h->used == 0);
-    u64 top = 0;
+    u64 top = 0, top_hi = 0;
     for (u64 i = 1; i < PER_PAGE; i++) {
         struct process_number *n = &process_numbers[idx * PER_PAGE + i];
         u64 r = n->reply >> CAP_PVERSION_SHIFT;
         top = top > n->version ? top : n->version;
         top = top > r ? top : r;
+        top_hi = top_hi > n->reply_hi ? top_hi : n->reply_hi;
     }
     unlink_page(&a->number_pages, idx, false);
     if (h->on_free_list)
@@ -138,8 +146,9 @@ static void page_release(u64 idx)
     u64 pa = h->frame;
     number_region_map(NUMBER_REGION + idx * PAGE_SIZE, 0);
     kmem_free(a, pa);
-    if (top + 1 < CAP_PVERSION_MASK) { /* else the page is never used again */
-        page_epoch[idx] = top + 1;
+    /* else (2^34 versions, or 2^64 calls) the page is never used again */
+    if (top + 1 < CAP_PVERSION_MASK && top_hi < 1ULL << (64 - EPOCH_HI_SHIFT)) {
+        page_epoch[idx] = (top + 1) | top_hi << EPOCH_HI_SHIFT;
         page_bits[idx / 64] &= ~(1ULL << (idx % 64));
         pages_taken--;
     }

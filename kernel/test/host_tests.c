@@ -282,6 +282,33 @@ static void test_cap_encoding(void)
     CHECK(cap_is_null((struct cap){0, 0}));
 }
 
+/* Reply versions carry into the RETURN capability's second word instead
+ * of wrapping (2^34 calls by one process would otherwise bring an old
+ * return capability back to life). */
+static void test_reply_version(void)
+{
+    struct cap top = cap_make_process(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, 0xabcde, CAP_PVERSION_MASK - 1, 0);
+    u64 w0 = top.w0;
+    u32 hi = 7;
+    reply_version_next(&w0, &hi);
+    struct cap c = {w0, hi};
+    CHECK(cap_pversion(c) == CAP_PVERSION_MASK && hi == 7);
+    reply_version_next(&w0, &hi); /* the carry */
+    c = (struct cap){w0, hi};
+    CHECK(cap_pversion(c) == 0 && hi == 8);
+    CHECK(cap_type(c) == KEEP_TYPE_RETURN && cap_rights(c) == KEEP_RIGHT_WRITE && cap_pnum(c) == 0xabcde);
+    CHECK(!(c.w0 == top.w0 && c.w1 == 7)); /* never the word it started from */
+    reply_version_next(&w0, &hi);
+    CHECK(cap_pversion((struct cap){w0, hi}) == 1 && hi == 8);
+    /* Steps below the top leave the second word alone. */
+    u64 w = cap_make_process(KEEP_TYPE_RETURN, KEEP_RIGHT_WRITE, 5, 3, 0).w0;
+    u32 h = 0;
+    u64 start = w;
+    for (u64 i = 0; i < 4; i++)
+        reply_version_next(&w, &h);
+    CHECK(h == 0 && cap_pversion((struct cap){w, h}) == 7 && w != start);
+}
+
 static void test_cap_weak(void)
 {
     struct cap page = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC, 0, 3, 0x5000);
@@ -411,6 +438,7 @@ int main(void)
         {"boot image parsing", test_bootimage},
         {"symbol lookup", test_ksyms},
         {"capability encoding", test_cap_encoding},
+        {"reply versions carry", test_reply_version},
         {"weak capabilities", test_cap_weak},
         {"sealing", test_seal},
         {"MADT parsing", test_madt},

@@ -1,31 +1,57 @@
 //! The shell's door to the workhorse, the Linux personality server
-//! (docs/workhorse.md): started on first use, kept running (its file
-//! system lives as long as it does), asked to run a command line with the
+//! (docs/workhorse.md): a server of the system description, which init
+//! starts at boot and restarts when it ends; the shell asks init for a
+//! capability to it (ADMIN) and asks again when that one has gone stale
+//! (the server was restarted), and asks it to run a command line with the
 //! console as the program's terminal.
 
+use keep_abi::SELF_ASPACE;
 use keep_rt::println;
-use keep_workhorse::{ROOTFS_ENTRY, Workhorse};
+use keep_workhorse::Workhorse;
 
 use crate::Root;
 
+/// The description's server that runs the workhorse program.
+const PROGRAM: &str = "workhorse";
+
 impl Root {
-    fn workhorse(&mut self) -> Option<&Workhorse> {
-        if self.workhorse.is_none() {
-            let img = self.image.as_ref()?;
-            let Some(elf) = img.find("workhorse") else {
-                println!("linux: the boot image has no workhorse");
-                return None;
-            };
-            let rootfs = img.find(ROOTFS_ENTRY).map_or(&[][..], |e| e.data);
-            match Workhorse::start(&mut self.slots, elf.data, rootfs) {
-                Ok(w) => self.workhorse = Some(w),
-                Err(e) => {
-                    println!("linux: cannot start the workhorse: {e}");
-                    return None;
-                }
+    /// The running workhorse: the capability kept from before while its
+    /// instance lives, else a new one from init; None (said why) when it
+    /// is not running.
+    fn workhorse(&mut self) -> Option<Workhorse> {
+        if let Some(w) = self.workhorse {
+            if SELF_ASPACE.identify_cap(w.sender).is_ok_and(|c| c.live) {
+                return Some(w);
+            }
+            self.forget_workhorse();
+        }
+        let Some(sys) = self.system.as_ref() else {
+            println!("linux: no system description runs (see the boot messages), so there is no workhorse");
+            return None;
+        };
+        let Some(i) = sys.server_running(PROGRAM) else {
+            println!("linux: the system description ({}) has no server running program '{PROGRAM}'", sys.file);
+            return None;
+        };
+        let s = self.slots.alloc()?;
+        match sys.admin(i, s) {
+            Ok(_) => {
+                self.workhorse = Some(Workhorse { sender: s });
+                self.workhorse
+            }
+            Err(e) => {
+                println!("linux: the workhorse ('{}') is not running now: {e} (its supervisor restarts it, or it is down: see ps)", sys.entries[i].name);
+                self.slots.free(s);
+                None
             }
         }
-        self.workhorse.as_ref()
+    }
+
+    pub fn forget_workhorse(&mut self) {
+        if let Some(w) = self.workhorse.take() {
+            let _ = SELF_ASPACE.delete_cap(w.sender);
+            self.slots.free(w.sender);
+        }
     }
 
     /// `linux [PROGRAM ARGS...]`: runs it and reports a status other than
@@ -42,7 +68,10 @@ impl Root {
                         println!("  {l}");
                     }
                 }
-                Err(e) => println!("linux: {e}"),
+                Err(e) => {
+                    println!("linux: {e}");
+                    self.forget_workhorse();
+                }
             }
             return;
         }
@@ -50,7 +79,12 @@ impl Root {
             Ok(0) => {}
             Ok(st) if st & 0x7f == 0 => println!("linux: exit status {}", (st >> 8) & 0xff),
             Ok(st) => println!("linux: killed by signal {}", st & 0x7f),
-            Err(e) => println!("linux: {e}"),
+            Err(e) => {
+                println!("\r\nlinux: {e}");
+                if !SELF_ASPACE.identify_cap(w.sender).is_ok_and(|c| c.live) {
+                    self.forget_workhorse();
+                }
+            }
         }
     }
 }

@@ -41,8 +41,10 @@ pub struct Root {
     /// Programs of `run` loaded on a bank of their own: (process slot,
     /// bank, program name).
     pub banked: alloc::vec::Vec<(u64, keep_spacebank::Bank, alloc::string::String)>,
-    /// The Linux personality server, once the shell has started it.
+    /// A capability to the Linux personality server (init's), once asked for.
     pub workhorse: Option<keep_workhorse::Workhorse>,
+    /// Times the system was built again after init ended.
+    pub init_restarts: u32,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -52,6 +54,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         slots: SlotPool::growable(MEMORY, SELF_ASPACE),
         bench: bench::Kept::default(),
         system: None,
+        init_restarts: 0,
         banked: alloc::vec::Vec::new(),
         workhorse: None,
     };

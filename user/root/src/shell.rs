@@ -92,13 +92,19 @@ const COMMANDS: &[Command] = &[
     ),
     cmd(
         "kill",
-        "kill <pid> | kill <server>",
-        "stop a program started with run ... &, or a server",
+        "kill <pid> | kill <server> [ms] | kill init",
+        "stop a program started with run ... &, a server, or init",
         &[
             "Stops and destroys it; the shell holds capabilities only to the",
             "programs it started, so it can kill no other process.  A server of",
             "the system description is killed by its supervisor (init), which",
-            "destroys its instance at once and restarts it as for a crash.",
+            "destroys its instance at once and restarts it as for a crash.  With",
+            "ms (at most 60000), init kills it that long from now and the prompt",
+            "comes back at once: a server that holds the console (the workhorse",
+            "while a Linux program runs) cannot be killed from the prompt then.",
+            "kill init destroys init, as a crash of it would; the root task, its",
+            "supervisor, then shuts the whole system down and builds it again from",
+            "the description (at most 3 times).",
         ],
     ),
     cmd(
@@ -283,6 +289,7 @@ pub fn run(root: &mut Root) -> i32 {
                 flush(&mut out);
                 sh.execute(&line);
                 sh.reap(false);
+                crate::shell_system::supervise_init(sh.root);
                 sh.editor.begin(&mut out);
             }
         }
@@ -296,7 +303,10 @@ impl Shell<'_> {
     fn read_input(&mut self) -> Result<(), Error> {
         let mut buf = [0u8; 64];
         loop {
-            let r = CONSOLE.read(&mut buf, !self.jobs.is_empty());
+            // Polled while background programs run or a system does (its
+            // init is supervised here).
+            let poll = !self.jobs.is_empty() || self.root.system.is_some();
+            let r = CONSOLE.read(&mut buf, poll);
             match r {
                 Ok(n) => {
                     self.pending.extend(&buf[..n.min(buf.len())]);
@@ -304,7 +314,15 @@ impl Shell<'_> {
                 }
                 Err(Error::WOULD_BLOCK) => {
                     self.reap(true);
-                    if !self.jobs.is_empty() {
+                    if self.root.system.is_some() && self.root.system.as_ref().is_some_and(|s| s.init_ended().is_some()) {
+                        let mut out = Vec::new();
+                        self.editor.clear_row(&mut out);
+                        flush(&mut out);
+                        crate::shell_system::supervise_init(self.root);
+                        self.editor.redraw(&mut out);
+                        flush(&mut out);
+                    }
+                    if poll {
                         let _ = TIMER.sleep(JOB_POLL_MS);
                     }
                 }
@@ -356,7 +374,7 @@ impl Shell<'_> {
                 ps(&self.jobs);
                 crate::shell_system::ps(self.root);
             }
-            "kill" => self.kill(words.next()),
+            "kill" => self.kill(words.next(), words.next()),
             "uptime" => uptime(),
             "mem" => {
                 mem();
@@ -502,18 +520,41 @@ impl Shell<'_> {
         }
     }
 
-    fn kill(&mut self, arg: Option<&str>) {
+    fn kill(&mut self, arg: Option<&str>, delay: Option<&str>) {
         let Some(arg) = arg else {
-            println!("usage: kill <pid>   (the pids of background programs: ps)");
+            println!("usage: kill <pid> | kill <server> [ms]   (the pids of background programs: ps)");
             return;
         };
+        if arg == "init"
+            && delay.is_none()
+            && let Some(sys) = self.root.system.as_ref()
+        {
+            match sys.kill_init() {
+                Ok(()) => println!("kill: init killed; the root task, its supervisor, builds the system again"),
+                Err(e) => println!("kill: init: {e}"),
+            }
+            return;
+        }
         if let Some(sys) = self.root.system.as_ref()
             && sys.entries.iter().any(|e| e.name == arg && e.kind == keep_system::Kind::Server)
         {
-            match sys.kill(arg) {
+            let ms = match delay.map(|d| d.parse::<u64>()) {
+                None => 0,
+                Some(Ok(ms)) => ms,
+                Some(Err(_)) => {
+                    println!("kill: '{}' is not a delay in milliseconds", delay.unwrap_or(""));
+                    return;
+                }
+            };
+            match sys.kill(arg, ms) {
+                Ok(()) if ms > 0 => println!("kill: server {arg} will be killed in {ms} ms"),
                 Ok(()) => println!("kill: server {arg} killed; its supervisor restarts it as its restart= says"),
                 Err(e) => println!("kill: server {arg}: {e}"),
             }
+            return;
+        }
+        if delay.is_some() {
+            println!("kill: a delay is for a server of the system description");
             return;
         }
         let Some(pid) = arg.parse::<u32>().ok() else {

@@ -59,6 +59,36 @@ pub fn boot(root: &mut Root, file: &str) {
     }
 }
 
+/// How many times the root task builds the system again after init ended.
+pub const INIT_RESTARTS: u32 = 3;
+
+/// The root task supervises init, the root of the supervision tree: when
+/// init has ended (a crash, or `kill init`), the servers it supervised are
+/// no longer watched and the name service is gone, so the whole system is
+/// shut down (every described bank destroyed, and with it every server and
+/// program instance) and built again from its description, at most
+/// INIT_RESTARTS times.  Called after each command and while the shell
+/// polls the console; true if it reported something.
+pub fn supervise_init(root: &mut Root) -> bool {
+    let Some(how) = root.system.as_ref().and_then(|s| s.init_ended()) else { return false };
+    let sys = root.system.take().expect("checked");
+    let file = sys.file.clone();
+    root.forget_workhorse();
+    if root.init_restarts >= INIT_RESTARTS {
+        println!("system: init ended: {how}; not restarted again ({INIT_RESTARTS} restarts used): the shell runs without the system");
+        sys.shut_down(&mut root.slots);
+        return true;
+    }
+    root.init_restarts += 1;
+    println!(
+        "system: init ended: {how}; the system is built again from {file} ({} of {INIT_RESTARTS}): every server and program of it restarts",
+        root.init_restarts
+    );
+    sys.shut_down(&mut root.slots);
+    boot(root, &file);
+    true
+}
+
 /// `run NAME [arg0]` of a program of the description; false if `name` is
 /// not one (the shell's own `run` goes on).
 pub fn run(root: &mut Root, name: &str, arg0: u64, background: bool) -> bool {
@@ -98,6 +128,10 @@ pub fn ps(root: &Root) {
         }
     };
     println!("system ({}): {:<16} {:<7} {:<10} {:>6}  {:<10} {:>8}  state", sys.file, "name", "kind", "bank", "limit", "supervisor", "restarts");
+    // init itself: on a bank of its own, supervised by the root task.
+    let init_state = sys.init_process().map_or("-", |p| p.status().map_or("gone", |s| state_name(s.state)));
+    let restarts = alloc::format!("{}/{INIT_RESTARTS}", root.init_restarts);
+    println!("  {:<16} {:<7} {:<10} {:>6}  {:<10} {:>8}  {init_state}", "init", "init", "(own)", "-", "root", restarts);
     for (i, e) in sys.entries.iter().enumerate() {
         let (kind, sup, restarts, state) = match e.kind {
             Kind::Server => {

@@ -16,7 +16,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keep_abi::{Account, MEMORY, Process, SELF_ASPACE, Status, rights, slot};
+use keep_abi::{ACCOUNT, Account, Aspace, MEMORY, Process, SELF_ASPACE, Status, rights, slot, ty};
 use keep_constructor::{Constructor, Instance};
 use keep_loader::{Blob, Child, Grant, Loader, SlotPool, Spec};
 use keep_spacebank::{Bank, BankFrames};
@@ -27,6 +27,73 @@ use keep_system::names;
 /// Frames of init's bank (its program, 1 MiB of heap, its watchers), and of its account.
 pub const INIT_BANK_LIMIT: u64 = 1024;
 pub const INIT_ACCOUNT_FRAMES: u64 = 64;
+
+/// Where the root task maps a blob's page while it fills it.
+const BLOB_SCRATCH: u64 = 0x0000_6100_0000_0000;
+
+// The workhorse finds its root file system where the constructor maps a blob.
+const _: () = assert!(keep_workhorse::ROOTFS_VADDR == keep_constructor::BLOB_VADDR);
+
+/// A boot-image file of a `blob=` (keep_constructor, "Blobs"), copied once
+/// into pages of the memory pool: an address space used only as their
+/// container, page i in its capability slot i.  Every constructor naming
+/// the file gets a weak, read-only capability to it.
+struct BlobSpace {
+    file: String,
+    space: Aspace,
+    len: u64,
+}
+
+/// Copies `data` into a new blob space at the empty slot `space`.
+fn make_blob(slots: &mut SlotPool, space: u64, data: &[u8]) -> Result<Aspace, String> {
+    let fail = |what: &str, e: keep_abi::Error| alloc::format!("{what}: {e}");
+    ACCOUNT.create_aspace(space).map_err(|e| fail("CREATE_ASPACE", e))?;
+    let blob = Aspace(space);
+    let scratch = slots.alloc().ok_or("no free slot")?;
+    let pages = data.len().div_ceil(4096) as u64;
+    let r = (|| {
+        // The mappings keep the cappages (and the slots the pages).
+        for c in 0..pages.div_ceil(keep_abi::layout::CAPPAGE_SLOTS) {
+            MEMORY.retype(ty::CAPPAGE, scratch).map_err(|e| fail("RETYPE", e))?;
+            let m = blob.map_cappage(scratch, c * keep_abi::layout::CAPPAGE_SLOTS);
+            let _ = SELF_ASPACE.delete_cap(scratch);
+            m.map_err(|e| fail("MAP_CAPPAGE", e))?;
+        }
+        for (i, chunk) in data.chunks(4096).enumerate() {
+            MEMORY.retype(ty::PAGE, scratch).map_err(|e| fail("RETYPE", e))?;
+            let r = SELF_ASPACE.map(scratch, BLOB_SCRATCH, rights::READ | rights::WRITE).map(|_| {
+                // SAFETY: a fresh page mapped writable at BLOB_SCRATCH, used by nothing else.
+                let page = unsafe { core::slice::from_raw_parts_mut(BLOB_SCRATCH as *mut u8, chunk.len()) };
+                page.copy_from_slice(chunk);
+                let _ = SELF_ASPACE.unmap(BLOB_SCRATCH);
+            });
+            let r = r.and_then(|_| blob.insert_cap(scratch, i as u64, rights::READ));
+            let _ = SELF_ASPACE.delete_cap(scratch);
+            r.map_err(|e| fail("a blob page", e))?;
+        }
+        Ok(blob)
+    })();
+    slots.free(scratch);
+    if r.is_err() {
+        free_blob(slots, blob, pages);
+    }
+    r
+}
+
+/// Gives a blob space's pages back to the pool and destroys it.
+fn free_blob(slots: &mut SlotPool, blob: Aspace, pages: u64) {
+    if let Some(scratch) = slots.alloc() {
+        for i in 0..pages {
+            if blob.extract_cap(i, scratch, 0).is_ok() {
+                let _ = MEMORY.reclaim(scratch);
+                let _ = SELF_ASPACE.delete_cap(scratch);
+            }
+        }
+        slots.free(scratch);
+    }
+    let _ = ACCOUNT.destroy(blob.0);
+    let _ = SELF_ASPACE.delete_cap(blob.0);
+}
 
 /// One server or program of the description.
 pub struct Running {
@@ -64,6 +131,8 @@ pub struct System {
     init: Option<InitServer>,
     /// The index of init's bank.
     init_bank_index: u64,
+    /// The files of `blob=` lines, each copied once.
+    blobs: Vec<BlobSpace>,
 }
 
 /// Why building the system stopped: the line of the description, if any.
@@ -88,6 +157,11 @@ impl System {
             if image.find(&e.program).is_none_or(|p| !p.data.starts_with(b"\x7fELF")) {
                 return Err(at(e.line, alloc::format!("no program '{}' in the boot image", e.program)));
             }
+            if let Some(b) = &e.blob
+                && image.find(b).is_none_or(|f| f.data.is_empty() || f.data.len() as u64 > keep_constructor::MAX_BLOB)
+            {
+                return Err(at(e.line, alloc::format!("blob={b}: no such file in the boot image (or empty, or over 256 MiB)")));
+            }
         }
         let elf = |n: &str| image.find(n).map(|e| e.data).ok_or_else(|| at(0, alloc::format!("no '{n}' in the boot image")));
         let limit = MEMORY.free().unwrap_or(0) / 2;
@@ -110,6 +184,7 @@ impl System {
             desc,
             init: None,
             init_bank_index: u64::MAX,
+            blobs: Vec::new(),
         };
         match sys.build(slots, image, text) {
             Ok(()) => Ok(sys),
@@ -190,6 +265,11 @@ impl System {
         // server's constructor and bank go to init.
         let scratch = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
         let sender = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
+        // `timer`: read-only (NOW and SLEEP need no more), which the
+        // constructor counts as confined.
+        let timer = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
+        SELF_ASPACE.copy_cap(slot::TIMER, timer, rights::READ).map_err(|e| at(0, alloc::format!("COPY_CAP of the timer: {e}")))?;
+        let weak_blob = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
         for (i, e) in self.desc.entries.clone().into_iter().enumerate() {
             let _ = SELF_ASPACE.delete_cap(sender);
             init_process
@@ -206,12 +286,26 @@ impl System {
                     caps.push((s, s));
                 }
             }
+            if e.timer {
+                caps.push((timer, slot::TIMER));
+            }
+            let blob = match &e.blob {
+                Some(file) => {
+                    let (space, len) = self.blob(slots, image, file).map_err(|why| at(e.line, alloc::format!("blob={file}: {why}")))?;
+                    let _ = SELF_ASPACE.delete_cap(weak_blob);
+                    SELF_ASPACE
+                        .copy_cap(space.0, weak_blob, rights::READ | rights::WEAK)
+                        .map_err(|err| at(e.line, alloc::format!("blob={file}: COPY_CAP: {err}")))?;
+                    Some((weak_blob, len))
+                }
+                None => None,
+            };
             let elf = image.find(&e.program).map(|p| p.data).unwrap_or(&[]);
             let c = slots.alloc().ok_or_else(|| at(e.line, "no free slot"))?;
             let ctor = self
                 .ctor_server
                 .meta
-                .build(&e.name, elf, &caps, scratch, c)
+                .build_with_blob(&e.name, elf, &caps, blob, scratch, c)
                 .map_err(|err| at(e.line, alloc::format!("constructor of '{}': {err}", e.name)))?;
             if e.kind == Kind::Server {
                 let i = i as u64;
@@ -232,8 +326,10 @@ impl System {
                 last: None,
             });
         }
-        let _ = SELF_ASPACE.delete_cap(sender);
-        slots.free(sender);
+        for s in [sender, timer, weak_blob] {
+            let _ = SELF_ASPACE.delete_cap(s);
+            slots.free(s);
+        }
         slots.free(scratch);
         init_process.start().map_err(|e| at(0, alloc::format!("START of init: {e}")))?;
         match init_proto::call(control, init_proto::req::START) {
@@ -249,6 +345,18 @@ impl System {
             Ok(w) => Err(at(0, alloc::format!("init: START answered {w:?}"))),
             Err(e) => Err(at(0, alloc::format!("init: START failed: {}", keep_abi::Error(e)))),
         }
+    }
+
+    /// The blob space of boot-image file `file`, made on first use.
+    fn blob(&mut self, slots: &mut SlotPool, image: &keep_loader::BootImage<'static>, file: &str) -> Result<(Aspace, u64), String> {
+        if let Some(b) = self.blobs.iter().find(|b| b.file == file) {
+            return Ok((b.space, b.len));
+        }
+        let data = image.find(file).map(|f| f.data).ok_or("no such file in the boot image")?;
+        let s = slots.alloc().ok_or("no free slot")?;
+        let space = make_blob(slots, s, data).inspect_err(|_| slots.free(s))?;
+        self.blobs.push(BlobSpace { file: String::from(file), space, len: data.len() as u64 });
+        Ok((space, data.len() as u64))
     }
 
     /// Starts an instance of program `i` with `arg0`.
@@ -326,12 +434,14 @@ impl System {
         self.entries.iter().position(|e| e.kind == Kind::Server && e.program == program)
     }
 
-    /// KILL of server `name` (init destroys its instance; supervision restarts it).
-    pub fn kill(&self, name: &str) -> Result<(), String> {
+    /// KILL of server `name` (init destroys its instance; supervision
+    /// restarts it), now or `delay` ms from now.
+    pub fn kill(&self, name: &str, delay: u64) -> Result<(), String> {
         let init = self.init.as_ref().ok_or("init is not running")?;
         let i = self.entries.iter().position(|e| e.name == name && e.kind == Kind::Server).ok_or("no such server")?;
-        match init_proto::call_with(init.control, init_proto::req::KILL, [i as u64, 0, 0, 0]) {
+        match init_proto::call_with(init.control, init_proto::req::KILL, [i as u64, delay, 0, 0]) {
             Ok(w) if w[0] == init_proto::status::OK => Ok(()),
+            Ok(w) if w[0] == init_proto::status::BAD_REQUEST => Err(alloc::format!("the delay is over {} ms", init_proto::MAX_KILL_DELAY)),
             Ok(_) => Err(String::from("it is not running")),
             Err(e) => Err(alloc::format!("init: KILL failed: {}", keep_abi::Error(e))),
         }
@@ -344,6 +454,25 @@ impl System {
             e if e >= 0x100 => String::from("it is not running"),
             e => alloc::format!("init: ADMIN failed: {}", keep_abi::Error(e)),
         })
+    }
+
+    /// Whether init has ended (exited, faulted, or its process is gone):
+    /// how, for the report.
+    pub fn init_ended(&self) -> Option<String> {
+        let init = self.init.as_ref()?;
+        match init.child.process.status() {
+            Ok(s) if s.state == keep_abi::state::EXITED || s.state == keep_abi::state::FAULTED => Some(alloc::format!("{s}")),
+            Ok(_) => None,
+            Err(e) => Some(alloc::format!("its process is gone ({e})")),
+        }
+    }
+
+    /// Destroys init's bank, and with it init (not the servers, whose
+    /// banks are the description's): what a crash of init would leave.
+    /// The shell's `kill init`.
+    pub fn kill_init(&self) -> Result<(), String> {
+        let init = self.init.as_ref().ok_or("init is not running")?;
+        init.bank.destroy().map_err(|e| alloc::format!("destroying init's bank: {e}"))
     }
 
     /// init's process, if it runs.
@@ -359,7 +488,10 @@ impl System {
             self.reap(slots, i);
         }
         if let Some(init) = self.init.take() {
-            if init.child.process.status().is_ok_and(|s| s.state != keep_abi::state::CREATED) {
+            // A STOP call to an init that ended would never be answered.
+            if init.child.process.status().is_ok_and(|s| {
+                s.state != keep_abi::state::CREATED && s.state != keep_abi::state::EXITED && s.state != keep_abi::state::FAULTED
+            }) {
                 let _ = init_proto::call(init.control, init_proto::req::STOP);
             }
             let _ = init.child.process.stop();
@@ -380,6 +512,10 @@ impl System {
         }
         let _ = self.ctor_server.stop(slots);
         let _ = self.bank_server.stop(slots);
+        for b in self.blobs.drain(..) {
+            free_blob(slots, b.space, b.len.div_ceil(4096));
+            slots.free(b.space.0);
+        }
     }
 
     /// The name of the bank with server index `index`, if declared.

@@ -5,9 +5,9 @@
 //! bank    NAME limit=FRAMES [in=BANK]
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
-//!              [devmem] [interrupt] [memory] [S=GRANT ...]
+//!              [devmem] [interrupt] [memory] [timer] [blob=FILE] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
-//!              [memory] [S=GRANT ...]
+//!              [memory] [timer] [blob=FILE] [S=GRANT ...]
 //! ```
 //!
 //! - `bank`: a sub-bank of `BANK` (default `prime`, the prime bank) with a
@@ -31,6 +31,11 @@
 //!   that server gives this client ([`crate::grant`]: a PCI function, a
 //!   disk range, an address); a client of a `pci`, `blk` or `net` server
 //!   must have one.
+//! - `timer`: the timer, read-only (NOW and SLEEP), in slot 2.
+//! - `blob=FILE`: the boot-image file `FILE` is mapped read-only at
+//!   `keep_constructor::BLOB_VADDR` in every instance, its length in bytes in the second
+//!   argument register (rsi); the root task copies it once at boot and
+//!   every instance maps the same frames (the workhorse's root file system).
 //!
 //! Names are 1-16 characters of `a-z`, `0-9` and `-`, unique among banks
 //! and among servers and programs (`prime` and `root` are taken).
@@ -45,6 +50,8 @@ pub const MAX_ENTRIES: usize = 16;
 pub const MAX_BANKS: usize = 16;
 /// The most servers one entry may use.
 pub const MAX_USES: usize = 6;
+/// The longest boot-image file name `blob=` takes.
+pub const MAX_BLOB_NAME: usize = 64;
 /// An account's default size in frames.
 pub const DEFAULT_FRAMES: u64 = 64;
 /// Restarts are bounded.
@@ -88,8 +95,11 @@ pub struct Entry {
     pub devmem: bool,
     pub interrupt: bool,
     pub memory: bool,
+    pub timer: bool,
     /// (index of a server in `uses`, the grant's text).
     pub grants: Vec<(usize, String)>,
+    /// The boot-image file mapped at BLOB_VADDR.
+    pub blob: Option<String>,
 }
 
 impl Entry {
@@ -101,8 +111,10 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 14] =
-    ["program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in"];
+pub const OPTIONS: [&str; 16] = [
+    "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
+    "blob", "timer",
+];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Description {
@@ -185,9 +197,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "memory",
+                "interrupt", "memory", "timer", "blob",
             ],
-            "program" => &["program", "bank", "limit", "frames", "uses", "console", "memory"],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console", "memory", "timer", "blob"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
         };
         if keyword != "bank" && OPTIONS.contains(&name) {
@@ -234,7 +246,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 return Err(err(alloc::format!("uses={list}: more than {MAX_USES} servers")));
             }
         }
-        for flag in ["console", "devmem", "interrupt", "memory"] {
+        for flag in ["console", "devmem", "interrupt", "memory", "timer"] {
             if let Some(v) = get(flag)
                 && !v.is_empty()
             {
@@ -278,6 +290,13 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
         {
             return Err(err(alloc::format!("supervisor={s}: only init supervises")));
         }
+        // A boot-image file name (the root task checks that it is there).
+        let blob = get("blob").map(String::from);
+        if let Some(b) = &blob
+            && (b.is_empty() || b.len() > MAX_BLOB_NAME || !b.bytes().all(|c| c.is_ascii_graphic()))
+        {
+            return Err(err(alloc::format!("blob={b}: want the name of a boot-image file (1-{MAX_BLOB_NAME} printable characters)")));
+        }
         d.entries.push(Entry {
             line,
             kind: if keyword == "server" { Kind::Server } else { Kind::Program },
@@ -294,7 +313,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             devmem: get("devmem").is_some(),
             interrupt: get("interrupt").is_some(),
             memory: get("memory").is_some(),
+            timer: get("timer").is_some(),
             grants,
+            blob,
         });
     }
     Ok(d)
@@ -326,6 +347,16 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         assert_eq!((p.kind, p.bank, p.frames, p.console), (Kind::Program, Some(1), 32, true));
         assert_eq!(p.uses, vec![0]);
         assert_eq!(d.entry("counter-client").map(|(i, _)| i), Some(1));
+        assert_eq!((s.blob.as_deref(), p.blob.as_deref()), (None, None));
+    }
+
+    #[test]
+    fn parses_a_blob() {
+        let d = parse("server w program=workhorse bank=prime limit=9 blob=linux-rootfs.tar.gz\nprogram p program=x bank=prime limit=1 blob=x.bin\n").unwrap();
+        assert_eq!(d.entries[0].blob.as_deref(), Some("linux-rootfs.tar.gz"));
+        assert_eq!(d.entries[1].blob.as_deref(), Some("x.bin"));
+        assert!(!d.entries[0].timer);
+        assert!(parse("program p program=x bank=prime limit=1 timer\n").unwrap().entries[0].timer);
     }
 
     fn refused(text: &str, line: usize, needle: &str) {
@@ -364,6 +395,13 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         refused("server s program=p bank=prime limit=5 frames=70000\n", 1, "frames=70000");
         refused("program c program=p bank=prime limit=5 restart=1\n", 1, "not an option of program");
         refused("program c program=p bank=prime limit=5 console=yes\n", 1, "no value");
+        refused("server s program=p bank=prime limit=5 blob\n", 1, "blob=: want the name");
+        refused("server s program=p bank=prime limit=5 blob=\n", 1, "blob=: want the name");
+        refused(&format!("server s program=p bank=prime limit=5 blob={}\n", "x".repeat(MAX_BLOB_NAME + 1)), 1, "want the name");
+        refused("server s program=p bank=prime limit=5 blob=a blob=b\n", 1, "twice");
+        refused("bank b limit=5 blob=x\n", 1, "not an option of bank");
+        refused("server blob program=p bank=prime limit=5\n", 1, "option's word");
+        refused("server s program=p bank=prime limit=5 timer=1\n", 1, "no value");
         refused("server s program=p bank=prime limit=5\nserver s program=p bank=prime limit=5\n", 2, "declared twice");
         let many: String = (0..=MAX_ENTRIES).map(|i| format!("program p{i} program=x bank=prime limit=1\n")).collect();
         refused(&many, MAX_ENTRIES + 1, "more than");

@@ -18,7 +18,7 @@
 //! | `START` 0x10 | - | the servers started in order; on a failure word 1 the entry, word 2 the constructor's status, word 3 its detail |
 //! | `STATUS` 0x11 | - | the string: a [`EntryStatus`] (4 words) per entry of the description |
 //! | `STOP` 0x12 | - | every instance destroyed (its bank), supervision ended |
-//! | `KILL` 0x13 | the entry | its instance destroyed at once (its bank), as if it had crashed: supervision restarts it as for any end |
+//! | `KILL` 0x13 | the entry; a delay in ms (0: now; at most [`MAX_KILL_DELAY`]) | its instance destroyed at once, or after the delay (its bank), as if it had crashed: supervision restarts it as for any end |
 //! | `ADMIN` 0x14 | the entry | cap: a sender to its instance with payload 0 (a device server's administrator's capability: the shell's `disk`, `devices`) |
 //!
 //! A program's name-service capability (payload: its index) may only ask
@@ -48,6 +48,9 @@ pub mod status {
     /// KILL, ADMIN: no such server, or it is not running.
     pub const NOT_RUNNING: u64 = 4;
 }
+
+/// The longest delay KILL takes (ms): a minute.
+pub const MAX_KILL_DELAY: u64 = 60_000;
 
 /// The payload of the root task's capability.
 pub const CONTROL: u64 = 0x100;

@@ -1,65 +1,20 @@
-//! The starter's side: loading the server and calling it (not in host
-//! tests: it needs keep-rt's IPC buffer).
+//! The caller's side: calling the server through a sender capability
+//! (the shell gets one from init, which starts and supervises the server;
+//! not in host tests: it needs keep-rt's IPC buffer).
 
 use alloc::string::String;
 
-use keep_abi::{MEMORY, Sender, Tag, err, rights, slot};
-use keep_loader::{Blob, Child, Grant, Loader, SlotPool, Spec};
+use keep_abi::{Sender, Tag, err};
 
 use crate::*;
 
-/// A running workhorse: its process and a sender capability to it.
+/// The running workhorse, as a sender capability to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Workhorse {
-    pub child: Child,
     pub sender: u64,
-    pub account: u64,
 }
 
 impl Workhorse {
-    /// Loads the server from `elf`, maps `rootfs` (the archive) into it,
-    /// gives it the console, the timer, the memory pool and an account of
-    /// its own funded with KMEM_FRAMES, and starts it.
-    pub fn start(slots: &mut SlotPool, elf: &[u8], rootfs: &[u8]) -> Result<Workhorse, &'static str> {
-        let account = slots.alloc().ok_or("no free slot")?;
-        if MEMORY.create_account(account).and_then(|_| MEMORY.donate(account, KMEM_FRAMES)).is_err() {
-            let _ = keep_abi::SELF_ASPACE.delete_cap(account);
-            slots.free(account);
-            return Err("cannot make its kernel-memory account");
-        }
-        let g = |src, dest| Grant { src, dest, rights: 0 };
-        let grants = [
-            g(slot::CONSOLE, slot::CONSOLE),
-            g(slot::TIMER, slot::TIMER),
-            g(slot::MEMORY, slot::MEMORY),
-            g(account, slot::ACCOUNT),
-        ];
-        let spec = Spec {
-            name: "workhorse",
-            elf,
-            arg0: if rootfs.is_empty() { 0 } else { ROOTFS_VADDR },
-            arg1: rootfs.len() as u64,
-            grants: &grants,
-            blob: (!rootfs.is_empty()).then_some(Blob { vaddr: ROOTFS_VADDR, data: rootfs }),
-        };
-        let mut loader = Loader::new(slots);
-        let child = loader.load(&spec).map_err(|_| "cannot load the server")?;
-        let Some(sender) = loader.slots.alloc() else {
-            let _ = loader.destroy(child);
-            return Err("no free slot");
-        };
-        if child
-            .process
-            .mint(sender, 0, rights::WRITE | rights::CALL)
-            .and_then(|_| child.process.start())
-            .is_err()
-        {
-            loader.slots.free(sender);
-            let _ = loader.destroy(child);
-            return Err("cannot start the server");
-        }
-        Ok(Workhorse { child, sender, account })
-    }
-
     /// Runs a command line on the console until it ends: Ok(wait status),
     /// or Err(why).
     pub fn run(&self, line: &str) -> Result<u64, String> {
@@ -80,7 +35,7 @@ impl Workhorse {
         buf.set_string(&all);
         let m = Sender(self.sender).call(Tag::new(RUN).with_string(), [bytes.len() as u64, 0, 0, 0]);
         if m.err != err::OK {
-            return Err(alloc::format!("the call failed: {}", keep_abi::Error(m.err)));
+            return Err(gone(m.err));
         }
         match m.words[0] {
             OK => Ok(m.words[1]),
@@ -94,8 +49,11 @@ impl Workhorse {
     /// The system calls refused so far: "NR NAME COUNT" lines.
     pub fn refused(&self) -> Result<String, String> {
         let m = Sender(self.sender).call(Tag::new(STATS), [0; 4]);
-        if m.err != err::OK || m.words[0] != OK {
-            return Err(alloc::format!("STATS failed: {} / {}", m.err, m.words[0]));
+        if m.err != err::OK {
+            return Err(gone(m.err));
+        }
+        if m.words[0] != OK {
+            return Err(alloc::format!("STATS refused with status {}", m.words[0]));
         }
         let buf = keep_rt::ipc_buffer();
         let mut text = alloc::vec![0u8; buf.received_len()];
@@ -104,3 +62,9 @@ impl Workhorse {
     }
 }
 
+
+/// Why a call to the server failed: it ended (killed, or crashed) while
+/// the call waited, or before it.
+fn gone(e: u64) -> String {
+    alloc::format!("the workhorse ended (killed or crashed: {}); its supervisor restarts it, see ps", keep_abi::Error(e))
+}

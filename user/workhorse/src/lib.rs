@@ -7,7 +7,9 @@
 //! table (whose rendering is `docs/linux-compat.md`); `main.rs` is the
 //! server.
 //!
-//! Protocol (calls on a sender capability the starter minted):
+//! Protocol (calls on a sender capability with payload 0, which init gives
+//! the shell: init starts the server from the system description, with the
+//! archive mapped as its blob, and restarts it when it ends):
 //!
 //! | label | request | reply |
 //! |---|---|---|
@@ -20,6 +22,7 @@
 extern crate alloc;
 
 pub mod gzip;
+pub mod store;
 pub mod names;
 pub mod tar;
 pub mod table;
@@ -45,14 +48,9 @@ pub const BUSY: u64 = 4;
 /// python3 and their libraries from Debian's packages, the conformance
 /// tests; the server inflates it).
 pub const ROOTFS_ENTRY: &str = "linux-rootfs.tar.gz";
-/// Where the starter maps the archive in the server's address space; rdi
-/// and rsi carry its address and size.
+/// Where the archive is in the server's address space (the description's
+/// `blob=`: the constructor maps it there, read-only); rsi carries its size.
 pub const ROOTFS_VADDR: u64 = 0x0000_1000_0000_0000;
-
-/// Frames of kernel memory the starter gives the server's own account (its
-/// Linux processes' address spaces, processes and page tables are paid from
-/// it).  A fixed grant until space banks (issue 16) exist.
-pub const KMEM_FRAMES: u64 = 4096;
 
 #[cfg(not(test))]
 mod client;

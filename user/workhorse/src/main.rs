@@ -84,6 +84,8 @@ pub struct Server {
     /// Messages handled (the terminal is polled every TTY_POLL_MESSAGES).
     pub messages: u64,
     pub seed: u64,
+    /// The archive's size until the file system is filled from it.
+    pub archive: Option<u64>,
 }
 
 macro_rules! syscall_table {
@@ -101,25 +103,10 @@ include!("syscall_table.rs");
 
 keep_rt::entry!(main);
 
-fn main(rootfs: u64, size: u64) -> i32 {
+fn main(_: u64, size: u64) -> i32 {
     // SAFETY: first thing, single threaded.
     unsafe { keep_rt::set_allocator(&heap::HEAP) };
     let _ = keep_abi::SELF_PROCESS.set_name("workhorse");
-    // SAFETY: the starter mapped the archive read-only at rootfs for the
-    // server's lifetime (keep_workhorse::ROOTFS_VADDR).
-    let archive: &'static [u8] = unsafe { core::slice::from_raw_parts(rootfs as *const u8, size as usize) };
-    if rootfs == 0 {
-        println!("workhorse: no root file system archive; starting with an empty one");
-    } else {
-        match inflate(archive) {
-            Ok(tar) => {
-                if let Err(e) = vfs::fs().load_archive(tar) {
-                    println!("workhorse: root file system archive refused: {e:?}");
-                }
-            }
-            Err(why) => println!("workhorse: root file system archive refused: {why}"),
-        }
-    }
     let trampoline = match mem::Frame::with(&[0xf3, 0x49, 0x0f, 0xae, 0xd3, 0xff, 0xe1], 0) {
         Ok(f) => f,
         Err(_) => {
@@ -138,8 +125,32 @@ fn main(rootfs: u64, size: u64) -> i32 {
         reply: None,
         messages: 0,
         seed: seed | 1,
+        archive: Some(size),
     };
     s.serve()
+}
+
+/// Fills the file system from the archive (the description's blob, mapped
+/// read-only at ROOTFS_VADDR, `size` bytes).  Done at the first request,
+/// not at start: inflating takes seconds under emulation, which a start at
+/// boot (or a restart) should not cost the rest of the system before
+/// anyone runs a Linux program.
+fn load_rootfs(size: u64) {
+    if size == 0 {
+        println!("workhorse: no root file system archive; starting with an empty one");
+        return;
+    }
+    // SAFETY: the constructor mapped the blob read-only at ROOTFS_VADDR for
+    // the server's lifetime.
+    let archive: &'static [u8] = unsafe { core::slice::from_raw_parts(proto::ROOTFS_VADDR as *const u8, size as usize) };
+    match inflate(archive) {
+        Ok(tar) => {
+            if let Err(e) = vfs::fs().load_archive(tar) {
+                println!("workhorse: root file system archive refused: {e:?}");
+            }
+        }
+        Err(why) => println!("workhorse: root file system archive refused: {why}"),
+    }
 }
 
 /// The root file system archive: a gzip file is inflated into the server's
@@ -184,6 +195,9 @@ impl Server {
                 continue;
             }
             if m.payload == 0 {
+                if let Some(size) = self.archive.take() {
+                    load_rootfs(size);
+                }
                 self.request(m.tag.label(), m.words[0]);
             } else {
                 let pid = m.payload as i32;

@@ -46,6 +46,14 @@ fn check(_: &mut Root, _: &mut Suite) -> BenchResult {
 
 pub fn run_all(root: &mut Root, s: &mut Suite) {
     if !IO.load(core::sync::atomic::Ordering::Relaxed) {
+        // At the prompt: say why these do not run.
+        if ["icount.check", "blk.", "net.tcp", "net.udp"].iter().any(|p| s.wants_any(p)) {
+            println!(
+                "bench: the I/O benchmarks (icount.check, blk.*, net.tcp.*, net.udp.*) run only in `make bench`'s I/O boot \
+                 (kernel command line `iobench`): they need the disk and the NIC to themselves, which the system \
+                 description's servers hold here, and the instruction-counting plugin with the host's peer"
+            );
+        }
         return;
     }
     super::run_parts(root, s, &[("icount.check", check), ("blk.", super::blk::run), ("net.", super::net::host)]);

@@ -34,6 +34,20 @@
 //! | `SEAL` | builder | - | cap: the constructor (requester's capability) |
 //! | `IS_CONFINED` | constructor | up to 4 capabilities: the holes | word 1: 1 confined / 0 not; word 2: first unsafe slot |
 //! | `INSTANTIATE` | constructor | bank limit, account frames, arg0; 1 capability: the requester's bank | caps: the instance's process, its bank |
+//! | `BLOB` | builder | length in bytes (1..=MAX_BLOB); 1 capability: an ASPACE whose capability slots 0, 1, ... hold the blob's pages | - |
+//!
+//! **Blobs.**  A constructor may have one blob: read-only data (a file of
+//! the boot image: the workhorse's root file system) mapped at
+//! [`BLOB_VADDR`] in every instance, with its length in the instance's
+//! second argument register (rsi).  The builder sends an address space
+//! used only as a container of page capabilities (slot i holds page i);
+//! BLOB checks that every slot up to the length holds a page and keeps the
+//! capability; INSTANTIATE maps those pages read-only (EXTRACT_CAP with
+//! READ, then MAP), so every instance maps the same frames and none gets
+//! a capability to them: a blob is data, and does not change whether the
+//! instances are confined.  The frames belong to whoever made them (the
+//! root task, once at boot); the instance's page tables for them are paid
+//! by its account.
 
 #![no_std]
 
@@ -50,6 +64,7 @@ pub mod req {
     pub const SEAL: u64 = 4;
     pub const IS_CONFINED: u64 = 5;
     pub const INSTANTIATE: u64 = 6;
+    pub const BLOB: u64 = 7;
 }
 
 pub mod status {
@@ -99,8 +114,12 @@ pub const INSTANCE_ACCOUNT: u64 = slot::ACCOUNT;
 pub fn valid_instance_slot(s: u64) -> bool {
     matches!(s, 1 | 2 | 5 | 7 | 8..=15) && s != INSTANCE_BANK
 }
-/// The largest image.
-pub const MAX_IMAGE: u64 = 256 * 1024;
+/// The largest image (the workhorse's is about 600 KiB).
+pub const MAX_IMAGE: u64 = 1024 * 1024;
+/// Where an instance finds its constructor's blob.
+pub const BLOB_VADDR: u64 = 0x0000_1000_0000_0000;
+/// The largest blob: 256 MiB.
+pub const MAX_BLOB: u64 = 256 << 20;
 /// The most initial capabilities.
 pub const MAX_CAPS: usize = 8;
 /// The most constructors one server holds.
@@ -198,11 +217,28 @@ impl Meta {
     /// A sealed constructor of `image` with `caps` ((slot here, slot in the
     /// instance)); the builder capability is used in `scratch` and deleted.
     pub fn build(self, name: &str, image: &[u8], caps: &[(u64, u64)], scratch: u64, dest: u64) -> Result<Constructor, CtorError> {
+        self.build_with_blob(name, image, caps, None, scratch, dest)
+    }
+
+    /// As [`Meta::build`], with a blob: (the slot of its container address
+    /// space, its length in bytes).
+    pub fn build_with_blob(
+        self,
+        name: &str,
+        image: &[u8],
+        caps: &[(u64, u64)],
+        blob: Option<(u64, u64)>,
+        scratch: u64,
+        dest: u64,
+    ) -> Result<Constructor, CtorError> {
         let b = self.new_constructor(name, image.len() as u64, scratch)?;
         let r = (|| {
             b.image(image)?;
             for &(src, to) in caps {
                 b.add_cap(src, to)?;
+            }
+            if let Some((space, len)) = blob {
+                b.blob(space, len)?;
             }
             b.seal(dest)
         })();
@@ -238,6 +274,12 @@ impl Builder {
     /// The capability at `src` goes to slot `to` of every instance.
     pub fn add_cap(self, src: u64, to: u64) -> Result<(), CtorError> {
         call(self.0, req::ADD_CAP, [to, 0, 0], &[src], &[]).map(drop)
+    }
+
+    /// The blob: `len` bytes in the pages at slots 0, 1, ... of the address
+    /// space at `space`.
+    pub fn blob(self, space: u64, len: u64) -> Result<(), CtorError> {
+        call(self.0, req::BLOB, [len, 0, 0], &[space], &[]).map(drop)
     }
 
     pub fn seal(self, dest: u64) -> Result<Constructor, CtorError> {

@@ -35,6 +35,13 @@ use keep_spacebank::{Bank, BankError, BankFrames, MAX_FUND};
 
 keep_rt::entry!(main);
 
+/// The images live on the heap, and keep-rt's 1 MiB does not hold the
+/// workhorse's (about 600 KiB) beside the others: the server has a 4 MiB
+/// heap of its own, zero pages made when the root task loads it.
+const HEAP_SIZE: usize = 4 << 20;
+static mut HEAP_SPACE: [u8; HEAP_SIZE] = [0; HEAP_SIZE];
+static HEAP: linked_list_allocator::LockedHeap = linked_list_allocator::LockedHeap::empty();
+
 const FIRST: u64 = keep_abi::slot::FIRST_FREE;
 /// Each call's return capability, then up to four capabilities it carries.
 const RET: u64 = FIRST;
@@ -54,6 +61,8 @@ const NO_ANSWER: u64 = u64::MAX;
 struct Ctor {
     name: (u64, u64),
     image: Vec<u8>,
+    /// The blob: (its container address space, a slot here; its length).
+    blob: Option<(u64, u64)>,
     /// (slot here, slot in the instance)
     caps: Vec<(u64, u64)>,
     sealed: bool,
@@ -113,7 +122,7 @@ impl Server {
         let index = self.ctors.len() as u64;
         let call = krights::WRITE | krights::CALL;
         let slot = self.mint(payload(kind::BUILDER, index), call)?;
-        self.ctors.push(Ctor { name: (w[0], w[1]), image, caps: Vec::new(), sealed: false });
+        self.ctors.push(Ctor { name: (w[0], w[1]), image, blob: None, caps: Vec::new(), sealed: false });
         Ok(([index, 0, 0], alloc::vec![slot]))
     }
 
@@ -146,6 +155,49 @@ impl Server {
         }
         self.ctors[i].caps.push((keep, dest));
         Ok(([0; 3], Vec::new()))
+    }
+
+    /// BLOB: every slot the length covers must hold a page (checked now,
+    /// so that INSTANTIATE does not fail half-way for want of one).
+    fn blob(&mut self, i: usize, len: u64, caps_in: u64) -> Reply {
+        if self.ctors[i].sealed {
+            return Err((status::BAD_STATE, 0));
+        }
+        let is_space = SELF_ASPACE.identify_cap(IN[0]).is_ok_and(|c| c.ty == ty::ASPACE && c.live);
+        if caps_in != 1 || len == 0 || len > MAX_BLOB || self.ctors[i].blob.is_some() || !is_space {
+            return Err(bad());
+        }
+        let space = Aspace(IN[0]);
+        for p in 0..len.div_ceil(4096) {
+            let _ = SELF_ASPACE.delete_cap(FRESH);
+            let page = space.extract_cap(p, FRESH, krights::READ).is_ok()
+                && SELF_ASPACE.identify_cap(FRESH).is_ok_and(|c| c.ty == ty::PAGE && c.live);
+            let _ = SELF_ASPACE.delete_cap(FRESH);
+            if !page {
+                return Err(bad());
+            }
+        }
+        let keep = self.slots.alloc().ok_or((status::FULL, 0))?;
+        if SELF_ASPACE.move_cap(IN[0], keep).is_err() {
+            self.slots.free(keep);
+            return Err(bad());
+        }
+        self.ctors[i].blob = Some((keep, len));
+        Ok(([0; 3], Vec::new()))
+    }
+
+    /// Maps constructor `i`'s blob read-only at BLOB_VADDR in `child`.
+    fn map_blob(&self, i: usize, child: Aspace) -> Result<(), (u64, u64)> {
+        let Some((space, len)) = self.ctors[i].blob else { return Ok(()) };
+        for p in 0..len.div_ceil(4096) {
+            let _ = SELF_ASPACE.delete_cap(FRESH);
+            let r = Aspace(space)
+                .extract_cap(p, FRESH, krights::READ)
+                .and_then(|_| child.map(FRESH, BLOB_VADDR + p * 4096, krights::READ));
+            let _ = SELF_ASPACE.delete_cap(FRESH);
+            r.map_err(|_| (status::LOAD, 0))?;
+        }
+        Ok(())
     }
 
     fn seal(&mut self, i: usize) -> Reply {
@@ -270,12 +322,21 @@ impl Server {
         let name_bytes = [c.name.0.to_le_bytes(), c.name.1.to_le_bytes()].concat();
         let len = name_bytes.iter().position(|&b| b == 0).unwrap_or(16);
         let name = core::str::from_utf8(&name_bytes[..len]).unwrap_or("instance");
-        let spec = Spec { name, elf: &c.image, arg0, arg1: 0, grants: &grants, blob: None };
+        let arg1 = c.blob.map_or(0, |(_, len)| len);
+        let spec = Spec { name, elf: &c.image, arg0, arg1, grants: &grants, blob: None };
         let name = c.name;
         let mut frames_src = BankFrames(sub);
         let mut loader = Loader::with_source(&mut self.slots, Account(ACCT), &mut frames_src);
         let (child, lazy) = loader.load_lazy(&spec).map_err(|_| (status::LOAD, 0))?;
         let _ = SELF_ASPACE.delete_cap(ACCT);
+        if let Err(e) = self.map_blob(i, child.aspace) {
+            // The bank's destruction (by the caller) takes the rest.
+            for s in [child.process.0, child.aspace.0] {
+                let _ = SELF_ASPACE.delete_cap(s);
+                self.slots.free(s);
+            }
+            return Err(e);
+        }
         // The requester gets the process; the address space and the bank
         // stay here (and with the instance) for its pager.
         let started = self.page(child.aspace.0, name, lazy).and_then(|p| {
@@ -390,6 +451,10 @@ impl Server {
                 let i = self.ctor(payload, kind::BUILDER)?;
                 self.seal(i)
             }
+            req::BLOB => {
+                let i = self.ctor(payload, kind::BUILDER)?;
+                self.blob(i, w[0], caps_in)
+            }
             req::IS_CONFINED => {
                 let i = self.ctor(payload, kind::REQUESTER)?;
                 self.is_confined(i, caps_in)
@@ -405,6 +470,11 @@ impl Server {
 }
 
 fn main(_: u64, _: u64) -> i32 {
+    // SAFETY: first thing, single threaded; HEAP_SPACE is used only here.
+    unsafe {
+        HEAP.lock().init(&raw mut HEAP_SPACE as *mut u8, HEAP_SIZE);
+        keep_rt::set_allocator(&HEAP);
+    }
     let mut slots = SlotPool::new();
     for s in [RET, IN[0], IN[1], IN[2], IN[3], MINTED, SUB, ACCT, RBANK, FRESH] {
         slots.reserve(s);

@@ -63,6 +63,8 @@ struct Entry {
     held: bool,
     /// KILL destroyed the instance (the report says so).
     killed: bool,
+    /// A KILL with a delay: when it is due (ms since boot).
+    kill_due: Option<u64>,
     /// (server index, grant text) from the description.
     grants: Vec<(usize, String)>,
     watcher: Option<thread::Thread>,
@@ -208,10 +210,21 @@ impl Init {
         None
     }
 
-    /// Restarts whose backoff is over; the time until the next one (0: none).
+    /// Restarts whose backoff is over, and kills whose delay is; the time
+    /// until the next one (0: none).
     fn due(&mut self) -> u64 {
         let t = now();
         let mut next = u64::MAX;
+        for i in 0..self.entries.len() {
+            match self.entries[i].kill_due {
+                Some(d) if d <= t => {
+                    self.entries[i].kill_due = None;
+                    let _ = self.kill(i, 0);
+                }
+                Some(d) => next = next.min(d - t),
+                None => {}
+            }
+        }
         for i in 0..self.entries.len() {
             if self.entries[i].phase != phase::WAITING {
                 continue;
@@ -261,10 +274,19 @@ impl Init {
 
     /// KILL of entry `i`: its instance's bank is destroyed, and with it the
     /// process; its watcher hears of it and supervision does the rest.
-    fn kill(&mut self, i: usize) -> Option<Answer> {
+    /// With a delay (ms, at most MAX_KILL_DELAY), that happens then, to
+    /// whichever instance runs by then.
+    fn kill(&mut self, i: usize, delay: u64) -> Option<Answer> {
         match self.entries.get(i) {
             Some(e) if e.kind == Kind::Server && e.phase == phase::RUNNING => {}
             _ => return answer([proto::status::NOT_RUNNING, 0, 0, 0]),
+        }
+        if delay > proto::MAX_KILL_DELAY {
+            return answer([proto::status::BAD_REQUEST, 0, 0, 0]);
+        }
+        if delay > 0 {
+            self.entries[i].kill_due = Some(now().saturating_add(delay));
+            return answer([proto::status::OK, 0, 0, 0]);
         }
         self.entries[i].killed = true;
         let _ = Bank(at::INSTANCE_BANK + i as u64).destroy();
@@ -318,7 +340,7 @@ impl Init {
                 keep_rt::ipc_buffer().set_string(&bytes);
                 Some(Answer { words: [proto::status::OK, self.entries.len() as u64, 0, 0], cap: false, string: true })
             }
-            proto::req::KILL => self.kill(w[0] as usize),
+            proto::req::KILL => self.kill(w[0] as usize, w[1]),
             proto::req::ADMIN => self.admin(w[0] as usize),
             proto::req::STOP => {
                 self.stopped = true;
@@ -375,6 +397,7 @@ fn main(len: u64, _: u64) -> i32 {
             bank_index: proto::NONE,
             held: false,
             killed: false,
+            kill_due: None,
             grants: e.grants.clone(),
             watcher: None,
         })
