@@ -50,7 +50,7 @@ USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-a
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench icount-check debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
+.PHONY: all run test bench icount-check debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test persist-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
 
 all: image
 
@@ -269,7 +269,12 @@ boot-test: deps image
 linux-test: deps image
 	$(PYTHON) tools/test_linux.py
 
-test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test sfi-test
+# The workhorse's /data on the disk across reboots and a kill (a copy of
+# build/disk.img written for real; docs/workhorse.md).
+persist-test: deps image
+	$(PYTHON) tools/test_persist.py
+
+test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test persist-test sfi-test
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).

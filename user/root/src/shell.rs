@@ -303,9 +303,7 @@ impl Shell<'_> {
     fn read_input(&mut self) -> Result<(), Error> {
         let mut buf = [0u8; 64];
         loop {
-            // Polled while background programs run or a system does (its
-            // init is supervised here).
-            let poll = !self.jobs.is_empty() || self.root.system.is_some();
+            let poll = !self.jobs.is_empty();
             let r = CONSOLE.read(&mut buf, poll);
             match r {
                 Ok(n) => {

@@ -68,7 +68,8 @@ pub const INIT_RESTARTS: u32 = 3;
 /// shut down (every described bank destroyed, and with it every server and
 /// program instance) and built again from its description, at most
 /// INIT_RESTARTS times.  Called after each command and while the shell
-/// polls the console; true if it reported something.
+/// polls the console (with background programs); true if it reported
+/// something.
 pub fn supervise_init(root: &mut Root) -> bool {
     let Some(how) = root.system.as_ref().and_then(|s| s.init_ended()) else { return false };
     let sys = root.system.take().expect("checked");

@@ -2,12 +2,20 @@
 //! files, so the server grows its own, mapping pages of the memory pool at
 //! the top as it needs them (keep_rt::set_allocator).  Heap pages are never
 //! given back.
+//!
+//! The allocator is `talc` (binned free lists: an allocation costs about
+//! the same however fragmented the heap is); it was linked_list_allocator,
+//! whose first-fit walk of every free hole made each system call's small
+//! allocations cost more the longer the server had run (issue 18: the pipe
+//! round trip, docs/performance.md).
 
-use core::alloc::{GlobalAlloc, Layout};
-use core::ptr::{NonNull, null_mut};
+use core::alloc::Layout;
+use core::ptr::NonNull;
 
 use keep_abi::{MEMORY, SELF_ASPACE, rights, ty};
-use linked_list_allocator::LockedHeap;
+use talc::base::Talc;
+use talc::base::binning::Binning;
+use talc::source::Source;
 
 /// Where the heap starts in the server's space, and how far it may grow.
 const BASE: u64 = 0x0000_3000_0000_0000;
@@ -17,12 +25,6 @@ const STEP: u64 = 256 << 10;
 /// The slot a heap page's capability passes through (the mapping keeps
 /// the page).
 const SLOT: u64 = 0x13;
-
-pub struct Growing {
-    heap: LockedHeap,
-}
-
-pub static HEAP: Growing = Growing { heap: LockedHeap::empty() };
 
 /// Maps [from, from+len) readable and writable; false when the pool or
 /// the mapping refuses.
@@ -40,35 +42,39 @@ fn map(from: u64, len: u64) -> bool {
     true
 }
 
-// SAFETY: LockedHeap serialises; grown memory is mapped before the heap
-// is told about it.
-unsafe impl GlobalAlloc for Growing {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let mut h = self.heap.lock();
-        loop {
-            if h.size() > 0
-                && let Ok(p) = h.allocate_first_fit(layout)
-            {
-                return p.as_ptr();
-            }
-            let top = if h.size() == 0 { BASE } else { h.top() as u64 };
-            let want = (layout.size() as u64 + layout.align() as u64 + 4096).next_multiple_of(STEP);
-            if top + want > BASE + MAX || !map(top, want) {
-                return null_mut();
-            }
-            if h.size() == 0 {
-                // SAFETY: [BASE, BASE+want) was just mapped and is used by
-                // nothing else.
-                unsafe { h.init(BASE as *mut u8, want as usize) };
-            } else {
-                // SAFETY: [top, top+want) was just mapped right above the heap.
-                unsafe { h.extend(want as usize) };
-            }
-        }
-    }
+/// Where talc's memory comes from: pages mapped at the heap's top.
+#[derive(Debug)]
+pub struct Pages {
+    /// How far the heap is mapped.
+    top: u64,
+    /// The heap's end as talc knows it (after the first claim).
+    end: Option<NonNull<u8>>,
+}
 
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: ptr came from alloc above with this layout.
-        unsafe { self.heap.lock().deallocate(NonNull::new_unchecked(ptr), layout) };
+// SAFETY: the server is single threaded; the lock serialises anyway.
+unsafe impl Send for Pages {}
+
+// SAFETY: acquire maps memory and hands it to talc through `talc` only; it
+// allocates nothing (map() makes invocations, no heap use).
+unsafe impl Source for Pages {
+    fn acquire<B: Binning>(talc: &mut Talc<Self, B>, layout: Layout) -> Result<(), ()> {
+        let top = talc.source.top;
+        // Room for the request, its alignment and talc's own bookkeeping.
+        let want = (layout.size() as u64 + layout.align() as u64 + 4096).next_multiple_of(STEP);
+        if top + want > BASE + MAX || !map(top, want) {
+            return Err(());
+        }
+        talc.source.top = top + want;
+        let end = match talc.source.end {
+            // SAFETY: [BASE, top+want) is mapped, read-write, and used by
+            // nothing else.
+            None => unsafe { talc.claim(BASE as *mut u8, (top + want - BASE) as usize) },
+            // SAFETY: [top, top+want) was just mapped right above the heap.
+            Some(e) => Some(unsafe { talc.extend(e, (top + want) as *mut u8) }),
+        };
+        talc.source.end = end;
+        Ok(())
     }
 }
+
+pub static HEAP: talc::TalcLock<spinning_top::RawSpinlock, Pages> = talc::TalcLock::new(Pages { top: BASE, end: None });

@@ -11,6 +11,7 @@
 
 extern crate alloc;
 
+mod disk;
 mod env;
 mod errno;
 mod exec;
@@ -21,6 +22,7 @@ mod process;
 mod shared;
 mod signal;
 mod sys;
+mod ticker;
 mod tty;
 mod vfs;
 
@@ -40,10 +42,16 @@ pub const RECV_RET: u64 = 0x10;
 pub const SESSION_RET: u64 = 0x11;
 /// A scratch slot (cappages being mapped).
 pub const SCRATCH_SLOT: u64 = 0x12;
-/// How often the terminal is polled while a process waits for input.
+/// The ticker's call while no program runs (ticker.rs), its process and
+/// its sender.
+const TICK_RET: u64 = 0x14;
+const TICKER_PROCESS: u64 = 0x15;
+const TICKER_SENDER: u64 = 0x16;
+/// How often the terminal is polled while a process waits for input (or
+/// the clock): the receive's time-out then.
 const TTY_POLL_MS: u64 = 20;
-/// How often it is polled for Ctrl-C while a program runs: after this
-/// long without a message, or this many messages.
+/// How often it is polled for Ctrl-C while a program runs: the ticker's
+/// period, and every this many messages.
 const SIGNAL_POLL_MS: u64 = 50;
 const TTY_POLL_MESSAGES: u64 = 64;
 
@@ -83,6 +91,13 @@ pub struct Server {
     pub reply: Option<(u64, u64)>,
     /// Messages handled (the terminal is polled every TTY_POLL_MESSAGES).
     pub messages: u64,
+    /// False only when no process waits in a system call (`Blocked::Call`,
+    /// which a process waiting for the terminal does too): set when one
+    /// starts to wait, cleared by `retry` when it finds none, so that a
+    /// message needs no walk over every process when nothing waits.
+    pub maybe_waiting: bool,
+    /// The ticker's call is kept in TICK_RET (no program runs).
+    pub tick_parked: bool,
     pub seed: u64,
     /// The archive's size until the file system is filled from it.
     pub archive: Option<u64>,
@@ -124,9 +139,16 @@ fn main(_: u64, size: u64) -> i32 {
         current: None,
         reply: None,
         messages: 0,
+        maybe_waiting: false,
+        tick_parked: false,
         seed: seed | 1,
         archive: Some(size),
     };
+    if let Err(e) = ticker::start(TICKER_PROCESS, TICKER_SENDER) {
+        // Without it a busy program cannot be interrupted and waits for
+        // the terminal or the clock are retried only on other messages.
+        println!("workhorse: no ticker: {e}");
+    }
     s.serve()
 }
 
@@ -151,6 +173,9 @@ fn load_rootfs(size: u64) {
         }
         Err(why) => println!("workhorse: root file system archive refused: {why}"),
     }
+    // /data: the store on the block server's disk, or memory (here, not at
+    // start, for the same reason; the block server is up by now).
+    vfs::fs().mount_data();
 }
 
 /// The root file system archive: a gzip file is inflated into the server's
@@ -167,17 +192,17 @@ fn inflate(archive: &'static [u8]) -> Result<&'static [u8], &'static str> {
 impl Server {
     fn serve(&mut self) -> ! {
         loop {
-            let waits_tty = self.procs.values().any(|p| p.waits_tty);
-            // While a program runs, the terminal is polled for Ctrl-C too.
-            let timeout = if waits_tty {
-                TTY_POLL_MS
-            } else if self.leader.is_some() {
-                SIGNAL_POLL_MS
-            } else {
-                0
-            };
-            let buf = keep_rt::ipc_buffer();
-            buf.set_recv_slots(&[RECV_RET]);
+            let waits_tty = self.maybe_waiting && self.procs.values().any(|p| p.waits_tty);
+            // While a process waits for the terminal or the clock, the
+            // receive has a time-out; the ticker polls for Ctrl-C while a
+            // program runs (so that the receive needs none then: ticker.rs
+            // says why), and its call is kept while none does.
+            let timeout = if waits_tty { TTY_POLL_MS } else { 0 };
+            if self.tick_parked && self.leader.is_some() {
+                self.tick_parked = false;
+                let _ = Return(TICK_RET).reply(Tag::new(0), [SIGNAL_POLL_MS, 0, 0, 0]);
+            }
+            keep_rt::ipc_buffer().recv_slots[0] = RECV_RET;
             // The answer to the last message goes with the next receive, in
             // one invocation (which the kernel's fast path takes).  The
             // next return capability overwrites the used one in RECV_RET.
@@ -192,6 +217,17 @@ impl Server {
                 continue;
             }
             if m.err != 0 || !m.tag.is_called() {
+                continue;
+            }
+            if m.payload == ticker::PAYLOAD {
+                self.poll_tty();
+                if self.leader.is_some() {
+                    self.reply = Some((0, SIGNAL_POLL_MS));
+                } else {
+                    let _ = SELF_ASPACE.delete_cap(TICK_RET);
+                    self.tick_parked = SELF_ASPACE.move_cap(RECV_RET, TICK_RET).is_ok();
+                }
+                self.retry();
                 continue;
             }
             if m.payload == 0 {
@@ -212,7 +248,7 @@ impl Server {
             // The terminal between time-outs too (Ctrl-C reaches a program
             // that keeps making system calls).
             self.messages = self.messages.wrapping_add(1);
-            if waits_tty || (timeout != 0 && self.messages.is_multiple_of(TTY_POLL_MESSAGES)) {
+            if waits_tty || (self.leader.is_some() && self.messages.is_multiple_of(TTY_POLL_MESSAGES)) {
                 self.poll_tty();
             }
             // Now and then the server lets the others of its priority run:
@@ -370,13 +406,19 @@ impl Server {
     pub fn finish(&mut self, pid: i32, call: Call, out: Out, ret: u64) {
         match out {
             Out::Ret(_) | Out::Resume => {
-                if let Some(p) = self.procs.get_mut(&pid) {
-                    p.blocked = None;
-                    p.waits_tty = false;
-                }
+                // (One look-up: finding the process again for the signals
+                // was a good part of a short call's cost, issue 18.)
+                let due = match self.procs.get_mut(&pid) {
+                    Some(p) => {
+                        p.blocked = None;
+                        p.waits_tty = false;
+                        p.pending & !p.sigmask != 0
+                    }
+                    None => false,
+                };
                 // A signal due now is acted on as the call returns.
                 let rax = if let Out::Ret(v) = out { Some(v) } else { None };
-                let delivery = match self.deliverable(pid) {
+                let delivery = match if due { self.deliverable(pid) } else { None } {
                     Some(sig) => self.deliver(pid, sig, rax, None),
                     None => signal::Delivery::None,
                 };
@@ -404,6 +446,7 @@ impl Server {
                 }
                 if p.blocked.is_none() || matches!(p.blocked, Some(Blocked::Call(_))) {
                     p.blocked = Some(Blocked::Call(call));
+                    self.maybe_waiting = true;
                     // A signal already due interrupts it at once.
                     if self.deliverable(pid).is_some() {
                         let ret = self.procs[&pid].ret_slot;
@@ -419,7 +462,11 @@ impl Server {
 
     /// Tries the waiting system calls again until none makes progress.
     pub fn retry(&mut self) {
+        if !self.maybe_waiting {
+            return;
+        }
         if !self.procs.values().any(|p| matches!(p.blocked, Some(Blocked::Call(_)))) {
+            self.maybe_waiting = false;
             return;
         }
         loop {

@@ -65,8 +65,8 @@ syscall_table! {
     62 kill sys::kill, Partial, "no stop and continue (job control): stop signals are ignored";
     63 uname sys::uname, Full, "";
     72 fcntl sys::fcntl, Partial, "F_DUPFD(_CLOEXEC), F_GETFD/SETFD, F_GETFL/SETFL; no locks";
-    74 fsync sys::zero, Full, "the file system is in memory: nothing to flush";
-    75 fdatasync sys::zero, Full, "as fsync";
+    74 fsync sys::fsync, Full, "a file under /data (the store on the disk) has the block server FLUSH; anything else is in memory";
+    75 fdatasync sys::fsync, Full, "as fsync";
     76 truncate sys::truncate, Full, "";
     77 ftruncate sys::ftruncate, Full, "";
     79 getcwd sys::getcwd, Full, "";
@@ -111,12 +111,12 @@ syscall_table! {
     130 rt_sigsuspend signal::rt_sigsuspend, Full, "";
     132 utime sys::utime, Partial, "checks the file; files keep no times (they show 1970)";
     133 mknod sys::mknod, Partial, "regular files and FIFOs; a FIFO cannot be opened yet (ENXIO); devices and sockets EPERM";
-    137 statfs sys::statfs, Partial, "one in-memory file system (tmpfs), sized by the free memory pool";
+    137 statfs sys::statfs, Partial, "/data on the disk: the store's capacity and free bytes; elsewhere the in-memory file system (tmpfs), sized by the free memory pool";
     138 fstatfs sys::fstatfs, Partial, "as statfs";
     157 prctl sys::prctl, Partial, "PR_SET_NAME and PR_GET_NAME";
     158 arch_prctl sys::arch_prctl, Partial, "ARCH_SET_FS and ARCH_GET_FS (through the server's wrfsbase trampoline); no %gs";
     160 setrlimit sys::setrlimit, Partial, "as getrlimit";
-    162 sync sys::zero, Full, "nothing to flush";
+    162 sync sys::sync, Full, "the store on the disk (/data) has the block server FLUSH";
     186 gettid sys::gettid, Full, "";
     200 tkill sys::tkill, Full, "";
     201 time sys::time, Partial, "time since boot";
@@ -156,6 +156,7 @@ syscall_table! {
     292 dup3 sys::dup3, Full, "";
     293 pipe2 sys::pipe2, Partial, "O_CLOEXEC and O_NONBLOCK";
     302 prlimit64 sys::prlimit64, Partial, "as getrlimit and setrlimit, of any process";
+    306 syncfs sys::fsync, Full, "as fsync, for the file system of the descriptor";
     316 renameat2 sys::renameat2, Partial, "flags 0 only";
     318 getrandom sys::getrandom, Partial, "a generator seeded from the timer, not cryptographic (so are /dev/urandom and /dev/random)";
     334 rseq sys::refused, Refused, "restartable sequences need the kernel's help at preemption; glibc goes on without";

@@ -1,14 +1,21 @@
-//! The in-memory file system (until Keep has a block server: docs/
-//! workhorse.md).  Filled at start from the boot image's ustar archive,
-//! whose file bytes stay where the archive is mapped until a file is
-//! written; written data lives in frames of the memory pool, a page each.
-//! Nothing survives the server.
+//! The file system (docs/workhorse.md, "Files").  In memory, filled at
+//! start from the boot image's ustar archive, whose file bytes stay where
+//! the archive is mapped until a file is written; written data lives in
+//! frames of the memory pool, a page each, and does not survive the
+//! server.  `/data` is the store on the disk when the server has a block
+//! server (`mount_data`): every change under it is a record the disk
+//! acknowledged before the call returns (keep_workhorse::store), and its
+//! files' bytes are the store's.
 
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use keep_rt::println;
+use keep_workhorse::store::{self, Op, Store};
+
+use crate::disk::BlkDisk;
 use crate::errno::*;
 use crate::mem::{Frame, PAGE};
 
@@ -27,6 +34,9 @@ pub enum Data {
     Archive(&'static [u8]),
     /// Written data: a frame per page (None: a hole, zeros).
     Pages(Vec<Option<Rc<Frame>>>, u64),
+    /// A file of the store on the disk (under /data): its bytes are the
+    /// store's, by its inode number there.
+    Stored(u64),
 }
 
 pub enum Node {
@@ -42,6 +52,8 @@ pub struct Inode {
     /// Open file descriptions of it: an unlinked inode lives until the
     /// last one closes.
     pub opens: u32,
+    /// Its inode number in the store, when it lives under /data on the disk.
+    pub stored: Option<u64>,
 }
 
 /// Why the archive could not be loaded (printed with {:?}).
@@ -64,6 +76,19 @@ pub fn fs() -> &'static mut Fs {
 
 pub struct Fs {
     nodes: Vec<Option<Inode>>,
+    /// The store behind /data (None: no disk; /data is in memory).
+    pub store: Option<Store<BlkDisk>>,
+}
+
+/// Where the store is mounted.
+pub const DATA: &str = "data";
+
+fn store_err(e: store::Error) -> i64 {
+    match e {
+        store::Error::NoSpace => ENOSPC,
+        store::Error::Io => EIO,
+        store::Error::Bad => EINVAL,
+    }
 }
 
 fn name_ok(name: &str) -> Result<(), i64> {
@@ -80,8 +105,9 @@ impl Fs {
             mode: S_IFDIR | 0o755,
             nlink: 2,
             opens: 0,
+            stored: None,
         };
-        Fs { nodes: alloc::vec![Some(root)] }
+        Fs { nodes: alloc::vec![Some(root)], store: None }
     }
 
     pub fn get(&self, ino: Ino) -> &Inode {
@@ -197,23 +223,50 @@ impl Fs {
         Ok((dir, name))
     }
 
-    /// Adds `node` as `name` in `dir`; EEXIST if the name is taken.
-    pub fn create(&mut self, dir: Ino, name: &str, node: Node, mode: u32) -> Result<Ino, i64> {
+    /// Makes `op` durable in the store (a change under /data).
+    fn log(&mut self, op: &Op) -> Result<(), i64> {
+        self.store.as_mut().ok_or(EIO)?.change(op).map_err(store_err)
+    }
+
+    /// Adds `node` as `name` in `dir`; EEXIST if the name is taken.  Under
+    /// /data it is created in the store first (a file's bytes then are the
+    /// store's).
+    pub fn create(&mut self, dir: Ino, name: &str, mut node: Node, mode: u32) -> Result<Ino, i64> {
         if matches!(name, "." | "..") || self.lookup(dir, name).is_ok() {
             return Err(EEXIST);
         }
+        let mut stored = None;
+        if let Some(sdir) = self.get(dir).stored {
+            let sino = self.store.as_ref().ok_or(EIO)?.tree().fresh();
+            let target = if let Node::Symlink(t) = &node { t.as_str() } else { "" };
+            self.log(&Op::Create { ino: sino, dir: sdir, mode, name, target })?;
+            if let Node::File(_) = node {
+                node = Node::File(Data::Stored(sino));
+            }
+            stored = Some(sino);
+        }
+        Ok(self.insert(dir, name, node, mode, stored))
+    }
+
+    /// Adds `node` as `name` in `dir` in memory only.
+    fn insert(&mut self, dir: Ino, name: &str, node: Node, mode: u32, stored: Option<u64>) -> Ino {
         let is_dir = matches!(node, Node::Dir { .. });
-        let ino = self.alloc(Inode { node, mode, nlink: if is_dir { 2 } else { 1 }, opens: 0 });
+        let ino = self.alloc(Inode { node, mode, nlink: if is_dir { 2 } else { 1 }, opens: 0, stored });
         if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
             entries.insert(String::from(name), ino);
         }
-        Ok(ino)
+        ino
     }
 
     /// A further name for file `ino` in `dir`.
     pub fn link(&mut self, dir: Ino, name: &str, ino: Ino) -> Result<(), i64> {
         if matches!(name, "." | "..") || self.lookup(dir, name).is_ok() {
             return Err(EEXIST);
+        }
+        match (self.get(dir).stored, self.get(ino).stored) {
+            (None, None) => {}
+            (Some(d), Some(i)) => self.log(&Op::Link { ino: i, dir: d, name })?,
+            _ => return Err(EXDEV),
         }
         if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
             entries.insert(String::from(name), ino);
@@ -229,10 +282,23 @@ impl Fs {
     /// Removes `name` from `dir`: a directory only with `rmdir` (and only
     /// when empty), anything else only without.
     pub fn unlink(&mut self, dir: Ino, name: &str, rmdir: bool) -> Result<(), i64> {
+        let ino = self.may_unlink(dir, name, rmdir)?;
+        if let Some(d) = self.get(dir).stored {
+            self.log(&Op::Unlink { dir: d, name })?;
+        }
+        self.detach(dir, name, ino, rmdir);
+        Ok(())
+    }
+
+    /// Whether `name` in `dir` may go (as unlink or rmdir); its inode.
+    fn may_unlink(&self, dir: Ino, name: &str, rmdir: bool) -> Result<Ino, i64> {
         if matches!(name, "." | "..") {
             return Err(if rmdir { EINVAL } else { EISDIR });
         }
         let ino = self.lookup(dir, name)?;
+        if self.get(ino).stored == Some(store::ROOT) {
+            return Err(EBUSY); // the mount point
+        }
         match (&self.get(ino).node, rmdir) {
             (Node::Dir { entries, .. }, true) => {
                 if !entries.is_empty() {
@@ -243,13 +309,17 @@ impl Fs {
             (_, true) => return Err(ENOTDIR),
             _ => {}
         }
+        Ok(ino)
+    }
+
+    /// Takes `name` (inode `ino`) out of `dir` in memory.
+    fn detach(&mut self, dir: Ino, name: &str, ino: Ino, rmdir: bool) {
         if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
             entries.remove(name);
         }
         let n = self.get_mut(ino);
         n.nlink = if rmdir { 0 } else { n.nlink.saturating_sub(1) };
         self.release(ino);
-        Ok(())
     }
 
     pub fn rename(&mut self, from_dir: Ino, from: &str, to_dir: Ino, to: &str) -> Result<(), i64> {
@@ -257,6 +327,13 @@ impl Fs {
             return Err(EBUSY);
         }
         let ino = self.lookup(from_dir, from)?;
+        if self.get(ino).stored == Some(store::ROOT) {
+            return Err(EBUSY); // the mount point
+        }
+        let (sfrom, sto) = (self.get(from_dir).stored, self.get(to_dir).stored);
+        if sfrom.is_some() != sto.is_some() {
+            return Err(EXDEV);
+        }
         let moving_dir = self.is_dir(ino);
         if moving_dir {
             // Not into itself or below it: the tree would lose it (EINVAL,
@@ -272,6 +349,9 @@ impl Fs {
                 }
             }
         }
+        // The name it replaces, checked before anything changes (in the
+        // store the replacement is part of the one RENAME record).
+        let mut replaced = None;
         if let Ok(old) = self.lookup(to_dir, to) {
             if old == ino {
                 return Ok(());
@@ -282,7 +362,13 @@ impl Fs {
                 (false, true) => return Err(EISDIR),
                 _ => {}
             }
-            self.unlink(to_dir, to, rmdir)?;
+            replaced = Some((self.may_unlink(to_dir, to, rmdir)?, rmdir));
+        }
+        if let (Some(fd), Some(td)) = (sfrom, sto) {
+            self.log(&Op::Rename { from_dir: fd, from, to_dir: td, to })?;
+        }
+        if let Some((old, rmdir)) = replaced {
+            self.detach(to_dir, to, old, rmdir);
         }
         if let Node::Dir { entries, .. } = &mut self.get_mut(from_dir).node {
             entries.remove(from);
@@ -324,17 +410,59 @@ impl Fs {
         match &self.get(ino).node {
             Node::File(Data::Archive(b)) => b.len() as u64,
             Node::File(Data::Pages(_, len)) => *len,
+            Node::File(Data::Stored(s)) => self.stored_bytes(*s).len() as u64,
             Node::Symlink(t) => t.len() as u64,
             Node::Dir { entries, .. } => 4096.max(entries.len() as u64 * 32),
         }
     }
 
-    /// Frees `ino` once it has neither names nor open descriptions.
+    /// Frees `ino` once it has neither names nor open descriptions (and
+    /// the store forgets it).
     pub fn release(&mut self, ino: Ino) {
         let n = self.get(ino);
-        if n.nlink == 0 && n.opens == 0 && ino != ROOT {
+        let (gone, stored) = (n.nlink == 0 && n.opens == 0 && ino != ROOT, n.stored);
+        if gone {
+            if let (Some(s), Some(st)) = (stored, self.store.as_mut()) {
+                st.forget(s);
+            }
             self.nodes[ino] = None;
         }
+    }
+
+    /// A stored file's bytes.
+    fn stored_bytes(&self, sino: u64) -> &[u8] {
+        match self.store.as_ref().and_then(|st| st.tree().get(sino)).map(|i| &i.node) {
+            Some(store::Node::File(b)) => b,
+            _ => &[],
+        }
+    }
+
+    /// chmod: the permission bits.
+    pub fn chmod(&mut self, ino: Ino, mode: u32) -> Result<(), i64> {
+        if let Some(s) = self.get(ino).stored {
+            self.log(&Op::Chmod { ino: s, mode: mode & 0o7777 })?;
+        }
+        let n = self.get_mut(ino);
+        n.mode = (n.mode & !0o7777) | (mode & 0o7777);
+        Ok(())
+    }
+
+    /// Makes what the store acknowledged durable (fsync, sync).
+    pub fn flush(&mut self, ino: Option<Ino>) -> Result<(), i64> {
+        if ino.is_some_and(|i| self.get(i).stored.is_none()) {
+            return Ok(());
+        }
+        match self.store.as_mut() {
+            Some(st) => st.flush().map_err(store_err),
+            None => Ok(()),
+        }
+    }
+
+    /// statfs of a directory on the store: (blocks, free blocks) of 4 KiB.
+    pub fn statfs(&self, ino: Ino) -> Option<(u64, u64)> {
+        self.get(ino).stored?;
+        let s = self.store.as_ref()?.status();
+        Some((s.bytes_capacity / 4096, s.bytes_capacity.saturating_sub(s.bytes_used) / 4096))
     }
 
     /// Reads file bytes at `off`; returns how many.
@@ -361,6 +489,13 @@ impl Fs {
                 }
                 Ok(n)
             }
+            Node::File(Data::Stored(s)) => {
+                let b = self.stored_bytes(*s);
+                let start = (off.min(b.len() as u64)) as usize;
+                let n = out.len().min(b.len() - start);
+                out[..n].copy_from_slice(&b[start..start + n]);
+                Ok(n)
+            }
             Node::Dir { .. } => Err(EISDIR),
             Node::Symlink(_) => Err(EINVAL),
         }
@@ -381,6 +516,10 @@ impl Fs {
     }
 
     pub fn write(&mut self, ino: Ino, off: u64, data: &[u8]) -> Result<usize, i64> {
+        if let Node::File(Data::Stored(s)) = self.get(ino).node {
+            off.checked_add(data.len() as u64).ok_or(EINVAL)?;
+            return self.store.as_mut().ok_or(EIO)?.write(s, off, data).map_err(store_err);
+        }
         self.own(ino)?;
         let Node::File(Data::Pages(pages, len)) = &mut self.get_mut(ino).node else {
             return Err(EISDIR);
@@ -406,6 +545,9 @@ impl Fs {
     }
 
     pub fn truncate(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
+        if let Node::File(Data::Stored(s)) = self.get(ino).node {
+            return self.log(&Op::Truncate { ino: s, size });
+        }
         self.own(ino)?;
         let Node::File(Data::Pages(pages, len)) = &mut self.get_mut(ino).node else {
             return Err(EISDIR);
@@ -430,6 +572,7 @@ impl Fs {
                 self.read(ino, 0, &mut v)?;
                 Ok(alloc::borrow::Cow::Owned(v))
             }
+            Node::File(Data::Stored(s)) => Ok(alloc::borrow::Cow::Owned(self.stored_bytes(*s).to_vec())),
             Node::Dir { .. } => Err(EACCES),
             Node::Symlink(_) => Err(ELOOP),
         }
@@ -465,5 +608,128 @@ impl Fs {
             count += 1;
         }
         Ok(count)
+    }
+}
+
+impl Fs {
+    /// Mounts the store on the disk at /data (made in memory first, so
+    /// that /data is there whatever happens); says on the console what it
+    /// found, or why /data stays in memory.
+    pub fn mount_data(&mut self) {
+        // It runs as the first request arrives, whose string (a command
+        // line) is still to be read from the IPC buffer, which the block
+        // server's calls use: keep it.
+        let buf = keep_rt::ipc_buffer();
+        let (len, saved) = (buf.recv_len, buf.string);
+        self.mount_data_now();
+        let buf = keep_rt::ipc_buffer();
+        buf.string = saved;
+        buf.recv_len = len;
+    }
+
+    fn mount_data_now(&mut self) {
+        let at = match self.lookup(ROOT, DATA) {
+            Ok(i) if self.is_dir(i) => i,
+            Ok(_) => return println!("workhorse: /{DATA} is not a directory in the root file system: no store"),
+            Err(_) => match self.mkdir(ROOT, DATA, 0o755) {
+                Ok(i) => i,
+                Err(e) => return println!("workhorse: cannot make /{DATA} ({e})"),
+            },
+        };
+        let disk = match BlkDisk::open() {
+            Ok(d) => d,
+            Err(why) => return println!("workhorse: /{DATA} is in memory: {why}"),
+        };
+        let sectors = store::Disk::sectors(&disk);
+        // SAFETY: rdtsc has no effects.
+        let seed = unsafe { core::arch::x86_64::_rdtsc() } ^ keep_abi::TIMER.now().map(|(ms, t)| ms ^ t.rotate_left(21)).unwrap_or(0);
+        let (st, m) = match Store::mount(disk, seed) {
+            Ok(r) => r,
+            Err((_, e)) => {
+                let why = match e {
+                    store::MountError::TooSmall => alloc::format!("the range ({sectors} sectors) is smaller than a store ({})", store::min_sectors()),
+                    store::MountError::Io => String::from("the disk failed"),
+                    store::MountError::Damaged(w) => alloc::format!("the store is damaged ({w}); the disk is left as it is"),
+                };
+                return println!("workhorse: /{DATA} is in memory: {why}");
+            }
+        };
+        if !matches!(&self.get(at).node, Node::Dir { entries, .. } if entries.is_empty()) {
+            return println!("workhorse: /{DATA} is not empty in the root file system: no store");
+        }
+        // The store's tree into the vfs, directories before what they hold;
+        // a file's further names are links to the same inode.
+        let root_mode = st.tree().get(store::ROOT).map_or(0o755, |i| i.mode);
+        let n = self.get_mut(at);
+        n.stored = Some(store::ROOT);
+        n.mode = S_IFDIR | (root_mode & 0o7777);
+        let mut made: BTreeMap<u64, Ino> = BTreeMap::new();
+        let (mut files, mut dirs) = (0, 0);
+        let mut stack = alloc::vec![(store::ROOT, at)];
+        while let Some((sdir, vdir)) = stack.pop() {
+            let Some(store::Node::Dir { entries, .. }) = st.tree().get(sdir).map(|i| &i.node) else { continue };
+            for (name, &sino) in entries {
+                if let Some(&v) = made.get(&sino) {
+                    let _ = self.link_memory(vdir, name, v);
+                    continue;
+                }
+                let i = st.tree().get(sino).expect("an entry's inode");
+                let node = match &i.node {
+                    store::Node::Dir { .. } => Node::Dir { entries: BTreeMap::new(), parent: vdir },
+                    store::Node::File(_) => Node::File(Data::Stored(sino)),
+                    store::Node::Symlink(t) => Node::Symlink(t.clone()),
+                };
+                let v = self.insert(vdir, name, node, i.mode, Some(sino));
+                made.insert(sino, v);
+                if matches!(i.node, store::Node::Dir { .. }) {
+                    dirs += 1;
+                    stack.push((sino, v));
+                } else {
+                    files += 1;
+                }
+            }
+        }
+        let s = st.status();
+        if m.formatted {
+            println!("workhorse: /{DATA}: no store on the disk's range ({sectors} sectors): formatted a new one ({} KiB)", s.bytes_capacity / 1024);
+        } else {
+            println!(
+                "workhorse: /{DATA}: the store on the disk: {files} files, {dirs} directories, {} KiB of {} KiB; replayed {} checkpoint and {} log records{}{}",
+                s.bytes_used / 1024,
+                s.bytes_capacity / 1024,
+                m.checkpoint_records,
+                m.log_records,
+                if m.torn_tail { "; an unfinished last record dropped" } else { "" },
+                if m.bad_header { "; one of its two headers is damaged (the other was used)" } else { "" },
+            );
+        }
+        self.store = Some(st);
+    }
+
+    /// A further name for `ino` in memory only (the store has it already).
+    fn link_memory(&mut self, dir: Ino, name: &str, ino: Ino) -> Result<(), i64> {
+        if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
+            entries.insert(String::from(name), ino);
+        }
+        self.get_mut(ino).nlink += 1;
+        Ok(())
+    }
+
+    /// The store's state, for /proc/keep-store (None: /data is in memory).
+    pub fn store_status(&self) -> Option<String> {
+        let st = self.store.as_ref()?;
+        let s = st.status();
+        Some(alloc::format!(
+            "epoch {}\nlog_records {}\nlog_sectors {} of {}\nbytes_used {}\nbytes_free {}\ncompactions {}\nreconnects {}\nstate {}\n",
+            s.epoch,
+            s.log_records,
+            s.log_sectors_used,
+            s.log_sectors,
+            s.bytes_used,
+            s.bytes_capacity.saturating_sub(s.bytes_used),
+            s.compactions,
+            st.disk().reconnects,
+            if s.failed { "failed (read-only until the workhorse restarts)" } else { "ok" },
+        ))
     }
 }

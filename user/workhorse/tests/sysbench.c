@@ -7,9 +7,14 @@
  * the empty loop's cost subtracted; prints
  *   bench: NAME median=.. min=.. max=.. unit=instructions runs=21
  * for getppid through the server, a one-byte pipe round trip between two
- * processes, and fork+execve+wait4 of busybox true. */
+ * processes, and fork+execve+wait4 of busybox true.
+ *
+ * `sysbench marked` also runs one more batch of each between the icount
+ * plugin's markers and prints `bench-mark: NAME per=N` after it, for the
+ * per-instruction profile of tools/whprof.py. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,7 +82,10 @@ static u64 batch(void (*op)(void), long n)
     return tsc() - t0;
 }
 
-/* One warm-up batch, then RUNS batches of n, less the empty loop's median. */
+static int marked;
+
+/* One warm-up batch, then RUNS batches of n, less the empty loop's median;
+ * marked: one more batch between the plugin's markers. */
 static void measure(const char *name, void (*op)(void), long n)
 {
     u64 v[RUNS];
@@ -92,10 +100,18 @@ static void measure(const char *name, void (*op)(void), long n)
         v[i] = (t > loop ? t - loop : 0) / n;
     }
     report(name, v);
+    if (marked) {
+        __asm__ volatile("nopl 0x4b455001(%%rax)" ::: "memory");
+        batch(op, n);
+        __asm__ volatile("nopl 0x4b455002(%%rax)" ::: "memory");
+        printf("bench-mark: %s per=%ld\n", name, n);
+        fflush(stdout);
+    }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    marked = argc > 1 && strcmp(argv[1], "marked") == 0;
     measure("wh.syscall.getppid", getppid_op, 1000);
     if (pipe(a) || pipe(b))
         return 1;

@@ -90,10 +90,18 @@ pub(crate) fn stat_bytes(mode: u32, ino: u64, nlink: u64, size: u64, rdev: u64) 
     b
 }
 
+/// st_dev of what is under /data on the disk (the rest is device 1): df
+/// and find tell file systems apart by it.
+const DATA_DEV: u64 = 0x0802;
+
 pub(crate) fn stat_ino(ino: Ino) -> [u8; 144] {
     let f = fs();
     let n = f.get(ino);
-    stat_bytes(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0)
+    let mut b = stat_bytes(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0);
+    if n.stored.is_some() {
+        b[0..8].copy_from_slice(&DATA_DEV.to_le_bytes());
+    }
+    b
 }
 
 pub(crate) fn stat_desc(d: &Desc) -> [u8; 144] {
@@ -486,9 +494,7 @@ pub fn symlinkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub(crate) fn chmod_ino(ino: Ino, mode: u64) -> Result<i64, i64> {
-    let n = fs().get_mut(ino);
-    n.mode = (n.mode & !0o7777) | (mode as u32 & 0o7777);
-    Ok(0)
+    fs().chmod(ino, mode as u32).map(|_| 0)
 }
 
 pub(crate) fn chmod_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64) -> Result<i64, i64> {
@@ -517,13 +523,21 @@ pub fn fchmod(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(r)
 }
 
-pub(crate) fn statfs_bytes() -> [u8; 120] {
+/// struct statfs of `ino`'s file system: the store on the disk for what is
+/// under /data (its capacity and what is free of it), else memory.
+pub(crate) fn statfs_bytes(ino: Option<Ino>) -> [u8; 120] {
     // struct statfs: type, bsize, blocks, bfree, bavail, files, ffree
     // (longs), fsid (2 ints), namelen, frsize, flags, spare[4].
     let mut b = [0u8; 120];
-    let free = keep_abi::MEMORY.free().unwrap_or(0);
-    let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|v| v / 4096).unwrap_or(free).max(free);
-    let words = [0x0102_1994u64, 4096, total, free, free, 1 << 20, 1 << 20];
+    let words = match ino.and_then(|i| fs().statfs(i)) {
+        // (EXT2_SUPER_MAGIC: it is a disk file system.)
+        Some((total, free)) => [0xef53u64, 4096, total, free, free, 1 << 16, 1 << 16],
+        None => {
+            let free = keep_abi::MEMORY.free().unwrap_or(0);
+            let total = keep_abi::KERNEL.info(keep_abi::info::MEM_TOTAL).map(|v| v / 4096).unwrap_or(free).max(free);
+            [0x0102_1994u64, 4096, total, free, free, 1 << 20, 1 << 20]
+        }
+    };
     for (i, w) in words.iter().enumerate() {
         b[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
@@ -535,16 +549,19 @@ pub(crate) fn statfs_bytes() -> [u8; 120] {
 pub fn statfs(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let r = (|| {
         let path = s.path(pid, c.args[0])?;
-        fs().resolve(s.proc(pid).cwd, &path, true)?;
-        s.proc(pid).mm.write(c.args[1], &statfs_bytes()).map(|_| 0)
+        let ino = fs().resolve(s.proc(pid).cwd, &path, true)?;
+        s.proc(pid).mm.write(c.args[1], &statfs_bytes(Some(ino))).map(|_| 0)
     })();
     ret(r)
 }
 
 pub fn fstatfs(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let r = (|| {
-        desc(s, pid, c.args[0])?;
-        s.proc(pid).mm.write(c.args[1], &statfs_bytes()).map(|_| 0)
+        let ino = match desc(s, pid, c.args[0])?.borrow().kind {
+            Kind::File { ino } | Kind::Dir { ino } => Some(ino),
+            _ => None,
+        };
+        s.proc(pid).mm.write(c.args[1], &statfs_bytes(ino)).map(|_| 0)
     })();
     ret(r)
 }
@@ -560,4 +577,24 @@ pub fn utimensat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         return ret(desc(s, pid, c.args[0]).map(|_| 0));
     }
     ret(access_at(s, pid, c.args[0], c.args[1]))
+}
+
+/// fsync, fdatasync, syncfs: a file or directory under /data has the block
+/// server FLUSH (every change was already acknowledged by the disk; FLUSH
+/// makes it durable past the device's cache); anything else is in memory.
+pub fn fsync(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let ino = match desc(s, pid, c.args[0])?.borrow().kind {
+            Kind::File { ino } | Kind::Dir { ino } => Some(ino),
+            _ => return Ok(0),
+        };
+        fs().flush(ino).map(|_| 0)
+    })();
+    ret(r)
+}
+
+/// sync: FLUSH of the store, if there is one.
+pub fn sync(_s: &mut Server, _pid: i32, _c: &mut Call) -> Out {
+    let _ = fs().flush(None);
+    Out::Ret(0)
 }

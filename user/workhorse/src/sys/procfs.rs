@@ -81,7 +81,7 @@ fn components(s: &Server, pid: i32, path: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
-const SYSTEM_FILES: [&str; 8] = ["cpuinfo", "meminfo", "uptime", "version", "mounts", "loadavg", "stat", "filesystems"];
+const SYSTEM_FILES: [&str; 9] = ["cpuinfo", "meminfo", "uptime", "version", "mounts", "loadavg", "stat", "filesystems", "keepstore"];
 const PROCESS_FILES: [(&str, u8); 12] = [
     ("stat", DT_REG),
     ("status", DT_REG),
@@ -124,7 +124,12 @@ fn system_file(s: &Server, name: &str) -> Option<String> {
             alloc::format!("{}.{:02} 0.00\n", ms / 1000, ms % 1000 / 10)
         }
         "version" => String::from("Linux version 6.1.0-keep-workhorse (Keep workhorse)\n"),
-        "mounts" => String::from("rootfs / tmpfs rw 0 0\nproc /proc proc rw 0 0\n"),
+        "mounts" => {
+            let data = if crate::vfs::fs().store.is_some() { "keepstore /data keepstore rw 0 0\n" } else { "" };
+            alloc::format!("rootfs / tmpfs rw 0 0\nproc /proc proc rw 0 0\n{data}")
+        }
+        // The store on the disk behind /data (docs/workhorse.md).
+        "keepstore" => crate::vfs::fs().store_status().unwrap_or_else(|| String::from("none: /data is in memory\n")),
         "loadavg" => {
             let n = s.procs.values().filter(|p| p.zombie.is_none()).count();
             alloc::format!("0.00 0.00 0.00 1/{n} {}\n", s.next_pid - 1)
