@@ -395,6 +395,7 @@ const TESTS: &[Test] = &[
     ("PCI0005", "RELEASE takes the device back from a running driver: BAR unmapped, lines unbound, grants STALE", drivers::pci_take_back),
     ("MED0001", "without an IOMMU the PCI server's mediator refuses descriptors outside the driver's pinned pages; nothing reaches the device", mediator::rogue_descriptors),
     ("MED0002", "without an IOMMU a driver cannot reach the virtio queue address registers, ring features or bus mastering unmediated", mediator::queue_registers),
+    ("MED0003", "without an IOMMU the mediator refuses a virtio-net frame or receive buffer outside the driver's pinned pages; honest frames go through", mediator::net_descriptors),
     ("DS0001", "dataspaces: created, mapped with rights, shared read-only into another space, unmapped, destroyed", ds::map_share),
     ("DS0002", "dataspaces: REVOKE takes a share and its shares back, mappings and all; the owner keeps its data", ds::revoke),
     ("DS0003", "dataspaces: PIN maps pages into a DMA domain with rights and gives device addresses; UNPIN, REVOKE, DESTROY unpin", ds::pin),

@@ -19,6 +19,7 @@ use keep_virtio::mediated::{self, MediatedTransport};
 use keep_virtio::pci::{RemoteConfig, Sid};
 use keep_virtio::{PlatformTransport, VirtioTransport, disk_pattern};
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
+use virtio_drivers::device::net::VirtIONetRaw;
 use virtio_drivers::transport::pci::bus::{Command, PciRoot};
 
 use crate::drivers::{quit_pci, remapping, start_pci, stop};
@@ -26,6 +27,7 @@ use crate::{Ctx, Cx, TestResult};
 
 const VIRTIO: u16 = 0x1af4;
 const BLK: u16 = 0x1042;
+const NET: u16 = 0x1041;
 const RW: u64 = rights::READ | rights::WRITE;
 const VA: u64 = 0x0000_5e00_0000_0000;
 const MMIO_VA: u64 = VA + 0x10_0000;
@@ -79,6 +81,15 @@ fn intact(va: u64, seed: u64, what: &str) -> TestResult {
 /// The virtio-blk function opened through a PCI server, driven through the
 /// mediator by `f`; everything released afterwards.
 fn with_mediated_blk(cx: &mut Cx, f: impl FnOnce(&mut Cx, Session, DmaDomain, &mut VirtIOBlk<KeepHal, PlatformTransport<VirtioTransport>>) -> TestResult) -> TestResult {
+    with_mediated(cx, BLK, |cx, s, dom, t| match VirtIOBlk::<KeepHal, _>::new(t) {
+        Ok(mut blk) => f(cx, s, dom, &mut blk),
+        Err(e) => Err(format!("VirtIOBlk through the mediator: {e:?}")),
+    })
+}
+
+/// The virtio function `device` opened through a PCI server, its mediated
+/// transport handed to `f`; everything released afterwards.
+fn with_mediated(cx: &mut Cx, device: u16, f: impl FnOnce(&mut Cx, Session, DmaDomain, PlatformTransport<VirtioTransport>) -> TestResult) -> TestResult {
     let srv = start_pci(cx)?;
     let [sess, dom, bar] = cx.slots::<3>()?;
     let mut pool = Vec::new();
@@ -87,7 +98,7 @@ fn with_mediated_blk(cx: &mut Cx, f: impl FnOnce(&mut Cx, Session, DmaDomain, &m
     }
     let r = (|| {
         let pci = Pci(Sender(srv.cap));
-        let sid = Sid(pci.open(VIRTIO, BLK, 0, sess, dom).ctx("OPEN")? as u16);
+        let sid = Sid(pci.open(VIRTIO, device, 0, sess, dom).ctx("OPEN")? as u16);
         let s = Session(Sender(sess));
         let (base, size) = s.bar(4, bar).ctx("GET_BAR 4")?;
         let r = (|| {
@@ -104,11 +115,8 @@ fn with_mediated_blk(cx: &mut Cx, f: impl FnOnce(&mut Cx, Session, DmaDomain, &m
             .ctx("hal init")?;
             let mut root = PciRoot::new(RemoteConfig { sid, session: s });
             root.set_command(sid.device_function(), Command::MEMORY_SPACE | Command::BUS_MASTER);
-            let t = MediatedTransport::new(s, BLK).map_err(|e| format!("mediated transport: {e}"))?;
-            let r = match VirtIOBlk::<KeepHal, _>::new(PlatformTransport::new(VirtioTransport::Mediated(t))) {
-                Ok(mut blk) => f(cx, s, DmaDomain(dom), &mut blk),
-                Err(e) => Err(format!("VirtIOBlk through the mediator: {e:?}")),
-            };
+            let t = MediatedTransport::new(s, device).map_err(|e| format!("mediated transport: {e}"))?;
+            let r = f(cx, s, DmaDomain(dom), PlatformTransport::new(VirtioTransport::Mediated(t)));
             pool = hal::finish();
             r
         })();
@@ -252,6 +260,94 @@ pub fn rogue_descriptors(cx: &mut Cx) -> TestResult {
         let _ = MEMORY.reclaim(p);
     }
     cx.drop_slots(&[victim, ro, edge]);
+    r
+}
+
+/// A virtio-net frame (its header zeroed, as virtio-drivers fills it) that
+/// asks who has QEMU's gateway (10.0.2.2), from `ip`.
+fn arp_frame(net: &VirtIONetRaw<KeepHal, PlatformTransport<VirtioTransport>, 16>, ip: [u8; 4]) -> Result<Vec<u8>, String> {
+    let mut f = vec![0u8; 64];
+    let hdr = net.fill_buffer_header(&mut f).map_err(|e| format!("header: {e:?}"))?;
+    let mac = net.mac_address();
+    let mut e = vec![0xff; 6];
+    e.extend_from_slice(&mac);
+    e.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    e.extend_from_slice(&mac);
+    e.extend_from_slice(&ip);
+    e.extend_from_slice(&[0; 6]);
+    e.extend_from_slice(&[10, 0, 2, 2]);
+    f.truncate(hdr);
+    f.extend_from_slice(&e);
+    Ok(f)
+}
+
+/// MED0003: the network server's device, virtio-net, through the mediator:
+/// an honest transmit (an ARP request for the gateway) and receive (its
+/// reply) go through; a transmitted frame and a receive buffer pointed at
+/// a page the driver never pinned (what the device would read and send on
+/// the wire, or write) are each refused with DENIED naming that address,
+/// nothing is published and the device completes neither; the page is
+/// unchanged.
+pub fn net_descriptors(cx: &mut Cx) -> TestResult {
+    if remapping(cx)? {
+        return not_mediated(cx, "MED0003");
+    }
+    let victim = cx.slot()?;
+    let r = (|| {
+        MEMORY.retype(ty::PAGE, victim).ctx("RETYPE")?;
+        SELF_ASPACE.map(victim, VICTIM_VA, RW).ctx("map the victim")?;
+        fill(VICTIM_VA, 0x7e57_0bad_cafe_0001);
+        let (_, frame) = SELF_ASPACE.lookup(VICTIM_VA).ctx("LOOKUP")?;
+        let target = frame * 4096;
+        let r = with_mediated(cx, NET, |_, s, _, t| {
+            let mut net = VirtIONetRaw::<KeepHal, _, 16>::new(t).map_err(|e| format!("VirtIONetRaw through the mediator: {e:?}"))?;
+            // Honest: one receive buffer, one ARP request, its reply.
+            let mut rx = vec![0u8; 2048];
+            // SAFETY: rx and tx stay untouched until their completions below.
+            let rt = unsafe { net.receive_begin(&mut rx) }.map_err(|e| format!("receive_begin: {e:?}"))?;
+            mediated::kick();
+            let tx = arp_frame(&net, [10, 0, 2, 40])?;
+            let tt = unsafe { net.transmit_begin(&tx) }.map_err(|e| format!("transmit_begin: {e:?}"))?;
+            mediated::kick();
+            ensure!(mediated::take_refusal().is_none(), "the mediator refused an honest frame");
+            let mut waited = 0;
+            while net.poll_transmit() != Some(tt) || net.poll_receive() != Some(rt) {
+                ensure!(waited < 200, "no transmit or receive completion within 2 s");
+                let _ = keep_abi::recv(Tag::new(0), 10);
+                waited += 1;
+            }
+            unsafe { net.transmit_complete(tt, &tx) }.map_err(|e| format!("transmit_complete: {e:?}"))?;
+            let (hdr, len) = unsafe { net.receive_complete(rt, &mut rx) }.map_err(|e| format!("receive_complete: {e:?}"))?;
+            let f = &rx[hdr..hdr + len];
+            ensure!(len >= 42 && f[12..14] == [8, 6] && f[20..22] == [0, 2] && f[28..32] == [10, 0, 2, 2],
+                    "the received frame is not the gateway's ARP reply: {:02x?}", &f[..len.min(42)]);
+            // Rogue: the frame to send, then a receive buffer, at the victim.
+            for (what, transmit) in [("a frame to send", true), ("a receive buffer", false)] {
+                let (published, refused) = s.virtio_stats().ctx("VIRTIO_STATS")?;
+                hal::set_rogue(Some(target));
+                let mut b = vec![0u8; 2048];
+                let frame = arp_frame(&net, [10, 0, 2, 41])?;
+                // SAFETY: the chain is refused; the device never sees the buffer.
+                let tok = if transmit { unsafe { net.transmit_begin(&frame) } } else { unsafe { net.receive_begin(&mut b) } };
+                mediated::kick();
+                hal::set_rogue(None);
+                tok.map_err(|e| format!("{what}: submit: {e:?}"))?;
+                let got = mediated::take_refusal();
+                ensure!(got == Some((DENIED, 0, target)), "{what} at a page not pinned: {got:?}, want (DENIED, chain 0, {target:#x})");
+                let (p, r) = s.virtio_stats().ctx("VIRTIO_STATS")?;
+                ensure!(p == published && r == refused + 1, "{what}: published {published} -> {p}, refused {refused} -> {r}");
+                let _ = keep_abi::recv(Tag::new(0), 30);
+                ensure!(if transmit { net.poll_transmit().is_none() } else { net.poll_receive().is_none() },
+                        "{what}: the device completed a refused chain");
+            }
+            Ok(())
+        });
+        intact(VICTIM_VA, 0x7e57_0bad_cafe_0001, "the victim page")?;
+        r
+    })();
+    let _ = SELF_ASPACE.unmap(VICTIM_VA);
+    let _ = MEMORY.reclaim(victim);
+    cx.drop_slots(&[victim]);
     r
 }
 
