@@ -485,7 +485,7 @@ pub fn pci_irq(cx: &mut Cx) -> TestResult {
         keep_abi::Interrupt(irq).bind(line, me).ctx("BIND")?;
         let r = (|| {
             hal::init(DmaConfig {
-                memory: keep_abi::MEMORY,
+                frames: keep_frames::Source::Pool(keep_abi::MEMORY),
                 aspace: SELF_ASPACE,
                 domain: DmaDomain(dom),
                 bars: vec![(bar, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))],
@@ -775,7 +775,7 @@ pub fn pci_msi(cx: &mut Cx) -> TestResult {
         let (base, size) = s.bar(4, bar).ctx("GET_BAR 4")?;
         let r = (|| {
             hal::init(DmaConfig {
-                memory: keep_abi::MEMORY,
+                frames: keep_frames::Source::Pool(keep_abi::MEMORY),
                 aspace: SELF_ASPACE,
                 domain: DmaDomain(dom),
                 bars: vec![(bar, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))],
