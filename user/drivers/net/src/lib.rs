@@ -35,7 +35,19 @@
 //! | `SEND` | | the frame | status |
 //! | `RECV` | | | status, frames still waiting; the frame as the reply's string (`EMPTY`: none) |
 //! | `COUNTERS` | | | status, frames delivered to it, frames it sent, frames dropped for it (queue full) |
-//! | `WAIT` | | | status, frames waiting: at once if a frame waits, else when one comes |
+//! | `WAIT` | flags | | status, frames waiting: at once if a frame waits, else when one comes |
+//! | `ATTACH` | | | cap: a share of a ring's dataspace; status, pages |
+//! | `KICK` | | | status, frames waiting in the ring |
+//! | `RING_COUNTERS` | | | status, descriptors refused, indices out of range, writes to the server's half |
+//!
+//! A stack that attached a ring (ring.rs; docs/devices.md, "Frame rings")
+//! gets its frames there and submits them there: no message carries a
+//! frame, `KICK` says that frames wait in an empty `TX_SUBMIT`, and
+//! `WAIT` takes them too and (flag `WAIT_TX`) also ends when transmit
+//! buffers come back.  `NOT_DATASPACE` for an `ATTACH` of anything but a
+//! dataspace of the server's manager; `BAD_REQUEST` for a ring of fewer
+//! than 2 or more than 65 pages, and for `KICK` or `WAIT` while one of the
+//! ring's indices is out of range; `DENIED` for a share without `WRITE`.
 //!
 //! `WAIT` lets a stack sleep until there is something for it instead of
 //! polling `RECV`: the server keeps the call's return capability (one per
