@@ -91,37 +91,15 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
     let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
     let pci = start(root, "pci", 0, 0, &[base[0], base[1], base[2], grant(slot::DEVMEM), grant(slot::INTERRUPT)])?;
     let pci_grant = Grant { src: pci.1, dest: PCI_SLOT, rights: 0 };
-    // The manager's bank and blkbench's, from a bank server of their own.
-    let banks = root
-        .image
-        .as_ref()
-        .and_then(|i| i.find("spacebank"))
-        .ok_or_else(|| format!("no 'spacebank' in the boot image"))
-        .and_then(|e| keep_spacebank::Server::spawn(&mut root.slots, e.data, slot::MEMORY, 4000).map_err(|e| format!("spacebank: {e}")));
-    let made = banks.as_ref().ok().and_then(|b| {
-        let (o, c) = (root.slots.alloc()?, root.slots.alloc()?);
-        let own = b.prime.create_bank(100, o).ok()?;
-        let client = b.prime.create_bank(2000, c).ok()?;
-        Some((own, client))
-    });
-    let dsm = match (&banks, made) {
-        (Ok(_), Some((own, _))) => start(root, "dataspace", 0, 0, &[base[0], Grant { src: own.0, dest: BANK_SLOT, rights: 0 }]),
-        (Err(e), _) => Err(e.clone()),
-        _ => Err("cannot make the dataspace banks".into()),
-    };
-    let dsm = match dsm {
+    let dsm = match super::dsm::Dsm::start(root, |root, g| start(root, "dataspace", 0, 0, g)) {
         Ok(d) => d,
         Err(e) => {
-            if let Ok(b) = banks {
-                let _ = b.stop(&mut root.slots);
-            }
             let _ = Pci(Sender(pci.1)).quit();
             stop(root, pci);
             return Err(e);
         }
     };
-    let client_bank = made.map(|(_, c)| c.0).unwrap_or(0);
-    let ds = [Grant { src: dsm.1, dest: DS_SLOT, rights: 0 }, Grant { src: client_bank, dest: BANK_SLOT, rights: 0 }];
+    let ds = [Grant { src: dsm.cap(), dest: DS_SLOT, rights: 0 }, Grant { src: dsm.clients(), dest: BANK_SLOT, rights: 0 }];
     // The reads first, then the direct reads, which check the image's
     // pattern as well, then the writes, which overwrite it.
     let r = served(root, s, pci_grant, ds, &[(0, "blk.read.seq64k"), (1, "blk.read.seq4k"), (4, "blk.read.seq64k.strings")])
@@ -133,17 +111,7 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
             }
         })
         .and_then(|_| served(root, s, pci_grant, ds, &[(2, "blk.write.seq64k")]));
-    let _ = keep_dataspace::Manager(Sender(dsm.1)).quit();
-    let _ = dsm.0.process.wait();
-    stop(root, dsm);
-    if let (Ok(b), Some((own, client))) = (banks, made) {
-        for x in [own, client] {
-            let _ = x.destroy();
-            let _ = SELF_ASPACE.delete_cap(x.0);
-            root.slots.free(x.0);
-        }
-        let _ = b.stop(&mut root.slots);
-    }
+    dsm.stop(root, stop);
     let _ = Pci(Sender(pci.1)).quit();
     let _ = pci.0.process.wait();
     stop(root, pci);

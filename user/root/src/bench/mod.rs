@@ -23,6 +23,7 @@ mod bank;
 mod blk;
 mod caps;
 mod dma;
+mod dsm;
 mod fault;
 pub mod io;
 mod ipc;
