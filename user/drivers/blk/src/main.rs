@@ -98,13 +98,6 @@ struct Buffer {
     busy: u64,
 }
 
-/// Whom a request on the device answers: a call, or an entry of a batch.
-enum Owner {
-    Call(Call),
-    /// Entry `.1` of the batch numbered `.0`.
-    Batch(u64, usize),
-}
-
 /// A batch (READ_DS_V, WRITE_DS_V) accepted whole and being served: its
 /// entries go to the device in order as request slots free up.
 struct Batch {
@@ -122,12 +115,14 @@ struct Batch {
     done: u64,
 }
 
-/// A request on the device.
+/// A request on the device, in its header slot's place in `inflight`
+/// (small and Copy: it is not moved about; a single request's call waits
+/// in `calls` at the same index).
+#[derive(Clone, Copy)]
 struct InFlight {
     token: u16,
-    owner: Owner,
-    /// Its header slot (request, status, and a page for READ/WRITE data).
-    io: usize,
+    /// Entry `.1` of the batch numbered `.0`; None: a single request.
+    batch: Option<(u64, usize)>,
     read: bool,
     data: *mut u8,
     len: usize,
@@ -170,7 +165,11 @@ struct Server {
     /// Described clients: (name-service payload, client number).
     described: Vec<(u64, u64)>,
     backlog: VecDeque<Call>,
-    inflight: Vec<InFlight>,
+    /// Per header slot: the request on the device there, and the call it
+    /// answers (single requests); `on_device` of them are Some.
+    inflight: [Option<InFlight>; IN_FLIGHT],
+    calls: Vec<Option<Call>>,
+    on_device: usize,
     /// Batches accepted and not yet answered, oldest first.
     batches: VecDeque<Batch>,
     next_batch: u64,
@@ -195,14 +194,6 @@ struct Answer {
 
 fn answer(st: u64) -> Answer {
     Answer { st, w: [0; 3], string: None, cap: None }
-}
-
-/// The call of a request submit() gave back (only calls are given back).
-fn owned(o: Owner) -> Call {
-    match o {
-        Owner::Call(c) => c,
-        Owner::Batch(..) => unreachable!("submit gives back what it was given"),
-    }
 }
 
 impl Server {
@@ -349,9 +340,10 @@ impl Server {
         }
     }
 
-    /// Puts a request on the device.
-    fn submit(&mut self, c: Owner, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>) -> Result<(), (Owner, u64)> {
-        let Some(io) = self.free_io.pop() else { return Err((c, NO_RESOURCES)) };
+    /// Puts a request on the device (for an entry of a batch, or a single
+    /// request, whose call the caller puts in `calls[io]`): its header slot.
+    fn submit(&mut self, batch: Option<(u64, usize)>, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>) -> Result<usize, u64> {
+        let Some(io) = self.free_io.pop() else { return Err(NO_RESOURCES) };
         // SAFETY: the header slot and the data stay where they are, untouched
         // by the server, until the request completes (harvest); the data
         // lies in memory the device reaches in place (hal::add_direct).
@@ -373,20 +365,21 @@ impl Server {
             // taken in the queue (virtio-drivers cannot take a request back).
             println!("blk: the mediator refused a request ({}): address {addr:#x}", keep_pci::status_name(st));
             self.free_io.push(io);
-            return Err((c, BAD_BUFFER));
+            return Err(BAD_BUFFER);
         }
         match token {
             Ok(token) => {
                 if let Some(b) = buffer {
                     self.buffers[b].as_mut().unwrap().busy += 1;
                 }
-                self.inflight.push(InFlight { token, owner: c, io, read, data, len, reply_len, buffer });
-                self.most = self.most.max(self.inflight.len() as u64);
-                Ok(())
+                self.inflight[io] = Some(InFlight { token, batch, read, data, len, reply_len, buffer });
+                self.on_device += 1;
+                self.most = self.most.max(self.on_device as u64);
+                Ok(io)
             }
             Err(_) => {
                 self.free_io.push(io);
-                Err((c, IO_ERROR))
+                Err(IO_ERROR)
             }
         }
     }
@@ -394,14 +387,15 @@ impl Server {
     /// Answers every request the device has completed.
     fn harvest(&mut self) {
         while let Some(token) = self.blk.peek_used() {
-            let Some(i) = self.inflight.iter().position(|f| f.token == token) else {
+            let Some(io) = self.inflight.iter().position(|f| f.is_some_and(|f| f.token == token)) else {
                 println!("blk: the device completed an unknown request {token}");
                 return;
             };
-            let f = self.inflight.swap_remove(i);
+            let f = self.inflight[io].take().unwrap();
+            self.on_device -= 1;
             // SAFETY: the same header slot and data as submitted.
             let ok = unsafe {
-                let (req, resp) = (&*self.headers.req(f.io), &mut *self.headers.resp(f.io));
+                let (req, resp) = (&*self.headers.req(io), &mut *self.headers.resp(io));
                 let buf = core::slice::from_raw_parts_mut(f.data, f.len);
                 if f.read {
                     self.blk.complete_read_blocks(token, req, buf, resp)
@@ -415,16 +409,18 @@ impl Server {
                     buf.busy -= 1;
                 }
             }
-            match f.owner {
-                Owner::Call(c) => {
+            match f.batch {
+                None => {
                     let a = if ok {
-                        Answer { st: OK, w: [0; 3], string: (f.reply_len > 0).then_some((f.io, f.reply_len)), cap: None }
+                        Answer { st: OK, w: [0; 3], string: (f.reply_len > 0).then_some((io, f.reply_len)), cap: None }
                     } else {
                         answer(IO_ERROR)
                     };
-                    self.reply(c, a);
+                    if let Some(c) = self.calls[io].take() {
+                        self.reply(c, a);
+                    }
                 }
-                Owner::Batch(id, k) => {
+                Some((id, k)) => {
                     if let Some(b) = self.batches.iter_mut().find(|b| b.id == id) {
                         b.on_device -= 1;
                         if ok {
@@ -435,7 +431,7 @@ impl Server {
                     }
                 }
             }
-            self.free_io.push(f.io);
+            self.free_io.push(io);
         }
         self.finish_batches();
     }
@@ -448,9 +444,9 @@ impl Server {
             let k = b.next;
             b.next += 1;
             let ((at, va, len), id, read, buffer) = (b.entries[k], b.id, b.read, b.buffer);
-            match self.submit(Owner::Batch(id, k), read, at, va as *mut u8, len, 0, Some(buffer)) {
-                Ok(()) => self.batches[i].on_device += 1,
-                Err((_, st)) => {
+            match self.submit(Some((id, k)), read, at, va as *mut u8, len, 0, Some(buffer)) {
+                Ok(_) => self.batches[i].on_device += 1,
+                Err(st) => {
                     // The share was revoked under the batch (BAD_BUFFER) or
                     // the device refused: this entry and the rest not started.
                     let b = &mut self.batches[i];
@@ -586,7 +582,13 @@ impl Server {
                     // SAFETY: the slot's page has room for len <= 4096 bytes.
                     unsafe { core::ptr::copy_nonoverlapping(c.string.as_ref().unwrap().as_ptr(), data, len) };
                 }
-                self.submit(Owner::Call(c), !write, at, data, len, if write { 0 } else { len }, None).err().map(|(c, st)| (owned(c), answer(st)))
+                match self.submit(None, !write, at, data, len, if write { 0 } else { len }, None) {
+                    Ok(io) => {
+                        self.calls[io] = Some(c);
+                        None
+                    }
+                    Err(st) => Some((c, answer(st))),
+                }
             }
             READ_DS | WRITE_DS => {
                 let write = c.label == WRITE_DS;
@@ -603,7 +605,13 @@ impl Server {
                     Err(st) => return Some((c, answer(st))),
                 };
                 let data = (self.buffers[b].as_ref().unwrap().va + offset) as *mut u8;
-                self.submit(Owner::Call(c), !write, at, data, len as usize, 0, Some(b)).err().map(|(c, st)| (owned(c), answer(st)))
+                match self.submit(None, !write, at, data, len as usize, 0, Some(b)) {
+                    Ok(io) => {
+                        self.calls[io] = Some(c);
+                        None
+                    }
+                    Err(st) => Some((c, answer(st))),
+                }
             }
             READ_DS_V | WRITE_DS_V => match self.check_batch(n, &range, &c) {
                 Ok((b, entries)) => {
@@ -801,7 +809,9 @@ fn main(_: u64, _: u64) -> i32 {
         slots,
         described: Vec::new(),
         backlog: VecDeque::new(),
-        inflight: Vec::new(),
+        inflight: [None; IN_FLIGHT],
+        calls: (0..IN_FLIGHT).map(|_| None).collect(),
+        on_device: 0,
         batches: VecDeque::new(),
         next_batch: 0,
         free_io: (0..IN_FLIGHT).rev().collect(),
@@ -812,7 +822,7 @@ fn main(_: u64, _: u64) -> i32 {
         // Start, in order, what can start.
         while let Some(c) = s.backlog.front() {
             let (io, drain) = Server::needs_device(c);
-            if (io && s.free_io.is_empty()) || (drain && !(s.inflight.is_empty() && s.batches.is_empty())) {
+            if (io && s.free_io.is_empty()) || (drain && !(s.on_device == 0 && s.batches.is_empty())) {
                 break;
             }
             let c = s.backlog.pop_front().unwrap();
@@ -841,7 +851,7 @@ fn main(_: u64, _: u64) -> i32 {
             }
         }
         s.pump();
-        let wait = if s.inflight.is_empty() { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
+        let wait = if s.on_device == 0 { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
         keep_rt::ipc_buffer().set_recv_slots(&[s.next_ret, ARG]);
         let m = recv(Tag::new(0).with_slots(2), wait);
         if let Some(c) = s.take(&m) {
