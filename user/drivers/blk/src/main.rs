@@ -386,6 +386,7 @@ impl Server {
 
     /// Answers every request the device has completed.
     fn harvest(&mut self) {
+        let mut ended = false;
         while let Some(token) = self.blk.peek_used() {
             let Some(io) = self.inflight.iter().position(|f| f.is_some_and(|f| f.token == token)) else {
                 println!("blk: the device completed an unknown request {token}");
@@ -428,16 +429,20 @@ impl Server {
                         } else {
                             b.status[k] = IO_ERROR as u8;
                         }
+                        ended |= b.on_device == 0 && b.next == b.entries.len();
                     }
                 }
             }
             self.free_io.push(io);
         }
-        self.finish_batches();
+        if ended {
+            self.finish_batches();
+        }
     }
 
     /// Starts batch entries, oldest batch first, while request slots are free.
     fn pump(&mut self) {
+        let mut refused = false;
         while !self.free_io.is_empty() {
             let Some(i) = self.batches.iter().position(|b| b.next < b.entries.len()) else { break };
             let b = &mut self.batches[i];
@@ -452,10 +457,13 @@ impl Server {
                     let b = &mut self.batches[i];
                     b.status[k..].iter_mut().for_each(|s| *s = st as u8);
                     b.next = b.entries.len();
+                    refused = true;
                 }
             }
         }
-        self.finish_batches();
+        if refused {
+            self.finish_batches();
+        }
     }
 
     /// Answers every batch whose entries have all ended.
