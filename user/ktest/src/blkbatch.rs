@@ -52,21 +52,21 @@ fn read_all(c: Client, buf: u64) -> Result<(), BatchError> {
 }
 
 pub fn blk_batches(cx: &mut Cx) -> TestResult {
-    with_blk_ds(cx, |cx, admin, m| {
+    with_blk_ds(cx, |cx, admin, m, bank| {
         let s = cx.slots::<7>()?;
-        let r = session(admin, m, s);
+        let r = session(admin, m, bank, s);
         cx.drop_slots(&s);
         r
     })
 }
 
-fn session(admin: Admin, m: Manager, s: [u64; 7]) -> TestResult {
+fn session(admin: Admin, m: Manager, bank: u64, s: [u64; 7]) -> TestResult {
     let [a, b, d, ds_a, eb, ro_b, rw_b] = s;
     admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
     admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
     let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
     let own = Dataspace(Sender(d));
-    dss(m.create(PAGES, d), "CREATE")?;
+    dss(m.create(PAGES, bank, d), "CREATE")?;
     dss(own.map(slot::SELF_ASPACE, VA, 0, PAGES, rights::READ | rights::WRITE), "MAP")?;
     let share = dss(own.share(rights::READ | rights::WRITE, ds_a), "SHARE")?;
     // SAFETY: mapped read-write above, SIZE bytes.
@@ -105,7 +105,7 @@ fn session(admin: Admin, m: Manager, s: [u64; 7]) -> TestResult {
     let disk = checksum(mem);
     mem.fill(0xee);
     let bown = Dataspace(Sender(eb));
-    dss(m.create(4, eb), "CREATE B's")?;
+    dss(m.create(4, bank, eb), "CREATE B's")?;
     dss(bown.map(slot::SELF_ASPACE, VB, 0, 4, rights::READ), "MAP B's")?;
     dss(bown.share(rights::READ, ro_b), "SHARE read-only")?;
     dss(bown.share(rights::READ | rights::WRITE, rw_b), "SHARE read-write")?;

@@ -68,12 +68,14 @@ impl Server {
 
 mod devices;
 mod events;
+mod fifo;
 mod files;
 mod futex;
 pub(crate) mod inet;
 mod io;
 mod memory;
 mod misc;
+pub(crate) use misc::now_ns;
 mod object;
 mod procfs;
 mod procs;
