@@ -512,32 +512,36 @@ def test_supervision():
 
 def test_disk_restart():
     """The data-integrity test across a restart (user/system/disk-test.conf;
-    docs/devices.md, "Restarts"): two clients write and read back
+    docs/devices.md, "Restarts"): three clients write and read back
     checksummed sectors at once, one by message strings, one through a
-    dataspace; `kill blk` in the middle of their run; init restarts the
+    dataspace, one by batches of 8 entries through a dataspace; `kill blk` in the middle of their run; init restarts the
     block server, which takes its function back from the PCI server; the
     clients get an error (not a hang), find the new server by name, and
     every acknowledged write reads back intact."""
     g = Guest("system=system-disk")
     try:
         up = g.expect(PROMPT, 60)
-        started = up and g.expect(b"disktest a: round 1:", 120) and g.expect(b"disktest b: round 1:", 60)
-        check("two disk clients of the description write and read back their ranges at once", started,
+        started = (up and g.expect(b"disktest a: round 1:", 120) and g.expect(b"disktest b: round 1:", 60)
+                   and g.expect(b"disktest c: round 1:", 60))
+        check("three disk clients of the description (strings, a dataspace, batches) write and read back their "
+              "ranges at once", started,
               g.text()[-1500:])
         if not started:
             return
         m = g.send("kill blk")
         killed = g.expect(b"system: server blk was killed; restarted (1 of 3)", 30, m)
         reopened = g.expect(b"pci: 00:02.0 opened again by its driver: the previous session is released", 30, m)
-        done = g.expect(b"disktest a: done:", 240, m) and g.expect(b"disktest b: done:", 120, m)
+        done = (g.expect(b"disktest a: done:", 240, m) and g.expect(b"disktest b: done:", 120, m)
+                and g.expect(b"disktest c: done:", 120, m))
         # init reports each client's end after its last line: wait for
         # both reports (the machine may be slow), not only the last lines.
         ended = (g.expect(b"server disk-a exited with code 0", 60, m)
-                 and g.expect(b"server disk-b exited with code 0", 60, m))
+                 and g.expect(b"server disk-b exited with code 0", 60, m)
+                 and g.expect(b"server disk-c exited with code 0", 60, m))
         t = g.out[m:].decode(errors="replace")
         both = all(re.search(rf"disktest {c}: done: \d+ rounds, \d+ writes acknowledged, every sector read back intact "
                              rf"\(\d+ reads\); [1-9]\d* errors retried, the server replaced [1-9]\d* times", t)
-                   for c in "ab")
+                   for c in "abc")
         check("the block server killed mid-run is restarted by init and gets its function back from the PCI server",
               killed and reopened, t[-2000:])
         check("across the restart the clients saw errors, found the new server by name, and every acknowledged "
@@ -549,10 +553,11 @@ def test_disk_restart():
               repr(out))
         out = g.keys(b"disk" + ENTER, 30)
         rows = (out or "").replace("\r", "")
-        check("disk shows the restart and both clients of the new instance with their ranges (disk-b's dataspace attached)",
+        check("disk shows the restart and the three clients of the new instance with their ranges (disk-b and disk-c each with a dataspace attached)",
               "disk: block server 'blk' (restarted 1 of 3 times)" in rows
               and re.search(r"^\s+\d\s+disk-a\s+4096\s+2048\s+rw\s+\d+\s+0\s+0$", rows, re.M) is not None
-              and re.search(r"^\s+\d\s+disk-b\s+8192\s+4096\s+rw\s+\d+\s+0\s+1$", rows, re.M) is not None, repr(out))
+              and re.search(r"^\s+\d\s+disk-b\s+8192\s+4096\s+rw\s+\d+\s+0\s+1$", rows, re.M) is not None
+              and re.search(r"^\s+\d\s+disk-c\s+12288\s+4096\s+rw\s+\d+\s+0\s+1$", rows, re.M) is not None, repr(out))
         out = g.keys(b"run disk-ro" + ENTER, 60)
         check("a client granted a read-only range cannot write (disktest refuses to run on it)",
               out is not None and "read-only range" in out and "exited with code 2" in out, repr(out))

@@ -94,7 +94,7 @@ fn start_blk_ds(cx: &mut Cx, pci: &Running, ds: &Running) -> Result<Running, Str
 
 /// The PCI server, the dataspace manager and the block server, for `f`
 /// (with the bank the dataspaces are paid from); all stopped afterwards.
-fn with_blk_ds(cx: &mut Cx, f: impl FnOnce(&mut Cx, Admin, Manager, u64) -> TestResult) -> TestResult {
+pub(crate) fn with_blk_ds(cx: &mut Cx, f: impl FnOnce(&mut Cx, Admin, Manager, u64) -> TestResult) -> TestResult {
     let pci = start_pci(cx)?;
     let r = (|| {
         let ds = crate::ds::start_ds(cx)?;
@@ -549,7 +549,7 @@ pub fn pci_irq(cx: &mut Cx) -> TestResult {
 const BLK_VA: u64 = 0x0000_5e00_0000_0000;
 const BLK_VB: u64 = 0x0000_5e10_0000_0000;
 
-fn dss<T>(r: keep_dataspace::Result<T>, what: &str) -> Result<T, String> {
+pub(crate) fn dss<T>(r: keep_dataspace::Result<T>, what: &str) -> Result<T, String> {
     r.map_err(|e| format!("{what}: {e}"))
 }
 

@@ -29,6 +29,7 @@ macro_rules! ensure {
 
 mod acct;
 mod bank;
+mod blkbatch;
 mod ctor;
 mod caps;
 mod child;
@@ -406,6 +407,7 @@ const TESTS: &[Test] = &[
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
     ("BLK0003", "block clients' dataspaces: the device reads and writes their pages; rights, ranges, buffers, revocation refused", drivers::blk_dataspaces),
     ("BLK0004", "three dataspace writers in their own processes at once: several requests on the device, flushed, read back", drivers::blk_in_flight),
+    ("BLK0005", "block batches: a batch written and read back with several entries on the device; every malformed batch refused whole, disk and pages unchanged", blkbatch::blk_batches),
     // The network (docs/devices.md, "The network").
     ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),

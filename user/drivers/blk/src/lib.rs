@@ -32,6 +32,24 @@
 //! | `DETACH` | buffer | | status |
 //! | `READ_DS` | buffer, byte offset, sector, count | | status (the sectors are in the buffer's pages) |
 //! | `WRITE_DS` | buffer, byte offset, sector, count | | status (the sectors are on the device) |
+//! | `READ_DS_V` | buffer, entries | string: entries × [`Entry`] | status, entry, entries done (see below) |
+//! | `WRITE_DS_V` | buffer, entries | string: entries × [`Entry`] | status, entry, entries done |
+//!
+//! **Batches** (`READ_DS_V`, `WRITE_DS_V`): 1 to `MAX_BATCH` entries of
+//! (sector, byte offset, count), each what one `READ_DS`/`WRITE_DS` of the
+//! same buffer would be, in one call and one reply; the server puts up to
+//! `IN_FLIGHT` of them on the device at once and answers when all are
+//! done.  Every entry is checked before any is started (all or nothing):
+//! a refused batch is answered with the first bad entry's status and its
+//! index (`u64::MAX` for what concerns the whole batch: the entry count,
+//! the string's length, the buffer), and nothing is read or written.
+//! Once started, each entry gets its own status; the reply's status is
+//! the first that is not `OK` (only `IO_ERROR`, or `BAD_BUFFER` for a
+//! share revoked meanwhile: the entries not started then are not done),
+//! its index, and how many entries completed; when that status is not
+//! `OK` the reply's string holds one status byte per entry.  Entries of
+//! one batch may complete in any order: a batch whose entries overlap on
+//! the disk or in the buffer gets one of them in each byte, unspecified.
 //!
 //! Statuses: `OUT_OF_RANGE` for any sector outside the client's range,
 //! `NO_RIGHTS` for a read or write its rights do not allow, or a
@@ -66,6 +84,8 @@ pub const READ_DS: u64 = 10;
 pub const WRITE_DS: u64 = 11;
 pub const QUEUE_STATS: u64 = 12;
 pub const CLIENT: u64 = 13;
+pub const READ_DS_V: u64 = 14;
+pub const WRITE_DS_V: u64 = 15;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -86,6 +106,59 @@ pub const MAX_SECTORS: u64 = 8;
 pub const MAX_DS_SECTORS: u64 = 256;
 /// Pages of a dataspace the server attaches at most (2 MiB).
 pub const MAX_BUFFER_PAGES: u64 = 512;
+/// Entries a READ_DS_V or WRITE_DS_V carries at most (2 KiB of string).
+pub const MAX_BATCH: usize = 128;
+/// `READ_DS_V`/`WRITE_DS_V` reply word 1 for a refusal of the whole batch.
+pub const WHOLE_BATCH: u64 = u64::MAX;
+
+/// One entry of a batch: `count` sectors from `sector` (of the client's
+/// range), to or from the buffer's bytes at `offset`.  On the wire: sector
+/// u64, offset u32, count u32, little-endian (16 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub sector: u64,
+    pub offset: u32,
+    pub count: u32,
+}
+
+impl Entry {
+    pub const BYTES: usize = 16;
+
+    pub fn encode(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.sector.to_le_bytes());
+        out[8..12].copy_from_slice(&self.offset.to_le_bytes());
+        out[12..16].copy_from_slice(&self.count.to_le_bytes());
+    }
+
+    pub fn decode(b: &[u8]) -> Entry {
+        Entry {
+            sector: u64::from_le_bytes(b[..8].try_into().unwrap()),
+            offset: u32::from_le_bytes(b[8..12].try_into().unwrap()),
+            count: u32::from_le_bytes(b[12..16].try_into().unwrap()),
+        }
+    }
+}
+
+/// A batch that failed: why, and which entry (None: the whole batch, or
+/// the call itself).  `done` entries completed (a refused batch: 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchError {
+    pub error: Error,
+    pub entry: Option<u64>,
+    pub done: u64,
+    /// The reply carried each entry's status ([`Client::entry_statuses`]).
+    pub statuses: bool,
+}
+
+impl core::fmt::Display for BatchError {
+    fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        match self.entry {
+            Some(e) => write!(f, "entry {e}: {} ({} entries done)", self.error, self.done),
+            None => write!(f, "{} ({} entries done)", self.error, self.done),
+        }
+    }
+}
+
 /// Requests on the device at once (each takes 3 of the queue's 16 descriptors).
 pub const IN_FLIGHT: usize = 4;
 
@@ -242,6 +315,50 @@ impl Client {
     /// `sector`; returns when the device has them.
     pub fn write_ds(self, buffer: u64, offset: u64, sector: u64, count: u64) -> Result<(), Error> {
         call(self.0, Tag::new(WRITE_DS), [buffer, offset, sector, count]).map(drop)
+    }
+    /// Reads every entry's sectors into the buffer (`READ_DS_V`); returns
+    /// when all are there.  On an error after the batch started,
+    /// [`Client::entry_statuses`] tells each entry's status.
+    pub fn read_ds_v(self, buffer: u64, entries: &[Entry]) -> Result<(), BatchError> {
+        self.batch(READ_DS_V, buffer, entries)
+    }
+    /// Writes every entry's sectors from the buffer (`WRITE_DS_V`); returns
+    /// when the device has them all.
+    pub fn write_ds_v(self, buffer: u64, entries: &[Entry]) -> Result<(), BatchError> {
+        self.batch(WRITE_DS_V, buffer, entries)
+    }
+    /// A batch call with `entries` as its string (at most MAX_STRING bytes
+    /// are sent: more entries than fit are cut off, and the server says so).
+    pub fn batch(self, label: u64, buffer: u64, entries: &[Entry]) -> Result<(), BatchError> {
+        let buf = keep_rt::ipc_buffer();
+        let n = entries.len().min(keep_abi::layout::MAX_STRING as usize / Entry::BYTES);
+        for (i, e) in entries[..n].iter().enumerate() {
+            e.encode(&mut buf.string[i * Entry::BYTES..]);
+        }
+        buf.send_len = (n * Entry::BYTES) as u64;
+        self.batch_raw(label, buffer, entries.len() as u64)
+    }
+    /// The call with whatever string the IPC buffer holds (tests send
+    /// malformed ones).
+    pub fn batch_raw(self, label: u64, buffer: u64, entries: u64) -> Result<(), BatchError> {
+        let m = self.0.call(Tag::new(label).with_string(), [buffer, entries, 0, 0]);
+        if m.err != err::OK {
+            return Err(BatchError { error: Error::Call(keep_abi::Error(m.err)), entry: None, done: 0, statuses: false });
+        }
+        match m.words[0] {
+            OK => Ok(()),
+            st => Err(BatchError {
+                error: Error::Status(st),
+                entry: (m.words[1] != WHOLE_BATCH).then_some(m.words[1]),
+                done: m.words[2],
+                statuses: m.tag.has_string(),
+            }),
+        }
+    }
+    /// Right after a batch whose error has `statuses`: each entry's status
+    /// byte, from the reply's string, into `out`; returns how many.
+    pub fn entry_statuses(out: &mut [u8]) -> usize {
+        keep_rt::ipc_buffer().read_string(out)
     }
 }
 

@@ -98,12 +98,31 @@ struct Buffer {
     busy: u64,
 }
 
-/// A request on the device.
+/// A batch (READ_DS_V, WRITE_DS_V) accepted whole and being served: its
+/// entries go to the device in order as request slots free up.
+struct Batch {
+    id: u64,
+    call: Call,
+    read: bool,
+    buffer: usize,
+    /// Per entry: the disk's sector, the data's address in the server's
+    /// space (the buffer's pages), bytes.
+    entries: Vec<(u64, u64, usize)>,
+    status: Vec<u8>,
+    /// The next entry to start, entries on the device, entries completed OK.
+    next: usize,
+    on_device: usize,
+    done: u64,
+}
+
+/// A request on the device, in its header slot's place in `inflight`
+/// (small and Copy: it is not moved about; a single request's call waits
+/// in `calls` at the same index).
+#[derive(Clone, Copy)]
 struct InFlight {
     token: u16,
-    call: Call,
-    /// Its header slot (request, status, and a page for READ/WRITE data).
-    io: usize,
+    /// Entry `.1` of the batch numbered `.0`; None: a single request.
+    batch: Option<(u64, usize)>,
     read: bool,
     data: *mut u8,
     len: usize,
@@ -146,7 +165,14 @@ struct Server {
     /// Described clients: (name-service payload, client number).
     described: Vec<(u64, u64)>,
     backlog: VecDeque<Call>,
-    inflight: Vec<InFlight>,
+    /// Per header slot: the request on the device there, and the call it
+    /// answers (single requests); `on_device` of them are Some.
+    inflight: [Option<InFlight>; IN_FLIGHT],
+    calls: Vec<Option<Call>>,
+    on_device: usize,
+    /// Batches accepted and not yet answered, oldest first.
+    batches: VecDeque<Batch>,
+    next_batch: u64,
     free_io: Vec<usize>,
     headers: Headers,
     /// The empty slot the next call's return capability is received into.
@@ -221,9 +247,12 @@ impl Server {
         };
         let _ = SELF_ASPACE.delete_cap(ARG);
         let string = m.tag.has_string().then(|| {
-            let mut s = vec![0u8; keep_rt::ipc_buffer().received_len().min(keep_abi::layout::MAX_STRING as usize)];
-            keep_rt::ipc_buffer().read_string(&mut s);
-            s
+            let buf = keep_rt::ipc_buffer();
+            let n = buf.received_len().min(keep_abi::layout::MAX_STRING as usize);
+            // One copy (the kernel wrote the string before recv returned,
+            // and the system call is a compiler barrier); a batch's entries
+            // are checked in this copy, which the client cannot change.
+            buf.string[..n].to_vec()
         });
         let mut c = Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string };
         if names::client_of(c.payload).is_some() {
@@ -311,9 +340,10 @@ impl Server {
         }
     }
 
-    /// Puts a request on the device.
-    fn submit(&mut self, c: Call, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>) -> Result<(), (Call, u64)> {
-        let Some(io) = self.free_io.pop() else { return Err((c, NO_RESOURCES)) };
+    /// Puts a request on the device (for an entry of a batch, or a single
+    /// request, whose call the caller puts in `calls[io]`): its header slot.
+    fn submit(&mut self, batch: Option<(u64, usize)>, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>) -> Result<usize, u64> {
+        let Some(io) = self.free_io.pop() else { return Err(NO_RESOURCES) };
         // SAFETY: the header slot and the data stay where they are, untouched
         // by the server, until the request completes (harvest); the data
         // lies in memory the device reaches in place (hal::add_direct).
@@ -335,35 +365,38 @@ impl Server {
             // taken in the queue (virtio-drivers cannot take a request back).
             println!("blk: the mediator refused a request ({}): address {addr:#x}", keep_pci::status_name(st));
             self.free_io.push(io);
-            return Err((c, BAD_BUFFER));
+            return Err(BAD_BUFFER);
         }
         match token {
             Ok(token) => {
                 if let Some(b) = buffer {
                     self.buffers[b].as_mut().unwrap().busy += 1;
                 }
-                self.inflight.push(InFlight { token, call: c, io, read, data, len, reply_len, buffer });
-                self.most = self.most.max(self.inflight.len() as u64);
-                Ok(())
+                self.inflight[io] = Some(InFlight { token, batch, read, data, len, reply_len, buffer });
+                self.on_device += 1;
+                self.most = self.most.max(self.on_device as u64);
+                Ok(io)
             }
             Err(_) => {
                 self.free_io.push(io);
-                Err((c, IO_ERROR))
+                Err(IO_ERROR)
             }
         }
     }
 
     /// Answers every request the device has completed.
     fn harvest(&mut self) {
+        let mut ended = false;
         while let Some(token) = self.blk.peek_used() {
-            let Some(i) = self.inflight.iter().position(|f| f.token == token) else {
+            let Some(io) = self.inflight.iter().position(|f| f.is_some_and(|f| f.token == token)) else {
                 println!("blk: the device completed an unknown request {token}");
                 return;
             };
-            let f = self.inflight.swap_remove(i);
+            let f = self.inflight[io].take().unwrap();
+            self.on_device -= 1;
             // SAFETY: the same header slot and data as submitted.
             let ok = unsafe {
-                let (req, resp) = (&*self.headers.req(f.io), &mut *self.headers.resp(f.io));
+                let (req, resp) = (&*self.headers.req(io), &mut *self.headers.resp(io));
                 let buf = core::slice::from_raw_parts_mut(f.data, f.len);
                 if f.read {
                     self.blk.complete_read_blocks(token, req, buf, resp)
@@ -377,14 +410,124 @@ impl Server {
                     buf.busy -= 1;
                 }
             }
-            let a = if ok {
-                Answer { st: OK, w: [0; 3], string: (f.reply_len > 0).then_some((f.io, f.reply_len)), cap: None }
-            } else {
-                answer(IO_ERROR)
-            };
-            self.reply(f.call, a);
-            self.free_io.push(f.io);
+            match f.batch {
+                None => {
+                    let a = if ok {
+                        Answer { st: OK, w: [0; 3], string: (f.reply_len > 0).then_some((io, f.reply_len)), cap: None }
+                    } else {
+                        answer(IO_ERROR)
+                    };
+                    if let Some(c) = self.calls[io].take() {
+                        self.reply(c, a);
+                    }
+                }
+                Some((id, k)) => {
+                    if let Some(b) = self.batches.iter_mut().find(|b| b.id == id) {
+                        b.on_device -= 1;
+                        if ok {
+                            b.done += 1;
+                        } else {
+                            b.status[k] = IO_ERROR as u8;
+                        }
+                        ended |= b.on_device == 0 && b.next == b.entries.len();
+                    }
+                }
+            }
+            self.free_io.push(io);
         }
+        if ended {
+            self.finish_batches();
+        }
+    }
+
+    /// Starts batch entries, oldest batch first, while request slots are free.
+    fn pump(&mut self) {
+        let mut refused = false;
+        while !self.free_io.is_empty() {
+            let Some(i) = self.batches.iter().position(|b| b.next < b.entries.len()) else { break };
+            let b = &mut self.batches[i];
+            let k = b.next;
+            b.next += 1;
+            let ((at, va, len), id, read, buffer) = (b.entries[k], b.id, b.read, b.buffer);
+            match self.submit(Some((id, k)), read, at, va as *mut u8, len, 0, Some(buffer)) {
+                Ok(_) => self.batches[i].on_device += 1,
+                Err(st) => {
+                    // The share was revoked under the batch (BAD_BUFFER) or
+                    // the device refused: this entry and the rest not started.
+                    let b = &mut self.batches[i];
+                    b.status[k..].iter_mut().for_each(|s| *s = st as u8);
+                    b.next = b.entries.len();
+                    refused = true;
+                }
+            }
+        }
+        if refused {
+            self.finish_batches();
+        }
+    }
+
+    /// Answers every batch whose entries have all ended.
+    fn finish_batches(&mut self) {
+        while let Some(i) = self.batches.iter().position(|b| b.next == b.entries.len() && b.on_device == 0) {
+            let b = self.batches.remove(i).unwrap();
+            if let Some(buf) = self.buffers[b.buffer].as_mut() {
+                buf.busy -= 1;
+            }
+            let bad = b.status.iter().position(|&s| s != OK as u8);
+            let a = match bad {
+                None => Answer { st: OK, w: [WHOLE_BATCH, b.done, 0], string: None, cap: None },
+                Some(k) => {
+                    keep_rt::ipc_buffer().set_string(&b.status);
+                    Answer { st: b.status[k] as u64, w: [k as u64, b.done, 0], string: Some((usize::MAX, b.status.len())), cap: None }
+                }
+            };
+            self.reply(b.call, a);
+        }
+    }
+
+    /// Checks a batch whole (READ_DS_V, WRITE_DS_V: words buffer, entries;
+    /// the entries as the string): its buffer and, per entry, the device's
+    /// sector, the data's address and bytes; or why not: (status, the
+    /// first bad entry or WHOLE_BATCH).  Nothing is started here.
+    fn check_batch(&self, n: u64, range: &ClientRange, c: &Call) -> Result<(usize, Vec<(u64, u64, usize)>), (u64, u64)> {
+        let write = c.label == WRITE_DS_V;
+        let (b, count) = (c.words[0], c.words[1]);
+        if count == 0 || count > MAX_BATCH as u64 {
+            return Err((BAD_REQUEST, WHOLE_BATCH));
+        }
+        let Some(string) = c.string.as_deref() else { return Err((BAD_REQUEST, WHOLE_BATCH)) };
+        if string.len() != count as usize * Entry::BYTES {
+            return Err((BAD_REQUEST, WHOLE_BATCH));
+        }
+        let need = if write { rights::WRITE } else { rights::READ };
+        if range.rights & need != need {
+            return Err((NO_RIGHTS, WHOLE_BATCH));
+        }
+        let Some(Some(buf)) = self.buffers.get(b as usize) else { return Err((BAD_BUFFER, WHOLE_BATCH)) };
+        if buf.client != n {
+            return Err((BAD_BUFFER, WHOLE_BATCH));
+        }
+        // A disk read has the device write the pages; a disk write, read them.
+        let dev = if write { rights::READ } else { rights::WRITE };
+        if buf.rights & dev != dev {
+            return Err((NO_RIGHTS, WHOLE_BATCH));
+        }
+        let (size, va, iova) = (buf.pages * 4096, buf.va, buf.iova);
+        let mut entries = Vec::with_capacity(count as usize);
+        for (k, e) in string.chunks_exact(Entry::BYTES).map(Entry::decode).enumerate() {
+            let at = self.range(range, need, e.sector, e.count as u64, MAX_DS_SECTORS).map_err(|st| (st, k as u64))?;
+            let (offset, len) = (e.offset as u64, e.count as u64 * SECTOR as u64);
+            if offset % SECTOR as u64 != 0 || offset >= size || len > size - offset {
+                return Err((BAD_BUFFER, k as u64));
+            }
+            entries.push((at, va + offset, len as usize));
+        }
+        // Still pinned (the first page stands for all: see `buffer`).
+        match hal::domain().lookup(iova) {
+            Ok((r, _)) if r & dev == dev => {}
+            _ => return Err((BAD_BUFFER, WHOLE_BATCH)),
+        }
+        Ok((b as usize, entries))
     }
 
     fn reply(&mut self, c: Call, a: Answer) {
@@ -447,7 +590,13 @@ impl Server {
                     // SAFETY: the slot's page has room for len <= 4096 bytes.
                     unsafe { core::ptr::copy_nonoverlapping(c.string.as_ref().unwrap().as_ptr(), data, len) };
                 }
-                self.submit(c, !write, at, data, len, if write { 0 } else { len }, None).err().map(|(c, st)| (c, answer(st)))
+                match self.submit(None, !write, at, data, len, if write { 0 } else { len }, None) {
+                    Ok(io) => {
+                        self.calls[io] = Some(c);
+                        None
+                    }
+                    Err(st) => Some((c, answer(st))),
+                }
             }
             READ_DS | WRITE_DS => {
                 let write = c.label == WRITE_DS;
@@ -464,7 +613,25 @@ impl Server {
                     Err(st) => return Some((c, answer(st))),
                 };
                 let data = (self.buffers[b].as_ref().unwrap().va + offset) as *mut u8;
-                self.submit(c, !write, at, data, len as usize, 0, Some(b)).err().map(|(c, st)| (c, answer(st)))
+                match self.submit(None, !write, at, data, len as usize, 0, Some(b)) {
+                    Ok(io) => {
+                        self.calls[io] = Some(c);
+                        None
+                    }
+                    Err(st) => Some((c, answer(st))),
+                }
+            }
+            READ_DS_V | WRITE_DS_V => match self.check_batch(n, &range, &c) {
+                Ok((b, entries)) => {
+                    // Busy (DETACH is IN_USE) until the batch is answered.
+                    self.buffers[b].as_mut().unwrap().busy += 1;
+                    let id = self.next_batch;
+                    self.next_batch += 1;
+                    let (read, status) = (c.label == READ_DS_V, vec![OK as u8; entries.len()]);
+                    self.batches.push_back(Batch { id, call: c, read, buffer: b, entries, status, next: 0, on_device: 0, done: 0 });
+                    None
+                }
+                Err((st, k)) => Some((c, Answer { st, w: [k, 0, 0], string: None, cap: None })),
             }
             FLUSH => {
                 // Nothing is on the device now (FLUSH waits for that).
@@ -652,7 +819,11 @@ fn main(_: u64, _: u64) -> i32 {
         slots,
         described: Vec::new(),
         backlog: VecDeque::new(),
-        inflight: Vec::new(),
+        inflight: [None; IN_FLIGHT],
+        calls: (0..IN_FLIGHT).map(|_| None).collect(),
+        on_device: 0,
+        batches: VecDeque::new(),
+        next_batch: 0,
         free_io: (0..IN_FLIGHT).rev().collect(),
         headers: Headers { va: hdr.as_ptr() as u64, data_va: data.as_ptr() as u64 },
         next_ret,
@@ -661,7 +832,7 @@ fn main(_: u64, _: u64) -> i32 {
         // Start, in order, what can start.
         while let Some(c) = s.backlog.front() {
             let (io, drain) = Server::needs_device(c);
-            if (io && s.free_io.is_empty()) || (drain && !s.inflight.is_empty()) {
+            if (io && s.free_io.is_empty()) || (drain && !(s.on_device == 0 && s.batches.is_empty())) {
                 break;
             }
             let c = s.backlog.pop_front().unwrap();
@@ -689,7 +860,8 @@ fn main(_: u64, _: u64) -> i32 {
                 s.reply(c, a);
             }
         }
-        let wait = if s.inflight.is_empty() { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
+        s.pump();
+        let wait = if s.on_device == 0 { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
         keep_rt::ipc_buffer().set_recv_slots(&[s.next_ret, ARG]);
         let m = recv(Tag::new(0).with_slots(2), wait);
         if let Some(c) = s.take(&m) {

@@ -3,8 +3,8 @@
 //! and rights its grant `blk=FIRST+SECTORS:rw`), writes its whole range
 //! with checksummed sectors, reads it back and checks every sector.
 //!
-//! arg0: bits 0-7 `rounds`, bit 8 `dataspace`, bits 16-23 an id (its name
-//! in the reports: `a` + id).
+//! arg0: bits 0-7 `rounds`, bit 8 `dataspace`, bit 9 `batch`, bits 16-23
+//! an id (its name in the reports: `a` + id).
 //! - `rounds` = 0: one round, then exit 0 if every sector read back intact
 //!   (what `run disk` at the shell does).
 //! - `rounds` = N: the data-integrity test across a restart: rounds go on
@@ -16,6 +16,10 @@
 //!   restarted), attaches its dataspace again, and retries.
 //! - `dataspace`: 64 KiB a request through a dataspace shared with the
 //!   server (`uses=dataspace` too); else 4 KiB a request as message strings.
+//! - `batch` (with `dataspace`): each 64 KiB is one batch (`WRITE_DS_V`,
+//!   `READ_DS_V`) of 8 entries of 8 KiB in a shuffled order, several on
+//!   the device at once; a batch that failed may have written any of its
+//!   entries, so all its sectors count as written but not acknowledged.
 //!
 //! Every sector carries its client, its place in the range, the round
 //! (generation) that wrote it and a checksum.  The client remembers, for
@@ -38,7 +42,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use keep_abi::{SELF_ASPACE, Sender, Tag, recv, rights, slot};
-use keep_blk::{Client, Error, SECTOR};
+use keep_blk::{Client, Entry, Error, SECTOR};
 use keep_dataspace::{Dataspace, Manager};
 use keep_rt::println;
 use keep_system::names::{self, NAMES_SLOT};
@@ -110,6 +114,7 @@ struct Test {
     id: u64,
     name: char,
     ds: bool,
+    batch: bool,
     /// Sectors a request moves, and the requests of the range.
     per: u64,
     chunks: Vec<Chunk>,
@@ -193,7 +198,13 @@ impl Test {
         }
         loop {
             let c = self.connect()?;
-            let r = if self.ds { c.write_ds(self.buffer, 0, at, self.per) } else { c.write(at, &self.mem[..len]) };
+            let r = if self.batch {
+                c.write_ds_v(self.buffer, &self.entries(at, 0)).map_err(|e| e.error)
+            } else if self.ds {
+                c.write_ds(self.buffer, 0, at, self.per)
+            } else {
+                c.write(at, &self.mem[..len])
+            };
             match r {
                 Ok(()) => {
                     self.chunks[k] = Chunk { acked: g, maybe: 0 };
@@ -213,7 +224,10 @@ impl Test {
         let len = (self.per as usize) * SECTOR;
         loop {
             let c = self.connect()?;
-            let r = if self.ds {
+            let r = if self.batch {
+                self.dsmem()[len..2 * len].fill(0);
+                c.read_ds_v(self.buffer, &self.entries(at, len as u32)).map_err(|e| e.error)
+            } else if self.ds {
                 self.dsmem()[len..2 * len].fill(0);
                 c.read_ds(self.buffer, len as u64, at, self.per)
             } else {
@@ -249,6 +263,16 @@ impl Test {
         Ok(())
     }
 
+    /// The batch for the request at sector `at` (buffer bytes from `base`):
+    /// 8 entries of per / 8 sectors, in the order 0, 3, 6, 1, 4, 7, 2, 5.
+    fn entries(&self, at: u64, base: u32) -> [Entry; 8] {
+        let n = self.per / 8;
+        core::array::from_fn(|j| {
+            let i = (j as u64 * 3) % 8;
+            Entry { sector: at + i * n, offset: base + (i * n) as u32 * SECTOR as u32, count: n as u32 }
+        })
+    }
+
     fn dsmem(&self) -> &'static mut [u8] {
         // SAFETY: the dataspace is mapped read-write at VA, two requests long.
         unsafe { core::slice::from_raw_parts_mut(VA as *mut u8, 2 * self.per as usize * SECTOR) }
@@ -278,7 +302,8 @@ fn dataspace(per: u64) -> Result<(), alloc::string::String> {
 }
 
 fn main(arg: u64, _: u64) -> i32 {
-    let (rounds, ds, id) = (arg & 0xff, arg & 0x100 != 0, (arg >> 16) & 0xff);
+    let (rounds, ds, id) = (arg & 0xff, arg & 0x300 != 0, (arg >> 16) & 0xff);
+    let batch = arg & 0x200 != 0;
     let name = (b'a' + (id % 26) as u8) as char;
     let per = if ds { 128 } else { 8 };
     if ds && let Err(e) = dataspace(per) {
@@ -289,6 +314,7 @@ fn main(arg: u64, _: u64) -> i32 {
         id,
         name,
         ds,
+        batch,
         per,
         chunks: Vec::new(),
         client: None,
@@ -315,7 +341,7 @@ fn main(arg: u64, _: u64) -> i32 {
     println!(
         "disktest {name}: {sectors} sectors, {} KiB a request{}",
         per * SECTOR as u64 / 1024,
-        if ds { " through a dataspace" } else { "" }
+        if batch { " through a dataspace, as batches of 8 entries" } else if ds { " through a dataspace" } else { "" }
     );
     let mut g = 0;
     let mut after = None;
