@@ -501,7 +501,8 @@ impl Server {
     }
 
     /// An exception in a Linux process: a page fault in one of its areas
-    /// populates the page; anything else ends it with the signal Linux
+    /// populates the page, maps it, or copies it for a write (mem.rs);
+    /// anything else ends it with the signal Linux
     /// would send.
     fn exception(&mut self, pid: i32, w: [u64; 4]) {
         let [vector, rip, addr, code] = w;
@@ -537,20 +538,7 @@ impl Server {
             if code & 0x10 != 0 {
                 need = mem::PROT_EXEC;
             }
-            let ok = match p.mm.pages.get(&page) {
-                // Another thread of the process populated it meanwhile.
-                Some(pg) => {
-                    let r = mem::keep_rights(pg.prot);
-                    let want = match need {
-                        mem::PROT_WRITE => keep_abi::rights::WRITE,
-                        mem::PROT_EXEC => keep_abi::rights::EXEC,
-                        _ => keep_abi::rights::READ,
-                    };
-                    pg.prot != 0 && r & want != 0
-                }
-                None => addr < mem::GUEST_TOP && p.mm.page(page, need).is_ok(),
-            };
-            if ok {
+            if p.mm.fault(page, need) {
                 let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
                 return;
             }
