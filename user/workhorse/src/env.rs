@@ -18,10 +18,19 @@ const LOCAL_BASE: u64 = 0x0000_2000_0000_0000;
 /// of the 512 MiB machine), so that a program that eats memory meets
 /// ENOMEM before the rest of the system does.
 pub const MAX_FRAMES: u64 = 65536;
+/// Frames of its bank the server keeps for itself: its heap (process and
+/// file records, the /data store's tree, the sockets' buffers), the
+/// cappages of its slots and of its runs.  Linux processes and files get
+/// at most what the bank has at start less this, so that a program eating
+/// memory meets ENOMEM while the server can still grow its heap (without
+/// it the bank ran dry first and the server died of a failed allocation).
+pub const RESERVE: u64 = 8192;
 
 pub struct Env {
     /// Frames in use for Linux processes and files.
     pub frames: u64,
+    /// Their limit: MAX_FRAMES, or less on a smaller bank ([`Env::set_limit`]).
+    pub max_frames: u64,
     free_slots: Vec<u64>,
     next_slot: u64,
     free_locals: Vec<u64>,
@@ -30,6 +39,7 @@ pub struct Env {
 
 static mut ENV: Env = Env {
     frames: 0,
+    max_frames: MAX_FRAMES,
     free_slots: Vec::new(),
     next_slot: SLOT_BASE,
     free_locals: Vec::new(),
@@ -45,6 +55,19 @@ pub fn env() -> &'static mut Env {
 }
 
 impl Env {
+    /// Sets the frame limit from what the bank has left (`available`,
+    /// frames::available): at most MAX_FRAMES, and RESERVE below what the
+    /// server could have.  Called at start and again once the root file
+    /// system is in the heap (48 MiB of it).
+    pub fn set_limit(&mut self, available: u64) {
+        self.max_frames = MAX_FRAMES.min((self.frames + available).saturating_sub(RESERVE));
+    }
+
+    /// Frames Linux processes and files may still take.
+    pub fn frames_left(&self) -> u64 {
+        self.max_frames.saturating_sub(self.frames)
+    }
+
     /// A free capability slot; maps a further cappage when needed.
     pub fn slot(&mut self) -> Result<u64, Error> {
         if let Some(s) = self.free_slots.pop() {

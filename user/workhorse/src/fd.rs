@@ -23,8 +23,10 @@ pub enum Kind {
     Console,
     File { ino: Ino },
     Dir { ino: Ino },
-    PipeRead(Rc<RefCell<Pipe>>),
-    PipeWrite(Rc<RefCell<Pipe>>),
+    /// A pipe's end, or both (a FIFO opened O_RDWR): which, the
+    /// description's access mode says.  A named pipe (sys/fifo.rs) also
+    /// names its file.
+    Pipe(Rc<RefCell<Pipe>>, Option<Ino>),
     /// /dev/null.
     Null,
     /// A file made when opened (/proc/meminfo and the like).
@@ -60,8 +62,14 @@ impl Description {
     pub fn new(kind: Kind, flags: u32) -> Desc {
         match &kind {
             Kind::File { ino } | Kind::Dir { ino } => fs().get_mut(*ino).opens += 1,
-            Kind::PipeRead(p) => p.borrow_mut().readers += 1,
-            Kind::PipeWrite(p) => p.borrow_mut().writers += 1,
+            Kind::Pipe(p, file) => {
+                let mut p = p.borrow_mut();
+                p.readers += (flags & O_ACCMODE != O_WRONLY) as u32;
+                p.writers += (flags & O_ACCMODE != O_RDONLY) as u32;
+                if let Some(ino) = file {
+                    fs().get_mut(*ino).opens += 1;
+                }
+            }
             _ => {}
         }
         Rc::new(RefCell::new(Description { kind, flags, pos: 0 }))
@@ -84,8 +92,18 @@ impl Drop for Description {
                 f.get_mut(*ino).opens -= 1;
                 f.release(*ino);
             }
-            Kind::PipeRead(p) => p.borrow_mut().readers -= 1,
-            Kind::PipeWrite(p) => p.borrow_mut().writers -= 1,
+            Kind::Pipe(p, file) => {
+                {
+                    let mut p = p.borrow_mut();
+                    p.readers -= self.readable() as u32;
+                    p.writers -= self.writable() as u32;
+                }
+                if let Some(ino) = file {
+                    let f = fs();
+                    f.get_mut(*ino).opens -= 1;
+                    f.release(*ino);
+                }
+            }
             _ => {}
         }
     }

@@ -123,6 +123,7 @@ fn main(_: u64, size: u64) -> i32 {
     // SAFETY: first thing, single threaded.
     unsafe { keep_rt::set_allocator(&heap::HEAP) };
     let _ = keep_abi::SELF_PROCESS.set_name("workhorse");
+    env::env().set_limit(frames::available());
     let trampoline = match mem::Frame::with(&[0xf3, 0x49, 0x0f, 0xae, 0xd3, 0xff, 0xe1], 0) {
         Ok(f) => f,
         Err(_) => {
@@ -243,6 +244,7 @@ impl Server {
                 let line = raw[..n].to_vec();
                 if let Some(size) = self.archive.take() {
                     load_rootfs(size);
+                    env::env().set_limit(frames::available());
                 }
                 self.request(m.tag.label(), m.words[0], line);
             } else {

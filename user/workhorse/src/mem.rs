@@ -41,6 +41,14 @@ pub const MMAP_TOP: u64 = STACK_TOP - STACK_SIZE - 16 * PAGE;
 /// say ENOMEM past it, so that malloc fails before memory runs out.
 pub const MAX_RESERVED: u64 = 192 << 20;
 
+/// Whether `mm` may reserve `n` more bytes of areas: within MAX_RESERVED,
+/// and (like Linux's heuristic overcommit) not more than the frames the
+/// server could still give, so that a program growing its heap gets
+/// ENOMEM (malloc NULL) rather than a fault with no frame behind it.
+pub fn may_reserve(mm: &Mm, n: u64) -> bool {
+    mm.reserved() + n <= MAX_RESERVED && n.div_ceil(PAGE) <= env().frames_left()
+}
+
 /// A frame of the server's bank (frames.rs): its capability (a slot of the
 /// server) and where it is mapped in the server.  Dropping it unmaps it and
 /// gives it back to the server's free list;
@@ -55,7 +63,7 @@ impl Frame {
     /// A zeroed frame.
     pub fn new() -> Result<Rc<Frame>, i64> {
         let e = env();
-        if e.frames >= crate::env::MAX_FRAMES {
+        if e.frames >= e.max_frames {
             return Err(ENOMEM);
         }
         let slot = e.slot().map_err(|_| ENOMEM)?;
@@ -475,7 +483,7 @@ impl Mm {
             at.checked_add(n).is_some_and(|e| e <= MMAP_TOP)
                 && !mm.areas.range(..at + n).any(|(st, ar)| ar.end > at && *st < at + n)
         };
-        if fixed.is_none() && self.reserved() + grow > MAX_RESERVED {
+        if fixed.is_none() && !may_reserve(self, grow) {
             return Err(ENOMEM);
         }
         if fixed.is_none() && free(self, old + old_len, grow) {

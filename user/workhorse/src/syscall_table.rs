@@ -110,7 +110,7 @@ syscall_table! {
     127 rt_sigpending signal::rt_sigpending, Full, "";
     130 rt_sigsuspend signal::rt_sigsuspend, Full, "";
     132 utime sys::utime, Partial, "checks the file; files keep no times (they show 1970)";
-    133 mknod sys::mknod, Partial, "regular files and FIFOs; a FIFO cannot be opened yet (ENXIO); devices and sockets EPERM";
+    133 mknod sys::mknod, Partial, "regular files and FIFOs (named pipes, sys/fifo.rs); devices and sockets EPERM";
     137 statfs sys::statfs, Partial, "/data on the disk: the store's capacity and free bytes; elsewhere the in-memory file system (tmpfs), sized by the free memory pool";
     138 fstatfs sys::fstatfs, Partial, "as statfs";
     157 prctl sys::prctl, Partial, "PR_SET_NAME and PR_GET_NAME";

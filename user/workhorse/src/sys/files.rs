@@ -52,13 +52,16 @@ pub(crate) fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u6
                     if flags & O_DIRECTORY != 0 {
                         return Err(ENOTDIR);
                     }
-                    if f.get(ino).mode & vfs::S_IFMT != vfs::S_IFREG {
-                        return Err(ENXIO); // a FIFO or a socket file
+                    match f.get(ino).mode & vfs::S_IFMT {
+                        vfs::S_IFREG => {
+                            if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY {
+                                f.truncate(ino, 0)?;
+                            }
+                            Kind::File { ino }
+                        }
+                        vfs::S_IFIFO => super::fifo::open(s, pid, ino, flags)?,
+                        _ => return Err(ENXIO), // a socket file
                     }
-                    if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY {
-                        f.truncate(ino, 0)?;
-                    }
-                    Kind::File { ino }
                 }
             }
         }
@@ -109,7 +112,8 @@ pub(crate) fn stat_desc(d: &Desc) -> [u8; 144] {
         Kind::File { ino } | Kind::Dir { ino } => stat_ino(*ino),
         Kind::Console => stat_bytes(0o020620, 1, 1, 0, (5 << 8) | 1),
         Kind::Null => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
-        Kind::PipeRead(_) | Kind::PipeWrite(_) => stat_bytes(0o010600, 3, 1, 0, 0),
+        Kind::Pipe(_, Some(ino)) => stat_ino(*ino),
+        Kind::Pipe(_, None) => stat_bytes(0o010600, 3, 1, 0, 0),
         Kind::Generated(b) => stat_bytes(0o100444, 4, 1, b.len() as u64, 0),
         Kind::Object(o) => {
             let (mode, rdev) = o.borrow().stat();
@@ -226,9 +230,8 @@ pub(crate) fn mkdir_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u6
     Ok(0)
 }
 
-/// mknod and mknodat: a regular file or a FIFO (which lists and stats as
-/// one; opening it is ENXIO: no named pipes yet).  Devices and sockets are
-/// not made this way here (EPERM).
+/// mknod and mknodat: a regular file or a FIFO (a named pipe: fifo.rs).
+/// Devices and sockets are not made this way here (EPERM).
 pub(crate) fn mknod_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64) -> Result<i64, i64> {
     let path = s.path(pid, path)?;
     let base = s.dirfd(pid, dirfd)?;

@@ -30,7 +30,7 @@ pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Opti
             n
         }
         Kind::Dir { .. } => return Err(EISDIR),
-        Kind::PipeRead(pipe) => {
+        Kind::Pipe(pipe, _) => {
             if at.is_some() {
                 return Err(ESPIPE);
             }
@@ -52,7 +52,6 @@ pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Opti
                 n
             }
         }
-        Kind::PipeWrite(_) => return Err(EBADF),
         Kind::Null => 0,
         Kind::Object(o) => {
             let o = o.clone();
@@ -103,7 +102,10 @@ pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Op
             Ok(n)
         }
         Kind::Dir { .. } => Err(EISDIR),
-        Kind::PipeWrite(pipe) => {
+        Kind::Pipe(pipe, _) => {
+            if at.is_some() {
+                return Err(ESPIPE);
+            }
             let mut pipe = pipe.borrow_mut();
             if pipe.readers == 0 {
                 drop(pipe);
@@ -122,7 +124,7 @@ pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Op
             pipe.generation += 1;
             Ok(n)
         }
-        Kind::PipeRead(_) | Kind::Generated(_) => Err(EBADF),
+        Kind::Generated(_) => Err(EBADF),
         Kind::Null => Ok(data.len()),
         Kind::Object(o) => {
             let o = o.clone();
@@ -277,7 +279,7 @@ pub fn sendfile(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         let inp = desc(s, pid, in_fd)?;
         let mut n = (count as usize).min(IO_CHUNK);
         // Never take more than the output can take now.
-        if let Kind::PipeWrite(p) = &out.borrow().kind {
+        if let Kind::Pipe(p, _) = &out.borrow().kind {
             n = n.min(PIPE_SIZE - p.borrow().buf.len());
             if n == 0 && count > 0 {
                 return Err(WOULD_BLOCK);
@@ -435,8 +437,8 @@ pub(crate) fn make_pipe(s: &mut Server, pid: i32, fds: u64, flags: u64) -> Resul
         generation: 0,
     }));
     let nb = flags & O_NONBLOCK;
-    let r = Description::new(Kind::PipeRead(pipe.clone()), O_RDONLY | nb);
-    let w = Description::new(Kind::PipeWrite(pipe), O_WRONLY | nb);
+    let r = Description::new(Kind::Pipe(pipe.clone(), None), O_RDONLY | nb);
+    let w = Description::new(Kind::Pipe(pipe, None), O_WRONLY | nb);
     let cloexec = flags & O_CLOEXEC != 0;
     let p = s.proc(pid);
     let rfd = p.install(Fd { desc: r, cloexec }, 0)?;
@@ -495,7 +497,7 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             }
             FIONREAD => {
                 let n = match &d.borrow().kind {
-                    Kind::PipeRead(p) => p.borrow().buf.len(),
+                    Kind::Pipe(p, _) => p.borrow().buf.len(),
                     Kind::Console => tty().pending(),
                     _ => return Err(ENOTTY),
                 };
@@ -552,19 +554,22 @@ pub(crate) fn desc_ready(d: &Description) -> u16 {
         Kind::Console => {
             (if tty().has_input() { POLLIN } else { 0 }) | POLLOUT
         }
-        Kind::PipeRead(p) => {
+        Kind::Pipe(p, _) => {
             let p = p.borrow();
-            (if p.buf.is_empty() { 0 } else { POLLIN }) | if p.writers == 0 { POLLHUP } else { 0 }
-        }
-        Kind::PipeWrite(p) => {
-            let p = p.borrow();
-            if p.readers == 0 {
-                POLLERR
-            } else if p.buf.len() < PIPE_SIZE {
-                POLLOUT
-            } else {
-                0
+            let mut ready = 0;
+            if d.readable() {
+                ready |= (if p.buf.is_empty() { 0 } else { POLLIN }) | if p.writers == 0 { POLLHUP } else { 0 };
             }
+            if d.writable() {
+                ready |= if p.readers == 0 {
+                    POLLERR
+                } else if p.buf.len() < PIPE_SIZE {
+                    POLLOUT
+                } else {
+                    0
+                };
+            }
+            ready
         }
         Kind::Object(o) => o.borrow().ready(),
         _ => POLLIN | POLLOUT,
@@ -574,7 +579,7 @@ pub(crate) fn desc_ready(d: &Description) -> u16 {
 /// Grows with each change an edge-triggered epoll reports.
 pub(crate) fn desc_generation(d: &Description) -> u64 {
     match &d.kind {
-        Kind::PipeRead(p) | Kind::PipeWrite(p) => p.borrow().generation,
+        Kind::Pipe(p, _) => p.borrow().generation,
         Kind::Object(o) => o.borrow().generation(),
         _ => 0,
     }

@@ -11,7 +11,7 @@ pub fn brk(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (old_top, new_top) = (mm.brk.next_multiple_of(PAGE), want.next_multiple_of(PAGE));
     if new_top > old_top {
         if mm.areas.range(..new_top).any(|(st, a)| a.end > old_top && *st < new_top)
-            || mm.reserved() + (new_top - old_top) > mem::MAX_RESERVED
+            || !mem::may_reserve(mm, new_top - old_top)
         {
             return Out::Ret(mm.brk as i64);
         }
@@ -59,7 +59,7 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             }
         }
         let mm = &mut s.proc(pid).mm;
-        if mm.reserved() + len > mem::MAX_RESERVED {
+        if !mem::may_reserve(mm, len) {
             return Err(ENOMEM);
         }
         let fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0;

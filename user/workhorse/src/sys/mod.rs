@@ -68,6 +68,7 @@ impl Server {
 
 mod devices;
 mod events;
+mod fifo;
 mod files;
 mod futex;
 pub(crate) mod inet;

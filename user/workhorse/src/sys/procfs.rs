@@ -269,7 +269,8 @@ pub(crate) fn fd_name(d: &Desc) -> String {
         Kind::File { ino } | Kind::Dir { ino } => path_of_file(*ino),
         Kind::Console => String::from("/dev/console"),
         Kind::Null => String::from("/dev/null"),
-        Kind::PipeRead(p) | Kind::PipeWrite(p) => {
+        Kind::Pipe(_, Some(ino)) => path_of_file(*ino),
+        Kind::Pipe(p, None) => {
             alloc::format!("pipe:[{}]", alloc::rc::Rc::as_ptr(p) as usize / 8 % 1_000_000)
         }
         Kind::Generated(_) => String::from("anon_inode:[proc]"),
