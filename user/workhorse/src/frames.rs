@@ -3,7 +3,8 @@
 //! `bank=` line limits it), in runs of 255 pages (`ALLOC_PAGES`: one bank
 //! object per run, since the bank server holds a slot per object and has
 //! a few thousand), kept for the server's life.  A frame given back goes to
-//! a free list and is zeroed when it is used again; so the server's memory
+//! a free list (mapped in the server still, when it was) and is zeroed when
+//! it is used again; so the server's memory
 //! is its bank's, and all of it goes back to the pool when the bank is
 //! destroyed (the server killed, or crashed, and reaped by init).
 //!
@@ -35,9 +36,12 @@ struct Frames {
     next: u64,
     /// Slots holding pages given back (their contents not cleared yet).
     free: Vec<u64>,
+    /// Pages given back still mapped in the server (slot, local address):
+    /// used again with no capability move and no mapping.
+    mapped: Vec<(u64, u64)>,
 }
 
-static mut FRAMES: Frames = Frames { runs: 0, next: RUN, free: Vec::new() };
+static mut FRAMES: Frames = Frames { runs: 0, next: RUN, free: Vec::new(), mapped: Vec::new() };
 
 #[allow(static_mut_refs)]
 fn frames() -> &'static mut Frames {
@@ -105,6 +109,18 @@ pub fn give_back(s: u64) {
     frames().free.push(s);
 }
 
+/// Takes back the page in slot `s`, still mapped in the server at `local`
+/// (and nowhere else); [`take_mapped`] gives it out again as it is.
+pub fn give_back_mapped(s: u64, local: u64) {
+    frames().mapped.push((s, local));
+}
+
+/// A page given back with [`give_back_mapped`]: (slot, local address);
+/// its contents are the last user's.
+pub fn take_mapped() -> Option<(u64, u64)> {
+    frames().mapped.pop()
+}
+
 /// A cappage into the empty slot `dest` (one bank object each).
 pub fn cappage(dest: u64) -> Result<(), Error> {
     bank(req::ALLOC_CAPPAGE, 0, Some(dest)).map(drop)
@@ -115,5 +131,5 @@ pub fn cappage(dest: u64) -> Result<(), Error> {
 pub fn available() -> u64 {
     let f = frames();
     let left = bank(req::INFO, 0, None).map_or(0, |w| w[1].saturating_sub(w[2]));
-    left + f.free.len() as u64 + (RUN - f.next)
+    left + f.free.len() as u64 + f.mapped.len() as u64 + (RUN - f.next)
 }

@@ -494,6 +494,12 @@ impl Server {
                 if !matches!(out, Out::Block) {
                     progress = true;
                     self.finish(pid, call, out, ret);
+                } else if let Some(p) = self.procs.get_mut(&pid)
+                    && matches!(p.blocked, Some(Blocked::Call(_)))
+                {
+                    // Kept with the arguments it has read (`arg`): the
+                    // next try reads no registers again.
+                    p.blocked = Some(Blocked::Call(call));
                 }
             }
             if !progress {
