@@ -68,6 +68,9 @@ pub enum Out {
     Gone,
 }
 
+/// wait4's number (retry tries it only after a process ended).
+const SYS_WAIT4: u64 = 61;
+
 /// A system call in progress: number, the three arguments the fault message
 /// carries, and the other three (r10, r8, r9) read when first needed.
 #[derive(Clone, Copy)]
@@ -97,6 +100,9 @@ pub struct Server {
     /// starts to wait, cleared by `retry` when it finds none, so that a
     /// message needs no walk over every process when nothing waits.
     pub maybe_waiting: bool,
+    /// A process ended since the waiting calls were last tried: only then
+    /// may a waiting wait4 go on (it is not tried on other messages).
+    pub ended: bool,
     /// The ticker's call is kept in TICK_RET (no program runs).
     pub tick_parked: bool,
     pub seed: u64,
@@ -142,6 +148,7 @@ fn main(_: u64, size: u64) -> i32 {
         reply: None,
         messages: 0,
         maybe_waiting: false,
+        ended: false,
         tick_parked: false,
         seed: seed | 1,
         archive: Some(size),
@@ -480,6 +487,7 @@ impl Server {
             self.maybe_waiting = false;
             return;
         }
+        let ended = core::mem::take(&mut self.ended);
         loop {
             let mut progress = false;
             let pids: Vec<i32> = self.procs.keys().copied().collect();
@@ -489,6 +497,9 @@ impl Server {
                     Some(Blocked::Call(c)) => (c, p.ret_slot),
                     _ => continue,
                 };
+                if call.nr == SYS_WAIT4 && !ended && !self.ended {
+                    continue; // no child ended meanwhile
+                }
                 let Some(h) = handler(call.nr) else { continue };
                 let out = h(self, pid, &mut call);
                 if !matches!(out, Out::Block) {
@@ -582,6 +593,7 @@ impl Server {
         let Some(p) = self.procs.get_mut(&pid) else { return };
         p.teardown();
         p.zombie = Some(status);
+        self.ended = true;
         let ppid = p.ppid;
         // Children lose their parent: they are reaped when they end.
         for c in self.procs.values_mut() {
