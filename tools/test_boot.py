@@ -18,6 +18,11 @@
     the shell sits idle is restarted at once and found by name again, and
     one that keeps crashing is restarted after its backoff up to its limit,
     then left down and reported;
+  - the drivers' memory is their banks' (docs/space-banks.md, "Drivers and
+    dataspaces"): `kill blk` and `kill net` give every frame the server had
+    back (the pool plus what the banks hold is the same after the restart:
+    a frame a driver made from the pool would be lost), and the new
+    instance's bank holds what the old one's did;
   - devices from the description (system=system-disk): two block clients
     write and read back checksummed data while the block server is killed
     and restarted; no acknowledged write is lost.
@@ -555,6 +560,52 @@ def test_disk_restart():
         g.kill()
 
 
+def mem_figures(out):
+    """(pool free frames, prime bank used, {instance name: used}) from `mem`."""
+    t = (out or "").replace("\r", "").split("accounts (frames):")[0]
+    pool = re.search(r"^memory pool: (\d+) free frames", t, re.M)
+    prime = re.search(r"^\s+prime\s+\d+\s+(\d+)\s", t, re.M)
+    inst = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+(\S+) \(instance\)\s+\d+\s+(\d+)\s", t, re.M)}
+    if not pool or not prime:
+        return None
+    return int(pool.group(1)), int(prime.group(1)), inst
+
+
+def test_driver_banks():
+    """The block and network servers take every frame from their banks:
+    killed, their banks are destroyed and the pool gets all of it back (a
+    frame they had made from the pool would be lost to it: the pool plus
+    the banks' use would drop)."""
+    g = Guest()
+    try:
+        up = g.expect(PROMPT, 60) and g.expect(b"net: virtio-net", 60)
+        time.sleep(2)
+        before = mem_figures(g.keys(b"mem" + ENTER, 30))
+        check("mem shows the pool, the prime bank and the drivers' instances", up and before is not None
+              and "blk" in before[2] and "net" in before[2], repr(before) + g.text()[-1500:])
+        if not before:
+            return
+        figures = [before]
+        for name, ready in (("blk", b"blk: virtio-blk 00:02.0"), ("net", b"net: virtio-net 00:03.0")):
+            m = g.send("kill " + name)
+            again = g.expect(f"system: server {name} restarted (1 of 3)".encode(), 30, m) and g.expect(ready, 30, m)
+            time.sleep(2)
+            after = mem_figures(g.keys(b"mem" + ENTER, 30))
+            ok = again and after is not None
+            # Outside the banks nothing changed: every frame the killed server
+            # held came back, and what the new one took is its bank's.
+            check(f"kill {name}: every frame it held comes back (pool + banks' use unchanged), its new instance's bank "
+                  "holds as much as the old one's",
+                  ok and after[0] + after[1] == figures[-1][0] + figures[-1][1]
+                  and after[2][name] == figures[-1][2][name],
+                  f"before {figures[-1]!r}, after {after!r}; " + g.out[m:].decode(errors="replace")[-1500:])
+            if not ok:
+                return
+            figures.append(after)
+    finally:
+        g.kill()
+
+
 def test_bad_description():
     g = Guest("system=system-bad")
     try:
@@ -651,6 +702,7 @@ def main():
     test_no_iommu()
     test_bad_description()
     test_supervision()
+    test_driver_banks()
     test_disk_restart()
     failed = results.count(False)
     print(f"boot-test: {len(results) - failed} passed, {failed} failed")

@@ -184,7 +184,7 @@ struct Disk {
 fn open_disk(dom: DmaDomain, slots: Vec<u64>) -> Result<(Disk, Sid), alloc::string::String> {
     let sid = blk_function()?;
     hal::init(DmaConfig {
-        memory: MEMORY,
+        frames: keep_frames::Source::Pool(MEMORY),
         aspace: SELF_ASPACE,
         domain: dom,
         bars: vec![(slot::DEVMEM, DEVMEM.info().ctx("DEVMEM.INFO")?.0, DEVMEM.info().ctx("DEVMEM.INFO")?.1)],

@@ -92,20 +92,20 @@ fn start_blk_ds(cx: &mut Cx, pci: &Running, ds: &Running) -> Result<Running, Str
     )
 }
 
-/// The PCI server, the dataspace manager and the block server, for `f`;
-/// all stopped afterwards.
-fn with_blk_ds(cx: &mut Cx, f: impl FnOnce(&mut Cx, Admin, Manager) -> TestResult) -> TestResult {
+/// The PCI server, the dataspace manager and the block server, for `f`
+/// (with the bank the dataspaces are paid from); all stopped afterwards.
+fn with_blk_ds(cx: &mut Cx, f: impl FnOnce(&mut Cx, Admin, Manager, u64) -> TestResult) -> TestResult {
     let pci = start_pci(cx)?;
     let r = (|| {
         let ds = crate::ds::start_ds(cx)?;
         let r = (|| {
-            let blk = start_blk_ds(cx, &pci, &ds)?;
-            let r = f(cx, Admin(Sender(blk.cap)), Manager(Sender(ds.cap)));
+            let blk = start_blk_ds(cx, &pci, &ds.srv)?;
+            let r = f(cx, Admin(Sender(blk.cap)), Manager(Sender(ds.srv.cap)), ds.clients.0);
             let stopped = stop(cx, blk, |s| Admin(s).quit().ctx("blk QUIT"));
             r?;
             stopped
         })();
-        let stopped = stop(cx, ds, crate::ds::quit_ds);
+        let stopped = crate::ds::stop_ds(cx, ds);
         r?;
         stopped
     })();
@@ -386,13 +386,15 @@ fn start_check(cx: &mut Cx, client: u64, mode: u64, arg: u64) -> Result<Child, S
     start_check_ds(cx, client, mode, arg, None)
 }
 
-/// The same, given the dataspace manager `ds` too (mode 2).
-fn start_check_ds(cx: &mut Cx, client: u64, mode: u64, arg: u64, ds: Option<u64>) -> Result<Child, String> {
+/// The same, given the dataspace manager and the bank to pay with, `ds`,
+/// too (mode 2).
+fn start_check_ds(cx: &mut Cx, client: u64, mode: u64, arg: u64, ds: Option<(u64, u64)>) -> Result<Child, String> {
     let img = cx.image.as_ref().ok_or("no boot image")?;
     let elf = img.find("blkcheck").ok_or("no 'blkcheck' in the boot image")?.data;
     let mut grants = vec![grant(slot::CONSOLE), Grant { src: client, dest: CHECK_CLIENT_SLOT, rights: 0 }];
-    if let Some(d) = ds {
+    if let Some((d, bank)) = ds {
         grants.push(Grant { src: d, dest: DS_SLOT, rights: 0 });
+        grants.push(Grant { src: bank, dest: keep_dataspace::BANK_SLOT, rights: 0 });
     }
     let spec = Spec { name: "blkcheck", elf, arg0: mode, arg1: arg, grants: &grants, blob: None };
     let child = Loader::new(&mut cx.slots).load(&spec).ctx("load blkcheck")?;
@@ -485,7 +487,7 @@ pub fn pci_irq(cx: &mut Cx) -> TestResult {
         keep_abi::Interrupt(irq).bind(line, me).ctx("BIND")?;
         let r = (|| {
             hal::init(DmaConfig {
-                memory: keep_abi::MEMORY,
+                frames: keep_frames::Source::Pool(keep_abi::MEMORY),
                 aspace: SELF_ASPACE,
                 domain: DmaDomain(dom),
                 bars: vec![(bar, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))],
@@ -552,22 +554,22 @@ fn dss<T>(r: keep_dataspace::Result<T>, what: &str) -> Result<T, String> {
 }
 
 pub fn blk_dataspaces(cx: &mut Cx) -> TestResult {
-    with_blk_ds(cx, |cx, admin, m| {
+    with_blk_ds(cx, |cx, admin, m, bank| {
         let s = cx.slots::<10>()?;
-        let r = blk_ds_session(admin, m, s);
+        let r = blk_ds_session(admin, m, bank, s);
         cx.drop_slots(&s);
         r
     })
 }
 
-fn blk_ds_session(admin: Admin, m: Manager, s: [u64; 10]) -> TestResult {
+fn blk_ds_session(admin: Admin, m: Manager, bank: u64, s: [u64; 10]) -> TestResult {
     let [a, b, d, ds_a, e, ro_b, rw_b, fake, big, spare] = s;
     admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
     admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
     let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
     // A's dataspace: 32 pages, mapped in ktest, shared read-write with the server.
     let own = Dataspace(Sender(d));
-    dss(m.create(32, d), "CREATE")?;
+    dss(m.create(32, bank, d), "CREATE")?;
     dss(own.map(slot::SELF_ASPACE, BLK_VA, 0, 32, rights::READ | rights::WRITE), "MAP")?;
     let hs = dss(own.share(rights::READ | rights::WRITE, ds_a), "SHARE")?;
     // SAFETY: mapped read-write above, 128 KiB.
@@ -595,7 +597,7 @@ fn blk_ds_session(admin: Admin, m: Manager, s: [u64; 10]) -> TestResult {
     // B (read-only client): a read-only share cannot be read into (the
     // device would write it); a read-write one can, and holds the image.
     let bown = Dataspace(Sender(e));
-    dss(m.create(4, e), "CREATE B's")?;
+    dss(m.create(4, bank, e), "CREATE B's")?;
     dss(bown.map(slot::SELF_ASPACE, BLK_VB, 0, 4, rights::READ), "MAP B's")?;
     dss(bown.share(rights::READ, ro_b), "SHARE read-only")?;
     dss(bown.share(rights::READ | rights::WRITE, rw_b), "SHARE read-write")?;
@@ -611,7 +613,7 @@ fn blk_ds_session(admin: Admin, m: Manager, s: [u64; 10]) -> TestResult {
     let (_, refused_before, _) = admin.stats().ctx("STATS")?;
     use keep_blk::{BAD_BUFFER, BAD_REQUEST, NOT_DATASPACE, NO_RIGHTS, OUT_OF_RANGE};
     keep_abi::SELF_PROCESS.mint(fake, 1 << 63 | 1, rights::WRITE | rights::CALL).ctx("MINT a fake dataspace")?;
-    dss(m.create(600, big), "CREATE 600 pages")?;
+    dss(m.create(600, bank, big), "CREATE 600 pages")?;
     keep_abi::MEMORY.retype(keep_abi::ty::PAGE, spare).ctx("RETYPE")?;
     let mut cases: Vec<(&str, u64, u64)> = vec![
         ("B's read-only buffer read into", status(cb.read_ds(bro, 0, 0, 1)), NO_RIGHTS),
@@ -671,7 +673,7 @@ fn check_data(seed: u64, sector8: u64) -> Vec<u8> {
 }
 
 pub fn blk_in_flight(cx: &mut Cx) -> TestResult {
-    with_blk_ds(cx, |cx, admin, m| {
+    with_blk_ds(cx, |cx, admin, m, bank| {
         let cs = cx.slots::<5>()?;
         let r = (|| {
             // Three writers through dataspaces, 64 KiB a request, side by
@@ -690,7 +692,7 @@ pub fn blk_in_flight(cx: &mut Cx) -> TestResult {
                 rounds += 1;
                 let mut children = Vec::new();
                 for (i, &(_, _, seed)) in ranges.iter().enumerate() {
-                    children.push(start_check_ds(cx, cs[i], 2, seed, Some(m.0.0))?);
+                    children.push(start_check_ds(cx, cs[i], 2, seed, Some((m.0.0, bank)))?);
                 }
                 children.push(start_check(cx, cs[3], 1, 8192)?);
                 let mut codes = Vec::new();
@@ -775,7 +777,7 @@ pub fn pci_msi(cx: &mut Cx) -> TestResult {
         let (base, size) = s.bar(4, bar).ctx("GET_BAR 4")?;
         let r = (|| {
             hal::init(DmaConfig {
-                memory: keep_abi::MEMORY,
+                frames: keep_frames::Source::Pool(keep_abi::MEMORY),
                 aspace: SELF_ASPACE,
                 domain: DmaDomain(dom),
                 bars: vec![(bar, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))],

@@ -1,6 +1,8 @@
-//! Dataspaces (docs/dataspaces.md): the dataspace manager started as a
-//! user would start it, its every request and every refusal, checked
-//! against what the kernel says is mapped (ASPACE.LOOKUP, DMA_DOMAIN.LOOKUP).
+//! Dataspaces (docs/dataspaces.md): the dataspace manager started as the
+//! description starts it (on a bank of its own, from a bank server ktest
+//! starts), its every request and every refusal, checked against what the
+//! kernel says is mapped (ASPACE.LOOKUP, DMA_DOMAIN.LOOKUP) and what the
+//! banks that pay for the dataspaces say (INFO) and the pool.
 
 use alloc::format;
 use alloc::string::String;
@@ -9,9 +11,11 @@ use alloc::vec::Vec;
 
 use keep_abi::{ACCOUNT, Aspace, DmaDomain, Error, MEMORY, SELF_ASPACE, Sender, Tag, slot};
 use keep_dataspace::{
-    BAD_REQUEST, Dataspace, KERNEL, MAX_PAGES, MAX_PIN, Manager, NO_MEMORY, NO_RIGHTS, NOT_FOUND, OUT_OF_RANGE, PAGE,
-    READ, STALE, WRITE,
+    BAD_REQUEST, BANK, BANK_SLOT, Dataspace, GONE, KERNEL, MAX_PAGES, MAX_PIN, Manager, NO_MEMORY, NO_RIGHTS, NOT_A_BANK,
+    NOT_FOUND, OUT_OF_RANGE, PAGE, READ, STALE, WRITE,
 };
+use keep_loader::Grant;
+use keep_spacebank::{Bank, Server, rights as bank_rights, status as bank_status};
 
 use crate::drivers::{Running, grant, start_with, stop};
 use crate::{Ctx, Cx, TestResult};
@@ -23,12 +27,59 @@ const VC: u64 = 0x0000_5d20_0000_0000;
 const VD: u64 = 0x0000_5d30_0000_0000;
 const IOVA: u64 = 0x30_0000_0000;
 
-pub(crate) fn start_ds(cx: &mut Cx) -> Result<Running, String> {
-    start_with(cx, "dataspace", &[grant(slot::CONSOLE), grant(slot::MEMORY)], 0)
+/// The manager's own bank's limit (its slot pool's cappages) and that of
+/// the bank the tests' dataspaces are paid from.
+const OWN_LIMIT: u64 = 100;
+const CLIENTS_LIMIT: u64 = 3000;
+
+/// A running dataspace manager: on a bank of its own (slot 12, as a
+/// constructor's instance has it) from a bank server ktest starts, whose
+/// other sub-bank `clients` pays for the tests' dataspaces.
+pub(crate) struct Ds {
+    pub(crate) srv: Running,
+    pub(crate) clients: Bank,
+    own: Bank,
+    banks: Server,
 }
 
-pub(crate) fn quit_ds(s: Sender) -> Result<(), String> {
-    Manager(s).quit().map_err(|e| format!("dataspace QUIT: {e}"))
+pub(crate) fn start_ds(cx: &mut Cx) -> Result<Ds, String> {
+    let e = crate::bank::elf(cx, "spacebank")?;
+    let banks = Server::spawn(&mut cx.slots, e, slot::MEMORY, crate::bank::PRIME).map_err(String::from)?;
+    let mut made = Vec::new();
+    let r = (|| {
+        let [o, c] = cx.slots::<2>()?;
+        made.extend([o, c]);
+        let own = banks.prime.create_bank(OWN_LIMIT, o).ctx("CREATE_BANK the manager's")?;
+        let clients = banks.prime.create_bank(CLIENTS_LIMIT, c).ctx("CREATE_BANK the clients'")?;
+        let srv = start_with(cx, "dataspace", &[grant(slot::CONSOLE), Grant { src: o, dest: BANK_SLOT, rights: 0 }], 0)?;
+        Ok((srv, clients, own))
+    })();
+    match r {
+        Ok((srv, clients, own)) => Ok(Ds { srv, clients, own, banks }),
+        Err(e) => {
+            for &b in &made {
+                let _ = Bank(b).destroy();
+                let _ = SELF_ASPACE.delete_cap(b);
+            }
+            cx.drop_slots(&made);
+            let _ = banks.stop(&mut cx.slots);
+            Err(e)
+        }
+    }
+}
+
+/// QUITs the manager, destroys its banks (and everything they paid for)
+/// and stops the bank server.
+pub(crate) fn stop_ds(cx: &mut Cx, d: Ds) -> TestResult {
+    let stopped = stop(cx, d.srv, |s| Manager(s).quit().map_err(|e| format!("dataspace QUIT: {e}")));
+    for b in [d.clients, d.own] {
+        let _ = b.destroy();
+        let _ = SELF_ASPACE.delete_cap(b.0);
+        cx.drop_slots(&[b.0]);
+    }
+    let banks = d.banks.stop(&mut cx.slots).map_err(String::from);
+    stopped?;
+    banks
 }
 
 /// The manager's status for a result (OK for success; 1000 + the kernel's
@@ -45,13 +96,14 @@ fn ds(r: keep_dataspace::Result<u64>, what: &str) -> Result<u64, String> {
     r.map_err(|e| format!("{what}: {e}"))
 }
 
-/// Runs `f` with a fresh manager and `N` slots; stops the manager after.
-fn with_ds<const N: usize>(cx: &mut Cx, f: impl FnOnce(&mut Cx, Manager, [u64; N]) -> TestResult) -> TestResult {
-    let srv = start_ds(cx)?;
+/// Runs `f` with a fresh manager, the bank that pays for the test's
+/// dataspaces (its slot) and `N` slots; stops the manager after.
+fn with_ds<const N: usize>(cx: &mut Cx, f: impl FnOnce(&mut Cx, Manager, u64, [u64; N]) -> TestResult) -> TestResult {
+    let d = start_ds(cx)?;
     let s = cx.slots::<N>()?;
-    let r = f(cx, Manager(Sender(srv.cap)), s);
+    let r = f(cx, Manager(Sender(d.srv.cap)), d.clients.0, s);
     cx.drop_slots(&s);
-    let stopped = stop(cx, srv, quit_ds);
+    let stopped = stop_ds(cx, d);
     r?;
     stopped
 }
@@ -77,9 +129,9 @@ fn other_space(s: u64) -> Result<Aspace, String> {
 }
 
 pub fn map_share(cx: &mut Cx) -> TestResult {
-    with_ds::<4>(cx, |_, m, [o, s, x, spare]| {
+    with_ds::<4>(cx, |_, m, b, [o, s, x, spare]| {
         let own = Dataspace(Sender(o));
-        let h = ds(m.create(4, o), "CREATE")?;
+        let h = ds(m.create(4, b, o), "CREATE")?;
         ensure!(own.info() == Ok((4, READ | WRITE, h)), "owner's INFO {:?}", own.info());
         let r = (|| {
             // Mapped read-write in ktest's space: fresh pages are zero; write them.
@@ -132,9 +184,9 @@ pub fn map_share(cx: &mut Cx) -> TestResult {
 }
 
 pub fn revoke(cx: &mut Cx) -> TestResult {
-    with_ds::<7>(cx, |cx, m, [o, s, t, x, mine, o2, spare]| {
+    with_ds::<7>(cx, |cx, m, b, [o, s, t, x, mine, o2, spare]| {
         let own = Dataspace(Sender(o));
-        let ho = ds(m.create(2, o), "CREATE")?;
+        let ho = ds(m.create(2, b, o), "CREATE")?;
         let r = (|| {
             ds(own.map(slot::SELF_ASPACE, VA, 0, 2, READ | WRITE), "MAP")?;
             set_word(VA, 0xfeed);
@@ -159,7 +211,7 @@ pub fn revoke(cx: &mut Cx) -> TestResult {
             ensure!(st(own.revoke(999_999)) == NOT_FOUND, "REVOKE of no handle");
             // Another dataspace's owner cannot revoke shares of this one.
             let other = Dataspace(Sender(o2));
-            ds(m.create(1, o2), "CREATE another")?;
+            ds(m.create(1, b, o2), "CREATE another")?;
             ensure!(st(other.revoke(hs)) == NOT_FOUND, "another dataspace's owner revoking a share");
             other.destroy().map_err(|e| format!("DESTROY another: {e}"))?;
             // The owner takes the share back: both handles, both mappings.
@@ -191,7 +243,7 @@ pub fn revoke(cx: &mut Cx) -> TestResult {
             SELF_ASPACE.delete_cap(o2).ctx("DELETE")?;
             let mut free = Vec::new();
             for _ in 0..2 {
-                ds(m.create(64, o2), "CREATE 64")?;
+                ds(m.create(64, b, o2), "CREATE 64")?;
                 Dataspace(Sender(o2)).destroy().map_err(|e| format!("DESTROY 64: {e}"))?;
                 let _ = SELF_ASPACE.delete_cap(o2);
                 free.push(MEMORY.free().ctx("FREE")?);
@@ -207,9 +259,9 @@ pub fn revoke(cx: &mut Cx) -> TestResult {
 }
 
 pub fn pin(cx: &mut Cx) -> TestResult {
-    with_ds::<4>(cx, |_, m, [o, r, d, d2]| {
+    with_ds::<4>(cx, |_, m, b, [o, r, d, d2]| {
         let own = Dataspace(Sender(o));
-        ds(m.create(4, o), "CREATE")?;
+        ds(m.create(4, b, o), "CREATE")?;
         ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
         let dom = DmaDomain(d);
         let res = (|| {
@@ -270,9 +322,9 @@ pub fn pin(cx: &mut Cx) -> TestResult {
 }
 
 pub fn errors(cx: &mut Cx) -> TestResult {
-    with_ds::<3>(cx, |_, m, [o, s, x]| {
+    with_ds::<3>(cx, |_, m, b, [o, s, x]| {
         let own = Dataspace(Sender(o));
-        ds(m.create(2, o), "CREATE")?;
+        ds(m.create(2, b, o), "CREATE")?;
         ds(own.map(slot::SELF_ASPACE, VA, 0, 2, READ | WRITE), "MAP")?;
         set_word(VA, 42);
         ds(own.share(READ, s), "SHARE")?;
@@ -280,9 +332,9 @@ pub fn errors(cx: &mut Cx) -> TestResult {
         let before = m.stats().map_err(|e| format!("STATS: {e}"))?;
         let call = |cap: u64, label: u64, w: [u64; 4]| Sender(cap).call(Tag::new(label), w).words[0];
         let cases: Vec<(&str, u64, u64)> = vec![
-            ("CREATE of 0 pages", st(m.create(0, x)), BAD_REQUEST),
-            ("CREATE of MAX_PAGES + 1", st(m.create(MAX_PAGES + 1, x)), BAD_REQUEST),
-            ("CREATE past the manager's limit", st(m.create(MAX_PAGES, x)), NO_MEMORY),
+            ("CREATE of 0 pages", st(m.create(0, b, x)), BAD_REQUEST),
+            ("CREATE of MAX_PAGES + 1", st(m.create(MAX_PAGES + 1, b, x)), BAD_REQUEST),
+            ("CREATE past the bank's limit", st(m.create(MAX_PAGES, b, x)), NO_MEMORY),
             ("an unknown request to the manager", call(m.0.0, 99, [0; 4]), BAD_REQUEST),
             ("a dataspace request to the manager", call(m.0.0, keep_dataspace::INFO, [0; 4]), BAD_REQUEST),
             ("a manager request through a dataspace", call(o, keep_dataspace::CREATE, [1, 0, 0, 0]), BAD_REQUEST),
@@ -317,5 +369,155 @@ pub fn errors(cx: &mut Cx) -> TestResult {
         ensure!(SELF_ASPACE.lookup(VB) == Err(Error::NOT_MAPPED), "a refused MAP mapped");
         own.destroy().map_err(|e| format!("DESTROY: {e}"))?;
         Ok(())
+    })
+}
+
+/// The status and word 1 of a raw CREATE of `pages` with `caps` (0 or 1
+/// capability at `bank`); the owner's capability would arrive at `dest`.
+fn raw_create(m: Manager, pages: u64, bank: Option<u64>, dest: u64) -> (u64, u64) {
+    let buf = keep_rt::ipc_buffer();
+    let mut tag = Tag::new(keep_dataspace::CREATE).with_slots(buf.set_recv_slots(&[dest]));
+    if let Some(b) = bank {
+        tag = tag.with_caps(buf.set_send_caps(&[(b, 0)]));
+    }
+    let r = m.0.call(tag, [pages, 0, 0, 0]);
+    if r.err != 0 { (1000 + r.err, 0) } else { (r.words[0], r.words[1]) }
+}
+
+/// (bank's used, manager's STATS, pool's free frames).
+fn state(bank: Bank, m: Manager) -> Result<(u64, (u64, u64, u64, u64), u64), String> {
+    let used = bank.info().ctx("bank INFO")?.used;
+    Ok((used, m.stats().map_err(|e| format!("STATS: {e}"))?, MEMORY.free().ctx("MEMORY.FREE")?))
+}
+
+/// DS0005: CREATE is paid by the bank the client sends: the pages are
+/// charged to it (runs: pages + 2 each) and go back at DESTROY; a bank at
+/// its limit is NO_MEMORY, and a missing, foreign, rightless or destroyed
+/// bank is refused, each changing nothing.
+pub fn create_paid(cx: &mut Cx) -> TestResult {
+    with_ds::<8>(cx, |cx, m, b, [sub, o, big, x, alloc_only, free_only, dead, sender]| {
+        let e = crate::bank::elf(cx, "spacebank")?;
+        let other = Server::spawn(&mut cx.slots, e, slot::MEMORY, 200).map_err(String::from)?;
+        let r = (|| {
+            let bank = Bank(b).create_bank(40, sub).ctx("CREATE_BANK")?;
+            let (used0, stats0, pool0) = state(bank, m)?;
+            ensure!(used0 == 0, "a new bank uses {used0}");
+            // 30 pages: one run, charged 32 to the bank that sent, taken from the pool.
+            ds(m.create(30, sub, o), "CREATE 30 paid by the sub-bank")?;
+            let (used1, stats1, pool1) = state(bank, m)?;
+            ensure!(used1 == 32 && pool1 == pool0 - 32, "CREATE of 30: the bank uses {used1}, the pool gave {}", pool0 - pool1);
+            ensure!(stats1.0 == stats0.0 + 1, "STATS {stats0:?} -> {stats1:?}");
+            // Its pages are zeroed and usable.
+            let own = Dataspace(Sender(o));
+            ds(own.map(slot::SELF_ASPACE, VA, 0, 30, READ | WRITE), "MAP the 30")?;
+            ensure!((0..30).all(|i| word(VA + i * PAGE + 8) == 0), "a page of the bank's run is not zeroed");
+            set_word(VA + 29 * PAGE, 0x5a);
+            // Two runs for 300 pages (255 + 45): charged 304 to the bank above.
+            let (bused0, _, _) = state(Bank(b), m)?;
+            ds(m.create(300, b, big), "CREATE 300")?;
+            ensure!(state(Bank(b), m)?.0 == bused0 + 304, "CREATE of 300 charged {}", state(Bank(b), m)?.0 - bused0);
+            Dataspace(Sender(big)).destroy().map_err(|e| format!("DESTROY 300: {e}"))?;
+            ensure!(state(Bank(b), m)?.0 == bused0, "DESTROY of 300 left {} charged", state(Bank(b), m)?.0 - bused0);
+            // Restricted and dead banks, a foreign bank server, not a bank.
+            bank.restrict(bank_rights::ALLOC, alloc_only).ctx("RESTRICT to ALLOC")?;
+            bank.restrict(bank_rights::FREE, free_only).ctx("RESTRICT to FREE")?;
+            let gone = Bank(b).create_bank(5, dead).ctx("CREATE_BANK")?;
+            gone.destroy().ctx("DESTROY")?;
+            keep_abi::SELF_PROCESS.mint(sender, 7, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT")?;
+            let before = state(bank, m)?;
+            let cases: [(&str, u64, Option<u64>, (u64, u64)); 9] = [
+                ("CREATE past the bank's limit (12 more of 40, 32 used)", 10, Some(sub), (NO_MEMORY, bank_status::OVER_LIMIT)),
+                ("CREATE of MAX_PAGES past the limit of the bank sub is made from", MAX_PAGES, Some(b), (NO_MEMORY, bank_status::OVER_LIMIT)),
+                ("CREATE without a bank", 1, None, (NOT_A_BANK, 0)),
+                ("CREATE with a bank of another bank server", 1, Some(other.prime.0), (NOT_A_BANK, 0)),
+                ("CREATE with a sender to ktest", 1, Some(sender), (NOT_A_BANK, 0)),
+                ("CREATE with an address space", 1, Some(slot::SELF_ASPACE), (NOT_A_BANK, 0)),
+                ("CREATE with a bank without FREE", 1, Some(alloc_only), (BANK, bank_status::NO_RIGHTS)),
+                ("CREATE with a bank without ALLOC", 1, Some(free_only), (BANK, bank_status::NO_RIGHTS)),
+                ("CREATE with a destroyed bank", 1, Some(dead), (BANK, bank_status::STALE)),
+            ];
+            for (what, pages, with, want) in cases {
+                let got = raw_create(m, pages, with, x);
+                ensure!(got == want, "{what}: (status, bank status) {got:?}, want {want:?}");
+                let c = SELF_ASPACE.identify_cap(x).ctx("IDENTIFY_CAP")?;
+                ensure!(c.ty == keep_abi::ty::NULL, "{what}: a capability arrived: {c:?}");
+            }
+            let after = state(bank, m)?;
+            ensure!(after == before, "refused CREATEs changed (bank used, STATS, pool) {before:?} -> {after:?}");
+            ensure!(other.prime.info().ctx("INFO")?.used == 0, "the foreign bank was charged");
+            // The owner's data is still there; DESTROY gives the bank and the pool everything back.
+            ensure!(word(VA + 29 * PAGE) == 0x5a, "the dataspace's data changed");
+            own.destroy().map_err(|e| format!("DESTROY: {e}"))?;
+            let (used2, stats2, pool2) = state(bank, m)?;
+            ensure!(used2 == 0 && pool2 == pool0 && stats2 == stats0, "after DESTROY: used {used2}, pool {pool2} (was {pool0}), STATS {stats2:?}");
+            ensure!(SELF_ASPACE.lookup(VA) == Err(Error::NOT_MAPPED), "DESTROY left the mapping");
+            bank.destroy().ctx("DESTROY the sub-bank")?;
+            Ok(())
+        })();
+        for s in [sub, alloc_only, free_only, dead, sender, o, big, x] {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        let stopped = other.stop(&mut cx.slots).map_err(String::from);
+        r?;
+        stopped
+    })
+}
+
+/// DS0006: destroying the bank that paid for a dataspace (a killed
+/// client's, as init destroys it) takes its frames back to the pool and
+/// every mapping and pin of them, and the manager copes: its handles
+/// answer GONE, its records are gone (STATS), and it serves on.
+pub fn bank_destroyed(cx: &mut Cx) -> TestResult {
+    with_ds::<6>(cx, |_, m, b, [sub, o, s, x, d, o2]| {
+        let pool0 = MEMORY.free().ctx("MEMORY.FREE")?;
+        let stats0 = m.stats().map_err(|e| format!("STATS: {e}"))?;
+        ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let r = (|| {
+            let bank = Bank(b).create_bank(100, sub).ctx("CREATE_BANK")?;
+            ds(m.create(8, sub, o), "CREATE 8 paid by the sub-bank")?;
+            let own = Dataspace(Sender(o));
+            ds(own.map(slot::SELF_ASPACE, VA, 0, 4, READ | WRITE), "MAP")?;
+            set_word(VA, 77);
+            ds(own.share(READ, s), "SHARE")?;
+            let sh = Dataspace(Sender(s));
+            let xs = other_space(x)?;
+            ds(sh.map(x, VB, 0, 8, READ), "MAP the share")?;
+            ds(own.pin(d, 0, 8, IOVA, READ | WRITE, &mut [0; 8]), "PIN")?;
+            let live = m.stats().map_err(|e| format!("STATS: {e}"))?;
+            ensure!(live == (stats0.0 + 1, stats0.1 + 2, stats0.2 + 2, stats0.3 + 1), "STATS with the dataspace {live:?}");
+            // The client is gone: its bank destroyed.
+            bank.destroy().ctx("DESTROY the bank")?;
+            ensure!(SELF_ASPACE.lookup(VA) == Err(Error::NOT_MAPPED), "the owner's mapping survived its bank");
+            ensure!(xs.lookup(VB) == Err(Error::NOT_MAPPED), "the share's mapping survived the bank");
+            ensure!(DmaDomain(d).lookup(IOVA) == Err(Error::NOT_MAPPED), "the pin survived the bank");
+            ensure!(DmaDomain(d).info().ctx("INFO")?.pages == 0, "pages pinned in the domain after the bank went");
+            ensure!(MEMORY.free().ctx("MEMORY.FREE")? == pool0, "the pool did not get the dataspace's frames back");
+            // The manager's answers: GONE on every handle, whatever the request.
+            let cases = [
+                ("the owner's INFO", st(own.info())),
+                ("the share's MAP", st(sh.map(slot::SELF_ASPACE, VC, 0, 1, READ))),
+                ("the owner's SHARE", st(own.share(READ, o2))),
+                ("the owner's PIN", st(own.pin(d, 0, 1, IOVA, READ, &mut [0]))),
+                ("the owner's DESTROY", st(own.destroy())),
+                ("the share's INFO again", st(sh.info())),
+            ];
+            for (what, got) in cases {
+                ensure!(got == GONE, "{what} after the bank went: status {got}, want GONE");
+            }
+            ensure!(SELF_ASPACE.lookup(VC) == Err(Error::NOT_MAPPED), "a GONE handle mapped");
+            let after = m.stats().map_err(|e| format!("STATS: {e}"))?;
+            ensure!(after == stats0, "STATS after the bank went {after:?}, before the dataspace {stats0:?}");
+            // And it serves on.
+            ds(m.create(3, b, o2), "CREATE after")?;
+            Dataspace(Sender(o2)).destroy().map_err(|e| format!("DESTROY after: {e}"))?;
+            ensure!(MEMORY.free().ctx("MEMORY.FREE")? == pool0, "the pool after a new create and destroy");
+            Ok(())
+        })();
+        let _ = ACCOUNT.destroy(x);
+        let _ = ACCOUNT.destroy(d);
+        for c in [sub, o, s, x, d, o2] {
+            let _ = SELF_ASPACE.delete_cap(c);
+        }
+        r
     })
 }

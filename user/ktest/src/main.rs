@@ -400,6 +400,8 @@ const TESTS: &[Test] = &[
     ("DS0002", "dataspaces: REVOKE takes a share and its shares back, mappings and all; the owner keeps its data", ds::revoke),
     ("DS0003", "dataspaces: PIN maps pages into a DMA domain with rights and gives device addresses; UNPIN, REVOKE, DESTROY unpin", ds::pin),
     ("DS0004", "dataspaces: every malformed or unauthorised request is refused and changes nothing", ds::errors),
+    ("DS0005", "dataspaces: CREATE is paid by the client's bank (charged, given back); a bank at its limit is NO_MEMORY; a missing, foreign, rightless or dead bank is refused; nothing changes", ds::create_paid),
+    ("DS0006", "dataspaces: the paying bank destroyed takes the frames, mappings and pins back; the manager answers GONE and serves on", ds::bank_destroyed),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
     ("BLK0003", "block clients' dataspaces: the device reads and writes their pages; rights, ranges, buffers, revocation refused", drivers::blk_dataspaces),

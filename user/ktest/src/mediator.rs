@@ -103,7 +103,7 @@ fn with_mediated(cx: &mut Cx, device: u16, f: impl FnOnce(&mut Cx, Session, DmaD
         let (base, size) = s.bar(4, bar).ctx("GET_BAR 4")?;
         let r = (|| {
             hal::init(DmaConfig {
-                memory: MEMORY,
+                frames: keep_frames::Source::Pool(MEMORY),
                 aspace: SELF_ASPACE,
                 domain: DmaDomain(dom),
                 bars: vec![(bar, base & !0xfff, ((base & 0xfff) + size).div_ceil(4096))],

@@ -1,8 +1,9 @@
 //! Free capability slots of the caller.  A program starts with one cappage
 //! at capability address 0 (slots 0-255); a growable pool maps further
 //! cappages at `GROW_BASE`, `GROW_BASE + 256`, ... when it runs out, paying
-//! for each with a frame of the memory pool and one slot (which keeps the
-//! cappage's capability).  Slots are handed back and reused.
+//! for each with a frame (of the memory pool, or from wherever the owner's
+//! function gets one: its space bank, keep-frames) and one slot (which
+//! keeps the cappage's capability).  Slots are handed back and reused.
 
 use keep_abi::layout::CAPPAGE_SLOTS;
 use keep_abi::slot::FIRST_FREE;
@@ -24,8 +25,19 @@ pub struct SlotPool {
     /// Cappages in use: index 0 is address 0, index i > 0 is
     /// GROW_BASE + (i - 1) * 256.
     cappages: usize,
-    /// The memory pool and own address space to grow with (None: fixed).
-    grow: Option<(Memory, Aspace)>,
+    /// Where new cappages come from, and the own address space to map
+    /// them into (None: fixed).
+    grow: Option<(Grow, Aspace)>,
+}
+
+/// Where a growable pool's cappages come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Grow {
+    /// RETYPE from a memory pool.
+    Pool(Memory),
+    /// A function that puts a fresh cappage into the empty slot it is given
+    /// (a space bank's, say: keep_frames::own_cappage).
+    With(fn(u64) -> Result<(), keep_abi::Error>),
 }
 
 impl Default for SlotPool {
@@ -54,7 +66,15 @@ impl SlotPool {
     /// `own`, the caller's address space) whenever it is about to run out.
     pub const fn growable(memory: Memory, own: Aspace) -> SlotPool {
         let mut p = Self::new();
-        p.grow = Some((memory, own));
+        p.grow = Some((Grow::Pool(memory), own));
+        p
+    }
+
+    /// A pool whose new cappages come from `make` (which fills the empty
+    /// slot it is given with a cappage).
+    pub const fn growable_from(make: fn(u64) -> Result<(), keep_abi::Error>, own: Aspace) -> SlotPool {
+        let mut p = Self::new();
+        p.grow = Some((Grow::With(make), own));
         p
     }
 
@@ -98,9 +118,12 @@ impl SlotPool {
     pub fn alloc(&mut self) -> Option<u64> {
         let s = self.take_lowest()?;
         if self.available() == 0 && self.cappages < MAX_CAPPAGES {
-            if let Some((memory, own)) = self.grow {
+            if let Some((grow, own)) = self.grow {
                 let addr = Self::cappage_addr(self.cappages);
-                let made = memory.retype(ty::CAPPAGE, s);
+                let made = match grow {
+                    Grow::Pool(memory) => memory.retype(ty::CAPPAGE, s),
+                    Grow::With(make) => make(s),
+                };
                 if made.is_ok() && own.map_cappage(s, addr).is_ok() {
                     self.cappages += 1;
                     return self.take_lowest();

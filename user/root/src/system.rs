@@ -283,7 +283,7 @@ impl System {
             }
             // Devices (docs/space-banks.md, "Devices"): the root task's own
             // capabilities, in the slots where programs expect them.
-            for (wanted, s) in [(e.devmem, slot::DEVMEM), (e.interrupt, slot::INTERRUPT), (e.memory, slot::MEMORY)] {
+            for (wanted, s) in [(e.devmem, slot::DEVMEM), (e.interrupt, slot::INTERRUPT)] {
                 if wanted {
                     caps.push((s, s));
                 }

@@ -5,9 +5,9 @@
 //! bank    NAME limit=FRAMES [in=BANK]
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
-//!              [devmem] [interrupt] [memory] [timer] [blob=FILE] [S=GRANT ...]
+//!              [devmem] [interrupt] [timer] [blob=FILE] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
-//!              [memory] [timer] [blob=FILE] [S=GRANT ...]
+//!              [timer] [blob=FILE] [S=GRANT ...]
 //! ```
 //!
 //! - `bank`: a sub-bank of `BANK` (default `prime`, the prime bank) with a
@@ -24,10 +24,12 @@
 //!   same way and waits for it.
 //! - `uses`: the servers (declared above) it may ask the name service for;
 //!   `console`: it gets the console (slot 1).
-//! - Devices: `devmem`, `interrupt` (servers only) and `memory` give the
-//!   instance the root task's DEVMEM, INTERRUPT and memory pool in their
-//!   usual slots (the PCI server; drivers and the dataspace manager make
-//!   pages from the pool).  `S=GRANT`, for a server `S` in `uses`, is what
+//! - Devices: `devmem` and `interrupt` (servers only) give the instance the
+//!   root task's DEVMEM and INTERRUPT in their usual slots (the PCI
+//!   server).  No one is given the memory pool (`memory` is refused):
+//!   drivers and the dataspace manager take their frames from their banks,
+//!   and a client's dataspaces are paid by the client's bank.
+//!   `S=GRANT`, for a server `S` in `uses`, is what
 //!   that server gives this client ([`crate::grant`]: a PCI function, a
 //!   disk range, an address); a client of a `pci`, `blk` or `net` server
 //!   must have one.
@@ -94,7 +96,6 @@ pub struct Entry {
     pub backoff: u64,
     pub devmem: bool,
     pub interrupt: bool,
-    pub memory: bool,
     pub timer: bool,
     /// (index of a server in `uses`, the grant's text).
     pub grants: Vec<(usize, String)>,
@@ -197,13 +198,20 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "memory", "timer", "blob",
+                "interrupt", "timer", "blob",
             ],
-            "program" => &["program", "bank", "limit", "frames", "uses", "console", "memory", "timer", "blob"],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console", "timer", "blob"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
         };
         if keyword != "bank" && OPTIONS.contains(&name) {
             return Err(err(alloc::format!("'{name}' is an option's word and cannot name a server or program")));
+        }
+        // The memory pool is given to no one: a program's frames, a driver's
+        // included, are its bank's (docs/space-banks.md, "Drivers and dataspaces").
+        if keyword != "bank" && pairs.iter().any(|(k, _)| *k == "memory") {
+            return Err(err(String::from(
+                "memory: no program is given the memory pool any more; its bank (bank=, limit=) pays for its frames",
+            )));
         }
         // Anything else must be a grant: NAME=GRANT for a server in uses= (checked below).
         let listed: Vec<&str> = get("uses").map(|l| l.split(',').collect()).unwrap_or_default();
@@ -246,7 +254,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 return Err(err(alloc::format!("uses={list}: more than {MAX_USES} servers")));
             }
         }
-        for flag in ["console", "devmem", "interrupt", "memory", "timer"] {
+        for flag in ["console", "devmem", "interrupt", "timer"] {
             if let Some(v) = get(flag)
                 && !v.is_empty()
             {
@@ -312,7 +320,6 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             backoff: num("backoff", 0, MAX_BACKOFF)?.unwrap_or(0),
             devmem: get("devmem").is_some(),
             interrupt: get("interrupt").is_some(),
-            memory: get("memory").is_some(),
             timer: get("timer").is_some(),
             grants,
             blob,
@@ -410,25 +417,25 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
     const DEVICES: &str = "\
 bank drivers limit=4000
 server pci program=pci bank=drivers limit=600 devmem interrupt restart=3
-server dataspace program=dataspace bank=drivers limit=900 memory
-server blk program=blk bank=drivers limit=900 memory uses=pci,dataspace pci=id:1af4:1042 restart=3
+server dataspace program=dataspace bank=drivers limit=900
+server blk program=blk bank=drivers limit=900 uses=pci,dataspace pci=id:1af4:1042 restart=3
 program disk-a program=disktest bank=drivers limit=600 uses=blk,dataspace blk=4096+2048:rw console
-program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r memory
+program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r timer
 ";
 
     #[test]
     fn parses_devices_and_grants() {
         let d = parse(DEVICES).unwrap();
         let pci = &d.entries[0];
-        assert!(pci.devmem && pci.interrupt && !pci.memory && pci.grants.is_empty());
+        assert!(pci.devmem && pci.interrupt && !pci.timer && pci.grants.is_empty());
         let blk = &d.entries[2];
-        assert!(blk.memory && !blk.devmem);
+        assert!(!blk.devmem && !blk.interrupt);
         assert_eq!(blk.uses, vec![0, 1]);
         assert_eq!(blk.grant(0), Some("id:1af4:1042"));
         assert_eq!(blk.grant(1), None);
         assert_eq!(d.entries[3].grant(2), Some("4096+2048:rw"));
         assert_eq!(d.entries[4].grant(2), Some("0+64:r"));
-        assert!(d.entries[4].memory);
+        assert!(d.entries[4].timer);
     }
 
     #[test]
@@ -438,7 +445,10 @@ program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r memor
         refused(&with("program c program=p bank=prime limit=5 devmem"), 3, "not an option of program");
         refused(&with("program c program=p bank=prime limit=5 interrupt"), 3, "not an option of program");
         refused(&with("server c program=p bank=prime limit=5 devmem=yes"), 3, "no value");
-        refused(&with("server c program=p bank=prime limit=5 memory=1"), 3, "no value");
+        refused(&with("server c program=p bank=prime limit=5 timer=1"), 3, "no value");
+        // Nobody is given the memory pool: every frame is a bank's.
+        refused(&with("server c program=p bank=prime limit=5 memory"), 3, "memory: no program is given the memory pool");
+        refused(&with("program c program=p bank=prime limit=5 memory"), 3, "memory: no program is given the memory pool");
         refused(&with("program c program=p bank=prime limit=5 uses=blk"), 3, "needs blk=GRANT");
         refused(&with("program c program=p bank=prime limit=5 blk=0+8:r"), 3, "nor a server in its uses");
         refused(&with("program c program=p bank=prime limit=5 uses=blk blk=0+8"), 3, "blk=0+8");

@@ -109,7 +109,7 @@ syscall_table! {
     124 getsid sys::getsid, Full, "";
     127 rt_sigpending signal::rt_sigpending, Full, "";
     130 rt_sigsuspend signal::rt_sigsuspend, Full, "";
-    132 utime sys::utime, Partial, "checks the file; files keep no times (they show 1970)";
+    132 utime sys::utime, Partial, "as utimensat";
     133 mknod sys::mknod, Partial, "regular files and FIFOs (named pipes, sys/fifo.rs); devices and sockets EPERM";
     137 statfs sys::statfs, Partial, "/data on the disk: the store's capacity and free bytes; elsewhere the in-memory file system (tmpfs), sized by the free memory pool";
     138 fstatfs sys::fstatfs, Partial, "as statfs";
@@ -133,7 +133,7 @@ syscall_table! {
     232 epoll_wait sys::epoll_wait, Partial, "pipes, sockets, the terminal and the other kinds poll knows; level- and edge-triggered, EPOLLONESHOT; EPOLLEXCLUSIVE and EPOLLWAKEUP ignored; an edge on the terminal is a change of what is ready";
     233 epoll_ctl sys::epoll_ctl, Full, "";
     234 tgkill sys::tgkill, Full, "";
-    235 utimes sys::utime, Partial, "as utime";
+    235 utimes sys::utimes, Partial, "as utimensat";
     257 openat sys::openat, Partial, "no O_TMPFILE, no permission checks";
     258 mkdirat sys::mkdirat, Full, "";
     259 mknodat sys::mknodat, Partial, "as mknod";
@@ -149,7 +149,7 @@ syscall_table! {
     270 pselect6 sys::pselect6, Partial, "as select, with the signal mask";
     271 ppoll sys::ppoll, Partial, "as poll, with the signal mask";
     273 set_robust_list sys::zero, Partial, "accepted; nothing is done at a thread's exit (robust mutexes of a dead thread are not released)";
-    280 utimensat sys::utimensat, Partial, "as utime";
+    280 utimensat sys::utimensat, Partial, "times are kept in memory only (not in /data's store) and, like every clock, count from boot";
     281 epoll_pwait sys::epoll_pwait, Partial, "as epoll_wait, with the signal mask";
     288 accept4 sys::inet::accept4, Full, "";
     291 epoll_create1 sys::epoll_create1, Full, "";

@@ -54,6 +54,24 @@ pub struct Inode {
     pub opens: u32,
     /// Its inode number in the store, when it lives under /data on the disk.
     pub stored: Option<u64>,
+    pub times: Times,
+}
+
+/// An inode's times in nanoseconds on the server's clock (which, like
+/// every Linux clock here, counts from boot: sys/misc.rs).  Kept in memory
+/// only: the archive's files and what the store loads at start have 0
+/// (1970, older than anything made since boot).  Reads do not change
+/// atime (as Linux's `noatime`).
+#[derive(Clone, Copy, Default)]
+pub struct Times {
+    pub atime: u64,
+    pub mtime: u64,
+    pub ctime: u64,
+}
+
+/// Now, for the times.
+fn now() -> u64 {
+    crate::sys::now_ns()
 }
 
 /// Why the archive could not be loaded (printed with {:?}).
@@ -106,6 +124,7 @@ impl Fs {
             nlink: 2,
             opens: 0,
             stored: None,
+            times: Times::default(),
         };
         Fs { nodes: alloc::vec![Some(root)], store: None }
     }
@@ -245,13 +264,28 @@ impl Fs {
             }
             stored = Some(sino);
         }
-        Ok(self.insert(dir, name, node, mode, stored))
+        let ino = self.insert(dir, name, node, mode, stored);
+        let t = now();
+        self.get_mut(ino).times = Times { atime: t, mtime: t, ctime: t };
+        self.changed(dir, true);
+        Ok(ino)
+    }
+
+    /// A change of `ino`: its ctime, and its mtime when its contents changed
+    /// (a file's bytes, a directory's names).
+    pub fn changed(&mut self, ino: Ino, contents: bool) {
+        let t = now();
+        let times = &mut self.get_mut(ino).times;
+        times.ctime = t;
+        if contents {
+            times.mtime = t;
+        }
     }
 
     /// Adds `node` as `name` in `dir` in memory only.
     fn insert(&mut self, dir: Ino, name: &str, node: Node, mode: u32, stored: Option<u64>) -> Ino {
         let is_dir = matches!(node, Node::Dir { .. });
-        let ino = self.alloc(Inode { node, mode, nlink: if is_dir { 2 } else { 1 }, opens: 0, stored });
+        let ino = self.alloc(Inode { node, mode, nlink: if is_dir { 2 } else { 1 }, opens: 0, stored, times: Times::default() });
         if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
             entries.insert(String::from(name), ino);
         }
@@ -272,6 +306,8 @@ impl Fs {
             entries.insert(String::from(name), ino);
         }
         self.get_mut(ino).nlink += 1;
+        self.changed(ino, false);
+        self.changed(dir, true);
         Ok(())
     }
 
@@ -286,6 +322,8 @@ impl Fs {
         if let Some(d) = self.get(dir).stored {
             self.log(&Op::Unlink { dir: d, name })?;
         }
+        self.changed(ino, false);
+        self.changed(dir, true);
         self.detach(dir, name, ino, rmdir);
         Ok(())
     }
@@ -379,6 +417,9 @@ impl Fs {
         if let Node::Dir { parent, .. } = &mut self.get_mut(ino).node {
             *parent = to_dir;
         }
+        self.changed(ino, false);
+        self.changed(from_dir, true);
+        self.changed(to_dir, true);
         Ok(())
     }
 
@@ -444,6 +485,7 @@ impl Fs {
         }
         let n = self.get_mut(ino);
         n.mode = (n.mode & !0o7777) | (mode & 0o7777);
+        self.changed(ino, false);
         Ok(())
     }
 
@@ -516,6 +558,14 @@ impl Fs {
     }
 
     pub fn write(&mut self, ino: Ino, off: u64, data: &[u8]) -> Result<usize, i64> {
+        let n = self.write_bytes(ino, off, data)?;
+        if n > 0 {
+            self.changed(ino, true);
+        }
+        Ok(n)
+    }
+
+    fn write_bytes(&mut self, ino: Ino, off: u64, data: &[u8]) -> Result<usize, i64> {
         if let Node::File(Data::Stored(s)) = self.get(ino).node {
             off.checked_add(data.len() as u64).ok_or(EINVAL)?;
             return self.store.as_mut().ok_or(EIO)?.write(s, off, data).map_err(store_err);
@@ -545,6 +595,12 @@ impl Fs {
     }
 
     pub fn truncate(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
+        self.truncate_bytes(ino, size)?;
+        self.changed(ino, true);
+        Ok(())
+    }
+
+    fn truncate_bytes(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
         if let Node::File(Data::Stored(s)) = self.get(ino).node {
             return self.log(&Op::Truncate { ino: s, size });
         }

@@ -29,7 +29,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use keep_abi::{
-    Interrupt, MEMORY, Msg, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, err, label, recv, rights, slot,
+    Interrupt, Msg, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, err, label, recv, rights, slot,
 };
 use keep_blk::*;
 use keep_dataspace::{DS_SLOT, Dataspace};
@@ -576,7 +576,9 @@ impl Server {
 }
 
 fn main(_: u64, _: u64) -> i32 {
-    let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
+    // Its cappages, like its DMA pages (keep_virtio::device::open), come from
+    // its bank (the memory pool only when started by hand without one).
+    let mut slots = SlotPool::growable_from(keep_frames::own_cappage, SELF_ASPACE);
     slots.reserve(RET);
     slots.reserve(ARG);
     let (Some(irq_slot), Some(irq_me), Some(next_ret)) = (slots.alloc(), slots.alloc(), slots.alloc()) else {

@@ -25,7 +25,7 @@ mod nic;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use keep_abi::{MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, label, recv, rights, slot};
+use keep_abi::{Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, label, recv, rights, slot};
 use keep_loader::SlotPool;
 use keep_net::*;
 use keep_pci::{PCI_SLOT, Pci};
@@ -236,7 +236,9 @@ impl Server {
 }
 
 fn main(_: u64, _: u64) -> i32 {
-    let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
+    // Its cappages, like its DMA pages (keep_virtio::device::open), come from
+    // its bank (the memory pool only when started by hand without one).
+    let mut slots = SlotPool::growable_from(keep_frames::own_cappage, SELF_ASPACE);
     let (Some(irq_slot), Some(irq_me)) = (slots.alloc(), slots.alloc()) else {
         return fail("slots", "none free");
     };

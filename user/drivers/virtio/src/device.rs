@@ -5,7 +5,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keep_abi::{DmaDomain, MEMORY, SELF_ASPACE, SELF_PROCESS, Sender, rights};
+use keep_abi::{DmaDomain, SELF_ASPACE, SELF_PROCESS, Sender, rights};
+use keep_frames::Source;
 use keep_loader::SlotPool;
 use keep_pci::{Pci, Session};
 use virtio_drivers::transport::pci::PciTransport;
@@ -15,6 +16,13 @@ use crate::mediated::MediatedTransport;
 use crate::{PlatformTransport, VirtioTransport};
 use crate::hal::{self, DmaConfig, KeepHal};
 use crate::pci::{RemoteConfig, Sid};
+
+/// Capability addresses where the Hal maps the runs of pages it takes from
+/// the driver's bank (keep_frames::Frames).
+pub const RUNS: u64 = 0x0800_0000;
+/// Pages a run: a driver uses about ten (its queues, request headers,
+/// bounce buffers), so a run of 16 (18 frames of its bank) leaves few idle.
+const DMA_RUN: u64 = 16;
 
 /// Where a driver keeps its device in its own space and in its domain.
 pub struct Layout {
@@ -41,7 +49,9 @@ pub struct Opened {
 /// the mediated one: the PCI server checks every descriptor against the
 /// domain, so device addresses stay the driver's own), the domain's faults sent to the
 /// caller as messages with `fault_payload`, its memory BARs and the DMA
-/// pages set up for the Hal, bus mastering on, and the transport.  `name`
+/// pages set up for the Hal (taken from the driver's bank in slot 12, or
+/// from the memory pool in slot 5 for a driver started by hand without a
+/// bank), bus mastering on, and the transport.  `name`
 /// is the device's in the error.  Err: what failed, and why.
 pub fn open(
     pci: Pci,
@@ -76,9 +86,10 @@ pub fn open(
             Err(_) => slots.free(s),
         }
     }
+    let Some(scratch) = slots.alloc() else { return fail("slots", "none free".into()) };
     let dma_slots: Vec<u64> = (0..layout.dma_pages).map_while(|_| slots.alloc()).collect();
     let cfg = DmaConfig {
-        memory: MEMORY,
+        frames: Source::own(RUNS, scratch, DMA_RUN),
         aspace: SELF_ASPACE,
         domain,
         bars,

@@ -1,5 +1,7 @@
 //! `virtio_drivers::Hal` for a Keep driver: DMA memory is pages the driver
-//! makes from its memory pool, mapped into its own address space and into
+//! takes from its space bank (keep-frames: runs of pages, kept on a free
+//! list when released; the memory pool for a driver started by hand with
+//! one and no bank), mapped into its own address space and into
 //! its DMA domain at device addresses of its choosing; the device learns
 //! only those addresses, and the IOMMU lets it reach nothing else.  Buffers
 //! `share` is given are copied through such pages (bounce buffers).
@@ -12,14 +14,16 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ptr::NonNull;
 
-use keep_abi::{Aspace, DmaDomain, Memory, Result, layout, rights, ty};
+use keep_abi::{Aspace, DmaDomain, Result, layout, rights};
+use keep_frames::{Page, Source};
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
 
 const PAGE: u64 = layout::PAGE_SIZE;
 
 /// What the Hal works with.
 pub struct DmaConfig {
-    pub memory: Memory,
+    /// Where the pages come from.
+    pub frames: Source,
     pub aspace: Aspace,
     pub domain: DmaDomain,
     /// DEVMEM capabilities covering the device's BARs: (slot, physical
@@ -132,13 +136,27 @@ fn alloc_pages(s: &mut State, n: u64) -> Option<(u64, u64)> {
         let p = first + i;
         let slot = s.cfg.slots.pop()?;
         let va = s.cfg.va_base + p * PAGE;
-        let ok = s.cfg.memory.retype(ty::PAGE, slot).is_ok()
+        let page = s.cfg.frames.page(slot);
+        if let Ok(Page::Reused(empty)) = page {
+            s.cfg.slots.push(empty);
+        }
+        let ok = page.is_ok()
             && s.cfg.aspace.map(slot, va, rights::READ | rights::WRITE).is_ok()
             && s.cfg.domain.map(slot, s.cfg.iova_base + p * PAGE, rights::READ | rights::WRITE).is_ok();
+        if page.is_err() {
+            s.cfg.slots.push(slot);
+            s.errors += 1;
+            return None;
+        }
         s.pages.insert(p, slot);
         if !ok {
             s.errors += 1;
             return None;
+        }
+        if matches!(page, Ok(Page::Reused(_))) {
+            // A page given back earlier: the device and the driver expect zeros.
+            // SAFETY: mapped writable at va just now, and nothing else uses it.
+            unsafe { core::ptr::write_bytes(va as *mut u8, 0, PAGE as usize) };
         }
     }
     s.next += n;
@@ -155,16 +173,21 @@ fn release(s: &mut State, p: u64) {
     if let Some(slot) = s.pages.remove(&p) {
         let _ = s.cfg.domain.unmap(s.cfg.iova_base + p * PAGE);
         let _ = s.cfg.aspace.unmap(s.cfg.va_base + p * PAGE);
-        if s.cfg.memory.reclaim(slot).is_err() {
-            s.errors += 1;
+        match s.cfg.frames.give_back(slot) {
+            Ok(Some(empty)) => s.cfg.slots.push(empty),
+            Ok(None) => {}
+            Err(_) => {
+                s.errors += 1;
+                s.cfg.slots.push(slot);
+            }
         }
-        s.cfg.slots.push(slot);
     }
 }
 
 pub struct KeepHal;
 
-// SAFETY: dma_alloc returns zeroed pages (RETYPE zeroes), mapped at distinct
+// SAFETY: dma_alloc returns zeroed pages (fresh ones are, reused ones are
+// cleared), mapped at distinct
 // addresses that nothing else uses until dma_dealloc; mmio_phys_to_virt maps
 // the pages asked for; share copies through pages of its own.
 unsafe impl Hal for KeepHal {

@@ -77,7 +77,7 @@ const DS_PAGES: u64 = 16;
 fn attach(c: Client) -> Result<(u64, &'static mut [u8]), String> {
     let own = Dataspace(Sender(DS_OWN));
     Manager(Sender(DS_SLOT))
-        .create(DS_PAGES, DS_OWN)
+        .create(DS_PAGES, keep_dataspace::BANK_SLOT, DS_OWN)
         .and_then(|_| own.map(slot::SELF_ASPACE, DS_VA, 0, DS_PAGES, rights::READ | rights::WRITE))
         .and_then(|_| own.share(rights::READ | rights::WRITE, DS_SHARED))
         .map_err(|e| format!("dataspace (is the manager at DS_SLOT?): {e}"))?;

@@ -47,7 +47,7 @@ const HALF: u64 = 64 * 1024;
 
 fn through_dataspace(c: Client, sectors: u64, seed: u64) -> i32 {
     let own = Dataspace(Sender(OWN));
-    let made = Manager(Sender(DS_SLOT)).create(32, OWN).and_then(|_| own.map(slot::SELF_ASPACE, VA, 0, 32, rights::READ | rights::WRITE));
+    let made = Manager(Sender(DS_SLOT)).create(32, keep_dataspace::BANK_SLOT, OWN).and_then(|_| own.map(slot::SELF_ASPACE, VA, 0, 32, rights::READ | rights::WRITE));
     if let Err(e) = made.and_then(|_| own.share(rights::READ | rights::WRITE, SHARED)) {
         println!("blkcheck: dataspace: {e}");
         return 4;

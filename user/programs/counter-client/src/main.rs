@@ -8,7 +8,11 @@
 //! asks it to crash a second later (the supervisor's test).  With arg0 = 3
 //! it checks instead that the name service refuses what it should (an
 //! unknown name, an unknown label, init's own requests) and still answers
-//! after (exit 0 if so, 1 if not).
+//! after (exit 0 if so, 1 if not).  With arg0 = 4 it keeps calling for
+//! 20 seconds (an ADD every 20 ms, needs the timer), prints a line each
+//! second with the calls answered so far, and at the end how many failed
+//! (exit 0 if none): the test that a trusted program's IPC goes on while
+//! the workhorse beside it is killed and restarted (tools/test_linux.py).
 //!
 //! Exit codes: 0 the sum was right; 1 a request failed or the sum was
 //! wrong; 2 no server capability in `SERVER_SLOT` and none by name.
@@ -16,7 +20,7 @@
 #![no_std]
 #![no_main]
 
-use keep_abi::{SELF_ASPACE, Sender};
+use keep_abi::{SELF_ASPACE, Sender, TIMER};
 use keep_counter::{Client, SERVER_SLOT};
 use keep_system::names::NAMES_SLOT;
 use keep_rt::println;
@@ -56,6 +60,32 @@ fn name_service_refusals() -> bool {
     ok
 }
 
+/// Mode 4: calls for `ms` milliseconds; exit 0 if every call was answered.
+fn keep_calling(server: &Client, ms: u64) -> i32 {
+    let Ok(start) = TIMER.now_ms() else {
+        println!("counter-client: no timer (the description's line needs 'timer')");
+        return 2;
+    };
+    let (mut answered, mut failed, mut next_report) = (0u64, 0u64, start + 1000);
+    loop {
+        match server.add(1) {
+            Ok(_) => answered += 1,
+            Err(_) => failed += 1,
+        }
+        let now = TIMER.now_ms().unwrap_or(start + ms);
+        if now >= next_report {
+            println!("counter-client: {answered} calls answered, {failed} failed");
+            next_report += 1000;
+        }
+        if now >= start + ms {
+            break;
+        }
+        let _ = TIMER.sleep(20);
+    }
+    println!("counter-client: kept calling {} s: {answered} answered, {failed} failed", ms / 1000);
+    if failed == 0 && answered > 0 { 0 } else { 1 }
+}
+
 fn main(quit: u64, _: u64) -> i32 {
     if quit == 3 {
         return if name_service_refusals() { 0 } else { 1 };
@@ -77,6 +107,9 @@ fn main(quit: u64, _: u64) -> i32 {
             }
         }
     };
+    if quit == 4 {
+        return keep_calling(&server, 20_000);
+    }
     // The server keeps this client's counter between runs: start from it.
     let start = match server.get() {
         Ok(v) => v,

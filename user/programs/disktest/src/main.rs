@@ -271,7 +271,7 @@ fn dataspace(per: u64) -> Result<(), alloc::string::String> {
     names::lookup_at(NAMES_SLOT, "dataspace", DSM, keep_rt::ipc_buffer())
         .map_err(|e| alloc::format!("no dataspace manager by name ({})", names::status::name(e)))?;
     let own = Dataspace(Sender(OWN));
-    Manager(Sender(DSM)).create(pages, OWN).map_err(|e| alloc::format!("CREATE: {e}"))?;
+    Manager(Sender(DSM)).create(pages, keep_dataspace::BANK_SLOT, OWN).map_err(|e| alloc::format!("CREATE: {e}"))?;
     own.map(slot::SELF_ASPACE, VA, 0, pages, rights::READ | rights::WRITE).map_err(|e| alloc::format!("MAP: {e}"))?;
     own.share(rights::READ | rights::WRITE, SHARED).map_err(|e| alloc::format!("SHARE: {e}"))?;
     Ok(())

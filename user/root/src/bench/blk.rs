@@ -4,13 +4,15 @@
 //! (user/programs/blkbench) as that client in a process of its own, its
 //! data in a dataspace it attaches to the server; then, the block server gone,
 //! `blkbench` owning the driver itself.  The regions and their lines are
-//! blkbench's.
+//! blkbench's.  The dataspace manager runs on a bank of its own and
+//! blkbench pays for its dataspace with another, both from a bank server
+//! started for the benchmarks (docs/dataspaces.md, "Who pays").
 
 use alloc::format;
 
 use keep_abi::{SELF_ASPACE, Sender, rights, slot, state};
 use keep_blk::Admin;
-use keep_dataspace::DS_SLOT;
+use keep_dataspace::{BANK_SLOT, DS_SLOT};
 use keep_loader::{Child, Grant, Loader, Spec};
 use keep_pci::{PCI_SLOT, Pci};
 
@@ -59,12 +61,12 @@ fn blkbench(root: &mut Root, mode: u64, grants: &[Grant]) -> BenchResult {
 /// Starts the block server, gives it a client of the first 64 MiB and runs
 /// blkbench in each of `modes` (mode, name) that the suite wants, as that
 /// client; then stops the server.
-fn served(root: &mut Root, s: &Suite, pci: Grant, ds: Grant, modes: &[(u64, &str)]) -> BenchResult {
+fn served(root: &mut Root, s: &Suite, pci: Grant, ds: [Grant; 2], modes: &[(u64, &str)]) -> BenchResult {
     if !modes.iter().any(|(_, n)| s.wants(n)) {
         return Ok(());
     }
     let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
-    let blk = start(root, "blk", 0, 0, &[base[0], base[1], base[2], grant(slot::MEMORY), pci, ds])?;
+    let blk = start(root, "blk", 0, 0, &[base[0], base[1], base[2], grant(slot::MEMORY), pci, ds[0]])?;
     let admin = Admin(Sender(blk.1));
     let r = (|| {
         let c = root.slots.alloc().ok_or("no slots")?;
@@ -73,7 +75,7 @@ fn served(root: &mut Root, s: &Suite, pci: Grant, ds: Grant, modes: &[(u64, &str
             .map_err(|e| format!("ADD_CLIENT of 64 MiB (is build/disk.img smaller?): {e}"))
             .and_then(|_| {
                 let client = Grant { src: c, dest: CLIENT_SLOT, rights: 0 };
-                modes.iter().filter(|(_, n)| s.wants(n)).try_for_each(|&(mode, _)| blkbench(root, mode, &[base[0], client, ds]))
+                modes.iter().filter(|(_, n)| s.wants(n)).try_for_each(|&(mode, _)| blkbench(root, mode, &[base[0], client, ds[0], ds[1]]))
             });
         let _ = SELF_ASPACE.delete_cap(c);
         root.slots.free(c);
@@ -89,15 +91,37 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
     let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
     let pci = start(root, "pci", 0, 0, &[base[0], base[1], base[2], grant(slot::DEVMEM), grant(slot::INTERRUPT)])?;
     let pci_grant = Grant { src: pci.1, dest: PCI_SLOT, rights: 0 };
-    let dsm = match start(root, "dataspace", 0, 0, &[base[0], grant(slot::MEMORY)]) {
+    // The manager's bank and blkbench's, from a bank server of their own.
+    let banks = root
+        .image
+        .as_ref()
+        .and_then(|i| i.find("spacebank"))
+        .ok_or_else(|| format!("no 'spacebank' in the boot image"))
+        .and_then(|e| keep_spacebank::Server::spawn(&mut root.slots, e.data, slot::MEMORY, 4000).map_err(|e| format!("spacebank: {e}")));
+    let made = banks.as_ref().ok().and_then(|b| {
+        let (o, c) = (root.slots.alloc()?, root.slots.alloc()?);
+        let own = b.prime.create_bank(100, o).ok()?;
+        let client = b.prime.create_bank(2000, c).ok()?;
+        Some((own, client))
+    });
+    let dsm = match (&banks, made) {
+        (Ok(_), Some((own, _))) => start(root, "dataspace", 0, 0, &[base[0], Grant { src: own.0, dest: BANK_SLOT, rights: 0 }]),
+        (Err(e), _) => Err(e.clone()),
+        _ => Err("cannot make the dataspace banks".into()),
+    };
+    let dsm = match dsm {
         Ok(d) => d,
         Err(e) => {
+            if let Ok(b) = banks {
+                let _ = b.stop(&mut root.slots);
+            }
             let _ = Pci(Sender(pci.1)).quit();
             stop(root, pci);
             return Err(e);
         }
     };
-    let ds = Grant { src: dsm.1, dest: DS_SLOT, rights: 0 };
+    let client_bank = made.map(|(_, c)| c.0).unwrap_or(0);
+    let ds = [Grant { src: dsm.1, dest: DS_SLOT, rights: 0 }, Grant { src: client_bank, dest: BANK_SLOT, rights: 0 }];
     // The reads first, then the direct reads, which check the image's
     // pattern as well, then the writes, which overwrite it.
     let r = served(root, s, pci_grant, ds, &[(0, "blk.read.seq64k"), (1, "blk.read.seq4k"), (4, "blk.read.seq64k.strings")])
@@ -112,6 +136,14 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
     let _ = keep_dataspace::Manager(Sender(dsm.1)).quit();
     let _ = dsm.0.process.wait();
     stop(root, dsm);
+    if let (Ok(b), Some((own, client))) = (banks, made) {
+        for x in [own, client] {
+            let _ = x.destroy();
+            let _ = SELF_ASPACE.delete_cap(x.0);
+            root.slots.free(x.0);
+        }
+        let _ = b.stop(&mut root.slots);
+    }
     let _ = Pci(Sender(pci.1)).quit();
     let _ = pci.0.process.wait();
     stop(root, pci);

@@ -11,13 +11,20 @@
 //! child of its own, which it may later revoke — every mapping and pin made
 //! through it or through its own shares then goes, and its capabilities
 //! answer `STALE`.  The owner's handle (from `CREATE`) can destroy the
-//! dataspace; its frames go back to the memory pool.
+//! dataspace; its frames go back to the bank that paid for them.
+//!
+//! The client pays: `CREATE` carries the client's space-bank capability
+//! (of the bank server the manager's own bank belongs to, with at least
+//! ALLOC and FREE), and the pages are runs from that bank (`ALLOC_PAGES`,
+//! 255 pages at most each, charged pages + 2).  Destroying the bank
+//! revokes the dataspace's pages wherever they are mapped or pinned; the
+//! manager then answers `GONE` on its handles.
 //!
 //! Requests through the manager's capability (payload 0):
 //!
 //! | label | words | reply |
 //! |---|---|---|
-//! | `CREATE` | pages (1..=`MAX_PAGES`) | status, handle; cap: the owner's capability (READ, WRITE) |
+//! | `CREATE` | pages (1..=`MAX_PAGES`); cap: the client's bank | status, handle; cap: the owner's capability (READ, WRITE) |
 //! | `STATS` | | status, dataspaces, handles, mappings \| pins << 32 |
 //! | `QUIT` | | status |
 //!
@@ -65,12 +72,23 @@ pub const OUT_OF_RANGE: u64 = 3;
 pub const STALE: u64 = 4;
 /// No such mapping, pin or share of this handle.
 pub const NOT_FOUND: u64 = 5;
-/// The manager's page limit or the memory pool is exhausted.
+/// `CREATE`: the client's bank is at its limit (or a bank above it is) or
+/// the memory pool is empty; word 1 the bank's status.
 pub const NO_MEMORY: u64 = 6;
 /// The manager's tables are full.
 pub const FULL: u64 = 7;
 /// The kernel refused a mapping (word 1: its error code); nothing changed.
 pub const KERNEL: u64 = 8;
+/// `CREATE` without a capability, or with one that is not a bank of the
+/// manager's bank server.
+pub const NOT_A_BANK: u64 = 9;
+/// `CREATE`: the bank refused otherwise; word 1 its status (`NO_RIGHTS`:
+/// the capability lacks ALLOC or FREE; `STALE`: the bank is destroyed;
+/// `FULL`).
+pub const BANK: u64 = 10;
+/// The dataspace's pages went with the bank that paid for them (the bank
+/// was destroyed): every request on its handles.
+pub const GONE: u64 = 11;
 
 /// Rights of a handle, a mapping and a pin (the kernel's values).
 pub const READ: u64 = keep_abi::rights::READ;
@@ -85,6 +103,11 @@ pub const PAGE: u64 = 4096;
 /// Where the manager's starter finds it, by convention, in programs that
 /// are given one (the block server, its clients).
 pub const DS_SLOT: u64 = 0xe;
+/// Where a client finds the bank it pays for its dataspaces with: a
+/// constructor's instance has its own bank there
+/// (keep_constructor::INSTANCE_BANK); a starter gives a program it starts
+/// by hand one there.
+pub const BANK_SLOT: u64 = 0xc;
 
 pub fn status_name(s: u64) -> &'static str {
     match s {
@@ -97,6 +120,9 @@ pub fn status_name(s: u64) -> &'static str {
         NO_MEMORY => "NO_MEMORY",
         FULL => "FULL",
         KERNEL => "KERNEL",
+        NOT_A_BANK => "NOT_A_BANK",
+        BANK => "BANK",
+        GONE => "GONE",
         _ => "?",
     }
 }
@@ -136,6 +162,7 @@ impl core::fmt::Display for Error {
         match self {
             Error::Call(e) => write!(f, "the call failed: {e}"),
             Error::Status(KERNEL, k) => write!(f, "the dataspace manager says KERNEL ({})", keep_abi::error_name(*k)),
+            Error::Status(s @ (NO_MEMORY | BANK), b) => write!(f, "the dataspace manager says {} (the bank's status {b})", status_name(*s)),
             Error::Status(s, _) => write!(f, "the dataspace manager says {}", status_name(*s)),
         }
     }
@@ -159,11 +186,15 @@ fn call(s: Sender, tag: Tag, words: [u64; 4]) -> Result<[u64; 4]> {
 pub struct Manager(pub Sender);
 
 impl Manager {
-    /// A new dataspace of `pages` zeroed pages; the owner's capability
-    /// (READ, WRITE) arrives at the empty slot `dest`.  Returns its handle.
-    pub fn create(self, pages: u64, dest: u64) -> Result<u64> {
-        keep_rt::ipc_buffer().set_recv_slots(&[dest]);
-        Ok(call(self.0, Tag::new(CREATE).with_slots(1), [pages, 0, 0, 0])?[1])
+    /// A new dataspace of `pages` zeroed pages paid by the bank whose
+    /// capability is at `bank` (sent as it is: a bank capability restricted
+    /// to ALLOC and FREE is enough); the owner's capability (READ, WRITE)
+    /// arrives at the empty slot `dest`.  Returns its handle.
+    pub fn create(self, pages: u64, bank: u64, dest: u64) -> Result<u64> {
+        let buf = keep_rt::ipc_buffer();
+        buf.set_recv_slots(&[dest]);
+        let n = buf.set_send_caps(&[(bank, 0)]);
+        Ok(call(self.0, Tag::new(CREATE).with_slots(1).with_caps(n), [pages, 0, 0, 0])?[1])
     }
     /// (dataspaces, live handles, mappings, pins).
     pub fn stats(self) -> Result<(u64, u64, u64, u64)> {

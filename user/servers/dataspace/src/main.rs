@@ -1,9 +1,21 @@
-//! The dataspace manager (protocol: lib.rs; docs/dataspaces.md).  It holds
-//! the memory pool (MEMORY) and, in its own capability space, the PAGE
-//! capability of every page of every dataspace: clients never hold one, so
-//! every mapping and every DMA pin of a page is one the manager made and
-//! recorded, and the manager can take each back.  arg0: the most pages all
-//! dataspaces may hold together (0: DEFAULT_LIMIT).
+//! The dataspace manager (protocol: lib.rs; docs/dataspaces.md).  It holds,
+//! in its own capability space, the PAGE capability of every page of every
+//! dataspace: clients never hold one, so every mapping and every DMA pin of
+//! a page is one the manager made and recorded, and the manager can take
+//! each back.
+//!
+//! The client pays (EROS: the requester supplies the bank): CREATE carries
+//! the client's bank capability, and the pages are runs (ALLOC_PAGES, at
+//! most 255 pages each) from that bank, whose cappages the manager maps
+//! into its capability space.  The manager keeps a copy of the bank
+//! capability to FREE the runs when the dataspace is destroyed.  When the
+//! bank is destroyed first (its program killed), the runs' pages are
+//! revoked everywhere and their cappages leave the manager's space: the
+//! manager notices (a run's first slot no longer holds a live page) before
+//! it serves the dataspace, or sweeps for it at CREATE and STATS, forgets
+//! its records and answers GONE on its handles.  Its own frames (the slot
+//! pool's cappages) come from its own bank (slot 12), whose server is also
+//! the one a client's bank must belong to.
 //!
 //! Before it removes a mapping or a pin it looks the address up and checks
 //! that the frame there is still the one it mapped: a client that unmapped
@@ -16,11 +28,13 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 
-use keep_abi::{Aspace, DmaDomain, Error, MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Tag, err, recv, rights, ty};
+use keep_abi::{Aspace, DmaDomain, Error, Return, SELF_ASPACE, SELF_PROCESS, Tag, err, layout::CAPPAGE_SLOTS, recv, rights, ty};
 use keep_dataspace::*;
 use core::result::Result;
+use keep_frames::INSTANCE_BANK;
 use keep_loader::SlotPool;
 use keep_rt::println;
+use keep_spacebank::{Bank, BankError, MAX_RUN, status as bank_status};
 
 keep_rt::entry!(main);
 
@@ -29,24 +43,40 @@ const RET: u64 = keep_abi::slot::FIRST_FREE;
 const ARG: u64 = keep_abi::slot::FIRST_FREE + 1;
 /// The sender capability minted for a reply.
 const MINTED: u64 = keep_abi::slot::FIRST_FREE + 2;
-
-const DEFAULT_LIMIT: u64 = 2048;
-/// Slots the manager's pool can hold (16 cappages) less what it keeps for
-/// address-space and domain capabilities.
-const MAX_LIMIT: u64 = 3072;
+/// Where a run's cappage arrives from the client's bank.
+const RUN_IN: u64 = keep_abi::slot::FIRST_FREE + 3;
+/// The manager's own bank: a client's bank must be of the same server.
+const OWN_BANK: u64 = INSTANCE_BANK;
+/// Run `r`'s cappage is mapped at RUNS + r * 256 while its dataspace lives.
+const RUNS: u64 = 0x1000_0000;
+/// Runs mapped at once at most (a dataspace of MAX_PAGES is 17).
+const MAX_RUNS: u64 = 1024;
 const MAX_HANDLES: usize = 1024;
 const MAX_RECORDS: usize = 512;
 
+/// A run of pages from the client's bank: its handle there, and where its
+/// cappage is mapped (its region).
+struct Run {
+    handle: u64,
+    region: u64,
+}
+
 struct Space {
     live: bool,
-    /// PAGE capabilities, one slot each, in page order.
+    /// PAGE capabilities in page order: capability addresses in the runs'
+    /// cappages.
     pages: Vec<u64>,
     /// The owner's handle (the root of the share tree).
     owner: usize,
+    runs: Vec<Run>,
+    /// The slot holding the manager's copy of the client's bank capability.
+    bank: u64,
 }
 
 struct Handle {
     live: bool,
+    /// Its dataspace went with the bank that paid for it (GONE, not STALE).
+    gone: bool,
     generation: u64,
     space: usize,
     rights: u64,
@@ -69,9 +99,10 @@ struct Server {
     handles: Vec<Handle>,
     maps: Vec<Option<Record>>,
     pins: Vec<Option<Record>>,
-    pages: u64,
-    limit: u64,
     slots: SlotPool,
+    /// Regions of RUNS free for a run's cappage, and the next never used.
+    free_regions: Vec<u64>,
+    next_region: u64,
 }
 
 /// (status, words 1-3, capability to send, string of u64s).
@@ -89,13 +120,28 @@ fn kernel(e: Error) -> Reply {
     if e == Error::NO_MEMORY { status(NO_MEMORY) } else { (KERNEL, [e.0, 0, 0], None, Vec::new()) }
 }
 
+/// A bank's refusal as the manager's status and word 1 (the bank's status).
+fn bank_refused(e: BankError) -> (u64, u64) {
+    match e {
+        BankError::Status(s @ (bank_status::OVER_LIMIT | bank_status::NO_MEMORY)) => (NO_MEMORY, s),
+        BankError::Status(s) => (BANK, s),
+        BankError::Call(_) => (NOT_A_BANK, 0),
+    }
+}
+
 impl Server {
     /// The handle a payload names, if it is live.
     fn handle(&self, payload: u64) -> Result<usize, u64> {
         let i = payload_index(payload);
         match self.handles.get(i) {
             Some(h) if h.generation == payload_generation(payload) => {
-                if h.live { Ok(i) } else { Err(STALE) }
+                if h.live {
+                    Ok(i)
+                } else if h.gone {
+                    Err(GONE)
+                } else {
+                    Err(STALE)
+                }
             }
             Some(_) => Err(STALE),
             None => Err(BAD_REQUEST),
@@ -107,7 +153,7 @@ impl Server {
         let i = match self.handles.iter().position(|h| !h.live) {
             Some(i) => i,
             None if self.handles.len() < MAX_HANDLES => {
-                self.handles.push(Handle { live: false, generation: 0, space: 0, rights: 0, parent: None });
+                self.handles.push(Handle { live: false, gone: false, generation: 0, space: 0, rights: 0, parent: None });
                 self.handles.len() - 1
             }
             None => return Err(FULL),
@@ -116,54 +162,145 @@ impl Server {
         if SELF_PROCESS.mint(MINTED, payload(i, generation), rights::WRITE | rights::CALL).is_err() {
             return Err(FULL);
         }
-        self.handles[i] = Handle { live: true, generation, space, rights: r, parent };
+        self.handles[i] = Handle { live: true, gone: false, generation, space, rights: r, parent };
         Ok(i)
     }
 
-    fn create(&mut self, pages: u64) -> Reply {
+    /// CREATE: `pages` pages paid by the bank whose capability came in ARG.
+    fn create(&mut self, pages: u64, cap: bool) -> Reply {
         if pages == 0 || pages > MAX_PAGES {
             return status(BAD_REQUEST);
         }
-        if self.pages + pages > self.limit {
-            return status(NO_MEMORY);
+        self.sweep();
+        // A bank of the manager's own bank server (not a server of the
+        // client's choosing, nor anything else), with ALLOC and FREE: FREE of
+        // a handle no object has is NOT_FOUND with the right, NO_RIGHTS
+        // without it (the bank checks rights first), STALE for a destroyed bank.
+        let is_bank = cap
+            && SELF_ASPACE.identify_cap(ARG).is_ok_and(|c| c.ty == ty::SENDER)
+            && SELF_ASPACE.compare_cap(ARG, OWN_BANK).is_ok_and(|(same, _)| same);
+        if !is_bank {
+            return status(NOT_A_BANK);
         }
+        let bank = Bank(ARG);
+        match bank.free(0) {
+            Err(BankError::Status(bank_status::NOT_FOUND)) => {}
+            Ok(()) => return status(NOT_A_BANK),
+            Err(e) => {
+                let (st, w) = bank_refused(e);
+                return (st, [w, 0, 0], None, Vec::new());
+            }
+        }
+        let nruns = pages.div_ceil(MAX_RUN);
+        let space = self.spaces.iter().position(|d| !d.live).unwrap_or(self.spaces.len());
+        let Some(keep) = self.slots.alloc() else { return status(FULL) };
+        if self.live_runs() + nruns > MAX_RUNS {
+            self.slots.free(keep);
+            return status(FULL);
+        }
+        let mut runs = Vec::new();
         let mut slots = Vec::new();
         let mut failed = None;
-        for _ in 0..pages {
-            let Some(s) = self.slots.alloc() else {
-                failed = Some(FULL);
-                break;
+        for r in 0..nruns {
+            let n = (pages - r * MAX_RUN).min(MAX_RUN);
+            let handle = match bank.alloc_pages(n, RUN_IN) {
+                Ok(h) => h,
+                Err(e) => {
+                    failed = Some(bank_refused(e));
+                    break;
+                }
             };
-            if let Err(e) = MEMORY.retype(ty::PAGE, s) {
-                self.slots.free(s);
-                failed = Some(if e == Error::NO_MEMORY { NO_MEMORY } else { KERNEL });
+            let region = self.free_regions.pop().unwrap_or_else(|| {
+                self.next_region += 1;
+                self.next_region - 1
+            });
+            let at = RUNS + region * CAPPAGE_SLOTS;
+            let mapped = SELF_ASPACE.map_cappage(RUN_IN, at);
+            // The mapping keeps the cappage; the bank keeps the run.
+            let _ = SELF_ASPACE.delete_cap(RUN_IN);
+            runs.push(Run { handle, region });
+            if let Err(e) = mapped {
+                failed = Some(if e == Error::NO_MEMORY { (FULL, 0) } else { (KERNEL, e.0) });
                 break;
             }
-            slots.push(s);
+            slots.extend((0..n).map(|i| at + i));
         }
-        let space = self.spaces.iter().position(|d| !d.live).unwrap_or(self.spaces.len());
         let h = match failed {
-            None => self.new_handle(space, READ | WRITE, None),
-            Some(st) => Err(st),
+            None => self.new_handle(space, READ | WRITE, None).map_err(|st| (st, 0)),
+            Some(f) => Err(f),
         };
         let h = match h {
             Ok(h) => h,
-            Err(st) => {
-                for s in slots {
-                    let _ = MEMORY.reclaim(s);
-                    self.slots.free(s);
-                }
-                return status(st);
+            Err((st, w)) => {
+                // Nothing stays: every run made goes back to the bank.
+                Self::free_runs(bank, &mut runs, &mut self.free_regions);
+                self.slots.free(keep);
+                return (st, [w, 0, 0], None, Vec::new());
             }
         };
-        let d = Space { live: true, pages: slots, owner: h };
+        let _ = SELF_ASPACE.move_cap(ARG, keep);
+        let d = Space { live: true, pages: slots, owner: h, runs, bank: keep };
         if space == self.spaces.len() {
             self.spaces.push(d);
         } else {
             self.spaces[space] = d;
         }
-        self.pages += pages;
         (OK, [h as u64, 0, 0], Some(MINTED), Vec::new())
+    }
+
+    fn live_runs(&self) -> u64 {
+        self.spaces.iter().filter(|d| d.live).map(|d| d.runs.len() as u64).sum()
+    }
+
+    /// Unmaps each run's cappage from the manager's space and FREEs the run
+    /// through `bank` (STALE if the bank is gone: nothing to give back then).
+    fn free_runs(bank: Bank, runs: &mut Vec<Run>, free_regions: &mut Vec<u64>) {
+        for r in runs.drain(..) {
+            let _ = SELF_ASPACE.unmap_cappage(RUNS + r.region * CAPPAGE_SLOTS);
+            let _ = bank.free(r.handle);
+            free_regions.push(r.region);
+        }
+    }
+
+    /// Are all of the dataspace's pages still there?  Its bank's DESTROY (or
+    /// a FREE of a run through it) revokes a run's pages and its cappage,
+    /// which then leaves the manager's capability space.
+    fn intact(&self, space: usize) -> bool {
+        let d = &self.spaces[space];
+        d.runs.iter().all(|r| {
+            SELF_ASPACE.identify_cap(RUNS + r.region * CAPPAGE_SLOTS).is_ok_and(|c| c.ty == ty::PAGE && c.live)
+        })
+    }
+
+    /// Forgets a dataspace whose bank took its pages: its handles answer
+    /// GONE, its records go (nothing left to unmap: the bank revoked every
+    /// mapping and pin of its pages), its runs' regions are free again.
+    fn reap(&mut self, space: usize) {
+        let owner = self.spaces[space].owner;
+        let doomed: Vec<usize> =
+            (0..self.handles.len()).filter(|&i| self.handles[i].live && self.below(i, owner)).collect();
+        self.revoke_tree(owner);
+        for i in doomed {
+            self.handles[i].gone = true;
+        }
+        let d = &mut self.spaces[space];
+        d.live = false;
+        d.pages.clear();
+        let bank = d.bank;
+        let mut runs = core::mem::take(&mut d.runs);
+        Self::free_runs(Bank(bank), &mut runs, &mut self.free_regions);
+        let _ = SELF_ASPACE.delete_cap(bank);
+        self.slots.free(bank);
+        println!("dataspace: a dataspace's bank was destroyed; its records are gone");
+    }
+
+    /// Reaps every dataspace whose pages went with its bank.
+    fn sweep(&mut self) {
+        for i in 0..self.spaces.len() {
+            if self.spaces[i].live && !self.intact(i) {
+                self.reap(i);
+            }
+        }
     }
 
     /// Is `h` the handle `root` or a share made below it?
@@ -357,15 +494,14 @@ impl Server {
         self.revoke_tree(h);
         let d = &mut self.spaces[space];
         d.live = false;
-        for s in core::mem::take(&mut d.pages) {
-            // Nothing maps it now; REVOKE would find a mapping made behind
-            // the manager's back, if the kernel allowed one.
-            if MEMORY.reclaim(s).is_err() {
-                let _ = MEMORY.revoke(s);
-            }
-            self.slots.free(s);
-            self.pages -= 1;
-        }
+        d.pages.clear();
+        // The bank frees each run: its pages (revoked if someone mapped one
+        // behind the manager's back, were the kernel to allow it) and cappages.
+        let bank = d.bank;
+        let mut runs = core::mem::take(&mut d.runs);
+        Self::free_runs(Bank(bank), &mut runs, &mut self.free_regions);
+        let _ = SELF_ASPACE.delete_cap(bank);
+        self.slots.free(bank);
         ok([0; 3])
     }
 
@@ -374,8 +510,9 @@ impl Server {
         // may create dataspaces like the starter; only payload 0 may QUIT.
         if p == 0 || keep_system::names::client_of(p).is_some() {
             return match label {
-                CREATE => self.create(w[0]),
+                CREATE => self.create(w[0], cap),
                 STATS => {
+                    self.sweep();
                     let live = self.handles.iter().filter(|h| h.live).count() as u64;
                     let maps = self.maps.iter().flatten().count() as u64;
                     let pins = self.pins.iter().flatten().count() as u64;
@@ -388,6 +525,11 @@ impl Server {
             Ok(h) => h,
             Err(st) => return status(st),
         };
+        let space = self.handles[h].space;
+        if !self.intact(space) {
+            self.reap(space);
+            return status(GONE);
+        }
         let mine = |list: &[Option<Record>], id: u64| {
             list.get(id as usize).and_then(|r| r.as_ref()).is_some_and(|r| r.handle == h)
         };
@@ -435,20 +577,23 @@ impl Server {
     }
 }
 
-fn main(limit: u64, _: u64) -> i32 {
-    let mut slots = SlotPool::growable(MEMORY, SELF_ASPACE);
-    for s in [RET, ARG, MINTED] {
+fn main(_: u64, _: u64) -> i32 {
+    // Its cappages from its own bank (the pool only if started with one).
+    let mut slots = SlotPool::growable_from(keep_frames::own_cappage, SELF_ASPACE);
+    for s in [RET, ARG, MINTED, RUN_IN] {
         slots.reserve(s);
     }
-    let limit = if limit == 0 { DEFAULT_LIMIT } else { limit.min(MAX_LIMIT) };
+    if !SELF_ASPACE.identify_cap(OWN_BANK).is_ok_and(|c| c.ty == ty::SENDER) {
+        println!("dataspace: no bank of its own in slot 12: every CREATE is NOT_A_BANK");
+    }
     let mut s = Server {
         spaces: Vec::new(),
         handles: Vec::new(),
         maps: (0..MAX_RECORDS).map(|_| None).collect(),
         pins: (0..MAX_RECORDS).map(|_| None).collect(),
-        pages: 0,
-        limit,
         slots,
+        free_regions: Vec::new(),
+        next_region: 0,
     };
     loop {
         keep_rt::ipc_buffer().set_recv_slots(&[RET, ARG]);

@@ -101,6 +101,11 @@ pub(crate) fn stat_ino(ino: Ino) -> [u8; 144] {
     let f = fs();
     let n = f.get(ino);
     let mut b = stat_bytes(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0);
+    // st_atim, st_mtim, st_ctim: seconds and nanoseconds each.
+    for (i, t) in [n.times.atime, n.times.mtime, n.times.ctime].into_iter().enumerate() {
+        b[72 + i * 16..80 + i * 16].copy_from_slice(&(t / 1_000_000_000).to_le_bytes());
+        b[80 + i * 16..88 + i * 16].copy_from_slice(&(t % 1_000_000_000).to_le_bytes());
+    }
     if n.stored.is_some() {
         b[0..8].copy_from_slice(&DATA_DEV.to_le_bytes());
     }
@@ -569,17 +574,115 @@ pub fn fstatfs(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(r)
 }
 
-pub fn utime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    ret(access_at(s, pid, AT_FDCWD as u64, c.args[0]))
+/// The inode a utime-like call names: `path` from `dirfd`, or with a null
+/// path the descriptor `dirfd` itself (futimens).  The devices and /proc
+/// keep no times: Ok(None), and the call succeeds as on a file system
+/// that ignores them.
+fn times_target(s: &mut Server, pid: i32, dirfd: u64, path: u64, follow: bool) -> Result<Option<Ino>, i64> {
+    if path == 0 {
+        return Ok(match desc(s, pid, dirfd)?.borrow().kind {
+            Kind::File { ino } | Kind::Dir { ino } | Kind::Pipe(_, Some(ino)) => Some(ino),
+            _ => None,
+        });
+    }
+    let p = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    if matches!(p.as_str(), "/dev/null" | "/dev/tty" | "/dev/console") {
+        return Ok(None);
+    }
+    if let Some(r) = super::procfs::stat(s, pid, &p, follow) {
+        return r.map(|_| None);
+    }
+    fs().resolve(base, &p, follow).map(Some)
 }
 
-/// utimensat: the file must exist (touch creates it when it does not);
-/// no times are kept.  A null path names the descriptor (futimens).
-pub fn utimensat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    if c.args[1] == 0 {
-        return ret(desc(s, pid, c.args[0]).map(|_| 0));
+/// Sets the times of `ino` (None: now); ctime becomes now.
+fn set_times(ino: Option<Ino>, atime: Option<u64>, mtime: Option<u64>, omit: (bool, bool)) {
+    let Some(ino) = ino else { return };
+    let f = fs();
+    let now = now_ns();
+    let t = &mut f.get_mut(ino).times;
+    if !omit.0 {
+        t.atime = atime.unwrap_or(now);
     }
-    ret(access_at(s, pid, c.args[0], c.args[1]))
+    if !omit.1 {
+        t.mtime = mtime.unwrap_or(now);
+    }
+    t.ctime = now;
+}
+
+/// utime(path, {actime, modtime} in seconds, or null for now).
+pub fn utime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let (a, m) = if c.args[1] == 0 {
+            (None, None)
+        } else {
+            let mm = &mut s.proc(pid).mm;
+            let (a, m) = (mm.read_u64(c.args[1])?, mm.read_u64(c.args[1] + 8)?);
+            (Some(a.saturating_mul(1_000_000_000)), Some(m.saturating_mul(1_000_000_000)))
+        };
+        let ino = times_target(s, pid, AT_FDCWD as u64, c.args[0], true)?;
+        set_times(ino, a, m, (false, false));
+        Ok(0)
+    })();
+    ret(r)
+}
+
+/// utimes(path, two struct timeval, or null for now).
+pub fn utimes(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let mut t = [None, None];
+        if c.args[1] != 0 {
+            for (i, v) in t.iter_mut().enumerate() {
+                let mm = &mut s.proc(pid).mm;
+                let (sec, usec) = (mm.read_u64(c.args[1] + i as u64 * 16)?, mm.read_u64(c.args[1] + i as u64 * 16 + 8)?);
+                if usec >= 1_000_000 || (sec as i64) < 0 {
+                    return Err(EINVAL);
+                }
+                *v = Some(sec.saturating_mul(1_000_000_000) + usec * 1000);
+            }
+        }
+        let ino = times_target(s, pid, AT_FDCWD as u64, c.args[0], true)?;
+        set_times(ino, t[0], t[1], (false, false));
+        Ok(0)
+    })();
+    ret(r)
+}
+
+/// utimensat(dirfd, path, two struct timespec or null, flags): each time
+/// may be UTIME_NOW or UTIME_OMIT; a null path names the descriptor
+/// (futimens).  Times before 1970 are refused (EINVAL): the server keeps
+/// them unsigned.
+pub fn utimensat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const UTIME_NOW: u64 = (1 << 30) - 1;
+    const UTIME_OMIT: u64 = (1 << 30) - 2;
+    let flags = s.arg(pid, c, 3);
+    let r = (|| {
+        if flags & !AT_SYMLINK_NOFOLLOW != 0 {
+            return Err(EINVAL);
+        }
+        let mut t = [None, None];
+        let mut omit = [false, false];
+        if c.args[2] != 0 {
+            for i in 0..2 {
+                let mm = &mut s.proc(pid).mm;
+                let at = c.args[2] + i as u64 * 16;
+                let (sec, nsec) = (mm.read_u64(at)?, mm.read_u64(at + 8)?);
+                match nsec {
+                    UTIME_NOW => {}
+                    UTIME_OMIT => omit[i] = true,
+                    n if n < 1_000_000_000 && (sec as i64) >= 0 => t[i] = Some(sec.saturating_mul(1_000_000_000) + n),
+                    _ => return Err(EINVAL),
+                }
+            }
+        }
+        let ino = times_target(s, pid, c.args[0], c.args[1], flags & AT_SYMLINK_NOFOLLOW == 0)?;
+        if !(omit[0] && omit[1]) {
+            set_times(ino, t[0], t[1], (omit[0], omit[1]));
+        }
+        Ok(0)
+    })();
+    ret(r)
 }
 
 /// fsync, fdatasync, syncfs: a file or directory under /data has the block

@@ -75,6 +75,7 @@ pub(crate) mod inet;
 mod io;
 mod memory;
 mod misc;
+pub(crate) use misc::now_ns;
 mod object;
 mod procfs;
 mod procs;
