@@ -175,6 +175,7 @@ def error_paths(g, reports):
     # every frame of the 127 processes and the 190 MiB (within one heap step).
     check("processes and their memory are given back (pool after the 2nd and 3rd run)",
           pools[1] > 0 and abs(pools[2] - pools[1]) <= 64, pools)
+    cow_frames(g)
     out = run_keep(g, "linux /tests/fuzz 12 3000", timeout=600) or ""
     check("random system calls from 12 processes are answered (they end or are killed)",
           "fuzz: 12 children finished or were stopped" in out, out[-2000:])
@@ -190,6 +191,25 @@ def error_paths(g, reports):
           and len(crashes) == 46, out[-3000:])
     out = run_keep(g, "linux echo still serving") or ""
     check("the server goes on after all of it", out.strip() == "still serving", out)
+
+
+def cow_frames(g):
+    """Copy-on-write fork's frames (cowmem.c, forkheap.py; Keep only: they
+    count the server's free frames, which on the host other programs move)."""
+    out = run_keep(g, "linux /tests/cowmem", timeout=300) or ""
+    m = re.search(r"heap (\d+) frames; the fork took (-?\d+) frames; the child's writes to a quarter of it took (-?\d+)", out)
+    heap, took, wrote = (int(x) for x in m.groups()) if m else (0, 1 << 30, 0)
+    check("a fork of a 64 MiB heap copies none of it (the child has taken fewer than 1,024 frames: the server's records of the shared pages, the child's first pages)",
+          heap == 16384 and took < 1024, out)
+    check("the child's writes to a quarter of the heap copy that quarter",
+          heap // 4 <= wrote <= heap // 4 + 256, out)
+    m = re.search(r"20 rounds ended well; free frames before them (\d+), after them (\d+)", out)
+    check("20 rounds of fork, writes by parent, child and grandchild, and exit give every frame back",
+          m is not None and abs(int(m.group(1)) - int(m.group(2))) <= 64, out)
+    out = run_keep(g, "linux python3 /tests/forkheap.py", timeout=300) or ""
+    m = re.search(r"python: a fork with 64 MiB of heap took (-?\d+) MiB", out)
+    check("a fork of python3 with a 64 MiB bytearray does not copy it (it takes under 16 MiB)",
+          m is not None and int(m.group(1)) < 16, out)
 
 
 def terminal(g):

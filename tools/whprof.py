@@ -4,6 +4,7 @@ a getppid, a pipe round trip and a fork+exec+wait go (docs/performance.md,
 "The workhorse").
 
     tools/whprof.py [--top K] [--lines K] [--bench PREFIX]
+    tools/whprof.py --busybox NAME [--per N] ...   (busybench.sh's busybox.NAME)
 
 Boots Keep (build/boot.img) under `-icount shift=0,sleep=on` with the
 instruction-counting plugin in its profile mode (tools/icount-plugin:
@@ -38,6 +39,23 @@ OUT = ROOT / "build" / "whprof"
 WORKHORSE = ROOT / "build" / "user" / "x86_64-unknown-linux-gnu" / "release" / "workhorse"
 SYSBENCH_C = ROOT / "user" / "workhorse" / "tests" / "sysbench.c"
 MARK_RE = re.compile(r"bench-mark: (\S+) per=(\d+)")
+BUSYBENCH = ROOT / "user" / "workhorse" / "tests" / "busybench.sh"
+IO_RE = re.compile(r"bench-io: (\S+) per=(\d+)")
+
+
+def busybox_lines(name):
+    """The shell lines that run busybench.sh's workload busybox.NAME once
+    through benchrun (between the plugin's markers), its input files made
+    first."""
+    text = BUSYBENCH.read_text()
+    m = re.search(r"^\s*\$B run \$\{p\}busybox\." + re.escape(name) + r" 1 \$BB (.*)$", text, re.M)
+    if not m:
+        sys.exit(f"whprof.py: no workload busybox.{name} in {BUSYBENCH}")
+    setup = [l.strip().replace("$B ", "/tests/benchrun ").replace("$d", "/tmp/bb").replace(" || exit 1", "")
+             for l in text.splitlines() if re.match(r"\$B (text|lines|files) ", l.strip())]
+    run = f"/tests/benchrun run busybox.{name} 1 /bin/busybox " + m.group(1).replace("$d", "/tmp/bb").replace("$BB", "/bin/busybox")
+    setup = [l for l in setup if l.split()[2] in run]
+    return ["mkdir -p /tmp/bb"] + setup + [run]
 KERNEL_BASE = 0xFFFF800000000000
 
 
@@ -76,7 +94,7 @@ def sysbench_elf():
     return Elf("sysbench", exe)
 
 
-def boot(profile):
+def boot(profile, busybox=None):
     orig = qemu.base_cmd
     qemu.base_cmd = lambda accel, append="", **kw: orig(accel, append + " icount", icount=icount.ICOUNT_IO, **kw)
     try:
@@ -91,15 +109,25 @@ def boot(profile):
         m = g.send("linux echo warm")
         g.expect(b"warm\n", 120, m + 16)
         g.expect(PROMPT, 60, m + 16)
-        m = g.send("linux /tests/sysbench marked")
-        if not g.expect(b"bench-mark: wh.proc.fork_exec_wait", 1800, m):
-            sys.exit("whprof.py: sysbench did not finish; see build/whprof/log.txt")
+        if busybox:
+            # Its input files, then the workload: one region.
+            lines = busybox_lines(busybox)
+            for line in lines[:-1]:
+                m = g.send(f"linux {line}")
+                g.expect(PROMPT, 600, m + len(line) + 6)
+            m = g.send(f"linux {lines[-1]}")
+            if not g.expect(b"bench-io: busybox.", 1800, m):
+                sys.exit("whprof.py: the workload did not finish; see build/whprof/log.txt")
+        else:
+            m = g.send("linux /tests/sysbench marked")
+            if not g.expect(b"bench-mark: wh.proc.fork_exec_wait", 1800, m):
+                sys.exit("whprof.py: sysbench did not finish; see build/whprof/log.txt")
         g.expect(PROMPT, 60, m + 30)
     finally:
         g.p.kill()
         (OUT / "log.txt").write_bytes(bytes(g.out))
     text = g.out.decode(errors="replace")
-    return [(name, int(per)) for name, per in MARK_RE.findall(text)]
+    return [(name, int(per)) for name, per in (IO_RE if busybox else MARK_RE).findall(text)]
 
 
 def annotate(want, hot, per):
@@ -134,6 +162,9 @@ def main():
     ap.add_argument("--top", type=int, default=30, help="functions listed per figure")
     ap.add_argument("--lines", type=int, default=0, help="also the K hottest instructions")
     ap.add_argument("--bench", default="wh.", help="only the figures whose names start so")
+    ap.add_argument("--busybox", metavar="NAME",
+                    help="profile busybench.sh's workload busybox.NAME (one run) instead of sysbench")
+    ap.add_argument("--per", type=int, default=0, help="with --busybox: operations in the run (default 1)")
     ap.add_argument("--reuse", action="store_true", help="use the last boot's profile (build/whprof/)")
     ap.add_argument("--annotate", action="append", default=[], metavar="FUNCTION",
                     help="print the function's disassembly with each instruction's count per operation "
@@ -148,13 +179,14 @@ def main():
     else:
         for old in OUT.glob("prof.*"):
             old.unlink()
-        marks = boot(profile)
+        marks = boot(profile, a.busybox)
         marks_file.write_text("".join(f"{n} {p}\n" for n, p in marks))
     kaddrs, knames = symbols(ROOT / "build" / "kernel.elf")
     progs = [Elf("workhorse", WORKHORSE), sysbench_elf()]
     for region, (name, per) in enumerate(marks, 1):
-        if not name.startswith(a.bench):
+        if not name.startswith("busybox." if a.busybox else a.bench):
             continue
+        per = a.per or per
         by_prog, by_func, hot = collections.Counter(), collections.Counter(), []
         for line in (OUT / f"prof.{region}").read_text().splitlines():
             va, size, raw, n = line.split()

@@ -2,13 +2,16 @@
 //! bank in slot 12, allocate, free and information only; the description's
 //! `bank=` line limits it), in runs of 255 pages kept for the server's
 //! life, through keep-frames (shared with the block and network servers).
-//! A frame given back goes to a free list and is zeroed when it is used
+//! A frame given back goes to a free list (or, still mapped in the
+//! server, to a second one kept here) and is zeroed when it is used
 //! again; so the server's memory is its bank's, and all of it goes back to
 //! the pool when the bank is destroyed (the server killed, or crashed, and
 //! reaped by init).
 //!
 //! A bank call uses the IPC buffer: callers must have read what a message
 //! brought in it (main.rs copies a request's string first).
+
+use alloc::vec::Vec;
 
 use keep_abi::Error;
 use keep_frames::{Frames, INSTANCE_BANK, Page};
@@ -17,6 +20,10 @@ use keep_frames::{Frames, INSTANCE_BANK, Page};
 const RUNS: u64 = 0x0800_0000;
 
 static mut FRAMES: Frames = Frames::new(INSTANCE_BANK, RUNS, crate::SCRATCH_SLOT);
+
+/// Pages given back still mapped in the server (slot, local address):
+/// used again with no capability move and no mapping.
+static mut MAPPED: Vec<(u64, u64)> = Vec::new();
 
 #[allow(static_mut_refs)]
 fn frames() -> &'static mut Frames {
@@ -48,6 +55,22 @@ pub fn give_back(s: u64) {
     frames().give_back(s);
 }
 
+/// Takes back the page in slot `s`, still mapped in the server at `local`
+/// (and nowhere else); [`take_mapped`] gives it out again as it is.
+#[allow(static_mut_refs)]
+pub fn give_back_mapped(s: u64, local: u64) {
+    // SAFETY: the server is single threaded.
+    unsafe { MAPPED.push((s, local)) }
+}
+
+/// A page given back with [`give_back_mapped`]: (slot, local address);
+/// its contents are the last user's.
+#[allow(static_mut_refs)]
+pub fn take_mapped() -> Option<(u64, u64)> {
+    // SAFETY: as above.
+    unsafe { MAPPED.pop() }
+}
+
 /// A cappage into the empty slot `dest` (one bank object each).
 pub fn cappage(dest: u64) -> Result<(), Error> {
     keep_frames::cappage(INSTANCE_BANK, dest)
@@ -56,5 +79,8 @@ pub fn cappage(dest: u64) -> Result<(), Error> {
 /// Frames the server could still have: what its bank has left, and the
 /// pages given back (for sysinfo, statfs and /proc/meminfo).
 pub fn available() -> u64 {
-    frames().available()
+    // SAFETY: as above.
+    #[allow(static_mut_refs)]
+    let mapped = unsafe { MAPPED.len() } as u64;
+    frames().available() + mapped
 }

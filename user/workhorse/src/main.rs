@@ -68,6 +68,9 @@ pub enum Out {
     Gone,
 }
 
+/// wait4's number (retry tries it only after a process ended).
+const SYS_WAIT4: u64 = 61;
+
 /// A system call in progress: number, the three arguments the fault message
 /// carries, and the other three (r10, r8, r9) read when first needed.
 #[derive(Clone, Copy)]
@@ -97,6 +100,9 @@ pub struct Server {
     /// starts to wait, cleared by `retry` when it finds none, so that a
     /// message needs no walk over every process when nothing waits.
     pub maybe_waiting: bool,
+    /// A process ended since the waiting calls were last tried: only then
+    /// may a waiting wait4 go on (it is not tried on other messages).
+    pub ended: bool,
     /// The ticker's call is kept in TICK_RET (no program runs).
     pub tick_parked: bool,
     pub seed: u64,
@@ -142,6 +148,7 @@ fn main(_: u64, size: u64) -> i32 {
         reply: None,
         messages: 0,
         maybe_waiting: false,
+        ended: false,
         tick_parked: false,
         seed: seed | 1,
         archive: Some(size),
@@ -480,6 +487,7 @@ impl Server {
             self.maybe_waiting = false;
             return;
         }
+        let ended = core::mem::take(&mut self.ended);
         loop {
             let mut progress = false;
             let pids: Vec<i32> = self.procs.keys().copied().collect();
@@ -489,11 +497,20 @@ impl Server {
                     Some(Blocked::Call(c)) => (c, p.ret_slot),
                     _ => continue,
                 };
+                if call.nr == SYS_WAIT4 && !ended && !self.ended {
+                    continue; // no child ended meanwhile
+                }
                 let Some(h) = handler(call.nr) else { continue };
                 let out = h(self, pid, &mut call);
                 if !matches!(out, Out::Block) {
                     progress = true;
                     self.finish(pid, call, out, ret);
+                } else if let Some(p) = self.procs.get_mut(&pid)
+                    && matches!(p.blocked, Some(Blocked::Call(_)))
+                {
+                    // Kept with the arguments it has read (`arg`): the
+                    // next try reads no registers again.
+                    p.blocked = Some(Blocked::Call(call));
                 }
             }
             if !progress {
@@ -503,7 +520,8 @@ impl Server {
     }
 
     /// An exception in a Linux process: a page fault in one of its areas
-    /// populates the page; anything else ends it with the signal Linux
+    /// populates the page, maps it, or copies it for a write (mem.rs);
+    /// anything else ends it with the signal Linux
     /// would send.
     fn exception(&mut self, pid: i32, w: [u64; 4]) {
         let [vector, rip, addr, code] = w;
@@ -539,20 +557,7 @@ impl Server {
             if code & 0x10 != 0 {
                 need = mem::PROT_EXEC;
             }
-            let ok = match p.mm.pages.get(&page) {
-                // Another thread of the process populated it meanwhile.
-                Some(pg) => {
-                    let r = mem::keep_rights(pg.prot);
-                    let want = match need {
-                        mem::PROT_WRITE => keep_abi::rights::WRITE,
-                        mem::PROT_EXEC => keep_abi::rights::EXEC,
-                        _ => keep_abi::rights::READ,
-                    };
-                    pg.prot != 0 && r & want != 0
-                }
-                None => addr < mem::GUEST_TOP && p.mm.page(page, need).is_ok(),
-            };
-            if ok {
+            if p.mm.fault(page, need) {
                 let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
                 return;
             }
@@ -588,6 +593,7 @@ impl Server {
         let Some(p) = self.procs.get_mut(&pid) else { return };
         p.teardown();
         p.zombie = Some(status);
+        self.ended = true;
         let ppid = p.ppid;
         // Children lose their parent: they are reaped when they end.
         for c in self.procs.values_mut() {

@@ -3,9 +3,13 @@
 //! frame of the memory pool mapped both into the process's address space
 //! and once into the server's own (where the server reads and writes it for
 //! system calls).  Pages are populated when first touched: a page fault in
-//! an area, or a system call reading or writing there.  Read-only pages are
-//! shared (between fork's parent and child, and from a file's page cache);
-//! a page made writable while shared is copied first.
+//! an area, or a system call reading or writing there.  Frames are shared
+//! (between fork's parent and child, and from a file's page cache) and
+//! counted (`Rc<Frame>`): a private page whose frame may be another's is
+//! *copy-on-write*, mapped without WRITE, and the first write to it, by the
+//! program or by the server for it, copies the frame, or only maps it
+//! writable when the count says it is the page's alone.  MAP_SHARED
+//! anonymous areas stay shared across fork.
 
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
@@ -56,11 +60,15 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// A zeroed frame.
-    pub fn new() -> Result<Rc<Frame>, i64> {
+    /// A frame mapped in the server; true when it may hold old bytes.
+    fn alloc() -> Result<(Rc<Frame>, bool), i64> {
         let e = env();
         if e.frames >= e.max_frames {
             return Err(ENOMEM);
+        }
+        if let Some((slot, local)) = crate::frames::take_mapped() {
+            e.frames += 1;
+            return Ok((Rc::new(Frame { slot, local }), true));
         }
         let slot = e.slot().map_err(|_| ENOMEM)?;
         let Ok(used) = crate::frames::page(slot) else {
@@ -74,17 +82,28 @@ impl Frame {
             return Err(ENOMEM);
         }
         e.frames += 1;
-        let f = Rc::new(Frame { slot, local });
+        Ok((Rc::new(Frame { slot, local }), used))
+    }
+
+    /// A zeroed frame.
+    pub fn new() -> Result<Rc<Frame>, i64> {
+        let (f, used) = Frame::alloc()?;
         if used {
-            f.bytes_mut().fill(0);
+            zero(f.bytes_mut());
         }
         Ok(f)
     }
 
-    /// A frame holding `bytes` at `offset`.
+    /// A frame holding `bytes` at `offset`, zeros around them.
     pub fn with(bytes: &[u8], offset: usize) -> Result<Rc<Frame>, i64> {
-        let f = Frame::new()?;
-        f.bytes_mut()[offset..offset + bytes.len()].copy_from_slice(bytes);
+        let (f, used) = Frame::alloc()?;
+        let b = f.bytes_mut();
+        let end = offset + bytes.len();
+        if used {
+            zero(&mut b[..offset]);
+            zero(&mut b[end..]);
+        }
+        copy(&mut b[offset..end], bytes);
         Ok(f)
     }
 
@@ -103,12 +122,38 @@ impl Frame {
 
 impl Drop for Frame {
     fn drop(&mut self) {
-        let _ = SELF_ASPACE.unmap(self.local);
-        crate::frames::give_back(self.slot);
-        let e = env();
-        e.frames -= 1;
-        e.free_local(self.local);
+        // Stays mapped in the server for the next Frame::alloc.
+        crate::frames::give_back_mapped(self.slot, self.local);
+        env().frames -= 1;
     }
+}
+
+/// Zeroes `b` eight bytes at a time where it can (a page's worth is 512
+/// stores where a byte loop, `rep stosb`, is 4,096 instructions under
+/// QEMU's counting; Linux clears pages the same way, `clear_page_rep`).
+fn zero(b: &mut [u8]) {
+    let head = b.as_ptr().align_offset(8).min(b.len());
+    let words = (b.len() - head) / 8;
+    b[..head].fill(0);
+    // SAFETY: `words` 8-byte words from an 8-aligned address inside `b`.
+    unsafe {
+        core::arch::asm!("rep stosq", inout("rcx") words => _, inout("rdi") b.as_mut_ptr().add(head) => _,
+                         in("rax") 0u64, options(nostack, preserves_flags));
+    }
+    b[head + words * 8..].fill(0);
+}
+
+/// Copies `src` into `dst` (the same length) eight bytes at a time where
+/// it can (as `zero`; Linux's `copy_page` does the same).
+fn copy(dst: &mut [u8], src: &[u8]) {
+    let words = dst.len() / 8;
+    // SAFETY: `words` 8-byte words inside both slices (of one length), which
+    // do not overlap (a frame is written only through `dst`).
+    unsafe {
+        core::arch::asm!("rep movsq", inout("rcx") words => _, inout("rdi") dst.as_mut_ptr() => _,
+                         inout("rsi") src.as_ptr() => _, options(nostack, preserves_flags));
+    }
+    dst[words * 8..].copy_from_slice(&src[words * 8..]);
 }
 
 /// Keep rights for a Linux protection (Keep refuses writable+executable
@@ -139,17 +184,23 @@ pub struct Area {
     pub end: u64,
     pub prot: u32,
     pub backing: Option<Backing>,
+    /// MAP_SHARED anonymous memory: fork gives the child the same frames,
+    /// writable by both (never copy-on-write).
+    pub shared: bool,
+    /// Its pages were filled at mmap with a written file's bytes, which
+    /// nothing could make again: MADV_DONTNEED leaves them.
+    pub filled: bool,
 }
 
 impl Area {
     pub fn anon(end: u64, prot: u32) -> Area {
-        Area { end, prot, backing: None }
+        Area { end, prot, backing: None, shared: false, filled: false }
     }
 
     /// The part of this area (which starts at `start`) from `from` on.
     fn from(&self, start: u64, from: u64) -> Area {
         let backing = self.backing.map(|b| Backing { file: b.file, off: b.off + (from - start) });
-        Area { end: self.end, prot: self.prot, backing }
+        Area { backing, ..*self }
     }
 }
 
@@ -187,6 +238,22 @@ pub fn cached_pages() -> usize {
 pub struct Page {
     pub frame: Rc<Frame>,
     pub prot: u32,
+    /// Copy-on-write: the frame may be another's too (fork shared it, or
+    /// the page cache holds it), so it is mapped without WRITE and a write
+    /// first makes it the page's own (`Mm::unshare`).
+    pub cow: bool,
+    /// Mapped in the process's address space.  fork's child gets its pages
+    /// unmapped and maps each when it first touches it (a child that execs
+    /// soon touches few).
+    pub mapped: bool,
+}
+
+impl Page {
+    /// The Keep rights it is mapped with.
+    pub fn rights(&self) -> u64 {
+        let r = keep_rights(self.prot);
+        if self.cow { r & !rights::WRITE } else { r }
+    }
 }
 
 pub struct Mm {
@@ -256,17 +323,38 @@ impl Mm {
     /// it (populated when touched), replacing what was there.
     pub fn add_file_area(&mut self, start: u64, len: u64, prot: u32, backing: Option<Backing>) {
         self.unmap(start, len);
-        self.areas.insert(start, Area { end: start + len, prot, backing });
+        self.areas.insert(start, Area { backing, ..Area::anon(start + len, prot) });
+    }
+
+    /// Reserves [start, start+len) as shared anonymous memory (MAP_SHARED:
+    /// fork's child sees the same pages), replacing what was there.
+    pub fn add_shared_area(&mut self, start: u64, len: u64, prot: u32) {
+        self.unmap(start, len);
+        self.areas.insert(start, Area { shared: true, ..Area::anon(start + len, prot) });
+    }
+
+    /// The page at `va` is in a shared area.
+    pub fn is_shared(&self, va: u64) -> bool {
+        self.area(va).is_some_and(|(_, a)| a.shared)
     }
 
     /// Removes the areas and pages of [start, start+len).
     pub fn unmap(&mut self, start: u64, len: u64) {
         let end = start + len;
         self.carve(start, end);
+        self.drop_pages(start, end);
+    }
+
+    /// Removes the pages of [start, end) (their areas stay: touched again,
+    /// they are populated anew, zeros or the file's bytes).
+    pub fn drop_pages(&mut self, start: u64, end: u64) {
         let vas: Vec<u64> = self.pages.range(start..end).map(|(v, _)| *v).collect();
         for va in vas {
-            let _ = self.aspace.unmap(va);
-            self.pages.remove(&va);
+            if let Some(p) = self.pages.remove(&va)
+                && p.mapped
+            {
+                let _ = self.aspace.unmap(va);
+            }
         }
     }
 
@@ -284,42 +372,126 @@ impl Mm {
         }
         let vas: Vec<u64> = self.pages.range(start..end).map(|(v, _)| *v).collect();
         for va in vas {
+            // A frame another holds becomes copy-on-write (made writable,
+            // a page of the page cache, fork's pages): copied at the first
+            // write, not now.
+            let cow = !self.is_shared(va);
             let page = self.pages.get_mut(&va).unwrap();
-            if prot & PROT_WRITE != 0 && Rc::strong_count(&page.frame) > 1 {
-                page.frame = Frame::with(page.frame.bytes(), 0)?;
-            }
+            page.cow = cow && Rc::strong_count(&page.frame) > 1;
             page.prot = prot;
-            let _ = self.aspace.unmap(va);
-            if prot != 0 {
-                self.aspace
-                    .map(page.frame.slot, va, keep_rights(prot))
-                    .map_err(|_| ENOMEM)?;
+            if page.mapped {
+                let _ = self.aspace.unmap(va);
+                page.mapped = false;
+                if prot != 0 {
+                    self.aspace
+                        .map(page.frame.slot, va, page.rights())
+                        .map_err(|_| ENOMEM)?;
+                    page.mapped = true;
+                }
             }
         }
         Ok(())
     }
 
     /// Maps `frame` at `va` with `prot` (an area must be there).
+    /// Copy-on-write when the frame is held elsewhere too and the area is
+    /// not shared.
     pub fn put(&mut self, va: u64, frame: Rc<Frame>, prot: u32) -> Result<(), i64> {
-        if self.pages.contains_key(&va) {
+        let shared = Rc::strong_count(&frame) > 1 && self.is_shared(va);
+        self.put_in(va, frame, prot, shared)
+    }
+
+    /// `put` in an area that is `shared` or not.
+    fn put_in(&mut self, va: u64, frame: Rc<Frame>, prot: u32, shared: bool) -> Result<(), i64> {
+        if let Some(old) = self.pages.remove(&va)
+            && old.mapped
+        {
             let _ = self.aspace.unmap(va);
         }
+        let cow = Rc::strong_count(&frame) > 1 && !shared;
+        let mut page = Page { frame, prot, cow, mapped: false };
         if prot != 0 {
             self.aspace
-                .map(frame.slot, va, keep_rights(prot))
+                .map(page.frame.slot, va, page.rights())
                 .map_err(|_| ENOMEM)?;
+            page.mapped = true;
         }
-        self.pages.insert(va, Page { frame, prot });
+        self.pages.insert(va, page);
         Ok(())
+    }
+
+    /// Makes the copy-on-write page at `va` the process's own: a copy of
+    /// its frame if another holds it still, then mapped writable.
+    fn unshare(&mut self, va: u64) -> Result<(), i64> {
+        let page = self.pages.get_mut(&va).ok_or(EFAULT)?;
+        if Rc::strong_count(&page.frame) > 1 {
+            let copy = Frame::with(page.frame.bytes(), 0)?;
+            page.frame = copy;
+        }
+        page.cow = false;
+        if page.mapped {
+            let _ = self.aspace.unmap(va);
+            page.mapped = false;
+        }
+        if page.prot != 0 {
+            self.aspace
+                .map(page.frame.slot, va, page.rights())
+                .map_err(|_| ENOMEM)?;
+            page.mapped = true;
+        }
+        Ok(())
+    }
+
+    /// A page fault at `va` (page-aligned) for an access needing `need`
+    /// (one PROT_* bit): true when the page is now there with that right
+    /// (populated, mapped, or made its own for a write), false when the
+    /// access is not allowed or memory ran out (the process gets SIGSEGV).
+    pub fn fault(&mut self, va: u64, need: u32) -> bool {
+        let Some(page) = self.pages.get_mut(&va) else {
+            return va < GUEST_TOP && self.page(va, need).is_ok();
+        };
+        let want = match need {
+            PROT_WRITE => rights::WRITE,
+            PROT_EXEC => rights::EXEC,
+            _ => rights::READ,
+        };
+        if page.prot == 0 || keep_rights(page.prot) & want == 0 {
+            return false;
+        }
+        if page.cow && (want == rights::WRITE || Rc::strong_count(&page.frame) == 1) {
+            // A write, or a read of a page no one else holds now (it is
+            // mapped writable at once, saving the write's fault).
+            return self.unshare(va).is_ok();
+        }
+        if !page.mapped {
+            if self.aspace.map(page.frame.slot, va, page.rights()).is_err() {
+                return false;
+            }
+            page.mapped = true;
+        }
+        // (Or another thread of the process mapped it meanwhile.)
+        true
     }
 
     /// The page at `va` (page-aligned), populated if its area allows
     /// `need` (PROT_* bits); EFAULT otherwise.
+    /// A write (`need` has PROT_WRITE) makes a copy-on-write page the
+    /// process's own first.
     pub fn page(&mut self, va: u64, need: u32) -> Result<&Page, i64> {
         let (start, a) = self.area(va).ok_or(EFAULT)?;
         if a.prot & need != need || a.prot == 0 {
             return Err(EFAULT);
         }
+        match self.pages.get(&va) {
+            Some(p) if p.cow && need & PROT_WRITE != 0 => self.unshare(va)?,
+            Some(_) => {}
+            None => self.populate(va, start, a)?,
+        }
+        Ok(self.pages.get(&va).unwrap())
+    }
+
+    /// Makes the page at `va` of the area (`start`, `a`) if it is not there.
+    fn populate(&mut self, va: u64, start: u64, a: Area) -> Result<(), i64> {
         if !self.pages.contains_key(&va) {
             let frame = match a.backing {
                 None => Frame::new()?,
@@ -335,9 +507,9 @@ impl Mm {
                     }
                 }
             };
-            self.put(va, frame, a.prot)?;
+            self.put_in(va, frame, a.prot, a.shared)?;
         }
-        Ok(self.pages.get(&va).unwrap())
+        Ok(())
     }
 
     /// mremap: moves or resizes [old, old+old_len) (one area's part) to
@@ -386,8 +558,10 @@ impl Mm {
         let vas: Vec<u64> = self.pages.range(old..old + old_len).map(|(v, _)| *v).collect();
         let mut moved = Vec::new();
         for va in vas {
-            let _ = self.aspace.unmap(va);
             let page = self.pages.remove(&va).unwrap();
+            if page.mapped {
+                let _ = self.aspace.unmap(va);
+            }
             if va - old < keep {
                 moved.push((to + (va - s), page));
             }
@@ -408,7 +582,7 @@ impl Mm {
             let off = (a % PAGE) as usize;
             let n = (PAGE as usize - off).min(out.len() - done);
             let p = self.page(a - off as u64, PROT_READ)?;
-            out[done..done + n].copy_from_slice(&p.frame.bytes()[off..off + n]);
+            copy(&mut out[done..done + n], &p.frame.bytes()[off..off + n]);
             done += n;
         }
         Ok(())
@@ -429,7 +603,7 @@ impl Mm {
             let off = (a % PAGE) as usize;
             let n = (PAGE as usize - off).min(data.len() - done);
             let p = self.page(a - off as u64, PROT_WRITE)?;
-            p.frame.bytes_mut()[off..off + n].copy_from_slice(&data[done..done + n]);
+            copy(&mut p.frame.bytes_mut()[off..off + n], &data[done..done + n]);
             done += n;
         }
         Ok(())
@@ -500,9 +674,9 @@ impl Mm {
     pub fn set_text_mapped(&mut self, mapped: bool) {
         self.text_hidden = !mapped;
         for (&va, p) in &self.pages {
-            if p.prot & PROT_EXEC != 0 {
+            if p.prot & PROT_EXEC != 0 && p.mapped {
                 if mapped {
-                    let _ = self.aspace.map(p.frame.slot, va, keep_rights(p.prot));
+                    let _ = self.aspace.map(p.frame.slot, va, p.rights());
                 } else {
                     let _ = self.aspace.unmap(va);
                 }
@@ -510,20 +684,39 @@ impl Mm {
         }
     }
 
-    /// A copy for fork: writable pages are copied, read-only ones shared.
-    pub fn fork(&self, aspace: Aspace) -> Result<Mm, i64> {
+    /// The child's memory for fork (its address space `aspace`, empty):
+    /// the same frames, nothing copied.  Private pages become copy-on-write
+    /// in both (the parent's writable ones are unmapped, to be mapped
+    /// again read-only or, once the child has let go, writable at their
+    /// next touch); a shared area's pages are all made now, so that both
+    /// hold the same frames.  The child's pages are mapped as it touches
+    /// them.
+    pub fn fork(&mut self, aspace: Aspace) -> Result<Mm, i64> {
+        let shared: Vec<(u64, Area)> = self.areas.iter().filter(|(_, a)| a.shared).map(|(s, a)| (*s, *a)).collect();
+        for &(start, a) in &shared {
+            for va in (start..a.end).step_by(PAGE as usize) {
+                self.populate(va, start, a)?;
+            }
+        }
+        let in_shared = |va: u64| shared.iter().any(|(s, a)| (*s..a.end).contains(&va));
+        let aspace_p = self.aspace;
+        // In address order: the child's map is built in one pass.
+        let pages = self.pages.iter_mut().map(|(&va, p)| {
+            let shared = !shared.is_empty() && in_shared(va);
+            if !shared && !p.cow {
+                p.cow = true;
+                if p.mapped && p.prot & PROT_WRITE != 0 {
+                    let _ = aspace_p.unmap(va);
+                    p.mapped = false;
+                }
+            }
+            (va, Page { frame: p.frame.clone(), prot: p.prot, cow: !shared, mapped: false })
+        });
         let mut m = Mm::new(aspace);
+        m.pages = pages.collect();
         m.areas = self.areas.clone();
         m.brk_start = self.brk_start;
         m.brk = self.brk;
-        for (&va, p) in &self.pages {
-            let frame = if p.prot & PROT_WRITE != 0 {
-                Frame::with(p.frame.bytes(), 0)?
-            } else {
-                p.frame.clone()
-            };
-            m.put(va, frame, p.prot)?;
-        }
         Ok(m)
     }
 }

@@ -34,7 +34,7 @@ syscall_table! {
     23 select sys::select, Partial, "as poll: read and write sets (exceptional conditions never happen); the time left is written back";
     24 sched_yield sys::sched_yield, Full, "";
     25 mremap sys::mremap, Partial, "shrinks, grows in place or moves (MREMAP_MAYMOVE, MREMAP_FIXED); no MREMAP_DONTUNMAP, no old_len 0; not the trampoline page (EFAULT)";
-    28 madvise sys::zero, Partial, "advice is accepted and ignored";
+    28 madvise sys::madvise, Partial, "MADV_DONTNEED drops private pages (zeros or the file's bytes at the next touch); other advice is accepted and ignored";
     32 dup sys::dup, Full, "";
     33 dup2 sys::dup2, Full, "";
     34 pause sys::pause, Full, "";

@@ -1,6 +1,7 @@
 //! futex: a thread waits in the server until another wakes the same word.
-//! A word's key is the frame holding it and the offset in that frame, so
-//! threads of one process (same frames) and processes sharing memory meet
+//! A word's key is its process's memory and its address, or, in a shared
+//! area (MAP_SHARED), the frame holding it and the offset in that frame,
+//! so threads of one process (one memory) and processes sharing memory meet
 //! on it, and private and shared operations are one (Linux keys them apart;
 //! a program mixing them on one word is wrong anyway).  Waiters are woken
 //! in the order they came.
@@ -28,9 +29,20 @@ pub(crate) fn key(s: &mut Server, pid: i32, va: u64) -> Result<(u64, u64), i64> 
         return Err(EINVAL);
     }
     mem::check_range(va, 4)?;
-    let page = s.proc(pid).mm.page(va & !(PAGE - 1), mem::PROT_READ)?;
-    Ok((page.frame.slot, va % PAGE))
+    let mm = &mut s.proc(pid).mm;
+    let slot = mm.page(va & !(PAGE - 1), mem::PROT_READ)?.frame.slot;
+    if mm.is_shared(va) {
+        return Ok((slot, va % PAGE));
+    }
+    // Private memory: the memory and the address, as Linux keys an
+    // anonymous page, since a copy-on-write page's frame changes at its
+    // first write (a thread waiting while another forks and then wakes it).
+    Ok((mm.id() as u64 | PRIVATE_KEY, va))
 }
+
+/// Marks a private word's key (memory and address) apart from a shared
+/// one's (frame slot and offset).
+const PRIVATE_KEY: u64 = 1 << 63;
 
 /// Wakes at most `n` threads waiting on `key` for any of `bits`; returns
 /// how many.  The woken threads' calls return 0 when next tried.

@@ -1,4 +1,4 @@
-//! Memory: brk, mmap, munmap, mprotect, mremap.
+//! Memory: brk, mmap, munmap, mprotect, mremap, madvise.
 
 use super::*;
 
@@ -80,8 +80,15 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         } else {
             mm.find_free(len).ok_or(ENOMEM)?
         };
-        mm.add_file_area(at, len, prot, backing);
+        if flags & (MAP_SHARED | MAP_ANONYMOUS) == MAP_SHARED | MAP_ANONYMOUS {
+            mm.add_shared_area(at, len, prot);
+        } else {
+            mm.add_file_area(at, len, prot, backing);
+        }
         if let Some(ino) = copy {
+            if let Some(a) = mm.areas.get_mut(&at) {
+                a.filled = true;
+            }
             let mut buf = alloc::vec![0u8; PAGE as usize];
             for i in 0..len / PAGE {
                 buf.fill(0);
@@ -111,7 +118,7 @@ pub fn mremap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             || old_len == 0
             || len == 0
         {
-            // (old_len 0 duplicates a shared mapping: there are none.)
+            // (old_len 0 duplicates a shared mapping: not done.)
             return Err(EINVAL);
         }
         let old_len = old_len.checked_next_multiple_of(PAGE).ok_or(EINVAL)?;
@@ -157,4 +164,36 @@ pub fn mprotect(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         return Out::Ret(0);
     }
     ret(s.proc(pid).mm.protect(addr, len.next_multiple_of(PAGE), prot).map(|_| 0))
+}
+
+/// madvise: MADV_DONTNEED drops the pages of the range (private memory
+/// reads zeros or the file's bytes again at its next touch, as on Linux; a
+/// shared area's pages stay, its contents being the other holders' too,
+/// and so do a written file's copied in at mmap, which nothing could make
+/// again);
+/// other advice is accepted and ignored.  ENOMEM when part of the range is
+/// not mapped (what is mapped is still dropped).
+pub fn madvise(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const MADV_DONTNEED: u64 = 4;
+    let (addr, len, advice) = (c.args[0], c.args[1], c.args[2]);
+    if addr % PAGE != 0 || addr.checked_add(len).is_none_or(|e| e > mem::TRAMPOLINE) {
+        return Out::Ret(-EINVAL);
+    }
+    if advice != MADV_DONTNEED || len == 0 {
+        return Out::Ret(0);
+    }
+    let end = (addr + len).next_multiple_of(PAGE);
+    let mm = &mut s.proc(pid).mm;
+    let areas: alloc::vec::Vec<(u64, mem::Area)> =
+        mm.areas.range(..end).filter(|(st, a)| a.end > addr && **st < end).map(|(st, a)| (*st, *a)).collect();
+    let mut covered = addr;
+    for (st, a) in areas {
+        if st <= covered {
+            covered = covered.max(a.end);
+        }
+        if !a.shared && !a.filled {
+            mm.drop_pages(st.max(addr), a.end.min(end));
+        }
+    }
+    Out::Ret(if covered >= end { 0 } else { -ENOMEM })
 }
