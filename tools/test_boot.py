@@ -239,6 +239,20 @@ def test_make_run_halt():
             p.wait()
 
 
+def run_line(g, line, timeout=120):
+    """Output of `line` at the prompt (echo and prompt removed, CR gone)."""
+    m = g.send(line)
+    if not g.expect(b"\n" + PROMPT, timeout, m):
+        return None
+    out = g.out[m:].decode(errors="replace").replace("\r", "")
+    # From the end of the echoed command line: a message the shell prints
+    # at the prompt while the line is typed (a background program's end)
+    # makes the editor draw the line again below it.
+    at = out.find(line + "\n")
+    out = out[at + len(line) + 1:] if at >= 0 else (out.split("\n", 1)[1] if "\n" in out else "")
+    return out[: out.rfind(PROMPT.decode())]
+
+
 LEFT, RIGHT, UP, DOWN = b"\x1b[D", b"\x1b[C", b"\x1b[A", b"\x1b[B"
 HOME, END, DELETE = b"\x1b[H", b"\x1b[F", b"\x1b[3~"
 CTRL_A, CTRL_C, CTRL_E, CTRL_U = b"\x01", b"\x03", b"\x05", b"\x15"

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_boot import Guest, PROMPT  # noqa: E402
+from test_boot import Guest, PROMPT, run_line  # noqa: E402
 
 ENTER = b"\r"
 
@@ -50,18 +50,6 @@ def check(name, cond, detail=""):
         failures.append(name)
 
 
-def run_keep(g, line, timeout=120):
-    """Output of `line` at the prompt (echo and prompt removed, CR gone)."""
-    m = g.send(line)
-    if not g.expect(b"\n" + PROMPT, timeout, m):
-        return None
-    out = g.out[m:].decode(errors="replace").replace("\r", "")
-    # From the end of the echoed command line: a message the shell prints
-    # at the prompt while the line is typed (a background program's end)
-    # makes the editor draw the line again below it.
-    at = out.find(line + "\n")
-    out = out[at + len(line) + 1:] if at >= 0 else (out.split("\n", 1)[1] if "\n" in out else "")
-    return out[: out.rfind(PROMPT.decode())]
 
 
 def split_status(out):
@@ -133,7 +121,7 @@ def conformance(g, tmp):
     reports = {}
     for name, host_argv, keep_line in cases:
         want, want_status = run_host([str(a) for a in host_argv], env if name.endswith((".bash", ".py")) else None)
-        out = run_keep(g, keep_line)
+        out = run_line(g, keep_line)
         if out is None:
             check(f"conformance {name}", False, "no prompt after it")
             continue
@@ -153,22 +141,22 @@ def error_paths(g, reports):
     r = reports.get("errors", [])
     check("a crashing Linux program is reported (SIGSEGV, SIGILL)",
           len(r) == 2 and "signal 11: page fault" in r[0] and "signal 4: invalid opcode" in r[1], r)
-    out = run_keep(g, "linux") or ""
+    out = run_line(g, "linux") or ""
     counts = dict(re.findall(r"^\s+(\d+) \S+ (\d+)$", out, re.M))
     check("unknown system calls are counted and listed (999 and 500 once each)",
           counts.get("999") == "1" and counts.get("500") == "1", out)
-    out = run_keep(g, "linux /tests/nosuch") or ""
+    out = run_line(g, "linux /tests/nosuch") or ""
     check("a missing program is refused with ENOENT", "cannot run it (Linux errno 2)" in out, out)
-    out = run_keep(g, "linux echo 'unclosed") or ""
+    out = run_line(g, "linux echo 'unclosed") or ""
     check("an unclosed quote is refused", "unclosed quote" in out, out)
     pools = []
     for i in range(3):
-        out = run_keep(g, "linux /tests/limits", timeout=300) or ""
+        out = run_line(g, "linux /tests/limits", timeout=300) or ""
         if i == 0:
             check("fork past the process limit gets EAGAIN; malloc past the memory limit gets NULL",
                   "fork refused after 127 children: Resource temporarily unavailable" in out
                   and "malloc failed after more than 100 MiB" in out, out)
-        mem = run_keep(g, "mem") or ""
+        mem = run_line(g, "mem") or ""
         m = re.search(r"memory pool: (\d+) free frames", mem)
         pools.append(int(m.group(1)) if m else 0)
     # The first run grows the server's own heap; later ones must give back
@@ -176,11 +164,11 @@ def error_paths(g, reports):
     check("processes and their memory are given back (pool after the 2nd and 3rd run)",
           pools[1] > 0 and abs(pools[2] - pools[1]) <= 64, pools)
     cow_frames(g)
-    out = run_keep(g, "linux /tests/fuzz 12 3000", timeout=600) or ""
+    out = run_line(g, "linux /tests/fuzz 12 3000", timeout=600) or ""
     check("random system calls from 12 processes are answered (they end or are killed)",
           "fuzz: 12 children finished or were stopped" in out, out[-2000:])
     # Isolation (isolation.c, Keep only: on Linux int $0x80 is a way in).
-    out = run_keep(g, "linux /tests/isolation", timeout=600) or ""
+    out = run_line(g, "linux /tests/isolation", timeout=600) or ""
     have, status, crashes = split_status(out)
     check("isolation: Keep invocations by raw syscall, privileged instructions, the kernel's and the "
           "server's addresses are all refused, nothing escapes",
@@ -189,14 +177,14 @@ def error_paths(g, reports):
           and "instructions and addresses: 46 tried, 46 stopped by a signal" in have
           and "system calls at the server's addresses: 11 tried, 11 refused" in have
           and len(crashes) == 46, out[-3000:])
-    out = run_keep(g, "linux echo still serving") or ""
+    out = run_line(g, "linux echo still serving") or ""
     check("the server goes on after all of it", out.strip() == "still serving", out)
 
 
 def cow_frames(g):
     """Copy-on-write fork's frames (cowmem.c, forkheap.py; Keep only: they
     count the server's free frames, which on the host other programs move)."""
-    out = run_keep(g, "linux /tests/cowmem", timeout=300) or ""
+    out = run_line(g, "linux /tests/cowmem", timeout=300) or ""
     m = re.search(r"heap (\d+) frames; the fork took (-?\d+) frames; the child's writes to a quarter of it took (-?\d+)", out)
     heap, took, wrote = (int(x) for x in m.groups()) if m else (0, 1 << 30, 0)
     check("a fork of a 64 MiB heap copies none of it (the child has taken fewer than 1,024 frames: the server's records of the shared pages, the child's first pages)",
@@ -206,7 +194,7 @@ def cow_frames(g):
     m = re.search(r"20 rounds ended well; free frames before them (\d+), after them (\d+)", out)
     check("20 rounds of fork, writes by parent, child and grandchild, and exit give every frame back",
           m is not None and abs(int(m.group(1)) - int(m.group(2))) <= 64, out)
-    out = run_keep(g, "linux python3 /tests/forkheap.py", timeout=300) or ""
+    out = run_line(g, "linux python3 /tests/forkheap.py", timeout=300) or ""
     m = re.search(r"python: a fork with 64 MiB of heap took (-?\d+) MiB", out)
     check("a fork of python3 with a 64 MiB bytearray does not copy it (it takes under 16 MiB)",
           m is not None and int(m.group(1)) < 16, out)
@@ -315,7 +303,7 @@ def supervision(g):
           out is not None and re.search(r"workhorse\s+server\s+linux\s+\d+\s+init\s+1/3", out) is not None
           and re.search(r"counter\s+server\s+services\s+600\s+init\s+0/2\s+BLOCKED", out) is not None
           and re.search(r"blk\s+server\s+drivers\s+\d+\s+init\s+0/3\s+BLOCKED", out) is not None, repr(out))
-    out = run_keep(g, "linux sh -c 'echo back; ls /bin/busybox'", 120)
+    out = run_line(g, "linux sh -c 'echo back; ls /bin/busybox'", 120)
     check("the next linux command runs on the restarted workhorse (its root file system mapped again)",
           out is not None and "back\n/bin/busybox" in out, repr(out))
     out = g.keys(b"run counter-client" + ENTER, 30)

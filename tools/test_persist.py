@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
-from test_boot import Guest, PROMPT  # noqa: E402
+from test_boot import Guest, PROMPT, run_line  # noqa: E402
 
 failures = []
 
@@ -57,15 +57,6 @@ class DiskGuest(Guest):
         self.out = bytearray()
 
 
-def run(g, line, timeout=300):
-    """What `line` printed up to the next prompt (None: no prompt)."""
-    m = g.send(line)
-    if not g.expect(b"\n" + PROMPT, timeout, m):
-        return None
-    out = g.out[m:].decode(errors="replace").replace("\r", "")
-    at = out.find(line + "\n")
-    out = out[at + len(line) + 1:] if at >= 0 else out
-    return out[: out.rfind(PROMPT.decode())]
 
 
 def boot(disk):
@@ -84,25 +75,11 @@ def halt(g):
     return code
 
 
-# What user/workhorse/tests/persist.py makes (path -> (seed, size)).
-FILES = {
-    "/data/empty": (1, 0),
-    "/data/one": (2, 1),
-    "/data/sector": (3, 512),
-    "/data/dir/page": (4, 4096),
-    "/data/dir/odd": (5, 70001),
-    "/data/dir/sub/big": (6, 1 << 20),
-}
-
-
-def pattern(seed, n):
-    """persist.py's pattern(): a counter-mode SHA-256 stream."""
-    out = bytearray()
-    k = 0
-    while len(out) < n:
-        out += hashlib.sha256(f"{seed}:{k}".encode()).digest()
-        k += 1
-    return bytes(out[:n])
+# What user/workhorse/tests/persist.py makes (path -> (seed, size)) and
+# its pattern(seed, n): the guest's script itself, imported (it runs only
+# under __main__).
+sys.path.insert(0, str(qemu.ROOT / "user" / "workhorse" / "tests"))
+from persist import FILES, pattern  # noqa: E402
 
 
 def tree(text):
@@ -121,23 +98,23 @@ def main():
     try:
         # First boot: format, make the files.
         g = boot(disk)
-        out = run(g, "linux python3 /tests/persist.py make") or ""
+        out = run_line(g, "linux python3 /tests/persist.py make", 300) or ""
         check("the first mount formats the range and says so", "formatted a new one" in out, out)
         check("files, directories, links made under /data by python3", "\nmade" in out, out)
         check("rename across the mount is EXDEV", "rename across the mount: 18" in out, out)
-        first = run(g, LIST) or ""
+        first = run_line(g, LIST, 300) or ""
         listed = all(f" {n} {hashlib.sha256(pattern(s, n)).hexdigest()[:16]}" in first for s, n in FILES.values())
         check("every file reads back with its SHA-256 before the reboot",
               listed and "/data/sym link dir/odd" in first and "/data/hard file 0o644 2 4096" in first, first)
-        df = run(g, "linux df /data") or ""
+        df = run_line(g, "linux df /data", 300) or ""
         check("df /data shows the store", re.search(r"keepstore\s+6140\s+\d+\s+\d+\s+\d+% /data", df), df)
-        st = run(g, "linux cat /proc/keepstore") or ""
+        st = run_line(g, "linux cat /proc/keepstore", 300) or ""
         check("/proc/keepstore shows the store", "state ok" in st and re.search(r"log_records [1-9]", st), st)
         check("halt", halt(g) is not None)
 
         # Second boot: the same tree.
         g = boot(disk)
-        second = run(g, LIST) or ""
+        second = run_line(g, LIST, 300) or ""
         check("after a reboot the store is mounted, not formatted",
               "the store on the disk:" in second and "formatted" not in second, second)
         check("after a reboot every file, link, mode and directory is the same",
@@ -158,7 +135,7 @@ def main():
         trusted = g.keys(b"run counter-client\r", 60) or ""
         check("a trusted program's IPC works beside the restart",
               "1 + 2 + ... + 10 = 55" in trusted and "exited with code 0" in trusted, trusted)
-        after = run(g, LIST) or ""
+        after = run_line(g, LIST, 300) or ""
         check("after the restart the store mounts", "the store on the disk:" in after, after)
         loop = re.search(r"^/data/loop file \S+ 1 (\d+) (\w+)$", after, re.M)
         size = int(loop.group(1)) if loop else -1
@@ -174,7 +151,7 @@ def main():
 
         # Third boot: the same again.
         g = boot(disk)
-        third = run(g, LIST) or ""
+        third = run_line(g, LIST, 300) or ""
         check("a third boot shows the same tree", tree(third) == tree(after) and tree(after), f"{after}\n---\n{third}")
         halt(g)
     finally:

@@ -57,8 +57,9 @@ pub fn env() -> &'static mut Env {
 impl Env {
     /// Sets the frame limit from what the bank has left (`available`,
     /// frames::available): at most MAX_FRAMES, and RESERVE below what the
-    /// server could have.  Called at start and again once the root file
-    /// system is in the heap (48 MiB of it).
+    /// server could have.  Called once the root file system is in the heap
+    /// (48 MiB of it), before the first Linux process; until then the
+    /// limit is MAX_FRAMES.
     pub fn set_limit(&mut self, available: u64) {
         self.max_frames = MAX_FRAMES.min((self.frames + available).saturating_sub(RESERVE));
     }

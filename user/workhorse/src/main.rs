@@ -129,7 +129,6 @@ fn main(_: u64, size: u64) -> i32 {
     // SAFETY: first thing, single threaded.
     unsafe { keep_rt::set_allocator(&heap::HEAP) };
     let _ = keep_abi::SELF_PROCESS.set_name("workhorse");
-    env::env().set_limit(frames::available());
     let trampoline = match mem::Frame::with(&[0xf3, 0x49, 0x0f, 0xae, 0xd3, 0xff, 0xe1], 0) {
         Ok(f) => f,
         Err(_) => {

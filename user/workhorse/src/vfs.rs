@@ -69,11 +69,6 @@ pub struct Times {
     pub ctime: u64,
 }
 
-/// Now, for the times.
-fn now() -> u64 {
-    crate::sys::now_ns()
-}
-
 /// Why the archive could not be loaded (printed with {:?}).
 #[derive(Debug)]
 #[allow(dead_code)]
@@ -265,16 +260,16 @@ impl Fs {
             stored = Some(sino);
         }
         let ino = self.insert(dir, name, node, mode, stored);
-        let t = now();
+        let t = crate::sys::now_ns();
         self.get_mut(ino).times = Times { atime: t, mtime: t, ctime: t };
-        self.changed(dir, true);
+        self.changed(dir, true, t);
         Ok(ino)
     }
 
-    /// A change of `ino`: its ctime, and its mtime when its contents changed
-    /// (a file's bytes, a directory's names).
-    pub fn changed(&mut self, ino: Ino, contents: bool) {
-        let t = now();
+    /// A change of `ino` at time `t` (one clock reading serves all the
+    /// inodes a call changes): its ctime, and its mtime when its contents
+    /// changed (a file's bytes, a directory's names).
+    pub fn changed(&mut self, ino: Ino, contents: bool, t: u64) {
         let times = &mut self.get_mut(ino).times;
         times.ctime = t;
         if contents {
@@ -306,8 +301,9 @@ impl Fs {
             entries.insert(String::from(name), ino);
         }
         self.get_mut(ino).nlink += 1;
-        self.changed(ino, false);
-        self.changed(dir, true);
+        let t = crate::sys::now_ns();
+        self.changed(ino, false, t);
+        self.changed(dir, true, t);
         Ok(())
     }
 
@@ -322,8 +318,9 @@ impl Fs {
         if let Some(d) = self.get(dir).stored {
             self.log(&Op::Unlink { dir: d, name })?;
         }
-        self.changed(ino, false);
-        self.changed(dir, true);
+        let t = crate::sys::now_ns();
+        self.changed(ino, false, t);
+        self.changed(dir, true, t);
         self.detach(dir, name, ino, rmdir);
         Ok(())
     }
@@ -417,9 +414,10 @@ impl Fs {
         if let Node::Dir { parent, .. } = &mut self.get_mut(ino).node {
             *parent = to_dir;
         }
-        self.changed(ino, false);
-        self.changed(from_dir, true);
-        self.changed(to_dir, true);
+        let t = crate::sys::now_ns();
+        self.changed(ino, false, t);
+        self.changed(from_dir, true, t);
+        self.changed(to_dir, true, t);
         Ok(())
     }
 
@@ -485,7 +483,7 @@ impl Fs {
         }
         let n = self.get_mut(ino);
         n.mode = (n.mode & !0o7777) | (mode & 0o7777);
-        self.changed(ino, false);
+        self.changed(ino, false, crate::sys::now_ns());
         Ok(())
     }
 
@@ -560,7 +558,7 @@ impl Fs {
     pub fn write(&mut self, ino: Ino, off: u64, data: &[u8]) -> Result<usize, i64> {
         let n = self.write_bytes(ino, off, data)?;
         if n > 0 {
-            self.changed(ino, true);
+            self.changed(ino, true, crate::sys::now_ns());
         }
         Ok(n)
     }
@@ -596,7 +594,7 @@ impl Fs {
 
     pub fn truncate(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
         self.truncate_bytes(ino, size)?;
-        self.changed(ino, true);
+        self.changed(ino, true, crate::sys::now_ns());
         Ok(())
     }
 

@@ -283,6 +283,15 @@ impl Server {
         for i in doomed {
             self.handles[i].gone = true;
         }
+        self.end(space);
+        println!("dataspace: a dataspace's bank was destroyed; its records are gone");
+    }
+
+    /// Ends dataspace `space` (its handles already revoked): its pages
+    /// forgotten, its runs freed by its bank (the pages revoked if someone
+    /// mapped one behind the manager's back, were the kernel to allow it,
+    /// and the cappages), the bank's capability dropped.
+    fn end(&mut self, space: usize) {
         let d = &mut self.spaces[space];
         d.live = false;
         d.pages.clear();
@@ -291,7 +300,6 @@ impl Server {
         Self::free_runs(Bank(bank), &mut runs, &mut self.free_regions);
         let _ = SELF_ASPACE.delete_cap(bank);
         self.slots.free(bank);
-        println!("dataspace: a dataspace's bank was destroyed; its records are gone");
     }
 
     /// Reaps every dataspace whose pages went with its bank.
@@ -492,16 +500,7 @@ impl Server {
             return status(NO_RIGHTS);
         }
         self.revoke_tree(h);
-        let d = &mut self.spaces[space];
-        d.live = false;
-        d.pages.clear();
-        // The bank frees each run: its pages (revoked if someone mapped one
-        // behind the manager's back, were the kernel to allow it) and cappages.
-        let bank = d.bank;
-        let mut runs = core::mem::take(&mut d.runs);
-        Self::free_runs(Bank(bank), &mut runs, &mut self.free_regions);
-        let _ = SELF_ASPACE.delete_cap(bank);
-        self.slots.free(bank);
+        self.end(space);
         ok([0; 3])
     }
 
