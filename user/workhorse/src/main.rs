@@ -26,6 +26,7 @@ mod sys;
 mod ticker;
 mod tty;
 mod vfs;
+mod wallclock;
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -157,6 +158,8 @@ fn main(_: u64, size: u64) -> i32 {
         // calls (the terminal is polled every TTY_POLL_MESSAGES).
         println!("workhorse: no ticker: {e}");
     }
+    // CLOCK_REALTIME's start (wallclock.rs).
+    wallclock::init();
     s.serve()
 }
 

@@ -75,7 +75,7 @@ pub(crate) mod inet;
 mod io;
 mod memory;
 mod misc;
-pub(crate) use misc::now_ns;
+pub(crate) use misc::{now_ns, realtime_ns};
 mod object;
 mod procfs;
 mod procs;
