@@ -39,6 +39,9 @@ syscall_table! {
     33 dup2 sys::dup2, Full, "";
     34 pause sys::pause, Full, "";
     35 nanosleep sys::nanosleep, Full, "a signal's handler interrupts it (EINTR, the time left in rem; never restarted, as Linux)";
+    36 getitimer sys::getitimer, Partial, "ITIMER_REAL; ITIMER_VIRTUAL and ITIMER_PROF EINVAL (no CPU-time accounting)";
+    37 alarm sys::alarm, Full, "ITIMER_REAL once: SIGALRM to the process; kept by execve, not inherited by fork";
+    38 setitimer sys::setitimer, Partial, "ITIMER_REAL (one-shot and periodic; an expiry missed is one signal); ITIMER_VIRTUAL and ITIMER_PROF EINVAL (no CPU-time accounting)";
     39 getpid sys::getpid, Full, "";
     40 sendfile sys::sendfile, Full, "";
     41 socket sys::inet::socket, Partial, "AF_UNIX (stream, datagram, seqpacket as stream); AF_INET TCP and UDP on the server's own stack, loopback (127.0.0.1) only; SOCK_RAW EPERM; other families EAFNOSUPPORT";
@@ -153,6 +156,9 @@ syscall_table! {
     273 set_robust_list sys::zero, Partial, "accepted; nothing is done at a thread's exit (robust mutexes of a dead thread are not released)";
     280 utimensat sys::utimensat, Partial, "times are kept in memory only (not in /data's store); now is the wall clock";
     281 epoll_pwait sys::epoll_pwait, Partial, "as epoll_wait, with the signal mask";
+    283 timerfd_create sys::timerfd_create, Full, "REALTIME, MONOTONIC, BOOTTIME (and their ALARM forms); TFD_NONBLOCK, TFD_CLOEXEC";
+    286 timerfd_settime sys::timerfd_settime, Partial, "relative and TFD_TIMER_ABSTIME (an absolute REALTIME time is taken to the monotonic clock when set); TFD_TIMER_CANCEL_ON_SET accepted and never cancels (no one may set the clock); read, poll and epoll see expiries";
+    287 timerfd_gettime sys::timerfd_gettime, Full, "";
     288 accept4 sys::inet::accept4, Full, "";
     291 epoll_create1 sys::epoll_create1, Full, "";
     292 dup3 sys::dup3, Full, "";

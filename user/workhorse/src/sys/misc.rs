@@ -109,6 +109,8 @@ pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64, absolute: O
     if now_ns() > c.args[5] {
         return Out::Ret(0);
     }
+    // Awake a millisecond after the deadline (strictly after, above).
+    super::timers::wake_at(c.args[5] + 1);
     s.proc(pid).waits_tty = true; // polled like the terminal
     Out::Block
 }

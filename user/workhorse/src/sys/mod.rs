@@ -81,6 +81,7 @@ mod procfs;
 mod procs;
 mod socket;
 mod threads;
+pub(crate) mod timers;
 
 pub use events::*;
 pub use files::*;
@@ -92,3 +93,4 @@ pub use object::*;
 pub use procs::*;
 pub use socket::*;
 pub use threads::*;
+pub use timers::*;
