@@ -119,8 +119,8 @@ syscall_table! {
     157 prctl sys::prctl, Partial, "PR_SET_NAME and PR_GET_NAME";
     158 arch_prctl sys::arch_prctl, Partial, "ARCH_SET_FS and ARCH_GET_FS (through the server's wrfsbase trampoline); no %gs";
     160 setrlimit sys::setrlimit, Partial, "as getrlimit";
-    164 settimeofday sys::set_clock, Partial, "EPERM: the wall clock is the machine's (the rtc server's)";
     162 sync sys::sync, Full, "the store on the disk (/data) has the block server FLUSH";
+    164 settimeofday sys::set_clock, Partial, "EPERM: the wall clock is the machine's (the rtc server's)";
     186 gettid sys::gettid, Full, "";
     200 tkill sys::tkill, Full, "";
     201 time sys::time, Full, "the wall clock, as gettimeofday";
