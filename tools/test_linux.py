@@ -10,6 +10,8 @@
     user/workhorse/tests/conformance (threads, futex, events, sockets,
     /proc) runs on the host and on Keep (`linux ...` at the prompt); output
     and exit status must be the same;
+  - the wall clock: `date +%s` agrees with the host's clock, `date -s`
+    is refused;
   - error paths: the crashes in errors.c are reported on the console and
     the server goes on; the process and memory limits (limits.c, Keep
     only) give EAGAIN and NULL, and what they used comes back; random
@@ -108,6 +110,7 @@ def conformance(g, tmp):
         ("bash.bash", ["/bin/bash", SCRIPTS / "bash.bash", tmp], "linux bash /tests/bash.bash /tmp"),
         ("python.py", ["/usr/bin/python3", SCRIPTS / "python.py", tmp], "linux python3 /tests/python.py /tmp"),
         ("inet.py", ["/usr/bin/python3", SCRIPTS / "inet.py"], "linux python3 /tests/inet.py"),
+        ("alarm.py", ["/usr/bin/python3", SCRIPTS / "alarm.py"], "linux python3 /tests/alarm.py"),
     ]
     # The conformance suite, one program per area (tests/conformance/README.md):
     # each gets a scratch directory.
@@ -135,6 +138,23 @@ def conformance(g, tmp):
                 difflib.unified_diff(want.splitlines(), have.splitlines(), "host", "keep", lineterm=""))
         check(f"conformance {name} (same output and status as on the host)", same, detail)
     return reports
+
+
+def wall_clock(g):
+    """The workhorse's CLOCK_REALTIME is the machine's clock (the rtc
+    server's CMOS reading): Debian's `date +%s` on Keep agrees with the
+    host's clock within a few minutes (a check of the value, not of a
+    timing), and setting the clock is refused."""
+    host = time.time()
+    out = run_line(g, "linux date +%s")
+    m = re.search(r"^(\d+)$", out or "", re.M)
+    check("date +%s on Keep is the host's time within 5 minutes",
+          m is not None and abs(int(m.group(1)) - host) < 300, f"{out!r} (host {int(host)})")
+    out = run_line(g, "linux date -s 2000-01-01")
+    check("date -s is refused (EPERM: the clock is the machine's)",
+          out is not None and "can't set date: Operation not permitted" in out, repr(out))
+    out = run_line(g, "linux date +%Y")
+    check("and the year is still the host's", out is not None and time.strftime("%Y", time.gmtime()) in out, repr(out))
 
 
 def error_paths(g, reports):
@@ -350,6 +370,8 @@ def main():
     try:
         with tempfile.TemporaryDirectory() as tmp:
             reports = conformance(g, tmp)
+        if not ONLY or "wall_clock" in ONLY:
+            wall_clock(g)
         if not ONLY:
             error_paths(g, reports)
             terminal(g)
