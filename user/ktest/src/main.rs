@@ -49,6 +49,7 @@ mod kmem;
 mod mediator;
 mod process;
 mod reply;
+mod rtc;
 mod sched;
 mod sfi;
 mod stress;
@@ -413,6 +414,8 @@ const TESTS: &[Test] = &[
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),
     ("NET0003", "two smoltcp stacks in their own processes answer ARP and ICMP echo, each handed only its own frames", net::net_stacks),
     ("NET0004", "WAIT sleeps until a frame comes: the NIC's MSI-X interrupt wakes the server, which answers the waiting stack", net::net_wait),
+    // The wall clock (docs/devices.md, "The wall clock").
+    ("RTC0001", "the rtc server with ports 0x70-0x71 answers NOW in Unix seconds that advance; unknown labels BAD_REQUEST, a client's QUIT DENIED; without the ports NO_CLOCK", rtc::rtc_server),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),
     ("RECL0002", "RECLAIM a cappage: IN_USE while mapped, then gone", device::reclaim_cappage),
     ("RECL0003", "RECLAIM errors change nothing", device::reclaim_errors),

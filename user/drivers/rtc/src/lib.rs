@@ -80,6 +80,23 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The civil date and time of Unix time `t` (UTC): (year, month, day,
+/// hours, minutes, seconds); the inverse of [`days_from_civil`] and a day's
+/// seconds.
+pub fn civil(t: u64) -> (i64, u32, u32, u32, u32, u32) {
+    let (days, secs) = ((t / 86_400) as i64, (t % 86_400) as u32);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + (month <= 2) as i64;
+    (year, month, day, secs / 3600, secs / 60 % 60, secs % 60)
+}
+
 /// The Unix time the registers say, or None when they hold no valid date
 /// (a clock never set, a value that is not BCD in BCD mode...).  A
 /// century register that reads 0 or no valid value means 20xx.
@@ -159,6 +176,19 @@ mod tests {
         assert_eq!(days_from_civil(1970, 1, 1), 0);
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);
         assert_eq!(days_from_civil(2024, 2, 29), 19_782);
+    }
+
+    #[test]
+    fn civil_is_the_inverse() {
+        assert_eq!(civil(0), (1970, 1, 1, 0, 0, 0));
+        assert_eq!(civil(1_709_214_307), (2024, 2, 29, 13, 45, 7));
+        assert_eq!(civil(951_782_400), (2000, 2, 29, 0, 0, 0));
+        assert_eq!(civil(4_102_444_799), (2099, 12, 31, 23, 59, 59));
+        for t in (0..4_102_444_800u64).step_by(86_400 * 7 + 3_601) {
+            let (y, mo, d, h, mi, s) = civil(t);
+            let back = days_from_civil(y, mo, d) * 86_400 + (h * 3600 + mi * 60 + s) as i64;
+            assert_eq!(back, t as i64);
+        }
     }
 
     #[test]
