@@ -290,8 +290,10 @@ def supervision(g):
     """The workhorse is a server of the system description (docs/workhorse.md,
     "Starting it"): killed while a Linux program runs, that program ends
     with a message, init reports the end and restarts the server, the next
-    `linux` works, and the trusted servers beside it go on; past its
-    restarts it stays down and `linux` says so.  Last: it ends the server."""
+    `linux` works, and the trusted servers beside it go on; a restarted
+    one reads the wall clock again, and without the rtc server counts from
+    boot; past its restarts it stays down and `linux` says so.  Last: it
+    ends the server (and the rtc server)."""
     out = g.keys(b"ps" + ENTER)
     check("ps shows the workhorse as a described server on bank linux, supervised by init, not restarted",
           out is not None and re.search(r"workhorse\s+server\s+linux\s+\d+\s+init\s+0/3\s+(BLOCKED|RUNNABLE)", out) is not None,
@@ -350,10 +352,32 @@ def supervision(g):
     check("mem shows the workhorse's bank and its instance's account",
           out is not None and re.search(r"^\s+linux\s+\d+", out.replace("\r", ""), re.M) is not None
           and out.count("workhorse (instance)") == 2, repr(out))
-    for n in (3, 4):
-        m = g.send("kill workhorse")
+    # The wall clock across restarts: this instance asked the rtc server
+    # again at its start.
+    host = time.time()
+    out = run_line(g, "linux date +%s")
+    m = re.search(r"^(\d+)$", out or "", re.M)
+    check("the restarted workhorse read the wall clock again (date +%s the host's time within 5 minutes)",
+          m is not None and abs(int(m.group(1)) - host) < 300, f"{out!r} (host {int(host)})")
+    # Without the rtc server (killed past its restarts) the next instance
+    # says so once and counts CLOCK_REALTIME from boot.
+    for n in range(1, 5):
+        m = g.send("kill rtc")
+        g.expect(b"system: server rtc was killed; ", 30, m)
         g.expect(b"\n" + PROMPT, 30, m)
-        g.expect(b"system: server workhorse was killed; ", 30, m)
+        time.sleep(0.2)
+    rtc_down = g.expect(b"system: server rtc was killed; not restarted (restart=3)", 30)
+    m = g.send("kill workhorse")
+    g.expect(b"system: server workhorse was killed; restarted (3 of 3)", 30, m)
+    g.expect(b"\n" + PROMPT, 30, m)
+    out = run_line(g, "linux date +%Y")
+    said = g.out[m:].decode(errors="replace")
+    check("without the rtc server the workhorse says so once and CLOCK_REALTIME counts from boot (1970)",
+          rtc_down and out is not None and "1970" in out
+          and said.count("workhorse: no wall clock (rtc: not running): CLOCK_REALTIME counts from boot") == 1,
+          said[-1500:])
+    m = g.send("kill workhorse")
+    g.expect(b"\n" + PROMPT, 30, m)
     down = g.expect(b"system: server workhorse was killed; not restarted (restart=3)", 30)
     out = g.keys(b"linux echo x" + ENTER, 30)
     check("past its restarts the workhorse stays down and linux says so at once",

@@ -110,7 +110,7 @@ pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64, absolute: O
         return Out::Ret(0);
     }
     // Awake a millisecond after the deadline (strictly after, above).
-    super::timers::wake_at(c.args[5] + 1);
+    super::timers::wake_at(c.args[5].saturating_add(1));
     s.proc(pid).waits_tty = true; // polled like the terminal
     Out::Block
 }

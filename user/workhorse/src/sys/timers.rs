@@ -18,6 +18,10 @@ use super::*;
 const SIGALRM: i32 = 14;
 const ITIMER_REAL: u64 = 0;
 const NS_PER_SEC: u64 = 1_000_000_000;
+/// The longest time-out the receive is given: the kernel refuses one over
+/// a day (INVALID_ARG, at once), and a timer further away is looked at
+/// again a minute later.
+const MAX_TIMEOUT_MS: u64 = 60_000;
 
 /// The earliest deadline a waiting call noted (0: none); `retry` clears
 /// it before trying the waiting calls again, which note theirs anew.
@@ -52,7 +56,7 @@ impl Server {
                 self.itimers.remove(&tgid);
             } else {
                 // Expiries missed meanwhile are one signal (it is pending once).
-                let next = deadline + interval * (1 + (now - deadline) / interval);
+                let next = deadline.saturating_add(interval.saturating_mul(1 + (now - deadline) / interval));
                 self.itimers.insert(tgid, (next, interval));
             }
             self.post_process(tgid, SIGALRM);
@@ -61,7 +65,7 @@ impl Server {
         match next {
             None => base,
             Some(d) => {
-                let ms = d.saturating_sub(now).div_ceil(1_000_000).max(1);
+                let ms = d.saturating_sub(now).div_ceil(1_000_000).clamp(1, MAX_TIMEOUT_MS);
                 if base == 0 { ms } else { base.min(ms) }
             }
         }
@@ -189,7 +193,7 @@ impl TimerFd {
         }
         self.ticks += n;
         self.total += n;
-        self.deadline = if self.interval == 0 { 0 } else { self.deadline + n * self.interval };
+        self.deadline = if self.interval == 0 { 0 } else { self.deadline.saturating_add(n.saturating_mul(self.interval)) };
     }
 
     /// (time left, interval) as timerfd_gettime says them.

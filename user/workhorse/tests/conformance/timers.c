@@ -111,6 +111,15 @@ static void alarm_and_itimers(const char *self)
     alarm(5);
     say("alarm(0) after alarm(5) gives its seconds left", alarm(0));
     printf("and none is left: %d\n", left_us() == 0);
+    /* Timers far away (past a day; one past the clock's range). */
+    alarm(200000);
+    usleep(10000);
+    say("alarm(0) after alarm(200000), over two days", alarm(0));
+    struct itimerval far = {{0, 0}, {1000000000000LL, 0}};
+    setitimer(ITIMER_REAL, &far, NULL);
+    usleep(10000);
+    printf("a timer 30,000 years away is armed: %d\n", left_us() > 0);
+    alarm(0);
 
     /* pause, interrupted. */
     handle(0);
