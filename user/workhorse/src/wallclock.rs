@@ -45,7 +45,7 @@ fn read() -> Result<u64, alloc::string::String> {
         return Err("no name service".into());
     }
     let slot = crate::env::env().slot().map_err(|e| alloc::format!("no slot: {e}"))?;
-    let r = names::lookup_patiently("rtc", slot, keep_rt::ipc_buffer())
+    let r = lookup("rtc", slot)
         .map_err(|e| alloc::format!("rtc: {}", names::status::name(e)))
         .and_then(|s| {
             keep_rtc::Client(s).now().map_err(|e| alloc::format!("rtc: NOW: {}", keep_rtc::status_name(e)))
@@ -53,4 +53,20 @@ fn read() -> Result<u64, alloc::string::String> {
     let _ = SELF_ASPACE.delete_cap(slot);
     crate::env::env().free_slot(slot);
     r
+}
+
+/// `names::lookup_at`, waiting out NOT_RUNNING (a server being restarted)
+/// for up to 5 s as `names::lookup_patiently` does, but with the timer's
+/// SLEEP: a receive with a time-out would take (and drop) the root task's
+/// RUN or the ticker's call, which may come while the server starts.
+fn lookup(name: &str, slot: u64) -> Result<keep_abi::Sender, u64> {
+    for _ in 0..50 {
+        match names::lookup_at(NAMES_SLOT, name, slot, keep_rt::ipc_buffer()) {
+            Err(names::status::NOT_RUNNING) => {
+                let _ = keep_abi::TIMER.sleep(100);
+            }
+            r => return r,
+        }
+    }
+    Err(names::status::NOT_RUNNING)
 }
