@@ -116,6 +116,9 @@ def conformance(g, tmp):
     for c in sorted((SCRIPTS / "conformance").glob("*.c")):
         for name in [c.stem, c.stem + "-dyn"]:
             cases.append((name, [TESTS / name, tmp], f"linux /tests/{name} /tmp"))
+    # Shared file mappings of a file under /data too (the store on the
+    # disk, whose pages are written back from a page cache).
+    cases.append(("shmap-data", [TESTS / "shmap", tmp], "linux /tests/shmap /data"))
     if ONLY:
         cases = [c for c in cases if c[0] in ONLY]
     reports = {}
