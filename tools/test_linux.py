@@ -119,11 +119,14 @@ def conformance(g, tmp):
     # Shared file mappings of a file under /data too (the store on the
     # disk, whose pages are written back from a page cache).
     cases.append(("shmap-data", [TESTS / "shmap", tmp], "linux /tests/shmap /data"))
+    # Python's mmap module on a file, in memory and under /data.
+    cases.append(("shmap.py", ["/usr/bin/python3", SCRIPTS / "shmap.py", tmp], "linux python3 /tests/shmap.py /tmp"))
+    cases.append(("shmap.py-data", ["/usr/bin/python3", SCRIPTS / "shmap.py", tmp], "linux python3 /tests/shmap.py /data"))
     if ONLY:
         cases = [c for c in cases if c[0] in ONLY]
     reports = {}
     for name, host_argv, keep_line in cases:
-        want, want_status = run_host([str(a) for a in host_argv], env if name.endswith((".bash", ".py")) else None)
+        want, want_status = run_host([str(a) for a in host_argv], env if name.endswith((".bash", ".py", ".py-data")) else None)
         out = run_line(g, keep_line)
         if out is None:
             check(f"conformance {name}", False, "no prompt after it")
