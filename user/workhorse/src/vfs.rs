@@ -609,9 +609,11 @@ impl Fs {
         }
         if let Node::File(Data::Stored(s)) = self.get(ino).node {
             let n = self.store.as_mut().ok_or(EIO)?.write(s, off, data).map_err(store_err)?;
-            // What the shared mappings see too.
-            let mut data = data[..n].to_vec();
-            self.with_cache(ino, off, n, |file, frame| frame.copy_from_slice(file), &mut data);
+            if !self.get(ino).cache.is_empty() {
+                // What the shared mappings see too.
+                let mut data = data[..n].to_vec();
+                self.with_cache(ino, off, n, |file, frame| frame.copy_from_slice(file), &mut data);
+            }
             return Ok(n);
         }
         self.own(ino)?;

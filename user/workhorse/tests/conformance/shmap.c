@@ -60,6 +60,22 @@ static int file_is(int fd, const unsigned char *m, off_t off, size_t n)
     return memcmp(buf, m, n) == 0;
 }
 
+/* The permissions /proc/self/maps shows for the mapping at p. */
+static const char *maps_perms(void *p)
+{
+    static char line[512], perms[8];
+    char want[32];
+    snprintf(want, sizeof want, "%08lx-", (unsigned long)p);
+    FILE *f = fopen("/proc/self/maps", "r");
+    strcpy(perms, "none");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, want, strlen(want)) == 0)
+            sscanf(line, "%*s %4s", perms);
+    if (f)
+        fclose(f);
+    return perms;
+}
+
 static int err(long r)
 {
     return r == -1 ? errno : 0;
@@ -102,7 +118,7 @@ int main(int argc, char **argv)
 
     unsigned char *m = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     printf("shared writable mapping: %d\n", m != MAP_FAILED);
-    printf("it holds the file: %d\n", memcmp(m, data, size) == 0);
+    printf("it holds the file: %d; /proc/self/maps: %s\n", memcmp(m, data, size) == 0, maps_perms(m));
     int zeros = 1;
     for (size_t i = size; i < 3 * PG; i++)
         zeros &= m[i] == 0;
