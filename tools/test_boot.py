@@ -567,11 +567,14 @@ def test_disk_restart():
               repr(out))
         out = g.keys(b"disk" + ENTER, 30)
         rows = (out or "").replace("\r", "")
-        check("disk shows the restart and the three clients of the new instance with their ranges (disk-b and disk-c each with a dataspace attached)",
-              "disk: block server 'blk' (restarted 1 of 3 times)" in rows
+        # disk-b and disk-c attached a dataspace each and have ended: their
+        # banks took the pages, and the server released the dead buffers.
+        check("disk shows the restart and the three clients of the new instance with their ranges, and no "
+              "buffer left of the ended clients' dataspaces",
+              "disk: block server 'blk' (restarted 1 of 3 times)" in rows and ", 0 buffers attached" in rows
               and re.search(r"^\s+\d\s+disk-a\s+4096\s+2048\s+rw\s+\d+\s+0\s+0$", rows, re.M) is not None
-              and re.search(r"^\s+\d\s+disk-b\s+8192\s+4096\s+rw\s+\d+\s+0\s+1$", rows, re.M) is not None
-              and re.search(r"^\s+\d\s+disk-c\s+12288\s+4096\s+rw\s+\d+\s+0\s+1$", rows, re.M) is not None, repr(out))
+              and re.search(r"^\s+\d\s+disk-b\s+8192\s+4096\s+rw\s+\d+\s+0\s+0$", rows, re.M) is not None
+              and re.search(r"^\s+\d\s+disk-c\s+12288\s+4096\s+rw\s+\d+\s+0\s+0$", rows, re.M) is not None, repr(out))
         out = g.keys(b"run disk-ro" + ENTER, 60)
         check("a client granted a read-only range cannot write (disktest refuses to run on it)",
               out is not None and "read-only range" in out and "exited with code 2" in out, repr(out))

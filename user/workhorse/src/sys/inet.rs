@@ -721,11 +721,18 @@ pub fn poll() {
 
 /// The server loop's receive time-out in ms (0: none) given what it would
 /// be, shortened to the stack's next timer.
+/// Inlined into the server's loop, so that a system call while no socket
+/// is open pays two tests, not a call (20 instructions of getppid's 655).
+#[inline(always)]
 pub fn timeout(ms: u64) -> u64 {
-    let Some(st) = stack_if() else { return ms };
-    if st.socks.is_empty() && st.closing.is_empty() {
-        return ms;
+    match stack_if() {
+        Some(st) if !(st.socks.is_empty() && st.closing.is_empty()) => next_timer(st, ms),
+        _ => ms,
     }
+}
+
+#[inline(never)]
+fn next_timer(st: &mut Stack, ms: u64) -> u64 {
     let t = now();
     // Frames from the network server come without a message to the
     // server: the interface is polled while it has sockets.
