@@ -200,7 +200,7 @@ fn inflate(archive: &'static [u8]) -> Result<&'static [u8], &'static str> {
 impl Server {
     fn serve(&mut self) -> ! {
         loop {
-            if !vfs::fs().stale.is_empty() {
+            if vfs::stale_pending() {
                 self.drop_stale_pages();
             }
             let waits_tty = self.maybe_waiting && self.procs.values().any(|p| p.waits_tty);
@@ -282,12 +282,14 @@ impl Server {
         }
     }
 
-    /// Files cut shorter while mapped (vfs.rs, `stale`): their mappings'
+    /// Files cut shorter while mapped (vfs.rs, `STALE`): their mappings'
     /// pages past the new end go from every process (touched again, they
     /// are SIGBUS, or the file's new bytes if it grew again), before the
     /// call that cut it is answered.
+    #[cold]
+    #[inline(never)]
     fn drop_stale_pages(&mut self) {
-        let stale = core::mem::take(&mut vfs::fs().stale);
+        let stale = vfs::take_stale();
         let mut done = Vec::new();
         for p in self.procs.values_mut() {
             if done.contains(&p.mm.id()) {

@@ -100,10 +100,26 @@ pub struct Fs {
     nodes: Vec<Option<Inode>>,
     /// The store behind /data (None: no disk; /data is in memory).
     pub store: Option<Store<BlkDisk>>,
-    /// Files cut shorter while mapped: (inode, byte) from which their
-    /// mappings' pages must go (the server drops them in every process
-    /// before it answers: main.rs).
-    pub stale: Vec<(Ino, u64)>,
+}
+
+/// Files cut shorter while mapped: (inode, byte) from which their
+/// mappings' pages must go (the server drops them in every process before
+/// it answers: main.rs).  Outside `Fs`, so that the server loop's test of
+/// it is one load.
+static mut STALE: Vec<(Ino, u64)> = Vec::new();
+
+/// Whether a file was cut shorter while mapped since `take_stale`.
+#[allow(static_mut_refs)]
+pub fn stale_pending() -> bool {
+    // SAFETY: single threaded.
+    unsafe { !STALE.is_empty() }
+}
+
+/// What `stale_pending` says is there, taken.
+#[allow(static_mut_refs)]
+pub fn take_stale() -> Vec<(Ino, u64)> {
+    // SAFETY: single threaded.
+    unsafe { core::mem::take(&mut STALE) }
 }
 
 /// Where the store is mounted.
@@ -136,7 +152,7 @@ impl Fs {
             maps: 0,
             cache: BTreeMap::new(),
         };
-        Fs { nodes: alloc::vec![Some(root)], store: None, stale: Vec::new() }
+        Fs { nodes: alloc::vec![Some(root)], store: None }
     }
 
     pub fn get(&self, ino: Ino) -> &Inode {
@@ -658,7 +674,11 @@ impl Fs {
         // mapping stored there, past the old end, and the file grew).
         self.zero_tail(ino, size.min(old));
         if size < old && self.get(ino).maps > 0 {
-            self.stale.push((ino, size.next_multiple_of(PAGE)));
+            // SAFETY: single threaded.
+            #[allow(static_mut_refs)]
+            unsafe {
+                STALE.push((ino, size.next_multiple_of(PAGE)))
+            };
         }
         Ok(())
     }
