@@ -856,7 +856,10 @@ impl Fs {
         for (idx, frame) in pages {
             let b = self.stored_bytes(s);
             let at = (idx * PAGE) as usize;
-            let within = b.len().saturating_sub(at).min(PAGE as usize);
+            if at >= b.len() {
+                continue; // (truncate drops such pages from the cache)
+            }
+            let within = (b.len() - at).min(PAGE as usize);
             let (old, new) = (&b[at..at + within], &frame.bytes()[..within]);
             if old == new {
                 continue;
