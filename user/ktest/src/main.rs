@@ -415,6 +415,7 @@ const TESTS: &[Test] = &[
     ("NET0004", "WAIT sleeps until a frame comes: the NIC's MSI-X interrupt wakes the server, which answers the waiting stack", net::net_wait),
     ("NET0005", "a stack's frames go through a ring in its dataspace both ways, several with one KICK, the NIC reading them in place", net::net_ring),
     ("NET0006", "malformed ring descriptors, indices, writes to the server's half and ATTACHes are refused and counted; the ring goes on", net::net_ring_refusals),
+    ("NET0007", "init's notice that a client ended makes the server let go of its ring at once; the same request from a client is refused", net::net_notice),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),
     ("RECL0002", "RECLAIM a cappage: IN_USE while mapped, then gone", device::reclaim_cappage),
     ("RECL0003", "RECLAIM errors change nothing", device::reclaim_errors),

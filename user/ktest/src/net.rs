@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use keep_abi::{SELF_ASPACE, Sender, TIMER, Tag, rights, slot};
+use keep_abi::{Process, SELF_ASPACE, Sender, TIMER, Tag, rights, slot};
 use keep_loader::{Child, Grant, Loader, Spec};
 use keep_net::{
     Admin, BAD_REQUEST, DENIED, QUEUE_FRAMES, ETHERTYPE_ARP, ETHERTYPE_IPV4, IN_USE, MAX_FRAME, NET_SLOT, NOT_REGISTERED, Stack,
@@ -136,7 +136,13 @@ impl Dsm {
     }
 }
 
-fn with_net(cx: &mut Cx, _id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm) -> TestResult) -> TestResult {
+fn with_net(cx: &mut Cx, id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm) -> TestResult) -> TestResult {
+    with_net_process(cx, id, |cx, admin, dsm, _| body(cx, admin, dsm))
+}
+
+/// `with_net`, the body given the server's process too (to mint what only
+/// its starter may: init's notice).
+fn with_net_process(cx: &mut Cx, _id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm, Process) -> TestResult) -> TestResult {
     let pci = start_pci(cx)?;
     let r = (|| {
         let ds = crate::ds::start_ds(cx)?;
@@ -146,7 +152,7 @@ fn with_net(cx: &mut Cx, _id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm) -> Te
                 &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
                   Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }, Grant { src: ds.srv.cap, dest: DS_SLOT, rights: 0 }],
             )?;
-            let r = body(cx, Admin(Sender(net.cap)), Dsm { m: Manager(Sender(ds.srv.cap)), bank: ds.clients.0 });
+            let r = body(cx, Admin(Sender(net.cap)), Dsm { m: Manager(Sender(ds.srv.cap)), bank: ds.clients.0 }, net.child.process);
             let stopped = stop(cx, net, |s| Admin(s).quit().ctx("net QUIT"));
             r?;
             stopped
@@ -719,4 +725,62 @@ fn refusals(admin: Admin, m: Dsm, sa: Stack, sb: Stack, [fake, spare, small, big
     let (_, to_nic, _) = admin.stats().ctx("STATS")?;
     ensure!(to_nic == to_nic0, "{} frames went to the NIC", to_nic - to_nic0);
     Ok(())
+}
+
+/// NET0007: init's notice that a client has ended (names::GONE through a
+/// sender with payload names::NOTICE, which only the server's starter can
+/// mint): the server lets go of the client's ring at once (no ring any
+/// more, its frames queued as messages again, and the ring's dataspace
+/// destroyed after it without harm to the server), and a new ring works.
+/// The same request through a stack's or the administrator's capability,
+/// naming another stack, is refused and changes nothing.  (Without the
+/// server's notice handling the notice is refused and B keeps its ring.)
+pub fn net_notice(cx: &mut Cx) -> TestResult {
+    with_net_process(cx, "NET0007", |cx, admin, m, net| {
+        let s = cx.slots::<6>()?;
+        let r = (|| {
+            let [a, b, own, share, notice, own2] = s;
+            admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
+            admin.add_stack(B_IP, b).ctx("ADD_STACK B")?;
+            let (sa, sb) = (Stack(Sender(a)), Stack(Sender(b)));
+            let r = ring_for(sb, m, own, share, false)?.unwrap();
+            let mac = mac_bytes(sa.info().ctx("INFO")?.0);
+            let gone = |cap: u64, payload: u64| Sender(cap).call(Tag::new(keep_system::names::GONE), [payload, 0, 0, 0]);
+            // Forged notices naming B (payload 2): refused, B's ring kept.
+            for (who, cap) in [("stack A", a), ("the administrator", 0)] {
+                let cap = if cap == 0 { admin.0.0 } else { cap };
+                let g = gone(cap, 2);
+                ensure!(g.err == 0 && g.words[0] == BAD_REQUEST, "a notice through {who}'s capability: err {} status {}", g.err, g.words[0]);
+            }
+            sa.send(&ipv4_frame(mac, A_IP, B_IP, 100, 1)).ctx("A's SEND")?;
+            ensure!(r.rx_waiting() == 1, "after forged notices B's ring got {} frames, want 1", r.rx_waiting());
+            ensure!(sb.ring_counters().is_ok(), "after forged notices B has no ring: {:?}", sb.ring_counters());
+            // init's notice: B's ring is let go.
+            net.mint(notice, keep_system::names::NOTICE, rights::WRITE | rights::CALL).ctx("MINT notice")?;
+            let g = gone(notice, 2);
+            ensure!(g.err == 0 && g.words[0] == keep_net::OK, "the notice: err {} status {}", g.err, g.words[0]);
+            ensure!(matches!(sb.ring_counters(), Err(keep_net::Error::Status(BAD_REQUEST))), "B still has a ring: {:?}", sb.ring_counters());
+            let f = ipv4_frame(mac, A_IP, B_IP, 300, 2);
+            sa.send(&f).ctx("A's SEND after the notice")?;
+            ensure!(r.rx_waiting() == 1, "the server wrote into B's ring after the notice");
+            let g = wait_frame(sb, 1000)?.ok_or("B got no frame as a message after the notice")?;
+            ensure!(g == f, "B's frame after the notice differs");
+            // The ring's pages go (as a client's bank would take them): the server is unharmed.
+            ring_done(own);
+            sa.send(&ipv4_frame(mac, A_IP, B_IP, 80, 3)).ctx("A's SEND after the ring went")?;
+            ensure!(sb.info().is_ok() && admin.stats().is_ok(), "the server does not answer after the ring went");
+            ensure!(wait_frame(sb, 1000)?.is_some(), "B got no frame after its ring went");
+            // A new ring for B works.
+            let _ = SELF_ASPACE.delete_cap(share);
+            let r2 = ring_for(sb, m, own2, share, false)?.unwrap();
+            let f = ipv4_frame(mac, A_IP, B_IP, 500, 4);
+            sa.send(&f).ctx("A's SEND to B's new ring")?;
+            let g = ring_recv(sb, &r2, 1000)?.ok_or("nothing in B's new ring")?;
+            ensure!(g == f, "B's frame in its new ring differs");
+            ring_done(own2);
+            Ok(())
+        })();
+        drop_caps(cx, &s);
+        r
+    })
 }

@@ -473,6 +473,26 @@ impl Server {
         self.slots.free(r.ds);
     }
 
+    /// init's notice that the described client whose calls carry `payload`
+    /// has ended (its bank goes next): its ring is unpinned and unmapped
+    /// now, while its pages are still there, and a WAIT it left is
+    /// dropped.  Its registration and the frames queued for it stay for
+    /// its next instance, which attaches a new ring.
+    fn gone(&mut self, payload: u64) {
+        // A described client, or a stack of ADD_STACK (payload index + 1:
+        // ktest's and the benchmarks' instances, whose starter may tell).
+        let i = match self.described.iter().find(|(p, _)| *p == payload) {
+            Some(&(_, i)) => i,
+            None if names::client_of(payload).is_none() && (1..=self.stacks.len() as u64).contains(&payload) => payload as usize - 1,
+            None => return,
+        };
+        if let Some(c) = self.stacks[i].waiter.take() {
+            let _ = SELF_ASPACE.delete_cap(c);
+            self.slots.free(c);
+        }
+        self.detach(i);
+    }
+
     /// WAIT from stack `i` (its return capability at RET): true if it was
     /// kept, to be answered when a frame comes.
     fn park(&mut self, i: usize) -> bool {
@@ -749,6 +769,17 @@ fn main(_: u64, _: u64) -> i32 {
             }
         } else if m.payload == FAULT_PAYLOAD {
             (BAD_REQUEST, [0; 3], None, None)
+        } else if m.payload == names::NOTICE {
+            // Only init holds a sender with this payload (the server mints
+            // none): a client's GONE arrives with its own payload below
+            // and is refused as an unknown request.
+            match m.tag.label() {
+                names::GONE => {
+                    s.gone(m.words[0]);
+                    (OK, [0; 3], None, None)
+                }
+                _ => (BAD_REQUEST, [0; 3], None, None),
+            }
         } else {
             let (i, (st, w, out)) = match s.stack_of(m.payload) {
                 Ok(i) => (i, s.stack(m.tag.label(), i, m.words, string, &mut arg)),
