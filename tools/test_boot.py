@@ -484,6 +484,13 @@ def test_supervision():
         check("a server that keeps crashing is restarted after its backoff (doubling) up to its limit, each reported",
               up and gave_up and all(steps) and "constructor: instance 'crashy' stopped: page fault" in t
               and "address 0x10" in t, t[-1500:])
+        # crashy uses deaf (notify, never answers): before each end's bank
+        # goes init sends deaf a notice, gives up on it after 500 ms (first
+        # unanswered, then not even taken), says so, and goes on.
+        late = [t.count(f"system: server deaf {what} the notice that crashy ended within 500 ms; "
+                        "its bank is destroyed all the same") for what in ("did not answer", "did not take")]
+        check("a server that never answers init's notice that a client ended does not hold init up (4 ends, each "
+              "reported)", gave_up and late[0] == 1 and late[1] == 3, f"{late} {t[-1500:]}")
         out = g.keys(b"ps" + ENTER)
         check("ps shows it down with its restarts used up, and the counter still running",
               out is not None and re.search(r"crashy\s+server\s+services\s+400\s+init\s+3/3\s+down", out) is not None

@@ -89,7 +89,7 @@ def halt(g):
 # its pattern(seed, n): the guest's script itself, imported (it runs only
 # under __main__).
 sys.path.insert(0, str(qemu.ROOT / "user" / "workhorse" / "tests"))
-from persist import FILES, pattern  # noqa: E402
+from persist import FILES, UTIME_NS, pattern  # noqa: E402
 
 
 def tree(text):
@@ -129,8 +129,12 @@ def main():
         second = run_line(g, LIST, 300) or ""
         check("after a reboot the store is mounted, not formatted",
               "the store on the disk:" in second and "formatted" not in second, second)
-        check("after a reboot every file, link, mode and directory is the same",
+        check("after a reboot every file, link, mode, directory and modification and change time is the same",
               tree(second) == tree(first) and tree(first), f"before:\n{first}\nafter:\n{second}")
+        check("a time set by utimensat is kept to the nanosecond across the reboot",
+              re.search(rf"^/data/sector file .* mtime {UTIME_NS} ctime \d+$", second, re.M) is not None, second)
+        stamps = [int(x) for x in re.findall(r" mtime (\d+) ctime (?:\d+)$", second, re.M)]
+        check("the other times are real (non-zero) and kept", len(stamps) > 5 and all(stamps), second)
 
         # The workhorse killed while a program writes /data/loop 32 KiB at
         # a time (python3's start takes about a second).
@@ -150,7 +154,7 @@ def main():
         after = run_line(g, LIST, 300) or ""
         check("after the restart the store mounts", "the store on the disk:" in after, after)
         check("the restarted workhorse attached a dataspace of its own (disk: buffers 1)", workhorse_buffers(g) == 1)
-        loop = re.search(r"^/data/loop file \S+ 1 (\d+) (\w+)$", after, re.M)
+        loop = re.search(r"^/data/loop file \S+ 1 (\d+) (\w+) mtime \d+ ctime \d+$", after, re.M)
         size = int(loop.group(1)) if loop else -1
         # The write in flight at the kill may be there or not; nothing
         # acknowledged may be missing (a wrap to 0 happens at 4 MiB).

@@ -293,6 +293,7 @@ impl Fs {
         let ino = self.insert(dir, name, node, mode, stored);
         let t = crate::sys::now_ns();
         self.get_mut(ino).times = Times { atime: t, mtime: t, ctime: t };
+        let _ = self.store_times(ino, false);
         self.changed(dir, true, t);
         Ok(ino)
     }
@@ -306,6 +307,20 @@ impl Fs {
         if contents {
             times.mtime = t;
         }
+        let _ = self.store_times(ino, false);
+    }
+
+    /// Gives the store the times of `ino` if it is under /data: written at
+    /// once (`now`: utimensat and friends, which report a failure) or with
+    /// the next fsync, sync, last close or compaction (a change's times,
+    /// rather than a second record for every write; a crash before then
+    /// loses them, not the change).
+    pub fn store_times(&mut self, ino: Ino, now: bool) -> Result<(), i64> {
+        let n = self.get(ino);
+        let (stored, t) = (n.stored, [n.times.atime, n.times.mtime, n.times.ctime]);
+        let (Some(s), Some(st)) = (stored, self.store.as_mut()) else { return Ok(()) };
+        st.set_times(s, t);
+        if now { st.sync_times(Some(s)).map_err(store_err) } else { Ok(()) }
     }
 
     /// Adds `node` as `name` in `dir` in memory only.
@@ -500,6 +515,13 @@ impl Fs {
     pub fn release(&mut self, ino: Ino) {
         let n = self.get(ino);
         let (gone, stored) = (n.nlink == 0 && n.opens == 0 && ino != ROOT, n.stored);
+        if n.opens == 0
+            && let (Some(s), Some(st)) = (stored, self.store.as_mut())
+        {
+            // The last close writes the file's times (a failure marks the
+            // store failed; the next change reports EIO).
+            let _ = st.sync_times(Some(s));
+        }
         if gone {
             if let (Some(s), Some(st)) = (stored, self.store.as_mut()) {
                 st.forget(s);
@@ -939,9 +961,17 @@ impl Fs {
         // The store's tree into the vfs, directories before what they hold;
         // a file's further names are links to the same inode.
         let root_mode = st.tree().get(store::ROOT).map_or(0o755, |i| i.mode);
+        // The store's times; a store written before it kept them has 0:
+        // those inodes take the mount's time (in memory until changed).
+        let now = crate::sys::now_ns();
+        let times_of = |sino: u64| match st.tree().get(sino).map_or([0; 3], |i| i.times) {
+            [0, 0, 0] => Times { atime: now, mtime: now, ctime: now },
+            [atime, mtime, ctime] => Times { atime, mtime, ctime },
+        };
         let n = self.get_mut(at);
         n.stored = Some(store::ROOT);
         n.mode = S_IFDIR | (root_mode & 0o7777);
+        n.times = times_of(store::ROOT);
         let mut made: BTreeMap<u64, Ino> = BTreeMap::new();
         let (mut files, mut dirs) = (0, 0);
         let mut stack = alloc::vec![(store::ROOT, at)];
@@ -959,6 +989,7 @@ impl Fs {
                     store::Node::Symlink(t) => Node::Symlink(t.clone()),
                 };
                 let v = self.insert(vdir, name, node, i.mode, Some(sino));
+                self.get_mut(v).times = times_of(sino);
                 made.insert(sino, v);
                 if matches!(i.node, store::Node::Dir { .. }) {
                     dirs += 1;
