@@ -17,7 +17,7 @@ syscall_table! {
     6 lstat sys::lstat, Full, "";
     7 poll sys::poll, Partial, "terminal, pipes, sockets, epoll descriptors, files and devices; POLLIN, POLLOUT, POLLHUP, POLLERR, POLLNVAL";
     8 lseek sys::lseek, Partial, "SEEK_SET, SEEK_CUR, SEEK_END; no SEEK_DATA/SEEK_HOLE";
-    9 mmap sys::mmap, Partial, "anonymous and file mappings, private and shared, populated when touched; a shared file mapping maps the file's own pages (one frame a page: read, write and every mapping see its stores; /data files' are written back at msync, fsync and the last unmap), SIGBUS a page past the end of the file; shared memory stays shared across fork; no MAP_HUGETLB, /dev/zero or devices (ENODEV)";
+    9 mmap sys::mmap, Partial, "anonymous and file mappings, private and shared, populated when touched; a shared file mapping maps the file's own pages (one frame a page: read, write and every mapping see its stores; /data files' are written back at msync, fsync and the last unmap), SIGBUS a page past the end of the file; shared memory stays shared across fork; mappings of /dev/zero and other devices: ENODEV";
     10 mprotect sys::mprotect, Partial, "the trampoline page (the last below 0x1000_0000_0000, arch_prctl's) is the server's: EINVAL; PROT_WRITE on a shared mapping of a file opened read-only: EACCES";
     11 munmap sys::munmap, Partial, "as mprotect: not the trampoline page (EINVAL)";
     12 brk sys::brk, Full, "";
