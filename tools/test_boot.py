@@ -491,6 +491,13 @@ def test_supervision():
         check("a server that keeps crashing is restarted after its backoff (doubling) up to its limit, each reported",
               up and gave_up and all(steps) and "constructor: instance 'crashy' stopped: page fault" in t
               and "address 0x10" in t, t[-1500:])
+        # crashy uses deaf (notify, never answers): before each end's bank
+        # goes init sends deaf a notice, gives up on it after 500 ms (first
+        # unanswered, then not even taken), says so, and goes on.
+        late = [t.count(f"system: server deaf {what} the notice that crashy ended within 500 ms; "
+                        "its bank is destroyed all the same") for what in ("did not answer", "did not take")]
+        check("a server that never answers init's notice that a client ended does not hold init up (4 ends, each "
+              "reported)", gave_up and late[0] == 1 and late[1] == 3, f"{late} {t[-1500:]}")
         out = g.keys(b"ps" + ENTER)
         check("ps shows it down with its restarts used up, and the counter still running",
               out is not None and re.search(r"crashy\s+server\s+services\s+400\s+init\s+3/3\s+down", out) is not None
@@ -574,11 +581,14 @@ def test_disk_restart():
               repr(out))
         out = g.keys(b"disk" + ENTER, 30)
         rows = (out or "").replace("\r", "")
-        check("disk shows the restart and the three clients of the new instance with their ranges (disk-b and disk-c each with a dataspace attached)",
-              "disk: block server 'blk' (restarted 1 of 3 times)" in rows
+        # disk-b and disk-c attached a dataspace each and have ended: their
+        # banks took the pages, and the server released the dead buffers.
+        check("disk shows the restart and the three clients of the new instance with their ranges, and no "
+              "buffer left of the ended clients' dataspaces",
+              "disk: block server 'blk' (restarted 1 of 3 times)" in rows and ", 0 buffers attached" in rows
               and re.search(r"^\s+\d\s+disk-a\s+4096\s+2048\s+rw\s+\d+\s+0\s+0$", rows, re.M) is not None
-              and re.search(r"^\s+\d\s+disk-b\s+8192\s+4096\s+rw\s+\d+\s+0\s+1$", rows, re.M) is not None
-              and re.search(r"^\s+\d\s+disk-c\s+12288\s+4096\s+rw\s+\d+\s+0\s+1$", rows, re.M) is not None, repr(out))
+              and re.search(r"^\s+\d\s+disk-b\s+8192\s+4096\s+rw\s+\d+\s+0\s+0$", rows, re.M) is not None
+              and re.search(r"^\s+\d\s+disk-c\s+12288\s+4096\s+rw\s+\d+\s+0\s+0$", rows, re.M) is not None, repr(out))
         out = g.keys(b"run disk-ro" + ENTER, 60)
         check("a client granted a read-only range cannot write (disktest refuses to run on it)",
               out is not None and "read-only range" in out and "exited with code 2" in out, repr(out))

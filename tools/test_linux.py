@@ -119,11 +119,17 @@ def conformance(g, tmp):
     for c in sorted((SCRIPTS / "conformance").glob("*.c")):
         for name in [c.stem, c.stem + "-dyn"]:
             cases.append((name, [TESTS / name, tmp], f"linux /tests/{name} /tmp"))
+    # Shared file mappings of a file under /data too (the store on the
+    # disk, whose pages are written back from a page cache).
+    cases.append(("shmap-data", [TESTS / "shmap", tmp], "linux /tests/shmap /data"))
+    # Python's mmap module on a file, in memory and under /data.
+    cases.append(("shmap.py", ["/usr/bin/python3", SCRIPTS / "shmap.py", tmp], "linux python3 /tests/shmap.py /tmp"))
+    cases.append(("shmap.py-data", ["/usr/bin/python3", SCRIPTS / "shmap.py", tmp], "linux python3 /tests/shmap.py /data"))
     if ONLY:
         cases = [c for c in cases if c[0] in ONLY]
     reports = {}
     for name, host_argv, keep_line in cases:
-        want, want_status = run_host([str(a) for a in host_argv], env if name.endswith((".bash", ".py")) else None)
+        want, want_status = run_host([str(a) for a in host_argv], env if name.endswith((".bash", ".py", ".py-data")) else None)
         out = run_line(g, keep_line)
         if out is None:
             check(f"conformance {name}", False, "no prompt after it")
@@ -184,6 +190,7 @@ def error_paths(g, reports):
     check("processes and their memory are given back (pool after the 2nd and 3rd run)",
           pools[1] > 0 and abs(pools[2] - pools[1]) <= 64, pools)
     cow_frames(g)
+    shmap_frames(g)
     out = run_line(g, "linux /tests/fuzz 12 3000", timeout=600) or ""
     check("random system calls from 12 processes are answered (they end or are killed)",
           "fuzz: 12 children finished or were stopped" in out, out[-2000:])
@@ -218,6 +225,26 @@ def cow_frames(g):
     m = re.search(r"python: a fork with 64 MiB of heap took (-?\d+) MiB", out)
     check("a fork of python3 with a 64 MiB bytearray does not copy it (it takes under 16 MiB)",
           m is not None and int(m.group(1)) < 16, out)
+
+
+def shmap_frames(g):
+    """Shared file mappings' frames (shmapmem.c; Keep only, as cow_frames):
+    one frame a page of the file whoever maps it, and none left behind."""
+    for d in ("/tmp", "/data"):
+        out = run_line(g, f"linux /tests/shmapmem {d}", timeout=300) or ""
+        m = re.search(r"the mapping took (-?\d+) frames; free frames before the rounds (\d+), after them (\d+); "
+                      r"before the file (\d+), after its unlink (\d+); contents 1", out)
+        took, before, after, start, end = (int(x) for x in m.groups()) if m else (1 << 30, 0, 1 << 30, 0, 1 << 30)
+        if d == "/tmp":
+            check("a shared mapping of an in-memory file of 256 pages maps the file's own frames (takes fewer than 32)",
+                  took < 32, out)
+        else:
+            check("a shared mapping of a /data file of 256 pages takes a frame a page for its page cache, no more",
+                  256 <= took < 256 + 32, out)
+        check(f"10 rounds of two shared mappings of a {d} file written by a process and its child give every frame back "
+              "once unmapped, and the file holds the last round's stores", abs(before - after) <= 32, out)
+        if d == "/tmp":
+            check("the file's frames come back when it is unlinked after its mappings", abs(start - end) <= 32, out)
 
 
 def terminal(g):
@@ -308,7 +335,9 @@ def supervision(g):
     out = g.keys(b"kill workhorse 4000" + ENTER)
     check("kill with a delay is armed at once", out is not None and "kill: server workhorse will be killed in 4000 ms" in out,
           repr(out))
-    m = g.send("linux sh -c 'echo started; sleep 60; echo not reached'")
+    # The program: a /data file written through a shared mapping and
+    # msynced, then a sleep (shmapmem.c --persist).
+    m = g.send("linux /tests/shmapmem --persist /data/shmap.persist")
     killed = g.expect(b"system: server workhorse was killed; restarted (1 of 3)", 30, m)
     ended = g.expect(b"linux: the workhorse ended (killed or crashed", 30, m) and g.expect(b"\n" + PROMPT, 30, m)
     text = g.out[m:].decode(errors="replace").replace("\r", "")
@@ -328,6 +357,9 @@ def supervision(g):
     out = run_line(g, "linux sh -c 'echo back; ls /bin/busybox'", 120)
     check("the next linux command runs on the restarted workhorse (its root file system mapped again)",
           out is not None and "back\n/bin/busybox" in out, repr(out))
+    out = run_line(g, "linux /tests/shmapmem --check /data/shmap.persist", 120)
+    check("a /data file's page written through a shared mapping and msynced survived the workhorse killed",
+          out is not None and "msynced is in the file: 1" in out, repr(out))
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("a trusted program's IPC works after the restart (counter-client finds the counter by name)",
           out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))

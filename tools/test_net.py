@@ -20,7 +20,11 @@ the ports `-netdev user` forwards (tools/qemu.py):
   restarts the network server, the stacks find it by name again and go on:
   the transfer completes with the same bytes, or fails, but is never
   wrong) and the next transfer is correct; then `kill net-a` (the stack
-  itself) likewise;
+  itself) likewise, and `kill net-b` while 10.0.2.15 carries a transfer:
+  init tells the network server that the stack is gone before its bank
+  goes (docs/space-banks.md, "Clients that end"), so the server lets go
+  of the stack's frame ring and is not restarted (`ps`), and `mem` shows
+  the network's bank and its instances as before (the ring came back);
 - the workhorse's own stack (docs/workhorse.md, "Sockets"): a Linux
   program (user/workhorse/tests/tcppeer.c) connects from 10.0.2.17 to a
   server this test runs on the host and sends it 1 MiB, and the host
@@ -212,6 +216,45 @@ def kill_mid_transfer(g, echo_port, status_port, server, back, seed):
     return status_line(status_port)
 
 
+def network_figures(g):
+    """mem's figures ({instance: used}, the network bank's used, pool free +
+    prime used) and ps's table, once the console is quiet."""
+    time.sleep(2)
+    out = (g.keys(b"mem\r", 30) or "").replace("\r", "")
+    figs = test_boot.mem_figures(out)
+    bank = re.search(r"^\s+network\s+\d+\s+(\d+)\s", out, re.M)
+    if not figs or not bank:
+        return None
+    return figs[2], int(bank.group(1)), figs[0] + figs[1], out
+
+
+def net_unharmed(g, before, killed, slack):
+    """After `kill KILLED` (a stack): the network server was not restarted
+    (ps: restarts 1/3, from the one `kill net`), no notice went unanswered,
+    and mem shows the pool + prime bank's use and each instance of the
+    network's bank as they were (the killed stack's ring came back with
+    its bank, its new instance has what the old one had), but for the
+    server's own heap, which may grow by `slack` pages the first time
+    (frames for the stack queued as messages while it had no ring).
+    Returns the figures after."""
+    out = g.keys(b"ps\r", 30) or ""
+    check(f"kill {killed}: the network server goes on, not restarted (ps: 1/3 from kill net, running)",
+          re.search(r"\bnet\s+server\s+network\s+\d+\s+init\s+1/3\s+(BLOCKED|RUNNABLE)", out) is not None
+          and "did not answer the notice" not in g.text() and "did not take the notice" not in g.text()
+          and "server net faulted" not in g.text(), out[-1200:])
+    after = network_figures(g)
+    grew = after[0].get("net", 0) - before[0].get("net", 0) if before and after else None
+    same = before is not None and after is not None and after[2] == before[2] and all(
+        after[0].get(k) == before[0].get(k) for k in ("net-a", "net-b")) and grew is not None and 0 <= grew <= slack \
+        and after[1] == before[1] + grew
+    check(f"kill {killed}: mem shows every frame back: pool + prime, the stacks' instances and the network bank as before"
+          + (f" (the server's heap {slack} pages at most more)" if slack else ""),
+          same, f"before {before[:3] if before else None}, after {after[:3] if after else None}\n" + (after[3] if after else ""))
+    print(f"test_net: kill {killed}: the network bank used {before[1] if before else '?'} -> {after[1] if after else '?'} frames, "
+          f"the server's instance {grew:+} " if grew is not None else "")
+    return after
+
+
 def main():
     iommu = "--no-iommu" not in sys.argv[1:]
     g = NetGuest(iommu)
@@ -278,11 +321,30 @@ def main():
               re.search(r"foreign 0 .*server found again 1 times", line) is not None, repr(line))
         other = status_until(status_ports[1], "server found again 1 times", 30)
         check("10.0.2.16 found the new network server too", "server found again 1 times" in other, repr(other))
-        # The stack itself killed in the middle of a transfer.
+        # The stack itself killed in the middle of a transfer: init tells
+        # the network server first (notify), which lets go of the stack's
+        # ring before the stack's bank takes its pages: the server goes on
+        # (no restart), and the ring's frames come back with the bank.
+        before = network_figures(g)
         line = kill_mid_transfer(g, echo_port, status_ports[0], "net-a", "system: server net-a restarted", 20)
         print("test_net: " + line.strip())
         check("the restarted 10.0.2.15 is a new instance with its registration (server found again 0 times)",
               re.search(r"foreign 0 .*server found again 0 times", line) is not None, repr(line))
+        before = net_unharmed(g, before, "net-a", 2)
+        # The other stack killed while 10.0.2.15 carries a transfer.
+        out = []
+        t = threading.Thread(target=echo, args=(echo_port, 2 << 20, 30, out, None, 0.01))
+        t.start()
+        time.sleep(1)
+        m = g.send("kill net-b")
+        back = g.expect(b"system: server net-b restarted (1 of 3)", 60, m)
+        t.join(300)
+        check("kill net-b during a transfer through 10.0.2.15: net-b is restarted and the transfer is right (SHA-256)",
+              back and bool(out) and out[0][3] is None and out[0][0] == out[0][1], repr(out) + g.out[m:].decode(errors="replace")[-800:])
+        other = status_until(status_ports[1], "replied", 60)
+        check("the restarted 10.0.2.16 serves again (status line, its ping answered)",
+              "netstack 10.0.2.16:" in other and "replied" in other, repr(other))
+        net_unharmed(g, before, "net-b", 0)
         out = g.keys(b"net\r", 30)
         print(out or "")
         check("net shows the restart and the stacks' grants",

@@ -36,6 +36,16 @@ from test_boot import Guest, PROMPT, run_line  # noqa: E402
 failures = []
 
 
+def workhorse_buffers(g):
+    """The buffers the block server has attached for the workhorse's range,
+    from the shell's `disk` table (None if there is no such row)."""
+    out = (g.keys(b"disk\r", 30) or "").replace("\r", "")
+    row = re.search(r"^\s+\d+\s+workhorse\s+65536\s+32768\s+rw\s+\d+\s+\d+\s+(\d+)$", out, re.M)
+    if row is None:
+        print(out)
+    return int(row.group(1)) if row else None
+
+
 def check(name, cond, detail=""):
     print(f"persist-test: {name} ... {'ok' if cond else 'FAILED' + (': ' + str(detail)[-3000:] if detail else '')}",
           flush=True)
@@ -79,7 +89,7 @@ def halt(g):
 # its pattern(seed, n): the guest's script itself, imported (it runs only
 # under __main__).
 sys.path.insert(0, str(qemu.ROOT / "user" / "workhorse" / "tests"))
-from persist import FILES, pattern  # noqa: E402
+from persist import FILES, UTIME_NS, pattern  # noqa: E402
 
 
 def tree(text):
@@ -110,6 +120,8 @@ def main():
         check("df /data shows the store", re.search(r"keepstore\s+6140\s+\d+\s+\d+\s+\d+% /data", df), df)
         st = run_line(g, "linux cat /proc/keepstore", 300) or ""
         check("/proc/keepstore shows the store", "state ok" in st and re.search(r"log_records [1-9]", st), st)
+        check("the store's requests go through one dataspace attached to the block server (disk: buffers 1)",
+              workhorse_buffers(g) == 1)
         check("halt", halt(g) is not None)
 
         # Second boot: the same tree.
@@ -117,8 +129,12 @@ def main():
         second = run_line(g, LIST, 300) or ""
         check("after a reboot the store is mounted, not formatted",
               "the store on the disk:" in second and "formatted" not in second, second)
-        check("after a reboot every file, link, mode and directory is the same",
+        check("after a reboot every file, link, mode, directory and modification and change time is the same",
               tree(second) == tree(first) and tree(first), f"before:\n{first}\nafter:\n{second}")
+        check("a time set by utimensat is kept to the nanosecond across the reboot",
+              re.search(rf"^/data/sector file .* mtime {UTIME_NS} ctime \d+$", second, re.M) is not None, second)
+        stamps = [int(x) for x in re.findall(r" mtime (\d+) ctime (?:\d+)$", second, re.M)]
+        check("the other times are real (non-zero) and kept", len(stamps) > 5 and all(stamps), second)
 
         # The workhorse killed while a program writes /data/loop 32 KiB at
         # a time (python3's start takes about a second).
@@ -137,7 +153,8 @@ def main():
               "1 + 2 + ... + 10 = 55" in trusted and "exited with code 0" in trusted, trusted)
         after = run_line(g, LIST, 300) or ""
         check("after the restart the store mounts", "the store on the disk:" in after, after)
-        loop = re.search(r"^/data/loop file \S+ 1 (\d+) (\w+)$", after, re.M)
+        check("the restarted workhorse attached a dataspace of its own (disk: buffers 1)", workhorse_buffers(g) == 1)
+        loop = re.search(r"^/data/loop file \S+ 1 (\d+) (\w+) mtime \d+ ctime \d+$", after, re.M)
         size = int(loop.group(1)) if loop else -1
         # The write in flight at the kill may be there or not; nothing
         # acknowledged may be missing (a wrap to 0 happens at 4 MiB).

@@ -9,12 +9,14 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use keep_abi::{SELF_ASPACE, Sender, TIMER, Tag, rights, slot};
+use keep_abi::{Process, SELF_ASPACE, Sender, TIMER, Tag, rights, slot};
 use keep_loader::{Child, Grant, Loader, Spec};
 use keep_net::{
     Admin, BAD_REQUEST, DENIED, QUEUE_FRAMES, ETHERTYPE_ARP, ETHERTYPE_IPV4, IN_USE, MAX_FRAME, NET_SLOT, NOT_REGISTERED, Stack,
     ipv4, mac_bytes,
 };
+use keep_dataspace::{DS_SLOT, Dataspace, Manager};
+use keep_net::ring::{self, Control, QUEUE, RX_DONE, RX_FREE, Ring, TX_DONE, TX_SUBMIT, desc, desc_offset, desc_status};
 use keep_pci::PCI_SLOT;
 
 use crate::drivers::{Running, grant, quit_pci, start_pci, stop};
@@ -116,19 +118,46 @@ fn echo_reply(f: &[u8]) -> Option<(u64, &[u8])> {
     Some((u32::from_be_bytes([f[26], f[27], f[28], f[29]]) as u64, &f[42..]))
 }
 
-/// Starts the PCI server and the network server; runs `body` with the
-/// administrator's capability; stops both.  Without an IOMMU the server
-/// drives the NIC through the PCI server's mediator.
-fn with_net(cx: &mut Cx, _id: &str, body: impl FnOnce(&mut Cx, Admin) -> TestResult) -> TestResult {
+/// Starts the PCI server, the dataspace manager and the network server;
+/// runs `body` with the administrator's capability and the manager's;
+/// stops all three.  Without an IOMMU the server drives the NIC through
+/// the PCI server's mediator.
+/// The tests' dataspace manager and the bank that pays for their
+/// dataspaces (crate::ds::start_ds).
+#[derive(Clone, Copy)]
+struct Dsm {
+    m: Manager,
+    bank: u64,
+}
+
+impl Dsm {
+    fn create(self, pages: u64, dest: u64) -> keep_dataspace::Result<u64> {
+        self.m.create(pages, self.bank, dest)
+    }
+}
+
+fn with_net(cx: &mut Cx, id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm) -> TestResult) -> TestResult {
+    with_net_process(cx, id, |cx, admin, dsm, _| body(cx, admin, dsm))
+}
+
+/// `with_net`, the body given the server's process too (to mint what only
+/// its starter may: init's notice).
+fn with_net_process(cx: &mut Cx, _id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm, Process) -> TestResult) -> TestResult {
     let pci = start_pci(cx)?;
     let r = (|| {
-        let net = start_with(
-            cx, "net", 0, 0,
-            &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
-              Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }],
-        )?;
-        let r = body(cx, Admin(Sender(net.cap)));
-        let stopped = stop(cx, net, |s| Admin(s).quit().ctx("net QUIT"));
+        let ds = crate::ds::start_ds(cx)?;
+        let r = (|| {
+            let net = start_with(
+                cx, "net", 0, 0,
+                &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::MEMORY), grant(slot::TIMER),
+                  Grant { src: pci.cap, dest: PCI_SLOT, rights: 0 }, Grant { src: ds.srv.cap, dest: DS_SLOT, rights: 0 }],
+            )?;
+            let r = body(cx, Admin(Sender(net.cap)), Dsm { m: Manager(Sender(ds.srv.cap)), bank: ds.clients.0 }, net.child.process);
+            let stopped = stop(cx, net, |s| Admin(s).quit().ctx("net QUIT"));
+            r?;
+            stopped
+        })();
+        let stopped = crate::ds::stop_ds(cx, ds);
         r?;
         stopped
     })();
@@ -157,7 +186,7 @@ fn drop_caps(cx: &mut Cx, caps: &[u64]) {
 
 /// NET0001: the protocol and its refusals.
 pub fn net_protocol(cx: &mut Cx) -> TestResult {
-    with_net(cx, "NET0001", |cx, admin| {
+    with_net(cx, "NET0001", |cx, admin, _| {
         let [a, b, x] = cx.slots::<3>()?;
         let r = protocol(admin, a, b, x);
         drop_caps(cx, &[a, b, x]);
@@ -239,7 +268,7 @@ fn protocol(admin: Admin, a: u64, b: u64, x: u64) -> TestResult {
 /// between stacks and from the NIC (QEMU's user network answers ARP and
 /// ICMP echo for its gateway, 10.0.2.2).
 pub fn net_demux(cx: &mut Cx) -> TestResult {
-    with_net(cx, "NET0002", |cx, admin| {
+    with_net(cx, "NET0002", |cx, admin, _| {
         let [a, b] = cx.slots::<2>()?;
         let r = demux(admin, a, b);
         drop_caps(cx, &[a, b]);
@@ -316,7 +345,7 @@ fn demux(admin: Admin, a: u64, b: u64) -> TestResult {
 /// NET0003: two smoltcp stacks (user/drivers/netstack) in processes of
 /// their own answer ARP and ICMP echo, each for its own address only.
 pub fn net_stacks(cx: &mut Cx) -> TestResult {
-    with_net(cx, "NET0003", |cx, admin| {
+    with_net(cx, "NET0003", |cx, admin, dsm| {
         let [s1, s2, x] = cx.slots::<3>()?;
         let r = (|| {
             admin.add_stack(S1_IP, s1).ctx("ADD_STACK 1")?;
@@ -326,7 +355,12 @@ pub fn net_stacks(cx: &mut Cx) -> TestResult {
             let r = (|| {
                 for (cap, ip) in [(s1, S1_IP), (s2, S2_IP)] {
                     let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
-                    let p = start_with(cx, "netstack", ip, 3, &[base[0], base[1], base[2], Grant { src: cap, dest: NET_SLOT, rights: 0 }])?;
+                    let p = start_with(
+                        cx, "netstack", ip, 3,
+                        &[base[0], base[1], base[2], Grant { src: cap, dest: NET_SLOT, rights: 0 },
+                          Grant { src: dsm.m.0.0, dest: DS_SLOT, rights: 0 },
+                          Grant { src: dsm.bank, dest: keep_dataspace::BANK_SLOT, rights: 0 }],
+                    )?;
                     drop_caps(cx, &[p.cap]);
                     procs.push(p.child);
                 }
@@ -369,7 +403,7 @@ fn stacks(x: Stack, s1: Stack, s2: Stack) -> TestResult {
 /// WAIT; RECV then gives the gateway's ARP reply.  A WAIT with a frame
 /// already waiting returns at once.
 pub fn net_wait(cx: &mut Cx) -> TestResult {
-    with_net(cx, "NET0004", |cx, admin| {
+    with_net(cx, "NET0004", |cx, admin, _| {
         let [a] = cx.slots::<1>()?;
         let r = (|| {
             admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
@@ -388,6 +422,365 @@ pub fn net_wait(cx: &mut Cx) -> TestResult {
             Ok(())
         })();
         drop_caps(cx, &[a]);
+        r
+    })
+}
+
+/// Where the ring tests map ktest's own ring.
+const RING_VA: u64 = 0x0000_5f00_0000_0000;
+
+/// ktest's ring as stack `st`: a dataspace of `pages` made by the manager
+/// (into `own`), mapped at RING_VA, a read-write share (into `share`)
+/// attached.  The ring's queues are left as the server set them (all
+/// indices 0, nothing offered) when `raw`, else as `Ring::new` makes them.
+fn ring_for(st: Stack, m: Dsm, own: u64, share: u64, raw: bool) -> Result<Option<Ring>, String> {
+    m.create(ring::RING_PAGES, own).map_err(|e| format!("CREATE: {e}"))?;
+    let ds = Dataspace(Sender(own));
+    ds.map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE).map_err(|e| format!("MAP: {e}"))?;
+    ds.share(rights::READ | rights::WRITE, share).map_err(|e| format!("SHARE: {e}"))?;
+    let r = if raw { None } else { Some(Ring::new(RING_VA)) };
+    let pages = st.attach(share).ctx("ATTACH")?;
+    ensure!(pages == ring::RING_PAGES, "ATTACH answered {pages} pages");
+    Ok(r)
+}
+
+fn ring_done(own: u64) {
+    let _ = Dataspace(Sender(own)).destroy();
+}
+
+/// A frame from `src` to `dst` of `len` bytes (IPv4, protocol 253, the
+/// payload a pattern of `seed`).
+fn ipv4_frame(mac: [u8; 6], src: u64, dst: u64, len: usize, seed: u8) -> Vec<u8> {
+    let mut f = ethernet(mac, mac, ETHERTYPE_IPV4);
+    f.extend_from_slice(&[0x45, 0]);
+    f.extend_from_slice(&((len - 14) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 253, 0, 0]);
+    f.extend_from_slice(&ip_bytes(src));
+    f.extend_from_slice(&ip_bytes(dst));
+    while f.len() < len {
+        f.push((f.len() as u8).wrapping_mul(7).wrapping_add(seed));
+    }
+    f
+}
+
+/// Submits `frame` through the ring (in a free transmit buffer).
+fn ring_send(r: &Ring, frame: &[u8]) -> Result<(), String> {
+    let off = r.tx_take().ok_or("no free transmit buffer")?;
+    r.buffer(off, frame.len()).copy_from_slice(frame);
+    r.tx_submit(off, frame.len());
+    Ok(())
+}
+
+/// The next frame in the ring's RX_DONE (copied), waiting for it up to
+/// `ms` in WAIT.
+fn ring_recv(st: Stack, r: &Ring, ms: u64) -> Result<Option<Vec<u8>>, String> {
+    if r.rx_waiting() == 0 && st.wait_ring(ms, 0).ctx("WAIT")? == 0 {
+        return Ok(None);
+    }
+    let Some((off, len)) = r.rx_next() else { return Ok(None) };
+    let f = r.buffer(off, len).to_vec();
+    r.rx_release(off);
+    Ok(Some(f))
+}
+
+/// NET0005: a stack's frames through a ring in its dataspace: to and from
+/// QEMU's gateway through the NIC (a long frame read by the device in
+/// place, past the head the server copies), to and from a stack of the
+/// message-string protocol, several frames with one KICK, frames arriving
+/// without any call by the ring's stack, transmit buffers given back.
+pub fn net_ring(cx: &mut Cx) -> TestResult {
+    with_net(cx, "NET0005", |cx, admin, m| {
+        let [a, b, own, share] = cx.slots::<4>()?;
+        let r = (|| {
+            admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
+            admin.add_stack(B_IP, b).ctx("ADD_STACK B")?;
+            let (sa, sb) = (Stack(Sender(a)), Stack(Sender(b)));
+            let ring = ring_for(sa, m, own, share, false)?.unwrap();
+            let r = ring_honest(admin, sa, sb, &ring);
+            ring_done(own);
+            r
+        })();
+        drop_caps(cx, &[a, b, own, share]);
+        r
+    })
+}
+
+fn ring_honest(admin: Admin, sa: Stack, sb: Stack, r: &Ring) -> TestResult {
+    let m = mac_bytes(sa.info().ctx("INFO")?.0);
+    let (_, to_nic0, _) = admin.stats().ctx("STATS")?;
+    // ARP through the NIC both ways.
+    ring_send(r, &arp_request(m, A_IP, GATEWAY))?;
+    ensure!(r.take_kick(), "a frame in an empty TX_SUBMIT does not ask for a KICK");
+    sa.kick().ctx("KICK")?;
+    let f = ring_recv(sa, r, 3000)?.ok_or("no ARP reply from the gateway in the ring")?;
+    let (gw_mac, from, to) = arp_reply(&f).ok_or_else(|| format!("not an ARP reply: {:x?}", &f[..f.len().min(42)]))?;
+    ensure!(from == GATEWAY && to == A_IP, "ARP reply from {from:#x} to {to:#x}");
+    // A long ICMP echo request (1,000 bytes of data: the device reads all
+    // but its head in the ring's buffer); the reply carries the same data.
+    let data: Vec<u8> = (0..1000u32).map(|i| (i * 13 % 251) as u8).collect();
+    ring_send(r, &icmp(8, m, gw_mac, A_IP, GATEWAY, &data))?;
+    ensure!(r.take_kick(), "the echo request asks for no KICK");
+    sa.kick().ctx("KICK")?;
+    let mut got = None;
+    for _ in 0..5 {
+        match ring_recv(sa, r, 3000)? {
+            Some(f) if echo_reply(&f).is_some() => {
+                got = Some(f);
+                break;
+            }
+            Some(_) => {} // an ARP request of the gateway's, unanswered here
+            None => break,
+        }
+    }
+    let f = got.ok_or("no echo reply to the long echo request")?;
+    ensure!(echo_reply(&f) == Some((GATEWAY, &data[..])), "the echo reply's data differ (len {})", f.len());
+    // Three frames to B with one KICK, in order and intact; one of them long.
+    let frames = [ipv4_frame(m, A_IP, B_IP, 60, 1), ipv4_frame(m, A_IP, B_IP, MAX_FRAME, 2), ipv4_frame(m, A_IP, B_IP, 200, 3)];
+    let mut kicks = 0;
+    for f in &frames {
+        ring_send(r, f)?;
+        kicks += r.take_kick() as u32;
+    }
+    ensure!(kicks == 1, "three frames in a row asked for {kicks} KICKs");
+    ensure!(r.tx_pending() == 3, "{} frames pending before the KICK", r.tx_pending());
+    sa.kick().ctx("KICK 3")?;
+    ensure!(r.tx_pending() == 0, "{} frames left in TX_SUBMIT after the KICK", r.tx_pending());
+    for (k, f) in frames.iter().enumerate() {
+        let g = wait_frame(sb, 1000)?.ok_or_else(|| format!("B did not get frame {k}"))?;
+        ensure!(&g == f, "B's frame {k} differs ({} bytes, want {})", g.len(), f.len());
+    }
+    // B to A by SEND: in A's ring without A calling.
+    let back = [ipv4_frame(m, B_IP, A_IP, 64, 4), ipv4_frame(m, B_IP, A_IP, 1200, 5)];
+    for f in &back {
+        sb.send(f).ctx("B's SEND")?;
+    }
+    ensure!(r.rx_waiting() == 2, "{} frames in A's RX_DONE after B's two", r.rx_waiting());
+    for (k, f) in back.iter().enumerate() {
+        let g = ring_recv(sa, r, 10)?.ok_or("A's frame vanished")?;
+        ensure!(&g == f, "A's frame {k} from B differs");
+    }
+    // Every transmit buffer came back, none refused.
+    let c = r.control();
+    let given = c.prod(TX_DONE);
+    ensure!(given == 5, "TX_DONE holds {given} buffers, want 5");
+    for k in 0..given {
+        ensure!(desc_status(c.entry(TX_DONE, k)) == keep_net::OK, "TX_DONE entry {k}: status {}", desc_status(c.entry(TX_DONE, k)));
+    }
+    ensure!(r.refused.get() == 0 && r.can_send(), "transmit buffers refused {}", r.refused.get());
+    let (_, to_nic, _) = admin.stats().ctx("STATS")?;
+    ensure!(to_nic == to_nic0 + 2, "STATS: {} frames to the NIC, want 2", to_nic - to_nic0);
+    ensure!(sa.counters().ctx("COUNTERS")?.1 == 5, "A's COUNTERS: {:?}", sa.counters());
+    ensure!(sa.ring_counters().ctx("RING_COUNTERS")? == (0, 0, 0), "an honest ring counted {:?}", sa.ring_counters());
+    Ok(())
+}
+
+/// NET0006: malformed rings and descriptors are refused and counted, the
+/// server stays up, nothing malformed reaches the NIC or another stack,
+/// and the ring goes on working: transmit descriptors outside the
+/// dataspace, on the control page, unaligned, too short or long, near
+/// 2^32, in another's name; receive buffers outside, unaligned, on the
+/// control page; queue indices out of range in all three directions; the
+/// stack writing the server's half; ATTACH of what is no ring.
+pub fn net_ring_refusals(cx: &mut Cx) -> TestResult {
+    with_net(cx, "NET0006", |cx, admin, m| {
+        let s = cx.slots::<10>()?;
+        let r = (|| {
+            let [a, b, own, share, fake, spare, small, big, ro, small_own] = s;
+            admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
+            admin.add_stack(B_IP, b).ctx("ADD_STACK B")?;
+            let (sa, sb) = (Stack(Sender(a)), Stack(Sender(b)));
+            ring_for(sa, m, own, share, true)?;
+            let r = refusals(admin, m, sa, sb, [fake, spare, small, big, ro, small_own]);
+            ring_done(own);
+            r
+        })();
+        drop_caps(cx, &s);
+        r
+    })
+}
+
+fn refusals(admin: Admin, m: Dsm, sa: Stack, sb: Stack, [fake, spare, small, big, ro, small_own]: [u64; 6]) -> TestResult {
+    use keep_net::Error::Status;
+    use keep_net::NOT_DATASPACE;
+    let mac = mac_bytes(sa.info().ctx("INFO")?.0);
+    let c = Control(RING_VA);
+    let pages = ring::RING_PAGES;
+    let (_, to_nic0, _) = admin.stats().ctx("STATS")?;
+    let good = ipv4_frame(mac, A_IP, B_IP, 100, 9);
+    let buf = |off: u64, f: &[u8]| unsafe { core::slice::from_raw_parts_mut((RING_VA + off) as *mut u8, f.len()) }.copy_from_slice(f);
+    let tx0 = 4096 + 40 * 2048;
+    buf(tx0, &good);
+    buf(tx0 + 2048, &ipv4_frame(mac, B_IP, A_IP, 100, 9));
+    // Transmit descriptors: each comes back in TX_DONE with its status.
+    let cases: [(&str, u64, u64); 8] = [
+        ("outside the dataspace", desc(pages * 4096, 100, 0), BAD_REQUEST),
+        ("the last bytes past the end", desc(pages * 4096 - 40, 100, 0), BAD_REQUEST),
+        ("on the control page", desc(0, 100, 0), BAD_REQUEST),
+        ("unaligned", desc(tx0 + 100, 100, 0), BAD_REQUEST),
+        ("10 bytes long", desc(tx0, 10, 0), BAD_REQUEST),
+        ("1515 bytes long", desc(tx0, MAX_FRAME as u64 + 1, 0), BAD_REQUEST),
+        ("at an offset near 2^32", desc(0xffff_f800, 100, 0), BAD_REQUEST),
+        ("in B's name", desc(tx0 + 2048, 100, 0), DENIED),
+    ];
+    for (k, (_, d, _)) in cases.iter().enumerate() {
+        c.set_entry(TX_SUBMIT, k as u32, *d);
+    }
+    c.set_prod(TX_SUBMIT, cases.len() as u32);
+    sa.kick().ctx("KICK of the malformed descriptors")?;
+    ensure!(c.cons(TX_SUBMIT) == cases.len() as u32, "the server took {} of {} descriptors", c.cons(TX_SUBMIT), cases.len());
+    ensure!(c.prod(TX_DONE) == cases.len() as u32, "TX_DONE holds {}", c.prod(TX_DONE));
+    for (k, (what, d, want)) in cases.iter().enumerate() {
+        let e = c.entry(TX_DONE, k as u32);
+        ensure!(desc_offset(e) == desc_offset(*d) && desc_status(e) == *want,
+            "a descriptor {what}: TX_DONE {:#x} status {}, want {}", desc_offset(e), keep_net::status_name(desc_status(e)), keep_net::status_name(*want));
+    }
+    c.set_cons(TX_DONE, cases.len() as u32);
+    ensure!(wait_frame(sb, 20)?.is_none(), "B received a refused frame");
+    ensure!(sa.ring_counters().ctx("RING_COUNTERS")? == (7, 0, 0), "RING_COUNTERS after 7 malformed: {:?}", sa.ring_counters());
+    // Receive buffers: three malformed ones are taken and counted, the
+    // frame goes into the good one after them.
+    for (k, off) in [pages * 4096, 4096 + 100, 0, 4096].into_iter().enumerate() {
+        c.set_entry(RX_FREE, k as u32, desc(off, 2048, 0));
+    }
+    c.set_prod(RX_FREE, 4);
+    let to_a = ipv4_frame(mac, B_IP, A_IP, 300, 7);
+    sb.send(&to_a).ctx("B's SEND to A")?;
+    ensure!(c.cons(RX_FREE) == 4 && c.prod(RX_DONE) == 1, "RX_FREE taken {}, RX_DONE {}", c.cons(RX_FREE), c.prod(RX_DONE));
+    let e = c.entry(RX_DONE, 0);
+    ensure!(desc_offset(e) == 4096 && ring::desc_len(e) == 300, "RX_DONE entry {e:#x}");
+    ensure!(unsafe { core::slice::from_raw_parts((RING_VA + 4096) as *const u8, 300) } == &to_a[..], "the frame in the good buffer differs");
+    c.set_cons(RX_DONE, 1);
+    ensure!(sa.ring_counters().ctx("RING_COUNTERS")? == (10, 0, 0), "RING_COUNTERS after 3 bad buffers: {:?}", sa.ring_counters());
+    // No buffer offered: the frame is dropped and counted for A.
+    let (_, _, dropped0) = sa.counters().ctx("COUNTERS")?;
+    sb.send(&to_a).ctx("B's SEND with no buffer")?;
+    ensure!(sa.counters().ctx("COUNTERS")?.2 == dropped0 + 1 && c.prod(RX_DONE) == 1, "a frame without a buffer: {:?}", sa.counters());
+    // Indices out of range: TX_SUBMIT's producer, RX_FREE's producer,
+    // RX_DONE's consumer, TX_DONE's consumer.  Nothing is taken or given.
+    c.set_prod(TX_SUBMIT, cases.len() as u32 + QUEUE + 1);
+    ensure!(sa.kick() == Err(Status(BAD_REQUEST)), "KICK with TX_SUBMIT's index out of range: {:?}", sa.kick());
+    ensure!(c.cons(TX_SUBMIT) == cases.len() as u32, "the server took from a queue out of range");
+    c.set_prod(TX_SUBMIT, cases.len() as u32);
+    c.set_cons(TX_DONE, 1000);
+    c.set_entry(TX_SUBMIT, cases.len() as u32, desc(tx0, 100, 0));
+    c.set_prod(TX_SUBMIT, cases.len() as u32 + 1);
+    ensure!(sa.kick() == Err(Status(BAD_REQUEST)), "KICK with TX_DONE's index out of range: {:?}", sa.kick());
+    c.set_cons(TX_DONE, cases.len() as u32);
+    c.set_prod(RX_FREE, 4 + QUEUE + 1);
+    sb.send(&to_a).ctx("B's SEND, RX_FREE out of range")?;
+    c.set_prod(RX_FREE, 4);
+    c.set_cons(RX_DONE, 7);
+    sb.send(&to_a).ctx("B's SEND, RX_DONE out of range")?;
+    c.set_cons(RX_DONE, 1);
+    ensure!(c.prod(RX_DONE) == 1, "a frame delivered with an index out of range");
+    ensure!(sa.ring_counters().ctx("RING_COUNTERS")? == (10, 4, 0), "RING_COUNTERS after 4 indices out of range: {:?}", sa.ring_counters());
+    // The stack writes the server's half: counted, and the server goes on
+    // from its own indices (the frame lands at entry 1, RX_DONE's producer
+    // is 2 again, TX_SUBMIT's consumer right).
+    c.set_prod(RX_DONE, 77);
+    c.set_cons(TX_SUBMIT, 3);
+    c.set_entry(RX_FREE, 4, desc(4096 + 2048, 2048, 0));
+    c.set_prod(RX_FREE, 5);
+    sb.send(&to_a).ctx("B's SEND after the server's half was written")?;
+    ensure!(c.prod(RX_DONE) == 2 && desc_offset(c.entry(RX_DONE, 1)) == 4096 + 2048, "RX_DONE's producer {} entry 1 {:#x}", c.prod(RX_DONE), c.entry(RX_DONE, 1));
+    sa.kick().ctx("KICK after the server's half was written")?;
+    ensure!(c.cons(TX_SUBMIT) == cases.len() as u32 + 1, "TX_SUBMIT's consumer {}", c.cons(TX_SUBMIT));
+    let g = wait_frame(sb, 1000)?.ok_or("B did not get the honest frame")?;
+    ensure!(g == good, "B's honest frame differs");
+    let (bad, range, tampered) = sa.ring_counters().ctx("RING_COUNTERS")?;
+    ensure!(bad == 10 && range == 4 && tampered == 2, "RING_COUNTERS after the server's half was written: {:?}", (bad, range, tampered));
+    // ATTACH of what is no ring: each refused, A's ring untouched.
+    keep_abi::SELF_PROCESS.mint(fake, 1 << 63 | 1, rights::WRITE | rights::CALL).ctx("MINT a fake dataspace")?;
+    keep_abi::MEMORY.retype(keep_abi::ty::PAGE, spare).ctx("RETYPE")?;
+    m.create(1, small).map_err(|e| format!("CREATE 1 page: {e}"))?;
+    m.create(ring::MAX_PAGES + 1, big).map_err(|e| format!("CREATE {} pages: {e}", ring::MAX_PAGES + 1))?;
+    m.create(ring::MIN_PAGES, small_own).map_err(|e| format!("CREATE: {e}"))?;
+    Dataspace(Sender(small_own)).share(rights::READ, ro).map_err(|e| format!("SHARE read-only: {e}"))?;
+    let attach_cases: [(&str, Result<u64, keep_net::Error>, u64); 7] = [
+        ("nothing", {
+            let w = Sender(sa.0.0).call(Tag::new(keep_net::ATTACH), [0; 4]).words[0];
+            if w == 0 { Ok(0) } else { Err(Status(w)) }
+        }, NOT_DATASPACE),
+        ("a sender to another process", sa.attach(fake), NOT_DATASPACE),
+        ("the manager's own capability", sa.attach(m.m.0.0), NOT_DATASPACE),
+        ("a page", sa.attach(spare), NOT_DATASPACE),
+        ("a dataspace of 1 page", sa.attach(small), BAD_REQUEST),
+        ("a dataspace of 66 pages", sa.attach(big), BAD_REQUEST),
+        ("a read-only share", sa.attach(ro), DENIED),
+    ];
+    for (what, got, want) in attach_cases {
+        ensure!(got == Err(Status(want)), "ATTACH of {what}: {got:?}, want {}", keep_net::status_name(want));
+    }
+    for d in [small, big, small_own] {
+        let _ = Dataspace(Sender(d)).destroy();
+    }
+    // Without a ring: KICK and RING_COUNTERS are refused.
+    ensure!(sb.kick() == Err(Status(BAD_REQUEST)), "KICK without a ring: {:?}", sb.kick());
+    ensure!(sb.ring_counters() == Err(Status(BAD_REQUEST)), "RING_COUNTERS without a ring");
+    // A's ring still works, and only the honest frame went anywhere.
+    c.set_entry(TX_SUBMIT, cases.len() as u32 + 1, desc(tx0, 100, 0));
+    c.set_prod(TX_SUBMIT, cases.len() as u32 + 2);
+    sa.kick().ctx("KICK after the refused ATTACHes")?;
+    ensure!(wait_frame(sb, 1000)?.as_deref() == Some(&good[..]), "A's ring stopped working after the refused ATTACHes");
+    let (_, to_nic, _) = admin.stats().ctx("STATS")?;
+    ensure!(to_nic == to_nic0, "{} frames went to the NIC", to_nic - to_nic0);
+    Ok(())
+}
+
+/// NET0007: init's notice that a client has ended (names::GONE through a
+/// sender with payload names::NOTICE, which only the server's starter can
+/// mint): the server lets go of the client's ring at once (no ring any
+/// more, its frames queued as messages again, and the ring's dataspace
+/// destroyed after it without harm to the server), and a new ring works.
+/// The same request through a stack's or the administrator's capability,
+/// naming another stack, is refused and changes nothing.  (Without the
+/// server's notice handling the notice is refused and B keeps its ring.)
+pub fn net_notice(cx: &mut Cx) -> TestResult {
+    with_net_process(cx, "NET0007", |cx, admin, m, net| {
+        let s = cx.slots::<6>()?;
+        let r = (|| {
+            let [a, b, own, share, notice, own2] = s;
+            admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
+            admin.add_stack(B_IP, b).ctx("ADD_STACK B")?;
+            let (sa, sb) = (Stack(Sender(a)), Stack(Sender(b)));
+            let r = ring_for(sb, m, own, share, false)?.unwrap();
+            let mac = mac_bytes(sa.info().ctx("INFO")?.0);
+            let gone = |cap: u64, payload: u64| Sender(cap).call(Tag::new(keep_system::names::GONE), [payload, 0, 0, 0]);
+            // Forged notices naming B (payload 2): refused, B's ring kept.
+            for (who, cap) in [("stack A", a), ("the administrator", 0)] {
+                let cap = if cap == 0 { admin.0.0 } else { cap };
+                let g = gone(cap, 2);
+                ensure!(g.err == 0 && g.words[0] == BAD_REQUEST, "a notice through {who}'s capability: err {} status {}", g.err, g.words[0]);
+            }
+            sa.send(&ipv4_frame(mac, A_IP, B_IP, 100, 1)).ctx("A's SEND")?;
+            ensure!(r.rx_waiting() == 1, "after forged notices B's ring got {} frames, want 1", r.rx_waiting());
+            ensure!(sb.ring_counters().is_ok(), "after forged notices B has no ring: {:?}", sb.ring_counters());
+            // init's notice: B's ring is let go.
+            net.mint(notice, keep_system::names::NOTICE, rights::WRITE | rights::CALL).ctx("MINT notice")?;
+            let g = gone(notice, 2);
+            ensure!(g.err == 0 && g.words[0] == keep_net::OK, "the notice: err {} status {}", g.err, g.words[0]);
+            ensure!(matches!(sb.ring_counters(), Err(keep_net::Error::Status(BAD_REQUEST))), "B still has a ring: {:?}", sb.ring_counters());
+            let f = ipv4_frame(mac, A_IP, B_IP, 300, 2);
+            sa.send(&f).ctx("A's SEND after the notice")?;
+            ensure!(r.rx_waiting() == 1, "the server wrote into B's ring after the notice");
+            let g = wait_frame(sb, 1000)?.ok_or("B got no frame as a message after the notice")?;
+            ensure!(g == f, "B's frame after the notice differs");
+            // The ring's pages go (as a client's bank would take them): the server is unharmed.
+            ring_done(own);
+            sa.send(&ipv4_frame(mac, A_IP, B_IP, 80, 3)).ctx("A's SEND after the ring went")?;
+            ensure!(sb.info().is_ok() && admin.stats().is_ok(), "the server does not answer after the ring went");
+            ensure!(wait_frame(sb, 1000)?.is_some(), "B got no frame after its ring went");
+            // A new ring for B works.
+            let _ = SELF_ASPACE.delete_cap(share);
+            let r2 = ring_for(sb, m, own2, share, false)?.unwrap();
+            let f = ipv4_frame(mac, A_IP, B_IP, 500, 4);
+            sa.send(&f).ctx("A's SEND to B's new ring")?;
+            let g = ring_recv(sb, &r2, 1000)?.ok_or("nothing in B's new ring")?;
+            ensure!(g == f, "B's frame in its new ring differs");
+            ring_done(own2);
+            Ok(())
+        })();
+        drop_caps(cx, &s);
         r
     })
 }

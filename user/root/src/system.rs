@@ -393,10 +393,20 @@ impl System {
     }
 
     /// Ends program `i`'s instance: its bank is destroyed, and with it
-    /// everything it had.
+    /// everything it had, once init told the servers it uses that say
+    /// `notify` (ENDED) that it is gone.
     fn reap(&mut self, slots: &mut SlotPool, i: usize) -> Option<Status> {
         let inst = self.entries[i].instance.take()?;
         let st = inst.process.status().ok();
+        let _ = inst.process.stop(); // if it still runs: nothing new reaches its servers
+        // A call to an init that ended would never be answered.
+        if let Some(init) = self.init.as_ref().filter(|init| {
+            init.child.process.status().is_ok_and(|s| {
+                s.state != keep_abi::state::CREATED && s.state != keep_abi::state::EXITED && s.state != keep_abi::state::FAULTED
+            })
+        }) {
+            let _ = init_proto::call_with(init.control, init_proto::req::ENDED, [i as u64, 0, 0, 0]);
+        }
         let _ = inst.bank.destroy();
         for s in [inst.process.0, inst.bank.0] {
             let _ = SELF_ASPACE.delete_cap(s);

@@ -5,7 +5,7 @@
 //! bank    NAME limit=FRAMES [in=BANK]
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
-//!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [S=GRANT ...]
+//!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [notify] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
 //!              [timer] [blob=FILE] [S=GRANT ...]
 //! ```
@@ -36,6 +36,11 @@
 //!   disk range, an address); a client of a `pci`, `blk` or `net` server
 //!   must have one.
 //! - `timer`: the timer, read-only (NOW and SLEEP), in slot 2.
+//! - `notify` (servers only): before init destroys the bank of an ended
+//!   client of this server (one with it in `uses`), it tells the server
+//!   the client is gone ([`crate::names::GONE`]), so that the server lets
+//!   go of the client's dataspaces it has mapped (the network server's
+//!   frame rings).
 //! - `blob=FILE`: the boot-image file `FILE` is mapped read-only at
 //!   `keep_constructor::BLOB_VADDR` in every instance, its length in bytes in the second
 //!   argument register (rsi); the root task copies it once at boot and
@@ -101,6 +106,8 @@ pub struct Entry {
     /// I/O ports: (first, how many).
     pub ioport: Option<(u64, u64)>,
     pub timer: bool,
+    /// Told by init when a client of it ends, before the client's bank goes.
+    pub notify: bool,
     /// (index of a server in `uses`, the grant's text).
     pub grants: Vec<(usize, String)>,
     /// The boot-image file mapped at BLOB_VADDR.
@@ -116,9 +123,9 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 17] = [
+pub const OPTIONS: [&str; 18] = [
     "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
-    "blob", "timer", "ioport",
+    "blob", "timer", "notify", "ioport",
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -202,7 +209,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "ioport", "timer", "blob",
+                "interrupt", "ioport", "timer", "blob", "notify",
             ],
             "program" => &["program", "bank", "limit", "frames", "uses", "console", "timer", "blob"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
@@ -258,7 +265,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 return Err(err(alloc::format!("uses={list}: more than {MAX_USES} servers")));
             }
         }
-        for flag in ["console", "devmem", "interrupt", "timer"] {
+        for flag in ["console", "devmem", "interrupt", "timer", "notify"] {
             if let Some(v) = get(flag)
                 && !v.is_empty()
             {
@@ -340,6 +347,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             interrupt: get("interrupt").is_some(),
             ioport,
             timer: get("timer").is_some(),
+            notify: get("notify").is_some(),
             grants,
             blob,
         });
@@ -383,6 +391,15 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         assert_eq!(d.entries[1].blob.as_deref(), Some("x.bin"));
         assert!(!d.entries[0].timer);
         assert!(parse("program p program=x bank=prime limit=1 timer\n").unwrap().entries[0].timer);
+    }
+
+    #[test]
+    fn parses_notify() {
+        let d = parse("server n program=net bank=prime limit=9 notify\nserver m program=x bank=prime limit=9\n").unwrap();
+        assert!(d.entries[0].notify && !d.entries[1].notify);
+        refused("server n program=net bank=prime limit=9 notify=1\n", 1, "no value");
+        refused("program p program=x bank=prime limit=1 notify\n", 1, "not an option of program");
+        refused("server notify program=x bank=prime limit=1\n", 1, "option's word");
     }
 
     fn refused(text: &str, line: usize, needle: &str) {

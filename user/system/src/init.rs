@@ -20,6 +20,7 @@
 //! | `STOP` 0x12 | - | every instance destroyed (its bank), supervision ended |
 //! | `KILL` 0x13 | the entry; a delay in ms (0: now; at most [`MAX_KILL_DELAY`]) | its instance destroyed at once, or after the delay (its bank), as if it had crashed: supervision restarts it as for any end |
 //! | `ADMIN` 0x14 | the entry | cap: a sender to its instance with payload 0 (a device server's administrator's capability: the shell's `disk`, `devices`) |
+//! | `ENDED` 0x15 | the entry of a program | the servers in its `uses` that say `notify` told that it is gone (the root task asks before it destroys the bank of a program it ran); `BAD_REQUEST` for a server's entry |
 //!
 //! A program's name-service capability (payload: its index) may only ask
 //! LOOKUP; a watcher's (payload [`WATCHER`] | index) only `DIED` 0x20.
@@ -32,6 +33,7 @@ pub mod req {
     pub const STOP: u64 = 0x12;
     pub const KILL: u64 = 0x13;
     pub const ADMIN: u64 = 0x14;
+    pub const ENDED: u64 = 0x15;
     /// A watcher: the instance it waits for has ended (or was destroyed).
     /// The reply (word 0: [`super::WATCH`] or [`super::QUIT`]) comes when
     /// there is a new instance to wait for, or none will come.

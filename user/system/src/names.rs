@@ -30,6 +30,22 @@ pub fn client_of(payload: u64) -> Option<u64> {
     (payload & !0xffff == CLIENT).then_some(payload & 0xffff)
 }
 
+/// The payload of init's notices to a server whose line says `notify`
+/// (docs/space-banks.md, "Clients that end"): no name-service sender
+/// carries it (those are [`CLIENT`] | index), and a server must mint no
+/// capability of its own with it, so a call with this payload comes from
+/// init alone.
+pub const NOTICE: u64 = 1 << 61;
+
+/// A notice (payload [`NOTICE`]): word 0 is the payload of an ended
+/// client's calls ([`CLIENT`] | its index); the server lets go of what it
+/// holds of the client's (its mapped dataspaces) and answers `OK`; init
+/// destroys the client's bank then (or after [`NOTICE_TIMEOUT_MS`]).
+pub const GONE: u64 = 0x30;
+
+/// How long init waits for a server to take a notice and answer it.
+pub const NOTICE_TIMEOUT_MS: u64 = 500;
+
 /// Where a program finds the name service.
 pub const NAMES_SLOT: u64 = 0xd;
 

@@ -31,6 +31,7 @@ pub const ENAMETOOLONG: i64 = 36;
 pub const ENOSYS: i64 = 38;
 pub const ENOTEMPTY: i64 = 39;
 pub const ELOOP: i64 = 40;
+pub const EOVERFLOW: i64 = 75;
 pub const ELIBBAD: i64 = 80;
 // Threads, futex, sockets (sys/futex.rs, sys/socket.rs).
 pub const ENOTSOCK: i64 = 88;

@@ -207,6 +207,9 @@ fn inflate(archive: &'static [u8]) -> Result<&'static [u8], &'static str> {
 impl Server {
     fn serve(&mut self) -> ! {
         loop {
+            if vfs::stale_pending() {
+                self.drop_stale_pages();
+            }
             let waits_tty = self.maybe_waiting && self.procs.values().any(|p| p.waits_tty);
             // While a process waits for the terminal or the clock, the
             // receive has a time-out; the ticker polls for Ctrl-C while a
@@ -286,6 +289,29 @@ impl Server {
                 let _ = keep_abi::SELF_PROCESS.yield_now();
             }
             self.retry();
+        }
+    }
+
+    /// Files cut shorter while mapped (vfs.rs, `STALE`): their mappings'
+    /// pages past the new end go from every process (touched again, they
+    /// are SIGBUS, or the file's new bytes if it grew again), before the
+    /// call that cut it is answered.
+    #[cold]
+    #[inline(never)]
+    fn drop_stale_pages(&mut self) {
+        let stale = vfs::take_stale();
+        let mut done = Vec::new();
+        for p in self.procs.values_mut() {
+            if done.contains(&p.mm.id()) {
+                continue;
+            }
+            done.push(p.mm.id());
+            for &(ino, from) in &stale {
+                p.mm.drop_file_pages(ino, from);
+            }
+        }
+        for (ino, _) in stale {
+            vfs::fs().trim(ino);
         }
     }
 
@@ -562,18 +588,24 @@ impl Server {
         // the CPU made with supervisor rights for the program (QEMU's TCG
         // reads iretq's frame so, and SMAP refuses it): mapping cannot
         // help, and resuming would fault for ever.
+        let mut beyond_eof = false;
         if vector == 14 && code & 4 != 0 {
             let page = addr & !(mem::PAGE - 1);
             let mut need = if code & 2 != 0 { mem::PROT_WRITE } else { mem::PROT_READ };
             if code & 0x10 != 0 {
                 need = mem::PROT_EXEC;
             }
-            if p.mm.fault(page, need) {
-                let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
-                return;
+            match p.mm.fault(page, need) {
+                Ok(()) => {
+                    let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
+                    return;
+                }
+                Err(mem::BEYOND_EOF) => beyond_eof = true,
+                Err(_) => {}
             }
         }
         let (sig, what) = match vector {
+            14 if beyond_eof => (process::SIGBUS, "a shared file mapping's page past the end of the file"),
             0 => (process::SIGFPE, "divide error"),
             3 => (process::SIGTRAP, "breakpoint"),
             6 => (process::SIGILL, "invalid opcode"),

@@ -19,8 +19,12 @@ use keep_abi::{Aspace, SELF_ASPACE, rights};
 
 use crate::env::env;
 use crate::errno::*;
+use crate::vfs::{Ino, fs};
 
 pub const PAGE: u64 = 4096;
+/// A shared file mapping's page past the end of its file: a fault there
+/// is SIGBUS, a system call's access EFAULT (never returned to a program).
+pub const BEYOND_EOF: i64 = 100_001;
 pub const PROT_READ: u32 = 1;
 pub const PROT_WRITE: u32 = 2;
 pub const PROT_EXEC: u32 = 4;
@@ -179,14 +183,51 @@ pub struct Backing {
     pub off: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A MAP_SHARED mapping's hold on its file, as Linux's vma holds its
+/// `struct file`: made by mmap, shared by the pieces munmap and mprotect
+/// cut the area into and by fork's copies; it keeps the inode open and
+/// counts as one of its mappings (vfs.rs: a /data file's pages stay in its
+/// page cache while mappings hold them, and are written back to the store
+/// when the last goes).
+#[derive(Debug)]
+pub struct FileRef {
+    pub ino: Ino,
+    /// The description it was mapped from was opened for writing
+    /// (mprotect may add PROT_WRITE; else EACCES, as Linux).
+    pub writable: bool,
+}
+
+impl FileRef {
+    pub fn new(ino: Ino, writable: bool) -> Rc<FileRef> {
+        fs().mapped(ino);
+        Rc::new(FileRef { ino, writable })
+    }
+}
+
+impl Drop for FileRef {
+    fn drop(&mut self) {
+        fs().unmapped(self.ino);
+    }
+}
+
+/// A MAP_SHARED file area's file: its page at `start + k` is the file's
+/// page at `off + k`, the same frame in every mapping of the file.
+#[derive(Clone, Debug)]
+pub struct FileMap {
+    pub file: Rc<FileRef>,
+    pub off: u64,
+}
+
+#[derive(Clone, Debug)]
 pub struct Area {
     pub end: u64,
     pub prot: u32,
     pub backing: Option<Backing>,
-    /// MAP_SHARED anonymous memory: fork gives the child the same frames,
-    /// writable by both (never copy-on-write).
+    /// MAP_SHARED memory (anonymous, or a file's with `file`): fork gives
+    /// the child the same frames, writable by both (never copy-on-write).
     pub shared: bool,
+    /// A MAP_SHARED file mapping: its pages are the file's.
+    pub file: Option<FileMap>,
     /// Its pages were filled at mmap with a written file's bytes, which
     /// nothing could make again: MADV_DONTNEED leaves them.
     pub filled: bool,
@@ -194,13 +235,14 @@ pub struct Area {
 
 impl Area {
     pub fn anon(end: u64, prot: u32) -> Area {
-        Area { end, prot, backing: None, shared: false, filled: false }
+        Area { end, prot, backing: None, shared: false, file: None, filled: false }
     }
 
     /// The part of this area (which starts at `start`) from `from` on.
     fn from(&self, start: u64, from: u64) -> Area {
         let backing = self.backing.map(|b| Backing { file: b.file, off: b.off + (from - start) });
-        Area { backing, ..*self }
+        let file = self.file.as_ref().map(|f| FileMap { file: f.file.clone(), off: f.off + (from - start) });
+        Area { backing, file, ..self.clone() }
     }
 }
 
@@ -281,8 +323,8 @@ impl Mm {
     }
 
     /// The area holding `va`: (start, area).
-    pub fn area(&self, va: u64) -> Option<(u64, Area)> {
-        let (&s, &a) = self.areas.range(..=va).next_back()?;
+    pub fn area(&self, va: u64) -> Option<(u64, &Area)> {
+        let (&s, a) = self.areas.range(..=va).next_back()?;
         (va < a.end).then_some((s, a))
     }
 
@@ -297,13 +339,13 @@ impl Mm {
             .areas
             .range(..end)
             .filter(|(s, a)| a.end > start && **s < end)
-            .map(|(s, a)| (*s, *a))
+            .map(|(s, a)| (*s, a.clone()))
             .collect();
         let mut inside = Vec::new();
         for (s, a) in hits {
             self.areas.remove(&s);
             if s < start {
-                self.areas.insert(s, Area { end: start, ..a });
+                self.areas.insert(s, Area { end: start, ..a.clone() });
             }
             if a.end > end {
                 self.areas.insert(end, a.from(s, end));
@@ -326,11 +368,12 @@ impl Mm {
         self.areas.insert(start, Area { backing, ..Area::anon(start + len, prot) });
     }
 
-    /// Reserves [start, start+len) as shared anonymous memory (MAP_SHARED:
-    /// fork's child sees the same pages), replacing what was there.
-    pub fn add_shared_area(&mut self, start: u64, len: u64, prot: u32) {
+    /// Reserves [start, start+len) as shared memory (MAP_SHARED: fork's
+    /// child sees the same pages), anonymous or a file's, replacing what was
+    /// there.
+    pub fn add_shared_area(&mut self, start: u64, len: u64, prot: u32, file: Option<FileMap>) {
         self.unmap(start, len);
-        self.areas.insert(start, Area { shared: true, ..Area::anon(start + len, prot) });
+        self.areas.insert(start, Area { shared: true, file, ..Area::anon(start + len, prot) });
     }
 
     /// The page at `va` is in a shared area.
@@ -338,11 +381,32 @@ impl Mm {
         self.area(va).is_some_and(|(_, a)| a.shared)
     }
 
-    /// Removes the areas and pages of [start, start+len).
+    /// Removes the areas and pages of [start, start+len).  A shared file
+    /// mapping's pages go back to its file (written back to the store
+    /// for /data: `Fs::trim`) once the pages are gone.
     pub fn unmap(&mut self, start: u64, len: u64) {
         let end = start + len;
-        self.carve(start, end);
+        let gone = self.carve(start, end);
         self.drop_pages(start, end);
+        trim_files(gone.iter().map(|(_, a)| a));
+    }
+
+    /// Drops the pages of file `ino`'s shared mappings from its byte
+    /// `from` on (the file was cut shorter: touched again, they are past
+    /// its end, or its new bytes).
+    pub fn drop_file_pages(&mut self, ino: Ino, from: u64) {
+        let hit: Vec<(u64, u64)> = self
+            .areas
+            .iter()
+            .filter_map(|(&s, a)| {
+                let f = a.file.as_ref().filter(|f| f.file.ino == ino)?;
+                let first = s + from.saturating_sub(f.off).next_multiple_of(PAGE);
+                (first < a.end).then_some((first, a.end))
+            })
+            .collect();
+        for (s, e) in hit {
+            self.drop_pages(s, e);
+        }
     }
 
     /// Removes the pages of [start, end) (their areas stay: touched again,
@@ -365,6 +429,10 @@ impl Mm {
         let mut at = start;
         while at < end {
             let (_, a) = self.area(at).ok_or(ENOMEM)?;
+            // A shared mapping of a file opened read-only stays read-only.
+            if prot & PROT_WRITE != 0 && a.file.as_ref().is_some_and(|f| !f.file.writable) {
+                return Err(EACCES);
+            }
             at = a.end;
         }
         for (s, a) in self.carve(start, end) {
@@ -446,9 +514,12 @@ impl Mm {
     /// (one PROT_* bit): true when the page is now there with that right
     /// (populated, mapped, or made its own for a write), false when the
     /// access is not allowed or memory ran out (the process gets SIGSEGV).
-    pub fn fault(&mut self, va: u64, need: u32) -> bool {
+    pub fn fault(&mut self, va: u64, need: u32) -> Result<(), i64> {
         let Some(page) = self.pages.get_mut(&va) else {
-            return va < GUEST_TOP && self.page(va, need).is_ok();
+            if va >= GUEST_TOP {
+                return Err(EFAULT);
+            }
+            return self.page_in(va, need).map(|_| ());
         };
         let want = match need {
             PROT_WRITE => rights::WRITE,
@@ -456,21 +527,19 @@ impl Mm {
             _ => rights::READ,
         };
         if page.prot == 0 || keep_rights(page.prot) & want == 0 {
-            return false;
+            return Err(EFAULT);
         }
         if page.cow && (want == rights::WRITE || Rc::strong_count(&page.frame) == 1) {
             // A write, or a read of a page no one else holds now (it is
             // mapped writable at once, saving the write's fault).
-            return self.unshare(va).is_ok();
+            return self.unshare(va);
         }
         if !page.mapped {
-            if self.aspace.map(page.frame.slot, va, page.rights()).is_err() {
-                return false;
-            }
+            self.aspace.map(page.frame.slot, va, page.rights()).map_err(|_| ENOMEM)?;
             page.mapped = true;
         }
         // (Or another thread of the process mapped it meanwhile.)
-        true
+        Ok(())
     }
 
     /// The page at `va` (page-aligned), populated if its area allows
@@ -478,6 +547,14 @@ impl Mm {
     /// A write (`need` has PROT_WRITE) makes a copy-on-write page the
     /// process's own first.
     pub fn page(&mut self, va: u64, need: u32) -> Result<&Page, i64> {
+        // (A system call's access to a shared file page past the end of
+        // the file is EFAULT, as Linux's.)
+        self.page_in(va, need).map_err(|e| if e == BEYOND_EOF { EFAULT } else { e })
+    }
+
+    /// `page`, with BEYOND_EOF for a shared file page past the end of its
+    /// file (a fault there is SIGBUS).
+    fn page_in(&mut self, va: u64, need: u32) -> Result<&Page, i64> {
         let (start, a) = self.area(va).ok_or(EFAULT)?;
         if a.prot & need != need || a.prot == 0 {
             return Err(EFAULT);
@@ -485,17 +562,23 @@ impl Mm {
         match self.pages.get(&va) {
             Some(p) if p.cow && need & PROT_WRITE != 0 => self.unshare(va)?,
             Some(_) => {}
-            None => self.populate(va, start, a)?,
+            None => {
+                let a = a.clone();
+                self.populate(va, start, &a)?
+            }
         }
         Ok(self.pages.get(&va).unwrap())
     }
 
     /// Makes the page at `va` of the area (`start`, `a`) if it is not there.
-    fn populate(&mut self, va: u64, start: u64, a: Area) -> Result<(), i64> {
+    fn populate(&mut self, va: u64, start: u64, a: &Area) -> Result<(), i64> {
         if !self.pages.contains_key(&va) {
-            let frame = match a.backing {
-                None => Frame::new()?,
-                Some(b) => {
+            let frame = match (&a.file, a.backing) {
+                // A shared file mapping: the file's own frame (BEYOND_EOF
+                // past its end).
+                (Some(f), _) => fs().shared_page(f.file.ino, f.off + (va - start))?,
+                (None, None) => Frame::new()?,
+                (None, Some(b)) => {
                     let at = (b.off + (va - start)).min(b.file.len() as u64) as usize;
                     let bytes = &b.file[at..(at + PAGE as usize).min(b.file.len())];
                     if a.prot & PROT_WRITE == 0 {
@@ -516,8 +599,7 @@ impl Mm {
     /// `len` bytes; returns where it is now.  Pages move with their
     /// frames (nothing is copied).
     pub fn remap(&mut self, old: u64, old_len: u64, len: u64, may_move: bool, fixed: Option<u64>) -> Result<u64, i64> {
-        let (start, a) = self.area(old).ok_or(EFAULT)?;
-        let _ = start;
+        let (_, a) = self.area(old).ok_or(EFAULT)?;
         if old + old_len > a.end {
             // Linux requires the old range within one mapping.
             return Err(EFAULT);
@@ -537,7 +619,7 @@ impl Mm {
         if fixed.is_none() && free(self, old + old_len, grow) {
             // Grows in place: the area goes on (a file area's backing too).
             let piece = self.carve(old, old + old_len);
-            let (s, p) = piece[0];
+            let (s, p) = piece[0].clone();
             self.areas.insert(s, Area { end: old + len, ..p });
             return Ok(old);
         }
@@ -553,7 +635,7 @@ impl Mm {
             None => self.find_free(len).ok_or(ENOMEM)?,
         };
         let piece = self.carve(old, old + old_len);
-        let (s, p) = piece[0];
+        let (s, p) = piece[0].clone();
         let keep = old_len.min(len);
         let vas: Vec<u64> = self.pages.range(old..old + old_len).map(|(v, _)| *v).collect();
         let mut moved = Vec::new();
@@ -566,10 +648,11 @@ impl Mm {
                 moved.push((to + (va - s), page));
             }
         }
-        self.areas.insert(to, Area { end: to + len, ..p });
+        self.areas.insert(to, Area { end: to + len, ..p.clone() });
         for (va, page) in moved {
             self.put(va, page.frame, page.prot)?;
         }
+        trim_files(core::iter::once(&p));
         Ok(to)
     }
 
@@ -692,10 +775,14 @@ impl Mm {
     /// hold the same frames.  The child's pages are mapped as it touches
     /// them.
     pub fn fork(&mut self, aspace: Aspace) -> Result<Mm, i64> {
-        let shared: Vec<(u64, Area)> = self.areas.iter().filter(|(_, a)| a.shared).map(|(s, a)| (*s, *a)).collect();
-        for &(start, a) in &shared {
-            for va in (start..a.end).step_by(PAGE as usize) {
-                self.populate(va, start, a)?;
+        let shared: Vec<(u64, Area)> = self.areas.iter().filter(|(_, a)| a.shared).map(|(s, a)| (*s, a.clone())).collect();
+        for (start, a) in &shared {
+            // A file's pages are the file's: each process finds the same
+            // frame when it touches one.
+            if a.file.is_none() {
+                for va in (*start..a.end).step_by(PAGE as usize) {
+                    self.populate(va, *start, a)?;
+                }
             }
         }
         let in_shared = |va: u64| shared.iter().any(|(s, a)| (*s..a.end).contains(&va));
@@ -718,6 +805,25 @@ impl Mm {
         m.brk_start = self.brk_start;
         m.brk = self.brk;
         Ok(m)
+    }
+}
+
+impl Drop for Mm {
+    /// The pages go before the areas, and then the files of its shared
+    /// mappings take back (and write back) the frames nobody maps now.
+    fn drop(&mut self) {
+        self.pages.clear();
+        trim_files(self.areas.values());
+    }
+}
+
+/// After pages of shared file areas went: their files take back the frames
+/// no mapping holds now (`Fs::trim`).
+pub fn trim_files<'a>(areas: impl Iterator<Item = &'a Area>) {
+    for a in areas {
+        if let Some(f) = &a.file {
+            fs().trim(f.file.ino);
+        }
     }
 }
 

@@ -21,6 +21,7 @@ pub const SIGKILL: i32 = 9;
 pub const SIGSEGV: i32 = 11;
 pub const SIGILL: i32 = 4;
 pub const SIGTRAP: i32 = 5;
+pub const SIGBUS: i32 = 7;
 pub const SIGFPE: i32 = 8;
 pub const SIG_IGN: u64 = 1;
 

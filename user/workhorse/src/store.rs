@@ -27,7 +27,7 @@
 //! mount.  Any I/O error makes the store refuse changes (EIO) until it is
 //! mounted again.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -194,6 +194,8 @@ pub enum Op<'a> {
     Write { ino: u64, off: u64, data: &'a [u8] },
     Truncate { ino: u64, size: u64 },
     Chmod { ino: u64, mode: u32 },
+    /// An inode's access, modification and change times (ns).
+    Times { ino: u64, times: [u64; 3] },
 }
 
 const K_CREATE: u8 = 1;
@@ -203,6 +205,7 @@ const K_RENAME: u8 = 4;
 const K_WRITE: u8 = 5;
 const K_TRUNCATE: u8 = 6;
 const K_CHMOD: u8 = 7;
+const K_TIMES: u8 = 8;
 
 fn put(out: &mut Vec<u8>, v: u64, n: usize) {
     out.extend_from_slice(&v.to_le_bytes()[..n]);
@@ -239,6 +242,7 @@ impl<'a> Op<'a> {
             Op::Write { .. } => K_WRITE,
             Op::Truncate { .. } => K_TRUNCATE,
             Op::Chmod { .. } => K_CHMOD,
+            Op::Times { .. } => K_TIMES,
         }
     }
 
@@ -281,6 +285,12 @@ impl<'a> Op<'a> {
                 put(out, ino, 8);
                 put(out, mode as u64, 4);
             }
+            Op::Times { ino, times } => {
+                put(out, ino, 8);
+                for t in times {
+                    put(out, t, 8);
+                }
+            }
         }
     }
 
@@ -304,6 +314,7 @@ impl<'a> Op<'a> {
             K_WRITE => Op::Write { ino: r.num(8)?, off: r.num(8)?, data: r.0 },
             K_TRUNCATE => Op::Truncate { ino: r.num(8)?, size: r.num(8)? },
             K_CHMOD => Op::Chmod { ino: r.num(8)?, mode: r.num(4)? as u32 },
+            K_TIMES => Op::Times { ino: r.num(8)?, times: [r.num(8)?, r.num(8)?, r.num(8)?] },
             _ => return None,
         };
         Some(op)
@@ -392,6 +403,9 @@ pub struct Inode {
     /// Names it has; 0: unlinked but still open (an orphan: kept in memory
     /// until `forget`, never written to a checkpoint).
     pub nlink: u32,
+    /// Access, modification and change times in ns (0: never recorded, a
+    /// store written before TIMES records existed).
+    pub times: [u64; 3],
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -418,18 +432,21 @@ fn data_cost(len: u64) -> u64 {
 }
 
 /// An inode's share of a checkpoint beyond its first name: its link
-/// target, its data, its CHMOD (only the root has one).
+/// target, its data, its CHMOD (only the root has one), its TIMES.
 fn inode_cost(i: &Inode) -> u64 {
-    match &i.node {
-        Node::File(d) => data_cost(d.len() as u64),
-        Node::Symlink(t) => t.len() as u64,
-        Node::Dir { .. } => (HDR + 12) as u64,
-    }
+    TIMES_COST
+        + match &i.node {
+            Node::File(d) => data_cost(d.len() as u64),
+            Node::Symlink(t) => t.len() as u64,
+            Node::Dir { .. } => (HDR + 12) as u64,
+        }
 }
+
+const TIMES_COST: u64 = (HDR + 32) as u64;
 
 impl Tree {
     fn new(capacity: u64) -> Tree {
-        let root = Inode { node: Node::Dir { entries: BTreeMap::new(), parent: ROOT }, mode: S_IFDIR | 0o755, nlink: 1 };
+        let root = Inode { node: Node::Dir { entries: BTreeMap::new(), parent: ROOT }, mode: S_IFDIR | 0o755, nlink: 1, times: [0; 3] };
         let mut t = Tree { inodes: BTreeMap::new(), next: ROOT + 1, est: 0, capacity };
         t.est = inode_cost(&root);
         t.inodes.insert(ROOT, root);
@@ -504,7 +521,7 @@ impl Tree {
                     return Err(Error::Bad);
                 }
                 let node = if mode & S_IFMT == S_IFDIR { Node::Dir { entries: BTreeMap::new(), parent: dir } } else if is_link { Node::Symlink(String::from(target)) } else { Node::File(Vec::new()) };
-                (entry_cost(name) + inode_cost(&Inode { node, mode, nlink: 1 })) as i64
+                (entry_cost(name) + inode_cost(&Inode { node, mode, nlink: 1, times: [0; 3] })) as i64
             }
             Op::Link { ino, dir, name } => {
                 if !linked(ino) || self.is_dir(ino) || !self.is_dir(dir) || !linked(dir) || !name_ok(name) || self.entry(dir, name).is_some() {
@@ -570,7 +587,7 @@ impl Tree {
                 }
                 if !linked(ino) { 0 } else { data_cost(size) as i64 - data_cost(len) as i64 }
             }
-            Op::Chmod { ino, .. } => {
+            Op::Chmod { ino, .. } | Op::Times { ino, .. } => {
                 if !self.inodes.contains_key(&ino) {
                     return Err(Error::Bad);
                 }
@@ -593,7 +610,7 @@ impl Tree {
                     S_IFLNK => Node::Symlink(String::from(target)),
                     _ => Node::File(Vec::new()),
                 };
-                self.inodes.insert(ino, Inode { node, mode, nlink: 1 });
+                self.inodes.insert(ino, Inode { node, mode, nlink: 1, times: [0; 3] });
                 self.dir_mut(dir).insert(String::from(name), ino);
                 self.next = self.next.max(ino + 1);
             }
@@ -637,6 +654,7 @@ impl Tree {
                 let i = self.inodes.get_mut(&ino).unwrap();
                 i.mode = (i.mode & S_IFMT) | (mode & 0o7777);
             }
+            Op::Times { ino, times } => self.inodes.get_mut(&ino).unwrap().times = times,
         }
     }
 
@@ -659,7 +677,8 @@ impl Tree {
 
     /// The checkpoint: records that rebuild the tree from an empty root
     /// (directories before what they hold; a file's data in MAX_DATA pieces;
-    /// further names of a file as LINK).
+    /// further names of a file as LINK; then every inode's TIMES, last so
+    /// that nothing after them stands for a change).
     fn checkpoint(&self, nonce: u64) -> Vec<u8> {
         let mut out = Vec::new();
         let mut seq = 0;
@@ -691,6 +710,12 @@ impl Tree {
                 }
             }
         }
+        for ino in core::iter::once(ROOT).chain(seen.into_keys()) {
+            let times = self.inodes[&ino].times;
+            if times != [0; 3] {
+                emit(&mut out, Op::Times { ino, times });
+            }
+        }
         out
     }
 }
@@ -711,6 +736,9 @@ pub struct Store<D: Disk> {
     seq: u64,
     compactions: u64,
     failed: bool,
+    /// Inodes whose times changed in memory since they were last written
+    /// (`set_times`, `sync_times`).
+    dirty: BTreeSet<u64>,
 }
 
 impl<D: Disk> Store<D> {
@@ -746,6 +774,7 @@ impl<D: Disk> Store<D> {
             seq: 0,
             compactions: 0,
             failed: false,
+            dirty: BTreeSet::new(),
         };
         let mut m = Mounted { formatted: current.is_none(), checkpoint_records: 0, log_records: 0, torn_tail: false, bad_header };
         if let Some(h) = current {
@@ -855,6 +884,8 @@ impl<D: Disk> Store<D> {
         self.log_at = 0;
         self.seq = 0;
         self.compactions += 1;
+        // The checkpoint holds every inode's times.
+        self.dirty.clear();
         Ok(())
     }
 
@@ -866,7 +897,9 @@ impl<D: Disk> Store<D> {
         }
         let delta = self.tree.check(op)?;
         let orphan = match *op {
-            Op::Write { ino, .. } | Op::Truncate { ino, .. } | Op::Chmod { ino, .. } => self.tree.inodes[&ino].nlink == 0,
+            Op::Write { ino, .. } | Op::Truncate { ino, .. } | Op::Chmod { ino, .. } | Op::Times { ino, .. } => {
+                self.tree.inodes[&ino].nlink == 0
+            }
             _ => false,
         };
         if !orphan {
@@ -918,11 +951,42 @@ impl<D: Disk> Store<D> {
         }
     }
 
-    /// Makes every acknowledged record durable (fsync, sync).
+    /// Sets `ino`'s times in memory only: a change's times are written
+    /// lazily, with the next `sync_times` (fsync, sync, the file's last
+    /// close) or compaction, rather than a second record for every write.
+    pub fn set_times(&mut self, ino: u64, times: [u64; 3]) {
+        if let Some(i) = self.tree.inodes.get_mut(&ino)
+            && i.times != times
+        {
+            i.times = times;
+            self.dirty.insert(ino);
+        }
+    }
+
+    /// Writes the times set since they were last written, of `ino` or
+    /// (None) of every inode, as TIMES records.
+    pub fn sync_times(&mut self, ino: Option<u64>) -> Result<(), Error> {
+        let list: Vec<u64> = match ino {
+            Some(i) => self.dirty.take(&i).into_iter().collect(),
+            None => core::mem::take(&mut self.dirty).into_iter().collect(),
+        };
+        for (k, &i) in list.iter().enumerate() {
+            let Some(times) = self.tree.inodes.get(&i).map(|n| n.times) else { continue };
+            if let Err(e) = self.change(&Op::Times { ino: i, times }) {
+                self.dirty.extend(&list[k..]);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every acknowledged record durable (fsync, sync), the times
+    /// set in memory written first.
     pub fn flush(&mut self) -> Result<(), Error> {
         if self.failed {
             return Err(Error::Io);
         }
+        self.sync_times(None)?;
         self.disk.flush().map_err(|_| {
             self.failed = true;
             Error::Io

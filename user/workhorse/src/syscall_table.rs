@@ -17,8 +17,8 @@ syscall_table! {
     6 lstat sys::lstat, Full, "";
     7 poll sys::poll, Partial, "terminal, pipes, sockets, epoll descriptors, files and devices; POLLIN, POLLOUT, POLLHUP, POLLERR, POLLNVAL";
     8 lseek sys::lseek, Partial, "SEEK_SET, SEEK_CUR, SEEK_END; no SEEK_DATA/SEEK_HOLE";
-    9 mmap sys::mmap, Partial, "anonymous and private file mappings, populated when touched (read-only file pages shared); MAP_SHARED read-only is private (not updated by later writes); shared writable file mappings: ENODEV; shared anonymous memory is copied by fork";
-    10 mprotect sys::mprotect, Partial, "the trampoline page (the last below 0x1000_0000_0000, arch_prctl's) is the server's: EINVAL";
+    9 mmap sys::mmap, Partial, "anonymous and file mappings, private and shared, populated when touched; a shared file mapping maps the file's own pages (one frame a page: read, write and every mapping see its stores; /data files' are written back at msync, fsync and the last unmap), SIGBUS a page past the end of the file; shared memory stays shared across fork; mappings of /dev/zero and other devices: ENODEV";
+    10 mprotect sys::mprotect, Partial, "the trampoline page (the last below 0x1000_0000_0000, arch_prctl's) is the server's: EINVAL; PROT_WRITE on a shared mapping of a file opened read-only: EACCES";
     11 munmap sys::munmap, Partial, "as mprotect: not the trampoline page (EINVAL)";
     12 brk sys::brk, Full, "";
     13 rt_sigaction sys::rt_sigaction, Partial, "handlers run at the process's next system call (see docs/workhorse.md); SA_ONSTACK ignored";
@@ -34,7 +34,8 @@ syscall_table! {
     23 select sys::select, Partial, "as poll: read and write sets (exceptional conditions never happen); the time left is written back";
     24 sched_yield sys::sched_yield, Full, "";
     25 mremap sys::mremap, Partial, "shrinks, grows in place or moves (MREMAP_MAYMOVE, MREMAP_FIXED); no MREMAP_DONTUNMAP, no old_len 0; not the trampoline page (EFAULT)";
-    28 madvise sys::madvise, Partial, "MADV_DONTNEED drops private pages (zeros or the file's bytes at the next touch); other advice is accepted and ignored";
+    26 msync sys::msync, Full, "writes back a /data file's shared pages (MS_SYNC also flushes the store); MS_INVALIDATE has nothing to do (mappings are coherent)";
+    28 madvise sys::madvise, Partial, "MADV_DONTNEED drops private pages (zeros or the file's bytes at the next touch) and shared file pages (the file's again); other advice is accepted and ignored";
     32 dup sys::dup, Full, "";
     33 dup2 sys::dup2, Full, "";
     34 pause sys::pause, Full, "";

@@ -17,7 +17,7 @@ use keep_workhorse::store::{self, Op, Store};
 
 use crate::disk::BlkDisk;
 use crate::errno::*;
-use crate::mem::{Frame, PAGE};
+use crate::mem::{BEYOND_EOF, Frame, PAGE};
 
 pub type Ino = usize;
 pub const ROOT: Ino = 0;
@@ -55,6 +55,15 @@ pub struct Inode {
     /// Its inode number in the store, when it lives under /data on the disk.
     pub stored: Option<u64>,
     pub times: Times,
+    /// MAP_SHARED mappings of it (mem::FileRef; each also counts in
+    /// `opens`).
+    pub maps: u32,
+    /// A stored file's page cache: the frames its shared mappings map, by
+    /// page number, kept while a mapping holds them.  Their bytes are the
+    /// file's (read and write see them); a mapping's stores reach the
+    /// store when they are written back (`writeback`: msync, fsync, the
+    /// last mapping of a page gone).
+    pub cache: BTreeMap<u64, Rc<Frame>>,
 }
 
 /// An inode's times in nanoseconds on the server's clock (which, like
@@ -93,6 +102,26 @@ pub struct Fs {
     pub store: Option<Store<BlkDisk>>,
 }
 
+/// Files cut shorter while mapped: (inode, byte) from which their
+/// mappings' pages must go (the server drops them in every process before
+/// it answers: main.rs).  Outside `Fs`, so that the server loop's test of
+/// it is one load.
+static mut STALE: Vec<(Ino, u64)> = Vec::new();
+
+/// Whether a file was cut shorter while mapped since `take_stale`.
+#[allow(static_mut_refs)]
+pub fn stale_pending() -> bool {
+    // SAFETY: single threaded.
+    unsafe { !STALE.is_empty() }
+}
+
+/// What `stale_pending` says is there, taken.
+#[allow(static_mut_refs)]
+pub fn take_stale() -> Vec<(Ino, u64)> {
+    // SAFETY: single threaded.
+    unsafe { core::mem::take(&mut STALE) }
+}
+
 /// Where the store is mounted.
 pub const DATA: &str = "data";
 
@@ -120,6 +149,8 @@ impl Fs {
             opens: 0,
             stored: None,
             times: Times::default(),
+            maps: 0,
+            cache: BTreeMap::new(),
         };
         Fs { nodes: alloc::vec![Some(root)], store: None }
     }
@@ -262,6 +293,7 @@ impl Fs {
         let ino = self.insert(dir, name, node, mode, stored);
         let t = crate::sys::realtime_ns();
         self.get_mut(ino).times = Times { atime: t, mtime: t, ctime: t };
+        let _ = self.store_times(ino, false);
         self.changed(dir, true, t);
         Ok(ino)
     }
@@ -275,12 +307,35 @@ impl Fs {
         if contents {
             times.mtime = t;
         }
+        let _ = self.store_times(ino, false);
+    }
+
+    /// Gives the store the times of `ino` if it is under /data: written at
+    /// once (`now`: utimensat and friends, which report a failure) or with
+    /// the next fsync, sync, last close or compaction (a change's times,
+    /// rather than a second record for every write; a crash before then
+    /// loses them, not the change).
+    pub fn store_times(&mut self, ino: Ino, now: bool) -> Result<(), i64> {
+        let n = self.get(ino);
+        let (stored, t) = (n.stored, [n.times.atime, n.times.mtime, n.times.ctime]);
+        let (Some(s), Some(st)) = (stored, self.store.as_mut()) else { return Ok(()) };
+        st.set_times(s, t);
+        if now { st.sync_times(Some(s)).map_err(store_err) } else { Ok(()) }
     }
 
     /// Adds `node` as `name` in `dir` in memory only.
     fn insert(&mut self, dir: Ino, name: &str, node: Node, mode: u32, stored: Option<u64>) -> Ino {
         let is_dir = matches!(node, Node::Dir { .. });
-        let ino = self.alloc(Inode { node, mode, nlink: if is_dir { 2 } else { 1 }, opens: 0, stored, times: Times::default() });
+        let ino = self.alloc(Inode {
+            node,
+            mode,
+            nlink: if is_dir { 2 } else { 1 },
+            opens: 0,
+            stored,
+            times: Times::default(),
+            maps: 0,
+            cache: BTreeMap::new(),
+        });
         if let Node::Dir { entries, .. } = &mut self.get_mut(dir).node {
             entries.insert(String::from(name), ino);
         }
@@ -460,6 +515,13 @@ impl Fs {
     pub fn release(&mut self, ino: Ino) {
         let n = self.get(ino);
         let (gone, stored) = (n.nlink == 0 && n.opens == 0 && ino != ROOT, n.stored);
+        if n.opens == 0
+            && let (Some(s), Some(st)) = (stored, self.store.as_mut())
+        {
+            // The last close writes the file's times (a failure marks the
+            // store failed; the next change reports EIO).
+            let _ = st.sync_times(Some(s));
+        }
         if gone {
             if let (Some(s), Some(st)) = (stored, self.store.as_mut()) {
                 st.forget(s);
@@ -487,10 +549,23 @@ impl Fs {
         Ok(())
     }
 
-    /// Makes what the store acknowledged durable (fsync, sync).
+    /// Makes what the store acknowledged durable (fsync, sync), after
+    /// writing back what shared mappings stored in `ino` (or in every
+    /// file).
     pub fn flush(&mut self, ino: Option<Ino>) -> Result<(), i64> {
         if ino.is_some_and(|i| self.get(i).stored.is_none()) {
             return Ok(());
+        }
+        match ino {
+            Some(i) => self.writeback(i)?,
+            None => {
+                let cached: Vec<Ino> = (0..self.nodes.len())
+                    .filter(|&i| self.nodes[i].as_ref().is_some_and(|n| !n.cache.is_empty()))
+                    .collect();
+                for i in cached {
+                    self.writeback(i)?;
+                }
+            }
         }
         match self.store.as_mut() {
             Some(st) => st.flush().map_err(store_err),
@@ -534,6 +609,7 @@ impl Fs {
                 let start = (off.min(b.len() as u64)) as usize;
                 let n = out.len().min(b.len() - start);
                 out[..n].copy_from_slice(&b[start..start + n]);
+                self.with_cache(ino, off, n, |file, frame| file.copy_from_slice(frame), &mut out[..n]);
                 Ok(n)
             }
             Node::Dir { .. } => Err(EISDIR),
@@ -564,15 +640,24 @@ impl Fs {
     }
 
     fn write_bytes(&mut self, ino: Ino, off: u64, data: &[u8]) -> Result<usize, i64> {
+        let end = off.checked_add(data.len() as u64).ok_or(EINVAL)?;
+        let old = self.size(ino);
+        if end > old {
+            self.zero_tail(ino, old);
+        }
         if let Node::File(Data::Stored(s)) = self.get(ino).node {
-            off.checked_add(data.len() as u64).ok_or(EINVAL)?;
-            return self.store.as_mut().ok_or(EIO)?.write(s, off, data).map_err(store_err);
+            let n = self.store.as_mut().ok_or(EIO)?.write(s, off, data).map_err(store_err)?;
+            if !self.get(ino).cache.is_empty() {
+                // What the shared mappings see too.
+                let mut data = data[..n].to_vec();
+                self.with_cache(ino, off, n, |file, frame| frame.copy_from_slice(file), &mut data);
+            }
+            return Ok(n);
         }
         self.own(ino)?;
         let Node::File(Data::Pages(pages, len)) = &mut self.get_mut(ino).node else {
             return Err(EISDIR);
         };
-        let end = off.checked_add(data.len() as u64).ok_or(EINVAL)?;
         let mut done = 0;
         while done < data.len() {
             let a = off + done as u64;
@@ -599,9 +684,50 @@ impl Fs {
     }
 
     fn truncate_bytes(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
+        let old = self.size(ino);
         if let Node::File(Data::Stored(s)) = self.get(ino).node {
-            return self.log(&Op::Truncate { ino: s, size });
+            self.log(&Op::Truncate { ino: s, size })?;
+            let keep = size.div_ceil(PAGE);
+            self.get_mut(ino).cache.retain(|&i, _| i < keep);
+        } else {
+            self.truncate_pages(ino, size)?;
         }
+        // The part of the last page past the end reads zeros (also where a
+        // mapping stored there, past the old end, and the file grew).
+        self.zero_tail(ino, size.min(old));
+        if size < old && self.get(ino).maps > 0 {
+            // SAFETY: single threaded.
+            #[allow(static_mut_refs)]
+            unsafe {
+                STALE.push((ino, size.next_multiple_of(PAGE)))
+            };
+        }
+        Ok(())
+    }
+
+    /// Zeroes the bytes of `ino`'s page holding byte `size` from there to
+    /// the page's end, in the frame a mapping sees (a file's page or a
+    /// stored file's cache): a mapping may have stored past the end of the
+    /// file, which must not show when the file grows (as Linux's disk
+    /// file systems drop such bytes when they write the page back).
+    fn zero_tail(&mut self, ino: Ino, size: u64) {
+        if size % PAGE == 0 {
+            return;
+        }
+        let idx = size / PAGE;
+        let n = self.get(ino);
+        let frame = match &n.node {
+            Node::File(Data::Pages(pages, _)) => pages.get(idx as usize).and_then(|p| p.as_ref()),
+            Node::File(Data::Stored(_)) => n.cache.get(&idx),
+            _ => None,
+        };
+        if let Some(f) = frame {
+            f.bytes_mut()[(size % PAGE) as usize..].fill(0);
+        }
+    }
+
+    /// Truncates an in-memory file's pages.
+    fn truncate_pages(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
         self.own(ino)?;
         let Node::File(Data::Pages(pages, len)) = &mut self.get_mut(ino).node else {
             return Err(EISDIR);
@@ -621,12 +747,11 @@ impl Fs {
     pub fn contents(&self, ino: Ino) -> Result<alloc::borrow::Cow<'static, [u8]>, i64> {
         match &self.get(ino).node {
             Node::File(Data::Archive(b)) => Ok(alloc::borrow::Cow::Borrowed(b)),
-            Node::File(Data::Pages(_, len)) => {
-                let mut v = alloc::vec![0u8; *len as usize];
+            Node::File(Data::Pages(..) | Data::Stored(_)) => {
+                let mut v = alloc::vec![0u8; self.size(ino) as usize];
                 self.read(ino, 0, &mut v)?;
                 Ok(alloc::borrow::Cow::Owned(v))
             }
-            Node::File(Data::Stored(s)) => Ok(alloc::borrow::Cow::Owned(self.stored_bytes(*s).to_vec())),
             Node::Dir { .. } => Err(EACCES),
             Node::Symlink(_) => Err(ELOOP),
         }
@@ -662,6 +787,128 @@ impl Fs {
             count += 1;
         }
         Ok(count)
+    }
+}
+
+/// Shared file mappings (docs/workhorse.md, "Shared file mappings"): a
+/// mapping's page is the file's own frame, one per page however many
+/// processes map it.  An in-memory file's pages are frames already (an
+/// archive file is copied into frames when first mapped shared); a file
+/// under /data gets frames in its inode's `cache` while mapped, which read
+/// and write go through too, and stores made through a mapping reach the
+/// store when written back.
+impl Fs {
+    /// A shared mapping of `ino` was made (it holds the file open).
+    pub fn mapped(&mut self, ino: Ino) {
+        let n = self.get_mut(ino);
+        n.maps += 1;
+        n.opens += 1;
+    }
+
+    /// A shared mapping of `ino` went: the frames nobody maps now are
+    /// written back and leave the cache (all of them with the last
+    /// mapping), and the inode goes if nothing else holds it.
+    pub fn unmapped(&mut self, ino: Ino) {
+        let n = self.get_mut(ino);
+        n.maps -= 1;
+        n.opens -= 1;
+        self.trim(ino);
+        self.release(ino);
+    }
+
+    /// The frame holding `ino`'s bytes from `off` (page aligned) for a
+    /// shared mapping; BEYOND_EOF when the page starts past the end of
+    /// the file.
+    pub fn shared_page(&mut self, ino: Ino, off: u64) -> Result<Rc<Frame>, i64> {
+        if off >= self.size(ino).next_multiple_of(PAGE) {
+            return Err(BEYOND_EOF);
+        }
+        self.own(ino)?;
+        let idx = off / PAGE;
+        let sino = match &mut self.get_mut(ino).node {
+            Node::File(Data::Pages(pages, _)) => {
+                let i = idx as usize;
+                if pages.len() <= i {
+                    pages.resize(i + 1, None);
+                }
+                if pages[i].is_none() {
+                    // A hole: its frame is made now, so that a later write
+                    // and every mapping find the same one.
+                    pages[i] = Some(Frame::new()?);
+                }
+                return Ok(pages[i].clone().unwrap());
+            }
+            Node::File(Data::Stored(s)) => *s,
+            _ => return Err(ENODEV),
+        };
+        if let Some(f) = self.get(ino).cache.get(&idx) {
+            return Ok(f.clone());
+        }
+        let b = self.stored_bytes(sino);
+        let f = Frame::with(&b[off as usize..b.len().min((off + PAGE) as usize)], 0)?;
+        self.get_mut(ino).cache.insert(idx, f.clone());
+        Ok(f)
+    }
+
+    /// Calls `f(part of buf, the same bytes in a cached frame)` for each
+    /// cached page of `ino` that the file's bytes [off, off+n) touch
+    /// (`buf` holds those bytes).
+    fn with_cache(&self, ino: Ino, off: u64, n: usize, f: impl Fn(&mut [u8], &mut [u8]), buf: &mut [u8]) {
+        let cache = &self.get(ino).cache;
+        let end = off + n as u64;
+        if cache.is_empty() || n == 0 {
+            return;
+        }
+        for (&idx, frame) in cache.range(off / PAGE..end.div_ceil(PAGE)) {
+            let at = idx * PAGE;
+            let (a, b) = (at.max(off), (at + PAGE).min(end));
+            f(&mut buf[(a - off) as usize..(b - off) as usize], &mut frame.bytes_mut()[(a - at) as usize..(b - at) as usize]);
+        }
+    }
+
+    /// Writes what shared mappings stored in a file under /data to the
+    /// store: each cached page's bytes that differ from the store's (up to
+    /// the end of the file), one record a page.  Other files' mappings map
+    /// the file's own frames: nothing to do.
+    pub fn writeback(&mut self, ino: Ino) -> Result<(), i64> {
+        let n = self.get(ino);
+        let Node::File(Data::Stored(s)) = n.node else { return Ok(()) };
+        let pages: Vec<(u64, Rc<Frame>)> = n.cache.iter().map(|(i, f)| (*i, f.clone())).collect();
+        let mut wrote = false;
+        for (idx, frame) in pages {
+            let b = self.stored_bytes(s);
+            let at = (idx * PAGE) as usize;
+            if at >= b.len() {
+                continue; // (truncate drops such pages from the cache)
+            }
+            let within = (b.len() - at).min(PAGE as usize);
+            let (old, new) = (&b[at..at + within], &frame.bytes()[..within]);
+            if old == new {
+                continue;
+            }
+            let first = (0..within).find(|&i| old[i] != new[i]).unwrap_or(0);
+            let last = (0..within).rfind(|&i| old[i] != new[i]).unwrap_or(0);
+            self.store.as_mut().ok_or(EIO)?.write(s, (at + first) as u64, &new[first..=last]).map_err(store_err)?;
+            wrote = true;
+        }
+        if wrote {
+            self.changed(ino, true, crate::sys::now_ns());
+        }
+        Ok(())
+    }
+
+    /// Writes `ino`'s cached pages back and lets go of those no mapping
+    /// holds now (every one when no mapping is left).
+    pub fn trim(&mut self, ino: Ino) {
+        if self.nodes.get(ino).and_then(Option::as_ref).is_none_or(|n| n.cache.is_empty()) {
+            return;
+        }
+        if let Err(e) = self.writeback(ino) {
+            println!("workhorse: a shared mapping's stores to a file under /{DATA} are lost: error {e}");
+        }
+        let n = self.get_mut(ino);
+        let none = n.maps == 0;
+        n.cache.retain(|_, f| !none && Rc::strong_count(f) > 1);
     }
 }
 
@@ -714,9 +961,17 @@ impl Fs {
         // The store's tree into the vfs, directories before what they hold;
         // a file's further names are links to the same inode.
         let root_mode = st.tree().get(store::ROOT).map_or(0o755, |i| i.mode);
+        // The store's times; a store written before it kept them has 0:
+        // those inodes take the mount's time (in memory until changed).
+        let now = crate::sys::now_ns();
+        let times_of = |sino: u64| match st.tree().get(sino).map_or([0; 3], |i| i.times) {
+            [0, 0, 0] => Times { atime: now, mtime: now, ctime: now },
+            [atime, mtime, ctime] => Times { atime, mtime, ctime },
+        };
         let n = self.get_mut(at);
         n.stored = Some(store::ROOT);
         n.mode = S_IFDIR | (root_mode & 0o7777);
+        n.times = times_of(store::ROOT);
         let mut made: BTreeMap<u64, Ino> = BTreeMap::new();
         let (mut files, mut dirs) = (0, 0);
         let mut stack = alloc::vec![(store::ROOT, at)];
@@ -734,6 +989,7 @@ impl Fs {
                     store::Node::Symlink(t) => Node::Symlink(t.clone()),
                 };
                 let v = self.insert(vdir, name, node, i.mode, Some(sino));
+                self.get_mut(v).times = times_of(sino);
                 made.insert(sino, v);
                 if matches!(i.node, store::Node::Dir { .. }) {
                     dirs += 1;

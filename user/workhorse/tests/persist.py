@@ -1,7 +1,7 @@
 # The file system on the disk (tools/test_persist.py; docs/workhorse.md,
 # "The file system on the disk"): `make` makes files, directories and links
 # under /data; `list` prints the tree under a directory with each file's
-# SHA-256; `loop` writes /data/loop 32 KiB at a time for ever, printing the
+# SHA-256 and every entry's modification and change times; `loop` writes /data/loop 32 KiB at a time for ever, printing the
 # file's size after each write returned.  Files hold pattern(seed, size).
 import hashlib
 import os
@@ -16,6 +16,9 @@ FILES = {
     "/data/dir/odd": (5, 70001),
     "/data/dir/sub/big": (6, 1 << 20),
 }
+
+
+UTIME_NS = 1_234_567_890_123_456_789
 
 
 def pattern(seed, n):
@@ -43,6 +46,8 @@ def make():
     with open("/data/trunc", "wb") as f:
         f.write(b"x" * 10000)
     os.truncate("/data/trunc", 1234)
+    # A time set by hand (utimensat), to the nanosecond.
+    os.utime("/data/sector", ns=(1_000_000_000_123, UTIME_NS))
     try:
         os.rename("/data/one", "/tmp/one")
     except OSError as e:
@@ -57,14 +62,15 @@ def listing(top):
         for n in sorted(dirs + files):
             p = os.path.join(root, n)
             st = os.lstat(p)
+            times = f"mtime {st.st_mtime_ns} ctime {st.st_ctime_ns}"
             if stat.S_ISLNK(st.st_mode):
-                print(p, "link", os.readlink(p))
+                print(p, "link", os.readlink(p), times)
             elif stat.S_ISDIR(st.st_mode):
-                print(p, "dir", oct(st.st_mode & 0o7777))
+                print(p, "dir", oct(st.st_mode & 0o7777), times)
             else:
                 with open(p, "rb") as f:
                     digest = hashlib.sha256(f.read()).hexdigest()[:16]
-                print(p, "file", oct(st.st_mode & 0o7777), st.st_nlink, st.st_size, digest)
+                print(p, "file", oct(st.st_mode & 0o7777), st.st_nlink, st.st_size, digest, times)
 
 
 def loop():

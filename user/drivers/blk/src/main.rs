@@ -662,6 +662,7 @@ impl Server {
         if pages > MAX_BUFFER_PAGES {
             return answer(BAD_REQUEST);
         }
+        self.reap();
         let Some(b) = self.buffers.iter().position(|x| x.is_none()) else { return answer(NO_RESOURCES) };
         let (va, iova) = (BUF_VA + b as u64 * WINDOW, BUF_IOVA + b as u64 * WINDOW);
         let map = match ds.map(slot::SELF_ASPACE, va, 0, pages, rights::READ | (r & rights::WRITE)) {
@@ -704,6 +705,23 @@ impl Server {
         self.slots.free(buf.ds);
     }
 
+    /// Releases the buffers whose pin is gone: the client revoked its share,
+    /// or its bank was destroyed (a killed client: the manager's pages went
+    /// with it).  Without this each restart of a client that attaches a
+    /// buffer would hold one of the MAX_BUFFERS slots, shared by all
+    /// clients, for ever.  Run where buffers are counted or wanted (ATTACH,
+    /// QUEUE_STATS, CLIENT), not per request.
+    fn reap(&mut self) {
+        for b in 0..MAX_BUFFERS {
+            if let Some(buf) = &self.buffers[b]
+                && buf.busy == 0
+                && hal::domain().lookup(buf.iova).is_err()
+            {
+                self.release(b);
+            }
+        }
+    }
+
     /// The administrator's request.
     fn admin(&mut self, c: &Call) -> Answer {
         match c.label {
@@ -723,21 +741,30 @@ impl Server {
             }
             STATS => Answer { st: OK, w: [self.served, self.refused, self.faults], string: None, cap: None },
             QUEUE_STATS => {
+                self.reap();
                 let attached = self.buffers.iter().flatten().count() as u64;
                 Answer { st: OK, w: [self.most, self.flushes, attached], string: None, cap: None }
             }
-            CLIENT => match self.clients.get(c.words[0] as usize) {
-                Some(cl) => {
-                    let described = self.described.iter().find(|(_, n)| *n == c.words[0] + 1).map_or(u64::MAX, |(p, _)| p & 0xffff);
-                    let attached = self.buffers.iter().flatten().filter(|b| b.client == c.words[0] + 1).count() as u64;
-                    let rec = [cl.first, cl.sectors, cl.rights, cl.served, cl.refused, described, attached];
-                    let bytes: Vec<u8> = rec.iter().flat_map(|w| w.to_le_bytes()).collect();
-                    keep_rt::ipc_buffer().set_string(&bytes);
-                    Answer { st: OK, w: [self.clients.len() as u64, 0, 0], string: Some((usize::MAX, bytes.len())), cap: None }
-                }
-                None => answer(NOT_FOUND),
-            },
+            CLIENT => {
+                self.reap();
+                self.client_record(c.words[0])
+            }
             _ => answer(BAD_REQUEST),
+        }
+    }
+
+    /// CLIENT: client `k`'s record (from 0) as the reply's string.
+    fn client_record(&self, k: u64) -> Answer {
+        match self.clients.get(k as usize) {
+            Some(cl) => {
+                let described = self.described.iter().find(|(_, n)| *n == k + 1).map_or(u64::MAX, |(p, _)| p & 0xffff);
+                let attached = self.buffers.iter().flatten().filter(|b| b.client == k + 1).count() as u64;
+                let rec = [cl.first, cl.sectors, cl.rights, cl.served, cl.refused, described, attached];
+                let bytes: Vec<u8> = rec.iter().flat_map(|w| w.to_le_bytes()).collect();
+                keep_rt::ipc_buffer().set_string(&bytes);
+                Answer { st: OK, w: [self.clients.len() as u64, 0, 0], string: Some((usize::MAX, bytes.len())), cap: None }
+            }
+            None => answer(NOT_FOUND),
         }
     }
 }

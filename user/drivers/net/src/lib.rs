@@ -35,7 +35,19 @@
 //! | `SEND` | | the frame | status |
 //! | `RECV` | | | status, frames still waiting; the frame as the reply's string (`EMPTY`: none) |
 //! | `COUNTERS` | | | status, frames delivered to it, frames it sent, frames dropped for it (queue full) |
-//! | `WAIT` | | | status, frames waiting: at once if a frame waits, else when one comes |
+//! | `WAIT` | flags | | status, frames waiting: at once if a frame waits, else when one comes |
+//! | `ATTACH` | | | cap: a share of a ring's dataspace; status, pages |
+//! | `KICK` | | | status, frames waiting in the ring |
+//! | `RING_COUNTERS` | | | status, descriptors refused, indices out of range, writes to the server's half |
+//!
+//! A stack that attached a ring (ring.rs; docs/devices.md, "Frame rings")
+//! gets its frames there and submits them there: no message carries a
+//! frame, `KICK` says that frames wait in an empty `TX_SUBMIT`, and
+//! `WAIT` takes them too and (flag `WAIT_TX`) also ends when transmit
+//! buffers come back.  `NOT_DATASPACE` for an `ATTACH` of anything but a
+//! dataspace of the server's manager; `BAD_REQUEST` for a ring of fewer
+//! than 2 or more than 65 pages, and for `KICK` or `WAIT` while one of the
+//! ring's indices is out of range; `DENIED` for a share without `WRITE`.
 //!
 //! `WAIT` lets a stack sleep until there is something for it instead of
 //! polling `RECV`: the server keeps the call's return capability (one per
@@ -63,6 +75,8 @@
 //! `RECV` with nothing waiting.  A refused request changes nothing.
 #![no_std]
 
+pub mod ring;
+
 use keep_abi::{Sender, Tag};
 
 pub const ADD_STACK: u64 = 1;
@@ -74,6 +88,9 @@ pub const SEND: u64 = 6;
 pub const RECV: u64 = 7;
 pub const COUNTERS: u64 = 8;
 pub const WAIT: u64 = 9;
+pub const ATTACH: u64 = 10;
+pub const KICK: u64 = 11;
+pub const RING_COUNTERS: u64 = 12;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -83,6 +100,10 @@ pub const IN_USE: u64 = 4;
 pub const NO_RESOURCES: u64 = 5;
 pub const EMPTY: u64 = 6;
 pub const IO_ERROR: u64 = 7;
+pub const NOT_DATASPACE: u64 = 8;
+
+/// `WAIT`'s word 0: also answer when the server gives transmit buffers back.
+pub const WAIT_TX: u64 = 1;
 
 /// The largest frame: 1500 bytes of payload and the Ethernet header.
 pub const MAX_FRAME: usize = 1514;
@@ -110,6 +131,7 @@ pub fn status_name(s: u64) -> &'static str {
         NO_RESOURCES => "NO_RESOURCES",
         EMPTY => "EMPTY",
         IO_ERROR => "IO_ERROR",
+        NOT_DATASPACE => "NOT_DATASPACE",
         _ => "?",
     }
 }
@@ -249,6 +271,37 @@ impl Stack {
             keep_abi::err::TIMEOUT => Ok(0),
             e => Err(Error::Call(keep_abi::Error(e))),
         }
+    }
+    /// Attaches the ring in the dataspace `ds` (a share of it with READ
+    /// and WRITE, of the server's dataspace manager; ring.rs has the
+    /// layout): from now on this stack's frames come and go there.
+    /// Returns the dataspace's pages.
+    pub fn attach(self, ds: u64) -> Result<u64, Error> {
+        let n = keep_rt::ipc_buffer().set_send_caps(&[(ds, 0)]);
+        Ok(call(self.0, Tag::new(ATTACH).with_caps(n), [0; 4])?.words[1])
+    }
+    /// Tells the server of frames in the ring's `TX_SUBMIT`; returns the
+    /// frames waiting in `RX_DONE`.
+    pub fn kick(self) -> Result<u64, Error> {
+        Ok(call(self.0, Tag::new(KICK), [0; 4])?.words[1])
+    }
+    /// `WAIT` for a stack with a ring: takes its submitted frames first;
+    /// `flags` WAIT_TX also ends it when transmit buffers come back.
+    pub fn wait_ring(self, timeout_ms: u64, flags: u64) -> Result<u64, Error> {
+        let m = keep_abi::ipc(self.0.0, Tag::new(WAIT).with_mode(keep_abi::tag::MODE_CALL), [flags, 0, 0, 0], timeout_ms);
+        match m.err {
+            keep_abi::err::OK if m.words[0] == OK => Ok(m.words[1]),
+            keep_abi::err::OK => Err(Error::Status(m.words[0])),
+            keep_abi::err::TIMEOUT => Ok(0),
+            e => Err(Error::Call(keep_abi::Error(e))),
+        }
+    }
+    /// The ring's refusals: (descriptors refused, queue indices out of
+    /// range, writes to the server's half seen).  Frames dropped for want
+    /// of a receive buffer count in `COUNTERS`' dropped.
+    pub fn ring_counters(self) -> Result<(u64, u64, u64), Error> {
+        let w = call(self.0, Tag::new(RING_COUNTERS), [0; 4])?.words;
+        Ok((w[1], w[2], w[3]))
     }
     /// (frames delivered to it, frames it sent, frames dropped for it).
     pub fn counters(self) -> Result<(u64, u64, u64), Error> {

@@ -11,9 +11,15 @@
 //! restarted instances call with the same payload and find it registered).
 //!
 //! The server is single-threaded.  It takes frames off the NIC's receive
-//! queue when the NIC's MSI-X interrupt arrives (an IRQ message; without
-//! one, on every request); a stack that has nothing to do waits in `WAIT`,
-//! which the server answers when a frame is queued for it.
+//! queue, and finished frames off its transmit queue, when the NIC's
+//! MSI-X interrupt arrives (an IRQ message; without one, on every
+//! request); a stack that has nothing to do waits in `WAIT`, which the
+//! server answers when a frame is queued for it.
+//!
+//! A stack that attached a ring (lib.rs, ring.rs) has its frames copied
+//! once from the NIC's receive buffer into one of its receive buffers,
+//! and the frames it submits sent from its own pages (nic.rs): no
+//! message carries a frame, and a stack that is busy is not called at all.
 
 #![no_std]
 #![no_main]
@@ -26,18 +32,23 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use keep_abi::{Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, label, recv, rights, slot};
+use keep_dataspace::{DS_SLOT, Dataspace};
 use keep_loader::SlotPool;
+use keep_net::ring::{self, Control, QUEUE, RX_DONE, RX_FREE, TX_DONE, TX_SUBMIT, check_rx, check_tx, desc, waiting};
 use keep_net::*;
 use keep_pci::{PCI_SLOT, Pci};
 use keep_rt::println;
 use keep_system::names;
 use keep_virtio::device::{Layout, Opened};
-use keep_virtio::hal;
+use keep_virtio::hal::{self, KeepHal};
 use nic::Nic;
+use virtio_drivers::{BufferDirection, Hal};
 
 keep_rt::entry!(main);
 
 const RET: u64 = slot::FIRST_FREE;
+/// Where a call's capability (ATTACH's dataspace) arrives.
+const ARG: u64 = slot::FIRST_FREE + 1;
 const FAULT_PAYLOAD: u64 = u64::MAX;
 /// The payload of the NIC's interrupt messages.
 const IRQ_PAYLOAD: u64 = u64::MAX - 1;
@@ -45,6 +56,64 @@ const MMIO_VA: u64 = 0x0000_4100_0000_0000;
 const DMA_VA: u64 = 0x0000_4200_0000_0000;
 /// Device addresses of the DMA pages: the server's choice, not RAM's.
 const IOVA: u64 = 0x20_0000_0000;
+/// Stack i's ring: mapped at RING_VA + i * RING_WINDOW, pinned for device
+/// reads at RING_IOVA + i * RING_WINDOW.
+const RING_VA: u64 = 0x0000_4400_0000_0000;
+const RING_IOVA: u64 = 0x30_0000_0000;
+const RING_WINDOW: u64 = 1 << 20;
+
+/// A stack's ring as the server sees it (ring.rs has the layout).  The
+/// server's indices are its own: it never reads them back from the page.
+struct RingState {
+    ds: u64, // the slot of the dataspace capability
+    va: u64,
+    pages: u64,
+    map: u64,
+    pin: u64,
+    generation: u64,
+    free_cons: u32,
+    done_prod: u32,
+    sub_cons: u32,
+    txd_prod: u32,
+    /// Frames taken from TX_SUBMIT still on the device (their TX_DONE
+    /// entries are owed: room for them is kept).
+    owed: u32,
+    /// The last WAIT asked to be woken by TX_DONE too.
+    wait_tx: bool,
+    bad_desc: u64,
+    bad_index: u64,
+    tampered: u64,
+}
+
+impl RingState {
+    fn ctl(&self) -> Control {
+        Control(self.va)
+    }
+    /// Writes one of the server's indices, counting a stack that wrote it.
+    fn put(&mut self, q: usize, prod: bool, old: u32, new: u32) {
+        let c = self.ctl();
+        if (if prod { c.prod(q) } else { c.cons(q) }) != old {
+            self.tampered += 1;
+        }
+        if prod { c.set_prod(q, new) } else { c.set_cons(q, new) }
+    }
+    /// Gives a transmit buffer back with `st`.
+    fn tx_done(&mut self, offset: u64, st: u64) {
+        let p = self.txd_prod;
+        self.ctl().set_entry(TX_DONE, p, desc(offset, 0, st));
+        self.txd_prod = p.wrapping_add(1);
+        self.put(TX_DONE, true, p, self.txd_prod);
+    }
+    /// Received frames the stack has not taken (None: its index is out of range).
+    fn rx_waiting(&self) -> Option<u32> {
+        waiting(self.done_prod, self.ctl().cons(RX_DONE))
+    }
+}
+
+/// A frame on the device from a ring: (stack, ring generation, buffer offset).
+fn tx_tag(i: usize, generation: u64, offset: u64) -> u64 {
+    i as u64 | (generation & 0xff_ffff) << 8 | offset << 32
+}
 
 struct StackState {
     ip: u64,
@@ -54,6 +123,22 @@ struct StackState {
     sent: u64,
     dropped: u64,
     waiter: Option<u64>, // the return capability of its WAIT, while it waits
+    ring: Option<RingState>,
+}
+
+impl StackState {
+    /// What a WAIT waits for: frames for it (and with WAIT_TX, transmit
+    /// buffers given back).
+    fn ready(&self) -> u64 {
+        match &self.ring {
+            None => self.queue.len() as u64,
+            Some(r) => {
+                let rx = r.rx_waiting().unwrap_or(0) as u64;
+                let tx = if r.wait_tx { waiting(r.txd_prod, r.ctl().cons(TX_DONE)).unwrap_or(0) as u64 } else { 0 };
+                rx + tx
+            }
+        }
+    }
 }
 
 struct Server {
@@ -67,6 +152,12 @@ struct Server {
     slots: SlotPool,
     /// Described stacks: (name-service payload, stack index).
     described: Vec<(u64, usize)>,
+    /// Rings attached so far (tells a finished frame of an old ring apart).
+    generations: u64,
+    /// A frame from one stack to another assembled from its ring.
+    scratch: Vec<u8>,
+    /// A DMA page for the frames of SEND (message strings).
+    string_va: u64,
 }
 
 fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
@@ -75,19 +166,79 @@ fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
 }
 
 /// Queues `frame` for the stack it is addressed to, or drops it (counted
-/// in `dropped`).
+/// in `dropped`): into a receive buffer of its ring if it has one.
 fn deliver(stacks: &mut [StackState], dropped: &mut u64, frame: &[u8]) {
     let Some(s) = dest_ip(frame).and_then(|ip| stacks.iter_mut().find(|s| s.live && s.ip == ip)) else {
         *dropped += 1;
         return;
     };
-    if s.queue.len() >= QUEUE_FRAMES {
+    let ok = match s.ring.as_mut() {
+        Some(r) => ring_deliver(r, frame),
+        None if s.queue.len() >= QUEUE_FRAMES => false,
+        None => {
+            s.queue.push_back(frame.to_vec());
+            true
+        }
+    };
+    if ok {
+        s.delivered += 1;
+    } else {
         s.dropped += 1;
         *dropped += 1;
-        return;
     }
-    s.queue.push_back(frame.to_vec());
-    s.delivered += 1;
+}
+
+/// Copies `frame` into the next receive buffer the stack offered and
+/// publishes it in RX_DONE; false (dropped) when RX_DONE is full or no
+/// good buffer is offered.  Malformed buffers are taken and counted.
+fn ring_deliver(r: &mut RingState, frame: &[u8]) -> bool {
+    let c = r.ctl();
+    match r.rx_waiting() {
+        None => {
+            r.bad_index += 1;
+            return false;
+        }
+        Some(n) if n >= QUEUE => return false,
+        Some(_) => {}
+    }
+    let off = loop {
+        match waiting(c.prod(RX_FREE), r.free_cons) {
+            None => {
+                r.bad_index += 1;
+                return false;
+            }
+            Some(0) => return false,
+            Some(_) => {}
+        }
+        let d = c.entry(RX_FREE, r.free_cons);
+        let old = r.free_cons;
+        r.free_cons = old.wrapping_add(1);
+        r.put(RX_FREE, false, old, r.free_cons);
+        match check_rx(d, r.pages) {
+            Some(off) => break off,
+            None => r.bad_desc += 1,
+        }
+    };
+    // SAFETY: check_rx put the buffer inside the ring, mapped read-write at va.
+    let dst = unsafe { core::slice::from_raw_parts_mut((r.va + off) as *mut u8, frame.len()) };
+    dst.copy_from_slice(frame);
+    let p = r.done_prod;
+    c.set_entry(RX_DONE, p, desc(off, frame.len() as u64, 0));
+    r.done_prod = p.wrapping_add(1);
+    r.put(RX_DONE, true, p, r.done_prod);
+    true
+}
+
+/// A frame of a ring finished on the device: its buffer goes back.
+fn completed(stacks: &mut [StackState], tag: u64, in_place: bool) {
+    if !in_place {
+        return; // its TX_DONE went when it was submitted
+    }
+    let (i, generation, off) = ((tag & 0xff) as usize, tag >> 8 & 0xff_ffff, tag >> 32);
+    if let Some(r) = stacks.get_mut(i).and_then(|s| s.ring.as_mut()).filter(|r| r.generation & 0xff_ffff == generation) {
+        r.owed -= 1;
+        r.tx_done(off, OK);
+    }
 }
 
 impl Server {
@@ -106,7 +257,7 @@ impl Server {
         if self.stacks.len() >= MAX_STACKS {
             return Err(NO_RESOURCES);
         }
-        self.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0, waiter: None });
+        self.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0, waiter: None, ring: None });
         Ok(self.stacks.len() - 1)
     }
 
@@ -141,31 +292,211 @@ impl Server {
         deliver(&mut self.stacks, &mut self.dropped, frame);
     }
 
-    /// Takes every received frame off the NIC and hands its buffer back.
+    /// Takes every received frame off the NIC and hands its buffer back;
+    /// takes finished frames off the transmit queue, and sends what rings
+    /// have waiting (a full transmit queue may have left some).
     fn pump(&mut self) {
         let (stacks, dropped) = (&mut self.stacks, &mut self.dropped);
         self.from_nic += self.nic.receive(|frame| deliver(stacks, dropped, frame));
+        let stacks = &mut self.stacks;
+        self.nic.complete(|tag, in_place| completed(stacks, tag, in_place));
+        for i in 0..self.stacks.len() {
+            if self.stacks[i].ring.is_some() {
+                let _ = self.ring_send(i);
+            }
+        }
     }
 
     /// Answers every waiting stack that has a frame now.
     fn wake(&mut self) {
         for st in self.stacks.iter_mut() {
-            if st.queue.is_empty() {
+            if st.waiter.is_none() {
+                continue;
+            }
+            let n = st.ready();
+            if n == 0 {
                 continue;
             }
             if let Some(c) = st.waiter.take() {
                 // STALE if its time-out passed meanwhile: nothing to do.
-                let _ = Return(c).reply(Tag::new(0), [OK, st.queue.len() as u64, 0, 0]);
+                let _ = Return(c).reply(Tag::new(0), [OK, n, 0, 0]);
                 let _ = SELF_ASPACE.delete_cap(c);
                 self.slots.free(c);
             }
         }
     }
 
+    /// Takes the frames stack `i` submitted in its ring, checks each and
+    /// sends it (or switches it to another stack), as far as the transmit
+    /// queue and the room in TX_DONE allow.  BAD_REQUEST when one of the
+    /// stack's indices is out of range (nothing is taken then).
+    fn ring_send(&mut self, i: usize) -> u64 {
+        loop {
+            let Some(r) = self.stacks[i].ring.as_mut() else { return BAD_REQUEST };
+            let c = r.ctl();
+            let (Some(n), Some(given)) = (waiting(c.prod(TX_SUBMIT), r.sub_cons), waiting(r.txd_prod, c.cons(TX_DONE))) else {
+                r.bad_index += 1;
+                return BAD_REQUEST;
+            };
+            // A TX_DONE entry is kept for every frame taken.
+            if n == 0 || given + r.owed >= QUEUE || !self.nic.can_send() {
+                return OK;
+            }
+            let d = c.entry(TX_SUBMIT, r.sub_cons);
+            let old = r.sub_cons;
+            r.sub_cons = old.wrapping_add(1);
+            r.put(TX_SUBMIT, false, old, r.sub_cons);
+            let (off, len) = match check_tx(d, r.pages) {
+                Ok(x) => x,
+                Err(st) => {
+                    r.bad_desc += 1;
+                    r.tx_done(ring::desc_offset(d), st);
+                    continue;
+                }
+            };
+            // The head is copied first and checked there: the device sends
+            // that copy, so the stack cannot change what was checked.
+            let h = len.min(nic::HEAD);
+            let mut head = [0u8; nic::HEAD];
+            // SAFETY: check_tx put the frame inside the ring, mapped at va.
+            head[..h].copy_from_slice(unsafe { core::slice::from_raw_parts((r.va + off) as *const u8, h) });
+            let (va, generation) = (r.va, r.generation);
+            let st = self.check(i, &head[..h], len);
+            if st != OK {
+                self.stacks[i].ring.as_mut().unwrap().tx_done(off, st);
+                continue;
+            }
+            self.stacks[i].sent += 1;
+            if dest_ip(&head[..h]).and_then(|ip| self.stack_for(ip)).is_some() {
+                let mut f = core::mem::take(&mut self.scratch);
+                f.clear();
+                f.extend_from_slice(&head[..h]);
+                // SAFETY: as above.
+                f.extend_from_slice(unsafe { core::slice::from_raw_parts((va + off + h as u64) as *const u8, len - h) });
+                self.deliver(&f);
+                self.scratch = f;
+                self.stacks[i].ring.as_mut().unwrap().tx_done(off, OK);
+                continue;
+            }
+            let rest = (len > h).then(|| (va + off + h as u64, len - h));
+            let sent = self.nic.send(&head[..h], rest, tx_tag(i, generation, off));
+            let r = self.stacks[i].ring.as_mut().unwrap();
+            match sent {
+                Ok(()) if rest.is_some() => {
+                    self.to_nic += 1;
+                    r.owed += 1;
+                }
+                Ok(()) => {
+                    self.to_nic += 1;
+                    r.tx_done(off, OK);
+                }
+                Err(why) => {
+                    println!("net: a frame could not be sent: {why}");
+                    r.tx_done(off, IO_ERROR);
+                }
+            }
+        }
+    }
+
+    /// ATTACH: the capability must be a SENDER to the server's own
+    /// dataspace manager (the server sends it its address space and DMA
+    /// domain to map and pin), naming a live dataspace of MIN_PAGES to
+    /// MAX_PAGES pages shared with READ and WRITE.  Replaces the stack's
+    /// earlier ring.  (status, pages).
+    fn attach(&mut self, i: usize, arg: &mut Option<u64>) -> (u64, u64) {
+        let Some(cap) = *arg else { return (NOT_DATASPACE, 0) };
+        match SELF_ASPACE.compare_cap(cap, DS_SLOT) {
+            Ok((true, _)) if SELF_ASPACE.identify_cap(cap).is_ok_and(|c| c.ty == keep_abi::ty::SENDER) => {}
+            _ => return (NOT_DATASPACE, 0),
+        }
+        let ds = Dataspace(Sender(cap));
+        let Ok((pages, r, _)) = ds.info() else { return (NOT_DATASPACE, 0) };
+        if !(ring::MIN_PAGES..=ring::MAX_PAGES).contains(&pages) {
+            return (BAD_REQUEST, 0);
+        }
+        if r & (rights::READ | rights::WRITE) != rights::READ | rights::WRITE {
+            return (DENIED, 0);
+        }
+        self.detach(i);
+        let (va, iova) = (RING_VA + i as u64 * RING_WINDOW, RING_IOVA + i as u64 * RING_WINDOW);
+        let Ok(map) = ds.map(slot::SELF_ASPACE, va, 0, pages, rights::READ | rights::WRITE) else { return (NO_RESOURCES, 0) };
+        // The device only reads a ring (frames to send); receive buffers are
+        // written by the server.
+        let mut addrs = [0u64; ring::MAX_PAGES as usize];
+        let pin = match ds.pin(hal::domain().0, 0, pages, iova, rights::READ, &mut addrs[..pages as usize]) {
+            Ok(p) => p,
+            Err(_) => {
+                let _ = ds.unmap(map);
+                return (NO_RESOURCES, 0);
+            }
+        };
+        hal::add_direct(va, pages * 4096, iova);
+        *arg = None; // the capability stays with the ring
+        self.generations += 1;
+        let mut rs = RingState {
+            ds: cap, va, pages, map, pin, generation: self.generations,
+            free_cons: 0, done_prod: 0, sub_cons: 0, txd_prod: 0, owed: 0, wait_tx: false,
+            bad_desc: 0, bad_index: 0, tampered: 0,
+        };
+        let c = rs.ctl();
+        for q in [RX_DONE, TX_DONE] {
+            c.set_prod(q, 0);
+        }
+        for q in [RX_FREE, TX_SUBMIT] {
+            c.set_cons(q, 0);
+        }
+        // Frames that waited in the message-string queue go into the ring.
+        let st = &mut self.stacks[i];
+        while let Some(f) = st.queue.pop_front() {
+            if !ring_deliver(&mut rs, &f) {
+                st.dropped += 1;
+            }
+        }
+        st.ring = Some(rs);
+        (OK, pages)
+    }
+
+    /// Takes stack `i`'s ring away: once nothing of it is on the device,
+    /// unpinned and unmapped (STALE if its owner revoked the share: the
+    /// manager removed both then).
+    fn detach(&mut self, i: usize) {
+        let Some(r) = self.stacks[i].ring.take() else { return };
+        if r.owed > 0 {
+            let stacks = &mut self.stacks;
+            self.nic.drain(|tag, in_place| completed(stacks, tag, in_place));
+        }
+        hal::remove_direct(r.va);
+        let ds = Dataspace(Sender(r.ds));
+        let _ = ds.unpin(r.pin);
+        let _ = ds.unmap(r.map);
+        let _ = SELF_ASPACE.delete_cap(r.ds);
+        self.slots.free(r.ds);
+    }
+
+    /// init's notice that the described client whose calls carry `payload`
+    /// has ended (its bank goes next): its ring is unpinned and unmapped
+    /// now, while its pages are still there, and a WAIT it left is
+    /// dropped.  Its registration and the frames queued for it stay for
+    /// its next instance, which attaches a new ring.
+    fn gone(&mut self, payload: u64) {
+        // A described client, or a stack of ADD_STACK (payload index + 1:
+        // ktest's and the benchmarks' instances, whose starter may tell).
+        let i = match self.described.iter().find(|(p, _)| *p == payload) {
+            Some(&(_, i)) => i,
+            None if names::client_of(payload).is_none() && (1..=self.stacks.len() as u64).contains(&payload) => payload as usize - 1,
+            None => return,
+        };
+        if let Some(c) = self.stacks[i].waiter.take() {
+            let _ = SELF_ASPACE.delete_cap(c);
+            self.slots.free(c);
+        }
+        self.detach(i);
+    }
+
     /// WAIT from stack `i` (its return capability at RET): true if it was
     /// kept, to be answered when a frame comes.
     fn park(&mut self, i: usize) -> bool {
-        if !self.stacks[i].queue.is_empty() {
+        if self.stacks[i].ready() != 0 {
             return false;
         }
         let Some(c) = self.slots.alloc() else { return false };
@@ -183,22 +514,38 @@ impl Server {
 
     /// A frame from stack `i`: checked, then switched to another stack or
     /// sent out through the NIC.
-    fn send(&mut self, i: usize, frame: &[u8]) -> u64 {
-        if frame.len() < ETH_HEADER || frame.len() > MAX_FRAME {
+    /// Whether stack `i` may send a frame of `len` bytes that begins with
+    /// `head` (its source MAC and address are its own).
+    fn check(&self, i: usize, head: &[u8], len: usize) -> u64 {
+        if len < ETH_HEADER || len > MAX_FRAME {
             return BAD_REQUEST;
         }
-        let Some(src) = src_ip(frame) else {
+        let Some(src) = src_ip(head) else {
             return BAD_REQUEST;
         };
-        if mac_word(&frame[6..12]) != self.mac || src != self.stacks[i].ip {
+        if mac_word(&head[6..12]) != self.mac || src != self.stacks[i].ip {
             return DENIED;
+        }
+        OK
+    }
+
+    fn send(&mut self, i: usize, frame: &[u8]) -> u64 {
+        let st = self.check(i, frame, frame.len());
+        if st != OK {
+            return st;
         }
         self.stacks[i].sent += 1;
         if dest_ip(frame).and_then(|ip| self.stack_for(ip)).is_some() {
             self.deliver(frame);
             return OK;
         }
-        match self.nic.send(frame) {
+        if !self.nic.can_send() {
+            // Wait for room: the frames on the device finish soon.
+            let stacks = &mut self.stacks;
+            self.nic.drain(|tag, in_place| completed(stacks, tag, in_place));
+        }
+        let sent = self.send_copied(frame);
+        match sent {
             Ok(()) => {
                 self.to_nic += 1;
                 OK
@@ -210,13 +557,32 @@ impl Server {
         }
     }
 
+    /// Sends a frame given as a message string: its head through a head
+    /// slot, the rest copied into the server's string page, which the
+    /// device reaches in place; waits for the device (as this path always
+    /// did: the page is used again by the next one).
+    fn send_copied(&mut self, frame: &[u8]) -> Result<(), alloc::string::String> {
+        let (head, rest) = frame.split_at(frame.len().min(nic::HEAD));
+        if rest.is_empty() {
+            return self.nic.send(head, None, u64::MAX);
+        }
+        let stacks = &mut self.stacks;
+        self.nic.drain(|tag, in_place| completed(stacks, tag, in_place));
+        // SAFETY: the string page is the Hal's, mapped for the server's life, and not on the device (drained).
+        unsafe { core::slice::from_raw_parts_mut(self.string_va as *mut u8, rest.len()) }.copy_from_slice(rest);
+        self.nic.send(head, Some((self.string_va, rest.len())), u64::MAX)?;
+        let stacks = &mut self.stacks;
+        self.nic.drain(|tag, in_place| completed(stacks, tag, in_place));
+        Ok(())
+    }
+
     /// A stack's request: (status, reply words, a frame to send back).
-    fn stack(&mut self, label: u64, i: usize, string: Option<&[u8]>) -> (u64, [u64; 3], Option<Vec<u8>>) {
+    fn stack(&mut self, label: u64, i: usize, words: [u64; 4], string: Option<&[u8]>, arg: &mut Option<u64>) -> (u64, [u64; 3], Option<Vec<u8>>) {
         if !self.stacks.get(i).is_some_and(|s| s.live) {
             return (NOT_REGISTERED, [0; 3], None);
         }
         match label {
-            INFO => (OK, [self.mac, self.stacks[i].ip, self.stacks[i].queue.len() as u64], None),
+            INFO => (OK, [self.mac, self.stacks[i].ip, self.stacks[i].ready()], None),
             SEND => match string {
                 Some(f) => (self.send(i, f), [0; 3], None),
                 None => (BAD_REQUEST, [0; 3], None),
@@ -225,7 +591,22 @@ impl Server {
                 Some(f) => (OK, [self.stacks[i].queue.len() as u64, 0, 0], Some(f)),
                 None => (EMPTY, [0; 3], None),
             },
+            KICK | WAIT if self.stacks[i].ring.is_some() => {
+                if label == WAIT {
+                    self.stacks[i].ring.as_mut().unwrap().wait_tx = words[0] & WAIT_TX != 0;
+                }
+                let st = self.ring_send(i);
+                (st, [self.stacks[i].ready(), 0, 0], None)
+            }
             WAIT => (OK, [self.stacks[i].queue.len() as u64, 0, 0], None),
+            ATTACH => {
+                let (st, pages) = self.attach(i, arg);
+                (st, [pages, 0, 0], None)
+            }
+            RING_COUNTERS => match &self.stacks[i].ring {
+                Some(r) => (OK, [r.bad_desc, r.bad_index, r.tampered], None),
+                None => (BAD_REQUEST, [0; 3], None),
+            },
             COUNTERS => {
                 let s = &self.stacks[i];
                 (OK, [s.delivered, s.sent, s.dropped], None)
@@ -243,11 +624,15 @@ fn main(_: u64, _: u64) -> i32 {
         return fail("slots", "none free");
     };
     slots.reserve(RET);
-    // From the description: the PCI server by name.
+    slots.reserve(ARG);
+    // From the description: the PCI server and the dataspace manager by name.
     let pci = if names::present(names::NAMES_SLOT) {
         let Some(p) = slots.alloc() else { return fail("slots", "none free") };
         if let Err(e) = names::lookup_patiently("pci", p, keep_rt::ipc_buffer()) {
             return fail("the PCI server by name ('pci')", names::status::name(e));
+        }
+        if let Err(e) = names::lookup_patiently("dataspace", DS_SLOT, keep_rt::ipc_buffer()) {
+            println!("net: no dataspace manager by name ({}): ATTACH refuses every ring", names::status::name(e));
         }
         p
     } else {
@@ -282,12 +667,18 @@ fn main(_: u64, _: u64) -> i32 {
         m6[0], m6[1], m6[2], m6[3], m6[4], m6[5],
         if mediated { "the PCI server's mediator (no IOMMU)" } else { "the IOMMU" }
     );
-    let mut s = Server { nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0, slots, described: Vec::new() };
+    let (string_iova, string_page) = KeepHal::dma_alloc(1, BufferDirection::DriverToDevice);
+    let string_va = string_page.as_ptr() as u64;
+    hal::add_direct(string_va, 4096, string_iova);
+    let mut s = Server {
+        nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0, slots, described: Vec::new(),
+        generations: 0, scratch: Vec::with_capacity(MAX_FRAME), string_va,
+    };
     let buf = keep_rt::ipc_buffer();
     let mut frame = alloc::vec![0u8; keep_abi::layout::MAX_STRING as usize];
     let mut drop_after_reply: Option<u64> = None;
-    buf.set_recv_slots(&[RET]);
-    let mut m = recv(Tag::new(0).with_slots(1), 0);
+    buf.set_recv_slots(&[RET, ARG]);
+    let mut m = recv(Tag::new(0).with_slots(2), 0);
     loop {
         if let Some(c) = drop_after_reply.take() {
             let _ = SELF_ASPACE.delete_cap(c);
@@ -302,9 +693,22 @@ fn main(_: u64, _: u64) -> i32 {
             s.pump();
             s.wake();
         }
+        // A capability beside the return capability (ATTACH's dataspace).
+        let mut arg = None;
+        if m.err == 0 && m.tag.is_called() && m.tag.caps() >= 2 {
+            arg = s.slots.alloc().filter(|&c| SELF_ASPACE.move_cap(ARG, c).is_ok() || {
+                s.slots.free(c);
+                false
+            });
+            let _ = SELF_ASPACE.delete_cap(ARG);
+        }
         if m.err != 0 || !m.tag.is_called() {
-            buf.set_recv_slots(&[RET]);
-            m = recv(Tag::new(0).with_slots(1), 0);
+            if m.err == 0 && m.tag.caps() > 0 {
+                let _ = SELF_ASPACE.delete_cap(RET);
+                let _ = SELF_ASPACE.delete_cap(ARG);
+            }
+            buf.set_recv_slots(&[RET, ARG]);
+            m = recv(Tag::new(0).with_slots(2), 0);
             continue;
         }
         let string = m.tag.has_string().then(|| {
@@ -341,13 +745,20 @@ fn main(_: u64, _: u64) -> i32 {
                         if let Some(c) = st.waiter.take() {
                             let _ = Return(c).reply(Tag::new(0), [NOT_REGISTERED, 0, 0, 0]);
                             let _ = SELF_ASPACE.delete_cap(c);
+                            s.slots.free(c);
                         }
+                        s.detach(m.words[0] as usize - 1);
                         (OK, [0; 3], None, None)
                     }
                     _ => (NOT_REGISTERED, [0; 3], None, None),
                 },
                 STATS => (OK, [s.from_nic, s.to_nic, s.dropped], None, None),
                 QUIT => {
+                    // The rings unpinned and unmapped through the manager
+                    // (which would keep records of them otherwise).
+                    for i in 0..s.stacks.len() {
+                        s.detach(i);
+                    }
                     let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
                     drop(s); // resets the device: no DMA after this
                     let _ = hal::finish();
@@ -358,21 +769,36 @@ fn main(_: u64, _: u64) -> i32 {
             }
         } else if m.payload == FAULT_PAYLOAD {
             (BAD_REQUEST, [0; 3], None, None)
+        } else if m.payload == names::NOTICE {
+            // Only init holds a sender with this payload (the server mints
+            // none): a client's GONE arrives with its own payload below
+            // and is refused as an unknown request.
+            match m.tag.label() {
+                names::GONE => {
+                    s.gone(m.words[0]);
+                    (OK, [0; 3], None, None)
+                }
+                _ => (BAD_REQUEST, [0; 3], None, None),
+            }
         } else {
             let (i, (st, w, out)) = match s.stack_of(m.payload) {
-                Ok(i) => (i, s.stack(m.tag.label(), i, string)),
+                Ok(i) => (i, s.stack(m.tag.label(), i, m.words, string, &mut arg)),
                 Err(st) => (usize::MAX, (st, [0; 3], None)),
             };
+            if let Some(c) = arg.take() {
+                let _ = SELF_ASPACE.delete_cap(c);
+                s.slots.free(c);
+            }
             if st == OK && m.tag.label() == WAIT && s.park(i) {
                 s.wake(); // a SEND of this request may have queued frames
-                buf.set_recv_slots(&[RET]);
-                m = recv(Tag::new(0).with_slots(1), 0);
+                buf.set_recv_slots(&[RET, ARG]);
+                m = recv(Tag::new(0).with_slots(2), 0);
                 continue;
             }
             (st, w, out, None)
         };
         s.wake(); // a SEND may have queued a frame for a waiting stack
-        let mut tag = Tag::new(0).with_slots(1);
+        let mut tag = Tag::new(0).with_slots(2);
         if let Some(f) = out {
             buf.set_string(&f);
             tag = tag.with_string();
@@ -381,7 +807,11 @@ fn main(_: u64, _: u64) -> i32 {
             tag = tag.with_caps(buf.set_send_caps(&[(c, 0)]));
             drop_after_reply = Some(c);
         }
-        buf.set_recv_slots(&[RET]);
+        if let Some(c) = arg.take() {
+            let _ = SELF_ASPACE.delete_cap(c);
+            s.slots.free(c);
+        }
+        buf.set_recv_slots(&[RET, ARG]);
         m = Return(RET).reply_recv(tag, [st, w[0], w[1], w[2]], 0);
     }
 }

@@ -1,124 +1,268 @@
-//! The NIC: `virtio-drivers`' raw virtio-net driver (`VirtIONetRaw`) over
-//! buffers the server made once, at fixed device addresses, which the
-//! device reaches in place (`keep_virtio::hal::add_direct`): 16 receive
-//! buffers of 2 KiB and one transmit buffer.
+//! The NIC: a virtio-net driver over `virtio-drivers`' `VirtQueue` (its
+//! split virtqueues, with the Hal doing the device addresses), receive
+//! buffers the server made once and frames sent from where they lie.
 //!
-//! Why not `VirtIONet`: its `send` notifies the device only when the used
-//! ring allows it and then spins for the completion, with no place for
-//! `keep_virtio::mediated::kick`; through the PCI server's mediator (no
-//! IOMMU) a notification skipped while the device had them suppressed
-//! would leave the frame in the driver's shadow ring for ever
-//! (docs/devices.md, "Software DMA mediation").  Here every transmit and
-//! every receive buffer handed back is followed by a kick (nothing is
-//! called when `notify` submitted it already, or with an IOMMU).  And its
-//! buffers were fresh heap memory each time, bounced through new DMA
-//! pages by the Hal; these are made once.
+//! Receiving: 16 buffers of 2 KiB at fixed device addresses, each handed
+//! back to the device as soon as its frame was copied out (once, into the
+//! stack's ring or queue: the server learns whose a frame is only after
+//! the device wrote it, so the device cannot write into a stack's pages).
+//!
+//! Sending does not wait for the device.  A frame goes as one or two
+//! descriptors: the virtio-net header and the frame's first `HEAD` bytes
+//! copied into a head slot of the server's own (so the addresses the
+//! server checked are the ones the device reads: a stack cannot change
+//! them under it), and the rest read by the device where it lies, in the
+//! stack's dataspace pinned for device reads (`hal::add_direct`).  Up to 8
+//! frames are on the device at once (16 descriptors); `complete` takes the
+//! finished ones back.
+//!
+//! Why not `VirtIONetRaw`: it sends one buffer per frame, so the header
+//! would have to precede the frame in the stack's memory.  And every
+//! transmit and every receive buffer handed back is followed by a kick of
+//! the PCI server's mediator (without an IOMMU; docs/devices.md, "Software
+//! DMA mediation"), which `VirtIONet`'s spinning `send` left no place for.
 
 use alloc::string::String;
 
 use keep_virtio::hal::{self, KeepHal};
 use keep_virtio::{PlatformTransport, VirtioTransport};
-use virtio_drivers::device::net::VirtIONetRaw;
+use virtio_drivers::queue::VirtQueue;
+use virtio_drivers::transport::{DeviceStatus, Transport};
 use virtio_drivers::{BufferDirection, Hal};
 
-/// Receive buffers the NIC holds (virtio-net's receive queue).
+/// Descriptors of each virtqueue (the mediator's limit).
 pub const QUEUE: usize = 16;
 /// A receive buffer: the virtio-net header and a whole frame.
 const RX_BUF: usize = 2048;
+/// virtio-net's header (`struct virtio_net_hdr` with `num_buffers`, VERSION_1).
+const NET_HDR: usize = 12;
+/// Bytes of a frame copied into the server's head slot: all of a short
+/// frame (ARP, ACKs), the headers the server checks of a long one.
+pub const HEAD: usize = 128;
+const HEAD_SLOT: usize = 256;
 
-type Raw = VirtIONetRaw<KeepHal, PlatformTransport<VirtioTransport>, QUEUE>;
+const RECEIVEQ: u16 = 0;
+const TRANSMITQ: u16 = 1;
+const F_MAC: u64 = 1 << 5;
+const F_STATUS: u64 = 1 << 16;
+const F_VERSION_1: u64 = 1 << 32;
+
+type Queue = VirtQueue<KeepHal, QUEUE>;
+
+/// A frame on the device: its head slot, what of it is read in place, and
+/// the caller's tag for it.
+#[derive(Clone, Copy)]
+struct InFlight {
+    slot: usize,
+    head: usize,
+    rest: Option<(u64, usize)>,
+    tag: u64,
+}
 
 pub struct Nic {
-    raw: Raw,
+    transport: PlatformTransport<VirtioTransport>,
+    mac: [u8; 6],
+    rxq: Queue,
+    txq: Queue,
     /// Receive buffer i at rx_va + i * RX_BUF; the token the device knows it by.
     rx_va: u64,
     rx_token: [u16; QUEUE],
-    tx_va: u64,
+    head_va: u64,
+    head_free: u32,
+    /// By token (the chain's first descriptor).
+    in_flight: [Option<InFlight>; QUEUE],
+    on_device: usize,
 }
 
 fn buf(va: u64, len: usize) -> &'static mut [u8] {
-    // SAFETY: DMA pages the Hal made for this server, mapped for its whole
-    // life; each buffer is handed out once at a time (to the device, or to
-    // the server between a completion and the next begin).
+    // SAFETY: DMA pages the Hal made for this server, or a stack's ring
+    // mapped for as long as frames of it are on the device; each buffer
+    // is handed out once at a time.
     unsafe { core::slice::from_raw_parts_mut(va as *mut u8, len) }
 }
 
 impl Nic {
-    pub fn new(transport: PlatformTransport<VirtioTransport>) -> Result<Nic, String> {
-        let mut raw = Raw::new(transport).map_err(|e| alloc::format!("{e:?}"))?;
+    pub fn new(mut t: PlatformTransport<VirtioTransport>) -> Result<Nic, String> {
+        t.set_status(DeviceStatus::empty());
+        t.set_status(DeviceStatus::ACKNOWLEDGE | DeviceStatus::DRIVER);
+        let offered = t.read_device_features();
+        if offered & F_VERSION_1 == 0 {
+            return Err(String::from("the device is not virtio 1.0"));
+        }
+        // No indirect descriptors (their tables would be fresh heap memory
+        // bounced through new DMA pages each time), no event index.
+        t.write_driver_features(offered & (F_MAC | F_STATUS | F_VERSION_1));
+        t.set_status(DeviceStatus::ACKNOWLEDGE | DeviceStatus::DRIVER | DeviceStatus::FEATURES_OK);
+        t.set_guest_page_size(4096);
+        let mac: [u8; 6] = t.read_config_space(0).map_err(|e| alloc::format!("MAC: {e:?}"))?;
+        let mut rxq = Queue::new(&mut t, RECEIVEQ, false, false).map_err(|e| alloc::format!("receive queue: {e:?}"))?;
+        let txq = Queue::new(&mut t, TRANSMITQ, false, false).map_err(|e| alloc::format!("transmit queue: {e:?}"))?;
+        t.finish_init();
         let rx_pages = QUEUE * RX_BUF / 4096;
         let (rx_iova, rx) = KeepHal::dma_alloc(rx_pages, BufferDirection::DeviceToDriver);
-        let (tx_iova, tx) = KeepHal::dma_alloc(1, BufferDirection::DriverToDevice);
-        let (rx_va, tx_va) = (rx.as_ptr() as u64, tx.as_ptr() as u64);
+        let (head_iova, heads) = KeepHal::dma_alloc(1, BufferDirection::DriverToDevice);
+        let (rx_va, head_va) = (rx.as_ptr() as u64, heads.as_ptr() as u64);
         hal::add_direct(rx_va, (rx_pages * 4096) as u64, rx_iova);
-        hal::add_direct(tx_va, 4096, tx_iova);
+        hal::add_direct(head_va, 4096, head_iova);
         let mut rx_token = [0u16; QUEUE];
-        for (i, t) in rx_token.iter_mut().enumerate() {
-            // SAFETY: the buffer is the device's until receive_complete.
-            *t = unsafe { raw.receive_begin(buf(rx_va + (i * RX_BUF) as u64, RX_BUF)) }.map_err(|e| alloc::format!("receive buffer {i}: {e:?}"))?;
+        for (i, tk) in rx_token.iter_mut().enumerate() {
+            // SAFETY: the buffer is the device's until it is popped.
+            *tk = unsafe { rxq.add(&[], &mut [buf(rx_va + (i * RX_BUF) as u64, RX_BUF)]) }
+                .map_err(|e| alloc::format!("receive buffer {i}: {e:?}"))?;
+        }
+        if rxq.should_notify() {
+            t.notify(RECEIVEQ);
         }
         keep_virtio::mediated::kick();
-        Ok(Nic { raw, rx_va, rx_token, tx_va })
+        Ok(Nic {
+            transport: t,
+            mac,
+            rxq,
+            txq,
+            rx_va,
+            rx_token,
+            head_va,
+            head_free: (1 << (4096 / HEAD_SLOT)) - 1,
+            in_flight: [None; QUEUE],
+            on_device: 0,
+        })
     }
 
     pub fn mac(&self) -> [u8; 6] {
-        self.raw.mac_address()
+        self.mac
     }
 
     pub fn enable_interrupts(&mut self) {
-        self.raw.enable_interrupts();
+        self.rxq.set_dev_notify(true);
+        self.txq.set_dev_notify(true);
     }
 
     pub fn ack_interrupt(&mut self) {
-        self.raw.ack_interrupt();
+        self.transport.ack_interrupt();
     }
 
     /// Takes every received frame off the NIC, hands each to `f` and its
     /// buffer back to the device.  Returns the frames taken.
     pub fn receive(&mut self, mut f: impl FnMut(&[u8])) -> u64 {
         let mut n = 0;
-        while let Some(token) = self.raw.poll_receive() {
+        while let Some(token) = self.rxq.peek_used() {
             let Some(i) = self.rx_token.iter().position(|&t| t == token) else {
                 keep_rt::println!("net: the device completed an unknown receive buffer {token}");
                 break;
             };
             let b = buf(self.rx_va + (i * RX_BUF) as u64, RX_BUF);
-            // SAFETY: the same buffer as receive_begin was given for this token.
-            match unsafe { self.raw.receive_complete(token, b) } {
-                Ok((hdr, len)) if hdr + len <= RX_BUF => {
+            // SAFETY: the same buffer as was added for this token.
+            match unsafe { self.rxq.pop_used(token, &[], &mut [b]) } {
+                Ok(len) if len as usize >= NET_HDR && len as usize <= RX_BUF => {
                     n += 1;
-                    f(&b[hdr..hdr + len]);
+                    f(&buf(self.rx_va + (i * RX_BUF) as u64, RX_BUF)[NET_HDR..len as usize]);
                 }
-                _ => keep_rt::println!("net: a receive buffer came back malformed"),
+                Ok(_) => keep_rt::println!("net: a receive buffer came back malformed"),
+                Err(e) => {
+                    keep_rt::println!("net: receive buffer {i}: {e:?}");
+                    break;
+                }
             }
+            let b = buf(self.rx_va + (i * RX_BUF) as u64, RX_BUF);
             // SAFETY: as in new().
-            match unsafe { self.raw.receive_begin(b) } {
+            match unsafe { self.rxq.add(&[], &mut [b]) } {
                 Ok(t) => self.rx_token[i] = t,
                 Err(e) => keep_rt::println!("net: receive buffer {i} could not be given back: {e:?}"),
             }
         }
-        keep_virtio::mediated::kick();
+        if n > 0 {
+            if self.rxq.should_notify() {
+                self.transport.notify(RECEIVEQ);
+            }
+            keep_virtio::mediated::kick();
+        }
         n
     }
 
-    /// Sends one frame (at most MAX_FRAME bytes) and waits for the device.
-    pub fn send(&mut self, frame: &[u8]) -> Result<(), String> {
-        let b = buf(self.tx_va, 4096);
-        let hdr = self.raw.fill_buffer_header(b).map_err(|e| alloc::format!("{e:?}"))?;
-        b[hdr..hdr + frame.len()].copy_from_slice(frame);
-        let b = &b[..hdr + frame.len()];
-        // SAFETY: the buffer stays untouched until transmit_complete below.
-        let token = unsafe { self.raw.transmit_begin(b) }.map_err(|e| alloc::format!("{e:?}"))?;
+    /// Whether a frame can go on the device now.
+    pub fn can_send(&self) -> bool {
+        self.head_free != 0 && self.txq.available_desc() >= 2
+    }
+
+    /// Puts a frame on the device: `head` (at most HEAD bytes, copied into
+    /// a head slot) and then, if any, `rest` = (virtual address, length),
+    /// which must be memory the device reaches in place (a direct range of
+    /// the Hal).  Returns whether it went; `tag` comes back from `complete`
+    /// when the device is done with `rest`.  Does not wait.
+    pub fn send(&mut self, head: &[u8], rest: Option<(u64, usize)>, tag: u64) -> Result<(), String> {
+        if !self.can_send() || head.len() > HEAD {
+            return Err(String::from("the transmit queue is full"));
+        }
+        let slot = self.head_free.trailing_zeros() as usize;
+        let hb = buf(self.head_va + (slot * HEAD_SLOT) as u64, NET_HDR + head.len());
+        hb[..NET_HDR].fill(0);
+        hb[NET_HDR..].copy_from_slice(head);
+        let hb: &[u8] = hb;
+        // SAFETY: the head slot is not used again until complete(); the
+        // rest is the caller's to keep untouched until then.
+        let token = unsafe {
+            match rest {
+                Some((va, len)) => self.txq.add(&[hb, buf(va, len)], &mut []),
+                None => self.txq.add(&[hb], &mut []),
+            }
+        }
+        .map_err(|e| alloc::format!("{e:?}"))?;
+        self.head_free &= !(1 << slot);
+        self.in_flight[token as usize] = Some(InFlight { slot, head: NET_HDR + head.len(), rest, tag });
+        self.on_device += 1;
+        if self.txq.should_notify() {
+            self.transport.notify(TRANSMITQ);
+        }
         // Through the mediator: the chain now, even if the device had
         // notifications suppressed.
         keep_virtio::mediated::kick();
         if let Some((st, _, addr)) = keep_virtio::mediated::take_refusal() {
             return Err(alloc::format!("the mediator refused the frame ({}): address {addr:#x}", keep_pci::status_name(st)));
         }
-        while self.raw.poll_transmit() != Some(token) {
+        Ok(())
+    }
+
+    /// Takes the frames the device finished off the transmit queue; `f`
+    /// gets each one's tag and whether it had a part read in place.
+    pub fn complete(&mut self, mut f: impl FnMut(u64, bool)) -> usize {
+        let mut n = 0;
+        while let Some(token) = self.txq.peek_used() {
+            let Some(fl) = self.in_flight.get_mut(token as usize).and_then(|x| x.take()) else {
+                keep_rt::println!("net: the device completed an unknown transmit chain {token}");
+                break;
+            };
+            let hb: &[u8] = buf(self.head_va + (fl.slot * HEAD_SLOT) as u64, fl.head);
+            // SAFETY: the same buffers as were added for this token.
+            let r = unsafe {
+                match fl.rest {
+                    Some((va, len)) => self.txq.pop_used(token, &[hb, buf(va, len)], &mut []),
+                    None => self.txq.pop_used(token, &[hb], &mut []),
+                }
+            };
+            if let Err(e) = r {
+                keep_rt::println!("net: transmit chain {token}: {e:?}");
+                break;
+            }
+            self.head_free |= 1 << fl.slot;
+            self.on_device -= 1;
+            n += 1;
+            f(fl.tag, fl.rest.is_some());
+        }
+        n
+    }
+
+    /// Waits until the device has finished every frame (before a stack's
+    /// ring is unpinned: nothing of it may be on the device then).
+    pub fn drain(&mut self, mut f: impl FnMut(u64, bool)) {
+        let mut spins = 0u64;
+        while self.on_device > 0 {
+            self.complete(&mut f);
+            spins += 1;
+            if spins > 50_000_000 {
+                keep_rt::println!("net: the device did not finish {} frames", self.on_device);
+                return;
+            }
             core::hint::spin_loop();
         }
-        // SAFETY: the same buffer as transmit_begin was given.
-        unsafe { self.raw.transmit_complete(token, b) }.map(drop).map_err(|e| alloc::format!("{e:?}"))
     }
 }

@@ -88,6 +88,9 @@ pub struct Bench {
     udp: SocketHandle,
     st: St,
     chunk: Vec<u8>,
+    /// Where `net.tcp.recv` reads to (not `chunk`: reading into the
+    /// pattern garbled what `net.tcp.send` sent after it).
+    sink: Vec<u8>,
     /// UDP: echoes queued (datagram 0 included).
     echoed: usize,
     pub failed: bool,
@@ -128,8 +131,9 @@ impl Bench {
             udp::PacketBuffer::new(meta(), vec![0; 4 * DATAGRAM]),
         ));
         // A whole number of the pattern's periods, so that it wraps seamlessly.
-        let chunk = (0..251 * 64).map(byte).collect();
-        Some(Bench { phases, tcp, udp, st: St::Setup, chunk, echoed: 0, failed: false })
+        let chunk: Vec<u8> = (0..251 * 64).map(byte).collect();
+        let sink = vec![0; chunk.len()];
+        Some(Bench { phases, tcp, udp, st: St::Setup, chunk, sink, echoed: 0, failed: false })
     }
 
     /// Whether every phase is over.
@@ -184,7 +188,7 @@ impl Bench {
                 let mut moved = false;
                 if op == Op::Recv {
                     while s.can_recv() {
-                        match s.recv_slice(&mut self.chunk) {
+                        match s.recv_slice(&mut self.sink) {
                             Ok(k) if k > 0 => {
                                 n += k;
                                 moved = true;

@@ -17,10 +17,16 @@
 //! (ktest, the benchmarks), arg0 is its address and arg1 its services,
 //! and its capability to the server is at NET_SLOT.
 //!
-//! The stack calls `RECV`
-//! while frames come; when a few polls in a row found nothing it waits in
-//! the server's `WAIT` (woken by the next frame for it, which the NIC's
-//! interrupt brings) bounded by smoltcp's next timer.
+//! Frames come and go through a ring in a dataspace of the stack's own
+//! (keep_net::ring; made by the dataspace manager, in DS_SLOT or looked up
+//! as `dataspace`), attached to the server with `ATTACH` and again after
+//! the server was restarted.  smoltcp reads received frames where the
+//! server put them and writes frames to send into the ring's transmit
+//! buffers, which the NIC reads in place.  The stack calls the server
+//! only to say that frames wait in an empty transmit queue (`KICK`) and,
+//! when a few polls in a row found nothing, to sleep in `WAIT` (woken by
+//! the next frame for it, which the NIC's interrupt brings) bounded by
+//! smoltcp's next timer.
 
 #![no_std]
 #![no_main]
@@ -31,14 +37,18 @@ mod bench;
 
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::Cell;
 use core::fmt::Write;
 
-use keep_abi::{SELF_ASPACE, Sender, TIMER};
-use keep_net::{ETHERTYPE_ARP, Error, Ip, MAX_FRAME, NET_SLOT, Stack, dest_ip, ethertype, mac_bytes};
+use keep_abi::{SELF_ASPACE, Sender, TIMER, rights, slot};
+use keep_dataspace::{DS_SLOT, Dataspace, Manager};
+use keep_net::ring::phy::{RingRx, RingTx};
+use keep_net::ring::{self, Ring};
+use keep_net::{ETHERTYPE_ARP, Error, Ip, MAX_FRAME, NET_SLOT, Stack, WAIT_TX, dest_ip, ethertype, mac_bytes};
 use keep_rt::println;
 use keep_system::names;
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
-use smoltcp::phy::{Device, DeviceCapabilities, Medium, RxToken, TxToken};
+use smoltcp::phy::{Device, DeviceCapabilities, Medium, TxToken};
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::socket::{icmp, tcp};
 use smoltcp::time::Instant;
@@ -52,11 +62,15 @@ const ECHO_SOCKETS: usize = 2;
 const ECHO_BUFFER: usize = 32 * 1024;
 /// Empty polls before the stack starts sleeping between polls.
 const BUSY_POLLS: u32 = 4;
+/// The stack's dataspace (the ring) and the share the server gets.
+const OWN: u64 = 0x20;
+const SHARED: u64 = 0x21;
+/// Where the ring is mapped.
+const RING_VA: u64 = 0x0000_3000_0000_0000;
 
 #[derive(Default)]
 struct Counters {
     frames_in: u64,
-    frames_out: u64,
     /// Frames the server handed this stack that were for another address:
     /// the demultiplexing test expects none.
     foreign: u64,
@@ -65,9 +79,7 @@ struct Counters {
     echoed: u64,
     /// ARP frames in and out, IPv4 ICMP frames in and out.
     arp_in: u64,
-    arp_out: u64,
     icmp_in: u64,
-    icmp_out: u64,
     /// Times the network server was found again after it went.
     reconnects: u64,
 }
@@ -79,12 +91,23 @@ fn kind(frame: &[u8]) -> (bool, bool) {
     (arp, icmp)
 }
 
-/// smoltcp's view of the network server.
+/// Frames sent, and of them ARP and ICMP (counted in the transmit token,
+/// which borrows the ring beside them).
+#[derive(Default)]
+struct TxCounts {
+    frames: Cell<u64>,
+    arp: Cell<u64>,
+    icmp: Cell<u64>,
+}
+
+/// smoltcp's view of the network server: the ring in the stack's
+/// dataspace (keep_net::ring), frames lent in place both ways.
 struct NetDevice {
     server: Stack,
     ip: u64,
-    rx: Vec<u8>,
+    ring: Ring,
     c: Counters,
+    tx: TxCounts,
     /// A call failed as calls to a server that is gone do: look it up again.
     lost: bool,
 }
@@ -101,60 +124,58 @@ impl NetDevice {
             println!("netstack {}: {what}: {e}", Ip(self.ip));
         }
     }
-}
 
-struct Rx(Vec<u8>);
-struct Tx<'a>(&'a mut NetDevice);
+    /// Tells the server of frames submitted to an empty queue.
+    fn kick(&mut self) {
+        if self.ring.take_kick()
+            && let Err(e) = self.server.kick()
+        {
+            self.failed("KICK", e);
+        }
+    }
 
-impl RxToken for Rx {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        f(&self.0)
+    /// The ring from its start, attached to the (new) server.
+    fn attach(&mut self) -> Result<(), Error> {
+        self.ring.reset();
+        self.server.attach(SHARED).map(drop)
     }
 }
 
+struct Tx<'a>(RingTx<'a>, &'a TxCounts);
+
 impl TxToken for Tx<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let mut frame = vec![0u8; len];
-        let r = f(&mut frame);
-        match self.0.server.send(&frame) {
-            Ok(()) => {
-                self.0.c.frames_out += 1;
-                let (arp, icmp) = kind(&frame);
-                self.0.c.arp_out += arp as u64;
-                self.0.c.icmp_out += icmp as u64;
-            }
-            Err(e) => self.0.failed("SEND", e),
-        }
-        r
+        let counts = self.1;
+        self.0.consume(len, |b| {
+            let r = f(b);
+            counts.frames.set(counts.frames.get() + 1);
+            let (arp, icmp) = kind(b);
+            counts.arp.set(counts.arp.get() + arp as u64);
+            counts.icmp.set(counts.icmp.get() + icmp as u64);
+            r
+        })
     }
 }
 
 impl Device for NetDevice {
-    type RxToken<'a> = Rx where Self: 'a;
+    type RxToken<'a> = RingRx<'a> where Self: 'a;
     type TxToken<'a> = Tx<'a> where Self: 'a;
 
-    fn receive(&mut self, _: Instant) -> Option<(Rx, Tx<'_>)> {
-        let n = match self.server.recv(&mut self.rx) {
-            Ok(Some((n, _))) => n,
-            Ok(None) => return None,
-            Err(e) => {
-                self.failed("RECV", e);
-                return None;
-            }
-        };
-        let frame = self.rx[..n].to_vec();
+    fn receive(&mut self, _: Instant) -> Option<(RingRx<'_>, Tx<'_>)> {
+        let (rx, tx) = ring::phy::receive(&self.ring)?;
+        let frame = self.ring.buffer(rx.offset, rx.len);
         self.c.frames_in += 1;
-        let (arp, icmp) = kind(&frame);
+        let (arp, icmp) = kind(frame);
         self.c.arp_in += arp as u64;
         self.c.icmp_in += icmp as u64;
-        if dest_ip(&frame) != Some(self.ip) {
+        if dest_ip(frame) != Some(self.ip) {
             self.c.foreign += 1;
         }
-        Some((Rx(frame), Tx(self)))
+        Some((rx, Tx(tx, &self.tx)))
     }
 
     fn transmit(&mut self, _: Instant) -> Option<Tx<'_>> {
-        Some(Tx(self))
+        ring::phy::transmit(&self.ring).map(|t| Tx(t, &self.tx))
     }
 
     fn capabilities(&self) -> DeviceCapabilities {
@@ -164,6 +185,21 @@ impl Device for NetDevice {
         caps.max_burst_size = Some(1);
         caps
     }
+}
+
+/// The stack's dataspace for its ring: made by the dataspace manager (in
+/// DS_SLOT: looked up as `dataspace` when started from the description),
+/// mapped at RING_VA, shared read-write (SHARED) for the server's ATTACH.
+fn make_ring(described: bool) -> Result<Ring, alloc::string::String> {
+    if described {
+        names::lookup_patiently("dataspace", DS_SLOT, keep_rt::ipc_buffer())
+            .map_err(|e| alloc::format!("no dataspace manager by name ({})", names::status::name(e)))?;
+    }
+    Manager(Sender(DS_SLOT)).create(ring::RING_PAGES, keep_dataspace::BANK_SLOT, OWN).map_err(|e| alloc::format!("CREATE: {e}"))?;
+    let own = Dataspace(Sender(OWN));
+    own.map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE).map_err(|e| alloc::format!("MAP: {e}"))?;
+    own.share(rights::READ | rights::WRITE, SHARED).map_err(|e| alloc::format!("SHARE: {e}"))?;
+    Ok(Ring::new(RING_VA))
 }
 
 fn now() -> Instant {
@@ -289,7 +325,18 @@ fn main(arg0: u64, arg1: u64) -> i32 {
         }
     };
     let server = Stack(Sender(NET_SLOT));
-    let mut dev = NetDevice { server, ip, rx: vec![0; keep_abi::layout::MAX_STRING as usize], c: Counters::default(), lost: false };
+    let ring = match make_ring(described) {
+        Ok(r) => r,
+        Err(why) => {
+            println!("netstack {}: the ring: {why}", Ip(ip));
+            return 1;
+        }
+    };
+    let mut dev = NetDevice { server, ip, ring, c: Counters::default(), tx: TxCounts::default(), lost: false };
+    if let Err(e) = dev.attach() {
+        println!("netstack {}: ATTACH: {e}", Ip(ip));
+        return 1;
+    }
     let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(mac_bytes(mac))));
     config.random_seed = ip ^ TIMER.now().map_or(0, |(ms, ticks)| ms << 20 ^ ticks);
     let mut iface = Interface::new(config, &mut dev, now());
@@ -322,6 +369,11 @@ fn main(arg0: u64, arg1: u64) -> i32 {
                 Ok((_, again)) if again == ip => {
                     dev.c.reconnects += 1;
                     dev.lost = false;
+                    // Frames in the ring are lost with the old server (TCP sends them again).
+                    if let Err(e) = dev.attach() {
+                        dev.failed("ATTACH", e);
+                        continue;
+                    }
                     println!("netstack {}: the network server is back; registered again", Ip(ip));
                 }
                 Ok((_, other)) => {
@@ -335,7 +387,7 @@ fn main(arg0: u64, arg1: u64) -> i32 {
             }
         }
         let t = now();
-        let before = (dev.c.frames_in, dev.c.frames_out);
+        let before = (dev.c.frames_in, dev.tx.frames.get());
         iface.poll(t, &mut dev, &mut sockets);
         let mut moved = false;
         for &h in &echo_handles {
@@ -366,7 +418,7 @@ fn main(arg0: u64, arg1: u64) -> i32 {
                 let _ = writeln!(
                     line,
                     "netstack {}: frames in {} out {} foreign {} errors {}; arp in {} out {}; icmp in {} out {}; {}; echoed {} bytes; status connections {}; server found again {} times; server: delivered {} sent {} dropped {}",
-                    Ip(ip), c.frames_in, c.frames_out, c.foreign, c.errors, c.arp_in, c.arp_out, c.icmp_in, c.icmp_out,
+                    Ip(ip), c.frames_in, dev.tx.frames.get(), c.foreign, c.errors, c.arp_in, dev.tx.arp.get(), c.icmp_in, dev.tx.icmp.get(),
                     ping.as_ref().map_or(alloc::string::String::from("no ping"), |p| p.describe()),
                     c.echoed, c.connections, c.reconnects, delivered, sent, dropped
                 );
@@ -381,14 +433,18 @@ fn main(arg0: u64, arg1: u64) -> i32 {
                 return b.failed as i32;
             }
         }
-        if moved || (dev.c.frames_in, dev.c.frames_out) != before {
+        // Frames this round submitted (answers of the sockets just served
+        // go with the next poll).
+        dev.kick();
+        if moved || (dev.c.frames_in, dev.tx.frames.get()) != before {
             idle = 0;
         } else {
             idle += 1;
             if idle > BUSY_POLLS {
                 // Sleep until a frame comes or smoltcp has a timer due.
                 let ms = iface.poll_delay(now(), &sockets).map_or(1000, |d| d.total_millis()).clamp(1, 1000);
-                if let Err(e) = dev.server.wait(ms) {
+                let flags = if dev.ring.can_send() { 0 } else { WAIT_TX };
+                if let Err(e) = dev.server.wait_ring(ms, flags) {
                     dev.failed("WAIT", e);
                     let _ = TIMER.sleep(1);
                 }

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use keep_abi::{ACCOUNT, DmaDomain, SELF_ASPACE, Sender, rights, slot};
 use keep_loader::{Child, Grant, Loader, Spec};
+use keep_dataspace::DS_SLOT;
 use keep_net::{Admin, Stack, ipv4, mac_bytes};
 use keep_pci::{PCI_SLOT, Pci};
 
@@ -123,24 +124,37 @@ pub fn host(root: &mut Root, s: &mut Suite) -> BenchResult {
     }
     let g = |x: u64| Grant { src: x, dest: x, rights: 0 };
     let pci = start(root, "pci", &[g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::DEVMEM), g(slot::TIMER), g(slot::INTERRUPT)])?;
-    let net = start(
-        root, "net",
-        &[g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::MEMORY), g(slot::TIMER), Grant { src: pci.1, dest: PCI_SLOT, rights: 0 }],
-    );
-    let r = match &net {
-        Ok((_, cap)) => stack(root, Admin(Sender(*cap)), services),
+    // The dataspace manager: the stack's ring is a dataspace of its, paid
+    // by the clients' bank.
+    let ds = super::dsm::Dsm::start(root, |root, g| start(root, "dataspace", g));
+    let r = match &ds {
+        Ok(dsm) => {
+            let net = start(
+                root, "net",
+                &[g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::MEMORY), g(slot::TIMER), Grant { src: pci.1, dest: PCI_SLOT, rights: 0 },
+                  Grant { src: dsm.cap(), dest: DS_SLOT, rights: 0 }],
+            );
+            let r = match &net {
+                Ok((_, cap)) => stack(root, Admin(Sender(*cap)), dsm.cap(), dsm.clients(), services),
+                Err(e) => Err(e.clone()),
+            };
+            if let Ok(n) = net {
+                let _ = Admin(Sender(n.1)).quit();
+                stop(root, n);
+            }
+            r
+        }
         Err(e) => Err(e.clone()),
     };
-    if let Ok(n) = net {
-        let _ = Admin(Sender(n.1)).quit();
-        stop(root, n);
+    if let Ok(d) = ds {
+        d.stop(root, stop);
     }
     let _ = Pci(Sender(pci.1)).quit();
     stop(root, pci);
     r
 }
 
-fn stack(root: &mut Root, admin: Admin, services: u64) -> BenchResult {
+fn stack(root: &mut Root, admin: Admin, dsm: u64, bank: u64, services: u64) -> BenchResult {
     let ip = ipv4(10, 0, 2, 15);
     let c = root.slots.alloc().ok_or("no slots")?;
     let r = (|| {
@@ -148,7 +162,8 @@ fn stack(root: &mut Root, admin: Admin, services: u64) -> BenchResult {
         let img = root.image.as_ref().ok_or("no boot image")?;
         let elf = img.find("netstack").ok_or("no netstack in the boot image")?.data;
         let g = |x: u64| Grant { src: x, dest: x, rights: 0 };
-        let grants = [g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::TIMER), Grant { src: c, dest: keep_net::NET_SLOT, rights: 0 }];
+        let grants = [g(slot::CONSOLE), g(slot::ACCOUNT), g(slot::TIMER), Grant { src: c, dest: keep_net::NET_SLOT, rights: 0 },
+                      Grant { src: dsm, dest: DS_SLOT, rights: 0 }, Grant { src: bank, dest: keep_dataspace::BANK_SLOT, rights: 0 }];
         let spec = Spec { name: "netstack", elf, arg0: ip, arg1: services, grants: &grants, blob: None };
         let child = Loader::new(&mut root.slots).load(&spec).map_err(|e| alloc::format!("load netstack: {e:?}"))?;
         child.process.start().map_err(|e| alloc::format!("START netstack: {e}"))?;

@@ -12,6 +12,17 @@
 //! instance to wait for.  One thread serves everything else, so the table
 //! needs no lock; watchers touch only their own stack and slots.
 //!
+//! Before an ended instance's bank is destroyed (a crash, an exit, KILL,
+//! or the root task's ENDED for a program it ran), every server in its
+//! `uses` whose line says `notify` is told (names::GONE, through a sender
+//! with the payload names::NOTICE that only init mints), so that it lets
+//! go of the client's dataspaces it has mapped before their pages go.
+//! The notice is sent without blocking and the reply awaited for at most
+//! names::NOTICE_TIMEOUT_MS in all; meanwhile init answers LOOKUP and
+//! GRANT (the server may be calling init itself) and puts every other
+//! request aside until the notices are done.  A server that does not
+//! answer in time is named on the console, and the bank goes anyway.
+//!
 //! Costs: a LOOKUP is one MINT; a restart is a DESTROY of the old bank and
 //! an INSTANTIATE.
 
@@ -20,11 +31,12 @@
 
 extern crate alloc;
 
+use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keep_abi::{Process, Return, SELF_ASPACE, SELF_PROCESS, Sender, TIMER, Tag, recv, rights, state};
+use keep_abi::{Process, Return, SELF_ASPACE, SELF_PROCESS, Sender, TIMER, Tag, err, ipc, recv, rights, state, tag};
 use keep_constructor::Constructor;
 use keep_loader::{SlotPool, thread};
 use keep_rt::println;
@@ -38,6 +50,10 @@ keep_rt::entry!(main);
 /// Each call's return capability; a sender minted for a LOOKUP's reply.
 const RET: u64 = keep_abi::slot::FIRST_FREE;
 const MINTED: u64 = keep_abi::slot::FIRST_FREE + 1;
+/// The sender (payload names::NOTICE) of a notice being sent.
+const NOTICE_CAP: u64 = keep_abi::slot::FIRST_FREE + 2;
+/// The return capability of a request that came while notices were sent.
+const NESTED_RET: u64 = keep_abi::slot::FIRST_FREE + 3;
 /// Watchers run above init's own priority, so that a death is heard
 /// before init goes on with anything else.
 const WATCHER_PRIORITY: u64 = 13;
@@ -67,7 +83,18 @@ struct Entry {
     kill_due: Option<u64>,
     /// (server index, grant text) from the description.
     grants: Vec<(usize, String)>,
+    /// A server told when a client of it ends (`notify`).
+    notify: bool,
     watcher: Option<thread::Thread>,
+}
+
+/// A request that came while init was sending notices, answered after
+/// them: its return capability in `ret`.
+struct Deferred {
+    ret: u64,
+    label: u64,
+    payload: u64,
+    words: [u64; 4],
 }
 
 struct Init {
@@ -75,6 +102,7 @@ struct Init {
     slots: SlotPool,
     started: bool,
     stopped: bool,
+    deferred: VecDeque<Deferred>,
 }
 
 /// A reply: the words, and whether the capability in MINTED or the string goes with it.
@@ -90,6 +118,20 @@ fn answer(words: [u64; 4]) -> Option<Answer> {
 
 fn now() -> u64 {
     TIMER.now_ms().unwrap_or(0)
+}
+
+/// Answers a call through the return capability in `ret`.
+fn reply(ret: u64, a: Answer) {
+    let buf = keep_rt::ipc_buffer();
+    let mut tag = Tag::new(0);
+    if a.cap {
+        tag = tag.with_caps(buf.set_send_caps(&[(MINTED, 0)]));
+    }
+    if a.string {
+        tag = tag.with_string();
+    }
+    let _ = Return(ret).reply(tag, a.words);
+    buf.send_len = 0;
 }
 
 /// A watcher thread: words 0 and 1 are the slots of the process to wait
@@ -164,6 +206,84 @@ impl Init {
         }
     }
 
+    /// Tells every server in entry `i`'s `uses` whose line says `notify`
+    /// that the instance is gone (GONE with its name-service payload), one
+    /// after the other, each within NOTICE_TIMEOUT_MS.  The instance must
+    /// have stopped (ended, or stopped by KILL): it cannot hand a server
+    /// anything new meanwhile.
+    fn notify(&mut self, i: usize) {
+        let client = names::CLIENT | i as u64;
+        for s in 0..self.entries.len() {
+            if self.entries[i].uses & (1 << s) == 0 || !self.entries[s].notify || self.entries[s].phase != phase::RUNNING {
+                continue;
+            }
+            let _ = SELF_ASPACE.delete_cap(NOTICE_CAP);
+            if Process(at::PROCESS + s as u64).mint(NOTICE_CAP, names::NOTICE, rights::WRITE | rights::CALL).is_err() {
+                continue;
+            }
+            let deadline = now().saturating_add(names::NOTICE_TIMEOUT_MS);
+            let late = loop {
+                let left = deadline.saturating_sub(now());
+                if left == 0 {
+                    break Some("did not take");
+                }
+                // Never a blocking send: the server may be calling init.
+                let t = Tag::new(names::GONE).with_mode(tag::MODE_CALL).send_nonblocking();
+                let m = ipc(NOTICE_CAP, t, [client, 0, 0, 0], left);
+                match m.err {
+                    err::WOULD_BLOCK => self.wait_serving(left.min(2)),
+                    err::TIMEOUT => break Some("did not answer"),
+                    // Answered, or the server ended meanwhile (STALE, NO_REPLY):
+                    // it holds nothing of the client's then.
+                    _ => break None,
+                }
+            };
+            if let Some(what) = late {
+                println!(
+                    "\r\nsystem: server {} {what} the notice that {} ended within {} ms; its bank is destroyed all the same",
+                    self.entries[s].name, self.entries[i].name, names::NOTICE_TIMEOUT_MS
+                );
+            }
+        }
+        let _ = SELF_ASPACE.delete_cap(NOTICE_CAP);
+    }
+
+    /// Receives for at most `ms` while notices are sent: LOOKUP and GRANT
+    /// are answered at once (a server that calls init cannot take a
+    /// notice until it is answered), anything else waits in `deferred`.
+    fn wait_serving(&mut self, ms: u64) {
+        let buf = keep_rt::ipc_buffer();
+        buf.set_recv_slots(&[NESTED_RET]);
+        let m = recv(Tag::new(0).with_slots(1), ms.max(1));
+        if m.err != 0 || !m.tag.is_called() {
+            return;
+        }
+        let (label, p) = (m.tag.label(), m.payload);
+        let a = match p {
+            p if (p as usize) < self.entries.len() && label == names::LOOKUP => self.lookup(p as usize, m.words),
+            p if (p as usize) < self.entries.len() && label == names::GRANT => self.grant(p as usize, m.words[0]),
+            _ => {
+                match self.slots.alloc() {
+                    Some(r) if SELF_ASPACE.move_cap(NESTED_RET, r).is_ok() => {
+                        self.deferred.push_back(Deferred { ret: r, label, payload: p, words: m.words });
+                    }
+                    r => {
+                        // No slot to keep it in: the caller retries.
+                        if let Some(r) = r {
+                            self.slots.free(r);
+                        }
+                        reply(NESTED_RET, Answer { words: [proto::status::BAD_REQUEST, 0, 0, 0], cap: false, string: false });
+                    }
+                }
+                None
+            }
+        };
+        if let Some(a) = a {
+            reply(NESTED_RET, a);
+        }
+        let _ = SELF_ASPACE.delete_cap(NESTED_RET);
+    }
+
     /// A watcher says entry `i`'s instance has ended; its call is in RET.
     fn died(&mut self, i: usize) -> Option<Answer> {
         let i64_ = i as u64;
@@ -180,6 +300,9 @@ impl Init {
             // Still running (the wait ended for another reason): wait again.
             self.release_watcher(i, proto::WATCH);
             return None;
+        }
+        if !self.entries[i].killed {
+            self.notify(i); // KILL told them before it destroyed the bank
         }
         self.reap(i);
         let how = match st {
@@ -289,6 +412,10 @@ impl Init {
             return answer([proto::status::OK, 0, 0, 0]);
         }
         self.entries[i].killed = true;
+        // Stopped first, so that it hands its servers nothing new while
+        // they are told it is gone.
+        let _ = Process(at::PROCESS + i as u64).stop();
+        self.notify(i);
         let _ = Bank(at::INSTANCE_BANK + i as u64).destroy();
         answer([proto::status::OK, 0, 0, 0])
     }
@@ -342,6 +469,15 @@ impl Init {
             }
             proto::req::KILL => self.kill(w[0] as usize, w[1]),
             proto::req::ADMIN => self.admin(w[0] as usize),
+            // The root task's program (`run`) has ended or been stopped;
+            // its bank goes once its servers were told.
+            proto::req::ENDED => match self.entries.get(w[0] as usize) {
+                Some(e) if e.kind == Kind::Program => {
+                    self.notify(w[0] as usize);
+                    answer([proto::status::OK, 0, 0, 0])
+                }
+                _ => answer([proto::status::BAD_REQUEST, 0, 0, 0]),
+            },
             proto::req::STOP => {
                 self.stopped = true;
                 for i in 0..self.entries.len() {
@@ -399,32 +535,34 @@ fn main(len: u64, _: u64) -> i32 {
             killed: false,
             kill_due: None,
             grants: e.grants.clone(),
+            notify: e.notify,
             watcher: None,
         })
         .collect();
     let mut slots = SlotPool::new();
-    for s in [RET, MINTED].into_iter().chain(at::CTOR..at::END) {
+    for s in [RET, MINTED, NOTICE_CAP, NESTED_RET].into_iter().chain(at::CTOR..at::END) {
         slots.reserve(s);
     }
-    let mut init = Init { entries, slots, started: false, stopped: false };
+    let mut init = Init { entries, slots, started: false, stopped: false, deferred: VecDeque::new() };
     let buf = keep_rt::ipc_buffer();
     loop {
-        let timeout = init.due();
-        buf.set_recv_slots(&[RET]);
-        let m = recv(Tag::new(0).with_slots(1), timeout);
-        if m.err != 0 || !m.tag.is_called() {
-            continue;
-        }
-        let Some(a) = init.serve(m.tag.label(), m.payload, m.words) else { continue };
-        let mut tag = Tag::new(0);
-        if a.cap {
-            tag = tag.with_caps(buf.set_send_caps(&[(MINTED, 0)]));
-        }
-        if a.string {
-            tag = tag.with_string();
-        }
-        let _ = Return(RET).reply(tag, a.words);
-        buf.send_len = 0;
+        // Requests put aside while notices were sent come first.
+        let (label, payload, words) = if let Some(d) = init.deferred.pop_front() {
+            let _ = SELF_ASPACE.delete_cap(RET);
+            let _ = SELF_ASPACE.move_cap(d.ret, RET);
+            init.slots.free(d.ret);
+            (d.label, d.payload, d.words)
+        } else {
+            let timeout = init.due();
+            buf.set_recv_slots(&[RET]);
+            let m = recv(Tag::new(0).with_slots(1), timeout);
+            if m.err != 0 || !m.tag.is_called() {
+                continue;
+            }
+            (m.tag.label(), m.payload, m.words)
+        };
+        let Some(a) = init.serve(label, payload, words) else { continue };
+        reply(RET, a);
         let _ = SELF_ASPACE.delete_cap(RET);
     }
 }

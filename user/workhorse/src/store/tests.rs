@@ -191,6 +191,10 @@ fn script(s: &mut Store<MemDisk>, mut after: impl FnMut(&Store<MemDisk>)) {
         &|s| {
             let _ = file(s, "/big");
         },
+        &|s| {
+            s.set_times(at(s, "/a/f2x"), [5, 6, 7]);
+            s.sync_times(None).unwrap();
+        },
     ];
     for step in steps {
         step(s);
@@ -229,6 +233,7 @@ fn records_round_trip() {
         Op::Write { ino: 7, off: 1 << 40, data: &[1, 2, 3] },
         Op::Truncate { ino: 7, size: 12345 },
         Op::Chmod { ino: 7, mode: 0o4755 },
+        Op::Times { ino: 7, times: [1, u64::MAX, 1_700_000_000_123_456_789] },
     ];
     for op in ops {
         let mut v = Vec::new();
@@ -554,4 +559,58 @@ fn stale_records_of_an_earlier_epoch_are_not_replayed() {
     let (s, m) = mount(s.into_disk());
     assert_eq!(m.log_records, 0, "records of an earlier epoch were replayed");
     assert_eq!(dump(s.tree()), want);
+}
+
+fn times(s: &Store<MemDisk>, path: &str) -> [u64; 3] {
+    s.tree().get(at(s, path)).unwrap().times
+}
+
+#[test]
+fn times_reach_the_disk_with_a_flush_and_stay_through_compaction() {
+    let (mut s, _) = mount(MemDisk::new(SMALL));
+    let f = file(&mut s, "/f");
+    let d = create(&mut s, "/d", 0o040755, "").unwrap();
+    s.set_times(f, [10, 20, 30]);
+    s.set_times(d, [1, 2, 3]);
+    s.set_times(ROOT, [4, 5, 6]);
+    s.flush().unwrap();
+    // From the log (the records the flush wrote) ...
+    let (s, m) = mount(s.into_disk());
+    assert!(m.log_records >= 5, "{m:?}");
+    assert_eq!((times(&s, "/f"), times(&s, "/d"), times(&s, "/")), ([10, 20, 30], [1, 2, 3], [4, 5, 6]));
+    // ... and from the checkpoint that mount wrote.
+    let (s, m) = mount(s.into_disk());
+    assert_eq!(m.log_records, 0, "{m:?}");
+    assert_eq!((times(&s, "/f"), times(&s, "/d"), times(&s, "/")), ([10, 20, 30], [1, 2, 3], [4, 5, 6]));
+    assert_eq!(s.tree().est, s.tree().estimate());
+}
+
+#[test]
+fn times_not_yet_written_are_lost_in_a_crash_but_not_the_change() {
+    let (mut s, _) = mount(MemDisk::new(SMALL));
+    let f = file(&mut s, "/f");
+    s.write(f, 0, b"kept").unwrap();
+    s.set_times(f, [7, 8, 9]);
+    let (mut s, _) = mount(s.into_disk());
+    assert_eq!(times(&s, "/f"), [0; 3], "set_times alone writes nothing");
+    let Node::File(b) = &s.tree().get(at(&s, "/f")).unwrap().node else { panic!() };
+    assert_eq!(b, b"kept");
+    // sync_times of one inode writes that one only.
+    let (f, g) = (at(&s, "/f"), file(&mut s, "/g"));
+    s.set_times(f, [7, 8, 9]);
+    s.set_times(g, [1, 1, 1]);
+    s.sync_times(Some(f)).unwrap();
+    let (s, _) = mount(s.into_disk());
+    assert_eq!((times(&s, "/f"), times(&s, "/g")), ([7, 8, 9], [0; 3]));
+}
+
+#[test]
+fn times_of_no_inode_are_refused_and_change_nothing() {
+    let (mut s, _) = mount(MemDisk::new(SMALL));
+    let _ = file(&mut s, "/f");
+    let (before, journal) = (dump(s.tree()), s.disk().journal.len());
+    assert_eq!(s.change(&Op::Times { ino: 999, times: [1, 2, 3] }), Err(Error::Bad));
+    s.set_times(999, [1, 2, 3]);
+    s.sync_times(None).unwrap();
+    assert_eq!((dump(s.tree()), s.disk().journal.len()), (before, journal));
 }

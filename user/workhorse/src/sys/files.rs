@@ -596,9 +596,11 @@ fn times_target(s: &mut Server, pid: i32, dirfd: u64, path: u64, follow: bool) -
     fs().resolve(base, &p, follow).map(Some)
 }
 
-/// Sets the times of `ino` (None: now); ctime becomes now.
-fn set_times(ino: Option<Ino>, atime: Option<u64>, mtime: Option<u64>, omit: (bool, bool)) {
-    let Some(ino) = ino else { return };
+/// Sets the times of `ino` (None: now); ctime becomes now.  Under /data
+/// they are written to the store at once (EIO if it fails; the times in
+/// memory are set either way, as the store's).
+fn set_times(ino: Option<Ino>, atime: Option<u64>, mtime: Option<u64>, omit: (bool, bool)) -> Result<(), i64> {
+    let Some(ino) = ino else { return Ok(()) };
     let f = fs();
     let now = super::misc::realtime_ns();
     let t = &mut f.get_mut(ino).times;
@@ -609,6 +611,7 @@ fn set_times(ino: Option<Ino>, atime: Option<u64>, mtime: Option<u64>, omit: (bo
         t.mtime = mtime.unwrap_or(now);
     }
     t.ctime = now;
+    f.store_times(ino, true)
 }
 
 /// utime(path, {actime, modtime} in seconds, or null for now).
@@ -622,7 +625,7 @@ pub fn utime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             (Some(a.saturating_mul(1_000_000_000)), Some(m.saturating_mul(1_000_000_000)))
         };
         let ino = times_target(s, pid, AT_FDCWD as u64, c.args[0], true)?;
-        set_times(ino, a, m, (false, false));
+        set_times(ino, a, m, (false, false))?;
         Ok(0)
     })();
     ret(r)
@@ -643,7 +646,7 @@ pub fn utimes(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             }
         }
         let ino = times_target(s, pid, AT_FDCWD as u64, c.args[0], true)?;
-        set_times(ino, t[0], t[1], (false, false));
+        set_times(ino, t[0], t[1], (false, false))?;
         Ok(0)
     })();
     ret(r)
@@ -678,7 +681,7 @@ pub fn utimensat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
         let ino = times_target(s, pid, c.args[0], c.args[1], flags & AT_SYMLINK_NOFOLLOW == 0)?;
         if !(omit[0] && omit[1]) {
-            set_times(ino, t[0], t[1], (omit[0], omit[1]));
+            set_times(ino, t[0], t[1], (omit[0], omit[1]))?;
         }
         Ok(0)
     })();

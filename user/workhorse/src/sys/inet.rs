@@ -21,7 +21,10 @@
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec;
 
-use keep_abi::{SELF_ASPACE, Sender};
+use keep_abi::{SELF_ASPACE, Sender, rights, slot};
+use keep_dataspace::{Dataspace, Manager};
+use keep_net::ring::phy::{RingRx, RingTx};
+use keep_net::ring::{self, Ring};
 use keep_net::{MAX_FRAME, Stack as NetServer, mac_bytes};
 use keep_system::names::{self, NAMES_SLOT};
 use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet};
@@ -158,21 +161,47 @@ struct Net {
     ip: u32,
 }
 
-/// The external interface's device: a client of the network server
-/// (keep_net's protocol: SEND and RECV one Ethernet frame each).
+/// The external interface's device: a client of the network server,
+/// its frames in a ring in a dataspace of the workhorse's (keep_net::ring;
+/// smoltcp reads and writes them in place, docs/devices.md, "Frame rings").
 struct Nic {
     server: NetServer,
     /// The slot of its sender (looked up again after the server went).
     slot: u64,
-    rx: Vec<u8>,
+    ring: Ring,
+    /// The share of the ring's dataspace the server gets at ATTACH.
+    share: u64,
     /// A call failed (the server was restarted): look it up again.
     lost: bool,
 }
 
+/// Where the ring is mapped in the server's own space.
+const RING_VA: u64 = 0x0000_2f00_0000_0000;
+
+/// The ring's dataspace from the dataspace manager (`dataspace` by name),
+/// mapped at RING_VA: (its share for ATTACH, the ring).
+fn make_ring() -> Option<(u64, Ring)> {
+    let e = crate::env::env();
+    let (dsm, own, share) = (e.slot().ok()?, e.slot().ok()?, e.slot().ok()?);
+    let made = names::lookup_at(NAMES_SLOT, "dataspace", dsm, keep_rt::ipc_buffer()).is_ok()
+        && Manager(Sender(dsm)).create(ring::RING_PAGES, keep_dataspace::BANK_SLOT, own).is_ok()
+        && Dataspace(Sender(own)).map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE).is_ok()
+        && Dataspace(Sender(own)).share(rights::READ | rights::WRITE, share).is_ok();
+    crate::env::env().free_slot(dsm);
+    if !made {
+        let _ = Dataspace(Sender(own)).destroy();
+        crate::env::env().free_slot(own);
+        crate::env::env().free_slot(share);
+        return None;
+    }
+    Some((share, Ring::new(RING_VA)))
+}
+
 impl Nic {
     /// The network server by name and the address it registered for the
-    /// workhorse: (device, MAC, address); None when the description gives
-    /// the workhorse none (or the server does not run).
+    /// workhorse, the ring attached: (device, MAC, address); None when the
+    /// description gives the workhorse none (or the server, or the
+    /// dataspace manager, does not run).
     fn open() -> Option<(Nic, u64, u32)> {
         if !names::present(NAMES_SLOT) {
             return None;
@@ -182,19 +211,36 @@ impl Nic {
             .ok()
             .and_then(|_| NetServer(Sender(slot)).info().ok());
         let Some((mac, ip, _)) = found else {
-            let _ = SELF_ASPACE.delete_cap(slot);
             crate::env::env().free_slot(slot);
             return None;
         };
-        let nic = Nic { server: NetServer(Sender(slot)), slot, rx: vec![0; keep_abi::layout::MAX_STRING as usize], lost: false };
+        let Some((share, ring)) = make_ring() else {
+            keep_rt::println!("workhorse: no dataspace for the network ring: no external interface");
+            crate::env::env().free_slot(slot);
+            return None;
+        };
+        let nic = Nic { server: NetServer(Sender(slot)), slot, ring, share, lost: false };
+        if let Err(e) = nic.server.attach(share) {
+            keep_rt::println!("workhorse: the network server's ATTACH: {e}");
+            return None;
+        }
         Some((nic, mac, ip as u32))
     }
 
-    /// After a failed call: the server by name again (init restarts it).
+    /// After a failed call: the server by name again (init restarts it),
+    /// the ring attached to it from its start.
     fn find_again(&mut self) {
         let _ = SELF_ASPACE.delete_cap(self.slot);
         if names::lookup_at(NAMES_SLOT, "net", self.slot, keep_rt::ipc_buffer()).is_ok() {
-            self.lost = self.server.info().is_err();
+            self.ring.reset();
+            self.lost = self.server.info().is_err() || self.server.attach(self.share).is_err();
+        }
+    }
+
+    /// Tells the server of frames submitted to an empty queue.
+    fn kick(&mut self) {
+        if self.ring.take_kick() && self.server.kick().is_err() {
+            self.lost = true;
         }
     }
 }
@@ -207,19 +253,19 @@ enum Port {
 
 enum PortRx<'a> {
     Lo(<Loopback as Device>::RxToken<'a>),
-    Nic(Vec<u8>),
+    Nic(RingRx<'a>),
 }
 
 enum PortTx<'a> {
     Lo(<Loopback as Device>::TxToken<'a>),
-    Nic(&'a mut Nic),
+    Nic(RingTx<'a>),
 }
 
 impl phy::RxToken for PortRx<'_> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
         match self {
             PortRx::Lo(t) => t.consume(f),
-            PortRx::Nic(frame) => f(&frame),
+            PortRx::Nic(t) => t.consume(f),
         }
     }
 }
@@ -228,15 +274,8 @@ impl phy::TxToken for PortTx<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
         match self {
             PortTx::Lo(t) => t.consume(len, f),
-            PortTx::Nic(nic) => {
-                let mut frame = vec![0u8; len];
-                let r = f(&mut frame);
-                // A frame lost with the server is sent again by TCP.
-                if nic.server.send(&frame).is_err() {
-                    nic.lost = true;
-                }
-                r
-            }
+            // A frame lost with the server is sent again by TCP.
+            PortTx::Nic(t) => t.consume(len, f),
         }
     }
 }
@@ -248,29 +287,15 @@ impl Device for Port {
     fn receive(&mut self, t: Instant) -> Option<(PortRx<'_>, PortTx<'_>)> {
         match self {
             Port::Lo(l) => l.receive(t).map(|(r, x)| (PortRx::Lo(r), PortTx::Lo(x))),
-            Port::Nic(nic) => {
-                if nic.lost {
-                    return None;
-                }
-                match nic.server.recv(&mut nic.rx) {
-                    Ok(Some((n, _))) => {
-                        let frame = nic.rx[..n].to_vec();
-                        Some((PortRx::Nic(frame), PortTx::Nic(nic)))
-                    }
-                    Ok(None) => None,
-                    Err(_) => {
-                        nic.lost = true;
-                        None
-                    }
-                }
-            }
+            Port::Nic(nic) if nic.lost => None,
+            Port::Nic(nic) => ring::phy::receive(&nic.ring).map(|(r, t)| (PortRx::Nic(r), PortTx::Nic(t))),
         }
     }
 
     fn transmit(&mut self, t: Instant) -> Option<PortTx<'_>> {
         match self {
             Port::Lo(l) => l.transmit(t).map(PortTx::Lo),
-            Port::Nic(nic) => Some(PortTx::Nic(nic)),
+            Port::Nic(nic) => ring::phy::transmit(&nic.ring).map(PortTx::Nic),
         }
     }
 
@@ -466,12 +491,17 @@ impl Stack {
             let t = now();
             let mut changed = false;
             for n in &mut self.nets {
-                // The network server is called only while the interface
-                // has sockets (then its frames wait in the server's queue).
+                // The ring is looked at only while the interface has
+                // sockets (its frames wait there meanwhile; with every
+                // receive buffer full the server drops them, and TCP
+                // sends them again).
                 if matches!(n.dev, Port::Nic(_)) && n.set.iter().next().is_none() {
                     continue;
                 }
                 changed |= n.iface.poll(t, &mut n.dev, &mut n.set) == PollResult::SocketStateChanged;
+                if let Port::Nic(nic) = &mut n.dev {
+                    nic.kick();
+                }
             }
             // Sockets service() aborted have their RST still to send.
             if !self.service() && !changed {
@@ -721,11 +751,18 @@ pub fn poll() {
 
 /// The server loop's receive time-out in ms (0: none) given what it would
 /// be, shortened to the stack's next timer.
+/// Inlined into the server's loop, so that a system call while no socket
+/// is open pays two tests, not a call (20 instructions of getppid's 655).
+#[inline(always)]
 pub fn timeout(ms: u64) -> u64 {
-    let Some(st) = stack_if() else { return ms };
-    if st.socks.is_empty() && st.closing.is_empty() {
-        return ms;
+    match stack_if() {
+        Some(st) if !(st.socks.is_empty() && st.closing.is_empty()) => next_timer(st, ms),
+        _ => ms,
     }
+}
+
+#[inline(never)]
+fn next_timer(st: &mut Stack, ms: u64) -> u64 {
     let t = now();
     // Frames from the network server come without a message to the
     // server: the interface is polled while it has sockets.

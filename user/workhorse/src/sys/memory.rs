@@ -38,24 +38,32 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             return Err(EINVAL);
         }
         let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
-        // A file mapping: archive files are populated when touched (shared
-        // read-only pages from the page cache, copies where writable);
-        // written files are copied in now.
+        // A private file mapping: archive files are populated when touched
+        // (read-only pages from the page cache, copies where writable);
+        // written files are copied in now.  A shared one maps the file's
+        // own pages (mem::FileMap).
         let mut backing = None;
         let mut copy = None;
+        let mut file = None;
         if flags & MAP_ANONYMOUS == 0 {
             let d = desc(s, pid, fd)?;
             let d = d.borrow();
-            let Kind::File { ino } = d.kind else { return Err(ENODEV) };
-            if d.flags & O_ACCMODE == O_WRONLY {
+            // Linux's order: the access mode, then whether it can be mapped.
+            if flags & MAP_SHARED != 0 && prot & PROT_WRITE != 0 && !d.writable() {
                 return Err(EACCES);
             }
-            if flags & MAP_SHARED != 0 && prot & PROT_WRITE != 0 {
-                return Err(ENODEV);
+            if !d.readable() {
+                return Err(EACCES);
             }
-            match &fs().get(ino).node {
-                Node::File(Data::Archive(b)) => backing = Some(mem::Backing { file: b, off }),
-                _ => copy = Some(ino),
+            let Kind::File { ino } = d.kind else { return Err(ENODEV) };
+            if flags & MAP_SHARED != 0 {
+                off.checked_add(len).filter(|e| (*e as i64) > 0).ok_or(EOVERFLOW)?;
+                file = Some(mem::FileMap { file: mem::FileRef::new(ino, d.writable()), off });
+            } else {
+                match &fs().get(ino).node {
+                    Node::File(Data::Archive(b)) => backing = Some(mem::Backing { file: b, off }),
+                    _ => copy = Some(ino),
+                }
             }
         }
         let mm = &mut s.proc(pid).mm;
@@ -80,8 +88,8 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         } else {
             mm.find_free(len).ok_or(ENOMEM)?
         };
-        if flags & (MAP_SHARED | MAP_ANONYMOUS) == MAP_SHARED | MAP_ANONYMOUS {
-            mm.add_shared_area(at, len, prot);
+        if flags & MAP_SHARED != 0 {
+            mm.add_shared_area(at, len, prot, file);
         } else {
             mm.add_file_area(at, len, prot, backing);
         }
@@ -185,15 +193,61 @@ pub fn madvise(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let end = (addr + len).next_multiple_of(PAGE);
     let mm = &mut s.proc(pid).mm;
     let areas: alloc::vec::Vec<(u64, mem::Area)> =
-        mm.areas.range(..end).filter(|(st, a)| a.end > addr && **st < end).map(|(st, a)| (*st, *a)).collect();
+        mm.areas.range(..end).filter(|(st, a)| a.end > addr && **st < end).map(|(st, a)| (*st, a.clone())).collect();
     let mut covered = addr;
-    for (st, a) in areas {
-        if st <= covered {
+    for (st, a) in &areas {
+        if *st <= covered {
             covered = covered.max(a.end);
         }
-        if !a.shared && !a.filled {
-            mm.drop_pages(st.max(addr), a.end.min(end));
+        // A shared file mapping's pages are the file's: touched again,
+        // they are the same.
+        if a.file.is_some() || (!a.shared && !a.filled) {
+            mm.drop_pages((*st).max(addr), a.end.min(end));
         }
     }
+    mem::trim_files(areas.iter().map(|(_, a)| a));
     Out::Ret(if covered >= end { 0 } else { -ENOMEM })
+}
+
+/// msync: writes back what shared mappings of files under /data stored in
+/// the range (MS_SYNC then has the store FLUSH; MS_ASYNC does not wait
+/// for that); a mapping of an in-memory file is the file already, and
+/// MS_INVALIDATE has nothing to do (the mappings are coherent: one frame a
+/// page).  EINVAL for an unaligned address, unknown flags or both MS_SYNC
+/// and MS_ASYNC; ENOMEM when part of the range is not mapped (the rest is
+/// still written back), as Linux.
+pub fn msync(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const MS_ASYNC: u64 = 1;
+    const MS_INVALIDATE: u64 = 2;
+    const MS_SYNC: u64 = 4;
+    let (addr, len, flags) = (c.args[0], c.args[1], c.args[2]);
+    if addr % PAGE != 0
+        || flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0
+        || flags & (MS_ASYNC | MS_SYNC) == MS_ASYNC | MS_SYNC
+    {
+        return Out::Ret(-EINVAL);
+    }
+    let Some(end) = len.checked_next_multiple_of(PAGE).and_then(|l| addr.checked_add(l)) else {
+        return Out::Ret(-ENOMEM);
+    };
+    let mm = &mut s.proc(pid).mm;
+    let mut files = alloc::vec::Vec::new();
+    let mut covered = addr;
+    for (st, a) in mm.areas.range(..end).filter(|(st, a)| a.end > addr && **st < end) {
+        if *st <= covered {
+            covered = covered.max(a.end);
+        }
+        if let Some(f) = &a.file {
+            files.push(f.file.ino);
+        }
+    }
+    let mut r = if covered >= end { 0 } else { -ENOMEM };
+    files.dedup();
+    for ino in files {
+        let done = if flags & MS_SYNC != 0 { fs().flush(Some(ino)) } else { fs().writeback(ino) };
+        if let Err(e) = done {
+            r = -e;
+        }
+    }
+    Out::Ret(r)
 }

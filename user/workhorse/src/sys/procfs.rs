@@ -220,12 +220,13 @@ fn process_file(s: &mut Server, tid: i32, name: &str) -> Option<Vec<u8>> {
                     ""
                 };
                 m.push_str(&alloc::format!(
-                    "{:08x}-{:08x} {}{}{}p 00000000 00:00 0 {:>20}\n",
+                    "{:08x}-{:08x} {}{}{}{} 00000000 00:00 0 {:>20}\n",
                     start,
                     a.end,
                     r(mem::PROT_READ, 'r'),
                     r(PROT_WRITE, 'w'),
                     r(mem::PROT_EXEC, 'x'),
+                    if a.shared { 's' } else { 'p' },
                     what
                 ));
             }
