@@ -42,6 +42,8 @@ USER_OUT := $(B)/user/$(USER_TARGET)/release
 DRIVER_PROGRAMS := pci blk
 # The network server and its stacks (docs/devices.md, "The network").
 DRIVER_PROGRAMS += net netstack
+# The wall clock's driver (docs/devices.md, "The wall clock").
+DRIVER_PROGRAMS += rtc
 # The system's servers (user/servers/*: the space bank, the constructor) go
 # in the same way.
 USER_PROGRAMS := root ktest hello stress benchsrv pfilter workhorse $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS) \
@@ -253,7 +255,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-workhorse
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-workhorse -p keep-rtc
 
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300

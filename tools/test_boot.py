@@ -4,7 +4,7 @@
     command, `run hello`, `bench` of one benchmark, `halt` powers QEMU off;
   - in the same boot, the prompt's line editing (cursor keys, Home/End,
     Backspace/Delete, Ctrl-U, Ctrl-C, history, Tab completion, unknown
-    escape sequences) and the newer commands (programs, help CMD, uptime,
+    escape sequences) and the newer commands (programs, help CMD, uptime, date,
     run nosuch, background programs, kill, Ctrl-C of a running program);
   - a kernel fault prints registers, the faulting address and a
     symbolised backtrace, then stops;
@@ -369,6 +369,13 @@ def commands(g):
     check("uptime prints a plausible, growing time since boot", ok,
           f"{out!r} / {out2!r}; host: {host_ms:.0f} ms, {host_ms2:.0f} ms")
 
+    host = time.time()
+    out = g.keys(b"date" + ENTER)
+    m = re.search(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC \((\d+) seconds since 1970\)$", (out or "").replace("\r", ""), re.M)
+    check("date shows the rtc server's wall clock: the host's time within 5 minutes, as a UTC date",
+          m is not None and abs(int(m[2]) - host) < 300
+          and time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(m[2]))) == m[1], f"{out!r} (host {int(host)})")
+
     out = g.keys(b"run hello 3 0 &" + ENTER)
     m = re.search(r"\[(\d+)\] hello runs in the background", out or "")
     check("run PROG & starts a background program", m is not None, repr(out))
@@ -409,7 +416,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 8 servers started, 3 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 9 servers started, 3 programs to run" in text, text[-800:])
     check("the description starts the block server at boot, with its disk through the PCI server",
           "blk: virtio-blk 00:02.0: 131072 sectors, DMA through the IOMMU" in text, text[-800:])
     out = g.keys(b"run disk" + ENTER, 60)
@@ -648,6 +655,9 @@ def test_bad_description():
               out is not None and "exited with code 2" in out, repr(out))
         ok = g.expect(b"", 1) and "servers started" not in g.text()
         check("nothing of the refused description was started", ok, g.text()[-400:])
+        out = g.keys(b"date" + ENTER, 30)
+        check("without the description, date says there is no wall clock server",
+              out is not None and "no wall clock server" in out, repr(out))
     finally:
         g.kill()
     g = Guest("system=nosuch")

@@ -10,6 +10,8 @@
     user/workhorse/tests/conformance (threads, futex, events, sockets,
     /proc) runs on the host and on Keep (`linux ...` at the prompt); output
     and exit status must be the same;
+  - the wall clock: `date +%s` agrees with the host's clock, `date -s`
+    is refused;
   - error paths: the crashes in errors.c are reported on the console and
     the server goes on; the process and memory limits (limits.c, Keep
     only) give EAGAIN and NULL, and what they used comes back; random
@@ -108,6 +110,7 @@ def conformance(g, tmp):
         ("bash.bash", ["/bin/bash", SCRIPTS / "bash.bash", tmp], "linux bash /tests/bash.bash /tmp"),
         ("python.py", ["/usr/bin/python3", SCRIPTS / "python.py", tmp], "linux python3 /tests/python.py /tmp"),
         ("inet.py", ["/usr/bin/python3", SCRIPTS / "inet.py"], "linux python3 /tests/inet.py"),
+        ("alarm.py", ["/usr/bin/python3", SCRIPTS / "alarm.py"], "linux python3 /tests/alarm.py"),
     ]
     # The conformance suite, one program per area (tests/conformance/README.md):
     # each gets a scratch directory.
@@ -141,6 +144,23 @@ def conformance(g, tmp):
                 difflib.unified_diff(want.splitlines(), have.splitlines(), "host", "keep", lineterm=""))
         check(f"conformance {name} (same output and status as on the host)", same, detail)
     return reports
+
+
+def wall_clock(g):
+    """The workhorse's CLOCK_REALTIME is the machine's clock (the rtc
+    server's CMOS reading): Debian's `date +%s` on Keep agrees with the
+    host's clock within a few minutes (a check of the value, not of a
+    timing), and setting the clock is refused."""
+    host = time.time()
+    out = run_line(g, "linux date +%s")
+    m = re.search(r"^(\d+)$", out or "", re.M)
+    check("date +%s on Keep is the host's time within 5 minutes",
+          m is not None and abs(int(m.group(1)) - host) < 300, f"{out!r} (host {int(host)})")
+    out = run_line(g, "linux date -s 2000-01-01")
+    check("date -s is refused (EPERM: the clock is the machine's)",
+          out is not None and "can't set date: Operation not permitted" in out, repr(out))
+    out = run_line(g, "linux date +%Y")
+    check("and the year is still the host's", out is not None and time.strftime("%Y", time.gmtime()) in out, repr(out))
 
 
 def error_paths(g, reports):
@@ -297,8 +317,10 @@ def supervision(g):
     """The workhorse is a server of the system description (docs/workhorse.md,
     "Starting it"): killed while a Linux program runs, that program ends
     with a message, init reports the end and restarts the server, the next
-    `linux` works, and the trusted servers beside it go on; past its
-    restarts it stays down and `linux` says so.  Last: it ends the server."""
+    `linux` works, and the trusted servers beside it go on; a restarted
+    one reads the wall clock again, and without the rtc server counts from
+    boot; past its restarts it stays down and `linux` says so.  Last: it
+    ends the server (and the rtc server)."""
     out = g.keys(b"ps" + ENTER)
     check("ps shows the workhorse as a described server on bank linux, supervised by init, not restarted",
           out is not None and re.search(r"workhorse\s+server\s+linux\s+\d+\s+init\s+0/3\s+(BLOCKED|RUNNABLE)", out) is not None,
@@ -362,10 +384,32 @@ def supervision(g):
     check("mem shows the workhorse's bank and its instance's account",
           out is not None and re.search(r"^\s+linux\s+\d+", out.replace("\r", ""), re.M) is not None
           and out.count("workhorse (instance)") == 2, repr(out))
-    for n in (3, 4):
-        m = g.send("kill workhorse")
+    # The wall clock across restarts: this instance asked the rtc server
+    # again at its start.
+    host = time.time()
+    out = run_line(g, "linux date +%s")
+    m = re.search(r"^(\d+)$", out or "", re.M)
+    check("the restarted workhorse read the wall clock again (date +%s the host's time within 5 minutes)",
+          m is not None and abs(int(m.group(1)) - host) < 300, f"{out!r} (host {int(host)})")
+    # Without the rtc server (killed past its restarts) the next instance
+    # says so once and counts CLOCK_REALTIME from boot.
+    for n in range(1, 5):
+        m = g.send("kill rtc")
+        g.expect(b"system: server rtc was killed; ", 30, m)
         g.expect(b"\n" + PROMPT, 30, m)
-        g.expect(b"system: server workhorse was killed; ", 30, m)
+        time.sleep(0.2)
+    rtc_down = g.expect(b"system: server rtc was killed; not restarted (restart=3)", 30)
+    m = g.send("kill workhorse")
+    g.expect(b"system: server workhorse was killed; restarted (3 of 3)", 30, m)
+    g.expect(b"\n" + PROMPT, 30, m)
+    out = run_line(g, "linux date +%Y")
+    said = g.out[m:].decode(errors="replace")
+    check("without the rtc server the workhorse says so once and CLOCK_REALTIME counts from boot (1970)",
+          rtc_down and out is not None and "1970" in out
+          and said.count("workhorse: no wall clock (rtc: not running): CLOCK_REALTIME counts from boot") == 1,
+          said[-1500:])
+    m = g.send("kill workhorse")
+    g.expect(b"\n" + PROMPT, 30, m)
     down = g.expect(b"system: server workhorse was killed; not restarted (restart=3)", 30)
     out = g.keys(b"linux echo x" + ENTER, 30)
     check("past its restarts the workhorse stays down and linux says so at once",
@@ -382,6 +426,8 @@ def main():
     try:
         with tempfile.TemporaryDirectory() as tmp:
             reports = conformance(g, tmp)
+        if not ONLY or "wall_clock" in ONLY:
+            wall_clock(g)
         if not ONLY:
             error_paths(g, reports)
             terminal(g)

@@ -232,3 +232,21 @@ pub fn net(root: &mut Root) {
     }
     drop_slot(root, cap);
 }
+
+/// `date`: the wall clock, asked of the description's rtc server
+/// (docs/devices.md, "The wall clock").
+pub fn date(root: &mut Root) {
+    if root.system.as_ref().is_none_or(|s| s.server_running("rtc").is_none()) {
+        println!("date: the system description has no wall clock server (program=rtc)");
+        return;
+    }
+    let Some((_, cap)) = boot_time(root, "rtc") else { return };
+    match keep_rtc::Client(Sender(cap)).now() {
+        Ok(t) => {
+            let (y, mo, d, h, mi, s) = keep_rtc::civil(t);
+            println!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC ({t} seconds since 1970)");
+        }
+        Err(e) => println!("date: the rtc server: {}", keep_rtc::status_name(e)),
+    }
+    drop_slot(root, cap);
+}

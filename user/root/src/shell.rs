@@ -114,6 +114,16 @@ const COMMANDS: &[Command] = &[
         &["From the TIMER: hours:minutes:seconds, milliseconds and timer ticks."],
     ),
     cmd(
+        "date",
+        "date",
+        "show the date and time (UTC)",
+        &[
+            "Asks the wall clock server of the system description (rtc, the",
+            "driver of the CMOS real-time clock) for the time, as Linux programs",
+            "get it from the workhorse (docs/devices.md, \"The wall clock\").",
+        ],
+    ),
+    cmd(
         "mem",
         "mem",
         "show memory map, free memory, banks, accounts",
@@ -374,6 +384,7 @@ impl Shell<'_> {
             }
             "kill" => self.kill(words.next(), words.next()),
             "uptime" => uptime(),
+            "date" => crate::devices::date(self.root),
             "mem" => {
                 mem();
                 crate::shell_system::mem(self.root);

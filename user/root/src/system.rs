@@ -272,6 +272,7 @@ impl System {
         let timer = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
         SELF_ASPACE.copy_cap(slot::TIMER, timer, rights::READ).map_err(|e| at(0, alloc::format!("COPY_CAP of the timer: {e}")))?;
         let weak_blob = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
+        let ports = slots.alloc().ok_or_else(|| at(0, "no free slot"))?;
         for (i, e) in self.desc.entries.clone().into_iter().enumerate() {
             let _ = SELF_ASPACE.delete_cap(sender);
             init_process
@@ -290,6 +291,15 @@ impl System {
             }
             if e.timer {
                 caps.push((timer, slot::TIMER));
+            }
+            // `ioport=`: the root task's I/O ports narrowed to the range
+            // (the constructor keeps its own copy).
+            let _ = SELF_ASPACE.delete_cap(ports);
+            if let Some((base, count)) = e.ioport {
+                keep_abi::IOPORT
+                    .restrict(base, count, ports)
+                    .map_err(|err| at(e.line, alloc::format!("ioport={base:#x}+{count}: RESTRICT: {err}")))?;
+                caps.push((ports, slot::IOPORT));
             }
             let blob = match &e.blob {
                 Some(file) => {
@@ -328,7 +338,7 @@ impl System {
                 last: None,
             });
         }
-        for s in [sender, timer, weak_blob] {
+        for s in [sender, timer, weak_blob, ports] {
             let _ = SELF_ASPACE.delete_cap(s);
             slots.free(s);
         }

@@ -5,7 +5,7 @@
 //! bank    NAME limit=FRAMES [in=BANK]
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
-//!              [devmem] [interrupt] [timer] [blob=FILE] [notify] [S=GRANT ...]
+//!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [notify] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
 //!              [timer] [blob=FILE] [S=GRANT ...]
 //! ```
@@ -26,7 +26,9 @@
 //!   `console`: it gets the console (slot 1).
 //! - Devices: `devmem` and `interrupt` (servers only) give the instance the
 //!   root task's DEVMEM and INTERRUPT in their usual slots (the PCI
-//!   server).  No one is given the memory pool (`memory` is refused):
+//!   server); `ioport=BASE+COUNT` (servers only) gives it the COUNT I/O
+//!   ports from BASE in the IOPORT slot (the wall clock's `ioport=0x70+2`).
+//!   No one is given the memory pool (`memory` is refused):
 //!   drivers and the dataspace manager take their frames from their banks,
 //!   and a client's dataspaces are paid by the client's bank.
 //!   `S=GRANT`, for a server `S` in `uses`, is what
@@ -101,6 +103,8 @@ pub struct Entry {
     pub backoff: u64,
     pub devmem: bool,
     pub interrupt: bool,
+    /// I/O ports: (first, how many).
+    pub ioport: Option<(u64, u64)>,
     pub timer: bool,
     /// Told by init when a client of it ends, before the client's bank goes.
     pub notify: bool,
@@ -119,9 +123,9 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 17] = [
+pub const OPTIONS: [&str; 18] = [
     "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
-    "blob", "timer", "notify",
+    "blob", "timer", "notify", "ioport",
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -205,7 +209,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "timer", "blob", "notify",
+                "interrupt", "ioport", "timer", "blob", "notify",
             ],
             "program" => &["program", "bank", "limit", "frames", "uses", "console", "timer", "blob"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
@@ -312,6 +316,20 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
         {
             return Err(err(alloc::format!("blob={b}: want the name of a boot-image file (1-{MAX_BLOB_NAME} printable characters)")));
         }
+        // I/O ports: a range inside the 64 Ki ports (the kernel keeps its
+        // own out of any range at every access).
+        let ioport = match get("ioport") {
+            None => None,
+            Some(v) => {
+                let bad = || err(alloc::format!("ioport={v}: want BASE+COUNT, 1 or more ports below 0x10000 (decimal or 0x hex)"));
+                let (b, n) = v.split_once('+').ok_or_else(bad)?;
+                let (b, n) = (number(b).ok_or_else(bad)?, number(n).ok_or_else(bad)?);
+                if n == 0 || b >= 0x10000 || n > 0x10000 - b {
+                    return Err(bad());
+                }
+                Some((b, n))
+            }
+        };
         d.entries.push(Entry {
             line,
             kind: if keyword == "server" { Kind::Server } else { Kind::Program },
@@ -327,6 +345,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             backoff: num("backoff", 0, MAX_BACKOFF)?.unwrap_or(0),
             devmem: get("devmem").is_some(),
             interrupt: get("interrupt").is_some(),
+            ioport,
             timer: get("timer").is_some(),
             notify: get("notify").is_some(),
             grants,
@@ -453,6 +472,9 @@ program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r timer
         assert_eq!(d.entries[3].grant(2), Some("4096+2048:rw"));
         assert_eq!(d.entries[4].grant(2), Some("0+64:r"));
         assert!(d.entries[4].timer);
+        assert_eq!((pci.ioport, blk.ioport), (None, None));
+        let d = parse("server rtc program=rtc bank=prime limit=5 ioport=0x70+2\nserver x program=x bank=prime limit=5 ioport=0+65536\n").unwrap();
+        assert_eq!((d.entries[0].ioport, d.entries[1].ioport), (Some((0x70, 2)), Some((0, 0x10000))));
     }
 
     #[test]
@@ -463,6 +485,13 @@ program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r timer
         refused(&with("program c program=p bank=prime limit=5 interrupt"), 3, "not an option of program");
         refused(&with("server c program=p bank=prime limit=5 devmem=yes"), 3, "no value");
         refused(&with("server c program=p bank=prime limit=5 timer=1"), 3, "no value");
+        // I/O ports: servers only, a range of at least one port below 0x10000.
+        refused(&with("program c program=p bank=prime limit=5 ioport=0x70+2"), 3, "not an option of program");
+        for bad in ["ioport", "ioport=", "ioport=0x70", "ioport=0x70+0", "ioport=0x70+x", "ioport=0xffff+2", "ioport=0x10000+1", "ioport=-1+2"] {
+            refused(&with(&format!("server c program=p bank=prime limit=5 {bad}")), 3, "want BASE+COUNT");
+        }
+        refused(&with("server c program=p bank=prime limit=5 ioport=0x70+2 ioport=0x70+2"), 3, "twice");
+        refused("server ioport program=p bank=prime limit=5\n", 1, "option's word");
         // Nobody is given the memory pool: every frame is a bank's.
         refused(&with("server c program=p bank=prime limit=5 memory"), 3, "memory: no program is given the memory pool");
         refused(&with("program c program=p bank=prime limit=5 memory"), 3, "memory: no program is given the memory pool");

@@ -26,6 +26,7 @@ mod sys;
 mod ticker;
 mod tty;
 mod vfs;
+mod wallclock;
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -108,6 +109,9 @@ pub struct Server {
     pub seed: u64,
     /// The archive's size until the file system is filled from it.
     pub archive: Option<u64>,
+    /// ITIMER_REAL (alarm, setitimer) by process: (deadline on the timer's
+    /// clock in ns, interval; 0 for one-shot).  sys/timers.rs.
+    pub itimers: BTreeMap<i32, (u64, u64)>,
 }
 
 macro_rules! syscall_table {
@@ -151,12 +155,15 @@ fn main(_: u64, size: u64) -> i32 {
         tick_parked: false,
         seed: seed | 1,
         archive: Some(size),
+        itimers: BTreeMap::new(),
     };
     if let Err(e) = ticker::start(TICKER_PROCESS, TICKER_SENDER) {
         // Without it Ctrl-C reaches a program only when it makes system
         // calls (the terminal is polled every TTY_POLL_MESSAGES).
         println!("workhorse: no ticker: {e}");
     }
+    // CLOCK_REALTIME's start (wallclock.rs).
+    wallclock::init();
     s.serve()
 }
 
@@ -211,6 +218,9 @@ impl Server {
             let timeout = if waits_tty { TTY_POLL_MS } else { 0 };
             // The TCP/IP stack's next timer, if it has one.
             let timeout = sys::inet::timeout(timeout);
+            // Interval timers that expired send SIGALRM; the next one, and
+            // the deadlines waiting calls noted, shorten the time-out.
+            let timeout = self.timers_timeout(timeout);
             if self.tick_parked && self.leader.is_some() {
                 self.tick_parked = false;
                 let _ = Return(TICK_RET).reply(Tag::new(0), [SIGNAL_POLL_MS, 0, 0, 0]);
@@ -505,6 +515,8 @@ impl Server {
     pub fn retry(&mut self) {
         // What the TCP/IP stack received or timed out may let a call go on.
         sys::inet::poll();
+        // The waiting calls note their deadlines again as they are tried.
+        sys::timers::clear_wakes();
         if !self.maybe_waiting {
             return;
         }
@@ -624,6 +636,8 @@ impl Server {
         let Some(p) = self.procs.get_mut(&pid) else { return };
         p.teardown();
         p.zombie = Some(status);
+        // Its interval timer ends with it.
+        self.itimers.remove(&pid);
         self.ended = true;
         let ppid = p.ppid;
         // Children lose their parent: they are reaped when they end.

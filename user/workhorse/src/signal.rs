@@ -162,9 +162,14 @@ impl Server {
     /// made again after the handler when the action has SA_RESTART.
     pub fn interrupt(&mut self, pid: i32, call: Call, ret: u64) {
         let Some(sig) = self.deliverable(pid) else { return };
-        // pause and rt_sigsuspend never restart (Linux answers them EINTR
-        // whatever the flags).
-        let restart = self.procs[&pid].sigactions[sig as usize][1] & SA_RESTART != 0 && !matches!(call.nr, 34 | 130);
+        // Calls Linux never restarts after a handler, whatever the flags
+        // (signal(7)): pause, rt_sigsuspend, the sleeps, and the waits
+        // for descriptors (poll, select, pselect6, ppoll, the epoll waits).
+        let never = matches!(call.nr, 7 | 23 | 34 | 35 | 130 | 230 | 232 | 270 | 271 | 281 | 441);
+        let restart = self.procs[&pid].sigactions[sig as usize][1] & SA_RESTART != 0 && !never;
+        if !restart {
+            crate::sys::sleep_interrupted(self, pid, &call);
+        }
         let p = self.procs.get_mut(&pid).unwrap();
         p.blocked = None;
         p.waits_tty = false;

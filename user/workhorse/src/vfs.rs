@@ -291,7 +291,7 @@ impl Fs {
             stored = Some(sino);
         }
         let ino = self.insert(dir, name, node, mode, stored);
-        let t = crate::sys::now_ns();
+        let t = crate::sys::realtime_ns();
         self.get_mut(ino).times = Times { atime: t, mtime: t, ctime: t };
         let _ = self.store_times(ino, false);
         self.changed(dir, true, t);
@@ -356,7 +356,7 @@ impl Fs {
             entries.insert(String::from(name), ino);
         }
         self.get_mut(ino).nlink += 1;
-        let t = crate::sys::now_ns();
+        let t = crate::sys::realtime_ns();
         self.changed(ino, false, t);
         self.changed(dir, true, t);
         Ok(())
@@ -373,7 +373,7 @@ impl Fs {
         if let Some(d) = self.get(dir).stored {
             self.log(&Op::Unlink { dir: d, name })?;
         }
-        let t = crate::sys::now_ns();
+        let t = crate::sys::realtime_ns();
         self.changed(ino, false, t);
         self.changed(dir, true, t);
         self.detach(dir, name, ino, rmdir);
@@ -469,7 +469,7 @@ impl Fs {
         if let Node::Dir { parent, .. } = &mut self.get_mut(ino).node {
             *parent = to_dir;
         }
-        let t = crate::sys::now_ns();
+        let t = crate::sys::realtime_ns();
         self.changed(ino, false, t);
         self.changed(from_dir, true, t);
         self.changed(to_dir, true, t);
@@ -545,7 +545,7 @@ impl Fs {
         }
         let n = self.get_mut(ino);
         n.mode = (n.mode & !0o7777) | (mode & 0o7777);
-        self.changed(ino, false, crate::sys::now_ns());
+        self.changed(ino, false, crate::sys::realtime_ns());
         Ok(())
     }
 
@@ -634,7 +634,7 @@ impl Fs {
     pub fn write(&mut self, ino: Ino, off: u64, data: &[u8]) -> Result<usize, i64> {
         let n = self.write_bytes(ino, off, data)?;
         if n > 0 {
-            self.changed(ino, true, crate::sys::now_ns());
+            self.changed(ino, true, crate::sys::realtime_ns());
         }
         Ok(n)
     }
@@ -679,7 +679,7 @@ impl Fs {
 
     pub fn truncate(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
         self.truncate_bytes(ino, size)?;
-        self.changed(ino, true, crate::sys::now_ns());
+        self.changed(ino, true, crate::sys::realtime_ns());
         Ok(())
     }
 

@@ -602,7 +602,7 @@ fn times_target(s: &mut Server, pid: i32, dirfd: u64, path: u64, follow: bool) -
 fn set_times(ino: Option<Ino>, atime: Option<u64>, mtime: Option<u64>, omit: (bool, bool)) -> Result<(), i64> {
     let Some(ino) = ino else { return Ok(()) };
     let f = fs();
-    let now = now_ns();
+    let now = super::misc::realtime_ns();
     let t = &mut f.get_mut(ino).times;
     if !omit.0 {
         t.atime = atime.unwrap_or(now);

@@ -6,20 +6,64 @@ pub(crate) fn now_ns() -> u64 {
     TIMER.now_ms().unwrap_or(0) * 1_000_000
 }
 
-pub fn clock_gettime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    if c.args[0] > 11 {
-        return Out::Ret(-EINVAL);
+/// The time of day: the wall clock's reading at start plus the timer's
+/// advance (wallclock.rs).
+pub(crate) fn realtime_ns() -> u64 {
+    crate::wallclock::realtime_at(now_ns())
+}
+
+pub(crate) const CLOCK_REALTIME: u64 = 0;
+pub(crate) const CLOCK_REALTIME_ALARM: u64 = 8;
+const CLOCK_TAI: u64 = 11;
+
+/// Whether `clock` tells the time of day (else it counts from boot);
+/// EINVAL for no clock (10 is unused; CPU-time clocks of other processes,
+/// negative ids, are not answered).  CLOCK_TAI is CLOCK_REALTIME, as on a
+/// Linux whose TAI offset nobody set.
+pub(crate) fn is_realtime(clock: u64) -> Result<bool, i64> {
+    match clock {
+        CLOCK_REALTIME | 5 | CLOCK_REALTIME_ALARM | CLOCK_TAI => Ok(true),
+        0..=9 => Ok(false),
+        _ => Err(EINVAL),
     }
-    let ns = now_ns();
+}
+
+/// `clock`'s reading in ns.
+pub(crate) fn clock_ns(clock: u64) -> Result<u64, i64> {
+    Ok(if is_realtime(clock)? { realtime_ns() } else { now_ns() })
+}
+
+/// Writes a timespec.
+pub(crate) fn write_timespec(s: &mut Server, pid: i32, va: u64, ns: u64) -> Result<(), i64> {
     let mm = &mut s.proc(pid).mm;
-    ret(mm
-        .write_u64(c.args[1], ns / 1_000_000_000)
-        .and_then(|_| mm.write_u64(c.args[1] + 8, ns % 1_000_000_000))
-        .map(|_| 0))
+    mm.write_u64(va, ns / 1_000_000_000)?;
+    mm.write_u64(va + 8, ns % 1_000_000_000)
+}
+
+/// Reads a timespec as ns; EINVAL for a negative one or tv_nsec past a
+/// second.
+pub(crate) fn read_timespec(s: &mut Server, pid: i32, va: u64) -> Result<u64, i64> {
+    let mm = &mut s.proc(pid).mm;
+    let (sec, nsec) = (mm.read_u64(va)?, mm.read_u64(va + 8)?);
+    if nsec >= 1_000_000_000 || (sec as i64) < 0 {
+        return Err(EINVAL);
+    }
+    Ok(sec.saturating_mul(1_000_000_000).saturating_add(nsec))
+}
+
+pub fn clock_gettime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = clock_ns(c.args[0]).and_then(|ns| write_timespec(s, pid, c.args[1], ns));
+    ret(r.map(|_| 0))
+}
+
+/// clock_settime, settimeofday: the wall clock is the machine's, and no
+/// Linux program may set it.
+pub fn set_clock(_: &mut Server, _: i32, _: &mut Call) -> Out {
+    Out::Ret(-EPERM)
 }
 
 pub fn gettimeofday(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let ns = now_ns();
+    let ns = realtime_ns();
     let mm = &mut s.proc(pid).mm;
     if c.args[0] == 0 {
         return Out::Ret(0);
@@ -31,7 +75,7 @@ pub fn gettimeofday(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub fn time(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let t = now_ns() / 1_000_000_000;
+    let t = realtime_ns() / 1_000_000_000;
     if c.args[0] != 0
         && let Err(e) = s.proc(pid).mm.write_u64(c.args[0], t)
     {
@@ -40,21 +84,22 @@ pub fn time(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     Out::Ret(t as i64)
 }
 
-/// Sleeps until the deadline kept in the call (args[5] once started):
-/// `ts` from now, or (`absolute`) the time `ts` on the clocks, which all
-/// count from boot.
-pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64, absolute: bool) -> Out {
+/// Sleeps until the deadline kept in the call (args[5] once started, on
+/// the timer's clock): `ts` from now, or (`absolute`) the time `ts` on
+/// `clock` (a real-time one's deadline is taken to the timer's clock when
+/// the sleep starts, as the wall clock never jumps).
+pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64, absolute: Option<u64>) -> Out {
     if c.args[5] == 0 {
-        let p = s.proc(pid);
-        let (sec, nsec) = match (p.mm.read_u64(ts), p.mm.read_u64(ts + 8)) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(e), _) | (_, Err(e)) => return Out::Ret(-e),
+        let t = match read_timespec(s, pid, ts) {
+            Ok(t) => t,
+            Err(e) => return Out::Ret(-e),
         };
-        if nsec >= 1_000_000_000 || (sec as i64) < 0 {
-            return Out::Ret(-EINVAL);
+        c.args[5] = match absolute {
+            Some(clock) if is_realtime(clock) == Ok(true) => crate::wallclock::mono_at(t),
+            Some(_) => t,
+            None => now_ns().saturating_add(t),
         }
-        let t = sec.saturating_mul(1_000_000_000).saturating_add(nsec);
-        c.args[5] = if absolute { t } else { now_ns().saturating_add(t) }.max(1);
+        .max(1);
         c.have_all = true;
     }
     // Strictly after: the clock counts whole milliseconds, so a reading
@@ -64,27 +109,55 @@ pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64, absolute: b
     if now_ns() > c.args[5] {
         return Out::Ret(0);
     }
+    // Awake a millisecond after the deadline (strictly after, above).
+    super::timers::wake_at(c.args[5].saturating_add(1));
     s.proc(pid).waits_tty = true; // polled like the terminal
     Out::Block
 }
 
-pub fn nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let ts = c.args[0];
-    sleep(s, pid, c, ts, false)
+/// A sleep interrupted by a signal's handler: the time it had left goes
+/// to `rem` (nanosleep's second argument, a relative clock_nanosleep's
+/// fourth), as Linux writes it.
+pub(crate) fn sleep_interrupted(s: &mut Server, pid: i32, call: &Call) {
+    let rem = match call.nr {
+        35 => call.args[1],
+        230 if call.args[1] & TIMER_ABSTIME == 0 => call.args[3],
+        _ => return,
+    };
+    if rem != 0 && call.args[5] != 0 && s.procs.contains_key(&pid) {
+        let left = call.args[5].saturating_sub(now_ns());
+        let _ = write_timespec(s, pid, rem, left);
+    }
 }
 
+pub fn nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let ts = c.args[0];
+    sleep(s, pid, c, ts, None)
+}
+
+const TIMER_ABSTIME: u64 = 1;
+
 pub fn clock_nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const TIMER_ABSTIME: u64 = 1;
-    if c.args[0] > 11 || c.args[1] & !TIMER_ABSTIME != 0 {
-        return Out::Ret(-EINVAL);
+    if c.args[5] == 0 {
+        // clock_nanosleep answers its errors as its result, not in errno.
+        if let Err(e) = is_realtime(c.args[0]) {
+            return Out::Ret(-e);
+        }
+        if c.args[1] & !TIMER_ABSTIME != 0 {
+            return Out::Ret(-EINVAL);
+        }
+        // rem, for a signal that interrupts it.
+        let _ = s.arg(pid, c, 3);
+        c.args[5] = 0;
     }
     let ts = c.args[2];
-    sleep(s, pid, c, ts, c.args[1] & TIMER_ABSTIME != 0)
+    let absolute = (c.args[1] & TIMER_ABSTIME != 0).then_some(c.args[0]);
+    sleep(s, pid, c, ts, absolute)
 }
 
 pub fn clock_getres(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    if c.args[0] > 11 {
-        return Out::Ret(-EINVAL);
+    if let Err(e) = is_realtime(c.args[0]) {
+        return Out::Ret(-e);
     }
     // The clocks tick in milliseconds (the timer's now_ms).
     let mm = &mut s.proc(pid).mm;
