@@ -43,11 +43,19 @@ impl Server {
     /// Sends SIGALRM for every interval timer that expired and rearms the
     /// periodic ones; then the receive's time-out in ms (`base`, 0 for
     /// none) shortened to the next deadline, interval timer or noted.
+    /// Inlined into the server's loop: with no timer and nothing noted it
+    /// is two tests, not a call (getppid 649 to 643 instructions).
+    #[inline(always)]
     pub fn timers_timeout(&mut self, base: u64) -> u64 {
         let noted = WAKE_AT.load(Ordering::Relaxed);
         if self.itimers.is_empty() && noted == 0 {
             return base;
         }
+        self.timers_due(base, noted)
+    }
+
+    #[inline(never)]
+    fn timers_due(&mut self, base: u64, noted: u64) -> u64 {
         let now = now_ns();
         let due: Vec<i32> = self.itimers.iter().filter(|(_, t)| t.0 <= now).map(|(p, _)| *p).collect();
         for tgid in due {
