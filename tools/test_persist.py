@@ -107,6 +107,7 @@ def main():
     shutil.copyfile(qemu.DISK, disk)
     try:
         # First boot: format, make the files.
+        host0 = time.time()
         g = boot(disk)
         out = run_line(g, "linux python3 /tests/persist.py make", 300) or ""
         check("the first mount formats the range and says so", "formatted a new one" in out, out)
@@ -125,6 +126,7 @@ def main():
         check("halt", halt(g) is not None)
 
         # Second boot: the same tree.
+        host1 = time.time()
         g = boot(disk)
         second = run_line(g, LIST, 300) or ""
         check("after a reboot the store is mounted, not formatted",
@@ -135,6 +137,13 @@ def main():
               re.search(rf"^/data/sector file .* mtime {UTIME_NS} ctime \d+$", second, re.M) is not None, second)
         stamps = [int(x) for x in re.findall(r" mtime (\d+) ctime (?:\d+)$", second, re.M)]
         check("the other times are real (non-zero) and kept", len(stamps) > 5 and all(stamps), second)
+        # File times are the wall clock's (the rtc server's; docs/workhorse.md,
+        # "Time and timers"): what the first boot changed lies between its
+        # start and the second's on the host's clock (a minute's slack).
+        ctimes = [int(x) for x in re.findall(r" ctime (\d+)$", second, re.M)]
+        check("the stored change times are the wall clock's (host time of the first boot)",
+              len(ctimes) > 5 and all((host0 - 60) * 1e9 <= c <= (host1 + 60) * 1e9 for c in ctimes),
+              f"host {host0:.0f}-{host1:.0f}: {ctimes}")
 
         # The workhorse killed while a program writes /data/loop 32 KiB at
         # a time (python3's start takes about a second).

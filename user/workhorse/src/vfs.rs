@@ -892,7 +892,7 @@ impl Fs {
             wrote = true;
         }
         if wrote {
-            self.changed(ino, true, crate::sys::now_ns());
+            self.changed(ino, true, crate::sys::realtime_ns());
         }
         Ok(())
     }
@@ -963,7 +963,7 @@ impl Fs {
         let root_mode = st.tree().get(store::ROOT).map_or(0o755, |i| i.mode);
         // The store's times; a store written before it kept them has 0:
         // those inodes take the mount's time (in memory until changed).
-        let now = crate::sys::now_ns();
+        let now = crate::sys::realtime_ns();
         let times_of = |sino: u64| match st.tree().get(sino).map_or([0; 3], |i| i.times) {
             [0, 0, 0] => Times { atime: now, mtime: now, ctime: now },
             [atime, mtime, ctime] => Times { atime, mtime, ctime },
