@@ -697,11 +697,7 @@ impl Server {
     fn release(&mut self, b: usize) {
         let buf = self.buffers[b].take().unwrap();
         hal::remove_direct(buf.va);
-        let ds = Dataspace(Sender(buf.ds));
-        // STALE if the client revoked the share: the manager removed both.
-        let _ = ds.unpin(buf.pin);
-        let _ = ds.unmap(buf.map);
-        let _ = SELF_ASPACE.delete_cap(buf.ds);
+        Dataspace(Sender(buf.ds)).let_go(buf.pin, buf.map);
         self.slots.free(buf.ds);
     }
 

@@ -466,10 +466,7 @@ impl Server {
             self.nic.drain(|tag, in_place| completed(stacks, tag, in_place));
         }
         hal::remove_direct(r.va);
-        let ds = Dataspace(Sender(r.ds));
-        let _ = ds.unpin(r.pin);
-        let _ = ds.unmap(r.map);
-        let _ = SELF_ASPACE.delete_cap(r.ds);
+        Dataspace(Sender(r.ds)).let_go(r.pin, r.map);
         self.slots.free(r.ds);
     }
 

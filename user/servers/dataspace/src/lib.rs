@@ -270,6 +270,16 @@ impl Dataspace {
         call(self.0, Tag::new(UNPIN), [pin, 0, 0, 0]).map(drop)
     }
 
+    /// A server lets go of a dataspace a client gave it: the pin and the
+    /// mapping it made (each STALE if the client revoked its share: the
+    /// manager removed both then), then its capability, whose slot the
+    /// caller may use again.
+    pub fn let_go(self, pin: u64, map: u64) {
+        let _ = self.unpin(pin);
+        let _ = self.unmap(map);
+        let _ = keep_abi::SELF_ASPACE.delete_cap(self.0.0);
+    }
+
     /// Destroys the dataspace (the owner's handle only): every share is
     /// revoked, every mapping and pin removed, the frames go back to the pool.
     pub fn destroy(self) -> Result<()> {

@@ -750,9 +750,9 @@ pub fn poll() {
 }
 
 /// The server loop's receive time-out in ms (0: none) given what it would
-/// be, shortened to the stack's next timer.
-/// Inlined into the server's loop, so that a system call while no socket
-/// is open pays two tests, not a call (20 instructions of getppid's 655).
+/// be, shortened to the stack's next timer.  Inlined into the server's
+/// loop, so that a system call while no socket is open pays two tests, not
+/// a call (20 instructions of getppid's 655).
 #[inline(always)]
 pub fn timeout(ms: u64) -> u64 {
     match stack_if() {
