@@ -771,18 +771,24 @@ pub fn net_notice(cx: &mut Cx) -> TestResult {
             ensure!(sb.info().is_ok() && admin.stats().is_ok(), "the server does not answer after the ring went");
             ensure!(wait_frame(sb, 1000)?.is_some(), "B got no frame after its ring went");
             // A new ring for B works.
-            let _ = SELF_ASPACE.delete_cap(share);
-            let r2 = ring_for(sb, m, own2, share, false)?.unwrap();
-            let f = ipv4_frame(mac, A_IP, B_IP, 500, 4);
-            sa.send(&f).ctx("A's SEND to B's new ring")?;
-            let g = ring_recv(sb, &r2, 1000)?.ok_or("nothing in B's new ring")?;
-            ensure!(g == f, "B's frame in its new ring differs");
-            ring_done(own2);
-            Ok(())
+            new_ring_works(sa, sb, m, mac, own2, share)
         })();
         drop_caps(cx, &s);
         r
     })
+}
+
+/// After B's ring went: a new ring of B's (at `own`, shared through `share`,
+/// whose old share is deleted first) carries A's frame.
+fn new_ring_works(sa: Stack, sb: Stack, m: Dsm, mac: [u8; 6], own: u64, share: u64) -> TestResult {
+    let _ = SELF_ASPACE.delete_cap(share);
+    let r = ring_for(sb, m, own, share, false)?.unwrap();
+    let f = ipv4_frame(mac, A_IP, B_IP, 500, 4);
+    sa.send(&f).ctx("A's SEND to B's new ring")?;
+    let g = ring_recv(sb, &r, 1000)?.ok_or("nothing in B's new ring")?;
+    ensure!(g == f, "B's frame in its new ring differs");
+    ring_done(own);
+    Ok(())
 }
 
 /// NET0008: a ring whose pages go while the server has it attached, with
@@ -822,14 +828,7 @@ pub fn net_ring_lost(cx: &mut Cx) -> TestResult {
             let (from1, to1, _) = admin.stats().ctx("STATS")?;
             ensure!(from1 == from0 && to1 == to0, "frames went to or came from the NIC: {:?}", (from1 - from0, to1 - to0));
             // A new ring for B works, and so does A.
-            let _ = SELF_ASPACE.delete_cap(share);
-            let r2 = ring_for(sb, m, own2, share, false)?.unwrap();
-            let f = ipv4_frame(mac, A_IP, B_IP, 500, 4);
-            sa.send(&f).ctx("A's SEND to B's new ring")?;
-            let g = ring_recv(sb, &r2, 1000)?.ok_or("nothing in B's new ring")?;
-            ensure!(g == f, "B's frame in its new ring differs");
-            ring_done(own2);
-            Ok(())
+            new_ring_works(sa, sb, m, mac, own2, share)
         })();
         drop_caps(cx, &s);
         r
