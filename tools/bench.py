@@ -127,13 +127,21 @@ def io_boot(filter, timeout, sleep="on"):
     shift=0,sleep=ON` and the instruction-counting plugin, which counts the
     kernel's timer-interrupt entry (stub of vector 0x20) as interrupts.
     Returns the figures (tools/icount.py)."""
+    return icount.results(io_regions(filter, timeout, sleep), icount.unit_of)
+
+
+def io_regions(filter, timeout, sleep="on", profile=None, log=OUT / "log-io.txt"):
+    """The I/O boot of io_boot with the host's network peer
+    (tools/netpeer.py) following the guest; returns its icount.Regions.
+    With `profile` (a path) the plugin also writes each region's
+    per-instruction counts to PROFILE.N (tools/iprof.py --io)."""
     nm = subprocess.run(["nm", str(BUILD / "kernel.elf")], capture_output=True, text=True).stdout.splitlines()
     stubs = icount.symbol(nm, "vector_stubs")
     if stubs is None:
         sys.exit("bench.py: no vector_stubs in build/kernel.elf")
     append = f"autobench icount iobench bench={filter}"
     cmd = qemu.base_cmd("tcg", append, icount=f"shift=0,sleep={sleep}", kernel=qemu.KERNEL)
-    cmd += ["-serial", "stdio"] + icount.args([stubs + 0x20 * 16])
+    cmd += ["-serial", "stdio"] + icount.args([stubs + 0x20 * 16], profile)
     print(f"bench.py: [io] booting build/kernel.bin with the icount plugin (sleep={sleep}, '{append}')", flush=True)
     start = time.monotonic()
     regions = icount.Regions("io", lambda m: print(f"bench.py: {m}", flush=True))
@@ -148,11 +156,11 @@ def io_boot(filter, timeout, sleep="on"):
         elif FAIL_RE.search(line) or "panic" in line:
             print(f"bench.py: [io] {line.strip()}", flush=True)
 
-    out, status = qemu.stream(cmd, timeout, OUT / "log-io.txt", on_line)
+    out, status = qemu.stream(cmd, timeout, log, on_line)
     if not any("bench: done" in l for l in out):
         sys.exit(f"bench.py: FAIL: [io] the suite did not finish (QEMU exit status {status}); "
-                 f"see build/bench/log-io.txt")
-    return icount.results(regions, icount.unit_of)
+                 f"see {log.relative_to(ROOT)}")
+    return regions
 
 
 def icount_check(timeout):

@@ -37,10 +37,12 @@ def build():
     return PLUGIN
 
 
-def args(irqs):
+def args(irqs, profile=None):
     """QEMU's -plugin option: count executions of the addresses `irqs` (the
-    timer-interrupt entry) as interrupts."""
-    return ["-plugin", f"file={build()}" + "".join(f",irq={a:#x}" for a in irqs)]
+    timer-interrupt entry) as interrupts; with `profile` (a path), also
+    write each region's per-instruction counts to PROFILE.N."""
+    return ["-plugin", f"file={build()}" + "".join(f",irq={a:#x}" for a in irqs)
+            + (f",profile={profile}" if profile else "")]
 
 
 def symbol(nm_lines, name):

@@ -23,7 +23,6 @@ import argparse
 import bisect
 import collections
 import re
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
 import icount  # noqa: E402
-from iprof import symbols  # noqa: E402  (the code symbols of an ELF file, by address)
+from iprof import Elf, symbols  # noqa: E402  (an ELF's code symbols by address; its loadable bytes)
 from test_boot import Guest, PROMPT  # noqa: E402
 
 ROOT = qemu.ROOT
@@ -57,32 +56,6 @@ def busybox_lines(name):
     setup = [l for l in setup if l.split()[2] in run]
     return ["mkdir -p /tmp/bb"] + setup + [run]
 KERNEL_BASE = 0xFFFF800000000000
-
-
-class Elf:
-    """A program's loadable bytes and function symbols."""
-
-    def __init__(self, name, path):
-        self.name = name
-        data = path.read_bytes()
-        phoff, = struct.unpack_from("<Q", data, 0x20)
-        phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-        self.segs = []
-        for i in range(phnum):
-            typ, _flags, off, vaddr, _pa, filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
-            if typ == 1:  # PT_LOAD
-                self.segs.append((vaddr, data[off:off + filesz]))
-        self.addrs, self.names = symbols(path)
-
-    def has(self, vaddr, size, raw):
-        for base, b in self.segs:
-            if base <= vaddr and vaddr + size <= base + len(b):
-                return b[vaddr - base:vaddr - base + min(size, 8)] == raw
-        return False
-
-    def func(self, vaddr):
-        i = bisect.bisect_right(self.addrs, vaddr) - 1
-        return (self.names[i], vaddr - self.addrs[i]) if i >= 0 else ("?", vaddr)
 
 
 def sysbench_elf():

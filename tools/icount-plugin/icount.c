@@ -30,10 +30,11 @@
  *   ADDRESS SIZE BYTES COUNT
  *
  * (hex address, the instruction's size and first bytes in hex).  Programs
- * in different address spaces share addresses (Keep's programs and static
- * Linux ones are linked at 0x400000), so an instruction is told apart by its
- * address and its bytes; tools/whprof.py finds which program it belongs to
- * by the bytes.  A developer's tool: it slows the guest down.
+ * in different address spaces share addresses (most of Keep's programs and
+ * static Linux ones are linked at 0x400000), so an instruction is told apart
+ * by its address and its bytes; tools/whprof.py and tools/iprof.py --io find
+ * which program it belongs to by the bytes.  A developer's tool: it slows
+ * the guest down.
  */
 #include <stdio.h>
 #include <stdlib.h>

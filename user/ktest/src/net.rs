@@ -395,6 +395,105 @@ fn stacks(x: Stack, s1: Stack, s2: Stack) -> TestResult {
     Ok(())
 }
 
+/// A TCP segment without options or data from `src`:`sport` to
+/// `dst`:`dport`, its checksum right, or with `bad` one off.
+#[allow(clippy::too_many_arguments)]
+fn tcp_frame(mac: [u8; 6], dst_mac: [u8; 6], src: u64, dst: u64, sport: u16, dport: u16, seq: u32, flags: u8, bad: bool) -> Vec<u8> {
+    let mut f = ethernet(dst_mac, mac, ETHERTYPE_IPV4);
+    let mut ip = vec![0x45, 0, 0, 40, 0x12, 0x35, 0x40, 0, 64, 6, 0, 0];
+    ip.extend_from_slice(&ip_bytes(src));
+    ip.extend_from_slice(&ip_bytes(dst));
+    let c = inet_checksum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut t = Vec::with_capacity(20);
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&[0, 0, 0, 0, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    let c = inet_checksum(&[tcp_pseudo(src, dst, 20), t.clone()].concat()).wrapping_add(bad as u16);
+    t[16..18].copy_from_slice(&c.to_be_bytes());
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&t);
+    f
+}
+
+/// TCP's pseudo-header over a segment of `len` bytes.
+fn tcp_pseudo(src: u64, dst: u64, len: usize) -> Vec<u8> {
+    [&ip_bytes(src)[..], &ip_bytes(dst)[..], &[0, 6], &(len as u16).to_be_bytes()[..]].concat()
+}
+
+/// A TCP segment's (source address, destination port, flags, ack number,
+/// whether its checksum is right).
+fn tcp_reply(f: &[u8]) -> Option<(u64, u16, u8, u32, bool)> {
+    if f.len() < 54 || f[12..14] != ETHERTYPE_IPV4.to_be_bytes() || f[23] != 6 {
+        return None;
+    }
+    let ihl = (f[14] & 0xf) as usize * 4;
+    let total = u16::from_be_bytes([f[16], f[17]]) as usize;
+    let t = f.get(14 + ihl..14 + total)?;
+    let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let src = be32(&f[26..30]) as u64;
+    let right = inet_checksum(&[tcp_pseudo(src, be32(&f[30..34]) as u64, t.len()), t.to_vec()].concat()) == 0;
+    Some((src, u16::from_be_bytes([t[2], t[3]]), t[13], be32(&t[8..12]), right))
+}
+
+/// NET0009: netstack checks the TCP checksum of every segment it is handed
+/// and fills in that of every segment it sends (its own code, not
+/// smoltcp's: netstack/src/checksum.rs).  A SYN to its echo port with a
+/// wrong checksum is dropped without an answer; the same SYN from another
+/// port with the right one is answered with a SYN-ACK whose checksum this
+/// test's own RFC 1071 sum finds right.
+pub fn net_checksums(cx: &mut Cx) -> TestResult {
+    with_net(cx, "NET0009", |cx, admin, dsm| {
+        let [s1, x] = cx.slots::<2>()?;
+        let r = (|| {
+            admin.add_stack(S1_IP, s1).ctx("ADD_STACK 1")?;
+            admin.add_stack(A_IP, x).ctx("ADD_STACK X")?;
+            let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
+            // Services 1: the TCP echo service on port 7 only.
+            let p = start_with(
+                cx, "netstack", S1_IP, 1,
+                &[base[0], base[1], base[2], Grant { src: s1, dest: NET_SLOT, rights: 0 },
+                  Grant { src: dsm.m.0.0, dest: DS_SLOT, rights: 0 },
+                  Grant { src: dsm.bank, dest: keep_dataspace::BANK_SLOT, rights: 0 }],
+            )?;
+            drop_caps(cx, &[p.cap]);
+            let child = p.child;
+            let r = checksums(Stack(Sender(x)));
+            let _ = Loader::new(&mut cx.slots).destroy(child);
+            r
+        })();
+        drop_caps(cx, &[s1, x]);
+        r
+    })
+}
+
+fn checksums(x: Stack) -> TestResult {
+    let m = mac_bytes(x.info().ctx("INFO")?.0);
+    // The stack learns X's MAC from its ARP request (and is up once it answers).
+    x.send(&arp_request(m, A_IP, S1_IP)).ctx("ARP request")?;
+    let f = wait_frame(x, 5000)?.ok_or("no ARP reply from the stack")?;
+    ensure!(arp_reply(&f).is_some_and(|(_, from, _)| from == S1_IP), "not the stack's ARP reply: {:x?}", &f[..]);
+    let (bad_port, good_port, seq) = (40001u16, 40002u16, 0x1000_0000u32);
+    x.send(&tcp_frame(m, m, A_IP, S1_IP, bad_port, 7, seq, 0x02, true)).ctx("SYN, wrong checksum")?;
+    x.send(&tcp_frame(m, m, A_IP, S1_IP, good_port, 7, seq, 0x02, false)).ctx("SYN")?;
+    // The stack takes them in order: an answer to the first would come first.
+    for _ in 0..8 {
+        let f = wait_frame(x, 5000)?.ok_or("no answer to the SYN with the right checksum")?;
+        let Some((from, port, flags, ack, right)) = tcp_reply(&f) else { continue };
+        ensure!(from == S1_IP, "a TCP segment from {from:#x}");
+        ensure!(port != bad_port, "the SYN with a wrong checksum was answered (flags {flags:#x})");
+        ensure!(port == good_port && flags == 0x12 && ack == seq.wrapping_add(1), "not a SYN-ACK to the SYN: port {port} flags {flags:#x} ack {ack:#x}");
+        ensure!(right, "the SYN-ACK's checksum is wrong: {:x?}", &f[..]);
+        // Nothing more for the dropped SYN either.
+        while let Some(f) = wait_frame(x, 200)? {
+            ensure!(tcp_reply(&f).is_none_or(|(_, port, ..)| port != bad_port), "the SYN with a wrong checksum was answered late");
+        }
+        return Ok(());
+    }
+    Err("no SYN-ACK among the stack's frames".into())
+}
+
 /// NET0004: `WAIT` sleeps until a frame comes, and the NIC's MSI-X
 /// interrupt is what brings it: with nothing on its way a WAIT ends at
 /// its time-out with 0 frames; after A's ARP request for the gateway goes
