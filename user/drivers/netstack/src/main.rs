@@ -236,9 +236,14 @@ fn make_ring(described: bool) -> Result<(Ring, Option<Owned>), alloc::string::St
         None
     };
     let own = Dataspace(Sender(OWN));
-    own.map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE).map_err(|e| alloc::format!("MAP: {e}"))?;
-    own.share(rights::READ | rights::WRITE, SHARED).map_err(|e| alloc::format!("SHARE: {e}"))?;
-    Ok((Ring::new(RING_VA), owned))
+    let made = own
+        .map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE)
+        .map_err(|e| alloc::format!("MAP: {e}"))
+        .and_then(|_| own.share(rights::READ | rights::WRITE, SHARED).map_err(|e| alloc::format!("SHARE: {e}")));
+    if let (Err(_), Some(o)) = (&made, owned) {
+        o.destroy(); // nothing of it stays
+    }
+    made.map(|_| (Ring::new(RING_VA), owned))
 }
 
 fn now() -> Instant {

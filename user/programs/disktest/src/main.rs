@@ -142,6 +142,7 @@ impl Test {
             return Ok(c);
         }
         let mut waited = 0;
+        let mut renewed = false;
         loop {
             let _ = SELF_ASPACE.delete_cap(BLK);
             match names::lookup_at(NAMES_SLOT, "blk", BLK, keep_rt::ipc_buffer()) {
@@ -158,7 +159,9 @@ impl Test {
                         // dataspace was made: its share names nothing the
                         // server's manager knows.  A new one from the new
                         // manager, the old one's frames given back.
-                        Err(keep_blk::Error::Status(keep_blk::NOT_DATASPACE)) if self.ds => {
+                        // Once: a server refusing a new one too waits below.
+                        Err(keep_blk::Error::Status(keep_blk::NOT_DATASPACE)) if self.ds && !renewed => {
+                            renewed = true;
                             println!("disktest {}: the dataspace manager was restarted; a new dataspace", self.name);
                             keep_dataspace::Owned { ds: Dataspace(Sender(OWN)), bank: keep_dataspace::Bank(SUB) }.destroy();
                             let _ = SELF_ASPACE.delete_cap(SHARED);
