@@ -25,7 +25,11 @@
     instance's bank holds what the old one's did;
   - devices from the description (system=system-disk): two block clients
     write and read back checksummed data while the block server is killed
-    and restarted; no acknowledged write is lost.
+    and restarted; no acknowledged write is lost;
+  - the dataspace manager killed three times while the system uses it
+    (with the block and network servers once): the disk, the workhorse's
+    /data, Linux programs and a stack's TCP echo go on, and mem shows no
+    frame left behind (docs/dataspaces.md, "When the manager is restarted").
 Prints one line per test and a summary; exits 1 on any failure."""
 import os
 import random
