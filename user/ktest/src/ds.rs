@@ -18,6 +18,7 @@ use keep_loader::Grant;
 use keep_spacebank::{Bank, Server, rights as bank_rights, status as bank_status};
 
 use crate::drivers::{Running, grant, start_with, stop};
+use keep_loader::Loader;
 use crate::{Ctx, Cx, TestResult};
 
 /// Where the tests map dataspaces in ktest's own space and in the others.
@@ -520,4 +521,102 @@ pub fn bank_destroyed(cx: &mut Cx) -> TestResult {
         }
         r
     })
+}
+
+/// DS0007: the manager ends without QUIT (a crash, or init's KILL) and a
+/// new one starts on the same bank server, as init restarts it
+/// (docs/dataspaces.md, "When the manager is restarted"): a dataspace of
+/// the old one stays as memory (its mapping keeps its data, its pin stays)
+/// and answers STALE (`manager_gone`); `create_owned` through the old
+/// manager's sender asks `find` once for the new one and succeeds, charged
+/// only what the new dataspace costs; a refusal by a live manager is not
+/// retried and leaves nothing; the old dataspace's `Owned::destroy` takes
+/// its mapping and pin away and gives its bank every frame back.
+pub fn restarted(cx: &mut Cx) -> TestResult {
+    let Ds { srv, clients, own, banks } = start_ds(cx)?;
+    let cap = srv.cap;
+    let mut old = Some(srv);
+    let mut new: Option<Running> = None;
+    let s = cx.slots::<8>()?;
+    let [sub, o, sub2, o2, sub3, o3, dom, own2] = s;
+    let r = (|| {
+        let m = Manager(Sender(cap));
+        let used = |what: &str| clients.info().map(|i| i.used).map_err(|e| format!("INFO {what}: {e}"));
+        let used0 = used("before")?;
+        ACCOUNT.create_dma_domain(dom).ctx("CREATE_DMA_DOMAIN")?;
+        let a = m.create_owned(8, clients.0, sub, o, |_| false).map_err(|e| format!("create_owned 8: {e}"))?;
+        ensure!(used("with 8 pages")? == used0 + keep_dataspace::cost(8), "8 pages charged {}", used("")? - used0);
+        ds(a.ds.map(slot::SELF_ASPACE, VA, 0, 8, READ | WRITE), "MAP")?;
+        set_word(VA, 0x5eed);
+        ds(a.ds.pin(dom, 0, 8, IOVA, READ | WRITE, &mut [0; 8]), "PIN")?;
+        // The manager ends without QUIT: destroyed as init destroys a killed instance.
+        let srv = old.take().ok_or("no manager")?;
+        Loader::new(&mut cx.slots).destroy(srv.child).ctx("destroy the manager")?;
+        ensure!(word(VA) == 0x5eed, "the old manager's dataspace lost its data");
+        ensure!(DmaDomain(dom).lookup(IOVA).is_ok(), "the old manager's pin went with it");
+        match a.ds.info() {
+            Err(e) if keep_dataspace::manager_gone(e) => {}
+            r => return Err(format!("INFO of the old manager's dataspace: {r:?}, want the call's STALE")),
+        }
+        // A new manager on a bank of its own of the same bank server.
+        banks.prime.create_bank(OWN_LIMIT, own2).ctx("CREATE_BANK the new manager's")?;
+        let n = start_with(cx, "dataspace", &[grant(slot::CONSOLE), Grant { src: own2, dest: BANK_SLOT, rights: 0 }], 0)?;
+        let ncap = n.cap;
+        new = Some(n);
+        // The retry: the old manager's sender is STALE; find puts the new one in its slot.
+        let mut asked = 0;
+        let c = m
+            .create_owned(4, clients.0, sub2, o2, |slot| {
+                asked += 1;
+                let _ = SELF_ASPACE.delete_cap(slot);
+                SELF_ASPACE.copy_cap(ncap, slot, 0).is_ok()
+            })
+            .map_err(|e| format!("create_owned after the restart: {e}"))?;
+        ensure!(asked == 1, "find asked {asked} times, want once");
+        ensure!(ds(c.ds.info().map(|i| i.0), "INFO of the new dataspace")? == 4, "the new dataspace's pages");
+        ensure!(used("after the retry")? == used0 + keep_dataspace::cost(8) + keep_dataspace::cost(4),
+                "after the retry the bank is charged {}, want the two dataspaces' {}", used("")? - used0,
+                keep_dataspace::cost(8) + keep_dataspace::cost(4));
+        // A live manager's refusal is an answer, not a reason to look again.
+        let mut asked = 0;
+        let refused = m.create_owned(0, clients.0, sub3, o3, |_| {
+            asked += 1;
+            false
+        });
+        ensure!(st(refused) == BAD_REQUEST && asked == 0, "CREATE of 0 pages: status {}, find asked {asked} times", st(refused));
+        for x in [sub3, o3] {
+            ensure!(SELF_ASPACE.identify_cap(x).ctx("IDENTIFY_CAP")?.ty == keep_abi::ty::NULL, "a refused create_owned left slot {x:#x} filled");
+        }
+        // The old dataspace given back by its sub-bank: mapping, pin and frames.
+        a.destroy();
+        ensure!(SELF_ASPACE.lookup(VA) == Err(Error::NOT_MAPPED), "the old dataspace's mapping survived Owned::destroy");
+        ensure!(DmaDomain(dom).lookup(IOVA) == Err(Error::NOT_MAPPED), "the old dataspace's pin survived Owned::destroy");
+        ensure!(used("after the old one went")? == used0 + keep_dataspace::cost(4), "the old dataspace's frames stayed charged");
+        c.destroy();
+        ensure!(used("at the end")? == used0, "the bank is charged {} at the end", used("")? - used0);
+        Ok(())
+    })();
+    let _ = ACCOUNT.destroy(dom);
+    for x in [sub, o, sub2, o2, sub3, o3, dom] {
+        let _ = SELF_ASPACE.delete_cap(x);
+    }
+    if let Some(srv) = old {
+        let _ = Loader::new(&mut cx.slots).destroy(srv.child);
+    }
+    let stopped = match new {
+        Some(n) => stop(cx, n, |s| Manager(s).quit().map_err(|e| format!("dataspace QUIT: {e}"))),
+        None => Ok(()),
+    };
+    let _ = SELF_ASPACE.delete_cap(cap);
+    cx.drop_slots(&[cap]);
+    for b in [clients, own, Bank(own2)] {
+        let _ = b.destroy();
+        let _ = SELF_ASPACE.delete_cap(b.0);
+    }
+    cx.drop_slots(&[clients.0, own.0]);
+    cx.drop_slots(&s);
+    let banks = banks.stop(&mut cx.slots).map_err(String::from);
+    r?;
+    stopped?;
+    banks
 }

@@ -404,6 +404,7 @@ const TESTS: &[Test] = &[
     ("DS0004", "dataspaces: every malformed or unauthorised request is refused and changes nothing", ds::errors),
     ("DS0005", "dataspaces: CREATE is paid by the client's bank (charged, given back); a bank at its limit is NO_MEMORY; a missing, foreign, rightless or dead bank is refused; nothing changes", ds::create_paid),
     ("DS0006", "dataspaces: the paying bank destroyed takes the frames, mappings and pins back; the manager answers GONE and serves on", ds::bank_destroyed),
+    ("DS0007", "dataspaces: a manager ended without QUIT: its dataspaces stay as memory and answer STALE; create_owned finds the new one and retries once; Owned::destroy gives the old one back", ds::restarted),
     ("BLK0001", "the block server: two clients, own ranges and rights, checksummed data, every refusal", drivers::blk_clients),
     ("BLK0002", "three block clients in their own processes at once: two writers, a read-only reader", drivers::blk_processes),
     ("BLK0003", "block clients' dataspaces: the device reads and writes their pages; rights, ranges, buffers, revocation refused", drivers::blk_dataspaces),

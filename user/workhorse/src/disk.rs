@@ -19,7 +19,7 @@ use alloc::string::String;
 
 use keep_abi::{SELF_ASPACE, Sender, rights};
 use keep_blk::{Client, MAX_DS_SECTORS, MAX_SECTORS, SECTOR};
-use keep_dataspace::{BANK_SLOT, Dataspace, Manager};
+use keep_dataspace::{BANK_SLOT, Bank, Dataspace, Manager, Owned};
 use keep_system::names::{self, NAMES_SLOT};
 use keep_workhorse::store::{Disk, IoError};
 
@@ -31,11 +31,15 @@ const DS_VA: u64 = 0x0000_2800_0000_0000;
 const DS_BYTES: usize = MAX_DS_SECTORS as usize * SECTOR;
 const DS_PAGES: u64 = (DS_BYTES / 4096) as u64;
 
-/// The dataspace: the share the block server is given (kept to attach it
-/// again after a restart of the server) and the buffer number it answered.
+/// The dataspace: its owner's capability and the sub-bank that pays for it
+/// (keep_dataspace::Owned), the share the block server is given (kept to
+/// attach it again after a restart of the server), the buffer number it
+/// answered, and the slot of the manager's sender.
 struct Buffer {
+    owned: Owned,
     share: u64,
     number: u64,
+    manager: u64,
 }
 
 pub struct BlkDisk {
@@ -79,22 +83,46 @@ impl BlkDisk {
             .map_err(|e| format!("no block server by name ({})", names::status::name(e)))
     }
 
-    /// Creates the dataspace (paid by the server's bank), maps it, shares it
-    /// and attaches the share to `client`.
+    /// Creates the dataspace (paid by a sub-bank of the server's bank),
+    /// maps it, shares it and attaches the share to `client`.
     fn dataspace(client: Client) -> Result<Buffer, String> {
         let slot = || crate::env::env().slot().map_err(|e| format!("no slot: {e}"));
-        let (manager, own, share) = (slot()?, slot()?, slot()?);
+        let (manager, sub, own, share) = (slot()?, slot()?, slot()?, slot()?);
         names::lookup_at(NAMES_SLOT, "dataspace", manager, keep_rt::ipc_buffer())
             .map_err(|e| format!("no dataspace manager by name ({})", names::status::name(e)))?;
-        Manager(Sender(manager)).create(DS_PAGES, BANK_SLOT, own).map_err(|e| format!("CREATE: {e}"))?;
-        let ds = Dataspace(Sender(own));
-        ds.map(keep_abi::slot::SELF_ASPACE, DS_VA, 0, DS_PAGES, rights::READ | rights::WRITE).map_err(|e| format!("MAP: {e}"))?;
-        ds.share(rights::READ | rights::WRITE, share).map_err(|e| format!("SHARE: {e}"))?;
-        let (number, _, _) = client.attach(share).map_err(|e| format!("ATTACH: {e}"))?;
-        Ok(Buffer { share, number })
+        let mut b = Buffer { owned: Owned { ds: Dataspace(Sender(own)), bank: Bank(sub) }, share, number: 0, manager };
+        b.make(client)?;
+        Ok(b)
     }
 
-    /// The mapped dataspace's first `len` bytes.
+    /// Attaches the share again to a new instance of the block server.  If
+    /// the server refuses it as no dataspace (NOT_DATASPACE: the dataspace
+    /// manager was restarted since it was made, so the share names nothing
+    /// the server's manager knows), the old dataspace's frames go back
+    /// (its sub-bank destroyed: out of every mapping) and a new one from
+    /// the new manager takes its place at DS_VA (docs/dataspaces.md, "When
+    /// the manager is restarted").  The store copies its bytes through the
+    /// pages for each request, so nothing is lost with the old ones.
+    fn reattach(b: &mut Buffer, client: Client) -> Result<(), IoError> {
+        match client.attach(b.share) {
+            Ok((n, _, _)) => {
+                b.number = n;
+                Ok(())
+            }
+            Err(keep_blk::Error::Status(keep_blk::NOT_DATASPACE)) => {
+                keep_rt::println!("workhorse: /data: the dataspace manager was restarted; a new dataspace for the disk");
+                b.owned.destroy();
+                let _ = SELF_ASPACE.delete_cap(b.share);
+                b.make(client).map_err(|e| {
+                    keep_rt::println!("workhorse: /data: no new dataspace: {e}");
+                    IoError
+                })
+            }
+            Err(_) => Err(IoError),
+        }
+    }
+
+    /// The mapped dataspace's first `len` bytes.    /// The mapped dataspace's first `len` bytes.
     fn pages(len: usize) -> &'static mut [u8] {
         debug_assert!(len <= DS_BYTES);
         // SAFETY: DS_PAGES pages are mapped read-write at DS_VA for the
@@ -115,13 +143,30 @@ impl BlkDisk {
             Err(keep_blk::Error::Call(_)) => {
                 self.client = Self::lookup(self.slot).map_err(|_| IoError)?;
                 if let Some(b) = &mut self.buffer {
-                    b.number = self.client.attach(b.share).map_err(|_| IoError)?.0;
+                    Self::reattach(b, self.client)?;
                 }
                 self.reconnects += 1;
                 op(self.client, self.buffer.as_ref().map_or(0, |b| b.number)).map_err(|_| IoError)
             }
             Err(_) => Err(IoError),
         }
+    }
+}
+
+impl Buffer {
+    /// A new dataspace (in the slots this Buffer names, empty), mapped at
+    /// DS_VA, shared and attached to `client`; the manager looked up again
+    /// and the CREATE made once more if it was restarted.
+    fn make(&mut self, client: Client) -> Result<(), String> {
+        let (sub, own) = (self.owned.bank.0, self.owned.ds.0.0);
+        self.owned = Manager(Sender(self.manager))
+            .create_owned(DS_PAGES, BANK_SLOT, sub, own, keep_dataspace::find_by_name)
+            .map_err(|e| format!("CREATE: {e}"))?;
+        let ds = self.owned.ds;
+        ds.map(keep_abi::slot::SELF_ASPACE, DS_VA, 0, DS_PAGES, rights::READ | rights::WRITE).map_err(|e| format!("MAP: {e}"))?;
+        ds.share(rights::READ | rights::WRITE, self.share).map_err(|e| format!("SHARE: {e}"))?;
+        self.number = client.attach(self.share).map_err(|e| format!("ATTACH: {e}"))?.0;
+        Ok(())
     }
 }
 

@@ -653,6 +653,8 @@ impl Server {
     /// its DMA domain to a process of the client's choosing).
     fn attach(&mut self, n: u64, arg: &mut Option<u64>) -> Answer {
         let Some(cap) = *arg else { return answer(NOT_DATASPACE) };
+        // The manager by name again if it was restarted.
+        keep_dataspace::refresh(DS_SLOT);
         match SELF_ASPACE.compare_cap(cap, DS_SLOT) {
             Ok((true, _)) if SELF_ASPACE.identify_cap(cap).is_ok_and(|i| i.ty == keep_abi::ty::SENDER) => {}
             _ => return answer(NOT_DATASPACE),
@@ -667,13 +669,18 @@ impl Server {
         let (va, iova) = (BUF_VA + b as u64 * WINDOW, BUF_IOVA + b as u64 * WINDOW);
         let map = match ds.map(slot::SELF_ASPACE, va, 0, pages, rights::READ | (r & rights::WRITE)) {
             Ok(m) => m,
-            Err(_) => return answer(NO_RESOURCES),
+            Err(_) => {
+                // (A manager that died during the call left what it mapped.)
+                keep_dataspace::clear_window(hal::domain(), iova, va, pages);
+                return answer(NO_RESOURCES);
+            }
         };
         let mut addrs = vec![0u64; pages as usize];
         let pin = match ds.pin(hal::domain().0, 0, pages, iova, r & (rights::READ | rights::WRITE), &mut addrs) {
             Ok(p) => p,
             Err(_) => {
                 let _ = ds.unmap(map);
+                keep_dataspace::clear_window(hal::domain(), iova, va, pages);
                 return answer(NO_RESOURCES);
             }
         };
@@ -697,7 +704,7 @@ impl Server {
     fn release(&mut self, b: usize) {
         let buf = self.buffers[b].take().unwrap();
         hal::remove_direct(buf.va);
-        Dataspace(Sender(buf.ds)).let_go(buf.pin, buf.map);
+        Dataspace(Sender(buf.ds)).let_go_at(buf.pin, buf.map, hal::domain(), buf.iova, buf.va, buf.pages);
         self.slots.free(buf.ds);
     }
 

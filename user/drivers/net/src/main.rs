@@ -406,6 +406,8 @@ impl Server {
     /// earlier ring.  (status, pages).
     fn attach(&mut self, i: usize, arg: &mut Option<u64>) -> (u64, u64) {
         let Some(cap) = *arg else { return (NOT_DATASPACE, 0) };
+        // The manager by name again if it was restarted.
+        keep_dataspace::refresh(DS_SLOT);
         match SELF_ASPACE.compare_cap(cap, DS_SLOT) {
             Ok((true, _)) if SELF_ASPACE.identify_cap(cap).is_ok_and(|c| c.ty == keep_abi::ty::SENDER) => {}
             _ => return (NOT_DATASPACE, 0),
@@ -420,7 +422,11 @@ impl Server {
         }
         self.detach(i);
         let (va, iova) = (RING_VA + i as u64 * RING_WINDOW, RING_IOVA + i as u64 * RING_WINDOW);
-        let Ok(map) = ds.map(slot::SELF_ASPACE, va, 0, pages, rights::READ | rights::WRITE) else { return (NO_RESOURCES, 0) };
+        let Ok(map) = ds.map(slot::SELF_ASPACE, va, 0, pages, rights::READ | rights::WRITE) else {
+            // (A manager that died during the call left what it mapped.)
+            keep_dataspace::clear_window(hal::domain(), iova, va, pages);
+            return (NO_RESOURCES, 0);
+        };
         // The device only reads a ring (frames to send); receive buffers are
         // written by the server.
         let mut addrs = [0u64; ring::MAX_PAGES as usize];
@@ -428,6 +434,7 @@ impl Server {
             Ok(p) => p,
             Err(_) => {
                 let _ = ds.unmap(map);
+                keep_dataspace::clear_window(hal::domain(), iova, va, pages);
                 return (NO_RESOURCES, 0);
             }
         };
@@ -468,7 +475,7 @@ impl Server {
             self.nic.drain(|tag, in_place| completed(stacks, tag, in_place));
         }
         hal::remove_direct(r.va);
-        Dataspace(Sender(r.ds)).let_go(r.pin, r.map);
+        Dataspace(Sender(r.ds)).let_go_at(r.pin, r.map, hal::domain(), RING_IOVA + i as u64 * RING_WINDOW, r.va, r.pages);
         guard::unwatch(i);
         self.slots.free(r.ds);
     }

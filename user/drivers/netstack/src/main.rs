@@ -42,7 +42,7 @@ use core::cell::Cell;
 use core::fmt::Write;
 
 use keep_abi::{SELF_ASPACE, Sender, TIMER, rights, slot};
-use keep_dataspace::{DS_SLOT, Dataspace, Manager};
+use keep_dataspace::{DS_SLOT, Dataspace, Manager, Owned};
 use keep_net::ring::phy::{RingRx, RingTx};
 use keep_net::ring::{self, Ring};
 use keep_net::{ETHERTYPE_ARP, Error, Ip, MAX_FRAME, NET_SLOT, Stack, WAIT_TX, dest_ip, ethertype, mac_bytes};
@@ -69,6 +69,8 @@ const BUSY_POLLS: u32 = 4;
 /// The stack's dataspace (the ring) and the share the server gets.
 const OWN: u64 = 0x20;
 const SHARED: u64 = 0x21;
+/// The sub-bank that pays for a described stack's ring (keep_dataspace::Owned).
+const RING_BANK: u64 = 0x22;
 /// Where the ring is mapped.
 const RING_VA: u64 = 0x0000_3000_0000_0000;
 
@@ -116,6 +118,8 @@ struct NetDevice {
     tx: TxCounts,
     /// A call failed as calls to a server that is gone do: look it up again.
     lost: bool,
+    /// A described stack's ring and the sub-bank that pays for it.
+    owned: Option<Owned>,
 }
 
 impl NetDevice {
@@ -140,10 +144,35 @@ impl NetDevice {
         }
     }
 
-    /// The ring from its start, attached to the (new) server.
+    /// The ring from its start, attached to the (new) server.  A
+    /// described stack whose share the server refuses as no dataspace
+    /// (the dataspace manager was restarted since the ring was made) gives
+    /// the old ring's frames back and makes a new one from the new manager
+    /// (docs/dataspaces.md, "When the manager is restarted").
     fn attach(&mut self) -> Result<(), Error> {
         self.ring.reset();
-        self.server.attach(SHARED).map(drop)
+        match self.server.attach(SHARED) {
+            Err(Error::Status(keep_net::NOT_DATASPACE)) if self.owned.is_some() => {
+                println!("netstack {}: the dataspace manager was restarted; a new ring", Ip(self.ip));
+                if let Some(o) = self.owned.take() {
+                    o.destroy();
+                }
+                let _ = SELF_ASPACE.delete_cap(SHARED);
+                match make_ring(true) {
+                    Ok((ring, owned)) => {
+                        self.ring = ring;
+                        self.owned = owned;
+                    }
+                    Err(why) => {
+                        println!("netstack {}: the ring: {why}", Ip(self.ip));
+                        return Err(Error::Status(keep_net::NOT_DATASPACE));
+                    }
+                }
+                self.ring.reset();
+                self.server.attach(SHARED).map(drop)
+            }
+            r => r.map(drop),
+        }
     }
 }
 
@@ -209,18 +238,33 @@ impl Device for NetDevice {
 }
 
 /// The stack's dataspace for its ring: made by the dataspace manager (in
-/// DS_SLOT: looked up as `dataspace` when started from the description),
-/// mapped at RING_VA, shared read-write (SHARED) for the server's ATTACH.
-fn make_ring(described: bool) -> Result<Ring, alloc::string::String> {
-    if described {
-        names::lookup_patiently("dataspace", DS_SLOT, keep_rt::ipc_buffer())
-            .map_err(|e| alloc::format!("no dataspace manager by name ({})", names::status::name(e)))?;
-    }
-    Manager(Sender(DS_SLOT)).create(ring::RING_PAGES, keep_dataspace::BANK_SLOT, OWN).map_err(|e| alloc::format!("CREATE: {e}"))?;
+/// DS_SLOT: looked up as `dataspace` when started from the description,
+/// then paid by a sub-bank of its own so that it can be given back after a
+/// restart of the manager, and the CREATE retried once if the manager
+/// went), mapped at RING_VA, shared read-write (SHARED) for the server's
+/// ATTACH.
+fn make_ring(described: bool) -> Result<(Ring, Option<Owned>), alloc::string::String> {
+    let owned = if described {
+        if !keep_dataspace::refresh(DS_SLOT) && !keep_dataspace::find_by_name(DS_SLOT) {
+            return Err(alloc::string::String::from("no dataspace manager by name"));
+        }
+        let o = Manager(Sender(DS_SLOT))
+            .create_owned(ring::RING_PAGES, keep_dataspace::BANK_SLOT, RING_BANK, OWN, keep_dataspace::find_by_name)
+            .map_err(|e| alloc::format!("CREATE: {e}"))?;
+        Some(o)
+    } else {
+        Manager(Sender(DS_SLOT)).create(ring::RING_PAGES, keep_dataspace::BANK_SLOT, OWN).map_err(|e| alloc::format!("CREATE: {e}"))?;
+        None
+    };
     let own = Dataspace(Sender(OWN));
-    own.map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE).map_err(|e| alloc::format!("MAP: {e}"))?;
-    own.share(rights::READ | rights::WRITE, SHARED).map_err(|e| alloc::format!("SHARE: {e}"))?;
-    Ok(Ring::new(RING_VA))
+    let made = own
+        .map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE)
+        .map_err(|e| alloc::format!("MAP: {e}"))
+        .and_then(|_| own.share(rights::READ | rights::WRITE, SHARED).map_err(|e| alloc::format!("SHARE: {e}")));
+    if let (Err(_), Some(o)) = (&made, owned) {
+        o.destroy(); // nothing of it stays
+    }
+    made.map(|_| (Ring::new(RING_VA), owned))
 }
 
 fn now() -> Instant {
@@ -346,14 +390,14 @@ fn main(arg0: u64, arg1: u64) -> i32 {
         }
     };
     let server = Stack(Sender(NET_SLOT));
-    let ring = match make_ring(described) {
+    let (ring, owned) = match make_ring(described) {
         Ok(r) => r,
         Err(why) => {
             println!("netstack {}: the ring: {why}", Ip(ip));
             return 1;
         }
     };
-    let mut dev = NetDevice { server, ip, ring, c: Counters::default(), tx: TxCounts::default(), lost: false };
+    let mut dev = NetDevice { server, ip, ring, c: Counters::default(), tx: TxCounts::default(), lost: false, owned };
     if let Err(e) = dev.attach() {
         println!("netstack {}: ATTACH: {e}", Ip(ip));
         return 1;

@@ -56,6 +56,8 @@ const BLK: u64 = 0x20;
 const DSM: u64 = 0x21;
 const OWN: u64 = 0x22;
 const SHARED: u64 = 0x23;
+/// The sub-bank that pays for the dataspace (keep_dataspace::Owned).
+const SUB: u64 = 0x24;
 /// Where the dataspace is mapped: two halves of one request each.
 const VA: u64 = 0x0000_3000_0000_0000;
 const MAX_ROUNDS: u64 = 400;
@@ -140,6 +142,7 @@ impl Test {
             return Ok(c);
         }
         let mut waited = 0;
+        let mut renewed = false;
         loop {
             let _ = SELF_ASPACE.delete_cap(BLK);
             match names::lookup_at(NAMES_SLOT, "blk", BLK, keep_rt::ipc_buffer()) {
@@ -151,6 +154,22 @@ impl Test {
                             self.buffer = b;
                             self.client = Some(c);
                             return Ok(c);
+                        }
+                        // The dataspace manager was restarted since the
+                        // dataspace was made: its share names nothing the
+                        // server's manager knows.  A new one from the new
+                        // manager, the old one's frames given back.
+                        // Once: a server refusing a new one too waits below.
+                        Err(keep_blk::Error::Status(keep_blk::NOT_DATASPACE)) if self.ds && !renewed => {
+                            renewed = true;
+                            println!("disktest {}: the dataspace manager was restarted; a new dataspace", self.name);
+                            keep_dataspace::Owned { ds: Dataspace(Sender(OWN)), bank: keep_dataspace::Bank(SUB) }.destroy();
+                            let _ = SELF_ASPACE.delete_cap(SHARED);
+                            if let Err(e) = dataspace(self.per) {
+                                println!("disktest {}: {e}", self.name);
+                                return Err(Fail::Gone);
+                            }
+                            continue;
                         }
                         Err(e) => println!("disktest {}: ATTACH: {e}; trying again", self.name),
                     }
@@ -192,12 +211,13 @@ impl Test {
     fn write(&mut self, k: usize, g: u64) -> Result<(), Fail> {
         let at = k as u64 * self.per;
         let len = (self.per as usize) * SECTOR;
-        for (i, s) in (at..at + self.per).enumerate() {
-            let out = if self.ds { &mut self.dsmem()[i * SECTOR..] } else { &mut self.mem[i * SECTOR..] };
-            fill(&mut out[..SECTOR], self.id, s, g);
-        }
         loop {
             let c = self.connect()?;
+            // Filled after connect: a reconnect may have replaced the dataspace.
+            for (i, s) in (at..at + self.per).enumerate() {
+                let out = if self.ds { &mut self.dsmem()[i * SECTOR..] } else { &mut self.mem[i * SECTOR..] };
+                fill(&mut out[..SECTOR], self.id, s, g);
+            }
             let r = if self.batch {
                 c.write_ds_v(self.buffer, &self.entries(at, 0)).map_err(|e| e.error)
             } else if self.ds {
@@ -289,13 +309,18 @@ impl Test {
     }
 }
 
-/// The dataspace (two requests' worth) and its share for the server.
+/// The dataspace (two requests' worth), paid by a sub-bank of its own (so
+/// that it can be given back after a restart of the manager; the CREATE
+/// retried once if the manager went), and its share for the server.
 fn dataspace(per: u64) -> Result<(), alloc::string::String> {
     let pages = 2 * per * SECTOR as u64 / 4096;
-    names::lookup_at(NAMES_SLOT, "dataspace", DSM, keep_rt::ipc_buffer())
-        .map_err(|e| alloc::format!("no dataspace manager by name ({})", names::status::name(e)))?;
+    if !keep_dataspace::find_by_name(DSM) {
+        return Err(alloc::string::String::from("no dataspace manager by name"));
+    }
     let own = Dataspace(Sender(OWN));
-    Manager(Sender(DSM)).create(pages, keep_dataspace::BANK_SLOT, OWN).map_err(|e| alloc::format!("CREATE: {e}"))?;
+    Manager(Sender(DSM))
+        .create_owned(pages, keep_dataspace::BANK_SLOT, SUB, OWN, keep_dataspace::find_by_name)
+        .map_err(|e| alloc::format!("CREATE: {e}"))?;
     own.map(slot::SELF_ASPACE, VA, 0, pages, rights::READ | rights::WRITE).map_err(|e| alloc::format!("MAP: {e}"))?;
     own.share(rights::READ | rights::WRITE, SHARED).map_err(|e| alloc::format!("SHARE: {e}"))?;
     Ok(())

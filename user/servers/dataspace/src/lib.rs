@@ -47,6 +47,8 @@
 #![no_std]
 
 use keep_abi::{Sender, Tag, err};
+/// The bank an [`Owned`] dataspace has (re-exported for its holders).
+pub use keep_spacebank::Bank;
 
 pub const CREATE: u64 = 1;
 pub const STATS: u64 = 2;
@@ -181,9 +183,101 @@ fn call(s: Sender, tag: Tag, words: [u64; 4]) -> Result<[u64; 4]> {
     }
 }
 
+/// Did the call fail because the manager is gone: restarted by its
+/// supervisor (every sender to the old instance, the manager's own and each
+/// dataspace capability, is STALE), or ended during the call (NO_REPLY)?
+/// The dataspaces it made stay as memory (their pages are the clients'
+/// banks', mapped and pinned where they were) but nothing manages them any
+/// more: docs/dataspaces.md, "When the manager is restarted".
+pub fn manager_gone(e: Error) -> bool {
+    matches!(e, Error::Call(k) if k.0 == err::STALE || k.0 == err::NO_REPLY)
+}
+
+/// The frames a dataspace of `pages` pages costs its bank: each run of
+/// MAX_RUN pages at most is charged its pages, its cappage and the bank
+/// server's own.
+pub const fn cost(pages: u64) -> u64 {
+    pages + 2 * pages.div_ceil(MAX_RUN)
+}
+/// Pages of one run (the bank's ALLOC_PAGES at most).
+pub const MAX_RUN: u64 = 255;
+
+/// Looks the manager up again by name (`dataspace`, through the name
+/// service in NAMES_SLOT) into `slot`, waiting out a restart (NOT_RUNNING)
+/// for up to about 5 s: what a client started from the description does
+/// when the manager it had is gone.
+pub fn find_by_name(slot: u64) -> bool {
+    let _ = keep_abi::SELF_ASPACE.delete_cap(slot);
+    keep_system::names::lookup_patiently("dataspace", slot, keep_rt::ipc_buffer()).is_ok()
+}
+
+/// For a server that checks a client's dataspace capability against its
+/// manager's (`ASPACE.COMPARE_CAP` with `slot`): if the sender in `slot`
+/// is stale (the manager was restarted), the current instance by name, one
+/// LOOKUP without waiting (a server must not stall its clients).  Returns
+/// whether `slot` holds a live sender now.
+pub fn refresh(slot: u64) -> bool {
+    let live = |s| keep_abi::SELF_ASPACE.identify_cap(s).is_ok_and(|c| c.live && c.ty == keep_abi::ty::SENDER);
+    if live(slot) {
+        return true;
+    }
+    if !keep_system::names::present(keep_system::names::NAMES_SLOT) {
+        return false;
+    }
+    let _ = keep_abi::SELF_ASPACE.delete_cap(slot);
+    keep_system::names::lookup_at(keep_system::names::NAMES_SLOT, "dataspace", slot, keep_rt::ipc_buffer()).is_ok()
+}
+
+/// Unmaps whatever is still mapped in a server's window for a dataspace:
+/// `pages` pages at `va` of its own space and at `iova` of its DMA domain.
+/// After [`Dataspace::let_go`] (where the manager that made the mappings
+/// is gone), and where an `ATTACH` failed half way (the manager died during
+/// its `MAP` or `PIN`), so that the window can be used again and no page
+/// stays reachable by the device.
+pub fn clear_window(domain: keep_abi::DmaDomain, iova: u64, va: u64, pages: u64) {
+    for i in 0..pages {
+        // UNMAP invalidates the IOMMU's caches before it returns.
+        if domain.lookup(iova + i * PAGE).is_ok() {
+            let _ = domain.unmap(iova + i * PAGE);
+        }
+        if keep_abi::SELF_ASPACE.lookup(va + i * PAGE).is_ok() {
+            let _ = keep_abi::SELF_ASPACE.unmap(va + i * PAGE);
+        }
+    }
+}
+
 /// The manager's own capability.
 #[derive(Clone, Copy)]
 pub struct Manager(pub Sender);
+
+/// A dataspace paid by a bank of its own: a sub-bank of the client's
+/// bank, made for it alone and limited to what it costs.  The client can
+/// give its frames back whatever became of the manager that made it:
+/// destroying the sub-bank revokes every page from every mapping and DMA
+/// pin (the bank server's MEMORY.REVOKE, as when a killed client's bank
+/// goes) and returns the frames.  What a long-lived client that must
+/// survive a restart of the manager holds (docs/dataspaces.md, "When the
+/// manager is restarted").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owned {
+    /// The owner's capability.
+    pub ds: Dataspace,
+    /// The sub-bank (every right).
+    pub bank: Bank,
+}
+
+impl Owned {
+    /// DESTROY through the manager (STALE, and no matter, if it is not the
+    /// one that made it), then the sub-bank: every frame back to the
+    /// client's bank, every page out of every mapping and pin.  Both slots
+    /// are empty after.
+    pub fn destroy(self) {
+        let _ = self.ds.destroy();
+        let _ = self.bank.destroy();
+        let _ = keep_abi::SELF_ASPACE.delete_cap(self.ds.0.0);
+        let _ = keep_abi::SELF_ASPACE.delete_cap(self.bank.0);
+    }
+}
 
 impl Manager {
     /// A new dataspace of `pages` zeroed pages paid by the bank whose
@@ -196,6 +290,38 @@ impl Manager {
         let n = buf.set_send_caps(&[(bank, 0)]);
         Ok(call(self.0, Tag::new(CREATE).with_slots(1).with_caps(n), [pages, 0, 0, 0])?[1])
     }
+    /// A dataspace of `pages` pages paid by a new sub-bank (at the empty
+    /// slot `sub`) of the bank at `bank` ([`Owned`]); the owner's capability
+    /// arrives at the empty slot `dest`.  If the manager is gone (restarted:
+    /// [`manager_gone`]), the sub-bank is destroyed (it gives back anything
+    /// a manager that died during the call had taken), `find` is asked to
+    /// put a sender to the new manager in this Manager's slot
+    /// ([`find_by_name`] for a described client), and the request is made
+    /// once more: the retry issue 17 asks of a client.  Refused, nothing
+    /// is left: both slots are empty and the bank is as it was.
+    pub fn create_owned(self, pages: u64, bank: u64, sub: u64, dest: u64, find: impl FnOnce(u64) -> bool) -> Result<Owned> {
+        let mut find = Some(find);
+        loop {
+            let sub_bank = keep_spacebank::Bank(bank).create_bank(cost(pages.clamp(1, MAX_PAGES)), sub).map_err(|e| match e {
+                keep_spacebank::BankError::Status(s @ (keep_spacebank::status::OVER_LIMIT | keep_spacebank::status::NO_MEMORY)) => Error::Status(NO_MEMORY, s),
+                keep_spacebank::BankError::Status(s) => Error::Status(BANK, s),
+                keep_spacebank::BankError::Call(k) => Error::Call(keep_abi::Error(k)),
+            })?;
+            match self.create(pages, sub, dest) {
+                Ok(_) => return Ok(Owned { ds: Dataspace(Sender(dest)), bank: sub_bank }),
+                Err(e) => {
+                    let _ = sub_bank.destroy();
+                    let _ = keep_abi::SELF_ASPACE.delete_cap(sub);
+                    let _ = keep_abi::SELF_ASPACE.delete_cap(dest);
+                    let again = manager_gone(e) && find.take().is_some_and(|f| f(self.0.0));
+                    if !again {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
     /// (dataspaces, live handles, mappings, pins).
     pub fn stats(self) -> Result<(u64, u64, u64, u64)> {
         let w = call(self.0, Tag::new(STATS), [0; 4])?;
@@ -278,6 +404,18 @@ impl Dataspace {
         let _ = self.unpin(pin);
         let _ = self.unmap(map);
         let _ = keep_abi::SELF_ASPACE.delete_cap(self.0.0);
+    }
+
+    /// [`let_go`](Self::let_go) for a server that mapped the dataspace's
+    /// `pages` pages at `va` of its own space and pinned them at `iova` of
+    /// its DMA domain `domain`: where the manager that made them is gone
+    /// (restarted), nobody else will take them out, so the server unmaps
+    /// whatever is still there itself — before the window is used again,
+    /// and so that no page of the client's stays reachable by the device
+    /// after the client's bank has it back.
+    pub fn let_go_at(self, pin: u64, map: u64, domain: keep_abi::DmaDomain, iova: u64, va: u64, pages: u64) {
+        self.let_go(pin, map);
+        clear_window(domain, iova, va, pages);
     }
 
     /// Destroys the dataspace (the owner's handle only): every share is

@@ -22,7 +22,7 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec;
 
 use keep_abi::{SELF_ASPACE, Sender, rights, slot};
-use keep_dataspace::{Dataspace, Manager};
+use keep_dataspace::{Manager, Owned};
 use keep_net::ring::phy::{RingRx, RingTx};
 use keep_net::ring::{self, Ring};
 use keep_net::{MAX_FRAME, Stack as NetServer, mac_bytes};
@@ -169,6 +169,8 @@ struct Nic {
     /// The slot of its sender (looked up again after the server went).
     slot: u64,
     ring: Ring,
+    /// The ring's dataspace and the sub-bank that pays for it.
+    owned: Owned,
     /// The share of the ring's dataspace the server gets at ATTACH.
     share: u64,
     /// A call failed (the server was restarted): look it up again.
@@ -179,22 +181,31 @@ struct Nic {
 const RING_VA: u64 = 0x0000_2f00_0000_0000;
 
 /// The ring's dataspace from the dataspace manager (`dataspace` by name),
-/// mapped at RING_VA: (its share for ATTACH, the ring).
-fn make_ring() -> Option<(u64, Ring)> {
+/// paid by a sub-bank of its own (keep_dataspace::Owned: given back whole
+/// after a restart of the manager; the CREATE retried once if the manager
+/// went), mapped at RING_VA: (the ring and its dataspace, its share for
+/// ATTACH at `share`).
+fn make_ring(share: u64) -> Option<(Ring, Owned)> {
     let e = crate::env::env();
-    let (dsm, own, share) = (e.slot().ok()?, e.slot().ok()?, e.slot().ok()?);
-    let made = names::lookup_at(NAMES_SLOT, "dataspace", dsm, keep_rt::ipc_buffer()).is_ok()
-        && Manager(Sender(dsm)).create(ring::RING_PAGES, keep_dataspace::BANK_SLOT, own).is_ok()
-        && Dataspace(Sender(own)).map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE).is_ok()
-        && Dataspace(Sender(own)).share(rights::READ | rights::WRITE, share).is_ok();
+    let (dsm, sub, own) = (e.slot().ok()?, e.slot().ok()?, e.slot().ok()?);
+    let owned = names::lookup_at(NAMES_SLOT, "dataspace", dsm, keep_rt::ipc_buffer())
+        .ok()
+        .and_then(|_| Manager(Sender(dsm)).create_owned(ring::RING_PAGES, keep_dataspace::BANK_SLOT, sub, own, keep_dataspace::find_by_name).ok());
     crate::env::env().free_slot(dsm);
-    if !made {
-        let _ = Dataspace(Sender(own)).destroy();
+    let Some(owned) = owned else {
+        crate::env::env().free_slot(sub);
         crate::env::env().free_slot(own);
-        crate::env::env().free_slot(share);
+        return None;
+    };
+    let made = owned.ds.map(slot::SELF_ASPACE, RING_VA, 0, ring::RING_PAGES, rights::READ | rights::WRITE).is_ok()
+        && owned.ds.share(rights::READ | rights::WRITE, share).is_ok();
+    if !made {
+        owned.destroy();
+        crate::env::env().free_slot(sub);
+        crate::env::env().free_slot(own);
         return None;
     }
-    Some((share, Ring::new(RING_VA)))
+    Some((Ring::new(RING_VA), owned))
 }
 
 impl Nic {
@@ -214,12 +225,14 @@ impl Nic {
             crate::env::env().free_slot(slot);
             return None;
         };
-        let Some((share, ring)) = make_ring() else {
+        let share = crate::env::env().slot().ok()?;
+        let Some((ring, owned)) = make_ring(share) else {
             keep_rt::println!("workhorse: no dataspace for the network ring: no external interface");
             crate::env::env().free_slot(slot);
+            crate::env::env().free_slot(share);
             return None;
         };
-        let nic = Nic { server: NetServer(Sender(slot)), slot, ring, share, lost: false };
+        let nic = Nic { server: NetServer(Sender(slot)), slot, ring, owned, share, lost: false };
         if let Err(e) = nic.server.attach(share) {
             keep_rt::println!("workhorse: the network server's ATTACH: {e}");
             return None;
@@ -233,7 +246,32 @@ impl Nic {
         let _ = SELF_ASPACE.delete_cap(self.slot);
         if names::lookup_at(NAMES_SLOT, "net", self.slot, keep_rt::ipc_buffer()).is_ok() {
             self.ring.reset();
-            self.lost = self.server.info().is_err() || self.server.attach(self.share).is_err();
+            self.lost = self.server.info().is_err() || !self.attach_again();
+        }
+    }
+
+    /// ATTACH of the ring's share to the new server.  Refused as no
+    /// dataspace (the dataspace manager was restarted since the ring was
+    /// made), the old ring's frames go back and a new ring from the new
+    /// manager takes its place at RING_VA (docs/dataspaces.md, "When the
+    /// manager is restarted").
+    fn attach_again(&mut self) -> bool {
+        match self.server.attach(self.share) {
+            Ok(_) => true,
+            Err(keep_net::Error::Status(keep_net::NOT_DATASPACE)) => {
+                keep_rt::println!("workhorse: the dataspace manager was restarted; a new network ring");
+                let (sub, own) = (self.owned.bank.0, self.owned.ds.0.0);
+                self.owned.destroy();
+                crate::env::env().free_slot(sub);
+                crate::env::env().free_slot(own);
+                let _ = SELF_ASPACE.delete_cap(self.share);
+                let Some((ring, owned)) = make_ring(self.share) else { return false };
+                self.ring = ring;
+                self.owned = owned;
+                self.ring.reset();
+                self.server.attach(self.share).is_ok()
+            }
+            Err(_) => false,
         }
     }
 
