@@ -62,6 +62,8 @@ const MAX_BUFFERS: usize = 64;
 /// Device addresses of the DMA pages: the server's choice, not RAM's.
 const IOVA: u64 = 0x10_0000_0000;
 const IRQ_WAIT_MS: u64 = 100;
+/// The virtqueue's size (virtio-drivers' VirtIOBlk): tokens are below it.
+const QUEUE: usize = 16;
 
 type Blk = VirtIOBlk<KeepHal, PlatformTransport<VirtioTransport>>;
 
@@ -170,9 +172,17 @@ struct Server {
     inflight: [Option<InFlight>; IN_FLIGHT],
     calls: Vec<Option<Call>>,
     on_device: usize,
-    /// Batches accepted and not yet answered, oldest first.
-    batches: VecDeque<Batch>,
+    /// Batches accepted and not yet answered, oldest first; they are
+    /// answered in that order, so batch `id` is at `id - front.id` (a Vec:
+    /// a handful at most, and indexing it per request costs less than a
+    /// VecDeque's).
+    batches: Vec<Batch>,
     next_batch: u64,
+    /// The oldest batch that may have entries still to start (pump).
+    pump_id: u64,
+    /// The header slot of the request with each token (the chain's first
+    /// descriptor, below the queue's size): no search per completion.
+    slot_of: [u8; QUEUE],
     free_io: Vec<usize>,
     headers: Headers,
     /// The empty slot the next call's return capability is received into.
@@ -233,19 +243,23 @@ impl Server {
                 return None;
             }
         }
+        // ARG is empty between calls: emptied only when a capability came.
         let cap = if m.tag.caps() >= 2 {
-            match self.slots.alloc() {
+            let c = match self.slots.alloc() {
                 Some(c) if SELF_ASPACE.move_cap(ARG, c).is_ok() => Some(c),
                 Some(c) => {
                     self.slots.free(c);
                     None
                 }
                 None => None,
+            };
+            if c.is_none() {
+                let _ = SELF_ASPACE.delete_cap(ARG);
             }
+            c
         } else {
             None
         };
-        let _ = SELF_ASPACE.delete_cap(ARG);
         let string = m.tag.has_string().then(|| {
             let buf = keep_rt::ipc_buffer();
             let n = buf.received_len().min(keep_abi::layout::MAX_STRING as usize);
@@ -373,6 +387,9 @@ impl Server {
                     self.buffers[b].as_mut().unwrap().busy += 1;
                 }
                 self.inflight[io] = Some(InFlight { token, batch, read, data, len, reply_len, buffer });
+                if let Some(s) = self.slot_of.get_mut(token as usize) {
+                    *s = io as u8;
+                }
                 self.on_device += 1;
                 self.most = self.most.max(self.on_device as u64);
                 Ok(io)
@@ -388,11 +405,11 @@ impl Server {
     fn harvest(&mut self) {
         let mut ended = false;
         while let Some(token) = self.blk.peek_used() {
-            let Some(io) = self.inflight.iter().position(|f| f.is_some_and(|f| f.token == token)) else {
+            let io = self.slot_of.get(token as usize).map_or(IN_FLIGHT, |&io| io as usize);
+            let Some(f) = self.inflight.get_mut(io).and_then(|f| f.take_if(|f| f.token == token)) else {
                 println!("blk: the device completed an unknown request {token}");
                 return;
             };
-            let f = self.inflight[io].take().unwrap();
             self.on_device -= 1;
             // SAFETY: the same header slot and data as submitted.
             let ok = unsafe {
@@ -422,7 +439,8 @@ impl Server {
                     }
                 }
                 Some((id, k)) => {
-                    if let Some(b) = self.batches.iter_mut().find(|b| b.id == id) {
+                    let front = self.batches.first().map_or(0, |b| b.id);
+                    if let Some(b) = self.batches.get_mut(id.wrapping_sub(front) as usize) {
                         b.on_device -= 1;
                         if ok {
                             b.done += 1;
@@ -444,12 +462,21 @@ impl Server {
     fn pump(&mut self) {
         let mut refused = false;
         while !self.free_io.is_empty() {
-            let Some(i) = self.batches.iter().position(|b| b.next < b.entries.len()) else { break };
-            let b = &mut self.batches[i];
+            // Batches are answered oldest first, so the one pump_id names
+            // is at pump_id - front.id (or was answered: start from the front).
+            let Some(front) = self.batches.first().map(|b| b.id) else { break };
+            self.pump_id = self.pump_id.max(front);
+            let i = (self.pump_id - front) as usize;
+            let Some(b) = self.batches.get_mut(i) else { break };
+            if b.next == b.entries.len() {
+                self.pump_id += 1;
+                continue;
+            }
             let k = b.next;
             b.next += 1;
-            let ((at, va, len), id, read, buffer) = (b.entries[k], b.id, b.read, b.buffer);
-            match self.submit(Some((id, k)), read, at, va as *mut u8, len, 0, Some(buffer)) {
+            let ((at, va, len), id, read) = (b.entries[k], b.id, b.read);
+            // The batch keeps its buffer busy as a whole: no count per entry.
+            match self.submit(Some((id, k)), read, at, va as *mut u8, len, 0, None) {
                 Ok(_) => self.batches[i].on_device += 1,
                 Err(st) => {
                     // The share was revoked under the batch (BAD_BUFFER) or
@@ -466,10 +493,13 @@ impl Server {
         }
     }
 
-    /// Answers every batch whose entries have all ended.
+    /// Answers the batches whose entries have all ended, oldest first: one
+    /// that ended before an older one waits for it (whose entries are all on
+    /// the device by then, as they started first), which keeps a batch's
+    /// place in `batches` its id's distance from the front.
     fn finish_batches(&mut self) {
-        while let Some(i) = self.batches.iter().position(|b| b.next == b.entries.len() && b.on_device == 0) {
-            let b = self.batches.remove(i).unwrap();
+        while self.batches.first().is_some_and(|b| b.next == b.entries.len() && b.on_device == 0) {
+            let b = self.batches.remove(0);
             if let Some(buf) = self.buffers[b.buffer].as_mut() {
                 buf.busy -= 1;
             }
@@ -628,7 +658,7 @@ impl Server {
                     let id = self.next_batch;
                     self.next_batch += 1;
                     let (read, status) = (c.label == READ_DS_V, vec![OK as u8; entries.len()]);
-                    self.batches.push_back(Batch { id, call: c, read, buffer: b, entries, status, next: 0, on_device: 0, done: 0 });
+                    self.batches.push(Batch { id, call: c, read, buffer: b, entries, status, next: 0, on_device: 0, done: 0 });
                     None
                 }
                 Err((st, k)) => Some((c, Answer { st, w: [k, 0, 0], string: None, cap: None })),
@@ -845,8 +875,10 @@ fn main(_: u64, _: u64) -> i32 {
         inflight: [None; IN_FLIGHT],
         calls: (0..IN_FLIGHT).map(|_| None).collect(),
         on_device: 0,
-        batches: VecDeque::new(),
+        batches: Vec::new(),
         next_batch: 0,
+        pump_id: 0,
+        slot_of: [0; QUEUE],
         free_io: (0..IN_FLIGHT).rev().collect(),
         headers: Headers { va: hdr.as_ptr() as u64, data_va: data.as_ptr() as u64 },
         next_ret,
