@@ -74,6 +74,8 @@ struct ClientRange {
     /// Requests answered OK, and refused, for this client.
     served: u64,
     refused: u64,
+    /// Its buffers let go because init said it ended (GONE).
+    let_go: u64,
 }
 
 /// A call taken off the receive slot: its return capability moved to
@@ -98,6 +100,9 @@ struct Buffer {
     map: u64,
     pin: u64,
     busy: u64,
+    /// Its client ended (GONE) while requests on it were on the device:
+    /// let go when the last of them ends.
+    orphan: bool,
 }
 
 /// A batch (READ_DS_V, WRITE_DS_V) accepted whole and being served: its
@@ -269,6 +274,18 @@ impl Server {
             buf.string[..n].to_vec()
         });
         let mut c = Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string };
+        if c.payload == names::NOTICE {
+            // Only init holds a sender with this payload (the server mints
+            // none); answered at once, ahead of the backlog: init waits.
+            let st = if c.label == names::GONE {
+                self.gone(c.words[0]);
+                OK
+            } else {
+                BAD_REQUEST
+            };
+            self.reply(c, answer(st));
+            return None;
+        }
         if names::client_of(c.payload).is_some() {
             match self.described_client(c.payload) {
                 Ok(n) => c.payload = n,
@@ -301,7 +318,7 @@ impl Server {
             println!("blk: described client {who}: {text} runs past the disk's {} sectors", self.capacity);
             return Err(OUT_OF_RANGE);
         }
-        self.clients.push(ClientRange { first: r.first, sectors: r.sectors, rights: r.rights, served: 0, refused: 0 });
+        self.clients.push(ClientRange { first: r.first, sectors: r.sectors, rights: r.rights, served: 0, refused: 0, let_go: 0 });
         let n = self.clients.len() as u64;
         self.described.push((payload, n));
         Ok(n)
@@ -423,9 +440,7 @@ impl Server {
             }
             .is_ok();
             if let Some(b) = f.buffer {
-                if let Some(buf) = self.buffers[b].as_mut() {
-                    buf.busy -= 1;
-                }
+                self.unbusy(b);
             }
             match f.batch {
                 None => {
@@ -500,9 +515,7 @@ impl Server {
     fn finish_batches(&mut self) {
         while self.batches.first().is_some_and(|b| b.next == b.entries.len() && b.on_device == 0) {
             let b = self.batches.remove(0);
-            if let Some(buf) = self.buffers[b.buffer].as_mut() {
-                buf.busy -= 1;
-            }
+            self.unbusy(b.buffer);
             let bad = b.status.iter().position(|&s| s != OK as u8);
             let a = match bad {
                 None => Answer { st: OK, w: [WHOLE_BATCH, b.done, 0], string: None, cap: None },
@@ -600,7 +613,7 @@ impl Server {
     fn client(&mut self, mut c: Call) -> Option<(Call, Answer)> {
         let n = c.payload;
         let Some(range) = self.clients.get(n as usize - 1) else { return Some((c, answer(BAD_REQUEST))) };
-        let range = ClientRange { served: 0, refused: 0, ..*range };
+        let range = ClientRange { served: 0, refused: 0, let_go: 0, ..*range };
         let [w0, w1, w2, w3] = c.words;
         match c.label {
             INFO => Some((c, Answer { st: OK, w: [range.sectors, range.rights, 0], string: None, cap: None })),
@@ -710,7 +723,7 @@ impl Server {
         hal::add_direct(va, pages * 4096, iova);
         // The capability stays with the buffer (reply() must not free it).
         *arg = None;
-        self.buffers[b] = Some(Buffer { client: n, ds: cap, va, iova, pages, rights: r, map, pin, busy: 0 });
+        self.buffers[b] = Some(Buffer { client: n, ds: cap, va, iova, pages, rights: r, map, pin, busy: 0, orphan: false });
         Answer { st: OK, w: [b as u64, pages, r], string: None, cap: None }
     }
 
@@ -729,6 +742,46 @@ impl Server {
         hal::remove_direct(buf.va);
         Dataspace(Sender(buf.ds)).let_go(buf.pin, buf.map);
         self.slots.free(buf.ds);
+    }
+
+    /// One request or batch on buffer `b` has ended; an orphan buffer is let
+    /// go with its last.
+    fn unbusy(&mut self, b: usize) {
+        let Some(buf) = self.buffers[b].as_mut() else { return };
+        buf.busy -= 1;
+        if buf.busy == 0 && buf.orphan {
+            let n = buf.client;
+            self.release(b);
+            self.clients[n as usize - 1].let_go += 1;
+        }
+    }
+
+    /// init's GONE: the described client whose calls carry `payload` has
+    /// ended, and its bank (which pays for its dataspaces' pages) goes once
+    /// this is answered.  Its buffers are let go now, while the manager
+    /// still has their pages, rather than at the next reap; one with a
+    /// request on the device when the request ends.  Entries of its batches
+    /// not yet started are dropped (BAD_BUFFER, as for a revoked share).
+    fn gone(&mut self, payload: u64) {
+        let Some(&(_, n)) = self.described.iter().find(|(p, _)| *p == payload) else { return };
+        for b in self.batches.iter_mut().filter(|b| b.call.payload == n && b.next < b.entries.len()) {
+            let next = b.next;
+            b.status[next..].fill(BAD_BUFFER as u8);
+            b.next = b.entries.len();
+        }
+        self.finish_batches();
+        for b in 0..MAX_BUFFERS {
+            let Some(buf) = self.buffers[b].as_mut() else { continue };
+            if buf.client != n {
+                continue;
+            }
+            if buf.busy == 0 {
+                self.release(b);
+                self.clients[n as usize - 1].let_go += 1;
+            } else {
+                buf.orphan = true;
+            }
+        }
     }
 
     /// Releases the buffers whose pin is gone: the client revoked its share,
@@ -762,7 +815,7 @@ impl Server {
                     self.slots.free(cap);
                     return answer(NO_RESOURCES);
                 }
-                self.clients.push(ClientRange { first, sectors, rights: r, served: 0, refused: 0 });
+                self.clients.push(ClientRange { first, sectors, rights: r, served: 0, refused: 0, let_go: 0 });
                 Answer { st: OK, w: [n, 0, 0], string: None, cap: Some(cap) }
             }
             STATS => Answer { st: OK, w: [self.served, self.refused, self.faults], string: None, cap: None },
@@ -785,7 +838,7 @@ impl Server {
             Some(cl) => {
                 let described = self.described.iter().find(|(_, n)| *n == k + 1).map_or(u64::MAX, |(p, _)| p & 0xffff);
                 let attached = self.buffers.iter().flatten().filter(|b| b.client == k + 1).count() as u64;
-                let rec = [cl.first, cl.sectors, cl.rights, cl.served, cl.refused, described, attached];
+                let rec = [cl.first, cl.sectors, cl.rights, cl.served, cl.refused, described, attached, cl.let_go];
                 let bytes: Vec<u8> = rec.iter().flat_map(|w| w.to_le_bytes()).collect();
                 keep_rt::ipc_buffer().set_string(&bytes);
                 Answer { st: OK, w: [self.clients.len() as u64, 0, 0], string: Some((usize::MAX, bytes.len())), cap: None }
