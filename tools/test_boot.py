@@ -48,8 +48,14 @@ PROMPT = b"keep> "
 class Guest:
     """QEMU with the serial port on pipes."""
 
-    def __init__(self, append="", image=qemu.IMAGE, extra=(), iommu=True):
-        cmd = qemu.base_cmd("tcg", append, iommu=iommu) + ["-serial", "stdio"] + list(extra)
+    def __init__(self, append="", image=qemu.IMAGE, extra=(), iommu=True, disk=None):
+        """`disk`: a disk image written for real (no overlay) instead of
+        build/disk.img under snapshot."""
+        cmd = qemu.base_cmd("tcg", append, iommu=iommu, persistent=disk is not None) + ["-serial", "stdio"] + list(extra)
+        if disk is not None:
+            drive = cmd.index("-drive") + 1
+            cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk},")
+            assert str(disk) in cmd[drive]
         if image is None:
             i = cmd.index("-initrd")
             del cmd[i : i + 2]

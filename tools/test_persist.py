@@ -16,14 +16,15 @@ persists between boots (QEMU without snapshot=on):
     last size printed or one write more, and its content is exactly what
     the program wrote up to there), the other files are intact, and
     `run counter-client` (a trusted program's IPC beside it) works after;
-  - then `halt` and a third boot: still the same.
+  - then `halt` and a third boot: still the same;
+  - a fourth boot whose description grants the workhorse no dataspace
+    manager: its requests go as message strings, the tree reads the same,
+    and a file written then reads back after `kill workhorse`.
 
 Usage: test_persist.py [--keep-disk PATH]"""
 import hashlib
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -54,24 +55,8 @@ def check(name, cond, detail=""):
         failures.append(name)
 
 
-class DiskGuest(Guest):
-    """A Guest whose disk is `disk`, written for real (no overlay)."""
-
-    def __init__(self, disk):
-        cmd = qemu.base_cmd("tcg", persistent=True) + ["-serial", "stdio"]
-        drive = cmd.index("-drive") + 1
-        cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk},")
-        assert str(disk) in cmd[drive]
-        self.start = time.monotonic()
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        os.set_blocking(self.p.stdout.fileno(), False)
-        self.out = bytearray()
-
-
-
-
-def boot(disk):
-    g = DiskGuest(disk)
+def boot(disk, append=""):
+    g = Guest(append, disk=disk)
     if not g.expect(PROMPT, 120):
         g.kill()
         raise SystemExit(f"persist-test: no prompt: {g.text()[-2000:]}")
@@ -90,7 +75,7 @@ def halt(g):
 # its pattern(seed, n): the guest's script itself, imported (it runs only
 # under __main__).
 sys.path.insert(0, str(qemu.ROOT / "user" / "workhorse" / "tests"))
-from persist import FILES, UTIME_NS, pattern  # noqa: E402
+from persist import FILES, MORE_FILE, UTIME_NS, pattern  # noqa: E402
 
 
 def tree(text):
@@ -183,6 +168,31 @@ def main():
         g = boot(disk)
         third = run_line(g, LIST, 300) or ""
         check("a third boot shows the same tree", tree(third) == tree(after) and tree(after), f"{after}\n---\n{third}")
+        halt(g)
+
+        # A fourth boot whose description grants the workhorse no dataspace
+        # manager (user/system/wh-strings-test.conf): the store's requests
+        # go as message strings, reading the same tree and writing a file
+        # that reads back after a restart of the workhorse.
+        g = boot(disk, "system=system-wh-strings")
+        fourth = run_line(g, LIST, 300) or ""
+        check("without a dataspace manager the workhorse says its /data requests go as message strings",
+              "workhorse: /data requests go as message strings: no dataspace manager by name (not granted to this program)"
+              in g.text(), g.text()[-3000:])
+        check("through message strings the store mounts and reads the same tree",
+              "the store on the disk:" in fourth and tree(fourth) == tree(third), f"{third}\n---\n{fourth}")
+        check("the workhorse has no buffer attached to the block server (disk: buffers 0)", workhorse_buffers(g) == 0)
+        wrote = run_line(g, "linux python3 /tests/persist.py more", 300) or ""
+        m = g.send("kill workhorse")
+        restarted = g.expect(b"system: server workhorse was killed; restarted", 60, m)
+        g.expect(PROMPT, 60, m)
+        later = run_line(g, LIST, 300) or ""
+        path, seed, size = MORE_FILE
+        digest = hashlib.sha256(pattern(seed, size)).hexdigest()[:16]
+        check("a file written and synced through message strings reads back after a restart of the workhorse",
+              "wrote /data/more" in wrote and restarted
+              and re.search(rf"^{path} file 0o644 1 {size} {digest} ", later, re.M) is not None
+              and [l for l in tree(later) if not l.startswith(path + " ")] == tree(third), f"{wrote}\n---\n{later}")
         halt(g)
     finally:
         if keep:

@@ -11,7 +11,7 @@
 //!   still in it: the caller clears it).  The workhorse, the block and the
 //!   network servers (through keep-virtio's Hal) use it.
 //! - [`own_cappage`]: one cappage, for a growing slot pool
-//!   (`keep_loader::SlotPool::growable_from`).
+//!   (`keep_loader::SlotPool::growable_from`); [`own_page`]: one page.
 //! - [`Source`]: the bank's frames, or, for a program started by hand with
 //!   the memory pool in slot 5 (ktest's driver tests, the benchmarks),
 //!   the pool's.
@@ -154,6 +154,12 @@ pub fn has_pool() -> bool {
 /// its bank, or from the memory pool if it was started with one.
 pub fn own_cappage(dest: u64) -> Result<(), Error> {
     if has_pool() { MEMORY.retype(ty::CAPPAGE, dest) } else { cappage(INSTANCE_BANK, dest) }
+}
+
+/// One zeroed page into the empty slot `dest`, as [`own_cappage`]: from the
+/// pool if the program was started with one, else from its bank.
+pub fn own_page(dest: u64) -> Result<(), Error> {
+    if has_pool() { MEMORY.retype(ty::PAGE, dest) } else { Bank(INSTANCE_BANK).alloc_page(dest).map(drop).map_err(kernel) }
 }
 
 /// Where a driver's pages come from.

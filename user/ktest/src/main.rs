@@ -417,6 +417,7 @@ const TESTS: &[Test] = &[
     ("NET0005", "a stack's frames go through a ring in its dataspace both ways, several with one KICK, the NIC reading them in place", net::net_ring),
     ("NET0006", "malformed ring descriptors, indices, writes to the server's half and ATTACHes are refused and counted; the ring goes on", net::net_ring_refusals),
     ("NET0007", "init's notice that a client ended makes the server let go of its ring at once; the same request from a client is refused", net::net_notice),
+    ("NET0008", "a ring whose pages go while attached (no notice): the server's guard covers the fault, the server lets go of the ring and keeps serving; a new ring works", net::net_ring_lost),
     // The wall clock (docs/devices.md, "The wall clock").
     ("RTC0001", "the rtc server with ports 0x70-0x71 answers NOW in Unix seconds that advance; unknown labels BAD_REQUEST, a client's QUIT DENIED; without the ports NO_CLOCK", rtc::rtc_server),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),

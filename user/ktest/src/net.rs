@@ -771,14 +771,64 @@ pub fn net_notice(cx: &mut Cx) -> TestResult {
             ensure!(sb.info().is_ok() && admin.stats().is_ok(), "the server does not answer after the ring went");
             ensure!(wait_frame(sb, 1000)?.is_some(), "B got no frame after its ring went");
             // A new ring for B works.
-            let _ = SELF_ASPACE.delete_cap(share);
-            let r2 = ring_for(sb, m, own2, share, false)?.unwrap();
-            let f = ipv4_frame(mac, A_IP, B_IP, 500, 4);
-            sa.send(&f).ctx("A's SEND to B's new ring")?;
-            let g = ring_recv(sb, &r2, 1000)?.ok_or("nothing in B's new ring")?;
-            ensure!(g == f, "B's frame in its new ring differs");
-            ring_done(own2);
-            Ok(())
+            new_ring_works(sa, sb, m, mac, own2, share)
+        })();
+        drop_caps(cx, &s);
+        r
+    })
+}
+
+/// After B's ring went: a new ring of B's (at `own`, shared through `share`,
+/// whose old share is deleted first) carries A's frame.
+fn new_ring_works(sa: Stack, sb: Stack, m: Dsm, mac: [u8; 6], own: u64, share: u64) -> TestResult {
+    let _ = SELF_ASPACE.delete_cap(share);
+    let r = ring_for(sb, m, own, share, false)?.unwrap();
+    let f = ipv4_frame(mac, A_IP, B_IP, 500, 4);
+    sa.send(&f).ctx("A's SEND to B's new ring")?;
+    let g = ring_recv(sb, &r, 1000)?.ok_or("nothing in B's new ring")?;
+    ensure!(g == f, "B's frame in its new ring differs");
+    ring_done(own);
+    Ok(())
+}
+
+/// NET0008: a ring whose pages go while the server has it attached, with
+/// no notice (the stack destroyed its dataspace: what revoking its share
+/// or destroying a sub-bank that paid for it also does): the server's next
+/// touch of the ring faults, its guard (the fault handler, guard.rs)
+/// covers the page and the server lets go of the ring; it keeps serving,
+/// the stack's frames come as messages, and a new ring works.  (Without
+/// the guard the server stops FAULTED: the timed SEND below times out.)
+pub fn net_ring_lost(cx: &mut Cx) -> TestResult {
+    with_net_process(cx, "NET0008", |cx, admin, m, net| {
+        let s = cx.slots::<5>()?;
+        let r = (|| {
+            let [a, b, own, share, own2] = s;
+            admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
+            admin.add_stack(B_IP, b).ctx("ADD_STACK B")?;
+            let (sa, sb) = (Stack(Sender(a)), Stack(Sender(b)));
+            let r = ring_for(sb, m, own, share, false)?.unwrap();
+            let mac = mac_bytes(sa.info().ctx("INFO")?.0);
+            sa.send(&ipv4_frame(mac, A_IP, B_IP, 100, 1)).ctx("A's SEND")?;
+            ensure!(r.rx_waiting() == 1, "B's ring got {} frames, want 1", r.rx_waiting());
+            let (from0, to0, _) = admin.stats().ctx("STATS")?;
+            // B's pages go behind the server's back.
+            ring_done(own);
+            // A frame for B: the server writes into the ring that is gone.
+            let f = ipv4_frame(mac, A_IP, B_IP, 300, 2);
+            keep_rt::ipc_buffer().set_string(&f);
+            let sent = keep_abi::ipc(a, Tag::new(keep_net::SEND).with_string().with_mode(keep_abi::tag::MODE_CALL), [0; 4], 5000);
+            let st = net.status().ctx("STATUS of the server")?;
+            ensure!(st.state != keep_abi::state::FAULTED, "the server faulted at {:#x} (address {:#x})", st.rip, st.addr);
+            ensure!(sent.err == 0 && sent.words[0] == keep_net::OK, "A's SEND to B's lost ring: err {} status {}", sent.err, sent.words[0]);
+            // The server let go of B's ring: B has none, and frames come as messages.
+            ensure!(sb.ring_counters() == Err(keep_net::Error::Status(BAD_REQUEST)), "B still has a ring: {:?}", sb.ring_counters());
+            let f = ipv4_frame(mac, A_IP, B_IP, 200, 3);
+            sa.send(&f).ctx("A's SEND after the ring was let go of")?;
+            ensure!(wait_frame(sb, 1000)?.as_deref() == Some(&f[..]), "B got no frame as a message after its ring went");
+            let (from1, to1, _) = admin.stats().ctx("STATS")?;
+            ensure!(from1 == from0 && to1 == to0, "frames went to or came from the NIC: {:?}", (from1 - from0, to1 - to0));
+            // A new ring for B works, and so does A.
+            new_ring_works(sa, sb, m, mac, own2, share)
         })();
         drop_caps(cx, &s);
         r

@@ -117,6 +117,19 @@ unsafe extern "Rust" {
     safe fn keep_main(arg0: u64, arg1: u64) -> i32;
 }
 
+/// Touches every page of the heap (a read, then the same byte back): a
+/// program that replaces its constructor's fault handler, which pages its
+/// zero pages in on first touch (docs/space-banks.md, "Paging"), must have
+/// them all first.
+pub fn touch_heap() {
+    let base = &raw mut HEAP as *mut u8;
+    for off in (0..HEAP_SIZE).step_by(4096) {
+        // SAFETY: the byte lies in HEAP; the same value is written back,
+        // and the program is single threaded while it does this.
+        unsafe { core::ptr::write_volatile(base.add(off), core::ptr::read_volatile(base.add(off))) };
+    }
+}
+
 extern "C" fn start(arg0: u64, arg1: u64) -> ! {
     // SAFETY: runs once, before anything allocates; HEAP is used only here.
     unsafe { ALLOCATOR.lock().init(&raw mut HEAP as *mut u8, HEAP_SIZE) };

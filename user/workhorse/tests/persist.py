@@ -1,8 +1,10 @@
 # The file system on the disk (tools/test_persist.py; docs/workhorse.md,
 # "The file system on the disk"): `make` makes files, directories and links
 # under /data; `list` prints the tree under a directory with each file's
-# SHA-256 and every entry's modification and change times; `loop` writes /data/loop 32 KiB at a time for ever, printing the
-# file's size after each write returned.  Files hold pattern(seed, size).
+# SHA-256 and every entry's modification and change times; `loop` writes
+# /data/loop 32 KiB at a time for ever, printing the file's size after each
+# write returned; `more` writes /data/more (STRINGS_FILE) and syncs it.
+# Files hold pattern(seed, size).
 import hashlib
 import os
 import stat
@@ -19,6 +21,10 @@ FILES = {
 
 
 UTIME_NS = 1_234_567_890_123_456_789
+
+# What `more` writes: more than one request's worth (a message string
+# carries 8 sectors, a dataspace request 256), not a multiple of a sector.
+MORE_FILE = ("/data/more", 9, 300_001)
 
 
 def pattern(seed, n):
@@ -73,6 +79,14 @@ def listing(top):
                 print(p, "file", oct(st.st_mode & 0o7777), st.st_nlink, st.st_size, digest, times)
 
 
+def more():
+    path, seed, size = MORE_FILE
+    with open(path, "wb") as f:
+        f.write(pattern(seed, size))
+        os.fsync(f.fileno())
+    print("wrote", path)
+
+
 def loop():
     data = pattern(7, 4 << 20)
     fd = os.open("/data/loop", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -89,4 +103,4 @@ def loop():
 
 
 if __name__ == "__main__":
-    {"make": make, "list": lambda: listing(sys.argv[2] if len(sys.argv) > 2 else "/data"), "loop": loop}[sys.argv[1]]()
+    {"make": make, "list": lambda: listing(sys.argv[2] if len(sys.argv) > 2 else "/data"), "loop": loop, "more": more}[sys.argv[1]]()

@@ -26,6 +26,7 @@
 
 extern crate alloc;
 
+mod guard;
 mod nic;
 
 use alloc::collections::VecDeque;
@@ -431,6 +432,7 @@ impl Server {
             }
         };
         hal::add_direct(va, pages * 4096, iova);
+        guard::watch(i, va, pages);
         *arg = None; // the capability stays with the ring
         self.generations += 1;
         let mut rs = RingState {
@@ -467,6 +469,7 @@ impl Server {
         }
         hal::remove_direct(r.va);
         Dataspace(Sender(r.ds)).let_go(r.pin, r.map);
+        guard::unwatch(i);
         self.slots.free(r.ds);
     }
 
@@ -488,6 +491,18 @@ impl Server {
             self.slots.free(c);
         }
         self.detach(i);
+    }
+
+    /// Lets go of the rings whose pages went while attached (bit i: stack
+    /// i; guard.rs): the stack finds no ring, its frames queue as messages.
+    #[inline(never)]
+    fn lost(&mut self, lost: u64) {
+        for i in 0..self.stacks.len().min(64) {
+            if lost & 1 << i != 0 {
+                println!("net: stack {i}'s ring lost its pages while attached: let go of");
+                self.detach(i);
+            }
+        }
     }
 
     /// WAIT from stack `i` (its return capability at RET): true if it was
@@ -667,6 +682,10 @@ fn main(_: u64, _: u64) -> i32 {
     let (string_iova, string_page) = KeepHal::dma_alloc(1, BufferDirection::DriverToDevice);
     let string_va = string_page.as_ptr() as u64;
     hal::add_direct(string_va, 4096, string_iova);
+    // A stack that takes its ring's pages away must not crash the server.
+    let mut guard = guard::start(&mut slots)
+        .map_err(|e| println!("net: no guard for the rings ({e}): a ring whose pages go makes the server fault"))
+        .ok();
     let mut s = Server {
         nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0, slots, described: Vec::new(),
         generations: 0, scratch: Vec::with_capacity(MAX_FRAME), string_va,
@@ -680,6 +699,10 @@ fn main(_: u64, _: u64) -> i32 {
         if let Some(c) = drop_after_reply.take() {
             let _ = SELF_ASPACE.delete_cap(c);
             s.slots.free(c);
+        }
+        let lost = guard::lost();
+        if lost != 0 {
+            s.lost(lost);
         }
         if m.err == 0 && m.tag.label() == label::DMA_FAULT && m.payload == FAULT_PAYLOAD {
             s.faults += 1;
@@ -757,6 +780,9 @@ fn main(_: u64, _: u64) -> i32 {
                         s.detach(i);
                     }
                     let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
+                    if let Some(g) = guard.take() {
+                        g.stop(&mut s.slots);
+                    }
                     drop(s); // resets the device: no DMA after this
                     let _ = hal::finish();
                     let _ = session.release();
