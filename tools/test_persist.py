@@ -181,7 +181,7 @@ def main():
               in g.text(), g.text()[-3000:])
         check("through message strings the store mounts and reads the same tree",
               "the store on the disk:" in fourth and tree(fourth) == tree(third), f"{third}\n---\n{fourth}")
-        check("the workhorse has no buffer attached to the block server (disk: buffers 0)", workhorse_buffers(g) == 0)
+        check("the workhorse has no buffer attached to the block server (disk: buffers 0)", workhorse_buffers(g) == (0, 0))
         wrote = run_line(g, "linux python3 /tests/persist.py more", 300) or ""
         m = g.send("kill workhorse")
         restarted = g.expect(b"system: server workhorse was killed; restarted", 60, m)
