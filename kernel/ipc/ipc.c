@@ -97,13 +97,12 @@ static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots)
     return twice ? KEEP_ERR_INVALID_ARG : KEEP_ERR_OK;
 }
 
-/* The first `want` receive slots r named when it began to wait, as far as
- * they exist now.  Slots in the cappage of the one before are found without
- * a walk. */
-static unsigned recv_slots(struct process *r, unsigned want, struct cap **slots)
+/* The receive slots r named when it began to wait, as far as they exist
+ * now.  Slots in the cappage of the one before are found without a walk. */
+static unsigned recv_slots(struct process *r, struct cap **slots)
 {
-    unsigned got = 0, n = want < r->recv_n ? want : r->recv_n;
-    for (; got < n; got++) {
+    unsigned got = 0;
+    for (; got < r->recv_n; got++) {
         u64 a = r->recv_addr[got];
         if (got && a / KEEP_CAPPAGE_SLOTS == r->recv_addr[got - 1] / KEEP_CAPPAGE_SLOTS) {
             slots[got] = slots[got - 1] + (a % KEEP_CAPPAGE_SLOTS) - (r->recv_addr[got - 1] % KEEP_CAPPAGE_SLOTS);
@@ -148,9 +147,8 @@ static void wake_with(struct process *r, u64 tag, u64 payload, const u64 words[4
 static void deliver(struct process *r, const struct msg *m)
 {
     struct cap *slots[KEEP_MAX_RECV_SLOTS];
-    /* Only as many slots as the message has capabilities: an interrupt's
-     * message looks none up. */
-    unsigned n = m->ncaps ? recv_slots(r, m->ncaps, slots) : 0, got = 0;
+    /* None looked up for a message without capabilities (an interrupt's). */
+    unsigned n = m->ncaps ? recv_slots(r, slots) : 0, got = 0;
     for (unsigned i = 0; i < m->ncaps && got < n; i++) {
         return_cap_lost(*slots[got]); /* overwritten: its caller hears NO_REPLY */
         *slots[got++] = m->caps[i];
