@@ -147,7 +147,8 @@ static void wake_with(struct process *r, u64 tag, u64 payload, const u64 words[4
 static void deliver(struct process *r, const struct msg *m)
 {
     struct cap *slots[KEEP_MAX_RECV_SLOTS];
-    unsigned n = recv_slots(r, slots), got = 0;
+    /* None looked up for a message without capabilities (an interrupt's). */
+    unsigned n = m->ncaps ? recv_slots(r, slots) : 0, got = 0;
     for (unsigned i = 0; i < m->ncaps && got < n; i++) {
         return_cap_lost(*slots[got]); /* overwritten: its caller hears NO_REPLY */
         *slots[got++] = m->caps[i];

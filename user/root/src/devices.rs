@@ -151,7 +151,8 @@ pub fn disk(root: &mut Root) {
         ),
         (Err(e), _) | (_, Err(e)) => println!("  STATS: {e}"),
     }
-    println!("  {:<3} {:<16} {:>10} {:>10}  {:<6} {:>9} {:>8} {:>8}", "#", "client", "first", "sectors", "rights", "served", "refused", "buffers");
+    // "at end": buffers the server let go when init said the client ended.
+    println!("  {:<3} {:<16} {:>10} {:>10}  {:<6} {:>9} {:>8} {:>8} {:>7}", "#", "client", "first", "sectors", "rights", "served", "refused", "buffers", "at end");
     let mut k = 0;
     loop {
         match admin.client(k) {
@@ -162,7 +163,7 @@ pub fn disk(root: &mut Root) {
                     None => alloc::string::String::from("(admin's)"),
                 };
                 println!(
-                    "  {:<3} {:<16} {:>10} {:>10}  {:<6} {:>9} {:>8} {:>8}",
+                    "  {:<3} {:<16} {:>10} {:>10}  {:<6} {:>9} {:>8} {:>8} {:>7}",
                     k + 1,
                     who,
                     c.first,
@@ -170,7 +171,8 @@ pub fn disk(root: &mut Root) {
                     rights_str(c.rights),
                     c.served,
                     c.refused,
-                    c.buffers
+                    c.buffers,
+                    c.let_go
                 );
                 k += 1;
                 if k >= n {

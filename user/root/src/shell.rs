@@ -150,7 +150,8 @@ const COMMANDS: &[Command] = &[
         &[
             "The block server of the system description: its restarts, the requests",
             "its current instance served and refused, and each client with its",
-            "range, rights, requests and attached buffers; then every grant of the",
+            "range, rights, requests and attached buffers (\"at end\": those the",
+            "server let go when init said the client ended); then every grant of the",
             "description (docs/devices.md, \"Devices from the description\").",
         ],
     ),

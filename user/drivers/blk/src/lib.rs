@@ -11,8 +11,15 @@
 //! | `ADD_CLIENT` | first sector, sectors, rights (`READ` \| `WRITE`) | status, client number | the client's capability |
 //! | `STATS` | | status, requests served, refused, DMA faults | |
 //! | `QUEUE_STATS` | | status, most requests on the device at once, flushes, buffers attached | |
-//! | `CLIENT` | index (from 0) | status, clients; string: first, sectors, rights, requests served, refused, its place in the description (or `u64::MAX`), buffers attached | |
+//! | `CLIENT` | index (from 0) | status, clients; string: first, sectors, rights, requests served, refused, its place in the description (or `u64::MAX`), buffers attached, buffers let go when init said it ended (`GONE`) | |
 //! | `QUIT` | | status | |
+//!
+//! From init (payload `names::NOTICE`, a description's `notify`): `GONE`
+//! with word 0 the ended client's payload; the server lets go of that
+//! client's buffers at once (one with a request on the device when it
+//! ends), drops the entries of its batches not yet started, and answers
+//! `OK` (any other label: `BAD_REQUEST`).  A client that sends `GONE`
+//! sends it with its own payload and gets `BAD_REQUEST`.
 //!
 //! Calls through a client's capability (sector numbers count from the
 //! start of its range).  Bulk data goes through a **dataspace** the client
@@ -244,6 +251,7 @@ impl Admin {
             refused: word(4),
             described: (word(5) != u64::MAX).then_some(word(5)),
             buffers: word(6),
+            let_go: if buf.received_len() >= 64 { word(7) } else { 0 },
         };
         Ok((info, m.words[1]))
     }
@@ -260,6 +268,8 @@ pub struct ClientInfo {
     /// Its place in the system description, for a described client.
     pub described: Option<u64>,
     pub buffers: u64,
+    /// Its buffers the server let go when init said it ended (`notify`).
+    pub let_go: u64,
 }
 
 /// A client's capability.

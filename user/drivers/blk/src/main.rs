@@ -62,6 +62,8 @@ const MAX_BUFFERS: usize = 64;
 /// Device addresses of the DMA pages: the server's choice, not RAM's.
 const IOVA: u64 = 0x10_0000_0000;
 const IRQ_WAIT_MS: u64 = 100;
+/// The virtqueue's size (virtio-drivers' VirtIOBlk): tokens are below it.
+const QUEUE: usize = 16;
 
 type Blk = VirtIOBlk<KeepHal, PlatformTransport<VirtioTransport>>;
 
@@ -72,6 +74,8 @@ struct ClientRange {
     /// Requests answered OK, and refused, for this client.
     served: u64,
     refused: u64,
+    /// Its buffers let go because init said it ended (GONE).
+    let_go: u64,
 }
 
 /// A call taken off the receive slot: its return capability moved to
@@ -96,6 +100,9 @@ struct Buffer {
     map: u64,
     pin: u64,
     busy: u64,
+    /// Its client ended (GONE) while requests on it were on the device:
+    /// let go when the last of them ends.
+    orphan: bool,
 }
 
 /// A batch (READ_DS_V, WRITE_DS_V) accepted whole and being served: its
@@ -170,9 +177,17 @@ struct Server {
     inflight: [Option<InFlight>; IN_FLIGHT],
     calls: Vec<Option<Call>>,
     on_device: usize,
-    /// Batches accepted and not yet answered, oldest first.
-    batches: VecDeque<Batch>,
+    /// Batches accepted and not yet answered, oldest first; they are
+    /// answered in that order, so batch `id` is at `id - front.id` (a Vec:
+    /// a handful at most, and indexing it per request costs less than a
+    /// VecDeque's).
+    batches: Vec<Batch>,
     next_batch: u64,
+    /// The oldest batch that may have entries still to start (pump).
+    pump_id: u64,
+    /// The header slot of the request with each token (the chain's first
+    /// descriptor, below the queue's size): no search per completion.
+    slot_of: [u8; QUEUE],
     free_io: Vec<usize>,
     headers: Headers,
     /// The empty slot the next call's return capability is received into.
@@ -233,19 +248,23 @@ impl Server {
                 return None;
             }
         }
+        // ARG is empty between calls: emptied only when a capability came.
         let cap = if m.tag.caps() >= 2 {
-            match self.slots.alloc() {
+            let c = match self.slots.alloc() {
                 Some(c) if SELF_ASPACE.move_cap(ARG, c).is_ok() => Some(c),
                 Some(c) => {
                     self.slots.free(c);
                     None
                 }
                 None => None,
+            };
+            if c.is_none() {
+                let _ = SELF_ASPACE.delete_cap(ARG);
             }
+            c
         } else {
             None
         };
-        let _ = SELF_ASPACE.delete_cap(ARG);
         let string = m.tag.has_string().then(|| {
             let buf = keep_rt::ipc_buffer();
             let n = buf.received_len().min(keep_abi::layout::MAX_STRING as usize);
@@ -255,6 +274,18 @@ impl Server {
             buf.string[..n].to_vec()
         });
         let mut c = Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string };
+        if c.payload == names::NOTICE {
+            // Only init holds a sender with this payload (the server mints
+            // none); answered at once, ahead of the backlog: init waits.
+            let st = if c.label == names::GONE {
+                self.gone(c.words[0]);
+                OK
+            } else {
+                BAD_REQUEST
+            };
+            self.reply(c, answer(st));
+            return None;
+        }
         if names::client_of(c.payload).is_some() {
             match self.described_client(c.payload) {
                 Ok(n) => c.payload = n,
@@ -287,7 +318,7 @@ impl Server {
             println!("blk: described client {who}: {text} runs past the disk's {} sectors", self.capacity);
             return Err(OUT_OF_RANGE);
         }
-        self.clients.push(ClientRange { first: r.first, sectors: r.sectors, rights: r.rights, served: 0, refused: 0 });
+        self.clients.push(ClientRange { first: r.first, sectors: r.sectors, rights: r.rights, served: 0, refused: 0, let_go: 0 });
         let n = self.clients.len() as u64;
         self.described.push((payload, n));
         Ok(n)
@@ -373,6 +404,9 @@ impl Server {
                     self.buffers[b].as_mut().unwrap().busy += 1;
                 }
                 self.inflight[io] = Some(InFlight { token, batch, read, data, len, reply_len, buffer });
+                if let Some(s) = self.slot_of.get_mut(token as usize) {
+                    *s = io as u8;
+                }
                 self.on_device += 1;
                 self.most = self.most.max(self.on_device as u64);
                 Ok(io)
@@ -388,11 +422,11 @@ impl Server {
     fn harvest(&mut self) {
         let mut ended = false;
         while let Some(token) = self.blk.peek_used() {
-            let Some(io) = self.inflight.iter().position(|f| f.is_some_and(|f| f.token == token)) else {
+            let io = self.slot_of.get(token as usize).map_or(IN_FLIGHT, |&io| io as usize);
+            let Some(f) = self.inflight.get_mut(io).and_then(|f| f.take_if(|f| f.token == token)) else {
                 println!("blk: the device completed an unknown request {token}");
                 return;
             };
-            let f = self.inflight[io].take().unwrap();
             self.on_device -= 1;
             // SAFETY: the same header slot and data as submitted.
             let ok = unsafe {
@@ -406,9 +440,7 @@ impl Server {
             }
             .is_ok();
             if let Some(b) = f.buffer {
-                if let Some(buf) = self.buffers[b].as_mut() {
-                    buf.busy -= 1;
-                }
+                self.unbusy(b);
             }
             match f.batch {
                 None => {
@@ -422,7 +454,8 @@ impl Server {
                     }
                 }
                 Some((id, k)) => {
-                    if let Some(b) = self.batches.iter_mut().find(|b| b.id == id) {
+                    let front = self.batches.first().map_or(0, |b| b.id);
+                    if let Some(b) = self.batches.get_mut(id.wrapping_sub(front) as usize) {
                         b.on_device -= 1;
                         if ok {
                             b.done += 1;
@@ -444,12 +477,21 @@ impl Server {
     fn pump(&mut self) {
         let mut refused = false;
         while !self.free_io.is_empty() {
-            let Some(i) = self.batches.iter().position(|b| b.next < b.entries.len()) else { break };
-            let b = &mut self.batches[i];
+            // Batches are answered oldest first, so the one pump_id names
+            // is at pump_id - front.id (or was answered: start from the front).
+            let Some(front) = self.batches.first().map(|b| b.id) else { break };
+            self.pump_id = self.pump_id.max(front);
+            let i = (self.pump_id - front) as usize;
+            let Some(b) = self.batches.get_mut(i) else { break };
+            if b.next == b.entries.len() {
+                self.pump_id += 1;
+                continue;
+            }
             let k = b.next;
             b.next += 1;
-            let ((at, va, len), id, read, buffer) = (b.entries[k], b.id, b.read, b.buffer);
-            match self.submit(Some((id, k)), read, at, va as *mut u8, len, 0, Some(buffer)) {
+            let ((at, va, len), id, read) = (b.entries[k], b.id, b.read);
+            // The batch keeps its buffer busy as a whole: no count per entry.
+            match self.submit(Some((id, k)), read, at, va as *mut u8, len, 0, None) {
                 Ok(_) => self.batches[i].on_device += 1,
                 Err(st) => {
                     // The share was revoked under the batch (BAD_BUFFER) or
@@ -466,13 +508,14 @@ impl Server {
         }
     }
 
-    /// Answers every batch whose entries have all ended.
+    /// Answers the batches whose entries have all ended, oldest first: one
+    /// that ended before an older one waits for it (whose entries are all on
+    /// the device by then, as they started first), which keeps a batch's
+    /// place in `batches` its id's distance from the front.
     fn finish_batches(&mut self) {
-        while let Some(i) = self.batches.iter().position(|b| b.next == b.entries.len() && b.on_device == 0) {
-            let b = self.batches.remove(i).unwrap();
-            if let Some(buf) = self.buffers[b.buffer].as_mut() {
-                buf.busy -= 1;
-            }
+        while self.batches.first().is_some_and(|b| b.next == b.entries.len() && b.on_device == 0) {
+            let b = self.batches.remove(0);
+            self.unbusy(b.buffer);
             let bad = b.status.iter().position(|&s| s != OK as u8);
             let a = match bad {
                 None => Answer { st: OK, w: [WHOLE_BATCH, b.done, 0], string: None, cap: None },
@@ -570,7 +613,7 @@ impl Server {
     fn client(&mut self, mut c: Call) -> Option<(Call, Answer)> {
         let n = c.payload;
         let Some(range) = self.clients.get(n as usize - 1) else { return Some((c, answer(BAD_REQUEST))) };
-        let range = ClientRange { served: 0, refused: 0, ..*range };
+        let range = ClientRange { served: 0, refused: 0, let_go: 0, ..*range };
         let [w0, w1, w2, w3] = c.words;
         match c.label {
             INFO => Some((c, Answer { st: OK, w: [range.sectors, range.rights, 0], string: None, cap: None })),
@@ -628,7 +671,7 @@ impl Server {
                     let id = self.next_batch;
                     self.next_batch += 1;
                     let (read, status) = (c.label == READ_DS_V, vec![OK as u8; entries.len()]);
-                    self.batches.push_back(Batch { id, call: c, read, buffer: b, entries, status, next: 0, on_device: 0, done: 0 });
+                    self.batches.push(Batch { id, call: c, read, buffer: b, entries, status, next: 0, on_device: 0, done: 0 });
                     None
                 }
                 Err((st, k)) => Some((c, Answer { st, w: [k, 0, 0], string: None, cap: None })),
@@ -687,7 +730,7 @@ impl Server {
         hal::add_direct(va, pages * 4096, iova);
         // The capability stays with the buffer (reply() must not free it).
         *arg = None;
-        self.buffers[b] = Some(Buffer { client: n, ds: cap, va, iova, pages, rights: r, map, pin, busy: 0 });
+        self.buffers[b] = Some(Buffer { client: n, ds: cap, va, iova, pages, rights: r, map, pin, busy: 0, orphan: false });
         Answer { st: OK, w: [b as u64, pages, r], string: None, cap: None }
     }
 
@@ -706,6 +749,46 @@ impl Server {
         hal::remove_direct(buf.va);
         Dataspace(Sender(buf.ds)).let_go_at(buf.pin, buf.map, hal::domain(), buf.iova, buf.va, buf.pages);
         self.slots.free(buf.ds);
+    }
+
+    /// One request or batch on buffer `b` has ended; an orphan buffer is let
+    /// go with its last.
+    fn unbusy(&mut self, b: usize) {
+        let Some(buf) = self.buffers[b].as_mut() else { return };
+        buf.busy -= 1;
+        if buf.busy == 0 && buf.orphan {
+            let n = buf.client;
+            self.release(b);
+            self.clients[n as usize - 1].let_go += 1;
+        }
+    }
+
+    /// init's GONE: the described client whose calls carry `payload` has
+    /// ended, and its bank (which pays for its dataspaces' pages) goes once
+    /// this is answered.  Its buffers are let go now, while the manager
+    /// still has their pages, rather than at the next reap; one with a
+    /// request on the device when the request ends.  Entries of its batches
+    /// not yet started are dropped (BAD_BUFFER, as for a revoked share).
+    fn gone(&mut self, payload: u64) {
+        let Some(&(_, n)) = self.described.iter().find(|(p, _)| *p == payload) else { return };
+        for b in self.batches.iter_mut().filter(|b| b.call.payload == n && b.next < b.entries.len()) {
+            let next = b.next;
+            b.status[next..].fill(BAD_BUFFER as u8);
+            b.next = b.entries.len();
+        }
+        self.finish_batches();
+        for b in 0..MAX_BUFFERS {
+            let Some(buf) = self.buffers[b].as_mut() else { continue };
+            if buf.client != n {
+                continue;
+            }
+            if buf.busy == 0 {
+                self.release(b);
+                self.clients[n as usize - 1].let_go += 1;
+            } else {
+                buf.orphan = true;
+            }
+        }
     }
 
     /// Releases the buffers whose pin is gone: the client revoked its share,
@@ -739,7 +822,7 @@ impl Server {
                     self.slots.free(cap);
                     return answer(NO_RESOURCES);
                 }
-                self.clients.push(ClientRange { first, sectors, rights: r, served: 0, refused: 0 });
+                self.clients.push(ClientRange { first, sectors, rights: r, served: 0, refused: 0, let_go: 0 });
                 Answer { st: OK, w: [n, 0, 0], string: None, cap: Some(cap) }
             }
             STATS => Answer { st: OK, w: [self.served, self.refused, self.faults], string: None, cap: None },
@@ -762,7 +845,7 @@ impl Server {
             Some(cl) => {
                 let described = self.described.iter().find(|(_, n)| *n == k + 1).map_or(u64::MAX, |(p, _)| p & 0xffff);
                 let attached = self.buffers.iter().flatten().filter(|b| b.client == k + 1).count() as u64;
-                let rec = [cl.first, cl.sectors, cl.rights, cl.served, cl.refused, described, attached];
+                let rec = [cl.first, cl.sectors, cl.rights, cl.served, cl.refused, described, attached, cl.let_go];
                 let bytes: Vec<u8> = rec.iter().flat_map(|w| w.to_le_bytes()).collect();
                 keep_rt::ipc_buffer().set_string(&bytes);
                 Answer { st: OK, w: [self.clients.len() as u64, 0, 0], string: Some((usize::MAX, bytes.len())), cap: None }
@@ -852,8 +935,10 @@ fn main(_: u64, _: u64) -> i32 {
         inflight: [None; IN_FLIGHT],
         calls: (0..IN_FLIGHT).map(|_| None).collect(),
         on_device: 0,
-        batches: VecDeque::new(),
+        batches: Vec::new(),
         next_batch: 0,
+        pump_id: 0,
+        slot_of: [0; QUEUE],
         free_io: (0..IN_FLIGHT).rev().collect(),
         headers: Headers { va: hdr.as_ptr() as u64, data_va: data.as_ptr() as u64 },
         next_ret,
