@@ -177,17 +177,24 @@ def annotate_io(want, hot, per, progs, kernel_elf):
             counts[va] += n
     path = Path(kernel_elf) if prog == "kernel" else RELEASE / prog
     addrs, _names = symbols(path)
-    lo = min(counts)
-    i = bisect.bisect_right(addrs, lo) - 1
+    print_annotated(path, addrs, counts, per, f"{prog} {fn}", "10.1f")
+
+
+def print_annotated(path, addrs, counts, per, title, fmt):
+    """objdump's listing of the function (of `path`, whose symbol addresses
+    are `addrs`) holding the lowest address in `counts`, each instruction
+    with its count per operation (`counts[va] / per`, printed with `fmt`)."""
+    i = bisect.bisect_right(addrs, min(counts)) - 1
     start, end = addrs[i], addrs[i + 1] if i + 1 < len(addrs) else addrs[i] + 0x1000
     dis = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", f"--start-address={start:#x}",
                           f"--stop-address={end:#x}", str(path)], capture_output=True, text=True).stdout
-    print(f"  {prog} {fn}:")
+    print(f"  {title}:")
+    blank = " " * (len(format(0.0, fmt)) + 4)
     for line in dis.splitlines():
         m = re.match(r"\s*([0-9a-f]+):\s*(.*)", line)
         if m:
             n = counts.get(int(m.group(1), 16), 0)
-            print(f"  {n / per:10.1f}  {m.group(1)}: {m.group(2)}" if n else f"              {m.group(1)}: {m.group(2)}")
+            print(f"  {n / per:{fmt}}  {m.group(1)}: {m.group(2)}" if n else f"{blank}{m.group(1)}: {m.group(2)}")
 
 
 def count(kernel, append):

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
 import icount  # noqa: E402
-from iprof import Elf, symbols  # noqa: E402  (an ELF's code symbols by address; its loadable bytes)
+from iprof import Elf, print_annotated, symbols  # noqa: E402  (an ELF's code symbols by address; its loadable bytes)
 from test_boot import Guest, PROMPT  # noqa: E402
 
 ROOT = qemu.ROOT
@@ -116,18 +116,8 @@ def annotate(want, hot, per):
         return
     prog, fn = max(fns, key=fns.get)
     elf = ROOT / "build" / "kernel.elf" if prog == "kernel" else WORKHORSE
-    lo = min(va for va in counts)
-    addrs, names = symbols(elf)
-    i = bisect.bisect_right(addrs, lo) - 1
-    start, end = addrs[i], addrs[i + 1] if i + 1 < len(addrs) else addrs[i] + 0x1000
-    dis = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", f"--start-address={start:#x}",
-                          f"--stop-address={end:#x}", str(elf)], capture_output=True, text=True).stdout
-    print(f"  {prog} {fn}:")
-    for line in dis.splitlines():
-        m = re.match(r"\s*([0-9a-f]+):\s*(.*)", line)
-        if m:
-            n = counts.get(int(m.group(1), 16), 0)
-            print(f"  {n / per:8.2f}  {m.group(1)}: {m.group(2)}" if n else f"            {m.group(1)}: {m.group(2)}")
+    addrs, _names = symbols(elf)
+    print_annotated(elf, addrs, counts, per, f"{prog} {fn}", "8.2f")
 
 
 def main():

@@ -177,6 +177,20 @@ fn start_with(cx: &mut Cx, name: &str, arg0: u64, arg1: u64, grants: &[Grant]) -
     Ok(Running { child, cap })
 }
 
+/// A netstack process with address `ip` and `services` (its arg1), given
+/// the stack capability `stack`, the dataspace manager and a bank for its
+/// ring.
+fn start_netstack(cx: &mut Cx, stack: u64, ip: u64, services: u64, dsm: Dsm) -> Result<Child, String> {
+    let p = start_with(
+        cx, "netstack", ip, services,
+        &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER), Grant { src: stack, dest: NET_SLOT, rights: 0 },
+          Grant { src: dsm.m.0.0, dest: DS_SLOT, rights: 0 },
+          Grant { src: dsm.bank, dest: keep_dataspace::BANK_SLOT, rights: 0 }],
+    )?;
+    drop_caps(cx, &[p.cap]);
+    Ok(p.child)
+}
+
 fn drop_caps(cx: &mut Cx, caps: &[u64]) {
     for &c in caps {
         let _ = SELF_ASPACE.delete_cap(c);
@@ -354,15 +368,7 @@ pub fn net_stacks(cx: &mut Cx) -> TestResult {
             let mut procs: Vec<Child> = Vec::new();
             let r = (|| {
                 for (cap, ip) in [(s1, S1_IP), (s2, S2_IP)] {
-                    let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
-                    let p = start_with(
-                        cx, "netstack", ip, 3,
-                        &[base[0], base[1], base[2], Grant { src: cap, dest: NET_SLOT, rights: 0 },
-                          Grant { src: dsm.m.0.0, dest: DS_SLOT, rights: 0 },
-                          Grant { src: dsm.bank, dest: keep_dataspace::BANK_SLOT, rights: 0 }],
-                    )?;
-                    drop_caps(cx, &[p.cap]);
-                    procs.push(p.child);
+                    procs.push(start_netstack(cx, cap, ip, 3, dsm)?);
                 }
                 stacks(Stack(Sender(x)), Stack(Sender(s1)), Stack(Sender(s2)))
             })();
@@ -449,16 +455,8 @@ pub fn net_checksums(cx: &mut Cx) -> TestResult {
         let r = (|| {
             admin.add_stack(S1_IP, s1).ctx("ADD_STACK 1")?;
             admin.add_stack(A_IP, x).ctx("ADD_STACK X")?;
-            let base = [grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::TIMER)];
             // Services 1: the TCP echo service on port 7 only.
-            let p = start_with(
-                cx, "netstack", S1_IP, 1,
-                &[base[0], base[1], base[2], Grant { src: s1, dest: NET_SLOT, rights: 0 },
-                  Grant { src: dsm.m.0.0, dest: DS_SLOT, rights: 0 },
-                  Grant { src: dsm.bank, dest: keep_dataspace::BANK_SLOT, rights: 0 }],
-            )?;
-            drop_caps(cx, &[p.cap]);
-            let child = p.child;
+            let child = start_netstack(cx, s1, S1_IP, 1, dsm)?;
             let r = checksums(Stack(Sender(x)));
             let _ = Loader::new(&mut cx.slots).destroy(child);
             r
