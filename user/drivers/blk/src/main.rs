@@ -758,9 +758,14 @@ impl Server {
         buf.busy -= 1;
         if buf.busy == 0 && buf.orphan {
             let n = buf.client;
-            self.release(b);
-            self.clients[n as usize - 1].let_go += 1;
+            self.release_ended(b, n);
         }
+    }
+
+    /// Releases buffer `b` of client `n`, which ended, counting it for `disk`.
+    fn release_ended(&mut self, b: usize, n: u64) {
+        self.release(b);
+        self.clients[n as usize - 1].let_go += 1;
     }
 
     /// init's GONE: the described client whose calls carry `payload` has
@@ -783,8 +788,7 @@ impl Server {
                 continue;
             }
             if buf.busy == 0 {
-                self.release(b);
-                self.clients[n as usize - 1].let_go += 1;
+                self.release_ended(b, n);
             } else {
                 buf.orphan = true;
             }

@@ -399,11 +399,12 @@ impl Dataspace {
     /// A server lets go of a dataspace a client gave it: the pin and the
     /// mapping it made (each STALE if the client revoked its share: the
     /// manager removed both then), then its capability, whose slot the
-    /// caller may use again.
-    pub fn let_go(self, pin: u64, map: u64) {
-        let _ = self.unpin(pin);
-        let _ = self.unmap(map);
+    /// caller may use again.  True if the manager took both out itself.
+    pub fn let_go(self, pin: u64, map: u64) -> bool {
+        let unpinned = self.unpin(pin).is_ok();
+        let unmapped = self.unmap(map).is_ok();
         let _ = keep_abi::SELF_ASPACE.delete_cap(self.0.0);
+        unpinned && unmapped
     }
 
     /// [`let_go`](Self::let_go) for a server that mapped the dataspace's
@@ -413,9 +414,12 @@ impl Dataspace {
     /// whatever is still there itself — before the window is used again,
     /// and so that no page of the client's stays reachable by the device
     /// after the client's bank has it back.
+    /// The window is searched only when the manager did not answer both
+    /// (a live manager unpins and unmaps the whole of each).
     pub fn let_go_at(self, pin: u64, map: u64, domain: keep_abi::DmaDomain, iova: u64, va: u64, pages: u64) {
-        self.let_go(pin, map);
-        clear_window(domain, iova, va, pages);
+        if !self.let_go(pin, map) {
+            clear_window(domain, iova, va, pages);
+        }
     }
 
     /// Destroys the dataspace (the owner's handle only): every share is
