@@ -437,6 +437,7 @@ def system_description(g):
     row = re.search(r"^\s+1\s+disk\s+4096\s+2048\s+rw\s+514\s+0\s+0\s+0$", (out or "").replace("\r", ""), re.M)
     check("disk shows the boot-time block server, its client's range, rights and requests, and the grants",
           out is not None and "disk: block server 'blk' (restarted 0 of 3 times)" in out and row is not None
+          and "device: reset 0 times after it stopped, 0 requests started again, 0 submissions refused" in out
           and "granted: disk             blk=4096+2048:rw" in out, repr(out))
     out = g.keys(b"devices" + ENTER, 30)
     check("devices asks the boot-time PCI server and shows what each described driver may open",

@@ -30,6 +30,7 @@ macro_rules! ensure {
 mod acct;
 mod bank;
 mod blkbatch;
+mod blkreset;
 mod ctor;
 mod caps;
 mod child;
@@ -410,6 +411,7 @@ const TESTS: &[Test] = &[
     ("BLK0003", "block clients' dataspaces: the device reads and writes their pages; rights, ranges, buffers, revocation refused", drivers::blk_dataspaces),
     ("BLK0004", "three dataspace writers in their own processes at once: several requests on the device, flushed, read back", drivers::blk_in_flight),
     ("BLK0005", "block batches: a batch written and read back with several entries on the device; every malformed batch refused whole, disk and pages unchanged", blkbatch::blk_batches),
+    ("BLK0006", "a client revoking its share under its own batch: the device stops, the server resets it, the batch ends BAD_BUFFER, other clients are served", blkreset::blk_revoke_in_flight),
     // The network (docs/devices.md, "The network").
     ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),

@@ -151,6 +151,12 @@ pub fn disk(root: &mut Root) {
         ),
         (Err(e), _) | (_, Err(e)) => println!("  STATS: {e}"),
     }
+    match admin.device_stats() {
+        Ok((resets, restarted, refusals)) => println!(
+            "  device: reset {resets} times after it stopped, {restarted} requests started again, {refusals} submissions refused by the mediator"
+        ),
+        Err(e) => println!("  DEVICE_STATS: {e}"),
+    }
     // "at end": buffers the server let go when init said the client ended.
     println!("  {:<3} {:<16} {:>10} {:>10}  {:<6} {:>9} {:>8} {:>8} {:>7}", "#", "client", "first", "sectors", "rights", "served", "refused", "buffers", "at end");
     let mut k = 0;

@@ -12,6 +12,7 @@
 //! | `STATS` | | status, requests served, refused, DMA faults | |
 //! | `QUEUE_STATS` | | status, most requests on the device at once, flushes, buffers attached | |
 //! | `CLIENT` | index (from 0) | status, clients; string: first, sectors, rights, requests served, refused, its place in the description (or `u64::MAX`), buffers attached, buffers let go when init said it ended (`GONE`) | |
+//! | `DEVICE_STATS` | | status, device resets, requests started again after one, submissions the mediator refused | |
 //! | `QUIT` | | status | |
 //!
 //! From init (payload `names::NOTICE`, a description's `notify`): `GONE`
@@ -71,6 +72,16 @@
 //! `NO_RESOURCES` when the server's tables are full; `IO_ERROR` when the
 //! device failed the request.  Nothing is read or written then.
 //!
+//! **A device that stops** (docs/devices.md, "When the device stops"): a
+//! DMA fault (a client's pages unpinned while a request on them was
+//! queued: the device stops at the fault until it is reset), a submission
+//! the mediator refused, or 2 s without a completion while requests are on
+//! the device make the server reset the device and set it up again; every
+//! request that was on it starts again (reads and writes can be repeated)
+//! but those whose buffer is no longer pinned, which end `BAD_BUFFER` with
+//! the rest of their batch.  After three resets in a row that completed
+//! nothing, what was on the device ends `IO_ERROR` instead.
+//!
 //! A write is acknowledged (its reply sent) only after the device
 //! completed it; `FLUSH` waits for every request on the device, then has
 //! the device write its cache back.
@@ -93,6 +104,7 @@ pub const QUEUE_STATS: u64 = 12;
 pub const CLIENT: u64 = 13;
 pub const READ_DS_V: u64 = 14;
 pub const WRITE_DS_V: u64 = 15;
+pub const DEVICE_STATS: u64 = 16;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -230,6 +242,12 @@ impl Admin {
     /// (most requests on the device at once so far, flushes, buffers attached).
     pub fn queue_stats(self) -> Result<(u64, u64, u64), Error> {
         let w = call(self.0, Tag::new(QUEUE_STATS), [0; 4])?.words;
+        Ok((w[1], w[2], w[3]))
+    }
+    /// (device resets, requests started again after one, submissions the
+    /// mediator refused).
+    pub fn device_stats(self) -> Result<(u64, u64, u64), Error> {
+        let w = call(self.0, Tag::new(DEVICE_STATS), [0; 4])?.words;
         Ok((w[1], w[2], w[3]))
     }
     pub fn quit(self) -> Result<(), Error> {

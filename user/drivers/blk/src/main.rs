@@ -34,9 +34,10 @@ use keep_abi::{
 use keep_blk::*;
 use keep_dataspace::{DS_SLOT, Dataspace};
 use keep_loader::SlotPool;
-use keep_pci::{PCI_SLOT, Pci};
+use keep_pci::{PCI_SLOT, Pci, Session};
 use keep_rt::println;
 use keep_system::names;
+use keep_virtio::pci::Sid;
 use keep_virtio::{PlatformTransport, VirtioTransport};
 use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
@@ -62,6 +63,12 @@ const MAX_BUFFERS: usize = 64;
 /// Device addresses of the DMA pages: the server's choice, not RAM's.
 const IOVA: u64 = 0x10_0000_0000;
 const IRQ_WAIT_MS: u64 = 100;
+/// Receive time-outs in a row with requests on the device and none
+/// completed before the device counts as stopped (2 s).
+const STALLED_WAITS: u32 = 20;
+/// Resets in a row that completed nothing before what is on the device
+/// ends IO_ERROR instead of starting again.
+const MAX_FRUITLESS: u32 = 3;
 /// The virtqueue's size (virtio-drivers' VirtIOBlk): tokens are below it.
 const QUEUE: usize = 16;
 
@@ -131,6 +138,8 @@ struct InFlight {
     /// Entry `.1` of the batch numbered `.0`; None: a single request.
     batch: Option<(u64, usize)>,
     read: bool,
+    /// The disk's sector (to start it again after a device reset).
+    sector: u64,
     data: *mut u8,
     len: usize,
     /// Bytes of the slot's page to send back (READ).
@@ -159,6 +168,22 @@ impl Headers {
 
 struct Server {
     blk: Blk,
+    /// The function's session, to set the device up again after a reset.
+    session: Session,
+    sid: Sid,
+    mediated: bool,
+    /// Its queue signals MSI-X entry 0 (pointed at it again after a reset).
+    msix: bool,
+    /// The device stopped (a DMA fault, a refused submission, a stall):
+    /// reset it before anything else (`recover`).
+    broken: bool,
+    resets: u64,
+    restarted: u64,
+    mediator_refusals: u64,
+    /// Resets since the last request completed OK; receive time-outs in a
+    /// row with requests on the device and none completed.
+    fruitless: u32,
+    stalled: u32,
     capacity: u64,
     clients: Vec<ClientRange>,
     buffers: Vec<Option<Buffer>>,
@@ -228,6 +253,9 @@ impl Server {
         if m.tag.label() == label::DMA_FAULT && m.payload == FAULT_PAYLOAD {
             self.faults += 1;
             println!("blk: DMA fault: device {:#x} address {:#x} reason {}", m.words[0], m.words[1], m.words[2]);
+            // The device stops at a fault until it is reset (virtio's
+            // NEEDS_RESET): reset it now, or no client is served again.
+            self.broken = true;
             return None;
         }
         if !m.tag.is_called() {
@@ -375,46 +403,61 @@ impl Server {
     /// request, whose call the caller puts in `calls[io]`): its header slot.
     fn submit(&mut self, batch: Option<(u64, usize)>, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>) -> Result<usize, u64> {
         let Some(io) = self.free_io.pop() else { return Err(NO_RESOURCES) };
+        let f = InFlight { token: 0, batch, read, sector: at, data, len, reply_len, buffer };
+        match self.start(io, f) {
+            Ok(()) => {
+                if let Some(b) = buffer {
+                    self.buffers[b].as_mut().unwrap().busy += 1;
+                }
+                Ok(io)
+            }
+            Err(st) => {
+                self.free_io.push(io);
+                Err(st)
+            }
+        }
+    }
+
+    /// Puts request `f` on the device with header slot `io` (taken).
+    fn start(&mut self, io: usize, mut f: InFlight) -> Result<(), u64> {
         // SAFETY: the header slot and the data stay where they are, untouched
-        // by the server, until the request completes (harvest); the data
-        // lies in memory the device reaches in place (hal::add_direct).
+        // by the server, until the request completes (harvest) or the device
+        // is reset (recover); the data lies in memory the device reaches in
+        // place (hal::add_direct).
         let token = unsafe {
             let (req, resp) = (&mut *self.headers.req(io), &mut *self.headers.resp(io));
-            let buf = core::slice::from_raw_parts_mut(data, len);
-            if read {
-                self.blk.read_blocks_nb(at as usize, req, buf, resp)
+            let buf = core::slice::from_raw_parts_mut(f.data, f.len);
+            if f.read {
+                self.blk.read_blocks_nb(f.sector as usize, req, buf, resp)
             } else {
-                self.blk.write_blocks_nb(at as usize, req, buf, resp)
+                self.blk.write_blocks_nb(f.sector as usize, req, buf, resp)
             }
         };
         // Without an IOMMU: the chain to the mediator now, even if the
         // device had suppressed notifications (keep_virtio::mediated::kick).
         keep_virtio::mediated::kick();
         if let Some((st, _, addr)) = keep_virtio::mediated::take_refusal() {
-            // Only a pin removed since `buffer` checked it (the client revoked
-            // its share meanwhile) gets here; the chain's descriptors stay
-            // taken in the queue (virtio-drivers cannot take a request back).
+            // Only a pin removed since it was checked (the client revoked its
+            // share meanwhile) gets here.  The chain's descriptors stay taken
+            // in the queue (virtio-drivers cannot take a request back): a
+            // reset gives them back (recover).
             println!("blk: the mediator refused a request ({}): address {addr:#x}", keep_pci::status_name(st));
-            self.free_io.push(io);
+            self.mediator_refusals += 1;
+            self.broken = true;
             return Err(BAD_BUFFER);
         }
         match token {
             Ok(token) => {
-                if let Some(b) = buffer {
-                    self.buffers[b].as_mut().unwrap().busy += 1;
-                }
-                self.inflight[io] = Some(InFlight { token, batch, read, data, len, reply_len, buffer });
+                f.token = token;
+                self.inflight[io] = Some(f);
                 if let Some(s) = self.slot_of.get_mut(token as usize) {
                     *s = io as u8;
                 }
                 self.on_device += 1;
                 self.most = self.most.max(self.on_device as u64);
-                Ok(io)
+                Ok(())
             }
-            Err(_) => {
-                self.free_io.push(io);
-                Err(IO_ERROR)
-            }
+            Err(_) => Err(IO_ERROR),
         }
     }
 
@@ -439,37 +482,129 @@ impl Server {
                 }
             }
             .is_ok();
-            if let Some(b) = f.buffer {
-                self.unbusy(b);
+            self.stalled = 0;
+            if ok {
+                self.fruitless = 0;
             }
-            match f.batch {
-                None => {
-                    let a = if ok {
-                        Answer { st: OK, w: [0; 3], string: (f.reply_len > 0).then_some((io, f.reply_len)), cap: None }
-                    } else {
-                        answer(IO_ERROR)
-                    };
-                    if let Some(c) = self.calls[io].take() {
-                        self.reply(c, a);
-                    }
-                }
-                Some((id, k)) => {
-                    let front = self.batches.first().map_or(0, |b| b.id);
-                    if let Some(b) = self.batches.get_mut(id.wrapping_sub(front) as usize) {
-                        b.on_device -= 1;
-                        if ok {
-                            b.done += 1;
-                        } else {
-                            b.status[k] = IO_ERROR as u8;
-                        }
-                        ended |= b.on_device == 0 && b.next == b.entries.len();
-                    }
-                }
-            }
+            ended |= self.ended(io, f, if ok { OK } else { IO_ERROR });
             self.free_io.push(io);
         }
         if ended {
             self.finish_batches();
+        }
+    }
+
+    /// Request `f` of header slot `io` has ended with status `st` (taken
+    /// off the device): a single request is answered, a batch's entry
+    /// counted.  True when that was its batch's last entry.
+    fn ended(&mut self, io: usize, f: InFlight, st: u64) -> bool {
+        if let Some(b) = f.buffer {
+            self.unbusy(b);
+        }
+        match f.batch {
+            None => {
+                let a = if st == OK {
+                    Answer { st: OK, w: [0; 3], string: (f.reply_len > 0).then_some((io, f.reply_len)), cap: None }
+                } else {
+                    answer(st)
+                };
+                if let Some(c) = self.calls[io].take() {
+                    self.reply(c, a);
+                }
+                false
+            }
+            Some((id, k)) => {
+                let front = self.batches.first().map_or(0, |b| b.id);
+                let Some(b) = self.batches.get_mut(id.wrapping_sub(front) as usize) else { return false };
+                b.on_device -= 1;
+                if st == OK {
+                    b.done += 1;
+                } else {
+                    b.status[k] = st as u8;
+                }
+                b.on_device == 0 && b.next == b.entries.len()
+            }
+        }
+    }
+
+    /// Is buffer `b` still pinned with what a request of direction `read`
+    /// needs of the device (a read writes the pages)?  Its first page
+    /// stands for all (see `buffer`).
+    fn pinned(&self, b: usize, read: bool) -> bool {
+        let dev = if read { rights::WRITE } else { rights::READ };
+        let Some(Some(buf)) = self.buffers.get(b) else { return false };
+        matches!(hal::domain().lookup(buf.iova), Ok((r, _)) if r & dev == dev)
+    }
+
+    /// The device stopped: reset it, set it up again, and start again every
+    /// request that was on it, but those whose buffer lost its pin (the
+    /// cause, when a client revoked its share under a request), which end
+    /// BAD_BUFFER with the rest of their batch.  After MAX_FRUITLESS resets
+    /// that completed nothing, what was on the device ends IO_ERROR.
+    fn recover(&mut self) {
+        self.broken = false;
+        self.stalled = 0;
+        self.resets += 1;
+        self.fruitless += 1;
+        let was: Vec<(usize, InFlight)> = (0..IN_FLIGHT).filter_map(|io| self.inflight[io].take().map(|f| (io, f))).collect();
+        self.on_device = 0;
+        self.reset_device();
+        println!("blk: the device stopped; reset it ({} time{}), {} request{} were on it",
+                 self.resets, if self.resets == 1 { "" } else { "s" }, was.len(), if was.len() == 1 { "" } else { "s" });
+        self.free_io = (0..IN_FLIGHT).rev().filter(|io| !was.iter().any(|(i, _)| i == io)).collect();
+        // Batches on a buffer no longer pinned: their entries not started
+        // are dropped, as `pump` would find at the device.
+        for i in 0..self.batches.len() {
+            let (buffer, read, next) = (self.batches[i].buffer, self.batches[i].read, self.batches[i].next);
+            if next < self.batches[i].entries.len() && !self.pinned(buffer, read) {
+                let b = &mut self.batches[i];
+                b.status[next..].fill(BAD_BUFFER as u8);
+                b.next = b.entries.len();
+            }
+        }
+        let give_up = self.fruitless > MAX_FRUITLESS;
+        let front = self.batches.first().map_or(0, |b| b.id);
+        for (io, f) in was {
+            let buffer = f.buffer.or_else(|| f.batch.and_then(|(id, _)| self.batches.get(id.wrapping_sub(front) as usize)).map(|b| b.buffer));
+            let r = if give_up {
+                Err(IO_ERROR)
+            } else if buffer.is_some_and(|b| !self.pinned(b, f.read)) {
+                Err(BAD_BUFFER)
+            } else {
+                self.start(io, f).map(|()| self.restarted += 1)
+            };
+            if let Err(st) = r {
+                self.ended(io, f, st);
+                self.free_io.push(io);
+            }
+        }
+        self.finish_batches();
+    }
+
+    /// Resets the device and makes the driver anew over a new transport (the
+    /// old one dropped first: its drop is the reset, and the mediated one
+    /// forgets its rings), its queue pointed at MSI-X entry 0 again.  A
+    /// device that cannot be set up again ends the server (init restarts
+    /// it): nothing else is left to serve from.
+    fn reset_device(&mut self) {
+        // SAFETY: the driver is dropped in place and a new one written
+        // there before anything reads `self.blk` again; if none can be made
+        // the process ends here (exit does not return or unwind).
+        unsafe { core::ptr::drop_in_place(&mut self.blk) };
+        let fresh = keep_virtio::device::transport(self.session, self.sid, self.mediated, 0x1042)
+            .and_then(|t| VirtIOBlk::new(t.hiding(HIDDEN_FEATURES)).map_err(|e| alloc::format!("{e:?}")));
+        match fresh {
+            // SAFETY: as above: the place holds a dropped driver.
+            Ok(b) => unsafe { core::ptr::write(&mut self.blk, b) },
+            Err(e) => {
+                println!("blk: the device cannot be set up again after its reset ({e}); the server ends");
+                keep_rt::exit(3);
+            }
+        }
+        self.blk.enable_interrupts();
+        if self.msix && let Err(e) = keep_virtio::msix::point_queues(self.session, 0, 1) {
+            println!("blk: after the reset, {e}; the server ends");
+            keep_rt::exit(3);
         }
     }
 
@@ -830,6 +965,7 @@ impl Server {
                 Answer { st: OK, w: [n, 0, 0], string: None, cap: Some(cap) }
             }
             STATS => Answer { st: OK, w: [self.served, self.refused, self.faults], string: None, cap: None },
+            DEVICE_STATS => Answer { st: OK, w: [self.resets, self.restarted, self.mediator_refusals], string: None, cap: None },
             QUEUE_STATS => {
                 self.reap();
                 let attached = self.buffers.iter().flatten().count() as u64;
@@ -924,6 +1060,16 @@ fn main(_: u64, _: u64) -> i32 {
     }
     let mut s = Server {
         blk,
+        session,
+        sid,
+        mediated,
+        msix: msix.is_ok(),
+        broken: false,
+        resets: 0,
+        restarted: 0,
+        mediator_refusals: 0,
+        fruitless: 0,
+        stalled: 0,
         capacity,
         clients: Vec::new(),
         buffers: (0..MAX_BUFFERS).map(|_| None).collect(),
@@ -980,6 +1126,12 @@ fn main(_: u64, _: u64) -> i32 {
             }
         }
         s.pump();
+        if s.broken {
+            // A refused submission: reset before waiting (what is on the
+            // device now is what was on it when it stopped).
+            s.recover();
+            continue;
+        }
         let wait = if s.on_device == 0 { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
         keep_rt::ipc_buffer().set_recv_slots(&[s.next_ret, ARG]);
         let m = recv(Tag::new(0).with_slots(2), wait);
@@ -987,5 +1139,15 @@ fn main(_: u64, _: u64) -> i32 {
             s.backlog.push_back(c);
         }
         s.harvest();
+        if m.err == err::TIMEOUT && s.on_device > 0 && s.irq.is_some() {
+            s.stalled += 1;
+            if s.stalled >= STALLED_WAITS && !s.broken {
+                println!("blk: no request completed in {} ms with {} on the device", STALLED_WAITS as u64 * IRQ_WAIT_MS, s.on_device);
+                s.broken = true;
+            }
+        }
+        if s.broken {
+            s.recover();
+        }
     }
 }

@@ -102,16 +102,24 @@ pub fn open(
         return fail("hal", format!("{e}"));
     }
     let mut root = PciRoot::new(RemoteConfig { sid, session });
-    let df = sid.device_function();
-    root.set_command(df, Command::MEMORY_SPACE | Command::BUS_MASTER);
+    root.set_command(sid.device_function(), Command::MEMORY_SPACE | Command::BUS_MASTER);
+    match transport(session, sid, mediated, device) {
+        Ok(transport) => Ok(Opened { sid, session, transport, mediated }),
+        Err(e) => fail(if mediated { "mediated virtio transport" } else { "virtio PCI transport" }, e),
+    }
+}
+
+/// A transport to the function of an open session: what [`open`] makes, and
+/// what a driver makes again to set its device up afresh after a reset
+/// (the old transport dropped first: dropping one resets the device, and
+/// the mediated one forgets its rings).  The BAR pages it needs are mapped
+/// once (the Hal reuses them).
+pub fn transport(session: Session, sid: Sid, mediated: bool, device: u16) -> Result<PlatformTransport<VirtioTransport>, String> {
     if mediated {
-        return match MediatedTransport::new(session, device) {
-            Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport::new(VirtioTransport::Mediated(t)), mediated }),
-            Err(e) => fail("mediated virtio transport", e),
-        };
+        return MediatedTransport::new(session, device).map(|t| PlatformTransport::new(VirtioTransport::Mediated(t)));
     }
-    match PciTransport::new::<KeepHal, _>(&mut root, df) {
-        Ok(t) => Ok(Opened { sid, session, transport: PlatformTransport::new(VirtioTransport::Pci(t)), mediated }),
-        Err(e) => fail("virtio PCI transport", format!("{e:?}")),
-    }
+    let mut root = PciRoot::new(RemoteConfig { sid, session });
+    PciTransport::new::<KeepHal, _>(&mut root, sid.device_function())
+        .map(|t| PlatformTransport::new(VirtioTransport::Pci(t)))
+        .map_err(|e| format!("{e:?}"))
 }

@@ -42,7 +42,8 @@ struct State {
     cfg: DmaConfig,
     next: u64,                   // next free page index from va_base / iova_base
     pages: BTreeMap<u64, u64>,   // page index -> slot of its PAGE capability
-    mmio: Vec<u64>,              // mapped BAR pages (virtual addresses)
+    /// Mapped BAR pages: (physical address, virtual address) each.
+    mmio: Vec<(u64, u64)>,
     mmio_next: u64,
     rogue: Option<u64>,
     last_shared: u64,
@@ -77,7 +78,7 @@ pub fn finish() -> Vec<u64> {
     for p in pages {
         release(s, p);
     }
-    for va in s.mmio.drain(..) {
+    for (_, va) in s.mmio.drain(..) {
         let _ = s.cfg.aspace.unmap(va);
     }
     // SAFETY: as in state(); s is not used after this.
@@ -209,6 +210,17 @@ unsafe impl Hal for KeepHal {
     unsafe fn mmio_phys_to_virt(paddr: PhysAddr, size: usize) -> NonNull<u8> {
         let s = state();
         let first = paddr & !(PAGE - 1);
+        let pages = (paddr + size as u64 - first).div_ceil(PAGE);
+        // Mapped already, page after page (a transport made again after a
+        // device reset asks for the same structures): the same addresses,
+        // so that resets do not use up the BAR wrappers' mapping records.
+        if let Some(i) = s.mmio.iter().position(|&(pa, _)| pa == first)
+            && (0..pages as usize).all(|k| s.mmio.get(i + k).is_some_and(|&(pa, va)| {
+                pa == first + k as u64 * PAGE && va == s.mmio[i].1 + k as u64 * PAGE
+            }))
+        {
+            return NonNull::new((s.mmio[i].1 + (paddr - first)) as *mut u8).unwrap();
+        }
         let va0 = s.mmio_next;
         let mut pa = first;
         while pa < paddr + size as u64 {
@@ -218,7 +230,7 @@ unsafe impl Hal for KeepHal {
             s.cfg.aspace
                 .map_device(cap, (pa - base) / PAGE, va, rights::READ | rights::WRITE)
                 .expect("map a BAR page");
-            s.mmio.push(va);
+            s.mmio.push((pa, va));
             s.mmio_next += PAGE;
             pa += PAGE;
         }

@@ -53,6 +53,13 @@ pub fn route_queues(session: Session, entry: u16, queues: u16, irq_slot: u64, me
     let (line, _, _) = session.msi(entry as u64, irq_slot).map_err(|e| format!("GET_MSI {entry}: {e}"))?;
     SELF_PROCESS.mint(me_slot, payload, rights::WRITE).map_err(|e| format!("MINT: {e}"))?;
     Interrupt(irq_slot).bind(line, me_slot).map_err(|e| format!("BIND line {line}: {e}"))?;
+    point_queues(session, entry, queues)?;
+    Ok(line)
+}
+
+/// Points virtqueues 0..queues at MSI-X entry `entry` (routed already by
+/// [`route_queues`]): again after a device reset, which forgets the vectors.
+pub fn point_queues(session: Session, entry: u16, queues: u16) -> Result<(), String> {
     if crate::mediated::active() {
         for q in 0..queues {
             let got = crate::mediated::set_queue_vector(session, q, entry);
@@ -60,7 +67,7 @@ pub fn route_queues(session: Session, entry: u16, queues: u16, irq_slot: u64, me
                 return Err(format!("queue {q} refused MSI-X vector {entry} (reads {got:#x})"));
             }
         }
-        return Ok(line);
+        return Ok(());
     }
     let pa = common_cfg(session)?;
     // SAFETY: the common configuration structure lies in a BAR the Hal was
@@ -78,5 +85,5 @@ pub fn route_queues(session: Session, entry: u16, queues: u16, irq_slot: u64, me
             return Err(format!("queue {q} refused MSI-X vector {entry} (reads {got:#x})"));
         }
     }
-    Ok(line)
+    Ok(())
 }

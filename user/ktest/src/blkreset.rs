@@ -1,0 +1,200 @@
+//! BLK0006: a client that takes its pages away under its own batch does
+//! not stop the disk for the others (docs/devices.md, "When the device
+//! stops").  A batch of 128 reads is on its way (4 entries on the device at
+//! a time) when the client's dataspace share is revoked: with an IOMMU the
+//! device faults on the next entry and stops until it is reset; without one
+//! the mediator refuses that entry's chain, whose descriptors stay taken.
+//! The server resets the device, the batch ends `BAD_BUFFER` with the
+//! entries that did complete counted, another client's read that was on the
+//! device then is started again and reads the right sectors, and later
+//! reads (the same client's too, through a new share) are served.
+
+use alloc::format;
+
+use keep_abi::{Sender, TIMER, Tag, err, rights, slot, state};
+use keep_blk::{Admin, BAD_BUFFER, Client, Entry, MAX_DS_SECTORS, OK, READ_DS_V, SECTOR};
+use keep_dataspace::{Dataspace, Manager};
+use keep_loader::thread;
+use keep_rt::println;
+use keep_virtio::disk_pattern;
+
+use crate::drivers::{dss, with_blk_ds};
+use crate::{Ctx, Cx, TestResult};
+
+const VA: u64 = 0x0000_5e40_0000_0000;
+const VB: u64 = 0x0000_5e50_0000_0000;
+const A_FIRST: u64 = 512;
+const A_SECTORS: u64 = 1024;
+const B_FIRST: u64 = 1536;
+const B_SECTORS: u64 = 512;
+/// A's dataspace: 128 KiB, what each entry of the batch reads (a small
+/// dataspace is revoked quickly).
+const PAGES: u64 = 32;
+/// Tries at making the revocation come while A's batch is on its way.
+const TRIES: usize = 3;
+const ENTRIES: u64 = 128;
+/// B's dataspace: one READ_DS of MAX_DS_SECTORS (128 KiB).
+const B_PAGES: u64 = 32;
+/// How long the batch may take to end once the share is revoked.
+const PATIENCE_MS: u64 = 5000;
+const CALL_FAILED: u64 = 1 << 31;
+
+/// A client's batch, in a thread of its own (above ktest's priority, so
+/// that the call is made when spawn returns): words 0 the client
+/// capability, 1 its buffer; ENTRIES entries of MAX_DS_SECTORS, all the
+/// same sectors 0.. into the buffer's first 128 KiB (long enough to be on
+/// its way for a while; every entry writes the same bytes).  Exit code:
+/// CALL_FAILED | the kernel's error, or status << 24 | entry << 12 | done
+/// (entry 0xfff: the whole batch).
+fn batch(a: &thread::Args) -> u64 {
+    let buf = a.buf();
+    for k in 0..ENTRIES {
+        Entry { sector: 0, offset: 0, count: MAX_DS_SECTORS as u32 }.encode(&mut buf.string[k as usize * Entry::BYTES..]);
+    }
+    buf.send_len = ENTRIES * Entry::BYTES as u64;
+    let m = Sender(a.words[0]).call(Tag::new(READ_DS_V).with_string(), [a.words[1], ENTRIES, 0, 0]);
+    if m.err != err::OK {
+        return CALL_FAILED | m.err;
+    }
+    (m.words[0] & 0x3f) << 24 | (m.words[1] & 0xfff) << 12 | (m.words[2] & 0xfff)
+}
+
+/// Waits up to PATIENCE_MS for thread `t` to end; its exit code.
+fn wait(cx: &mut Cx, t: thread::Thread, what: &str) -> Result<u64, alloc::string::String> {
+    let start = TIMER.now_ms().ctx("NOW")?;
+    let ended = loop {
+        match t.process.status() {
+            Ok(st) if st.state == state::EXITED || st.state == state::FAULTED => break Some(st),
+            _ if TIMER.now_ms().unwrap_or(u64::MAX) > start + PATIENCE_MS => break None,
+            _ => {
+                let _ = TIMER.sleep(10);
+            }
+        }
+    };
+    t.kill(&mut cx.slots);
+    let Some(st) = ended else {
+        return Err(format!("{what} did not end {PATIENCE_MS} ms after the share was revoked: the device stopped"));
+    };
+    ensure!(st.state == state::EXITED, "{what}'s thread ended in state {}", st.state);
+    ensure!(st.code & CALL_FAILED == 0, "{what}'s call failed: {}", keep_abi::Error(st.code & !CALL_FAILED));
+    Ok(st.code)
+}
+
+pub fn blk_revoke_in_flight(cx: &mut Cx) -> TestResult {
+    with_blk_ds(cx, |cx, admin, m, bank| {
+        let s = cx.slots::<8>()?;
+        let r = session(cx, admin, m, bank, s);
+        cx.drop_slots(&s);
+        r
+    })
+}
+
+/// Does B's dataspace hold the image's `sectors` sectors from B's `sector`?
+fn b_holds(sector: u64, sectors: u64) -> TestResult {
+    // SAFETY: B's B_PAGES pages are mapped at VB.
+    let got = unsafe { core::slice::from_raw_parts(VB as *const u64, sectors as usize * SECTOR / 8) };
+    for (i, w) in got.iter().enumerate() {
+        let want = disk_pattern(B_FIRST + sector + i as u64 / 64, i as u64 % 64);
+        ensure!(*w == want, "B's sector {} word {}: {w:#x}, want {want:#x}", sector + i as u64 / 64, i % 64);
+    }
+    Ok(())
+}
+
+/// B reads 8 sectors at `sector` of its range into its dataspace: the
+/// image's pattern?
+fn b_reads(cb: Client, bbuf: u64, sector: u64) -> TestResult {
+    // SAFETY: B's pages are mapped at VB.
+    unsafe { core::ptr::write_bytes(VB as *mut u8, 0, 4096) };
+    cb.read_ds(bbuf, 0, sector, 8).ctx("B's READ_DS")?;
+    b_holds(sector, 8)
+}
+
+/// One try: B's batch first (the server starts a batch's entries before a
+/// newer batch's), then A's through a new share of A's dataspace; once both
+/// are accepted that share goes.  A's first entry is started when B's last
+/// are: the device stops at it (or the mediator refuses it) with B's last
+/// entries on it, which are started again after the reset.  None: the
+/// revocation came after both batches had ended (it lost the race with
+/// the device; nothing was tested).
+fn attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, own: Dataspace, ds_a: u64, admin: Admin) -> Result<Option<u64>, alloc::string::String> {
+    let share = dss(own.share(rights::READ | rights::WRITE, ds_a), "SHARE")?;
+    let (buf, _, _) = ca.attach(ds_a).ctx("ATTACH")?;
+    // SAFETY: B's pages are mapped at VB.
+    unsafe { core::ptr::write_bytes(VB as *mut u8, 0, (B_PAGES * 4096) as usize) };
+    let tb = thread::spawn(&mut cx.slots, "blk-batch-b", 12, batch, &[cb.0.0, bbuf])?;
+    let ta = thread::spawn(&mut cx.slots, "blk-batch-a", 12, batch, &[ca.0.0, buf]);
+    // The server takes calls in order: once this is answered, both batches
+    // were accepted (A's pages were still pinned).
+    let stats = admin.queue_stats().ctx("QUEUE_STATS");
+    let revoked = own.revoke(share).map_err(|e| format!("REVOKE: {e}"));
+    let b_code = wait(cx, tb, "B's batch");
+    let a_code = match ta {
+        Ok(ta) => wait(cx, ta, "A's batch"),
+        Err(e) => Err(e),
+    };
+    let _ = ca.detach(buf);
+    stats?;
+    revoked?;
+    let code = a_code?;
+    let b_code = b_code?;
+    ensure!(b_code >> 24 == OK && b_code & 0xfff == ENTRIES, "B's batch, on the device when it stopped, ended with status {} (entry {}, {} done)",
+            b_code >> 24, b_code >> 12 & 0xfff, b_code & 0xfff);
+    b_holds(0, MAX_DS_SECTORS).map_err(|e| format!("B's batch, on the device when it stopped: {e}"))?;
+    let (status, entry, done) = (code >> 24, code >> 12 & 0xfff, code & 0xfff);
+    if status == OK && done == ENTRIES {
+        return Ok(None);
+    }
+    ensure!(status == BAD_BUFFER, "A's batch ended with status {status} (entry {entry}, {done} done), want BAD_BUFFER");
+    ensure!(entry == done && done < ENTRIES, "the first entry of A's batch not done is {entry}, with {done} done");
+    Ok(Some(done))
+}
+
+fn session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, s: [u64; 8]) -> TestResult {
+    let [a, b, d, ds_a, eb, ds_b, _, _] = s;
+    admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
+    admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
+    let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
+    let own = Dataspace(Sender(d));
+    dss(m.create(PAGES, bank, d), "CREATE")?;
+    dss(own.map(slot::SELF_ASPACE, VA, 0, PAGES, rights::READ | rights::WRITE), "MAP")?;
+    let bown = Dataspace(Sender(eb));
+    dss(m.create(B_PAGES, bank, eb), "CREATE B's")?;
+    dss(bown.map(slot::SELF_ASPACE, VB, 0, B_PAGES, rights::READ | rights::WRITE), "MAP B's")?;
+    dss(bown.share(rights::READ | rights::WRITE, ds_b), "SHARE B's")?;
+    let (bbuf, _, _) = cb.attach(ds_b).ctx("B ATTACH")?;
+    b_reads(cb, bbuf, 0).map_err(|e| format!("before: {e}"))?;
+    let (_, _, faults0) = admin.stats().ctx("STATS")?;
+
+    let mut done = None;
+    for _ in 0..TRIES {
+        done = attempt(cx, ca, cb, bbuf, own, ds_a, admin)?;
+        if done.is_some() {
+            break;
+        }
+        println!("ktest: BLK0006: both batches ended before A's share was revoked; again");
+    }
+    let Some(done) = done else {
+        return Err(format!("in {TRIES} tries the revocation never came before A's batch had ended"));
+    };
+
+    // The device serves again: B, and A through a new share.
+    b_reads(cb, bbuf, 8).map_err(|e| format!("after the revocation: {e}"))?;
+    b_reads(cb, bbuf, B_SECTORS - 8).map_err(|e| format!("after the revocation: {e}"))?;
+    let (resets, restarted, refusals) = admin.device_stats().ctx("DEVICE_STATS")?;
+    let (_, _, faults) = admin.stats().ctx("STATS")?;
+    ensure!(resets >= 1, "the server says it reset the device {resets} times");
+    ensure!(faults > faults0 || refusals >= 1, "neither a DMA fault ({faults}) nor a refusal ({refusals}) was counted");
+    dss(own.share(rights::READ | rights::WRITE, ds_a), "SHARE again")?;
+    let (buf2, _, _) = ca.attach(ds_a).ctx("ATTACH again")?;
+    ca.read_ds_v(buf2, &[Entry { sector: A_SECTORS - MAX_DS_SECTORS, offset: 0, count: MAX_DS_SECTORS as u32 }])
+        .map_err(|e| format!("A's batch through its new share: {e}"))?;
+    // SAFETY: A's pages are mapped at VA.
+    let w = unsafe { *(VA as *const u64) };
+    ensure!(w == disk_pattern(A_FIRST + A_SECTORS - MAX_DS_SECTORS, 0), "A's read through its new share: {w:#x}");
+    let _ = ca.detach(buf2);
+    let _ = cb.detach(bbuf);
+    let _ = own.destroy();
+    let _ = bown.destroy();
+    println!("ktest: BLK0006: A's batch ended BAD_BUFFER after {done} of {ENTRIES} entries, B's batch read the right sectors; {resets} reset, {restarted} requests started again, {faults} DMA faults, {refusals} refused submissions");
+    Ok(())
+}
