@@ -11,14 +11,14 @@
 
 use alloc::format;
 
-use keep_abi::{Sender, TIMER, Tag, err, rights, slot, state};
+use keep_abi::{Process, Sender, TIMER, Tag, err, rights, slot, state};
 use keep_blk::{Admin, BAD_BUFFER, Client, Entry, MAX_DS_SECTORS, OK, READ_DS_V, SECTOR};
 use keep_dataspace::{Dataspace, Manager};
 use keep_loader::thread;
 use keep_rt::println;
 use keep_virtio::disk_pattern;
 
-use crate::drivers::{dss, with_blk_ds};
+use crate::drivers::{dss, with_blk_ds_process};
 use crate::{Ctx, Cx, TestResult};
 
 const VA: u64 = 0x0000_5e40_0000_0000;
@@ -32,6 +32,10 @@ const B_SECTORS: u64 = 512;
 const PAGES: u64 = 32;
 /// Tries at making the revocation come while A's batch is on its way.
 const TRIES: usize = 3;
+/// Every process's priority unless set (the kernel's), and the server's
+/// while the share is revoked.
+const DEFAULT_PRIORITY: u64 = 10;
+const HELD_PRIORITY: u64 = 5;
 const ENTRIES: u64 = 128;
 /// B's dataspace: one READ_DS of MAX_DS_SECTORS (128 KiB).
 const B_PAGES: u64 = 32;
@@ -81,9 +85,9 @@ fn wait(cx: &mut Cx, t: thread::Thread, what: &str) -> Result<u64, alloc::string
 }
 
 pub fn blk_revoke_in_flight(cx: &mut Cx) -> TestResult {
-    with_blk_ds(cx, |cx, admin, m, bank| {
+    with_blk_ds_process(cx, |cx, admin, m, bank, server| {
         let s = cx.slots::<8>()?;
-        let r = session(cx, admin, m, bank, s);
+        let r = session(cx, admin, m, bank, server, s);
         cx.drop_slots(&s);
         r
     })
@@ -114,9 +118,9 @@ fn b_reads(cb: Client, bbuf: u64, sector: u64) -> TestResult {
 /// are accepted that share goes.  A's first entry is started when B's last
 /// are: the device stops at it (or the mediator refuses it) with B's last
 /// entries on it, which are started again after the reset.  None: the
-/// revocation came after both batches had ended (it lost the race with
-/// the device; nothing was tested).
-fn attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, own: Dataspace, ds_a: u64, admin: Admin) -> Result<Option<u64>, alloc::string::String> {
+/// revocation came after both batches had ended (nothing was tested).
+#[allow(clippy::too_many_arguments)]
+fn attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, own: Dataspace, ds_a: u64, admin: Admin, server: Process) -> Result<Option<u64>, alloc::string::String> {
     let share = dss(own.share(rights::READ | rights::WRITE, ds_a), "SHARE")?;
     let (buf, _, _) = ca.attach(ds_a).ctx("ATTACH")?;
     // SAFETY: B's pages are mapped at VB.
@@ -126,7 +130,14 @@ fn attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, own: Dataspace, ds_a:
     // The server takes calls in order: once this is answered, both batches
     // were accepted (A's pages were still pinned).
     let stats = admin.queue_stats().ctx("QUEUE_STATS");
+    // The server held below ktest and the manager meanwhile: it starts no
+    // further entry until the share is gone (without this the revocation
+    // raced the batches, which the server and, without an IOMMU, the
+    // mediator kept busy; it often came after both had ended).
+    let held = server.set_priority(HELD_PRIORITY).ctx("SET_PRIORITY");
     let revoked = own.revoke(share).map_err(|e| format!("REVOKE: {e}"));
+    let _ = server.set_priority(DEFAULT_PRIORITY);
+    held?;
     let b_code = wait(cx, tb, "B's batch");
     let a_code = match ta {
         Ok(ta) => wait(cx, ta, "A's batch"),
@@ -149,7 +160,7 @@ fn attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, own: Dataspace, ds_a:
     Ok(Some(done))
 }
 
-fn session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, s: [u64; 8]) -> TestResult {
+fn session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, server: Process, s: [u64; 8]) -> TestResult {
     let [a, b, d, ds_a, eb, ds_b, _, _] = s;
     admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
     admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
@@ -167,7 +178,7 @@ fn session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, s: [u64; 8]) -> Tes
 
     let mut done = None;
     for _ in 0..TRIES {
-        done = attempt(cx, ca, cb, bbuf, own, ds_a, admin)?;
+        done = attempt(cx, ca, cb, bbuf, own, ds_a, admin, server)?;
         if done.is_some() {
             break;
         }

@@ -403,12 +403,14 @@ impl Server {
     /// request, whose call the caller puts in `calls[io]`): its header slot.
     fn submit(&mut self, batch: Option<(u64, usize)>, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>) -> Result<usize, u64> {
         let Some(io) = self.free_io.pop() else { return Err(NO_RESOURCES) };
-        let f = InFlight { token: 0, batch, read, sector: at, data, len, reply_len, buffer };
-        match self.start(io, f) {
-            Ok(()) => {
+        match self.put(io, read, at, data, len) {
+            Ok(token) => {
                 if let Some(b) = buffer {
                     self.buffers[b].as_mut().unwrap().busy += 1;
                 }
+                // Written in place (no InFlight moved about: every copy of
+                // a record counts its bytes in the I/O benchmarks).
+                self.inflight[io] = Some(InFlight { token, batch, read, sector: at, data, len, reply_len, buffer });
                 Ok(io)
             }
             Err(st) => {
@@ -418,19 +420,28 @@ impl Server {
         }
     }
 
-    /// Puts request `f` on the device with header slot `io` (taken).
-    fn start(&mut self, io: usize, mut f: InFlight) -> Result<(), u64> {
+    /// Request `f` (taken off the device by a reset) on the device again
+    /// with header slot `io` (taken).
+    fn start_again(&mut self, io: usize, f: &InFlight) -> Result<(), u64> {
+        let token = self.put(io, f.read, f.sector, f.data, f.len)?;
+        self.inflight[io] = Some(InFlight { token, ..*f });
+        Ok(())
+    }
+
+    /// Puts a request on the device with header slot `io`: its token.
+    #[inline(always)]
+    fn put(&mut self, io: usize, read: bool, sector: u64, data: *mut u8, len: usize) -> Result<u16, u64> {
         // SAFETY: the header slot and the data stay where they are, untouched
         // by the server, until the request completes (harvest) or the device
         // is reset (recover); the data lies in memory the device reaches in
         // place (hal::add_direct).
         let token = unsafe {
             let (req, resp) = (&mut *self.headers.req(io), &mut *self.headers.resp(io));
-            let buf = core::slice::from_raw_parts_mut(f.data, f.len);
-            if f.read {
-                self.blk.read_blocks_nb(f.sector as usize, req, buf, resp)
+            let buf = core::slice::from_raw_parts_mut(data, len);
+            if read {
+                self.blk.read_blocks_nb(sector as usize, req, buf, resp)
             } else {
-                self.blk.write_blocks_nb(f.sector as usize, req, buf, resp)
+                self.blk.write_blocks_nb(sector as usize, req, buf, resp)
             }
         };
         // Without an IOMMU: the chain to the mediator now, even if the
@@ -448,14 +459,12 @@ impl Server {
         }
         match token {
             Ok(token) => {
-                f.token = token;
-                self.inflight[io] = Some(f);
                 if let Some(s) = self.slot_of.get_mut(token as usize) {
                     *s = io as u8;
                 }
                 self.on_device += 1;
                 self.most = self.most.max(self.on_device as u64);
-                Ok(())
+                Ok(token)
             }
             Err(_) => Err(IO_ERROR),
         }
@@ -486,7 +495,7 @@ impl Server {
             if ok {
                 self.fruitless = 0;
             }
-            ended |= self.ended(io, f, if ok { OK } else { IO_ERROR });
+            ended |= self.ended(io, &f, if ok { OK } else { IO_ERROR });
             self.free_io.push(io);
         }
         if ended {
@@ -497,7 +506,8 @@ impl Server {
     /// Request `f` of header slot `io` has ended with status `st` (taken
     /// off the device): a single request is answered, a batch's entry
     /// counted.  True when that was its batch's last entry.
-    fn ended(&mut self, io: usize, f: InFlight, st: u64) -> bool {
+    #[inline(always)]
+    fn ended(&mut self, io: usize, f: &InFlight, st: u64) -> bool {
         if let Some(b) = f.buffer {
             self.unbusy(b);
         }
@@ -571,10 +581,10 @@ impl Server {
             } else if buffer.is_some_and(|b| !self.pinned(b, f.read)) {
                 Err(BAD_BUFFER)
             } else {
-                self.start(io, f).map(|()| self.restarted += 1)
+                self.start_again(io, &f).map(|()| self.restarted += 1)
             };
             if let Err(st) = r {
-                self.ended(io, f, st);
+                self.ended(io, &f, st);
                 self.free_io.push(io);
             }
         }
