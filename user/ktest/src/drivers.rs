@@ -171,6 +171,13 @@ pub fn pci_sessions(cx: &mut Cx) -> TestResult {
             "a second virtio-blk"
         );
         ensure!(pci.open(0x1234, 0x5678, 0, sess2, dom2).is_err(), "OPEN of an absent device");
+        // Bridges are nobody's to drive: the host bridge, the LPC bridge.
+        for (device, what) in [(0x29c0, "q35's host bridge"), (0x2918, "the ICH9 LPC bridge")] {
+            ensure!(
+                pci.open(0x8086, device, 0, sess2, dom2) == Err(keep_pci::Error::Status(keep_pci::DENIED)),
+                "OPEN of {what}"
+            );
+        }
         ensure!(
             Sender(srv.cap).call(Tag::new(99), [0; 4]).words[0] == keep_pci::BAD_REQUEST,
             "an unknown request"

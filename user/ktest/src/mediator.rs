@@ -419,9 +419,9 @@ pub fn queue_registers(cx: &mut Cx) -> TestResult {
         let _ = MEMORY.reclaim(page);
         r?;
         s.release().ctx("RELEASE")?;
-        // Another function (q35's host bridge) is no virtio one: no
+        // Another function (q35's AHCI controller) is no virtio one: no
         // mediation, and without an IOMMU no bus mastering.
-        pci.open(0x8086, 0x29c0, 0, sess2, dom2).ctx("OPEN the host bridge")?;
+        pci.open(0x8086, 0x2922, 0, sess2, dom2).ctx("OPEN the AHCI controller")?;
         let h = Session(Sender(sess2));
         let cmd = h.config_read(4).ctx("command")? & 0xffff;
         let got = st(h.config_write(4, cmd | 0x4));
@@ -429,7 +429,7 @@ pub fn queue_registers(cx: &mut Cx) -> TestResult {
         let vr = st(h.virtio_read(0, 4));
         h.release().ctx("RELEASE")?;
         ensure!(got == DENIED && after & 0x4 == cmd & 0x4, "bus mastering for a function nothing confines: {got}, command {after:#x}");
-        ensure!(vr == NOT_FOUND, "VIRTIO_READ of the host bridge: {vr}");
+        ensure!(vr == NOT_FOUND, "VIRTIO_READ of the AHCI controller: {vr}");
         Ok(())
     })();
     for x in [sess, dom, bar, page, sess2, dom2] {

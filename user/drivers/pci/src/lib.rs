@@ -12,6 +12,9 @@
 //! | `OPEN` | vendor \| device << 16, instance | status, sid | session, DMA domain |
 //! | `QUIT` | | status | |
 //!
+//! `OPEN` of a bridge (class 06: the host bridge, the LPC bridge) is
+//! `DENIED`: its registers place the machine's memory, ports and interrupts.
+//!
 //! Calls through a session (its payload names the function and the
 //! session's generation; a released session answers `STALE`):
 //!

@@ -249,6 +249,14 @@ impl Server {
         if sel.is_some_and(|sel| !sel.matches(f.sid, f.vendor, f.device, f.class)) {
             return status(DENIED);
         }
+        // Bridges (class 06: q35's host bridge holds the ECAM base and the
+        // RAM and SMRAM windows, the LPC bridge the chipset's register block
+        // and the INTx routing) place the machine's memory, ports and
+        // interrupts: a driver writing their registers could move them under
+        // the kernel, and no driver of Keep's needs one.
+        if f.class >> 16 == 0x06 {
+            return status(DENIED);
+        }
         if f.domain.is_some() {
             if payload == 0 || f.opener != payload {
                 return status(IN_USE);
