@@ -18,6 +18,7 @@ use keep_net::{
 use keep_dataspace::{DS_SLOT, Dataspace, Manager};
 use keep_net::ring::{self, Control, QUEUE, RX_DONE, RX_FREE, Ring, TX_DONE, TX_SUBMIT, desc, desc_offset, desc_status};
 use keep_pci::PCI_SLOT;
+use keep_rt::println;
 
 use crate::drivers::{Running, grant, quit_pci, start_pci, stop};
 use crate::{Ctx, Cx, TestResult};
@@ -930,4 +931,173 @@ pub fn net_ring_lost(cx: &mut Cx) -> TestResult {
         drop_caps(cx, &s);
         r
     })
+}
+
+/// Where NET0010 maps A's small rings.
+const SMALL_RING_VA: u64 = 0x0000_5f10_0000_0000;
+/// A's small ring: the control page and 4 pages of buffers, 8 frames of
+/// MAX_FRAME (as many as the NIC takes at once).  Few pages, so that the
+/// revocation reaches the pins soon after the KICK.
+const SMALL_RING_PAGES: u64 = 5;
+const IN_FLIGHT_FRAMES: u32 = 8;
+/// Tries at making the revocation come while A's frames wait for the NIC.
+const REVOKE_TRIES: usize = 3;
+/// How long the NIC's fault may take to be reported once the share was
+/// revoked.
+const FAULT_PATIENCE_MS: u64 = 1000;
+
+/// NET0010: the NIC reset and set up again while stacks use it, and a
+/// stack that takes its ring's pages away while frames of it wait for the
+/// NIC (docs/devices.md, "When the device stops").  First the server
+/// resets the NIC twice on demand (`RESET_NIC`) with frames of A's ring
+/// and B's on their way; after each, B (messages) and A (its ring, the
+/// NIC reading the frame in place) get echo replies from the gateway, so
+/// receive buffers, the transmit queue and the MSI-X interrupt work
+/// again.  Then A puts 8 long frames for the NIC in a small ring, KICKs
+/// and at once revokes the share, up to three times until the NIC meets
+/// a page whose pin went (with an IOMMU a DMA fault, which makes the
+/// server reset the NIC, and the frames of that ring are dropped).  QEMU's
+/// NIC mostly reads the frames first (a race the test reports and does
+/// not count as a failure), and without an IOMMU the server's guard sees
+/// the pages go before the mediator could see the pins go.  Either way B,
+/// and A through a new ring, are served after.
+pub fn net_revoke_in_flight(cx: &mut Cx) -> TestResult {
+    with_net_process(cx, "NET0010", |cx, admin, m, net| {
+        let s = cx.slots::<6>()?;
+        let r = crate::drivers::remapping(cx).and_then(|iommu| revoke_in_flight(admin, m, net, iommu, s));
+        drop_caps(cx, &s);
+        r
+    })
+}
+
+/// 1,000 bytes of echo data for `seed`.
+fn echo_data(seed: u8) -> Vec<u8> {
+    (0..1000u32).map(|i| (i * 7 % 251) as u8 ^ seed).collect()
+}
+
+/// Waits (up to 8 frames from `recv`) for the gateway's echo reply to `ip`
+/// carrying `data`; `who` names the stack in the error.
+fn echo_back(who: &str, data: &[u8], mut recv: impl FnMut() -> Result<Option<Vec<u8>>, String>) -> TestResult {
+    for _ in 0..8 {
+        let Some(f) = recv()? else { break };
+        if echo_reply(&f) == Some((GATEWAY, data)) {
+            return Ok(());
+        }
+    }
+    Err(format!("{who} got no echo reply from the gateway: the NIC does not serve it"))
+}
+
+/// B's long echo request (by SEND) and A's (through ring `r`, read by the
+/// NIC in place), with `seed`; then each waits for its reply.
+fn both_echo(sa: Stack, r: &Ring, sb: Stack, mac: [u8; 6], gw: [u8; 6], seed: u8, when: &str) -> TestResult {
+    let (da, db) = (echo_data(seed), echo_data(seed ^ 0x80));
+    sb.send(&icmp(8, mac, gw, B_IP, GATEWAY, &db)).ctx("B's echo request")?;
+    ring_send(r, &icmp(8, mac, gw, A_IP, GATEWAY, &da))?;
+    sa.kick().ctx("A's KICK")?;
+    echo_back(&format!("B {when}"), &db, || wait_frame(sb, 3000))?;
+    echo_back(&format!("A {when}"), &da, || ring_recv(sa, r, 3000))
+}
+
+/// One try: A's ring of SMALL_RING_PAGES (into `own`, shared into
+/// `share`) with IN_FLIGHT_FRAMES frames for the NIC, KICKed, the share
+/// revoked at once.  Whether the NIC met a page whose pin went (a DMA
+/// fault or a refused frame was counted).
+fn revoke_try(admin: Admin, sa: Stack, m: Dsm, mac: [u8; 6], iommu: bool, own: u64, share: u64) -> Result<bool, String> {
+    let _ = SELF_ASPACE.delete_cap(share);
+    m.create(SMALL_RING_PAGES, own).map_err(|e| format!("CREATE: {e}"))?;
+    let ds = Dataspace(Sender(own));
+    let r = (|| {
+        ds.map(slot::SELF_ASPACE, SMALL_RING_VA, 0, SMALL_RING_PAGES, rights::READ | rights::WRITE).map_err(|e| format!("MAP: {e}"))?;
+        let handle = ds.share(rights::READ | rights::WRITE, share).map_err(|e| format!("SHARE: {e}"))?;
+        let pages = sa.attach(share).ctx("ATTACH")?;
+        ensure!(pages == SMALL_RING_PAGES, "ATTACH answered {pages} pages");
+        let c = Control(SMALL_RING_VA);
+        // The last frames the server puts on the NIC lie in the page whose
+        // pin goes first (after the control page's).
+        for k in 0..IN_FLIGHT_FRAMES {
+            let page = 1 + (IN_FLIGHT_FRAMES - 1 - k) as u64 / 2;
+            let off = page * ring::PAGE + (k % 2) as u64 * ring::BUF_SIZE;
+            let f = ipv4_frame(mac, A_IP, GATEWAY, MAX_FRAME, k as u8);
+            // SAFETY: the buffer lies in the dataspace, mapped at SMALL_RING_VA.
+            unsafe { core::slice::from_raw_parts_mut((SMALL_RING_VA + off) as *mut u8, f.len()) }.copy_from_slice(&f);
+            c.set_entry(TX_SUBMIT, k, desc(off, f.len() as u64, 0));
+        }
+        let (_, faults0, refused0) = admin.device_stats().ctx("DEVICE_STATS")?;
+        c.set_prod(TX_SUBMIT, IN_FLIGHT_FRAMES);
+        let kicked = sa.kick();
+        let revoked = ds.revoke(handle);
+        kicked.ctx("KICK")?;
+        revoked.map_err(|e| format!("REVOKE: {e}"))?;
+        let start = TIMER.now_ms().ctx("NOW")?;
+        // Without an IOMMU a refusal comes during the KICK: no waiting.
+        let patience = if iommu { FAULT_PATIENCE_MS } else { 0 };
+        loop {
+            let (_, faults, refused) = admin.device_stats().ctx("DEVICE_STATS")?;
+            if faults + refused > faults0 + refused0 {
+                return Ok(true);
+            }
+            if TIMER.now_ms().unwrap_or(u64::MAX) >= start + patience {
+                return Ok(false);
+            }
+            let _ = TIMER.sleep(10);
+        }
+    })();
+    let _ = ds.destroy();
+    r
+}
+
+fn revoke_in_flight(admin: Admin, m: Dsm, net: Process, iommu: bool, [a, b, own, share, own2, share2]: [u64; 6]) -> TestResult {
+    admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
+    admin.add_stack(B_IP, b).ctx("ADD_STACK B")?;
+    let (sa, sb) = (Stack(Sender(a)), Stack(Sender(b)));
+    let mac = mac_bytes(sa.info().ctx("INFO")?.0);
+    sb.send(&arp_request(mac, B_IP, GATEWAY)).ctx("B's ARP request")?;
+    let gw = loop {
+        let f = wait_frame(sb, 3000)?.ok_or("B got no ARP reply from the gateway")?;
+        if let Some((gw, GATEWAY, B_IP)) = arp_reply(&f) {
+            break gw;
+        }
+    };
+    // Resets on demand, with frames on their way.
+    let (resets0, _, _) = admin.device_stats().ctx("DEVICE_STATS")?;
+    let r = ring_for(sa, m, own2, share2, false)?.unwrap();
+    let forced = (|| {
+        for k in 0..2u8 {
+            sb.send(&icmp(8, mac, gw, B_IP, GATEWAY, &echo_data(0x40 | k))).ctx("B's echo request")?;
+            ring_send(&r, &icmp(8, mac, gw, A_IP, GATEWAY, &echo_data(0x50 | k)))?;
+            sa.kick().ctx("A's KICK")?;
+            let n = admin.reset_nic().ctx("RESET_NIC")?;
+            ensure!(n == resets0 + k as u64 + 1, "RESET_NIC {k}: the server counts {n} resets, {resets0} before");
+            both_echo(sa, &r, sb, mac, gw, 2 * k, &format!("after reset {k}"))?;
+        }
+        Ok(())
+    })();
+    ring_done(own2);
+    forced?;
+    // A's pins go under its frames.
+    let mut met = false;
+    let tries = if iommu { REVOKE_TRIES } else { 1 };
+    for _ in 0..tries {
+        met = revoke_try(admin, sa, m, mac, iommu, own, share)?;
+        if met {
+            break;
+        }
+    }
+    let (resets1, faults, refused) = admin.device_stats().ctx("DEVICE_STATS")?;
+    let st = net.status().ctx("STATUS of the server")?;
+    ensure!(st.state != keep_abi::state::FAULTED, "the server faulted at {:#x} (address {:#x})", st.rip, st.addr);
+    ensure!(!met || resets1 > resets0 + 2, "the NIC met a page whose pin went ({faults} DMA faults, {refused} refused) and the server did not reset it");
+    if met {
+        println!("ktest: NET0010: the NIC met a revoked page: {faults} DMA faults, {refused} frames refused, {} resets after", resets1 - resets0 - 2);
+    } else if iommu {
+        println!("ktest: NET0010: in {tries} tries the NIC had always read A's frames before their pins went (a race): no fault met");
+    } else {
+        println!("ktest: NET0010: no IOMMU: the server saw A's pages go before submitting more; the mediator refused nothing");
+    }
+    // B, and A through a new ring, are served.
+    let _ = SELF_ASPACE.delete_cap(share2);
+    let r = ring_for(sa, m, own2, share2, false)?.unwrap();
+    let after = both_echo(sa, &r, sb, mac, gw, 9, "after the revocation");
+    ring_done(own2);
+    after
 }

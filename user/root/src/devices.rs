@@ -225,6 +225,12 @@ pub fn net(root: &mut Root) {
         Ok((from, to, dropped)) => println!("  this instance: {from} frames from the NIC, {to} to the NIC, {dropped} dropped"),
         Err(e) => println!("  STATS: {e}"),
     }
+    match keep_net::Admin(Sender(cap)).device_stats() {
+        Ok((resets, faults, refused)) => {
+            println!("  NIC: reset {resets} times, {faults} DMA faults, {refused} frames refused by the mediator")
+        }
+        Err(e) => println!("  DEVICE_STATS: {e}"),
+    }
     let sys = root.system.as_ref().unwrap();
     for d in 0..sys.entries.len() {
         if let Some((_, g)) = sys.grants_of(d).into_iter().find(|(s, _)| *s == name) {

@@ -14,7 +14,18 @@
 //! | `ADD_STACK` | IPv4 address | status, stack number | the stack's capability |
 //! | `REMOVE_STACK` | stack number | status | |
 //! | `STATS` | | status, frames from the NIC, frames to the NIC, frames dropped | |
+//! | `DEVICE_STATS` | | status, NIC resets, DMA faults, frames the mediator refused | |
+//! | `RESET_NIC` | | status, NIC resets | |
 //! | `QUIT` | | status | |
+//!
+//! **A NIC that stops** (docs/devices.md, "When the device stops"): a
+//! stack that takes its ring's pages away while a frame of it waits for
+//! the NIC makes the NIC fault (with an IOMMU; it stops until reset), and
+//! a frame the mediator refused (without one) keeps its descriptors.  The
+//! server then resets the NIC and sets it up again; the frames that were
+//! on it are sent again, but those of rings no longer pinned, which are
+//! dropped (and the ring let go of, as when its pages go).  `RESET_NIC`
+//! has the server do the same now, as if the NIC had stopped.
 //!
 //! A stack is registered either by `ADD_STACK` (its capability is the
 //! reply's) or, for a server started from the system description, by the
@@ -91,6 +102,8 @@ pub const WAIT: u64 = 9;
 pub const ATTACH: u64 = 10;
 pub const KICK: u64 = 11;
 pub const RING_COUNTERS: u64 = 12;
+pub const DEVICE_STATS: u64 = 13;
+pub const RESET_NIC: u64 = 14;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -232,6 +245,15 @@ impl Admin {
     pub fn stats(self) -> Result<(u64, u64, u64), Error> {
         let w = call(self.0, Tag::new(STATS), [0; 4])?.words;
         Ok((w[1], w[2], w[3]))
+    }
+    /// (NIC resets, DMA faults, frames the mediator refused).
+    pub fn device_stats(self) -> Result<(u64, u64, u64), Error> {
+        let w = call(self.0, Tag::new(DEVICE_STATS), [0; 4])?.words;
+        Ok((w[1], w[2], w[3]))
+    }
+    /// Resets the NIC and sets it up again, as after a stop; the resets so far.
+    pub fn reset_nic(self) -> Result<u64, Error> {
+        Ok(call(self.0, Tag::new(RESET_NIC), [0; 4])?.words[1])
     }
     pub fn quit(self) -> Result<(), Error> {
         call(self.0, Tag::new(QUIT), [0; 4]).map(drop)

@@ -37,11 +37,12 @@ use keep_dataspace::{DS_SLOT, Dataspace};
 use keep_loader::SlotPool;
 use keep_net::ring::{self, Control, QUEUE, RX_DONE, RX_FREE, TX_DONE, TX_SUBMIT, check_rx, check_tx, desc, waiting};
 use keep_net::*;
-use keep_pci::{PCI_SLOT, Pci};
+use keep_pci::{PCI_SLOT, Pci, Session};
 use keep_rt::println;
 use keep_system::names;
 use keep_virtio::device::{Layout, Opened};
 use keep_virtio::hal::{self, KeepHal};
+use keep_virtio::pci::Sid;
 use nic::Nic;
 use virtio_drivers::{BufferDirection, Hal};
 
@@ -62,6 +63,9 @@ const IOVA: u64 = 0x20_0000_0000;
 const RING_VA: u64 = 0x0000_4400_0000_0000;
 const RING_IOVA: u64 = 0x30_0000_0000;
 const RING_WINDOW: u64 = 1 << 20;
+/// Resets in a row with no frame finished between them before the frames
+/// on the NIC are dropped instead of put on again.
+const MAX_FRUITLESS: u32 = 3;
 
 /// A stack's ring as the server sees it (ring.rs has the layout).  The
 /// server's indices are its own: it never reads them back from the page.
@@ -116,6 +120,23 @@ fn tx_tag(i: usize, generation: u64, offset: u64) -> u64 {
     i as u64 | (generation & 0xff_ffff) << 8 | offset << 32
 }
 
+/// The ring a frame's tag names, if it is still attached: (stack, ring, offset).
+fn tagged_ring(stacks: &mut [StackState], tag: u64) -> Option<(usize, &mut RingState, u64)> {
+    let (i, generation, off) = ((tag & 0xff) as usize, tag >> 8 & 0xff_ffff, tag >> 32);
+    let r = stacks.get_mut(i)?.ring.as_mut().filter(|r| r.generation & 0xff_ffff == generation)?;
+    Some((i, r, off))
+}
+
+/// Are stack `i`'s ring's control page and the page at `off` still pinned
+/// for the device?  A stack that revoked its share unpinned them (the
+/// manager does, first page first).
+fn ring_pinned(i: usize, off: u64) -> bool {
+    let base = RING_IOVA + i as u64 * RING_WINDOW;
+    [base, base + (off & !(ring::PAGE - 1))]
+        .into_iter()
+        .all(|a| matches!(hal::domain().lookup(a), Ok((r, _)) if r & rights::READ != 0))
+}
+
 struct StackState {
     ip: u64,
     live: bool,
@@ -144,6 +165,19 @@ impl StackState {
 
 struct Server {
     nic: Nic,
+    /// The function's session, to set the NIC up again after a reset.
+    session: Session,
+    sid: Sid,
+    mediated: bool,
+    /// Its queues signal MSI-X entry 0 (pointed at it again after a reset).
+    interrupts: bool,
+    /// A DMA fault came: the NIC stopped at it until reset (`recover`).
+    broken: bool,
+    resets: u64,
+    /// Resets in a row with no frame finished since the one before, and
+    /// the NIC's count of finished frames at the last reset.
+    fruitless: u32,
+    finished_at_reset: u64,
     mac: u64,
     stacks: Vec<StackState>,
     from_nic: u64,
@@ -235,8 +269,7 @@ fn completed(stacks: &mut [StackState], tag: u64, in_place: bool) {
     if !in_place {
         return; // its TX_DONE went when it was submitted
     }
-    let (i, generation, off) = ((tag & 0xff) as usize, tag >> 8 & 0xff_ffff, tag >> 32);
-    if let Some(r) = stacks.get_mut(i).and_then(|s| s.ring.as_mut()).filter(|r| r.generation & 0xff_ffff == generation) {
+    if let Some((_, r, off)) = tagged_ring(stacks, tag) {
         r.owed -= 1;
         r.tx_done(off, OK);
     }
@@ -340,7 +373,7 @@ impl Server {
                 return BAD_REQUEST;
             };
             // A TX_DONE entry is kept for every frame taken.
-            if n == 0 || given + r.owed >= QUEUE || !self.nic.can_send() {
+            if n == 0 || given + r.owed >= QUEUE || !self.nic.can_send() || self.nic.stopped() {
                 return OK;
             }
             let d = c.entry(TX_SUBMIT, r.sub_cons);
@@ -397,6 +430,63 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// Resets the NIC if it stopped: a DMA fault came, or the NIC says so
+    /// (a chain the mediator refused, NEEDS_RESET seen while draining).
+    fn recover_if_stopped(&mut self) {
+        if self.broken || self.nic.stopped() {
+            self.recover();
+        }
+    }
+
+    /// The NIC stopped: reset it and set it up again (receive buffers
+    /// posted, its queues pointed at MSI-X entry 0 again), put the frames
+    /// that were on it on again but those of rings no longer pinned (the
+    /// cause, when a stack took its pages away under its frames), which
+    /// are dropped, their rings let go of.  After MAX_FRUITLESS resets in a
+    /// row with nothing finished, every frame is dropped (a ring's buffer
+    /// given back IO_ERROR).
+    fn recover(&mut self) {
+        self.broken = false;
+        self.resets += 1;
+        self.fruitless = if self.nic.finished == self.finished_at_reset { self.fruitless + 1 } else { 1 };
+        self.finished_at_reset = self.nic.finished;
+        let give_up = self.fruitless > MAX_FRUITLESS;
+        let said = if self.nic.needs_reset() { "it needed a reset" } else { "it had not stopped" };
+        let (session, sid, mediated) = (self.session, self.sid, self.mediated);
+        let stacks = &mut self.stacks;
+        let mut gone = 0u64; // bit i: stack i's ring lost its pins
+        let (again, dropped) = self.nic.reset(|| keep_virtio::device::transport(session, sid, mediated, 0x1041), self.interrupts, |tag, in_place| {
+            if !in_place || tag == u64::MAX {
+                return !give_up; // nothing of it in a stack's pages
+            }
+            let Some((i, r, off)) = tagged_ring(stacks, tag) else { return false };
+            if !ring_pinned(i, off) {
+                r.owed -= 1;
+                gone |= 1 << i;
+                return false;
+            }
+            if give_up {
+                r.owed -= 1;
+                r.tx_done(off, IO_ERROR);
+            }
+            !give_up
+        });
+        if self.interrupts && let Err(e) = keep_virtio::msix::point_queues(self.session, 0, 2) {
+            println!("net: after the NIC's reset, {e}; the server ends");
+            keep_rt::exit(3);
+        }
+        println!("net: the NIC was reset ({} time{}; {said}): {again} frames put on again, {dropped} dropped",
+                 self.resets, if self.resets == 1 { "" } else { "s" });
+        for i in 0..self.stacks.len().min(64) {
+            if gone & 1 << i != 0 {
+                println!("net: stack {i}'s ring lost its pins under its frames: let go of");
+                self.detach(i);
+            }
+        }
+        self.pump();
+        self.wake();
     }
 
     /// ATTACH: the capability must be a SENDER to the server's own
@@ -473,6 +563,9 @@ impl Server {
         if r.owed > 0 {
             let stacks = &mut self.stacks;
             self.nic.drain(|tag, in_place| completed(stacks, tag, in_place));
+            // A NIC that stopped under the ring's frames is reset before the
+            // unpin (the reset drops them: the ring is no longer attached).
+            self.recover_if_stopped();
         }
         hal::remove_direct(r.va);
         Dataspace(Sender(r.ds)).let_go_at(r.pin, r.map, hal::domain(), RING_IOVA + i as u64 * RING_WINDOW, r.va, r.pages);
@@ -694,7 +787,7 @@ fn main(_: u64, _: u64) -> i32 {
         .map_err(|e| println!("net: no guard for the rings ({e}): a ring whose pages go makes the server fault"))
         .ok();
     let mut s = Server {
-        nic, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0, slots, described: Vec::new(),
+        nic, session, sid, mediated, interrupts, broken: false, resets: 0, fruitless: 0, finished_at_reset: 0, mac, stacks: Vec::new(), from_nic: 0, to_nic: 0, dropped: 0, faults: 0, slots, described: Vec::new(),
         generations: 0, scratch: Vec::with_capacity(MAX_FRAME), string_va,
     };
     let buf = keep_rt::ipc_buffer();
@@ -714,7 +807,12 @@ fn main(_: u64, _: u64) -> i32 {
         if m.err == 0 && m.tag.label() == label::DMA_FAULT && m.payload == FAULT_PAYLOAD {
             s.faults += 1;
             println!("net: DMA fault: device {:#x} address {:#x} reason {}", m.words[0], m.words[1], m.words[2]);
+            // A NIC may stop at a fault until it is reset (QEMU's does not:
+            // docs/devices.md, "When the device stops"); reset it now, or
+            // no stack might be served again.
+            s.broken = true;
         }
+        s.recover_if_stopped();
         if m.err == 0 && m.tag.label() == label::IRQ && m.payload == IRQ_PAYLOAD {
             s.nic.ack_interrupt();
             s.pump();
@@ -734,6 +832,7 @@ fn main(_: u64, _: u64) -> i32 {
                 let _ = SELF_ASPACE.delete_cap(RET);
                 let _ = SELF_ASPACE.delete_cap(ARG);
             }
+            s.recover_if_stopped();
             buf.set_recv_slots(&[RET, ARG]);
             m = recv(Tag::new(0).with_slots(2), 0);
             continue;
@@ -780,6 +879,11 @@ fn main(_: u64, _: u64) -> i32 {
                     _ => (NOT_REGISTERED, [0; 3], None, None),
                 },
                 STATS => (OK, [s.from_nic, s.to_nic, s.dropped], None, None),
+                DEVICE_STATS => (OK, [s.resets, s.faults, s.nic.refused], None, None),
+                RESET_NIC => {
+                    s.recover();
+                    (OK, [s.resets, 0, 0], None, None)
+                }
                 QUIT => {
                     // The rings unpinned and unmapped through the manager
                     // (which would keep records of them otherwise).
@@ -821,6 +925,7 @@ fn main(_: u64, _: u64) -> i32 {
             }
             if st == OK && m.tag.label() == WAIT && s.park(i) {
                 s.wake(); // a SEND of this request may have queued frames
+                s.recover_if_stopped();
                 buf.set_recv_slots(&[RET, ARG]);
                 m = recv(Tag::new(0).with_slots(2), 0);
                 continue;
@@ -828,6 +933,7 @@ fn main(_: u64, _: u64) -> i32 {
             (st, w, out, None)
         };
         s.wake(); // a SEND may have queued a frame for a waiting stack
+        s.recover_if_stopped();
         let mut tag = Tag::new(0).with_slots(2);
         if let Some(f) = out {
             buf.set_string(&f);
