@@ -171,7 +171,7 @@ struct Server {
     mediated: bool,
     /// Its queues signal MSI-X entry 0 (pointed at it again after a reset).
     interrupts: bool,
-    /// A DMA fault came: the NIC stopped at it until reset (`recover`).
+    /// A DMA fault came and the NIC says it needs a reset (`recover`).
     broken: bool,
     resets: u64,
     /// Resets in a row with no frame finished since the one before, and
@@ -807,10 +807,12 @@ fn main(_: u64, _: u64) -> i32 {
         if m.err == 0 && m.tag.label() == label::DMA_FAULT && m.payload == FAULT_PAYLOAD {
             s.faults += 1;
             println!("net: DMA fault: device {:#x} address {:#x} reason {}", m.words[0], m.words[1], m.words[2]);
-            // A NIC may stop at a fault until it is reset (QEMU's does not:
-            // docs/devices.md, "When the device stops"); reset it now, or
-            // no stack might be served again.
-            s.broken = true;
+            // A NIC may stop at a fault until it is reset, and then says so
+            // (virtio's NEEDS_RESET); QEMU's does not stop (docs/devices.md,
+            // "When the device stops").  Reset only a NIC that stopped: a
+            // stack revoking its ring's pages could otherwise have every
+            // stack's frames disturbed at will.
+            s.broken = s.nic.needs_reset();
         }
         s.recover_if_stopped();
         if m.err == 0 && m.tag.label() == label::IRQ && m.payload == IRQ_PAYLOAD {
