@@ -20,9 +20,10 @@
 //!
 //! **A NIC that stops** (docs/devices.md, "When the device stops"): a
 //! stack that takes its ring's pages away while a frame of it waits for
-//! the NIC makes the NIC fault (with an IOMMU; it stops until reset), and
-//! a frame the mediator refused (without one) keeps its descriptors.  The
-//! server then resets the NIC and sets it up again; the frames that were
+//! the NIC makes the NIC fault (with an IOMMU; a NIC that stops there
+//! says it needs a reset, QEMU's goes on), and a frame the mediator
+//! refused (without one) keeps its descriptors.  The server then resets a
+//! NIC that stopped and sets it up again; the frames that were
 //! on it are sent again, but those of rings no longer pinned, which are
 //! dropped (and the ring let go of, as when its pages go).  `RESET_NIC`
 //! has the server do the same now, as if the NIC had stopped.

@@ -432,8 +432,8 @@ impl Server {
         }
     }
 
-    /// Resets the NIC if it stopped: a DMA fault came, or the NIC says so
-    /// (a chain the mediator refused, NEEDS_RESET seen while draining).
+    /// Resets the NIC if it stopped: it said so after a DMA fault, or
+    /// while draining (NEEDS_RESET), or the mediator refused a chain.
     fn recover_if_stopped(&mut self) {
         if self.broken || self.nic.stopped() {
             self.recover();

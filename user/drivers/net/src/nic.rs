@@ -16,7 +16,8 @@
 //! frames are on the device at once (16 descriptors); `complete` takes the
 //! finished ones back.
 //!
-//! A device that stops (a DMA fault, a chain the mediator refused) is
+//! A device that stops (NEEDS_RESET after a DMA fault, a chain the
+//! mediator refused) is
 //! `reset`: set up again from a new transport with new virtqueues, the
 //! same receive buffers and head slots, and the frames that were on it
 //! put on again unless the caller drops them (their pages went).
