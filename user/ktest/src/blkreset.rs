@@ -175,6 +175,9 @@ fn session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, server: Process, s:
     let (bbuf, _, _) = cb.attach(ds_b).ctx("B ATTACH")?;
     b_reads(cb, bbuf, 0).map_err(|e| format!("before: {e}"))?;
     let (_, _, faults0) = admin.stats().ctx("STATS")?;
+    // The administrator's DEVICE_STATS through a client's capability.
+    let w = Sender(a).call(Tag::new(keep_blk::DEVICE_STATS), [0; 4]).words[0];
+    ensure!(w == keep_blk::BAD_REQUEST, "a client's DEVICE_STATS answered {w}, want BAD_REQUEST");
 
     let mut done = None;
     for _ in 0..TRIES {

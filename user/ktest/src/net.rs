@@ -1059,8 +1059,16 @@ fn revoke_in_flight(admin: Admin, m: Dsm, net: Process, iommu: bool, [a, b, own,
             break gw;
         }
     };
+    // The administrator's requests through a stack's capability: refused,
+    // and nothing reset.
+    let (before, _, _) = admin.device_stats().ctx("DEVICE_STATS")?;
+    for label in [keep_net::RESET_NIC, keep_net::DEVICE_STATS] {
+        let w = Sender(a).call(Tag::new(label), [0; 4]).words[0];
+        ensure!(w == keep_net::BAD_REQUEST, "a stack's request {label} answered {w}, want BAD_REQUEST");
+    }
     // Resets on demand, with frames on their way.
     let (resets0, _, refused_start) = admin.device_stats().ctx("DEVICE_STATS")?;
+    ensure!(resets0 == before, "a stack's RESET_NIC reset the NIC");
     let r = ring_for(sa, m, own2, share2, false)?.unwrap();
     let forced = (|| {
         for k in 0..2u8 {
