@@ -101,14 +101,15 @@ pub(crate) fn with_blk_ds(cx: &mut Cx, f: impl FnOnce(&mut Cx, Admin, Manager, u
     with_blk_ds_process(cx, |cx, admin, m, bank, _| f(cx, admin, m, bank))
 }
 
-/// with_blk_ds, also giving the block server's process.
-pub(crate) fn with_blk_ds_process(cx: &mut Cx, f: impl FnOnce(&mut Cx, Admin, Manager, u64, keep_abi::Process) -> TestResult) -> TestResult {
+/// with_blk_ds, also giving the block server's process and the PCI
+/// server's.
+pub(crate) fn with_blk_ds_process(cx: &mut Cx, f: impl FnOnce(&mut Cx, Admin, Manager, u64, [keep_abi::Process; 2]) -> TestResult) -> TestResult {
     let pci = start_pci(cx)?;
     let r = (|| {
         let ds = crate::ds::start_ds(cx)?;
         let r = (|| {
             let blk = start_blk_ds(cx, &pci, &ds.srv)?;
-            let r = f(cx, Admin(Sender(blk.cap)), Manager(Sender(ds.srv.cap)), ds.clients.0, blk.child.process);
+            let r = f(cx, Admin(Sender(blk.cap)), Manager(Sender(ds.srv.cap)), ds.clients.0, [blk.child.process, pci.child.process]);
             let stopped = stop(cx, blk, |s| Admin(s).quit().ctx("blk QUIT"));
             r?;
             stopped
