@@ -219,6 +219,17 @@ struct Server {
     next_ret: u64,
 }
 
+/// Is the buffer whose first page the device sees at `iova` still pinned
+/// with the rights `dev` the device needs (WRITE for a disk read)?  The
+/// first page stands for all: the manager drops a pin whole, first page
+/// first (a revoked share), and nobody else maps into this domain's buffer
+/// windows.  One lookup a request instead of one per page (16 for 64 KiB:
+/// most of what separating the driver cost, docs/performance.md "I/O
+/// paths").
+fn pinned(iova: u64, dev: u64) -> bool {
+    matches!(hal::domain().lookup(iova), Ok((r, _)) if r & dev == dev)
+}
+
 fn fail(what: &str, e: impl core::fmt::Display) -> i32 {
     println!("blk: {what}: {e}");
     1
@@ -388,15 +399,7 @@ impl Server {
         if buf.rights & dev != dev {
             return Err(NO_RIGHTS);
         }
-        // The buffer's first page stands for all of them: the manager
-        // drops a pin whole, first page first (a revoked share), and nobody
-        // else maps into this domain's buffer windows.  One lookup a request
-        // instead of one per page (16 for 64 KiB: most of what separating
-        // the driver cost, docs/performance.md "I/O paths").
-        match hal::domain().lookup(buf.iova) {
-            Ok((r, _)) if r & dev == dev => Ok(b as usize),
-            _ => Err(BAD_BUFFER),
-        }
+        if pinned(buf.iova, dev) { Ok(b as usize) } else { Err(BAD_BUFFER) }
     }
 
     /// Puts a request on the device (for an entry of a batch, or a single
@@ -538,12 +541,10 @@ impl Server {
     }
 
     /// Is buffer `b` still pinned with what a request of direction `read`
-    /// needs of the device (a read writes the pages)?  Its first page
-    /// stands for all (see `buffer`).
-    fn pinned(&self, b: usize, read: bool) -> bool {
+    /// needs of the device (a read writes the pages)?
+    fn buffer_pinned(&self, b: usize, read: bool) -> bool {
         let dev = if read { rights::WRITE } else { rights::READ };
-        let Some(Some(buf)) = self.buffers.get(b) else { return false };
-        matches!(hal::domain().lookup(buf.iova), Ok((r, _)) if r & dev == dev)
+        self.buffers.get(b).and_then(Option::as_ref).is_some_and(|buf| pinned(buf.iova, dev))
     }
 
     /// The device stopped: reset it, set it up again, and start again every
@@ -566,7 +567,7 @@ impl Server {
         // are dropped, as `pump` would find at the device.
         for i in 0..self.batches.len() {
             let (buffer, read, next) = (self.batches[i].buffer, self.batches[i].read, self.batches[i].next);
-            if next < self.batches[i].entries.len() && !self.pinned(buffer, read) {
+            if next < self.batches[i].entries.len() && !self.buffer_pinned(buffer, read) {
                 let b = &mut self.batches[i];
                 b.status[next..].fill(BAD_BUFFER as u8);
                 b.next = b.entries.len();
@@ -578,7 +579,7 @@ impl Server {
             let buffer = f.buffer.or_else(|| f.batch.and_then(|(id, _)| self.batches.get(id.wrapping_sub(front) as usize)).map(|b| b.buffer));
             let r = if give_up {
                 Err(IO_ERROR)
-            } else if buffer.is_some_and(|b| !self.pinned(b, f.read)) {
+            } else if buffer.is_some_and(|b| !self.buffer_pinned(b, f.read)) {
                 Err(BAD_BUFFER)
             } else {
                 self.start_again(io, &f).map(|()| self.restarted += 1)
@@ -597,20 +598,16 @@ impl Server {
     /// device that cannot be set up again ends the server (init restarts
     /// it): nothing else is left to serve from.
     fn reset_device(&mut self) {
-        // SAFETY: the driver is dropped in place and a new one written
-        // there before anything reads `self.blk` again; if none can be made
-        // the process ends here (exit does not return or unwind).
-        unsafe { core::ptr::drop_in_place(&mut self.blk) };
-        let fresh = keep_virtio::device::transport(self.session, self.sid, self.mediated, 0x1042)
-            .and_then(|t| VirtIOBlk::new(t.hiding(HIDDEN_FEATURES)).map_err(|e| alloc::format!("{e:?}")));
-        match fresh {
-            // SAFETY: as above: the place holds a dropped driver.
-            Ok(b) => unsafe { core::ptr::write(&mut self.blk, b) },
-            Err(e) => {
+        let (session, sid, mediated) = (self.session, self.sid, self.mediated);
+        keep_virtio::device::remake(
+            &mut self.blk,
+            || keep_virtio::device::transport(session, sid, mediated, 0x1042)
+                .and_then(|t| VirtIOBlk::new(t.hiding(HIDDEN_FEATURES)).map_err(|e| alloc::format!("{e:?}"))),
+            |e| {
                 println!("blk: the device cannot be set up again after its reset ({e}); the server ends");
-                keep_rt::exit(3);
-            }
-        }
+                keep_rt::exit(3)
+            },
+        );
         self.blk.enable_interrupts();
         if self.msix && let Err(e) = keep_virtio::msix::point_queues(self.session, 0, 1) {
             println!("blk: after the reset, {e}; the server ends");
@@ -710,10 +707,8 @@ impl Server {
             }
             entries.push((at, va + offset, len as usize));
         }
-        // Still pinned (the first page stands for all: see `buffer`).
-        match hal::domain().lookup(iova) {
-            Ok((r, _)) if r & dev == dev => {}
-            _ => return Err((BAD_BUFFER, WHOLE_BATCH)),
+        if !pinned(iova, dev) {
+            return Err((BAD_BUFFER, WHOLE_BATCH));
         }
         Ok((b as usize, entries))
     }

@@ -187,18 +187,10 @@ impl Nic {
         let was: alloc::vec::Vec<InFlight> = self.in_flight.iter_mut().filter_map(|f| f.take()).collect();
         self.on_device = 0;
         self.stopped = false;
-        // SAFETY: the device is dropped in place and a new one written there
-        // before anything reads `self.dev` again; if none can be made the
-        // process ends here (exit neither returns nor unwinds).
-        unsafe { core::ptr::drop_in_place(&mut self.dev) };
-        match make().and_then(Device::open) {
-            // SAFETY: as above: the place holds a dropped device.
-            Ok((d, _)) => unsafe { core::ptr::write(&mut self.dev, d) },
-            Err(e) => {
-                keep_rt::println!("net: the NIC cannot be set up again after its reset ({e}); the server ends");
-                keep_rt::exit(3);
-            }
-        }
+        keep_virtio::device::remake(&mut self.dev, || make().and_then(Device::open).map(|(d, _)| d), |e| {
+            keep_rt::println!("net: the NIC cannot be set up again after its reset ({e}); the server ends");
+            keep_rt::exit(3)
+        });
         if let Err(e) = self.post_receive_buffers() {
             keep_rt::println!("net: after the NIC's reset, {e}; the server ends");
             keep_rt::exit(3);

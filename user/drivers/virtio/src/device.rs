@@ -123,3 +123,25 @@ pub fn transport(session: Session, sid: Sid, mediated: bool, device: u16) -> Res
         .map(|t| PlatformTransport::new(VirtioTransport::Pci(t)))
         .map_err(|e| format!("{e:?}"))
 }
+
+/// Drops the driver at `place` and makes a new one there with `make`: how a
+/// driver sets its device up again after the device stopped (the old
+/// driver's drop resets the device, and must come before the new one sets
+/// it up; the mediated transport's drop also forgets its rings).  If
+/// `make` fails, `fail` is called with why and cannot return
+/// (`Infallible`): the place holds a dropped driver, and nothing else is
+/// left to serve from.
+pub fn remake<T>(place: &mut T, make: impl FnOnce() -> Result<T, String>, fail: impl FnOnce(String) -> core::convert::Infallible) {
+    // SAFETY: the driver is dropped in place and a new one is written there
+    // before anyone can read the place again: on failure `fail` neither
+    // returns nor unwinds (drivers are built with panic = abort, and so is
+    // a panic inside `make`).
+    unsafe { core::ptr::drop_in_place(place) };
+    match make() {
+        // SAFETY: as above: the place holds a dropped driver.
+        Ok(v) => unsafe { core::ptr::write(place, v) },
+        // (rustc counts the never-returning call as unreachable code.)
+        #[allow(unreachable_code)]
+        Err(e) => match fail(e) {},
+    }
+}
