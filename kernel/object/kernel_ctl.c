@@ -109,6 +109,13 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         res[0] = boot_info.cmdline_len;
         return KEEP_ERR_OK;
     }
+    case KEEP_M_KERNEL_INTERRUPT_STATS:
+        if (!r)
+            return KEEP_ERR_NO_RIGHTS;
+        res[0] = stray_interrupts.low;
+        res[1] = stray_interrupts.low_vectors;
+        res[2] = stray_interrupts.unowned;
+        return KEEP_ERR_OK;
     case KEEP_M_KERNEL_CHECK_INVARIANTS:
         if (!r)
             return KEEP_ERR_NO_RIGHTS;

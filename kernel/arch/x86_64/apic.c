@@ -12,6 +12,7 @@
 
 
 #define LAPIC_EOI 0xB0
+#define LAPIC_ISR 0x100 /* eight registers, 0x10 apart: in-service bits of vectors 0-255 */
 #define LAPIC_SVR 0xF0
 #define LAPIC_LVT_TIMER 0x320
 #define LAPIC_TIMER_INIT 0x380
@@ -19,6 +20,7 @@
 #define LAPIC_TIMER_DIV 0x3E0
 
 static volatile u32 *lapic;
+volatile u32 *lapic_isr0; /* in-service bits of vectors 0-31 (entry.S, trap.c); 0 until the APIC is mapped */
 static volatile u32 *ioapic;
 static struct madt madt;
 
@@ -26,6 +28,8 @@ static void lapic_write(u32 reg, u32 v) { lapic[reg / 4] = v; }
 static u32 lapic_read(u32 reg) { return lapic[reg / 4]; }
 
 void apic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
+
+bool apic_in_service(unsigned vector) { return lapic_read(LAPIC_ISR + 0x10 * (vector / 32)) >> (vector % 32) & 1; }
 
 static void ioapic_write(u32 reg, u32 v)
 {
@@ -117,6 +121,7 @@ void apic_init(void)
            madt.found ? "MADT" : "no MADT, PC defaults", madt.lapic_pa, madt.ioapic_pa, madt.overrides);
     lapic = map_mmio(madt.lapic_pa);
     ioapic = map_mmio(madt.ioapic_pa);
+    lapic_isr0 = lapic + LAPIC_ISR / 4;
     wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | (1ULL << 11)); /* global enable */
     lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);               /* software enable */
 

@@ -92,6 +92,18 @@ void fpu_init_state(struct fpu_state *s);
 /* apic.c */
 void apic_init(void);
 void apic_eoi(void);
+/* Whether the local APIC has vector in service: an interrupt is being
+ * handled at it (an exception never sets these bits). */
+bool apic_in_service(unsigned vector);
+extern volatile u32 *lapic_isr0;
+/* Interrupts at vectors nothing owns (trap.c): below 32, where the CPU's
+ * exceptions are (a device's forged or stray message), and above. */
+struct stray_interrupts {
+    u64 low;         /* at vectors 0-31 */
+    u64 low_vectors; /* bit v: vector v came */
+    u64 unowned;     /* at vectors 32-255 that no line or kernel handler uses */
+};
+extern struct stray_interrupts stray_interrupts;
 /* The I/O APIC input ISA IRQ irq reaches (the MADT's overrides). */
 unsigned isa_line(unsigned irq);
 void ioapic_route_isa(unsigned irq, unsigned vector);

@@ -85,21 +85,50 @@ syscall_entry:
     ud2
 
 /* One 16-byte stub per vector: push a zero error code where the CPU pushes
- * none, then the vector number, then join the common path. */
+ * none, then the vector number, then join the common path.  The CPU raises
+ * 17 (#AC: CR0.AM is clear), 21 (#CP: no CET), 29 (#VC: no SEV-ES) and 30
+ * (#SX) never here, so those vectors can only be interrupts: no error code.
+ * 8 and 10-14 push one as exceptions; err_or_irq tells them from a device's
+ * message with the same vector, which pushes none. */
     .align 16
     .globl vector_stubs
 vector_stubs:
     .set i, 0
     .rept 256
     .align 16
-    .if (i == 8) || (i >= 10 && i <= 14) || (i == 17) || (i == 21) || (i == 29) || (i == 30)
+    .if (i == 8) || (i >= 10 && i <= 14)
+    pushq $i
+    jmp err_or_irq
     .else
     pushq $0
-    .endif
     pushq $i
     jmp trap_common
+    .endif
     .set i, i + 1
     .endr
+
+/* An exception vector that carries an error code.  If the local APIC has
+ * the vector in service, this is an interrupt (a stray or forged message:
+ * trap.c) and no error code was pushed: put a zero one under the vector so
+ * that the frame has its usual shape. */
+err_or_irq:                     /* stack: vector, [error code], rip, ... */
+    push %rax
+    push %rcx
+    mov lapic_isr0(%rip), %rax  /* the in-service bits of vectors 0-31, or 0 before the APIC */
+    test %rax, %rax
+    jz 1f
+    mov 16(%rsp), %ecx
+    mov (%rax), %eax
+    bt %ecx, %eax
+    jnc 1f
+    pop %rcx
+    pop %rax
+    pushq (%rsp)                /* vector, vector, rip, ... */
+    movq $0, 8(%rsp)            /* vector, 0, rip, ... */
+    jmp trap_common
+1:  pop %rcx
+    pop %rax
+    jmp trap_common
 
 trap_common:
     PUSH_GPRS

@@ -29,6 +29,21 @@ const char *exception_name(u64 vector)
     return "reserved exception";
 }
 
+struct stray_interrupts stray_interrupts;
+
+/* A vector below 32 that the local APIC has in service came from an
+ * interrupt message (a device can write any vector into one), not from the
+ * CPU: acknowledge and count it, and go on with whatever ran. */
+static bool stray_low_vector(u64 vector)
+{
+    if (!lapic_isr0 || !apic_in_service((unsigned)vector))
+        return false;
+    apic_eoi();
+    stray_interrupts.low++;
+    stray_interrupts.low_vectors |= 1ULL << vector;
+    return true;
+}
+
 static void handle_irq(u64 vector)
 {
     switch (vector) {
@@ -49,8 +64,10 @@ static void handle_irq(u64 vector)
     default:
         if (vector >= IRQ_VECTOR_BASE && vector < IRQ_VECTOR_BASE + KEEP_IRQ_LINES + KEEP_MSI_LINES)
             interrupt_fire((unsigned)(vector - IRQ_VECTOR_BASE)); /* it sends the EOI */
-        else
+        else {
+            stray_interrupts.unowned++;
             apic_eoi();
+        }
         break;
     }
 }
@@ -76,7 +93,15 @@ static bool fsgsbase_insn(u64 rip)
 NORETURN void trap_from_user(struct regs *r)
 {
     struct process *p = cpu0.current;
-    ASSERT(r == &p->regs);
+    /* Vectors 2, 8 and 18 run on their own stack (cpu.c), so their frame
+     * is not in the control block, where a user frame has to be to leave
+     * the kernel again (a stray interrupt at one of them, or an NMI). */
+    if (r != &p->regs) {
+        p->regs = *r;
+        r = &p->regs;
+    }
+    if (r->vector < 32 && stray_low_vector(r->vector))
+        kernel_exit();
     /* The first fs/gs-base instruction of a process: from now on it runs
      * with CR4.FSGSBASE and its own bases (sched.c); retry it. */
     if (r->vector == 6 && fsgsbase_cpu && !p->uses_bases && fsgsbase_insn(r->rip)) {
@@ -100,6 +125,8 @@ void trap_from_kernel(struct regs *r)
         handle_irq(r->vector);
         return;
     }
+    if (stray_low_vector(r->vector))
+        return;
     /* A probing load (probe.h) of an unmapped page: resume at its fix-up. */
     if (r->vector == 14) {
         for (const struct ex_entry *e = ex_table_start; e < ex_table_end; e++) {

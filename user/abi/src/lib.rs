@@ -547,6 +547,13 @@ impl Kernel {
         let r = invoke(self.0, method::kernel::CHECK_INVARIANTS, [0; 4])?;
         Ok((r[0], r[1]))
     }
+
+    /// Returns (interrupts at vectors 0-31, a bit per such vector seen,
+    /// interrupts at vectors 32-255 nothing owns) since boot.
+    pub fn interrupt_stats(self) -> Result<(u64, u64, u64)> {
+        let r = invoke(self.0, method::kernel::INTERRUPT_STATS, [0; 4])?;
+        Ok((r[0], r[1], r[2]))
+    }
 }
 
 /// A pool of free frames.

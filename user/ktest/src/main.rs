@@ -391,6 +391,7 @@ const TESTS: &[Test] = &[
     ("DMA0006", "DESTROY_ALL of an account destroys its DMA domains and unpins their pages", dma::destroy_all),
     ("DMA0007", "MEMORY.REVOKE of a page takes it from DMA domains too (IOTLB invalidated)", dma::memory_revoke),
     ("DMA0008", "an exported process cannot become a DMA fault handler; restored, it can", dma::exported_handler),
+    ("DMA0009", "a device's forged interrupt messages at vectors 0-31 (compatibility format) are counted and acknowledged; no process faults, the kernel goes on", dma::forged_low_vectors),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),

@@ -46,6 +46,8 @@ struct State {
     mmio: Vec<(u64, u64)>,
     mmio_next: u64,
     rogue: Option<u64>,
+    /// Only buffers of this length go to `rogue` (0: every buffer).
+    rogue_len: u64,
     last_shared: u64,
     errors: u64,
     /// Memory the device reaches in place (no bounce): (va, len, device address).
@@ -66,7 +68,7 @@ fn state() -> &'static mut State {
 pub fn init(cfg: DmaConfig) -> Result<()> {
     let mmio_next = cfg.mmio_va;
     // SAFETY: as in state().
-    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, last_shared: 0, errors: 0, direct: Vec::new() }) };
+    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, rogue_len: 0, last_shared: 0, errors: 0, direct: Vec::new() }) };
     Ok(())
 }
 
@@ -90,7 +92,17 @@ pub fn finish() -> Vec<u64> {
 /// driver mapped: a rogue driver pointing its device at memory it does not
 /// hold (the isolation tests).  None restores honest behaviour.
 pub fn set_rogue(addr: Option<u64>) {
-    state().rogue = addr;
+    let s = state();
+    s.rogue = addr;
+    s.rogue_len = 0;
+}
+
+/// The same for the buffers of `len` bytes only (a request's data, not its
+/// header and status).
+pub fn set_rogue_buffer(addr: u64, len: u64) {
+    let s = state();
+    s.rogue = Some(addr);
+    s.rogue_len = len;
 }
 
 /// The device address `share` gave last (unmapped again by `unshare`).
@@ -240,7 +252,9 @@ unsafe impl Hal for KeepHal {
     unsafe fn share(buffer: NonNull<[u8]>, dir: BufferDirection) -> PhysAddr {
         let s = state();
         if let Some(a) = s.rogue {
-            return a;
+            if s.rogue_len == 0 || s.rogue_len == buffer.len() as u64 {
+                return a;
+            }
         }
         let (p, len) = (buffer.as_ptr() as *const u8 as u64, buffer.len() as u64);
         if let Some(&(va, _, iova)) = s.direct.iter().find(|&&(va, l, _)| p >= va && p - va <= l && len <= l - (p - va)) {
