@@ -2,7 +2,7 @@
  * taken from the bottom of each, which touches no memory at boot (threading a
  * list through 512 MiB cost 600 ms under emulation).  Frames come back once
  * kernel-memory accounts give them back (ACCOUNT.RECLAIM); those go onto a
- * list threaded through the frames themselves. */
+ * list linked through the frame table (frame.h: never through the frames). */
 #include "frame.h"
 #include "keep/abi.h"
 #include "lib.h"
@@ -15,7 +15,7 @@ static struct {
     u64 next, end; /* untouched frames [next, end) */
 } fresh[MEMMAP_MAX + 1]; /* +1: the frame table splits one range */
 static unsigned fresh_count, fresh_cur;
-static u64 freed_head; /* frames given back: the first word links to the next */
+static u64 freed_head; /* frames given back (frame_list_push) */
 
 
 static void add_fresh(u64 lo, u64 hi)
@@ -79,8 +79,7 @@ u64 frame_take(enum frame_type type)
 {
     u64 pa;
     if (freed_head) {
-        pa = freed_head;
-        freed_head = *(u64 *)phys_to_virt(pa);
+        pa = frame_list_pop(&freed_head);
     } else {
         while (fresh_cur < fresh_count && fresh[fresh_cur].next == fresh[fresh_cur].end)
             fresh_cur++;
@@ -104,10 +103,48 @@ u64 frame_alloc(enum frame_type type)
 
 u64 frame_free_count(void) { return free_count; }
 
+void frame_list_push(u64 *head, u64 pa)
+{
+    frame_table[pa / PAGE_SIZE].free_next = (u32)(*head / PAGE_SIZE);
+    *head = pa;
+}
+
+u64 frame_list_pop(u64 *head)
+{
+    u64 pa = *head;
+    if (pa) {
+        *head = frame_list_next(pa);
+        frame_table[pa / PAGE_SIZE].free_next = 0; /* it is maps again */
+    }
+    return pa;
+}
+
+static u64 held_count; /* FRAME_HELD frames */
+
+void frame_hold(u64 pa) { frame_table[pa / PAGE_SIZE].holds++; }
+
+void frame_unhold(u64 pa)
+{
+    struct frame *f = &frame_table[pa / PAGE_SIZE];
+    ASSERT(f->holds);
+    if (--f->holds == 0 && f->type == FRAME_HELD) {
+        held_count--;
+        frame_free(pa);
+    }
+}
+
+u64 frame_held_count(void) { return held_count; }
+
 void frame_free(u64 pa)
 {
+    /* A device may still write it (a request a mediator put on it is not
+     * done): nobody gets it until the last hold goes. */
+    if (frame_table[pa / PAGE_SIZE].holds) {
+        frame_table[pa / PAGE_SIZE].type = FRAME_HELD;
+        held_count++;
+        return;
+    }
     frame_table[pa / PAGE_SIZE].type = FRAME_FREE;
-    *(u64 *)phys_to_virt(pa) = freed_head;
-    freed_head = pa;
+    frame_list_push(&freed_head, pa);
     free_count++;
 }

@@ -21,12 +21,17 @@ enum frame_type {
     FRAME_WRAPPER,   /* a wrapper object */
     FRAME_DMA_DOMAIN, /* a DMA domain object (its tables are FRAME_PAGETABLE) */
     FRAME_NUMBERS,   /* an account's page of 64 process numbers (process_number.c) */
+    FRAME_HELD,      /* its page was destroyed under a DMA hold: free with the last hold */
 };
 
 struct frame {
     u8 type;
-    u8 reserved[3];
-    u32 maps;    /* mappings in address and capability spaces (RECLAIM needs 0) */
+    u8 reserved;
+    u16 holds;   /* DMA holds (dma_domain.c): frame_free keeps the frame until they go */
+    union {
+        u32 maps;      /* mappings in address and capability spaces (RECLAIM needs 0) */
+        u32 free_next; /* FRAME_FREE, FRAME_KFREE: the next frame's number on its list, 0 at the end */
+    };
     u64 version; /* raised when the object in the frame is destroyed */
 };
 
@@ -36,8 +41,19 @@ u64 frame_alloc(enum frame_type type);
 u64 frame_free_count(void);
 /* The same without zeroing it. */
 u64 frame_take(enum frame_type type);
-/* Give a frame back to the pool (it goes onto a list threaded through it). */
+/* Give a frame back to the pool.  Free lists (the pool's and the accounts')
+ * are linked through the frame table, never through the frames: a device
+ * may still write a frame it was given, and nothing the kernel follows may
+ * depend on what it writes. */
 void frame_free(u64 pa);
+/* A DMA hold on pa, and its end (which frees a FRAME_HELD frame). */
+void frame_hold(u64 pa);
+void frame_unhold(u64 pa);
+u64 frame_held_count(void);
+/* Push pa onto the list at *head, or pop its first frame (0 when empty). */
+void frame_list_push(u64 *head, u64 pa);
+u64 frame_list_pop(u64 *head);
+
 /* The frame table (frame.c owns it); frame_info is inline because every
  * capability check of a frame-backed object asks it. */
 extern struct frame *frame_table;
@@ -47,5 +63,7 @@ static inline struct frame *frame_info(u64 pa) /* NULL outside managed memory */
     u64 pfn = pa / PAGE_SIZE;
     return pfn < frame_table_len ? &frame_table[pfn] : NULL;
 }
+/* The frame after pa on its free list (0 at the end). */
+static inline u64 frame_list_next(u64 pa) { return (u64)frame_table[pa / PAGE_SIZE].free_next * PAGE_SIZE; }
 
 #endif

@@ -26,16 +26,14 @@ struct account *account_create(void)
 static void push_free(struct account *a, u64 pa)
 {
     frame_info(pa)->type = FRAME_KFREE;
-    *(u64 *)phys_to_virt(pa) = a->free_head;
-    a->free_head = pa;
+    frame_list_push(&a->free_head, pa);
     a->free_count++;
 }
 
 static u64 pop_free(struct account *a)
 {
-    u64 pa = a->free_head;
-    ASSERT(pa && a->free_count);
-    a->free_head = *(u64 *)phys_to_virt(pa);
+    ASSERT(a->free_head && a->free_count);
+    u64 pa = frame_list_pop(&a->free_head);
     a->free_count--;
     return pa;
 }
@@ -263,7 +261,7 @@ u64 account_check(u64 *checked)
     u64 bad = 0;
     for (struct account *a = all_accounts; a; a = a->next) {
         u64 n = 0;
-        for (u64 pa = a->free_head; pa && n <= a->free_count; pa = *(u64 *)phys_to_virt(pa)) {
+        for (u64 pa = a->free_head; pa && n <= a->free_count; pa = frame_list_next(pa)) {
             struct frame *f = frame_info(pa);
             if (!f || f->type != FRAME_KFREE) {
                 kprintf("invariant: account %p: frame %p on its free list has type %u\n", (void *)a,

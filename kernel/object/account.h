@@ -9,7 +9,7 @@
 #include "types.h"
 
 struct account {
-    u64 free_head;        /* unused donated frames, linked through their first word */
+    u64 free_head;        /* unused donated frames, linked through the frame table (frame.h) */
     u64 free_count;       /* frames on that list */
     u64 used_count;       /* frames in use by objects made from the account */
     struct cap kpager;    /* SENDER to the kpager, or null */

@@ -7,7 +7,9 @@
  * configuration page (a DEVMEM capability), which vtd.c turns into a
  * context entry naming the domain's number.  Without an IOMMU a domain
  * still keeps its mappings (a mediator may check against them), but
- * attaches nothing. */
+ * attaches nothing; there a mediator HOLDs the frames of each request it
+ * puts on a device, and a frame whose page is destroyed under a hold is
+ * not reused until RELEASE (frame.c: FRAME_HELD). */
 #include "dma_domain.h"
 #include "account.h"
 #include "acpi.h"
@@ -34,6 +36,9 @@ struct dma_domain {
     u64 faults, lost;
     u32 qhead, qcount;
     u64 queue[KEEP_DMA_FAULT_QUEUE][4];
+    /* Holds: tables of 512 words, each a held frame's address | its tag (0: empty). */
+    u64 hold_pa[KEEP_DMA_HOLD_FRAMES];
+    u64 holds;
 };
 _Static_assert(sizeof(struct dma_domain) <= PAGE_SIZE, "a domain fits its frame");
 
@@ -116,9 +121,71 @@ static void free_tables(struct account *a, u64 table_pa, unsigned level)
     kmem_free(a, table_pa);
 }
 
+static u64 *mapped(struct dma_domain *d, u64 addr, u64 *err);
+
+/* Let go of the holds with tags in [tag, tag + count); how many. */
+static u64 release(struct dma_domain *d, u64 tag, u64 count)
+{
+    u64 n = 0;
+    for (unsigned t = 0; t < KEEP_DMA_HOLD_FRAMES && d->hold_pa[t]; t++) {
+        u64 *h = phys_to_virt(d->hold_pa[t]);
+        for (unsigned i = 0; i < 512; i++) {
+            if (!h[i] || (h[i] & (PAGE_SIZE - 1)) - tag >= count)
+                continue;
+            frame_unhold(h[i] & ~(PAGE_SIZE - 1));
+            h[i] = 0;
+            n++;
+        }
+    }
+    d->holds -= n;
+    return n;
+}
+
+static u64 hold(struct invocation *inv, struct dma_domain *d)
+{
+    u64 tag = inv->arg[1], need = inv->arg[2], e;
+    if (vtd_enabled())
+        return KEEP_ERR_BAD_STATE;
+    if (tag >= KEEP_DMA_HOLD_TAGS || !need || (need & ~(KEEP_RIGHT_READ | KEEP_RIGHT_WRITE)))
+        return KEEP_ERR_INVALID_ARG;
+    u64 *l = mapped(d, inv->arg[0], &e);
+    if (!l)
+        return e;
+    u64 have = (*l & SL_R ? KEEP_RIGHT_READ : 0) | (*l & SL_W ? KEEP_RIGHT_WRITE : 0), pa = *l & PTE_ADDR;
+    if ((need & have) != need)
+        return KEEP_ERR_NO_RIGHTS;
+    if (frame_info(pa)->holds == KEEP_DMA_HOLD_MAX)
+        return KEEP_ERR_IN_USE;
+    u64 *slot = NULL;
+    unsigned t = 0;
+    for (; t < KEEP_DMA_HOLD_FRAMES && d->hold_pa[t] && !slot; t++) {
+        u64 *h = phys_to_virt(d->hold_pa[t]);
+        for (unsigned i = 0; i < 512 && !slot; i++)
+            if (!h[i])
+                slot = &h[i];
+    }
+    if (!slot) {
+        if (t == KEEP_DMA_HOLD_FRAMES)
+            return KEEP_ERR_IN_USE;
+        if ((e = kmem_need(inv, d->account, 1)))
+            return e;
+        d->hold_pa[t] = kmem_alloc(d->account, FRAME_PAGETABLE);
+        slot = phys_to_virt(d->hold_pa[t]);
+    }
+    *slot = pa | tag;
+    frame_hold(pa);
+    d->holds++;
+    inv->res[0] = have;
+    inv->res[1] = pa / PAGE_SIZE;
+    return KEEP_ERR_OK;
+}
+
 static void destroy(struct dma_domain *d, struct account *a)
 {
     u64 pa = virt_to_phys_window(d);
+    release(d, 0, KEEP_DMA_HOLD_TAGS);
+    for (unsigned t = 0; t < KEEP_DMA_HOLD_FRAMES && d->hold_pa[t]; t++)
+        kmem_free(a, d->hold_pa[t]);
     vtd_detach_domain(d->did); /* invalidates the IOTLB: no device reaches the pages after this */
     free_tables(a, d->root_pa, vtd_levels());
     domains[d->did] = NULL;
@@ -315,7 +382,7 @@ u64 dma_domain_invoke(struct invocation *inv)
     bool reads = false;
     for (unsigned i = 0; i < ARRAY_SIZE(read_methods); i++)
         reads |= inv->method == read_methods[i];
-    if (inv->method < KEEP_M_DMA_DOMAIN_INFO || inv->method > KEEP_M_DMA_DOMAIN_FAULTS)
+    if (inv->method < KEEP_M_DMA_DOMAIN_INFO || inv->method > KEEP_M_DMA_DOMAIN_RELEASE)
         return KEEP_ERR_INVALID_METHOD;
     if (!inv_has(inv, reads ? KEEP_RIGHT_READ : KEEP_RIGHT_WRITE))
         return KEEP_ERR_NO_RIGHTS;
@@ -355,10 +422,18 @@ u64 dma_domain_invoke(struct invocation *inv)
         d->qcount = 0; /* faults queued for the old handler are not the new one's */
         return KEEP_ERR_OK;
     }
+    case KEEP_M_DMA_DOMAIN_HOLD:
+        return hold(inv, d);
+    case KEEP_M_DMA_DOMAIN_RELEASE:
+        if (inv->arg[0] >= KEEP_DMA_HOLD_TAGS || inv->arg[1] > KEEP_DMA_HOLD_TAGS - inv->arg[0])
+            return KEEP_ERR_INVALID_ARG;
+        inv->res[0] = release(d, inv->arg[0], inv->arg[1]);
+        return KEEP_ERR_OK;
     default:
         inv->res[0] = d->faults;
         inv->res[1] = d->qcount;
         inv->res[2] = d->lost;
+        inv->res[3] = d->holds;
         return KEEP_ERR_OK;
     }
 }

@@ -43,6 +43,9 @@ static u64 info(u64 key, u64 *value)
     case KEEP_INFO_FASTPATH_IPC:
         *value = cpu0.fastpath_ipc;
         return KEEP_ERR_OK;
+    case KEEP_INFO_HELD_FRAMES:
+        *value = frame_held_count();
+        return KEEP_ERR_OK;
     default:
         return KEEP_ERR_INVALID_ARG;
     }

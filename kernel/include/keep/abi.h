@@ -74,6 +74,7 @@
 #define KEEP_INFO_KERNEL_BYTES 0x6ULL /* Size of the kernel image in memory (bytes). */
 #define KEEP_INFO_TIMER_HZ 0x7ULL /* Frequency of the timer interrupt (Hz). */
 #define KEEP_INFO_FASTPATH_IPC 0x8ULL /* Calls and reply-and-receives completed by the IPC fast path since boot. */
+#define KEEP_INFO_HELD_FRAMES 0x9ULL /* Frames whose page was destroyed while a DMA hold (DMA_DOMAIN.HOLD) kept them: they go back to the pool with their last hold. */
 
 /* CPU feature bits */
 #define KEEP_CPU_NX 0x1ULL /* No-execute pages (EFER.NXE). */
@@ -127,6 +128,9 @@
 #define KEEP_IRQ_LINES 0x18ULL /* Interrupt lines (I/O APIC inputs, GSIs 0-23). Lines 0-15 are edge-triggered active high (ISA), 16-23 level-triggered active low (PCI). */
 #define KEEP_MSI_LINES 0x20ULL /* Message-signalled interrupt lines, numbered IRQ_LINES to IRQ_LINES + MSI_LINES - 1 (24-55): each is a vector a PCI function's MSI or MSI-X message reaches once INTERRUPT.ROUTE_MSI routed it there. They are edge-triggered and never masked. */
 #define KEEP_DMA_FAULT_QUEUE 0x10ULL /* DMA faults one domain keeps for its fault handler until it receives them. */
+#define KEEP_DMA_HOLD_TAGS 0x1000ULL /* Tags of DMA_DOMAIN.HOLD: 0 to DMA_HOLD_TAGS - 1 (a mediator's queue and descriptor head, say). */
+#define KEEP_DMA_HOLD_FRAMES 0x8ULL /* Frames a DMA domain's hold table grows to at most: 512 holds each. */
+#define KEEP_DMA_HOLD_MAX 0xffffULL /* Holds one frame can have at once, over all domains. */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
 #define KEEP_WRAPPER_DEVICE_MAPS 0x7eULL /* Device pages one wrapper can have mapped through it at once (ASPACE.MAP of a DEVMEM capability it stands for; NO_MEMORY beyond). Destroying the wrapper unmaps them. */
 #define KEEP_KMEM_FRAMES 0x0ULL /* Word 2 of a KMEM fault: the account needs frames (word 0 says how many). */
@@ -269,5 +273,7 @@
 #define KEEP_M_DMA_DOMAIN_DETACH 6
 #define KEEP_M_DMA_DOMAIN_SET_FAULT_HANDLER 7
 #define KEEP_M_DMA_DOMAIN_FAULTS 8
+#define KEEP_M_DMA_DOMAIN_HOLD 9
+#define KEEP_M_DMA_DOMAIN_RELEASE 10
 
 #endif

@@ -136,6 +136,8 @@ pub mod info {
     pub const TIMER_HZ: u64 = 0x7;
     /// Calls and reply-and-receives completed by the IPC fast path since boot.
     pub const FASTPATH_IPC: u64 = 0x8;
+    /// Frames whose page was destroyed while a DMA hold (DMA_DOMAIN.HOLD) kept them: they go back to the pool with their last hold.
+    pub const HELD_FRAMES: u64 = 0x9;
 }
 
 /// CPU feature bits
@@ -242,6 +244,12 @@ pub mod layout {
     pub const MSI_LINES: u64 = 0x20;
     /// DMA faults one domain keeps for its fault handler until it receives them.
     pub const DMA_FAULT_QUEUE: u64 = 0x10;
+    /// Tags of DMA_DOMAIN.HOLD: 0 to DMA_HOLD_TAGS - 1 (a mediator's queue and descriptor head, say).
+    pub const DMA_HOLD_TAGS: u64 = 0x1000;
+    /// Frames a DMA domain's hold table grows to at most: 512 holds each.
+    pub const DMA_HOLD_FRAMES: u64 = 0x8;
+    /// Holds one frame can have at once, over all domains.
+    pub const DMA_HOLD_MAX: u64 = 0xffff;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
     pub const WRAPPER_DEPTH: u64 = 0x4;
     /// Device pages one wrapper can have mapped through it at once (ASPACE.MAP of a DEVMEM capability it stands for; NO_MEMORY beyond). Destroying the wrapper unmaps them.
@@ -545,8 +553,12 @@ pub mod method {
         pub const DETACH: u64 = 6;
         /// Send the domain's DMA faults as DMA_FAULT messages through the SENDER capability at sender (which needs WRITE; 0 removes it: faults are then only counted). BAD_STATE if its process is exported (ACCOUNT.REVOKE_PROCESS); faults for a handler exported later wait in the queue.
         pub const SET_FAULT_HANDLER: u64 = 7;
-        /// Return how many DMA faults the domain's devices have caused, how many wait for the fault handler, and how many were lost because the queue was full.
+        /// Return how many DMA faults the domain's devices have caused, how many wait for the fault handler, how many were lost because the queue was full, and how many holds (HOLD) the domain has.
         pub const FAULTS: u64 = 8;
+        /// What LOOKUP does, and keep the frame mapped at dev_addr (which must be mapped with at least rights: NO_RIGHTS otherwise) from being reused until RELEASE of tag (below DMA_HOLD_TAGS): a software DMA mediator holds every frame of a request it puts on a device, so that a page unpinned and destroyed under the request cannot be given to anyone while the device may still write it. A destroyed page's frame held so goes back to the pool only when its last hold goes. Only where the IOMMU does not translate (BAD_STATE otherwise: unmapping invalidates its caches, and no device reaches the frame after). The hold table grows from the domain's account, a frame at a time, to DMA_HOLD_FRAMES frames (IN_USE when full, or when the frame has DMA_HOLD_MAX holds); NO_MEMORY as for MAP.
+        pub const HOLD: u64 = 9;
+        /// Let go of every hold whose tag is in tag..tag+count (within DMA_HOLD_TAGS) and return how many there were; a held frame whose page was destroyed goes back to the pool with its last hold. The mediator releases a request's holds when the device has completed it or has been reset. ACCOUNT.DESTROY of the domain releases all of them.
+        pub const RELEASE: u64 = 10;
     }
 }
 

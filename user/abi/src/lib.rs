@@ -847,6 +847,23 @@ impl DmaDomain {
         let r = invoke(self.0, method::dma_domain::FAULTS, [0; 4])?;
         Ok((r[0], r[1], r[2]))
     }
+
+    /// The holds the domain has (HOLD).
+    pub fn holds(self) -> Result<u64> {
+        Ok(invoke(self.0, method::dma_domain::FAULTS, [0; 4])?[3])
+    }
+
+    /// LOOKUP of `dev_addr`, which must be mapped with at least `rights`,
+    /// and a hold with `tag` on its frame: (rights, frame number).
+    pub fn hold(self, dev_addr: u64, tag: u64, rights: u64) -> Result<(u64, u64)> {
+        let r = invoke(self.0, method::dma_domain::HOLD, [dev_addr, tag, rights, 0])?;
+        Ok((r[0], r[1]))
+    }
+
+    /// Lets go of the holds with tags in `tag..tag + count`; how many.
+    pub fn release(self, tag: u64, count: u64) -> Result<u64> {
+        Ok(invoke(self.0, method::dma_domain::RELEASE, [tag, count, 0, 0])?[0])
+    }
 }
 
 /// An address space: page tables and a capability space.

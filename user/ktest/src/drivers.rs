@@ -71,8 +71,10 @@ pub(crate) fn stop(cx: &mut Cx, r: Running, quit: impl FnOnce(Sender) -> Result<
 }
 
 pub(crate) fn start_pci(cx: &mut Cx) -> Result<Running, String> {
+    // MEMORY: without an IOMMU its mediator makes each queue's used-ring
+    // page (a described PCI server takes them from its bank).
     start(cx, "pci", &[grant(slot::CONSOLE), grant(slot::ACCOUNT), grant(slot::DEVMEM), grant(slot::TIMER),
-                       grant(slot::INTERRUPT)])
+                       grant(slot::INTERRUPT), grant(slot::MEMORY)])
 }
 
 /// The block server, given the PCI server `pci`.

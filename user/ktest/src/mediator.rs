@@ -404,14 +404,14 @@ pub fn queue_registers(cx: &mut Cx) -> TestResult {
         let d = DmaDomain(dom);
         MEMORY.retype(ty::PAGE, page).ctx("RETYPE")?;
         let r = (|| {
-            ensure!(st(s.virtio_queue(0, 16, IOVA)) == DENIED, "VIRTIO_QUEUE with a used ring not pinned");
+            ensure!(st(s.virtio_queue(0, 16, IOVA, sess2)) == DENIED, "VIRTIO_QUEUE with a used ring not pinned");
             d.map(page, IOVA, rights::READ).ctx("MAP read-only")?;
-            ensure!(st(s.virtio_queue(0, 16, IOVA)) == DENIED, "VIRTIO_QUEUE with a used ring pinned read-only");
+            ensure!(st(s.virtio_queue(0, 16, IOVA, sess2)) == DENIED, "VIRTIO_QUEUE with a used ring pinned read-only");
             d.unmap(IOVA).ctx("UNMAP")?;
             d.map(page, IOVA, RW).ctx("MAP")?;
-            ensure!(st(s.virtio_queue(0, 3, IOVA)) == BAD_REQUEST, "VIRTIO_QUEUE of 3 entries");
-            ensure!(st(s.virtio_queue(0, 32, IOVA)) == BAD_REQUEST, "VIRTIO_QUEUE of 32 entries");
-            ensure!(st(s.virtio_queue(0, 16, IOVA + 4000)) == BAD_REQUEST, "a used ring across a page end");
+            ensure!(st(s.virtio_queue(0, 3, IOVA, sess2)) == BAD_REQUEST, "VIRTIO_QUEUE of 3 entries");
+            ensure!(st(s.virtio_queue(0, 32, IOVA, sess2)) == BAD_REQUEST, "VIRTIO_QUEUE of 32 entries");
+            ensure!(st(s.virtio_queue(0, 16, IOVA + 4000, sess2)) == BAD_REQUEST, "a used ring across a page end");
             ensure!(s.virtio_read(0x20, 4).ctx("queue_desc")? == desc, "a refused VIRTIO_QUEUE changed queue_desc");
             d.unmap(IOVA).ctx("UNMAP")?;
             Ok(())

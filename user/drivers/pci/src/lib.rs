@@ -28,7 +28,7 @@
 //! | `RELEASE` | | status | |
 //! | `VIRTIO_READ` | offset, width (1, 2, 4) | status, value | |
 //! | `VIRTIO_WRITE` | offset, width, value | status | |
-//! | `VIRTIO_QUEUE` | queue, size, used-ring device address | status | |
+//! | `VIRTIO_QUEUE` | queue, size, used-ring device address | status | PAGE (read-only): the used ring the device writes |
 //! | `VIRTIO_SUBMIT` | queue; the string: chains (below) | status, chain, address | |
 //! | `VIRTIO_STATS` | | status, chains published, chains refused | |
 //!
@@ -44,13 +44,18 @@
 //! exclude every ring feature (indirect descriptors, event index, packed
 //! rings, ...).  `VIRTIO_QUEUE` sets a queue up (size a power of two up to
 //! `MEDIATED_QUEUE`) with the driver's used ring (which must be mapped for
-//! device writes); `VIRTIO_SUBMIT` hands the device descriptor chains, a
+//! device writes): the device writes a page of the server's instead, at the
+//! same offset, which the reply hands over read-only for the driver to map
+//! at its used ring, so that only the device can say a chain is done;
+//! `VIRTIO_SUBMIT` hands the device descriptor chains, a
 //! string of `[avail flags u16, chains u16, 0 u32]` then per chain
 //! `[head u16, descriptors u16, 0 u32]` and per descriptor `[address u64
 //! (a device address of the domain), length u32, flags u16 (WRITE = 2,
 //! NEXT = 1 ignored), 0 u16]`.  `DENIED` (word 1 the chain, word 2 the
 //! address) when a byte is not mapped, or mapped without the right;
-//! `BAD_REQUEST` for a malformed string; nothing is written then.  Without
+//! `BAD_REQUEST` for a malformed string; `IN_USE` for a head the device has
+//! not completed (its frames are still held: `DMA_DOMAIN.HOLD`);
+//! `NO_RESOURCES` when the holds do not fit; nothing is written then.  Without
 //! an IOMMU `VIRTIO_*` are `NOT_FOUND` on other functions, and with one on
 //! every function (`BAD_STATE` is not used: the driver asks `DMA_DOMAIN.INFO`).
 //!
@@ -253,9 +258,11 @@ impl Session {
         call(self.0, VIRTIO_WRITE, [offset, width, value, 0], 0).map(drop)
     }
     /// The mediator: queue `queue` of `size` entries, the used ring at
-    /// device address `used`.
-    pub fn virtio_queue(self, queue: u64, size: u64, used: u64) -> Result<(), Error> {
-        call(self.0, VIRTIO_QUEUE, [queue, size, used, 0], 0).map(drop)
+    /// device address `used`; the read-only PAGE the device writes the used
+    /// ring into comes to `dest`.
+    pub fn virtio_queue(self, queue: u64, size: u64, used: u64, dest: u64) -> Result<(), Error> {
+        keep_rt::ipc_buffer().set_recv_slots(&[dest]);
+        call(self.0, VIRTIO_QUEUE, [queue, size, used, 0], 1).map(drop)
     }
     /// The mediator: the chains encoded in `string` (format above) onto
     /// queue `queue`.  Err(Status(DENIED)) names the chain and the address

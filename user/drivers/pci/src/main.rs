@@ -592,13 +592,20 @@ impl Server {
                 Ok(()) => status(OK),
                 Err(st) => status(st),
             },
-            VIRTIO_QUEUE => match v.queue(domain, w[0], w[1], w[2]) {
-                Ok(()) => status(OK),
+            VIRTIO_QUEUE => {
+                let Some(give) = self.slots.alloc() else { return status(NO_RESOURCES) };
+                match v.queue(domain, w[0], w[1], w[2], give) {
+                Ok(()) => {
+                    self.drop_after_reply.push(give);
+                    (OK, [0, 0, 0], alloc::vec![give])
+                }
                 Err((st, addr)) => {
+                    self.slots.free(give);
                     println!("pci: mediator: {} queue {}: used ring at {addr:#x} refused ({})", sid_string(f.sid as u64), w[0], status_name(st));
                     (st, [0, addr, 0], Vec::new())
                 }
-            },
+                }
+            }
             VIRTIO_SUBMIT => match v.submit(domain, w[0], string.unwrap_or(&[])) {
                 Ok(()) => status(OK),
                 Err((st, chain, addr)) => {
@@ -606,6 +613,8 @@ impl Server {
                     let why = match st {
                         DENIED => "is not pinned for the driver with the right the device needs",
                         NOT_FOUND => "names a queue not set up",
+                        IN_USE => "has a head the device has not completed",
+                        NO_RESOURCES => "could not be held (the domain's hold table or account is full)",
                         _ => "is in a malformed chain",
                     };
                     println!("pci: mediator: {} queue {}: chain {chain} refused ({}): address {addr:#x} {why}; nothing written",
@@ -671,6 +680,9 @@ fn main(_: u64, _: u64) -> i32 {
     let mut slots = SlotPool::new();
     slots.reserve(RET);
     slots.reserve(ECAM_SLOT);
+    for q in 0..mediator::USED_CAPS {
+        slots.reserve(mediator::used_cap(q));
+    }
     let (base, _) = match DevMem(slot::DEVMEM).info() {
         Ok(i) => i,
         Err(e) => {

@@ -16,15 +16,24 @@
 //!   driver) with the right the device needs, writes the physical pieces
 //!   into an indirect table of its own and only then publishes the chain.
 //!
-//! The used ring stays the driver's (the device writes into it, so it must
-//! be mapped for device writes); it holds descriptor indices and lengths,
-//! no addresses.
+//! The used ring is the server's too: a page of its own that the device
+//! writes and the driver maps read-only (`VIRTIO_QUEUE` hands it a
+//! read-only capability), so that the mediator learns for certain which
+//! chains the device has completed.  Every frame of a chain is held in the
+//! kernel (`DMA_DOMAIN.HOLD`, tag = the queue's slot and the chain's head)
+//! from its submission until the used ring says the device is done with it
+//! or the device has been reset: a page unpinned and destroyed under a
+//! request (a client revoking its share, a driver unmapping its own page)
+//! is not given to anyone while the device may still write it.  A head
+//! submitted again while it is on the device is refused (`IN_USE`).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{Ordering, fence};
 
-use keep_abi::{DmaDomain, SELF_ASPACE, rights, slot};
+use keep_abi::{DmaDomain, MEMORY, SELF_ASPACE, rights, slot, ty};
+use keep_frames::INSTANCE_BANK;
 use keep_pci::*;
+use keep_spacebank::Bank;
 
 /// Common configuration structure offsets (virtio 1.1, 4.1.4.3).
 const DEVICE_FEATURE_SELECT: u64 = 0x00;
@@ -73,6 +82,18 @@ fn pool_va(slot: usize, page: usize) -> u64 {
 /// Where the server maps a mediated function's common configuration and
 /// notification pages.
 const MED_VA: u64 = 0x0000_4c00_0000_0000;
+/// Where it maps each queue slot's used-ring page.
+const USED_VA: u64 = 0x0000_4d00_0000_0000;
+/// The capability slot of queue slot `s`'s used-ring page (main reserves them).
+pub const fn used_cap(s: usize) -> u64 {
+    slot::FIRST_FREE + 2 + s as u64
+}
+pub const USED_CAPS: usize = QUEUE_SLOTS;
+
+/// The hold tag of `head` in queue slot `slot`.
+fn tag(slot: usize, head: u16) -> u64 {
+    (slot as u64) * MEDIATED_QUEUE + head as u64
+}
 
 struct Queue {
     index: u16,
@@ -82,6 +103,13 @@ struct Queue {
     notify_va: u64,
     /// Physical addresses of the slot's pages.
     pa: [u64; QUEUE_PAGES],
+    /// The used ring in the server's page: where, its bank handle, and the
+    /// device's index the mediator has looked at.
+    used_va: u64,
+    used_handle: u64,
+    used_seen: u16,
+    /// Heads on the device (bit per head): their frames are held.
+    on_device: u32,
 }
 
 /// One mediated virtio function.
@@ -95,6 +123,8 @@ pub struct Virtio {
     notify_mult: u64,
     device_features: u64,
     queues: Vec<Queue>,
+    /// The session's domain (set by the first queue): where the holds are.
+    domain: Option<DmaDomain>,
     pub published: u64,
     pub refused: u64,
 }
@@ -168,6 +198,7 @@ impl Virtio {
             notify_mult: mult,
             device_features: 0,
             queues: Vec::new(),
+            domain: None,
             published: 0,
             refused: 0,
         };
@@ -221,7 +252,9 @@ impl Virtio {
         self.write(off + 4, 4, v >> 32);
     }
 
-    /// Device reset: nothing of the old rings is used after this.
+    /// Device reset: nothing of the old rings is used after this, so the
+    /// holds go and the used pages are destroyed (the driver's read-only
+    /// mappings of them with them).
     fn reset(&mut self) {
         self.write(DEVICE_STATUS, 1, 0);
         let mut n = 0;
@@ -229,7 +262,30 @@ impl Virtio {
             n += 1;
         }
         for q in self.queues.drain(..) {
+            if let Some(d) = self.domain {
+                let _ = d.release(tag(q.slot, 0), MEDIATED_QUEUE);
+            }
+            free_used(q.slot, q.used_handle);
             free_slot(q.slot);
+        }
+    }
+
+    /// Lets go of the holds of every chain the device has put in `q`'s
+    /// used ring since the last look.
+    fn harvest(q: &mut Queue, domain: DmaDomain) {
+        // SAFETY: the used ring lies in the server's page at used_va (index
+        // at +2, 8-byte entries from +4), u16/u32 fields aligned.
+        let idx = unsafe { core::ptr::read_volatile((q.used_va + 2) as *const u16) };
+        fence(Ordering::SeqCst);
+        while q.used_seen != idx {
+            let e = q.used_va + 4 + 8 * (q.used_seen % q.size) as u64;
+            // SAFETY: as above.
+            let head = unsafe { core::ptr::read_volatile(e as *const u32) };
+            if head < q.size as u32 && q.on_device & 1 << head != 0 {
+                let _ = domain.release(tag(q.slot, head as u16), 1);
+                q.on_device &= !(1 << head);
+            }
+            q.used_seen = q.used_seen.wrapping_add(1);
         }
     }
 
@@ -278,8 +334,10 @@ impl Virtio {
     }
 
     /// VIRTIO_QUEUE: queue `index` of `size` entries, the driver's used
-    /// ring at `used` in `domain`.
-    pub fn queue(&mut self, domain: DmaDomain, index: u64, size: u64, used: u64) -> Result<(), (u64, u64)> {
+    /// ring at `used` in `domain`.  The device's used ring is a page of the
+    /// server's, at the same offset; a read-only capability to it goes to
+    /// `give` for the driver to map there.
+    pub fn queue(&mut self, domain: DmaDomain, index: u64, size: u64, used: u64, give: u64) -> Result<(), (u64, u64)> {
         if index >= self.read(NUM_QUEUES, 2) || !size.is_power_of_two() || size > MEDIATED_QUEUE {
             return Err((BAD_REQUEST, 0));
         }
@@ -290,15 +348,16 @@ impl Virtio {
         if self.read(QUEUE_SIZE, 2) < size || self.read(QUEUE_ENABLE, 2) != 0 {
             return Err((BAD_REQUEST, 0));
         }
-        // The used ring: device writes, within one page.
+        // The driver's used ring: within one page it holds for device writes
+        // (where it maps the server's page).
         let len = 6 + 8 * size;
         if used % 4 != 0 || (used & (PAGE - 1)) + len > PAGE {
             return Err((BAD_REQUEST, used));
         }
-        let used_pa = match domain.lookup(used & !(PAGE - 1)) {
-            Ok((r, frame)) if r & rights::WRITE != 0 => frame * PAGE + (used & (PAGE - 1)),
+        match domain.lookup(used & !(PAGE - 1)) {
+            Ok((r, _)) if r & rights::WRITE != 0 => {}
             _ => return Err((DENIED, used)),
-        };
+        }
         let Some(slot) = take_slot() else { return Err((NO_RESOURCES, 0)) };
         let mut pa = [0u64; QUEUE_PAGES];
         for (p, a) in pa.iter_mut().enumerate() {
@@ -318,12 +377,29 @@ impl Virtio {
             free_slot(slot);
             return Err((BAD_REQUEST, 0));
         }
+        let Some((used_handle, used_frame)) = new_used(slot, give) else {
+            free_slot(slot);
+            return Err((NO_RESOURCES, 0));
+        };
+        let used_va = USED_VA + slot as u64 * PAGE + (used & (PAGE - 1));
+        self.domain = Some(domain);
         self.write(QUEUE_SIZE, 2, size);
         self.write64(QUEUE_DESC, pa[0]);
         self.write64(QUEUE_DRIVER, pa[0] + AVAIL_OFFSET);
-        self.write64(QUEUE_DEVICE, used_pa);
+        self.write64(QUEUE_DEVICE, used_frame * PAGE + (used & (PAGE - 1)));
         self.write(QUEUE_ENABLE, 2, 1);
-        self.queues.push(Queue { index: index as u16, size: size as u16, slot, avail: 0, notify_va: notify, pa });
+        self.queues.push(Queue {
+            index: index as u16,
+            size: size as u16,
+            slot,
+            avail: 0,
+            notify_va: notify,
+            pa,
+            used_va,
+            used_handle,
+            used_seen: 0,
+            on_device: 0,
+        });
         Ok(())
     }
 
@@ -333,56 +409,27 @@ impl Virtio {
         let Some(qi) = self.queues.iter().position(|q| q.index as u64 == index) else {
             return Err((NOT_FOUND, 0, 0));
         };
-        let size = self.queues[qi].size;
+        Self::harvest(&mut self.queues[qi], domain);
+        let (size, qslot, on_device) = (self.queues[qi].size, self.queues[qi].slot, self.queues[qi].on_device);
         let u16_at = |o: usize| s.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
         let bad = Err((BAD_REQUEST, 0, 0));
         let (Some(flags), Some(chains)) = (u16_at(0), u16_at(2)) else { return bad };
         if chains == 0 || chains > size {
             return bad;
         }
-        // (head, pieces: (physical address, length, device writes))
+        // (head, pieces: (physical address, length, device writes)); every
+        // page is held under the head's tag as it is checked, and all of
+        // this submission's holds go again if any chain is refused.
         let mut out: Vec<(u16, Vec<(u64, u32, bool)>)> = Vec::new();
-        let mut at = 8;
-        for c in 0..chains as u64 {
-            let (Some(head), Some(n)) = (u16_at(at), u16_at(at + 2)) else { return bad };
-            at += 8;
-            if head >= size || n == 0 || n > size {
-                return Err((BAD_REQUEST, c, 0));
-            }
-            let mut pieces: Vec<(u64, u32, bool)> = Vec::new();
-            for _ in 0..n {
-                let Some(d) = s.get(at..at + 16) else { return bad };
-                at += 16;
-                let addr = u64::from_le_bytes(d[0..8].try_into().unwrap());
-                let len = u32::from_le_bytes(d[8..12].try_into().unwrap()) as u64;
-                let fl = u16::from_le_bytes([d[12], d[13]]);
-                if len == 0 || fl & !(DESC_NEXT | DESC_WRITE) != 0 {
-                    return Err((BAD_REQUEST, c, addr));
-                }
-                let write = fl & DESC_WRITE != 0;
-                let need = if write { rights::WRITE } else { rights::READ };
-                let Some(end) = addr.checked_add(len) else { return Err((DENIED, c, addr)) };
-                let mut a = addr;
-                while a < end {
-                    let page = a & !(PAGE - 1);
-                    let n = (page + PAGE).min(end) - a;
-                    let pa = match domain.lookup(page) {
-                        Ok((r, frame)) if r & need == need => frame * PAGE + (a - page),
-                        _ => return Err((DENIED, c, a)),
-                    };
-                    let full = pieces.len() == MEDIATED_PIECES;
-                    match pieces.last_mut() {
-                        Some(l) if l.0 + l.1 as u64 == pa && l.2 == write && l.1 as u64 + n <= u32::MAX as u64 => l.1 += n as u32,
-                        _ if full => return Err((BAD_REQUEST, c, a)),
-                        _ => pieces.push((pa, n as u32, write)),
-                    }
-                    a += n;
+        let mut heads = 0u32;
+        let r = Self::translate(domain, s, chains, size, qslot, on_device, &mut heads, &mut out);
+        if let Err(e) = r {
+            for h in 0..size {
+                if heads & 1 << h != 0 {
+                    let _ = domain.release(tag(qslot, h), 1);
                 }
             }
-            out.push((head, pieces));
-        }
-        if at != s.len() {
-            return bad;
+            return Err(e);
         }
         let q = &mut self.queues[qi];
         let desc = pool_va(q.slot, 0);
@@ -409,6 +456,7 @@ impl Virtio {
             }
             q.avail = q.avail.wrapping_add(1);
         }
+        q.on_device |= heads;
         fence(Ordering::SeqCst);
         // SAFETY: the ring's flags and index, in this queue's page.
         unsafe {
@@ -421,4 +469,109 @@ impl Virtio {
         self.published += out.len() as u64;
         Ok(())
     }
+
+    /// The chains of a VIRTIO_SUBMIT string, checked and translated
+    /// through the domain with a hold on each page; `heads` gets the heads
+    /// whose tags now have holds.  Err: (status, chain, address).
+    #[allow(clippy::too_many_arguments)]
+    fn translate(
+        domain: DmaDomain,
+        s: &[u8],
+        chains: u16,
+        size: u16,
+        qslot: usize,
+        on_device: u32,
+        heads: &mut u32,
+        out: &mut Vec<(u16, Vec<(u64, u32, bool)>)>,
+    ) -> Result<(), (u64, u64, u64)> {
+        let u16_at = |o: usize| s.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        let bad = Err((BAD_REQUEST, 0, 0));
+        let mut at = 8;
+        for c in 0..chains as u64 {
+            let (Some(head), Some(n)) = (u16_at(at), u16_at(at + 2)) else { return bad };
+            at += 8;
+            if head >= size || n == 0 || n > size {
+                return Err((BAD_REQUEST, c, 0));
+            }
+            if (on_device | *heads) & 1 << head != 0 {
+                return Err((IN_USE, c, 0)); // the device has not completed this head
+            }
+            *heads |= 1 << head;
+            let mut pieces: Vec<(u64, u32, bool)> = Vec::new();
+            for _ in 0..n {
+                let Some(d) = s.get(at..at + 16) else { return bad };
+                at += 16;
+                let addr = u64::from_le_bytes(d[0..8].try_into().unwrap());
+                let len = u32::from_le_bytes(d[8..12].try_into().unwrap()) as u64;
+                let fl = u16::from_le_bytes([d[12], d[13]]);
+                if len == 0 || fl & !(DESC_NEXT | DESC_WRITE) != 0 {
+                    return Err((BAD_REQUEST, c, addr));
+                }
+                let write = fl & DESC_WRITE != 0;
+                let need = if write { rights::WRITE } else { rights::READ };
+                let Some(end) = addr.checked_add(len) else { return Err((DENIED, c, addr)) };
+                let mut a = addr;
+                while a < end {
+                    let page = a & !(PAGE - 1);
+                    let n = (page + PAGE).min(end) - a;
+                    let pa = match domain.hold(page, tag(qslot, head), need) {
+                        Ok((_, frame)) => frame * PAGE + (a - page),
+                        Err(e) if e == keep_abi::Error::IN_USE || e == keep_abi::Error::NO_MEMORY => {
+                            return Err((NO_RESOURCES, c, a));
+                        }
+                        Err(_) => return Err((DENIED, c, a)),
+                    };
+                    let full = pieces.len() == MEDIATED_PIECES;
+                    match pieces.last_mut() {
+                        Some(l) if l.0 + l.1 as u64 == pa && l.2 == write && l.1 as u64 + n <= u32::MAX as u64 => l.1 += n as u32,
+                        _ if full => return Err((BAD_REQUEST, c, a)),
+                        _ => pieces.push((pa, n as u32, write)),
+                    }
+                    a += n;
+                }
+            }
+            out.push((head, pieces));
+        }
+        if at != s.len() {
+            return bad;
+        }
+        Ok(())
+    }
+}
+
+/// A fresh page for queue slot `slot`'s used ring: in its capability slot,
+/// mapped at its place, a read-only copy at `give`.  (bank handle, frame).
+fn new_used(slot: usize, give: u64) -> Option<(u64, u64)> {
+    let cap = used_cap(slot);
+    let va = USED_VA + slot as u64 * PAGE;
+    // From the server's bank, or the pool for a server started by hand.
+    let handle = if keep_frames::has_pool() {
+        MEMORY.retype(ty::PAGE, cap).map(|_| u64::MAX).map_err(|e| keep_rt::println!("pci: mediator: RETYPE at {cap}: {e}")).ok()?
+    } else {
+        Bank(INSTANCE_BANK).alloc_page(cap).map_err(|e| keep_rt::println!("pci: mediator: ALLOC_PAGE: {e:?}")).ok()?
+    };
+    let made = SELF_ASPACE
+        .map(cap, va, rights::READ | rights::WRITE)
+        .and_then(|_| SELF_ASPACE.lookup(va))
+        .and_then(|(_, frame)| SELF_ASPACE.copy_cap(cap, give, rights::READ).map(|_| frame));
+    match made {
+        Ok(frame) => Some((handle, frame)),
+        Err(e) => {
+            keep_rt::println!("pci: mediator: no used-ring page for queue slot {slot}: {e}");
+            free_used(slot, handle);
+            None
+        }
+    }
+}
+
+/// Destroys queue slot `slot`'s used page: the bank takes it from every
+/// space that maps it.
+fn free_used(slot: usize, handle: u64) {
+    let _ = SELF_ASPACE.unmap(USED_VA + slot as u64 * PAGE);
+    if handle == u64::MAX {
+        let _ = MEMORY.revoke(used_cap(slot));
+    } else {
+        let _ = Bank(INSTANCE_BANK).free(handle);
+    }
+    let _ = SELF_ASPACE.delete_cap(used_cap(slot));
 }

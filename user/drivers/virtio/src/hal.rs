@@ -52,6 +52,9 @@ struct State {
     errors: u64,
     /// Memory the device reaches in place (no bounce): (va, len, device address).
     direct: Vec<(u64, u64, u64)>,
+    /// DMA pages whose place in the driver's space shows another's page
+    /// (the mediator's used ring): page index -> that page's slot.
+    foreign: BTreeMap<u64, u64>,
 }
 
 struct Global(UnsafeCell<Option<State>>);
@@ -68,7 +71,7 @@ fn state() -> &'static mut State {
 pub fn init(cfg: DmaConfig) -> Result<()> {
     let mmio_next = cfg.mmio_va;
     // SAFETY: as in state().
-    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, rogue_len: 0, last_shared: 0, errors: 0, direct: Vec::new() }) };
+    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, rogue_len: 0, last_shared: 0, errors: 0, direct: Vec::new(), foreign: BTreeMap::new() }) };
     Ok(())
 }
 
@@ -124,6 +127,36 @@ pub fn dma_va(iova: u64) -> Option<u64> {
     let s = state();
     let p = iova.checked_sub(s.cfg.iova_base)? / PAGE;
     s.pages.contains_key(&p).then(|| s.cfg.va_base + (iova - s.cfg.iova_base))
+}
+
+/// An empty slot of the Hal's, for a capability the driver receives
+/// (given back with [`give_slot`] or kept by [`adopt`]).
+pub fn take_slot() -> Option<u64> {
+    state().cfg.slots.pop()
+}
+
+pub fn give_slot(slot: u64) {
+    state().cfg.slots.push(slot);
+}
+
+/// Shows the PAGE at `cap`, read-only, where the Hal's DMA page holding
+/// device address `dev` is mapped in the driver's space: a mediated queue's
+/// used ring, which only the device writes.  The Hal's own page stays
+/// mapped in the domain; both go when the DMA memory is deallocated.
+pub fn adopt(dev: u64, cap: u64) -> Result<()> {
+    let s = state();
+    let p = index(s, dev);
+    let va = s.cfg.va_base + p * PAGE;
+    if !s.pages.contains_key(&p) || s.foreign.contains_key(&p) {
+        return Err(keep_abi::Error::INVALID_ARG);
+    }
+    s.cfg.aspace.unmap(va)?;
+    if let Err(e) = s.cfg.aspace.map(cap, va, rights::READ) {
+        let _ = s.cfg.aspace.map(s.pages[&p], va, rights::READ | rights::WRITE);
+        return Err(e);
+    }
+    s.foreign.insert(p, cap);
+    Ok(())
 }
 
 /// The driver's DMA domain.
@@ -183,6 +216,11 @@ fn index(s: &State, dev: u64) -> u64 {
 }
 
 fn release(s: &mut State, p: u64) {
+    if let Some(cap) = s.foreign.remove(&p) {
+        let _ = s.cfg.aspace.unmap(s.cfg.va_base + p * PAGE);
+        let _ = s.cfg.aspace.delete_cap(cap);
+        s.cfg.slots.push(cap);
+    }
     if let Some(slot) = s.pages.remove(&p) {
         let _ = s.cfg.domain.unmap(s.cfg.iova_base + p * PAGE);
         let _ = s.cfg.aspace.unmap(s.cfg.va_base + p * PAGE);

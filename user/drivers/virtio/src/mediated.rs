@@ -295,10 +295,29 @@ impl Transport for MediatedTransport {
             s.refusal = Some((keep_pci::BAD_REQUEST, 0, descriptors));
             return;
         };
-        match self.session.virtio_queue(queue as u64, size as u64, device_area) {
-            Ok(()) => s.queues.push(Shadow { index: queue, size: size as u16, desc, avail, sent: 0 }),
-            Err(keep_pci::Error::Status(st)) => s.refusal = Some((st, 0, device_area)),
-            Err(keep_pci::Error::Call(e)) => s.refusal = Some((1000 + e.0, 0, device_area)),
+        // The used ring the device writes is the mediator's page; the
+        // driver reads it where virtio-drivers put its own.
+        let Some(cap) = hal::take_slot() else {
+            s.refusal = Some((keep_pci::NO_RESOURCES, 0, device_area));
+            return;
+        };
+        match self.session.virtio_queue(queue as u64, size as u64, device_area, cap) {
+            Ok(()) => match hal::adopt(device_area, cap) {
+                Ok(()) => s.queues.push(Shadow { index: queue, size: size as u16, desc, avail, sent: 0 }),
+                Err(e) => {
+                    let _ = keep_abi::SELF_ASPACE.delete_cap(cap);
+                    hal::give_slot(cap);
+                    s.refusal = Some((1000 + e.0, 0, device_area));
+                }
+            },
+            Err(keep_pci::Error::Status(st)) => {
+                hal::give_slot(cap);
+                s.refusal = Some((st, 0, device_area));
+            }
+            Err(keep_pci::Error::Call(e)) => {
+                hal::give_slot(cap);
+                s.refusal = Some((1000 + e.0, 0, device_area));
+            }
         }
     }
     fn queue_unset(&mut self, queue: u16) {
