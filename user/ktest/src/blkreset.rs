@@ -23,6 +23,8 @@ use crate::{Ctx, Cx, TestResult};
 
 const VA: u64 = 0x0000_5e40_0000_0000;
 const VB: u64 = 0x0000_5e50_0000_0000;
+/// Where BLK0008 looks at the frames of pages it makes.
+const VC: u64 = 0x0000_5e60_0000_0000;
 const A_FIRST: u64 = 512;
 const A_SECTORS: u64 = 1024;
 const B_FIRST: u64 = 1536;
@@ -222,5 +224,128 @@ fn session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, servers: [Process; 
     let _ = own.destroy();
     let _ = bown.destroy();
     println!("ktest: BLK0006: A's batch ended BAD_BUFFER after {done} of {ENTRIES} entries, B's batch was served across the reset; {resets} reset, {restarted} requests started again, {faults} DMA faults, {refusals} refused submissions");
+    Ok(())
+}
+
+/// BLK0008: without an IOMMU, a client destroying its dataspace under its
+/// own batch: the frames of the requests on the device are held (the
+/// mediator's DMA_DOMAIN.HOLD), not given to anyone, until the device is
+/// done with them or reset; pages made meanwhile get other frames.
+pub fn blk_destroy_in_flight(cx: &mut Cx) -> TestResult {
+    if crate::drivers::remapping(cx)? {
+        println!("ktest: BLK0008: the IOMMU confines DMA on this machine: an unmapped page is out of the device's reach (not run)");
+        return Ok(());
+    }
+    with_blk_ds_process(cx, |cx, admin, m, bank, servers| {
+        let s = cx.slots::<8>()?;
+        let r = destroy_session(cx, admin, m, bank, servers, s);
+        cx.drop_slots(&s);
+        r
+    })
+}
+
+fn held_frames() -> Result<u64, alloc::string::String> {
+    keep_abi::KERNEL.info(keep_abi::info::HELD_FRAMES).ctx("INFO(HELD_FRAMES)")
+}
+
+/// One try: A's batch on its way, the server held below ktest, A's
+/// dataspace destroyed, pages made.  None: the destruction did not come
+/// while the batch was on its way.
+#[allow(clippy::too_many_arguments)]
+fn destroy_attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, m: Manager, bank: u64, [d, ds_a]: [u64; 2], [server, _pci]: [Process; 2]) -> Result<Option<u64>, alloc::string::String> {
+    let own = Dataspace(Sender(d));
+    dss(m.create(PAGES, bank, d), "CREATE")?;
+    dss(own.map(slot::SELF_ASPACE, VA, 0, PAGES, rights::READ | rights::WRITE), "MAP")?;
+    let mut frames = alloc::vec::Vec::new();
+    for p in 0..PAGES {
+        frames.push(keep_abi::SELF_ASPACE.lookup(VA + p * 4096).ctx("LOOKUP")?.1);
+    }
+    dss(own.share(rights::READ | rights::WRITE, ds_a), "SHARE")?;
+    let (buf, _, _) = ca.attach(ds_a).ctx("ATTACH")?;
+    let held0 = held_frames()?;
+    let ta = thread::spawn(&mut cx.slots, "blk-batch-a", 12, batch, &[ca.0.0, buf]);
+    let yielded = SELF_PROCESS.yield_now().ctx("YIELD");
+    let held = server.set_priority(HELD_PRIORITY).ctx("SET_PRIORITY");
+    let destroyed = dss(own.destroy(), "DESTROY");
+    let held1 = held_frames();
+    // Pages made now come from the pool's most recently freed frames.
+    let mut fresh = alloc::vec::Vec::new();
+    let made = (|| {
+        for _ in 0..PAGES {
+            let s = cx.slot()?;
+            fresh.push(s);
+            keep_abi::MEMORY.retype(keep_abi::ty::PAGE, s).ctx("RETYPE")?;
+        }
+        Ok::<(), alloc::string::String>(())
+    })();
+    let mut reused = alloc::vec::Vec::new();
+    for &s in &fresh {
+        let sa = keep_abi::SELF_ASPACE;
+        if sa.map(s, VC, rights::READ).is_ok() {
+            if let Ok((_, frame)) = sa.lookup(VC) {
+                if frames.contains(&frame) {
+                    reused.push(frame);
+                }
+            }
+            let _ = sa.unmap(VC);
+        }
+    }
+    let _ = server.set_priority(DEFAULT_PRIORITY);
+    let a_code = match ta {
+        Ok(ta) => wait(cx, ta, "A's batch"),
+        Err(e) => Err(e),
+    };
+    for &s in &fresh {
+        let _ = keep_abi::MEMORY.reclaim(s);
+    }
+    cx.drop_slots(&fresh);
+    let _ = ca.detach(buf);
+    yielded?;
+    held?;
+    destroyed?;
+    made?;
+    let held1 = held1?;
+    let code = a_code?;
+    let (status, entry, done) = (code >> 24, code >> 12 & 0xfff, code & 0xfff);
+    if (status == OK && done == ENTRIES) || (status == BAD_BUFFER && entry == 0xfff) || done == 0 {
+        println!("ktest: BLK0008: A's batch ended with status {status} (entry {entry:#x}, {done} done)");
+        return Ok(None);
+    }
+    ensure!(reused.is_empty(), "{} of A's frames were given out again while its batch was on the device (frame {:#x})", reused.len(), reused[0]);
+    ensure!(held1 >= held0 + PAGES, "{} frames held after DESTROY (before {held0}), want all {PAGES} of A's", held1);
+    // B is served after the reset; the reset let go of every hold.
+    b_reads(cb, bbuf, 16).map_err(|e| format!("after A's batch: {e}"))?;
+    let held2 = held_frames()?;
+    ensure!(held2 == held0, "{held2} frames still held after the device was reset (before {held0})");
+    Ok(Some(done))
+}
+
+fn destroy_session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, servers: [Process; 2], s: [u64; 8]) -> TestResult {
+    let [a, b, d, ds_a, eb, ds_b, _, _] = s;
+    admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
+    admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
+    let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
+    let bown = Dataspace(Sender(eb));
+    dss(m.create(B_PAGES, bank, eb), "CREATE B's")?;
+    dss(bown.map(slot::SELF_ASPACE, VB, 0, B_PAGES, rights::READ | rights::WRITE), "MAP B's")?;
+    dss(bown.share(rights::READ | rights::WRITE, ds_b), "SHARE B's")?;
+    let (bbuf, _, _) = cb.attach(ds_b).ctx("B ATTACH")?;
+    b_reads(cb, bbuf, 0).map_err(|e| format!("before: {e}"))?;
+    let mut done = None;
+    for _ in 0..TRIES {
+        done = destroy_attempt(cx, ca, cb, bbuf, m, bank, [d, ds_a], servers)?;
+        if done.is_some() {
+            break;
+        }
+        println!("ktest: BLK0008: A's dataspace was not destroyed while its batch was on its way; again");
+    }
+    let Some(done) = done else {
+        return Err(format!("in {TRIES} tries the destruction never came while A's batch was on its way"));
+    };
+    let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+    ensure!(bad == 0, "{bad} kernel invariants violated");
+    let _ = cb.detach(bbuf);
+    let _ = bown.destroy();
+    println!("ktest: BLK0008: A's batch ended BAD_BUFFER after {done} of {ENTRIES} entries; none of its frames was given out while on the device");
     Ok(())
 }

@@ -521,3 +521,68 @@ pub fn forged_low_vectors(cx: &mut Cx) -> TestResult {
     ensure!(unowned1 > unowned0, "the message at vector 0x80 was not counted");
     Ok(())
 }
+
+/// DMA0010: HOLD and RELEASE.  With an IOMMU HOLD is BAD_STATE; without
+/// one every error leaves nothing held, a held page's frame stays out of
+/// the pool when the page is destroyed (INFO(HELD_FRAMES)) and comes back
+/// with its last hold, and destroying the domain lets go of the rest.
+pub fn holds(cx: &mut Cx) -> TestResult {
+    let remap = remapping(cx)?;
+    with_slots(cx, |_cx, [d, p, q]| {
+        ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let dom = DmaDomain(d);
+        MEMORY.retype(ty::PAGE, p).ctx("RETYPE")?;
+        MEMORY.retype(ty::PAGE, q).ctx("RETYPE")?;
+        dom.map(p, IOVA, RW).ctx("MAP")?;
+        dom.map(q, IOVA + 0x1000, rights::READ).ctx("MAP read-only")?;
+        let r = (|| {
+            if remap {
+                expect_err(dom.hold(IOVA, 0, rights::WRITE), Error::BAD_STATE, "HOLD where the IOMMU translates")?;
+                ensure!(dom.holds().ctx("FAULTS")? == 0, "holds counted");
+                return Ok(());
+            }
+            let sa = SELF_ASPACE;
+            sa.map(p, SCRATCH, RW).ctx("map p")?;
+            let (_, frame) = sa.lookup(SCRATCH).ctx("LOOKUP")?;
+            sa.unmap(SCRATCH).ctx("unmap p")?;
+            expect_err(dom.hold(IOVA, keep_abi::layout::DMA_HOLD_TAGS, rights::WRITE), Error::INVALID_ARG, "HOLD with tag DMA_HOLD_TAGS")?;
+            expect_err(dom.hold(IOVA, 1, 0), Error::INVALID_ARG, "HOLD needing no right")?;
+            expect_err(dom.hold(IOVA, 1, rights::EXEC), Error::INVALID_ARG, "HOLD needing EXEC")?;
+            expect_err(dom.hold(IOVA + 8, 1, rights::READ), Error::INVALID_ARG, "HOLD of an unaligned address")?;
+            expect_err(dom.hold(IOVA + 0x2000, 1, rights::READ), Error::NOT_MAPPED, "HOLD of an unmapped address")?;
+            expect_err(dom.hold(IOVA + 0x1000, 1, rights::WRITE), Error::NO_RIGHTS, "HOLD for device writes of a read-only mapping")?;
+            ensure!(dom.holds().ctx("FAULTS")? == 0, "a refused HOLD held something");
+            expect_err(dom.release(keep_abi::layout::DMA_HOLD_TAGS, 1), Error::INVALID_ARG, "RELEASE from DMA_HOLD_TAGS")?;
+            expect_err(dom.release(4000, 97), Error::INVALID_ARG, "RELEASE past DMA_HOLD_TAGS")?;
+            // Two holds on p's frame (tags 1 and 2), one on q's (tag 3).
+            let (r1, f1) = dom.hold(IOVA, 1, rights::WRITE).ctx("HOLD")?;
+            ensure!(r1 == RW && f1 == frame, "HOLD gave rights {r1:#x} frame {f1:#x}, want {RW:#x} {frame:#x}");
+            dom.hold(IOVA, 2, rights::READ).ctx("HOLD again")?;
+            dom.hold(IOVA + 0x1000, 3, rights::READ).ctx("HOLD q")?;
+            ensure!(dom.holds().ctx("FAULTS")? == 3, "3 holds, FAULTS says {}", dom.holds().unwrap_or(0));
+            ensure!(dom.release(5, 10).ctx("RELEASE")? == 0, "RELEASE of tags without holds let go of some");
+            // p unpinned and destroyed under its holds: its frame is held, not free.
+            let held0 = keep_abi::KERNEL.info(keep_abi::info::HELD_FRAMES).ctx("INFO")?;
+            dom.unmap(IOVA).ctx("UNMAP")?;
+            MEMORY.reclaim(p).ctx("RECLAIM")?;
+            let held1 = keep_abi::KERNEL.info(keep_abi::info::HELD_FRAMES).ctx("INFO")?;
+            ensure!(held1 == held0 + 1, "HELD_FRAMES {held1} after the held page went, want {}", held0 + 1);
+            ensure!(dom.release(1, 1).ctx("RELEASE 1")? == 1, "RELEASE of tag 1");
+            ensure!(keep_abi::KERNEL.info(keep_abi::info::HELD_FRAMES).ctx("INFO")? == held1, "the frame was freed with a hold left");
+            ensure!(dom.release(0, 3).ctx("RELEASE 0..3")? == 1, "RELEASE of tags 0..3");
+            ensure!(keep_abi::KERNEL.info(keep_abi::info::HELD_FRAMES).ctx("INFO")? == held0, "the frame stayed held after its last hold");
+            MEMORY.retype(ty::PAGE, p).ctx("RETYPE p again")?;
+            ensure!(dom.holds().ctx("FAULTS")? == 1, "q's hold went");
+            Ok(())
+        })();
+        // Destroying the domain lets go of q's hold; q is unpinned and reclaimable.
+        ACCOUNT.destroy(d).ctx("DESTROY")?;
+        let _ = SELF_ASPACE.delete_cap(d);
+        r?;
+        MEMORY.reclaim(q).ctx("RECLAIM q after the domain went")?;
+        let _ = MEMORY.reclaim(p);
+        let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+        ensure!(bad == 0, "{bad} invariants violated");
+        Ok(())
+    })
+}

@@ -392,6 +392,7 @@ const TESTS: &[Test] = &[
     ("DMA0007", "MEMORY.REVOKE of a page takes it from DMA domains too (IOTLB invalidated)", dma::memory_revoke),
     ("DMA0008", "an exported process cannot become a DMA fault handler; restored, it can", dma::exported_handler),
     ("DMA0009", "a device's forged interrupt messages at vectors 0-31 (compatibility format) are counted and acknowledged; no process faults, the kernel goes on", dma::forged_low_vectors),
+    ("DMA0010", "DMA_DOMAIN.HOLD and RELEASE: errors hold nothing, a destroyed page's held frame stays out of the pool until its last hold, DESTROY lets go (BAD_STATE where the IOMMU translates)", dma::holds),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
@@ -413,6 +414,7 @@ const TESTS: &[Test] = &[
     ("BLK0004", "three dataspace writers in their own processes at once: several requests on the device, flushed, read back", drivers::blk_in_flight),
     ("BLK0005", "block batches: a batch written and read back with several entries on the device; every malformed batch refused whole, disk and pages unchanged", blkbatch::blk_batches),
     ("BLK0006", "a client revoking its share under its own batch: the device stops, the server resets it, the batch ends BAD_BUFFER, other clients are served", blkreset::blk_revoke_in_flight),
+    ("BLK0008", "without an IOMMU a client destroying its dataspace under its own batch: the frames on the device are held, none is given out, the reset lets go of them", blkreset::blk_destroy_in_flight),
     // The network (docs/devices.md, "The network").
     ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),

@@ -546,9 +546,9 @@ fn new_used(slot: usize, give: u64) -> Option<(u64, u64)> {
     let va = USED_VA + slot as u64 * PAGE;
     // From the server's bank, or the pool for a server started by hand.
     let handle = if keep_frames::has_pool() {
-        MEMORY.retype(ty::PAGE, cap).map(|_| u64::MAX).map_err(|e| keep_rt::println!("pci: mediator: RETYPE at {cap}: {e}")).ok()?
+        MEMORY.retype(ty::PAGE, cap).map(|_| u64::MAX).map_err(|e| keep_rt::println!("pci: mediator: no page for a used ring: {e}")).ok()?
     } else {
-        Bank(INSTANCE_BANK).alloc_page(cap).map_err(|e| keep_rt::println!("pci: mediator: ALLOC_PAGE: {e:?}")).ok()?
+        Bank(INSTANCE_BANK).alloc_page(cap).map_err(|e| keep_rt::println!("pci: mediator: no page for a used ring from the bank: {e:?}")).ok()?
     };
     let made = SELF_ASPACE
         .map(cap, va, rights::READ | rights::WRITE)
@@ -557,7 +557,7 @@ fn new_used(slot: usize, give: u64) -> Option<(u64, u64)> {
     match made {
         Ok(frame) => Some((handle, frame)),
         Err(e) => {
-            keep_rt::println!("pci: mediator: no used-ring page for queue slot {slot}: {e}");
+            keep_rt::println!("pci: mediator: the used-ring page of queue slot {slot}: {e}");
             free_used(slot, handle);
             None
         }
