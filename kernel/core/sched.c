@@ -208,7 +208,9 @@ u64 sched_check(u64 *checked)
     }
     for (struct process *p = sleepers; p; p = p->sleep_next) {
         (*checked)++;
-        if (p->state != KEEP_STATE_BLOCKED || (p->wait_kind != WAIT_SLEEP && p->wait_kind != WAIT_RECV) ||
+        /* A sleep, a receive with a time-out, a call's reply wait with one. */
+        bool timed = p->wait_kind == WAIT_SLEEP || p->wait_kind == WAIT_RECV || p->wait_kind == WAIT_REPLY;
+        if (p->state != KEEP_STATE_BLOCKED || !timed ||
             (p->sleep_next && p->sleep_next->deadline < p->deadline)) {
             kprintf("invariant: pid %lu on the timer list: state %u wait %u\n", p->pid, p->state, p->wait_kind);
             bad++;

@@ -225,6 +225,13 @@ static ALWAYS_INLINE bool named_recv_slot(struct process *s, unsigned i, u64 *a)
            !cspace_loaded_slot(*a, &x);
 }
 
+/* Do two receive addresses have one index in their cappages?  Then they
+ * may name one slot (the same address, or one cappage mapped at both),
+ * and the general path decides (it refuses a slot named twice).  The low
+ * byte alone: one compare, as for equal addresses. */
+_Static_assert(KEEP_CAPPAGE_SLOTS == 256, "a slot's index in its cappage is the address's low byte");
+static ALWAYS_INLINE bool same_index(u64 a, u64 b) { return (u8)a == (u8)b; }
+
 /* The rest of a reply-and-receive by s to p, which waits for the reply to
  * a call (fault false) or to a fault message (fault true: p resumes) and
  * runs next; same_prio is a constant. */
@@ -246,8 +253,8 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
             u64 a0, a1;
             struct cap *x;
             if (!user_probe2(s->ipc_buf + KEEP_IPC_RECV_SLOTS, &a0, &a1) || (a0 | a1) >= KEEP_CAP_SPACE_SLOTS ||
-                a0 == a1 || cspace_loaded_slot(a0, &x) || cspace_loaded_slot(a1, &x))
-                return; /* (a slot named twice: the general path refuses it) */
+                same_index(a0, a1) || cspace_loaded_slot(a0, &x) || cspace_loaded_slot(a1, &x))
+                return;
             s->recv_addr[0] = a0;
             s->recv_addr[1] = a1;
         } else {
@@ -258,7 +265,7 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
                 if (!named_recv_slot(s, i, &a))
                     return;
                 for (unsigned j = 0; j < i; j++)
-                    if (s->recv_addr[j] == a)
+                    if (same_index(s->recv_addr[j], a))
                         return;
                 s->recv_addr[i] = a;
             }

@@ -78,11 +78,25 @@ static u64 buf_word(struct process *p, u64 off)
     return v;
 }
 
+/* Do receive addresses a and b of p's space, both backed by a cappage,
+ * name one slot: the same address, or the same index in one cappage
+ * mapped at two places? */
+static bool same_slot(struct process *p, u64 a, u64 b)
+{
+    if (a % KEEP_CAPPAGE_SLOTS != b % KEEP_CAPPAGE_SLOTS)
+        return false;
+    if (a == b)
+        return true;
+    u64 *x = user_pte(p->as->pml4_pa, capseg_va(a)), *y = user_pte(p->as->pml4_pa, capseg_va(b));
+    return x && y && (*x & PTE_ADDR) == (*y & PTE_ADDR);
+}
+
 /* Resolve the first n receive slots named in p's IPC buffer (which must be
  * mapped) and note their addresses in p->recv_addr.  Returns the error of
- * the first that does not exist, or INVALID_ARG if one is named twice (a
- * capability that came with a call would overwrite its return capability).
- * Changes nothing else. */
+ * the first that does not exist, or INVALID_ARG if one slot is named twice,
+ * by one address or by two that reach one cappage (a capability that came
+ * with a call would overwrite its return capability).  Changes nothing
+ * else. */
 static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots)
 {
     bool twice = false;
@@ -92,7 +106,7 @@ static u64 resolve_slots(struct process *p, unsigned n, struct cap **slots)
         if (e)
             return e;
         for (unsigned j = 0; j < i; j++)
-            twice |= p->recv_addr[j] == p->recv_addr[i];
+            twice |= same_slot(p, p->recv_addr[j], p->recv_addr[i]);
     }
     return twice ? KEEP_ERR_INVALID_ARG : KEEP_ERR_OK;
 }

@@ -57,6 +57,16 @@ static void count_unmap(u64 pa)
     }
 }
 
+/* A mapping that goes with its space: a cappage no space maps any more
+ * takes its return capabilities with it (their callers hear NO_REPLY). */
+static void count_unmap_gone(u64 pa)
+{
+    count_unmap(pa);
+    struct frame *f = frame_info(pa);
+    if (f && f->type == FRAME_CAPPAGE && f->maps == 0)
+        cappage_lost(pa);
+}
+
 /* Is a recorded cappage mapped in the segment now, or are its tables out? */
 static bool cappage_in_segment(struct aspace *as, const struct cappage_map *m)
 {
@@ -82,8 +92,8 @@ void aspace_destroy(struct aspace *as)
     /* Cappages whose segment tables are out are mapped all the same. */
     for (u32 i = 0; i < as->ncappages; i++)
         if (!cappage_in_segment(as, &as->cappages[i]))
-            count_unmap(as->cappages[i].pa);
-    struct table_walk w = {free_to_account, count_unmap, a};
+            count_unmap_gone(as->cappages[i].pa);
+    struct table_walk w = {free_to_account, count_unmap_gone, a};
     free_user_tables(as->pml4_pa, &w);
     if (as->acct_prev)
         as->acct_prev->acct_next = as->acct_next;

@@ -166,9 +166,10 @@ void process_destroy(struct process *p)
     sched_forget(p);
     p->as->nproc--;
     /* Its space's last process: nobody can use the return capabilities
-     * there any more (those in cappages no other space maps). */
+     * there any more (those in cappages no other space maps; the space
+     * may map one several times). */
     if (p->as->nproc == 0)
-        aspace_return_caps_lost(p->as, 1);
+        aspace_return_caps_lost(p->as);
     kmem_free(p->account, virt_to_phys_window(p));
 }
 
@@ -194,11 +195,15 @@ void process_drop_exported(u64 num)
     ASSERT(process_is_out(process_numbers[num].p));
     return_word_used(num); /* a reply it waited for finds its capability stale */
     process_numbers_out--;
-    x->as->nproc--;
+    struct aspace *as = x->as;
+    as->nproc--;
+    as->nout--;
     x->account->nout--;
     x->account = NULL;
     x->as = NULL;
     number_put(num);
+    if (as->nproc == 0) /* as for a live process's end: process_destroy */
+        aspace_return_caps_lost(as);
 }
 
 void return_cap_lost(struct cap c)
@@ -240,23 +245,37 @@ static void lost_in_cappage(void *ctx, u64 pa)
 
 void cappage_lost(u64 pa) { lost_in_cappage(NULL, pa); }
 
-/* Cappages of as that no other space maps (maps_elsewhere: how many
- * mappings a cappage may have and still be as's alone). */
-static void lost_if_alone(void *ctx, u64 pa)
+/* Every cappage mapping of as: those in its capability segment, and the
+ * recorded ones whose segment tables are out. */
+static void each_cappage_map(struct aspace *as, void (*fn)(void *ctx, u64 pa))
 {
-    u32 alone = *(u32 *)ctx;
-    if (frame_info(pa)->maps <= alone)
-        lost_in_cappage(NULL, pa);
-}
-
-void aspace_return_caps_lost(struct aspace *as, u32 mapped_alone)
-{
-    capseg_for_each(as->pml4_pa, lost_if_alone, &mapped_alone);
-    for (u32 i = 0; i < as->ncappages; i++) { /* cappages whose segment tables are out */
+    capseg_for_each(as->pml4_pa, fn, NULL);
+    for (u32 i = 0; i < as->ncappages; i++) {
         u64 *pte = user_pte(as->pml4_pa, capseg_va(as->cappages[i].cap_addr));
         if (!(pte && (*pte & PTE_P)))
-            lost_if_alone(&mapped_alone, as->cappages[i].pa);
+            fn(NULL, as->cappages[i].pa);
     }
+}
+
+static void uncount(void *ctx, u64 pa)
+{
+    (void)ctx;
+    frame_info(pa)->maps--;
+}
+
+/* Counted again; a cappage at 0 had only as's mappings (however many). */
+static void recount(void *ctx, u64 pa)
+{
+    if (frame_info(pa)->maps++ == 0)
+        lost_in_cappage(ctx, pa);
+}
+
+void aspace_return_caps_lost(struct aspace *as)
+{
+    /* Take as's mappings out of the counts, see which cappages are left
+     * with none, and put them back: linear in as's mappings. */
+    each_cappage_map(as, uncount);
+    each_cappage_map(as, recount);
 }
 
 bool process_reflect(struct process *p, u64 label, const u64 words[4])
@@ -471,6 +490,12 @@ u64 process_check(u64 *checked)
         }
         if ((p->state == KEEP_STATE_BLOCKED) != (p->wait_kind != WAIT_NONE)) {
             kprintf("invariant: pid %lu: state %u with wait kind %u\n", p->pid, p->state, p->wait_kind);
+            bad++;
+        }
+        if (p->deadline && (p->state != KEEP_STATE_BLOCKED || (p->wait_kind != WAIT_SLEEP &&
+                                                               p->wait_kind != WAIT_RECV &&
+                                                               p->wait_kind != WAIT_REPLY))) {
+            kprintf("invariant: pid %lu: a deadline in state %u wait %u\n", p->pid, p->state, p->wait_kind);
             bad++;
         }
         if ((p->state == KEEP_STATE_RUNNABLE) != (p->rq_next != NULL)) {

@@ -176,9 +176,9 @@ void return_cap_lost(struct cap c);
 /* p waits for a reply that can never come: NO_REPLY (a fault reply's: FAULTED). */
 void process_reply_lost(struct process *p);
 void cappage_lost(u64 pa);
-/* The same for every return capability in as's cappages that at most
- * mapped_alone mappings reach (1: as's own). */
-void aspace_return_caps_lost(struct aspace *as, u32 mapped_alone);
+/* as has no process left: the same for every return capability in the
+ * cappages that only as maps (at one address or several). */
+void aspace_return_caps_lost(struct aspace *as);
 /* An exception in user mode: to the fault handler, or stop and report. */
 void process_fault(struct process *p, u64 vector, u64 rip, u64 addr, u64 err);
 void process_make_runnable(struct process *p);

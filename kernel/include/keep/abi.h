@@ -165,7 +165,7 @@
 
 /* IPC buffer layout (byte offsets) */
 #define KEEP_IPC_SEND_CAPS 0x0ULL /* Offset of u64 send_caps[4]: capability address in bits 0-31, rights mask in bits 32-36 (0 keeps the rights as they are). */
-#define KEEP_IPC_RECV_SLOTS 0x20ULL /* Offset of u64 recv_slots[5]: capability addresses where received capabilities go, in order (overwriting what is there); a call's return capability takes the first. */
+#define KEEP_IPC_RECV_SLOTS 0x20ULL /* Offset of u64 recv_slots[5]: capability addresses where received capabilities go, in order (overwriting what is there); a call's return capability takes the first. Each slot at most once, by whatever address (a cappage mapped at two places reaches its slots through both): a receive phase naming one twice is INVALID_ARG before anything happens. */
 #define KEEP_IPC_SEND_LEN 0x48ULL /* Offset of u64 send_len: bytes of the string to send (at most MAX_STRING). */
 #define KEEP_IPC_RECV_LEN 0x50ULL /* Offset of u64 recv_len: written by the kernel, bytes of the string received. */
 #define KEEP_IPC_STRING 0x1000ULL /* Offset of the string bytes (MAX_STRING); sent from here, received here. */

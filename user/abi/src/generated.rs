@@ -318,7 +318,7 @@ pub mod reply {
 pub mod ipc {
     /// Offset of u64 send_caps[4]: capability address in bits 0-31, rights mask in bits 32-36 (0 keeps the rights as they are).
     pub const SEND_CAPS: u64 = 0x0;
-    /// Offset of u64 recv_slots[5]: capability addresses where received capabilities go, in order (overwriting what is there); a call's return capability takes the first.
+    /// Offset of u64 recv_slots[5]: capability addresses where received capabilities go, in order (overwriting what is there); a call's return capability takes the first. Each slot at most once, by whatever address (a cappage mapped at two places reaches its slots through both): a receive phase naming one twice is INVALID_ARG before anything happens.
     pub const RECV_SLOTS: u64 = 0x20;
     /// Offset of u64 send_len: bytes of the string to send (at most MAX_STRING).
     pub const SEND_LEN: u64 = 0x48;

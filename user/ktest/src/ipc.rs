@@ -286,7 +286,20 @@ fn with_server(
 ) -> TestResult {
     let s = cx.slots::<6>()?;
     let (snd, slots) = (s[0], &s[1..1 + nslots]);
-    let r = match start_server(cx, prio, slots, snd, 0x5e4e, 0) {
+    let r = with_server_at(cx, snd, slots, prio, f);
+    cx.drop_slots(&s);
+    r
+}
+
+/// The same with the server's receive slots and the sender's slot given.
+fn with_server_at(
+    cx: &mut Cx,
+    snd: u64,
+    slots: &[u64],
+    prio: u64,
+    f: impl FnOnce(&mut Cx, u64, &[u64]) -> TestResult,
+) -> TestResult {
+    match start_server(cx, prio, slots, snd, 0x5e4e, 0) {
         Ok(t) => {
             let r = f(cx, snd, slots);
             // A failed test may leave the server waiting: end it.
@@ -311,9 +324,7 @@ fn with_server(
             })
         }
         Err(e) => Err(e),
-    };
-    cx.drop_slots(&s);
-    r
+    }
 }
 
 const HIGH: u64 = 12;
@@ -1020,18 +1031,40 @@ fn failed_reply_recv(
     want: u64,
     what: &str,
 ) -> TestResult {
+    failed_reply_recv_at(cx, nslots, None, prio, configure, want, what)
+}
+
+/// The same with the server's receive slots given (`at`), else from the pool.
+fn failed_reply_recv_at(
+    cx: &mut Cx,
+    nslots: usize,
+    at: Option<&[u64]>,
+    prio: u64,
+    configure: impl Fn(),
+    want: u64,
+    what: &str,
+) -> TestResult {
     reset();
     CFG_COUNT.store(2, SeqCst);
     CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
     configure();
-    with_server(cx, nslots, prio, |_, snd, _| {
+    let calls = |_: &mut Cx, snd: u64, _: &[u64]| -> TestResult {
         for i in 0..2u64 {
             let m = Sender(snd).call(Tag::new(0x30 + i), [i, 0, 0, 0]);
             m.result().ctx("CALL")?;
             ensure!(m.tag.label() == 0x31 + i, "{what}: reply {i}: label {:#x}", m.tag.label());
         }
         Ok(())
-    })?;
+    };
+    match at {
+        Some(slots) => {
+            let snd = cx.slot()?;
+            let r = with_server_at(cx, snd, &slots[..nslots], prio, calls);
+            cx.drop_slot(snd);
+            r?
+        }
+        None => with_server(cx, nslots, prio, calls)?,
+    }
     let e = SEEN_REPLY_ERR[0].load(SeqCst);
     ensure!(e == want, "{what}: the reply-and-receive gave {e}, want {want}");
     let e = SEEN_SECOND_ERR.load(SeqCst);
@@ -1199,6 +1232,80 @@ pub fn wrapper_revoked_wakes_queued_sender(cx: &mut Cx) -> TestResult {
         }
         cx.drop_slots(&s);
         r.map_err(|e| format!("{} revoked: {e}", if inner_revoked { "inner wrapper" } else { "wrapper" }))?;
+    }
+    Ok(())
+}
+
+/// Receive slots that reach one slot through two capability addresses
+/// (one cappage mapped at both) are a slot named twice: INVALID_ARG before
+/// anything happens, for a receive, a call's reply slots and a
+/// reply-and-receive (fast path and general path; two and three slots).
+/// The same index in two different cappages is two slots.
+pub fn aliased_recv_slots(cx: &mut Cx) -> TestResult {
+    const A: u64 = 0x6200_0000;
+    const B: u64 = 0x6300_0000;
+    const C: u64 = 0x6400_0000;
+    let cp = cx.retype(ty::CAPPAGE)?;
+    let other = match cx.retype(ty::CAPPAGE) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = MEMORY.reclaim(cp);
+            cx.drop_slot(cp);
+            return Err(e);
+        }
+    };
+    let r = SELF_ASPACE
+        .map_cappage(cp, A)
+        .ctx("MAP_CAPPAGE")
+        .and_then(|_| SELF_ASPACE.map_cappage(cp, B).ctx("MAP_CAPPAGE at a second address"))
+        .and_then(|_| SELF_ASPACE.map_cappage(other, C).ctx("MAP_CAPPAGE of another"))
+        .and_then(|_| aliased_slots_refused(cx, A, B, C));
+    for at in [A, B, C] {
+        let _ = SELF_ASPACE.unmap_cappage(at);
+    }
+    for c in [cp, other] {
+        let _ = MEMORY.reclaim(c);
+        cx.drop_slot(c);
+    }
+    r
+}
+
+fn aliased_slots_refused(cx: &mut Cx, a: u64, b: u64, c: u64) -> TestResult {
+    let buf = keep_rt::ipc_buffer();
+    buf.set_recv_slots(&[a + 3, b + 3]);
+    let m = recv(Tag::new(0).with_slots(2).recv_nonblocking(), 0);
+    ensure!(m.err == err::INVALID_ARG, "a receive into one slot by two addresses: {}", m.err);
+    buf.set_recv_slots(&[a + 3, c + 3]);
+    let m = recv(Tag::new(0).with_slots(2).recv_nonblocking(), 0);
+    ensure!(m.err == err::WOULD_BLOCK, "a receive into one index of two cappages: {}", m.err);
+    // A call whose reply slots alias: refused before it is sent.
+    reset();
+    CFG_COUNT.store(1, SeqCst);
+    with_server(cx, 1, HIGH, |_, snd, _| {
+        let buf = keep_rt::ipc_buffer();
+        buf.set_recv_slots(&[a + 5, b + 5]);
+        let m = Sender(snd).call(Tag::new(0x50).with_slots(2), [0; 4]);
+        ensure!(m.err == err::INVALID_ARG, "a call whose reply slots alias: {}", m.err);
+        ensure!(SEEN_COUNT.load(SeqCst) == 0, "the server received the refused call");
+        let m = Sender(snd).call(Tag::new(0x52), [0; 4]);
+        m.result().ctx("CALL after the refused one")?;
+        Ok(())
+    })?;
+    // A server's reply-and-receive naming the first slot again through the
+    // other address: refused, nothing sent (the server then replies alone);
+    // through a different cappage: served.
+    let slots = [a + 7, a + 8, a + 9];
+    for prio in [SAME, HIGH] {
+        for n in [2, 3] {
+            let what = format!("aliased, {n} slots, prio {prio}");
+            failed_reply_recv_at(cx, n, Some(&slots), prio, || CFG_RR_SLOT1.store(b + 7, SeqCst), err::INVALID_ARG, &what)?;
+            let what = format!("one index in two cappages, {n} slots, prio {prio}");
+            failed_reply_recv_at(cx, n, Some(&slots), prio, || CFG_RR_SLOT1.store(c + 7, SeqCst), 0, &what)?;
+            // The slots are ours: empty them for the next round.
+            for &s in slots.iter().chain([c + 7].iter()) {
+                let _ = SELF_ASPACE.delete_cap(s);
+            }
+        }
     }
     Ok(())
 }

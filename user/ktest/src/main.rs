@@ -170,6 +170,7 @@ type Test = (&'static str, &'static str, fn(&mut Cx) -> TestResult);
 
 #[rustfmt::skip]
 const TESTS: &[Test] = &[
+    ("KERN0002", "CHECK_INVARIANTS finds no violation at the start, nor while a call waits with a reply time-out", stress::invariants_at_start),
     ("BOOT0001", "runs in ring 3", kernel::ring3),
     ("BOOT0002", "kernel version equals the ABI version", kernel::version),
     ("BOOT0003", "boot image is passed and lists hello", kernel::boot_image),
@@ -343,6 +344,7 @@ const TESTS: &[Test] = &[
     ("IPC0033", "a call's reply wait can time out; the late reply is STALE", ipc::call_timeout),
     ("IPC0034", "revoking a wrapper wakes the senders queued through it with STALE", ipc::wrapper_revoked_wakes_queued_sender),
     ("IPC0035", "timed calls answered on the fast path leave the timer list sound", ipc::timed_calls_fast_replies),
+    ("IPC0036", "receive slots reaching one slot through one cappage mapped twice are INVALID_ARG (receive, call, reply-and-receive)", ipc::aliased_recv_slots),
     ("REPLY0001", "a return capability deleted: its caller hears NO_REPLY at once", reply::deleted),
     ("REPLY0002", "a return capability overwritten by the next call: NO_REPLY", reply::overwritten),
     ("REPLY0003", "a moved return capability still answers", reply::moved_still_answers),
@@ -351,6 +353,8 @@ const TESTS: &[Test] = &[
     ("REPLY0006", "the server's space loses its last process: NO_REPLY", reply::server_space_gone),
     ("REPLY0007", "a fault message's return capability deleted: the process stops FAULTED", reply::fault_reply_lost),
     ("REPLY0008", "a caller exported while its return capability goes hears NO_REPLY once restored", reply::exported_caller),
+    ("REPLY0009", "a return capability in a cappage mapped twice or in a second space: NO_REPLY once no live space maps it", reply::aliased_cappage_wakes),
+    ("REPLY0010", "a server whose cappage is mapped twice or in a second space destroyed: the memory pool gets every frame back", reply::aliased_cappage_pool),
     ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
@@ -462,6 +466,7 @@ const TESTS: &[Test] = &[
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),
+    ("KERN0003", "CHECK_INVARIANTS finds no violation after every other test", stress::invariants_at_end),
 ];
 
 fn main(image_addr: u64, image_size: u64) -> i32 {

@@ -300,3 +300,198 @@ pub fn exported_caller(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[ret, d]);
     r
 }
+
+/// Where the aliasing tests put their return capability's cappage a
+/// second time.
+#[derive(Clone, Copy, PartialEq)]
+enum Alias {
+    /// Twice in the server's space.
+    Twice,
+    /// The same, with the server exported (REVOKE_PROCESS) before it goes.
+    TwiceExported,
+    /// In a second space too, each destroyed with ACCOUNT.DESTROY.
+    Second,
+    /// In a second space too, both destroyed by DESTROY_ALL.
+    SecondAll,
+}
+
+/// Set to the SENDER for late_caller, which waits for it, then calls once.
+static LATE_SND: AtomicU64 = AtomicU64::new(0);
+
+fn late_caller(_: &thread::Args) -> u64 {
+    let mut snd = LATE_SND.load(SeqCst);
+    while snd == 0 {
+        let _ = TIMER.sleep(5);
+        snd = LATE_SND.load(SeqCst);
+    }
+    let m = Sender(snd).call(Tag::new(5), [0; 4]);
+    RESULT[0].store(m.err, SeqCst);
+    0
+}
+
+/// Pages and cappages for a loaded program, from the memory pool, with a
+/// copy of each capability kept so that they can be reclaimed afterwards.
+struct Kept {
+    slots: alloc::vec::Vec<u64>,
+    used: usize,
+}
+
+impl keep_loader::FrameSource for Kept {
+    fn retype(&mut self, ty: u64, dest: u64) -> Result<(), Error> {
+        let k = *self.slots.get(self.used).ok_or(Error::NO_MEMORY)?;
+        MEMORY.retype(ty, k)?;
+        self.used += 1;
+        SELF_ASPACE.copy_cap(k, dest, 0)
+    }
+}
+
+/// A pages hello (mode 4: it takes one call into slot 0x20 of its first
+/// cappage and never answers) whose first cappage is mapped a second time
+/// as `case` says, with a caller waiting on it; then its process and the
+/// spaces that map the cappage are destroyed.  check_wake: the caller hears
+/// NO_REPLY exactly when no live space maps the cappage any more (or, the
+/// cappage mapped only in the server's space, when its last process goes).
+/// check_pool: afterwards every page, cappage and account frame goes back
+/// and the memory pool has what it had before.
+fn aliased_server(cx: &mut Cx, case: Alias, check_wake: bool, check_pool: bool) -> TestResult {
+    const KEEP: usize = 400;
+    let elf = cx.image.as_ref().and_then(|i| i.find("hello")).ok_or("no hello")?.data;
+    let mut keep = alloc::vec::Vec::with_capacity(KEEP);
+    for _ in 0..KEEP {
+        keep.push(cx.slot()?);
+    }
+    let [acct, y, snd, d] = cx.slots::<4>()?;
+    // Room in the slot pool for the loader, so that it takes no pool frame.
+    let spare = cx.slots::<16>()?;
+    cx.drop_slots(&spare);
+    RESULT[0].store(u64::MAX, SeqCst);
+    LATE_SND.store(0, SeqCst);
+    let c = thread::spawn(&mut cx.slots, "ktest-caller", 10, late_caller, &[])?;
+    let before = MEMORY.free().ctx("FREE")?;
+    let mut src = Kept { slots: keep.clone(), used: 0 };
+    let mut made: Option<keep_loader::Child> = None;
+    let mut exported = false;
+    let acc = keep_abi::Account(acct);
+    let r = (|| -> TestResult {
+        MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+        MEMORY.donate(acct, 256).ctx("DONATE")?;
+        let grants = [keep_loader::Grant { src: slot::TIMER, dest: slot::TIMER, rights: 0 }];
+        let spec = keep_loader::Spec { name: "ktest-mute", elf, arg0: 4, arg1: 0, grants: &grants, blob: None };
+        let child = keep_loader::Loader::with_source(&mut cx.slots, acc, &mut src).load(&spec).ctx("load hello")?;
+        let (proc_, space) = (child.process, child.aspace);
+        made = Some(child);
+        let cp = keep[0];
+        ensure!(SELF_ASPACE.identify_cap(cp).ctx("IDENTIFY")?.ty == ty::CAPPAGE, "the first frame is not the cappage");
+        match case {
+            Alias::Twice | Alias::TwiceExported => space.map_cappage(cp, 256).ctx("MAP_CAPPAGE at 256")?,
+            Alias::Second | Alias::SecondAll => {
+                acc.create_aspace(y).ctx("CREATE_ASPACE")?;
+                keep_abi::Aspace(y).map_cappage(cp, 0).ctx("MAP_CAPPAGE in the second space")?
+            }
+        }
+        proc_.mint(snd, 9, 0).ctx("MINT")?;
+        proc_.start().ctx("START")?;
+        LATE_SND.store(snd, SeqCst);
+        let _ = TIMER.sleep(30); // it calls; hello takes the call and sleeps
+        ensure!(RESULT[0].load(SeqCst) == u64::MAX, "the call ended before the server went");
+        let waiting = |what: &str| -> TestResult {
+            let _ = TIMER.sleep(20);
+            let got = RESULT[0].load(SeqCst);
+            ensure!(!check_wake || got == u64::MAX, "{what}: the caller got {}, want still waiting", keep_abi::error_name(got));
+            Ok(())
+        };
+        let no_reply = |what: &str| -> TestResult {
+            let got = result_of(0);
+            let name = if got == u64::MAX { "still waiting" } else { keep_abi::error_name(got) };
+            ensure!(!check_wake || got == err::NO_REPLY, "{what}: caller {name}, want NO_REPLY");
+            Ok(())
+        };
+        match case {
+            Alias::Twice => {
+                acc.destroy(proc_.0).ctx("DESTROY the server")?;
+                no_reply("the server destroyed, its space the only one mapping the cappage (twice)")?;
+                acc.destroy(space.0).ctx("DESTROY its space")?;
+            }
+            Alias::TwiceExported => {
+                acc.revoke_process(proc_.0, d).ctx("REVOKE_PROCESS of the server")?;
+                exported = true;
+                waiting("the server exported")?;
+                acc.destroy(proc_.0).ctx("DESTROY the exported server")?;
+                no_reply("the exported server destroyed, its space the only one mapping the cappage (twice)")?;
+                acc.destroy(space.0).ctx("DESTROY its space")?;
+            }
+            Alias::Second => {
+                acc.destroy(proc_.0).ctx("DESTROY the server")?;
+                waiting("the server destroyed, a second space maps the cappage")?;
+                acc.destroy(space.0).ctx("DESTROY its space")?;
+                waiting("its space destroyed, a second space maps the cappage")?;
+                acc.destroy(y).ctx("DESTROY the second space")?;
+                no_reply("the second space destroyed too")?;
+            }
+            Alias::SecondAll => {
+                acc.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+                no_reply("DESTROY_ALL of the account with both spaces")?;
+                return Ok(());
+            }
+        }
+        // Every object and table went back to the account but the page of
+        // process numbers it bought (kept for its next process).
+        let (_, used) = acc.info().ctx("ACCOUNT.INFO")?;
+        ensure!(!check_pool || used == 1, "the account has {used} frames in use after its objects went, want 1");
+        Ok(())
+    })();
+    c.kill(&mut cx.slots);
+    let _ = acc.destroy_all(slot::MEMORY);
+    if let Some(child) = made {
+        cx.drop_slots(&[child.process.0, child.aspace.0]);
+    }
+    let mut r2 = Ok(());
+    if exported {
+        if let Err(e) = MEMORY.reclaim(d) {
+            r2 = Err(alloc::format!("RECLAIM of the export's page: {e}"));
+        }
+    }
+    for (i, &k) in keep[..src.used].iter().enumerate() {
+        if let Err(e) = MEMORY.reclaim(k) {
+            if r2.is_ok() {
+                r2 = Err(alloc::format!("RECLAIM of the program's frame {i}: {e}"));
+            }
+        }
+    }
+    let after = MEMORY.free();
+    cx.drop_slots(&keep);
+    cx.drop_slots(&[acct, y, snd, d]);
+    r?;
+    if check_pool {
+        r2?;
+        let after = after.ctx("FREE")?;
+        ensure!(after == before, "the memory pool has {after} frames, {before} before ({} short)", before as i64 - after as i64);
+    }
+    Ok(())
+}
+
+const ALIAS_CASES: [(Alias, &str); 4] = [
+    (Alias::Twice, "mapped twice"),
+    (Alias::TwiceExported, "mapped twice, server exported"),
+    (Alias::Second, "in a second space"),
+    (Alias::SecondAll, "in a second space, DESTROY_ALL"),
+];
+
+/// Every case runs; the failures are reported together.
+fn all_cases(cx: &mut Cx, check_wake: bool, check_pool: bool) -> TestResult {
+    let mut failed = alloc::vec::Vec::new();
+    for (case, what) in ALIAS_CASES {
+        if let Err(e) = aliased_server(cx, case, check_wake, check_pool) {
+            failed.push(alloc::format!("{what}: {e}"));
+        }
+    }
+    if failed.is_empty() { Ok(()) } else { Err(failed.join("; ")) }
+}
+
+pub fn aliased_cappage_wakes(cx: &mut Cx) -> TestResult {
+    all_cases(cx, true, false)
+}
+
+pub fn aliased_cappage_pool(cx: &mut Cx) -> TestResult {
+    all_cases(cx, false, true)
+}

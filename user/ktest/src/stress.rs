@@ -109,3 +109,54 @@ pub fn invariants(_: &mut Cx) -> Result<(), String> {
     );
     Ok(())
 }
+
+/// Receives one call into slot words[0] and never answers; sleeps until killed.
+fn unanswering(a: &keep_loader::thread::Args) -> u64 {
+    a.buf().set_recv_slots(&[a.words[0]]);
+    let _ = keep_abi::recv(keep_abi::Tag::new(0).with_slots(1), 0);
+    loop {
+        let _ = keep_abi::TIMER.sleep(60_000);
+    }
+}
+
+/// Calls words[0] once with a 5 s time-out for the reply.
+fn timed_caller(a: &keep_loader::thread::Args) -> u64 {
+    let t = keep_abi::Tag::new(3).with_mode(keep_abi::tag::MODE_CALL);
+    keep_abi::ipc(a.words[0], t, [0; 4], 5000).err
+}
+
+/// The invariants hold at the suite's start (servers of the running system
+/// wait in calls with reply time-outs), and while a call of ktest's waits
+/// for its reply with a time-out: such a caller is on the timer list.
+pub fn invariants_at_start(cx: &mut Cx) -> TestResult {
+    let (violations, checked) = KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+    ensure!(violations == 0 && checked > 0, "at the start: {violations} violations in {checked} items");
+    let [ret, snd] = cx.slots::<2>()?;
+    let r = (|| {
+        let srv = keep_loader::thread::spawn(&mut cx.slots, "ktest-mute", 10, unanswering, &[ret])?;
+        let r = (|| {
+            srv.process.mint(snd, 1, 0).ctx("MINT")?;
+            let c = keep_loader::thread::spawn(&mut cx.slots, "ktest-timed", 10, timed_caller, &[snd])?;
+            let _ = keep_abi::TIMER.sleep(20); // it calls; the server takes the call
+            let st = c.process.status();
+            let inv = KERNEL.check_invariants();
+            c.kill(&mut cx.slots);
+            let st = st.ctx("STATUS of the caller")?;
+            ensure!(st.state == state::BLOCKED, "the timed caller is {st}, not waiting for its reply");
+            let (violations, checked) = inv.ctx("CHECK_INVARIANTS")?;
+            ensure!(violations == 0, "a call waiting with a time-out: {violations} violations in {checked} items");
+            Ok(())
+        })();
+        srv.kill(&mut cx.slots);
+        r
+    })();
+    cx.drop_slots(&[ret, snd]);
+    r
+}
+
+/// The last test: every test before it left the kernel's invariants intact.
+pub fn invariants_at_end(_: &mut Cx) -> TestResult {
+    let (violations, checked) = KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+    ensure!(violations == 0 && checked > 0, "after the suite: {violations} violations in {checked} items");
+    Ok(())
+}
