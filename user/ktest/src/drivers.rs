@@ -918,3 +918,178 @@ pub fn pci_take_back(cx: &mut Cx) -> TestResult {
     r?;
     stopped
 }
+
+/// BLK0007: a client that attaches buffer after buffer (its own
+/// dataspaces, and one share twice) holds at most its part of the
+/// server's buffer table (keep_blk::limits::PER_CLIENT): past it ATTACH is
+/// NO_RESOURCES, another client still attaches and is served, and once the
+/// first client's dataspaces are gone every buffer it held is free again.
+pub fn blk_buffers_per_client(cx: &mut Cx) -> TestResult {
+    with_blk_ds(cx, |cx, admin, m, bank| {
+        let s = cx.slots::<6>()?;
+        let mut owned = Vec::new();
+        let r = blk_buffers_session(cx, admin, m, bank, s, &mut owned);
+        for d in owned {
+            let _ = Dataspace(Sender(d)).destroy();
+            let _ = SELF_ASPACE.delete_cap(d);
+            cx.drop_slots(&[d]);
+        }
+        for &x in &s {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        cx.drop_slots(&s);
+        r
+    })
+}
+
+fn blk_buffers_session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, s: [u64; 6], owned: &mut Vec<u64>) -> TestResult {
+    use keep_blk::limits::{PER_CLIENT, TABLE};
+    let [a, b, share, b_own, b_share, again] = s;
+    admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
+    admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
+    let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
+    let before = admin.queue_stats().ctx("QUEUE_STATS")?.2;
+    // A, hostile: a dataspace of its own for every ATTACH, as many as the
+    // server takes (at most the whole table), and its first share again.
+    let mut taken = Vec::new();
+    let mut refusal = None;
+    for i in 0..TABLE + 1 {
+        let d = cx.slot()?;
+        owned.push(d);
+        dss(m.create(1, bank, d), "A's CREATE")?;
+        dss(Dataspace(Sender(d)).share(rights::READ | rights::WRITE, share), "A's SHARE")?;
+        let r = ca.attach(share);
+        let _ = SELF_ASPACE.delete_cap(share);
+        match r {
+            Ok((buf, _, _)) => taken.push(buf),
+            Err(e) => {
+                refusal = Some((i, e));
+                break;
+            }
+        }
+    }
+    // B, honest: attaches and is served while A holds all it could get.
+    let bown = Dataspace(Sender(b_own));
+    dss(m.create(4, bank, b_own), "B's CREATE")?;
+    dss(bown.share(rights::READ | rights::WRITE, b_share), "B's SHARE")?;
+    let (bbuf, _, _) = cb.attach(b_share).map_err(|e| format!("B's ATTACH while A holds {} buffers: {e}", taken.len()))?;
+    cb.read_ds(bbuf, 0, 0, 8).ctx("B's READ_DS")?;
+    ensure!(taken.len() == PER_CLIENT, "A attached {} buffers, want {PER_CLIENT} ({refusal:?})", taken.len());
+    ensure!(
+        matches!(refusal, Some((_, keep_blk::Error::Status(keep_blk::NO_RESOURCES)))),
+        "A's ATTACH past its limit: {refusal:?}, want NO_RESOURCES"
+    );
+    // The same share twice counts twice: still refused, after a DETACH taken.
+    let first = Dataspace(Sender(owned[0]));
+    dss(first.share(rights::READ | rights::WRITE, again), "A's SHARE again")?;
+    ensure!(
+        ca.attach(again) == Err(keep_blk::Error::Status(keep_blk::NO_RESOURCES)),
+        "A's ATTACH of a share at its limit: not NO_RESOURCES"
+    );
+    ca.detach(taken[0]).ctx("A's DETACH")?;
+    let (buf, _, _) = ca.attach(again).ctx("A's ATTACH after a DETACH")?;
+    ensure!(
+        ca.attach(again) == Err(keep_blk::Error::Status(keep_blk::NO_RESOURCES)),
+        "A's ATTACH of the same share again at its limit: not NO_RESOURCES"
+    );
+    taken[0] = buf;
+    let _ = SELF_ASPACE.delete_cap(again);
+    let (info, _) = admin.client(0).ctx("CLIENT A")?;
+    ensure!(info.buffers == PER_CLIENT as u64, "CLIENT says A has {} buffers", info.buffers);
+    ensure!(admin.queue_stats().ctx("QUEUE_STATS")?.2 == before + PER_CLIENT as u64 + 1, "buffers attached with A's and B's");
+    // A ends: its dataspaces go (as with its bank), and so does all it held.
+    for d in owned.drain(..) {
+        dss(Dataspace(Sender(d)).destroy(), "A's DESTROY")?;
+        let _ = SELF_ASPACE.delete_cap(d);
+        cx.drop_slots(&[d]);
+    }
+    let (info, _) = admin.client(0).ctx("CLIENT A after its end")?;
+    ensure!(info.buffers == 0, "A's {} buffers outlived its dataspaces", info.buffers);
+    cb.detach(bbuf).ctx("B's DETACH")?;
+    dss(bown.destroy(), "B's DESTROY")?;
+    ensure!(admin.queue_stats().ctx("QUEUE_STATS")?.2 == before, "buffers attached after both ended");
+    // And A may attach again.
+    let d = cx.slot()?;
+    owned.push(d);
+    dss(m.create(1, bank, d), "A's CREATE again")?;
+    dss(Dataspace(Sender(d)).share(rights::READ | rights::WRITE, share), "A's SHARE again")?;
+    let (buf, _, _) = ca.attach(share).ctx("A's ATTACH after its end")?;
+    ca.detach(buf).ctx("A's last DETACH")?;
+    Ok(())
+}
+
+/// PCI0006: a PCI server whose own account is as small as the
+/// description's (256 frames), given the pool to fund sessions.  A driver
+/// maps one page at every GiB of its domain (two table frames a MAP) until
+/// the kernel refuses: it spends its session's budget
+/// (keep_pci::budget::SESSION_FRAMES) and no more, and gets NO_MEMORY; a
+/// second driver's session still maps pages at fresh GiBs; the server's own
+/// account is untouched; and once both sessions are released the pool has
+/// every frame back.
+pub fn pci_session_budget(cx: &mut Cx) -> TestResult {
+    use keep_pci::budget::SESSION_FRAMES;
+    const GIB: u64 = 1 << 30;
+    let acct = cx.slot()?;
+    keep_abi::MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+    let r = (|| {
+        keep_abi::MEMORY.donate(acct, 256).ctx("DONATE")?;
+        let srv = start(cx, "pci", &[grant(slot::CONSOLE), Grant { src: acct, dest: slot::ACCOUNT, rights: 0 }, grant(slot::DEVMEM),
+                                     grant(slot::TIMER), grant(slot::INTERRUPT), grant(slot::MEMORY)])?;
+        let [sa, da, sb, db, page] = cx.slots::<5>()?;
+        let r = (|| {
+            let pci = Pci(Sender(srv.cap));
+            let own0 = keep_abi::Account(acct).info().ctx("the server's account INFO")?;
+            let pool0 = keep_abi::MEMORY.free().ctx("MEMORY.FREE")?;
+            keep_abi::MEMORY.retype(keep_abi::ty::PAGE, page).ctx("RETYPE")?;
+            // A, hostile: a page at every GiB until the kernel says no.
+            pci.open(VIRTIO, BLK, 0, sa, da).ctx("A's OPEN")?;
+            let dom_a = DmaDomain(da);
+            let mut maps = 0;
+            let refusal = loop {
+                if maps == 500 {
+                    break None;
+                }
+                match dom_a.map(page, (maps + 1) * GIB, rights::READ) {
+                    Ok(()) => maps += 1,
+                    Err(e) => break Some(e),
+                }
+            };
+            // B, honest: its own session maps as it needs.
+            pci.open(VIRTIO, NET, 0, sb, db).ctx("B's OPEN")?;
+            let dom_b = DmaDomain(db);
+            for i in 0..8 {
+                dom_b.map(page, (i + 1) * GIB, rights::READ | rights::WRITE)
+                    .map_err(|e| format!("B's MAP at {} GiB after A's {maps} maps ({refusal:?}): {e}", i + 1))?;
+            }
+            ensure!(refusal == Some(keep_abi::Error::NO_MEMORY), "A's MAP refused with {refusal:?} after {maps} maps, want NO_MEMORY");
+            ensure!(maps <= SESSION_FRAMES / 2, "A mapped at {maps} GiBs: more than its budget of {SESSION_FRAMES} frames pays for");
+            ensure!(maps >= SESSION_FRAMES / 4, "A mapped at only {maps} GiBs");
+            let own = keep_abi::Account(acct).info().ctx("the server's account INFO")?;
+            ensure!(own == own0, "the server's own account went from {own0:?} to {own:?}");
+            // Both end: every frame of their budgets comes back.
+            Session(Sender(sa)).release().ctx("A's RELEASE")?;
+            Session(Sender(sb)).release().ctx("B's RELEASE")?;
+            keep_abi::MEMORY.reclaim(page).ctx("RECLAIM the page (pinned nowhere now)")?;
+            let pool = keep_abi::MEMORY.free().ctx("MEMORY.FREE")?;
+            ensure!(pool == pool0, "the pool had {pool0} frames, {pool} after both sessions ended");
+            // A's function opens afresh, with a whole budget.
+            for x in [sa, da] {
+                let _ = SELF_ASPACE.delete_cap(x);
+            }
+            pci.open(VIRTIO, BLK, 0, sa, da).ctx("A's OPEN again")?;
+            Session(Sender(sa)).release().ctx("RELEASE")?;
+            Ok(())
+        })();
+        for x in [sa, da, sb, db, page] {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        cx.drop_slots(&[sa, da, sb, db, page]);
+        let stopped = stop(cx, srv, quit_pci);
+        r?;
+        stopped
+    })();
+    let _ = keep_abi::Account(acct).destroy_all(slot::MEMORY);
+    let _ = SELF_ASPACE.delete_cap(acct);
+    cx.drop_slots(&[acct]);
+    r
+}

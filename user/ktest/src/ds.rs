@@ -620,3 +620,96 @@ pub fn restarted(cx: &mut Cx) -> TestResult {
     stopped?;
     banks
 }
+
+/// DS0008: a client that shares, maps and pins one dataspace without end
+/// fills only that dataspace's quota (keep_dataspace::quota): its SHARE,
+/// MAP and PIN past it are FULL (word 1 REACHED) and change nothing;
+/// another client's dataspace is still created, shared, mapped and pinned;
+/// and the first one's DESTROY brings STATS back to where it was.
+pub fn quota(cx: &mut Cx) -> TestResult {
+    use keep_dataspace::quota::{HANDLES, MAPPINGS, PINS, REACHED};
+    with_ds::<7>(cx, |_, m, b, [o, s, sp, d, o2, s2, d2]| {
+        let stats0 = m.stats().map_err(|e| format!("STATS: {e}"))?;
+        let own = Dataspace(Sender(o));
+        ds(m.create(1, b, o), "A's CREATE")?;
+        ACCOUNT.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+        let other = other_space(sp)?;
+        let r = (|| {
+            // A, hostile: up to more than the manager's tables ever held.
+            let (mut shares, mut maps, mut pins) = (0u64, 0u64, 0u64);
+            let mut refused = [None; 3];
+            for _ in 0..1100 {
+                match own.share(READ, s) {
+                    Ok(_) => {
+                        shares += 1;
+                        let _ = SELF_ASPACE.delete_cap(s);
+                    }
+                    Err(e) => {
+                        refused[0] = Some(e);
+                        break;
+                    }
+                }
+            }
+            for i in 0..600 {
+                match own.map(sp, VB + i * PAGE, 0, 1, READ) {
+                    Ok(_) => maps += 1,
+                    Err(e) => {
+                        refused[1] = Some(e);
+                        break;
+                    }
+                }
+            }
+            let mut addr = [0u64; 1];
+            for i in 0..600 {
+                match own.pin(d, 0, 1, IOVA + i * PAGE, READ, &mut addr) {
+                    Ok(_) => pins += 1,
+                    Err(e) => {
+                        refused[2] = Some(e);
+                        break;
+                    }
+                }
+            }
+            // B, honest: its own dataspace, shared, mapped and pinned.
+            let own2 = Dataspace(Sender(o2));
+            ds(m.create(2, b, o2), "B's CREATE while A is at its quota")?;
+            ds(own2.share(READ | WRITE, s2), "B's SHARE while A is at its quota")?;
+            ds(own2.map(slot::SELF_ASPACE, VC, 0, 2, READ | WRITE), "B's MAP while A is at its quota")?;
+            ACCOUNT.create_dma_domain(d2).ctx("CREATE_DMA_DOMAIN B's")?;
+            let mut addrs = [0u64; 2];
+            ds(Dataspace(Sender(s2)).pin(d2, 0, 2, IOVA, READ | WRITE, &mut addrs), "B's PIN through its share while A is at its quota")?;
+            set_word(VC, 0xb0b);
+            ensure!(word(VC) == 0xb0b, "B's mapping");
+            // A's part, and how it was refused.
+            let full = Some(keep_dataspace::Error::Status(keep_dataspace::FULL, REACHED));
+            ensure!(shares == HANDLES as u64 - 1, "A made {shares} shares, want {} ({:?})", HANDLES - 1, refused[0]);
+            ensure!(maps == MAPPINGS as u64, "A made {maps} mappings, want {MAPPINGS} ({:?})", refused[1]);
+            ensure!(pins == PINS as u64, "A made {pins} pins, want {PINS} ({:?})", refused[2]);
+            ensure!(refused == [full; 3], "A's refusals {refused:?}, want FULL (REACHED) each");
+            // Refused requests changed nothing: no mapping past A's last.
+            ensure!(other.lookup(VB + maps * PAGE).is_err(), "a refused MAP left a mapping");
+            ensure!(DmaDomain(d).lookup(IOVA + pins * PAGE).is_err(), "a refused PIN left a pin");
+            let st = m.stats().map_err(|e| format!("STATS: {e}"))?;
+            ensure!(
+                st == (stats0.0 + 2, stats0.1 + HANDLES as u64 + 2, stats0.2 + MAPPINGS as u64 + 1, stats0.3 + PINS as u64 + 1),
+                "STATS with A at its quota and B: {st:?} (before {stats0:?})"
+            );
+            // A ends: DESTROY gives back every handle, mapping and pin.
+            ds(own.destroy().map(|_| 0), "A's DESTROY")?;
+            ensure!(DmaDomain(d).lookup(IOVA).is_err() && other.lookup(VB).is_err(), "A's pins or mappings outlived it");
+            ds(own2.destroy().map(|_| 0), "B's DESTROY")?;
+            let st = m.stats().map_err(|e| format!("STATS: {e}"))?;
+            ensure!(st == stats0, "STATS after both ended: {st:?}, want {stats0:?}");
+            Ok(())
+        })();
+        let _ = own.destroy();
+        let _ = Dataspace(Sender(o2)).destroy();
+        for x in [d, d2] {
+            let _ = ACCOUNT.destroy(x);
+        }
+        let _ = ACCOUNT.destroy(sp);
+        for x in [o, s, sp, d, o2, s2, d2] {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        r
+    })
+}

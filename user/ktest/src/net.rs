@@ -766,12 +766,17 @@ fn refusals(admin: Admin, m: Dsm, sa: Stack, sb: Stack, [fake, spare, small, big
     c.set_cons(TX_DONE, cases.len() as u32);
     c.set_prod(RX_FREE, 4 + QUEUE + 1);
     sb.send(&to_a).ctx("B's SEND, RX_FREE out of range")?;
+    ensure!(sa.kick() == Err(Status(BAD_REQUEST)), "KICK with RX_FREE's index out of range: {:?}", sa.kick());
+    ensure!(c.cons(TX_SUBMIT) == cases.len() as u32, "KICK with RX_FREE's index out of range took from TX_SUBMIT");
     c.set_prod(RX_FREE, 4);
     c.set_cons(RX_DONE, 7);
     sb.send(&to_a).ctx("B's SEND, RX_DONE out of range")?;
+    ensure!(sa.kick() == Err(Status(BAD_REQUEST)), "KICK with RX_DONE's index out of range: {:?}", sa.kick());
+    ensure!(c.cons(TX_SUBMIT) == cases.len() as u32, "KICK with RX_DONE's index out of range took from TX_SUBMIT");
     c.set_cons(RX_DONE, 1);
     ensure!(c.prod(RX_DONE) == 1, "a frame delivered with an index out of range");
-    ensure!(sa.ring_counters().ctx("RING_COUNTERS")? == (10, 4, 0), "RING_COUNTERS after 4 indices out of range: {:?}", sa.ring_counters());
+    // Each delivery and each KICK that met one counts it: 2 + 2 × 2.
+    ensure!(sa.ring_counters().ctx("RING_COUNTERS")? == (10, 6, 0), "RING_COUNTERS after 4 indices out of range: {:?}", sa.ring_counters());
     // The stack writes the server's half: counted, and the server goes on
     // from its own indices (the frame lands at entry 1, RX_DONE's producer
     // is 2 again, TX_SUBMIT's consumer right).
@@ -786,7 +791,7 @@ fn refusals(admin: Admin, m: Dsm, sa: Stack, sb: Stack, [fake, spare, small, big
     let g = wait_frame(sb, 1000)?.ok_or("B did not get the honest frame")?;
     ensure!(g == good, "B's honest frame differs");
     let (bad, range, tampered) = sa.ring_counters().ctx("RING_COUNTERS")?;
-    ensure!(bad == 10 && range == 4 && tampered == 2, "RING_COUNTERS after the server's half was written: {:?}", (bad, range, tampered));
+    ensure!(bad == 10 && range == 6 && tampered == 2, "RING_COUNTERS after the server's half was written: {:?}", (bad, range, tampered));
     // ATTACH of what is no ring: each refused, A's ring untouched.
     keep_abi::SELF_PROCESS.mint(fake, 1 << 63 | 1, rights::WRITE | rights::CALL).ctx("MINT a fake dataspace")?;
     keep_abi::MEMORY.retype(keep_abi::ty::PAGE, spare).ctx("RETYPE")?;

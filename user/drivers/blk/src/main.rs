@@ -59,7 +59,7 @@ const DMA_VA: u64 = 0x0000_4200_0000_0000;
 const BUF_VA: u64 = 0x0000_4300_0000_0000;
 const BUF_IOVA: u64 = 0x18_0000_0000;
 const WINDOW: u64 = MAX_BUFFER_PAGES * 4096;
-const MAX_BUFFERS: usize = 64;
+const MAX_BUFFERS: usize = limits::TABLE;
 /// Device addresses of the DMA pages: the server's choice, not RAM's.
 const IOVA: u64 = 0x10_0000_0000;
 const IRQ_WAIT_MS: u64 = 100;
@@ -848,6 +848,12 @@ impl Server {
             return answer(BAD_REQUEST);
         }
         self.reap();
+        // The table is shared by every client: each may hold only its part.
+        let held = self.buffers.iter().flatten().filter(|b| b.client == n).count();
+        let free = self.buffers.iter().filter(|x| x.is_none()).count();
+        if let Err(st) = limits::may_attach(held, free) {
+            return answer(st);
+        }
         let Some(b) = self.buffers.iter().position(|x| x.is_none()) else { return answer(NO_RESOURCES) };
         let (va, iova) = (BUF_VA + b as u64 * WINDOW, BUF_IOVA + b as u64 * WINDOW);
         let map = match ds.map(slot::SELF_ASPACE, va, 0, pages, rights::READ | (r & rights::WRITE)) {

@@ -113,6 +113,12 @@ impl RingState {
     fn rx_waiting(&self) -> Option<u32> {
         waiting(self.done_prod, self.ctl().cons(RX_DONE))
     }
+
+    /// Are RX_FREE's producer and RX_DONE's consumer (the stack's) within
+    /// a queue of the server's consumer and producer?
+    fn rx_in_range(&self) -> bool {
+        waiting(self.ctl().prod(RX_FREE), self.free_cons).is_some() && self.rx_waiting().is_some()
+    }
 }
 
 /// A frame on the device from a ring: (stack, ring generation, buffer offset).
@@ -707,7 +713,16 @@ impl Server {
                 if label == WAIT {
                     self.stacks[i].ring.as_mut().unwrap().wait_tx = words[0] & WAIT_TX != 0;
                 }
-                let st = self.ring_send(i);
+                // The receive queues' indices as well as the transmit
+                // queues' (ring_send): one out of range, and nothing is
+                // taken, the stack is told so.
+                let r = self.stacks[i].ring.as_mut().unwrap();
+                let st = if r.rx_in_range() {
+                    self.ring_send(i)
+                } else {
+                    r.bad_index += 1;
+                    BAD_REQUEST
+                };
                 (st, [self.stacks[i].ready(), 0, 0], None)
             }
             WAIT => (OK, [self.stacks[i].queue.len() as u64, 0, 0], None),

@@ -20,9 +20,11 @@ mod mediator;
 use alloc::vec::Vec;
 
 use keep_abi::{
-    ACCOUNT, DEVMEM, DevMem, DmaDomain, Error, INTERRUPT, Interrupt, Return, SELF_ASPACE, SELF_PROCESS, Tag, layout, recv,
-    rights, slot,
+    ACCOUNT, Account, DEVMEM, DevMem, DmaDomain, Error, INTERRUPT, Interrupt, MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Tag,
+    layout, recv, rights, slot, ty,
 };
+use keep_pci::budget::{self, Funding};
+use keep_spacebank::Bank;
 use keep_loader::SlotPool;
 use keep_pci::*;
 use keep_rt::println;
@@ -68,6 +70,9 @@ struct Func {
     grants: Vec<u64>,         // wrappers of the BARs and lines handed to it: destroyed at RELEASE
     generation: u64,
     domain: Option<u64>, // slot of the DMA domain while a session is open
+    /// The session's account (its domain and wrappers are made from it),
+    /// and its handle in the server's bank when the bank pays for it.
+    account: Option<(Account, Option<u64>)>,
     opener: u64,         // the payload of the capability the session was opened through
     sizing: [bool; 6],
     /// No IOMMU confines this session's DMA: a virtio function is mediated
@@ -146,6 +151,7 @@ fn scan() -> Vec<Func> {
             grants: Vec::new(),
             generation: 0,
             domain: None,
+            account: None,
             opener: 0,
             sizing: [false; 6],
             unconfined: false,
@@ -272,9 +278,16 @@ impl Server {
         let (Some(d), Some(s)) = (self.slots.alloc(), self.slots.alloc()) else {
             return status(NO_RESOURCES);
         };
+        let Some(acct) = self.session_account() else {
+            self.slots.free(d);
+            self.slots.free(s);
+            return status(NO_RESOURCES);
+        };
+        self.funcs[idx].account = Some(acct);
+        let account = acct.0;
         let sid = self.funcs[idx].sid;
         let mut unconfined = false;
-        let made = ACCOUNT.create_dma_domain(d).and_then(|_| match DmaDomain(d).attach(ECAM_SLOT, sid as u64) {
+        let made = account.create_dma_domain(d).and_then(|_| match DmaDomain(d).attach(ECAM_SLOT, sid as u64) {
             Err(Error::BAD_STATE) => {
                 unconfined = true; // no IOMMU: the domain confines nothing (INFO says so)
                 Ok(())
@@ -303,11 +316,12 @@ impl Server {
             if let Some(v) = f.virtio.take() {
                 v.finish(idx);
             }
-            let _ = ACCOUNT.destroy(d);
+            let _ = account.destroy(d);
             let _ = SELF_ASPACE.delete_cap(d);
             let _ = SELF_ASPACE.delete_cap(s);
             self.slots.free(d);
             self.slots.free(s);
+            self.end_account(idx);
             return status(NO_RESOURCES);
         }
         f.domain = Some(d);
@@ -419,13 +433,14 @@ impl Server {
     /// line (docs/devices.md, "Taking a device back").  Returns the slot of
     /// the copy to send; `s` is freed either way.
     fn hand_out(&mut self, idx: usize, s: u64) -> Option<u64> {
+        let account = self.account(idx);
         let w = self.slots.alloc();
         let t = self.slots.alloc();
         let made = match (w, t) {
-            (Some(w), Some(t)) => ACCOUNT
+            (Some(w), Some(t)) => account
                 .create_wrapper(s, w, rights::READ | rights::WRITE)
                 .and_then(|_| SELF_ASPACE.copy_cap(w, t, rights::READ | rights::WRITE).inspect_err(|_| {
-                    let _ = ACCOUNT.destroy(w);
+                    let _ = account.destroy(w);
                     let _ = SELF_ASPACE.delete_cap(w);
                 }))
                 .is_ok(),
@@ -462,8 +477,9 @@ impl Server {
     }
 
     fn release(&mut self, idx: usize) -> Reply {
+        let account = self.account(idx);
         for w in core::mem::take(&mut self.funcs[idx].grants) {
-            let _ = ACCOUNT.destroy(w);
+            let _ = account.destroy(w);
             let _ = SELF_ASPACE.delete_cap(w);
             self.slots.free(w);
         }
@@ -476,12 +492,75 @@ impl Server {
             // Bus mastering off first: the device issues no more DMA.
             let cmd = rd(f.sid, 4) & 0xffff;
             wr(f.sid, 4, cmd & !0x6);
-            let _ = ACCOUNT.destroy(d); // detaches the function, unpins every page
+            let _ = account.destroy(d); // detaches the function, unpins every page
             let _ = SELF_ASPACE.delete_cap(d);
             self.slots.free(d);
         }
         f.generation += 1;
+        self.end_account(idx);
         status(OK)
+    }
+
+    /// The account session `idx`'s objects are made from.
+    fn account(&self, idx: usize) -> Account {
+        self.funcs[idx].account.map_or(ACCOUNT, |(a, _)| a)
+    }
+
+    /// A new session's account of budget::SESSION_FRAMES frames, from the
+    /// server's bank or the pool (budget::funding); the server's own where
+    /// it has neither.  None: the bank or the pool cannot pay.
+    fn session_account(&mut self) -> Option<(Account, Option<u64>)> {
+        let has_bank = SELF_ASPACE.identify_cap(keep_frames::INSTANCE_BANK).is_ok_and(|c| c.live && c.ty == ty::SENDER);
+        match budget::funding(has_bank, keep_frames::has_pool()) {
+            Funding::Shared => Some((ACCOUNT, None)),
+            Funding::Bank => {
+                let a = self.slots.alloc()?;
+                match Bank(keep_frames::INSTANCE_BANK).alloc_account(budget::SESSION_FRAMES, a) {
+                    Ok(h) => Some((Account(a), Some(h))),
+                    Err(e) => {
+                        println!("pci: no account for a session from the bank: {e:?}");
+                        self.slots.free(a);
+                        None
+                    }
+                }
+            }
+            Funding::Pool => {
+                let a = self.slots.alloc()?;
+                let made = MEMORY.create_account(a).and_then(|_| {
+                    MEMORY.donate(a, budget::SESSION_FRAMES).inspect_err(|_| {
+                        let _ = Account(a).destroy_all(slot::MEMORY);
+                    })
+                });
+                match made {
+                    Ok(()) => Some((Account(a), None)),
+                    Err(e) => {
+                        println!("pci: no account for a session from the pool: {e}");
+                        let _ = SELF_ASPACE.delete_cap(a);
+                        self.slots.free(a);
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends session `idx`'s account (its objects destroyed already): every
+    /// frame back to the bank or the pool that paid for it.
+    fn end_account(&mut self, idx: usize) {
+        let Some((a, handle)) = self.funcs[idx].account.take() else { return };
+        if a.0 == ACCOUNT.0 {
+            return;
+        }
+        match handle {
+            Some(h) => {
+                let _ = Bank(keep_frames::INSTANCE_BANK).free(h);
+            }
+            None => {
+                let _ = a.destroy_all(slot::MEMORY);
+            }
+        }
+        let _ = SELF_ASPACE.delete_cap(a.0);
+        self.slots.free(a.0);
     }
 
     fn config_read(&self, f: &Func, off: u64) -> Reply {

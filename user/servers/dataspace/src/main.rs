@@ -30,6 +30,7 @@ use alloc::vec::Vec;
 
 use keep_abi::{Aspace, DmaDomain, Error, Return, SELF_ASPACE, SELF_PROCESS, Tag, err, layout::CAPPAGE_SLOTS, recv, rights, ty};
 use keep_dataspace::*;
+use keep_dataspace::quota::{self, Held, Kind};
 use core::result::Result;
 use keep_frames::INSTANCE_BANK;
 use keep_loader::SlotPool;
@@ -49,10 +50,11 @@ const RUN_IN: u64 = keep_abi::slot::FIRST_FREE + 3;
 const OWN_BANK: u64 = INSTANCE_BANK;
 /// Run `r`'s cappage is mapped at RUNS + r * 256 while its dataspace lives.
 const RUNS: u64 = 0x1000_0000;
-/// Runs mapped at once at most (a dataspace of MAX_PAGES is 17).
+/// Runs mapped at once at most (a dataspace of MAX_PAGES is 17).  Every
+/// dataspace has one at least, and brings its own quota of handles,
+/// mappings and pins (keep_dataspace::quota): those tables grow with the
+/// dataspaces and have no limit of their own.
 const MAX_RUNS: u64 = 1024;
-const MAX_HANDLES: usize = 1024;
-const MAX_RECORDS: usize = 512;
 
 /// A run of pages from the client's bank: its handle there, and where its
 /// cappage is mapped (its region).
@@ -108,6 +110,11 @@ struct Server {
 /// (status, words 1-3, capability to send, string of u64s).
 type Reply = (u64, [u64; 3], Option<u64>, Vec<u64>);
 
+/// A refusal with word 1.
+fn refused((st, w): (u64, u64)) -> Reply {
+    (st, [w, 0, 0], None, Vec::new())
+}
+
 fn status(st: u64) -> Reply {
     (st, [0; 3], None, Vec::new())
 }
@@ -148,15 +155,26 @@ impl Server {
         }
     }
 
-    /// A new handle; its capability is minted at MINTED.
+    /// What dataspace `space` holds now: its live handles, and the
+    /// mappings and pins made through them.
+    fn held(&self, space: usize) -> Held {
+        let of = |h: usize| self.handles[h].space == space;
+        Held {
+            handles: self.handles.iter().filter(|h| h.live && h.space == space).count(),
+            mappings: self.maps.iter().flatten().filter(|r| of(r.handle)).count(),
+            pins: self.pins.iter().flatten().filter(|r| of(r.handle)).count(),
+        }
+    }
+
+    /// A new handle; its capability is minted at MINTED.  (Its dataspace's
+    /// quota is checked by the caller: SHARE.)
     fn new_handle(&mut self, space: usize, r: u64, parent: Option<usize>) -> Result<usize, u64> {
         let i = match self.handles.iter().position(|h| !h.live) {
             Some(i) => i,
-            None if self.handles.len() < MAX_HANDLES => {
+            None => {
                 self.handles.push(Handle { live: false, gone: false, generation: 0, space: 0, rights: 0, parent: None });
                 self.handles.len() - 1
             }
-            None => return Err(FULL),
         };
         let generation = self.handles[i].generation + 1;
         if SELF_PROCESS.mint(MINTED, payload(i, generation), rights::WRITE | rights::CALL).is_err() {
@@ -313,7 +331,7 @@ impl Server {
 
     /// Is `h` the handle `root` or a share made below it?
     fn below(&self, mut h: usize, root: usize) -> bool {
-        for _ in 0..MAX_HANDLES {
+        for _ in 0..self.handles.len() {
             if h == root {
                 return true;
             }
@@ -337,8 +355,15 @@ impl Server {
         Ok((first, count))
     }
 
-    fn free_record(list: &[Option<Record>]) -> Option<usize> {
-        list.iter().position(|r| r.is_none())
+    /// A free entry of `list` (mappings or pins), the list grown if none is.
+    fn free_record(list: &mut Vec<Option<Record>>) -> usize {
+        match list.iter().position(|r| r.is_none()) {
+            Some(i) => i,
+            None => {
+                list.push(None);
+                list.len() - 1
+            }
+        }
     }
 
     fn map(&mut self, h: usize, w: [u64; 4], cap: bool) -> Reply {
@@ -356,7 +381,10 @@ impl Server {
             Ok(x) => x,
             Err(st) => return status(st),
         };
-        let Some(id) = Self::free_record(&self.maps) else { return status(FULL) };
+        if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Mapping) {
+            return refused(e);
+        }
+        let id = Self::free_record(&mut self.maps);
         let aspace = Aspace(ARG);
         let pages = &self.spaces[self.handles[h].space].pages;
         let mut frames = Vec::new();
@@ -399,7 +427,10 @@ impl Server {
             Ok(x) => x,
             Err(st) => return status(st),
         };
-        let Some(id) = Self::free_record(&self.pins) else { return status(FULL) };
+        if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Pin) {
+            return refused(e);
+        }
+        let id = Self::free_record(&mut self.pins);
         let domain = DmaDomain(ARG);
         let remapping = match domain.info() {
             Ok(i) => i.remapping,
@@ -551,6 +582,9 @@ impl Server {
                 if r & !self.handles[h].rights != 0 {
                     return status(NO_RIGHTS);
                 }
+                if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Handle) {
+                    return refused(e);
+                }
                 match self.new_handle(self.handles[h].space, r, Some(h)) {
                     Ok(n) => (OK, [n as u64, 0, 0], Some(MINTED), Vec::new()),
                     Err(st) => status(st),
@@ -588,8 +622,8 @@ fn main(_: u64, _: u64) -> i32 {
     let mut s = Server {
         spaces: Vec::new(),
         handles: Vec::new(),
-        maps: (0..MAX_RECORDS).map(|_| None).collect(),
-        pins: (0..MAX_RECORDS).map(|_| None).collect(),
+        maps: Vec::new(),
+        pins: Vec::new(),
         slots,
         free_regions: Vec::new(),
         next_region: 0,
