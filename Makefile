@@ -114,8 +114,8 @@ user:
 	  $(addprefix -p keep-,$(USER_PROGRAMS))
 
 # SFI filter modules for pfilter, its tests and benchmarks (docs/sfi.md,
-# "Phase 2"), built from C by sfi-cc; the two refused ones are phase 1's
-# escape tests, assembled as they are.  They travel in the boot image as
+# "Inside Keep"), built from C by sfi-cc; the two refused ones are the
+# verifier's escape tests (sfi/tests), assembled as they are.  They travel in the boot image as
 # pf-NAME.sfi.
 FB := $(B)/filters
 FILTERS_C := udp53 fault loop nofilter bigbss

@@ -886,8 +886,8 @@ def monitor(path, command, timeout=10.0):
 
 
 def test_bars_above_4g():
-    """A machine whose 64-bit BARs lie above 4 GiB (issue 17: "64-bit BARs
-    covered"): a 1 GiB ivshmem memory BAR does not fit SeaBIOS's 32-bit
+    """A machine whose 64-bit BARs lie above 4 GiB, as large devices' do on
+    real machines: a 1 GiB ivshmem memory BAR does not fit SeaBIOS's 32-bit
     window, so it places every 64-bit prefetchable BAR above 4 GiB, the
     virtio functions' included; the PCI server sizes them, the drivers map
     them through the kernel's DEVMEM, and the disk and the network work."""
