@@ -114,8 +114,8 @@ user:
 	  $(addprefix -p keep-,$(USER_PROGRAMS))
 
 # SFI filter modules for pfilter, its tests and benchmarks (docs/sfi.md,
-# "Phase 2"), built from C by sfi-cc; the two refused ones are phase 1's
-# escape tests, assembled as they are.  They travel in the boot image as
+# "Inside Keep"), built from C by sfi-cc; the two refused ones are the
+# verifier's escape tests (sfi/tests), assembled as they are.  They travel in the boot image as
 # pf-NAME.sfi.
 FB := $(B)/filters
 FILTERS_C := udp53 fault loop nofilter bigbss
@@ -248,8 +248,14 @@ $(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h ke
 abi-check:
 	$(PYTHON) tools/abigen.py --check
 
+# Links resolve; no history markers (work periods, issue numbers, branches,
+# abandoned experiments) in the documents or the code's comments, the checker's own
+# rules checked first; docs/tests.md matches the test tables.
 docs-check:
 	$(PYTHON) tools/check_links.py
+	$(PYTHON) tools/check_history.py --self-test
+	$(PYTHON) tools/check_history.py
+	$(PYTHON) tools/gen_tests_md.py --check
 
 host-test: $(B)/host_tests
 	$(B)/host_tests

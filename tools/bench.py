@@ -48,7 +48,7 @@ CROSS = "ipc.call_reply.cross_as"
 LINE_RE = re.compile(r"bench: (\S+) median=(\d+) min=(\d+) max=(\d+) unit=(\S+) runs=(\d+)")
 FAIL_RE = re.compile(r"bench: (\S+) not measured: (.*)")
 # seL4 16.0's fast-path round trip between address spaces, measured with the
-# same QEMU icount method (issue 4): 189 instructions for Call plus 216 for
+# same QEMU icount method: 189 instructions for Call plus 216 for
 # ReplyRecv.
 SEL4_ROUND_TRIP = 405
 # The EROS-style operations and their counterparts on a Linux guest measured
@@ -64,7 +64,7 @@ LINUX_PAIRS = [
     ("proc.create.constructor", "linux.proc.fork_exec_wait"),
 ]
 
-# The I/O benchmarks (issue 17) and the workhorse's (issue 18): Keep's NAME
+# The I/O benchmarks and the workhorse's: Keep's NAME
 # against the Linux guest's linux.NAME, both counted by the icount plugin
 # (tools/icount.py) or by rdtsc where the work is CPU-bound.
 IO_NAMES = ["blk.read.seq64k", "blk.read.seq4k", "blk.write.seq64k",
@@ -268,7 +268,7 @@ def fmt(v):
 
 
 def targets(r):
-    """(target, figure, met?) rows for the table of issue 4's targets."""
+    """(target, figure, met?) rows for the table of targets (docs/performance.md)."""
     rows = []
 
     def med(n):
@@ -289,28 +289,28 @@ def targets(r):
     x = med("kmem.fault")
     row("`kmem.fault` at most 1,700 above the operation", x, x is not None and x <= 1700)
     x = med(f"{CROSS}.kmem_pressure_ratio")
-    row("`cross_as.kmem_pressure` equal to `cross_as` (issue 16)", x, x == 1)
+    row("`cross_as.kmem_pressure` equal to `cross_as` (kernel memory)", x, x == 1)
     x = med("kmem.revoke.fraction")
-    row("at least 50% of a live task's kernel frames taken back (issue 16)", x, x is not None and x >= 50)
+    row("at least 50% of a live task's kernel frames taken back (kernel memory)", x, x is not None and x >= 50)
     x = med("cap.wrapper.revoke.copies256_ratio")
-    row("revoking a wrapper with 256 copies costs what one without does (issue 16)", x, x == 1)
+    row("revoking a wrapper with 256 copies costs what one without does (kernel memory)", x, x == 1)
     for keep, linux in LINUX_PAIRS[:5]:
         x = med(f"{keep}.linux_ratio")
         row(f"`{keep}` below the Linux guest's `{linux}` (ratio below 1)", x, x is not None and x < 1)
     x = med(linux_ratio("proc.create.constructor", "linux.proc.spawn"))
-    row("`proc.create.constructor` at most a third of `linux.proc.spawn` (issue 16)", x, x is not None and x <= 1 / 3)
+    row("`proc.create.constructor` at most a third of `linux.proc.spawn` (constructors)", x, x is not None and x <= 1 / 3)
     for n in IO_NAMES:
         x = med(f"{n}.linux_ratio")
-        row(f"`{n}` / `linux.{n}` at most 1.0 (issue 17)", x, x is not None and x <= 1)
+        row(f"`{n}` / `linux.{n}` at most 1.0 (I/O)", x, x is not None and x <= 1)
     x = med(f"{SEPARATION[0]}.separation")
-    row("separation overhead (`blk.read.seq64k` over `.direct`) at most 3% (issue 17)", x, x is not None and x <= 3)
+    row("separation overhead (`blk.read.seq64k` over `.direct`) at most 3% (I/O)", x, x is not None and x <= 3)
     x = med("wh.syscall.getppid.linux_ratio")
-    row("`wh.syscall.getppid` at most 2x `linux.syscall.null` (issue 18)", x, x is not None and x <= 2)
+    row("`wh.syscall.getppid` at most 2x `linux.syscall.null` (workhorse)", x, x is not None and x <= 2)
     for keep, linux in WH_PAIRS[1:]:
         x = med(f"{keep}.linux_ratio")
-        row(f"`{keep}` below `{linux}` (issue 18)", x, x is not None and x < 1)
+        row(f"`{keep}` below `{linux}` (workhorse)", x, x is not None and x < 1)
     x = med("busybox.geomean.linux_ratio")
-    row("busybox workloads' geometric mean at most 1.25x the Linux guest (issue 18)", x, x is not None and x <= 1.25)
+    row("busybox workloads' geometric mean at most 1.25x the Linux guest (workhorse)", x, x is not None and x <= 1.25)
     return rows
 
 

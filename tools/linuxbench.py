@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The Linux side of the EROS-style comparison of issue 4 (`make bench`).
+"""The Linux side of the EROS-style comparison (`make bench`;
+docs/performance.md, "Against Linux").
 
 Boots Debian's own Linux kernel (the `linux-image-amd64` package of this
 machine's apt sources, fetched with `apt-get download` and cached in

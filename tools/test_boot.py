@@ -148,6 +148,8 @@ def boot_time_again(first):
 
 
 def test_shell():
+    """The default system: boots to the prompt within 5 s, and the shell's
+    commands and the servers the default description starts work."""
     g = Guest()
     try:
         up = g.expect(PROMPT, 60)
@@ -766,6 +768,8 @@ def test_dataspace_restart():
 
 
 def test_bad_description():
+    """A malformed system description is refused whole at boot, naming
+    its line, and the shell still works without it."""
     g = Guest("system=system-bad")
     try:
         up = g.expect(PROMPT, 60)
@@ -793,6 +797,8 @@ def test_bad_description():
 
 
 def test_kernel_fault():
+    """A fault in the kernel (`selftest-kernel-fault`) is reported with
+    registers and a symbolised backtrace, and stops the kernel."""
     g = Guest("selftest-kernel-fault")
     try:
         rc = g.wait_exit(60)
@@ -817,6 +823,7 @@ def expect_refusal(name, image, message):
 
 
 def test_bad_images():
+    """A missing or corrupt boot image is refused with a message."""
     expect_refusal("a missing boot image is refused with a message", None, "no boot image")
     with tempfile.NamedTemporaryFile(suffix=".img") as f:
         f.write(b"NOTKEEP!" + bytes(8192))
@@ -826,6 +833,9 @@ def test_bad_images():
 
 
 def test_no_iommu():
+    """The machine without an IOMMU: the drivers run through the PCI
+    server's software mediator (docs/devices.md, "Software DMA
+    mediation")."""
     g = Guest(iommu=False)
     try:
         up = g.expect(PROMPT, 60)
@@ -886,8 +896,8 @@ def monitor(path, command, timeout=10.0):
 
 
 def test_bars_above_4g():
-    """A machine whose 64-bit BARs lie above 4 GiB (issue 17: "64-bit BARs
-    covered"): a 1 GiB ivshmem memory BAR does not fit SeaBIOS's 32-bit
+    """A machine whose 64-bit BARs lie above 4 GiB, as large devices' do on
+    real machines: a 1 GiB ivshmem memory BAR does not fit SeaBIOS's 32-bit
     window, so it places every 64-bit prefetchable BAR above 4 GiB, the
     virtio functions' included; the PCI server sizes them, the drivers map
     them through the kernel's DEVMEM, and the disk and the network work."""

@@ -121,7 +121,7 @@ def echo(port, nbytes, seed, out, progress=None, pace=0.0):
         # that half-closed first would make the stack close right behind
         # its last bytes, and QEMU's user network (libslirp) can lose bytes
         # it already acknowledged when the guest's FIN comes while the host
-        # socket is backed up (seen under host load, session 21: every byte
+        # socket is backed up (seen under host load: every byte
         # and the FIN acknowledged in a capture, the host never got the
         # last 324 bytes nor the end).
         while received < nbytes:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The workhorse's figures for `make bench` (issue 18; docs/performance.md,
+"""The workhorse's figures for `make bench` (docs/performance.md,
 "The workhorse"): boots Keep under `-icount shift=0,sleep=on` with the
 instruction-counting plugin (tools/icount.py), and at the shell runs through
 the workhorse

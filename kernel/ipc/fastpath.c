@@ -76,7 +76,7 @@ static ALWAYS_INLINE NORETURN void hand_over_words(struct process *s, enum wait_
          * dequeuing s and enqueuing r at the front gives.  The ring's
          * sentinel makes this the same stores whether or not others are
          * runnable at this priority: what an IPC costs does not depend on
-         * them (issue 16). */
+         * them, so no neighbour can slow another's IPC. */
         struct process *next = s->rq_next, *prev = s->rq_prev;
         r->rq_next = next;
         r->rq_prev = prev;
@@ -311,8 +311,8 @@ static ALWAYS_INLINE void reply_recv(struct process *s, u64 tag, struct process 
  * at s's priority and would run next, and the slot for the fault's return
  * capability holds none that a caller still waits on.  What ipc_fault and
  * deliver_fault do then; an exported, stale or missing handler, or any
- * other case, is the general path's (issue 18: every Linux system call of
- * the workhorse's processes comes this way). */
+ * other case, is the general path's (every Linux system call of the
+ * workhorse's processes comes this way, so this path is hot). */
 static ALWAYS_INLINE void fast_reflect(struct process *s)
 {
     struct cap c = s->fault_handler;

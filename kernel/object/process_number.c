@@ -1,4 +1,5 @@
-/* Process numbers, paid for by accounts (issue 16; seed 003, section 3).
+/* Process numbers, paid for by accounts, so that no task can exhaust them
+ * for others (seed 003, Haeberlen and Elphinstone, section 3).
  *
  * PROCESS, SENDER and RETURN capabilities name a process by a 20-bit
  * number.  The entries of all 2^20 numbers lie in one kernel-virtual array

@@ -27,7 +27,8 @@ MAGIC = b"KSFIMOD1"
 # page); sequences add it with `addq __sfi_base(%rip), %reg`.
 BASE_SLOT = 0xF008
 BASE = "__sfi_base(%rip)"
-# Layout experiments (docs/sfi.md, "What was tried").
+# Layout choices, each switchable for measurement (docs/sfi.md, "How the
+# layout is chosen").
 LOOP_ALIGN = os.environ.get("SFI_LOOP_ALIGN", "1") == "1"   # keep gcc's .p2align (loops, functions)
 FREE_PAD = os.environ.get("SFI_FREE_PAD", "1") == "1"       # choose the padding after jmp/ret
 ALIGN_ALL_FUNCS = os.environ.get("SFI_ALIGN_ALL_FUNCS") == "1"  # align static functions too

@@ -1,5 +1,5 @@
 /*
- * The EROS-style operations of issue 4 on a Linux guest, measured the way
+ * The EROS-style operations on a Linux guest, measured the way
  * Keep's suite measures them (docs/performance.md): under QEMU's
  * `-icount shift=0` the TSC advances by one per executed instruction, so an
  * `lfence; rdtsc` pair counts instructions, user and kernel alike.

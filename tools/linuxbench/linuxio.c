@@ -1,5 +1,5 @@
 /*
- * The I/O benchmarks of issues 17 and 18 on the Linux guest
+ * The I/O and workhorse benchmarks on the Linux guest
  * (docs/performance.md, "I/O paths"), counted like Keep's by the icount
  * plugin (tools/icount-plugin) between its two marker NOPs, under
  * `-icount shift=0,sleep=on`, on Keep's machine: the VT-d IOMMU (Linux

@@ -375,7 +375,7 @@ fn nops_and_direct_branches_keep_the_rules() {
     assert_eq!(reason(&module(&with_ret(&[&[0x90; 28][..], &[0xe9, 0, 0, 0, 0][..]].concat()))), "instruction crosses a bundle boundary");
 }
 
-// ---- issue 15: the five escapes, each at its root ----
+// ---- the five escapes the rules close, each at its root ----
 
 /// `disp32(%rip)` operand bytes (ModRM already given) for an instruction of
 /// `len` bytes starting at code offset `at`, pointing to domain offset `target`.

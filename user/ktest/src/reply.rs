@@ -1,4 +1,5 @@
-//! Nobody waits forever for a reply (issue 16): a caller whose return
+//! Nobody waits forever for a reply (a lost reply must not hang a
+//! caller, docs/kernel-manual.md): a caller whose return
 //! capability goes — deleted, overwritten by the next call, its cappage
 //! unmapped, its server's space left without a process — is woken at once
 //! with NO_REPLY; a faulting process whose handler loses the fault's return

@@ -1,4 +1,4 @@
-//! Software fault isolation inside Keep (docs/sfi.md, "Phase 2"): the
+//! Software fault isolation inside Keep (docs/sfi.md, "Inside Keep"): the
 //! packet-filter server `pfilter` verifies client-supplied filter modules,
 //! runs them in fault domains and survives the ones that fault or loop; the
 //! runtime (keep-sfi-rt) also runs in ktest's own process.  The modules are

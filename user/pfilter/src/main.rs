@@ -1,6 +1,6 @@
 //! pfilter: a packet-filter server that runs client-supplied filters in
 //! software fault domains of its own address space (protocol in lib.rs,
-//! design in docs/sfi.md, "Phase 2").  Bad requests and bad filters get an
+//! design in docs/sfi.md, "Inside Keep").  Bad requests and bad filters get an
 //! error status; nothing a client sends ends the server.
 
 #![no_std]

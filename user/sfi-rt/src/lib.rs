@@ -1,9 +1,9 @@
-//! SFI inside a Keep process (issue 5, phase 2; docs/sfi.md).
+//! SFI inside a Keep process (docs/sfi.md, "Inside Keep").
 //!
 //! A verified module runs in a *fault domain*: a 4 GiB region of the
 //! process's own address space at base B (4 GiB aligned), with 4 GiB of
 //! never-mapped address space on each side.  The layout inside the domain,
-//! the module format and the verifier are phase 1's (`sfi/`); the verifier
+//! the module format and the verifier are the host tool chain's (`sfi/`); the verifier
 //! is the same crate, built without std.
 //!
 //! Faults: the runtime makes a thread of the process its fault handler.  An

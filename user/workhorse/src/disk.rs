@@ -3,8 +3,8 @@
 //! service, which gives it the range and rights of its description's grant
 //! (`blk=FIRST+SECTORS:rw`).
 //!
-//! Bulk data goes through a dataspace (docs/dataspaces.md), as issue 17
-//! asks of every client of the block server: 128 KiB of the workhorse's own
+//! Bulk data goes through a dataspace (docs/dataspaces.md), as for every
+//! client of the block server (its DMA is confined to pinned pages): 128 KiB of the workhorse's own
 //! bank (`uses=dataspace`), mapped in its space and shared read-write with
 //! the block server, which pins it in its DMA domain; each `READ_DS` or
 //! `WRITE_DS` moves up to `MAX_DS_SECTORS` sectors between the disk and

@@ -4,10 +4,10 @@
 //! pages are never given back.
 //!
 //! The allocator is `talc` (binned free lists: an allocation costs about
-//! the same however fragmented the heap is); it was linked_list_allocator,
-//! whose first-fit walk of every free hole made each system call's small
-//! allocations cost more the longer the server had run (issue 18: the pipe
-//! round trip, docs/performance.md).
+//! the same however fragmented the heap is).  Why not a first-fit list
+//! allocator: its walk of every free hole makes each system call's small
+//! allocations cost more the longer the server has run (the pipe round
+//! trip, docs/performance.md).
 
 use core::alloc::Layout;
 use core::ptr::NonNull;

@@ -458,7 +458,7 @@ impl Server {
         match out {
             Out::Ret(_) | Out::Resume => {
                 // (One look-up: finding the process again for the signals
-                // was a good part of a short call's cost, issue 18.)
+                // would be a good part of a short call's cost.)
                 let due = match self.procs.get_mut(&pid) {
                     Some(p) => {
                         p.blocked = None;

@@ -3,8 +3,8 @@
 //! the terminal for Ctrl-C (a program busy in its own code makes no system
 //! call) without a time-out on its receive.  A receive with a time-out
 //! puts the server on the kernel's sleep list and every message takes it
-//! off again: about 50 instructions of every Linux system call (issue 18,
-//! docs/performance.md).  While a process waits for the terminal or the
+//! off again: about 50 instructions of every Linux system call
+//! (docs/performance.md).  While a process waits for the terminal or the
 //! clock the receive still has its 20 ms time-out (main.rs).
 //!
 //! The ticker calls with label TICK through a sender whose payload is

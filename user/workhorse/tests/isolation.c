@@ -1,4 +1,4 @@
-/* Isolation (issue 18; Keep only: on Linux several of these work, int $0x80
+/* Isolation of Linux programs from Keep (Keep only: on Linux several of these work, int $0x80
  * first of all).  A Linux program tries every way out of the workhorse it
  * has, and each must fail:
  *   - Keep invocations with raw `syscall`: capability addresses (the slots

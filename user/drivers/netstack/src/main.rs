@@ -226,7 +226,7 @@ impl Device for NetDevice {
         caps.medium = Medium::Ethernet;
         caps.max_transmission_unit = MAX_FRAME;
         // smoltcp caps the TCP window it advertises at this many segments.
-        // One (as until session 21) made every sender stop and wait for an
+        // One would make every sender stop and wait for an
         // ACK after each segment: a wake, a poll and an ACK per 1460 bytes.
         // The NIC holds 16 received frames (net's nic.rs) and the ring 32,
         // so 16 segments in flight fit.

@@ -225,7 +225,8 @@ fn hammer(a: &Args) -> u64 {
 }
 
 /// The cross-address-space null round trip while a neighbour hammers its
-/// empty account: the same figure is the target (issue 16).
+/// empty account: the same figure is the target (no task's kernel-memory
+/// faults may slow another's IPC).
 fn cross_as_pressure(root: &mut Root, s: &mut Suite) -> BenchResult {
     if !s.wants(PRESSURE.null) {
         return Ok(());

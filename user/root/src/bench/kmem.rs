@@ -208,8 +208,8 @@ const REVOKES: u64 = 8;
 
 /// Revoking (ACCOUNT.DESTROY) a wrapper with one capability to it against
 /// one with COPIES more copied from it: the same work, since revocation is
-/// the wrapper frame's version rising (issue 16 asks that it stay O(1) in
-/// what was derived through it).  Untimed between revocations: making the
+/// the wrapper frame's version rising (it must stay O(1) in what was
+/// derived through it, or revocation would cost what a client copied).  Untimed between revocations: making the
 /// wrapper, copying it, deleting the stale copies.
 fn wrapper_revoke(root: &mut Root, s: &mut Suite) -> BenchResult {
     let (w, cp) = match (root.slots.alloc(), root.slots.alloc()) {

@@ -1,4 +1,4 @@
-//! Software fault isolation inside Keep (docs/sfi.md, "Phase 2"):
+//! Software fault isolation inside Keep (docs/sfi.md, "Inside Keep"):
 //!
 //! * `sfi.keep.call.roundtrip`: the null cross-domain call, `pf_nop(0)`
 //!   of the DNS filter module loaded into a domain of the root task itself

@@ -309,7 +309,8 @@ impl Manager {
     /// a manager that died during the call had taken), `find` is asked to
     /// put a sender to the new manager in this Manager's slot
     /// ([`find_by_name`] for a described client), and the request is made
-    /// once more: the retry issue 17 asks of a client.  Refused, nothing
+    /// once more: the retry every client makes when its manager restarts
+    /// (docs/dataspaces.md).  Refused, nothing
     /// is left: both slots are empty and the bank is as it was.
     pub fn create_owned(self, pages: u64, bank: u64, sub: u64, dest: u64, find: impl FnOnce(u64) -> bool) -> Result<Owned> {
         let mut find = Some(find);
