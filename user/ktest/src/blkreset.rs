@@ -174,20 +174,28 @@ fn attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, own: Dataspace, ds_a:
     Ok(Some(done))
 }
 
-fn session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, servers: [Process; 2], s: [u64; 8]) -> TestResult {
-    let [a, b, d, ds_a, eb, ds_b, _, _] = s;
+/// Clients A (read-write) and B (read-only) at slots `a` and `b`, and B's
+/// dataspace at `eb` (mapped at VB, shared to `ds_b`, attached): (A, B, B's
+/// dataspace, B's buffer), B's first read checked.
+fn two_clients(admin: Admin, m: Manager, bank: u64, [a, b, eb, ds_b]: [u64; 4]) -> Result<(Client, Client, Dataspace, u64), alloc::string::String> {
     admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
     admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
     let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
-    let own = Dataspace(Sender(d));
-    dss(m.create(PAGES, bank, d), "CREATE")?;
-    dss(own.map(slot::SELF_ASPACE, VA, 0, PAGES, rights::READ | rights::WRITE), "MAP")?;
     let bown = Dataspace(Sender(eb));
     dss(m.create(B_PAGES, bank, eb), "CREATE B's")?;
     dss(bown.map(slot::SELF_ASPACE, VB, 0, B_PAGES, rights::READ | rights::WRITE), "MAP B's")?;
     dss(bown.share(rights::READ | rights::WRITE, ds_b), "SHARE B's")?;
     let (bbuf, _, _) = cb.attach(ds_b).ctx("B ATTACH")?;
     b_reads(cb, bbuf, 0).map_err(|e| format!("before: {e}"))?;
+    Ok((ca, cb, bown, bbuf))
+}
+
+fn session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, servers: [Process; 2], s: [u64; 8]) -> TestResult {
+    let [a, b, d, ds_a, eb, ds_b, _, _] = s;
+    let own = Dataspace(Sender(d));
+    dss(m.create(PAGES, bank, d), "CREATE")?;
+    dss(own.map(slot::SELF_ASPACE, VA, 0, PAGES, rights::READ | rights::WRITE), "MAP")?;
+    let (ca, cb, bown, bbuf) = two_clients(admin, m, bank, [a, b, eb, ds_b])?;
     let (_, _, faults0) = admin.stats().ctx("STATS")?;
     // The administrator's DEVICE_STATS through a client's capability.
     let w = Sender(a).call(Tag::new(keep_blk::DEVICE_STATS), [0; 4]).words[0];
@@ -322,15 +330,7 @@ fn destroy_attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, m: Manager, b
 
 fn destroy_session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, servers: [Process; 2], s: [u64; 8]) -> TestResult {
     let [a, b, d, ds_a, eb, ds_b, _, _] = s;
-    admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
-    admin.add_client(B_FIRST, B_SECTORS, rights::READ, b).ctx("ADD_CLIENT B")?;
-    let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
-    let bown = Dataspace(Sender(eb));
-    dss(m.create(B_PAGES, bank, eb), "CREATE B's")?;
-    dss(bown.map(slot::SELF_ASPACE, VB, 0, B_PAGES, rights::READ | rights::WRITE), "MAP B's")?;
-    dss(bown.share(rights::READ | rights::WRITE, ds_b), "SHARE B's")?;
-    let (bbuf, _, _) = cb.attach(ds_b).ctx("B ATTACH")?;
-    b_reads(cb, bbuf, 0).map_err(|e| format!("before: {e}"))?;
+    let (ca, cb, bown, bbuf) = two_clients(admin, m, bank, [a, b, eb, ds_b])?;
     let mut done = None;
     for _ in 0..TRIES {
         done = destroy_attempt(cx, ca, cb, bbuf, m, bank, [d, ds_a], servers)?;
