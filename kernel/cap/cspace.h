@@ -146,7 +146,7 @@ bool cap_live(struct cap c);
 /* ... and the objects that live in a frame (their version is the frame's). */
 #define CAP_IN_FRAME                                                                                    \
     ((1u << KEEP_TYPE_PAGE) | (1u << KEEP_TYPE_CAPPAGE) | (1u << KEEP_TYPE_ASPACE) | (1u << KEEP_TYPE_ACCOUNT) | \
-     (1u << KEEP_TYPE_WRAPPER) | (1u << KEEP_TYPE_DMA_DOMAIN))
+     (1u << KEEP_TYPE_WRAPPER) | (1u << KEEP_TYPE_DMA_DOMAIN) | (1u << KEEP_TYPE_NOTIFICATION))
 static inline bool cap_live_inline(struct cap c)
 {
     u32 bit = 1u << cap_type(c);

@@ -6,6 +6,7 @@
 #include "arch.h"
 #include "device.h"
 #include "dma_domain.h"
+#include "notification.h"
 #include "ipc.h"
 #include "keep/abi.h"
 #include "process.h"
@@ -37,6 +38,8 @@ static u64 dispatch(struct invocation *inv)
         return interrupt_invoke(inv);
     case KEEP_TYPE_DMA_DOMAIN:
         return dma_domain_invoke(inv);
+    case KEEP_TYPE_NOTIFICATION:
+        return notification_invoke(inv);
     default: /* pages and cappages have no methods */
         return KEEP_ERR_INVALID_METHOD;
     }

@@ -22,6 +22,7 @@ enum frame_type {
     FRAME_DMA_DOMAIN, /* a DMA domain object (its tables are FRAME_PAGETABLE) */
     FRAME_NUMBERS,   /* an account's page of 64 process numbers (process_number.c) */
     FRAME_HELD,      /* its page was destroyed under a DMA hold: free with the last hold */
+    FRAME_NOTIFICATION, /* a notification object */
 };
 
 struct frame {

@@ -3,6 +3,7 @@
 #include "account.h"
 #include "aspace.h"
 #include "dma_domain.h"
+#include "notification.h"
 #include "frame.h"
 #include "invoke.h"
 #include "ipc.h"
@@ -185,6 +186,8 @@ static u64 destroy(struct invocation *inv, struct account *a)
     }
     case KEEP_TYPE_DMA_DOMAIN:
         return dma_domain_destroy(c, a);
+    case KEEP_TYPE_NOTIFICATION:
+        return notification_destroy(c, a);
     default:
         return KEEP_ERR_WRONG_TYPE;
     }
@@ -216,7 +219,7 @@ u64 account_invoke(struct invocation *inv)
         inv->res[3] = a->nout;
         return KEEP_ERR_OK;
     }
-    if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN)
+    if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_CREATE_NOTIFICATION)
         return KEEP_ERR_INVALID_METHOD;
     if (!inv_has(inv, KEEP_RIGHT_WRITE))
         return KEEP_ERR_NO_RIGHTS;
@@ -243,6 +246,8 @@ u64 account_invoke(struct invocation *inv)
         return reclaim(inv, a);
     case KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN:
         return dma_domain_create(inv, a);
+    case KEEP_M_ACCOUNT_CREATE_NOTIFICATION:
+        return notification_create(inv, a);
     case KEEP_M_ACCOUNT_DESTROY_ALL:
         return account_destroy_all(inv, a);
     case KEEP_M_ACCOUNT_REVOKE_TABLE:

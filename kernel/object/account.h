@@ -19,6 +19,7 @@ struct account {
     /* What DESTROY_ALL must find without searching all of memory: */
     struct aspace *aspaces;   /* address spaces made from it */
     struct wrapper *wrappers; /* wrappers made from it */
+    struct notification *notifications; /* notifications made from it */
     u32 out_first;            /* 1 + the number of an exported process, or 0 */
     /* Its process numbers (process_number.c): */
     u32 number_pages; /* 1 + the index of its first number page, or 0 */
@@ -27,6 +28,7 @@ struct account {
 };
 
 struct invocation;
+struct notification;
 extern struct account *all_accounts;
 
 /* A new empty account in a frame from the memory pool; NULL if none. */

@@ -7,6 +7,7 @@
  * interrupt that finds the process busy waits (one per line, a bit in the
  * process, or in msi_pending) and is delivered when the process next
  * receives. */
+#include "notification.h"
 #include "arch.h"
 #include "device.h"
 #include "dma_domain.h"
@@ -91,6 +92,8 @@ void interrupt_fire(unsigned line)
 
 bool interrupt_deliver_pending(struct process *p)
 {
+    if ((p->irq_pending & NOTIFY_PENDING) && notification_deliver_pending(p))
+        return true;
     if ((p->irq_pending & DMA_FAULT_PENDING) && dma_domain_deliver_pending(p))
         return true;
     if (p->irq_pending & MSI_PENDING) {

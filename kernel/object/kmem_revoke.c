@@ -16,6 +16,7 @@
 #include "frame.h"
 #include "device.h"
 #include "dma_domain.h"
+#include "notification.h"
 #include "invoke.h"
 #include "ipc.h"
 #include "lib.h"
@@ -221,6 +222,9 @@ static void unlink_for_export(struct process *p)
         case WAIT_SEND:
             sendq_remove(p->wait_target, p);
             /* fall through */
+        case WAIT_NOTIFY:
+            notification_unwait(p);
+            /* fall through */
         case WAIT_CONSOLE:
         case WAIT_PROCESS:
             p->state = KEEP_STATE_RUNNABLE; /* rewound by process_block: restarts */
@@ -231,6 +235,7 @@ static void unlink_for_export(struct process *p)
         }
     }
     p->wait_target = NULL;
+    notification_unbind_process(p); /* an exported process loses its binding */
     /* Whoever sends to it or waits for it starts again, finds it out and
      * asks the kpager. */
     while (p->sendq_head) {
@@ -408,6 +413,7 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
     while (a->aspaces)
         aspace_destroy(a->aspaces);
     dma_domain_destroy_all(a); /* detaches their devices, unpins their pages */
+    notification_destroy_all(a); /* waiters elsewhere start again and find them stale */
     numbers_release_all(a);
     ASSERT(a->used_count == 0 && a->nout == 0);
     account_close(a);

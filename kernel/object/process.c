@@ -3,6 +3,7 @@
  * SET_FAULT_HANDLER, SET_EMULATION, MINT; creation, destruction, waits,
  * and faults of processes. */
 #include "process.h"
+#include "notification.h"
 #include "account.h"
 #include "frame.h"
 #include "invoke.h"
@@ -125,6 +126,9 @@ void process_detach(struct process *p)
         case WAIT_SLEEP:
             sleep_remove(p);
             p->regs.rax = KEEP_ERR_BAD_STATE;
+            break;
+        case WAIT_NOTIFY:
+            notification_unwait(p); /* restarts by itself */
             break;
         default: /* console and process waits restart by themselves */
             break;

@@ -23,9 +23,11 @@ enum wait_kind {
     WAIT_FAULT_REPLY, /* a fault message delivered, waiting for the reply */
     WAIT_SLEEP,       /* TIMER.SLEEP (completed by the timer) */
     WAIT_OUT,         /* only process_out: the number's process is exported */
+    WAIT_NOTIFY,      /* NOTIFICATION.WAIT on ntfn_wait (restarts) */
 };
 
 struct account;
+struct notification;
 
 struct process {
     struct regs regs; /* must stay first: TSS.rsp0 points just past it */
@@ -57,6 +59,8 @@ struct process {
     u64 code, fault_rip, fault_addr;    /* exit code or vector; fault details */
     u32 slice;                          /* timer ticks left */
     u32 irq_pending;                    /* bound interrupt lines waiting to be received */
+    struct notification *ntfn_wait;     /* WAIT_NOTIFY: the notification it waits in */
+    struct notification *bound_ntfn;    /* NOTIFICATION.BIND: its signals come to this one's receives */
     u8 state, wait_kind, prio, emulate; /* state and wait_kind side by side: the fast path writes both */
     u8 uses_bases;                      /* has run wr/rd fs/gs base: runs with CR4.FSGSBASE */
     char name[16];

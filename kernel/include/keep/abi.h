@@ -47,6 +47,7 @@
 #define KEEP_TYPE_IOPORT 0xeULL /* A range of I/O ports, read and written by invoking the capability. */
 #define KEEP_TYPE_INTERRUPT 0xfULL /* A range of interrupt lines (I/O APIC inputs): a line is bound to a process, which then receives each interrupt as an IPC message. */
 #define KEEP_TYPE_DMA_DOMAIN 0x10ULL /* A DMA domain: the address space the IOMMU gives the PCI devices attached to it. A driver maps into it only pages it holds capabilities to; each stays pinned while mapped (docs/devices.md). */
+#define KEEP_TYPE_NOTIFICATION 0x11ULL /* A word of event bits: senders OR bits in without blocking (SIGNAL), a waiter takes and clears them (WAIT, POLL); bound to a process, its signals arrive as NOTIFY messages in that process's receives. */
 
 /* Rights */
 #define KEEP_RIGHT_READ 0x1ULL /* Read: map readable; query; fetch capabilities. */
@@ -156,6 +157,7 @@
 #define KEEP_LABEL_SYSCALL 0xff01ULL /* A system call of a process in emulation mode (rip is past the instruction). Words: rax, rdi, rsi, rdx. */
 #define KEEP_LABEL_KMEM 0xff02ULL /* A kernel-memory fault: the account needs frames, or a process it exported. Words: frames needed, frames in the account, what is needed (KMEM_FRAMES or KMEM_PROCESS), the export's identifier (KMEM_PROCESS: the process number in bits 0-19, the export's generation above). The faulting invocation restarts after the reply. */
 #define KEEP_LABEL_IRQ 0xff03ULL /* An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK. */
+#define KEEP_LABEL_NOTIFY 0xff05ULL /* A bound notification's bits (a send): words: bits, 0, 0, 0; the payload is that of the SENDER given to NOTIFICATION.BIND. The word is cleared as it is delivered. */
 #define KEEP_LABEL_DMA_FAULT 0xff04ULL /* A device attached to a DMA domain accessed a device address the domain does not map with that access (a send). Words: device (PCI bus << 8 | device << 3 | function), device address (page), VT-d fault reason, 1 for a write or 0 for a read; the payload is that of the SENDER given to DMA_DOMAIN.SET_FAULT_HANDLER. Faults that find the handler not receiving wait in the domain (DMA_FAULT_QUEUE of them; later ones are counted as lost) and come when it next receives. */
 
 /* Reply labels for fault messages */
@@ -265,6 +267,7 @@
 #define KEEP_M_INTERRUPT_ROUTE_MSI 6
 #define KEEP_M_INTERRUPT_UNROUTE_MSI 7
 #define KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN 13
+#define KEEP_M_ACCOUNT_CREATE_NOTIFICATION 14
 #define KEEP_M_DMA_DOMAIN_INFO 1
 #define KEEP_M_DMA_DOMAIN_MAP 2
 #define KEEP_M_DMA_DOMAIN_UNMAP 3
@@ -275,5 +278,11 @@
 #define KEEP_M_DMA_DOMAIN_FAULTS 8
 #define KEEP_M_DMA_DOMAIN_HOLD 9
 #define KEEP_M_DMA_DOMAIN_RELEASE 10
+#define KEEP_M_NOTIFICATION_SIGNAL 1
+#define KEEP_M_NOTIFICATION_WAIT 2
+#define KEEP_M_NOTIFICATION_POLL 3
+#define KEEP_M_NOTIFICATION_BIND 4
+#define KEEP_M_NOTIFICATION_UNBIND 5
+#define KEEP_M_NOTIFICATION_INFO 6
 
 #endif

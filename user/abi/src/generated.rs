@@ -82,6 +82,8 @@ pub mod ty {
     pub const INTERRUPT: u64 = 0xf;
     /// A DMA domain: the address space the IOMMU gives the PCI devices attached to it. A driver maps into it only pages it holds capabilities to; each stays pinned while mapped (docs/devices.md).
     pub const DMA_DOMAIN: u64 = 0x10;
+    /// A word of event bits: senders OR bits in without blocking (SIGNAL), a waiter takes and clears them (WAIT, POLL); bound to a process, its signals arrive as NOTIFY messages in that process's receives.
+    pub const NOTIFICATION: u64 = 0x11;
 }
 
 /// Rights
@@ -300,6 +302,8 @@ pub mod label {
     pub const KMEM: u64 = 0xff02;
     /// An interrupt on a bound line (a send, not a call). Words: line, 0, 0, 0; the payload is that of the SENDER given to INTERRUPT.BIND. The line stays masked until INTERRUPT.ACK.
     pub const IRQ: u64 = 0xff03;
+    /// A bound notification's bits (a send): words: bits, 0, 0, 0; the payload is that of the SENDER given to NOTIFICATION.BIND. The word is cleared as it is delivered.
+    pub const NOTIFY: u64 = 0xff05;
     /// A device attached to a DMA domain accessed a device address the domain does not map with that access (a send). Words: device (PCI bus << 8 | device << 3 | function), device address (page), VT-d fault reason, 1 for a write or 0 for a read; the payload is that of the SENDER given to DMA_DOMAIN.SET_FAULT_HANDLER. Faults that find the handler not receiving wait in the domain (DMA_FAULT_QUEUE of them; later ones are counted as lost) and come when it next receives.
     pub const DMA_FAULT: u64 = 0xff04;
 }
@@ -499,6 +503,8 @@ pub mod method {
         pub const REVOKE_CAP_TABLE: u64 = 12;
         /// Make an empty DMA domain (1 frame, and 1 for its top-level table) and place a DMA_DOMAIN capability with all rights at dest. Its tables grow from this account. BAD_STATE when every IOMMU domain number is in use. ACCOUNT.DESTROY destroys it: its devices are detached, its pages unpinned.
         pub const CREATE_DMA_DOMAIN: u64 = 13;
+        /// Make a notification (1 frame) with no bits set and place a NOTIFICATION capability with all rights at dest. ACCOUNT.DESTROY destroys it: a process waiting in its WAIT starts the invocation again and finds the capability STALE; a bound process is unbound, its pending NOTIFY dropped.
+        pub const CREATE_NOTIFICATION: u64 = 14;
     }
     pub mod timer {
         /// Return the milliseconds and timer ticks since boot.
@@ -559,6 +565,20 @@ pub mod method {
         pub const HOLD: u64 = 9;
         /// Let go of every hold whose tag is in tag..tag+count (within DMA_HOLD_TAGS) and return how many there were; a held frame whose page was destroyed goes back to the pool with its last hold. The mediator releases a request's holds when the device has completed it or has been reset. ACCOUNT.DESTROY of the domain releases all of them.
         pub const RELEASE: u64 = 10;
+    }
+    pub mod notification {
+        /// OR bits (not 0: INVALID_ARG) into the notification's word, never blocking. A process waiting in WAIT is made to run and takes the word; otherwise, if a process is bound (BIND) and waits in an open receive, the word goes to it at once as a NOTIFY message and is cleared; otherwise the word keeps the bits (a bound process gets them at its next receive).
+        pub const SIGNAL: u64 = 1;
+        /// Take the word and clear it; if no bit is set, wait until a SIGNAL sets one (the invocation starts again then). One process waits at a time: IN_USE for a second. A waiter whose notification is destroyed finds its capability STALE.
+        pub const WAIT: u64 = 2;
+        /// Take the word and clear it without waiting (0: no bit was set).
+        pub const POLL: u64 = 3;
+        /// Bind the notification to the process the SENDER at sender (which needs WRITE) names: its signals then arrive in that process's receives as NOTIFY messages (words: bits, 0, 0, 0; the payload is the SENDER's), before any queued sender, so that one receive waits for messages and events at once. A process has at most one bound notification and a notification one process (IN_USE); BAD_STATE if the process is exported. Bits already set arrive at its next receive. An exported process loses its binding.
+        pub const BIND: u64 = 4;
+        /// Undo BIND (NOT_MAPPED if nothing is bound); bits set stay in the word.
+        pub const UNBIND: u64 = 5;
+        /// The word (not cleared), 1 if a process waits in WAIT, 1 if a live process is bound.
+        pub const INFO: u64 = 6;
     }
 }
 

@@ -788,6 +788,43 @@ impl Account {
     pub fn create_dma_domain(self, dest: u64) -> Result<()> {
         invoke(self.0, method::account::CREATE_DMA_DOMAIN, [dest, 0, 0, 0]).map(drop)
     }
+
+    /// Makes a notification at `dest` (empty) from the account.
+    pub fn create_notification(self, dest: u64) -> Result<()> {
+        invoke(self.0, method::account::CREATE_NOTIFICATION, [dest, 0, 0, 0]).map(drop)
+    }
+}
+
+/// A notification: a word of event bits that SIGNAL ORs in without
+/// blocking and WAIT or POLL take; bound to a process, its bits arrive in
+/// that process's receives as NOTIFY messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Notification(pub u64);
+
+impl Notification {
+    pub fn signal(self, bits: u64) -> Result<()> {
+        invoke(self.0, method::notification::SIGNAL, [bits, 0, 0, 0]).map(drop)
+    }
+    /// Takes the bits, waiting until there are some.
+    pub fn wait(self) -> Result<u64> {
+        Ok(invoke(self.0, method::notification::WAIT, [0; 4])?[0])
+    }
+    /// Takes the bits (0 if none) without waiting.
+    pub fn poll(self) -> Result<u64> {
+        Ok(invoke(self.0, method::notification::POLL, [0; 4])?[0])
+    }
+    /// Signals go to the receives of the process the SENDER at `sender` names.
+    pub fn bind(self, sender: u64) -> Result<()> {
+        invoke(self.0, method::notification::BIND, [sender, 0, 0, 0]).map(drop)
+    }
+    pub fn unbind(self) -> Result<()> {
+        invoke(self.0, method::notification::UNBIND, [0; 4]).map(drop)
+    }
+    /// (bits, a process waits, a process is bound).
+    pub fn info(self) -> Result<(u64, bool, bool)> {
+        let r = invoke(self.0, method::notification::INFO, [0; 4])?;
+        Ok((r[0], r[1] != 0, r[2] != 0))
+    }
 }
 
 /// A DMA domain: the device-visible address space of the PCI functions
@@ -1167,7 +1204,7 @@ mod tests {
              NO_MEMORY STALE WOULD_BLOCK BAD_STATE FAULT EXISTS NOT_MAPPED NO_CAPPAGE
              OUT_OF_RANGE TIMEOUT IN_USE BAD_SEAL NO_REPLY);
         add!("type", ty: NULL CONSOLE KERNEL MEMORY PAGE ASPACE PROCESS CAPPAGE SENDER RETURN
-             WRAPPER ACCOUNT TIMER DEVMEM IOPORT INTERRUPT DMA_DOMAIN);
+             WRAPPER ACCOUNT TIMER DEVMEM IOPORT INTERRUPT DMA_DOMAIN NOTIFICATION);
         add!("right", rights: READ WRITE EXEC CALL ALL WEAK);
         add!("state", state: CREATED RUNNABLE BLOCKED STOPPED EXITED FAULTED);
         add!("info", info: VERSION MEM_TOTAL MEM_FREE CPU_FEATURES TSC_HZ TICKS KERNEL_BYTES
@@ -1183,7 +1220,7 @@ mod tests {
              DMA_HOLD_TAGS DMA_HOLD_FRAMES DMA_HOLD_MAX KMEM_FRAMES KMEM_PROCESS);
         add!("tag", tag: LABEL_MASK CAPS_SHIFT SLOTS_SHIFT COUNT_MASK STRING MODE_SHIFT
              MODE_CALL MODE_SEND MODE_RECV MODE_SEND_RECV SEND_NONBLOCK RECV_NONBLOCK CALLED);
-        add!("label", label: EXCEPTION SYSCALL KMEM IRQ DMA_FAULT);
+        add!("label", label: EXCEPTION SYSCALL KMEM IRQ DMA_FAULT NOTIFY);
         add!("reply", reply: RESUME RESUME_SET_RAX STOP);
         add!("ipc", ipc: SEND_CAPS RECV_SLOTS SEND_LEN RECV_LEN STRING SIZE);
         add!("reg", reg: RAX RBX RCX RDX RSI RDI RBP RSP R8 R9 R10 R11 R12 R13 R14 R15 RIP
@@ -1202,7 +1239,7 @@ mod tests {
         add_methods!("MEMORY", memory: RETYPE FREE DONATE CREATE_ACCOUNT RECLAIM REVOKE);
         add_methods!("ACCOUNT", account: INFO SET_KPAGER CREATE_ASPACE CREATE_PROCESS
                      CREATE_WRAPPER DESTROY RECLAIM DESTROY_ALL REVOKE_TABLE REVOKE_PROCESS
-                     RESTORE_PROCESS REVOKE_CAP_TABLE CREATE_DMA_DOMAIN);
+                     RESTORE_PROCESS REVOKE_CAP_TABLE CREATE_DMA_DOMAIN CREATE_NOTIFICATION);
         add_methods!("ASPACE", aspace: MAP UNMAP LOOKUP MAP_CAPPAGE UNMAP_CAPPAGE INSERT_CAP
                      EXTRACT_CAP DELETE_CAP COPY_CAP MOVE_CAP IDENTIFY_CAP COMPARE_CAP);
         add_methods!("PROCESS", process: SET_REGS START STOP STATUS WAIT EXIT YIELD SET_NAME
@@ -1214,6 +1251,7 @@ mod tests {
         add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK ROUTE_MSI UNROUTE_MSI);
         add_methods!("DMA_DOMAIN", dma_domain: INFO MAP UNMAP LOOKUP ATTACH DETACH
                      SET_FAULT_HANDLER FAULTS HOLD RELEASE);
+        add_methods!("NOTIFICATION", notification: SIGNAL WAIT POLL BIND UNBIND INFO);
         m
     }
 

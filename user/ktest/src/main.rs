@@ -40,6 +40,7 @@ mod dma;
 mod drivers;
 mod ds;
 mod net;
+mod notify;
 mod elf;
 mod example;
 mod fault;
@@ -397,6 +398,10 @@ const TESTS: &[Test] = &[
     ("DMA0008", "an exported process cannot become a DMA fault handler; restored, it can", dma::exported_handler),
     ("DMA0009", "a device's forged interrupt messages at vectors 0-31 (compatibility format) are counted and acknowledged; no process faults, the kernel goes on", dma::forged_low_vectors),
     ("DMA0010", "DMA_DOMAIN.HOLD and RELEASE: errors hold nothing, a destroyed page's held frame stays out of the pool until its last hold, DESTROY lets go (BAD_STATE where the IOMMU translates)", dma::holds),
+    // Notifications (docs/kernel-manual.md, "Notifications").
+    ("NTFN0001", "notifications: bits OR in and are taken once by POLL or WAIT; READ and WRITE rights; errors; STALE once destroyed", notify::basics),
+    ("NTFN0002", "a notification's waiter in another process is woken with the bits; a second waiter is IN_USE; a killed waiter is forgotten; a destroyed notification is STALE for its waiter", notify::waiters),
+    ("NTFN0003", "a bound notification's bits arrive in the process's open receive, or at its next one, as NOTIFY with the SENDER's payload; BIND and UNBIND errors", notify::bound),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),

@@ -143,7 +143,7 @@ fn steer(target: u64, mode: u64, label: u64, w: &mut [u64; 4]) -> Option<u64> {
         return Some(target);
     }
     let (t, is_self) = look(target);
-    use method::{account, aspace, console, process, timer};
+    use method::{account, aspace, console, notification, process, timer};
     let ok = match (t, label) {
         (ty::CONSOLE, console::WRITE) => false,
         (ty::CONSOLE, console::READ) => {
@@ -155,6 +155,7 @@ fn steer(target: u64, mode: u64, label: u64, w: &mut [u64; 4]) -> Option<u64> {
             true
         }
         (ty::PROCESS, process::WAIT) => false,
+        (ty::NOTIFICATION, notification::WAIT) => false,
         (ty::PROCESS, process::STOP | process::EXIT) => !is_self,
         (ty::PROCESS, process::SET_IPC_BUFFER | process::SET_FAULT_HANDLER) => !is_self,
         (ty::PROCESS, process::SET_EMULATION) => !is_self,

@@ -1,0 +1,204 @@
+/* Notifications (notification.h).  One frame each, from the account that
+ * made it.  A waiter blocks in a restarting wait (WAIT_NOTIFY): a signal
+ * only makes it runnable, and WAIT, started again, takes the word, so that
+ * a signal never has to write into a blocked process's registers.  The
+ * binding is a SENDER capability: a bound process that is destroyed makes
+ * it stale, and nothing points at a dead process. */
+#include "notification.h"
+#include "account.h"
+#include "frame.h"
+#include "invoke.h"
+#include "ipc.h"
+#include "keep/abi.h"
+#include "lib.h"
+#include "process.h"
+
+static struct notification *from_cap(struct cap c) { return phys_to_virt(cap_pa(c)); }
+
+u64 notification_create(struct invocation *inv, struct account *a)
+{
+    struct cap *dest;
+    u64 e = cap_empty_slot(inv->caller->as, inv->arg[0], &dest);
+    if (e)
+        return e;
+    if ((e = kmem_need(inv, a, 1)))
+        return e;
+    u64 pa = kmem_alloc(a, FRAME_NOTIFICATION);
+    struct notification *n = phys_to_virt(pa);
+    n->account = a;
+    n->next = a->notifications;
+    if (a->notifications)
+        a->notifications->prev = n;
+    a->notifications = n;
+    *dest = cap_make(KEEP_TYPE_NOTIFICATION, KEEP_RIGHT_ALL, 0, frame_info(pa)->version, pa);
+    return KEEP_ERR_OK;
+}
+
+/* The bound process, while it lives and is in the kernel. */
+static struct process *bound_process(struct notification *n)
+{
+    if (cap_is_null(n->bound))
+        return NULL;
+    struct process *p = process_from_cap(n->bound);
+    return p && !process_is_out(p) && p->bound_ntfn == n ? p : NULL;
+}
+
+static void unbind(struct notification *n)
+{
+    struct process *p = bound_process(n);
+    if (p) {
+        p->bound_ntfn = NULL;
+        p->irq_pending &= ~NOTIFY_PENDING;
+    }
+    n->bound = (struct cap){0, 0};
+}
+
+static void destroy(struct notification *n)
+{
+    u64 pa = virt_to_phys_window(n);
+    frame_info(pa)->version++; /* the waiter's WAIT, started again, is STALE */
+    if (n->waiter) {
+        n->waiter->ntfn_wait = NULL;
+        process_make_runnable(n->waiter);
+    }
+    unbind(n);
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        n->account->notifications = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    kmem_free(n->account, pa);
+}
+
+u64 notification_destroy(struct cap c, struct account *a)
+{
+    struct notification *n = from_cap(c);
+    if (n->account != a)
+        return KEEP_ERR_INVALID_ARG;
+    destroy(n);
+    return KEEP_ERR_OK;
+}
+
+void notification_destroy_all(struct account *a)
+{
+    while (a->notifications)
+        destroy(a->notifications);
+}
+
+void notification_unwait(struct process *p)
+{
+    if (p->ntfn_wait)
+        p->ntfn_wait->waiter = NULL;
+    p->ntfn_wait = NULL;
+}
+
+void notification_unbind_process(struct process *p)
+{
+    if (p->bound_ntfn)
+        unbind(p->bound_ntfn);
+}
+
+static void deliver(struct process *p, struct notification *n)
+{
+    u64 w[4] = {n->word, 0, 0, 0};
+    n->word = 0;
+    p->irq_pending &= ~NOTIFY_PENDING;
+    ipc_deliver_kernel(p, KEEP_LABEL_NOTIFY, cap_payload(n->bound), w);
+}
+
+bool notification_deliver_pending(struct process *p)
+{
+    struct notification *n = p->bound_ntfn;
+    if (!n || !n->word || bound_process(n) != p) {
+        p->irq_pending &= ~NOTIFY_PENDING;
+        return false;
+    }
+    deliver(p, n);
+    return true;
+}
+
+static u64 signal(struct notification *n, u64 bits)
+{
+    if (!bits)
+        return KEEP_ERR_INVALID_ARG;
+    n->word |= bits;
+    if (n->waiter) {
+        struct process *w = n->waiter;
+        n->waiter = NULL;
+        w->ntfn_wait = NULL;
+        process_make_runnable(w); /* its WAIT starts again and takes the word */
+        return KEEP_ERR_OK;
+    }
+    struct process *p = bound_process(n);
+    if (!p)
+        return KEEP_ERR_OK;
+    if (p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_RECV)
+        deliver(p, n);
+    else
+        p->irq_pending |= NOTIFY_PENDING;
+    return KEEP_ERR_OK;
+}
+
+static u64 bind(struct invocation *inv, struct notification *n)
+{
+    struct cap s;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_SENDER, KEEP_RIGHT_WRITE, &s);
+    if (e)
+        return e;
+    struct process *p = process_from_cap(s);
+    if (!p)
+        return KEEP_ERR_STALE;
+    if (process_is_out(p))
+        return KEEP_ERR_BAD_STATE;
+    if (bound_process(n) || p->bound_ntfn)
+        return KEEP_ERR_IN_USE;
+    n->bound = s;
+    p->bound_ntfn = n;
+    if (n->word)
+        p->irq_pending |= NOTIFY_PENDING; /* at its next receive */
+    return KEEP_ERR_OK;
+}
+
+u64 notification_invoke(struct invocation *inv)
+{
+    struct notification *n = from_cap(inv->cap);
+    if (inv->method < KEEP_M_NOTIFICATION_SIGNAL || inv->method > KEEP_M_NOTIFICATION_INFO)
+        return KEEP_ERR_INVALID_METHOD;
+    bool writes = inv->method == KEEP_M_NOTIFICATION_SIGNAL || inv->method == KEEP_M_NOTIFICATION_BIND ||
+                  inv->method == KEEP_M_NOTIFICATION_UNBIND;
+    if (!inv_has(inv, writes ? KEEP_RIGHT_WRITE : KEEP_RIGHT_READ))
+        return KEEP_ERR_NO_RIGHTS;
+    switch (inv->method) {
+    case KEEP_M_NOTIFICATION_SIGNAL:
+        return signal(n, inv->arg[0]);
+    case KEEP_M_NOTIFICATION_WAIT:
+        if (n->word) {
+            inv->res[0] = n->word;
+            n->word = 0;
+            return KEEP_ERR_OK;
+        }
+        if (n->waiter && n->waiter != inv->caller)
+            return KEEP_ERR_IN_USE;
+        n->waiter = inv->caller;
+        inv->caller->ntfn_wait = n;
+        process_block(inv->caller, WAIT_NOTIFY);
+        return INV_BLOCKED;
+    case KEEP_M_NOTIFICATION_POLL:
+        inv->res[0] = n->word;
+        n->word = 0;
+        return KEEP_ERR_OK;
+    case KEEP_M_NOTIFICATION_BIND:
+        return bind(inv, n);
+    case KEEP_M_NOTIFICATION_UNBIND:
+        if (!bound_process(n))
+            return KEEP_ERR_NOT_MAPPED;
+        unbind(n);
+        return KEEP_ERR_OK;
+    default:
+        inv->res[0] = n->word;
+        inv->res[1] = n->waiter != NULL;
+        inv->res[2] = bound_process(n) != NULL;
+        return KEEP_ERR_OK;
+    }
+}

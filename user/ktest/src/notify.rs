@@ -1,0 +1,171 @@
+//! Notifications (docs/kernel-manual.md, "Notifications"): SIGNAL, WAIT,
+//! POLL, BIND and UNBIND, their rights and errors, waiters and bound
+//! receivers, and what destroying either end does.
+
+use keep_abi::{ACCOUNT, Error, Notification, Process, SELF_ASPACE, TIMER, Tag, label, recv, rights, state};
+use keep_loader::thread;
+
+use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
+
+/// An exit code that says the call failed with the error in the low bits.
+const FAILED: u64 = 1 << 40;
+const PAYLOAD: u64 = 0x7e57;
+
+fn waiter(a: &thread::Args) -> u64 {
+    match Notification(a.words[0]).wait() {
+        Ok(bits) => bits,
+        Err(e) => FAILED | e.0,
+    }
+}
+
+/// One receive (with a time-out): label << 32 | word 0's low 24 bits, bit
+/// 24 set if the payload was PAYLOAD; FAILED | the error.
+fn receiver(_: &thread::Args) -> u64 {
+    let m = recv(Tag::new(0), 3000);
+    if m.err != 0 {
+        return FAILED | m.err;
+    }
+    m.tag.label() << 32 | (m.words[0] & 0xff_ffff) | ((m.payload == PAYLOAD) as u64) << 24
+}
+
+/// Waits up to 3 s for `t` to end; its exit code.
+fn exit_code(cx: &mut Cx, t: thread::Thread) -> Result<u64, alloc::string::String> {
+    let start = TIMER.now_ms().ctx("NOW")?;
+    let st = loop {
+        match t.process.status() {
+            Ok(st) if st.state == state::EXITED || st.state == state::FAULTED => break Some(st),
+            _ if TIMER.now_ms().unwrap_or(u64::MAX) > start + 3000 => break None,
+            _ => {
+                let _ = TIMER.sleep(5);
+            }
+        }
+    };
+    t.kill(&mut cx.slots);
+    let st = st.ok_or("the thread did not end in 3 s")?;
+    ensure!(st.state == state::EXITED, "the thread ended in state {}", st.state);
+    Ok(st.code)
+}
+
+/// NTFN0001: bits OR in and are taken once; rights; errors; destroyed.
+pub fn basics(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [n, r, w]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        let nt = Notification(n);
+        expect_err(ACCOUNT.create_notification(n), Error::EXISTS, "CREATE_NOTIFICATION into a full slot")?;
+        ensure!(nt.poll().ctx("POLL")? == 0, "a new notification has bits");
+        expect_err(nt.signal(0), Error::INVALID_ARG, "SIGNAL of no bits")?;
+        nt.signal(0b0101).ctx("SIGNAL")?;
+        nt.signal(0b1100).ctx("SIGNAL")?;
+        ensure!(nt.info().ctx("INFO")? == (0b1101, false, false), "INFO {:?}", nt.info());
+        ensure!(nt.poll().ctx("POLL")? == 0b1101, "POLL took other bits");
+        ensure!(nt.poll().ctx("POLL")? == 0, "POLL did not clear the word");
+        nt.signal(1 << 63).ctx("SIGNAL bit 63")?;
+        ensure!(nt.wait().ctx("WAIT")? == 1 << 63, "WAIT with a bit set");
+        // A READ copy waits and polls, cannot signal; a WRITE copy the reverse.
+        SELF_ASPACE.copy_cap(n, r, rights::READ).ctx("COPY READ")?;
+        SELF_ASPACE.copy_cap(n, w, rights::WRITE).ctx("COPY WRITE")?;
+        expect_err(Notification(r).signal(1), Error::NO_RIGHTS, "SIGNAL through a READ copy")?;
+        expect_err(Notification(r).bind(w), Error::NO_RIGHTS, "BIND through a READ copy")?;
+        expect_err(Notification(r).unbind(), Error::NO_RIGHTS, "UNBIND through a READ copy")?;
+        expect_err(Notification(w).poll(), Error::NO_RIGHTS, "POLL through a WRITE copy")?;
+        expect_err(Notification(w).wait(), Error::NO_RIGHTS, "WAIT through a WRITE copy")?;
+        expect_err(Notification(w).info(), Error::NO_RIGHTS, "INFO through a WRITE copy")?;
+        Notification(w).signal(2).ctx("SIGNAL through the WRITE copy")?;
+        ensure!(Notification(r).poll().ctx("POLL through the READ copy")? == 2, "the copies are not one notification");
+        let m = keep_abi::invoke(n, 7, [0; 4]);
+        ensure!(m == Err(Error::INVALID_METHOD), "method 7: {m:?}");
+        expect_err(nt.unbind(), Error::NOT_MAPPED, "UNBIND of nothing bound")?;
+        expect_err(nt.bind(r), Error::WRONG_TYPE, "BIND to a notification, not a SENDER")?;
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        expect_err(Notification(r).poll(), Error::STALE, "POLL of a destroyed notification")?;
+        expect_err(Notification(w).signal(1), Error::STALE, "SIGNAL of a destroyed notification")?;
+        for s in [n, r, w] {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        Ok(())
+    })
+}
+
+/// NTFN0002: a waiter in another process: woken by SIGNAL with the bits,
+/// a second waiter IN_USE, a killed waiter forgotten, a destroyed
+/// notification STALE for its waiter.
+pub fn waiters(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |cx, [n]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        let nt = Notification(n);
+        // Above ktest's priority: it runs at once and waits.
+        let t = thread::spawn(&mut cx.slots, "ntfn-wait", 12, waiter, &[n])?;
+        ensure!(nt.info().ctx("INFO")?.1, "the thread does not wait");
+        expect_err(nt.wait(), Error::IN_USE, "a second WAIT")?;
+        nt.signal(0x2a).ctx("SIGNAL")?;
+        let code = exit_code(cx, t)?;
+        ensure!(code == 0x2a, "the waiter got {code:#x}, want 0x2a");
+        ensure!(nt.poll().ctx("POLL")? == 0, "the waiter's bits are still in the word");
+        // A waiter killed: forgotten; the next signal stays in the word.
+        let t = thread::spawn(&mut cx.slots, "ntfn-wait", 12, waiter, &[n])?;
+        ensure!(nt.info().ctx("INFO")?.1, "the thread does not wait");
+        t.kill(&mut cx.slots);
+        ensure!(!nt.info().ctx("INFO")?.1, "a killed waiter still waits");
+        nt.signal(4).ctx("SIGNAL")?;
+        ensure!(nt.poll().ctx("POLL")? == 4, "the signal after the waiter died was lost");
+        // The notification destroyed under its waiter: STALE.
+        let t = thread::spawn(&mut cx.slots, "ntfn-wait", 12, waiter, &[n])?;
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        let code = exit_code(cx, t)?;
+        ensure!(code == FAILED | Error::STALE.0, "the waiter of a destroyed notification got {code:#x}");
+        let _ = SELF_ASPACE.delete_cap(n);
+        Ok(())
+    })
+}
+
+/// NTFN0003: bound to a process: a signal arrives in its open receive as a
+/// NOTIFY message with the SENDER's payload, or, set before, at its next
+/// receive; BIND's and UNBIND's errors; a dead process's binding is gone.
+pub fn bound(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |cx, [n, n2, s]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        ACCOUNT.create_notification(n2).ctx("CREATE_NOTIFICATION")?;
+        let nt = Notification(n);
+        // Signalled while the bound process waits in its receive.
+        let t = thread::spawn(&mut cx.slots, "ntfn-recv", 12, receiver, &[])?;
+        let pr: Process = t.process;
+        pr.mint(s, PAYLOAD, rights::WRITE).ctx("MINT")?;
+        nt.bind(s).ctx("BIND")?;
+        ensure!(nt.info().ctx("INFO")?.2, "not bound");
+        expect_err(Notification(n2).bind(s), Error::IN_USE, "a second notification bound to the process")?;
+        nt.signal(0x41).ctx("SIGNAL")?;
+        let code = exit_code(cx, t)?;
+        ensure!(code == label::NOTIFY << 32 | 1 << 24 | 0x41, "the bound receiver got {code:#x}");
+        ensure!(nt.poll().ctx("POLL")? == 0, "delivered bits stayed in the word");
+        let _ = SELF_ASPACE.delete_cap(s);
+        expect_err(nt.unbind(), Error::NOT_MAPPED, "UNBIND after the bound process died")?;
+        // Bits set before the receive: they come at once.
+        let t = thread::spawn(&mut cx.slots, "ntfn-recv", 3, receiver, &[])?;
+        t.process.mint(s, PAYLOAD, rights::WRITE).ctx("MINT")?;
+        nt.signal(0x11).ctx("SIGNAL before BIND")?;
+        nt.bind(s).ctx("BIND")?;
+        nt.signal(0x22).ctx("SIGNAL before the receive")?;
+        let code = exit_code(cx, t)?;
+        ensure!(code == label::NOTIFY << 32 | 1 << 24 | 0x33, "the receiver got {code:#x}, want NOTIFY with 0x33");
+        let _ = SELF_ASPACE.delete_cap(s);
+        // UNBIND: signals stay in the word.
+        let t = thread::spawn(&mut cx.slots, "ntfn-recv", 3, receiver, &[])?;
+        t.process.mint(s, PAYLOAD, rights::WRITE).ctx("MINT")?;
+        nt.bind(s).ctx("BIND")?;
+        expect_err(Notification(n2).bind(s), Error::IN_USE, "BIND of a bound process")?;
+        nt.unbind().ctx("UNBIND")?;
+        expect_err(nt.unbind(), Error::NOT_MAPPED, "UNBIND twice")?;
+        nt.signal(8).ctx("SIGNAL unbound")?;
+        t.kill(&mut cx.slots);
+        ensure!(nt.poll().ctx("POLL")? == 8, "an unbound notification lost its bits");
+        expect_err(nt.bind(s), Error::STALE, "BIND to a dead process")?;
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        ACCOUNT.destroy(n2).ctx("DESTROY")?;
+        for x in [n, n2, s] {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+        ensure!(bad == 0, "{bad} invariants violated");
+        Ok(())
+    })
+}
