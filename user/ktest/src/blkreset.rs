@@ -23,6 +23,9 @@ use crate::{Ctx, Cx, TestResult};
 
 const VA: u64 = 0x0000_5e40_0000_0000;
 const VB: u64 = 0x0000_5e50_0000_0000;
+/// BLK0008's tries (a batch can end before the destruction comes, when the
+/// host is busy and ktest is late to hold the server).
+const DESTROY_TRIES: usize = 6;
 /// Where BLK0008 looks at the frames of pages it makes.
 const VC: u64 = 0x0000_5e60_0000_0000;
 const A_FIRST: u64 = 512;
@@ -320,11 +323,14 @@ fn destroy_attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, m: Manager, b
         return Ok(None);
     }
     ensure!(reused.is_empty(), "{} of A's frames were given out again while its batch was on the device (frame {:#x})", reused.len(), reused[0]);
-    ensure!(held1 >= held0 + PAGES, "{} frames held after DESTROY (before {held0}), want all {PAGES} of A's", held1);
+    // A's first chain let go of what an earlier try left held (the
+    // mediator looks at the used ring at each submission): what is held
+    // now is A's pages, under the chains its batch put on the device.
+    ensure!(held1 >= PAGES, "{held1} frames held after DESTROY (before the batch {held0}), want all {PAGES} of A's");
     // B is served after the reset; the reset let go of every hold.
     b_reads(cb, bbuf, 16).map_err(|e| format!("after A's batch: {e}"))?;
     let held2 = held_frames()?;
-    ensure!(held2 == held0, "{held2} frames still held after the device was reset (before {held0})");
+    ensure!(held2 == 0, "{held2} frames still held after the device was reset");
     Ok(Some(done))
 }
 
@@ -332,7 +338,7 @@ fn destroy_session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, servers: [P
     let [a, b, d, ds_a, eb, ds_b, _, _] = s;
     let (ca, cb, bown, bbuf) = two_clients(admin, m, bank, [a, b, eb, ds_b])?;
     let mut done = None;
-    for _ in 0..TRIES {
+    for _ in 0..DESTROY_TRIES {
         done = destroy_attempt(cx, ca, cb, bbuf, m, bank, [d, ds_a], servers)?;
         if done.is_some() {
             break;
@@ -340,7 +346,7 @@ fn destroy_session(cx: &mut Cx, admin: Admin, m: Manager, bank: u64, servers: [P
         println!("ktest: BLK0008: A's dataspace was not destroyed while its batch was on its way; again");
     }
     let Some(done) = done else {
-        return Err(format!("in {TRIES} tries the destruction never came while A's batch was on its way"));
+        return Err(format!("in {DESTROY_TRIES} tries the destruction never came while A's batch was on its way"));
     };
     let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
     ensure!(bad == 0, "{bad} kernel invariants violated");
