@@ -12,7 +12,7 @@ and its standard library, the shared libraries and ld.so, unmodified:
 tools/fetch-linux-packages.sh) except their documentation (usr/share) and
 glibc's character-set converters (gconv); /tests/ with the conformance
 programs and scripts; /etc/passwd, group and hosts; and empty /tmp, /dev,
-/proc, /root."""
+/dev/shm, /proc, /root."""
 import gzip
 import io
 import os
@@ -76,6 +76,10 @@ def main():
         files = add_tree(tar, names, packages)
         for d in ["bin", "tmp", "dev", "proc", "root", "etc", "tests"]:
             add(tar, names, d + "/", kind=tarfile.DIRTYPE)
+        # /dev/shm: POSIX shared memory and named semaphores (shm_open,
+        # sem_open), files of the in-memory tree, world-writable and sticky
+        # as Linux's tmpfs there.
+        add(tar, names, "dev/shm/", kind=tarfile.DIRTYPE, mode=0o1777)
         add(tar, names, "bin/busybox", busybox.read_bytes())
         for a in applets:
             if a != "busybox":

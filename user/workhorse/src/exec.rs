@@ -157,6 +157,7 @@ fn exec_depth(
     p.exe = fs().canonical(p.cwd, &path).unwrap_or(path);
     p.name = name;
     p.fs_base = 0;
+    p.altstack = crate::process::AltStack::NONE;
     for fd in p.fds.iter_mut() {
         if fd.as_ref().is_some_and(|f| f.cloexec) {
             *fd = None;

@@ -86,6 +86,9 @@ impl Description {
 
 impl Drop for Description {
     fn drop(&mut self) {
+        // Its OFD and flock locks (sys/locks.rs know it by this address,
+        // the RefCell's contents).
+        crate::sys::locks::description_dropped(self as *const Description as usize);
         match &self.kind {
             Kind::File { ino } | Kind::Dir { ino } => {
                 let f = fs();

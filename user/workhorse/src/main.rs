@@ -83,6 +83,9 @@ pub struct Call {
 
 pub struct Server {
     pub procs: BTreeMap<i32, Proc>,
+    /// Threads waiting in F_SETLKW: the inode and range they want, and
+    /// whether to write (sys/locks.rs finds deadlocks through them).
+    pub lock_wanted: BTreeMap<i32, (vfs::Ino, u64, u64, bool)>,
     pub next_pid: i32,
     /// The pid the root task's RUN started (its end ends the session).
     pub leader: Option<i32>,
@@ -142,6 +145,7 @@ fn main(_: u64, size: u64) -> i32 {
     };
     let seed = keep_abi::TIMER.now().map(|(ms, t)| ms ^ (t << 17)).unwrap_or(0x9e37_79b9);
     let mut s = Server {
+        lock_wanted: BTreeMap::new(),
         procs: BTreeMap::new(),
         next_pid: 1,
         leader: None,
@@ -558,8 +562,8 @@ impl Server {
 
     /// An exception in a Linux process: a page fault in one of its areas
     /// populates the page, maps it, or copies it for a write (mem.rs);
-    /// anything else ends it with the signal Linux
-    /// would send.
+    /// anything else is the signal Linux would send, to the process's
+    /// handler if it has one it does not block, else ending it.
     fn exception(&mut self, pid: i32, w: [u64; 4]) {
         let [vector, rip, addr, code] = w;
         let Some(p) = self.procs.get_mut(&pid) else { return };
@@ -613,6 +617,32 @@ impl Server {
             14 => (process::SIGSEGV, "page fault"),
             _ => (process::SIGSEGV, "general protection"),
         };
+        // A handler the process installed for it (and does not block)
+        // runs, with Linux's si_code and si_addr; else the signal ends it,
+        // as Linux's forced signals do.  (Not for the supervisor access:
+        // its frame could not be pushed either.)
+        if vector != 14 || code & 4 != 0 {
+            let action = p.sigactions[sig as usize][0];
+            if action != 0 && action != process::SIG_IGN && p.sigmask & (1 << (sig - 1)) == 0 {
+                let (si_code, si_addr) = match vector {
+                    14 if beyond_eof => (2, addr),                       // BUS_ADRERR
+                    14 if p.mm.area(addr).is_some() => (2, addr),       // SEGV_ACCERR
+                    14 => (1, addr),                                     // SEGV_MAPERR
+                    0 => (1, rip),                                       // FPE_INTDIV
+                    6 => (2, rip),                                       // ILL_ILLOPN
+                    _ => (0x80, 0),                                      // SI_KERNEL
+                };
+                match self.deliver_info(pid, sig, None, None, Some((si_code, si_addr, vector, code))) {
+                    signal::Delivery::Ended => {
+                        let _ = SELF_ASPACE.delete_cap(RECV_RET);
+                    }
+                    _ => {
+                        let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
+                    }
+                }
+                return;
+            }
+        }
         println!(
             "workhorse: pid {pid} ({}) killed by signal {sig}: {what} at rip {rip:#x}, address {addr:#x}",
             p.name

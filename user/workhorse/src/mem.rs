@@ -161,7 +161,8 @@ fn copy(dst: &mut [u8], src: &[u8]) {
 }
 
 /// Keep rights for a Linux protection (Keep refuses writable+executable
-/// mappings: such a page is mapped writable, not executable).
+/// mappings: such a page is mapped writable here, and read-execute while
+/// it runs: `Page::exec_view`).
 pub fn keep_rights(prot: u32) -> u64 {
     let mut r = rights::READ;
     if prot & PROT_WRITE != 0 {
@@ -288,11 +289,19 @@ pub struct Page {
     /// unmapped and maps each when it first touches it (a child that execs
     /// soon touches few).
     pub mapped: bool,
+    /// A page both writable and executable (PROT_WRITE|PROT_EXEC, which
+    /// Keep never maps): mapped read-execute (true) or read-write
+    /// (false), switched at the fault of the access the other view
+    /// refuses (`Mm::fault`).
+    pub exec_view: bool,
 }
 
 impl Page {
     /// The Keep rights it is mapped with.
     pub fn rights(&self) -> u64 {
+        if self.exec_view && self.prot & (PROT_WRITE | PROT_EXEC) == PROT_WRITE | PROT_EXEC {
+            return rights::READ | rights::EXEC;
+        }
         let r = keep_rights(self.prot);
         if self.cow { r & !rights::WRITE } else { r }
     }
@@ -477,7 +486,7 @@ impl Mm {
             let _ = self.aspace.unmap(va);
         }
         let cow = Rc::strong_count(&frame) > 1 && !shared;
-        let mut page = Page { frame, prot, cow, mapped: false };
+        let mut page = Page { frame, prot, cow, mapped: false, exec_view: false };
         if prot != 0 {
             self.aspace
                 .map(page.frame.slot, va, page.rights())
@@ -526,8 +535,18 @@ impl Mm {
             PROT_EXEC => rights::EXEC,
             _ => rights::READ,
         };
-        if page.prot == 0 || keep_rights(page.prot) & want == 0 {
+        let wx = page.prot & (PROT_WRITE | PROT_EXEC) == PROT_WRITE | PROT_EXEC;
+        if page.prot == 0 || (!wx && keep_rights(page.prot) & want == 0) {
             return Err(EFAULT);
+        }
+        if wx && want != rights::READ && page.exec_view != (want == rights::EXEC) {
+            // The other view of a writable and executable page: an
+            // instruction fetch maps it read-execute, a write read-write.
+            page.exec_view = want == rights::EXEC;
+            if page.mapped {
+                let _ = self.aspace.unmap(va);
+                page.mapped = false;
+            }
         }
         if page.cow && (want == rights::WRITE || Rc::strong_count(&page.frame) == 1) {
             // A write, or a read of a page no one else holds now (it is
@@ -797,7 +816,7 @@ impl Mm {
                     p.mapped = false;
                 }
             }
-            (va, Page { frame: p.frame.clone(), prot: p.prot, cow: !shared, mapped: false })
+            (va, Page { frame: p.frame.clone(), prot: p.prot, cow: !shared, mapped: false, exec_view: false })
         });
         let mut m = Mm::new(aspace);
         m.pages = pages.collect();

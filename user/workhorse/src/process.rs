@@ -172,6 +172,29 @@ pub struct Proc {
     pub cmdline: Vec<u8>,
     /// Resource limits (soft, hard) by RLIMIT_* number.
     pub rlimits: [(u64, u64); 16],
+    /// The thread's alternate signal stack (sigaltstack).
+    pub altstack: AltStack,
+}
+
+/// An alternate signal stack: base, size and the flags sigaltstack set
+/// (SS_DISABLE when there is none; SS_AUTODISARM kept).
+#[derive(Clone, Copy)]
+pub struct AltStack {
+    pub sp: u64,
+    pub size: u64,
+    pub flags: u32,
+}
+
+impl AltStack {
+    pub const SS_ONSTACK: u32 = 1;
+    pub const SS_DISABLE: u32 = 2;
+    pub const SS_AUTODISARM: u32 = 1 << 31;
+    pub const NONE: AltStack = AltStack { sp: 0, size: 0, flags: Self::SS_DISABLE };
+
+    /// Whether `rsp` is on it (as Linux's on_sig_stack).
+    pub fn holds(&self, rsp: u64) -> bool {
+        self.flags & Self::SS_AUTODISARM == 0 && self.size != 0 && rsp > self.sp && rsp - self.sp <= self.size
+    }
 }
 
 /// The limits a process starts with.
@@ -214,6 +237,7 @@ impl Proc {
             thread_done: false,
             cmdline: Vec::new(),
             rlimits: default_rlimits(),
+            altstack: AltStack::NONE,
         })
     }
 
@@ -222,6 +246,9 @@ impl Proc {
     /// descriptors and actions released.
     pub fn teardown(&mut self) {
         let last = self.mm.is_unique();
+        if last {
+            crate::sys::locks::process_ended(self.tgid);
+        }
         if let Some(k) = self.keep.take() {
             if last { k.destroy() } else { k.destroy_thread() }
         } else if last && self.mm.aspace.0 != 0 {

@@ -22,6 +22,7 @@ use keep_abi::{Return, SELF_ASPACE, Tag, reg, reply};
 use crate::process::{self, Blocked};
 use crate::{Call, Out, Server};
 
+const SA_ONSTACK: u64 = 0x0800_0000;
 const SA_RESTORER: u64 = 0x0400_0000;
 const SA_RESTART: u64 = 0x1000_0000;
 const SA_NODEFER: u64 = 0x4000_0000;
@@ -32,6 +33,10 @@ const MCONTEXT: u64 = UC + 40;
 const SIGMASK: u64 = MCONTEXT + 256;
 const SIGINFO: u64 = SIGMASK + 8;
 const FRAME: u64 = SIGINFO + 128;
+/// Offsets in the ucontext: uc_stack (ss_sp, ss_flags, ss_size).
+const UC_STACK: u64 = UC + 16;
+/// sigaltstack's smallest stack (MINSIGSTKSZ).
+const MINSIGSTKSZ: u64 = 2048;
 /// Can never be blocked.
 pub(crate) const UNBLOCKABLE: u64 = (1 << (9 - 1)) | (1 << (19 - 1));
 
@@ -210,6 +215,19 @@ impl Server {
     /// whose result is `rax` (None: its registers are already final;
     /// `restart`: the call is made again after the handler).
     pub fn deliver(&mut self, pid: i32, sig: i32, rax: Option<i64>, restart: Option<u64>) -> Delivery {
+        self.deliver_info(pid, sig, rax, restart, None)
+    }
+
+    /// `deliver`, with a fault's details: (si_code, si_addr, trap number,
+    /// error code), which the siginfo and sigcontext carry.
+    pub fn deliver_info(
+        &mut self,
+        pid: i32,
+        sig: i32,
+        rax: Option<i64>,
+        restart: Option<u64>,
+        fault: Option<(i32, u64, u64, u64)>,
+    ) -> Delivery {
         let Some(p) = self.procs.get_mut(&pid) else { return Delivery::None };
         p.pending &= !bit(sig);
         let action = p.sigactions[sig as usize];
@@ -230,19 +248,40 @@ impl Server {
             r[reg::RIP as usize] -= 2;
             r[reg::RAX as usize] = nr;
         }
-        let frame = ((r[reg::RSP as usize].wrapping_sub(128 + FRAME)) & !15).wrapping_sub(8);
+        // Below the red zone, or at the top of the alternate stack for an
+        // SA_ONSTACK action when the thread has one and is not on it yet.
+        let rsp = r[reg::RSP as usize];
+        let alt = p.altstack;
+        let onto_alt = action[1] & SA_ONSTACK != 0 && alt.flags & process::AltStack::SS_DISABLE == 0 && !alt.holds(rsp);
+        let top = if onto_alt { alt.sp.wrapping_add(alt.size) } else { rsp.wrapping_sub(128) };
+        let frame = ((top.wrapping_sub(FRAME)) & !15).wrapping_sub(8);
         let mut words = [0u64; (FRAME / 8) as usize];
         words[0] = if action[1] & SA_RESTORER != 0 { action[2] } else { 0 };
-        words[(UC + 24) as usize / 8] = 2; // uc_stack.ss_flags = SS_DISABLE
+        // uc_stack: the alternate stack as the thread has it.
+        words[UC_STACK as usize / 8] = alt.sp;
+        words[UC_STACK as usize / 8 + 1] = alt.flags as u64;
+        words[UC_STACK as usize / 8 + 2] = alt.size;
+        if onto_alt && alt.flags & process::AltStack::SS_AUTODISARM != 0 {
+            p.altstack = process::AltStack::NONE;
+        }
         for (i, &rg) in ORDER.iter().enumerate() {
             words[MCONTEXT as usize / 8 + i] = r[rg as usize];
         }
         words[MCONTEXT as usize / 8 + 18] = 0x33; // cs
+        let mut code = 0;
+        if let Some((si_code, addr, trapno, err)) = fault {
+            words[MCONTEXT as usize / 8 + 19] = err;
+            words[MCONTEXT as usize / 8 + 20] = trapno;
+            words[MCONTEXT as usize / 8 + 22] = addr; // cr2
+            words[SIGINFO as usize / 8 + 2] = addr; // si_addr
+            code = si_code as u32 as u64;
+        }
         // rt_sigsuspend's caller gets its own mask back after the handler.
         let old_mask = p.saved_mask.take().unwrap_or(p.sigmask);
         words[MCONTEXT as usize / 8 + 21] = old_mask;
         words[SIGMASK as usize / 8] = old_mask;
-        words[SIGINFO as usize / 8] = sig as u64; // si_signo; si_errno, si_code 0
+        words[SIGINFO as usize / 8] = sig as u64; // si_signo; si_errno 0
+        words[SIGINFO as usize / 8 + 1] = code; // si_code (SI_USER 0 but for faults)
         let bytes: alloc::vec::Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         if p.mm.write(frame, &bytes).is_err() {
             self.terminate(pid, process::signaled(process::SIGSEGV));
@@ -280,7 +319,11 @@ pub fn rt_sigreturn(s: &mut Server, pid: i32, _: &mut Call) -> Out {
     let uc = r[reg::RSP as usize];
     let mut ctx = [0u8; 256];
     let mut mask = [0u8; 8];
-    if p.mm.read(uc + MCONTEXT - UC, &mut ctx).is_err() || p.mm.read(uc + SIGMASK - UC, &mut mask).is_err() {
+    let mut stack = [0u8; 24];
+    if p.mm.read(uc + MCONTEXT - UC, &mut ctx).is_err()
+        || p.mm.read(uc + SIGMASK - UC, &mut mask).is_err()
+        || p.mm.read(uc + UC_STACK - UC, &mut stack).is_err()
+    {
         s.terminate(pid, process::signaled(process::SIGSEGV));
         return Out::Gone;
     }
@@ -293,7 +336,73 @@ pub fn rt_sigreturn(s: &mut Server, pid: i32, _: &mut Call) -> Out {
         return Out::Gone;
     }
     p.sigmask = u64::from_le_bytes(mask) & !UNBLOCKABLE;
+    // The alternate stack as the frame has it (Linux's restore_altstack;
+    // what it refuses is left as it was).
+    let rsp = r[reg::RSP as usize];
+    let word = |i: usize| u64::from_le_bytes(stack[i * 8..i * 8 + 8].try_into().unwrap());
+    if let Ok(a) = altstack_from(word(0), word(1) as u32, word(2))
+        && !p.altstack.holds(rsp)
+    {
+        p.altstack = a;
+    }
     Out::Resume
+}
+
+/// The alternate stack a stack_t asks for: EINVAL for unknown flags,
+/// ENOMEM for a stack smaller than MINSIGSTKSZ.
+fn altstack_from(sp: u64, flags: u32, size: u64) -> Result<process::AltStack, i64> {
+    let mode = flags & !process::AltStack::SS_AUTODISARM;
+    match mode {
+        process::AltStack::SS_DISABLE => Ok(process::AltStack::NONE),
+        0 | process::AltStack::SS_ONSTACK if size < MINSIGSTKSZ => Err(crate::errno::ENOMEM),
+        0 | process::AltStack::SS_ONSTACK => {
+            Ok(process::AltStack { sp, size, flags: flags & process::AltStack::SS_AUTODISARM })
+        }
+        _ => Err(crate::errno::EINVAL),
+    }
+}
+
+/// sigaltstack(ss, old_ss): the thread's alternate signal stack.  The old
+/// one's flags say SS_ONSTACK while the thread runs on it, which it may
+/// then not change (EPERM).
+pub fn sigaltstack(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (new, old) = (c.args[0], c.args[1]);
+    let p = s.proc(pid);
+    // Where the thread's stack is, only when it has an alternate one.
+    let mut on = false;
+    if p.altstack.flags & process::AltStack::SS_DISABLE == 0 {
+        let Some(k) = p.keep.as_ref() else { return Out::Gone };
+        if k.process.read_regs().is_err() {
+            return Out::Gone;
+        }
+        on = p.altstack.holds(keep_rt::ipc_buffer().regs()[reg::RSP as usize]);
+    }
+    let was = p.altstack;
+    if new != 0 {
+        let mut b = [0u8; 24];
+        if let Err(e) = p.mm.read(new, &mut b) {
+            return Out::Ret(-e);
+        }
+        let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+        if on {
+            return Out::Ret(-crate::errno::EPERM);
+        }
+        match altstack_from(word(0), word(1) as u32, word(2)) {
+            Ok(a) => p.altstack = a,
+            Err(e) => return Out::Ret(-e),
+        }
+    }
+    if old != 0 {
+        let flags = was.flags | if on { process::AltStack::SS_ONSTACK } else { 0 };
+        let mut b = [0u8; 24];
+        b[0..8].copy_from_slice(&was.sp.to_le_bytes());
+        b[8..12].copy_from_slice(&flags.to_le_bytes());
+        b[16..24].copy_from_slice(&was.size.to_le_bytes());
+        if let Err(e) = p.mm.write(old, &b) {
+            return Out::Ret(-e);
+        }
+    }
+    Out::Ret(0)
 }
 
 pub fn rt_sigpending(s: &mut Server, pid: i32, c: &mut Call) -> Out {

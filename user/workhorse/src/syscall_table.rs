@@ -16,12 +16,12 @@ syscall_table! {
     5 fstat sys::fstat, Full, "";
     6 lstat sys::lstat, Full, "";
     7 poll sys::poll, Partial, "terminal, pipes, sockets, epoll descriptors, files and devices; POLLIN, POLLOUT, POLLHUP, POLLERR, POLLNVAL";
-    8 lseek sys::lseek, Partial, "SEEK_SET, SEEK_CUR, SEEK_END; no SEEK_DATA/SEEK_HOLE";
+    8 lseek sys::lseek, Partial, "SEEK_SET, SEEK_CUR, SEEK_END; no SEEK_DATA/SEEK_HOLE; /dev/null: always 0, as Linux";
     9 mmap sys::mmap, Partial, "anonymous and file mappings, private and shared, populated when touched; a shared file mapping maps the file's own pages (one frame a page: read, write and every mapping see its stores; /data files' are written back at msync, fsync and the last unmap), SIGBUS a page past the end of the file; shared memory stays shared across fork; mappings of /dev/zero and other devices: ENODEV";
     10 mprotect sys::mprotect, Partial, "the trampoline page (the last below 0x1000_0000_0000, arch_prctl's) is the server's: EINVAL; PROT_WRITE on a shared mapping of a file opened read-only: EACCES";
     11 munmap sys::munmap, Partial, "as mprotect: not the trampoline page (EINVAL)";
     12 brk sys::brk, Full, "";
-    13 rt_sigaction sys::rt_sigaction, Partial, "handlers run at the process's next system call (see docs/workhorse.md); SA_ONSTACK ignored";
+    13 rt_sigaction sys::rt_sigaction, Partial, "handlers run at the process's next system call (see docs/workhorse.md); SA_ONSTACK runs them on the alternate stack; a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP) goes to the handler with si_code and si_addr, and ends the process when it is blocked or has none";
     14 rt_sigprocmask sys::rt_sigprocmask, Full, "";
     15 rt_sigreturn signal::rt_sigreturn, Partial, "registers and mask; FPU/SSE state is not saved across a handler";
     16 ioctl sys::ioctl, Partial, "the terminal: TCGETS, TCSETS(W/F), TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP; any descriptor: FIONBIO, FIOCLEX, FIONCLEX; FIONREAD of a pipe or the terminal; ENOTTY for the rest";
@@ -44,7 +44,7 @@ syscall_table! {
     37 alarm sys::alarm, Full, "ITIMER_REAL once: SIGALRM to the process; kept by execve, not inherited by fork";
     38 setitimer sys::setitimer, Partial, "ITIMER_REAL (one-shot and periodic; an expiry missed is one signal); ITIMER_VIRTUAL and ITIMER_PROF EINVAL (no CPU-time accounting)";
     39 getpid sys::getpid, Full, "";
-    40 sendfile sys::sendfile, Full, "";
+    40 sendfile sys::sendfile, Full, "a negative *offset is EINVAL";
     41 socket sys::inet::socket, Partial, "AF_UNIX (stream, datagram, seqpacket as stream); AF_INET TCP and UDP on the server's own stack, loopback (127.0.0.1) only; SOCK_RAW EPERM; other families EAFNOSUPPORT";
     42 connect sys::inet::connect, Partial, "AF_UNIX by path or abstract name; AF_INET to 127.0.0.1 (other addresses ENETUNREACH), blocking or EINPROGRESS then SO_ERROR; UDP AF_UNSPEC dissolves";
     43 accept sys::inet::accept, Full, "";
@@ -68,7 +68,8 @@ syscall_table! {
     61 wait4 sys::wait4, Partial, "WNOHANG; no rusage (zeroed); no stopped children";
     62 kill sys::kill, Partial, "no stop and continue (job control): stop signals are ignored";
     63 uname sys::uname, Full, "";
-    72 fcntl sys::fcntl, Partial, "F_DUPFD(_CLOEXEC), F_GETFD/SETFD, F_GETFL/SETFL; no locks";
+    72 fcntl sys::fcntl, Partial, "F_DUPFD(_CLOEXEC), F_GETFD/SETFD, F_GETFL/SETFL; record locks F_GETLK, F_SETLK, F_SETLKW (the process's, dropped when it closes a descriptor of the file or ends; EDEADLK for a cycle of waiting processes) and F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (the open file description's), advisory, on files, directories and named pipes";
+    73 flock sys::flock, Full, "the open file description's lock on the whole file (LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB); apart from fcntl's record locks, as Linux";
     74 fsync sys::fsync, Full, "a file under /data (the store on the disk) has the block server FLUSH; anything else is in memory";
     75 fdatasync sys::fsync, Full, "as fsync";
     76 truncate sys::truncate, Full, "";
@@ -79,6 +80,7 @@ syscall_table! {
     82 rename sys::rename, Full, "";
     83 mkdir sys::mkdir, Full, "";
     84 rmdir sys::rmdir, Full, "";
+    85 creat sys::creat, Full, "as open(path, O_CREAT | O_WRONLY | O_TRUNC, mode)";
     86 link sys::link, Full, "";
     87 unlink sys::unlink, Full, "";
     88 symlink sys::symlink, Full, "";
@@ -113,6 +115,7 @@ syscall_table! {
     124 getsid sys::getsid, Full, "";
     127 rt_sigpending signal::rt_sigpending, Full, "";
     130 rt_sigsuspend signal::rt_sigsuspend, Full, "";
+    131 sigaltstack signal::sigaltstack, Full, "get and set, SS_DISABLE, SS_AUTODISARM, SS_ONSTACK while on it (EPERM to change it there), EINVAL, ENOMEM below MINSIGSTKSZ; kept by fork, reset by execve, none for a new thread";
     132 utime sys::utime, Partial, "as utimensat";
     133 mknod sys::mknod, Partial, "regular files and FIFOs (named pipes, sys/fifo.rs); devices and sockets EPERM";
     137 statfs sys::statfs, Partial, "/data on the disk: the store's capacity and free bytes; elsewhere the in-memory file system (tmpfs), sized by the free memory pool";
@@ -123,6 +126,18 @@ syscall_table! {
     162 sync sys::sync, Full, "the store on the disk (/data) has the block server FLUSH";
     164 settimeofday sys::set_clock, Partial, "EPERM: the wall clock is the machine's (the rtc server's)";
     186 gettid sys::gettid, Full, "";
+    188 setxattr sys::xattr_path, Partial, "no file system keeps extended attributes: ENOTSUP for a path that exists (ENOENT otherwise)";
+    189 lsetxattr sys::xattr_path, Partial, "no file system keeps extended attributes: ENOTSUP for a path that exists (ENOENT otherwise)";
+    190 fsetxattr sys::xattr_fd, Partial, "no file system keeps extended attributes: ENOTSUP for an open descriptor (EBADF otherwise)";
+    191 getxattr sys::xattr_path, Partial, "no file system keeps extended attributes: ENOTSUP for a path that exists (ENOENT otherwise)";
+    192 lgetxattr sys::xattr_path, Partial, "no file system keeps extended attributes: ENOTSUP for a path that exists (ENOENT otherwise)";
+    193 fgetxattr sys::xattr_fd, Partial, "no file system keeps extended attributes: ENOTSUP for an open descriptor (EBADF otherwise)";
+    194 listxattr sys::xattr_path, Partial, "no file system keeps extended attributes: ENOTSUP for a path that exists (ENOENT otherwise)";
+    195 llistxattr sys::xattr_path, Partial, "no file system keeps extended attributes: ENOTSUP for a path that exists (ENOENT otherwise)";
+    196 flistxattr sys::xattr_fd, Partial, "no file system keeps extended attributes: ENOTSUP for an open descriptor (EBADF otherwise)";
+    197 removexattr sys::xattr_path, Partial, "no file system keeps extended attributes: ENOTSUP for a path that exists (ENOENT otherwise)";
+    198 lremovexattr sys::xattr_path, Partial, "no file system keeps extended attributes: ENOTSUP for a path that exists (ENOENT otherwise)";
+    199 fremovexattr sys::xattr_fd, Partial, "no file system keeps extended attributes: ENOTSUP for an open descriptor (EBADF otherwise)";
     200 tkill sys::tkill, Full, "";
     201 time sys::time, Full, "the wall clock, as gettimeofday";
     202 futex sys::futex, Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, with time-outs; private and shared keyed alike (by frame); no WAKE_OP, no PI or robust futexes";

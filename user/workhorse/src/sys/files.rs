@@ -74,6 +74,31 @@ pub fn open(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(open_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1], c.args[2]))
 }
 
+/// creat: open(path, O_CREAT | O_WRONLY | O_TRUNC, mode).
+pub fn creat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let flags = (O_CREAT | O_WRONLY | O_TRUNC) as u64;
+    ret(open_at(s, pid, AT_FDCWD as u64, c.args[0], flags, c.args[1]))
+}
+
+/// The extended-attribute calls by path (the l* forms do not follow a
+/// last symlink): no file system here keeps attributes, so a path that
+/// names something is answered ENOTSUP, as a file system without them
+/// answers; a missing one ENOENT.
+pub fn xattr_path(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let path = s.path(pid, c.args[0])?;
+        let cwd = s.proc(pid).cwd;
+        fs().resolve(cwd, &path, c.nr != 189 && c.nr != 192 && c.nr != 195 && c.nr != 198)?;
+        Err(EOPNOTSUPP)
+    })();
+    ret(r)
+}
+
+/// The f*xattr calls: EBADF, else ENOTSUP as `xattr_path`.
+pub fn xattr_fd(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(s.proc(pid).fd(c.args[0]).and(Err(EOPNOTSUPP)))
+}
+
 pub fn openat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let mode = s.arg(pid, c, 3);
     ret(open_at(s, pid, c.args[0], c.args[1], c.args[2], mode))

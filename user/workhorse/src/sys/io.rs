@@ -286,6 +286,9 @@ pub fn sendfile(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             }
         }
         let at = if offp != 0 { Some(s.proc(pid).mm.read_u64(offp)?) } else { None };
+        if at.is_some_and(|a| (a as i64) < 0) {
+            return Err(EINVAL);
+        }
         let data = read_desc(s, pid, &inp, n, at)?;
         let w = write_desc(s, pid, &out, &data, None)?;
         if let Some(a) = at {
@@ -301,6 +304,11 @@ pub fn lseek(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         let d = desc(s, pid, c.args[0])?;
         let mut d = d.borrow_mut();
         let size = match &d.kind {
+            // Linux's /dev/null: every seek is to 0.
+            Kind::Null => {
+                d.pos = 0;
+                return Ok(0);
+            }
             Kind::File { ino } | Kind::Dir { ino } => fs().size(*ino) as i64,
             Kind::Generated(b) => b.len() as i64,
             _ => return Err(ESPIPE),
@@ -324,9 +332,16 @@ pub fn lseek(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 
 pub fn close(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let p = s.proc(pid);
+    let tgid = p.tgid;
     ret(match p.fds.get_mut(c.args[0] as usize) {
         Some(slot @ Some(_)) => {
-            *slot = None;
+            // The process's record locks on the file go with any of its
+            // descriptors of it (POSIX).
+            if let Some(Fd { desc, .. }) = slot.take()
+                && let Kind::File { ino } = desc.borrow().kind
+            {
+                super::locks::closed(tgid, ino);
+            }
             Ok(0)
         }
         _ => Err(EBADF),
@@ -415,6 +430,9 @@ pub fn fcntl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             Ok(0)
         }
         F_GETFL => Ok(f.desc.borrow().flags as i64),
+        super::locks::F_GETLK..=super::locks::F_SETLKW | super::locks::F_OFD_GETLK..=super::locks::F_OFD_SETLKW => {
+            super::locks::fcntl_lock(s, pid, &f.desc, cmd, arg)
+        }
         F_SETFL => {
             let mut d = f.desc.borrow_mut();
             d.flags = (d.flags & !(O_APPEND | O_NONBLOCK)) | (arg as u32 & (O_APPEND | O_NONBLOCK));

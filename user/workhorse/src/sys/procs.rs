@@ -313,6 +313,7 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
         c.fs_base = fs_base;
         c.sigactions = crate::shared::Shared::new(*parent.sigactions);
         c.sigmask = parent.sigmask;
+        c.altstack = parent.altstack;
         Ok(c)
     })();
     let mut c = match setup {
