@@ -88,6 +88,17 @@ PKGS = ["zlib", "bzip2", "lz4", "xxhash", "kissfft", "lua5.4", "sqlite3", "expat
         "libyaml", "pcre2", "brotli", "lzo2", "mujs", "libspng", "libgsm"]
 
 
+def zstd_program(src):
+    """zstd (Debian's libzstd, unmodified), which probes the CPU with cpuid
+    when it makes a compression context; tested, not benchmarked.  Its
+    Huffman decoder in assembly (a .S file for the C preprocessor) is left
+    out with ZSTD_DISABLE_ASM, which selects the C decoder."""
+    lib = os.path.join(src, "lib")
+    srcs = [os.path.join(DRV, "zstd_drv.c")] + sorted(f for sub in ("common", "compress", "decompress")
+                                                      for f in glob.glob(os.path.join(lib, sub, "*.c")))
+    return ("zstd", "compression", srcs, ["-I" + lib, "-DZSTD_DISABLE_ASM"], ["corpus"])
+
+
 def fetched():
     """The source directories if every package was fetched already (no network), else None."""
     dirs = {}

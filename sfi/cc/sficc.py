@@ -27,6 +27,13 @@ MAGIC = b"KSFIMOD1"
 # page); sequences add it with `addq __sfi_base(%rip), %reg`.
 BASE_SLOT = 0xF008
 BASE = "__sfi_base(%rip)"
+# The runtime's answers to cpuid, rdtsc and rdtscp, at fixed domain offsets in
+# the entry page (sfi/verify/src/entries.s; docs/sfi.md, "Runtime entries").
+# Each instruction becomes `lea -128(%rsp), %rsp; call ENTRY`: the lea steps
+# over the red zone without touching the flags, the entry sets the registers
+# the instruction sets and returns with %rsp back where it was.
+RUNTIME_ENTRIES = {"cpuid": ("__sfi_cpuid", 0xF020), "rdtsc": ("__sfi_rdtsc", 0xF040), "rdtscp": ("__sfi_rdtscp", 0xF060)}
+RUNTIME_STEP = "leaq -128(%rsp), %rsp"
 # Layout choices, each switchable for measurement (docs/sfi.md, "How the
 # layout is chosen").
 LOOP_ALIGN = os.environ.get("SFI_LOOP_ALIGN", "1") == "1"   # keep gcc's .p2align (loops, functions)
@@ -117,8 +124,8 @@ class SfiForbidden(SfiError):
 # authority: this list only gives the earlier and clearer message.
 _FORBIDDEN = {
     "system call or interrupt": "syscall sysenter sysexit sysret int into int1 icebp",
-    "instruction set not allowed (CPUID, XSAVE, RDTSCP, RDPID, PKU, MONITOR, RTM...)":
-        "cpuid rdtscp rdpid xgetbv xsetbv xsave xsave64 xsaveopt xsaveopt64 xsavec xsavec64 xsaves xsaves64 "
+    "instruction set not allowed (XSAVE, RDPID, PKU, MONITOR, RTM...)":
+        "rdpid xgetbv xsetbv xsave xsave64 xsaveopt xsaveopt64 xsavec xsavec64 xsaves xsaves64 "
         "xrstor xrstor64 xrstors xrstors64 rdpkru wrpkru monitor mwait monitorx mwaitx umonitor umwait tpause "
         "serialize rdpru clzero xabort xend xtest xbegin emms femms vmcall vmmcall vmfunc getsec encls enclu "
         "ptwrite incsspd incsspq rdsspd rdsspq saveprevssp rstorssp wrssd wrssq setssbsy clrssbsy "
@@ -383,6 +390,9 @@ class Rewriter:
             mnem, parts = sub[0], sub
         prefix, self.pending_prefix = self.pending_prefix, ""
         ops = split_operands(parts[1]) if len(parts) > 1 else []
+        if mnem in RUNTIME_ENTRIES and not ops and not prefix:
+            self.add(Item("group", [RUNTIME_STEP, "call " + RUNTIME_ENTRIES[mnem][0]], end_align=True))
+            return
         self.forbid(mnem, ops, st)
         # Everything is linked statically into the module: a GOT load of an
         # address is just that address (ld would otherwise make it absolute).
@@ -512,6 +522,8 @@ class Rewriter:
                 if nxt.kind == "insn" and self.sp_checks(nxt.lines[0]):
                     it.kind, it.lines = "insn", it.lines[:1]
                     break
+                if nxt.kind == "group" and nxt.lines[0] == RUNTIME_STEP:
+                    break  # a second step (the runtime call's) may not follow an unchecked one
                 if nxt.kind == "group" and (nxt.lines[-1].startswith("call") or nxt.lines[0] == "popq %r11"):
                     it.kind, it.lines = "insn", it.lines[:1]  # a call, or a return (its pop)
                     break
@@ -1173,7 +1185,8 @@ def link_module(inputs, out, full, tmpdir, exports=None, verify=True):
     # Undefined weak symbols are not imports: ld resolves them to 0 (below,
     # their absolute relocations are dropped, so they stay NULL after loading).
     undef = sorted(set(l.split()[-1] for l in run(["nm", "-u", comb]).splitlines() if l.strip() and l.split()[0] not in ("w", "v")))
-    undef = [u for u in undef if u not in ("_GLOBAL_OFFSET_TABLE_", "__sfi_base")]
+    runtime = {name: off for name, off in RUNTIME_ENTRIES.values()}
+    undef = [u for u in undef if u not in ("_GLOBAL_OFFSET_TABLE_", "__sfi_base") and u not in runtime]
     if len(undef) > (CODE_BASE - TRAMP_BASE) // BUNDLE - 1:
         raise SfiError("too many imports")
     script = os.path.join(tmpdir, "module.ld")
@@ -1183,6 +1196,7 @@ def link_module(inputs, out, full, tmpdir, exports=None, verify=True):
         defs = " ".join("%s = . - 0x%x;" % (name, CODE_BASE - TRAMP_BASE - BUNDLE * (i + 1))
                         for i, name in enumerate(undef))
         defs += " __sfi_base = . - 0x%x;" % (CODE_BASE - BASE_SLOT)
+        defs += "".join(" %s = . - 0x%x;" % (name, CODE_BASE - off) for name, off in runtime.items())
         f.write(LINKER_SCRIPT % (CODE_BASE, defs))
     elf = os.path.join(tmpdir, "module.elf")
     run(["ld", "-static", "-nostdlib", "-q", "-T", script, "-o", elf, comb])

@@ -187,7 +187,13 @@ def debian_programs():
         print("SKIP debian/*: Debian sources not fetched (SFI_NO_FETCH, or no deb-src mirror reachable)", flush=True)
         return
     corpus = bench.make_corpus(dirs)
-    for name, kind, srcs, cflags, arg in bench.programs(dirs):
+    progs = bench.programs(dirs)
+    # zstd probes the CPU with cpuid (the runtime entries); tested, not benchmarked.
+    try:
+        progs.append(bench.zstd_program(bench.fetch(["libzstd"])["libzstd"]))
+    except (subprocess.CalledProcessError, OSError, IndexError) as e:
+        print("SKIP debian/zstd: libzstd's source not fetched: %s" % e, flush=True)
+    for name, kind, srcs, cflags, arg in progs:
         try:
             exe = {f: sfibuild.build(name, srcs, f, cflags, outdir=os.path.join(sfibuild.BUILD, "bench")) for f in sfibuild.FLAVORS}
         except sfibuild.BuildError as e:

@@ -229,7 +229,8 @@ def stack(c):
               "andq $-0x20000, %rsp", "andq $0x7fffffff, %rsp", "orq $1, %rsp", "incq %rsp", "decq %rsp", "negq %rsp",
               "xorq %rsp, %rsp", "movl %eax, %esp", "shlq %rsp", "bswapq %rsp", "adcq $1, %rsp", "imulq $2, %rsp",
               "movq (%rdi), %rsp", "popcntq %rax, %rsp", "xaddq %rax, %rsp", "btsq $40, %rsp", "movw %ax, %sp",
-              "movb %al, %spl", "subq $8, %rsp\n\tsubq $8, %rsp", "leaq -8(%rsp), %rsp"]
+              "movb %al, %spl", "subq $8, %rsp\n\tsubq $8, %rsp", "leaq -0x10008(%rsp), %rsp", "leaq -8(%esp), %rsp",
+              "leal -8(%rsp), %esp"]
     for k, w in enumerate(writes):
         n = safe_name(w)[:40] + "_%d" % k
         ws = tuple(w.split("\n\t"))
@@ -262,6 +263,11 @@ def stack(c):
         c.add("ok_step_checked_%s" % safe_name(chk)[:40], "accepted", "5 (checks)",
               ["subq $0x10000, %rsp", chk, "jmp 1f", "1:", "addq $0x10000, %rsp", "movq %rax, (%rsp)"] + RET)
     c.add("step_twice", STACK, "5", ["subq $64, %rsp", "subq $64, %rsp", "movq %rax, (%rsp)"] + RET)
+    # lea d(%rsp), %rsp is a small step too (the runtime-entry sequence's, which leaves the flags alone).
+    c.add("ok_step_lea_checked", "accepted", "5 (checks)", ["leaq -128(%rsp), %rsp", "pushq %rax", "jmp 1f", "1:", "popq %rax",
+                                                             "leaq 128(%rsp), %rsp", "movq %rax, (%rsp)"] + RET)
+    c.add("step_lea_then_jcc", UNCHECKED, "5", ["leaq -128(%rsp), %rsp", "jne 1f", "1:", "movq %rax, (%rsp)"] + RET)
+    c.add("step_lea_twice", STACK, "5", ["leaq -128(%rsp), %rsp", "subq $64, %rsp", "movq %rax, (%rsp)"] + RET)
     c.add("step_then_jcc", UNCHECKED, "5", ["subq $64, %rsp", "jne 1f", "1:", "movq %rax, (%rsp)"] + RET)
     c.add("step_then_masked_jmp", UNCHECKED, "5", ["subq $64, %rsp", ("andl $-32, %eax", "addq __sfi_base(%rip), %rax", "jmp *%rax")])
     c.add("step_at_end", STACK, "5", ["subq $64, %rsp"], tail="exact", bundled=False)

@@ -10,9 +10,14 @@ Tests:
   vex/*        BMI2/AVX2 code (VEX-encoded shlx, pdep, mulx, vpaddd...) builds in
                both modes and its sandboxed output equals native; the layout's
                fallback for a pseudo-prefix gas refuses works on its own
-  forbidden/*  instructions the verifier refuses (cpuid, syscall, int $n, rdtscp,
-               xgetbv, wrgsbase, pushf...) stop sfi-cc -c with the instruction and
-               the C source line; sfi-cc -o runs the verifier on the module it links
+  forbidden/*  instructions the verifier refuses (syscall, int $n, xgetbv,
+               wrgsbase, pushf...) stop sfi-cc -c with the instruction and
+               the C source line; sfi-cc -o runs the verifier on the module it
+               links (and refuses a cpuid written as bytes)
+  runtime-entries/*  cpuid, rdtsc and rdtscp become calls of the runtime's
+               entries: a CPU probe (cpuid.c, cpuid_regs.s) builds and its output
+               equals native (registers, flags and red zone as the
+               instructions leave them); the answers are the fixed set
   weak/*       undefined weak symbols are NULL (GOT loads, data, comparisons), are
                not imports, and calling one faults
   link/*       module layout: code that fills its last page exactly still gets its
@@ -120,10 +125,9 @@ def test_vex():
 
 FORBIDDEN_CASES = [
     # name, inline assembly, the mnemonic the message must name
-    ("cpuid", '"cpuid" : "=a"(r) : "a"(0) : "ebx", "ecx", "edx"', "cpuid"),
     ("syscall", '"syscall" : "=a"(r) : "a"(39) : "rcx", "r11"', "syscall"),
     ("int80", '"int $0x80" : "=a"(r) : "a"(20)', "int"),
-    ("rdtscp", '"rdtscp" : "=a"(r) : : "rdx", "rcx"', "rdtscp"),
+    ("rdpid", '"rdpid %q0" : "=r"(r)', "rdpid"),
     ("xgetbv", '"xgetbv" : "=a"(r) : "c"(0) : "rdx"', "xgetbv"),
     ("wrgsbase", '"wrgsbase %q1" : "=r"(r) : "r"(0L)', "wrgsbase"),
     ("pushf", '"pushfq; popq %q0" : "=r"(r)', "pushfq"),
@@ -146,9 +150,9 @@ def test_forbidden():
     # Hand-written assembly (no .loc): the message names the line of the .s file.
     s = os.path.join(OUT, "forbid_asm.s")
     with open(s, "w") as f:
-        f.write("\t.text\n\t.globl f\n\t.type f, @function\nf:\n\tcpuid\n\tret\n")
+        f.write("\t.text\n\t.globl f\n\t.type f, @function\nf:\n\txgetbv\n\tret\n")
     r = run(cc + ["-c", s, "-o", os.path.join(OUT, "forbid_asm.o")])
-    result("forbidden/assembly-line", r.returncode != 0 and "assembly line 5" in r.stderr and "cpuid" in r.stderr,
+    result("forbidden/assembly-line", r.returncode != 0 and "assembly line 5" in r.stderr and "xgetbv" in r.stderr,
            "exit %d: %s" % (r.returncode, r.stderr))
     # The link step runs the verifier: an object that gcc compiled without
     # sfi-cc (an unsandboxed store) must not become a module.
@@ -168,6 +172,43 @@ def test_forbidden():
         f.write("int g(int *p) { *p = 5; return 1; }\n")
     r = run(cc + ["-O2", "-o", os.path.join(OUT, "good.sfi"), good])
     result("forbidden/link-accepts-good", r.returncode == 0 and os.path.exists(os.path.join(OUT, "good.sfi")), r.stderr)
+
+
+# The runtime's fixed answers (sfi/verify/src/entries.s) as cpuid.c prints them.
+FIXED_LEAVES = """00000000.0: 00000007 7065654b 55504320 49465320
+00000001.0: 00000600 00010800 02d82203 06088111
+00000002.0: 00000000 00000000 00000000 00000000
+00000007.0: 00000000 00000108 00000000 00000000
+00000007.1: 00000000 00000000 00000000 00000000
+0000000d.0: 00000000 00000000 00000000 00000000
+80000000.0: 80000001 00000000 00000000 00000000
+80000001.0: 00000000 00000000 00000020 28000000
+80000002.0: 00000000 00000000 00000000 00000000
+40000000.0: 00000000 00000000 00000000 00000000
+rdtsc low bits 0 0 aux 0
+"""
+
+
+def test_runtime_entries():
+    equals_native("runtime-entries/probe", "cpuid", ["cpuid.c", "cpuid_regs.s"])
+    exe = build3("cpuid", ["cpuid.c", "cpuid_regs.s"])
+    if isinstance(exe, str):
+        return
+    for f in ("stores", "full"):
+        r = run([os.path.join(BIN, "sfi-run"), exe[f], "leaves"])
+        result("runtime-entries/%s-fixed-leaves" % f, r.returncode == 0 and r.stdout == FIXED_LEAVES,
+               "exit %d: %r %s" % (r.returncode, r.stdout, r.stderr))
+    # A cpuid the rewriter cannot rewrite (as bytes) does not become a module
+    # (the rewriter refuses bytes in code; the verifier refuses a raw cpuid:
+    # tests/escape/cpuid_raw.s).
+    c = os.path.join(OUT, "cpuid_bytes.c")
+    with open(c, "w") as fh:
+        fh.write('int probe(int x) {\n    unsigned a = x, b, c = 0, d;\n'
+                 '    __asm__ volatile(".byte 0x0f, 0xa2" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));\n    return a + b + c + d;\n}\n')
+    mod = os.path.join(OUT, "cpuid_bytes.sfi")
+    r = run(SFICC_CMD + ["-O2", "-o", mod, c])
+    result("runtime-entries/raw-cpuid-refused", r.returncode != 0 and "not allowed" in r.stderr and not os.path.exists(mod),
+           "exit %d: %s" % (r.returncode, r.stderr))
 
 
 def test_weak():
@@ -226,6 +267,7 @@ def main():
         sys.exit(1)
     test_vex()
     test_forbidden()
+    test_runtime_entries()
     test_weak()
     test_link()
     if tmp:

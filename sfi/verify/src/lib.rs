@@ -53,6 +53,13 @@ pub const STACK_ALIGN_MAX: u64 = 1 << 16;
 /// `add`/`sub` of an immediate up to this to %rsp may be checked by a later
 /// access at %rsp + [0, SP_SLACK] instead of re-sandboxed at once (rule 5).
 pub const SP_STEP_MAX: u64 = 1 << 16;
+/// The runtime's answers to cpuid, rdtsc and rdtscp (layout::ENTRY_CODE, in the
+/// entry page): direct branch targets like the import trampolines (rule 7);
+/// sfi-cc replaces each instruction by `lea -128(%rsp), %rsp; call ENTRY`.
+pub const CPUID_ENTRY: u64 = 0xF020;
+pub const RDTSC_ENTRY: u64 = 0xF040;
+pub const RDTSCP_ENTRY: u64 = 0xF060;
+pub const RUNTIME_ENTRIES: [u64; 3] = [CPUID_ENTRY, RDTSC_ENTRY, RDTSCP_ENTRY];
 const _: () = assert!((STACK_LOW - SP_SLACK) % STACK_ALIGN_MAX == 0 && STACK_LOW - SP_SLACK - SP_STEP_MAX - 8 > SHARED_END);
 
 pub struct Module<'a> {
@@ -218,7 +225,8 @@ fn text(i: &Instruction) -> String {
 }
 
 /// Instruction sets a module may use.  Everything else (system, virtualisation,
-/// segment-base, transactional, XSAVE, MMX, AVX-512...) is refused.
+/// segment-base, transactional, XSAVE, MMX, AVX-512...) is refused, and so are
+/// cpuid and rdtsc: modules ask the runtime entries instead.
 fn feature_allowed(f: CpuidFeature) -> bool {
     use CpuidFeature::*;
     matches!(
@@ -226,7 +234,7 @@ fn feature_allowed(f: CpuidFeature) -> bool {
         INTEL8086 | INTEL186 | INTEL286 | INTEL386 | INTEL486 | X64 | CMOV | CX8 | CMPXCHG16B
             | FPU | FPU287 | FPU387 | SSE | SSE2 | SSE3 | SSSE3 | SSE4_1 | SSE4_2 | POPCNT
             | LZCNT | BMI1 | BMI2 | AVX | AVX2 | FMA | F16C | MOVBE | ADX | PCLMULQDQ | AES
-            | SHA | RDRAND | RDSEED | TSC | MULTIBYTENOP | PAUSE | CLFSH | PREFETCHW | CET_IBT
+            | SHA | RDRAND | RDSEED | MULTIBYTENOP | PAUSE | CLFSH | PREFETCHW | CET_IBT
     )
 }
 
@@ -801,13 +809,18 @@ fn check_code<const FAST: bool>(m: &Module) -> Result<(), Reject> {
             if !implicit && !mask {
                 sp_pending = 2;
                 sp_bundle = bundle;
-                // add/sub $imm, %rsp with |imm| <= SP_STEP_MAX, from a checked %rsp.
+                // add/sub $imm, %rsp or lea d(%rsp), %rsp (64-bit address, no
+                // index) with |imm|, |d| <= SP_STEP_MAX, from a checked %rsp.
+                let lea = cur.mnemonic() == Mnemonic::Lea && cur.memory_base() == Register::RSP
+                    && cur.memory_index() == Register::None;
                 sp_may_defer = !sp_unchecked
-                    && matches!(cur.mnemonic(), Mnemonic::Add | Mnemonic::Sub)
                     && op0_sp
                     && cur.op0_register() == Register::RSP
-                    && matches!(cur.op1_kind(), OpKind::Immediate8to64 | OpKind::Immediate32to64)
-                    && (cur.immediate(1) as i64).unsigned_abs() <= SP_STEP_MAX;
+                    && if lea { (cur.memory_displacement64() as i64).unsigned_abs() <= SP_STEP_MAX } else {
+                        matches!(cur.mnemonic(), Mnemonic::Add | Mnemonic::Sub)
+                            && matches!(cur.op1_kind(), OpKind::Immediate8to64 | OpKind::Immediate32to64)
+                            && (cur.immediate(1) as i64).unsigned_abs() <= SP_STEP_MAX
+                    };
             }
         }
         match cur.flow_control() {
@@ -850,7 +863,7 @@ fn check_code<const FAST: bool>(m: &Module) -> Result<(), Reject> {
                 0 => return err("branch into the middle of an instruction"),
                 _ => return err("branch into a sandboxing sequence"),
             }
-        } else if !((TRAMP_BASE + BUNDLE..tramp_end).contains(&target) && target % BUNDLE == 0) {
+        } else if !((TRAMP_BASE + BUNDLE..tramp_end).contains(&target) && target % BUNDLE == 0 || RUNTIME_ENTRIES.contains(&target)) {
             return err("direct branch outside the code segment");
         }
     }

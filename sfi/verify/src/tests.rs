@@ -553,3 +553,60 @@ fn every_allowed_instruction_addresses_only_what_rule_3_checks() {
     .collect();
     assert_eq!(implicit, want, "allowed instructions with implicit memory accesses");
 }
+
+/// The runtime entries' bytes (layout::ENTRY_CODE) are entries.s assembled.
+#[test]
+fn runtime_entries_are_their_source() {
+    let dir = std::env::temp_dir().join(format!("sfi-entries-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src/entries.s");
+    let (obj, bin) = (dir.join("e.o"), dir.join("e.bin"));
+    let ok = std::process::Command::new("as").args(["--64", "-o"]).arg(&obj).arg(src).status().map(|s| s.success()).unwrap_or(false)
+        && std::process::Command::new("objcopy").args(["-O", "binary", "-j", ".text"]).arg(&obj).arg(&bin).status().unwrap().success();
+    assert!(ok, "assembling {} failed", src);
+    let bytes = std::fs::read(&bin).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let at = (CPUID_ENTRY - layout::ENTRY_PAGE) as usize;
+    assert_eq!(&bytes[at..], &layout::ENTRY_CODE[..]);
+}
+
+/// A masked branch can reach every bundle start of the entry page: each is
+/// int3 but the runtime entries.
+#[test]
+fn entry_page_bundle_starts_trap_but_the_runtime_entries() {
+    let t = layout::runtime_pages(8192, 3, 0x1_0000_0000, 0x1234, 0x5678);
+    for b in (0..4096).step_by(BUNDLE as usize) {
+        let entry = RUNTIME_ENTRIES.contains(&(layout::ENTRY_PAGE + b as u64));
+        assert_eq!(t[b] == 0xcc, !entry, "bundle at 0x{:x}", layout::ENTRY_PAGE + b as u64);
+    }
+}
+
+/// Every instruction set the runtime's cpuid reports (entries.s: leaf 1
+/// SSE SSE2 SSE3 SSSE3 SSE4.1 SSE4.2 POPCNT CX16 PCLMULQDQ AES MOVBE CMOV
+/// CLFSH, leaf 7 BMI1 BMI2, 0x80000001 LZCNT) is one the verifier accepts.
+#[test]
+fn reported_features_are_allowed() {
+    let insns: &[&[u8]] = &[
+        &[0x0f, 0x58, 0xc0],                   // addps (SSE)
+        &[0x66, 0x0f, 0x51, 0xc0],             // sqrtpd (SSE2)
+        &[0x66, 0x0f, 0xd0, 0xc0],             // addsubpd (SSE3)
+        &[0x66, 0x0f, 0x38, 0x00, 0xc0],       // pshufb (SSSE3)
+        &[0x66, 0x0f, 0x38, 0x40, 0xc0],       // pmulld (SSE4.1)
+        &[0xf2, 0x0f, 0x38, 0xf0, 0xc0],       // crc32b (SSE4.2)
+        &[0xf3, 0x48, 0x0f, 0xb8, 0xc0],       // popcnt
+        &[0x48, 0x0f, 0xc7, 0x0c, 0x24],       // cmpxchg16b (%rsp)
+        &[0x66, 0x0f, 0x3a, 0x44, 0xc0, 0x00], // pclmulqdq
+        &[0x66, 0x0f, 0x38, 0xdc, 0xc0],       // aesenc
+        &[0x0f, 0x38, 0xf0, 0x04, 0x24],       // movbe (%rsp), %eax
+        &[0x48, 0x0f, 0x45, 0xc0],             // cmovne
+        &[0x0f, 0xae, 0x3c, 0x24],             // clflush (%rsp)
+        &[0xc4, 0xe2, 0xf8, 0xf2, 0xc0],       // andn (BMI1)
+        &[0xc4, 0xe2, 0xfb, 0xf5, 0xc0],       // pdep (BMI2)
+        &[0xf3, 0x48, 0x0f, 0xbd, 0xc0],       // lzcnt
+    ];
+    for i in insns {
+        assert_eq!(reason(&module(&with_ret(i))), "accepted", "{:02x?}", i);
+    }
+    assert_eq!(reason(&module(&with_ret(&[0x0f, 0xa2]))), "instruction set not allowed"); // cpuid
+    assert_eq!(reason(&module(&with_ret(&[0x0f, 0x31]))), "instruction set not allowed"); // rdtsc
+}
