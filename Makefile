@@ -238,14 +238,16 @@ icount-check: image
 # Kernel basic-block coverage (docs/coverage.md, tools/kcov.py): the in-guest
 # suite under the coverage plugin, with and without the IOMMU, without and
 # with the fuzzer (FUZZ0001 skipped by `nofuzz` on the command line); the
-# report is build/kcov/report.md.
+# report is build/kcov/report.md.  A failing test does not stop it (the
+# plugin slows the guest down, and the coverage of the rest still counts):
+# the run's FAIL line says so.
 .PHONY: kcov
 kcov: image
 	@mkdir -p $(B)/kcov
-	$(PYTHON) tools/kcov.py run $(B)/kcov/nofuzz-iommu.trace --append nofuzz
-	$(PYTHON) tools/kcov.py run $(B)/kcov/nofuzz-noiommu.trace --no-iommu --append nofuzz
-	$(PYTHON) tools/kcov.py run $(B)/kcov/fuzz-iommu.trace
-	$(PYTHON) tools/kcov.py run $(B)/kcov/fuzz-noiommu.trace --no-iommu
+	-$(PYTHON) tools/kcov.py run $(B)/kcov/nofuzz-iommu.trace --append nofuzz
+	-$(PYTHON) tools/kcov.py run $(B)/kcov/nofuzz-noiommu.trace --no-iommu --append nofuzz
+	-$(PYTHON) tools/kcov.py run $(B)/kcov/fuzz-iommu.trace
+	-$(PYTHON) tools/kcov.py run $(B)/kcov/fuzz-noiommu.trace --no-iommu
 	$(PYTHON) tools/kcov.py report --md $(B)/kcov/report.md --commit "$$(git rev-parse --short HEAD)" \
 	  "without fuzzer=$(B)/kcov/nofuzz-iommu.trace,$(B)/kcov/nofuzz-noiommu.trace" \
 	  "with fuzzer=$(B)/kcov/fuzz-iommu.trace,$(B)/kcov/fuzz-noiommu.trace"

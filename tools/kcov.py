@@ -140,11 +140,14 @@ def pct(r, t):
 def report(args):
     blocks = basic_blocks(disassemble(Path(args.elf)))
     runs = []  # (label, hit set)
+    single = []  # (trace, blocks reached)
     for spec in args.traces:
         label, _, path = spec.rpartition("=")
         hit = set()
         for p in path.split(","):
-            hit |= read_trace(p)
+            one = read_trace(p)
+            single.append((p, sum(any(a in one for a in b[1]) for b in blocks)))
+            hit |= one
         runs.append((label or Path(path).stem, hit))
     results = [(label, *coverage(blocks, hit)) for label, hit in runs]
     files = sorted(results[0][1])
@@ -161,6 +164,8 @@ def report(args):
     tot = len(blocks)
     reached = [sum(v[0] for v in r[1].values()) for r in results]
     lines.append(f"| **total** | {tot} | " + " | ".join(f"{x} | {pct(x, tot)}" for x in reached) + " |")
+    lines.append("")
+    lines.append("Each trace alone: " + "; ".join(f"`{Path(p).name}` {x} ({pct(x, tot)} %)" for p, x in single) + ".")
     # Functions never reached in the last run (the widest, by convention).
     last = results[-1][2]
     never = sorted(((v[0], fn, v[2]) for fn, v in last.items() if v[1] == 0), key=lambda x: (-x[2], x[0]))
