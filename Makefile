@@ -52,7 +52,7 @@ USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-a
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
 	-C link-arg=-T$(ROOT)/user/rt/link.ld
 
-.PHONY: all run test bench icount-check debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test persist-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
+.PHONY: all run test bench icount-check kcov debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test persist-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
 
 all: image
 
@@ -235,6 +235,23 @@ bench: bench-deps image
 icount-check: image
 	$(PYTHON) tools/bench.py --icount-check
 
+# Kernel basic-block coverage (docs/coverage.md, tools/kcov.py): the in-guest
+# suite under the coverage plugin, with and without the IOMMU, without and
+# with the fuzzer (FUZZ0001 skipped by `nofuzz` on the command line); the
+# report is build/kcov/report.md.  A failing test does not stop it (the
+# plugin slows the guest down, and the coverage of the rest still counts):
+# the run's FAIL line says so.
+.PHONY: kcov
+kcov: image
+	@mkdir -p $(B)/kcov
+	-$(PYTHON) tools/kcov.py run $(B)/kcov/nofuzz-iommu.trace --append nofuzz
+	-$(PYTHON) tools/kcov.py run $(B)/kcov/nofuzz-noiommu.trace --no-iommu --append nofuzz
+	-$(PYTHON) tools/kcov.py run $(B)/kcov/fuzz-iommu.trace
+	-$(PYTHON) tools/kcov.py run $(B)/kcov/fuzz-noiommu.trace --no-iommu
+	$(PYTHON) tools/kcov.py report --md $(B)/kcov/report.md --commit "$$(git rev-parse --short HEAD)" \
+	  "without fuzzer=$(B)/kcov/nofuzz-iommu.trace,$(B)/kcov/nofuzz-noiommu.trace" \
+	  "with fuzzer=$(B)/kcov/fuzz-iommu.trace,$(B)/kcov/fuzz-noiommu.trace"
+
 # ---- tests ----------------------------------------------------------------
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \
 	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c kernel/arch/x86_64/madt.c
@@ -286,8 +303,17 @@ test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test 
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
-.PHONY: test-long busybox-test
-test-long: busybox-test
+.PHONY: test-long busybox-test fuzz-long
+test-long: busybox-test fuzz-long
+# The stateful capability fuzzer of ktest (FUZZ0001, docs/coverage.md) for
+# FUZZ_RUNS runs of FUZZ_OPS invocations from FUZZ_SEED (default: the time;
+# each run prints its seed), within the in-guest suite.
+FUZZ_SEED ?= $(shell date +%s)
+FUZZ_OPS ?= 200000
+FUZZ_RUNS ?= 4
+fuzz-long: image
+	@echo "make fuzz-long: seeds from $(FUZZ_SEED), $(FUZZ_RUNS) runs of $(FUZZ_OPS) invocations"
+	$(PYTHON) tools/qemu.py test --timeout 3600 --append "fuzzseed=$(FUZZ_SEED) fuzzops=$(FUZZ_OPS) fuzzruns=$(FUZZ_RUNS)"
 busybox-test: deps image
 	$(PYTHON) tools/test_busybox.py
 

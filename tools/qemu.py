@@ -4,6 +4,8 @@
     qemu.py run   [--accel auto|tcg|kvm]   interactive, serial on this terminal
     qemu.py debug [--accel ...]            waits for gdb on :1234
     qemu.py test  [--timeout S]            in-guest test suite, verdict by isa-debug-exit
+                  [--coverage FILE]        ... under the kernel-coverage plugin (tools/kcov.py)
+                  [--append WORDS]         ... with more kernel command-line words after autotest
     qemu.py bench [--timeout S]            benchmarks under -icount (tools/bench.py), writes build/bench/
     --no-iommu                             the same machine without the VT-d IOMMU (run, debug, test)
 
@@ -223,7 +225,15 @@ def run_captured(cmd, timeout, log, marker=None):
 
 def cmd_test(args):
     check_built()
-    cmd = base_cmd(choose_accel(args.accel), "autotest", iommu=args.iommu) + ["-serial", "stdio"]
+    append = "autotest" + (" " + args.append if args.append else "")
+    accel = choose_accel(args.accel)
+    cmd = base_cmd(accel, append, iommu=args.iommu) + ["-serial", "stdio"]
+    if args.coverage:
+        if accel != "tcg":
+            sys.exit("qemu.py: --coverage needs TCG (--accel tcg)")
+        sys.path.insert(0, str(ROOT / "tools"))
+        import kcov
+        cmd += kcov.plugin_args(Path(args.coverage).resolve())
     if args.cpu:  # a later -cpu replaces base_cmd's
         cmd += ["-cpu", args.cpu]
     print("qemu.py: " + " ".join(cmd), flush=True)
@@ -273,6 +283,9 @@ def main():
     ap.add_argument("--accel", default=os.environ.get("ACCEL", "auto"), choices=["auto", "tcg", "kvm"])
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--cpu", help="test: QEMU's CPU model instead of max (e.g. max,-smap)")
+    ap.add_argument("--coverage", metavar="FILE",
+                    help="test: record the kernel's executed instructions in FILE (tools/kcov.py)")
+    ap.add_argument("--append", help="test: more kernel command-line words after autotest")
     ap.add_argument("--no-iommu", dest="iommu", action="store_false",
                     help="boot without the VT-d IOMMU (the kernel then confines no DMA)")
     args = ap.parse_args()

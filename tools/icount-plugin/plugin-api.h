@@ -1,6 +1,6 @@
 /*
  * The part of QEMU's TCG plugin interface (API version 1, QEMU 7.2) that
- * icount.c uses, declared from QEMU's documentation ("QEMU TCG Plugins",
+ * icount.c and kcov.c use, declared from QEMU's documentation ("QEMU TCG Plugins",
  * docs/devel/tcg-plugins) because Debian ships no qemu-plugin.h.  QEMU
  * resolves these functions in its own binary when it loads the plugin.
  */
@@ -43,6 +43,9 @@ void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn, e
                                                 void *ptr, uint64_t imm);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_udata_cb_t cb,
                                             enum qemu_plugin_cb_flags flags, void *userdata);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, enum qemu_plugin_op op,
+                                              void *ptr, uint64_t imm);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 
 #endif

@@ -44,6 +44,7 @@ mod notify;
 mod elf;
 mod example;
 mod fault;
+mod fuzz;
 mod handler;
 mod ipc;
 mod kernel;
@@ -474,6 +475,7 @@ const TESTS: &[Test] = &[
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),
+    ("FUZZ0001", "the stateful capability fuzzer: 20000 invocations on objects it makes, invariants hold every 500, the pool gets its frames back", fuzz::fuzz),
     ("KERN0003", "CHECK_INVARIANTS finds no violation after every other test", stress::invariants_at_end),
 ];
 
