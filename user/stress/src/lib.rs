@@ -34,11 +34,11 @@ const ZONE_PAGES: u64 = 64;
 /// Its own priority (the default); what it makes runs below it.
 const OWN_PRIORITY: u64 = 10;
 
-/// xorshift64*: small and deterministic.
-struct Rng(u64);
+/// xorshift64*: small and deterministic (ktest's fuzzer draws from it too).
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -47,12 +47,16 @@ impl Rng {
         x.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 
-    fn chance(&mut self, percent: u64) -> bool {
+    pub fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
+    }
+
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize]
     }
 
     /// A capability address: mostly where capabilities are, sometimes far.
