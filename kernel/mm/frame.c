@@ -137,14 +137,15 @@ u64 frame_held_count(void) { return held_count; }
 
 void frame_free(u64 pa)
 {
+    struct frame *f = &frame_table[pa / PAGE_SIZE];
     /* A device may still write it (a request a mediator put on it is not
      * done): nobody gets it until the last hold goes. */
-    if (frame_table[pa / PAGE_SIZE].holds) {
-        frame_table[pa / PAGE_SIZE].type = FRAME_HELD;
+    if (f->holds) {
+        f->type = FRAME_HELD;
         held_count++;
         return;
     }
-    frame_table[pa / PAGE_SIZE].type = FRAME_FREE;
+    f->type = FRAME_FREE;
     frame_list_push(&freed_head, pa);
     free_count++;
 }

@@ -121,7 +121,20 @@ static void free_tables(struct account *a, u64 table_pa, unsigned level)
     kmem_free(a, table_pa);
 }
 
-static u64 *mapped(struct dma_domain *d, u64 addr, u64 *err);
+static u64 *mapped(struct dma_domain *d, u64 addr, u64 *err)
+{
+    u64 *l;
+    if ((addr & (PAGE_SIZE - 1)) || addr >> address_bits())
+        *err = KEEP_ERR_INVALID_ARG;
+    else if (!(l = leaf(d, addr, false)) || !(*l & (SL_R | SL_W)))
+        *err = KEEP_ERR_NOT_MAPPED;
+    else
+        return l;
+    return NULL;
+}
+
+/* The rights of a leaf entry, as a capability's. */
+static u64 leaf_rights(u64 e) { return (e & SL_R ? KEEP_RIGHT_READ : 0) | (e & SL_W ? KEEP_RIGHT_WRITE : 0); }
 
 /* Let go of the holds with tags in [tag, tag + count); how many. */
 static u64 release(struct dma_domain *d, u64 tag, u64 count)
@@ -151,7 +164,7 @@ static u64 hold(struct invocation *inv, struct dma_domain *d)
     u64 *l = mapped(d, inv->arg[0], &e);
     if (!l)
         return e;
-    u64 have = (*l & SL_R ? KEEP_RIGHT_READ : 0) | (*l & SL_W ? KEEP_RIGHT_WRITE : 0), pa = *l & PTE_ADDR;
+    u64 have = leaf_rights(*l), pa = *l & PTE_ADDR;
     if ((need & have) != need)
         return KEEP_ERR_NO_RIGHTS;
     if (frame_info(pa)->holds == KEEP_DMA_HOLD_MAX)
@@ -266,17 +279,6 @@ static u64 map(struct invocation *inv, struct dma_domain *d)
     return KEEP_ERR_OK;
 }
 
-static u64 *mapped(struct dma_domain *d, u64 addr, u64 *err)
-{
-    u64 *l;
-    if ((addr & (PAGE_SIZE - 1)) || addr >> address_bits())
-        *err = KEEP_ERR_INVALID_ARG;
-    else if (!(l = leaf(d, addr, false)) || !(*l & (SL_R | SL_W)))
-        *err = KEEP_ERR_NOT_MAPPED;
-    else
-        return l;
-    return NULL;
-}
 
 static u64 unmap(struct dma_domain *d, u64 addr)
 {
@@ -401,7 +403,7 @@ u64 dma_domain_invoke(struct invocation *inv)
         u64 e, *l = mapped(d, inv->arg[0], &e);
         if (!l)
             return e;
-        inv->res[0] = (*l & SL_R ? KEEP_RIGHT_READ : 0) | (*l & SL_W ? KEEP_RIGHT_WRITE : 0);
+        inv->res[0] = leaf_rights(*l);
         inv->res[1] = (*l & PTE_ADDR) / PAGE_SIZE;
         return KEEP_ERR_OK;
     }

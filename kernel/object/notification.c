@@ -53,14 +53,21 @@ static void unbind(struct notification *n)
     n->bound = (struct cap){0, 0};
 }
 
+/* The waiter, if any, runs again: its WAIT starts again. */
+static void wake_waiter(struct notification *n)
+{
+    struct process *w = n->waiter;
+    if (w) {
+        notification_unwait(w);
+        process_make_runnable(w);
+    }
+}
+
 static void destroy(struct notification *n)
 {
     u64 pa = virt_to_phys_window(n);
     frame_info(pa)->version++; /* the waiter's WAIT, started again, is STALE */
-    if (n->waiter) {
-        n->waiter->ntfn_wait = NULL;
-        process_make_runnable(n->waiter);
-    }
+    wake_waiter(n);
     unbind(n);
     if (n->prev)
         n->prev->next = n->next;
@@ -124,10 +131,7 @@ static u64 signal(struct notification *n, u64 bits)
         return KEEP_ERR_INVALID_ARG;
     n->word |= bits;
     if (n->waiter) {
-        struct process *w = n->waiter;
-        n->waiter = NULL;
-        w->ntfn_wait = NULL;
-        process_make_runnable(w); /* its WAIT starts again and takes the word */
+        wake_waiter(n); /* its WAIT takes the word */
         return KEEP_ERR_OK;
     }
     struct process *p = bound_process(n);
@@ -172,18 +176,16 @@ u64 notification_invoke(struct invocation *inv)
     switch (inv->method) {
     case KEEP_M_NOTIFICATION_SIGNAL:
         return signal(n, inv->arg[0]);
-    case KEEP_M_NOTIFICATION_WAIT:
-        if (n->word) {
-            inv->res[0] = n->word;
-            n->word = 0;
-            return KEEP_ERR_OK;
+    case KEEP_M_NOTIFICATION_WAIT: /* with bits set: what POLL does */
+        if (!n->word) {
+            if (n->waiter && n->waiter != inv->caller)
+                return KEEP_ERR_IN_USE;
+            n->waiter = inv->caller;
+            inv->caller->ntfn_wait = n;
+            process_block(inv->caller, WAIT_NOTIFY);
+            return INV_BLOCKED;
         }
-        if (n->waiter && n->waiter != inv->caller)
-            return KEEP_ERR_IN_USE;
-        n->waiter = inv->caller;
-        inv->caller->ntfn_wait = n;
-        process_block(inv->caller, WAIT_NOTIFY);
-        return INV_BLOCKED;
+        /* fall through */
     case KEEP_M_NOTIFICATION_POLL:
         inv->res[0] = n->word;
         n->word = 0;

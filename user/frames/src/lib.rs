@@ -156,10 +156,37 @@ pub fn own_cappage(dest: u64) -> Result<(), Error> {
     if has_pool() { MEMORY.retype(ty::CAPPAGE, dest) } else { cappage(INSTANCE_BANK, dest) }
 }
 
+/// Where a page of [`own_page_kept`] came from, for [`give_back_own_page`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnPage {
+    Pool,
+    /// The bank's handle of it.
+    Bank(u64),
+}
+
 /// One zeroed page into the empty slot `dest`, as [`own_cappage`]: from the
 /// pool if the program was started with one, else from its bank.
 pub fn own_page(dest: u64) -> Result<(), Error> {
-    if has_pool() { MEMORY.retype(ty::PAGE, dest) } else { Bank(INSTANCE_BANK).alloc_page(dest).map(drop).map_err(kernel) }
+    own_page_kept(dest).map(drop)
+}
+
+/// The same, for a page the program gives back before it ends.
+pub fn own_page_kept(dest: u64) -> Result<OwnPage, Error> {
+    if has_pool() {
+        MEMORY.retype(ty::PAGE, dest).map(|_| OwnPage::Pool)
+    } else {
+        Bank(INSTANCE_BANK).alloc_page(dest).map(OwnPage::Bank).map_err(kernel)
+    }
+}
+
+/// Destroys the page at `dest` that [`own_page_kept`] made, wherever it
+/// is mapped, and empties the slot.
+pub fn give_back_own_page(dest: u64, from: OwnPage) {
+    match from {
+        OwnPage::Pool => drop(MEMORY.revoke(dest)),
+        OwnPage::Bank(h) => drop(Bank(INSTANCE_BANK).free(h)),
+    }
+    let _ = SELF_ASPACE.delete_cap(dest);
 }
 
 /// Where a driver's pages come from.

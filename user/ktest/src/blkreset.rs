@@ -11,7 +11,7 @@
 
 use alloc::format;
 
-use keep_abi::{Process, SELF_PROCESS, Sender, TIMER, Tag, err, rights, slot, state};
+use keep_abi::{Process, SELF_PROCESS, Sender, Tag, err, rights, slot, state};
 use keep_blk::{Admin, BAD_BUFFER, Client, Entry, MAX_DS_SECTORS, OK, READ_DS_V, SECTOR};
 use keep_dataspace::{Dataspace, Manager};
 use keep_loader::thread;
@@ -70,16 +70,7 @@ fn batch(a: &thread::Args) -> u64 {
 
 /// Waits up to PATIENCE_MS for thread `t` to end; its exit code.
 fn wait(cx: &mut Cx, t: thread::Thread, what: &str) -> Result<u64, alloc::string::String> {
-    let start = TIMER.now_ms().ctx("NOW")?;
-    let ended = loop {
-        match t.process.status() {
-            Ok(st) if st.state == state::EXITED || st.state == state::FAULTED => break Some(st),
-            _ if TIMER.now_ms().unwrap_or(u64::MAX) > start + PATIENCE_MS => break None,
-            _ => {
-                let _ = TIMER.sleep(10);
-            }
-        }
-    };
+    let ended = crate::ended_within(t.process, PATIENCE_MS);
     t.kill(&mut cx.slots);
     let Some(st) = ended else {
         return Err(format!("{what} did not end {PATIENCE_MS} ms after the share was revoked: the device stopped"));

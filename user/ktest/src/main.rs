@@ -117,6 +117,22 @@ impl Cx {
     }
 }
 
+/// The status of process `p` once it has ended (exited or faulted),
+/// looking every 5 ms for up to `ms`; None if it is still going then.
+pub fn ended_within(p: keep_abi::Process, ms: u64) -> Option<keep_abi::Status> {
+    use keep_abi::{TIMER, state};
+    let start = TIMER.now_ms().ok()?;
+    loop {
+        match p.status() {
+            Ok(st) if st.state == state::EXITED || st.state == state::FAULTED => return Some(st),
+            _ if TIMER.now_ms().unwrap_or(u64::MAX) > start + ms => return None,
+            _ => {
+                let _ = TIMER.sleep(5);
+            }
+        }
+    }
+}
+
 /// Runs `f` with `N` fresh slots and empties them afterwards, whether `f`
 /// passed or not.
 pub fn with_slots<const N: usize>(

@@ -2,7 +2,7 @@
 //! POLL, BIND and UNBIND, their rights and errors, waiters and bound
 //! receivers, and what destroying either end does.
 
-use keep_abi::{ACCOUNT, Error, Notification, Process, SELF_ASPACE, TIMER, Tag, label, recv, rights, state};
+use keep_abi::{ACCOUNT, Error, Notification, Process, SELF_ASPACE, Tag, label, recv, rights, state};
 use keep_loader::thread;
 
 use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
@@ -30,16 +30,7 @@ fn receiver(_: &thread::Args) -> u64 {
 
 /// Waits up to 3 s for `t` to end; its exit code.
 fn exit_code(cx: &mut Cx, t: thread::Thread) -> Result<u64, alloc::string::String> {
-    let start = TIMER.now_ms().ctx("NOW")?;
-    let st = loop {
-        match t.process.status() {
-            Ok(st) if st.state == state::EXITED || st.state == state::FAULTED => break Some(st),
-            _ if TIMER.now_ms().unwrap_or(u64::MAX) > start + 3000 => break None,
-            _ => {
-                let _ = TIMER.sleep(5);
-            }
-        }
-    };
+    let st = crate::ended_within(t.process, 3000);
     t.kill(&mut cx.slots);
     let st = st.ok_or("the thread did not end in 3 s")?;
     ensure!(st.state == state::EXITED, "the thread ended in state {}", st.state);

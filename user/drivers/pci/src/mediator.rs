@@ -30,10 +30,9 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{Ordering, fence};
 
-use keep_abi::{DmaDomain, MEMORY, SELF_ASPACE, rights, slot, ty};
-use keep_frames::INSTANCE_BANK;
+use keep_abi::{DmaDomain, SELF_ASPACE, rights, slot};
+use keep_frames::OwnPage;
 use keep_pci::*;
-use keep_spacebank::Bank;
 
 /// Common configuration structure offsets (virtio 1.1, 4.1.4.3).
 const DEVICE_FEATURE_SELECT: u64 = 0x00;
@@ -90,6 +89,11 @@ pub const fn used_cap(s: usize) -> u64 {
 }
 pub const USED_CAPS: usize = QUEUE_SLOTS;
 
+/// The little-endian u16 at `o` of a VIRTIO_SUBMIT string.
+fn le16(s: &[u8], o: usize) -> Option<u16> {
+    s.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+}
+
 /// The hold tag of `head` in queue slot `slot`.
 fn tag(slot: usize, head: u16) -> u64 {
     (slot as u64) * MEDIATED_QUEUE + head as u64
@@ -103,10 +107,10 @@ struct Queue {
     notify_va: u64,
     /// Physical addresses of the slot's pages.
     pa: [u64; QUEUE_PAGES],
-    /// The used ring in the server's page: where, its bank handle, and the
-    /// device's index the mediator has looked at.
+    /// The used ring in the server's page: where, where the page came
+    /// from, and the device's index the mediator has looked at.
     used_va: u64,
-    used_handle: u64,
+    used_page: OwnPage,
     used_seen: u16,
     /// Heads on the device (bit per head): their frames are held.
     on_device: u32,
@@ -265,7 +269,7 @@ impl Virtio {
             if let Some(d) = self.domain {
                 let _ = d.release(tag(q.slot, 0), MEDIATED_QUEUE);
             }
-            free_used(q.slot, q.used_handle);
+            free_used(q.slot, q.used_page);
             free_slot(q.slot);
         }
     }
@@ -377,7 +381,7 @@ impl Virtio {
             free_slot(slot);
             return Err((BAD_REQUEST, 0));
         }
-        let Some((used_handle, used_frame)) = new_used(slot, give) else {
+        let Some((used_page, used_frame)) = new_used(slot, give) else {
             free_slot(slot);
             return Err((NO_RESOURCES, 0));
         };
@@ -396,7 +400,7 @@ impl Virtio {
             notify_va: notify,
             pa,
             used_va,
-            used_handle,
+            used_page,
             used_seen: 0,
             on_device: 0,
         });
@@ -411,7 +415,7 @@ impl Virtio {
         };
         Self::harvest(&mut self.queues[qi], domain);
         let (size, qslot, on_device) = (self.queues[qi].size, self.queues[qi].slot, self.queues[qi].on_device);
-        let u16_at = |o: usize| s.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        let u16_at = |o: usize| le16(s, o);
         let bad = Err((BAD_REQUEST, 0, 0));
         let (Some(flags), Some(chains)) = (u16_at(0), u16_at(2)) else { return bad };
         if chains == 0 || chains > size {
@@ -484,7 +488,7 @@ impl Virtio {
         heads: &mut u32,
         out: &mut Vec<(u16, Vec<(u64, u32, bool)>)>,
     ) -> Result<(), (u64, u64, u64)> {
-        let u16_at = |o: usize| s.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        let u16_at = |o: usize| le16(s, o);
         let bad = Err((BAD_REQUEST, 0, 0));
         let mut at = 8;
         for c in 0..chains as u64 {
@@ -540,38 +544,30 @@ impl Virtio {
 }
 
 /// A fresh page for queue slot `slot`'s used ring: in its capability slot,
-/// mapped at its place, a read-only copy at `give`.  (bank handle, frame).
-fn new_used(slot: usize, give: u64) -> Option<(u64, u64)> {
+/// mapped at its place, a read-only copy at `give`.  (where it came from,
+/// its frame).
+fn new_used(slot: usize, give: u64) -> Option<(OwnPage, u64)> {
     let cap = used_cap(slot);
     let va = USED_VA + slot as u64 * PAGE;
     // From the server's bank, or the pool for a server started by hand.
-    let handle = if keep_frames::has_pool() {
-        MEMORY.retype(ty::PAGE, cap).map(|_| u64::MAX).map_err(|e| keep_rt::println!("pci: mediator: no page for a used ring: {e}")).ok()?
-    } else {
-        Bank(INSTANCE_BANK).alloc_page(cap).map_err(|e| keep_rt::println!("pci: mediator: no page for a used ring from the bank: {e:?}")).ok()?
-    };
+    let page = keep_frames::own_page_kept(cap).map_err(|e| keep_rt::println!("pci: mediator: no page for a used ring: {e}")).ok()?;
     let made = SELF_ASPACE
         .map(cap, va, rights::READ | rights::WRITE)
         .and_then(|_| SELF_ASPACE.lookup(va))
         .and_then(|(_, frame)| SELF_ASPACE.copy_cap(cap, give, rights::READ).map(|_| frame));
     match made {
-        Ok(frame) => Some((handle, frame)),
+        Ok(frame) => Some((page, frame)),
         Err(e) => {
             keep_rt::println!("pci: mediator: the used-ring page of queue slot {slot}: {e}");
-            free_used(slot, handle);
+            free_used(slot, page);
             None
         }
     }
 }
 
-/// Destroys queue slot `slot`'s used page: the bank takes it from every
-/// space that maps it.
-fn free_used(slot: usize, handle: u64) {
+/// Destroys queue slot `slot`'s used page, and with it the driver's
+/// read-only mapping of it.
+fn free_used(slot: usize, page: OwnPage) {
     let _ = SELF_ASPACE.unmap(USED_VA + slot as u64 * PAGE);
-    if handle == u64::MAX {
-        let _ = MEMORY.revoke(used_cap(slot));
-    } else {
-        let _ = Bank(INSTANCE_BANK).free(handle);
-    }
-    let _ = SELF_ASPACE.delete_cap(used_cap(slot));
+    keep_frames::give_back_own_page(used_cap(slot), page);
 }

@@ -301,22 +301,17 @@ impl Transport for MediatedTransport {
             s.refusal = Some((keep_pci::NO_RESOURCES, 0, device_area));
             return;
         };
-        match self.session.virtio_queue(queue as u64, size as u64, device_area, cap) {
-            Ok(()) => match hal::adopt(device_area, cap) {
-                Ok(()) => s.queues.push(Shadow { index: queue, size: size as u16, desc, avail, sent: 0 }),
-                Err(e) => {
-                    let _ = keep_abi::SELF_ASPACE.delete_cap(cap);
-                    hal::give_slot(cap);
-                    s.refusal = Some((1000 + e.0, 0, device_area));
-                }
-            },
-            Err(keep_pci::Error::Status(st)) => {
+        let made = match self.session.virtio_queue(queue as u64, size as u64, device_area, cap) {
+            Ok(()) => hal::adopt(device_area, cap).map_err(|e| 1000 + e.0),
+            Err(keep_pci::Error::Status(st)) => Err(st),
+            Err(keep_pci::Error::Call(e)) => Err(1000 + e.0),
+        };
+        match made {
+            Ok(()) => s.queues.push(Shadow { index: queue, size: size as u16, desc, avail, sent: 0 }),
+            Err(st) => {
+                let _ = keep_abi::SELF_ASPACE.delete_cap(cap); // the page, if it came
                 hal::give_slot(cap);
                 s.refusal = Some((st, 0, device_area));
-            }
-            Err(keep_pci::Error::Call(e)) => {
-                hal::give_slot(cap);
-                s.refusal = Some((1000 + e.0, 0, device_area));
             }
         }
     }
