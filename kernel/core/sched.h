@@ -44,8 +44,7 @@ void sched_switch_bases(struct process *p);
 static ALWAYS_INLINE void sched_switch_cpu(struct process *p)
 {
     if (sched_fpu_live != &p->fpu) {
-        fpu_save(sched_fpu_live);
-        fpu_restore(&p->fpu);
+        fpu_switch(sched_fpu_live, &p->fpu);
         sched_fpu_live = &p->fpu;
         if (unlikely(p->uses_bases | sched_bases_live))
             sched_switch_bases(p);

@@ -26,10 +26,14 @@ struct regs {
 };
 _Static_assert(sizeof(struct regs) % 16 == 0, "rsp0 must stay 16-byte aligned");
 
-/* FXSAVE area for the user's x87/SSE state. */
+/* The user's x87/SSE/AVX state: XSAVE's standard format (the legacy
+ * region, the header, then the components XCR0 enables) when the CPU has
+ * XSAVE, FXSAVE's 512 bytes otherwise.  x87, SSE and AVX take 832 bytes;
+ * AVX-512 (2,688) is not enabled, so XCR0 tells programs it is absent. */
+#define FPU_AREA_SIZE 1024
 struct fpu_state {
-    u8 bytes[512];
-} __attribute__((aligned(16)));
+    u8 bytes[FPU_AREA_SIZE];
+} __attribute__((aligned(64)));
 
 /* Per-CPU state in one struct so that SMP can come later. */
 struct cpu {
@@ -85,8 +89,19 @@ struct tss {
 extern struct tss tss0;
 /* Where the next entry from user mode saves its context: just past r. */
 static inline void cpu_set_kernel_entry_stack(struct regs *r) { tss0.rsp0 = (u64)(uptr)(r + 1); }
-static inline void fpu_save(struct fpu_state *s) { __asm__ volatile("fxsave64 %0" : "=m"(*s)); }
-static inline void fpu_restore(const struct fpu_state *s) { __asm__ volatile("fxrstor64 %0" ::"m"(*s)); }
+/* fxsave64 and fxrstor64, each listed in section fpu_sites: on a CPU with
+ * XSAVE, cpu_init makes them xsave64 and xrstor64 (the ModRM reg field 0
+ * becomes 4, 1 becomes 5; the length stays).  Their feature mask is
+ * EDX:EAX AND XCR0: eax = ~0 asks for every component XCR0 enables, and
+ * XCR0's upper half is 0, so edx may hold anything. */
+#define FPU_SITE(insn) "662: " insn "\n.pushsection fpu_sites, \"a\"\n.balign 8\n.quad 662b\n.popsection\n"
+extern const u64 fpu_sites_start[], fpu_sites_end[];
+static inline void fpu_save(struct fpu_state *s) { __asm__ volatile(FPU_SITE("fxsave64 %0") : "=m"(*s) : "a"(~0u)); }
+/* Save the CPU's state into out and load in: one mask for both. */
+static inline void fpu_switch(struct fpu_state *out, const struct fpu_state *in)
+{
+    __asm__ volatile(FPU_SITE("fxsave64 %0") FPU_SITE("fxrstor64 %1") : "=m"(*out) : "m"(*in), "a"(~0u));
+}
 void fpu_init_state(struct fpu_state *s);
 
 /* apic.c */

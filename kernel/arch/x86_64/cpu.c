@@ -44,6 +44,30 @@ static void smap_sites_patch(void)
     }
 }
 
+/* With XSAVE: fxsave64 -> xsave64, fxrstor64 -> xrstor64 (REX.W 0F AE
+ * then ModRM: its reg field gains 4). */
+static void fpu_sites_patch(void)
+{
+    for (const u64 *s = fpu_sites_start; s < fpu_sites_end; s++) {
+        u8 *p = (u8 *)(uptr)*s;
+        p[3] |= 0x20;
+    }
+}
+
+/* XCR0: x87 and SSE, and AVX where the CPU has it; the size its layout
+ * needs must fit struct fpu_state. */
+static void xsave_enable(void)
+{
+    u32 a, b, c, d;
+    cpuid(0xd, 0, &a, &b, &c, &d);
+    u64 xcr0 = 3 | (a & 4);
+    __asm__ volatile("xsetbv" ::"c"(0), "a"((u32)xcr0), "d"((u32)(xcr0 >> 32)));
+    cpuid(0xd, 0, &a, &b, &c, &d); /* ebx: the size for XCR0 as now set */
+    if (b > FPU_AREA_SIZE)
+        panic("XSAVE area of %u bytes does not fit", b);
+    fpu_sites_patch();
+}
+
 _Static_assert(__builtin_offsetof(struct cpu, user_rsp_scratch) == CPU_USER_RSP, "entry.S");
 _Static_assert(__builtin_offsetof(struct cpu, kstack_top) == CPU_KSTACK_TOP, "entry.S");
 _Static_assert(__builtin_offsetof(struct tss, rsp0) == TSS_RSP0, "entry.S");
@@ -75,6 +99,8 @@ static void detect_features(void)
         f |= KEEP_CPU_TSC_DEADLINE;
     if (d & (1u << 13))
         f |= KEEP_CPU_GLOBAL;
+    if ((c & (1u << 26)) && max >= 0xd)
+        f |= KEEP_CPU_XSAVE;
     if (max >= 7) {
         cpuid(7, 0, &a, &b, &c, &d);
         if (b & (1u << 7))
@@ -178,7 +204,11 @@ void cpu_init(void)
         cr4 |= 1ULL << 21; /* the kernel reaches user memory through the physical window, or user_probe */
     else
         smap_sites_patch();
+    if (cpu0.features & KEEP_CPU_XSAVE)
+        cr4 |= 1ULL << 18; /* OSXSAVE */
     write_cr4(cr4);
+    if (cpu0.features & KEEP_CPU_XSAVE)
+        xsave_enable();
     u64 cr0 = read_cr0();
     cr0 &= ~((1ULL << 2) | (1ULL << 3)); /* EM, TS off */
     cr0 |= (1ULL << 1) | (1ULL << 16);   /* MP, WP */

@@ -87,6 +87,7 @@
 #define KEEP_CPU_SMAP 0x40ULL /* Supervisor-mode access prevention (CR4.SMAP). */
 #define KEEP_CPU_INVPCID 0x80ULL /* The INVPCID instruction. */
 #define KEEP_CPU_GLOBAL 0x100ULL /* Global pages (CR4.PGE). */
+#define KEEP_CPU_XSAVE 0x200ULL /* Extended processor state (CR4.OSXSAVE): the kernel saves, with XSAVE, every state component XCR0 enables (x87, SSE and AVX where the CPU has it) across switches. */
 
 /* KERNEL.CHECK_PAGING selectors */
 #define KEEP_CHECK_WX 0x0ULL /* Mappings that are both writable and executable, in the kernel half and the caller's half. */

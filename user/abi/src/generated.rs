@@ -162,6 +162,8 @@ pub mod cpu {
     pub const INVPCID: u64 = 0x80;
     /// Global pages (CR4.PGE).
     pub const GLOBAL: u64 = 0x100;
+    /// Extended processor state (CR4.OSXSAVE): the kernel saves, with XSAVE, every state component XCR0 enables (x87, SSE and AVX where the CPU has it) across switches.
+    pub const XSAVE: u64 = 0x200;
 }
 
 /// KERNEL.CHECK_PAGING selectors

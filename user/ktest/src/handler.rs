@@ -347,3 +347,128 @@ impl RawEmulation for keep_abi::Process {
         .map(drop)
     }
 }
+
+/// Puts 0x5a5a5a5a in every dword of ymm0 and 0x3c3c3c3c in ymm15, stops
+/// at a ud2 (ktest, its handler, fills its own ymm0 and ymm15 with other
+/// values before it resumes the child), then exits with the upper halves'
+/// first dwords: 0x3c3c3c3c_5a5a5a5a when the kernel kept the child's AVX
+/// state across the two switches.
+const AVX_CHILD: [u8; 90] = [
+    0xc7, 0x04, 0x25, 0x00, 0x30, 0x00, 0x00, 0x5a, 0x5a, 0x5a, 0x5a, // movl $0x5a5a5a5a,0x3000
+    0xc7, 0x04, 0x25, 0x04, 0x30, 0x00, 0x00, 0x3c, 0x3c, 0x3c, 0x3c, // movl $0x3c3c3c3c,0x3004
+    0xc4, 0xe2, 0x7d, 0x18, 0x04, 0x25, 0x00, 0x30, 0x00, 0x00, // vbroadcastss 0x3000,%ymm0
+    0xc4, 0x62, 0x7d, 0x18, 0x3c, 0x25, 0x04, 0x30, 0x00, 0x00, // vbroadcastss 0x3004,%ymm15
+    0x0f, 0x0b, // ud2
+    0xc4, 0xe3, 0x7d, 0x19, 0xc2, 0x01, // vextractf128 $1,%ymm0,%xmm2
+    0xc5, 0xf9, 0x7e, 0xd2, // vmovd %xmm2,%edx
+    0xc4, 0x63, 0x7d, 0x19, 0xfb, 0x01, // vextractf128 $1,%ymm15,%xmm3
+    0xc5, 0xf9, 0x7e, 0xd8, // vmovd %xmm3,%eax
+    0x48, 0xc1, 0xe0, 0x20, // shl $32,%rax
+    0x48, 0x09, 0xc2, // or %rax,%rdx
+    0xbf, 0x03, 0x00, 0x00, 0x00, // mov $3,%edi
+    0xbe, 0x06, 0x00, 0x00, 0x00, // mov $6,%esi (EXIT)
+    0x0f, 0x05, // syscall
+    0x0f, 0x0b, // ud2
+    0x90, 0x90, 0x90, 0x90, 0x90,
+];
+
+/// The same with SSE only, for a CPU without AVX: 0x5a5a5a5a in xmm0's
+/// low dword, 0x3c3c3c3c in xmm15's.
+const SSE_CHILD: [u8; 76] = [
+    0xc7, 0x04, 0x25, 0x00, 0x30, 0x00, 0x00, 0x5a, 0x5a, 0x5a, 0x5a, // movl $0x5a5a5a5a,0x3000
+    0xc7, 0x04, 0x25, 0x04, 0x30, 0x00, 0x00, 0x3c, 0x3c, 0x3c, 0x3c, // movl $0x3c3c3c3c,0x3004
+    0x66, 0x0f, 0x6e, 0x04, 0x25, 0x00, 0x30, 0x00, 0x00, // movd 0x3000,%xmm0
+    0x66, 0x44, 0x0f, 0x6e, 0x3c, 0x25, 0x04, 0x30, 0x00, 0x00, // movd 0x3004,%xmm15
+    0x0f, 0x0b, // ud2
+    0x66, 0x0f, 0x7e, 0xc2, // movd %xmm0,%edx
+    0x66, 0x44, 0x0f, 0x7e, 0xf8, // movd %xmm15,%eax
+    0x48, 0xc1, 0xe0, 0x20, // shl $32,%rax
+    0x48, 0x09, 0xc2, // or %rax,%rdx
+    0xbf, 0x03, 0x00, 0x00, 0x00, // mov $3,%edi
+    0xbe, 0x06, 0x00, 0x00, 0x00, // mov $6,%esi (EXIT)
+    0x0f, 0x05, // syscall
+    0x0f, 0x0b, // ud2
+    0x90, 0x90, 0x90,
+];
+
+/// XCR0 (needs CR4.OSXSAVE), or 0 when CPUID says XSAVE is off.
+fn xcr0() -> u64 {
+    // xgetbv runs only when OSXSAVE says it may.
+    let ecx = core::arch::x86_64::__cpuid(1).ecx;
+    if ecx & (1 << 27) == 0 {
+        return 0;
+    }
+    let (lo, hi): (u32, u32);
+    // SAFETY: xgetbv only reads XCR0.
+    unsafe { core::arch::asm!("xgetbv", in("ecx") 0u32, out("eax") lo, out("edx") hi, options(nomem, nostack)) };
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
+/// ktest's own ymm0/ymm15 (or xmm0/xmm15) become other values while the
+/// child is stopped: the kernel must give the child its own back.
+fn dirty_own_vector_registers(avx: bool) {
+    let other: [u32; 2] = [0xa5a5_a5a5, 0xc3c3_c3c3];
+    let p = other.as_ptr();
+    // SAFETY: reads 8 bytes of `other`; the registers written are declared.
+    unsafe {
+        if avx {
+            core::arch::asm!(
+                "vbroadcastss ymm0, dword ptr [{p}]",
+                "vbroadcastss ymm15, dword ptr [{p} + 4]",
+                p = in(reg) p, out("xmm0") _, out("xmm15") _, options(nostack, readonly));
+        } else {
+            core::arch::asm!(
+                "movd xmm0, dword ptr [{p}]",
+                "movd xmm15, dword ptr [{p} + 4]",
+                p = in(reg) p, out("xmm0") _, out("xmm15") _, options(nostack, readonly));
+        }
+    }
+}
+
+pub fn vector_state_kept(cx: &mut Cx) -> TestResult {
+    let avx = xcr0() & 0b110 == 0b110;
+    let code: &[u8] = if avx { &AVX_CHILD } else { &SSE_CHILD };
+    let ud = if avx { 0x2a } else { 0x29 };
+    with_handled(cx, code, |_, c, ret| {
+        c.process.start().ctx("START")?;
+        let m = next_fault(ret)?;
+        ensure!(
+            m.tag.label() == label::EXCEPTION && m.words[0] == 6 && m.words[1] == CODE + ud,
+            "fault message: label {:#x} words {:#x?} (avx {avx})",
+            m.tag.label(),
+            m.words
+        );
+        dirty_own_vector_registers(avx);
+        let buf = keep_rt::ipc_buffer();
+        c.process.read_regs().ctx("READ_REGS")?;
+        let mut regs = buf.regs();
+        regs[reg::RIP as usize] = CODE + ud + 2;
+        buf.set_regs(&regs);
+        c.process.write_regs().ctx("WRITE_REGS")?;
+        dirty_own_vector_registers(avx);
+        answer(ret, reply::RESUME, [0; 4])?;
+        expect_exit(c.process.wait().ctx("WAIT")?, 0x3c3c_3c3c_5a5a_5a5a)
+    })
+}
+
+/// The kernel's XSAVE bit, CPUID's OSXSAVE and XCR0 agree: with XSAVE on,
+/// XCR0 holds x87 and SSE, and AVX whenever the CPU can save it.
+pub fn xsave_enabled(_: &mut Cx) -> TestResult {
+    let features = keep_abi::KERNEL.info(keep_abi::info::CPU_FEATURES).ctx("INFO")?;
+    let leaf1 = core::arch::x86_64::__cpuid(1);
+    let has_xsave = leaf1.ecx & (1 << 26) != 0;
+    let on = features & keep_abi::cpu::XSAVE != 0;
+    ensure!(on == has_xsave, "kernel XSAVE {on}, CPUID XSAVE {has_xsave}");
+    let osxsave = leaf1.ecx & (1 << 27) != 0;
+    ensure!(osxsave == on, "CPUID OSXSAVE {osxsave} with the kernel's XSAVE {on}");
+    if !on {
+        return Ok(());
+    }
+    let x = xcr0();
+    let supported = core::arch::x86_64::__cpuid_count(0xd, 0).eax;
+    let want = 3 | u64::from(supported & 4);
+    ensure!(x == want, "XCR0 {x:#x}, want {want:#x} (CPU can save {supported:#x})");
+    let avx = leaf1.ecx & (1 << 28) != 0;
+    ensure!(!avx || x & 4 != 0, "CPUID shows AVX but XCR0 {x:#x} does not enable it");
+    Ok(())
+}

@@ -375,6 +375,8 @@ const TESTS: &[Test] = &[
     ("REPLY0010", "a server whose cappage is mapped twice or in a second space destroyed: the memory pool gets every frame back", reply::aliased_cappage_pool),
     ("FH0001", "a user-level pager resolves a page fault", handler::user_pager),
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
+    ("FPU0001", "a process's vector registers (AVX, or SSE without it) survive switches to one that changes its own", handler::vector_state_kept),
+    ("FPU0002", "the kernel's XSAVE bit, CPUID's OSXSAVE and XCR0 agree; AVX enabled where the CPU has it", handler::xsave_enabled),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
     ("FH0004", "without a handler an exception is FAULTED", handler::handler_removed),
     ("FH0005", "an emulated system call answered with RESUME_SET_RAX", handler::emulation),

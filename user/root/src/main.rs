@@ -124,7 +124,7 @@ fn boot_image(addr: u64, size: u64) -> Option<BootImage<'static>> {
 
 const MIB: u64 = 1 << 20;
 
-const CPU_NAMES: [(u64, &str); 9] = [
+const CPU_NAMES: [(u64, &str); 10] = [
     (cpu::NX, "nx"),
     (cpu::PCID, "pcid"),
     (cpu::APIC, "apic"),
@@ -134,6 +134,7 @@ const CPU_NAMES: [(u64, &str); 9] = [
     (cpu::SMAP, "smap"),
     (cpu::INVPCID, "invpcid"),
     (cpu::GLOBAL, "global"),
+    (cpu::XSAVE, "xsave"),
 ];
 
 fn banner(root: &Root) {
