@@ -31,8 +31,8 @@ struct notification;
 
 struct process {
     struct regs regs; /* must stay first: TSS.rsp0 points just past it */
-    struct fpu_state fpu;
     u64 fs_base, gs_base;               /* its fs/gs bases while another process runs */
+    struct fpu_state fpu;               /* 64-byte aligned (XSAVE) with no padding before it */
     struct aspace *as;
     struct account *account;            /* paid for this frame */
     struct process *rq_next, *rq_prev;  /* run queue of its priority */

@@ -96,9 +96,9 @@ static inline void cpu_set_kernel_entry_stack(struct regs *r) { tss0.rsp0 = (u64
  * XCR0's upper half is 0, so edx may hold anything. */
 #define FPU_SITE(insn) "662: " insn "\n.pushsection fpu_sites, \"a\"\n.balign 8\n.quad 662b\n.popsection\n"
 extern const u64 fpu_sites_start[], fpu_sites_end[];
-static inline void fpu_save(struct fpu_state *s) { __asm__ volatile(FPU_SITE("fxsave64 %0") : "=m"(*s) : "a"(~0u)); }
+static ALWAYS_INLINE void fpu_save(struct fpu_state *s) { __asm__ volatile(FPU_SITE("fxsave64 %0") : "=m"(*s) : "a"(~0u)); }
 /* Save the CPU's state into out and load in: one mask for both. */
-static inline void fpu_switch(struct fpu_state *out, const struct fpu_state *in)
+static ALWAYS_INLINE void fpu_switch(struct fpu_state *out, const struct fpu_state *in)
 {
     __asm__ volatile(FPU_SITE("fxsave64 %0") FPU_SITE("fxrstor64 %1") : "=m"(*out) : "m"(*in), "a"(~0u));
 }
