@@ -1,6 +1,7 @@
 /* Process objects: SET_REGS, START, STOP, STATUS, WAIT, EXIT, YIELD,
  * SET_NAME, SET_PRIORITY, READ_REGS, WRITE_REGS, SET_IPC_BUFFER,
- * SET_FAULT_HANDLER, SET_EMULATION, MINT; creation, destruction, waits,
+ * SET_FAULT_HANDLER, SET_EMULATION, MINT, READ_VECTOR_STATE,
+ * WRITE_VECTOR_STATE; creation, destruction, waits,
  * and faults of processes. */
 #include "process.h"
 #include "notification.h"
@@ -354,6 +355,31 @@ static u64 regs_io(struct invocation *inv, struct process *p, bool write)
     return KEEP_ERR_OK;
 }
 
+/* READ_VECTOR_STATE / WRITE_VECTOR_STATE: p is not the caller, so its
+ * state is in its frame once the CPU gives it up (sched_save). */
+static u64 vector_io(struct invocation *inv, struct process *p, bool write)
+{
+    struct process *me = inv->caller;
+    u64 va = me->ipc_buf + KEEP_IPC_STRING;
+    if (p == me || (write ? !settable(p) : p->state == KEEP_STATE_RUNNABLE))
+        return KEEP_ERR_BAD_STATE;
+    if (!me->ipc_buf || !user_range_ok(me->as, va, cpu0.fpu_size, true))
+        return KEEP_ERR_FAULT;
+    sched_save(p);
+    if (!write) {
+        copy_to_user(me->as, va, &p->fpu, cpu0.fpu_size);
+        inv->res[0] = cpu0.fpu_size;
+        return KEEP_ERR_OK;
+    }
+    static struct fpu_state in; /* one CPU, and too large for the kernel stack */
+    in = p->fpu;
+    copy_from_user(me->as, &in, va, cpu0.fpu_size);
+    if (!fpu_state_valid(&in))
+        return KEEP_ERR_INVALID_ARG;
+    p->fpu = in;
+    return KEEP_ERR_OK;
+}
+
 static u64 mint(struct invocation *inv, struct process *p)
 {
     u64 rights = inv->arg[2] ? inv->arg[2] : KEEP_RIGHT_WRITE | KEEP_RIGHT_CALL;
@@ -374,6 +400,7 @@ static u64 needs(struct invocation *inv)
     case KEEP_M_PROCESS_WAIT:
     case KEEP_M_PROCESS_YIELD:
     case KEEP_M_PROCESS_READ_REGS:
+    case KEEP_M_PROCESS_READ_VECTOR_STATE:
         return KEEP_RIGHT_READ;
     default:
         return KEEP_RIGHT_WRITE;
@@ -386,7 +413,7 @@ u64 process_invoke(struct invocation *inv)
     struct process *me = inv->caller;
     const u64 *a = inv->arg;
 
-    if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_MINT)
+    if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_WRITE_VECTOR_STATE)
         return KEEP_ERR_INVALID_METHOD;
     if (unlikely(process_is_out(p))) /* exported: whoever needs it asks the kpager */
         return kmem_need_process(inv, cap_pnum(inv->cap));
@@ -457,6 +484,10 @@ u64 process_invoke(struct invocation *inv)
         return regs_io(inv, p, false);
     case KEEP_M_PROCESS_WRITE_REGS:
         return regs_io(inv, p, true);
+    case KEEP_M_PROCESS_READ_VECTOR_STATE:
+        return vector_io(inv, p, false);
+    case KEEP_M_PROCESS_WRITE_VECTOR_STATE:
+        return vector_io(inv, p, true);
     case KEEP_M_PROCESS_SET_IPC_BUFFER:
         if ((a[0] & (PAGE_SIZE - 1)) || a[0] > KEEP_USER_TOP - KEEP_IPC_SIZE)
             return KEEP_ERR_INVALID_ARG;

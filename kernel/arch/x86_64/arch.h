@@ -50,6 +50,8 @@ struct cpu {
      * rebuilds capability-segment tables a kpager took back). */
     struct aspace *cap_miss_as;
     u64 cap_miss_addr;
+    u64 xcr0;              /* the state components XSAVE saves (0 without XSAVE) */
+    u32 fpu_size;          /* bytes of struct fpu_state in use: 512, or XSAVE's size */
 };
 extern struct cpu cpu0;
 
@@ -103,6 +105,8 @@ static ALWAYS_INLINE void fpu_switch(struct fpu_state *out, const struct fpu_sta
     __asm__ volatile(FPU_SITE("fxsave64 %0") FPU_SITE("fxrstor64 %1") : "=m"(*out) : "m"(*in), "a"(~0u));
 }
 void fpu_init_state(struct fpu_state *s);
+/* Would fxrstor64/xrstor64 load a (cpu0.fpu_size bytes) without #GP? */
+bool fpu_state_valid(const struct fpu_state *s);
 
 /* apic.c */
 void apic_init(void);

@@ -65,6 +65,8 @@ static void xsave_enable(void)
     cpuid(0xd, 0, &a, &b, &c, &d); /* ebx: the size for XCR0 as now set */
     if (b > FPU_AREA_SIZE)
         panic("XSAVE area of %u bytes does not fit", b);
+    cpu0.xcr0 = xcr0;
+    cpu0.fpu_size = b;
     fpu_sites_patch();
 }
 
@@ -143,6 +145,36 @@ static void set_gate(unsigned v, u64 handler, u8 ist, u8 dpl)
 
 void fpu_init_state(struct fpu_state *s) { *s = fpu_template; }
 
+static u64 le64(const u8 *p)
+{
+    u64 v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The loads' #GP conditions (SDM Vol. 1 10.5.1, 13.8): MXCSR bits outside
+ * MXCSR_MASK (offset 24 and 28 of the legacy region; a mask of 0 means
+ * 0xffbf); for XSAVE's standard format, XSTATE_BV outside XCR0, XCOMP_BV
+ * not 0, and the header's other bytes, which must be 0. */
+bool fpu_state_valid(const struct fpu_state *s)
+{
+    u32 mxcsr, mask;
+    memcpy(&mxcsr, s->bytes + 24, 4);
+    memcpy(&mask, fpu_template.bytes + 28, 4);
+    if (!mask)
+        mask = 0xffbf;
+    if (mxcsr & ~mask)
+        return false;
+    if (!cpu0.xcr0)
+        return true;
+    if ((le64(s->bytes + 512) & ~cpu0.xcr0) || le64(s->bytes + 520))
+        return false;
+    for (unsigned i = 528; i < 576; i++)
+        if (s->bytes[i])
+            return false;
+    return true;
+}
+
 void cpu_init(void)
 {
     detect_features();
@@ -217,6 +249,8 @@ void cpu_init(void)
     u32 mxcsr = 0x1f80;
     __asm__ volatile("ldmxcsr %0" ::"m"(mxcsr));
     fpu_save(&fpu_template);
+    if (!cpu0.fpu_size)
+        cpu0.fpu_size = 512;
 
     cpu0.kstack_top = (u64)(uptr)(kernel_stacks.stack + sizeof kernel_stacks.stack);
 }

@@ -477,6 +477,10 @@ pub mod method {
         pub const SET_EMULATION: u64 = 14;
         /// Place at dest (empty) of the caller's space a SENDER capability to this process carrying the 64-bit protected payload, with rights (a subset of WRITE and CALL; 0 gives both).
         pub const MINT: u64 = 15;
+        /// Copy the process's x87/SSE/AVX state into the string area of the caller's IPC buffer, in XSAVE's standard format (the 512-byte FXSAVE region, the 64-byte header, then the components XCR0 enables) when the kernel runs with XSAVE, in FXSAVE's 512 bytes otherwise; size is its length. Same states as READ_REGS.
+        pub const READ_VECTOR_STATE: u64 = 16;
+        /// Set the process's x87/SSE/AVX state from the string area of the caller's IPC buffer, in READ_VECTOR_STATE's format and length. Same states as WRITE_REGS. INVALID_ARG, with nothing changed, for a state the CPU would refuse to load: MXCSR bits outside the CPU's MXCSR_MASK, and with XSAVE a header whose feature bits are not a subset of XCR0, that asks for the compacted format, or whose reserved bytes are not zero.
+        pub const WRITE_VECTOR_STATE: u64 = 17;
     }
     pub mod account {
         /// Return the frames the account holds unused, the frames in use by objects made from it, the frames its kpager has taken back from live objects so far (REVOKE_TABLE, REVOKE_PROCESS), and how many of its processes are exported now.

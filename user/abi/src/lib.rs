@@ -332,6 +332,25 @@ impl IpcBuffer {
         r
     }
 
+    /// The first `out.len()` bytes of the vector state READ_VECTOR_STATE
+    /// left in the string area.
+    pub fn vector_state(&self, out: &mut [u8]) {
+        let n = out.len().min(self.string.len());
+        for (i, b) in out[..n].iter_mut().enumerate() {
+            // SAFETY: i is inside the string area.
+            *b = unsafe { core::ptr::read_volatile(self.string.as_ptr().add(i)) };
+        }
+    }
+
+    /// Puts a vector state into the string area for WRITE_VECTOR_STATE.
+    pub fn set_vector_state(&mut self, state: &[u8]) {
+        let n = state.len().min(self.string.len());
+        for (i, &b) in state[..n].iter().enumerate() {
+            // SAFETY: as in `vector_state`.
+            unsafe { core::ptr::write_volatile(self.string.as_mut_ptr().add(i), b) };
+        }
+    }
+
     /// Puts a register block into the string area for WRITE_REGS.
     pub fn set_regs(&mut self, regs: &Regs) {
         let base = self.string.as_mut_ptr() as *mut u64;
@@ -1097,6 +1116,18 @@ impl Process {
         invoke(self.0, method::process::WRITE_REGS, [0; 4]).map(drop)
     }
 
+    /// Copies the x87/SSE/AVX state into the string area of the caller's
+    /// IPC buffer (read it with [`IpcBuffer::vector_state`]); its length.
+    pub fn read_vector_state(self) -> Result<usize> {
+        invoke(self.0, method::process::READ_VECTOR_STATE, [0; 4]).map(|r| r[0] as usize)
+    }
+
+    /// Sets the x87/SSE/AVX state from the string area of the caller's IPC
+    /// buffer (put there with [`IpcBuffer::set_vector_state`]).
+    pub fn write_vector_state(self) -> Result<()> {
+        invoke(self.0, method::process::WRITE_VECTOR_STATE, [0; 4]).map(drop)
+    }
+
     pub fn set_ipc_buffer(self, vaddr: u64) -> Result<()> {
         invoke(self.0, method::process::SET_IPC_BUFFER, [vaddr, 0, 0, 0]).map(drop)
     }
@@ -1244,7 +1275,7 @@ mod tests {
                      EXTRACT_CAP DELETE_CAP COPY_CAP MOVE_CAP IDENTIFY_CAP COMPARE_CAP);
         add_methods!("PROCESS", process: SET_REGS START STOP STATUS WAIT EXIT YIELD SET_NAME
                      SET_PRIORITY READ_REGS WRITE_REGS SET_IPC_BUFFER SET_FAULT_HANDLER
-                     SET_EMULATION MINT);
+                     SET_EMULATION MINT READ_VECTOR_STATE WRITE_VECTOR_STATE);
         add_methods!("TIMER", timer: NOW SLEEP);
         add_methods!("DEVMEM", devmem: INFO RESTRICT);
         add_methods!("IOPORT", ioport: INFO RESTRICT IN OUT);

@@ -130,6 +130,8 @@ const TABLE: &[Entry] = {
         (ty::PROCESS, pr::SET_PRIORITY, &[Prio]),                              // priority
         (ty::PROCESS, pr::READ_REGS, &[]),
         (ty::PROCESS, pr::WRITE_REGS, &[]),
+        (ty::PROCESS, pr::READ_VECTOR_STATE, &[]),
+        (ty::PROCESS, pr::WRITE_VECTOR_STATE, &[]),
         (ty::PROCESS, pr::SET_IPC_BUFFER, &[VAddr]),                           // vaddr
         (ty::PROCESS, pr::SET_FAULT_HANDLER, &[Cap(ty::SENDER)]),              // sender
         (ty::PROCESS, pr::SET_EMULATION, &[Small]),                            // on

@@ -472,3 +472,90 @@ pub fn xsave_enabled(_: &mut Cx) -> TestResult {
     ensure!(!avx || x & 4 != 0, "CPUID shows AVX but XCR0 {x:#x} does not enable it");
     Ok(())
 }
+
+/// READ_VECTOR_STATE shows a stopped child's registers where XSAVE's (or
+/// FXSAVE's) format puts them, WRITE_VECTOR_STATE changes them for it,
+/// and a state the CPU would refuse to load is INVALID_ARG with nothing
+/// changed.
+pub fn vector_state_methods(cx: &mut Cx) -> TestResult {
+    let avx = xcr0() & 0b110 == 0b110;
+    let code: &[u8] = if avx { &AVX_CHILD } else { &SSE_CHILD };
+    let ud = if avx { 0x2a } else { 0x29 };
+    // Where register k's pattern lies: XMM k at 160 + 16k, the upper half
+    // of YMM k at 576 + 16k (XSAVE's standard format with AVX).
+    let at = |k: usize| if avx { 576 + 16 * k } else { 160 + 16 * k };
+    let ro = cx.slot()?;
+    let r = with_handled(cx, code, |_, c, ret| {
+        c.process.start().ctx("START")?;
+        next_fault(ret)?;
+        let buf = keep_rt::ipc_buffer();
+        let size = c.process.read_vector_state().ctx("READ_VECTOR_STATE")?;
+        let want = if xcr0() == 0 { 512 } else { core::arch::x86_64::__cpuid_count(0xd, 0).ebx as usize };
+        ensure!(size == want, "size {size}, want {want}");
+        let mut st = [0u8; 1024];
+        buf.vector_state(&mut st[..size]);
+        let dword = |st: &[u8], off: usize| u32::from_le_bytes(st[off..off + 4].try_into().unwrap());
+        ensure!(
+            dword(&st, at(0)) == 0x5a5a_5a5a && dword(&st, at(15)) == 0x3c3c_3c3c,
+            "register 0 {:#x}, 15 {:#x} in the state read (avx {avx})",
+            dword(&st, at(0)),
+            dword(&st, at(15))
+        );
+        // Refused, each with nothing changed.
+        let mut bad: alloc::vec::Vec<(&str, usize, u8)> = alloc::vec![("MXCSR reserved bit 16", 26, 1)];
+        if xcr0() != 0 {
+            bad.push(("XSTATE_BV bit 9, outside XCR0", 513, 2));
+            bad.push(("XCOMP_BV bit 63 (compacted)", 527, 0x80));
+            bad.push(("a reserved header byte", 540, 1));
+        }
+        for (what, off, bit) in bad {
+            let mut b = st;
+            b[off] |= bit;
+            buf.set_vector_state(&b[..size]);
+            expect_err(c.process.write_vector_state(), Error::INVALID_ARG, what)?;
+        }
+        c.process.read_vector_state().ctx("READ_VECTOR_STATE after refusals")?;
+        let mut again = [0u8; 1024];
+        buf.vector_state(&mut again[..size]);
+        ensure!(again[..size] == st[..size], "a refused WRITE_VECTOR_STATE changed the state");
+        // Rights: READ reads, only WRITE writes.
+        SELF_ASPACE.copy_cap(c.process.0, ro, rights::READ).ctx("COPY_CAP READ")?;
+        let rp = keep_abi::Process(ro);
+        rp.read_vector_state().ctx("READ_VECTOR_STATE through READ")?;
+        buf.set_vector_state(&st[..size]);
+        expect_err(rp.write_vector_state(), Error::NO_RIGHTS, "WRITE_VECTOR_STATE through READ")?;
+        // The caller's own state is live in the CPU: BAD_STATE.
+        expect_err(SELF_PROCESS.read_vector_state(), Error::BAD_STATE, "READ_VECTOR_STATE of itself")?;
+        expect_err(SELF_PROCESS.write_vector_state(), Error::BAD_STATE, "WRITE_VECTOR_STATE of itself")?;
+        // Written: the child exits with what ktest put there.
+        st[at(0)..at(0) + 4].copy_from_slice(&0x1111_1111u32.to_le_bytes());
+        st[at(15)..at(15) + 4].copy_from_slice(&0x2222_2222u32.to_le_bytes());
+        buf.set_vector_state(&st[..size]);
+        c.process.write_vector_state().ctx("WRITE_VECTOR_STATE")?;
+        c.process.read_regs().ctx("READ_REGS")?;
+        let mut regs = buf.regs();
+        regs[reg::RIP as usize] = CODE + ud + 2;
+        buf.set_regs(&regs);
+        c.process.write_regs().ctx("WRITE_REGS")?;
+        answer(ret, reply::RESUME, [0; 4])?;
+        expect_exit(c.process.wait().ctx("WAIT")?, 0x2222_2222_1111_1111)
+    });
+    let _ = SELF_ASPACE.delete_cap(ro);
+    cx.drop_slot(ro);
+    r
+}
+
+/// A running process's vector state cannot be read or written.
+pub fn vector_state_running(cx: &mut Cx) -> TestResult {
+    let c = child::spawn(cx, LOOP)?;
+    let r = (|| {
+        c.process.start().ctx("START")?;
+        expect_err(c.process.read_vector_state(), Error::BAD_STATE, "READ_VECTOR_STATE while RUNNABLE")?;
+        expect_err(c.process.write_vector_state(), Error::BAD_STATE, "WRITE_VECTOR_STATE while RUNNABLE")?;
+        c.process.stop().ctx("STOP")?;
+        c.process.read_vector_state().ctx("READ_VECTOR_STATE when STOPPED")?;
+        c.process.write_vector_state().ctx("WRITE_VECTOR_STATE of what was read")
+    })();
+    child::release(cx, c);
+    r
+}

@@ -377,6 +377,8 @@ const TESTS: &[Test] = &[
     ("FH0002", "an exception's handler moves rip with WRITE_REGS and resumes", handler::exception_write_regs),
     ("FPU0001", "a process's vector registers (AVX, or SSE without it) survive switches to one that changes its own", handler::vector_state_kept),
     ("FPU0002", "the kernel's XSAVE bit, CPUID's OSXSAVE and XCR0 agree; AVX enabled where the CPU has it", handler::xsave_enabled),
+    ("FPU0003", "READ/WRITE_VECTOR_STATE: a stopped child's registers in XSAVE's format, changed for it; bad MXCSR or header refused with nothing changed; rights; itself BAD_STATE", handler::vector_state_methods),
+    ("FPU0004", "READ/WRITE_VECTOR_STATE of a running process are BAD_STATE; of a stopped one they work", handler::vector_state_running),
     ("FH0003", "a STOP reply leaves the process STOPPED", handler::reply_stop),
     ("FH0004", "without a handler an exception is FAULTED", handler::handler_removed),
     ("FH0005", "an emulated system call answered with RESUME_SET_RAX", handler::emulation),
