@@ -13,9 +13,13 @@
 //! A handler runs on the process's stack with the frame Linux builds
 //! (`struct rt_sigframe`: the restorer's address, a `ucontext` whose
 //! `sigcontext` holds the interrupted registers and the old mask, a
-//! `siginfo`); `rt_sigreturn` reads the registers and mask back.  The FPU
-//! and SSE registers are not saved (Keep's READ_REGS has no FPU state): a
-//! handler that changes them changes them for the interrupted code too.
+//! `siginfo`); `rt_sigreturn` reads the registers and mask back.  Above
+//! the frame, 64-byte aligned, the x87/SSE/AVX state as Linux saves it
+//! (`sigcontext.fpstate`: XSAVE's format with the software bytes that say
+//! so, `FP_XSTATE_MAGIC1` and `MAGIC2`, and `UC_FP_XSTATE`; FXSAVE's
+//! without XSAVE), read with READ_VECTOR_STATE; the handler starts with the
+//! initial state (as on Linux), and `rt_sigreturn` loads the saved one
+//! back with WRITE_VECTOR_STATE (a state the kernel refuses is SIGSEGV).
 
 use keep_abi::{Return, SELF_ASPACE, Tag, reg, reply};
 
@@ -33,6 +37,44 @@ const MCONTEXT: u64 = UC + 40;
 const SIGMASK: u64 = MCONTEXT + 256;
 const SIGINFO: u64 = SIGMASK + 8;
 const FRAME: u64 = SIGINFO + 128;
+/// sigcontext.fpstate, as a word of the mcontext.
+const FPSTATE_WORD: usize = 23;
+/// The software bytes Linux keeps in the FXSAVE region's unused 464-511
+/// of a signal frame's XSAVE state, and the word after the state.
+const FP_XSTATE_MAGIC1: u32 = 0x4650_5853;
+const FP_XSTATE_MAGIC2: u32 = 0x4650_5845;
+const UC_FP_XSTATE: u64 = 1;
+/// The largest state READ_VECTOR_STATE gives (the kernel's area).
+const VECTOR_MAX: usize = 1024;
+
+/// XCR0: the components the frame's XSAVE state holds (`xfeatures`).
+fn xcr0() -> u64 {
+    let (lo, hi): (u32, u32);
+    // SAFETY: called only with a state longer than FXSAVE's, which the
+    // kernel gives only when it has set CR4.OSXSAVE; xgetbv reads XCR0.
+    unsafe { core::arch::asm!("xgetbv", in("ecx") 0u32, out("eax") lo, out("edx") hi, options(nomem, nostack)) };
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
+/// The process's vector state (its length in `buf`), or None.
+fn read_vector_state(k: &process::Keep, buf: &mut [u8; VECTOR_MAX]) -> Option<usize> {
+    let n = k.process.read_vector_state().ok()?;
+    if n < 512 || n > VECTOR_MAX {
+        return None;
+    }
+    keep_rt::ipc_buffer().vector_state(&mut buf[..n]);
+    Some(n)
+}
+
+/// What a handler starts with: the initial x87 (control word 0x37f) and
+/// SSE (MXCSR 0x1f80) state, no other component in use (XSTATE_BV 0).
+fn initial_vector_state(saved: &[u8]) -> [u8; VECTOR_MAX] {
+    let mut s = [0u8; VECTOR_MAX];
+    s[0..2].copy_from_slice(&0x037fu16.to_le_bytes());
+    s[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
+    s[28..32].copy_from_slice(&saved[28..32]); // MXCSR_MASK, as the CPU has it
+    s
+}
 /// Offsets in the ucontext: uc_stack (ss_sp, ss_flags, ss_size).
 const UC_STACK: u64 = UC + 16;
 /// sigaltstack's smallest stack (MINSIGSTKSZ).
@@ -254,8 +296,26 @@ impl Server {
         let alt = p.altstack;
         let onto_alt = action[1] & SA_ONSTACK != 0 && alt.flags & process::AltStack::SS_DISABLE == 0 && !alt.holds(rsp);
         let top = if onto_alt { alt.sp.wrapping_add(alt.size) } else { rsp.wrapping_sub(128) };
-        let frame = ((top.wrapping_sub(FRAME)) & !15).wrapping_sub(8);
+        let mut vs = [0u8; VECTOR_MAX];
+        let Some(vn) = read_vector_state(k, &mut vs) else { return Delivery::None };
+        let xsave = vn > 512;
+        let fp_len = if xsave { vn as u64 + 4 } else { vn as u64 };
+        let fp = top.wrapping_sub(fp_len) & !63;
+        if xsave {
+            let xcr0 = xcr0();
+            vs[464..468].copy_from_slice(&FP_XSTATE_MAGIC1.to_le_bytes());
+            vs[468..472].copy_from_slice(&(vn as u32 + 4).to_le_bytes()); // extended_size
+            vs[472..480].copy_from_slice(&xcr0.to_le_bytes());
+            vs[480..484].copy_from_slice(&(vn as u32).to_le_bytes()); // xstate_size
+        }
+        let mut fp_bytes = alloc::vec::Vec::from(&vs[..vn]);
+        if xsave {
+            fp_bytes.extend_from_slice(&FP_XSTATE_MAGIC2.to_le_bytes());
+        }
+        let frame = ((fp.wrapping_sub(FRAME)) & !15).wrapping_sub(8);
         let mut words = [0u64; (FRAME / 8) as usize];
+        words[1] = if xsave { UC_FP_XSTATE } else { 0 }; // uc_flags
+        words[MCONTEXT as usize / 8 + FPSTATE_WORD] = fp;
         words[0] = if action[1] & SA_RESTORER != 0 { action[2] } else { 0 };
         // uc_stack: the alternate stack as the thread has it.
         words[UC_STACK as usize / 8] = alt.sp;
@@ -283,7 +343,13 @@ impl Server {
         words[SIGINFO as usize / 8] = sig as u64; // si_signo; si_errno 0
         words[SIGINFO as usize / 8 + 1] = code; // si_code (SI_USER 0 but for faults)
         let bytes: alloc::vec::Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        if p.mm.write(frame, &bytes).is_err() {
+        if p.mm.write(frame, &bytes).is_err() || p.mm.write(fp, &fp_bytes).is_err() {
+            self.terminate(pid, process::signaled(process::SIGSEGV));
+            return Delivery::Ended;
+        }
+        let init = initial_vector_state(&vs);
+        keep_rt::ipc_buffer().set_vector_state(&init[..vn]);
+        if k.process.write_vector_state().is_err() {
             self.terminate(pid, process::signaled(process::SIGSEGV));
             return Delivery::Ended;
         }
@@ -329,6 +395,23 @@ pub fn rt_sigreturn(s: &mut Server, pid: i32, _: &mut Call) -> Out {
     }
     for (i, &rg) in ORDER.iter().enumerate() {
         r[rg as usize] = u64::from_le_bytes(ctx[i * 8..i * 8 + 8].try_into().unwrap());
+    }
+    // The vector state the frame holds (a handler may have changed it); a
+    // frame without one (fpstate 0) gives the initial state, as on Linux.
+    let fp = u64::from_le_bytes(ctx[FPSTATE_WORD * 8..FPSTATE_WORD * 8 + 8].try_into().unwrap());
+    {
+        let mut vs = [0u8; VECTOR_MAX];
+        let Some(vn) = read_vector_state(k, &mut vs) else { return Out::Gone };
+        if fp == 0 {
+            vs = initial_vector_state(&vs);
+        }
+        if (fp != 0 && p.mm.read(fp, &mut vs[..vn]).is_err()) || {
+            buf.set_vector_state(&vs[..vn]);
+            k.process.write_vector_state().is_err()
+        } {
+            s.terminate(pid, process::signaled(process::SIGSEGV));
+            return Out::Gone;
+        }
     }
     buf.set_regs(&r);
     if k.process.write_regs().is_err() {
