@@ -16,6 +16,7 @@
 pub mod generated;
 pub use generated::*;
 pub mod methods;
+pub mod proto;
 pub use methods::*;
 
 use core::fmt;
