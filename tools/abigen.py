@@ -242,6 +242,8 @@ def markdown(d):
     o.append("| rcx, r11 | - | clobbered by `syscall`/`sysret` |")
     o.append("")
     o.append("Every other register is preserved. An invocation first resolves every capability it names and checks every right and argument; on any error it changes nothing. See docs/kernel-manual.md for the model.")
+    o.append("")
+    o.append("The right a method needs (below) is checked by the kernel's dispatch from the table generated with these constants (`keep_method_rights` in `abi.h`), before the object sees the invocation: a capability without it gets `NO_RIGHTS`. keep-abi has one typed function per method (`user/abi/src/methods.rs`), generated from the same definition.")
     for table, prefix, _, heading in GROUPS:
         o += ["", f"## {heading}", "", "| name | value | meaning |", "|---|---|---|"]
         for e in d[table]:
