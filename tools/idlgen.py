@@ -86,7 +86,13 @@ def load(path, common):
             raise Bad(f"{where}: request {n}: interface {r['interface']!r} is none of {sorted(payloads)}")
         if len(r["args"]) > 4 or len(r["results"]) > 3:
             raise Bad(f"{where}: request {n}: at most 4 arguments and 3 results (word 0 is the status)")
-        for a in r["args"] + r["results"]:
+        for key in ("send_caps", "reply_caps"):
+            if not isinstance(r.get(key, []), list):
+                raise Bad(f"{where}: request {n}: {key} is not a list of names")
+        for key in ("send_string", "reply_string"):
+            if not isinstance(r.get(key, ""), str):
+                raise Bad(f"{where}: request {n}: {key} is not a description")
+        for a in r["args"] + r["results"] + r.get("send_caps", []) + r.get("reply_caps", []):
             if not ARG.match(a):
                 raise Bad(f"{where}: request {n}: {a!r} is not a lower-case identifier")
         for s in r["statuses"]:
@@ -100,21 +106,39 @@ def rust_ident(name):
     return name + "_" if name in RUST_KEYWORDS else name
 
 
+def plain(r):
+    """A request the stub can make: words only, no capability, no string."""
+    return not any(r.get(k) for k in ("send_caps", "reply_caps", "send_string", "reply_string"))
+
+
+def consts(o, module, entries, value, heading):
+    """Constants, at the top level or in `pub mod <module>`."""
+    pad = "    " if module else ""
+    o.append("")
+    if module:
+        o += [f"/// {heading}", f"pub mod {module} {{"]
+    else:
+        o.append(f"// {heading}")
+    for e in entries:
+        o.append(f"{pad}/// {e['doc']}")
+        o.append(f"{pad}pub const {e['name']}: u64 = {value(e)};")
+    if module:
+        o.append("}")
+
+
 def rust(d, common):
     svc = d["service"]
+    lm, sm = svc.get("labels_module"), svc.get("statuses_module")
+    lp, sp = (f"{lm}::" if lm else ""), (f"{sm}::" if sm else "")
     o = [f"// {HEADER.format(name=svc['name'])}.",
          f"//! The `{svc['name']}` protocol: {svc['doc']}", "",
          "#![allow(dead_code)]", "",
          "use keep_abi::Sender;",
-         "pub use keep_abi::proto::Refused;", "",
-         "// Request labels."]
-    for r in d["request"]:
-        o.append(f"/// {r['doc']} (interface {r['interface']})")
-        o.append(f"pub const {r['name']}: u64 = {r['label']};")
-    o += ["", "// Statuses: word 0 of every reply."]
-    for s in common["status"] + d.get("status", []):
-        o.append(f"/// {s['doc']}")
-        o.append(f"pub const {s['name']}: u64 = {s['value']};")
+         "pub use keep_abi::proto::Refused;"]
+    consts(o, lm, [dict(r, doc=f"{r['doc']} (interface {r['interface']})") for r in d["request"]],
+           lambda r: f"{r['label']:#x}" if r["label"] >= 16 else r["label"], "Request labels.")
+    consts(o, sm, common["status"] + d.get("status", []), lambda e: e["value"],
+           "Statuses: word 0 of every reply.")
     o += ["", "/// The payload range each request is served on (`keep_abi::proto::payload`):",
           "/// true when a request with `label` may come through a capability with",
           "/// protected payload `payload`; false for a label that is no request."]
@@ -122,20 +146,18 @@ def rust(d, common):
     o.append("    match label {")
     ranges = {p["name"]: p for p in common["payload"]}
     for r in d["request"]:
-        p = ranges[r["interface"]]
-        test = f"payload == {p['first']:#x}" if p["first"] == p["last"] else \
-            f"({p['first']:#x}..={p['last']:#x}).contains(&payload)"
-        o.append(f"        {r['name']} => {test},")
+        o.append(f"        {lp}{r['name']} => keep_abi::proto::payload::{ranges[r['interface']]['rust']}(payload),")
     o += ["        _ => false,", "    }", "}", ""]
     o += ["/// A status's name, for messages.", "pub fn status_name(s: u64) -> &'static str {", "    match s {"]
     for s in common["status"] + d.get("status", []):
-        o.append(f"        {s['name']} => \"{s['name']}\",")
+        o.append(f"        {sp}{s['name']} => \"{s['name']}\",")
     o += ["        _ => \"UNKNOWN_STATUS\",", "    }", "}", ""]
     o += ["/// The typed client: a sender capability to the server, one function per",
-          "/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply).",
+          "/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)",
+          "/// that carries no capability and no string (the library makes those calls).",
           "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
           "pub struct Stub(pub Sender);", "", "impl Stub {"]
-    for i, r in enumerate(d["request"]):
+    for i, r in enumerate(r for r in d["request"] if plain(r)):
         args = [rust_ident(a) for a in r["args"]]
         n = len(r["results"])
         ret = "()" if n == 0 else "u64" if n == 1 else "(" + ", ".join(["u64"] * n) + ")"
@@ -148,7 +170,7 @@ def rust(d, common):
         params = "".join(f", {a}: u64" for a in args)
         w = "w" if n else "_"
         o.append(f"    pub fn {rust_ident(r['name'])}(self{params}) -> Result<{ret}, Refused> {{")
-        o.append(f"        let {w} = keep_abi::proto::call(self.0, {r['name']}, [{words}])?;")
+        o.append(f"        let {w} = keep_abi::proto::call(self.0, {lp}{r['name']}, [{words}])?;")
         o.append(f"        Ok({val})")
         o.append("    }")
     o += ["}", ""]
@@ -163,11 +185,17 @@ def table(d, common):
          "| label | request | served to | arguments | results | statuses |",
          "|---|---|---|---|---|---|"]
     for r in d["request"]:
-        args = ", ".join(r["args"]) or "-"
-        res = ", ".join(r["results"]) or "-"
+        args = ", ".join(r["args"] + [f"capability {c}" for c in r.get("send_caps", [])]
+                         + ([f"string: {r['send_string']}"] if r.get("send_string") else [])) or "-"
+        res = ", ".join(r["results"] + [f"capability {c}" for c in r.get("reply_caps", [])]
+                        + ([f"string: {r['reply_string']}"] if r.get("reply_string") else [])) or "-"
         st = ", ".join(f"`{s}` ({names[s]})" for s in ["OK"] + r["statuses"])
-        o.append(f"| `{r['name']}` ({r['label']}) | {r['doc']} | {r['interface']} | {args} | {res} | {st} |")
+        cells = [f"`{r['name']}` ({r['label']})", r["doc"], r["interface"], args, res, st]
+        o.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     o.append(f"| anything else | | | | | `BAD_REQUEST` ({names['BAD_REQUEST']}) |")
+    o.append("")
+    o.append("Statuses: " + " ".join(f"`{s['name']}` ({s['value']}): {s['doc']}"
+                                       for s in common["status"] + d.get("status", [])))
     return "\n".join(o)
 
 
@@ -192,7 +220,7 @@ def outputs():
             continue
         d = load(path, common)
         svc = d["service"]
-        out[ROOT / svc["crate"] / "src" / "protocol.rs"] = rust(d, common)
+        out[ROOT / svc["crate"] / svc.get("rust", "src/protocol.rs")] = rust(d, common)
         docs = ROOT / svc["docs"]
         base = out.get(docs, docs.read_text() if docs.exists() else "")
         out[docs] = with_table(base, d, common, svc["docs"])

@@ -66,8 +66,8 @@ def main():
     rs = idlgen.rust(d, COMMON)
     for want in ["pub const PUT: u64 = 1;", "pub const OK: u64 = 0;", "pub const BAD_REQUEST: u64 = 1;",
                  "pub const FULL: u64 = 2;", "pub fn put(self, a: u64, b: u64) -> Result<u64, Refused>",
-                 "keep_abi::proto::call(self.0, PUT, [a, b, 0, 0])?", "STOP => payload == 0x0,",
-                 "PUT => (0x1..=0xfffffffffffffffd).contains(&payload),", "FULL => \"FULL\","]:
+                 "keep_abi::proto::call(self.0, PUT, [a, b, 0, 0])?", "STOP => keep_abi::proto::payload::admin(payload),",
+                 "PUT => keep_abi::proto::payload::client(payload),", "FULL => \"FULL\","]:
         assert want in rs, want
     md = idlgen.with_table("a\n<!-- idl:svc begin -->\nold\n<!-- idl:svc end -->\nb\n", d, COMMON, "x")
     assert "old" not in md and "| `PUT` (1) | Put. | CLIENTS | a, b | c | `OK` (0), `FULL` (2) |" in md, md

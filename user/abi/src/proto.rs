@@ -17,17 +17,55 @@ pub mod status {
     pub const BAD_REQUEST: u64 = 1;
 }
 
-/// The protected-payload ranges of a server's interfaces.
+/// The protected-payload ranges of a server's interfaces
+/// (abi/services/common.toml): the values and one predicate per range.
 pub mod payload {
     /// The administrator: the capability the server's starter keeps.
     pub const ADMIN: u64 = 0;
-    /// The first client payload (clients are 1 ..= LAST_CLIENT).
-    pub const FIRST_CLIENT: u64 = 1;
-    pub const LAST_CLIENT: u64 = u64::MAX - 2;
-    /// Init's notices.
-    pub const NOTICE: u64 = u64::MAX - 1;
-    /// Messages the kernel makes: interrupts and faults.
-    pub const KERNEL: u64 = u64::MAX;
+    /// Init's notices (a client ended) to a server whose line says notify.
+    pub const NOTICE: u64 = 1 << 61;
+    /// The server's own interrupt messages, through the sender it bound
+    /// its interrupt line to.
+    pub const INTERRUPT: u64 = u64::MAX - 1;
+    /// The kernel's fault messages for the server's DMA domain.
+    pub const FAULT: u64 = u64::MAX;
+
+    pub const fn admin(p: u64) -> bool {
+        p == ADMIN
+    }
+    /// Every payload a client may hold: not the administrator's, init's
+    /// or the kernel's.
+    pub const fn client(p: u64) -> bool {
+        p != ADMIN && p != NOTICE && p < INTERRUPT
+    }
+    pub const fn any(p: u64) -> bool {
+        admin(p) || client(p)
+    }
+    pub const fn notice(p: u64) -> bool {
+        p == NOTICE
+    }
+    pub const fn interrupt(p: u64) -> bool {
+        p == INTERRUPT
+    }
+    pub const fn fault(p: u64) -> bool {
+        p == FAULT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::payload::*;
+
+    #[test]
+    fn payload_ranges_do_not_overlap() {
+        for p in [0, 1, 2, 1 << 61, (1 << 62) | 5, u64::MAX - 2, u64::MAX - 1, u64::MAX] {
+            let n = [admin(p), client(p), notice(p), interrupt(p), fault(p)].iter().filter(|&&b| b).count();
+            assert_eq!(n, 1, "payload {p:#x} is in {n} ranges");
+            assert_eq!(any(p), admin(p) || client(p));
+        }
+        assert!(admin(0) && client(1) && client((1 << 62) | 3) && notice(1 << 61));
+        assert!(interrupt(u64::MAX - 1) && fault(u64::MAX) && !any(u64::MAX - 1));
+    }
 }
 
 /// Why a request did not return its results.

@@ -27,8 +27,8 @@ pub const NO_CLOCK: u64 = 3;
 /// protected payload `payload`; false for a label that is no request.
 pub fn serves(label: u64, payload: u64) -> bool {
     match label {
-        NOW => (0x0..=0xfffffffffffffffd).contains(&payload),
-        QUIT => payload == 0x0,
+        NOW => keep_abi::proto::payload::any(payload),
+        QUIT => keep_abi::proto::payload::admin(payload),
         _ => false,
     }
 }
@@ -45,7 +45,8 @@ pub fn status_name(s: u64) -> &'static str {
 }
 
 /// The typed client: a sender capability to the server, one function per
-/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply).
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stub(pub Sender);
 
