@@ -56,6 +56,15 @@ def load(path, common):
         raise Bad(f"{where}: service name {svc['name']!r} is not the file's name")
     shared = {s["name"]: s["value"] for s in common["status"]}
     payloads = {p["name"] for p in common["payload"]}
+    for i in d.get("interface", []):
+        for key in ("name", "payload", "doc"):
+            if key not in i:
+                raise Bad(f"{where}: an interface has no {key}")
+        if i["name"] in payloads:
+            raise Bad(f"{where}: interface {i['name']} is defined twice (or is a payload range)")
+        if i["payload"] not in {p["name"] for p in common["payload"]}:
+            raise Bad(f"{where}: interface {i['name']}: payload {i['payload']!r} is no payload range")
+        payloads.add(i["name"])
     own = d.get("status", [])
     names, values = dict(shared), {v: n for n, v in shared.items()}
     for s in own:
@@ -67,6 +76,13 @@ def load(path, common):
             raise Bad(f"{where}: status {s['name']} reuses value {s['value']} of {values[s['value']]}")
         names[s["name"]] = s["value"]
         values[s["value"]] = s["name"]
+    rights = {}
+    for g in d.get("right", []):
+        if not IDENT.match(g["name"]) or g["name"] == "ALL":
+            raise Bad(f"{where}: right name {g['name']!r} is not an upper-case identifier other than ALL")
+        if g["name"] in rights or g["value"] & sum(rights.values()) or g["value"] & (g["value"] - 1) or not g["value"]:
+            raise Bad(f"{where}: right {g['name']} is defined twice or is not a bit of its own")
+        rights[g["name"]] = g["value"]
     labels = {}
     for r in d.get("request", []):
         n = r.get("name", "?")
@@ -89,7 +105,9 @@ def load(path, common):
         for key in ("send_caps", "reply_caps"):
             if not isinstance(r.get(key, []), list):
                 raise Bad(f"{where}: request {n}: {key} is not a list of names")
-        for key in ("send_string", "reply_string"):
+        if not isinstance(r.get("needs", []), list):
+            raise Bad(f"{where}: request {n}: needs is not a list of rights")
+        for key in ("send_string", "reply_string", "cost"):
             if not isinstance(r.get(key, ""), str):
                 raise Bad(f"{where}: request {n}: {key} is not a description")
         for a in r["args"] + r["results"] + r.get("send_caps", []) + r.get("reply_caps", []):
@@ -98,6 +116,9 @@ def load(path, common):
         for s in r["statuses"]:
             if s not in names:
                 raise Bad(f"{where}: request {n}: status {s} is not defined")
+        for g in r.get("needs", []):
+            if g not in rights:
+                raise Bad(f"{where}: request {n}: right {g} is not defined")
     return d
 
 
@@ -139,12 +160,25 @@ def rust(d, common):
            lambda r: f"{r['label']:#x}" if r["label"] >= 16 else r["label"], "Request labels.")
     consts(o, sm, common["status"] + d.get("status", []), lambda e: e["value"],
            "Statuses: word 0 of every reply.")
+    if d.get("right"):
+        rm = svc.get("rights_module", "rights")
+        allv = " | ".join(g["name"] for g in d["right"])
+        consts(o, rm, d["right"] + [{"name": "ALL", "value": allv, "doc": "Every right."}],
+               lambda e: e["value"], "Rights of a capability to the service (the server keeps them in its payload).")
+        o += ["", "/// The rights a request needs (0: none, or a label that is no request).",
+              "pub fn needs(label: u64) -> u64 {", "    match label {"]
+        for r in d["request"]:
+            if r.get("needs"):
+                o.append(f"        {lp}{r['name']} => " + " | ".join(f"{rm}::{g}" for g in r["needs"]) + ",")
+        o += ["        _ => 0,", "    }", "}"]
     o += ["", "/// The payload range each request is served on (`keep_abi::proto::payload`):",
           "/// true when a request with `label` may come through a capability with",
           "/// protected payload `payload`; false for a label that is no request."]
     o.append("pub fn serves(label: u64, payload: u64) -> bool {")
     o.append("    match label {")
     ranges = {p["name"]: p for p in common["payload"]}
+    for i in d.get("interface", []):
+        ranges[i["name"]] = ranges[i["payload"]]
     for r in d["request"]:
         o.append(f"        {lp}{r['name']} => keep_abi::proto::payload::{ranges[r['interface']]['rust']}(payload),")
     o += ["        _ => false,", "    }", "}", ""]
@@ -180,10 +214,11 @@ def rust(d, common):
 def table(d, common):
     svc = d["service"]
     names = {s["name"]: s["value"] for s in common["status"] + d.get("status", [])}
+    extra = [k for k in ("needs", "cost") if any(r.get(k) for r in d["request"])]
     o = [f"<!-- {HEADER.format(name=svc['name'])} -->",
          f"Protocol (`abi/services/{svc['name']}.toml`): {svc['doc']}", "",
-         "| label | request | served to | arguments | results | statuses |",
-         "|---|---|---|---|---|---|"]
+         "| label | request | served to | arguments | results | statuses |" + "".join(f" {k} |" for k in extra),
+         "|---|---|---|---|---|---|" + "---|" * len(extra)]
     for r in d["request"]:
         args = ", ".join(r["args"] + [f"capability {c}" for c in r.get("send_caps", [])]
                          + ([f"string: {r['send_string']}"] if r.get("send_string") else [])) or "-"
@@ -191,11 +226,19 @@ def table(d, common):
                         + ([f"string: {r['reply_string']}"] if r.get("reply_string") else [])) or "-"
         st = ", ".join(f"`{s}` ({names[s]})" for s in ["OK"] + r["statuses"])
         cells = [f"`{r['name']}` ({r['label']})", r["doc"], r["interface"], args, res, st]
+        for k in extra:
+            v = r.get(k) or "-"
+            cells.append(", ".join(v) if isinstance(v, list) else v)
         o.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    o.append(f"| anything else | | | | | `BAD_REQUEST` ({names['BAD_REQUEST']}) |")
-    o.append("")
-    o.append("Statuses: " + " ".join(f"`{s['name']}` ({s['value']}): {s['doc']}"
-                                       for s in common["status"] + d.get("status", [])))
+    o.append(f"| anything else | | | | | `BAD_REQUEST` ({names['BAD_REQUEST']}) |" + " |" * len(extra))
+    if d.get("interface"):
+        o += ["", "| interface | served on | what it is |", "|---|---|---|"]
+        for i in d["interface"]:
+            o.append(f"| {i['name']} | {i['payload']} | {i['doc']} |")
+    o += ["", "| status | meaning |", "|---|---|"]
+    for st in common["status"] + d.get("status", []):
+        doc = st["doc"] + (f" Here: {svc['bad_request']}" if st["name"] == "BAD_REQUEST" and svc.get("bad_request") else "")
+        o.append(f"| `{st['name']}` ({st['value']}) | " + doc.replace("|", "\\|") + " |")
     return "\n".join(o)
 
 

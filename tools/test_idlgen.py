@@ -81,6 +81,9 @@ def main():
     refused(GOOD.replace('name = "FULL"', 'name = "OK"').replace('["FULL"]', '[]'), ["OK", "twice"])
     refused(GOOD.replace('label = 2', 'label = 1'), ["PUT", "STOP", "label 1"])
     refused(GOOD.replace('"ADMIN"', '"OPERATORS"'), ["STOP", "OPERATORS"])
+    own = GOOD.replace('"ADMIN"', '"operators"') + '[[interface]]\nname = "operators"\npayload = "ADMIN"\ndoc = "Ops."\n'
+    assert "STOP => keep_abi::proto::payload::admin(payload)," in idlgen.rust(load(own), COMMON)
+    refused(own.replace('payload = "ADMIN"', 'payload = "STAFF"'), ["operators", "STAFF"])
     refused(GOOD.replace('statuses = ["FULL"]', 'statuses = ["EMPTY"]'), ["PUT", "EMPTY", "not defined"])
     refused(GOOD.replace('results = ["c"]', 'results = ["c", "d", "e", "f"]'), ["PUT", "3 results"])
     refused(GOOD.replace('name = "PUT"', 'name = "put"'), ["put", "upper-case"])

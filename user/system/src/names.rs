@@ -126,3 +126,22 @@ pub fn lookup_patiently(name: &str, dest: u64, buf: &mut keep_abi::IpcBuffer) ->
     }
     Err(last)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generated protocol keeps the wire values init and its clients
+    /// already use.
+    #[test]
+    fn wire_values() {
+        assert_eq!((LOOKUP, GRANT), (1, 2));
+        assert_eq!(
+            (status::OK, status::BAD_REQUEST, status::NOT_GRANTED, status::NOT_RUNNING, status::NO_GRANT),
+            (0, 1, 2, 3, 4)
+        );
+        assert_eq!(NOTICE, 1 << 61);
+        assert!(protocol::serves(LOOKUP, CLIENT | 4) && !protocol::serves(LOOKUP, NOTICE));
+        assert_eq!(status::name(status::NOT_RUNNING), "not running");
+    }
+}

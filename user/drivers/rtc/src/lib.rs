@@ -207,3 +207,20 @@ mod tests {
         assert_eq!(decode(raw(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)), None, "a floating bus");
     }
 }
+
+#[cfg(test)]
+mod protocol_tests {
+    use super::*;
+
+    /// The generated protocol keeps the wire values clients and servers
+    /// already use.
+    #[test]
+    fn wire_values() {
+        assert_eq!((NOW, QUIT), (1, 2));
+        assert_eq!((OK, BAD_REQUEST, DENIED, NO_CLOCK), (0, 1, 2, 3));
+        assert!(serves(NOW, 0) && serves(NOW, (1 << 62) | 3) && !serves(NOW, u64::MAX));
+        assert!(serves(QUIT, 0) && !serves(QUIT, (1 << 62) | 3) && !serves(99, 0));
+        assert_eq!(status_name(NO_CLOCK), "NO_CLOCK");
+        assert_eq!(status_name(0x105), "the call failed");
+    }
+}
