@@ -264,6 +264,8 @@ $(B)/host_tests: $(HOST_TEST_SRC) $(wildcard kernel/include/*.h kernel/mm/*.h ke
 
 abi-check:
 	$(PYTHON) tools/abigen.py --check
+	$(PYTHON) tools/idlgen.py --check
+	$(PYTHON) tools/test_idlgen.py
 
 # Links resolve; no history markers (work periods, issue numbers, branches,
 # abandoned experiments) in the documents or the code's comments, the checker's own

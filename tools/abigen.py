@@ -5,6 +5,12 @@ Keep kernel interface from abi/keep.toml (the single source of truth).
     abigen.py            write the generated files
     abigen.py --check    exit 1 if any checked-in file differs from what
                          the definition generates (run by `make test`)
+
+Besides the constants it generates the typed method wrappers of keep-abi
+(user/abi/src/methods.rs: one struct per object type that has methods, one
+function per method, taking the arguments and returning the results the
+definition lists) and the table of the right each method needs
+(keep_method_rights in abi.h), which the kernel's dispatch checks.
 """
 import sys
 import tomllib
@@ -15,6 +21,7 @@ SRC = ROOT / "abi" / "keep.toml"
 OUT_C = ROOT / "kernel" / "include" / "keep" / "abi.h"
 OUT_RS = ROOT / "user" / "abi" / "src" / "generated.rs"
 OUT_MD = ROOT / "docs" / "abi.md"
+OUT_METHODS = ROOT / "user" / "abi" / "src" / "methods.rs"
 
 # (toml table, C prefix, Rust module, heading)
 GROUPS = [
@@ -74,8 +81,36 @@ def c_header(d):
     o += ["", "/* Methods: KEEP_M_<OBJECT>_<METHOD> */"]
     for m in d["method"]:
         o.append(f"#define KEEP_M_{m['object']}_{m['name']} {m['value']}")
+    o += c_rights(d)
     o += ["", "#endif", ""]
     return "\n".join(o)
+
+
+def c_rights(d):
+    """keep_method_rights(type, method): the rights the invoked capability
+    must hold for the method (its `rights` in the definition), 0 for a
+    method the type does not have.  The kernel's dispatch checks it before
+    the object sees the invocation."""
+    ntypes = max(t["value"] for t in d["type"]) + 1
+    limit = max(m["value"] for m in d["method"]) + 1
+    o = ["", "/* The rights each method needs (a method's \"rights\" in keep.toml), checked",
+         " * by the kernel's dispatch before the object sees the invocation: 0 for a",
+         " * method the object type does not have. */",
+         f"#define KEEP_METHOD_LIMIT {limit}",
+         "static inline unsigned long long keep_method_rights(unsigned long long type, unsigned long long method)",
+         "{",
+         f"    static const unsigned char need[{ntypes}][KEEP_METHOD_LIMIT] = {{"]
+    for t in d["type"]:
+        ms = [m for m in d["method"] if m["object"] == t["name"]]
+        if not ms:
+            continue
+        o.append(f"        [KEEP_TYPE_{t['name']}] = {{")
+        for m in ms:
+            rights = " | ".join(f"KEEP_RIGHT_{r.strip()}" for r in m["rights"].split("|"))
+            o.append(f"            [KEEP_M_{m['object']}_{m['name']}] = {rights},")
+        o.append("        },")
+    o += ["    };", f"    return type < {ntypes} && method < KEEP_METHOD_LIMIT ? need[type][method] : 0;", "}"]
+    return o
 
 
 def rs_module(d):
@@ -100,14 +135,95 @@ def rs_module(d):
             o.append(f"        pub const {m['name']}: u64 = {m['value']};")
         o.append("    }")
     o.append("}")
+    o += ["", "/// Every method as (object type, method number, rights it needs, name): the",
+          "/// table the kernel's dispatch checks (keep_method_rights in abi.h).",
+          "pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &["]
+    for m in d["method"]:
+        rights = " | ".join(f"rights::{r.strip()}" for r in m["rights"].split("|"))
+        o.append(f"    (ty::{m['object']}, method::{m['object'].lower()}::{m['name']}, {rights}, \"{m['object']}.{m['name']}\"),")
+    o.append("];")
     o += ["", "/// The name of an error code, for messages.", "pub fn error_name(e: u64) -> &'static str {", "    match e {"]
     for e in d["error"]:
         o.append(f"        0x{e['value']:x} => \"{e['name']}\",")
     o += ["        _ => \"UNKNOWN_ERROR\",", "    }", "}"]
+    o += ["", "/// The name of an object type, for messages.", "pub fn type_name(t: u64) -> &'static str {", "    match t {"]
+    for e in d["type"]:
+        o.append(f"        0x{e['value']:x} => \"{e['name']}\",")
+    o += ["        _ => \"UNKNOWN\",", "    }", "}"]
     o += ["", "/// The name of a process state, for messages.", "pub fn state_name(s: u64) -> &'static str {", "    match s {"]
     for e in d["state"]:
         o.append(f"        0x{e['value']:x} => \"{e['name']}\",")
     o += ["        _ => \"UNKNOWN\",", "    }", "}", ""]
+    return "\n".join(o)
+
+
+# Object types whose Rust struct name is not the CamelCase of the type name.
+RUST_TYPE_NAMES = {"DEVMEM": "DevMem", "IOPORT": "IoPort"}
+
+# Methods for which user/abi/src/lib.rs keeps a convenience under the
+# method's own name (taking slices, returning a struct or a bool, or not
+# returning on success): their generated wrapper is named `<name>_raw`, and
+# the convenience is a thin function over it.  Every other method's wrapper
+# is named after the method (Rust keywords get a trailing `_`).
+CONVENIENCES = {
+    "CONSOLE.WRITE", "CONSOLE.READ",
+    "KERNEL.MEMMAP", "KERNEL.PROCESS_INFO", "KERNEL.POWEROFF", "KERNEL.DEBUG_EXIT", "KERNEL.CMDLINE",
+    "ACCOUNT.INFO", "NOTIFICATION.INFO", "DMA_DOMAIN.INFO", "DMA_DOMAIN.FAULTS",
+    "ASPACE.MAP", "ASPACE.IDENTIFY_CAP", "ASPACE.COMPARE_CAP",
+    "PROCESS.STATUS", "PROCESS.WAIT", "PROCESS.SET_NAME", "PROCESS.SET_EMULATION",
+}
+RUST_KEYWORDS = {"in", "yield", "type", "loop", "move", "ref", "self", "static", "use", "where",
+                 "fn", "let", "mod", "match", "impl", "trait", "return", "break", "continue",
+                 "const", "crate", "enum", "extern", "false", "true", "for", "if", "else", "mut",
+                 "pub", "struct", "super", "unsafe", "while", "as", "dyn", "async", "await", "box"}
+
+
+def rust_ident(name):
+    name = name.lower()
+    return name + "_" if name in RUST_KEYWORDS else name
+
+
+def rust_type_name(t):
+    return RUST_TYPE_NAMES.get(t, "".join(w.capitalize() for w in t.split("_")))
+
+
+def rust_fn_name(m):
+    if f"{m['object']}.{m['name']}" in CONVENIENCES:
+        return m["name"].lower() + "_raw"
+    return rust_ident(m["name"])
+
+
+def rs_methods(d):
+    """The typed wrappers: one struct per object type with methods, one
+    function per method."""
+    o = [f"// {HEADER}.", "//! Typed wrappers of the kernel objects' methods, one function per",
+         "//! method of abi/keep.toml (arguments and results as it lists them).", "",
+         "use crate::{invoke, method, Result};", ""]
+    for t in d["type"]:
+        ms = [m for m in d["method"] if m["object"] == t["name"]]
+        if not ms:
+            continue
+        name = rust_type_name(t["name"])
+        o += [f"/// {t['doc']}", "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
+              f"pub struct {name}(pub u64);", "", f"impl {name} {{"]
+        for i, m in enumerate(ms):
+            args = [rust_ident(a) for a in m["args"]]
+            n = len(m["results"])
+            ret = "()" if n == 0 else "u64" if n == 1 else "(" + ", ".join(["u64"] * n) + ")"
+            conv = ".map(drop)" if n == 0 else ".map(|r| r[0])" if n == 1 else \
+                ".map(|r| (" + ", ".join(f"r[{k}]" for k in range(n)) + "))"
+            words = ", ".join(args + ["0"] * (4 - len(args)))
+            res = ", ".join(m["results"]) or "-"
+            if i:
+                o.append("")
+            o.append(f"    /// {m['object']}.{m['name']} ({m['value']}, needs {m['rights']}): {m['doc']}")
+            o.append(f"    /// Results: ({res}).")
+            o.append("    #[inline]")
+            params = "".join(f", {a}: u64" for a in args)
+            o.append(f"    pub fn {rust_fn_name(m)}(self{params}) -> Result<{ret}> {{")
+            o.append(f"        invoke(self.0, method::{t['name'].lower()}::{m['name']}, [{words}]){conv}")
+            o.append("    }")
+        o += ["}", ""]
     return "\n".join(o)
 
 
@@ -126,6 +242,8 @@ def markdown(d):
     o.append("| rcx, r11 | - | clobbered by `syscall`/`sysret` |")
     o.append("")
     o.append("Every other register is preserved. An invocation first resolves every capability it names and checks every right and argument; on any error it changes nothing. See docs/kernel-manual.md for the model.")
+    o.append("")
+    o.append("The right a method needs (below) is checked by the kernel's dispatch from the table generated with these constants (`keep_method_rights` in `abi.h`), before the object sees the invocation: a capability without it gets `NO_RIGHTS`. keep-abi has one typed function per method (`user/abi/src/methods.rs`), generated from the same definition.")
     for table, prefix, _, heading in GROUPS:
         o += ["", f"## {heading}", "", "| name | value | meaning |", "|---|---|---|"]
         for e in d[table]:
@@ -147,7 +265,7 @@ def markdown(d):
 
 def main():
     d = load()
-    outputs = {OUT_C: c_header(d), OUT_RS: rs_module(d), OUT_MD: markdown(d)}
+    outputs = {OUT_C: c_header(d), OUT_RS: rs_module(d), OUT_METHODS: rs_methods(d), OUT_MD: markdown(d)}
     if "--check" in sys.argv:
         bad = [p for p, text in outputs.items() if not p.exists() or p.read_text() != text]
         for p in bad:

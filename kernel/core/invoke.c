@@ -85,6 +85,10 @@ static u64 invoke_slot(struct process *p, struct process *behalf_to, u64 err, co
         return KEEP_ERR_INVALID_METHOD;
     if (tag & ~KEEP_TAG_LABEL_MASK)
         return KEEP_ERR_INVALID_ARG;
+    /* The right abi/keep.toml gives the method, for every object type. */
+    u64 need = keep_method_rights(cap_type(inv.cap), inv.method);
+    if (need && !inv_has(&inv, need))
+        return KEEP_ERR_NO_RIGHTS;
     e = dispatch(&inv);
     if (e == KEEP_ERR_OK) {
         r->rdx = inv.res[0];

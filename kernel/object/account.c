@@ -211,8 +211,6 @@ u64 account_invoke(struct invocation *inv)
 {
     struct account *a = account_from_cap(inv->cap);
     if (inv->method == KEEP_M_ACCOUNT_INFO) {
-        if (!inv_has(inv, KEEP_RIGHT_READ))
-            return KEEP_ERR_NO_RIGHTS;
         inv->res[0] = a->free_count;
         inv->res[1] = a->used_count;
         inv->res[2] = a->taken;
@@ -221,8 +219,6 @@ u64 account_invoke(struct invocation *inv)
     }
     if (inv->method < KEEP_M_ACCOUNT_SET_KPAGER || inv->method > KEEP_M_ACCOUNT_CREATE_NOTIFICATION)
         return KEEP_ERR_INVALID_METHOD;
-    if (!inv_has(inv, KEEP_RIGHT_WRITE))
-        return KEEP_ERR_NO_RIGHTS;
     switch (inv->method) {
     case KEEP_M_ACCOUNT_SET_KPAGER: {
         struct cap k = {0, 0};

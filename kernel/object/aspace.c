@@ -429,21 +429,6 @@ static u64 do_identify_compare(struct invocation *inv, struct aspace *as, bool c
 u64 aspace_invoke(struct invocation *inv)
 {
     struct aspace *as = aspace_from_cap(inv->cap);
-    bool w = inv_has(inv, KEEP_RIGHT_WRITE), r = inv_has(inv, KEEP_RIGHT_READ);
-    switch (inv->method) {
-    case KEEP_M_ASPACE_LOOKUP:
-    case KEEP_M_ASPACE_EXTRACT_CAP:
-    case KEEP_M_ASPACE_IDENTIFY_CAP:
-    case KEEP_M_ASPACE_COMPARE_CAP:
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
-        break;
-    default:
-        if (inv->method < KEEP_M_ASPACE_MAP || inv->method > KEEP_M_ASPACE_COMPARE_CAP)
-            return KEEP_ERR_INVALID_METHOD;
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
-    }
     switch (inv->method) {
     case KEEP_M_ASPACE_MAP:
         return do_map(inv, as);
@@ -467,7 +452,9 @@ u64 aspace_invoke(struct invocation *inv)
         return do_copy_move(inv, as, true);
     case KEEP_M_ASPACE_IDENTIFY_CAP:
         return do_identify_compare(inv, as, false);
-    default:
+    case KEEP_M_ASPACE_COMPARE_CAP:
         return do_identify_compare(inv, as, true);
+    default:
+        return KEEP_ERR_INVALID_METHOD;
     }
 }

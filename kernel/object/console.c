@@ -35,8 +35,6 @@ static u64 do_write(struct invocation *inv)
 {
     u64 va = inv->arg[0], len = inv->arg[1];
     struct aspace *as = inv->caller->as;
-    if (!inv_has(inv, KEEP_RIGHT_WRITE))
-        return KEEP_ERR_NO_RIGHTS;
     if (len > MAX_WRITE)
         return KEEP_ERR_INVALID_ARG;
     if (!user_range_ok(as, va, len, false))
@@ -57,8 +55,6 @@ static u64 do_read(struct invocation *inv)
 {
     u64 va = inv->arg[0], len = inv->arg[1], nonblocking = inv->arg[2];
     struct aspace *as = inv->caller->as;
-    if (!inv_has(inv, KEEP_RIGHT_READ))
-        return KEEP_ERR_NO_RIGHTS;
     if (len == 0 || len > MAX_WRITE || nonblocking > 1)
         return KEEP_ERR_INVALID_ARG;
     if (!user_range_ok(as, va, len, true))

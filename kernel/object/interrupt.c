@@ -214,8 +214,6 @@ u64 interrupt_invoke(struct invocation *inv)
     case KEEP_M_INTERRUPT_ACK:
     case KEEP_M_INTERRUPT_ROUTE_MSI:
     case KEEP_M_INTERRUPT_UNROUTE_MSI:
-        if (!inv_has(inv, KEEP_RIGHT_WRITE))
-            return KEEP_ERR_NO_RIGHTS;
         if (!range_holds(inv->cap, line, 1) || line >= LINES)
             return KEEP_ERR_INVALID_ARG;
         switch (inv->method) {

@@ -69,15 +69,12 @@ u64 kernel_ctl_invoke(struct invocation *inv)
 {
     const u64 *a = inv->arg;
     u64 *res = inv->res;
-    bool r = inv_has(inv, KEEP_RIGHT_READ), w = inv_has(inv, KEEP_RIGHT_WRITE);
     const struct memmap *m = &boot_info.memmap;
 
     switch (inv->method) {
     case KEEP_M_KERNEL_INFO:
-        return r ? info(a[0], &res[0]) : KEEP_ERR_NO_RIGHTS;
+        return info(a[0], &res[0]);
     case KEEP_M_KERNEL_MEMMAP:
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
         if (a[0] >= m->count)
             return KEEP_ERR_INVALID_ARG;
         res[0] = m->r[a[0]].base;
@@ -86,25 +83,17 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         res[3] = m->count;
         return KEEP_ERR_OK;
     case KEEP_M_KERNEL_PROCESS_INFO:
-        return r ? process_info(a[0], res) : KEEP_ERR_NO_RIGHTS;
+        return process_info(a[0], res);
     case KEEP_M_KERNEL_CHECK_PAGING:
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
         if (a[0] > KEEP_CHECK_KERNEL_DATA_NX)
             return KEEP_ERR_INVALID_ARG;
         res[0] = paging_check((unsigned)a[0], inv->caller->as->pml4_pa, &res[1]);
         return KEEP_ERR_OK;
     case KEEP_M_KERNEL_POWEROFF:
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
         machine_poweroff();
     case KEEP_M_KERNEL_DEBUG_EXIT:
-        if (!w)
-            return KEEP_ERR_NO_RIGHTS;
         machine_debug_exit((u32)a[0]);
     case KEEP_M_KERNEL_CMDLINE: {
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
         u64 n = a[1] < boot_info.cmdline_len ? a[1] : boot_info.cmdline_len;
         if (!user_range_ok(inv->caller->as, a[0], n, true))
             return KEEP_ERR_FAULT;
@@ -113,15 +102,11 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         return KEEP_ERR_OK;
     }
     case KEEP_M_KERNEL_INTERRUPT_STATS:
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
         res[0] = stray_interrupts.low;
         res[1] = stray_interrupts.low_vectors;
         res[2] = stray_interrupts.unowned;
         return KEEP_ERR_OK;
     case KEEP_M_KERNEL_CHECK_INVARIANTS:
-        if (!r)
-            return KEEP_ERR_NO_RIGHTS;
         res[1] = 0;
         res[0] = process_check(&res[1]) + sched_check(&res[1]) + account_check(&res[1]) + numbers_check(&res[1]);
         return KEEP_ERR_OK;

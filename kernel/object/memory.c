@@ -103,8 +103,6 @@ u64 memory_invoke(struct invocation *inv)
 {
     switch (inv->method) {
     case KEEP_M_MEMORY_FREE:
-        if (!inv_has(inv, KEEP_RIGHT_READ))
-            return KEEP_ERR_NO_RIGHTS;
         inv->res[0] = frame_free_count();
         return KEEP_ERR_OK;
     case KEEP_M_MEMORY_RETYPE:
@@ -112,8 +110,6 @@ u64 memory_invoke(struct invocation *inv)
     case KEEP_M_MEMORY_CREATE_ACCOUNT:
     case KEEP_M_MEMORY_RECLAIM:
     case KEEP_M_MEMORY_REVOKE:
-        if (!inv_has(inv, KEEP_RIGHT_WRITE))
-            return KEEP_ERR_NO_RIGHTS;
         return inv->method == KEEP_M_MEMORY_RETYPE   ? retype(inv)
                : inv->method == KEEP_M_MEMORY_DONATE ? donate(inv)
                : inv->method == KEEP_M_MEMORY_RECLAIM ? reclaim(inv)

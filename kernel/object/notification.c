@@ -169,10 +169,6 @@ u64 notification_invoke(struct invocation *inv)
     struct notification *n = from_cap(inv->cap);
     if (inv->method < KEEP_M_NOTIFICATION_SIGNAL || inv->method > KEEP_M_NOTIFICATION_INFO)
         return KEEP_ERR_INVALID_METHOD;
-    bool writes = inv->method == KEEP_M_NOTIFICATION_SIGNAL || inv->method == KEEP_M_NOTIFICATION_BIND ||
-                  inv->method == KEEP_M_NOTIFICATION_UNBIND;
-    if (!inv_has(inv, writes ? KEEP_RIGHT_WRITE : KEEP_RIGHT_READ))
-        return KEEP_ERR_NO_RIGHTS;
     switch (inv->method) {
     case KEEP_M_NOTIFICATION_SIGNAL:
         return signal(n, inv->arg[0]);

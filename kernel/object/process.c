@@ -393,20 +393,6 @@ static u64 mint(struct invocation *inv, struct process *p)
     return KEEP_ERR_OK;
 }
 
-static u64 needs(struct invocation *inv)
-{
-    switch (inv->method) {
-    case KEEP_M_PROCESS_STATUS:
-    case KEEP_M_PROCESS_WAIT:
-    case KEEP_M_PROCESS_YIELD:
-    case KEEP_M_PROCESS_READ_REGS:
-    case KEEP_M_PROCESS_READ_VECTOR_STATE:
-        return KEEP_RIGHT_READ;
-    default:
-        return KEEP_RIGHT_WRITE;
-    }
-}
-
 u64 process_invoke(struct invocation *inv)
 {
     struct process *p = process_from_cap(inv->cap);
@@ -417,8 +403,6 @@ u64 process_invoke(struct invocation *inv)
         return KEEP_ERR_INVALID_METHOD;
     if (unlikely(process_is_out(p))) /* exported: whoever needs it asks the kpager */
         return kmem_need_process(inv, cap_pnum(inv->cap));
-    if (!inv_has(inv, needs(inv)))
-        return KEEP_ERR_NO_RIGHTS;
     switch (inv->method) {
     case KEEP_M_PROCESS_SET_REGS:
         if (!settable(p))

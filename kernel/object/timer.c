@@ -9,8 +9,6 @@ u64 timer_invoke(struct invocation *inv)
 {
     if (inv->method != KEEP_M_TIMER_NOW && inv->method != KEEP_M_TIMER_SLEEP)
         return KEEP_ERR_INVALID_METHOD;
-    if (!inv_has(inv, KEEP_RIGHT_READ))
-        return KEEP_ERR_NO_RIGHTS;
     if (inv->method == KEEP_M_TIMER_NOW) {
         inv->res[0] = cpu0.ticks * 1000 / TIMER_HZ;
         inv->res[1] = cpu0.ticks;

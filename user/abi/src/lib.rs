@@ -1,16 +1,23 @@
 //! Rust bindings of the Keep kernel interface.
 //!
-//! The constants come from `generated.rs`, which `tools/abigen.py` writes
-//! from `abi/keep.toml`; the test at the bottom of this file checks them
-//! against that definition.  On top of the constants this crate offers the
-//! one system call ([`syscall`]; [`invoke`] for kernel objects, [`ipc`] for
-//! messages), the message [`Tag`], the [`IpcBuffer`] layout, and thin typed
-//! wrappers, one per object type, that hold a capability address.
+//! `tools/abigen.py` writes two modules from `abi/keep.toml`: `generated.rs`
+//! (the constants; the test at the bottom of this file checks them against
+//! that definition) and `methods.rs` (one struct per object type holding a
+//! capability address, with one typed function per method, taking the
+//! arguments and returning the results the definition lists).  Neither is
+//! edited by hand.  This file adds the one system call ([`syscall`];
+//! [`invoke`] for kernel objects, [`ipc`] for messages), the message
+//! [`Tag`], the [`IpcBuffer`] layout, the IPC endpoints [`Sender`] and
+//! [`Return`], and conveniences over the generated wrappers (slices for
+//! pointer and length, result structs such as [`Status`], booleans).
 
 #![cfg_attr(not(test), no_std)]
 
 pub mod generated;
 pub use generated::*;
+pub mod methods;
+pub mod proto;
+pub use methods::*;
 
 use core::fmt;
 
@@ -367,22 +374,13 @@ impl Default for IpcBuffer {
     }
 }
 
-/// The debug console.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Console(pub u64);
-
 impl Console {
     /// The most bytes one WRITE takes.
     pub const MAX_WRITE: usize = 4096;
 
     /// Writes at most 4096 bytes; returns how many were written.
     pub fn write(self, buf: &[u8]) -> Result<usize> {
-        let r = invoke(
-            self.0,
-            method::console::WRITE,
-            [buf.as_ptr() as u64, buf.len() as u64, 0, 0],
-        )?;
-        Ok(r[0] as usize)
+        self.write_raw(buf.as_ptr() as u64, buf.len() as u64).map(|n| n as usize)
     }
 
     /// Writes all of `buf` in chunks the kernel accepts.
@@ -401,17 +399,8 @@ impl Console {
     /// Reads input into `buf`; blocks until there is at least one byte
     /// unless `nonblocking` (then `WOULD_BLOCK` when there is none).
     pub fn read(self, buf: &mut [u8], nonblocking: bool) -> Result<usize> {
-        let r = invoke(
-            self.0,
-            method::console::READ,
-            [
-                buf.as_mut_ptr() as u64,
-                buf.len() as u64,
-                nonblocking as u64,
-                0,
-            ],
-        )?;
-        Ok(r[0] as usize)
+        self.read_raw(buf.as_mut_ptr() as u64, buf.len() as u64, nonblocking as u64)
+            .map(|n| n as usize)
     }
 }
 
@@ -433,30 +422,6 @@ pub fn memtype_name(ty: u64) -> &'static str {
         memtype::KERNEL => "kernel",
         memtype::BOOT_IMAGE => "boot image",
         _ => "unknown",
-    }
-}
-
-/// The name of an object type, for messages.
-pub fn type_name(t: u64) -> &'static str {
-    match t {
-        ty::NULL => "NULL",
-        ty::CONSOLE => "CONSOLE",
-        ty::KERNEL => "KERNEL",
-        ty::MEMORY => "MEMORY",
-        ty::PAGE => "PAGE",
-        ty::ASPACE => "ASPACE",
-        ty::PROCESS => "PROCESS",
-        ty::CAPPAGE => "CAPPAGE",
-        ty::SENDER => "SENDER",
-        ty::RETURN => "RETURN",
-        ty::WRAPPER => "WRAPPER",
-        ty::ACCOUNT => "ACCOUNT",
-        ty::TIMER => "TIMER",
-        ty::DEVMEM => "DEVMEM",
-        ty::IOPORT => "IOPORT",
-        ty::INTERRUPT => "INTERRUPT",
-        ty::DMA_DOMAIN => "DMA_DOMAIN",
-        _ => "UNKNOWN",
     }
 }
 
@@ -496,360 +461,80 @@ pub fn name_str(name: &[u8; 16]) -> &str {
     core::str::from_utf8(&name[..end]).unwrap_or("?")
 }
 
-/// Machine control (information, memory map, power-off, self-checks).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Kernel(pub u64);
+/// Returns only on error: a method that does not return on success.
+fn no_return(r: Result<()>) -> Error {
+    match r {
+        Ok(()) => Error::BAD_STATE,
+        Err(e) => e,
+    }
+}
 
 impl Kernel {
-    pub fn info(self, key: u64) -> Result<u64> {
-        Ok(invoke(self.0, method::kernel::INFO, [key, 0, 0, 0])?[0])
-    }
-
     pub fn memmap(self, index: u64) -> Result<MemEntry> {
-        let r = invoke(self.0, method::kernel::MEMMAP, [index, 0, 0, 0])?;
-        Ok(MemEntry {
-            base: r[0],
-            len: r[1],
-            ty: r[2],
-            count: r[3],
-        })
+        let (base, len, ty, count) = self.memmap_raw(index)?;
+        Ok(MemEntry { base, len, ty, count })
     }
 
     pub fn process_info(self, index: u64) -> Result<ProcInfo> {
-        let r = invoke(self.0, method::kernel::PROCESS_INFO, [index, 0, 0, 0])?;
+        let (w, lo, hi, next) = self.process_info_raw(index)?;
         let mut name = [0u8; 16];
-        name[..8].copy_from_slice(&r[1].to_le_bytes());
-        name[8..].copy_from_slice(&r[2].to_le_bytes());
+        name[..8].copy_from_slice(&lo.to_le_bytes());
+        name[8..].copy_from_slice(&hi.to_le_bytes());
         Ok(ProcInfo {
-            pid: r[0] as u32,
-            state: (r[0] >> 32) & 0xff,
-            priority: (r[0] >> 40) & 0xff,
+            pid: w as u32,
+            state: (w >> 32) & 0xff,
+            priority: (w >> 40) & 0xff,
             name,
-            next: r[3],
+            next,
         })
-    }
-
-    /// Returns (violations, mappings checked) of one `check::*` invariant.
-    pub fn check_paging(self, check: u64) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::kernel::CHECK_PAGING, [check, 0, 0, 0])?;
-        Ok((r[0], r[1]))
     }
 
     /// Powers the machine off; returns only on error.
     pub fn poweroff(self) -> Error {
-        match invoke(self.0, method::kernel::POWEROFF, [0; 4]) {
-            Ok(_) => Error::BAD_STATE,
-            Err(e) => e,
-        }
+        no_return(self.poweroff_raw())
     }
 
     /// Leaves QEMU with `code`; returns only on error.
     pub fn debug_exit(self, code: u64) -> Error {
-        match invoke(self.0, method::kernel::DEBUG_EXIT, [code, 0, 0, 0]) {
-            Ok(_) => Error::BAD_STATE,
-            Err(e) => e,
-        }
+        no_return(self.debug_exit_raw(code))
     }
 
     /// Copies the command line into `buf`; returns its full length.
     pub fn cmdline(self, buf: &mut [u8]) -> Result<usize> {
-        let r = invoke(
-            self.0,
-            method::kernel::CMDLINE,
-            [buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0],
-        )?;
-        Ok(r[0] as usize)
-    }
-
-    /// Returns (violations, items checked) of the kernel's own invariants.
-    pub fn check_invariants(self) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::kernel::CHECK_INVARIANTS, [0; 4])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// Returns (interrupts at vectors 0-31, a bit per such vector seen,
-    /// interrupts at vectors 32-255 nothing owns) since boot.
-    pub fn interrupt_stats(self) -> Result<(u64, u64, u64)> {
-        let r = invoke(self.0, method::kernel::INTERRUPT_STATS, [0; 4])?;
-        Ok((r[0], r[1], r[2]))
+        self.cmdline_raw(buf.as_mut_ptr() as u64, buf.len() as u64).map(|n| n as usize)
     }
 }
-
-/// A pool of free frames.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Memory(pub u64);
-
-impl Memory {
-    /// Makes a zeroed PAGE or CAPPAGE (`ty`) at `dest` of the caller's space.
-    pub fn retype(self, ty: u64, dest: u64) -> Result<()> {
-        invoke(self.0, method::memory::RETYPE, [ty, dest, 0, 0]).map(drop)
-    }
-
-    /// Free frames in the pool.
-    pub fn free(self) -> Result<u64> {
-        Ok(invoke(self.0, method::memory::FREE, [0; 4])?[0])
-    }
-
-    /// Moves `frames` free frames into the account at `account`.
-    pub fn donate(self, account: u64, frames: u64) -> Result<()> {
-        invoke(self.0, method::memory::DONATE, [account, frames, 0, 0]).map(drop)
-    }
-
-    /// Makes an empty kernel-memory account at `dest`.
-    pub fn create_account(self, dest: u64) -> Result<()> {
-        invoke(self.0, method::memory::CREATE_ACCOUNT, [dest, 0, 0, 0]).map(drop)
-    }
-
-    /// Destroys the PAGE or CAPPAGE at `frame` (mapped nowhere) and gives
-    /// its frame back to the pool.
-    pub fn reclaim(self, frame: u64) -> Result<()> {
-        invoke(self.0, method::memory::RECLAIM, [frame, 0, 0, 0]).map(drop)
-    }
-
-    /// Destroys the PAGE or CAPPAGE at `frame` wherever it is mapped;
-    /// returns how many mappings went.
-    pub fn revoke(self, frame: u64) -> Result<u64> {
-        invoke(self.0, method::memory::REVOKE, [frame, 0, 0, 0]).map(|r| r[0])
-    }
-}
-
-/// Device memory: physical pages outside RAM, mapped with
-/// [`Aspace::map_device`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DevMem(pub u64);
-
-impl DevMem {
-    /// Returns (physical address of the first page, pages).
-    pub fn info(self) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::devmem::INFO, [0; 4])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// A DEVMEM capability at `dest` for `pages` pages from physical `base`.
-    pub fn restrict(self, base: u64, pages: u64, dest: u64) -> Result<()> {
-        invoke(self.0, method::devmem::RESTRICT, [base, pages, dest, 0]).map(drop)
-    }
-}
-
-/// A range of I/O ports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IoPort(pub u64);
 
 impl IoPort {
-    /// Returns (first port, number of ports).
-    pub fn info(self) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::ioport::INFO, [0; 4])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// An IOPORT capability at `dest` for `count` ports from `base`.
-    pub fn restrict(self, base: u64, count: u64, dest: u64) -> Result<()> {
-        invoke(self.0, method::ioport::RESTRICT, [base, count, dest, 0]).map(drop)
-    }
-
-    /// Reads `width` (1, 2 or 4) bytes from `port`.
+    /// Reads `width` (1, 2 or 4) bytes from `port` (IN).
     pub fn read(self, port: u64, width: u64) -> Result<u64> {
-        Ok(invoke(self.0, method::ioport::IN, [port, width, 0, 0])?[0])
+        self.in_(port, width)
     }
 
-    /// Writes the low `width` (1, 2 or 4) bytes of `value` to `port`.
+    /// Writes the low `width` (1, 2 or 4) bytes of `value` to `port` (OUT).
     pub fn write(self, port: u64, width: u64, value: u64) -> Result<()> {
-        invoke(self.0, method::ioport::OUT, [port, width, value, 0]).map(drop)
+        self.out(port, width, value)
     }
 }
-
-/// A range of interrupt lines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Interrupt(pub u64);
-
-impl Interrupt {
-    /// Returns (first line, number of lines).
-    pub fn info(self) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::interrupt::INFO, [0; 4])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// An INTERRUPT capability at `dest` for `count` lines from `base`.
-    pub fn restrict(self, base: u64, count: u64, dest: u64) -> Result<()> {
-        invoke(self.0, method::interrupt::RESTRICT, [base, count, dest, 0]).map(drop)
-    }
-
-    /// Delivers the interrupts of `line` as IRQ messages through `sender`.
-    pub fn bind(self, line: u64, sender: u64) -> Result<()> {
-        invoke(self.0, method::interrupt::BIND, [line, sender, 0, 0]).map(drop)
-    }
-
-    pub fn unbind(self, line: u64) -> Result<()> {
-        invoke(self.0, method::interrupt::UNBIND, [line, 0, 0, 0]).map(drop)
-    }
-
-    /// Unmasks `line` after its interrupt has been served.
-    pub fn ack(self, line: u64) -> Result<()> {
-        invoke(self.0, method::interrupt::ACK, [line, 0, 0, 0]).map(drop)
-    }
-
-    /// Routes MSI line `line` to the PCI function whose configuration page
-    /// is page `offset` of the DEVMEM capability at `devmem`; returns the
-    /// message (address, data) to program into the function.
-    pub fn route_msi(self, line: u64, devmem: u64, offset: u64) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::interrupt::ROUTE_MSI, [line, devmem, offset, 0])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// Undoes `route_msi`: the function's messages to `line` no longer arrive.
-    pub fn unroute_msi(self, line: u64) -> Result<()> {
-        invoke(self.0, method::interrupt::UNROUTE_MSI, [line, 0, 0, 0]).map(drop)
-    }
-}
-
-/// A kernel-memory account.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Account(pub u64);
 
 impl Account {
     /// Returns (free frames, frames in use by objects made from it).
     pub fn info(self) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::account::INFO, [0; 4])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// Makes the SENDER at `sender` the kpager (0 removes it).
-    pub fn set_kpager(self, sender: u64) -> Result<()> {
-        invoke(self.0, method::account::SET_KPAGER, [sender, 0, 0, 0]).map(drop)
-    }
-
-    pub fn create_aspace(self, dest: u64) -> Result<()> {
-        invoke(self.0, method::account::CREATE_ASPACE, [dest, 0, 0, 0]).map(drop)
-    }
-
-    /// Makes a CREATED process in the address space at `aspace`.
-    pub fn create_process(self, aspace: u64, dest: u64) -> Result<()> {
-        invoke(
-            self.0,
-            method::account::CREATE_PROCESS,
-            [aspace, dest, 0, 0],
-        )
-        .map(drop)
-    }
-
-    /// Makes a wrapper around the capability at `cap` with `rights`.
-    pub fn create_wrapper(self, cap: u64, dest: u64, rights: u64) -> Result<()> {
-        invoke(
-            self.0,
-            method::account::CREATE_WRAPPER,
-            [cap, dest, rights, 0],
-        )
-        .map(drop)
-    }
-
-    /// Destroys the ASPACE, PROCESS or WRAPPER at `object`.
-    pub fn destroy(self, object: u64) -> Result<()> {
-        invoke(self.0, method::account::DESTROY, [object, 0, 0, 0]).map(drop)
-    }
-
-    /// Gives `frames` unused frames back to the pool at `memory`.
-    pub fn reclaim(self, memory: u64, frames: u64) -> Result<()> {
-        invoke(self.0, method::account::RECLAIM, [memory, frames, 0, 0]).map(drop)
+        self.info_raw().map(|(free, used, _, _)| (free, used))
     }
 
     /// Returns (free, used, taken back so far, processes exported now).
     pub fn info_all(self) -> Result<[u64; 4]> {
-        invoke(self.0, method::account::INFO, [0; 4])
-    }
-
-    /// Destroys the account and everything made from it; all its frames go
-    /// back to the pool at `memory`.
-    pub fn destroy_all(self, memory: u64) -> Result<()> {
-        invoke(self.0, method::account::DESTROY_ALL, [memory, 0, 0, 0]).map(drop)
-    }
-
-    /// Takes back the page table of `level` (1-3) translating `vaddr` in
-    /// the space at `aspace`, as an empty PAGE at `dest`; returns the
-    /// frames freed.
-    pub fn revoke_table(self, aspace: u64, vaddr: u64, level: u64, dest: u64) -> Result<u64> {
-        invoke(
-            self.0,
-            method::account::REVOKE_TABLE,
-            [aspace, vaddr, level, dest],
-        )
-        .map(|r| r[0])
-    }
-
-    /// Exports the process at `process` sealed into a PAGE at `dest`;
-    /// returns the export's identifier.
-    pub fn revoke_process(self, process: u64, dest: u64) -> Result<u64> {
-        invoke(
-            self.0,
-            method::account::REVOKE_PROCESS,
-            [process, dest, 0, 0],
-        )
-        .map(|r| r[0])
-    }
-
-    /// Takes back the capability-segment table of `level` (1-3) over the
-    /// cappage of `cap_addr` in the space at `aspace`, as an empty PAGE at
-    /// `dest`; returns the frames freed.
-    pub fn revoke_cap_table(self, aspace: u64, cap_addr: u64, level: u64, dest: u64) -> Result<u64> {
-        invoke(
-            self.0,
-            method::account::REVOKE_CAP_TABLE,
-            [aspace, cap_addr, level, dest],
-        )
-        .map(|r| r[0])
-    }
-
-    /// Brings an exported process back from the PAGE at `page`.
-    pub fn restore_process(self, page: u64) -> Result<()> {
-        invoke(self.0, method::account::RESTORE_PROCESS, [page, 0, 0, 0]).map(drop)
-    }
-
-    /// Makes an empty DMA domain at `dest` (destroyed with [`Account::destroy`]).
-    pub fn create_dma_domain(self, dest: u64) -> Result<()> {
-        invoke(self.0, method::account::CREATE_DMA_DOMAIN, [dest, 0, 0, 0]).map(drop)
-    }
-
-    /// Makes a notification at `dest` (empty) from the account.
-    pub fn create_notification(self, dest: u64) -> Result<()> {
-        invoke(self.0, method::account::CREATE_NOTIFICATION, [dest, 0, 0, 0]).map(drop)
+        self.info_raw().map(|(a, b, c, d)| [a, b, c, d])
     }
 }
-
-/// A notification: a word of event bits that SIGNAL ORs in without
-/// blocking and WAIT or POLL take; bound to a process, its bits arrive in
-/// that process's receives as NOTIFY messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Notification(pub u64);
 
 impl Notification {
-    pub fn signal(self, bits: u64) -> Result<()> {
-        invoke(self.0, method::notification::SIGNAL, [bits, 0, 0, 0]).map(drop)
-    }
-    /// Takes the bits, waiting until there are some.
-    pub fn wait(self) -> Result<u64> {
-        Ok(invoke(self.0, method::notification::WAIT, [0; 4])?[0])
-    }
-    /// Takes the bits (0 if none) without waiting.
-    pub fn poll(self) -> Result<u64> {
-        Ok(invoke(self.0, method::notification::POLL, [0; 4])?[0])
-    }
-    /// Signals go to the receives of the process the SENDER at `sender` names.
-    pub fn bind(self, sender: u64) -> Result<()> {
-        invoke(self.0, method::notification::BIND, [sender, 0, 0, 0]).map(drop)
-    }
-    pub fn unbind(self) -> Result<()> {
-        invoke(self.0, method::notification::UNBIND, [0; 4]).map(drop)
-    }
     /// (bits, a process waits, a process is bound).
     pub fn info(self) -> Result<(u64, bool, bool)> {
-        let r = invoke(self.0, method::notification::INFO, [0; 4])?;
-        Ok((r[0], r[1] != 0, r[2] != 0))
+        self.info_raw().map(|(bits, waiting, bound)| (bits, waiting != 0, bound != 0))
     }
 }
-
-/// A DMA domain: the device-visible address space of the PCI functions
-/// attached to it (docs/devices.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DmaDomain(pub u64);
 
 /// What DMA_DOMAIN.INFO reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -863,68 +548,20 @@ pub struct DmaInfo {
 
 impl DmaDomain {
     pub fn info(self) -> Result<DmaInfo> {
-        let r = invoke(self.0, method::dma_domain::INFO, [0; 4])?;
-        Ok(DmaInfo { address_bits: r[0], pages: r[1], devices: r[2], remapping: r[3] != 0 })
-    }
-
-    /// Lets the domain's devices reach the PAGE at `page` at device address
-    /// `dev_addr` with `rights` (READ: device reads, WRITE: device writes).
-    pub fn map(self, page: u64, dev_addr: u64, rights: u64) -> Result<()> {
-        invoke(self.0, method::dma_domain::MAP, [page, dev_addr, rights, 0]).map(drop)
-    }
-
-    pub fn unmap(self, dev_addr: u64) -> Result<()> {
-        invoke(self.0, method::dma_domain::UNMAP, [dev_addr, 0, 0, 0]).map(drop)
-    }
-
-    /// Returns (rights, frame number) of the mapping at `dev_addr`.
-    pub fn lookup(self, dev_addr: u64) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::dma_domain::LOOKUP, [dev_addr, 0, 0, 0])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// Attaches the PCI function whose configuration page is page `offset`
-    /// of the DEVMEM capability `devmem`.
-    pub fn attach(self, devmem: u64, offset: u64) -> Result<()> {
-        invoke(self.0, method::dma_domain::ATTACH, [devmem, offset, 0, 0]).map(drop)
-    }
-
-    pub fn detach(self, devmem: u64, offset: u64) -> Result<()> {
-        invoke(self.0, method::dma_domain::DETACH, [devmem, offset, 0, 0]).map(drop)
-    }
-
-    /// DMA faults go as DMA_FAULT messages through the SENDER at `sender` (0: none).
-    pub fn set_fault_handler(self, sender: u64) -> Result<()> {
-        invoke(self.0, method::dma_domain::SET_FAULT_HANDLER, [sender, 0, 0, 0]).map(drop)
+        let (address_bits, pages, devices, remapping) = self.info_raw()?;
+        Ok(DmaInfo { address_bits, pages, devices, remapping: remapping != 0 })
     }
 
     /// Returns (faults, waiting for the handler, lost).
     pub fn faults(self) -> Result<(u64, u64, u64)> {
-        let r = invoke(self.0, method::dma_domain::FAULTS, [0; 4])?;
-        Ok((r[0], r[1], r[2]))
+        self.faults_raw().map(|(f, w, l, _)| (f, w, l))
     }
 
     /// The holds the domain has (HOLD).
     pub fn holds(self) -> Result<u64> {
-        Ok(invoke(self.0, method::dma_domain::FAULTS, [0; 4])?[3])
-    }
-
-    /// LOOKUP of `dev_addr`, which must be mapped with at least `rights`,
-    /// and a hold with `tag` on its frame: (rights, frame number).
-    pub fn hold(self, dev_addr: u64, tag: u64, rights: u64) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::dma_domain::HOLD, [dev_addr, tag, rights, 0])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// Lets go of the holds with tags in `tag..tag + count`; how many.
-    pub fn release(self, tag: u64, count: u64) -> Result<u64> {
-        Ok(invoke(self.0, method::dma_domain::RELEASE, [tag, count, 0, 0])?[0])
+        self.faults_raw().map(|r| r.3)
     }
 }
-
-/// An address space: page tables and a capability space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Aspace(pub u64);
 
 /// What ASPACE.IDENTIFY_CAP reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -936,71 +573,24 @@ pub struct CapInfo {
 }
 
 impl Aspace {
+    /// Maps the PAGE at `page` at `vaddr` with `rights`.
     pub fn map(self, page: u64, vaddr: u64, rights: u64) -> Result<()> {
-        invoke(self.0, method::aspace::MAP, [page, vaddr, rights, 0]).map(drop)
+        self.map_raw(page, vaddr, rights, 0)
     }
 
     /// Maps page `offset` of the DEVMEM capability `devmem` at `vaddr`, uncached.
     pub fn map_device(self, devmem: u64, offset: u64, vaddr: u64, rights: u64) -> Result<()> {
-        invoke(self.0, method::aspace::MAP, [devmem, vaddr, rights, offset]).map(drop)
-    }
-
-    pub fn unmap(self, vaddr: u64) -> Result<()> {
-        invoke(self.0, method::aspace::UNMAP, [vaddr, 0, 0, 0]).map(drop)
-    }
-
-    /// Returns (rights, frame number) of the mapping at `vaddr`.
-    pub fn lookup(self, vaddr: u64) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::aspace::LOOKUP, [vaddr, 0, 0, 0])?;
-        Ok((r[0], r[1]))
-    }
-
-    /// Maps the CAPPAGE at `cappage` (caller's space) at capability
-    /// address `cap_addr` of this space.
-    pub fn map_cappage(self, cappage: u64, cap_addr: u64) -> Result<()> {
-        invoke(self.0, method::aspace::MAP_CAPPAGE, [cappage, cap_addr, 0, 0]).map(drop)
-    }
-
-    pub fn unmap_cappage(self, cap_addr: u64) -> Result<()> {
-        invoke(self.0, method::aspace::UNMAP_CAPPAGE, [cap_addr, 0, 0, 0]).map(drop)
-    }
-
-    /// Copies the caller's capability `src` into slot `dest` of this space,
-    /// reduced by the rights mask `rights` (0 keeps them).
-    pub fn insert_cap(self, src: u64, dest: u64, rights: u64) -> Result<()> {
-        invoke(self.0, method::aspace::INSERT_CAP, [src, dest, rights, 0]).map(drop)
-    }
-
-    /// Copies slot `src` of this space to the caller's slot `dest`.
-    pub fn extract_cap(self, src: u64, dest: u64, rights: u64) -> Result<()> {
-        invoke(self.0, method::aspace::EXTRACT_CAP, [src, dest, rights, 0]).map(drop)
-    }
-
-    pub fn delete_cap(self, slot: u64) -> Result<()> {
-        invoke(self.0, method::aspace::DELETE_CAP, [slot, 0, 0, 0]).map(drop)
-    }
-
-    pub fn copy_cap(self, src: u64, dest: u64, rights: u64) -> Result<()> {
-        invoke(self.0, method::aspace::COPY_CAP, [src, dest, rights, 0]).map(drop)
-    }
-
-    pub fn move_cap(self, src: u64, dest: u64) -> Result<()> {
-        invoke(self.0, method::aspace::MOVE_CAP, [src, dest, 0, 0]).map(drop)
+        self.map_raw(devmem, vaddr, rights, offset)
     }
 
     pub fn identify_cap(self, slot: u64) -> Result<CapInfo> {
-        let r = invoke(self.0, method::aspace::IDENTIFY_CAP, [slot, 0, 0, 0])?;
-        Ok(CapInfo {
-            ty: r[0],
-            rights: r[1],
-            live: r[2] != 0,
-        })
+        let (ty, rights, live) = self.identify_cap_raw(slot)?;
+        Ok(CapInfo { ty, rights, live: live != 0 })
     }
 
     /// Returns (same object, identical words).
     pub fn compare_cap(self, a: u64, b: u64) -> Result<(bool, bool)> {
-        let r = invoke(self.0, method::aspace::COMPARE_CAP, [a, b, 0, 0])?;
-        Ok((r[0] != 0, r[1] != 0))
+        self.compare_cap_raw(a, b).map(|(same, identical)| (same != 0, identical != 0))
     }
 }
 
@@ -1016,13 +606,8 @@ pub struct Status {
 }
 
 impl Status {
-    fn from_words(r: [u64; 4]) -> Status {
-        Status {
-            state: r[0],
-            code: r[1],
-            rip: r[2],
-            addr: r[3],
-        }
+    fn from_words((state, code, rip, addr): (u64, u64, u64, u64)) -> Status {
+        Status { state, code, rip, addr }
     }
 }
 
@@ -1058,113 +643,34 @@ impl fmt::Display for Status {
     }
 }
 
-/// A process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Process(pub u64);
-
 impl Process {
-    pub fn set_regs(self, rip: u64, rsp: u64, rdi: u64, rsi: u64) -> Result<()> {
-        invoke(self.0, method::process::SET_REGS, [rip, rsp, rdi, rsi]).map(drop)
-    }
-
-    pub fn start(self) -> Result<()> {
-        invoke(self.0, method::process::START, [0; 4]).map(drop)
-    }
-
-    pub fn stop(self) -> Result<()> {
-        invoke(self.0, method::process::STOP, [0; 4]).map(drop)
-    }
-
     pub fn status(self) -> Result<Status> {
-        invoke(self.0, method::process::STATUS, [0; 4]).map(Status::from_words)
+        self.status_raw().map(Status::from_words)
     }
 
     /// Blocks until the process has exited or faulted.
     pub fn wait(self) -> Result<Status> {
-        invoke(self.0, method::process::WAIT, [0; 4]).map(Status::from_words)
-    }
-
-    /// Ends the process; returns only when it is not the caller's own
-    /// process, or on error.
-    pub fn exit(self, code: u64) -> Result<()> {
-        invoke(self.0, method::process::EXIT, [code, 0, 0, 0]).map(drop)
+        self.wait_raw().map(Status::from_words)
     }
 
     pub fn yield_now(self) -> Result<()> {
-        invoke(self.0, method::process::YIELD, [0; 4]).map(drop)
+        self.yield_()
     }
 
     /// Sets the name `ps` shows (at most 16 bytes are kept).
     pub fn set_name(self, name: &str) -> Result<()> {
         let (lo, hi) = pack_name(name);
-        invoke(self.0, method::process::SET_NAME, [lo, hi, 0, 0]).map(drop)
-    }
-
-    pub fn set_priority(self, priority: u64) -> Result<()> {
-        invoke(self.0, method::process::SET_PRIORITY, [priority, 0, 0, 0]).map(drop)
-    }
-
-    /// Copies the registers into the string area of the caller's IPC
-    /// buffer (read them with [`IpcBuffer::regs`]).
-    pub fn read_regs(self) -> Result<()> {
-        invoke(self.0, method::process::READ_REGS, [0; 4]).map(drop)
-    }
-
-    /// Sets the registers from the string area of the caller's IPC buffer
-    /// (put there with [`IpcBuffer::set_regs`]).
-    pub fn write_regs(self) -> Result<()> {
-        invoke(self.0, method::process::WRITE_REGS, [0; 4]).map(drop)
-    }
-
-    /// Copies the x87/SSE/AVX state into the string area of the caller's
-    /// IPC buffer (read it with [`IpcBuffer::vector_state`]); its length.
-    pub fn read_vector_state(self) -> Result<usize> {
-        invoke(self.0, method::process::READ_VECTOR_STATE, [0; 4]).map(|r| r[0] as usize)
-    }
-
-    /// Sets the x87/SSE/AVX state from the string area of the caller's IPC
-    /// buffer (put there with [`IpcBuffer::set_vector_state`]).
-    pub fn write_vector_state(self) -> Result<()> {
-        invoke(self.0, method::process::WRITE_VECTOR_STATE, [0; 4]).map(drop)
-    }
-
-    pub fn set_ipc_buffer(self, vaddr: u64) -> Result<()> {
-        invoke(self.0, method::process::SET_IPC_BUFFER, [vaddr, 0, 0, 0]).map(drop)
-    }
-
-    /// Makes the SENDER at `sender` the fault handler (0 removes it).
-    pub fn set_fault_handler(self, sender: u64) -> Result<()> {
-        invoke(self.0, method::process::SET_FAULT_HANDLER, [sender, 0, 0, 0]).map(drop)
+        self.set_name_raw(lo, hi)
     }
 
     pub fn set_emulation(self, on: bool) -> Result<()> {
-        invoke(self.0, method::process::SET_EMULATION, [on as u64, 0, 0, 0]).map(drop)
-    }
-
-    /// Places at `dest` of the caller's space a SENDER to this process with
-    /// `payload` and `rights` (WRITE and/or CALL; 0 gives both).
-    pub fn mint(self, dest: u64, payload: u64, rights: u64) -> Result<()> {
-        invoke(self.0, method::process::MINT, [dest, payload, rights, 0]).map(drop)
+        self.set_emulation_raw(on as u64)
     }
 }
 
-/// The clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timer(pub u64);
-
 impl Timer {
-    /// Returns (milliseconds, timer ticks) since boot.
-    pub fn now(self) -> Result<(u64, u64)> {
-        let r = invoke(self.0, method::timer::NOW, [0; 4])?;
-        Ok((r[0], r[1]))
-    }
-
     pub fn now_ms(self) -> Result<u64> {
         Ok(self.now()?.0)
-    }
-
-    pub fn sleep(self, ms: u64) -> Result<()> {
-        invoke(self.0, method::timer::SLEEP, [ms, 0, 0, 0]).map(drop)
     }
 }
 

@@ -6,8 +6,8 @@ use alloc::string::String;
 use alloc::vec;
 
 use keep_abi::{
-    ACCOUNT, Console, Error, KERNEL, MEMORY, SELF_ASPACE, info, invoke, layout, method, rights,
-    slot, ty,
+    ACCOUNT, Console, Error, KERNEL, MEMORY, METHOD_RIGHTS, SELF_ASPACE, info, invoke, invoke_raw,
+    layout, method, rights, slot, ty,
 };
 
 use crate::fault::KERNEL_ADDR;
@@ -413,4 +413,64 @@ pub fn lookup_unmapped(cx: &mut Cx) -> TestResult {
             "LOOKUP after UNMAP",
         )
     })
+}
+
+/// Every method of every kernel object ktest holds refuses a copy of the
+/// capability without the right abi/keep.toml gives the method
+/// (METHOD_RIGHTS, the table the kernel's dispatch checks), and changes
+/// nothing: the arguments are zero, so a method that ran would act.
+pub fn method_rights(cx: &mut Cx) -> TestResult {
+    let [copy, note, dom] = cx.slots::<3>()?;
+    let made = (
+        ACCOUNT.create_notification(note).is_ok(),
+        ACCOUNT.create_dma_domain(dom).is_ok(),
+    );
+    let held = [
+        slot::CONSOLE,
+        slot::KERNEL,
+        slot::MEMORY,
+        slot::ACCOUNT,
+        slot::SELF_ASPACE,
+        slot::SELF_PROCESS,
+        slot::TIMER,
+        slot::DEVMEM,
+        slot::IOPORT,
+        slot::INTERRUPT,
+        note,
+        dom,
+    ];
+    let r = (|| {
+        let mut checked = 0;
+        for &cap in &held {
+            let Ok(info) = SELF_ASPACE.identify_cap(cap) else {
+                continue; // a slot ktest was not given
+            };
+            for &(_, m, need, name) in METHOD_RIGHTS.iter().filter(|e| e.0 == info.ty) {
+                SELF_ASPACE
+                    .insert_cap(cap, copy, rights::ALL & !need)
+                    .ctx("INSERT_CAP")?;
+                let (e, _) = invoke_raw(copy, m, [0; 4]);
+                SELF_ASPACE.delete_cap(copy).ctx("DELETE_CAP")?;
+                if e != keep_abi::err::NO_RIGHTS {
+                    return Err(alloc::format!(
+                        "{name} without its right: got {}, want NO_RIGHTS",
+                        keep_abi::error_name(e)
+                    ));
+                }
+                checked += 1;
+            }
+        }
+        if checked < 40 {
+            return Err(alloc::format!("only {checked} methods checked"));
+        }
+        Ok(())
+    })();
+    if made.0 {
+        let _ = ACCOUNT.destroy(note);
+    }
+    if made.1 {
+        let _ = ACCOUNT.destroy(dom);
+    }
+    cx.drop_slots(&[copy, note, dom]);
+    r
 }

@@ -489,7 +489,7 @@ pub fn vector_state_methods(cx: &mut Cx) -> TestResult {
         c.process.start().ctx("START")?;
         next_fault(ret)?;
         let buf = keep_rt::ipc_buffer();
-        let size = c.process.read_vector_state().ctx("READ_VECTOR_STATE")?;
+        let size = c.process.read_vector_state().ctx("READ_VECTOR_STATE")? as usize;
         let want = if xcr0() == 0 { 512 } else { core::arch::x86_64::__cpuid_count(0xd, 0).ebx as usize };
         ensure!(size == want, "size {size}, want {want}");
         let mut st = [0u8; 1024];

@@ -235,6 +235,7 @@ const TESTS: &[Test] = &[
     ("CAP0009", "INSERT_CAP from an empty slot is INVALID_CAP", caps::insert_empty),
     ("CAP0010", "a page capability has no methods", caps::page_methods),
     ("CAP0011", "INFO with an unknown key is INVALID_ARG", caps::info_bad_key),
+    ("CAP0012", "every kernel method refuses a capability without the right keep.toml gives it", caps::method_rights),
     ("CON0001", "WRITE from a kernel pointer is FAULT", caps::write_kernel_ptr),
     ("CON0002", "WRITE from an unmapped pointer is FAULT", caps::write_unmapped),
     ("CON0003", "WRITE of more than 4096 bytes is INVALID_ARG", caps::write_too_long),

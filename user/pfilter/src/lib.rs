@@ -2,16 +2,9 @@
 //!
 //! `pfilter` (src/main.rs) takes filter modules from its clients, verifies
 //! them, loads each into a fault domain of its own address space and runs
-//! them over the packets the clients send.  Requests (labels, words in
-//! registers, bytes in the IPC string):
-//!
-//! | label | words | string | reply words |
-//! |---|---|---|---|
-//! | `LOAD_PART` | offset | up to 4096 bytes of the module | status |
-//! | `LOAD` | total size | | status, filter id (or, rejected: code offset or `NO_OFFSET`); the reason as the string |
-//! | `RUN` | filter id | the packet (at most 4096 bytes) | status, verdict (or vector, address, rip offset of a fault) |
-//! | `UNLOAD` | filter id | | status |
-//! | `QUIT` | | | status, then the server exits 0 |
+//! them over the packets the clients send.  The protocol is defined in
+//! `abi/services/pfilter.toml`; `tools/idlgen.py` generates `protocol.rs`
+//! from it and the table in docs/sfi.md.
 //!
 //! A filter module exports `filter(const u8 *packet, u64 len) -> u64` and
 //! may import `pf_mtu() -> u64` (1500).  A filter that faults or runs longer
@@ -26,39 +19,8 @@ use alloc::string::String;
 use keep_abi::{IpcBuffer, Sender, Tag, slot};
 use keep_loader::{BootImage, Child, Grant, Loader, SlotPool, Spec};
 
-pub const LOAD_PART: u64 = 1;
-pub const LOAD: u64 = 2;
-pub const RUN: u64 = 3;
-pub const UNLOAD: u64 = 4;
-pub const QUIT: u64 = 5;
-
-/// Reply statuses (word 0).
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-pub const TOO_BIG: u64 = 2;
-pub const REJECTED: u64 = 3;
-pub const NO_FILTER_ENTRY: u64 = 4;
-pub const LOAD_FAILED: u64 = 5;
-pub const NO_SUCH_FILTER: u64 = 6;
-pub const FAULT: u64 = 7;
-pub const TIMEOUT: u64 = 8;
-pub const UNRESOLVED_IMPORT: u64 = 9;
-
-pub fn status_name(s: u64) -> &'static str {
-    match s {
-        OK => "OK",
-        BAD_REQUEST => "BAD_REQUEST",
-        TOO_BIG => "TOO_BIG",
-        REJECTED => "REJECTED",
-        NO_FILTER_ENTRY => "NO_FILTER_ENTRY",
-        LOAD_FAILED => "LOAD_FAILED",
-        NO_SUCH_FILTER => "NO_SUCH_FILTER",
-        FAULT => "FAULT",
-        TIMEOUT => "TIMEOUT",
-        UNRESOLVED_IMPORT => "UNRESOLVED_IMPORT",
-        _ => "UNKNOWN",
-    }
-}
+pub mod protocol;
+pub use protocol::*;
 
 /// Largest module the server takes.
 pub const MAX_MODULE: usize = 256 * 1024;

@@ -6,10 +6,9 @@
 //! apart; after a server's restart the old capability is STALE and a new
 //! LOOKUP gives one to the new instance.
 //!
-//! | label | words | reply (word 0 status) |
-//! |---|---|---|
-//! | `LOOKUP` | the name, 16 bytes little-endian in words 0-1 | cap: the server's sender |
-//! | `GRANT` | a payload a call to the asking server came with | word 1: length; the string: what the description grants that client from this server |
+//! The protocol (LOOKUP, GRANT and their statuses) is defined in
+//! `abi/services/names.toml`; `tools/idlgen.py` generates `names/protocol.rs`
+//! from it and the table in docs/space-banks.md.
 //!
 //! The sender's payload is [`CLIENT`] | the client's index in the
 //! description, so that a server can tell a described client from the
@@ -35,7 +34,7 @@ pub fn client_of(payload: u64) -> Option<u64> {
 /// carries it (those are [`CLIENT`] | index), and a server must mint no
 /// capability of its own with it, so a call with this payload comes from
 /// init alone.
-pub const NOTICE: u64 = 1 << 61;
+pub const NOTICE: u64 = keep_abi::proto::payload::NOTICE;
 
 /// A notice (payload [`NOTICE`]): word 0 is the payload of an ended
 /// client's calls ([`CLIENT`] | its index); the server lets go of what it
@@ -49,19 +48,11 @@ pub const NOTICE_TIMEOUT_MS: u64 = 500;
 /// Where a program finds the name service.
 pub const NAMES_SLOT: u64 = 0xd;
 
-pub const LOOKUP: u64 = 1;
-pub const GRANT: u64 = 2;
+pub mod protocol;
+pub use protocol::{GRANT, LOOKUP};
 
 pub mod status {
-    pub const OK: u64 = 0;
-    pub const BAD_REQUEST: u64 = 1;
-    /// The description does not let this program use that server.
-    pub const NOT_GRANTED: u64 = 2;
-    /// The server is not running (ended, being restarted, or gave up).
-    pub const NOT_RUNNING: u64 = 3;
-    /// GRANT: the payload is no described client of the asking server,
-    /// or the description grants it nothing.
-    pub const NO_GRANT: u64 = 4;
+    pub use super::protocol::status::*;
 
     pub fn name(s: u64) -> &'static str {
         match s {
@@ -134,4 +125,23 @@ pub fn lookup_patiently(name: &str, dest: u64, buf: &mut keep_abi::IpcBuffer) ->
         }
     }
     Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generated protocol keeps the wire values init and its clients
+    /// already use.
+    #[test]
+    fn wire_values() {
+        assert_eq!((LOOKUP, GRANT), (1, 2));
+        assert_eq!(
+            (status::OK, status::BAD_REQUEST, status::NOT_GRANTED, status::NOT_RUNNING, status::NO_GRANT),
+            (0, 1, 2, 3, 4)
+        );
+        assert_eq!(NOTICE, 1 << 61);
+        assert!(protocol::serves(LOOKUP, CLIENT | 4) && !protocol::serves(LOOKUP, NOTICE));
+        assert_eq!(status::name(status::NOT_RUNNING), "not running");
+    }
 }

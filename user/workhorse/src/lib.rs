@@ -7,15 +7,10 @@
 //! table (whose rendering is `docs/linux-compat.md`); `main.rs` is the
 //! server.
 //!
-//! Protocol (calls on a sender capability with payload 0, which init gives
-//! the shell: init starts the server from the system description, with the
-//! archive mapped as its blob, and restarts it when it ends):
-//!
-//! | label | request | reply |
-//! |---|---|---|
-//! | `RUN` (1) | string: a command line (`PROGRAM ARGS...`, quotes as in sh) to run with the console as its terminal; word 0, if not 0, the command line's length, the bytes after it being input typed ahead, which the terminal takes first as if typed | when it ends: word 0 `OK`, word 1 the wait status (Linux encoding); or word 0 an error status |
-//! | `STATS` (2) | | word 0 `OK`, string: the system calls refused since start, with counts |
-//! | anything else | | `BAD_REQUEST` |
+//! The starter's protocol (`RUN`, `STATS`; init gives the shell a sender
+//! capability with payload 0) is defined in `abi/services/workhorse.toml`;
+//! `tools/idlgen.py` generates `protocol.rs` from it and the table in
+//! docs/workhorse.md.
 
 #![cfg_attr(not(test), no_std)]
 
@@ -30,18 +25,8 @@ pub mod table;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-pub const RUN: u64 = 1;
-pub const STATS: u64 = 2;
-
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-/// RUN: the command line is empty or its quotes are not closed.
-pub const BAD_COMMAND: u64 = 2;
-/// RUN: the program does not exist or is not an executable the server
-/// runs (word 1: the Linux errno).
-pub const CANNOT_EXEC: u64 = 3;
-/// RUN: a program is already running on the console.
-pub const BUSY: u64 = 4;
+pub mod protocol;
+pub use protocol::*;
 
 /// The boot-image entry holding the Linux root file system (a gzip-compressed
 /// ustar archive built by the Makefile: busybox and its applet links, bash,

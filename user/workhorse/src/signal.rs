@@ -58,7 +58,7 @@ fn xcr0() -> u64 {
 
 /// The process's vector state (its length in `buf`), or None.
 fn read_vector_state(k: &process::Keep, buf: &mut [u8; VECTOR_MAX]) -> Option<usize> {
-    let n = k.process.read_vector_state().ok()?;
+    let n = k.process.read_vector_state().ok()? as usize;
     if n < 512 || n > VECTOR_MAX {
         return None;
     }

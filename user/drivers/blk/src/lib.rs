@@ -3,17 +3,10 @@
 //! the PCI server, its DMA confined to the session's domain) and serves
 //! clients, each confined to its own range of sectors with its own rights.
 //!
-//! Calls through the administrator's capability (payload 0, given to
-//! whoever starts the server):
-//!
-//! | label | words | reply words | reply caps |
-//! |---|---|---|---|
-//! | `ADD_CLIENT` | first sector, sectors, rights (`READ` \| `WRITE`) | status, client number | the client's capability |
-//! | `STATS` | | status, requests served, refused, DMA faults | |
-//! | `QUEUE_STATS` | | status, most requests on the device at once, flushes, buffers attached | |
-//! | `CLIENT` | index (from 0) | status, clients; string: first, sectors, rights, requests served, refused, its place in the description (or `u64::MAX`), buffers attached, buffers let go when init said it ended (`GONE`) | |
-//! | `DEVICE_STATS` | | status, device resets, requests started again after one, submissions the mediator refused | |
-//! | `QUIT` | | status | |
+//! The protocol (the administrator's capability, payload 0: `ADD_CLIENT`,
+//! `STATS`, `QUEUE_STATS`, `CLIENT`, `DEVICE_STATS`, `QUIT`; a client's:
+//! the rest) is defined in `abi/services/blk.toml`; `tools/idlgen.py`
+//! generates `protocol.rs` from it and the tables in docs/devices.md.
 //!
 //! From init (payload `names::NOTICE`, a description's `notify`): `GONE`
 //! with word 0 the ended client's payload; the server lets go of that
@@ -29,19 +22,6 @@
 //! to `MAX_DS_SECTORS` sectors between the disk and the dataspace's pages
 //! directly, the device doing the copying.  `READ`/`WRITE` move 1 to
 //! `MAX_SECTORS` sectors of 512 bytes as the message's string instead.
-//!
-//! | label | words | caps / string | reply |
-//! |---|---|---|---|
-//! | `INFO` | | | status, sectors, rights |
-//! | `READ` | sector, count | | status; the data as the reply's string |
-//! | `WRITE` | sector, count | string: count × 512 bytes | status |
-//! | `FLUSH` | | | status, once every write acknowledged before it is on the disk |
-//! | `ATTACH` | | cap: a dataspace capability (the server's manager's) | status, buffer, pages, rights |
-//! | `DETACH` | buffer | | status |
-//! | `READ_DS` | buffer, byte offset, sector, count | | status (the sectors are in the buffer's pages) |
-//! | `WRITE_DS` | buffer, byte offset, sector, count | | status (the sectors are on the device) |
-//! | `READ_DS_V` | buffer, entries | string: entries × [`Entry`] | status, entry, entries done (see below) |
-//! | `WRITE_DS_V` | buffer, entries | string: entries × [`Entry`] | status, entry, entries done |
 //!
 //! **Batches** (`READ_DS_V`, `WRITE_DS_V`): 1 to `MAX_BATCH` entries of
 //! (sector, byte offset, count), each what one `READ_DS`/`WRITE_DS` of the
@@ -93,34 +73,8 @@ pub mod limits;
 #[cfg_attr(test, allow(unused_imports))]
 use keep_abi::{Sender, Tag, err, rights};
 
-pub const ADD_CLIENT: u64 = 1;
-pub const STATS: u64 = 2;
-pub const QUIT: u64 = 3;
-pub const INFO: u64 = 4;
-pub const READ: u64 = 5;
-pub const WRITE: u64 = 6;
-pub const FLUSH: u64 = 7;
-pub const ATTACH: u64 = 8;
-pub const DETACH: u64 = 9;
-pub const READ_DS: u64 = 10;
-pub const WRITE_DS: u64 = 11;
-pub const QUEUE_STATS: u64 = 12;
-pub const CLIENT: u64 = 13;
-pub const READ_DS_V: u64 = 14;
-pub const WRITE_DS_V: u64 = 15;
-pub const DEVICE_STATS: u64 = 16;
-
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-pub const OUT_OF_RANGE: u64 = 2;
-pub const NO_RIGHTS: u64 = 3;
-pub const IO_ERROR: u64 = 4;
-pub const NO_RESOURCES: u64 = 5;
-pub const BAD_BUFFER: u64 = 6;
-pub const NOT_DATASPACE: u64 = 7;
-pub const IN_USE: u64 = 8;
-/// `CLIENT`: no client with that index.
-pub const NOT_FOUND: u64 = 9;
+pub mod protocol;
+pub use protocol::*;
 
 pub const SECTOR: usize = 512;
 /// Sectors one request moves: one message string (MAX_STRING bytes).
@@ -184,22 +138,6 @@ impl core::fmt::Display for BatchError {
 
 /// Requests on the device at once (each takes 3 of the queue's 16 descriptors).
 pub const IN_FLIGHT: usize = 4;
-
-pub fn status_name(s: u64) -> &'static str {
-    match s {
-        OK => "OK",
-        BAD_REQUEST => "BAD_REQUEST",
-        OUT_OF_RANGE => "OUT_OF_RANGE",
-        NO_RIGHTS => "NO_RIGHTS",
-        IO_ERROR => "IO_ERROR",
-        NO_RESOURCES => "NO_RESOURCES",
-        BAD_BUFFER => "BAD_BUFFER",
-        NOT_DATASPACE => "NOT_DATASPACE",
-        IN_USE => "IN_USE",
-        NOT_FOUND => "NOT_FOUND",
-        _ => "?",
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Error {

@@ -4,33 +4,12 @@
 //! configuration access, its memory BARs as DEVMEM, and a DMA domain the
 //! function is attached to.
 //!
-//! Calls through the server's public capability (payload 0):
-//!
-//! | label | words | reply words | reply caps |
-//! |---|---|---|---|
-//! | `LIST` | index | status, next index, sid, vendor \| device << 16 \| class << 32 (base class << 16 \| subclass << 8 \| prog-if) | |
-//! | `OPEN` | vendor \| device << 16, instance | status, sid | session, DMA domain |
-//! | `QUIT` | | status | |
-//!
+//! The protocol (a public capability: `LIST`, `OPEN`, `QUIT`; a session:
+//! the rest) is defined in `abi/services/pci.toml`; `tools/idlgen.py`
+//! generates `protocol.rs` from it and the table in docs/devices.md.
 //! `OPEN` of a bridge (class 06: the host bridge, the LPC bridge) is
-//! `DENIED`: its registers place the machine's memory, ports and interrupts.
-//!
-//! Calls through a session (its payload names the function and the
-//! session's generation; a released session answers `STALE`):
-//!
-//! | label | words | reply words | reply caps |
-//! |---|---|---|---|
-//! | `CONFIG_READ` | offset (4-aligned, < 4096) | status, value | |
-//! | `CONFIG_WRITE` | offset, value (32 bits) | status | |
-//! | `GET_BAR` | index (0-5) | status, base, size | DEVMEM for the BAR's pages |
-//! | `GET_IRQ` | | status, line | INTERRUPT for the function's INTx line |
-//! | `GET_MSI` | entry | status, line, address, data | INTERRUPT for the MSI line that entry now reaches |
-//! | `RELEASE` | | status | |
-//! | `VIRTIO_READ` | offset, width (1, 2, 4) | status, value | |
-//! | `VIRTIO_WRITE` | offset, width, value | status | |
-//! | `VIRTIO_QUEUE` | queue, size, used-ring device address | status | PAGE (read-only): the used ring the device writes |
-//! | `VIRTIO_SUBMIT` | queue; the string: chains (below) | status, chain, address | |
-//! | `VIRTIO_STATS` | | status, chains published, chains refused | |
+//! `DENIED`: its registers place the machine's memory, ports and
+//! interrupts.  A released session answers `STALE`.
 //!
 //! The `VIRTIO_*` calls are the software DMA mediator (docs/devices.md,
 //! "Software DMA mediation"): on a machine without an IOMMU the server keeps
@@ -93,20 +72,8 @@ pub mod budget;
 #[cfg_attr(test, allow(unused_imports))]
 use keep_abi::{Sender, Tag, err};
 
-pub const LIST: u64 = 1;
-pub const OPEN: u64 = 2;
-pub const QUIT: u64 = 3;
-pub const CONFIG_READ: u64 = 4;
-pub const CONFIG_WRITE: u64 = 5;
-pub const GET_BAR: u64 = 6;
-pub const RELEASE: u64 = 7;
-pub const GET_IRQ: u64 = 8;
-pub const GET_MSI: u64 = 9;
-pub const VIRTIO_READ: u64 = 10;
-pub const VIRTIO_WRITE: u64 = 11;
-pub const VIRTIO_QUEUE: u64 = 12;
-pub const VIRTIO_SUBMIT: u64 = 13;
-pub const VIRTIO_STATS: u64 = 14;
+pub mod protocol;
+pub use protocol::*;
 
 /// The largest queue the mediator sets up, and the most device-visible
 /// pieces (physically contiguous runs) one chain may have.
@@ -116,28 +83,6 @@ pub const MEDIATED_PIECES: usize = 64;
 pub const DESC_NEXT: u16 = 1;
 pub const DESC_WRITE: u16 = 2;
 pub const DESC_INDIRECT: u16 = 4;
-
-/// Reply statuses (word 0).
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-pub const NOT_FOUND: u64 = 2;
-pub const IN_USE: u64 = 3;
-pub const DENIED: u64 = 4;
-pub const STALE: u64 = 5;
-pub const NO_RESOURCES: u64 = 6;
-
-pub fn status_name(s: u64) -> &'static str {
-    match s {
-        OK => "OK",
-        BAD_REQUEST => "BAD_REQUEST",
-        NOT_FOUND => "NOT_FOUND",
-        IN_USE => "IN_USE",
-        DENIED => "DENIED",
-        STALE => "STALE",
-        NO_RESOURCES => "NO_RESOURCES",
-        _ => "?",
-    }
-}
 
 /// Where whoever starts a driver puts its capability to the PCI server (a
 /// slot below `keep_abi::slot::FIRST_FREE` no other convention uses).

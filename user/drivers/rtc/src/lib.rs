@@ -6,25 +6,16 @@
 //! its protocol, the decoding of the clock's registers (host-tested) and
 //! the client side; `main.rs` is the server.
 //!
-//! Protocol (a call's label is the request; the reply's word 0 is a status):
-//!
-//! | label | request | reply |
-//! |---|---|---|
-//! | `NOW` (1) | the time | `OK`, word 1 the seconds since 1970-01-01 00:00 UTC; `NO_CLOCK` when the server holds no I/O ports or the clock reads no valid time |
-//! | `QUIT` (2) | the server exits after replying (its administrator only: a capability with payload 0) | `OK`; `DENIED` from a described client |
-//! | anything else | | `BAD_REQUEST` |
+//! The protocol is defined in `abi/services/rtc.toml`; `tools/idlgen.py`
+//! generates from it `protocol.rs` (labels, statuses, the client [`Stub`])
+//! and the table in docs/devices.md.
 
 #![no_std]
 
-use keep_abi::{Sender, Tag, err};
+use keep_abi::Sender;
 
-pub const NOW: u64 = 1;
-pub const QUIT: u64 = 2;
-
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-pub const DENIED: u64 = 2;
-pub const NO_CLOCK: u64 = 3;
+pub mod protocol;
+pub use protocol::*;
 
 /// The index and data ports of the CMOS.
 pub const INDEX_PORT: u64 = 0x70;
@@ -139,26 +130,16 @@ impl Client {
     /// NOW: Ok(Unix seconds), or Err with the server's status, or the
     /// kernel's error + 0x100 when the call itself failed.
     pub fn now(self) -> Result<u64, u64> {
-        let m = self.0.call(Tag::new(NOW), [0; 4]);
-        if m.err != err::OK {
-            return Err(0x100 + m.err);
-        }
-        match m.words[0] {
-            OK => Ok(m.words[1]),
-            s => Err(s),
-        }
+        Stub(self.0).now().map_err(|e| match e {
+            Refused::Call(k) => 0x100 + k.0,
+            Refused::Status(s) => s,
+        })
     }
 }
 
-/// A status's name, for messages.
+/// A status's name (or, from 0x100 up, that the call failed), for messages.
 pub fn status_name(s: u64) -> &'static str {
-    match s {
-        OK => "ok",
-        BAD_REQUEST => "bad request",
-        DENIED => "denied",
-        NO_CLOCK => "no clock",
-        _ => "the call failed",
-    }
+    if s >= 0x100 { "the call failed" } else { protocol::status_name(s) }
 }
 
 #[cfg(test)]
@@ -224,5 +205,22 @@ mod tests {
         assert_eq!(decode(raw(BCD24, 0x2a, 0x01, 0x01, 0, 0, 0, 0x20)), None, "not BCD");
         assert_eq!(decode(raw(BIN24, 24, 1, 0, 0, 0, 0, 20)), None, "day 0");
         assert_eq!(decode(raw(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)), None, "a floating bus");
+    }
+}
+
+#[cfg(test)]
+mod protocol_tests {
+    use super::*;
+
+    /// The generated protocol keeps the wire values clients and servers
+    /// already use.
+    #[test]
+    fn wire_values() {
+        assert_eq!((NOW, QUIT), (1, 2));
+        assert_eq!((OK, BAD_REQUEST, DENIED, NO_CLOCK), (0, 1, 2, 3));
+        assert!(serves(NOW, 0) && serves(NOW, (1 << 62) | 3) && !serves(NOW, u64::MAX));
+        assert!(serves(QUIT, 0) && !serves(QUIT, (1 << 62) | 3) && !serves(99, 0));
+        assert_eq!(status_name(NO_CLOCK), "NO_CLOCK");
+        assert_eq!(status_name(0x105), "the call failed");
     }
 }

@@ -4,30 +4,17 @@
 //! This library is its protocol and its client side; `main.rs` is the
 //! server.
 //!
-//! Protocol (a call's label is the request, word 0 its argument; the reply's
-//! word 0 is a status, word 1 the result):
-//!
-//! | label | request | reply |
-//! |---|---|---|
-//! | `ADD` (1) | add word 0 to the caller's counter | `OK`, the new value; `OVERFLOW` if it would pass 2^63 (nothing changes) |
-//! | `GET` (2) | read it | `OK`, the value |
-//! | `QUIT` (3) | the server exits after replying | `OK` |
-//! | `CRASH` (4) | after replying, the server waits word 0 ms (or for the next message) and then faults: a server that dies while nobody is looking, for the supervisor's test | `OK` |
-//! | anything else | | `BAD_REQUEST` |
+//! The protocol is defined in `abi/services/counter.toml`;
+//! `tools/idlgen.py` generates from it `protocol.rs` (labels, statuses,
+//! the client [`Stub`]) and the table in docs/writing-programs.md.
 
 #![no_std]
 
-use keep_abi::{Sender, Tag, err};
+use keep_abi::Sender;
 use keep_loader::{Child, Grant, Loader, SlotPool, Spec};
 
-pub const ADD: u64 = 1;
-pub const GET: u64 = 2;
-pub const QUIT: u64 = 3;
-pub const CRASH: u64 = 4;
-
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-pub const OVERFLOW: u64 = 2;
+pub mod protocol;
+pub use protocol::*;
 
 /// Where whoever starts a client puts the sender capability to the counter
 /// server (a convention of this example: a slot below
@@ -39,29 +26,24 @@ pub const SERVER_SLOT: u64 = 0xb;
 pub struct Client(pub Sender);
 
 impl Client {
-    /// One request: `Ok(result)` or `Err` with the kernel's error (the call
-    /// failed) or the server's status.
-    fn request(self, label: u64, arg: u64) -> Result<u64, (&'static str, u64)> {
-        let m = self.0.call(Tag::new(label), [arg, 0, 0, 0]);
-        if m.err != err::OK {
-            return Err(("the call failed", m.err));
-        }
-        match m.words[0] {
-            OK => Ok(m.words[1]),
-            s => Err(("the server refused", s)),
+    /// `Err` with the kernel's error (the call failed) or the server's status.
+    fn why(e: Refused) -> (&'static str, u64) {
+        match e {
+            Refused::Call(k) => ("the call failed", k.0),
+            Refused::Status(s) => ("the server refused", s),
         }
     }
     pub fn add(self, n: u64) -> Result<u64, (&'static str, u64)> {
-        self.request(ADD, n)
+        Stub(self.0).add(n).map_err(Self::why)
     }
     pub fn get(self) -> Result<u64, (&'static str, u64)> {
-        self.request(GET, 0)
+        Stub(self.0).get().map_err(Self::why)
     }
     pub fn quit(self) -> Result<u64, (&'static str, u64)> {
-        self.request(QUIT, 0)
+        Stub(self.0).quit().map(|()| 0).map_err(Self::why)
     }
     pub fn crash(self, after_ms: u64) -> Result<u64, (&'static str, u64)> {
-        self.request(CRASH, after_ms)
+        Stub(self.0).crash(after_ms).map(|()| 0).map_err(Self::why)
     }
 }
 

@@ -24,17 +24,9 @@
 //! initial capabilities.  The space bank is trusted (as in EROS): it only
 //! hands out new objects and tells an instance about its own bank.
 //!
-//! Requests (label; the reply's word 0 is a status, [`status`]):
-//!
-//! | label | to | words, capabilities | reply (OK) |
-//! |---|---|---|---|
-//! | `NEW` | metaconstructor | name_lo, name_hi, image length (1..=MAX_IMAGE) | cap: builder; word 1: index |
-//! | `IMAGE` | builder | offset; the string is the piece | - |
-//! | `ADD_CAP` | builder | slot in the instance; 1 capability | - |
-//! | `SEAL` | builder | - | cap: the constructor (requester's capability) |
-//! | `IS_CONFINED` | constructor | up to 4 capabilities: the holes | word 1: 1 confined / 0 not; word 2: first unsafe slot |
-//! | `INSTANTIATE` | constructor | bank limit, account frames, arg0; 1 capability: the requester's bank | caps: the instance's process, its bank |
-//! | `BLOB` | builder | length in bytes (1..=MAX_BLOB); 1 capability: an ASPACE whose capability slots 0, 1, ... hold the blob's pages | - |
+//! The protocol (labels in [`req`], statuses in [`status`]) is defined in
+//! `abi/services/constructor.toml`; `tools/idlgen.py` generates
+//! `protocol.rs` from it and the table in docs/space-banks.md.
 //!
 //! **Blobs.**  A constructor may have one blob: read-only data (a file of
 //! the boot image: the workhorse's root file system) mapped at
@@ -57,36 +49,12 @@ use keep_abi::{Error, Process, Sender, Tag, err, slot};
 use keep_loader::{Child, Grant, Loader, SlotPool, Spec};
 use keep_spacebank::Bank;
 
-pub mod req {
-    pub const NEW: u64 = 1;
-    pub const IMAGE: u64 = 2;
-    pub const ADD_CAP: u64 = 3;
-    pub const SEAL: u64 = 4;
-    pub const IS_CONFINED: u64 = 5;
-    pub const INSTANTIATE: u64 = 6;
-    pub const BLOB: u64 = 7;
-}
+pub mod protocol;
+pub use protocol::req;
 
+/// Reply statuses (word 0), and their names for messages.
 pub mod status {
-    pub const OK: u64 = 0;
-    /// Unknown label, malformed argument, wrong number of capabilities.
-    pub const BAD_REQUEST: u64 = 1;
-    /// The capability does not allow this request (a builder asked to
-    /// instantiate, a constructor asked to change).
-    pub const NO_RIGHTS: u64 = 2;
-    /// The constructor is sealed (IMAGE, ADD_CAP, SEAL) or not yet (the
-    /// requests of a constructor).
-    pub const BAD_STATE: u64 = 3;
-    /// The image is not a valid program (at SEAL).
-    pub const BAD_IMAGE: u64 = 4;
-    /// The capability given as a bank is not one of the space bank's.
-    pub const NOT_A_BANK: u64 = 5;
-    /// The bank refused (word 1: the bank's status).
-    pub const BANK: u64 = 6;
-    /// Loading the instance failed (its bank is destroyed again).
-    pub const LOAD: u64 = 7;
-    /// The server's tables or heap are full.
-    pub const FULL: u64 = 8;
+    pub use super::protocol::status::*;
 
     pub fn name(s: u64) -> &'static str {
         match s {

@@ -20,26 +20,10 @@
 //! revokes the dataspace's pages wherever they are mapped or pinned; the
 //! manager then answers `GONE` on its handles.
 //!
-//! Requests through the manager's capability (payload 0):
-//!
-//! | label | words | reply |
-//! |---|---|---|
-//! | `CREATE` | pages (1..=`MAX_PAGES`); cap: the client's bank | status, handle; cap: the owner's capability (READ, WRITE) |
-//! | `STATS` | | status, dataspaces, handles, mappings \| pins << 32 |
-//! | `QUIT` | | status |
-//!
-//! Requests through a dataspace capability:
-//!
-//! | label | words | caps | reply |
-//! |---|---|---|---|
-//! | `INFO` | | | status, pages, rights, handle |
-//! | `MAP` | vaddr, first page, count, rights | an ASPACE (WRITE, READ) | status, mapping id |
-//! | `UNMAP` | mapping id | | status |
-//! | `SHARE` | rights | | status, handle; cap: the share's capability |
-//! | `REVOKE` | handle (a share made from this one, or below it) | | status, handles, mappings, pins removed |
-//! | `PIN` | first page, count (..=`MAX_PIN`), device address, rights | a DMA_DOMAIN (WRITE, READ) | status, pin id; string: each page's device address |
-//! | `UNPIN` | pin id | | status |
-//! | `DESTROY` | | | status (the owner's handle only) |
+//! The protocol is defined in `abi/services/dataspace.toml`;
+//! `tools/idlgen.py` generates `protocol.rs` (labels, statuses, the client
+//! stub of the requests that carry no capability) from it and the tables
+//! in docs/dataspaces.md.
 //!
 //! Rights of a mapping: `READ` or `READ | WRITE`; of a pin: `READ` (the
 //! device reads the pages) and/or `WRITE` (the device writes them).  Each
@@ -54,49 +38,8 @@ use keep_abi::{Sender, Tag, err};
 #[cfg(not(test))]
 pub use keep_spacebank::Bank;
 
-pub const CREATE: u64 = 1;
-pub const STATS: u64 = 2;
-pub const QUIT: u64 = 3;
-pub const INFO: u64 = 4;
-pub const MAP: u64 = 5;
-pub const UNMAP: u64 = 6;
-pub const SHARE: u64 = 7;
-pub const REVOKE: u64 = 8;
-pub const PIN: u64 = 9;
-pub const UNPIN: u64 = 10;
-pub const DESTROY: u64 = 11;
-
-/// Reply statuses (word 0).
-pub const OK: u64 = 0;
-/// Unknown label, a malformed argument, a missing capability.
-pub const BAD_REQUEST: u64 = 1;
-/// The handle lacks a right the request needs.
-pub const NO_RIGHTS: u64 = 2;
-/// A page outside the dataspace.
-pub const OUT_OF_RANGE: u64 = 3;
-/// The handle was revoked or its dataspace destroyed.
-pub const STALE: u64 = 4;
-/// No such mapping, pin or share of this handle.
-pub const NOT_FOUND: u64 = 5;
-/// `CREATE`: the client's bank is at its limit (or a bank above it is) or
-/// the memory pool is empty; word 1 the bank's status.
-pub const NO_MEMORY: u64 = 6;
-/// A dataspace's quota of handles, mappings or pins is reached (word 1
-/// [`quota::REACHED`]; docs/dataspaces.md), or the manager's capability
-/// slots are exhausted (word 1 0).
-pub const FULL: u64 = 7;
-/// The kernel refused a mapping (word 1: its error code); nothing changed.
-pub const KERNEL: u64 = 8;
-/// `CREATE` without a capability, or with one that is not a bank of the
-/// manager's bank server.
-pub const NOT_A_BANK: u64 = 9;
-/// `CREATE`: the bank refused otherwise; word 1 its status (`NO_RIGHTS`:
-/// the capability lacks ALLOC or FREE; `STALE`: the bank is destroyed;
-/// `FULL`).
-pub const BANK: u64 = 10;
-/// The dataspace's pages went with the bank that paid for them (the bank
-/// was destroyed): every request on its handles.
-pub const GONE: u64 = 11;
+pub mod protocol;
+pub use protocol::*;
 
 /// Rights of a handle, a mapping and a pin (the kernel's values).
 pub const READ: u64 = keep_abi::rights::READ;
@@ -116,24 +59,6 @@ pub const DS_SLOT: u64 = 0xe;
 /// (keep_constructor::INSTANCE_BANK); a starter gives a program it starts
 /// by hand one there.
 pub const BANK_SLOT: u64 = 0xc;
-
-pub fn status_name(s: u64) -> &'static str {
-    match s {
-        OK => "OK",
-        BAD_REQUEST => "BAD_REQUEST",
-        NO_RIGHTS => "NO_RIGHTS",
-        OUT_OF_RANGE => "OUT_OF_RANGE",
-        STALE => "STALE",
-        NOT_FOUND => "NOT_FOUND",
-        NO_MEMORY => "NO_MEMORY",
-        FULL => "FULL",
-        KERNEL => "KERNEL",
-        NOT_A_BANK => "NOT_A_BANK",
-        BANK => "BANK",
-        GONE => "GONE",
-        _ => "?",
-    }
-}
 
 /// A handle's payload: bit 63 set (payload 0 is the manager's own
 /// capability), the handle's index in bits 0-23, its generation above.

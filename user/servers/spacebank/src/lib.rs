@@ -17,20 +17,10 @@
 //! amplified.  A destroyed bank's generation is never used again: every
 //! capability to it gets `STALE`.
 //!
-//! Requests (a call's label; the reply's word 0 is a status, [`status`]):
-//!
-//! | label | words | right | reply (OK) |
-//! |---|---|---|---|
-//! | `ALLOC_PAGE` | - | ALLOC | cap: PAGE (read, write, exec); word 1: handle |
-//! | `ALLOC_CAPPAGE` | - | ALLOC | cap: CAPPAGE; word 1: handle |
-//! | `ALLOC_ACCOUNT` | frames (0..=65536) | ALLOC | cap: ACCOUNT holding `frames`; word 1: handle; charges frames + 1 |
-//! | `FUND` | handle, frames (1..=65536) | ALLOC | - ; the account gets `frames` more |
-//! | `FREE` | handle | FREE | - ; the object is destroyed (revoked wherever mapped) |
-//! | `CREATE_BANK` | limit (>= 1) | ALLOC | cap: a sub-bank with every right; word 1: its index |
-//! | `RESTRICT` | rights mask | - | cap: this bank with rights & mask |
-//! | `INFO` | - | INFO | limit, used, objects \| sub-banks << 24 \| index << 48 |
-//! | `DESTROY` | - | DESTROY | - ; this bank and its sub-banks are gone |
-//! | `REPORT` | - | INFO | word 1: banks, word 2: accounts; the string: [`Report`] records |
+//! The protocol (labels in [`req`], statuses in [`status`], the rights
+//! of a bank capability in [`rights`]) is defined in
+//! `abi/services/spacebank.toml`; `tools/idlgen.py` generates `protocol.rs`
+//! from it and the table in docs/space-banks.md.
 
 #![no_std]
 
@@ -39,57 +29,16 @@ extern crate alloc;
 use keep_abi::{Error, Process, Sender, Tag, err, slot, ty};
 use keep_loader::{Child, FrameSource, Grant, Loader, SlotPool, Spec};
 
-/// Request labels.
-pub mod req {
-    pub const ALLOC_PAGE: u64 = 1;
-    pub const ALLOC_CAPPAGE: u64 = 2;
-    pub const ALLOC_ACCOUNT: u64 = 3;
-    pub const FUND: u64 = 4;
-    pub const FREE: u64 = 5;
-    pub const CREATE_BANK: u64 = 6;
-    pub const RESTRICT: u64 = 7;
-    pub const INFO: u64 = 8;
-    pub const DESTROY: u64 = 9;
-    pub const REPORT: u64 = 10;
-    pub const ALLOC_PAGES: u64 = 11;
-}
+pub mod protocol;
+pub use protocol::{needs, req, rights};
 
 /// ALLOC_PAGES: the most pages in one run (the run's cappage keeps the
 /// last of its 256 slots for itself).
 pub const MAX_RUN: u64 = 255;
 
-/// Rights of a bank capability (bits 0-7 of its payload).
-pub mod rights {
-    /// Allocate objects and sub-banks, fund accounts.
-    pub const ALLOC: u64 = 1;
-    /// Free one object allocated from the bank.
-    pub const FREE: u64 = 2;
-    /// Destroy the bank (and so everything in it).
-    pub const DESTROY: u64 = 4;
-    /// Read the bank's figures (INFO, REPORT).
-    pub const INFO: u64 = 8;
-    pub const ALL: u64 = ALLOC | FREE | DESTROY | INFO;
-}
-
-/// Reply statuses (word 0).
+/// Reply statuses (word 0), and their names for messages.
 pub mod status {
-    pub const OK: u64 = 0;
-    /// Unknown label or a malformed argument.
-    pub const BAD_REQUEST: u64 = 1;
-    /// The capability lacks the right the request needs.
-    pub const NO_RIGHTS: u64 = 2;
-    /// The bank, or a bank above it, would pass its limit.
-    pub const OVER_LIMIT: u64 = 3;
-    /// The bank has been destroyed.
-    pub const STALE: u64 = 4;
-    /// The handle names no live object of this bank.
-    pub const NOT_FOUND: u64 = 5;
-    /// The memory pool has no frames left.
-    pub const NO_MEMORY: u64 = 6;
-    /// The server's tables (banks or capability slots) are full.
-    pub const FULL: u64 = 7;
-    /// A kernel invocation failed.
-    pub const KERNEL: u64 = 8;
+    pub use super::protocol::status::*;
 
     pub fn name(s: u64) -> &'static str {
         match s {

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Generate each user-level service's protocol from its interface
+definition, abi/services/<service>.toml (docs/writing-programs.md, "The
+protocol"):
+
+  <crate>/src/protocol.rs   the request labels, the statuses (the shared ones
+                            of abi/services/common.toml and the service's
+                            own), the payload range of each request, a
+                            status's name, and the typed client stub (one
+                            function per request)
+  <docs> table              the protocol table of the service's section in
+                            its docs/*.md page, between the markers
+                            <!-- idl:<service> begin --> and <!-- idl:<service> end -->
+
+    idlgen.py            write the generated files
+    idlgen.py --check    exit 1 if any differs from what the definitions
+                         generate (run by `make abi-check`)
+"""
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DIR = ROOT / "abi" / "services"
+COMMON = DIR / "common.toml"
+HEADER = "generated from abi/services/{name}.toml by tools/idlgen.py; do not edit"
+IDENT = re.compile(r"^[A-Z][A-Z0-9_]*$")
+ARG = re.compile(r"^[a-z][a-z0-9_]*$")
+RUST_KEYWORDS = {"in", "yield", "type", "loop", "move", "ref", "self", "static", "use", "where", "fn",
+                 "let", "mod", "match", "impl", "trait", "return", "break", "continue", "const", "crate",
+                 "enum", "extern", "for", "if", "else", "mut", "pub", "struct", "super", "unsafe",
+                 "while", "as", "dyn", "async", "await", "box"}
+
+
+class Bad(Exception):
+    pass
+
+
+def load_common():
+    with open(COMMON, "rb") as f:
+        return tomllib.load(f)
+
+
+def load(path, common):
+    """One service definition, checked: names, unique labels and statuses,
+    statuses that exist, interfaces that are payload ranges."""
+    with open(path, "rb") as f:
+        d = tomllib.load(f)
+    where = path.relative_to(ROOT)
+    svc = d.get("service") or {}
+    for key in ("name", "crate", "docs", "doc"):
+        if key not in svc:
+            raise Bad(f"{where}: [service] has no {key}")
+    if svc["name"] != path.stem:
+        raise Bad(f"{where}: service name {svc['name']!r} is not the file's name")
+    shared = {s["name"]: s["value"] for s in common["status"]}
+    payloads = {p["name"] for p in common["payload"]}
+    for i in d.get("interface", []):
+        for key in ("name", "payload", "doc"):
+            if key not in i:
+                raise Bad(f"{where}: an interface has no {key}")
+        if i["name"] in payloads:
+            raise Bad(f"{where}: interface {i['name']} is defined twice (or is a payload range)")
+        if i["payload"] not in {p["name"] for p in common["payload"]}:
+            raise Bad(f"{where}: interface {i['name']}: payload {i['payload']!r} is no payload range")
+        payloads.add(i["name"])
+    own = d.get("status", [])
+    names, values = dict(shared), {v: n for n, v in shared.items()}
+    for s in own:
+        if not IDENT.match(s["name"]):
+            raise Bad(f"{where}: status name {s['name']!r} is not an upper-case identifier")
+        if s["name"] in names:
+            raise Bad(f"{where}: status {s['name']} is defined twice (or is a shared status)")
+        if s["value"] in values:
+            raise Bad(f"{where}: status {s['name']} reuses value {s['value']} of {values[s['value']]}")
+        names[s["name"]] = s["value"]
+        values[s["value"]] = s["name"]
+    rights = {}
+    for g in d.get("right", []):
+        if not IDENT.match(g["name"]) or g["name"] == "ALL":
+            raise Bad(f"{where}: right name {g['name']!r} is not an upper-case identifier other than ALL")
+        if g["name"] in rights or g["value"] & sum(rights.values()) or g["value"] & (g["value"] - 1) or not g["value"]:
+            raise Bad(f"{where}: right {g['name']} is defined twice or is not a bit of its own")
+        rights[g["name"]] = g["value"]
+    labels = {}
+    for r in d.get("request", []):
+        n = r.get("name", "?")
+        for key in ("name", "label", "interface", "args", "results", "statuses", "doc"):
+            if key not in r:
+                raise Bad(f"{where}: request {n} has no {key}")
+        if not IDENT.match(n):
+            raise Bad(f"{where}: request name {n!r} is not an upper-case identifier")
+        if n in names:
+            raise Bad(f"{where}: request {n} has a status's name")
+        if r["label"] in labels:
+            raise Bad(f"{where}: requests {labels[r['label']]} and {n} both have label {r['label']}")
+        if not 0 <= r["label"] < 1 << 48:
+            raise Bad(f"{where}: request {n}: label {r['label']} does not fit a tag's 48-bit label")
+        labels[r["label"]] = n
+        if r["interface"] not in payloads:
+            raise Bad(f"{where}: request {n}: interface {r['interface']!r} is none of {sorted(payloads)}")
+        if len(r["args"]) > 4 or len(r["results"]) > 3:
+            raise Bad(f"{where}: request {n}: at most 4 arguments and 3 results (word 0 is the status)")
+        for key in ("send_caps", "reply_caps"):
+            if not isinstance(r.get(key, []), list):
+                raise Bad(f"{where}: request {n}: {key} is not a list of names")
+        if not isinstance(r.get("needs", []), list):
+            raise Bad(f"{where}: request {n}: needs is not a list of rights")
+        for key in ("send_string", "reply_string", "cost"):
+            if not isinstance(r.get(key, ""), str):
+                raise Bad(f"{where}: request {n}: {key} is not a description")
+        for a in r["args"] + r["results"] + r.get("send_caps", []) + r.get("reply_caps", []):
+            if not ARG.match(a):
+                raise Bad(f"{where}: request {n}: {a!r} is not a lower-case identifier")
+        for s in r["statuses"]:
+            if s not in names:
+                raise Bad(f"{where}: request {n}: status {s} is not defined")
+        for g in r.get("needs", []):
+            if g not in rights:
+                raise Bad(f"{where}: request {n}: right {g} is not defined")
+    return d
+
+
+def rust_ident(name):
+    name = name.lower()
+    return name + "_" if name in RUST_KEYWORDS else name
+
+
+def plain(r):
+    """A request the stub can make: words only, no capability, no string."""
+    return not any(r.get(k) for k in ("send_caps", "reply_caps", "send_string", "reply_string"))
+
+
+def consts(o, module, entries, value, heading):
+    """Constants, at the top level or in `pub mod <module>`."""
+    pad = "    " if module else ""
+    o.append("")
+    if module:
+        o += [f"/// {heading}", f"pub mod {module} {{"]
+    else:
+        o.append(f"// {heading}")
+    for e in entries:
+        o.append(f"{pad}/// {e['doc']}")
+        o.append(f"{pad}pub const {e['name']}: u64 = {value(e)};")
+    if module:
+        o.append("}")
+
+
+def rust(d, common):
+    svc = d["service"]
+    lm, sm = svc.get("labels_module"), svc.get("statuses_module")
+    lp, sp = (f"{lm}::" if lm else ""), (f"{sm}::" if sm else "")
+    o = [f"// {HEADER.format(name=svc['name'])}.",
+         f"//! The `{svc['name']}` protocol: {svc['doc']}", "",
+         "#![allow(dead_code)]", "",
+         "use keep_abi::Sender;",
+         "pub use keep_abi::proto::Refused;"]
+    consts(o, lm, [dict(r, doc=f"{r['doc']} (interface {r['interface']})") for r in d["request"]],
+           lambda r: f"{r['label']:#x}" if r["label"] >= 16 else r["label"], "Request labels.")
+    consts(o, sm, common["status"] + d.get("status", []), lambda e: e["value"],
+           "Statuses: word 0 of every reply.")
+    if d.get("right"):
+        rm = svc.get("rights_module", "rights")
+        allv = " | ".join(g["name"] for g in d["right"])
+        consts(o, rm, d["right"] + [{"name": "ALL", "value": allv, "doc": "Every right."}],
+               lambda e: e["value"], "Rights of a capability to the service (the server keeps them in its payload).")
+        o += ["", "/// The rights a request needs (0: none, or a label that is no request).",
+              "pub fn needs(label: u64) -> u64 {", "    match label {"]
+        for r in d["request"]:
+            if r.get("needs"):
+                o.append(f"        {lp}{r['name']} => " + " | ".join(f"{rm}::{g}" for g in r["needs"]) + ",")
+        o += ["        _ => 0,", "    }", "}"]
+    o += ["", "/// The payload range each request is served on (`keep_abi::proto::payload`):",
+          "/// true when a request with `label` may come through a capability with",
+          "/// protected payload `payload`; false for a label that is no request."]
+    o.append("pub fn serves(label: u64, payload: u64) -> bool {")
+    o.append("    match label {")
+    ranges = {p["name"]: p for p in common["payload"]}
+    for i in d.get("interface", []):
+        ranges[i["name"]] = ranges[i["payload"]]
+    for r in d["request"]:
+        o.append(f"        {lp}{r['name']} => keep_abi::proto::payload::{ranges[r['interface']]['rust']}(payload),")
+    o += ["        _ => false,", "    }", "}", ""]
+    o += ["/// A status's name, for messages.", "pub fn status_name(s: u64) -> &'static str {", "    match s {"]
+    for s in common["status"] + d.get("status", []):
+        o.append(f"        {sp}{s['name']} => \"{s['name']}\",")
+    o += ["        _ => \"UNKNOWN_STATUS\",", "    }", "}", ""]
+    o += ["/// The typed client: a sender capability to the server, one function per",
+          "/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)",
+          "/// that carries no capability and no string (the library makes those calls).",
+          "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
+          "pub struct Stub(pub Sender);", "", "impl Stub {"]
+    for i, r in enumerate(r for r in d["request"] if plain(r)):
+        args = [rust_ident(a) for a in r["args"]]
+        n = len(r["results"])
+        ret = "()" if n == 0 else "u64" if n == 1 else "(" + ", ".join(["u64"] * n) + ")"
+        val = "()" if n == 0 else "w[0]" if n == 1 else "(" + ", ".join(f"w[{k}]" for k in range(n)) + ")"
+        words = ", ".join(args + ["0"] * (4 - len(args)))
+        if i:
+            o.append("")
+        statuses = ", ".join(r["statuses"]) or "none of its own"
+        o.append(f"    /// {r['name']} ({r['label']}): {r['doc']} Statuses: {statuses}.")
+        params = "".join(f", {a}: u64" for a in args)
+        w = "w" if n else "_"
+        o.append(f"    pub fn {rust_ident(r['name'])}(self{params}) -> Result<{ret}, Refused> {{")
+        o.append(f"        let {w} = keep_abi::proto::call(self.0, {lp}{r['name']}, [{words}])?;")
+        o.append(f"        Ok({val})")
+        o.append("    }")
+    o += ["}", ""]
+    return "\n".join(o)
+
+
+def table(d, common):
+    svc = d["service"]
+    names = {s["name"]: s["value"] for s in common["status"] + d.get("status", [])}
+    extra = [k for k in ("needs", "cost") if any(r.get(k) for r in d["request"])]
+    o = [f"<!-- {HEADER.format(name=svc['name'])} -->",
+         f"Protocol (`abi/services/{svc['name']}.toml`): {svc['doc']}", "",
+         "| label | request | served to | arguments | results | statuses |" + "".join(f" {k} |" for k in extra),
+         "|---|---|---|---|---|---|" + "---|" * len(extra)]
+    for r in d["request"]:
+        args = ", ".join(r["args"] + [f"capability {c}" for c in r.get("send_caps", [])]
+                         + ([f"string: {r['send_string']}"] if r.get("send_string") else [])) or "-"
+        res = ", ".join(r["results"] + [f"capability {c}" for c in r.get("reply_caps", [])]
+                        + ([f"string: {r['reply_string']}"] if r.get("reply_string") else [])) or "-"
+        st = ", ".join(f"`{s}` ({names[s]})" for s in ["OK"] + r["statuses"])
+        cells = [f"`{r['name']}` ({r['label']})", r["doc"], r["interface"], args, res, st]
+        for k in extra:
+            v = r.get(k) or "-"
+            cells.append(", ".join(v) if isinstance(v, list) else v)
+        o.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    o.append(f"| anything else | | | | | `BAD_REQUEST` ({names['BAD_REQUEST']}) |" + " |" * len(extra))
+    if d.get("interface"):
+        o += ["", "| interface | served on | what it is |", "|---|---|---|"]
+        for i in d["interface"]:
+            o.append(f"| {i['name']} | {i['payload']} | {i['doc']} |")
+    o += ["", "| status | meaning |", "|---|---|"]
+    for st in common["status"] + d.get("status", []):
+        doc = st["doc"] + (f" Here: {svc['bad_request']}" if st["name"] == "BAD_REQUEST" and svc.get("bad_request") else "")
+        o.append(f"| `{st['name']}` ({st['value']}) | " + doc.replace("|", "\\|") + " |")
+    return "\n".join(o)
+
+
+def markers(name):
+    return f"<!-- idl:{name} begin -->", f"<!-- idl:{name} end -->"
+
+
+def with_table(text, d, common, where):
+    begin, end = markers(d["service"]["name"])
+    i, j = text.find(begin), text.find(end)
+    if i < 0 or j < i:
+        raise Bad(f"{where}: no {begin} ... {end} markers for the protocol table")
+    return text[: i + len(begin)] + "\n" + table(d, common) + "\n" + text[j:]
+
+
+def outputs():
+    """{path: generated text} for every service definition."""
+    common = load_common()
+    out = {}
+    for path in sorted(DIR.glob("*.toml")):
+        if path == COMMON:
+            continue
+        d = load(path, common)
+        svc = d["service"]
+        out[ROOT / svc["crate"] / svc.get("rust", "src/protocol.rs")] = rust(d, common)
+        docs = ROOT / svc["docs"]
+        base = out.get(docs, docs.read_text() if docs.exists() else "")
+        out[docs] = with_table(base, d, common, svc["docs"])
+    return out
+
+
+def main():
+    try:
+        out = outputs()
+    except (Bad, OSError, tomllib.TOMLDecodeError) as e:
+        print(f"idlgen: {e}")
+        sys.exit(1)
+    if "--check" in sys.argv:
+        bad = [p for p, text in out.items() if not p.exists() or p.read_text() != text]
+        for p in bad:
+            print(f"idlgen: {p.relative_to(ROOT)} is out of date; run tools/idlgen.py")
+        print(f"idlgen: {len(out) - len(bad)} of {len(out)} generated files match abi/services/")
+        sys.exit(1 if bad else 0)
+    for p, text in out.items():
+        if not p.exists() or p.read_text() != text:
+            p.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+// generated from abi/services/blk.toml by tools/idlgen.py; do not edit.
+//! The `blk` protocol: A call's label is the request; the reply's word 0 is the status, the results follow. Sectors count from the start of the client's range; a refused request reads and writes nothing.
+
+#![allow(dead_code)]
+
+use keep_abi::Sender;
+pub use keep_abi::proto::Refused;
+
+// Request labels.
+/// A client confined to sectors first .. first + sectors with rights (READ | WRITE): its number and capability. (interface ADMIN)
+pub const ADD_CLIENT: u64 = 1;
+/// Requests served, refused, and DMA faults. (interface ADMIN)
+pub const STATS: u64 = 2;
+/// The server waits for an empty queue, replies and exits. (interface ADMIN)
+pub const QUIT: u64 = 3;
+/// The client's sectors and rights. (interface CLIENTS)
+pub const INFO: u64 = 4;
+/// Reads 1 to MAX_SECTORS = 8 sectors. (interface CLIENTS)
+pub const READ: u64 = 5;
+/// Writes 1 to MAX_SECTORS = 8 sectors; answered once the device reports it complete. (interface CLIENTS)
+pub const WRITE: u64 = 6;
+/// Answered once every write acknowledged before it is on the disk. (interface CLIENTS)
+pub const FLUSH: u64 = 7;
+/// Attaches a dataspace capability (of the server's own manager): the server pins it into its DMA domain; the buffer number, its pages and rights. (interface CLIENTS)
+pub const ATTACH: u64 = 8;
+/// Lets go of a buffer. (interface CLIENTS)
+pub const DETACH: u64 = 9;
+/// Reads 1 to MAX_DS_SECTORS = 256 sectors into the buffer's pages at byte offset, the device doing the copying. (interface CLIENTS)
+pub const READ_DS: u64 = 10;
+/// Writes 1 to MAX_DS_SECTORS = 256 sectors from the buffer's pages at byte offset; answered once they are on the device. (interface CLIENTS)
+pub const WRITE_DS: u64 = 11;
+/// The most requests on the device at once, flushes, buffers attached. (interface ADMIN)
+pub const QUEUE_STATS: u64 = 12;
+/// Client index (from 0), and the number of clients. (interface ADMIN)
+pub const CLIENT: u64 = 13;
+/// A batch of 1 to MAX_BATCH READ_DS entries of the buffer, all checked before any starts: the first status that is not OK, its entry, and the entries done. (interface CLIENTS)
+pub const READ_DS_V: u64 = 14;
+/// A batch of WRITE_DS entries, as READ_DS_V. (interface CLIENTS)
+pub const WRITE_DS_V: u64 = 15;
+/// Device resets, requests started again after one, submissions the mediator refused. (interface ADMIN)
+pub const DEVICE_STATS: u64 = 0x10;
+
+// Statuses: word 0 of every reply.
+/// The request was done.
+pub const OK: u64 = 0;
+/// The label is no request of the interface the capability serves, or an argument is malformed; nothing changed.
+pub const BAD_REQUEST: u64 = 1;
+/// Any sector outside the client's range (overflow-safe).
+pub const OUT_OF_RANGE: u64 = 2;
+/// A read or write the client's rights do not allow; a READ_DS into a buffer shared read-only (the device would write it); a WRITE_DS from a buffer shared without READ.
+pub const NO_RIGHTS: u64 = 3;
+/// The device failed the request.
+pub const IO_ERROR: u64 = 4;
+/// ATTACH by a client that has limits::PER_CLIENT = 4 buffers attached already (the same share attached twice counts twice), or with the server's 64 buffers taken (a described client's buffers go when init says it ended; buffers whose pin is gone otherwise are released at each ATTACH, QUEUE_STATS and CLIENT first), or the manager would not map or pin (a dataspace at its quota of mappings or pins).
+pub const NO_RESOURCES: u64 = 5;
+/// A buffer number that is not one of this client's; an offset not a multiple of 512; bytes outside the buffer (overflow-safe); pages no longer pinned (the client revoked its share, or its bank was destroyed and took the dataspace's pages: checked with one DMA_DOMAIN.LOOKUP of the buffer's first page before the request goes to the device, so no DMA fault).
+pub const BAD_BUFFER: u64 = 6;
+/// ATTACH without a capability, or with anything but a SENDER to the server's own dataspace manager naming a live dataspace (the manager's own capability, a forged sender to another process, a page).
+pub const NOT_DATASPACE: u64 = 7;
+/// DETACH of a buffer with a request on the device.
+pub const IN_USE: u64 = 8;
+/// CLIENT: no client with that index.
+pub const NOT_FOUND: u64 = 9;
+
+/// The payload range each request is served on (`keep_abi::proto::payload`):
+/// true when a request with `label` may come through a capability with
+/// protected payload `payload`; false for a label that is no request.
+pub fn serves(label: u64, payload: u64) -> bool {
+    match label {
+        ADD_CLIENT => keep_abi::proto::payload::admin(payload),
+        STATS => keep_abi::proto::payload::admin(payload),
+        QUIT => keep_abi::proto::payload::admin(payload),
+        INFO => keep_abi::proto::payload::client(payload),
+        READ => keep_abi::proto::payload::client(payload),
+        WRITE => keep_abi::proto::payload::client(payload),
+        FLUSH => keep_abi::proto::payload::client(payload),
+        ATTACH => keep_abi::proto::payload::client(payload),
+        DETACH => keep_abi::proto::payload::client(payload),
+        READ_DS => keep_abi::proto::payload::client(payload),
+        WRITE_DS => keep_abi::proto::payload::client(payload),
+        QUEUE_STATS => keep_abi::proto::payload::admin(payload),
+        CLIENT => keep_abi::proto::payload::admin(payload),
+        READ_DS_V => keep_abi::proto::payload::client(payload),
+        WRITE_DS_V => keep_abi::proto::payload::client(payload),
+        DEVICE_STATS => keep_abi::proto::payload::admin(payload),
+        _ => false,
+    }
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        OUT_OF_RANGE => "OUT_OF_RANGE",
+        NO_RIGHTS => "NO_RIGHTS",
+        IO_ERROR => "IO_ERROR",
+        NO_RESOURCES => "NO_RESOURCES",
+        BAD_BUFFER => "BAD_BUFFER",
+        NOT_DATASPACE => "NOT_DATASPACE",
+        IN_USE => "IN_USE",
+        NOT_FOUND => "NOT_FOUND",
+        _ => "UNKNOWN_STATUS",
+    }
+}
+
+/// The typed client: a sender capability to the server, one function per
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stub(pub Sender);
+
+impl Stub {
+    /// STATS (2): Requests served, refused, and DMA faults. Statuses: none of its own.
+    pub fn stats(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, STATS, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// QUIT (3): The server waits for an empty queue, replies and exits. Statuses: none of its own.
+    pub fn quit(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, QUIT, [0, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// INFO (4): The client's sectors and rights. Statuses: none of its own.
+    pub fn info(self) -> Result<(u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, INFO, [0, 0, 0, 0])?;
+        Ok((w[0], w[1]))
+    }
+
+    /// FLUSH (7): Answered once every write acknowledged before it is on the disk. Statuses: IO_ERROR.
+    pub fn flush(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, FLUSH, [0, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// DETACH (9): Lets go of a buffer. Statuses: BAD_BUFFER, IN_USE.
+    pub fn detach(self, buffer: u64) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, DETACH, [buffer, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// READ_DS (10): Reads 1 to MAX_DS_SECTORS = 256 sectors into the buffer's pages at byte offset, the device doing the copying. Statuses: OUT_OF_RANGE, NO_RIGHTS, IO_ERROR, BAD_BUFFER.
+    pub fn read_ds(self, buffer: u64, offset: u64, sector: u64, count: u64) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, READ_DS, [buffer, offset, sector, count])?;
+        Ok(())
+    }
+
+    /// WRITE_DS (11): Writes 1 to MAX_DS_SECTORS = 256 sectors from the buffer's pages at byte offset; answered once they are on the device. Statuses: OUT_OF_RANGE, NO_RIGHTS, IO_ERROR, BAD_BUFFER.
+    pub fn write_ds(self, buffer: u64, offset: u64, sector: u64, count: u64) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, WRITE_DS, [buffer, offset, sector, count])?;
+        Ok(())
+    }
+
+    /// QUEUE_STATS (12): The most requests on the device at once, flushes, buffers attached. Statuses: none of its own.
+    pub fn queue_stats(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, QUEUE_STATS, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// DEVICE_STATS (16): Device resets, requests started again after one, submissions the mediator refused. Statuses: none of its own.
+    pub fn device_stats(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, DEVICE_STATS, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+}

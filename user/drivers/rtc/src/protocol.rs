@@ -1,0 +1,65 @@
+// generated from abi/services/rtc.toml by tools/idlgen.py; do not edit.
+//! The `rtc` protocol: A call's label is the request; the reply's word 0 is the status, the results follow in words 1-3.
+
+#![allow(dead_code)]
+
+use keep_abi::Sender;
+pub use keep_abi::proto::Refused;
+
+// Request labels.
+/// The time: the Unix time in seconds (UTC). (interface ANY)
+pub const NOW: u64 = 1;
+/// The server exits after replying; from a client (a described client's payload) DENIED. (interface ADMIN)
+pub const QUIT: u64 = 2;
+
+// Statuses: word 0 of every reply.
+/// The request was done.
+pub const OK: u64 = 0;
+/// The label is no request of the interface the capability serves, or an argument is malformed; nothing changed.
+pub const BAD_REQUEST: u64 = 1;
+/// The request is the administrator's and came from a client.
+pub const DENIED: u64 = 2;
+/// The instance holds no ports 0x70-0x71, or the clock reads no valid date.
+pub const NO_CLOCK: u64 = 3;
+
+/// The payload range each request is served on (`keep_abi::proto::payload`):
+/// true when a request with `label` may come through a capability with
+/// protected payload `payload`; false for a label that is no request.
+pub fn serves(label: u64, payload: u64) -> bool {
+    match label {
+        NOW => keep_abi::proto::payload::any(payload),
+        QUIT => keep_abi::proto::payload::admin(payload),
+        _ => false,
+    }
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        DENIED => "DENIED",
+        NO_CLOCK => "NO_CLOCK",
+        _ => "UNKNOWN_STATUS",
+    }
+}
+
+/// The typed client: a sender capability to the server, one function per
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stub(pub Sender);
+
+impl Stub {
+    /// NOW (1): The time: the Unix time in seconds (UTC). Statuses: NO_CLOCK.
+    pub fn now(self) -> Result<u64, Refused> {
+        let w = keep_abi::proto::call(self.0, NOW, [0, 0, 0, 0])?;
+        Ok(w[0])
+    }
+
+    /// QUIT (2): The server exits after replying; from a client (a described client's payload) DENIED. Statuses: DENIED.
+    pub fn quit(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, QUIT, [0, 0, 0, 0])?;
+        Ok(())
+    }
+}

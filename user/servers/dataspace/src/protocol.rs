@@ -1,0 +1,146 @@
+// generated from abi/services/dataspace.toml by tools/idlgen.py; do not edit.
+//! The `dataspace` protocol: Every request is a call; word 0 of the reply is a status, the results follow.
+
+#![allow(dead_code)]
+
+use keep_abi::Sender;
+pub use keep_abi::proto::Refused;
+
+// Request labels.
+/// A dataspace of pages (1 to MAX_PAGES = 4096) paid by the client's bank (ALLOC, FREE); its handle and the owner's capability (READ, WRITE). (interface ADMIN)
+pub const CREATE: u64 = 1;
+/// Dataspaces, live handles, and mappings | pins << 32. (interface ADMIN)
+pub const STATS: u64 = 2;
+/// The manager destroys every dataspace and exits 0. (interface ADMIN)
+pub const QUIT: u64 = 3;
+/// The dataspace's pages, the handle's rights and the handle. (interface CLIENTS)
+pub const INFO: u64 = 4;
+/// Maps pages first .. first + count at vaddr, vaddr + 4096, ... of the address space sent, with rights READ or READ | WRITE (both must be in the handle); the mapping id. (interface CLIENTS)
+pub const MAP: u64 = 5;
+/// Removes a mapping made through the same handle. (interface CLIENTS)
+pub const UNMAP: u64 = 6;
+/// A share of the dataspace with rights (READ and/or WRITE, those of the handle at most): its handle and its capability. (interface CLIENTS)
+pub const SHARE: u64 = 7;
+/// Revokes a share made from this handle, or below it, with every mapping and pin made through it; the handles, mappings and pins removed. (interface CLIENTS)
+pub const REVOKE: u64 = 8;
+/// Maps pages first .. first + count (count 1 to MAX_PIN = 512) into the DMA domain sent from dev_addr on, for device reads (READ) and/or writes (WRITE), each needing the right in the handle; the pin id. (interface CLIENTS)
+pub const PIN: u64 = 9;
+/// Removes a pin made through the same handle. (interface CLIENTS)
+pub const UNPIN: u64 = 10;
+/// Destroys the dataspace (the owner's handle only); its frames go back to the bank that paid for them. (interface CLIENTS)
+pub const DESTROY: u64 = 11;
+
+// Statuses: word 0 of every reply.
+/// The request was done.
+pub const OK: u64 = 0;
+/// The label is no request of the interface the capability serves, or an argument is malformed; nothing changed.
+pub const BAD_REQUEST: u64 = 1;
+/// MAP, PIN or SHARE with a right the handle lacks; DESTROY through a share. Nothing changed.
+pub const NO_RIGHTS: u64 = 2;
+/// A page outside the dataspace (overflow-safe). Nothing changed.
+pub const OUT_OF_RANGE: u64 = 3;
+/// The handle was revoked or its dataspace destroyed. Nothing changed.
+pub const STALE: u64 = 4;
+/// UNMAP/UNPIN of an id that is no mapping or pin of this handle; REVOKE of a handle that is not a live share below this one. Nothing changed.
+pub const NOT_FOUND: u64 = 5;
+/// CREATE: the client's bank, or a bank above it, is at its limit, or the pool is empty; word 1 the bank's status (OVER_LIMIT 3, NO_MEMORY 6). Runs allocated for the request are freed.
+pub const NO_MEMORY: u64 = 6;
+/// SHARE, MAP, PIN: the dataspace holds its quota of handles (16), mappings (8) or pins (8) already, word 1 REACHED (1); CREATE: the 1024 runs the manager maps at once are taken; or its capability slots are full (word 1 0). Nothing changed.
+pub const FULL: u64 = 7;
+/// The kernel refused a MAP or PIN; word 1 is its error (WRONG_TYPE for a capability of the wrong kind, EXISTS for an address in use, INVALID_ARG for a kernel-half address, ...). The pages the request had mapped are unmapped again.
+pub const KERNEL: u64 = 8;
+/// CREATE without a capability, or with one that is not a SENDER to the manager's own bank server (another bank server, any other sender, an address space, ...). Nothing changed.
+pub const NOT_A_BANK: u64 = 9;
+/// CREATE: the bank refused otherwise; word 1 its status: NO_RIGHTS (the capability lacks ALLOC or FREE), STALE (the bank is destroyed), FULL. Nothing changed.
+pub const BANK: u64 = 10;
+/// Any request on a handle whose dataspace went with the bank that paid for it (the bank destroyed, or a run freed through it): the dataspace's records are gone.
+pub const GONE: u64 = 11;
+
+/// The payload range each request is served on (`keep_abi::proto::payload`):
+/// true when a request with `label` may come through a capability with
+/// protected payload `payload`; false for a label that is no request.
+pub fn serves(label: u64, payload: u64) -> bool {
+    match label {
+        CREATE => keep_abi::proto::payload::admin(payload),
+        STATS => keep_abi::proto::payload::admin(payload),
+        QUIT => keep_abi::proto::payload::admin(payload),
+        INFO => keep_abi::proto::payload::client(payload),
+        MAP => keep_abi::proto::payload::client(payload),
+        UNMAP => keep_abi::proto::payload::client(payload),
+        SHARE => keep_abi::proto::payload::client(payload),
+        REVOKE => keep_abi::proto::payload::client(payload),
+        PIN => keep_abi::proto::payload::client(payload),
+        UNPIN => keep_abi::proto::payload::client(payload),
+        DESTROY => keep_abi::proto::payload::client(payload),
+        _ => false,
+    }
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        NO_RIGHTS => "NO_RIGHTS",
+        OUT_OF_RANGE => "OUT_OF_RANGE",
+        STALE => "STALE",
+        NOT_FOUND => "NOT_FOUND",
+        NO_MEMORY => "NO_MEMORY",
+        FULL => "FULL",
+        KERNEL => "KERNEL",
+        NOT_A_BANK => "NOT_A_BANK",
+        BANK => "BANK",
+        GONE => "GONE",
+        _ => "UNKNOWN_STATUS",
+    }
+}
+
+/// The typed client: a sender capability to the server, one function per
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stub(pub Sender);
+
+impl Stub {
+    /// STATS (2): Dataspaces, live handles, and mappings | pins << 32. Statuses: none of its own.
+    pub fn stats(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, STATS, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// QUIT (3): The manager destroys every dataspace and exits 0. Statuses: none of its own.
+    pub fn quit(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, QUIT, [0, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// INFO (4): The dataspace's pages, the handle's rights and the handle. Statuses: STALE, GONE.
+    pub fn info(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, INFO, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// UNMAP (6): Removes a mapping made through the same handle. Statuses: STALE, NOT_FOUND, GONE.
+    pub fn unmap(self, mapping: u64) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, UNMAP, [mapping, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// REVOKE (8): Revokes a share made from this handle, or below it, with every mapping and pin made through it; the handles, mappings and pins removed. Statuses: STALE, NOT_FOUND, GONE.
+    pub fn revoke(self, handle: u64) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, REVOKE, [handle, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// UNPIN (10): Removes a pin made through the same handle. Statuses: STALE, NOT_FOUND, GONE.
+    pub fn unpin(self, pin: u64) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, UNPIN, [pin, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// DESTROY (11): Destroys the dataspace (the owner's handle only); its frames go back to the bank that paid for them. Statuses: NO_RIGHTS, STALE, GONE.
+    pub fn destroy(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, DESTROY, [0, 0, 0, 0])?;
+        Ok(())
+    }
+}

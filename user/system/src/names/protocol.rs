@@ -1,0 +1,59 @@
+// generated from abi/services/names.toml by tools/idlgen.py; do not edit.
+//! The `names` protocol: A call's label is the request; the reply's word 0 is the status. A program started from the description finds a capability to it in slot NAMES_SLOT.
+
+#![allow(dead_code)]
+
+use keep_abi::Sender;
+pub use keep_abi::proto::Refused;
+
+// Request labels.
+/// A sender to the named server's current instance (the name: 16 bytes, little-endian, in words 0-1), minted for the asking program: payload CLIENT (bit 62) | its place in the description. (interface CLIENTS)
+pub const LOOKUP: u64 = 1;
+/// What the description grants, from the asking server, the client whose call came with payload. (interface CLIENTS)
+pub const GRANT: u64 = 2;
+
+/// Statuses: word 0 of every reply.
+pub mod status {
+    /// The request was done.
+    pub const OK: u64 = 0;
+    /// The label is no request of the interface the capability serves, or an argument is malformed; nothing changed.
+    pub const BAD_REQUEST: u64 = 1;
+    /// The description does not let this program use that server (not in its uses, or no such server).
+    pub const NOT_GRANTED: u64 = 2;
+    /// The server is not running (ended, being restarted, or gave up).
+    pub const NOT_RUNNING: u64 = 3;
+    /// GRANT: the payload is no described client of the asking server, or the description grants it nothing.
+    pub const NO_GRANT: u64 = 4;
+}
+
+/// The payload range each request is served on (`keep_abi::proto::payload`):
+/// true when a request with `label` may come through a capability with
+/// protected payload `payload`; false for a label that is no request.
+pub fn serves(label: u64, payload: u64) -> bool {
+    match label {
+        LOOKUP => keep_abi::proto::payload::client(payload),
+        GRANT => keep_abi::proto::payload::client(payload),
+        _ => false,
+    }
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        status::OK => "OK",
+        status::BAD_REQUEST => "BAD_REQUEST",
+        status::NOT_GRANTED => "NOT_GRANTED",
+        status::NOT_RUNNING => "NOT_RUNNING",
+        status::NO_GRANT => "NO_GRANT",
+        _ => "UNKNOWN_STATUS",
+    }
+}
+
+/// The typed client: a sender capability to the server, one function per
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stub(pub Sender);
+
+impl Stub {
+}

@@ -1,0 +1,57 @@
+// generated from abi/services/workhorse.toml by tools/idlgen.py; do not edit.
+//! The `workhorse` protocol: Calls on a sender capability with payload 0, which init gives the shell; the reply's word 0 is the status, the results follow.
+
+#![allow(dead_code)]
+
+use keep_abi::Sender;
+pub use keep_abi::proto::Refused;
+
+// Request labels.
+/// Runs the command line with the console as its terminal and answers when it ends: the wait status (Linux encoding). (interface ADMIN)
+pub const RUN: u64 = 1;
+/// The system calls refused since start. (interface ADMIN)
+pub const STATS: u64 = 2;
+
+// Statuses: word 0 of every reply.
+/// The request was done.
+pub const OK: u64 = 0;
+/// The label is no request of the interface the capability serves, or an argument is malformed; nothing changed.
+pub const BAD_REQUEST: u64 = 1;
+/// RUN: the command line is empty or its quotes are not closed.
+pub const BAD_COMMAND: u64 = 2;
+/// RUN: the program does not exist or is not an executable the server runs (word 1: the Linux errno).
+pub const CANNOT_EXEC: u64 = 3;
+/// RUN: a program is already running on the console.
+pub const BUSY: u64 = 4;
+
+/// The payload range each request is served on (`keep_abi::proto::payload`):
+/// true when a request with `label` may come through a capability with
+/// protected payload `payload`; false for a label that is no request.
+pub fn serves(label: u64, payload: u64) -> bool {
+    match label {
+        RUN => keep_abi::proto::payload::admin(payload),
+        STATS => keep_abi::proto::payload::admin(payload),
+        _ => false,
+    }
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        BAD_COMMAND => "BAD_COMMAND",
+        CANNOT_EXEC => "CANNOT_EXEC",
+        BUSY => "BUSY",
+        _ => "UNKNOWN_STATUS",
+    }
+}
+
+/// The typed client: a sender capability to the server, one function per
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stub(pub Sender);
+
+impl Stub {
+}
