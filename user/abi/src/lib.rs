@@ -660,6 +660,12 @@ impl Interrupt {
         invoke(self.0, method::interrupt::BIND, [line, sender, 0, 0]).map(drop)
     }
 
+    /// Delivers the interrupts of `line` to the notification at
+    /// `notification`: each ORs `bits` into its word.
+    pub fn bind_notification(self, line: u64, notification: u64, bits: u64) -> Result<()> {
+        invoke(self.0, method::interrupt::BIND_NOTIFICATION, [line, notification, bits, 0]).map(drop)
+    }
+
     pub fn unbind(self, line: u64) -> Result<()> {
         invoke(self.0, method::interrupt::UNBIND, [line, 0, 0, 0]).map(drop)
     }
@@ -1248,7 +1254,7 @@ mod tests {
         add_methods!("TIMER", timer: NOW SLEEP);
         add_methods!("DEVMEM", devmem: INFO RESTRICT);
         add_methods!("IOPORT", ioport: INFO RESTRICT IN OUT);
-        add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK ROUTE_MSI UNROUTE_MSI);
+        add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK ROUTE_MSI UNROUTE_MSI BIND_NOTIFICATION);
         add_methods!("DMA_DOMAIN", dma_domain: INFO MAP UNMAP LOOKUP ATTACH DETACH
                      SET_FAULT_HANDLER FAULTS HOLD RELEASE);
         add_methods!("NOTIFICATION", notification: SIGNAL WAIT POLL BIND UNBIND INFO);
