@@ -457,6 +457,7 @@ const TESTS: &[Test] = &[
     ("NET0008", "a ring whose pages go while attached (no notice): the server's guard covers the fault, the server lets go of the ring and keeps serving; a new ring works", net::net_ring_lost),
     ("NET0009", "netstack drops a TCP segment with a wrong checksum unanswered and sends segments whose checksums are right", net::net_checksums),
     ("NET0010", "the NIC reset on demand with frames on their way, and a stack revoking its ring's share under frames for the NIC: the NIC is reset only if it says it stopped; other stacks and a new ring are served", net::net_revoke_in_flight),
+    ("NET0011", "NOTIFY: the server signals a stack's notification once for the frames put in for it (waiting ones at once), not for RECVs or other stacks' frames; refusals change nothing; NOTIFY of none stops it; a destroyed notification is dropped", net::net_notify),
     // The wall clock (docs/devices.md, "The wall clock").
     ("RTC0001", "the rtc server with ports 0x70-0x71 answers NOW in Unix seconds that advance; unknown labels BAD_REQUEST, a client's QUIT DENIED; without the ports NO_CLOCK", rtc::rtc_server),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),
