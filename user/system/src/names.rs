@@ -10,6 +10,7 @@
 //! |---|---|---|
 //! | `LOOKUP` | the name, 16 bytes little-endian in words 0-1 | cap: the server's sender |
 //! | `GRANT` | a payload a call to the asking server came with | word 1: length; the string: what the description grants that client from this server |
+//! | `TAKE_GONE` | | words 1-2: payloads of clients that ended since the last ask (0: none), word 3: how many more wait |
 //!
 //! The sender's payload is [`CLIENT`] | the client's index in the
 //! description, so that a server can tell a described client from the
@@ -37,20 +38,53 @@ pub fn client_of(payload: u64) -> Option<u64> {
 /// init alone.
 pub const NOTICE: u64 = 1 << 61;
 
-/// A notice (payload [`NOTICE`]): word 0 is the payload of an ended
-/// client's calls ([`CLIENT`] | its index); the server lets go of what it
-/// holds of the client's (its mapped dataspaces) and answers `OK`; init
-/// destroys the client's bank then (or after [`NOTICE_TIMEOUT_MS`]).
+/// A notice as a call (payload [`NOTICE`], from whoever started a server
+/// by hand: ktest): word 0 is the payload of an ended client's calls
+/// ([`CLIENT`] | its index); the server lets go of what it holds of the
+/// client's (its mapped dataspaces) and answers `OK`.
 pub const GONE: u64 = 0x30;
 
-/// How long init waits for a server to take a notice and answer it.
-pub const NOTICE_TIMEOUT_MS: u64 = 500;
+/// init's notices to a server started from the description whose line
+/// says `notify`: init binds a notification to the server's instance (its
+/// messages carry the payload [`NOTICE`]) and signals this bit when a
+/// client of it ends; the server then asks init which ([`TAKE_GONE`],
+/// [`take_gone`]).  init never waits for the server.
+pub const GONE_BIT: u64 = 1;
 
 /// Where a program finds the name service.
 pub const NAMES_SLOT: u64 = 0xd;
 
 pub const LOOKUP: u64 = 1;
 pub const GRANT: u64 = 2;
+pub const TAKE_GONE: u64 = 3;
+
+/// The clients of this server that ended since it last asked (init's
+/// notice, [`GONE_BIT`]), each given to `f` in the order they ended.
+pub fn take_gone(names: u64, mut f: impl FnMut(u64)) -> Result<(), u64> {
+    // Bounded: init keeps at most MAX_GONE of them.
+    for _ in 0..MAX_GONE {
+        let m = Sender(names).call(Tag::new(TAKE_GONE), [0; 4]);
+        if m.err != err::OK {
+            return Err(m.err);
+        }
+        if m.words[0] != status::OK {
+            return Err(m.words[0]);
+        }
+        for &p in &m.words[1..3] {
+            if p != 0 {
+                f(p);
+            }
+        }
+        if m.words[3] == 0 {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The ended clients init keeps for a server that has not asked (older
+/// ones are dropped; the server finds their pins gone at its next reap).
+pub const MAX_GONE: usize = 64;
 
 pub mod status {
     pub const OK: u64 = 0;

@@ -885,6 +885,14 @@ fn main(_: u64, _: u64) -> i32 {
             s.broken = s.nic.needs_reset();
         }
         s.recover_if_stopped();
+        if m.err == 0 && m.tag.label() == label::NOTIFY && m.payload == names::NOTICE {
+            // init's notice: clients ended; which, init says.
+            let mut ended = Vec::new();
+            let _ = names::take_gone(names::NAMES_SLOT, |p| ended.push(p));
+            for p in ended {
+                s.gone(p);
+            }
+        }
         if m.err == 0 && m.tag.label() == label::IRQ && m.payload == IRQ_PAYLOAD {
             s.nic.ack_interrupt();
             s.pump();
@@ -976,9 +984,10 @@ fn main(_: u64, _: u64) -> i32 {
         } else if m.payload == FAULT_PAYLOAD {
             (BAD_REQUEST, [0; 3], None, None)
         } else if m.payload == names::NOTICE {
-            // Only init holds a sender with this payload (the server mints
-            // none): a client's GONE arrives with its own payload below
-            // and is refused as an unknown request.
+            // A notice as a call, from the server's starter (the server
+            // mints no sender with this payload; init signals instead): a
+            // client's GONE arrives with its own payload below and is
+            // refused as an unknown request.
             match m.tag.label() {
                 names::GONE => {
                     s.gone(m.words[0]);
