@@ -334,6 +334,10 @@ impl Server {
             self.poll_tty();
         }
         if bits & wake::NET != 0 {
+            // As after a time-out: the console first, so that a Ctrl-C
+            // taken with a waiting read's input is posted before the read
+            // is tried again (which would otherwise end first).
+            self.poll_tty();
             self.retry(); // polls the TCP/IP stack first
         }
     }
