@@ -311,6 +311,10 @@ def targets(r):
         row(f"`{keep}` below `{linux}` (workhorse)", x, x is not None and x < 1)
     x = med("busybox.geomean.linux_ratio")
     row("busybox workloads' geometric mean at most 1.25x the Linux guest (workhorse)", x, x is not None and x <= 1.25)
+    x = med("wh.net.idle_wakeups")
+    row("`wh.net.idle_wakeups` 0 (workhorse)", x, x == 0)
+    x, y = med("notify.signal_wait"), med(CROSS)
+    row(f"`notify.signal_wait` below `{CROSS}`", x, x is not None and y is not None and x < y)
     return rows
 
 

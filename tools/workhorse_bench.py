@@ -7,6 +7,8 @@ the workhorse
   * user/workhorse/tests/sysbench.c: wh.syscall.getppid, wh.pipe.roundtrip,
     wh.proc.fork_exec_wait, timed with rdtsc (CPU-bound: nothing waits for
     a device, and the TSC counts instructions while the guest computes);
+  * user/workhorse/tests/idlewake.c: wh.net.idle_wakeups, the server
+    loop's wake-ups per second for the network with two idle sockets open;
   * user/workhorse/tests/busybench.sh: the busybox workloads as
     busybox.NAME, each run by benchrun between the plugin's markers.
 
@@ -84,6 +86,17 @@ def main():
                 log(f"{name:<28} median {med:>9} {unit} (min {lo}, max {hi}, {time.monotonic() - start:5.1f} s)")
         if out is None:
             log("sysbench did not finish; see build/bench/log-workhorse.txt")
+        idle = run(g, "linux /tests/idlewake", b"wh.net.idle_wakeups", 300)
+        for line in (idle or "").splitlines():
+            m = LINE_RE.search(line)
+            if m:
+                name, med, lo, hi, unit, runs = m.groups()
+                results[name] = {"median": int(med), "min": int(lo), "max": int(hi), "unit": unit, "runs": int(runs)}
+                log(f"{name:<28} median {med:>9} {unit}")
+            elif line.startswith("idlewake:"):
+                log(line)
+        if idle is None:
+            log("idlewake did not finish; see build/bench/log-workhorse.txt")
         out = None if a.sysbench_only else \
             run(g, f"linux /bin/busybox sh /tests/busybench.sh /tmp/bb {a.runs}", b"busybench: done", 1500)
         regions = icount.Regions("workhorse", log)

@@ -6,7 +6,8 @@
  * level-triggered line cannot storm; an MSI is an edge, never masked.  An
  * interrupt that finds the process busy waits (one per line, a bit in the
  * process, or in msi_pending) and is delivered when the process next
- * receives. */
+ * receives.  A line bound to a notification instead (BIND_NOTIFICATION)
+ * ORs its bits into it: nothing waits in the process, the word keeps them. */
 #include "notification.h"
 #include "arch.h"
 #include "device.h"
@@ -23,7 +24,8 @@
 #define IOAPIC_LINES ((1u << KEEP_IRQ_LINES) - 1) /* their bits in process.irq_pending */
 _Static_assert(KEEP_IRQ_LINES < 30 && KEEP_MSI_LINES <= 32, "the pending bits fit");
 
-static struct cap bound[LINES]; /* the SENDER of each line, or null */
+static struct cap bound[LINES]; /* the SENDER or NOTIFICATION of each line, or null */
+static u64 bound_bits[LINES];   /* the bits a line bound to a notification ORs in */
 static u32 msi_routed;          /* MSI lines routed to a function (bit line - IRQ_LINES) */
 static u32 msi_pending;         /* MSI lines that fired while their process was busy */
 
@@ -55,28 +57,52 @@ static bool came_through(const struct via *v, u64 w)
 static bool is_msi(unsigned line) { return line >= KEEP_IRQ_LINES; }
 static u32 msi_bit(unsigned line) { return 1u << (line - KEEP_IRQ_LINES); }
 
+static bool to_ntfn(unsigned line) { return cap_type(bound[line]) == KEEP_TYPE_NOTIFICATION; }
+
+static void drop(unsigned line)
+{
+    bound[line] = (struct cap){0, 0};
+    if (!is_msi(line))
+        ioapic_mask(line, true);
+}
+
+/* The notification line is bound to; a destroyed one's binding is dropped. */
+static struct notification *bound_ntfn(unsigned line)
+{
+    if (!to_ntfn(line))
+        return NULL;
+    struct notification *n = notification_live(bound[line]);
+    if (!n)
+        drop(line);
+    return n;
+}
+
 /* The process line is bound to; a binding whose process has been destroyed
  * is dropped (and the line masked) here. */
 static struct process *bound_to(unsigned line)
 {
-    if (cap_is_null(bound[line]))
+    if (cap_is_null(bound[line]) || to_ntfn(line))
         return NULL;
     struct process *p = process_from_cap(bound[line]);
     if (process_is_out(p))
         return NULL; /* cannot happen: bound processes are not exported, nor bound while out */
-    if (!p) {
-        bound[line] = (struct cap){0, 0};
-        if (!is_msi(line))
-            ioapic_mask(line, true);
-    }
+    if (!p)
+        drop(line);
     return p;
 }
+
+static bool is_bound(unsigned line) { return bound_ntfn(line) || bound_to(line); }
 
 void interrupt_fire(unsigned line)
 {
     if (!is_msi(line))
         ioapic_mask(line, true);
     apic_eoi();
+    struct notification *n = bound_ntfn(line);
+    if (n) {
+        notification_signal(n, bound_bits[line]);
+        return;
+    }
     struct process *p = bound_to(line);
     if (!p)
         return;
@@ -121,7 +147,7 @@ bool interrupt_deliver_pending(struct process *p)
 bool interrupt_bound_to(struct process *p)
 {
     for (unsigned line = 0; line < LINES; line++)
-        if (!cap_is_null(bound[line]) && process_from_cap(bound[line]) == p)
+        if (!cap_is_null(bound[line]) && !to_ntfn(line) && process_from_cap(bound[line]) == p)
             return true;
     return false;
 }
@@ -135,19 +161,24 @@ static void forget_pending(struct process *p, unsigned line)
         p->irq_pending &= ~(1u << line);
 }
 
-static u64 bind(struct invocation *inv, unsigned line)
+/* BIND (a SENDER) or BIND_NOTIFICATION (a NOTIFICATION and its bits). */
+static u64 bind(struct invocation *inv, unsigned line, bool ntfn)
 {
-    struct cap s;
+    struct cap c;
     if (line == CONSOLE_LINE)
         return KEEP_ERR_IN_USE;
-    u64 e = cap_lookup(inv->caller->as, inv->arg[1], KEEP_TYPE_SENDER, KEEP_RIGHT_WRITE, &s);
+    if (ntfn && !inv->arg[2])
+        return KEEP_ERR_INVALID_ARG;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[1], ntfn ? KEEP_TYPE_NOTIFICATION : KEEP_TYPE_SENDER,
+                       KEEP_RIGHT_WRITE, &c);
     if (e)
         return e;
-    if (process_is_out(process_from_cap(s)))
+    if (!ntfn && process_is_out(process_from_cap(c)))
         return KEEP_ERR_BAD_STATE;
-    if (bound_to(line))
+    if (is_bound(line))
         return KEEP_ERR_IN_USE;
-    bound[line] = s;
+    bound[line] = c;
+    bound_bits[line] = inv->arg[2];
     set_via(&bound_via[line], inv);
     forget_pending(NULL, line); /* one left by a destroyed process */
     if (!is_msi(line))
@@ -157,13 +188,10 @@ static u64 bind(struct invocation *inv, unsigned line)
 
 static u64 unbind(unsigned line)
 {
-    struct process *p = bound_to(line);
-    if (!p)
+    if (!is_bound(line))
         return KEEP_ERR_BAD_STATE;
-    if (!is_msi(line))
-        ioapic_mask(line, true);
-    forget_pending(p, line);
-    bound[line] = (struct cap){0, 0};
+    forget_pending(bound_to(line), line);
+    drop(line);
     return KEEP_ERR_OK;
 }
 
@@ -187,7 +215,7 @@ static u64 unroute_msi(unsigned line)
         return KEEP_ERR_BAD_STATE;
     vtd_unroute_msi(line);
     msi_routed &= ~msi_bit(line);
-    if (bound_to(line))
+    if (is_bound(line))
         unbind(line);
     return KEEP_ERR_OK;
 }
@@ -197,7 +225,7 @@ void interrupt_wrapper_revoked(u64 w)
     for (unsigned line = 0; line < LINES; line++) {
         if (is_msi(line) && (msi_routed & msi_bit(line)) && came_through(&routed_via[line], w))
             unroute_msi(line);
-        if (bound_to(line) && came_through(&bound_via[line], w))
+        if (is_bound(line) && came_through(&bound_via[line], w))
             unbind(line);
     }
 }
@@ -214,15 +242,18 @@ u64 interrupt_invoke(struct invocation *inv)
     case KEEP_M_INTERRUPT_ACK:
     case KEEP_M_INTERRUPT_ROUTE_MSI:
     case KEEP_M_INTERRUPT_UNROUTE_MSI:
+    case KEEP_M_INTERRUPT_BIND_NOTIFICATION:
         if (!range_holds(inv->cap, line, 1) || line >= LINES)
             return KEEP_ERR_INVALID_ARG;
         switch (inv->method) {
         case KEEP_M_INTERRUPT_BIND:
-            return bind(inv, (unsigned)line);
+            return bind(inv, (unsigned)line, false);
+        case KEEP_M_INTERRUPT_BIND_NOTIFICATION:
+            return bind(inv, (unsigned)line, true);
         case KEEP_M_INTERRUPT_UNBIND:
             return unbind((unsigned)line);
         case KEEP_M_INTERRUPT_ACK:
-            if (!bound_to((unsigned)line))
+            if (!is_bound((unsigned)line))
                 return KEEP_ERR_BAD_STATE;
             if (!is_msi((unsigned)line))
                 ioapic_mask((unsigned)line, false);

@@ -125,23 +125,25 @@ bool notification_deliver_pending(struct process *p)
     return true;
 }
 
-static u64 signal(struct notification *n, u64 bits)
+struct notification *notification_live(struct cap c)
 {
-    if (!bits)
-        return KEEP_ERR_INVALID_ARG;
+    return cap_type(c) == KEEP_TYPE_NOTIFICATION && cap_live_inline(c) ? from_cap(c) : NULL;
+}
+
+void notification_signal(struct notification *n, u64 bits)
+{
     n->word |= bits;
     if (n->waiter) {
         wake_waiter(n); /* its WAIT takes the word */
-        return KEEP_ERR_OK;
+        return;
     }
     struct process *p = bound_process(n);
     if (!p)
-        return KEEP_ERR_OK;
+        return;
     if (p->state == KEEP_STATE_BLOCKED && p->wait_kind == WAIT_RECV)
         deliver(p, n);
     else
         p->irq_pending |= NOTIFY_PENDING;
-    return KEEP_ERR_OK;
 }
 
 static u64 bind(struct invocation *inv, struct notification *n)
@@ -171,7 +173,10 @@ u64 notification_invoke(struct invocation *inv)
         return KEEP_ERR_INVALID_METHOD;
     switch (inv->method) {
     case KEEP_M_NOTIFICATION_SIGNAL:
-        return signal(n, inv->arg[0]);
+        if (!inv->arg[0])
+            return KEEP_ERR_INVALID_ARG;
+        notification_signal(n, inv->arg[0]);
+        return KEEP_ERR_OK;
     case KEEP_M_NOTIFICATION_WAIT: /* with bits set: what POLL does */
         if (!n->word) {
             if (n->waiter && n->waiter != inv->caller)

@@ -32,6 +32,12 @@ u64 notification_invoke(struct invocation *inv);
 void notification_unwait(struct process *p);
 /* p is exported: its binding goes. */
 void notification_unbind_process(struct process *p);
+/* The notification c names, or NULL if c is no live NOTIFICATION. */
+struct notification *notification_live(struct cap c);
+/* OR bits (not 0) in: the waiter takes them, or a bound process in an open
+ * receive gets them now, or at its next receive (SIGNAL; an interrupt
+ * bound to the notification). */
+void notification_signal(struct notification *n, u64 bits);
 /* p's receive: deliver its bound notification's bits (NOTIFY_PENDING). */
 bool notification_deliver_pending(struct process *p);
 

@@ -45,7 +45,7 @@
 #define KEEP_TYPE_TIMER 0xcULL /* Time: the clock and sleeping. */
 #define KEEP_TYPE_DEVMEM 0xdULL /* A range of physical addresses outside RAM (device registers): its pages are mapped uncached with ASPACE.MAP. Never covers RAM or the kernel's own devices. */
 #define KEEP_TYPE_IOPORT 0xeULL /* A range of I/O ports, read and written by invoking the capability. */
-#define KEEP_TYPE_INTERRUPT 0xfULL /* A range of interrupt lines (I/O APIC inputs): a line is bound to a process, which then receives each interrupt as an IPC message. */
+#define KEEP_TYPE_INTERRUPT 0xfULL /* A range of interrupt lines (I/O APIC inputs and MSI lines): a line is bound to a process, which then receives each interrupt as an IPC message, or to a notification, into which each interrupt ORs bits. */
 #define KEEP_TYPE_DMA_DOMAIN 0x10ULL /* A DMA domain: the address space the IOMMU gives the PCI devices attached to it. A driver maps into it only pages it holds capabilities to; each stays pinned while mapped (docs/devices.md). */
 #define KEEP_TYPE_NOTIFICATION 0x11ULL /* A word of event bits: senders OR bits in without blocking (SIGNAL), a waiter takes and clears them (WAIT, POLL); bound to a process, its signals arrive as NOTIFY messages in that process's receives. */
 
@@ -269,6 +269,7 @@
 #define KEEP_M_INTERRUPT_ACK 5
 #define KEEP_M_INTERRUPT_ROUTE_MSI 6
 #define KEEP_M_INTERRUPT_UNROUTE_MSI 7
+#define KEEP_M_INTERRUPT_BIND_NOTIFICATION 8
 #define KEEP_M_ACCOUNT_CREATE_DMA_DOMAIN 13
 #define KEEP_M_ACCOUNT_CREATE_NOTIFICATION 14
 #define KEEP_M_DMA_DOMAIN_INFO 1
@@ -389,6 +390,7 @@ static inline unsigned long long keep_method_rights(unsigned long long type, uns
             [KEEP_M_INTERRUPT_ACK] = KEEP_RIGHT_WRITE,
             [KEEP_M_INTERRUPT_ROUTE_MSI] = KEEP_RIGHT_WRITE,
             [KEEP_M_INTERRUPT_UNROUTE_MSI] = KEEP_RIGHT_WRITE,
+            [KEEP_M_INTERRUPT_BIND_NOTIFICATION] = KEEP_RIGHT_WRITE,
         },
         [KEEP_TYPE_DMA_DOMAIN] = {
             [KEEP_M_DMA_DOMAIN_INFO] = KEEP_RIGHT_READ,

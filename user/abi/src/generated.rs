@@ -78,7 +78,7 @@ pub mod ty {
     pub const DEVMEM: u64 = 0xd;
     /// A range of I/O ports, read and written by invoking the capability.
     pub const IOPORT: u64 = 0xe;
-    /// A range of interrupt lines (I/O APIC inputs): a line is bound to a process, which then receives each interrupt as an IPC message.
+    /// A range of interrupt lines (I/O APIC inputs and MSI lines): a line is bound to a process, which then receives each interrupt as an IPC message, or to a notification, into which each interrupt ORs bits.
     pub const INTERRUPT: u64 = 0xf;
     /// A DMA domain: the address space the IOMMU gives the PCI devices attached to it. A driver maps into it only pages it holds capabilities to; each stays pinned while mapped (docs/devices.md).
     pub const DMA_DOMAIN: u64 = 0x10;
@@ -541,7 +541,7 @@ pub mod method {
         pub const RESTRICT: u64 = 2;
         /// Deliver the interrupts of line (in the range) as IRQ messages through the SENDER capability sender (which needs WRITE; its payload arrives with each message) and unmask the line. An interrupt that comes while the process is not receiving waits, one per line, until it next receives. IN_USE if the line is bound already or the kernel keeps it (line 4, its console). Bound through a wrapper, the line is unbound when the wrapper is destroyed.
         pub const BIND: u64 = 3;
-        /// Mask line and forget its binding and any interrupt still waiting; BAD_STATE if it is not bound.
+        /// Mask line and forget its binding (to a process or a notification) and any interrupt still waiting as a message (bits already ORed into a notification stay there); BAD_STATE if it is not bound, or bound to a notification that has been destroyed since (its binding went with it).
         pub const UNBIND: u64 = 4;
         /// Unmask line after its interrupt has been handled (each delivery masks an I/O APIC line; an MSI line is never masked, and ACK of it does nothing more than check); BAD_STATE if it is not bound.
         pub const ACK: u64 = 5;
@@ -549,6 +549,8 @@ pub mod method {
         pub const ROUTE_MSI: u64 = 6;
         /// Undo ROUTE_MSI of line: its remapping entry is cleared (the function's messages to it are refused and reported by the IOMMU), its binding and any interrupt still waiting are dropped. BAD_STATE if it is not routed.
         pub const UNROUTE_MSI: u64 = 7;
+        /// Deliver the interrupts of line (in the range) to the NOTIFICATION at notification (which needs WRITE) instead of as messages: each ORs bits (not 0: INVALID_ARG) into its word as SIGNAL does (its waiter runs, or the process bound to it gets a NOTIFY message), and unmask the line. ACK unmasks an I/O APIC line after each interrupt as for BIND; UNBIND undoes it. IN_USE if the line is bound already (to a process or a notification) or the kernel keeps it (line 4). A notification destroyed while bound loses the binding (the line is masked at its next interrupt); bound through a wrapper, the line is unbound when the wrapper is destroyed.
+        pub const BIND_NOTIFICATION: u64 = 8;
     }
     pub mod dma_domain {
         /// Return the width of its device addresses (39 or 48 bits), the pages mapped, the devices attached, and remapping = 1 if the IOMMU translates DMA (0 on a machine without one: the domain then confines nothing).
@@ -664,6 +666,7 @@ pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &[
     (ty::INTERRUPT, method::interrupt::ACK, rights::WRITE, "INTERRUPT.ACK"),
     (ty::INTERRUPT, method::interrupt::ROUTE_MSI, rights::WRITE, "INTERRUPT.ROUTE_MSI"),
     (ty::INTERRUPT, method::interrupt::UNROUTE_MSI, rights::WRITE, "INTERRUPT.UNROUTE_MSI"),
+    (ty::INTERRUPT, method::interrupt::BIND_NOTIFICATION, rights::WRITE, "INTERRUPT.BIND_NOTIFICATION"),
     (ty::ACCOUNT, method::account::CREATE_DMA_DOMAIN, rights::WRITE, "ACCOUNT.CREATE_DMA_DOMAIN"),
     (ty::ACCOUNT, method::account::CREATE_NOTIFICATION, rights::WRITE, "ACCOUNT.CREATE_NOTIFICATION"),
     (ty::DMA_DOMAIN, method::dma_domain::INFO, rights::READ, "DMA_DOMAIN.INFO"),

@@ -785,7 +785,7 @@ mod tests {
         add_methods!("TIMER", timer: NOW SLEEP);
         add_methods!("DEVMEM", devmem: INFO RESTRICT);
         add_methods!("IOPORT", ioport: INFO RESTRICT IN OUT);
-        add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK ROUTE_MSI UNROUTE_MSI);
+        add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK ROUTE_MSI UNROUTE_MSI BIND_NOTIFICATION);
         add_methods!("DMA_DOMAIN", dma_domain: INFO MAP UNMAP LOOKUP ATTACH DETACH
                      SET_FAULT_HANDLER FAULTS HOLD RELEASE);
         add_methods!("NOTIFICATION", notification: SIGNAL WAIT POLL BIND UNBIND INFO);

@@ -534,7 +534,7 @@ impl IoPort {
     }
 }
 
-/// A range of interrupt lines (I/O APIC inputs): a line is bound to a process, which then receives each interrupt as an IPC message.
+/// A range of interrupt lines (I/O APIC inputs and MSI lines): a line is bound to a process, which then receives each interrupt as an IPC message, or to a notification, into which each interrupt ORs bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interrupt(pub u64);
 
@@ -560,7 +560,7 @@ impl Interrupt {
         invoke(self.0, method::interrupt::BIND, [line, sender, 0, 0]).map(drop)
     }
 
-    /// INTERRUPT.UNBIND (4, needs WRITE): Mask line and forget its binding and any interrupt still waiting; BAD_STATE if it is not bound.
+    /// INTERRUPT.UNBIND (4, needs WRITE): Mask line and forget its binding (to a process or a notification) and any interrupt still waiting as a message (bits already ORed into a notification stay there); BAD_STATE if it is not bound, or bound to a notification that has been destroyed since (its binding went with it).
     /// Results: (-).
     #[inline]
     pub fn unbind(self, line: u64) -> Result<()> {
@@ -586,6 +586,13 @@ impl Interrupt {
     #[inline]
     pub fn unroute_msi(self, line: u64) -> Result<()> {
         invoke(self.0, method::interrupt::UNROUTE_MSI, [line, 0, 0, 0]).map(drop)
+    }
+
+    /// INTERRUPT.BIND_NOTIFICATION (8, needs WRITE): Deliver the interrupts of line (in the range) to the NOTIFICATION at notification (which needs WRITE) instead of as messages: each ORs bits (not 0: INVALID_ARG) into its word as SIGNAL does (its waiter runs, or the process bound to it gets a NOTIFY message), and unmask the line. ACK unmasks an I/O APIC line after each interrupt as for BIND; UNBIND undoes it. IN_USE if the line is bound already (to a process or a notification) or the kernel keeps it (line 4). A notification destroyed while bound loses the binding (the line is masked at its next interrupt); bound through a wrapper, the line is unbound when the wrapper is destroyed.
+    /// Results: (-).
+    #[inline]
+    pub fn bind_notification(self, line: u64, notification: u64, bits: u64) -> Result<()> {
+        invoke(self.0, method::interrupt::BIND_NOTIFICATION, [line, notification, bits, 0]).map(drop)
     }
 }
 

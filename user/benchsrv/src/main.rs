@@ -10,16 +10,23 @@
 //! that calls carrying capabilities find a slot for each.
 //!
 //! arg0 = 1: yield partner.  Yields for ever; the benchmark destroys it.
+//!
+//! arg0 = 2: notification partner.  Waits on the notification at
+//! `PING_SLOT` and signals the one at `PONG_SLOT`, for ever.
 
 #![no_std]
 #![no_main]
 
-use keep_abi::{Return, SELF_PROCESS, Tag, recv};
+use keep_abi::{Notification, Return, SELF_PROCESS, Tag, recv};
 
 keep_rt::entry!(main);
 
 /// The label of a configuration call (must match user/root/src/bench).
 pub const CONFIG: u64 = 0xC0F;
+
+/// The notifications of mode 2 (must match user/root/src/bench/notify.rs).
+pub const PING_SLOT: u64 = 0x20;
+pub const PONG_SLOT: u64 = 0x21;
 
 /// Receive slots: the return capability, then up to four capabilities.
 const SLOTS: [u64; 5] = [0x10, 0x11, 0x12, 0x13, 0x14];
@@ -29,6 +36,10 @@ fn main(mode: u64, _: u64) -> i32 {
         0 => serve(),
         1 => loop {
             let _ = SELF_PROCESS.yield_now();
+        },
+        2 => loop {
+            let _ = Notification(PING_SLOT).wait();
+            let _ = Notification(PONG_SLOT).signal(1);
         },
         _ => 2,
     }

@@ -20,8 +20,8 @@ const VA: u64 = 0x0000_5e00_0000_0000;
 const HPET: u64 = 0xfed0_0000;
 const LAPIC: u64 = 0xfee0_0000;
 const IOAPIC: u64 = 0xfec0_0000;
-const PIT_LINE: u64 = 2;
-const CONSOLE_LINE: u64 = 4;
+pub const PIT_LINE: u64 = 2;
+pub const CONSOLE_LINE: u64 = 4;
 const RW: u64 = rights::READ | rights::WRITE;
 
 fn page_of(base: u64, pa: u64) -> u64 {
@@ -174,14 +174,14 @@ pub fn ioport_errors(cx: &mut Cx) -> TestResult {
 
 /// Starts PIT channel 0 in one-shot mode (mode 0): its output, ISA IRQ 0,
 /// rises after `ticks` of 1.193 MHz.
-fn pit_one_shot(ticks: u64) -> keep_abi::Result<()> {
+pub fn pit_one_shot(ticks: u64) -> keep_abi::Result<()> {
     IOPORT.write(0x43, 1, 0x30)?;
     IOPORT.write(0x40, 1, ticks & 0xff)?;
     IOPORT.write(0x40, 1, ticks >> 8)
 }
 
 /// Quiets PIT channel 0: mode 0 with the longest count, so no edge soon.
-fn pit_quiet() {
+pub fn pit_quiet() {
     let _ = IOPORT.write(0x43, 1, 0x30);
 }
 

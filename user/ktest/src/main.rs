@@ -424,6 +424,8 @@ const TESTS: &[Test] = &[
     ("NTFN0001", "notifications: bits OR in and are taken once by POLL or WAIT; READ and WRITE rights; errors; STALE once destroyed", notify::basics),
     ("NTFN0002", "a notification's waiter in another process is woken with the bits; a second waiter is IN_USE; a killed waiter is forgotten; a destroyed notification is STALE for its waiter", notify::waiters),
     ("NTFN0003", "a bound notification's bits arrive in the process's open receive, or at its next one, as NOTIFY with the SENDER's payload; BIND and UNBIND errors", notify::bound),
+    ("NTFN0004", "a PIT interrupt bound to a notification ORs its bits in: wakes a waiter in another process, WAIT, or a bound receive as NOTIFY; masked until ACK; nothing after UNBIND", notify::interrupt),
+    ("NTFN0005", "BIND_NOTIFICATION errors (bits, line, types, rights, twice either way) change nothing; a wrapper's destruction and a destroyed notification unbind the line", notify::interrupt_errors),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),
     ("PCI0003", "a virtio-blk completion interrupt reaches its driver through the I/O APIC and interrupt remapping", drivers::pci_irq),
@@ -460,6 +462,7 @@ const TESTS: &[Test] = &[
     ("NET0008", "a ring whose pages go while attached (no notice): the server's guard covers the fault, the server lets go of the ring and keeps serving; a new ring works", net::net_ring_lost),
     ("NET0009", "netstack drops a TCP segment with a wrong checksum unanswered and sends segments whose checksums are right", net::net_checksums),
     ("NET0010", "the NIC reset on demand with frames on their way, and a stack revoking its ring's share under frames for the NIC: the NIC is reset only if it says it stopped; other stacks and a new ring are served", net::net_revoke_in_flight),
+    ("NET0011", "NOTIFY: the server signals a stack's notification once for the frames put in for it (waiting ones at once), not for RECVs or other stacks' frames; refusals change nothing; NOTIFY of none stops it; a destroyed notification is dropped", net::net_notify),
     // The wall clock (docs/devices.md, "The wall clock").
     ("RTC0001", "the rtc server with ports 0x70-0x71 answers NOW in Unix seconds that advance; unknown labels BAD_REQUEST, a client's QUIT DENIED; without the ports NO_CLOCK", rtc::rtc_server),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),

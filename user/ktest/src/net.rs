@@ -1119,3 +1119,74 @@ fn revoke_in_flight(admin: Admin, m: Dsm, net: Process, iommu: bool, [a, b, own,
     ring_done(own2);
     after
 }
+
+/// NET0011: NOTIFY: the server signals a stack's notification once for
+/// frames put in for it (from another stack; frames already waiting at
+/// NOTIFY are signalled at once), not for RECVs, not for other stacks;
+/// refused notifications change nothing; NOTIFY of none stops it; a
+/// destroyed notification is dropped and the server goes on.
+pub fn net_notify(cx: &mut Cx) -> TestResult {
+    with_net(cx, "NET0011", |cx, admin, _| {
+        let [a, b, n, w, r] = cx.slots::<5>()?;
+        let res = notify(admin, a, b, n, w, r);
+        let _ = keep_abi::ACCOUNT.destroy(n);
+        drop_caps(cx, &[a, b, n, w, r]);
+        res
+    })
+}
+
+fn notify(admin: Admin, a: u64, b: u64, n: u64, w: u64, r: u64) -> TestResult {
+    use keep_abi::{ACCOUNT, Notification};
+    admin.add_stack(A_IP, a).ctx("ADD_STACK A")?;
+    admin.add_stack(B_IP, b).ctx("ADD_STACK B")?;
+    let (sa, sb) = (Stack(Sender(a)), Stack(Sender(b)));
+    let m = mac_bytes(sa.info().ctx("INFO")?.0);
+    ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+    SELF_ASPACE.copy_cap(n, w, rights::WRITE).ctx("COPY WRITE")?;
+    SELF_ASPACE.copy_cap(n, r, rights::READ).ctx("COPY READ")?;
+    let nt = Notification(n);
+    for (cap, bits, flags, want, what) in [
+        (r, 4, 0, DENIED, "a notification without WRITE"),
+        (a, 4, 0, DENIED, "a SENDER"),
+        (w, 0, 0, BAD_REQUEST, "no bits"),
+        (w, 4, 2, BAD_REQUEST, "an unknown flag"),
+    ] {
+        let st = status(sb.notify(Some(cap), bits, flags));
+        ensure!(st == want, "NOTIFY with {what}: status {st}, want {want}");
+    }
+    sa.send(&icmp(0, m, m, A_IP, B_IP, b"before")).ctx("A to B")?;
+    ensure!(nt.poll().ctx("POLL")? == 0, "a refused NOTIFY signalled");
+    // A frame already waiting: signalled at once.
+    sb.notify(Some(w), 4, 0).ctx("NOTIFY")?;
+    ensure!(nt.poll().ctx("POLL")? == 4, "the waiting frame was not signalled");
+    ensure!(wait_frame(sb, 1)?.is_some(), "B's frame is gone");
+    ensure!(nt.poll().ctx("POLL")? == 0, "RECV signalled");
+    for i in 0..3u8 {
+        sa.send(&icmp(0, m, m, A_IP, B_IP, &[b'B', i])).ctx("A to B")?;
+    }
+    ensure!(nt.poll().ctx("POLL")? == 4, "frames for B were not signalled");
+    for i in 0..3u8 {
+        ensure!(wait_frame(sb, 1)?.is_some(), "B's frame {i} is missing");
+    }
+    ensure!(nt.poll().ctx("POLL")? == 0, "frames B was told of were signalled again");
+    sb.send(&icmp(0, m, m, B_IP, A_IP, b"to A")).ctx("B to A")?;
+    ensure!(nt.poll().ctx("POLL")? == 0, "a frame for A signalled B's notification");
+    ensure!(wait_frame(sa, 1)?.is_some(), "A's frame is missing");
+    // Replaced by another notification's bits, then none.
+    sb.notify(Some(w), 0x30, keep_net::WAIT_TX).ctx("NOTIFY again")?;
+    sa.send(&icmp(0, m, m, A_IP, B_IP, b"x")).ctx("A to B")?;
+    ensure!(nt.poll().ctx("POLL")? == 0x30, "the second NOTIFY's bits");
+    sb.notify(None, 0, 0).ctx("NOTIFY of none")?;
+    sa.send(&icmp(0, m, m, A_IP, B_IP, b"y")).ctx("A to B")?;
+    ensure!(nt.poll().ctx("POLL")? == 0, "signalled after NOTIFY of none");
+    // Destroyed under the server: dropped, frames still come.
+    sb.notify(Some(w), 1, 0).ctx("NOTIFY")?;
+    let _ = wait_frame(sb, 1)?;
+    let _ = wait_frame(sb, 1)?;
+    let _ = nt.poll();
+    ACCOUNT.destroy(n).ctx("DESTROY")?;
+    sa.send(&icmp(0, m, m, A_IP, B_IP, b"z")).ctx("A to B after the notification went")?;
+    ensure!(wait_frame(sb, 1)?.is_some(), "B's frame after its notification went");
+    ensure!(sb.info().is_ok(), "the server stopped serving");
+    Ok(())
+}

@@ -2,7 +2,10 @@
 //! POLL, BIND and UNBIND, their rights and errors, waiters and bound
 //! receivers, and what destroying either end does.
 
-use keep_abi::{ACCOUNT, Error, Notification, Process, SELF_ASPACE, Tag, label, recv, rights, state};
+use keep_abi::{
+    ACCOUNT, Error, INTERRUPT, Interrupt, Notification, Process, SELF_ASPACE, SELF_PROCESS, TIMER, Tag, label, layout, recv,
+    rights, slot, state,
+};
 use keep_loader::thread;
 
 use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
@@ -153,6 +156,123 @@ pub fn bound(cx: &mut Cx) -> TestResult {
         ACCOUNT.destroy(n).ctx("DESTROY")?;
         ACCOUNT.destroy(n2).ctx("DESTROY")?;
         for x in [n, n2, s] {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+        ensure!(bad == 0, "{bad} invariants violated");
+        Ok(())
+    })
+}
+
+/// The bits the PIT's interrupt ORs into the notification.
+const PIT_BITS: u64 = 0x300;
+
+/// NTFN0004: a real device's interrupt (PIT channel 0, I/O APIC line 2)
+/// bound to a notification: it ORs its bits in, waking a WAIT, or arrives
+/// as NOTIFY in the receive of the process the notification is bound to;
+/// masked until ACK; nothing after UNBIND.
+pub fn interrupt(cx: &mut Cx) -> TestResult {
+    use crate::device::{PIT_LINE, pit_one_shot, pit_quiet};
+    with_slots(cx, |cx, [n, s]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        let nt = Notification(n);
+        pit_quiet();
+        INTERRUPT.bind_notification(PIT_LINE, n, PIT_BITS).ctx("BIND_NOTIFICATION")?;
+        let r: TestResult = (|| {
+            // A waiter in another process, woken by the interrupt.
+            let t = thread::spawn(&mut cx.slots, "ntfn-wait", 12, waiter, &[n])?;
+            ensure!(nt.info().ctx("INFO")?.1, "the thread does not wait");
+            pit_one_shot(1193).ctx("PIT")?;
+            let code = exit_code(cx, t)?;
+            ensure!(code == PIT_BITS, "the waiter got {code:#x}, want {PIT_BITS:#x}");
+            // Masked until ACK: a second edge is not seen.
+            pit_one_shot(100).ctx("PIT")?;
+            TIMER.sleep(30).ctx("SLEEP")?;
+            ensure!(nt.poll().ctx("POLL")? == 0, "an interrupt came before ACK");
+            INTERRUPT.ack(PIT_LINE).ctx("ACK")?;
+            // ktest's own WAIT; then bound to ktest: NOTIFY in its receive.
+            pit_one_shot(1193).ctx("PIT")?;
+            ensure!(nt.wait().ctx("WAIT")? == PIT_BITS, "WAIT after ACK");
+            INTERRUPT.ack(PIT_LINE).ctx("ACK")?;
+            SELF_PROCESS.mint(s, PAYLOAD, rights::WRITE).ctx("MINT")?;
+            nt.bind(s).ctx("BIND to ktest")?;
+            pit_one_shot(1193).ctx("PIT")?;
+            let m = recv(Tag::new(0), 2000);
+            let _ = nt.unbind();
+            m.result().ctx("RECV")?;
+            ensure!(m.tag.label() == label::NOTIFY, "label {:#x}, want NOTIFY", m.tag.label());
+            ensure!(m.words[0] == PIT_BITS && m.payload == PAYLOAD, "words {:#x?} payload {:#x}", m.words, m.payload);
+            INTERRUPT.ack(PIT_LINE).ctx("ACK")?;
+            Ok(())
+        })();
+        pit_quiet();
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        r?;
+        // Unbound: the interrupt reaches neither the word nor a receive.
+        pit_one_shot(100).ctx("PIT")?;
+        expect_err(recv(Tag::new(0), 30).result(), Error::TIMEOUT, "receive after UNBIND")?;
+        pit_quiet();
+        ensure!(nt.poll().ctx("POLL")? == 0, "an interrupt after UNBIND set bits");
+        expect_err(INTERRUPT.unbind(PIT_LINE), Error::BAD_STATE, "UNBIND twice")?;
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        for x in [n, s] {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        Ok(())
+    })
+}
+
+/// NTFN0005: BIND_NOTIFICATION's errors (changing nothing), a binding
+/// through a wrapper undone by its destruction, and a destroyed
+/// notification's binding dropped.
+pub fn interrupt_errors(cx: &mut Cx) -> TestResult {
+    use crate::device::{CONSOLE_LINE, PIT_LINE, pit_one_shot, pit_quiet};
+    with_slots(cx, |_, [n, ro, s, e, w, ri]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        SELF_ASPACE.copy_cap(n, ro, rights::READ).ctx("COPY READ")?;
+        SELF_PROCESS.mint(s, 1, rights::WRITE).ctx("MINT")?;
+        let all = layout::IRQ_LINES + layout::MSI_LINES;
+        pit_quiet();
+        expect_err(INTERRUPT.bind_notification(PIT_LINE, n, 0), Error::INVALID_ARG, "no bits")?;
+        expect_err(INTERRUPT.bind_notification(all, n, 1), Error::INVALID_ARG, "line 56")?;
+        expect_err(INTERRUPT.bind_notification(CONSOLE_LINE, n, 1), Error::IN_USE, "the console's line")?;
+        expect_err(INTERRUPT.bind_notification(PIT_LINE, s, 1), Error::WRONG_TYPE, "a SENDER, not a notification")?;
+        expect_err(INTERRUPT.bind_notification(PIT_LINE, e, 1), Error::INVALID_CAP, "an empty slot")?;
+        expect_err(INTERRUPT.bind_notification(PIT_LINE, ro, 1), Error::NO_RIGHTS, "a notification without WRITE")?;
+        INTERRUPT.restrict(PIT_LINE, 1, ri).ctx("RESTRICT")?;
+        SELF_ASPACE.copy_cap(ri, e, rights::READ).ctx("COPY INTERRUPT READ")?;
+        expect_err(Interrupt(e).bind_notification(PIT_LINE, n, 1), Error::NO_RIGHTS, "an INTERRUPT without WRITE")?;
+        expect_err(Interrupt(ri).bind_notification(5, n, 1), Error::INVALID_ARG, "outside the range")?;
+        SELF_ASPACE.delete_cap(e).ctx("DELETE")?;
+        expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "a refused BIND_NOTIFICATION bound the line")?;
+        // Bound twice, either way.
+        INTERRUPT.bind(PIT_LINE, s).ctx("BIND")?;
+        expect_err(INTERRUPT.bind_notification(PIT_LINE, n, 1), Error::IN_USE, "a line bound to a process")?;
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        Interrupt(ri).bind_notification(PIT_LINE, n, 1).ctx("BIND_NOTIFICATION")?;
+        expect_err(INTERRUPT.bind_notification(PIT_LINE, n, 2), Error::IN_USE, "bound twice")?;
+        expect_err(INTERRUPT.bind(PIT_LINE, s), Error::IN_USE, "BIND of a line bound to a notification")?;
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        // Through a wrapper: its destruction unbinds the line.
+        ACCOUNT.create_wrapper(slot::INTERRUPT, w, rights::READ | rights::WRITE).ctx("wrap INTERRUPT")?;
+        Interrupt(w).bind_notification(PIT_LINE, n, 1).ctx("BIND_NOTIFICATION through the wrapper")?;
+        ACCOUNT.destroy(w).ctx("destroy the wrapper")?;
+        expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK after the wrapper went")?;
+        pit_one_shot(100).ctx("PIT")?;
+        TIMER.sleep(30).ctx("SLEEP")?;
+        pit_quiet();
+        ensure!(Notification(n).poll().ctx("POLL")? == 0, "an interrupt after the wrapper went set bits");
+        // The notification destroyed: the binding goes, the line is free.
+        INTERRUPT.bind_notification(PIT_LINE, n, 1).ctx("BIND_NOTIFICATION")?;
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        pit_one_shot(100).ctx("PIT")?;
+        TIMER.sleep(30).ctx("SLEEP")?;
+        pit_quiet();
+        expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK of a destroyed notification's line")?;
+        expect_err(INTERRUPT.bind_notification(PIT_LINE, n, 1), Error::STALE, "BIND_NOTIFICATION of a destroyed notification")?;
+        INTERRUPT.bind(PIT_LINE, s).ctx("BIND after the notification went")?;
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        for x in [n, ro, s, w, ri] {
             let _ = SELF_ASPACE.delete_cap(x);
         }
         let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;

@@ -36,11 +36,11 @@
 //!   disk range, an address); a client of a `pci`, `blk` or `net` server
 //!   must have one.
 //! - `timer`: the timer, read-only (NOW and SLEEP), in slot 2.
-//! - `notify` (servers only): before init destroys the bank of an ended
-//!   client of this server (one with it in `uses`), it tells the server
-//!   the client is gone ([`crate::names::GONE`]), so that the server lets
-//!   go of the client's dataspaces it has mapped (the network server's
-//!   frame rings).
+//! - `notify` (servers only): when a client of this server (one with it
+//!   in `uses`) ends, init tells the server by a notification bound to it
+//!   ([`crate::names::GONE_BIT`], then [`crate::names::TAKE_GONE`]), so
+//!   that the server lets go of the client's dataspaces it has mapped (the
+//!   network server's frame rings).
 //! - `blob=FILE`: the boot-image file `FILE` is mapped read-only at
 //!   `keep_constructor::BLOB_VADDR` in every instance, its length in bytes in the second
 //!   argument register (rsi); the root task copies it once at boot and

@@ -9,6 +9,7 @@
 //! The protocol (LOOKUP, GRANT and their statuses) is defined in
 //! `abi/services/names.toml`; `tools/idlgen.py` generates `names/protocol.rs`
 //! from it and the table in docs/space-banks.md.
+//! init's notices (`TAKE_GONE`, below) are not in it yet.
 //!
 //! The sender's payload is [`CLIENT`] | the client's index in the
 //! description, so that a server can tell a described client from the
@@ -36,20 +37,53 @@ pub fn client_of(payload: u64) -> Option<u64> {
 /// init alone.
 pub const NOTICE: u64 = keep_abi::proto::payload::NOTICE;
 
-/// A notice (payload [`NOTICE`]): word 0 is the payload of an ended
-/// client's calls ([`CLIENT`] | its index); the server lets go of what it
-/// holds of the client's (its mapped dataspaces) and answers `OK`; init
-/// destroys the client's bank then (or after [`NOTICE_TIMEOUT_MS`]).
+/// A notice as a call (payload [`NOTICE`], from whoever started a server
+/// by hand: ktest): word 0 is the payload of an ended client's calls
+/// ([`CLIENT`] | its index); the server lets go of what it holds of the
+/// client's (its mapped dataspaces) and answers `OK`.
 pub const GONE: u64 = 0x30;
 
-/// How long init waits for a server to take a notice and answer it.
-pub const NOTICE_TIMEOUT_MS: u64 = 500;
+/// init's notices to a server started from the description whose line
+/// says `notify`: init binds a notification to the server's instance (its
+/// messages carry the payload [`NOTICE`]) and signals this bit when a
+/// client of it ends; the server then asks init which ([`TAKE_GONE`],
+/// [`take_gone`]).  init never waits for the server.
+pub const GONE_BIT: u64 = 1;
 
 /// Where a program finds the name service.
 pub const NAMES_SLOT: u64 = 0xd;
 
 pub mod protocol;
 pub use protocol::{GRANT, LOOKUP};
+pub const TAKE_GONE: u64 = 3;
+
+/// The clients of this server that ended since it last asked (init's
+/// notice, [`GONE_BIT`]), each given to `f` in the order they ended.
+pub fn take_gone(names: u64, mut f: impl FnMut(u64)) -> Result<(), u64> {
+    // Bounded: init keeps at most MAX_GONE of them.
+    for _ in 0..MAX_GONE {
+        let m = Sender(names).call(Tag::new(TAKE_GONE), [0; 4]);
+        if m.err != err::OK {
+            return Err(m.err);
+        }
+        if m.words[0] != status::OK {
+            return Err(m.words[0]);
+        }
+        for &p in &m.words[1..3] {
+            if p != 0 {
+                f(p);
+            }
+        }
+        if m.words[3] == 0 {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The ended clients init keeps for a server that has not asked (older
+/// ones are dropped; the server finds their pins gone at its next reap).
+pub const MAX_GONE: usize = 64;
 
 pub mod status {
     pub use super::protocol::status::*;

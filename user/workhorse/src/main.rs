@@ -26,6 +26,7 @@ mod sys;
 mod ticker;
 mod tty;
 mod vfs;
+mod wake;
 mod wallclock;
 
 use alloc::collections::BTreeMap;
@@ -219,12 +220,12 @@ impl Server {
             // receive has a time-out; the ticker polls for Ctrl-C while a
             // program runs (so that the receive needs none then: ticker.rs
             // says why), and its call is kept while none does.
-            let timeout = if waits_tty { TTY_POLL_MS } else { 0 };
+            let base = if waits_tty { TTY_POLL_MS } else { 0 };
             // The TCP/IP stack's next timer, if it has one.
-            let timeout = sys::inet::timeout(timeout);
+            let net = sys::inet::timeout(base);
             // Interval timers that expired send SIGALRM; the next one, and
             // the deadlines waiting calls noted, shorten the time-out.
-            let timeout = self.timers_timeout(timeout);
+            let timeout = self.timers_timeout(net);
             if self.tick_parked && self.leader.is_some() {
                 self.tick_parked = false;
                 let _ = Return(TICK_RET).reply(Tag::new(0), [SIGNAL_POLL_MS, 0, 0, 0]);
@@ -239,14 +240,21 @@ impl Server {
                 None => recv(next, timeout),
             };
             if m.err == Error::TIMEOUT.0 {
+                wake::timed_out(net != base && timeout == net);
                 self.poll_tty();
                 self.retry();
+                continue;
+            }
+            if m.err == 0 && m.tag.label() == label::NOTIFY && m.payload == wake::PAYLOAD {
+                wake::notified();
+                self.notified(m.words[0]);
                 continue;
             }
             if m.err != 0 || !m.tag.is_called() {
                 continue;
             }
             if m.payload == ticker::PAYLOAD {
+                wake::ticked();
                 // Only while a program runs: else the console is the
                 // shell's, and what is typed there is not the server's.
                 if self.leader.is_some() {
@@ -316,6 +324,21 @@ impl Server {
         }
         for (ino, _) in stale {
             vfs::fs().trim(ino);
+        }
+    }
+
+    /// The bits of the server's notification (wake.rs): each source's.
+    fn notified(&mut self, bits: u64) {
+        // The console's source: input is waiting.
+        if bits & wake::CONSOLE != 0 {
+            self.poll_tty();
+        }
+        if bits & wake::NET != 0 {
+            // As after a time-out: the console first, so that a Ctrl-C
+            // taken with a waiting read's input is posted before the read
+            // is tried again (which would otherwise end first).
+            self.poll_tty();
+            self.retry(); // polls the TCP/IP stack first
         }
     }
 

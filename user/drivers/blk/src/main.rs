@@ -261,6 +261,15 @@ impl Server {
             }
             return None;
         }
+        if m.tag.label() == label::NOTIFY && m.payload == names::NOTICE {
+            // init's notice: clients ended; which, init says.
+            let mut ended = Vec::new();
+            let _ = names::take_gone(names::NAMES_SLOT, |p| ended.push(p));
+            for p in ended {
+                self.gone(p);
+            }
+            return None;
+        }
         if m.tag.label() == label::DMA_FAULT && m.payload == FAULT_PAYLOAD {
             self.faults += 1;
             println!("blk: DMA fault: device {:#x} address {:#x} reason {}", m.words[0], m.words[1], m.words[2]);
@@ -314,8 +323,9 @@ impl Server {
         });
         let mut c = Call { ret, cap, label: m.tag.label(), payload: m.payload, words: m.words, string };
         if c.payload == names::NOTICE {
-            // Only init holds a sender with this payload (the server mints
-            // none); answered at once, ahead of the backlog: init waits.
+            // A notice as a call, from the server's starter (the server
+            // mints no sender with this payload; init signals instead):
+            // answered at once, ahead of the backlog.
             let st = if c.label == names::GONE {
                 self.gone(c.words[0]);
                 OK

@@ -51,6 +51,7 @@
 //! | `ATTACH` | | | cap: a share of a ring's dataspace; status, pages |
 //! | `KICK` | | | status, frames waiting in the ring |
 //! | `RING_COUNTERS` | | | status, descriptors refused, indices out of range, writes to the server's half |
+//! | `NOTIFY` | bits, flags | | cap: a NOTIFICATION with `WRITE` (none: no more); status |
 //!
 //! A stack that attached a ring (ring.rs; docs/devices.md, "Frame rings")
 //! gets its frames there and submits them there: no message carries a
@@ -60,6 +61,17 @@
 //! dataspace of the server's manager; `BAD_REQUEST` for a ring of fewer
 //! than 2 or more than 65 pages, and for `KICK` or `WAIT` while one of the
 //! ring's indices is out of range; `DENIED` for a share without `WRITE`.
+//!
+//! `NOTIFY` lets a stack wait for its frames without a call: the server
+//! keeps the notification (one per stack, replacing the last; kept across
+//! a new ring, dropped when init says the client ended) and signals it
+//! with `bits` each time it has put frames in for the stack (in the ring's
+//! `RX_DONE` or the message queue) and, flag `WAIT_TX`, given transmit
+//! buffers back in `TX_DONE`: once per batch, never for frames the stack
+//! was already told of.  The stack binds the notification to itself and
+//! gets the bits in its own receive (docs/kernel-manual.md,
+//! "Notification").  `BAD_REQUEST` for bits 0 or unknown flags, `DENIED`
+//! for a capability that is not a notification with `WRITE`.
 //!
 //! `WAIT` lets a stack sleep until there is something for it instead of
 //! polling `RECV`: the server keeps the call's return capability (one per
@@ -105,6 +117,7 @@ pub const KICK: u64 = 11;
 pub const RING_COUNTERS: u64 = 12;
 pub const DEVICE_STATS: u64 = 13;
 pub const RESET_NIC: u64 = 14;
+pub const NOTIFY: u64 = 15;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;
@@ -302,6 +315,16 @@ impl Stack {
     pub fn attach(self, ds: u64) -> Result<u64, Error> {
         let n = keep_rt::ipc_buffer().set_send_caps(&[(ds, 0)]);
         Ok(call(self.0, Tag::new(ATTACH).with_caps(n), [0; 4])?.words[1])
+    }
+    /// Has the server signal the NOTIFICATION at `n` with `bits` whenever
+    /// frames come for this stack (and, `flags` WAIT_TX, transmit buffers
+    /// come back); `n` None: no more.
+    pub fn notify(self, n: Option<u64>, bits: u64, flags: u64) -> Result<(), Error> {
+        let caps = match n {
+            Some(n) => keep_rt::ipc_buffer().set_send_caps(&[(n, 0)]),
+            None => 0,
+        };
+        call(self.0, Tag::new(NOTIFY).with_caps(caps), [bits, flags, 0, 0]).map(drop)
     }
     /// Tells the server of frames in the ring's `TX_SUBMIT`; returns the
     /// frames waiting in `RX_DONE`.

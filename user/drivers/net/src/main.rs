@@ -32,7 +32,7 @@ mod nic;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use keep_abi::{Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, label, recv, rights, slot};
+use keep_abi::{Notification, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, label, recv, rights, slot};
 use keep_dataspace::{DS_SLOT, Dataspace};
 use keep_loader::SlotPool;
 use keep_net::ring::{self, Control, QUEUE, RX_DONE, RX_FREE, TX_DONE, TX_SUBMIT, check_rx, check_tx, desc, waiting};
@@ -152,6 +152,16 @@ struct StackState {
     dropped: u64,
     waiter: Option<u64>, // the return capability of its WAIT, while it waits
     ring: Option<RingState>,
+    notify: Option<Notify>,
+}
+
+/// A stack's notification (NOTIFY): signalled when `delivered` (or, with
+/// `tx`, the ring's TX_DONE producer) moved past what it was last told.
+struct Notify {
+    cap: u64,
+    bits: u64,
+    tx: bool,
+    told: (u64, u32),
 }
 
 impl StackState {
@@ -297,7 +307,7 @@ impl Server {
         if self.stacks.len() >= MAX_STACKS {
             return Err(NO_RESOURCES);
         }
-        self.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0, waiter: None, ring: None });
+        self.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0, waiter: None, ring: None, notify: None });
         Ok(self.stacks.len() - 1)
     }
 
@@ -347,9 +357,24 @@ impl Server {
         }
     }
 
-    /// Answers every waiting stack that has a frame now.
+    /// Answers every waiting stack that has a frame now, and signals the
+    /// notification of each that got frames (or buffers back) since last.
     fn wake(&mut self) {
         for st in self.stacks.iter_mut() {
+            if let Some(n) = st.notify.as_mut() {
+                let tx = if n.tx { st.ring.as_ref().map_or(0, |r| r.txd_prod) } else { 0 };
+                let now = (st.delivered, tx);
+                if now != n.told {
+                    n.told = now;
+                    if Notification(n.cap).signal(n.bits).is_err() {
+                        // Destroyed (its owner ended): the stack is told no more.
+                        let c = n.cap;
+                        st.notify = None;
+                        let _ = SELF_ASPACE.delete_cap(c);
+                        self.slots.free(c);
+                    }
+                }
+            }
             if st.waiter.is_none() {
                 continue;
             }
@@ -596,7 +621,36 @@ impl Server {
             let _ = SELF_ASPACE.delete_cap(c);
             self.slots.free(c);
         }
+        self.set_notify(i, None, 0, 0);
         self.detach(i);
+    }
+
+    /// NOTIFY from stack `i`: its notification (the capability in `arg`,
+    /// kept) and what it is signalled with, or none.
+    fn set_notify(&mut self, i: usize, arg: Option<&mut Option<u64>>, bits: u64, flags: u64) -> u64 {
+        let cap = arg.as_ref().and_then(|a| **a);
+        if cap.is_some() && (bits == 0 || flags & !WAIT_TX != 0) {
+            return BAD_REQUEST;
+        }
+        if let Some(c) = cap {
+            let ok = SELF_ASPACE.identify_cap(c).is_ok_and(|id| id.ty == keep_abi::ty::NOTIFICATION && id.rights & rights::WRITE != 0);
+            if !ok {
+                return DENIED;
+            }
+        }
+        if let Some(old) = self.stacks[i].notify.take() {
+            let _ = SELF_ASPACE.delete_cap(old.cap);
+            self.slots.free(old.cap);
+        }
+        if let (Some(c), Some(a)) = (cap, arg) {
+            *a = None; // kept
+            let st = &self.stacks[i];
+            let tx = st.ring.as_ref().map_or(0, |r| r.txd_prod);
+            // Told of nothing yet: frames already waiting are signalled at once.
+            let told = if st.ready() > 0 { (u64::MAX, tx) } else { (st.delivered, tx) };
+            self.stacks[i].notify = Some(Notify { cap: c, bits, tx: flags & WAIT_TX != 0, told });
+        }
+        OK
     }
 
     /// Lets go of the rings whose pages went while attached (bit i: stack
@@ -730,6 +784,7 @@ impl Server {
                 let (st, pages) = self.attach(i, arg);
                 (st, [pages, 0, 0], None)
             }
+            NOTIFY => (self.set_notify(i, Some(arg), words[0], words[1]), [0; 3], None),
             RING_COUNTERS => match &self.stacks[i].ring {
                 Some(r) => (OK, [r.bad_desc, r.bad_index, r.tampered], None),
                 None => (BAD_REQUEST, [0; 3], None),
@@ -830,6 +885,14 @@ fn main(_: u64, _: u64) -> i32 {
             s.broken = s.nic.needs_reset();
         }
         s.recover_if_stopped();
+        if m.err == 0 && m.tag.label() == label::NOTIFY && m.payload == names::NOTICE {
+            // init's notice: clients ended; which, init says.
+            let mut ended = Vec::new();
+            let _ = names::take_gone(names::NAMES_SLOT, |p| ended.push(p));
+            for p in ended {
+                s.gone(p);
+            }
+        }
         if m.err == 0 && m.tag.label() == label::IRQ && m.payload == IRQ_PAYLOAD {
             s.nic.ack_interrupt();
             s.pump();
@@ -921,9 +984,10 @@ fn main(_: u64, _: u64) -> i32 {
         } else if m.payload == FAULT_PAYLOAD {
             (BAD_REQUEST, [0; 3], None, None)
         } else if m.payload == names::NOTICE {
-            // Only init holds a sender with this payload (the server mints
-            // none): a client's GONE arrives with its own payload below
-            // and is refused as an unknown request.
+            // A notice as a call, from the server's starter (the server
+            // mints no sender with this payload; init signals instead): a
+            // client's GONE arrives with its own payload below and is
+            // refused as an unknown request.
             match m.tag.label() {
                 names::GONE => {
                     s.gone(m.words[0]);

@@ -29,6 +29,7 @@ pub mod io;
 mod ipc;
 mod kmem;
 mod net;
+mod notify;
 mod sfi;
 
 use alloc::string::String;
@@ -289,6 +290,7 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     });
 
     ipc::run(root, &mut s);
+    notify::run(root, &mut s);
     fault::run(root, &mut s);
     kmem::run(root, &mut s);
     dma::run(root, &mut s);

@@ -12,16 +12,13 @@
 //! instance to wait for.  One thread serves everything else, so the table
 //! needs no lock; watchers touch only their own stack and slots.
 //!
-//! Before an ended instance's bank is destroyed (a crash, an exit, KILL,
-//! or the root task's ENDED for a program it ran), every server in its
-//! `uses` whose line says `notify` is told (names::GONE, through a sender
-//! with the payload names::NOTICE that only init mints), so that it lets
-//! go of the client's dataspaces it has mapped before their pages go.
-//! The notice is sent without blocking and the reply awaited for at most
-//! names::NOTICE_TIMEOUT_MS in all; meanwhile init answers LOOKUP and
-//! GRANT (the server may be calling init itself) and puts every other
-//! request aside until the notices are done.  A server that does not
-//! answer in time is named on the console, and the bank goes anyway.
+//! When an instance ends (a crash, an exit, KILL, or the root task's
+//! ENDED for a program it ran), every server in its `uses` whose line says
+//! `notify` is told: init keeps the client's payload in the server's list
+//! of ended clients and signals the notification it bound to the server's
+//! instance (names::GONE_BIT; its messages carry the payload
+//! names::NOTICE), and the server asks for the list (names::TAKE_GONE)
+//! when it likes.  init never waits for a server: the bank goes at once.
 //!
 //! Costs: a LOOKUP is one MINT; a restart is a DESTROY of the old bank and
 //! an INSTANTIATE.
@@ -36,7 +33,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keep_abi::{Process, Return, SELF_ASPACE, SELF_PROCESS, Sender, TIMER, Tag, err, ipc, recv, rights, state, tag};
+use keep_abi::{ACCOUNT, Notification, Process, Return, SELF_ASPACE, SELF_PROCESS, Sender, TIMER, Tag, recv, rights, state};
 use keep_constructor::Constructor;
 use keep_loader::{SlotPool, thread};
 use keep_rt::println;
@@ -50,10 +47,8 @@ keep_rt::entry!(main);
 /// Each call's return capability; a sender minted for a LOOKUP's reply.
 const RET: u64 = keep_abi::slot::FIRST_FREE;
 const MINTED: u64 = keep_abi::slot::FIRST_FREE + 1;
-/// The sender (payload names::NOTICE) of a notice being sent.
+/// The sender (payload names::NOTICE) a notification is bound through.
 const NOTICE_CAP: u64 = keep_abi::slot::FIRST_FREE + 2;
-/// The return capability of a request that came while notices were sent.
-const NESTED_RET: u64 = keep_abi::slot::FIRST_FREE + 3;
 /// Watchers run above init's own priority, so that a death is heard
 /// before init goes on with anything else.
 const WATCHER_PRIORITY: u64 = 13;
@@ -85,16 +80,11 @@ struct Entry {
     grants: Vec<(usize, String)>,
     /// A server told when a client of it ends (`notify`).
     notify: bool,
+    /// Its notices: the notification bound to its instance (its slot) and
+    /// the payloads of ended clients it has not taken (TAKE_GONE).
+    notices: Option<u64>,
+    gone: VecDeque<u64>,
     watcher: Option<thread::Thread>,
-}
-
-/// A request that came while init was sending notices, answered after
-/// them: its return capability in `ret`.
-struct Deferred {
-    ret: u64,
-    label: u64,
-    payload: u64,
-    words: [u64; 4],
 }
 
 struct Init {
@@ -102,7 +92,6 @@ struct Init {
     slots: SlotPool,
     started: bool,
     stopped: bool,
-    deferred: VecDeque<Deferred>,
 }
 
 /// A reply: the words, and whether the capability in MINTED or the string goes with it.
@@ -156,6 +145,10 @@ impl Init {
         let e = &mut self.entries[i];
         e.phase = phase::RUNNING;
         e.bank_index = Bank(at::INSTANCE_BANK + i64_).info().map_or(proto::NONE, |b| b.index);
+        if e.notify {
+            self.bind_notices(i);
+        }
+        let e = &mut self.entries[i];
         if e.watcher.is_none() {
             let name = format!("watch-{}", e.name);
             let snd = self.slots.alloc();
@@ -206,82 +199,60 @@ impl Init {
         }
     }
 
-    /// Tells every server in entry `i`'s `uses` whose line says `notify`
-    /// that the instance is gone (GONE with its name-service payload), one
-    /// after the other, each within NOTICE_TIMEOUT_MS.  The instance must
-    /// have stopped (ended, or stopped by KILL): it cannot hand a server
-    /// anything new meanwhile.
-    fn notify(&mut self, i: usize) {
-        let client = names::CLIENT | i as u64;
-        for s in 0..self.entries.len() {
-            if self.entries[i].uses & (1 << s) == 0 || !self.entries[s].notify || self.entries[s].phase != phase::RUNNING {
-                continue;
+    /// Binds entry `i`'s notification (made the first time, from init's
+    /// account) to its new instance: the old instance's ended clients are
+    /// not the new one's business.
+    fn bind_notices(&mut self, i: usize) {
+        let e = &mut self.entries[i];
+        e.gone.clear();
+        if e.notices.is_none() {
+            let Some(n) = self.slots.alloc() else { return };
+            if ACCOUNT.create_notification(n).is_err() {
+                self.slots.free(n);
+                println!("init: {}: no notification for its notices (init's account is full)", e.name);
+                return;
             }
-            let _ = SELF_ASPACE.delete_cap(NOTICE_CAP);
-            if Process(at::PROCESS + s as u64).mint(NOTICE_CAP, names::NOTICE, rights::WRITE | rights::CALL).is_err() {
-                continue;
-            }
-            let deadline = now().saturating_add(names::NOTICE_TIMEOUT_MS);
-            let late = loop {
-                let left = deadline.saturating_sub(now());
-                if left == 0 {
-                    break Some("did not take");
-                }
-                // Never a blocking send: the server may be calling init.
-                let t = Tag::new(names::GONE).with_mode(tag::MODE_CALL).send_nonblocking();
-                let m = ipc(NOTICE_CAP, t, [client, 0, 0, 0], left);
-                match m.err {
-                    err::WOULD_BLOCK => self.wait_serving(left.min(2)),
-                    err::TIMEOUT => break Some("did not answer"),
-                    // Answered, or the server ended meanwhile (STALE, NO_REPLY):
-                    // it holds nothing of the client's then.
-                    _ => break None,
-                }
-            };
-            if let Some(what) = late {
-                println!(
-                    "\r\nsystem: server {} {what} the notice that {} ended within {} ms; its bank is destroyed all the same",
-                    self.entries[s].name, self.entries[i].name, names::NOTICE_TIMEOUT_MS
-                );
-            }
+            e.notices = Some(n);
         }
+        let n = Notification(e.notices.unwrap_or(0));
+        let _ = n.poll();
         let _ = SELF_ASPACE.delete_cap(NOTICE_CAP);
+        let bound = Process(at::PROCESS + i as u64)
+            .mint(NOTICE_CAP, names::NOTICE, rights::WRITE)
+            .and_then(|_| n.bind(NOTICE_CAP));
+        let _ = SELF_ASPACE.delete_cap(NOTICE_CAP);
+        if let Err(why) = bound {
+            println!("init: {}: its notices cannot be bound ({why})", e.name);
+        }
     }
 
-    /// Receives for at most `ms` while notices are sent: LOOKUP and GRANT
-    /// are answered at once (a server that calls init cannot take a
-    /// notice until it is answered), anything else waits in `deferred`.
-    fn wait_serving(&mut self, ms: u64) {
-        let buf = keep_rt::ipc_buffer();
-        buf.set_recv_slots(&[NESTED_RET]);
-        let m = recv(Tag::new(0).with_slots(1), ms.max(1));
-        if m.err != 0 || !m.tag.is_called() {
-            return;
-        }
-        let (label, p) = (m.tag.label(), m.payload);
-        let a = match p {
-            p if (p as usize) < self.entries.len() && label == names::LOOKUP => self.lookup(p as usize, m.words),
-            p if (p as usize) < self.entries.len() && label == names::GRANT => self.grant(p as usize, m.words[0]),
-            _ => {
-                match self.slots.alloc() {
-                    Some(r) if SELF_ASPACE.move_cap(NESTED_RET, r).is_ok() => {
-                        self.deferred.push_back(Deferred { ret: r, label, payload: p, words: m.words });
-                    }
-                    r => {
-                        // No slot to keep it in: the caller retries.
-                        if let Some(r) = r {
-                            self.slots.free(r);
-                        }
-                        reply(NESTED_RET, Answer { words: [proto::status::BAD_REQUEST, 0, 0, 0], cap: false, string: false });
-                    }
-                }
-                None
+    /// Tells every running server in entry `i`'s `uses` whose line says
+    /// `notify` that the instance is gone: its payload is queued for the
+    /// server (TAKE_GONE) and the server's notification signalled.
+    /// Nothing waits for the server.
+    fn notify(&mut self, i: usize) {
+        let (client, uses) = (names::CLIENT | i as u64, self.entries[i].uses);
+        for s in 0..self.entries.len() {
+            let e = &mut self.entries[s];
+            if uses & (1 << s) == 0 || !e.notify || e.phase != phase::RUNNING {
+                continue;
             }
-        };
-        if let Some(a) = a {
-            reply(NESTED_RET, a);
+            let Some(n) = e.notices else { continue };
+            if !e.gone.contains(&client) {
+                if e.gone.len() >= names::MAX_GONE {
+                    e.gone.pop_front();
+                }
+                e.gone.push_back(client);
+            }
+            let _ = Notification(n).signal(names::GONE_BIT);
         }
-        let _ = SELF_ASPACE.delete_cap(NESTED_RET);
+    }
+
+    /// TAKE_GONE from server `s`: up to two of its ended clients.
+    fn take_gone(&mut self, s: usize) -> Option<Answer> {
+        let g = &mut self.entries[s].gone;
+        let (a, b) = (g.pop_front().unwrap_or(0), g.pop_front().unwrap_or(0));
+        answer([names::status::OK, a, b, g.len() as u64])
     }
 
     /// A watcher says entry `i`'s instance has ended; its call is in RET.
@@ -499,6 +470,7 @@ impl Init {
             p if p & !0xff == proto::WATCHER && label == proto::req::DIED => self.died((p & 0xff) as usize),
             p if (p as usize) < self.entries.len() && label == names::LOOKUP => self.lookup(p as usize, w),
             p if (p as usize) < self.entries.len() && label == names::GRANT => self.grant(p as usize, w[0]),
+            p if (p as usize) < self.entries.len() && label == names::TAKE_GONE => self.take_gone(p as usize),
             _ => answer([names::status::BAD_REQUEST, 0, 0, 0]),
         }
     }
@@ -536,23 +508,19 @@ fn main(len: u64, _: u64) -> i32 {
             kill_due: None,
             grants: e.grants.clone(),
             notify: e.notify,
+            notices: None,
+            gone: VecDeque::new(),
             watcher: None,
         })
         .collect();
     let mut slots = SlotPool::new();
-    for s in [RET, MINTED, NOTICE_CAP, NESTED_RET].into_iter().chain(at::CTOR..at::END) {
+    for s in [RET, MINTED, NOTICE_CAP].into_iter().chain(at::CTOR..at::END) {
         slots.reserve(s);
     }
-    let mut init = Init { entries, slots, started: false, stopped: false, deferred: VecDeque::new() };
+    let mut init = Init { entries, slots, started: false, stopped: false };
     let buf = keep_rt::ipc_buffer();
     loop {
-        // Requests put aside while notices were sent come first.
-        let (label, payload, words) = if let Some(d) = init.deferred.pop_front() {
-            let _ = SELF_ASPACE.delete_cap(RET);
-            let _ = SELF_ASPACE.move_cap(d.ret, RET);
-            init.slots.free(d.ret);
-            (d.label, d.payload, d.words)
-        } else {
+        let (label, payload, words) = {
             let timeout = init.due();
             buf.set_recv_slots(&[RET]);
             let m = recv(Tag::new(0).with_slots(1), timeout);

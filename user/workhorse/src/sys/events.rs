@@ -135,9 +135,10 @@ fn do_select(s: &mut Server, pid: i32, nfds: u64, sets: [u64; 3], deadline: u64)
     }
     let now = super::misc::now_ns();
     let give_up = deadline == u64::MAX || (deadline != 0 && now >= deadline);
+    super::io::looked_at_tty();
     let r = select_sets(s, pid, nfds, sets, give_up)?;
     if r.is_none() {
-        s.proc(pid).waits_tty = true; // polled with the terminal
+        super::io::wait_for(s, pid, deadline);
     }
     Ok(r)
 }
@@ -389,10 +390,11 @@ pub fn epoll_ctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 fn epoll_wait_now(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (epfd, evs, max, deadline) = (c.args[0], c.args[1], (c.args[2] & 0xffff_ffff) as usize, c.args[5]);
     let give_up = deadline == u64::MAX || (deadline != 0 && super::misc::now_ns() >= deadline);
+    super::io::looked_at_tty();
     let r = with_obj(s, pid, epfd, EINVAL, |_, e: &mut Epoll, _| Ok(e.due(max, true)));
     match r {
         Ok(due) if due.is_empty() && !give_up => {
-            s.proc(pid).waits_tty = true; // polled with the terminal
+            super::io::wait_for(s, pid, deadline);
             Out::Block
         }
         Ok(due) => {

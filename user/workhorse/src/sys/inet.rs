@@ -75,7 +75,7 @@ const UDP_MAX: usize = 65507;
 /// one connection; a connection that finds none is refused).
 const MAX_LISTENERS: usize = 4;
 /// How often the network server's interface is polled while it has
-/// sockets (its frames come without a message to the workhorse).
+/// sockets if the server could not be asked to signal (wake.rs).
 const NIC_POLL_MS: u64 = 10;
 /// Times the interfaces are polled in a row while something changes.
 const POLL_ROUNDS: usize = 64;
@@ -175,6 +175,9 @@ struct Nic {
     share: u64,
     /// A call failed (the server was restarted): look it up again.
     lost: bool,
+    /// The server signals the workhorse's notification (wake.rs, NET) when
+    /// frames come: the ring needs no polling.
+    notified: bool,
 }
 
 /// Where the ring is mapped in the server's own space.
@@ -232,11 +235,12 @@ impl Nic {
             crate::env::env().free_slot(share);
             return None;
         };
-        let nic = Nic { server: NetServer(Sender(slot)), slot, ring, owned, share, lost: false };
+        let mut nic = Nic { server: NetServer(Sender(slot)), slot, ring, owned, share, lost: false, notified: false };
         if let Err(e) = nic.server.attach(share) {
             keep_rt::println!("workhorse: the network server's ATTACH: {e}");
             return None;
         }
+        nic.notified = nic.ask_notify();
         Some((nic, mac, ip as u32))
     }
 
@@ -247,7 +251,17 @@ impl Nic {
         if names::lookup_at(NAMES_SLOT, "net", self.slot, keep_rt::ipc_buffer()).is_ok() {
             self.ring.reset();
             self.lost = self.server.info().is_err() || !self.attach_again();
+            self.notified = !self.lost && self.ask_notify();
         }
+    }
+
+    /// Has the server signal the workhorse's notification when frames
+    /// come for it or transmit buffers go back; false: it is polled.
+    fn ask_notify(&self) -> bool {
+        let Ok(n) = crate::env::env().slot() else { return false };
+        let ok = crate::wake::give(n).is_ok() && self.server.notify(Some(n), crate::wake::NET, keep_net::WAIT_TX).is_ok();
+        crate::env::env().free_slot(n);
+        ok
     }
 
     /// ATTACH of the ring's share to the new server.  Refused as no
@@ -802,9 +816,9 @@ pub fn timeout(ms: u64) -> u64 {
 #[inline(never)]
 fn next_timer(st: &mut Stack, ms: u64) -> u64 {
     let t = now();
-    // Frames from the network server come without a message to the
-    // server: the interface is polled while it has sockets.
-    let nic = st.nets.iter().any(|n| matches!(n.dev, Port::Nic(_)) && n.set.iter().next().is_some());
+    // Frames from the network server come as a notification (wake.rs);
+    // without one, the interface is polled while it has sockets.
+    let nic = st.nets.iter().any(|n| matches!(&n.dev, Port::Nic(nic) if !nic.notified) && n.set.iter().next().is_some());
     let next = st
         .nets
         .iter_mut()

@@ -566,10 +566,33 @@ pub(crate) fn poll_one(s: &mut Server, pid: i32, fd: i32, events: u16) -> u16 {
     ready & (events | POLLERR | POLLHUP | POLLNVAL)
 }
 
+/// desc_ready asked the terminal since the last `looked_at_tty`.
+static TTY_LOOKED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Whether desc_ready asked the terminal since the last call: a wait of
+/// poll, select or epoll that watches it is polled with the terminal
+/// (`waits_tty`); any other waits for a message, the network's
+/// notification (wake.rs) or its deadline (timers::wake_at), not a poll.
+pub(crate) fn looked_at_tty() -> bool {
+    TTY_LOOKED.swap(false, core::sync::atomic::Ordering::Relaxed)
+}
+
+/// A poll, select or epoll wait that cannot end yet: polled with the
+/// terminal if it watches it, awake at its deadline (0: none).
+pub(crate) fn wait_for(s: &mut Server, pid: i32, deadline: u64) {
+    if looked_at_tty() {
+        s.proc(pid).waits_tty = true;
+    }
+    if deadline != 0 && deadline != u64::MAX {
+        super::timers::wake_at(deadline);
+    }
+}
+
 /// What poll says of a description now.
 pub(crate) fn desc_ready(d: &Description) -> u16 {
     match &d.kind {
         Kind::Console => {
+            TTY_LOOKED.store(true, core::sync::atomic::Ordering::Relaxed);
             (if tty().has_input() { POLLIN } else { 0 }) | POLLOUT
         }
         Kind::Pipe(p, _) => {
@@ -614,6 +637,7 @@ pub(crate) fn do_poll(s: &mut Server, pid: i32, c: &mut Call, fds: u64, n: u64, 
         Err(e) => return Out::Ret(-e),
     };
     let mut count = 0;
+    looked_at_tty();
     for i in 0..n as usize {
         let e = &mut entries[i * 8..i * 8 + 8];
         let fd = i32::from_le_bytes([e[0], e[1], e[2], e[3]]);
@@ -634,7 +658,7 @@ pub(crate) fn do_poll(s: &mut Server, pid: i32, c: &mut Call, fds: u64, n: u64, 
             return ret(s.proc(pid).mm.write(fds, &entries).map(|_| 0));
         }
     }
-    s.proc(pid).waits_tty = true; // polled with the terminal
+    wait_for(s, pid, if timeout_ms > 0 { c.args[5] } else { 0 });
     Out::Block
 }
 

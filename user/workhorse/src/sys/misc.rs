@@ -109,9 +109,9 @@ pub(crate) fn sleep(s: &mut Server, pid: i32, c: &mut Call, ts: u64, absolute: O
     if now_ns() > c.args[5] {
         return Out::Ret(0);
     }
-    // Awake a millisecond after the deadline (strictly after, above).
+    // Awake a millisecond after the deadline (strictly after, above): a
+    // one-shot time-out of the server's receive, not a poll.
     super::timers::wake_at(c.args[5].saturating_add(1));
-    s.proc(pid).waits_tty = true; // polled like the terminal
     Out::Block
 }
 

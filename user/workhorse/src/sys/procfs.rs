@@ -81,7 +81,8 @@ fn components(s: &Server, pid: i32, path: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
-const SYSTEM_FILES: [&str; 9] = ["cpuinfo", "meminfo", "uptime", "version", "mounts", "loadavg", "stat", "filesystems", "keepstore"];
+const SYSTEM_FILES: [&str; 10] =
+    ["cpuinfo", "meminfo", "uptime", "version", "mounts", "loadavg", "stat", "filesystems", "keepstore", "keepwakes"];
 const PROCESS_FILES: [(&str, u8); 12] = [
     ("stat", DT_REG),
     ("status", DT_REG),
@@ -139,6 +140,8 @@ fn system_file(s: &Server, name: &str) -> Option<String> {
             alloc::format!("cpu  0 0 0 {} 0 0 0 0 0 0\ncpu0 0 0 0 {} 0 0 0 0 0 0\nbtime 0\nprocesses {}\n", ms / 10, ms / 10, s.next_pid - 1)
         }
         "filesystems" => String::from("nodev\tproc\nnodev\ttmpfs\n"),
+        // The server loop's wake-ups that no call caused (wake.rs).
+        "keepwakes" => crate::wake::report(),
         _ => return None,
     })
 }
