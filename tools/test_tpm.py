@@ -13,6 +13,9 @@
   - the NV counter increments and keeps its value across a reboot with the
     same TPM state;
   - bad input (not hex, an empty blob) is refused with a message;
+  - a program of the description with `tpm` (tpm-client) seals and
+    unseals through the driver and is refused EXTEND; one without the
+    grant has no capability;
   - without a TPM the system boots and `tpm` says there is none.
 Prints one line per test and a summary; exits 1 on any failure."""
 import hashlib
@@ -139,6 +142,13 @@ def main():
                   log == want, f"\n{log}\n{want}")
             check("PCRs 8 and 9 are the log replayed on the host", pcrs == want_pcrs, f"{pcrs} {want_pcrs}")
             check("the NV counter is shown", counter is not None, out)
+            out = g.cmd("run tpm-client")
+            check("a program with `tpm` in the description seals, unseals, reads the counter and may not extend",
+                  "tpm-client: sealed and unsealed 17 bytes" in out and "tpm-client: EXTEND refused: denied" in out
+                  and f"tpm-client: NV counter {counter}" in out and "exited with code 0" in out, out)
+            out = g.cmd("run tpm-stranger")
+            check("a program without `tpm` has no capability to the TPM",
+                  "tpm-client: no capability to the TPM" in out and "exited with code 2" in out, out)
             out = g.cmd("tpm increment")
             check("the NV counter increments", f"NV counter incremented: {counter + 1}" in out if counter is not None else False, out)
             out = g.cmd("tpm seal the sealed secret")

@@ -68,6 +68,17 @@ fn start(slots: &mut keep_loader::SlotPool, img: &BootImage<'_>) -> Result<Tpm, 
     Ok(Tpm { child, sender: Sender(cap), blob: Vec::new() })
 }
 
+/// The root task's slot of the capability the description's `tpm` gives
+/// (payload CLIENT: not the root task's, so EXTEND is refused); 0: none.
+static CLIENT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+pub fn client_cap() -> Option<u64> {
+    match CLIENT.load(core::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        c => Some(c),
+    }
+}
+
 /// Measures the boot and starts the driver; None without one.
 pub fn boot(root: &mut crate::Root, file: &str) -> Option<Tpm> {
     let img = root.image.as_ref()?;
@@ -79,6 +90,11 @@ pub fn boot(root: &mut crate::Root, file: &str) -> Option<Tpm> {
             return None;
         }
     };
+    if let Some(cap) = root.slots.alloc() {
+        if tpm.child.process.mint(cap, keep_tpm::CLIENT, rights::WRITE | rights::CALL).is_ok() {
+            CLIENT.store(cap, core::sync::atomic::Ordering::Relaxed);
+        }
+    }
     let mut c = Client(tpm.sender, keep_rt::ipc_buffer());
     for e in &log {
         match c.extend(e.pcr, &e.digest, e.name()) {

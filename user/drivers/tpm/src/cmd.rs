@@ -654,7 +654,7 @@ mod tests {
 
     #[test]
     fn error_codes_and_bad_responses() {
-        // TPM_RC_POLICY_FAIL about session 1 (format one).
+        // TPM_RC_POLICY_FAIL (format one), about the first session.
         let r = hex("8001 0000000a 0000099d");
         assert_eq!(parse_empty(&r), Err(Error::Tpm(0x99d)));
         assert_eq!(rc::base(0x99d), rc::POLICY_FAIL);

@@ -60,6 +60,12 @@ pub const PCRS: [u32; 2] = [PCR_PROGRAMS, PCR_DESCRIPTION];
 /// What SEAL binds a secret to: PCRs 8 and 9 (a bit per PCR).
 pub const SEAL_PCRS: u32 = (1 << PCR_PROGRAMS) | (1 << PCR_DESCRIPTION);
 
+/// Where a program of the system description with `tpm` finds its
+/// capability to the server (a client's: EXTEND is refused).
+pub const TPM_SLOT: u64 = 0xb;
+/// The payload of that capability (the root task's is 0).
+pub const CLIENT: u64 = 1;
+
 /// The NV index of the monotonic counter (the owner's range, Part 2
 /// TPM_HT_NV_INDEX; "KEP" in its low bytes).
 pub const COUNTER_INDEX: u32 = 0x014b_4550;
