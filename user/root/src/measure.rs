@@ -47,7 +47,7 @@ pub struct Tpm {
 }
 
 /// Starts the driver with the CRB's page, the console and the timer.
-fn start(slots: &mut keep_loader::SlotPool, img: &BootImage<'_>) -> Result<Tpm, alloc::string::String> {
+pub fn start(slots: &mut keep_loader::SlotPool, img: &BootImage<'_>) -> Result<Tpm, alloc::string::String> {
     let elf = img.find("tpm").ok_or("no program 'tpm' in the boot image")?.data;
     let page = slots.alloc().ok_or("no free slot")?;
     DEVMEM.restrict(CRB, 1, page).map_err(|e| alloc::format!("RESTRICT of the CRB's page: {e}"))?;

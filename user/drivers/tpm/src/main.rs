@@ -61,9 +61,13 @@ fn w32(off: usize, v: u32) {
     unsafe { core::ptr::write_volatile((CRB_VA as usize + off) as *mut u32, v) }
 }
 
-/// Waits until `done` holds, at most `ms` milliseconds.
+/// Waits until `done` holds, at most `ms` milliseconds: reads the
+/// register SPIN times first (a TPM command takes a few milliseconds and
+/// each read of the device's register is a round trip to it), then
+/// between 1 ms sleeps.
 fn wait(ms: u64, done: impl Fn() -> bool) -> bool {
-    for _ in 0..64 {
+    const SPIN: u32 = 10_000;
+    for _ in 0..SPIN {
         if done() {
             return true;
         }

@@ -30,6 +30,7 @@ mod ipc;
 mod kmem;
 mod net;
 mod sfi;
+mod vault;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -296,6 +297,11 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     sfi::run(root, &mut s);
     net::run_all(root, &mut s);
     io::run_all(root, &mut s);
+    if s.wants_any("vault.")
+        && let Err(e) = vault::run(root, &mut s)
+    {
+        s.fail("vault", &e);
+    }
     if (s.wants_any("bank.") || s.wants_any("proc.create"))
         && let Err(e) = bank::run(root, &mut s)
     {
