@@ -4,8 +4,9 @@
 //! the TPM's driver (the first program it starts, itself measured with the
 //! others) and has it extend each entry into its PCR:
 //!
-//! - PCR 8: the boot image as a whole ("boot-image"), then each program
-//!   of it (each file that is an ELF image), in the image's order;
+//! - PCR 8: the boot image's header and file table ("boot-image"), then
+//!   each file of it (programs, descriptions, the workhorse's root file
+//!   system), in the image's order;
 //! - PCR 9: the system description the root task builds the system from.
 //!
 //! Only then does the system start.  Without a TPM the log is still made
@@ -26,16 +27,29 @@ pub fn sha256(b: &[u8]) -> [u8; 32] {
     Sha256::digest(b).into()
 }
 
-/// The log of a boot from `img` with the description `file`.
+/// The boot image's header and file table (docs/boot.md): 16 bytes and
+/// 64 per file.
+fn table<'a>(img: &BootImage<'a>) -> &'a [u8] {
+    let b = img.bytes();
+    &b[..(16 + 64 * img.len()).min(b.len())]
+}
+
+/// The log of a boot from `img` with the description `file`: the image's
+/// table, then every file of it, each hashed once.
 pub fn log(img: &BootImage<'_>, file: &str) -> Vec<Entry> {
-    let mut log = alloc::vec![Entry::new(PCR_PROGRAMS, sha256(img.bytes()), "boot-image")];
-    for e in img.entries().filter(|e| e.data.starts_with(b"\x7fELF")) {
+    let mut log = alloc::vec![Entry::new(PCR_PROGRAMS, sha256(table(img)), "boot-image")];
+    for e in img.entries() {
         log.push(Entry::new(PCR_PROGRAMS, sha256(e.data), e.name));
     }
     if let Some(d) = img.find(file) {
         log.push(Entry::new(PCR_DESCRIPTION, sha256(d.data), d.name));
     }
     log
+}
+
+/// The bytes `log` hashes.
+fn log_bytes(img: &BootImage<'_>, file: &str) -> usize {
+    table(img).len() + img.entries().map(|e| e.data.len()).sum::<usize>() + img.find(file).map_or(0, |d| d.data.len())
 }
 
 /// The TPM's driver as the root task runs it.
@@ -82,7 +96,9 @@ pub fn client_cap() -> Option<u64> {
 /// Measures the boot and starts the driver; None without one.
 pub fn boot(root: &mut crate::Root, file: &str) -> Option<Tpm> {
     let img = root.image.as_ref()?;
+    let t0 = keep_abi::TIMER.now_ms().unwrap_or(0);
     let log = log(img, file);
+    let ms = keep_abi::TIMER.now_ms().unwrap_or(0).saturating_sub(t0);
     let tpm = match start(&mut root.slots, img) {
         Ok(t) => t,
         Err(e) => {
@@ -109,7 +125,11 @@ pub fn boot(root: &mut crate::Root, file: &str) -> Option<Tpm> {
             }
         }
     }
-    println!("measured boot: {} measurements in PCRs {PCR_PROGRAMS} and {PCR_DESCRIPTION}", log.len());
+    println!(
+        "measured boot: {} measurements in PCRs {PCR_PROGRAMS} and {PCR_DESCRIPTION} ({} KiB hashed in {ms} ms)",
+        log.len(),
+        log_bytes(img, file) / 1024
+    );
     Some(tpm)
 }
 
