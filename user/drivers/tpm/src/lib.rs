@@ -19,6 +19,7 @@
 //! | `UNSEAL` (6) | string a sealed blob | `OK`, string the secret; `PCR_CHANGED` when the PCRs differ from the sealing's; `BAD_BLOB` when it is no blob of this TPM's |
 //! | `COUNTER` (7) | the NV monotonic counter | `OK`, word 1 its value (made at the first use) |
 //! | `INCREMENT` (8) | the counter plus one | `OK`, word 1 the new value |
+//! | `QUIT` (9) | the server exits after replying (the root task only: payload 0) | `OK`; `DENIED` from a client |
 //!
 //! Every request answers `NO_TPM` when the machine has no TPM,
 //! `TPM_ERROR` with the TPM's response code in word 1 when the TPM
@@ -39,6 +40,7 @@ pub const SEAL: u64 = 5;
 pub const UNSEAL: u64 = 6;
 pub const COUNTER: u64 = 7;
 pub const INCREMENT: u64 = 8;
+pub const QUIT: u64 = 9;
 
 pub const OK: u64 = 0;
 pub const BAD_REQUEST: u64 = 1;

@@ -382,6 +382,15 @@ fn main(_: u64, _: u64) -> i32 {
         let len = if m.tag.has_string() { buf.read_string(&mut data) } else { 0 };
         let w0 = m.words[0];
         // (status, word 1, bytes of `out` to send)
+        if m.tag.label() == QUIT {
+            if m.payload == 0 {
+                let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
+                return 0;
+            }
+            let _ = Return(RET).reply(Tag::new(0), [DENIED, 0, 0, 0]);
+            m = recv(Tag::new(0).with_slots(1), 0);
+            continue;
+        }
         let (status, value, send) = if s.crb.is_none() {
             (NO_TPM, 0, 0)
         } else {
