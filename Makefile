@@ -44,6 +44,8 @@ DRIVER_PROGRAMS := pci blk
 DRIVER_PROGRAMS += net netstack
 # The wall clock's driver (docs/devices.md, "The wall clock").
 DRIVER_PROGRAMS += rtc
+# The TPM's driver (docs/devices.md, "The TPM"): the root task starts it first.
+DRIVER_PROGRAMS += tpm
 # The system's servers (user/servers/*: the space bank, the constructor) go
 # in the same way.
 USER_PROGRAMS := root ktest hello stress benchsrv pfilter workhorse $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS) \
@@ -280,7 +282,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-workhorse -p keep-rtc -p keep-blk -p keep-dataspace -p keep-pci
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci
 
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300
@@ -326,6 +328,14 @@ net-test: deps image
 	$(PYTHON) tools/test_net.py
 	$(PYTHON) tools/test_net.py --no-iommu
 test: net-test
+
+# The TPM and the measured boot from the host (docs/trusted-core.md):
+# the PCRs against the log replayed with hashlib, sealing, the NV counter
+# across reboots (swtpm states under build/tpm/).
+.PHONY: tpm-test
+tpm-test: deps image
+	$(PYTHON) tools/test_tpm.py
+test: tpm-test
 
 # Software fault isolation (sfi/, docs/sfi.md): host tool chain, verifier, runtime.
 sfi-test:

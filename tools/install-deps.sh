@@ -8,6 +8,8 @@ command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v nm >/dev/null || need+=(binutils)
 # The kernel, and the boot image's SFI filters (sfi/cc/sfi-cc runs gcc, GNU as and ld).
 command -v gcc >/dev/null || need+=(gcc)
+# The machine's TPM 2.0 (tools/qemu.py starts a swtpm for each QEMU).
+command -v swtpm >/dev/null || need+=(swtpm swtpm-tools)
 # The workhorse's conformance programs are linked statically (gcc -static).
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || need+=(libc6-dev)
 # `make bench` builds its icount plugin (tools/icount-plugin) with the gcc

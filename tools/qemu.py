@@ -8,12 +8,17 @@
                   [--append WORDS]         ... with more kernel command-line words after autotest
     qemu.py bench [--timeout S]            benchmarks under -icount (tools/bench.py), writes build/bench/
     --no-iommu                             the same machine without the VT-d IOMMU (run, debug, test)
+    --tpm-state DIR                        the TPM's state in DIR, kept across boots (run, debug, test)
+    --no-tpm                               the same machine without the TPM (run, debug, test)
 
 Accelerator: KVM only where the host CPU shows vmx or svm and /dev/kvm
 opens; on these machines /dev/kvm is a software nested hypervisor under
 which a guest's syscall never reaches its kernel, so TCG is the default."""
 import argparse
+import atexit
+import itertools
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -81,6 +86,63 @@ def device_args(iommu=True, persistent=False, host_port=None):
     return args
 
 
+# The TPM (docs/devices.md, "The TPM"): a software TPM 2.0 (swtpm) behind
+# QEMU's TPM CRB interface at 0xfed40000.  Each QEMU gets a fresh TPM in a
+# directory of its own under build/tpm/, removed when this process ends,
+# unless a state directory is given (the same TPM across boots).
+TPM_DIR = BUILD / "tpm"
+_tpm_runs = itertools.count()
+_tpm_procs = []
+
+
+def _stop_tpms():
+    for proc, dirs in _tpm_procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_stop_tpms)
+
+
+def start_tpm(state=None):
+    """Starts a swtpm for one QEMU and returns its QEMU arguments.  `state`:
+    a directory whose TPM state is used and kept (made if missing); None: a
+    fresh TPM in a new directory under build/tpm/, removed at exit.  swtpm
+    ends when QEMU closes its control channel (--terminate), and at this
+    process's exit at the latest."""
+    if shutil.which("swtpm") is None:
+        sys.exit("qemu.py: swtpm is missing (the TPM of the machine, docs/devices.md): "
+                 "run tools/install-deps.sh (Debian's swtpm and swtpm-tools), or pass --no-tpm")
+    fresh = None
+    if state is None:
+        state = fresh = TPM_DIR / f"run-{os.getpid()}-{next(_tpm_runs)}"
+        shutil.rmtree(fresh, ignore_errors=True)
+    state = Path(state).resolve()
+    state.mkdir(parents=True, exist_ok=True)
+    # A Unix socket's path is limited to 107 bytes: the socket lives in a
+    # short directory of /tmp named after this run, the state where asked.
+    sock_dir = Path(f"/tmp/keep-tpm-{os.getpid()}-{next(_tpm_runs)}")
+    shutil.rmtree(sock_dir, ignore_errors=True)
+    sock_dir.mkdir()
+    sock = sock_dir / "ctrl"
+    proc = subprocess.Popen(["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={state}",
+                             "--ctrl", f"type=unixio,path={sock}", "--terminate",
+                             "--log", f"file={state / 'swtpm.log'}"],
+                            stdin=subprocess.DEVNULL)
+    _tpm_procs.append((proc, [sock_dir] + ([fresh] if fresh else [])))
+    deadline = time.monotonic() + 10
+    while not sock.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            sys.exit(f"qemu.py: swtpm did not start (status {proc.poll()}; {state / 'swtpm.log'})")
+        time.sleep(0.01)
+    return ["-chardev", f"socket,id=chrtpm,path={sock}",
+            "-tpmdev", "emulator,id=tpm0,chardev=chrtpm",
+            "-device", "tpm-crb,tpmdev=tpm0"]
+
+
 def kvm_usable():
     try:
         flags = Path("/proc/cpuinfo").read_text()
@@ -103,11 +165,15 @@ def choose_accel(requested):
 
 
 def base_cmd(accel, append="", icount=False, kernel=KERNEL, initrd=IMAGE, devices=True, iommu=True,
-             persistent=False):
+             persistent=False, tpm=True, tpm_state=None):
+    """`tpm`: with the TPM (devices only); `tpm_state`: its state directory
+    (start_tpm)."""
     cmd = ["qemu-system-x86_64", "-machine", "q35", "-m", "512M", "-display", "none",
            "-no-reboot", "-kernel", str(kernel), "-initrd", str(initrd)] + DEBUG_EXIT
     if devices:
         cmd += device_args(iommu, persistent)
+        if tpm:
+            cmd += start_tpm(tpm_state)
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host"]
     else:
@@ -227,7 +293,7 @@ def cmd_test(args):
     check_built()
     append = "autotest" + (" " + args.append if args.append else "")
     accel = choose_accel(args.accel)
-    cmd = base_cmd(accel, append, iommu=args.iommu) + ["-serial", "stdio"]
+    cmd = base_cmd(accel, append, iommu=args.iommu, tpm=args.tpm, tpm_state=args.tpm_state) + ["-serial", "stdio"]
     if args.coverage:
         if accel != "tcg":
             sys.exit("qemu.py: --coverage needs TCG (--accel tcg)")
@@ -260,21 +326,24 @@ def cmd_bench(args):
 def cmd_run(args):
     check_built()
     accel = choose_accel(args.accel)
-    cmd = base_cmd(accel, iommu=args.iommu, persistent=True) + ["-serial", "mon:stdio"]
+    # The TPM keeps its state across runs, as the disk does.
+    cmd = base_cmd(accel, iommu=args.iommu, persistent=True, tpm=args.tpm,
+                   tpm_state=args.tpm_state or TPM_DIR / "state") + ["-serial", "mon:stdio"]
     print(f"qemu.py: booting Keep under {accel.upper()} (Ctrl-A X quits QEMU; 'halt' powers off)",
           flush=True)
-    os.execvp(cmd[0], cmd)
+    sys.exit(subprocess.call(cmd))
 
 
 def cmd_debug(args):
     check_built()
-    cmd = base_cmd(choose_accel(args.accel), iommu=args.iommu, persistent=True) + ["-serial", "mon:stdio", "-s", "-S"]
+    cmd = base_cmd(choose_accel(args.accel), iommu=args.iommu, persistent=True, tpm=args.tpm,
+                   tpm_state=args.tpm_state or TPM_DIR / "state") + ["-serial", "mon:stdio", "-s", "-S"]
     elf = BUILD / "kernel.elf"
     user = BUILD / "user" / "x86_64-unknown-linux-gnu" / "release"
     print("qemu.py: QEMU waits for gdb on localhost:1234. In another terminal:")
     print(f"  gdb {elf} -ex 'target remote localhost:1234' "
           f"-ex 'add-symbol-file {user / 'root'}' -ex 'break kmain' -ex continue", flush=True)
-    os.execvp(cmd[0], cmd)
+    sys.exit(subprocess.call(cmd))
 
 
 def main():
@@ -288,6 +357,9 @@ def main():
     ap.add_argument("--append", help="test: more kernel command-line words after autotest")
     ap.add_argument("--no-iommu", dest="iommu", action="store_false",
                     help="boot without the VT-d IOMMU (the kernel then confines no DMA)")
+    ap.add_argument("--tpm-state", metavar="DIR",
+                    help="keep the TPM's state in DIR across boots (default: a fresh TPM each boot)")
+    ap.add_argument("--no-tpm", dest="tpm", action="store_false", help="boot without the TPM")
     args = ap.parse_args()
     {"run": cmd_run, "debug": cmd_debug, "test": cmd_test, "bench": cmd_bench}[args.mode](args)
 

@@ -53,6 +53,7 @@ mod mediator;
 mod process;
 mod reply;
 mod rtc;
+mod tpm;
 mod sched;
 mod sfi;
 mod stress;
@@ -464,6 +465,8 @@ const TESTS: &[Test] = &[
     ("NET0010", "the NIC reset on demand with frames on their way, and a stack revoking its ring's share under frames for the NIC: the NIC is reset only if it says it stopped; other stacks and a new ring are served", net::net_revoke_in_flight),
     ("NET0011", "NOTIFY: the server signals a stack's notification once for the frames put in for it (waiting ones at once), not for RECVs or other stacks' frames; refusals change nothing; NOTIFY of none stops it; a destroyed notification is dropped", net::net_notify),
     // The wall clock (docs/devices.md, "The wall clock").
+    // The TPM's driver (docs/devices.md, "The TPM").
+    ("TPM0001", "the tpm driver with the CRB's page: RANDOM, PCR, EXTEND and LOG; every bad request refused and nothing logged; a client may seal and unseal but not EXTEND or QUIT; a PCR change refuses the blob (PCR_CHANGED); the counter increments; without the page NO_TPM", tpm::tpm_server),
     ("RTC0001", "the rtc server with ports 0x70-0x71 answers NOW in Unix seconds that advance; unknown labels BAD_REQUEST, a client's QUIT DENIED; without the ports NO_CLOCK", rtc::rtc_server),
     ("RECL0001", "RECLAIM a page: IN_USE while mapped, then STALE everywhere", device::reclaim_page),
     ("RECL0002", "RECLAIM a cappage: IN_USE while mapped, then gone", device::reclaim_cappage),

@@ -11,6 +11,7 @@ extern crate alloc;
 mod bench;
 mod devices;
 mod linux;
+mod measure;
 mod shell;
 mod shell_system;
 mod system;
@@ -45,6 +46,8 @@ pub struct Root {
     pub workhorse: Option<keep_workhorse::Workhorse>,
     /// Times the system was built again after init ended.
     pub init_restarts: u32,
+    /// The TPM's driver (docs/trusted-core.md), started at boot.
+    pub tpm: Option<measure::Tpm>,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -57,6 +60,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         init_restarts: 0,
         banked: alloc::vec::Vec::new(),
         workhorse: None,
+        tpm: None,
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");
@@ -101,6 +105,8 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     // The system description: `system=NAME` picks another file of the
     // boot image (the boot test's malformed one).
     let file = cmdline.split_whitespace().find_map(|w| w.strip_prefix("system=")).unwrap_or("system");
+    // Measured boot: before the system's first program runs.
+    root.tpm = measure::boot(&mut root, file);
     shell_system::boot(&mut root, file);
     shell::run(&mut root)
 }

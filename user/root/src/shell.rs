@@ -134,6 +134,18 @@ const COMMANDS: &[Command] = &[
         ],
     ),
     cmd(
+        "tpm",
+        "tpm [seal TEXT | blob [HEX] | unseal | extend TEXT | increment | random]",
+        "show the measured boot's PCRs, log and NV counter",
+        &[
+            "Asks the TPM's driver (docs/trusted-core.md): PCRs 8 and 9, the",
+            "measurement log and the NV monotonic counter.  seal TEXT seals it to",
+            "PCRs 8 and 9 and prints the blob; blob HEX puts one back (blob alone",
+            "empties it); unseal unseals it; extend TEXT extends PCR 9; increment",
+            "adds one to the counter; random shows 16 bytes from the TPM.",
+        ],
+    ),
+    cmd(
         "devices",
         "devices",
         "show the IOMMU and the PCI functions",
@@ -391,6 +403,7 @@ impl Shell<'_> {
                 crate::shell_system::mem(self.root);
             }
             "devices" => crate::devices::show(self.root),
+            "tpm" => crate::measure::command(self.root, line.trim_start().strip_prefix("tpm").unwrap_or("")),
             "disk" => crate::devices::disk(self.root),
             "net" => crate::devices::net(self.root),
             "test" => {

@@ -292,6 +292,12 @@ impl System {
             if e.timer {
                 caps.push((timer, slot::TIMER));
             }
+            // `tpm`: a client's capability to the TPM's driver (no EXTEND).
+            if e.tpm
+                && let Some(t) = crate::measure::client_cap()
+            {
+                caps.push((t, keep_tpm::TPM_SLOT));
+            }
             // `ioport=`: the root task's I/O ports narrowed to the range
             // (the constructor keeps its own copy).
             let _ = SELF_ASPACE.delete_cap(ports);

@@ -36,6 +36,9 @@
 //!   disk range, an address); a client of a `pci`, `blk` or `net` server
 //!   must have one.
 //! - `timer`: the timer, read-only (NOW and SLEEP), in slot 2.
+//! - `tpm`: a client's capability to the TPM's driver (the root task
+//!   starts it before the system; `keep_tpm::TPM_SLOT`): PCRs, the log,
+//!   random numbers, SEAL and UNSEAL, the NV counter, never EXTEND.
 //! - `notify` (servers only): when a client of this server (one with it
 //!   in `uses`) ends, init tells the server by a notification bound to it
 //!   ([`crate::names::GONE_BIT`], then [`crate::names::TAKE_GONE`]), so
@@ -106,6 +109,8 @@ pub struct Entry {
     /// I/O ports: (first, how many).
     pub ioport: Option<(u64, u64)>,
     pub timer: bool,
+    /// A client's capability to the TPM's driver.
+    pub tpm: bool,
     /// Told by init when a client of it ends, before the client's bank goes.
     pub notify: bool,
     /// (index of a server in `uses`, the grant's text).
@@ -123,9 +128,9 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 18] = [
+pub const OPTIONS: [&str; 19] = [
     "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
-    "blob", "timer", "notify", "ioport",
+    "blob", "timer", "notify", "ioport", "tpm",
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -209,9 +214,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "ioport", "timer", "blob", "notify",
+                "interrupt", "ioport", "timer", "blob", "notify", "tpm",
             ],
-            "program" => &["program", "bank", "limit", "frames", "uses", "console", "timer", "blob"],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console", "timer", "blob", "tpm"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
         };
         if keyword != "bank" && OPTIONS.contains(&name) {
@@ -265,7 +270,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 return Err(err(alloc::format!("uses={list}: more than {MAX_USES} servers")));
             }
         }
-        for flag in ["console", "devmem", "interrupt", "timer", "notify"] {
+        for flag in ["console", "devmem", "interrupt", "timer", "notify", "tpm"] {
             if let Some(v) = get(flag)
                 && !v.is_empty()
             {
@@ -347,6 +352,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             interrupt: get("interrupt").is_some(),
             ioport,
             timer: get("timer").is_some(),
+            tpm: get("tpm").is_some(),
             notify: get("notify").is_some(),
             grants,
             blob,
@@ -491,6 +497,11 @@ program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r timer
             refused(&with(&format!("server c program=p bank=prime limit=5 {bad}")), 3, "want BASE+COUNT");
         }
         refused(&with("server c program=p bank=prime limit=5 ioport=0x70+2 ioport=0x70+2"), 3, "twice");
+        // The TPM: a flag of servers and programs, no value.
+        let d = parse("program a program=p bank=prime limit=5 tpm\nserver b program=p bank=prime limit=5 tpm\nprogram c program=p bank=prime limit=5\n").unwrap();
+        assert!(d.entries[0].tpm && d.entries[1].tpm && !d.entries[2].tpm);
+        refused(&with("program c program=p bank=prime limit=5 tpm=yes"), 3, "no value");
+        refused("program tpm program=p bank=prime limit=5\n", 1, "option's word");
         refused("server ioport program=p bank=prime limit=5\n", 1, "option's word");
         // Nobody is given the memory pool: every frame is a bank's.
         refused(&with("server c program=p bank=prime limit=5 memory"), 3, "memory: no program is given the memory pool");

@@ -31,6 +31,7 @@ mod kmem;
 mod net;
 mod notify;
 mod sfi;
+mod vault;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -298,6 +299,11 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     sfi::run(root, &mut s);
     net::run_all(root, &mut s);
     io::run_all(root, &mut s);
+    if s.wants_any("vault.")
+        && let Err(e) = vault::run(root, &mut s)
+    {
+        s.fail("vault", &e);
+    }
     if (s.wants_any("bank.") || s.wants_any("proc.create"))
         && let Err(e) = bank::run(root, &mut s)
     {

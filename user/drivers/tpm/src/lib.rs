@@ -1,0 +1,343 @@
+//! The TPM (docs/devices.md, "The TPM"; docs/trusted-core.md, "The trust
+//! anchor"): the `tpm` server drives a TPM 2.0 through its CRB interface
+//! (one page of device memory at 0xfed40000, the only device capability
+//! it holds), keeps the measurement log of the boot and answers its
+//! clients.  This library is its protocol, the TPM 2.0 marshalling
+//! ([`cmd`], host-tested), the log's policy and the client side;
+//! `main.rs` is the server.
+//!
+//! Protocol (a call's label is the request; the reply's word 0 is a
+//! status; byte strings travel in the IPC buffer's string):
+//!
+//! | label | request | reply |
+//! |---|---|---|
+//! | `EXTEND` (1) | word 0 a PCR, string a 32-byte SHA-256 digest then the entry's name (the root task only: payload 0) | `OK`: the PCR extended and the entry logged; `LOG_FULL`, `BAD_REQUEST` (a PCR outside [`PCRS`], no digest) |
+//! | `PCR` (2) | word 0 a PCR (0-23) | `OK`, string its 32-byte SHA-256 value |
+//! | `LOG` (3) | word 0 an entry's index | `OK`, word 1 its PCR, string its digest then its name; `END` past the last |
+//! | `RANDOM` (4) | word 0 a count (1-64) | `OK`, string that many bytes from the TPM |
+//! | `SEAL` (5) | string a secret (1-128 bytes) | `OK`, string the sealed blob, which only this TPM unseals, and only while [`SEAL_PCRS`] hold what they hold now |
+//! | `UNSEAL` (6) | string a sealed blob | `OK`, string the secret; `PCR_CHANGED` when the PCRs differ from the sealing's; `BAD_BLOB` when it is no blob of this TPM's |
+//! | `COUNTER` (7) | the NV monotonic counter | `OK`, word 1 its value (made at the first use) |
+//! | `INCREMENT` (8) | the counter plus one | `OK`, word 1 the new value |
+//! | `QUIT` (9) | the server exits after replying (the root task only: payload 0) | `OK`; `DENIED` from a client |
+//!
+//! Every request answers `NO_TPM` when the machine has no TPM,
+//! `TPM_ERROR` with the TPM's response code in word 1 when the TPM
+//! refused ([`cmd::rc_name`] names it), and `BAD_RESPONSE` when the TPM
+//! did not answer in time or answered what does not parse.  Anything else: `BAD_REQUEST`.
+
+#![no_std]
+
+pub mod cmd;
+
+use keep_abi::{IpcBuffer, Sender, Tag, err};
+
+pub const EXTEND: u64 = 1;
+pub const PCR: u64 = 2;
+pub const LOG: u64 = 3;
+pub const RANDOM: u64 = 4;
+pub const SEAL: u64 = 5;
+pub const UNSEAL: u64 = 6;
+pub const COUNTER: u64 = 7;
+pub const INCREMENT: u64 = 8;
+pub const QUIT: u64 = 9;
+
+pub const OK: u64 = 0;
+pub const BAD_REQUEST: u64 = 1;
+pub const DENIED: u64 = 2;
+pub const NO_TPM: u64 = 3;
+pub const TPM_ERROR: u64 = 4;
+pub const END: u64 = 5;
+pub const PCR_CHANGED: u64 = 6;
+pub const BAD_BLOB: u64 = 7;
+pub const LOG_FULL: u64 = 8;
+pub const BAD_RESPONSE: u64 = 9;
+
+/// The PCRs of the measured boot (docs/trusted-core.md, "PCRs"): the
+/// boot image and each program in it, then the system description.
+pub const PCR_PROGRAMS: u32 = 8;
+pub const PCR_DESCRIPTION: u32 = 9;
+/// The PCRs EXTEND may extend.
+pub const PCRS: [u32; 2] = [PCR_PROGRAMS, PCR_DESCRIPTION];
+/// What SEAL binds a secret to: PCRs 8 and 9 (a bit per PCR).
+pub const SEAL_PCRS: u32 = (1 << PCR_PROGRAMS) | (1 << PCR_DESCRIPTION);
+
+/// Where a program of the system description with `tpm` finds its
+/// capability to the server (a client's: EXTEND is refused).
+pub const TPM_SLOT: u64 = 0xb;
+/// The payload of that capability (the root task's is 0).
+pub const CLIENT: u64 = 1;
+
+/// The NV index of the monotonic counter (the owner's range, Part 2
+/// TPM_HT_NV_INDEX; "KEP" in its low bytes).
+pub const COUNTER_INDEX: u32 = 0x014b_4550;
+
+/// How many entries the log keeps, and how long a name may be.
+pub const LOG_ENTRIES: usize = 128;
+pub const NAME_LEN: usize = 48;
+/// The most RANDOM gives in one call.
+pub const MAX_RANDOM: u64 = 64;
+
+/// One entry of the measurement log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub pcr: u32,
+    pub digest: cmd::Digest,
+    name: [u8; NAME_LEN],
+    name_len: u8,
+}
+
+impl Entry {
+    /// An entry; a name longer than NAME_LEN is cut (at a character).
+    pub fn new(pcr: u32, digest: cmd::Digest, name: &str) -> Entry {
+        let mut n = name.len().min(NAME_LEN);
+        while !name.is_char_boundary(n) {
+            n -= 1;
+        }
+        let mut e = Entry { pcr, digest, name: [0; NAME_LEN], name_len: n as u8 };
+        e.name[..n].copy_from_slice(&name.as_bytes()[..n]);
+        e
+    }
+    pub fn name(&self) -> &str {
+        core::str::from_utf8(&self.name[..self.name_len as usize]).unwrap_or("?")
+    }
+}
+
+/// The measurement log as the server keeps it.
+pub struct Log {
+    entries: [Option<Entry>; LOG_ENTRIES],
+    len: usize,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Log {
+    pub const fn new() -> Log {
+        Log { entries: [None; LOG_ENTRIES], len: 0 }
+    }
+    /// Whether an EXTEND of `pcr` from a caller with `payload` with a
+    /// string of `len` bytes is accepted: the root task's (payload 0),
+    /// a PCR of [`PCRS`], a digest; Err is the status to answer.
+    pub fn check(&self, payload: u64, pcr: u64, len: usize) -> Result<(), u64> {
+        if payload != 0 {
+            return Err(DENIED);
+        }
+        if !PCRS.iter().any(|&p| p as u64 == pcr) || len < 32 {
+            return Err(BAD_REQUEST);
+        }
+        if self.len == LOG_ENTRIES {
+            return Err(LOG_FULL);
+        }
+        Ok(())
+    }
+    pub fn push(&mut self, e: Entry) -> bool {
+        if self.len == LOG_ENTRIES {
+            return false;
+        }
+        self.entries[self.len] = Some(e);
+        self.len += 1;
+        true
+    }
+    pub fn get(&self, i: usize) -> Option<&Entry> {
+        self.entries.get(i).and_then(|e| e.as_ref())
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The value a PCR holds after extending it with `digests` from zero
+/// (what the TPM computes: each time, SHA-256 of the old value and the
+/// digest).  `hash` is SHA-256 of its argument's concatenation.
+pub fn replay(digests: impl Iterator<Item = cmd::Digest>, hash: impl Fn(&[u8]) -> cmd::Digest) -> cmd::Digest {
+    let mut pcr = [0u8; 32];
+    for d in digests {
+        let mut b = [0u8; 64];
+        b[..32].copy_from_slice(&pcr);
+        b[32..].copy_from_slice(&d);
+        pcr = hash(&b);
+    }
+    pcr
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "ok",
+        BAD_REQUEST => "bad request",
+        DENIED => "denied",
+        NO_TPM => "no TPM",
+        TPM_ERROR => "the TPM refused",
+        END => "end of the log",
+        PCR_CHANGED => "the PCRs are not those of the sealing (a changed boot image or description)",
+        BAD_BLOB => "not a sealed blob of this TPM",
+        LOG_FULL => "the log is full",
+        BAD_RESPONSE => "the TPM did not answer, or its response does not parse",
+        _ => "the call failed",
+    }
+}
+
+/// Why a client's request failed: the server's status (with the TPM's
+/// response code for TPM_ERROR), or the kernel's error of the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    Status(u64, u32),
+    Call(u64),
+}
+
+impl core::fmt::Display for Failure {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Failure::Status(TPM_ERROR, code) => {
+                f.write_str("the TPM refused: ")?;
+                cmd::rc_name(code, f)
+            }
+            Failure::Status(s, _) => f.write_str(status_name(s)),
+            Failure::Call(e) => write!(f, "the call failed: {}", keep_abi::Error(e)),
+        }
+    }
+}
+
+/// The client side: a sender capability to the server and the caller's
+/// IPC buffer (`keep_rt::ipc_buffer()`), through which byte strings go.
+pub struct Client<'a>(pub Sender, pub &'a mut IpcBuffer);
+
+impl Client<'_> {
+    fn call(&mut self, label: u64, w0: u64, send: Option<&[u8]>, out: &mut [u8]) -> Result<(u64, usize), Failure> {
+        let buf = &mut *self.1;
+        let mut tag = Tag::new(label);
+        if let Some(s) = send {
+            buf.set_string(s);
+            tag = tag.with_string();
+        }
+        let m = self.0.call(tag, [w0, 0, 0, 0]);
+        if m.err != err::OK {
+            return Err(Failure::Call(m.err));
+        }
+        match m.words[0] {
+            OK => {
+                let n = if m.tag.has_string() { buf.read_string(out) } else { 0 };
+                Ok((m.words[1], n))
+            }
+            s => Err(Failure::Status(s, m.words[1] as u32)),
+        }
+    }
+
+    /// EXTEND `pcr` with `digest`, logged as `name`.
+    pub fn extend(&mut self, pcr: u32, digest: &cmd::Digest, name: &str) -> Result<(), Failure> {
+        let mut s = [0u8; 32 + NAME_LEN];
+        let n = name.len().min(NAME_LEN);
+        s[..32].copy_from_slice(digest);
+        s[32..32 + n].copy_from_slice(&name.as_bytes()[..n]);
+        self.call(EXTEND, pcr as u64, Some(&s[..32 + n]), &mut []).map(drop)
+    }
+
+    pub fn pcr(&mut self, pcr: u32) -> Result<cmd::Digest, Failure> {
+        let mut d = [0u8; 32];
+        self.call(PCR, pcr as u64, None, &mut d)?;
+        Ok(d)
+    }
+
+    /// Entry `i` of the log; Ok(None) past the last.
+    pub fn log(&mut self, i: usize) -> Result<Option<Entry>, Failure> {
+        let mut s = [0u8; 32 + NAME_LEN];
+        match self.call(LOG, i as u64, None, &mut s) {
+            Ok((pcr, n)) if n >= 32 => {
+                let name = core::str::from_utf8(&s[32..n]).unwrap_or("?");
+                Ok(Some(Entry::new(pcr as u32, s[..32].try_into().unwrap(), name)))
+            }
+            Ok(_) => Err(Failure::Status(BAD_REQUEST, 0)),
+            Err(Failure::Status(END, _)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Fills `out` (at most MAX_RANDOM bytes) from the TPM's generator.
+    pub fn random(&mut self, out: &mut [u8]) -> Result<usize, Failure> {
+        self.call(RANDOM, out.len() as u64, None, out).map(|(_, n)| n)
+    }
+
+    /// SEAL `secret`; the blob goes into `blob` (512 bytes suffice),
+    /// its length is returned.
+    pub fn seal(&mut self, secret: &[u8], blob: &mut [u8]) -> Result<usize, Failure> {
+        self.call(SEAL, 0, Some(secret), blob).map(|(_, n)| n)
+    }
+
+    /// UNSEAL `blob`; the secret goes into `out`.
+    pub fn unseal(&mut self, blob: &[u8], out: &mut [u8]) -> Result<usize, Failure> {
+        self.call(UNSEAL, 0, Some(blob), out).map(|(_, n)| n)
+    }
+
+    pub fn counter(&mut self) -> Result<u64, Failure> {
+        self.call(COUNTER, 0, None, &mut []).map(|(v, _)| v)
+    }
+
+    pub fn increment(&mut self) -> Result<u64, Failure> {
+        self.call(INCREMENT, 0, None, &mut []).map(|(v, _)| v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    #[test]
+    fn extend_is_the_root_tasks_on_its_pcrs() {
+        let mut log = Log::new();
+        assert_eq!(log.check(0, 8, 32), Ok(()));
+        assert_eq!(log.check(0, 9, 40), Ok(()));
+        assert_eq!(log.check(3, 8, 32), Err(DENIED));
+        assert_eq!(log.check(0, 0, 32), Err(BAD_REQUEST), "a firmware PCR");
+        assert_eq!(log.check(0, 10, 32), Err(BAD_REQUEST));
+        assert_eq!(log.check(0, 8, 31), Err(BAD_REQUEST), "no whole digest");
+        for i in 0..LOG_ENTRIES {
+            assert!(log.push(Entry::new(8, [i as u8; 32], "p")));
+        }
+        assert_eq!(log.check(0, 8, 32), Err(LOG_FULL));
+        assert!(!log.push(Entry::new(8, [0; 32], "p")));
+        assert_eq!(log.len(), LOG_ENTRIES);
+        assert_eq!(log.get(3).unwrap().digest, [3; 32]);
+        assert!(log.get(LOG_ENTRIES).is_none());
+    }
+
+    #[test]
+    fn names_are_cut_at_a_character() {
+        let long = "é".repeat(40);
+        let e = Entry::new(8, [0; 32], &long);
+        assert_eq!(e.name().len(), NAME_LEN);
+        let odd = alloc_free_concat("a", &"é".repeat(30));
+        let e = Entry::new(8, [0; 32], &odd);
+        assert_eq!(e.name().len(), NAME_LEN - 1);
+        assert_eq!(Entry::new(9, [1; 32], "system").name(), "system");
+    }
+
+    fn alloc_free_concat(a: &str, b: &str) -> std::string::String {
+        std::format!("{a}{b}")
+    }
+
+    #[test]
+    fn replay_chains_the_digests() {
+        // A stand-in hash (not SHA-256): the test is of the chaining.
+        let h = |b: &[u8]| {
+            let mut d = [0u8; 32];
+            for (i, x) in b.iter().enumerate() {
+                d[i % 32] = d[i % 32].wrapping_mul(31).wrapping_add(*x);
+            }
+            d
+        };
+        assert_eq!(replay([].into_iter(), h), [0; 32]);
+        let one = replay([[1; 32]].into_iter(), h);
+        let mut b = [0u8; 64];
+        b[32..].copy_from_slice(&[1; 32]);
+        assert_eq!(one, h(&b));
+        assert_ne!(replay([[1; 32], [2; 32]].into_iter(), h), replay([[2; 32], [1; 32]].into_iter(), h));
+    }
+}
