@@ -9,6 +9,7 @@
 extern crate alloc;
 
 mod bench;
+mod checkpoint;
 mod devices;
 mod linux;
 mod shell;

@@ -6,9 +6,10 @@
 //! block server (`uses=blk blk=FIRST+SECTORS:rw`).  At start it opens the
 //! area, takes the newest whole checkpoint (falling back to the other root,
 //! with the reason, when the newest is not whole) and restores the probe
-//! from it.  arg0 is the interval of periodic checkpoints in ms (0: only
-//! on request); arg1 bit 0 makes it print a line as each one starts and
-//! commits (the power-cut test's record).
+//! from it.  Its `arg` (the description's `arg=`): bits 0-31 the interval
+//! of periodic checkpoints in ms (0: only on request); bit 32 makes it
+//! print a line as each one begins and commits (the power-cut test's
+//! record).
 //!
 //! Calls through the administrator's capability (payload 0; the shell's
 //! `checkpoint` and `persist`):
