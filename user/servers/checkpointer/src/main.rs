@@ -107,11 +107,14 @@ fn date(t: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
 }
 
-fn slot_str(s: &Slot) -> String {
-    match s {
-        Slot::Good(seq) => format!("checkpoint {seq}"),
-        Slot::Bad(store::Fault::NoRoot) => String::from("empty"),
-        Slot::Bad(f) => format!("refused: {f}"),
+fn slot_str(st: &Store<Disk>, i: usize) -> String {
+    match (&st.slots[i], st.claims[i]) {
+        (Slot::Good(seq), _) => format!("checkpoint {seq}"),
+        (Slot::Bad(store::Fault::NoRoot), _) => String::from("empty"),
+        (Slot::Bad(f), Some(seq)) if st.current.as_ref().is_some_and(|c| c.seq > seq) => {
+            format!("checkpoint {seq}, superseded ({f}: its blocks were reused)")
+        }
+        (Slot::Bad(f), _) => format!("refused: {f}"),
     }
 }
 
@@ -135,8 +138,8 @@ impl Server {
             self.boot = if self.store.fell_back {
                 format!(
                     "no whole checkpoint: root A {}; root B {}; starting afresh",
-                    slot_str(&self.store.slots[0]),
-                    slot_str(&self.store.slots[1])
+                    slot_str(&self.store, 0),
+                    slot_str(&self.store, 1)
                 )
             } else {
                 String::from("no checkpoint in the area; starting afresh")
@@ -157,7 +160,7 @@ impl Server {
         let exact = Probe::replay(p.step) == p;
         let fell = if self.store.fell_back {
             let other = 1 - c.slot;
-            format!("; fell back from root {}: {}", ["A", "B"][other], slot_str(&self.store.slots[other]))
+            format!("; fell back from root {}: {}", ["A", "B"][other], slot_str(&self.store, other))
         } else {
             String::new()
         };
@@ -237,7 +240,7 @@ impl Server {
             ),
             None => t += "last checkpoint: none\n",
         }
-        t += &format!("root A: {}; root B: {}\n", slot_str(&s.slots[0]), slot_str(&s.slots[1]));
+        t += &format!("root A: {}; root B: {}\n", slot_str(s, 0), slot_str(s, 1));
         t += &format!("at start: {}\n", self.boot);
         t += &format!("probe: step {}, {PAGES} pages\n", self.probe.step);
         t += &format!("this instance: {} checkpoints taken, {} failed", self.taken, self.failed);

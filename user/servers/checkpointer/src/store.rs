@@ -208,8 +208,13 @@ pub struct Store<D: BlockDev> {
     pub current: Option<Checkpoint>,
     /// What opening found in roots 0 and 1.
     pub slots: [Slot; 2],
-    /// True when a root holding a root (not an empty slot) newer than the
-    /// checkpoint taken, or the only one, was refused.
+    /// The sequence number each root slot's root claims, when the root
+    /// itself is whole (its records may still be refused).
+    pub claims: [Option<u64>; 2],
+    /// True when a root that may be newer than the checkpoint taken (its
+    /// own checksum wrong, or whole and newer with its records refused)
+    /// was refused: the store fell back.  A refused root older than the
+    /// one taken is a superseded checkpoint whose blocks were reused.
     pub fell_back: bool,
 }
 
@@ -305,26 +310,27 @@ impl<D: BlockDev> Store<D> {
             Err(e) => Slot::Bad(*e),
         });
         let [a, b] = found;
-        let (current, other) = match (a, b) {
-            (Ok(a), Ok(b)) => {
-                if a.seq >= b.seq {
-                    (Some(a), Slot::Good(b.seq))
-                } else {
-                    (Some(b), Slot::Good(a.seq))
-                }
+        let current = match (a, b) {
+            (Ok(a), Ok(b)) => Some(if a.seq >= b.seq { a } else { b }),
+            (Ok(c), Err(_)) | (Err(_), Ok(c)) => Some(c),
+            (Err(_), Err(_)) => None,
+        };
+        let mut claims = [None, None];
+        for (s, c) in claims.iter_mut().enumerate() {
+            let mut buf = [0u8; BLOCK];
+            if dev.read(s as u64, &mut buf).is_ok() && parse_root(&buf, s, area).is_ok() {
+                *c = Some(u64_at(&buf, 16));
             }
-            (Ok(a), Err(e)) => (Some(a), Slot::Bad(e)),
-            (Err(e), Ok(b)) => (Some(b), Slot::Bad(e)),
-            (Err(_), Err(_)) => (None, Slot::Bad(Fault::NoRoot)),
-        };
+        }
         // A root there (not an empty slot) that was refused, while it could
-        // have been the newer one: the store fell back.
-        let refused = |s: &Slot| matches!(s, Slot::Bad(f) if *f != Fault::NoRoot && !matches!(f, Fault::TooSmall { .. }));
-        let fell_back = match &current {
-            Some(_) => refused(&other),
-            None => slots.iter().any(refused),
+        // have been newer than the one taken: the store fell back.
+        let newest = current.as_ref().map_or(0, |c| c.seq);
+        let refused = |i: usize| {
+            matches!(slots[i], Slot::Bad(f) if f != Fault::NoRoot && !matches!(f, Fault::TooSmall { .. }))
+                && claims[i].is_none_or(|c| c > newest)
         };
-        Store { dev, current, slots, fell_back }
+        let fell_back = refused(0) || refused(1);
+        Store { dev, current, slots, claims, fell_back }
     }
 
     /// The content of page `key` of the current checkpoint, checked
@@ -457,6 +463,7 @@ impl<D: BlockDev> Store<D> {
             refs: root_refs.iter().map(|r| r.0).collect(),
         };
         self.slots[slot] = Slot::Good(seq);
+        self.claims[slot] = Some(seq);
         let n = c.pages.len() as u64;
         self.current = Some(c);
         self.fell_back = false;

@@ -241,6 +241,9 @@ fn a_power_cut_at_every_write_leaves_one_whole_checkpoint() {
                 let old = (k > 1).then(|| states.last().unwrap().clone());
                 if cut + 1 < total {
                     assert_eq!(got, old, "checkpoint {k}, cut at write {cut} of {total}, seed {seed}");
+                    // The root not written: nothing newer was refused (an
+                    // older root whose blocks were reused is superseded).
+                    assert!(!r.fell_back, "cut {cut}: {:?} {:?}", r.slots, r.claims);
                 } else {
                     assert!(got == old || got.as_ref() == Some(&want_new), "root write torn: {got:?}");
                 }
