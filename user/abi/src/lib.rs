@@ -554,6 +554,13 @@ impl Kernel {
         let r = invoke(self.0, method::kernel::INTERRUPT_STATS, [0; 4])?;
         Ok((r[0], r[1], r[2]))
     }
+
+    /// Replaces the keys that seal exported processes by keys derived from
+    /// `key`: what is sealed under a key opens under the same key at a
+    /// later boot.  `BAD_STATE` while any process is exported.
+    pub fn set_seal_key(self, key: &[u8; 32]) -> Result<()> {
+        invoke(self.0, method::kernel::SET_SEAL_KEY, [key.as_ptr() as u64, 0, 0, 0]).map(drop)
+    }
 }
 
 /// A pool of free frames.
@@ -1235,7 +1242,7 @@ mod tests {
         }
         add_methods!("CONSOLE", console: WRITE READ);
         add_methods!("KERNEL", kernel: INFO MEMMAP PROCESS_INFO CHECK_PAGING POWEROFF DEBUG_EXIT
-                     CMDLINE CHECK_INVARIANTS INTERRUPT_STATS);
+                     CMDLINE CHECK_INVARIANTS INTERRUPT_STATS SET_SEAL_KEY);
         add_methods!("MEMORY", memory: RETYPE FREE DONATE CREATE_ACCOUNT RECLAIM REVOKE);
         add_methods!("ACCOUNT", account: INFO SET_KPAGER CREATE_ASPACE CREATE_PROCESS
                      CREATE_WRAPPER DESTROY RECLAIM DESTROY_ALL REVOKE_TABLE REVOKE_PROCESS
