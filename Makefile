@@ -208,7 +208,7 @@ image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar.gz
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
-	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf \
+	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf system-checkpoint=user/system/checkpoint-test.conf \
 	  linux-rootfs.tar.gz=$(B)/linux-rootfs.tar.gz
 
 # ---- running --------------------------------------------------------------
@@ -282,7 +282,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci -p keep-checkpointer
 
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300
@@ -303,12 +303,24 @@ linux-test: deps image
 persist-test: deps image
 	$(PYTHON) tools/test_persist.py
 
-test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test persist-test sfi-test
+# The checkpointer's store on the disk across power cuts: QEMU killed at
+# seeded random moments of its checkpoints, CHECKPOINT_CUTS times (each
+# cut's seed printed; docs/persistence.md).  Not whole-system persistence
+# (docs/CAVEATS.md).
+CHECKPOINT_CUTS ?= 20
+CHECKPOINT_SEED ?= $(shell date +%s)
+.PHONY: checkpoint-test checkpoint-test-long
+checkpoint-test: deps image
+	$(PYTHON) tools/test_checkpoint.py --cuts $(CHECKPOINT_CUTS) --seed $(CHECKPOINT_SEED)
+checkpoint-test-long: deps image
+	$(PYTHON) tools/test_checkpoint.py --cuts 400 --seed $(CHECKPOINT_SEED)
+
+test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test persist-test checkpoint-test sfi-test
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
 .PHONY: test-long busybox-test fuzz-long
-test-long: busybox-test fuzz-long
+test-long: busybox-test fuzz-long checkpoint-test-long
 # The stateful capability fuzzer of ktest (FUZZ0001, docs/coverage.md) for
 # FUZZ_RUNS runs of FUZZ_OPS invocations from FUZZ_SEED (default: the time;
 # each run prints its seed), within the in-guest suite.

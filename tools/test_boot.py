@@ -428,7 +428,10 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 9 servers started, 5 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 10 servers started, 5 programs to run" in text, text[-800:])
+    opened = g.expect(b"checkpointer: area of 2048 blocks: no checkpoint in the area; starting afresh", 30)
+    check("the description's checkpointer opens its area on the disk at boot (docs/persistence.md)",
+          opened, g.text()[-800:])
     check("the description starts the block server at boot, with its disk through the PCI server",
           "blk: virtio-blk 00:02.0: 131072 sectors, DMA through the IOMMU" in text, text[-800:])
     out = g.keys(b"run disk" + ENTER, 60)
@@ -436,7 +439,7 @@ def system_description(g):
           out is not None and "disktest a: done: 1 rounds, 256 writes acknowledged, every sector read back intact" in out
           and "exited with code 0" in out, repr(out))
     out = g.keys(b"disk" + ENTER, 30)
-    row = re.search(r"^\s+1\s+disk\s+4096\s+2048\s+rw\s+514\s+0\s+0\s+0$", (out or "").replace("\r", ""), re.M)
+    row = re.search(r"^\s+\d+\s+disk\s+4096\s+2048\s+rw\s+514\s+0\s+0\s+0$", (out or "").replace("\r", ""), re.M)
     check("disk shows the boot-time block server, its client's range, rights and requests, and the grants",
           out is not None and "disk: block server 'blk' (restarted 0 of 3 times)" in out and row is not None
           and "device: reset 0 times after it stopped, 0 requests started again, 0 submissions refused" in out

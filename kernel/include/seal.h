@@ -13,6 +13,10 @@
 /* Draw the keys (RDRAND when the CPU has it, mixed with the TSC). */
 void seal_init(void);
 
+/* Replace the keys by ones derived from a 32-byte key (KERNEL.SET_SEAL_KEY):
+ * what is sealed under one key opens under the same key at a later boot. */
+void seal_set_key(const u64 key[4]);
+
 /* SipHash-2-4 of len bytes under key k (exported for the host tests). */
 u64 siphash24(const u64 k[2], const void *data, size_t len);
 

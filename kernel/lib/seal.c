@@ -78,6 +78,19 @@ bool unseal(void *head, size_t head_len, size_t body_len, u64 nonce, const u64 t
     return true;
 }
 
+void seal_set_key(const u64 key[4])
+{
+    /* Each of the six key words is SipHash, under the key's first half,
+     * of its second half and the word's place: the same key gives the
+     * same keys at every boot. */
+    u64 *keys[3] = {k_enc, k_mac1, k_mac2};
+    for (unsigned i = 0; i < 3; i++)
+        for (unsigned j = 0; j < 2; j++) {
+            u64 m[4] = {key[2], key[3], 0x6b656570u + i, j};
+            keys[i][j] = siphash24(key, m, sizeof m);
+        }
+}
+
 #ifndef HOST_TEST
 #include "x86.h"
 

@@ -1,6 +1,6 @@
 /* The kernel-control object (type KERNEL), held by the root task:
  * information, the memory map, the process list, page-table self-checks,
- * the command line and leaving the machine. */
+ * the command line, the seal's key and leaving the machine. */
 #include "arch.h"
 #include "boot.h"
 #include "frame.h"
@@ -10,6 +10,7 @@
 #include "process.h"
 #include "account.h"
 #include "sched.h"
+#include "seal.h"
 
 static u64 info(u64 key, u64 *value)
 {
@@ -110,6 +111,19 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         res[1] = 0;
         res[0] = process_check(&res[1]) + sched_check(&res[1]) + account_check(&res[1]) + numbers_check(&res[1]);
         return KEEP_ERR_OK;
+    case KEEP_M_KERNEL_SET_SEAL_KEY: {
+        u64 key[4];
+        if (!user_range_ok(inv->caller->as, a[0], sizeof key, false))
+            return KEEP_ERR_FAULT;
+        /* An export sealed under the old keys would never open again. */
+        for (struct account *o = all_accounts; o; o = o->next)
+            if (o->nout)
+                return KEEP_ERR_BAD_STATE;
+        copy_from_user(inv->caller->as, key, a[0], sizeof key);
+        seal_set_key(key);
+        memset(key, 0, sizeof key);
+        return KEEP_ERR_OK;
+    }
     default:
         return KEEP_ERR_INVALID_METHOD;
     }

@@ -359,6 +359,20 @@ static void test_seal(void)
     CHECK(!unseal(copy, 32, 128, 7, bad));
     CHECK(unseal(copy, 32, 128, 7, tag));
     CHECK(memcmp(copy, orig, sizeof copy) == 0);
+
+    /* A key set (KERNEL.SET_SEAL_KEY): what is sealed under it opens after
+     * the keys change and the same key is set again (a later boot), and
+     * not under another key. */
+    const u64 k32[4] = {1, 2, 3, 4}, other[4] = {1, 2, 3, 5};
+    seal_set_key(k32);
+    memcpy(blob, orig, sizeof blob);
+    seal(blob, 32, 128, 9, tag);
+    seal_set_key(other);
+    memcpy(copy, blob, sizeof copy);
+    CHECK(!unseal(copy, 32, 128, 9, tag));
+    seal_set_key(k32);
+    CHECK(unseal(copy, 32, 128, 9, tag));
+    CHECK(memcmp(copy, orig, sizeof copy) == 0);
 }
 
 /* A MADT as q35's, plus what a firmware may add; entries written byte by

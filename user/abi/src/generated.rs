@@ -403,6 +403,8 @@ pub mod method {
         pub const CMDLINE: u64 = 7;
         /// Check the kernel's own invariants (run queues, send queues, process table, frame counts of every account and of the memory pool, capability segment tables) and return the number of violations found (each is printed) and of items checked.
         pub const CHECK_INVARIANTS: u64 = 8;
+        /// Replace the keys that seal exported processes by keys derived from the 32 bytes at ptr, so that what is sealed under a key opens under the same key at a later boot (docs/persistence.md, "The seal and its key"). BAD_STATE while any process is exported (its export would never open again).
+        pub const SET_SEAL_KEY: u64 = 10;
         /// Count the interrupts that arrived at vectors nothing owns since boot: low, those at vectors 0-31 (where the CPU's exceptions are; a device's message can name any vector, and the kernel tells such an interrupt from an exception by the local APIC's in-service bit, acknowledges it and goes on with what ran), low_vectors, a bit for each such vector seen, and unowned, those at vectors 32-255 that no interrupt line or kernel handler uses.
         pub const INTERRUPT_STATS: u64 = 9;
     }
@@ -603,6 +605,7 @@ pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &[
     (ty::KERNEL, method::kernel::DEBUG_EXIT, rights::WRITE, "KERNEL.DEBUG_EXIT"),
     (ty::KERNEL, method::kernel::CMDLINE, rights::READ, "KERNEL.CMDLINE"),
     (ty::KERNEL, method::kernel::CHECK_INVARIANTS, rights::READ, "KERNEL.CHECK_INVARIANTS"),
+    (ty::KERNEL, method::kernel::SET_SEAL_KEY, rights::WRITE, "KERNEL.SET_SEAL_KEY"),
     (ty::KERNEL, method::kernel::INTERRUPT_STATS, rights::READ, "KERNEL.INTERRUPT_STATS"),
     (ty::MEMORY, method::memory::RETYPE, rights::WRITE, "MEMORY.RETYPE"),
     (ty::MEMORY, method::memory::FREE, rights::READ, "MEMORY.FREE"),

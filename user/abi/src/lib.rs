@@ -503,6 +503,13 @@ impl Kernel {
     pub fn cmdline(self, buf: &mut [u8]) -> Result<usize> {
         self.cmdline_raw(buf.as_mut_ptr() as u64, buf.len() as u64).map(|n| n as usize)
     }
+
+    /// Replaces the keys that seal exported processes by keys derived from
+    /// `key`: what is sealed under a key opens under the same key at a
+    /// later boot.  `BAD_STATE` while any process is exported.
+    pub fn set_seal_key(self, key: &[u8; 32]) -> Result<()> {
+        self.set_seal_key_raw(key.as_ptr() as u64)
+    }
 }
 
 impl IoPort {
@@ -772,7 +779,7 @@ mod tests {
         }
         add_methods!("CONSOLE", console: WRITE READ);
         add_methods!("KERNEL", kernel: INFO MEMMAP PROCESS_INFO CHECK_PAGING POWEROFF DEBUG_EXIT
-                     CMDLINE CHECK_INVARIANTS INTERRUPT_STATS);
+                     CMDLINE CHECK_INVARIANTS INTERRUPT_STATS SET_SEAL_KEY);
         add_methods!("MEMORY", memory: RETYPE FREE DONATE CREATE_ACCOUNT RECLAIM REVOKE);
         add_methods!("ACCOUNT", account: INFO SET_KPAGER CREATE_ASPACE CREATE_PROCESS
                      CREATE_WRAPPER DESTROY RECLAIM DESTROY_ALL REVOKE_TABLE REVOKE_PROCESS

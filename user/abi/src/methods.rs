@@ -85,6 +85,13 @@ impl Kernel {
         invoke(self.0, method::kernel::CHECK_INVARIANTS, [0, 0, 0, 0]).map(|r| (r[0], r[1]))
     }
 
+    /// KERNEL.SET_SEAL_KEY (10, needs WRITE): Replace the keys that seal exported processes by keys derived from the 32 bytes at ptr, so that what is sealed under a key opens under the same key at a later boot (docs/persistence.md, "The seal and its key"). BAD_STATE while any process is exported (its export would never open again).
+    /// Results: (-).
+    #[inline]
+    pub fn set_seal_key_raw(self, ptr: u64) -> Result<()> {
+        invoke(self.0, method::kernel::SET_SEAL_KEY, [ptr, 0, 0, 0]).map(drop)
+    }
+
     /// KERNEL.INTERRUPT_STATS (9, needs READ): Count the interrupts that arrived at vectors nothing owns since boot: low, those at vectors 0-31 (where the CPU's exceptions are; a device's message can name any vector, and the kernel tells such an interrupt from an exception by the local APIC's in-service bit, acknowledges it and goes on with what ran), low_vectors, a bit for each such vector seen, and unowned, those at vectors 32-255 that no interrupt line or kernel handler uses.
     /// Results: (low, low_vectors, unowned).
     #[inline]

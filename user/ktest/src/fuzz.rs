@@ -11,7 +11,8 @@
 //! its frames back.
 //!
 //! What it invokes is confined to its own objects: the pool's slots,
-//! KERNEL's read-only methods, MEMORY's RETYPE, FREE, CREATE_ACCOUNT and
+//! KERNEL's read-only methods and SET_SEAL_KEY (refused: ktest's KERNEL
+//! is read-only), MEMORY's RETYPE, FREE, CREATE_ACCOUNT and
 //! DONATE (to its own accounts), and slot::MEMORY as the `memory`
 //! argument.  A kpager it sets is removed at once (an empty account would
 //! call it, and its processes never answer).  Senders are invoked in non-blocking SEND mode only, never
@@ -164,6 +165,7 @@ const GLOBAL: &[(u64, u64, &[A])] = &[
     (slot::KERNEL, method::kernel::PROCESS_INFO, &[Word]),                     // index
     (slot::KERNEL, method::kernel::CHECK_PAGING, &[Small]),                    // check
     (slot::KERNEL, method::kernel::INTERRUPT_STATS, &[]),
+    (slot::KERNEL, method::kernel::SET_SEAL_KEY, &[Word]),                     // key (NO_RIGHTS)
 ];
 
 use keep_stress::Rng;

@@ -1039,3 +1039,23 @@ pub fn numbers_reused(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[a.0, asp_a, p, s, d, asp_b, q, e]);
     r
 }
+
+/// KERNEL.SET_SEAL_KEY (docs/persistence.md, "The seal and its key")
+/// needs WRITE: ktest's KERNEL capability (read-only, as every trusted
+/// program's) is refused, and the seal goes on working.  The root task
+/// checks the method itself at autotest (user/root/src/checkpoint.rs,
+/// `seal_key_check`), and the host tests that the same key opens at a later
+/// boot what it sealed (kernel/test/host_tests.c).
+pub fn seal_key(cx: &mut Cx) -> TestResult {
+    with_processes(cx, |cx, a, [p]| {
+        let d = cx.slot()?;
+        let r = (|| {
+            expect_err(KERNEL.set_seal_key(&[0x5a; 32]), Error::NO_RIGHTS, "SET_SEAL_KEY through a read-only KERNEL")?;
+            a.revoke_process(p, d).ctx("REVOKE_PROCESS")?;
+            a.restore_process(d).ctx("RESTORE_PROCESS after the refusal")?;
+            invariants()
+        })();
+        cx.drop_slot(d);
+        r
+    })
+}

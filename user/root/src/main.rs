@@ -9,6 +9,7 @@
 extern crate alloc;
 
 mod bench;
+mod checkpoint;
 mod devices;
 mod linux;
 mod measure;
@@ -74,7 +75,8 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     bench::ICOUNT.store(has("icount"), core::sync::atomic::Ordering::Relaxed);
     bench::io::IO.store(has("iobench"), core::sync::atomic::Ordering::Relaxed);
     if has("autotest") {
-        let passed = root.test();
+        let sealed = checkpoint::seal_key_check(&mut root);
+        let passed = root.test() && sealed;
         println!(
             "root: autotest {}",
             if passed { "passed" } else { "FAILED" }

@@ -178,6 +178,28 @@ const COMMANDS: &[Command] = &[
             "network\").  The stacks' status lines: port 8 of each address.",
         ],
     ),
+    cmd(
+        "checkpoint",
+        "checkpoint [server]",
+        "take a checkpoint now",
+        &[
+            "Asks the checkpointer of the system description (or the one named) to",
+            "commit a checkpoint to its area of the disk now, and shows its sequence",
+            "number and the pages and blocks it wrote; a full area or a failed write",
+            "is an error and the previous checkpoint stays (docs/persistence.md).",
+        ],
+    ),
+    cmd(
+        "persist",
+        "persist [server]",
+        "show the last checkpoint and the area",
+        &[
+            "The checkpointer's last committed checkpoint (sequence, time, pages,",
+            "size, pages written), its area's size and free blocks, what each of",
+            "the two roots holds, and what it found at its start: the checkpoint",
+            "it resumed, or why it fell back or started afresh.",
+        ],
+    ),
     cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
     cmd(
         "bench",
@@ -406,6 +428,8 @@ impl Shell<'_> {
             "tpm" => crate::measure::command(self.root, line.trim_start().strip_prefix("tpm").unwrap_or("")),
             "disk" => crate::devices::disk(self.root),
             "net" => crate::devices::net(self.root),
+            "checkpoint" => crate::checkpoint::checkpoint(self.root, words.next()),
+            "persist" => crate::checkpoint::persist(self.root, words.next()),
             "test" => {
                 self.root.test();
             }

@@ -1,0 +1,463 @@
+//! The store on a simulated disk that loses power at any write (every cut
+//! point of every commit, with the writes not yet flushed lost or kept at
+//! random and the write at the cut torn), flips bits, and is truncated.
+
+use std::collections::BTreeMap;
+use std::vec::Vec;
+
+use sha2::{Digest, Sha256};
+
+use crate::probe::{self, Probe};
+use crate::store::*;
+
+/// A disk with a write cache: writes since the last flush may be lost or
+/// kept, in any combination, when the power goes.
+#[derive(Clone)]
+struct SimDev {
+    disk: Vec<Page>,
+    cache: Vec<(u64, Page)>,
+    writes: usize,
+    cut_at: Option<usize>,
+    dead: bool,
+    rng: u64,
+}
+
+impl SimDev {
+    fn new(blocks: usize) -> SimDev {
+        // Not zeros: what a fresh disk holds is anything.
+        let mut disk = vec![[0u8; BLOCK]; blocks];
+        for (i, b) in disk.iter_mut().enumerate() {
+            b.fill((i * 7 + 1) as u8);
+        }
+        SimDev { disk, cache: Vec::new(), writes: 0, cut_at: None, dead: false, rng: 1 }
+    }
+    fn from(disk: Vec<Page>) -> SimDev {
+        SimDev { disk, cache: Vec::new(), writes: 0, cut_at: None, dead: false, rng: 1 }
+    }
+    fn next(&mut self) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+    /// The power goes: each unflushed write reaches the disk or not.
+    fn power_cut(&mut self) {
+        let cache = core::mem::take(&mut self.cache);
+        for (b, p) in cache {
+            if self.next() % 2 == 0 {
+                self.disk[b as usize] = p;
+            }
+        }
+        self.dead = true;
+    }
+    /// What is on the disk after the power went (or now, if it never did).
+    fn after_cut(mut self) -> Vec<Page> {
+        if !self.dead {
+            self.power_cut();
+        }
+        self.disk
+    }
+}
+
+impl BlockDev for SimDev {
+    fn blocks(&self) -> u64 {
+        self.disk.len() as u64
+    }
+    fn read(&mut self, block: u64, buf: &mut Page) -> Result<(), IoError> {
+        if self.dead {
+            return Err(IoError(1));
+        }
+        *buf = self.cache.iter().rev().find(|c| c.0 == block).map_or(self.disk[block as usize], |c| c.1);
+        Ok(())
+    }
+    fn write(&mut self, block: u64, buf: &Page) -> Result<(), IoError> {
+        if self.dead {
+            return Err(IoError(1));
+        }
+        if self.cut_at == Some(self.writes) {
+            self.power_cut();
+            // The write at the cut: torn after any number of its 8 sectors.
+            let t = (self.next() % 9) as usize * 512;
+            self.disk[block as usize][..t].copy_from_slice(&buf[..t]);
+            return Err(IoError(1));
+        }
+        self.writes += 1;
+        self.cache.push((block, *buf));
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<(), IoError> {
+        if self.dead {
+            return Err(IoError(1));
+        }
+        for (b, p) in core::mem::take(&mut self.cache) {
+            self.disk[b as usize] = p;
+        }
+        Ok(())
+    }
+}
+
+/// A committed state as the test knows it.
+#[derive(Clone, Debug, PartialEq)]
+struct State {
+    seq: u64,
+    pages: BTreeMap<u64, Page>,
+    meta: Vec<u8>,
+}
+
+fn page(key: u64, version: u64) -> Page {
+    let mut p = [0u8; BLOCK];
+    for (i, w) in p.chunks_exact_mut(8).enumerate() {
+        w.copy_from_slice(&(key << 40 ^ version << 20 ^ i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes());
+    }
+    p
+}
+
+/// What the store stands on, read back completely.
+fn observed(s: &mut Store<SimDev>) -> Option<State> {
+    let c = s.current.clone()?;
+    let mut pages = BTreeMap::new();
+    for &k in c.pages.keys() {
+        let mut p = [0u8; BLOCK];
+        assert_eq!(s.read_page(k, &mut p), Ok(Some(())));
+        pages.insert(k, p);
+    }
+    Some(State { seq: c.seq, pages, meta: c.meta })
+}
+
+/// Commit `changes` on top of `prev` in the model and in the store.
+fn step(prev: &State, changes: &[(u64, Option<Page>)], meta: &[u8]) -> State {
+    let mut pages = prev.pages.clone();
+    for (k, p) in changes {
+        match p {
+            Some(p) => pages.insert(*k, *p),
+            None => pages.remove(k),
+        };
+    }
+    State { seq: prev.seq + 1, pages, meta: meta.to_vec() }
+}
+
+fn refs(changes: &[(u64, Option<Page>)]) -> Vec<(u64, Option<&Page>)> {
+    changes.iter().map(|(k, p)| (*k, p.as_ref())).collect()
+}
+
+/// A history of changes: growth, rewrites, unchanged pages passed again,
+/// removals, a meta spanning several blocks, a map of several blocks.
+fn history() -> Vec<(Vec<(u64, Option<Page>)>, Vec<u8>)> {
+    let mut h = Vec::new();
+    h.push(((0..10).map(|k| (k, Some(page(k, 1)))).collect(), b"one".to_vec()));
+    h.push((vec![(3, Some(page(3, 2))), (4, Some(page(4, 1))), (11, Some(page(11, 2)))], vec![7u8; 5000]));
+    h.push((vec![(0, None), (5, Some(page(5, 3))), (200, Some(page(200, 3)))], Vec::new()));
+    h.push(((100..200).map(|k| (k, Some(page(k, 4)))).collect(), b"four".to_vec()));
+    h.push((vec![(150, Some(page(150, 5))), (1, None)], b"five".to_vec()));
+    h
+}
+
+const AREA: usize = 400;
+
+/// The disk after committing the first `n` checkpoints of the history.
+fn committed(n: usize) -> (Vec<Page>, Vec<State>) {
+    let mut s = Store::open(SimDev::new(AREA));
+    let mut states = vec![State { seq: 0, pages: BTreeMap::new(), meta: Vec::new() }];
+    for (changes, meta) in history().into_iter().take(n) {
+        let next = step(states.last().unwrap(), &changes, &meta);
+        let c = s.commit(next.seq * 100, &refs(&changes), &meta).unwrap();
+        assert_eq!(c.seq, next.seq);
+        states.push(next);
+    }
+    (s.dev.after_cut(), states)
+}
+
+#[test]
+fn an_empty_area_holds_no_checkpoint_and_did_not_fall_back() {
+    let s = Store::open(SimDev::new(16));
+    assert!(s.current.is_none());
+    assert_eq!(s.slots, [Slot::Bad(Fault::NoRoot), Slot::Bad(Fault::NoRoot)]);
+    assert!(!s.fell_back);
+}
+
+#[test]
+fn checkpoints_read_back_whole_after_a_reboot() {
+    let (disk, states) = committed(5);
+    let mut s = Store::open(SimDev::from(disk));
+    assert_eq!(observed(&mut s).as_ref(), states.last());
+    assert_eq!(s.slots, [Slot::Good(5), Slot::Good(4)]);
+    assert_eq!(s.current.as_ref().unwrap().time, 500);
+    assert!(!s.fell_back);
+}
+
+#[test]
+fn unchanged_pages_are_referenced_not_written() {
+    let mut s = Store::open(SimDev::new(AREA));
+    let all: Vec<(u64, Option<Page>)> = (0..20).map(|k| (k, Some(page(k, 1)))).collect();
+    let c = s.commit(1, &refs(&all), b"m").unwrap();
+    assert_eq!((c.pages, c.pages_written, c.blocks_written), (20, 20, 23));
+    let before = s.dev.writes;
+    // All twenty passed again, three of them changed.
+    let mut again = all.clone();
+    for k in [2usize, 9, 17] {
+        again[k].1 = Some(page(k as u64, 2));
+    }
+    let c = s.commit(2, &refs(&again), b"m").unwrap();
+    assert_eq!((c.pages, c.pages_written, c.blocks_written), (20, 3, 6));
+    assert_eq!(s.dev.writes - before, 6);
+    // Nothing changed: only the map, the meta and the root.
+    let c = s.commit(3, &[], b"m").unwrap();
+    assert_eq!((c.pages_written, c.blocks_written), (0, 3));
+    let disk = s.dev.clone().after_cut();
+    let mut r = Store::open(SimDev::from(disk));
+    assert_eq!(r.current.as_ref().unwrap().pages_written, 0);
+    let mut p = [0u8; BLOCK];
+    r.read_page(9, &mut p).unwrap();
+    assert_eq!(p, page(9, 2));
+}
+
+/// Every cut point of every commit of the history, three seeds each: after
+/// the reboot the store holds exactly the previous checkpoint, or (a cut
+/// at the root's write, the root whole) the new one; and the next commit
+/// after it works.
+#[test]
+fn a_power_cut_at_every_write_leaves_one_whole_checkpoint() {
+    let mut cuts = 0;
+    for k in 1..=history().len() {
+        let (disk, states) = committed(k - 1);
+        let (changes, meta) = history()[k - 1].clone();
+        let want_new = step(states.last().unwrap(), &changes, &meta);
+        // How many writes the commit makes.
+        let mut probe = Store::open(SimDev::from(disk.clone()));
+        probe.commit(0, &refs(&changes), &meta).unwrap();
+        let total = probe.dev.writes;
+        for cut in 0..total {
+            for seed in 1..=3u64 {
+                let mut dev = SimDev::from(disk.clone());
+                dev.cut_at = Some(cut);
+                dev.rng = seed * 0x2545_F491_4F6C_DD1D + cut as u64;
+                let mut s = Store::open(dev);
+                let before = s.current.as_ref().map(|c| c.seq);
+                assert!(s.commit(k as u64 * 100, &refs(&changes), &meta).is_err(), "cut {cut} of {total}");
+                // The failed commit left the store on the previous checkpoint.
+                assert_eq!(s.current.as_ref().map(|c| c.seq), before);
+                let mut r = Store::open(SimDev::from(s.dev.after_cut()));
+                let got = observed(&mut r);
+                let old = (k > 1).then(|| states.last().unwrap().clone());
+                if cut + 1 < total {
+                    assert_eq!(got, old, "checkpoint {k}, cut at write {cut} of {total}, seed {seed}");
+                    // The root not written: nothing newer was refused (an
+                    // older root whose blocks were reused is superseded).
+                    assert!(!r.fell_back, "cut {cut}: {:?} {:?}", r.slots, r.claims);
+                } else {
+                    assert!(got == old || got.as_ref() == Some(&want_new), "root write torn: {got:?}");
+                }
+                // The system goes on from there: the next commit is whole.
+                let base = got.unwrap_or(State { seq: 0, pages: BTreeMap::new(), meta: Vec::new() });
+                let next = step(&base, &[(7, Some(page(7, 99)))], b"after");
+                r.commit(1, &[(7, Some(&page(7, 99)))], b"after").unwrap();
+                let mut again = Store::open(SimDev::from(r.dev.after_cut()));
+                assert_eq!(observed(&mut again), Some(next));
+                cuts += 1;
+            }
+        }
+    }
+    assert!(cuts > 100, "{cuts} cuts");
+}
+
+/// Many checkpoints in a row with a cut at a random write of a random one,
+/// over and over on the same disk: each boot finds the last one committed
+/// or the one being committed at the cut, never anything else.
+#[test]
+fn repeated_cuts_on_one_disk() {
+    let mut rng = 0x1234_5678_9abc_def1u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut disk = SimDev::new(300).after_cut();
+    let mut acked: Option<State> = None;
+    for _round in 0..200 {
+        let mut s = Store::open(SimDev::from(disk.clone()));
+        let got = observed(&mut s);
+        let base = got.clone().unwrap_or(State { seq: 0, pages: BTreeMap::new(), meta: Vec::new() });
+        assert!(base.seq >= acked.as_ref().map_or(0, |a| a.seq), "an acknowledged checkpoint was lost");
+        if let Some(a) = &acked
+            && base.seq == a.seq
+        {
+            assert_eq!(&base, a);
+        }
+        let n = 1 + next() % 12;
+        let mut changes: Vec<(u64, Option<Page>)> = Vec::new();
+        for _ in 0..n {
+            let k = next() % 40;
+            let p = if next() % 7 == 0 { None } else { Some(page(k, next() % 1000)) };
+            changes.push((k, p));
+        }
+        s.dev.cut_at = Some((next() % (n + 4)) as usize);
+        s.dev.rng = next() | 1;
+        match s.commit(0, &refs(&changes), b"r") {
+            Ok(_) => acked = Some(step(&base, &changes, b"r")),
+            Err(e) => assert_eq!(e, Error::Io(1)),
+        }
+        disk = s.dev.after_cut();
+    }
+}
+
+/// A flipped bit anywhere in the area: the store stands on a checkpoint
+/// that was committed (the newest, or the previous one with the reason),
+/// never on a mix.
+#[test]
+fn a_flipped_bit_falls_back_with_the_reason() {
+    let (disk, states) = committed(4);
+    let newest = Store::open(SimDev::from(disk.clone())).current.unwrap();
+    let mut in_newest: Vec<u64> = newest.pages.values().map(|e| e.block).chain(newest.refs.iter().copied()).collect();
+    in_newest.push(newest.slot as u64);
+    let mut fell = 0;
+    // Every block up to a few past the last one used; a bit in the
+    // header, one in the body, one in the last byte.
+    let last = *in_newest.iter().max().unwrap() as usize + 3;
+    for b in 0..last {
+        let bits: &[usize] = if b % 4 == 0 || b < 2 { &[0, 8 * 97 + 3, 8 * 4095 + 7] } else { &[8 * 97 + 3] };
+        for &bit in bits {
+            let mut d = disk.clone();
+            d[b][bit / 8] ^= 1 << (bit % 8);
+            let mut s = Store::open(SimDev::from(d));
+            let got = observed(&mut s);
+            let ok = states.iter().skip(1).any(|st| got.as_ref() == Some(st)) || got.is_none();
+            assert!(ok, "block {b} bit {bit}: {got:?}");
+            if in_newest.contains(&(b as u64)) {
+                assert_ne!(got.as_ref().map(|g| g.seq), Some(4), "block {b} bit {bit}");
+                assert!(s.fell_back, "block {b}");
+                let slot = newest.slot;
+                assert!(matches!(s.slots[slot], Slot::Bad(f) if f != Fault::NoRoot), "{:?}", s.slots);
+                fell += 1;
+            } else {
+                assert_eq!(got.as_ref(), states.last(), "block {b} bit {bit} is not the newest's");
+            }
+        }
+    }
+    assert!(fell > 10);
+}
+
+#[test]
+fn a_truncated_area_is_refused_with_the_reason() {
+    let (mut disk, _) = committed(3);
+    let area = disk.len() as u64;
+    disk.truncate(disk.len() / 2);
+    let s = Store::open(SimDev::from(disk.clone()));
+    assert!(s.current.is_none());
+    assert!(s.fell_back);
+    assert_eq!(s.slots[0], Slot::Bad(Fault::AreaSize { root: area, area: area / 2 }));
+    assert_eq!(alloc::format!("{}", Fault::AreaSize { root: 400, area: 200 }),
+               "root written for an area of 400 blocks, the area has 200 (truncated?)");
+    disk.truncate(2);
+    let s = Store::open(SimDev::from(disk));
+    assert_eq!(s.slots[0], Slot::Bad(Fault::TooSmall { blocks: 2 }));
+    assert!(!s.fell_back && s.current.is_none());
+}
+
+fn root_checksum(b: &mut Page) {
+    let sum: [u8; 32] = Sha256::digest(&b[..BLOCK - 32]).into();
+    b[BLOCK - 32..].copy_from_slice(&sum);
+}
+
+#[test]
+fn a_root_naming_a_record_of_the_wrong_type_is_refused() {
+    let (mut disk, states) = committed(1);
+    let c = Store::open(SimDev::from(disk.clone())).current.unwrap();
+    // A root of checkpoint 2 in slot 1 whose map reference names the meta
+    // block, with the meta block's true SHA-256.
+    let meta_block = *c.refs.last().unwrap();
+    let mut root = disk[c.slot];
+    root[16..24].copy_from_slice(&2u64.to_le_bytes());
+    root[96..100].copy_from_slice(&(meta_block as u32).to_le_bytes());
+    let h: [u8; 32] = Sha256::digest(disk[meta_block as usize]).into();
+    root[100..132].copy_from_slice(&h);
+    root_checksum(&mut root);
+    disk[1] = root;
+    let mut s = Store::open(SimDev::from(disk.clone()));
+    assert_eq!(s.slots[1], Slot::Bad(Fault::WrongType { block: meta_block, want: MAP, got: META }));
+    assert!(s.fell_back);
+    assert_eq!(observed(&mut s).as_ref(), states.last());
+    // The root naming a page as its map: not a record at all.
+    let page_block = c.pages.values().next().unwrap().block;
+    root[96..100].copy_from_slice(&(page_block as u32).to_le_bytes());
+    let h: [u8; 32] = Sha256::digest(disk[page_block as usize]).into();
+    root[100..132].copy_from_slice(&h);
+    root_checksum(&mut root);
+    disk[1] = root;
+    let s = Store::open(SimDev::from(disk.clone()));
+    assert_eq!(s.slots[1], Slot::Bad(Fault::WrongType { block: page_block, want: MAP, got: 0 }));
+    // A reference past the end of the area.
+    root[96..100].copy_from_slice(&(AREA as u32 + 5).to_le_bytes());
+    root_checksum(&mut root);
+    disk[1] = root;
+    let s = Store::open(SimDev::from(disk));
+    assert_eq!(s.slots[1], Slot::Bad(Fault::OutOfArea { block: AREA as u64 + 5 }));
+}
+
+#[test]
+fn a_record_of_another_checkpoint_is_refused() {
+    let (mut disk, _) = committed(2);
+    let s = Store::open(SimDev::from(disk.clone()));
+    let c = s.current.unwrap();
+    // Checkpoint 2's root, renumbered 3 (checksum made right): its records say 2.
+    let mut root = disk[c.slot];
+    root[16..24].copy_from_slice(&3u64.to_le_bytes());
+    root_checksum(&mut root);
+    disk[1 - c.slot] = root;
+    let s = Store::open(SimDev::from(disk));
+    assert_eq!(s.slots[1 - c.slot], Slot::Bad(Fault::WrongSeq { block: c.refs[0], seq: 2 }));
+    assert_eq!(s.current.unwrap().seq, 2);
+}
+
+#[test]
+fn a_full_area_is_a_clear_error_and_the_previous_checkpoint_stays() {
+    let mut s = Store::open(SimDev::new(12));
+    let five: Vec<(u64, Option<Page>)> = (0..5).map(|k| (k, Some(page(k, 1)))).collect();
+    s.commit(1, &refs(&five), b"m").unwrap(); // 5 pages, a map, a meta: 7 of 10
+    let writes = s.dev.writes;
+    let four: Vec<(u64, Option<Page>)> = (0..4).map(|k| (k, Some(page(k, 2)))).collect();
+    let e = s.commit(2, &refs(&four), b"m").unwrap_err();
+    assert_eq!(e, Error::Full { needed: 6, free: 3 });
+    assert_eq!(
+        alloc::format!("{e}"),
+        "the checkpoint area is full: 6 blocks needed, 3 free; the previous checkpoint is kept"
+    );
+    assert_eq!(s.dev.writes, writes, "a refused commit writes nothing");
+    assert_eq!(s.current.as_ref().unwrap().seq, 1);
+    let mut r = Store::open(SimDev::from(s.dev.clone().after_cut()));
+    assert_eq!(r.current.as_ref().unwrap().seq, 1);
+    let mut p = [0u8; BLOCK];
+    r.read_page(3, &mut p).unwrap();
+    assert_eq!(p, page(3, 1));
+    // One page fits.
+    assert_eq!(s.commit(3, &refs(&four[..1]), b"m").unwrap().seq, 2);
+}
+
+#[test]
+fn a_checkpoint_larger_than_a_root_can_name_is_refused() {
+    let mut s = Store::open(SimDev::new(8));
+    let e = s.commit(0, &[], &vec![0u8; META_BYTES * (MAX_REFS + 1)]).unwrap_err();
+    assert_eq!(e, Error::TooLarge { refs: MAX_REFS + 1 });
+    assert_eq!(s.dev.writes, 0);
+}
+
+#[test]
+fn the_probe_replays_and_round_trips() {
+    let mut p = Probe::default();
+    for _ in 0..50 {
+        let d = p.advance();
+        assert!((1..=5).contains(&d.len()));
+        let mut u = d.clone();
+        u.sort();
+        u.dedup();
+        assert_eq!(u.len(), d.len());
+    }
+    assert_eq!(Probe::replay(50), p);
+    assert_eq!(Probe::decode(&p.encode()), Some(p.clone()));
+    assert_eq!(Probe::decode(b"nothing"), None);
+    let mut page = [0u8; BLOCK];
+    probe::fill(&mut page, 3, p.gens[3]);
+    assert!(p.page_ok(3, &page));
+    page[100] ^= 1;
+    assert!(!p.page_ok(3, &page));
+}
