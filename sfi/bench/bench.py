@@ -261,30 +261,51 @@ def timed(cmd):
     return timed_together({0: cmd}, pin=False)[0]
 
 
-def counted(cmd):
+def plugin_counts(cmd):
     """Runs cmd under QEMU user mode with the instruction-counting plugin;
-    returns (instructions, (exit status, stdout)).  A native program counts
-    whole (its start-up and exit are a few hundred instructions); sfi-run
-    marks the domain call (sfi-run.rs), so a sandboxed program counts from
-    its entry to its return, host functions included, without the module
-    load.  -cpu max: the runtime needs FSGSBASE."""
+    returns ([instructions of each marked region], instructions in all,
+    (exit status, stdout)).  -cpu max: the runtime needs FSGSBASE."""
     with tempfile.NamedTemporaryFile(prefix="sfi-icount-", suffix=".txt") as log_f, tempfile.TemporaryFile() as out:
         st = subprocess.run([QEMU_USER, "-cpu", "max", "-plugin", "file=%s,out=%s" % (icount.build(), log_f.name)] + cmd,
                             stdout=out, stderr=subprocess.DEVNULL).returncode
         out.seek(0)
         res = (st, out.read())
         text = open(log_f.name).read()
-    regions = re.findall(r"icount-plugin: region \d+ instructions (\d+)", text)
+    regions = [int(n) for n in re.findall(r"icount-plugin: region \d+ instructions (\d+)", text)]
     total = re.search(r"icount-plugin: exit: \d+ regions, (\d+) instructions in all", text)
-    if len(regions) > 1 or not total:
+    if not total:
         raise RuntimeError("instruction count of %r: plugin output %r" % (cmd, text))
-    return int(regions[0] if regions else total.group(1)), res
+    return regions, int(total.group(1)), res
+
+
+def counted(cmd):
+    """The instructions cmd executes, and (exit status, stdout).  A native
+    program counts whole (its start-up and exit are a few hundred
+    instructions); sfi-run marks the domain call (sfi-run.rs), so a
+    sandboxed program counts from its entry to its return, host functions
+    included, without the module load."""
+    regions, total, res = plugin_counts(cmd)
+    if len(regions) > 1:
+        raise RuntimeError("instruction count of %r: %d regions" % (cmd, len(regions)))
+    return (regions[0] if regions else total), res
 
 
 def count_program(cmds):
     """Instructions of each command of cmds (native, stores, full), counted two at a time."""
     with ThreadPoolExecutor(max_workers=2) as ex:
         return dict(zip(cmds, ex.map(counted, cmds.values())))
+
+
+def count_micro(rt, modules):
+    """sfi-bench --count under QEMU user mode: the instructions of a null
+    cross-domain call (region 1: sfi-bench's COUNT_CALLS calls, loop
+    included) and of the verifier per byte of code (region 2: one pass over
+    the modules)."""
+    regions, _, (st, out) = plugin_counts([os.path.join(BIN, "sfi-bench"), "--count", rt] + modules)
+    if st != 0 or len(regions) != 2:
+        raise RuntimeError("sfi-bench --count: exit %d, %d regions" % (st, len(regions)))
+    j = json.loads(out.decode().strip().splitlines()[-1])
+    return regions[0] / j["calls"], regions[1] / j["code_bytes"]
 
 
 def stats(samples, unit):
@@ -472,6 +493,11 @@ def main():
         % (len(micro["sfi.verify.throughput"][1]), len(micro["sfi.verify.throughput"][1]) // MICRO_BATCHES))
     for name, (unit, samples) in micro.items():
         (results if unit in UNITS else other)[name] = stats(samples, unit)
+    if ICOUNT:
+        per_call, per_byte = count_micro(rt, modules)
+        results["sfi.call.roundtrip.instructions"] = {"median": per_call, "min": per_call, "max": per_call, "unit": "instructions", "runs": 1}
+        results["sfi.verify.instructions_per_byte"] = {"median": per_byte, "min": per_byte, "max": per_byte, "unit": "instructions", "runs": 1}
+        log("instructions: null cross-domain call %.1f, verifier %.1f per byte of code" % (per_call, per_byte))
     call, pipe = results["sfi.call.roundtrip"]["median"], results["sfi.pipe.roundtrip"]["median"]
     other["sfi.call.pipe_over_call"] = {"median": pipe / call, "min": pipe / call, "max": pipe / call, "unit": "ratio", "runs": 1}
     assert all(v["unit"] in UNITS for v in results.values())
