@@ -5,6 +5,7 @@
 set -euo pipefail
 need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+command -v qemu-x86_64 >/dev/null || need+=(qemu-user)  # make sfi-bench counts instructions in QEMU user mode
 command -v nm >/dev/null || need+=(binutils)
 # The kernel, and the boot image's SFI filters (sfi/cc/sfi-cc runs gcc, GNU as and ld).
 command -v gcc >/dev/null || need+=(gcc)

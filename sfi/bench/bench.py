@@ -7,6 +7,11 @@ loudly otherwise), and times SFI_BENCH_RUNS rounds (native, stores and full
 run together on one CPU; CPU time of each child); the overhead is the median
 of the rounds' paired ratios.  Also runs sfi-bench (cross-domain call, C call, pipe
 round trip, verifier and load throughput).  One progress line per program.
+Beside the times, the instructions each program executes, native and
+sandboxed, counted once under QEMU user mode (qemu-x86_64) with the
+project's instruction-counting plugin (tools/icount-plugin): a figure that
+does not move with the host's load (SFI_BENCH_ICOUNT=0 leaves it out).
+`bench.py --icount-only [PROGRAM...]` builds the programs and counts only.
 
 Writes build/bench/sfi.json and build/bench/sfi.md (paths from the repo root)."""
 import glob
@@ -22,7 +27,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cc"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import sfibuild  # noqa: E402
+import icount  # noqa: E402  (builds the instruction-counting plugin)
 
 SFI, ROOT, BUILD = sfibuild.SFI, sfibuild.ROOT, sfibuild.BUILD
 SRC = os.path.join(BUILD, "src")
@@ -32,6 +39,8 @@ BIN = os.path.join(SFI, "target", "release")
 RUNS = int(os.environ.get("SFI_BENCH_RUNS", "15"))
 MICRO_BATCHES = 5  # per figure in each micro-benchmark round (one round after each program)
 OUT = os.path.join(ROOT, "build", "bench")
+ICOUNT = os.environ.get("SFI_BENCH_ICOUNT", "1") != "0"
+QEMU_USER = "qemu-x86_64"
 
 
 def log(msg):
@@ -252,15 +261,83 @@ def timed(cmd):
     return timed_together({0: cmd}, pin=False)[0]
 
 
+def plugin_counts(cmd):
+    """Runs cmd under QEMU user mode with the instruction-counting plugin;
+    returns ([instructions of each marked region], instructions in all,
+    (exit status, stdout)).  -cpu max: the runtime needs FSGSBASE."""
+    with tempfile.NamedTemporaryFile(prefix="sfi-icount-", suffix=".txt") as log_f, tempfile.TemporaryFile() as out:
+        st = subprocess.run([QEMU_USER, "-cpu", "max", "-plugin", "file=%s,out=%s" % (icount.build(), log_f.name)] + cmd,
+                            stdout=out, stderr=subprocess.DEVNULL).returncode
+        out.seek(0)
+        res = (st, out.read())
+        text = open(log_f.name).read()
+    regions = [int(n) for n in re.findall(r"icount-plugin: region \d+ instructions (\d+)", text)]
+    total = re.search(r"icount-plugin: exit: \d+ regions, (\d+) instructions in all", text)
+    if not total:
+        raise RuntimeError("instruction count of %r: plugin output %r" % (cmd, text))
+    return regions, int(total.group(1)), res
+
+
+def counted(cmd):
+    """The instructions cmd executes, and (exit status, stdout).  A native
+    program counts whole (its start-up and exit are a few hundred
+    instructions); sfi-run marks the domain call (sfi-run.rs), so a
+    sandboxed program counts from its entry to its return, host functions
+    included, without the module load."""
+    regions, total, res = plugin_counts(cmd)
+    if len(regions) > 1:
+        raise RuntimeError("instruction count of %r: %d regions" % (cmd, len(regions)))
+    return (regions[0] if regions else total), res
+
+
+def count_program(cmds):
+    """Instructions of each command of cmds (native, stores, full), counted two at a time."""
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        return dict(zip(cmds, ex.map(counted, cmds.values())))
+
+
+def count_micro(rt, modules):
+    """sfi-bench --count under QEMU user mode: the instructions of a null
+    cross-domain call (region 1: sfi-bench's COUNT_CALLS calls, loop
+    included) and of the verifier per byte of code (region 2: one pass over
+    the modules)."""
+    regions, _, (st, out) = plugin_counts([os.path.join(BIN, "sfi-bench"), "--count", rt] + modules)
+    if st != 0 or len(regions) != 2:
+        raise RuntimeError("sfi-bench --count: exit %d, %d regions" % (st, len(regions)))
+    j = json.loads(out.decode().strip().splitlines()[-1])
+    return regions[0] / j["calls"], regions[1] / j["code_bytes"]
+
+
 def stats(samples, unit):
     return {"median": statistics.median(samples), "min": min(samples), "max": max(samples), "unit": unit, "runs": len(samples)}
 
 
-UNITS = ("percent", "cycles", "MiB/s")
+UNITS = ("percent", "cycles", "MiB/s", "instructions")
 
 
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+ONLY_ICOUNT = False
+ONLY = []  # program names (--icount-only PROGRAM...)
+
+
+def icount_report(results, icounts, failures):
+    """--icount-only: the table of instruction counts, on stdout and in build/sfi/icount.md (not a results fragment)."""
+    md = ["| program | native instructions | stores+jumps | full |", "|---|---:|---:|---:|"]
+    for name, n in icounts.items():
+        md.append("| %s | %d | %+.2f%% | %+.2f%% |" % (name, n["native"], (n["stores"] / n["native"] - 1) * 100,
+                                                     (n["full"] / n["native"] - 1) * 100))
+    g = [results.get("sfi.overhead.%s.geomean.instructions" % k, {}).get("median") for k in ("stores_jumps", "full")]
+    if None not in g:
+        md.append("| **geomean** (%d) | | **%+.2f%%** | **%+.2f%%** |" % (len(icounts), g[0], g[1]))
+    with open(os.path.join(BUILD, "icount.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    if failures:
+        log("FAILED: %s" % ", ".join(failures))
+        sys.exit(1)
 
 
 def main():
@@ -275,7 +352,7 @@ def main():
     load_ratios = {"stores": [], "full": []}  # as ratios, but with the module load counted
     run_ratios = {"stores": [], "full": []}  # per program: the ratio of each run (run i native vs run i sandboxed)
     modules, built_progs = [], []
-    progs = programs(dirs)
+    progs = [p for p in programs(dirs) if not ONLY or p[0] in ONLY]
     # All programs are built first, so that the micro-benchmarks between the
     # programs' rounds verify the same modules every time.
     for i, (name, kind, srcs, cflags, arg) in enumerate(progs):
@@ -292,7 +369,9 @@ def main():
         exe = dict(zip(sfibuild.FLAVORS, built))
         modules += [exe["stores"], exe["full"]]
         built_progs.append((name, kind, exe, arg))
-    rt = sfibuild.build("rtmod", [os.path.join(SFI, "tests", "rt", "rtmod.c")], "stores", outdir=os.path.join(BUILD, "rt"), libc=False)
+    if ONLY_ICOUNT:
+        modules = []
+    rt = None if ONLY_ICOUNT else sfibuild.build("rtmod", [os.path.join(SFI, "tests", "rt", "rtmod.c")], "stores", outdir=os.path.join(BUILD, "rt"), libc=False)
     micro = {}  # name -> (unit, samples), from all the micro-benchmark rounds
 
     def micro_round():
@@ -307,11 +386,41 @@ def main():
             j = json.loads(l)
             micro.setdefault(j["name"], (j["unit"], []))[1].extend(j["samples"])
 
+    icounts = {}  # per program: {flavour: instructions}
+    icount_ratios = {"stores": [], "full": []}
+
+    def count_instructions(name, cmds, outputs):
+        """The instruction counts of the three flavours; their outputs must be those of the timed runs."""
+        got = count_program(cmds)
+        if any(got[f][1] != outputs["native"] for f in got):
+            log("OUTPUT MISMATCH under %s for %s" % (QEMU_USER, name))
+            return False
+        n = {f: got[f][0] for f in got}
+        icounts[name] = n
+        for f, key in (("stores", "stores_jumps"), ("full", "full")):
+            r = n[f] / n["native"]
+            icount_ratios[f].append(r)
+            results["sfi.overhead.%s.%s.instructions" % (name, key)] = {"median": (r - 1) * 100, "min": (r - 1) * 100,
+                                                                       "max": (r - 1) * 100, "unit": "percent", "runs": 1}
+        for f, key in (("native", "native"), ("stores", "stores_jumps"), ("full", "full")):
+            results["sfi.instructions.%s.%s" % (name, key)] = {"median": n[f], "min": n[f], "max": n[f],
+                                                               "unit": "instructions", "runs": 1}
+        return True
+
     for i, (name, kind, exe, arg) in enumerate(built_progs):
         args = [corpus if a == "corpus" else a for a in arg]
         cmds = {"native": [exe["native"]] + args,
                 "stores": [os.path.join(BIN, "sfi-run"), exe["stores"]] + args,
                 "full": [os.path.join(BIN, "sfi-run"), exe["full"]] + args}
+        if ONLY_ICOUNT:
+            ref = timed(cmds["native"])[2]
+            if not count_instructions(name, cmds, {"native": ref}):
+                failures.append(name)
+                continue
+            n = icounts[name]
+            log("[%d/%d] %-8s native %d instructions  stores+jumps %+.2f%%  full %+.2f%%" % (
+                i + 1, len(built_progs), name, n["native"], (n["stores"] / n["native"] - 1) * 100, (n["full"] / n["native"] - 1) * 100))
+            continue
         times = {f: [] for f in cmds}
         with_load = {f: [] for f in cmds}
         outputs = {}
@@ -326,6 +435,9 @@ def main():
         ok = outputs["stores"] == outputs["native"] and outputs["full"] == outputs["native"] and outputs["native"][0] == 0
         if not ok:
             log("OUTPUT MISMATCH for %s: native %r / stores %r / full %r" % (name, outputs["native"][:1], outputs["stores"][:1], outputs["full"][:1]))
+            failures.append(name)
+            continue
+        if ICOUNT and not count_instructions(name, cmds, outputs):
             failures.append(name)
             continue
         nat = statistics.median(times["native"])
@@ -351,9 +463,20 @@ def main():
             other["sfi.time.%s.%s" % (name, key)] = stats(times[f], "s")
             line[key] = (ratio - 1) * 100
             line[key + "_best"] = (best - 1) * 100
-        log("[%d/%d] %-8s native %.3f s  stores+jumps %+.1f%%  full %+.1f%%  (output equal)" % (i + 1, len(built_progs), name, nat, line["stores_jumps"], line["full"]))
+        ic = ""
+        if name in icounts:
+            n = icounts[name]
+            ic = "; instructions %+.2f%% / %+.2f%%" % ((n["stores"] / n["native"] - 1) * 100, (n["full"] / n["native"] - 1) * 100)
+        log("[%d/%d] %-8s native %.3f s  stores+jumps %+.1f%%  full %+.1f%%%s  (output equal)" % (i + 1, len(built_progs), name, nat, line["stores_jumps"], line["full"], ic))
         rows.append(line)
         micro_round()
+    for f, key in (("stores", "stores_jumps"), ("full", "full")):
+        if icount_ratios[f]:
+            g = (geomean(icount_ratios[f]) - 1) * 100
+            results["sfi.overhead.%s.geomean.instructions" % key] = {"median": g, "min": g, "max": g, "unit": "percent", "runs": 1}
+    if ONLY_ICOUNT:
+        icount_report(results, icounts, failures)
+        return
     for f, key in (("stores", "stores_jumps"), ("full", "full")):
         if ratios[f]:
             # median: geomean of the programs' median ratios; min/max: over runs, the geomean of run i's ratios.
@@ -370,6 +493,11 @@ def main():
         % (len(micro["sfi.verify.throughput"][1]), len(micro["sfi.verify.throughput"][1]) // MICRO_BATCHES))
     for name, (unit, samples) in micro.items():
         (results if unit in UNITS else other)[name] = stats(samples, unit)
+    if ICOUNT:
+        per_call, per_byte = count_micro(rt, modules)
+        results["sfi.call.roundtrip.instructions"] = {"median": per_call, "min": per_call, "max": per_call, "unit": "instructions", "runs": 1}
+        results["sfi.verify.instructions_per_byte"] = {"median": per_byte, "min": per_byte, "max": per_byte, "unit": "instructions", "runs": 1}
+        log("instructions: null cross-domain call %.1f, verifier %.1f per byte of code" % (per_call, per_byte))
     call, pipe = results["sfi.call.roundtrip"]["median"], results["sfi.pipe.roundtrip"]["median"]
     other["sfi.call.pipe_over_call"] = {"median": pipe / call, "min": pipe / call, "max": pipe / call, "unit": "ratio", "runs": 1}
     assert all(v["unit"] in UNITS for v in results.values())
@@ -380,22 +508,31 @@ def main():
           "the scheduler interleaves them and all three see the same machine.  Overhead = median "
           "over rounds of (sandboxed CPU time / native CPU time of the same round) - 1 (min..max: the extreme rounds); CPU time = user + system of the child, "
           "for sfi-run without the module load (verify + map, measured by sfi-run; see sfi.load.throughput and the *.geomean.with_load figures).  "
-          "Same mini libc for all.  *best*: fastest sandboxed run over fastest native run." % RUNS, "",
-          "| program | kind | native CPU (s) | stores+jumps | (min..max) | full protection | (min..max) | best: stores+jumps | best: full |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+          "Same mini libc for all.  *best*: fastest sandboxed run over fastest native run.  *Instructions*: executed, counted once "
+          "per flavour under QEMU user mode (%s) with the instruction-counting plugin (tools/icount-plugin); native: the whole "
+          "program; sandboxed: sfi-run's domain call, host functions included, without the module load; the same on every run "
+          "and under any load." % (RUNS, QEMU_USER), "",
+          "| program | kind | native CPU (s) | stores+jumps | (min..max) | full protection | (min..max) | best: stores+jumps | best: full "
+          "| native instructions | instructions: stores+jumps | instructions: full |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for l in rows:
         sj, fu = l["spread"]["stores_jumps"], l["spread"]["full"]
-        md.append("| %s | %s | %.3f | %+.1f%% | %+.1f..%+.1f | %+.1f%% | %+.1f..%+.1f | %+.1f%% | %+.1f%% |" % (
-            l["name"], l["kind"], l["native_s"], l["stores_jumps"], sj[0], sj[1], l["full"], fu[0], fu[1], l["stores_jumps_best"], l["full_best"]))
+        n = icounts.get(l["name"])
+        ic = ("%d | %+.2f%% | %+.2f%%" % (n["native"], (n["stores"] / n["native"] - 1) * 100, (n["full"] / n["native"] - 1) * 100)
+              if n else "— | — | —")
+        md.append("| %s | %s | %.3f | %+.1f%% | %+.1f..%+.1f | %+.1f%% | %+.1f..%+.1f | %+.1f%% | %+.1f%% | %s |" % (
+            l["name"], l["kind"], l["native_s"], l["stores_jumps"], sj[0], sj[1], l["full"], fu[0], fu[1], l["stores_jumps_best"], l["full_best"], ic))
     g = [results.get("sfi.overhead.%s.geomean" % k, {}).get("median") for k in ("stores_jumps", "full")]
     if None not in g:
         gb = [results["sfi.overhead.%s.geomean.best" % k]["median"] for k in ("stores_jumps", "full")]
-        md.append("| **geomean** (%d programs) | | | **%+.1f%%** | | **%+.1f%%** | | %+.1f%% | %+.1f%% |" % (len(rows), g[0], g[1], gb[0], gb[1]))
+        gi = [results.get("sfi.overhead.%s.geomean.instructions" % k, {}).get("median") for k in ("stores_jumps", "full")]
+        gis = "**%+.2f%%** | **%+.2f%%**" % tuple(gi) if None not in gi else "— | —"
+        md.append("| **geomean** (%d programs) | | | **%+.1f%%** | | **%+.1f%%** | | %+.1f%% | %+.1f%% | %s |" % (len(rows), g[0], g[1], gb[0], gb[1], gis))
         gl = [results["sfi.overhead.%s.geomean.with_load" % k]["median"] for k in ("stores_jumps", "full")]
         md += ["", "Geomean with the module load counted: stores+jumps %+.1f%%, full %+.1f%%." % (gl[0], gl[1])]
     md += ["", "| figure | median | min | max | unit |", "|---|---:|---:|---:|---|"]
     for k in sorted(set(results) | set(other)):
-        if not k.startswith(("sfi.overhead", "sfi.time")):
+        if not k.startswith(("sfi.overhead", "sfi.time", "sfi.instructions")):
             v = results.get(k) or other[k]
             md.append("| %s | %.2f | %.2f | %.2f | %s |" % (k, v["median"], v["min"], v["max"], v["unit"]))
     with open(os.path.join(OUT, "sfi.md"), "w") as f:
@@ -408,4 +545,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--icount-only"]:
+        ONLY_ICOUNT, ONLY = True, sys.argv[2:]
     main()

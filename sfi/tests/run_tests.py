@@ -167,6 +167,37 @@ def program_equality():
                        native.returncode, sb.returncode, native.stdout[:500], sb.stdout[:500], sb.stderr[:500]))
 
 
+def instruction_counts():
+    """The instruction-count column of `make sfi-bench` (bench.counted,
+    count_micro): under QEMU user mode with the plugin, sfi-run's domain call
+    is one marked region (the module load left out), the counts repeat
+    exactly from run to run, the output is the native one, and sfi-bench
+    --count marks its null calls and its verification.  Skipped without
+    qemu-x86_64 (tools/install-deps.sh installs it)."""
+    import shutil
+    sys.path.insert(0, os.path.join(SFI, "bench"))
+    import bench
+    if not shutil.which(bench.QEMU_USER):
+        print("SKIP icount/*: %s not installed" % bench.QEMU_USER, flush=True)
+        return
+    src = os.path.join(SFI, "tests", "progs", "sha256.c")
+    exe = {f: sfibuild.build("sha256", [src], f) for f in ("native", "stores")}
+    native = run([exe["native"]])
+    cmd = [os.path.join(BIN, "sfi-run"), exe["stores"]]
+    regions, total, (st, out) = bench.plugin_counts(cmd)
+    again = bench.plugin_counts(cmd)
+    result("icount/sfi-run-marks-the-call", len(regions) == 1 and 0 < regions[0] < total,
+           "regions %r, %d in all" % (regions, total))
+    result("icount/output-equals-native", st == 0 and out.decode() == native.stdout and native.stdout != "", "exit %d" % st)
+    result("icount/repeats-exactly", again[0] == regions, "%r then %r" % (regions, again[0]))
+    n_native, _ = bench.counted([exe["native"]])
+    n_stores, _ = bench.counted(cmd)
+    result("icount/sandboxed-counts-more", n_stores > n_native > 0, "native %d, stores %d" % (n_native, n_stores))
+    rt = sfibuild.build("rtmod", [os.path.join(SFI, "tests", "rt", "rtmod.c")], "stores", outdir=os.path.join(sfibuild.BUILD, "rt"), libc=False)
+    per_call, per_byte = bench.count_micro(rt, [exe["stores"]])
+    result("icount/sfi-bench-count", 10 < per_call < 1000 and 1 < per_byte < 10000, "per call %.1f, per byte %.1f" % (per_call, per_byte))
+
+
 def debian_programs():
     """The benchmark's Debian programs with their benchmark workloads: sandboxed
     output (both modes) must equal native output.  Fetches their sources as
@@ -216,7 +247,7 @@ def fuzz(seconds):
 
 
 def main():
-    steps = [verifier_unit_tests, escape_modules, corpus, cpu_diff, runtime_tests, toolchain, program_equality, debian_programs,
+    steps = [verifier_unit_tests, escape_modules, corpus, cpu_diff, runtime_tests, toolchain, program_equality, instruction_counts, debian_programs,
              lambda: fuzz(int(os.environ.get("SFI_FUZZ_SECONDS", "20")))]
     for step in steps:
         try:

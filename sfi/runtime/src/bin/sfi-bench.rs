@@ -5,6 +5,12 @@
 //! verify, map, relocate, unmap) on the given modules, in MiB of code per CPU second.
 //! N batches of each (default 31, the pipe 21); bench.py runs a few batches
 //! at a time between the programs, to spread the samples over its whole run.
+//!
+//! sfi-bench --count RT_MODULE [MODULE...] times nothing: it runs 10,000 null
+//! cross-domain calls and then one verification of the modules, each between the
+//! instruction-counting plugin's markers (tools/icount-plugin), for bench.py to run
+//! under QEMU user mode: the instructions of a call and per byte verified, which
+//! do not move with the host's load or clock.
 use sfi_runtime::{Config, Domain, Imports};
 use std::arch::x86_64::{__rdtscp, _rdtsc};
 use std::time::Instant;
@@ -45,6 +51,32 @@ fn verify_all(mods: &[Vec<u8>]) {
     }
 }
 
+/// The instruction-counting plugin's region markers (multi-byte no-ops without it).
+fn region_start() {
+    unsafe { std::arch::asm!(".byte 0x0f, 0x1f, 0x80, 0x01, 0x50, 0x45, 0x4b", options(nomem, nostack, preserves_flags)) };
+}
+fn region_end() {
+    unsafe { std::arch::asm!(".byte 0x0f, 0x1f, 0x80, 0x02, 0x50, 0x45, 0x4b", options(nomem, nostack, preserves_flags)) };
+}
+
+/// COUNT_CALLS null calls in region 1, one verification of `mods` in region 2.
+pub const COUNT_CALLS: u64 = 10_000;
+fn count(d: &Domain, mods: &[Vec<u8>]) {
+    let nothing = d.entry("nothing").unwrap();
+    std::hint::black_box(d.call(nothing, &[]).unwrap());
+    verify_all(mods);
+    region_start();
+    for _ in 0..COUNT_CALLS {
+        std::hint::black_box(d.call(nothing, &[]).unwrap());
+    }
+    region_end();
+    region_start();
+    verify_all(mods);
+    region_end();
+    let code: usize = mods.iter().map(|m| sfi_verify::parse(m).map(|x| x.code.len()).unwrap_or(0)).sum();
+    println!("{{\"calls\":{},\"code_bytes\":{}}}", COUNT_CALLS, code);
+}
+
 fn emit(name: &str, unit: &str, samples: &[f64]) {
     let s: Vec<String> = samples.iter().map(|x| format!("{:.3}", x)).collect();
     use std::io::Write;
@@ -54,6 +86,10 @@ fn emit(name: &str, unit: &str, samples: &[f64]) {
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let counting = args.first().map(String::as_str) == Some("--count");
+    if counting {
+        args.remove(0);
+    }
     let batches: Option<usize> = if args.first().map(String::as_str) == Some("--batches") {
         let n = args.get(1).and_then(|n| n.parse().ok()).filter(|&n| n > 0);
         args.drain(..args.len().min(2));
@@ -70,6 +106,11 @@ fn main() {
     let mut imp = Imports::new();
     imp.add("host_double", host_nop).add("host_nested", host_nop).add("host_exit", host_nop).add("host_x87", host_nop);
     let d = Domain::load(&bytes, &imp, &Config { heap_size: 1 << 20, stack_size: 1 << 20 }).expect("load");
+    if counting {
+        let mods: Vec<Vec<u8>> = args[1..].iter().map(|p| std::fs::read(p).unwrap()).collect();
+        count(&d, &mods);
+        return;
+    }
     let nothing = d.entry("nothing").unwrap();
     const N: u64 = 200_000;
     let (mut call, mut cproc, mut empty) = (Vec::new(), Vec::new(), Vec::new());
