@@ -10,6 +10,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod generated;
+pub mod terminal;
 pub use generated::*;
 
 use core::fmt;

@@ -161,6 +161,10 @@ fn main(_: u64, size: u64) -> i32 {
         archive: Some(size),
         itimers: BTreeMap::new(),
     };
+    // The terminal (tty.rs): the description's `terminal`, if it has one.
+    if let Err(e) = tty::attach() {
+        println!("workhorse: no terminal of the console multiplexer ({e}): Linux programs use the kernel's console");
+    }
     if let Err(e) = ticker::start(TICKER_PROCESS, TICKER_SENDER) {
         // Without it Ctrl-C reaches a program only when it makes system
         // calls (the terminal is polled every TTY_POLL_MESSAGES).
@@ -225,7 +229,7 @@ impl Server {
             // Interval timers that expired send SIGALRM; the next one, and
             // the deadlines waiting calls noted, shorten the time-out.
             let timeout = self.timers_timeout(timeout);
-            if self.tick_parked && self.leader.is_some() {
+            if self.tick_parked && self.leader.is_some() && !tty::attached() {
                 self.tick_parked = false;
                 let _ = Return(TICK_RET).reply(Tag::new(0), [SIGNAL_POLL_MS, 0, 0, 0]);
             }
@@ -243,13 +247,25 @@ impl Server {
                 self.retry();
                 continue;
             }
+            // Input waits on the terminal (tty.rs); it is taken while a
+            // program runs (else it waits for the next one).
+            if m.err == 0 && m.tag.label() == label::NOTIFY && m.payload == tty::NOTIFY_PAYLOAD {
+                tty::notified();
+                if self.leader.is_some() {
+                    self.poll_tty();
+                    self.retry();
+                }
+                continue;
+            }
             if m.err != 0 || !m.tag.is_called() {
                 continue;
             }
             if m.payload == ticker::PAYLOAD {
                 // Only while a program runs: else the console is the
                 // shell's, and what is typed there is not the server's.
-                if self.leader.is_some() {
+                // With a terminal of the multiplexer, Ctrl-C comes as input
+                // (a NOTIFY): the ticker is not needed and stays parked.
+                if self.leader.is_some() && !tty::attached() {
                     self.poll_tty();
                     self.reply = Some((0, SIGNAL_POLL_MS));
                 } else {
