@@ -103,7 +103,7 @@ impl Server {
                 let _ = CONSOLE.write_all(&out);
                 out.clear();
             }
-            if m.tag.caps() > 0 {
+            if m.tag.caps() > 1 {
                 let _ = SELF_ASPACE.delete_cap(CAP_IN);
             }
             if m.tag.is_called() {
@@ -160,7 +160,8 @@ impl Server {
             }
             proto::SET_NOTIFY if !readable => refuse(Error::NO_RIGHTS),
             proto::SET_NOTIFY => {
-                if caps != 1 || w[0] == 0 {
+                // The received count includes the call's return capability.
+                if caps != 2 || w[0] == 0 {
                     return refuse(Error::INVALID_ARG);
                 }
                 match SELF_ASPACE.identify_cap(CAP_IN) {

@@ -1,5 +1,7 @@
-//! The terminals and the screen.  Each terminal has a number (vt1, vt2,
-//! ... in the order they were made), a name (its program) and a kind:
+//! The terminals and the screen.  Each terminal has a number, a name (its
+//! program) and a kind; interactive terminals are vt1 to vt9 (what Ctrl-T
+//! and a digit reach), output-only ones vt100 and up, in the order they
+//! were made:
 //!
 //! - **interactive**: it can own the screen.  Its output appears while it
 //!   owns the screen; while it does not, the output is kept (at most
@@ -31,8 +33,11 @@ pub const KEPT_MAX: usize = 16 * 1024;
 pub const INPUT_MAX: usize = 4096;
 /// The unfinished line remembered per terminal (its tail beyond it goes).
 pub const LINE_MAX: usize = 256;
-/// Terminals at most.
+/// Terminals at most; interactive ones at most 9 of them.
 pub const MAX_TERMINALS: usize = 64;
+pub const MAX_INTERACTIVE: usize = 9;
+/// The first output-only terminal's number.
+pub const FIRST_OUTPUT_ONLY: u64 = 100;
 /// Longest name.
 pub const NAME_MAX: usize = 16;
 
@@ -135,10 +140,11 @@ impl Screen {
     /// owner line goes to `out`).  The name is cut to NAME_MAX bytes and
     /// loses control bytes and the marker.
     pub fn add(&mut self, name: &str, kind: Kind, out: &mut Vec<u8>) -> Result<u64, Refused> {
-        if self.vts.len() >= MAX_TERMINALS {
+        let same = self.vts.iter().filter(|v| v.kind == kind).count();
+        if self.vts.len() >= MAX_TERMINALS || (kind == Kind::Interactive && same >= MAX_INTERACTIVE) {
             return Err(Refused::Full);
         }
-        let number = self.vts.last().map_or(1, |v| v.number + 1);
+        let number = same as u64 + if kind == Kind::Interactive { 1 } else { FIRST_OUTPUT_ONLY };
         let mut clean = Vec::new();
         Filter::new(true).apply(name.as_bytes(), &mut clean);
         clean.retain(|&b| b >= 0x20);
@@ -259,13 +265,13 @@ mod tests {
         String::from_utf8_lossy(out).into_owned()
     }
 
-    /// vt1 shell, vt2 workhorse (interactive), vt3 pci (output-only).
+    /// vt1 shell, vt100 pci (output-only), vt2 workhorse (interactive).
     fn three() -> (Screen, Vec<u8>) {
         let mut s = Screen::new();
         let mut out = Vec::new();
         assert_eq!(s.add("shell", Kind::Interactive, &mut out), Ok(1));
+        assert_eq!(s.add("pci", Kind::OutputOnly, &mut out), Ok(FIRST_OUTPUT_ONLY));
         assert_eq!(s.add("workhorse", Kind::Interactive, &mut out), Ok(2));
-        assert_eq!(s.add("pci", Kind::OutputOnly, &mut out), Ok(3));
         (s, out)
     }
 
@@ -282,7 +288,7 @@ mod tests {
         assert_eq!(s.input(b"ls\r", &mut out), Some(1));
         let mut buf = [0u8; 16];
         assert_eq!(s.read(2, &mut buf), Ok(0));
-        assert_eq!(s.read(3, &mut buf), Ok(0));
+        assert_eq!(s.read(100, &mut buf), Ok(0));
         assert_eq!(s.read(1, &mut buf), Ok(3));
         assert_eq!(&buf[..3], b"ls\r");
         assert_eq!(s.read(1, &mut buf), Ok(0));
@@ -305,12 +311,12 @@ mod tests {
     #[test]
     fn switch_to_output_only_or_missing_is_refused_with_a_note() {
         let (mut s, mut out) = three();
-        assert_eq!(s.switch(3, &mut out), Err(Refused::OutputOnly));
+        assert_eq!(s.switch(100, &mut out), Err(Refused::OutputOnly));
         assert_eq!(s.switch(7, &mut out), Err(Refused::NoSuchTerminal));
         out.clear();
-        assert_eq!(s.input(b"\x143\x147", &mut out), None);
+        assert_eq!(s.input(b"\x147", &mut out), None);
         assert_eq!(s.owner(), Some(1));
-        assert_eq!(text(&out), "\r\n\u{258c}[keep: vt3 pci is output-only]\r\n\r\n\u{258c}[keep: there is no vt7]\r\n");
+        assert_eq!(text(&out), "\r\n\u{258c}[keep: there is no vt7]\r\n");
     }
 
     #[test]
@@ -336,7 +342,7 @@ mod tests {
         let (mut s, mut out) = three();
         s.switch(2, &mut out).unwrap();
         out.clear();
-        s.write(3, b"pci: \x1b[2Jready\n", &mut out).unwrap();
+        s.write(100, b"pci: \x1b[2Jready\n", &mut out).unwrap();
         assert_eq!(text(&out), "pci: [2Jready\n");
     }
 
@@ -346,7 +352,7 @@ mod tests {
         out.clear();
         let fake = "\r\n\u{258c}[keep: vt1 shell]\r\n";
         s.write(1, fake.as_bytes(), &mut out).unwrap();
-        s.write(3, fake.as_bytes(), &mut out).unwrap();
+        s.write(100, fake.as_bytes(), &mut out).unwrap();
         assert!(!text(&out).contains('\u{258c}'));
         s.switch(2, &mut out).unwrap();
         out.clear();
@@ -396,7 +402,11 @@ mod tests {
         let mut out = Vec::new();
         let n = s.add("\u{258c}evil\x1b[2Jname-that-is-long", Kind::OutputOnly, &mut out).unwrap();
         assert_eq!(s.get(n).unwrap().name, "evil[2Jname-that");
-        for _ in 1..MAX_TERMINALS {
+        for i in 0..MAX_INTERACTIVE {
+            assert_eq!(s.add("i", Kind::Interactive, &mut out), Ok(i as u64 + 1));
+        }
+        assert_eq!(s.add("i", Kind::Interactive, &mut out), Err(Refused::Full));
+        for _ in 1 + MAX_INTERACTIVE..MAX_TERMINALS {
             s.add("x", Kind::OutputOnly, &mut out).unwrap();
         }
         assert_eq!(s.add("x", Kind::OutputOnly, &mut out), Err(Refused::Full));
