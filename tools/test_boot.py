@@ -441,7 +441,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 9 servers started, 3 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 9 servers started, 4 programs to run" in text, text[-800:])
     check("the description starts the block server at boot, with its disk through the PCI server",
           "blk: virtio-blk 00:02.0: 131072 sectors, DMA through the IOMMU" in text, text[-800:])
     out = g.keys(b"run disk" + ENTER, 60)

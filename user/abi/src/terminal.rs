@@ -11,7 +11,7 @@
 //! | label | words | reply |
 //! |---|---|---|
 //! | `WRITE` | string: the bytes (at most 4096) | status, bytes taken |
-//! | `WRITE_WORDS + len` (len 1..=32) | the bytes, little-endian in the four words | status, bytes taken |
+//! | `WRITE_WORDS + len` (len 1..=32), `+ MORE` when the write goes on in the next message | the bytes, little-endian in the four words | status, bytes taken |
 //! | `READ` | at most how many (1..=16) | status (`WOULD_BLOCK` when none), n, the bytes in words 2-3 |
 //! | `SET_NOTIFY` | bits; cap: a NOTIFICATION (WRITE) | status |
 //!
@@ -36,6 +36,9 @@ pub const SET_NOTIFY: u64 = 3;
 /// `WRITE_WORDS + len`: up to 32 bytes in the words, no IPC string (so a
 /// print does not disturb the IPC buffer of the program).
 pub const WRITE_WORDS: u64 = 0x100;
+/// Added to WRITE_WORDS' label: more of the same write follows (the
+/// multiplexer shows it all at once, at most 4 KiB).
+pub const MORE: u64 = 0x200;
 pub const NEW: u64 = 0x10;
 pub const VIEW: u64 = 0x11;
 pub const SWITCH: u64 = 0x12;
@@ -89,18 +92,24 @@ impl Terminal {
     /// Writes up to 32 bytes in the message's words; returns how many
     /// were taken.
     pub fn write_words(self, bytes: &[u8]) -> Result<usize> {
+        self.write_words_more(bytes, false)
+    }
+
+    fn write_words_more(self, bytes: &[u8], more: bool) -> Result<usize> {
         let n = bytes.len().min(WORDS_MAX);
         if n == 0 {
             return Ok(0);
         }
-        let m = crate::Sender(self.0).call(Tag::new(WRITE_WORDS + n as u64), pack(&bytes[..n]));
+        let label = WRITE_WORDS + n as u64 + if more { MORE } else { 0 };
+        let m = crate::Sender(self.0).call(Tag::new(label), pack(&bytes[..n]));
         Ok(Self::status(&m)?[1] as usize)
     }
 
-    /// Writes all of `bytes`, 32 at a time.
+    /// Writes all of `bytes`, 32 at a time, as one write (MORE on all
+    /// messages but the last).
     pub fn write_all_words(self, mut bytes: &[u8]) -> Result<()> {
         while !bytes.is_empty() {
-            let n = self.write_words(bytes)?;
+            let n = self.write_words_more(bytes, bytes.len() > WORDS_MAX)?;
             if n == 0 {
                 return Err(Error::INVALID_ARG);
             }

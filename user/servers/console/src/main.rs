@@ -38,7 +38,7 @@ const TERMINAL: u64 = 1 << 62;
 const READABLE: u64 = 1 << 32;
 const READER: u64 = 1 << 63;
 /// The reader's label: INPUT + the bytes in the words.
-const INPUT: u64 = 0x200;
+const INPUT: u64 = 0x400;
 
 fn main(_: u64, _: u64) -> i32 {
     let _ = SELF_PROCESS.set_name("console");
@@ -135,10 +135,10 @@ impl Server {
                     Err(e) => [status(e), 0, 0, 0],
                 }
             }
-            l if l > proto::WRITE_WORDS && l <= proto::WRITE_WORDS + proto::WORDS_MAX as u64 => {
+            l if l & !proto::MORE > proto::WRITE_WORDS && l & !proto::MORE <= proto::WRITE_WORDS + proto::WORDS_MAX as u64 => {
                 let mut bytes = [0u8; proto::WORDS_MAX];
-                let n = proto::unpack(&w, (l - proto::WRITE_WORDS) as usize, &mut bytes);
-                match self.screen.write(vt, &bytes[..n], out) {
+                let n = proto::unpack(&w, (l & !proto::MORE) as usize - proto::WRITE_WORDS as usize, &mut bytes);
+                match self.screen.write_part(vt, &bytes[..n], l & proto::MORE != 0, out) {
                     Ok(n) => [0, n as u64, 0, 0],
                     Err(e) => [status(e), 0, 0, 0],
                 }

@@ -33,6 +33,9 @@ pub const KEPT_MAX: usize = 16 * 1024;
 pub const INPUT_MAX: usize = 4096;
 /// The unfinished line remembered per terminal (its tail beyond it goes).
 pub const LINE_MAX: usize = 256;
+/// Output a terminal may hold back for one write made of several
+/// messages (`more`); past it, what is held is written.
+pub const HOLD_MAX: usize = 4096;
 /// Terminals at most; interactive ones at most 9 of them.
 pub const MAX_TERMINALS: usize = 64;
 pub const MAX_INTERACTIVE: usize = 9;
@@ -65,6 +68,8 @@ pub struct Vt {
     kept: Ring,
     line: Vec<u8>,
     input: Ring,
+    /// The first messages of a write that continues (`more`).
+    held: Vec<u8>,
     /// Bytes written through the terminal, all told.
     pub written: u64,
 }
@@ -160,6 +165,7 @@ impl Screen {
             kept: Ring::new(KEPT_MAX),
             line: Vec::new(),
             input: Ring::new(INPUT_MAX),
+            held: Vec::new(),
             written: 0,
         });
         if kind == Kind::Interactive && self.owner.is_none() {
@@ -167,6 +173,24 @@ impl Screen {
             owner_line(self.vts.last().expect("pushed"), 0, out);
         }
         Ok(number)
+    }
+
+    /// Output of terminal `vt`: what goes on the serial line now is
+    /// appended to `out`; the rest is kept.  With `more`, the bytes are
+    /// held until the write's last message (at most HOLD_MAX of them), so
+    /// that one print split into several messages is not cut by another
+    /// terminal's output.  Returns the bytes taken (all).
+    pub fn write_part(&mut self, vt: u64, data: &[u8], more: bool, out: &mut Vec<u8>) -> Result<usize, Refused> {
+        let i = self.index(vt).ok_or(Refused::NoSuchTerminal)?;
+        let v = &mut self.vts[i];
+        if more && v.held.len() + data.len() <= HOLD_MAX {
+            v.held.extend_from_slice(data);
+            return Ok(data.len());
+        }
+        let mut all = core::mem::take(&mut v.held);
+        all.extend_from_slice(data);
+        self.write(vt, &all, out)?;
+        Ok(data.len())
     }
 
     /// Output of terminal `vt`: what goes on the serial line now is
@@ -387,6 +411,22 @@ mod tests {
         assert!(t.contains("bytes of its output were dropped"), "{t}");
         assert!(t.ends_with(&text(&numbered[numbered.len() - 100..])));
         assert!(out.len() <= KEPT_MAX + 100);
+    }
+
+    #[test]
+    fn a_write_in_several_messages_is_not_cut() {
+        let (mut s, mut out) = three();
+        out.clear();
+        s.write_part(1, b"kill: server blk ", true, &mut out).unwrap();
+        s.write_part(100, b"pci: a line\n", false, &mut out).unwrap();
+        s.write_part(1, b"killed\n", false, &mut out).unwrap();
+        assert_eq!(text(&out), "pci: a line\nkill: server blk killed\n");
+        // More than HOLD_MAX is written out, not held for ever.
+        out.clear();
+        for _ in 0..=HOLD_MAX / 32 {
+            s.write_part(1, &[b'x'; 32], true, &mut out).unwrap();
+        }
+        assert!(out.len() > HOLD_MAX);
     }
 
     #[test]
