@@ -30,6 +30,7 @@ mod ipc;
 mod kmem;
 mod net;
 mod sfi;
+mod vt;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -301,6 +302,7 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     {
         s.fail("bank", &e);
     }
+    vt::run(root, &mut s);
     s.summary();
     println!("bench: done");
 }
