@@ -8,7 +8,8 @@
 //! every switch prints an owner line, marked with [`filter::MARKER`],
 //! which the multiplexer strips from every client's output.
 //!
-//! This library is the policy, tested on the host: [`keys`] (the switch
+//! This library is the policy, tested on the host: [`access`] (who may
+//! make which request), [`keys`] (the switch
 //! sequence), [`filter`] (what client output may contain), [`ring`] (the
 //! bounded buffers) and [`screen`] (the terminals, their input and output,
 //! and who owns the screen).  The binary (main.rs) only moves bytes
@@ -18,6 +19,7 @@
 
 extern crate alloc;
 
+pub mod access;
 pub mod filter;
 pub mod keys;
 pub mod ring;

@@ -18,6 +18,7 @@ use keep_abi::{
     ACCOUNT, CONSOLE, Error, IpcBuffer, Notification, Process, Return, SELF_ASPACE, SELF_PROCESS, Tag,
     method, pack_name, recv, slot, syscall, tag,
 };
+use keep_console::access::{self, Holder};
 use keep_console::screen::{Kind, Refused, Screen};
 
 keep_rt::entry!(main);
@@ -93,9 +94,15 @@ impl Server {
             } else if m.payload & TERMINAL != 0 {
                 let vt = m.payload & 0xffff_ffff;
                 let readable = m.payload & READABLE != 0;
-                self.terminal(vt, readable, label, w, m.tag.has_string(), m.tag.caps(), &mut string, &mut out)
+                match access::check(Holder::Terminal { readable }, label) {
+                    Err(e) => [e.0, 0, 0, 0],
+                    Ok(()) => self.terminal(vt, readable, label, w, m.tag.has_string(), m.tag.caps(), &mut string, &mut out),
+                }
             } else if m.payload == 0 {
-                self.control(label, w, &mut out)
+                match access::check(Holder::Control, label) {
+                    Err(e) => [e.0, 0, 0, 0],
+                    Ok(()) => self.control(label, w, &mut out),
+                }
             } else {
                 [Error::INVALID_ARG.0, 0, 0, 0]
             };
