@@ -31,11 +31,16 @@ const INPUT_BIT: u64 = 1;
 /// waiting there (set by the NOTIFY message, cleared by a read).
 static TERMINAL: AtomicU64 = AtomicU64::new(0);
 static WAITING: AtomicBool = AtomicBool::new(true);
+/// Without a terminal: whether slot 1 is the kernel's console (else an
+/// output-only terminal, which has no input).
+static KERNEL_INPUT: AtomicBool = AtomicBool::new(false);
 
 /// Takes the terminal in slot `vt::SLOT`, if the server has one, and asks
 /// the multiplexer for a notification when input arrives; Err says why
 /// the server uses the kernel's console instead.
 pub fn attach() -> Result<(), Error> {
+    let kernel = SELF_ASPACE.identify_cap(keep_abi::slot::CONSOLE).is_ok_and(|c| c.ty == ty::CONSOLE);
+    KERNEL_INPUT.store(kernel, Ordering::Relaxed);
     let c = SELF_ASPACE.identify_cap(vt::SLOT)?;
     if c.ty != ty::SENDER {
         return Err(Error::WRONG_TYPE);
@@ -91,9 +96,9 @@ fn write_terminal(t: Terminal, mut data: &[u8]) {
 fn output(data: &[u8]) {
     match terminal() {
         Some(t) => write_terminal(t, data),
-        None => {
-            let _ = CONSOLE.write_all(data);
-        }
+        // Slot 1 is the kernel's console, or an output-only terminal
+        // (`console` without `terminal`: output only, no input).
+        None => keep_rt::console::write_bytes(data),
     }
 }
 
@@ -230,6 +235,9 @@ impl Tty {
                     self.input(b);
                 }
             }
+            return;
+        }
+        if !KERNEL_INPUT.load(Ordering::Relaxed) {
             return;
         }
         let mut buf = [0u8; 64];
