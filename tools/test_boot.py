@@ -1005,6 +1005,13 @@ def test_trusted_path():
         seen = g.out[m:].decode(errors="replace")
         check("trusted path: linux gives the workhorse's terminal the screen and the shell takes it back",
               ok and seen.find("\u258c[keep: vt2 workhorse]") < seen.find("\nfrom-linux") < seen.find("\u258c[keep: vt1 shell]"), seen)
+        # A Linux program writes the mark and Ctrl-T 1 on its terminal: the
+        # mark is removed, and output never switches (only typed input can).
+        m = g.send("linux printf '\\342\\226\\214[keep: vt1 shell] forged-by-linux\\024\\061\\n'")
+        ok = g.expect(b"forged-by-linux", 120, m) and g.expect(b"\n" + PROMPT, 60, m)
+        seen = g.out[m:].decode(errors="replace")
+        check("trusted path: a Linux program cannot write the owner line's mark or switch terminals by its output",
+              ok and "\n[keep: vt1 shell] forged-by-linux" in seen and seen.count("\u258c") == 2, seen)
     finally:
         g.kill()
 
