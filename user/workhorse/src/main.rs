@@ -229,7 +229,7 @@ impl Server {
             // Interval timers that expired send SIGALRM; the next one, and
             // the deadlines waiting calls noted, shorten the time-out.
             let timeout = self.timers_timeout(timeout);
-            if self.tick_parked && self.leader.is_some() && !tty::attached() {
+            if self.tick_parked && self.leader.is_some() {
                 self.tick_parked = false;
                 let _ = Return(TICK_RET).reply(Tag::new(0), [SIGNAL_POLL_MS, 0, 0, 0]);
             }
@@ -263,9 +263,9 @@ impl Server {
             if m.payload == ticker::PAYLOAD {
                 // Only while a program runs: else the console is the
                 // shell's, and what is typed there is not the server's.
-                // With a terminal of the multiplexer, Ctrl-C comes as input
-                // (a NOTIFY): the ticker is not needed and stays parked.
-                if self.leader.is_some() && !tty::attached() {
+                // With a terminal of the multiplexer the tick reads it only
+                // when a NOTIFY said input waits (tty.rs).
+                if self.leader.is_some() {
                     self.poll_tty();
                     self.reply = Some((0, SIGNAL_POLL_MS));
                 } else {

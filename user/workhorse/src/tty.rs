@@ -59,12 +59,6 @@ pub fn notified() {
     WAITING.store(true, Ordering::Relaxed);
 }
 
-/// Whether the server has a terminal of the multiplexer (and so needs no
-/// polling for Ctrl-C).
-pub fn attached() -> bool {
-    terminal().is_some()
-}
-
 fn terminal() -> Option<Terminal> {
     match TERMINAL.load(Ordering::Relaxed) {
         0 => None,
