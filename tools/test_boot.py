@@ -251,12 +251,25 @@ def test_make_run_halt():
             p.wait()
 
 
+# The console multiplexer's owner line, on a line of its own, which it
+# prints on every switch of the screen (docs/trusted-core.md, "The trusted
+# path"): the shell's `linux` gives the workhorse's terminal the screen and
+# takes it back.
+OWNER_LINE = re.compile("\n\u258c\\[keep: [^\n]*\n")
+
+
+def without_owner_lines(out):
+    """`out` (CR gone) without the owner lines of switches."""
+    return OWNER_LINE.sub("", out)
+
+
 def run_line(g, line, timeout=120):
-    """Output of `line` at the prompt (echo and prompt removed, CR gone)."""
+    """Output of `line` at the prompt (echo, prompt and the owner lines of
+    the multiplexer's switches removed, CR gone)."""
     m = g.send(line)
     if not g.expect(b"\n" + PROMPT, timeout, m):
         return None
-    out = g.out[m:].decode(errors="replace").replace("\r", "")
+    out = without_owner_lines(g.out[m:].decode(errors="replace").replace("\r", ""))
     # From the end of the echoed command line: a message the shell prints
     # at the prompt while the line is typed (a background program's end)
     # makes the editor draw the line again below it.
@@ -428,7 +441,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 10 servers started, 5 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 10 servers started, 6 programs to run" in text, text[-800:])
     opened = g.expect(b"checkpointer: area of 2048 blocks: no checkpoint in the area; starting afresh", 30)
     check("the description's checkpointer opens its area on the disk at boot (docs/persistence.md)",
           opened, g.text()[-800:])
@@ -934,8 +947,81 @@ def test_bars_above_4g():
         sock.unlink(missing_ok=True)
 
 
+def test_trusted_path():
+    """The console multiplexer (docs/trusted-core.md, "The trusted path"):
+    vt lists the terminals; vt-hostile is refused everything; what is
+    typed at keep> reaches only the shell; Ctrl-T switches, with the owner
+    line only the multiplexer writes."""
+    g = Guest()
+    try:
+        up = g.expect(PROMPT, 60)
+        check("trusted path: the multiplexer prints vt1's owner line at boot",
+              up and "\u258c[keep: vt1 shell]".encode() in g.out, g.text()[-800:])
+        out = run_line(g, "vt") or ""
+        rows = {tuple(l.split()[:3]) for l in out.split("\n") if l.strip()}
+        check("vt lists the shell (with the screen), the workhorse's terminal and the servers' output-only ones",
+              ("1", "interactive", "shell") in rows and ("2", "interactive", "workhorse") in rows
+              and ("100", "output-only", "init") in rows and "yes" in out.split("\n")[1], out)
+        check("terminals is vt", run_line(g, "terminals") == out, "")
+        hostile = next((r[0] for r in rows if r[1:] == ("interactive", "vt-hostile")), "?")
+        m = g.send("run vt-hostile 4")
+        g.expect(b"listening for", 60, m)
+        # Typed while the hostile program listens: the shell keeps it.
+        g.send_keys(b"echo typed-at-keep\r")
+        g.expect(b"\n" + PROMPT, 60, m)
+        g.expect(b"typed-at-keep\r\n", 30, m)
+        g.expect(b"\n" + PROMPT, 30, m + 10)
+        out = g.out[m:].decode(errors="replace").replace("\r", "")
+        line = lambda what: next((l for l in out.split("\n") if l.startswith(f"vt-hostile: {what}: ")), "")
+        check("trusted path: a program cannot read the shell's terminal or be told of its input",
+              line("read of the shell's terminal").endswith("NO_RIGHTS")
+              and line("notification for the shell's input").endswith("NO_RIGHTS"), out)
+        ctl = [line(f"{r} through the shell's terminal") for r in ("NEW", "VIEW", "SWITCH", "LIST")]
+        check("trusted path: no terminal can make, view, switch or list terminals",
+              all(c.endswith("NO_RIGHTS, through its own: NO_RIGHTS") for c in ctl)
+              and line("unknown request").endswith("INVALID_METHOD"), "\n".join(ctl))
+        check("trusted path: the owner line's mark is removed from a program's output, whole or split",
+              "\n[keep: vt1 shell] forged whole" in out and "\n[keep: vt1 shell] forged split" in out
+              and "\u258c[keep: vt1 shell] forged" not in out, out)
+        check("trusted path: a flood of a hidden terminal is taken at once and not shown",
+              line("flood of its own terminal").endswith("65536 bytes taken") and "FFFF" not in out, out)
+        check("trusted path: what is typed at keep> while the program listens reaches only the shell",
+              line("input it got").endswith(" 0 bytes") and "\ntyped-at-keep\n" in out, out)
+        # Ctrl-T N: the hostile program's terminal (its kept output, the
+        # oldest dropped), then Ctrl-T 1 back to the shell and its prompt.
+        m = g.send_keys(b"\x14" + hostile.encode())
+        ok = g.expect(b"flood-end", 30, m)
+        seen = g.out[m:].decode(errors="replace")
+        check("trusted path: Ctrl-T and vt-hostile's number show its owner line and its kept output, saying what was dropped",
+              ok and f"\u258c[keep: vt{hostile} vt-hostile] (" in seen and "bytes of its output were dropped)" in seen
+              and 16000 < seen.count("F") <= 16384, seen[:200])
+        m = g.send_keys(b"\x141")
+        ok = g.expect("\u258c[keep: vt1 shell]\r\n".encode() + PROMPT, 30, m)
+        check("trusted path: Ctrl-T 1 gives the shell back the screen, its prompt shown again", ok, g.out[m:])
+        m = g.send_keys(b"\x147")
+        check("trusted path: Ctrl-T to a terminal that does not exist says so",
+              g.expect("\u258c[keep: there is no vt7]".encode(), 30, m), g.out[m:])
+        out = run_line(g, "echo still-here") or ""
+        check("trusted path: the shell reads on after the switches", out.strip() == "still-here", out)
+        m = g.send("linux echo from-linux")
+        ok = g.expect(b"from-linux", 120, m) and g.expect(b"\n" + PROMPT, 60, m)
+        seen = g.out[m:].decode(errors="replace")
+        check("trusted path: linux gives the workhorse's terminal the screen and the shell takes it back",
+              ok and seen.find("\u258c[keep: vt2 workhorse]") < seen.find("\nfrom-linux") < seen.find("\u258c[keep: vt1 shell]"), seen)
+        # A Linux program writes the mark and Ctrl-T 1 on its terminal: the
+        # mark is removed, and output never switches (only typed input can).
+        m = g.send("linux printf '\\342\\226\\214[keep: vt1 shell] forged-by-linux\\024\\061\\n'")
+        ok = g.expect(b"forged-by-linux", 120, m) and g.expect(b"\n" + PROMPT, 60, m)
+        seen = g.out[m:].decode(errors="replace")
+        check("trusted path: a Linux program cannot write the owner line's mark or switch terminals by its output",
+              ok and "\n[keep: vt1 shell] forged-by-linux" in seen and seen.count("\u258c") == 2, seen)
+    finally:
+        g.kill()
+
+
 def main():
     qemu.check_built()
+    test_trusted_path()
     test_shell()
     test_make_run_halt()
     test_kernel_fault()

@@ -257,6 +257,7 @@ def terminal(g):
     # editor still has the terminal.
     m = g.send("echo started; sleep 600")
     g.expect(b"started\r\n", 30, m)
+    time.sleep(1)  # sh has made sleep the foreground job by now (input is not delayed)
     g.send_keys(b"\x03")
     check("Ctrl-C ends the shell's foreground sleep, the shell stays",
           g.expect(b"^C", 30, m) and g.expect(b"# ", 30, m + 30), g.out[m:])

@@ -14,6 +14,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod generated;
+pub mod terminal;
 pub use generated::*;
 pub mod methods;
 pub mod proto;

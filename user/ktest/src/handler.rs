@@ -333,21 +333,6 @@ pub fn handler_errors(cx: &mut Cx) -> TestResult {
     r
 }
 
-trait RawEmulation {
-    fn set_emulation_raw(self, on: u64) -> keep_abi::Result<()>;
-}
-
-impl RawEmulation for keep_abi::Process {
-    fn set_emulation_raw(self, on: u64) -> keep_abi::Result<()> {
-        keep_abi::invoke(
-            self.0,
-            keep_abi::method::process::SET_EMULATION,
-            [on, 0, 0, 0],
-        )
-        .map(drop)
-    }
-}
-
 /// Puts 0x5a5a5a5a in every dword of ymm0 and 0x3c3c3c3c in ymm15, stops
 /// at a ud2 (ktest, its handler, fills its own ymm0 and ymm15 with other
 /// values before it resumes the child), then exits with the upper halves'

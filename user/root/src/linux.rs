@@ -2,8 +2,12 @@
 //! (docs/workhorse.md): a server of the system description, which init
 //! starts at boot and restarts when it ends; the shell asks init for a
 //! capability to it (ADMIN) and asks again when that one has gone stale
-//! (the server was restarted), and asks it to run a command line with the
-//! console as the program's terminal.
+//! (the server was restarted), and asks it to run a command line on its
+//! terminal: with the console multiplexer, the shell gives the
+//! workhorse's own terminal the screen while the program runs and takes
+//! it back after (both switches print the owner line).  A server's
+//! terminal is the interactive one its description entry got
+//! (`terminal`; docs/trusted-core.md, "The trusted path").
 
 use keep_abi::SELF_ASPACE;
 use keep_rt::println;
@@ -75,7 +79,19 @@ impl Root {
             }
             return;
         }
-        match w.run_with_input(args, typed_ahead) {
+        // The workhorse's terminal gets the screen while the program runs.
+        let vt = self.system.as_ref().and_then(|s| {
+            let i = s.server_running(PROGRAM)?;
+            self.mux.as_ref()?.vt_of(&s.entries[i].name)
+        });
+        if let (Some(vt), Some(m)) = (vt, self.mux.as_ref()) {
+            let _ = m.switch(vt);
+        }
+        let result = w.run_with_input(args, typed_ahead);
+        if let (Some(_), Some(m)) = (vt, self.mux.as_ref()) {
+            let _ = m.switch(m.shell_vt);
+        }
+        match result {
             Ok(0) => {}
             Ok(st) if st & 0x7f == 0 => println!("linux: exit status {}", (st >> 8) & 0xff),
             Ok(st) => println!("linux: killed by signal {}", st & 0x7f),

@@ -16,6 +16,7 @@ mod measure;
 mod shell;
 mod shell_system;
 mod system;
+mod terminals;
 
 use keep_abi::{
     ACCOUNT, KERNEL, MEMORY, SELF_ASPACE, SELF_PROCESS, Status, cpu, info, layout, slot, state,
@@ -49,6 +50,8 @@ pub struct Root {
     pub init_restarts: u32,
     /// The TPM's driver (docs/trusted-core.md), started at boot.
     pub tpm: Option<measure::Tpm>,
+    /// The console multiplexer (shell mode only).
+    pub mux: Option<terminals::Mux>,
 }
 
 fn main(image_addr: u64, image_size: u64) -> i32 {
@@ -62,6 +65,7 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         banked: alloc::vec::Vec::new(),
         workhorse: None,
         tpm: None,
+        mux: None,
     };
     if let Err(e) = MEMORY.donate(slot::ACCOUNT, ROOT_DONATION) {
         println!("root: DONATE of {ROOT_DONATION} frames to the account failed: {e}");
@@ -109,6 +113,9 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     let file = cmdline.split_whitespace().find_map(|w| w.strip_prefix("system=")).unwrap_or("system");
     // Measured boot: before the system's first program runs.
     root.tpm = measure::boot(&mut root, file);
+    // From here on only the console multiplexer reads the console; the
+    // shell has vt1 (docs/trusted-core.md, "The trusted path").
+    root.mux = terminals::start(&mut root);
     shell_system::boot(&mut root, file);
     shell::run(&mut root)
 }
@@ -204,7 +211,8 @@ impl Root {
 
     /// Loads `name` from the boot image with `arg0`/`arg1` into a new
     /// process, CREATED (not started); prints why when it cannot.  Every
-    /// program gets the console, the root's kernel-memory account and the
+    /// program gets the console (with the multiplexer: the shell's terminal,
+    /// write-only), the root's kernel-memory account and the
     /// timer; ktest also gets read access to the kernel, the memory pool and
     /// a copy of the boot image (at the address the root task sees it,
     /// passed in rdi/rsi instead of the arguments).
@@ -222,13 +230,17 @@ impl Root {
             dest: s,
             rights: mask,
         };
+        // With the console multiplexer, a program gets the shell's
+        // terminal, write-only, and ktest the kernel's console.
+        let (output, raw) = self.mux.as_ref().map_or((slot::CONSOLE, slot::CONSOLE), |m| (m.shell_view, m.raw_console));
+        let console = |src: u64| Grant { src, dest: slot::CONSOLE, rights: 0 };
         let common = [
-            grant(slot::CONSOLE, 0),
+            console(output),
             grant(slot::ACCOUNT, 0),
             grant(slot::TIMER, 0),
         ];
         let trusted = [
-            grant(slot::CONSOLE, 0),
+            console(raw),
             grant(slot::ACCOUNT, 0),
             grant(slot::TIMER, 0),
             grant(slot::KERNEL, rights::READ),

@@ -1,4 +1,6 @@
-//! The interactive shell on the debug console.  The kernel does not echo;
+//! The interactive shell on vt1, its terminal of the console multiplexer
+//! (terminals.rs), or on the kernel's console when the multiplexer is not
+//! there.  The kernel does not echo;
 //! the line editor (`keep-lineedit`: cursor keys, history, Tab completion)
 //! echoes and redraws.  Programs run in the foreground (Ctrl-C stops them)
 //! or, with a trailing `&`, in the background, where the shell keeps them
@@ -121,6 +123,18 @@ const COMMANDS: &[Command] = &[
             "Asks the wall clock server of the system description (rtc, the",
             "driver of the CMOS real-time clock) for the time, as Linux programs",
             "get it from the workhorse (docs/devices.md, \"The wall clock\").",
+        ],
+    ),
+    cmd(
+        "vt",
+        "vt",
+        "list the terminals and which has the screen",
+        &[
+            "Also called terminals.  The console multiplexer alone reads the",
+            "console; this shell, the workhorse and every server that prints get",
+            "a terminal of it.  Ctrl-T and a number give that terminal the screen",
+            "(Ctrl-T Ctrl-T sends one Ctrl-T); each switch prints a line starting",
+            "with \u{258c} that no program can write (docs/trusted-core.md).",
         ],
     ),
     cmd(
@@ -300,6 +314,16 @@ fn program_names<'a>(img: &'a BootImage<'static>) -> impl Iterator<Item = &'a st
     img.entries().filter(is_program).map(|e| e.name)
 }
 
+/// Reads what was typed: from vt1 when the console multiplexer runs
+/// (waiting on its notification, never polling, unless `nonblocking`),
+/// else from the kernel's console.
+fn console_read(root: &Root, buf: &mut [u8], nonblocking: bool) -> Result<usize, Error> {
+    match root.mux.as_ref() {
+        Some(m) => m.read(buf, nonblocking),
+        None => CONSOLE.read(buf, nonblocking),
+    }
+}
+
 fn flush(out: &mut Vec<u8>) {
     if !out.is_empty() {
         write_bytes(out);
@@ -349,7 +373,7 @@ impl Shell<'_> {
         let mut buf = [0u8; 64];
         loop {
             let poll = !self.jobs.is_empty();
-            let r = CONSOLE.read(&mut buf, poll);
+            let r = console_read(self.root, &mut buf, poll);
             match r {
                 Ok(n) => {
                     self.pending.extend(&buf[..n.min(buf.len())]);
@@ -420,6 +444,7 @@ impl Shell<'_> {
             "kill" => self.kill(words.next(), words.next()),
             "uptime" => uptime(),
             "date" => crate::devices::date(self.root),
+            "vt" | "terminals" => crate::terminals::list(self.root),
             "mem" => {
                 mem();
                 crate::shell_system::mem(self.root);
@@ -554,7 +579,7 @@ impl Shell<'_> {
             if s.state == state::EXITED || s.state == state::FAULTED {
                 return Ok(Some(s));
             }
-            if let Ok(n) = CONSOLE.read(&mut buf, true) {
+            if let Ok(n) = console_read(self.root, &mut buf, true) {
                 let input = &buf[..n.min(buf.len())];
                 if let Some(at) = input.iter().position(|&b| b == 0x03) {
                     self.pending.extend(&input[..at]);

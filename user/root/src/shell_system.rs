@@ -18,7 +18,7 @@ use crate::system::System;
 /// (with the line) and the shell runs without it.
 pub fn boot(root: &mut Root, file: &str) {
     let Some(img) = root.image.as_ref() else { return };
-    match System::boot(&mut root.slots, img, file) {
+    match System::boot(&mut root.slots, img, file, root.mux.as_mut()) {
         Ok(sys) => {
             let servers = sys.entries.iter().filter(|e| e.kind == Kind::Server).count();
             println!(

@@ -149,7 +149,12 @@ impl System {
     /// Starts the bank and constructor servers and builds the system
     /// described in the boot-image file `file`.  Everything made is
     /// destroyed again when the description is refused.
-    pub fn boot(slots: &mut SlotPool, image: &keep_loader::BootImage<'static>, file: &str) -> Result<System, BuildError> {
+    pub fn boot(
+        slots: &mut SlotPool,
+        image: &keep_loader::BootImage<'static>,
+        file: &str,
+        mux: Option<&mut crate::terminals::Mux>,
+    ) -> Result<System, BuildError> {
         let text = image.find(file).ok_or_else(|| at(0, alloc::format!("no file '{file}' in the boot image")))?;
         let text = core::str::from_utf8(text.data).map_err(|_| at(0, "the description is not UTF-8"))?;
         let desc = desc::parse(text).map_err(|e| at(e.line, e.what))?;
@@ -188,7 +193,7 @@ impl System {
             init_bank_index: u64::MAX,
             blobs: Vec::new(),
         };
-        match sys.build(slots, image, text) {
+        match sys.build(slots, image, text, mux) {
             Ok(()) => Ok(sys),
             Err(e) => {
                 sys.shut_down(slots);
@@ -203,7 +208,7 @@ impl System {
 
     /// Loads init (not started) on a new bank under the prime bank, with
     /// the description's text mapped at DESC_VADDR.
-    fn load_init(&mut self, slots: &mut SlotPool, elf: &[u8], text: &str) -> Result<(), BuildError> {
+    fn load_init(&mut self, slots: &mut SlotPool, elf: &[u8], text: &str, console: u64) -> Result<(), BuildError> {
         let (b, a, control) = match (slots.alloc(), slots.alloc(), slots.alloc()) {
             (Some(b), Some(a), Some(c)) => (b, a, c),
             _ => return Err(at(0, "no free slot")),
@@ -222,7 +227,7 @@ impl System {
             return Err(fail(bank, slots, alloc::format!("init's account: {e}")));
         }
         let grants = [
-            Grant { src: slot::CONSOLE, dest: slot::CONSOLE, rights: 0 },
+            Grant { src: console, dest: slot::CONSOLE, rights: 0 },
             Grant { src: slot::TIMER, dest: slot::TIMER, rights: rights::READ },
             Grant { src: a, dest: slot::ACCOUNT, rights: 0 },
         ];
@@ -248,7 +253,28 @@ impl System {
         Ok(())
     }
 
-    fn build(&mut self, slots: &mut SlotPool, image: &keep_loader::BootImage<'static>, text: &str) -> Result<(), BuildError> {
+    fn build(
+        &mut self,
+        slots: &mut SlotPool,
+        image: &keep_loader::BootImage<'static>,
+        text: &str,
+        mut mux: Option<&mut crate::terminals::Mux>,
+    ) -> Result<(), BuildError> {
+        use keep_abi::terminal as vt;
+        // With the console multiplexer (docs/trusted-core.md, "The trusted
+        // path"), `console` is a terminal of it and `terminal` one of the
+        // entry's own; init's lines go to an output-only terminal.
+        let shell_view = mux.as_deref().map(|m| m.shell_view);
+        let mut term = |slots: &mut SlotPool, name: &str, kind: u64, line: usize| -> Result<Option<u64>, BuildError> {
+            match mux.as_deref_mut() {
+                Some(m) => m
+                    .terminal(slots, name, kind)
+                    .map(|(s, _)| Some(s))
+                    .map_err(|e| at(line, alloc::format!("a terminal for '{name}': {e}"))),
+                None => Ok(None),
+            }
+        };
+        let init_console = term(slots, "init", vt::OUTPUT_ONLY, 0)?.unwrap_or(slot::CONSOLE);
         for b in self.desc.banks.clone() {
             let parent = self.bank(b.parent);
             let s = slots.alloc().ok_or_else(|| at(b.line, "no free slot"))?;
@@ -260,7 +286,7 @@ impl System {
             self.banks.push((b.name.clone(), bank, index));
         }
         let init_elf = image.find("init").map(|e| e.data).ok_or_else(|| at(0, "no 'init' in the boot image"))?;
-        self.load_init(slots, init_elf, text)?;
+        self.load_init(slots, init_elf, text, init_console)?;
         let init = self.init.as_ref().expect("loaded");
         let (init_process, init_aspace, control) = (init.child.process, init.child.aspace, init.control);
         // A constructor per entry, with its initial capabilities; a
@@ -280,7 +306,16 @@ impl System {
                 .map_err(|err| at(e.line, alloc::format!("MINT: {err}")))?;
             let mut caps = alloc::vec![(sender, names::NAMES_SLOT)];
             if e.console {
-                caps.push((slot::CONSOLE, slot::CONSOLE));
+                let src = match e.kind {
+                    Kind::Server => term(slots, &e.name, vt::OUTPUT_ONLY, e.line)?,
+                    Kind::Program => shell_view,
+                };
+                caps.push((src.unwrap_or(slot::CONSOLE), slot::CONSOLE));
+            }
+            if e.terminal
+                && let Some(s) = term(slots, &e.name, vt::INTERACTIVE, e.line)?
+            {
+                caps.push((s, vt::SLOT));
             }
             // Devices (docs/space-banks.md, "Devices"): the root task's own
             // capabilities, in the slots where programs expect them.

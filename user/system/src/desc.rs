@@ -4,10 +4,10 @@
 //! ```text
 //! bank    NAME limit=FRAMES [in=BANK]
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
-//!              [console] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
+//!              [console] [terminal] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
 //!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [notify] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
-//!              [timer] [blob=FILE] [S=GRANT ...]
+//!              [terminal] [timer] [blob=FILE] [S=GRANT ...]
 //! ```
 //!
 //! - `bank`: a sub-bank of `BANK` (default `prime`, the prime bank) with a
@@ -23,7 +23,15 @@
 //! - `program`: not started at boot; the shell's `run NAME` starts it the
 //!   same way and waits for it.
 //! - `uses`: the servers (declared above) it may ask the name service for;
-//!   `console`: it gets the console (slot 1).
+//!   `console`: output to the console, through the console multiplexer
+//!   (docs/trusted-core.md, "The trusted path"), in slot 1: a server gets
+//!   an output-only terminal of its own, whose lines are shown whichever
+//!   terminal has the screen; a program (run by the shell) gets the
+//!   shell's terminal, write-only.  `terminal`: an interactive terminal of
+//!   its own, named after the entry, in slot `keep_abi::terminal::SLOT`
+//!   (the user gives it the screen with Ctrl-T and its number; it reads
+//!   only the input typed while it has the screen).  No entry gets the
+//!   kernel's console itself: only the multiplexer reads it.
 //! - Devices: `devmem` and `interrupt` (servers only) give the instance the
 //!   root task's DEVMEM and INTERRUPT in their usual slots (the PCI
 //!   server); `ioport=BASE+COUNT` (servers only) gives it the COUNT I/O
@@ -98,7 +106,11 @@ pub struct Entry {
     pub frames: u64,
     /// Indices of the servers it may call (entries before it).
     pub uses: Vec<usize>,
+    /// Output to the console (an output-only terminal; a program: the
+    /// shell's terminal, write-only).
     pub console: bool,
+    /// An interactive terminal of its own.
+    pub terminal: bool,
     /// The instance's arg0 (servers; a program gets the shell's).
     pub arg: u64,
     pub restart: u64,
@@ -128,8 +140,8 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 19] = [
-    "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
+pub const OPTIONS: [&str; 20] = [
+    "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
     "blob", "timer", "notify", "ioport", "tpm",
 ];
 
@@ -213,10 +225,10 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
         let allowed: &[&str] = match keyword {
             "bank" => &["limit", "in"],
             "server" => &[
-                "program", "bank", "limit", "frames", "uses", "console", "arg", "restart", "backoff", "supervisor", "devmem",
+                "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem",
                 "interrupt", "ioport", "timer", "blob", "notify", "tpm",
             ],
-            "program" => &["program", "bank", "limit", "frames", "uses", "console", "timer", "blob", "tpm"],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console", "terminal", "timer", "blob", "tpm"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
         };
         if keyword != "bank" && OPTIONS.contains(&name) {
@@ -270,7 +282,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 return Err(err(alloc::format!("uses={list}: more than {MAX_USES} servers")));
             }
         }
-        for flag in ["console", "devmem", "interrupt", "timer", "notify", "tpm"] {
+        for flag in ["console", "terminal", "devmem", "interrupt", "timer", "notify", "tpm"] {
             if let Some(v) = get(flag)
                 && !v.is_empty()
             {
@@ -345,6 +357,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             frames: num("frames", 0, 65536)?.unwrap_or(DEFAULT_FRAMES),
             uses,
             console: get("console").is_some(),
+            terminal: get("terminal").is_some(),
             arg: num("arg", 0, u64::MAX)?.unwrap_or(0),
             restart: num("restart", 0, MAX_RESTART)?.unwrap_or(0),
             backoff: num("backoff", 0, MAX_BACKOFF)?.unwrap_or(0),
@@ -388,6 +401,15 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         assert_eq!(p.uses, vec![0]);
         assert_eq!(d.entry("counter-client").map(|(i, _)| i), Some(1));
         assert_eq!((s.blob.as_deref(), p.blob.as_deref()), (None, None));
+    }
+
+    #[test]
+    fn terminal_is_a_word_of_servers_and_programs() {
+        let d = parse("server w program=w bank=prime limit=5 console terminal\nprogram h program=h bank=prime limit=5 terminal\n").unwrap();
+        assert_eq!((d.entries[0].console, d.entries[0].terminal), (true, true));
+        assert_eq!((d.entries[1].console, d.entries[1].terminal), (false, true));
+        let d = parse(GOOD).unwrap();
+        assert!(!d.entries[0].terminal && !d.entries[1].terminal);
     }
 
     #[test]
@@ -444,6 +466,8 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         refused("server s program=p bank=prime limit=5 frames=70000\n", 1, "frames=70000");
         refused("program c program=p bank=prime limit=5 restart=1\n", 1, "not an option of program");
         refused("program c program=p bank=prime limit=5 console=yes\n", 1, "no value");
+        refused("program c program=p bank=prime limit=5 terminal=2\n", 1, "no value");
+        refused("server terminal program=p bank=prime limit=5\n", 1, "option's word");
         refused("server s program=p bank=prime limit=5 blob\n", 1, "blob=: want the name");
         refused("server s program=p bank=prime limit=5 blob=\n", 1, "blob=: want the name");
         refused(&format!("server s program=p bank=prime limit=5 blob={}\n", "x".repeat(MAX_BLOB_NAME + 1)), 1, "want the name");

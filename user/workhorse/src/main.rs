@@ -162,6 +162,10 @@ fn main(_: u64, size: u64) -> i32 {
         archive: Some(size),
         itimers: BTreeMap::new(),
     };
+    // The terminal (tty.rs): the description's `terminal`, if it has one.
+    if let Err(e) = tty::attach() {
+        println!("workhorse: no terminal of the console multiplexer ({e}): Linux programs use the kernel's console");
+    }
     if let Err(e) = ticker::start(TICKER_PROCESS, TICKER_SENDER) {
         // Without it Ctrl-C reaches a program only when it makes system
         // calls (the terminal is polled every TTY_POLL_MESSAGES).
@@ -257,6 +261,8 @@ impl Server {
                 wake::ticked();
                 // Only while a program runs: else the console is the
                 // shell's, and what is typed there is not the server's.
+                // With a terminal of the multiplexer the tick reads it only
+                // when a NOTIFY said input waits (tty.rs).
                 if self.leader.is_some() {
                     self.poll_tty();
                     self.reply = Some((0, SIGNAL_POLL_MS));
@@ -329,9 +335,14 @@ impl Server {
 
     /// The bits of the server's notification (wake.rs): each source's.
     fn notified(&mut self, bits: u64) {
-        // The console's source: input is waiting.
+        // The console's source: input waits on the terminal (tty.rs); it is
+        // taken while a program runs (else it waits for the next one).
         if bits & wake::CONSOLE != 0 {
-            self.poll_tty();
+            tty::notified();
+            if self.leader.is_some() {
+                self.poll_tty();
+                self.retry();
+            }
         }
         if bits & wake::NET != 0 {
             // As after a time-out: the console first, so that a Ctrl-C

@@ -1,4 +1,10 @@
-//! The terminal: the Keep console with a line discipline in the server.
+//! The terminal: the server's own terminal of the console multiplexer
+//! (the description's `terminal`, in slot `keep_abi::terminal::SLOT`;
+//! docs/trusted-core.md, "The trusted path"), or the kernel's console when
+//! it has none, with a line discipline in the server.  The multiplexer
+//! signals the server's notification (wake.rs, bit `CONSOLE`) when input
+//! is waiting: the server's receive gets it as a NOTIFY message, and only
+//! then does the server read the terminal (no polling).
 //! Canonical mode (the default) echoes and edits a line (Backspace/DEL,
 //! Ctrl-U) and hands it over at Enter; Ctrl-D ends input (an empty read).
 //! With ICANON off (busybox's line editor asks for it) bytes go to the
@@ -8,7 +14,81 @@
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use keep_abi::CONSOLE;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use keep_abi::terminal::{self as vt, Terminal};
+use keep_abi::{CONSOLE, Error, SELF_ASPACE, ty};
+
+/// Where the multiplexer's copy of the server's notification is kept.
+const NOTIFICATION_SLOT: u64 = 0x1c;
+
+/// The terminal, once [`attach`] found one; and whether input may be
+/// waiting there (set by the NOTIFY message, cleared by a read).
+static TERMINAL: AtomicU64 = AtomicU64::new(0);
+static WAITING: AtomicBool = AtomicBool::new(true);
+/// Without a terminal: whether slot 1 is the kernel's console (else an
+/// output-only terminal, which has no input).
+static KERNEL_INPUT: AtomicBool = AtomicBool::new(false);
+
+/// Takes the terminal in slot `vt::SLOT`, if the server has one, and asks
+/// the multiplexer for a notification when input arrives; Err says why
+/// the server uses the kernel's console instead.
+pub fn attach() -> Result<(), Error> {
+    let kernel = SELF_ASPACE.identify_cap(keep_abi::slot::CONSOLE).is_ok_and(|c| c.ty == ty::CONSOLE);
+    KERNEL_INPUT.store(kernel, Ordering::Relaxed);
+    let c = SELF_ASPACE.identify_cap(vt::SLOT)?;
+    if c.ty != ty::SENDER {
+        return Err(Error::WRONG_TYPE);
+    }
+    let t = Terminal(vt::SLOT);
+    // The server's one bound notification (wake.rs), with the console's bit.
+    crate::wake::give(NOTIFICATION_SLOT)?;
+    t.set_notify(keep_rt::ipc_buffer(), NOTIFICATION_SLOT, crate::wake::CONSOLE)?;
+    TERMINAL.store(t.0, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The NOTIFY message came: input is waiting.
+pub fn notified() {
+    WAITING.store(true, Ordering::Relaxed);
+}
+
+fn terminal() -> Option<Terminal> {
+    match TERMINAL.load(Ordering::Relaxed) {
+        0 => None,
+        s => Some(Terminal(s)),
+    }
+}
+
+/// Writes to the terminal through the IPC string (up to 4 KiB a message),
+/// putting back the part of the IPC buffer it used, which a request being
+/// handled may still need.
+fn write_terminal(t: Terminal, mut data: &[u8]) {
+    let b = keep_rt::ipc_buffer();
+    let mut saved = [0u8; vt::WRITE_MAX];
+    let (send_len, recv_len) = (b.send_len, b.received_len());
+    let n = data.len().min(vt::WRITE_MAX);
+    saved[..n].copy_from_slice(&b.string[..n]);
+    while !data.is_empty() {
+        match t.write_string(b, data) {
+            Ok(k) if k > 0 => data = &data[k.min(data.len())..],
+            _ => break,
+        }
+    }
+    b.string[..n].copy_from_slice(&saved[..n]);
+    b.send_len = send_len;
+    // SAFETY: a plain field of the buffer, which the kernel also writes.
+    unsafe { core::ptr::write_volatile(&mut b.recv_len, recv_len as u64) };
+}
+
+fn output(data: &[u8]) {
+    match terminal() {
+        Some(t) => write_terminal(t, data),
+        // Slot 1 is the kernel's console, or an output-only terminal
+        // (`console` without `terminal`: output only, no input).
+        None => keep_rt::console::write_bytes(data),
+    }
+}
 
 pub const ICANON: u32 = 0o2;
 pub const ECHO: u32 = 0o10;
@@ -111,9 +191,9 @@ impl Tty {
                 }
                 out.push(b);
             }
-            let _ = CONSOLE.write_all(&out);
+            output(&out);
         } else {
-            let _ = CONSOLE.write_all(data);
+            output(data);
         }
     }
 
@@ -130,9 +210,24 @@ impl Tty {
         self.termios = t;
     }
 
-    /// Takes what the console has (without waiting) through the line
-    /// discipline.
+    /// Takes what the terminal has (without waiting) through the line
+    /// discipline; from the multiplexer only when it said input waits.
     pub fn poll(&mut self) {
+        if let Some(t) = terminal() {
+            if !WAITING.swap(false, Ordering::Relaxed) {
+                return;
+            }
+            let mut buf = [0u8; vt::READ_MAX];
+            while let Ok(n) = t.read(&mut buf) {
+                for &b in &buf[..n.min(buf.len())] {
+                    self.input(b);
+                }
+            }
+            return;
+        }
+        if !KERNEL_INPUT.load(Ordering::Relaxed) {
+            return;
+        }
         let mut buf = [0u8; 64];
         while let Ok(n) = CONSOLE.read(&mut buf, true) {
             let n = n.min(buf.len());

@@ -8,7 +8,7 @@
 //! | bit | source | the loop |
 //! |---|---|---|
 //! | [`NET`] | the network server: frames in the workhorse's ring, transmit buffers back (sys/inet.rs) | polls the TCP/IP stack, tries waiting calls again |
-//! | [`CONSOLE`] | kept for the console's source | nothing yet |
+//! | [`CONSOLE`] | the console multiplexer: input waits on the server's terminal (tty.rs) | reads the terminal while a program runs, tries waiting calls again |
 //!
 //! The counts of wake-ups that no call caused (`/proc/keepwakes`) are the
 //! figure `wh.net.idle_wakeups` (docs/performance.md).

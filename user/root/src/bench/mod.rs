@@ -32,6 +32,7 @@ mod net;
 mod notify;
 mod sfi;
 mod vault;
+mod vt;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -309,6 +310,7 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
     {
         s.fail("bank", &e);
     }
+    vt::run(root, &mut s);
     s.summary();
     println!("bench: done");
 }
