@@ -102,7 +102,7 @@ const COMMANDS: &[Command] = &[
             "the system description is killed by its supervisor (init), which",
             "destroys its instance at once and restarts it as for a crash.  With",
             "ms (at most 60000), init kills it that long from now and the prompt",
-            "comes back at once: a server that holds the console (the workhorse",
+            "comes back at once: a server that has the screen (the workhorse",
             "while a Linux program runs) cannot be killed from the prompt then.",
             "kill init destroys init, as a crash of it would; the root task, its",
             "supervisor, then shuts the whole system down and builds it again from",

@@ -1,11 +1,13 @@
 //! The ticker: a second process in the server's address space that calls
-//! the server every 50 ms while a program runs, so that the server polls
-//! the terminal for Ctrl-C (a program busy in its own code makes no system
-//! call) without a time-out on its receive.  A receive with a time-out
-//! puts the server on the kernel's sleep list and every message takes it
-//! off again: about 50 instructions of every Linux system call
-//! (docs/performance.md).  While a process waits for the terminal or the
-//! clock the receive still has its 20 ms time-out (main.rs).
+//! the server every 50 ms while a program runs, so that interval timers
+//! fire in a program busy in its own code (which makes no system call),
+//! and, when the server has no terminal of the console multiplexer, so
+//! that it polls the kernel's console for Ctrl-C; all without a time-out
+//! on its receive.  A receive with a time-out puts the server on the
+//! kernel's sleep list and every message takes it off again: about 50
+//! instructions of every Linux system call (docs/performance.md).  Input
+//! on the multiplexer's terminal comes as a notification instead
+//! (tty.rs).
 //!
 //! The ticker calls with label TICK through a sender whose payload is
 //! [`PAYLOAD`]; the answer's word 0 is how long to sleep before the next
