@@ -2,14 +2,6 @@
 #include "bootimage.h"
 #include "lib.h"
 
-static u64 le64(const u8 *p)
-{
-    u64 v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 bool bootimage_find(const u8 *img, u64 size, const char *name, const u8 **data, u64 *len,
                     const char **why)
 {

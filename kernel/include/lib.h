@@ -7,6 +7,14 @@
 
 void *memset(void *d, int c, size_t n);
 void *memcpy(void *d, const void *s, size_t n);
+/* The little-endian u64 at p (no alignment needed). */
+static inline u64 le64(const u8 *p)
+{
+    u64 v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
 void *memmove(void *d, const void *s, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);

@@ -145,13 +145,6 @@ static void set_gate(unsigned v, u64 handler, u8 ist, u8 dpl)
 
 void fpu_init_state(struct fpu_state *s) { *s = fpu_template; }
 
-static u64 le64(const u8 *p)
-{
-    u64 v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
 /* The loads' #GP conditions (SDM Vol. 1 10.5.1, 13.8): MXCSR bits outside
  * MXCSR_MASK (offset 24 and 28 of the legacy region; a mask of 0 means
  * 0xffbf); for XSAVE's standard format, XSTATE_BV outside XCR0, XCOMP_BV

@@ -410,6 +410,19 @@ fn dirty_own_vector_registers(avx: bool) {
     }
 }
 
+/// Moves the stopped child past its ud2 at `ud` (WRITE_REGS), runs
+/// `before` last, and resumes it.
+fn resume_past_ud2(c: Child, ret: u64, ud: u64, before: impl FnOnce()) -> TestResult {
+    let buf = keep_rt::ipc_buffer();
+    c.process.read_regs().ctx("READ_REGS")?;
+    let mut regs = buf.regs();
+    regs[reg::RIP as usize] = ud + 2;
+    buf.set_regs(&regs);
+    c.process.write_regs().ctx("WRITE_REGS")?;
+    before();
+    answer(ret, reply::RESUME, [0; 4])
+}
+
 pub fn vector_state_kept(cx: &mut Cx) -> TestResult {
     let avx = xcr0() & 0b110 == 0b110;
     let code: &[u8] = if avx { &AVX_CHILD } else { &SSE_CHILD };
@@ -424,14 +437,7 @@ pub fn vector_state_kept(cx: &mut Cx) -> TestResult {
             m.words
         );
         dirty_own_vector_registers(avx);
-        let buf = keep_rt::ipc_buffer();
-        c.process.read_regs().ctx("READ_REGS")?;
-        let mut regs = buf.regs();
-        regs[reg::RIP as usize] = CODE + ud + 2;
-        buf.set_regs(&regs);
-        c.process.write_regs().ctx("WRITE_REGS")?;
-        dirty_own_vector_registers(avx);
-        answer(ret, reply::RESUME, [0; 4])?;
+        resume_past_ud2(c, ret, CODE + ud, || dirty_own_vector_registers(avx))?;
         expect_exit(c.process.wait().ctx("WAIT")?, 0x3c3c_3c3c_5a5a_5a5a)
     })
 }
@@ -517,12 +523,7 @@ pub fn vector_state_methods(cx: &mut Cx) -> TestResult {
         st[at(15)..at(15) + 4].copy_from_slice(&0x2222_2222u32.to_le_bytes());
         buf.set_vector_state(&st[..size]);
         c.process.write_vector_state().ctx("WRITE_VECTOR_STATE")?;
-        c.process.read_regs().ctx("READ_REGS")?;
-        let mut regs = buf.regs();
-        regs[reg::RIP as usize] = CODE + ud + 2;
-        buf.set_regs(&regs);
-        c.process.write_regs().ctx("WRITE_REGS")?;
-        answer(ret, reply::RESUME, [0; 4])?;
+        resume_past_ud2(c, ret, CODE + ud, || {})?;
         expect_exit(c.process.wait().ctx("WAIT")?, 0x2222_2222_1111_1111)
     });
     let _ = SELF_ASPACE.delete_cap(ro);
