@@ -277,6 +277,9 @@ docs-check:
 	$(PYTHON) tools/check_history.py --self-test
 	$(PYTHON) tools/check_history.py
 	$(PYTHON) tools/gen_tests_md.py --check
+	@# a merge's conflict markers left in any tracked text file
+	@if git grep -n -E '^(<<<<<<< |>>>>>>> )' -- . ':!build' >/dev/null 2>&1; then \
+	  git grep -n -E '^(<<<<<<< |>>>>>>> )' -- . ':!build'; echo "docs-check: conflict markers left by a merge"; exit 1; fi
 
 host-test: $(B)/host_tests
 	$(B)/host_tests
@@ -284,23 +287,27 @@ host-test: $(B)/host_tests
 cargo-test:
 	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci -p keep-checkpointer
 
-guest-test: deps image
+# What a suite needs built first; make test builds it once before its lanes
+# and gives them SUITE_DEPS= (the image is rebuilt at every make).
+SUITE_DEPS = deps image
+
+guest-test: $(SUITE_DEPS)
 	$(PYTHON) tools/qemu.py test --timeout 300
 	@echo "guest-test: again on a CPU without SMAP (stac/clac patched out at boot)"
 	$(PYTHON) tools/qemu.py test --timeout 300 --cpu max,-smap
 	@echo "guest-test: again without the IOMMU (nothing attaches to a DMA domain; docs/devices.md)"
 	$(PYTHON) tools/qemu.py test --timeout 300 --no-iommu
 
-boot-test: deps image
+boot-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_boot.py
 
 # The workhorse's Linux programs on Keep against the host (docs/workhorse.md).
-linux-test: deps image
+linux-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_linux.py
 
 # The workhorse's /data on the disk across reboots and a kill (a copy of
 # build/disk.img written for real; docs/workhorse.md).
-persist-test: deps image
+persist-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_persist.py
 
 # The checkpointer's store on the disk across power cuts: QEMU killed at
@@ -310,12 +317,20 @@ persist-test: deps image
 CHECKPOINT_CUTS ?= 20
 CHECKPOINT_SEED ?= $(shell date +%s)
 .PHONY: checkpoint-test checkpoint-test-long
-checkpoint-test: deps image
+checkpoint-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_checkpoint.py --cuts $(CHECKPOINT_CUTS) --seed $(CHECKPOINT_SEED)
 checkpoint-test-long: deps image
 	$(PYTHON) tools/test_checkpoint.py --cuts 400 --seed $(CHECKPOINT_SEED)
 
-test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test persist-test checkpoint-test sfi-test
+# make test: the checks and host tests, then the QEMU suites and the SFI
+# suite in two lanes side by side (tools/lanes.py: each QEMU under TCG is
+# one thread, so a 2-core machine runs two at once; every line is shown
+# with its lane's name in front).  A suite added to make test goes into
+# the lane whose total time is shorter.
+TEST_LANE_A := guest-test boot-test net-test tpm-test
+TEST_LANE_B := sfi-test linux-test persist-test checkpoint-test
+test: abi-check docs-check host-test cargo-test deps image
+	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
@@ -336,18 +351,16 @@ busybox-test: deps image
 # The network from the host (docs/devices.md, "The network"): TCP echo of a
 # few MiB and the status lines through QEMU's port forwarding.
 .PHONY: net-test
-net-test: deps image
+net-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_net.py
 	$(PYTHON) tools/test_net.py --no-iommu
-test: net-test
 
 # The TPM and the measured boot from the host (docs/trusted-core.md):
 # the PCRs against the log replayed with hashlib, sealing, the NV counter
 # across reboots (swtpm states under build/tpm/).
 .PHONY: tpm-test
-tpm-test: deps image
+tpm-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_tpm.py
-test: tpm-test
 
 # Software fault isolation (sfi/, docs/sfi.md): host tool chain, verifier, runtime.
 sfi-test:

@@ -1,7 +1,8 @@
 /* The IPC fast path: a call to a process waiting in an open receive, and a
  * reply-and-receive through a return capability to the caller waiting for
  * it, carrying data words, and on the call at most one capability and a
- * string or not.
+ * string or not; and a notification's SIGNAL and WAIT without the general
+ * path's invocation record.
  *
  * It handles only what needs none of the general path's machinery: no
  * string on a reply, no wrapper, no queued sender or interrupt for the
@@ -20,6 +21,7 @@
 #include "invoke.h"
 #include "ipc.h"
 #include "keep/abi.h"
+#include "notification.h"
 #include "probe.h"
 #include "process.h"
 #include "sched.h"
@@ -373,6 +375,16 @@ static NORETURN __attribute__((noinline)) void fast_call_string(struct process *
     syscall_general_slot(s, e, slot);
 }
 
+/* An invocation of the NOTIFICATION in slot (tag: CALL_BITS):
+ * SIGNAL and WAIT with the label alone here (notification_fast), anything
+ * else the general path's. */
+static NORETURN __attribute__((noinline)) void fast_notification(struct process *s, u64 tag, const struct cap *slot)
+{
+    if (!(tag & ~KEEP_TAG_LABEL_MASK) && notification_fast(s, *slot, tag))
+        kernel_exit(); /* s, or a waiter it woke that is to run first */
+    syscall_general_slot(s, KEEP_ERR_OK, slot);
+}
+
 /* A reply-and-receive (tag: REPLY_RECV_BITS only, mode SEND_RECV) through
  * the RETURN capability c. */
 static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap c)
@@ -413,6 +425,8 @@ NORETURN void syscall_dispatch(void)
         e = invoked_slot(s, &slot, &w0);
         if (!e && (w0 & CAP_TYPE_MASK) == KEEP_TYPE_SENDER)
             fast_call(s, tag, (struct cap){w0, slot->w1}, false);
+        if (!e && (w0 & CAP_TYPE_MASK) == KEEP_TYPE_NOTIFICATION)
+            fast_notification(s, tag, slot);
     } else if (!(tag & ~REPLY_RECV_BITS) && tag_mode(tag) == KEEP_TAG_MODE_SEND_RECV) {
         e = invoked_slot(s, &slot, &w0);
         if (!e && (w0 & CAP_TYPE_MASK) == KEEP_TYPE_RETURN)

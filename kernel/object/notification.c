@@ -1,9 +1,12 @@
 /* Notifications (notification.h).  One frame each, from the account that
- * made it.  A waiter blocks in a restarting wait (WAIT_NOTIFY): a signal
- * only makes it runnable, and WAIT, started again, takes the word, so that
- * a signal never has to write into a blocked process's registers.  The
- * binding is a SENDER capability: a bound process that is destroyed makes
- * it stale, and nothing points at a dead process. */
+ * made it.  A waiter blocks in WAIT_NOTIFY with its system call rewound, as
+ * every restarting wait: a signal completes its WAIT in place (the word in
+ * its result registers, the call stepped over), so that the wake-up costs
+ * no second invocation; anything else that ends the wait (destruction, an
+ * export, kernel memory taken back) leaves it rewound, and WAIT, started
+ * again, decides (STALE for a destroyed notification).  The binding is a
+ * SENDER capability: a bound process that is destroyed makes it stale, and
+ * nothing points at a dead process. */
 #include "notification.h"
 #include "account.h"
 #include "frame.h"
@@ -53,7 +56,7 @@ static void unbind(struct notification *n)
     n->bound = (struct cap){0, 0};
 }
 
-/* The waiter, if any, runs again: its WAIT starts again. */
+/* The waiter, if any, runs again: its WAIT starts again (destruction). */
 static void wake_waiter(struct notification *n)
 {
     struct process *w = n->waiter;
@@ -61,6 +64,21 @@ static void wake_waiter(struct notification *n)
         notification_unwait(w);
         process_make_runnable(w);
     }
+}
+
+/* The waiter's WAIT ends now with the word, as notification_invoke would
+ * end it started again: OK, the bits as its result, past its syscall. */
+static void complete_waiter(struct notification *n)
+{
+    struct process *w = n->waiter;
+    struct regs *r = &w->regs;
+    notification_unwait(w);
+    r->rip += 2; /* process_block rewound it onto the syscall */
+    r->rax = KEEP_ERR_OK;
+    r->rdx = n->word;
+    r->r8 = r->r9 = r->r10 = 0;
+    n->word = 0;
+    process_make_runnable(w);
 }
 
 static void destroy(struct notification *n)
@@ -134,7 +152,7 @@ void notification_signal(struct notification *n, u64 bits)
 {
     n->word |= bits;
     if (n->waiter) {
-        wake_waiter(n); /* its WAIT takes the word */
+        complete_waiter(n);
         return;
     }
     struct process *p = bound_process(n);
@@ -144,6 +162,49 @@ void notification_signal(struct notification *n, u64 bits)
         deliver(p, n);
     else
         p->irq_pending |= NOTIFY_PENDING;
+}
+
+/* WAIT by p: the word, or p blocks (INV_BLOCKED) until a signal completes
+ * the wait; IN_USE while another process waits. */
+static u64 wait(struct process *p, struct notification *n, u64 *bits)
+{
+    if (!n->word) {
+        if (n->waiter && n->waiter != p)
+            return KEEP_ERR_IN_USE;
+        n->waiter = p;
+        p->ntfn_wait = n;
+        process_block(p, WAIT_NOTIFY);
+        return INV_BLOCKED;
+    }
+    *bits = n->word;
+    n->word = 0;
+    return KEEP_ERR_OK;
+}
+
+bool notification_fast(struct process *s, struct cap c, u64 method)
+{
+    struct regs *g = &s->regs;
+    u64 need = method == KEEP_M_NOTIFICATION_SIGNAL ? KEEP_RIGHT_WRITE : KEEP_RIGHT_READ;
+    if ((method != KEEP_M_NOTIFICATION_SIGNAL && method != KEEP_M_NOTIFICATION_WAIT) ||
+        (cap_rights(c) & need) != need || !cap_live_inline(c))
+        return false;
+    struct notification *n = from_cap(c);
+    u64 bits = 0;
+    if (method == KEEP_M_NOTIFICATION_SIGNAL) {
+        if (!g->rdx)
+            return false; /* INVALID_ARG, the general path's */
+        notification_signal(n, g->rdx);
+    } else {
+        u64 e = wait(s, n, &bits);
+        if (e == INV_BLOCKED)
+            return true;
+        if (e)
+            return false; /* IN_USE, the general path's */
+    }
+    g->rax = KEEP_ERR_OK;
+    g->rdx = bits;
+    g->r8 = g->r9 = g->r10 = 0;
+    return true;
 }
 
 static u64 bind(struct invocation *inv, struct notification *n)
@@ -177,16 +238,8 @@ u64 notification_invoke(struct invocation *inv)
             return KEEP_ERR_INVALID_ARG;
         notification_signal(n, inv->arg[0]);
         return KEEP_ERR_OK;
-    case KEEP_M_NOTIFICATION_WAIT: /* with bits set: what POLL does */
-        if (!n->word) {
-            if (n->waiter && n->waiter != inv->caller)
-                return KEEP_ERR_IN_USE;
-            n->waiter = inv->caller;
-            inv->caller->ntfn_wait = n;
-            process_block(inv->caller, WAIT_NOTIFY);
-            return INV_BLOCKED;
-        }
-        /* fall through */
+    case KEEP_M_NOTIFICATION_WAIT:
+        return wait(inv->caller, n, &inv->res[0]);
     case KEEP_M_NOTIFICATION_POLL:
         inv->res[0] = n->word;
         n->word = 0;

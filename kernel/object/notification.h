@@ -38,6 +38,13 @@ struct notification *notification_live(struct cap c);
  * receive gets them now, or at its next receive (SIGNAL; an interrupt
  * bound to the notification). */
 void notification_signal(struct notification *n, u64 bits);
+/* SIGNAL and WAIT for the system call's fast path (fastpath.c), which has
+ * found c, a NOTIFICATION (no wrapper), invoked by s with the label alone:
+ * true when done as notification_invoke would do it (s's results in its
+ * registers, or s blocked in WAIT); false, with nothing changed, for
+ * anything else (another method, a right missing, a stale capability, an
+ * error), which the general path does or reports. */
+bool notification_fast(struct process *s, struct cap c, u64 method);
 /* p's receive: deliver its bound notification's bits (NOTIFY_PENDING). */
 bool notification_deliver_pending(struct process *p);
 

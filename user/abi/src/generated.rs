@@ -579,7 +579,7 @@ pub mod method {
     pub mod notification {
         /// OR bits (not 0: INVALID_ARG) into the notification's word, never blocking. A process waiting in WAIT is made to run and takes the word; otherwise, if a process is bound (BIND) and waits in an open receive, the word goes to it at once as a NOTIFY message and is cleared; otherwise the word keeps the bits (a bound process gets them at its next receive).
         pub const SIGNAL: u64 = 1;
-        /// Take the word and clear it; if no bit is set, wait until a SIGNAL sets one (the invocation starts again then). One process waits at a time: IN_USE for a second. A waiter whose notification is destroyed finds its capability STALE.
+        /// Take the word and clear it; if no bit is set, wait until a SIGNAL sets one, which ends the wait with the word as its result (even if the waiter's capability has moved or gone meanwhile). One process waits at a time: IN_USE for a second. A waiter whose notification is destroyed starts its WAIT again and finds its capability STALE.
         pub const WAIT: u64 = 2;
         /// Take the word and clear it without waiting (0: no bit was set).
         pub const POLL: u64 = 3;

@@ -691,7 +691,7 @@ impl Notification {
         invoke(self.0, method::notification::SIGNAL, [bits, 0, 0, 0]).map(drop)
     }
 
-    /// NOTIFICATION.WAIT (2, needs READ): Take the word and clear it; if no bit is set, wait until a SIGNAL sets one (the invocation starts again then). One process waits at a time: IN_USE for a second. A waiter whose notification is destroyed finds its capability STALE.
+    /// NOTIFICATION.WAIT (2, needs READ): Take the word and clear it; if no bit is set, wait until a SIGNAL sets one, which ends the wait with the word as its result (even if the waiter's capability has moved or gone meanwhile). One process waits at a time: IN_USE for a second. A waiter whose notification is destroyed starts its WAIT again and finds its capability STALE.
     /// Results: (bits).
     #[inline]
     pub fn wait(self) -> Result<u64> {

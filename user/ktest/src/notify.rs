@@ -112,6 +112,39 @@ pub fn waiters(cx: &mut Cx) -> TestResult {
     })
 }
 
+/// NTFN0006: a signal completes its waiter's WAIT where it waits (the bits
+/// are WAIT's result; the call is not started again): the waiter gets them
+/// even though its capability has moved to another slot meanwhile, which a
+/// WAIT started again would find empty (INVALID_CAP); the word is left
+/// clear.  A waiter above ktest's priority (it runs at once) and at ktest's
+/// own (it runs when ktest yields).
+pub fn completed_in_place(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |cx, [n, m]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        for (prio, bits) in [(12u64, 0x51u64), (10, 1 << 62)] {
+            let t = thread::spawn(&mut cx.slots, "ntfn-wait", prio, waiter, &[n])?;
+            let mut waits = false;
+            for _ in 0..100 {
+                waits = Notification(n).info().ctx("INFO")?.1;
+                if waits {
+                    break;
+                }
+                SELF_PROCESS.yield_now().ctx("YIELD")?;
+            }
+            ensure!(waits, "the thread at priority {prio} does not wait");
+            SELF_ASPACE.move_cap(n, m).ctx("MOVE the waiter's capability")?;
+            Notification(m).signal(bits).ctx("SIGNAL")?;
+            let code = exit_code(cx, t)?;
+            ensure!(code == bits, "the waiter at priority {prio} got {code:#x}, want {bits:#x}");
+            ensure!(Notification(m).poll().ctx("POLL")? == 0, "the waiter's bits are still in the word");
+            SELF_ASPACE.move_cap(m, n).ctx("MOVE back")?;
+        }
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        let _ = SELF_ASPACE.delete_cap(n);
+        Ok(())
+    })
+}
+
 /// NTFN0003: bound to a process: a signal arrives in its open receive as a
 /// NOTIFY message with the SENDER's payload, or, set before, at its next
 /// receive; BIND's and UNBIND's errors; a dead process's binding is gone.
