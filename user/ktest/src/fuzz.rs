@@ -343,7 +343,8 @@ impl Fuzz {
     fn wrappable(&mut self) -> u64 {
         for _ in 0..4 {
             let s = self.any_slot();
-            if !matches!(kind(s), ty::SENDER | ty::RETURN | ty::WRAPPER | STALE) {
+            // Not a notification either: its WAIT through a wrapper would block.
+            if !matches!(kind(s), ty::SENDER | ty::RETURN | ty::WRAPPER | ty::NOTIFICATION | STALE) {
                 return s;
             }
         }
@@ -540,6 +541,9 @@ impl Fuzz {
         if loose {
             self.confine(&mut w);
         }
+        if matches!(t, ty::NOTIFICATION | ty::WRAPPER) && m == method::notification::WAIT {
+            return; // blocks until a signal no one sends (a wrapper may stand for a notification)
+        }
         if m == method::process::WAIT && t != ty::ACCOUNT && t != ty::ASPACE && t != ty::DMA_DOMAIN {
             return; // WAIT blocks until the process stops (the STATUS path above)
         }
@@ -670,6 +674,8 @@ fn run_as(cx: &mut Cx, seed: u64, ops: u64, guided: bool) -> TestResult {
 /// draws of one step (Draws); at most CORPUS of them kept.
 const PROG_CALLS: usize = 12;
 const CORPUS: usize = 64;
+/// Percent of fresh programs.
+const FRESH: u64 = 33;
 type Prog = Vec<Vec<u64>>;
 
 impl Fuzz {
@@ -694,10 +700,14 @@ impl Fuzz {
 /// program spliced on.  Now and then, or while the corpus is empty, a
 /// fresh program.
 fn next_prog(m: &mut Rng, corpus: &[Prog]) -> Prog {
-    if corpus.is_empty() || m.chance(10) {
+    if corpus.is_empty() || m.chance(FRESH) {
         return alloc::vec![Vec::new(); 1 + m.below(PROG_CALLS as u64) as usize];
     }
-    let mut p = corpus[m.below(corpus.len() as u64) as usize].clone();
+    // Half the time one of the last programs kept (what found edges
+    // lately), else any.
+    let n = corpus.len() as u64;
+    let i = if m.chance(50) { n - 1 - m.below(n.min(8)) } else { m.below(n) };
+    let mut p = corpus[i as usize].clone();
     for _ in 0..1 + m.below(3) {
         let n = p.len() as u64;
         match m.below(6) {
@@ -759,11 +769,10 @@ fn guide(f: &mut Fuzz, seed: u64, ops: u64, map: &mut [u64]) -> TestResult {
         }
         if new > 0 {
             kept += 1;
-            if corpus.len() < CORPUS {
-                corpus.push(ran);
-            } else {
-                corpus[m.below(CORPUS as u64) as usize] = ran;
+            if corpus.len() == CORPUS {
+                corpus.remove(0);
             }
+            corpus.push(ran);
         }
     }
     let edges: u32 = seen.iter().map(|w| w.count_ones()).sum();
