@@ -736,6 +736,12 @@ fn next_prog(m: &mut Rng, corpus: &[Prog]) -> Prog {
             _ => {}
         }
     }
+    // Then fresh invocations on the state it leaves.
+    for _ in 0..m.below(4) {
+        if p.len() < PROG_CALLS {
+            p.push(Vec::new());
+        }
+    }
     p
 }
 
