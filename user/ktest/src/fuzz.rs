@@ -20,12 +20,16 @@
 //! it has stopped, so nothing blocks ktest.  The processes it starts run
 //! from random registers in zeroed memory and fault: that is expected.
 //!
-//! The suite's run (FUZZ0001) takes SEED and OPS; the kernel command line
-//! words `fuzzseed=X` (hex or decimal), `fuzzops=N` and `fuzzruns=K`
-//! replace them (K runs with seeds X, X+1, ...: `make fuzz-long`, part of
+//! The guided run (FUZZ0003, the coverage build of the kernel only) makes
+//! the same steps as programs: it keeps those that set a bit of the
+//! kernel's edge bitmap (KERNEL.COVERAGE) no program set before and
+//! mutates them (`guide`).
+//!
+//! Both take SEED and OPS; the kernel command line words `fuzzseed=X`
+//! (hex or decimal), `fuzzops=N` and `fuzzruns=K` replace them (K runs with seeds X, X+1, ...: `make fuzz-long`, part of
 //! `make test-long`); `fuzztrace=1` prints every invocation with its
 //! result and a summary, `fuzztrace=2` each one before it too (to find an
-//! invocation that does not return); `nofuzz` skips the fuzzer.
+//! invocation that does not return); `nofuzz` skips FUZZ0001.
 
 use alloc::format;
 use alloc::string::String;
