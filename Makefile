@@ -65,10 +65,21 @@ bench-deps:
 	@tools/install-deps.sh bench
 
 # ---- kernel ---------------------------------------------------------------
+# The coverage build (KCOV=1, into its own B; `make kernel-kcov`,
+# docs/coverage.md "The guided fuzzer"): gcc's trace-pc hook at every basic
+# block of the kernel's C files but the hook's own (kernel/lib/kcov.c), and
+# KERNEL.COVERAGE answering.  The assembly is not instrumented.  The default
+# build has neither hook nor bitmap.
+KCOV ?= 0
+ifeq ($(KCOV),1)
+KCFLAGS += -DKCOV
+KCOV_FLAGS := -fsanitize-coverage=trace-pc
+endif
+
 $(KB)/%.c.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(KCFLAGS) $(KCFLAGS_$<) -c $< -o $@
+	@$(CC) $(KCFLAGS) $(if $(filter kernel/lib/kcov.c,$<),,$(KCOV_FLAGS)) $(KCFLAGS_$<) -c $< -o $@
 
 # The system call's C entry (the IPC fast path) never returns to entry.S, so
 # it need not preserve registers for it: with the callee-saved registers
@@ -327,7 +338,7 @@ checkpoint-test-long: deps image
 # one thread, so a 2-core machine runs two at once; every line is shown
 # with its lane's name in front).  A suite added to make test goes into
 # the lane whose total time is shorter.
-TEST_LANE_A := guest-test boot-test net-test tpm-test persist-test checkpoint-test
+TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test persist-test checkpoint-test
 TEST_LANE_B := sfi-test linux-test
 test: abi-check docs-check host-test cargo-test deps image
 	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"
@@ -345,6 +356,26 @@ FUZZ_RUNS ?= 4
 fuzz-long: image
 	@echo "make fuzz-long: seeds from $(FUZZ_SEED), $(FUZZ_RUNS) runs of $(FUZZ_OPS) invocations"
 	$(PYTHON) tools/qemu.py test --timeout 3600 --append "fuzzseed=$(FUZZ_SEED) fuzzops=$(FUZZ_OPS) fuzzruns=$(FUZZ_RUNS)"
+# The guided fuzzer (FUZZ0003, docs/coverage.md "The guided fuzzer") on the
+# coverage build of the kernel (build/kernel-kcov/kernel.bin), with the test
+# of KERNEL.COVERAGE (FUZZ0002) and the invariants: fuzz-guided is the
+# bounded run of make test, fuzz-guided-long (part of test-long) the long
+# one, GUIDED_RUNS runs of GUIDED_OPS invocations from FUZZ_SEED.
+KCOV_B := $(B)/kernel-kcov
+GUIDED_ONLY := only=KERN0001,FUZZ0002,FUZZ0003,KERN0003
+GUIDED_OPS ?= 200000
+GUIDED_RUNS ?= 4
+.PHONY: kernel-kcov fuzz-guided fuzz-guided-long
+kernel-kcov:
+	@$(MAKE) --no-print-directory kernel B=$(KCOV_B) KCOV=1
+fuzz-guided: $(SUITE_DEPS) kernel-kcov
+	$(PYTHON) tools/qemu.py test --timeout 600 --kernel $(KCOV_B)/kernel.bin --append "$(GUIDED_ONLY)"
+fuzz-guided-long: image kernel-kcov
+	@echo "make fuzz-guided-long: seeds from $(FUZZ_SEED), $(GUIDED_RUNS) runs of $(GUIDED_OPS) invocations"
+	$(PYTHON) tools/qemu.py test --timeout 3600 --kernel $(KCOV_B)/kernel.bin \
+	  --append "$(GUIDED_ONLY) fuzzseed=$(FUZZ_SEED) fuzzops=$(GUIDED_OPS) fuzzruns=$(GUIDED_RUNS)"
+test-long: fuzz-guided-long
+
 busybox-test: deps image
 	$(PYTHON) tools/test_busybox.py
 

@@ -6,6 +6,7 @@
     qemu.py test  [--timeout S]            in-guest test suite, verdict by isa-debug-exit
                   [--coverage FILE]        ... under the kernel-coverage plugin (tools/kcov.py)
                   [--append WORDS]         ... with more kernel command-line words after autotest
+                  [--kernel BIN]           ... with this kernel (the coverage build, make kernel-kcov)
     qemu.py bench [--timeout S]            benchmarks under -icount (tools/bench.py), writes build/bench/
     --no-iommu                             the same machine without the VT-d IOMMU (run, debug, test)
     --tpm-state DIR                        the TPM's state in DIR, kept across boots (run, debug, test)
@@ -293,7 +294,8 @@ def cmd_test(args):
     check_built()
     append = "autotest" + (" " + args.append if args.append else "")
     accel = choose_accel(args.accel)
-    cmd = base_cmd(accel, append, iommu=args.iommu, tpm=args.tpm, tpm_state=args.tpm_state) + ["-serial", "stdio"]
+    kernel = Path(args.kernel).resolve() if args.kernel else KERNEL
+    cmd = base_cmd(accel, append, kernel=kernel, iommu=args.iommu, tpm=args.tpm, tpm_state=args.tpm_state) + ["-serial", "stdio"]
     if args.coverage:
         if accel != "tcg":
             sys.exit("qemu.py: --coverage needs TCG (--accel tcg)")
@@ -355,6 +357,7 @@ def main():
     ap.add_argument("--coverage", metavar="FILE",
                     help="test: record the kernel's executed instructions in FILE (tools/kcov.py)")
     ap.add_argument("--append", help="test: more kernel command-line words after autotest")
+    ap.add_argument("--kernel", help="test: this kernel.bin instead of build/kernel.bin (the coverage build: make kernel-kcov)")
     ap.add_argument("--no-iommu", dest="iommu", action="store_false",
                     help="boot without the VT-d IOMMU (the kernel then confines no DMA)")
     ap.add_argument("--tpm-state", metavar="DIR",

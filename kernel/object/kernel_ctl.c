@@ -1,6 +1,7 @@
 /* The kernel-control object (type KERNEL), held by the root task:
  * information, the memory map, the process list, page-table self-checks,
- * the command line, the seal's key and leaving the machine. */
+ * the command line, the seal's key, the coverage build's bitmap and leaving
+ * the machine. */
 #include "arch.h"
 #include "boot.h"
 #include "frame.h"
@@ -124,6 +125,12 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         memset(key, 0, sizeof key);
         return KEEP_ERR_OK;
     }
+    case KEEP_M_KERNEL_COVERAGE:
+#ifdef KCOV
+        return kcov_copy(inv->caller->as, a[0], a[1], a[2], res);
+#else
+        return KEEP_ERR_BAD_STATE; /* not the coverage build */
+#endif
     default:
         return KEEP_ERR_INVALID_METHOD;
     }

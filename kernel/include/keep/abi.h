@@ -208,6 +208,7 @@
 #define KEEP_M_KERNEL_CHECK_INVARIANTS 8
 #define KEEP_M_KERNEL_SET_SEAL_KEY 10
 #define KEEP_M_KERNEL_INTERRUPT_STATS 9
+#define KEEP_M_KERNEL_COVERAGE 11
 #define KEEP_M_MEMORY_RETYPE 1
 #define KEEP_M_MEMORY_FREE 2
 #define KEEP_M_MEMORY_DONATE 3
@@ -312,6 +313,7 @@ static inline unsigned long long keep_method_rights(unsigned long long type, uns
             [KEEP_M_KERNEL_CHECK_INVARIANTS] = KEEP_RIGHT_READ,
             [KEEP_M_KERNEL_SET_SEAL_KEY] = KEEP_RIGHT_WRITE,
             [KEEP_M_KERNEL_INTERRUPT_STATS] = KEEP_RIGHT_READ,
+            [KEEP_M_KERNEL_COVERAGE] = KEEP_RIGHT_READ,
         },
         [KEEP_TYPE_MEMORY] = {
             [KEEP_M_MEMORY_RETYPE] = KEEP_RIGHT_WRITE,

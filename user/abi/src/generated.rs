@@ -407,6 +407,8 @@ pub mod method {
         pub const SET_SEAL_KEY: u64 = 10;
         /// Count the interrupts that arrived at vectors nothing owns since boot: low, those at vectors 0-31 (where the CPU's exceptions are; a device's message can name any vector, and the kernel tells such an interrupt from an exception by the local APIC's in-service bit, acknowledges it and goes on with what ran), low_vectors, a bit for each such vector seen, and unowned, those at vectors 32-255 that no interrupt line or kernel handler uses.
         pub const INTERRUPT_STATS: u64 = 9;
+        /// In the coverage build of the kernel (make KCOV=1, docs/coverage.md): copy the first len bytes (at most bytes) of the kernel's edge bitmap to ptr, return the number of bits set (edges) and the bitmap's size (bytes); with clear 1, then empty it. Each bit is a pair of basic blocks of the kernel's C code that ran one after the other (a hash of the two). BAD_STATE in the default build, which has no bitmap; INVALID_ARG if clear is neither 0 nor 1.
+        pub const COVERAGE: u64 = 11;
     }
     pub mod memory {
         /// Make a zeroed frame of type PAGE or CAPPAGE and place a capability with all rights (READ, WRITE, EXEC) at dest (which must be empty) in the caller's capability space.
@@ -607,6 +609,7 @@ pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &[
     (ty::KERNEL, method::kernel::CHECK_INVARIANTS, rights::READ, "KERNEL.CHECK_INVARIANTS"),
     (ty::KERNEL, method::kernel::SET_SEAL_KEY, rights::WRITE, "KERNEL.SET_SEAL_KEY"),
     (ty::KERNEL, method::kernel::INTERRUPT_STATS, rights::READ, "KERNEL.INTERRUPT_STATS"),
+    (ty::KERNEL, method::kernel::COVERAGE, rights::READ, "KERNEL.COVERAGE"),
     (ty::MEMORY, method::memory::RETYPE, rights::WRITE, "MEMORY.RETYPE"),
     (ty::MEMORY, method::memory::FREE, rights::READ, "MEMORY.FREE"),
     (ty::MEMORY, method::memory::DONATE, rights::WRITE, "MEMORY.DONATE"),

@@ -98,6 +98,13 @@ impl Kernel {
     pub fn interrupt_stats(self) -> Result<(u64, u64, u64)> {
         invoke(self.0, method::kernel::INTERRUPT_STATS, [0, 0, 0, 0]).map(|r| (r[0], r[1], r[2]))
     }
+
+    /// KERNEL.COVERAGE (11, needs READ): In the coverage build of the kernel (make KCOV=1, docs/coverage.md): copy the first len bytes (at most bytes) of the kernel's edge bitmap to ptr, return the number of bits set (edges) and the bitmap's size (bytes); with clear 1, then empty it. Each bit is a pair of basic blocks of the kernel's C code that ran one after the other (a hash of the two). BAD_STATE in the default build, which has no bitmap; INVALID_ARG if clear is neither 0 nor 1.
+    /// Results: (edges, bytes).
+    #[inline]
+    pub fn coverage(self, ptr: u64, len: u64, clear: u64) -> Result<(u64, u64)> {
+        invoke(self.0, method::kernel::COVERAGE, [ptr, len, clear, 0]).map(|r| (r[0], r[1]))
+    }
 }
 
 /// A pool of free physical frames: data pages and cappages are made from it, and kernel-memory accounts are funded from it.

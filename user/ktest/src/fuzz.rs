@@ -20,12 +20,16 @@
 //! it has stopped, so nothing blocks ktest.  The processes it starts run
 //! from random registers in zeroed memory and fault: that is expected.
 //!
-//! The suite's run (FUZZ0001) takes SEED and OPS; the kernel command line
-//! words `fuzzseed=X` (hex or decimal), `fuzzops=N` and `fuzzruns=K`
-//! replace them (K runs with seeds X, X+1, ...: `make fuzz-long`, part of
+//! The guided run (FUZZ0003, the coverage build of the kernel only) makes
+//! the same steps as programs: it keeps those that set a bit of the
+//! kernel's edge bitmap (KERNEL.COVERAGE) no program set before and
+//! mutates them (`guide`).
+//!
+//! Both take SEED and OPS; the kernel command line words `fuzzseed=X`
+//! (hex or decimal), `fuzzops=N` and `fuzzruns=K` replace them (K runs with seeds X, X+1, ...: `make fuzz-long`, part of
 //! `make test-long`); `fuzztrace=1` prints every invocation with its
 //! result and a summary, `fuzztrace=2` each one before it too (to find an
-//! invocation that does not return); `nofuzz` skips the fuzzer.
+//! invocation that does not return); `nofuzz` skips FUZZ0001.
 
 use alloc::format;
 use alloc::string::String;
@@ -170,6 +174,52 @@ const GLOBAL: &[(u64, u64, &[A])] = &[
 
 use keep_stress::Rng;
 
+/// Where the fuzzer's choices come from: a generator, or (the guided
+/// fuzzer, FUZZ0003) first the recorded draws of an invocation to replay,
+/// each draw also recorded when `recording`.  An invocation is then the
+/// list of draws its step made: replaying it makes the same choices on
+/// the same state, changing one draw changes one choice (an argument, the
+/// method, the target).
+pub struct Draws {
+    rng: Rng,
+    replay: Vec<u64>,
+    pos: usize,
+    rec: Vec<u64>,
+    recording: bool,
+}
+
+impl Draws {
+    fn new(seed: u64) -> Self {
+        Draws { rng: Rng(seed | 1), replay: Vec::new(), pos: 0, rec: Vec::new(), recording: false }
+    }
+
+    fn next(&mut self) -> u64 {
+        let x = match self.replay.get(self.pos) {
+            Some(&x) => {
+                self.pos += 1;
+                x
+            }
+            None => self.rng.next(),
+        };
+        if self.recording {
+            self.rec.push(x);
+        }
+        x
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
 const EDGE: &[u64] = &[
     0,
     1,
@@ -184,8 +234,8 @@ const EDGE: &[u64] = &[
     0x8000_0000_0000_0000,
 ];
 
-struct Fuzz {
-    rng: Rng,
+pub(crate) struct Fuzz {
+    rng: Draws,
     pool: [u64; POOL],
     types: [u64; POOL],
     by_err: [u64; 20],
@@ -297,7 +347,8 @@ impl Fuzz {
     fn wrappable(&mut self) -> u64 {
         for _ in 0..4 {
             let s = self.any_slot();
-            if !matches!(kind(s), ty::SENDER | ty::RETURN | ty::WRAPPER | STALE) {
+            // Not a notification either: its WAIT through a wrapper would block.
+            if !matches!(kind(s), ty::SENDER | ty::RETURN | ty::WRAPPER | ty::NOTIFICATION | STALE) {
                 return s;
             }
         }
@@ -494,6 +545,9 @@ impl Fuzz {
         if loose {
             self.confine(&mut w);
         }
+        if matches!(t, ty::NOTIFICATION | ty::WRAPPER) && m == method::notification::WAIT {
+            return; // blocks until a signal no one sends (a wrapper may stand for a notification)
+        }
         if m == method::process::WAIT && t != ty::ACCOUNT && t != ty::ASPACE && t != ty::DMA_DOMAIN {
             return; // WAIT blocks until the process stops (the STATUS path above)
         }
@@ -548,16 +602,38 @@ fn invariants(when: &str) -> TestResult {
     Ok(())
 }
 
-/// One run: `ops` invocations from `seed`.
+/// Words of the coverage build's edge bitmap (KERNEL.COVERAGE's `bytes` / 8).
+const MAP_WORDS: usize = 1024;
+
+/// The kernel's edge bitmap into `map` (and emptied), its count of edges;
+/// None in the default build (BAD_STATE).
+fn coverage_take(map: &mut [u64]) -> Result<Option<u64>, String> {
+    match KERNEL.coverage(map.as_mut_ptr() as u64, (map.len() * 8) as u64, 1) {
+        Ok((edges, _)) => Ok(Some(edges)),
+        Err(e) if e == keep_abi::Error::BAD_STATE => Ok(None),
+        Err(e) => Err(format!("KERNEL.COVERAGE failed: {e}")),
+    }
+}
+
+/// One run: `ops` invocations from `seed`, blind (FUZZ0001) or guided by
+/// the coverage build's bitmap (FUZZ0003).  In the coverage build either
+/// prints the kernel edges its invocations reached.
 pub fn run(cx: &mut Cx, seed: u64, ops: u64) -> TestResult {
-    println!("fuzz: seed {seed:#x}, {ops} invocations");
+    run_as(cx, seed, ops, false)
+}
+
+fn run_as(cx: &mut Cx, seed: u64, ops: u64, guided: bool) -> TestResult {
+    let name = if guided { "fuzz-guided" } else { "fuzz" };
+    println!("{name}: seed {seed:#x}, {ops} invocations");
+    let mut map = alloc::vec![0u64; MAP_WORDS];
+    let covered = coverage_take(&mut map)?.is_some();
     let free_before = MEMORY.free().ctx("FREE")?;
     let mut pool = [0u64; POOL];
     for p in pool.iter_mut() {
         *p = cx.slot()?;
     }
     let mut f = Fuzz {
-        rng: Rng(seed | 1),
+        rng: Draws::new(seed),
         pool,
         types: [ty::NULL; POOL],
         by_err: [0; 20],
@@ -567,11 +643,18 @@ pub fn run(cx: &mut Cx, seed: u64, ops: u64) -> TestResult {
         last_export: 0,
     };
     let r = (|| -> TestResult {
+        if guided {
+            return guide(&mut f, seed, ops, &mut map);
+        }
         while f.ops < ops {
             f.step();
             if f.ops % CHECK_EVERY == 0 {
                 invariants(&format!("seed {seed:#x} after {} invocations", f.ops))?;
             }
+        }
+        if covered {
+            let edges = coverage_take(&mut map)?.unwrap_or(0);
+            println!("fuzz: seed {seed:#x}: {edges} kernel edges reached");
         }
         Ok(())
     })();
@@ -588,6 +671,184 @@ pub fn run(cx: &mut Cx, seed: u64, ops: u64) -> TestResult {
         free_after == free_before,
         "seed {seed:#x}: the pool had {free_before} free frames before and {free_after} after the clean-up"
     );
+    Ok(())
+}
+
+/// The guided fuzzer's programs: at most PROG_CALLS invocations, each the
+/// draws of one step (Draws); at most CORPUS of them kept.
+const PROG_CALLS: usize = 12;
+const CORPUS: usize = 64;
+/// Percent of fresh programs.
+const FRESH: u64 = 33;
+type Prog = Vec<Vec<u64>>;
+
+impl Fuzz {
+    /// One step from recorded draws (fresh ones past their end); the draws
+    /// it made.
+    fn replay(&mut self, draws: &[u64]) -> Vec<u64> {
+        self.rng.replay.clear();
+        self.rng.replay.extend_from_slice(draws);
+        self.rng.pos = 0;
+        self.rng.rec.clear();
+        self.rng.recording = true;
+        self.step();
+        self.rng.recording = false;
+        self.rng.replay.clear();
+        core::mem::take(&mut self.rng.rec)
+    }
+}
+
+/// A program from the corpus, mutated one to three times: a draw changed
+/// (to a random word or a neighbouring choice), an invocation inserted
+/// (fresh draws), deleted or swapped with another, or the tail of another
+/// program spliced on.  Now and then, or while the corpus is empty, a
+/// fresh program.
+fn next_prog(m: &mut Rng, corpus: &[Prog]) -> Prog {
+    if corpus.is_empty() || m.chance(FRESH) {
+        return alloc::vec![Vec::new(); 1 + m.below(PROG_CALLS as u64) as usize];
+    }
+    // Half the time one of the last programs kept (what found edges
+    // lately), else any.
+    let n = corpus.len() as u64;
+    let i = if m.chance(50) { n - 1 - m.below(n.min(8)) } else { m.below(n) };
+    let mut p = corpus[i as usize].clone();
+    for _ in 0..1 + m.below(3) {
+        let n = p.len() as u64;
+        match m.below(6) {
+            0 | 1 => {
+                let c = &mut p[m.below(n) as usize];
+                if !c.is_empty() {
+                    let j = m.below(c.len() as u64) as usize;
+                    c[j] = if m.chance(50) { m.next() } else { c[j].wrapping_add(1 + m.below(3)) };
+                }
+            }
+            2 if p.len() < PROG_CALLS => p.insert(m.below(n + 1) as usize, Vec::new()),
+            3 if p.len() > 1 => {
+                p.remove(m.below(n) as usize);
+            }
+            4 => p.swap(m.below(n) as usize, m.below(n) as usize),
+            5 => {
+                let o = &corpus[m.below(corpus.len() as u64) as usize];
+                p.truncate(m.below(n + 1) as usize);
+                let from = m.below(o.len() as u64) as usize;
+                p.extend(o[from..].iter().cloned());
+                p.truncate(PROG_CALLS);
+                if p.is_empty() {
+                    p.push(Vec::new());
+                }
+            }
+            _ => {}
+        }
+    }
+    // Then fresh invocations on the state it leaves.
+    for _ in 0..m.below(4) {
+        if p.len() < PROG_CALLS {
+            p.push(Vec::new());
+        }
+    }
+    p
+}
+
+/// The guided loop: run a program, take the kernel's bitmap (emptying it),
+/// keep the program (the draws it made) if it set a bit no program set
+/// before.  Fails if the kernel has no bitmap.
+fn guide(f: &mut Fuzz, seed: u64, ops: u64, map: &mut [u64]) -> TestResult {
+    let mut m = Rng((seed ^ 0x6775_6964_6564_0003) | 1);
+    let mut corpus: Vec<Prog> = Vec::new();
+    let mut seen = alloc::vec![0u64; MAP_WORDS];
+    let (mut programs, mut kept) = (0u64, 0u64);
+    ensure!(coverage_take(map)?.is_some(), "KERNEL.COVERAGE: BAD_STATE, this is not the coverage build");
+    while f.ops < ops {
+        let prog = next_prog(&mut m, &corpus);
+        let mut ran: Prog = Vec::new();
+        for call in &prog {
+            if f.ops >= ops {
+                break;
+            }
+            ran.push(f.replay(call));
+            if f.ops % CHECK_EVERY == 0 {
+                invariants(&format!("seed {seed:#x} after {} invocations", f.ops))?;
+            }
+        }
+        programs += 1;
+        coverage_take(map)?;
+        let mut new = 0;
+        for (s, &b) in seen.iter_mut().zip(map.iter()) {
+            new += (b & !*s).count_ones();
+            *s |= b;
+        }
+        if new > 0 {
+            kept += 1;
+            if corpus.len() == CORPUS {
+                corpus.remove(0);
+            }
+            corpus.push(ran);
+        }
+    }
+    let edges: u32 = seen.iter().map(|w| w.count_ones()).sum();
+    println!(
+        "fuzz-guided: seed {seed:#x}: {programs} programs, {kept} kept (corpus {}), {edges} kernel edges reached",
+        corpus.len()
+    );
+    Ok(())
+}
+
+/// FUZZ0003: the guided fuzzer, SEED and OPS or the command line's
+/// fuzzseed=, fuzzops=, fuzzruns= (as FUZZ0001).  In the default build it
+/// says so and passes (it needs the coverage build: make fuzz-guided).
+pub fn fuzz_guided(cx: &mut Cx) -> TestResult {
+    let mut map = alloc::vec![0u64; MAP_WORDS];
+    if coverage_take(&mut map)?.is_none() {
+        println!("fuzz-guided: skipped (not the coverage build of the kernel: make fuzz-guided)");
+        return Ok(());
+    }
+    let seed = cmdline_word("fuzzseed=").unwrap_or(SEED);
+    let ops = cmdline_word("fuzzops=").unwrap_or(OPS);
+    let runs = cmdline_word("fuzzruns=").unwrap_or(1);
+    for k in 0..runs {
+        run_as(cx, seed.wrapping_add(k), ops, true).map_err(|e| String::from(e))?;
+    }
+    Ok(())
+}
+
+/// FUZZ0002: KERNEL.COVERAGE.  The default build answers BAD_STATE to
+/// every call and writes nothing; the coverage build's bitmap grows when a
+/// path runs that had not run since it was emptied, its copy has at most
+/// as many bits as it reports, `clear` empties it, and a bad `clear` or
+/// buffer is refused without emptying it.
+pub fn coverage_method(_cx: &mut Cx) -> TestResult {
+    use keep_abi::Error;
+    let mut map = alloc::vec![0u64; MAP_WORDS];
+    let p = map.as_mut_ptr() as u64;
+    let bytes = (MAP_WORDS * 8) as u64;
+    match KERNEL.coverage(0, 0, 0) {
+        Err(e) if e == Error::BAD_STATE => {
+            crate::expect_err(KERNEL.coverage(p, bytes, 1), Error::BAD_STATE, "COVERAGE(map, 1)")?;
+            ensure!(map.iter().all(|&w| w == 0), "the default build wrote into the buffer");
+            println!("fuzz: KERNEL.COVERAGE is BAD_STATE (the default build)");
+            return Ok(());
+        }
+        Err(e) => return Err(format!("COVERAGE(0, 0, 0): {e}, want OK or BAD_STATE")),
+        Ok(_) => {}
+    }
+    KERNEL.coverage(0, 0, 1).ctx("COVERAGE(clear)")?;
+    let (c0, _) = KERNEL.coverage(0, 0, 0).ctx("COVERAGE")?;
+    let (c1, _) = KERNEL.coverage(0, 0, 0).ctx("COVERAGE")?;
+    ensure!(c0 > 0 && c1 >= c0, "edges after the clear: {c0}, then {c1}");
+    // A path the calls above do not take: MEMORY.FREE.
+    MEMORY.free().ctx("FREE")?;
+    let (c2, n) = KERNEL.coverage(p, bytes, 0).ctx("COVERAGE(map)")?;
+    ensure!(n == bytes, "COVERAGE says the bitmap has {n} bytes, want {bytes}");
+    ensure!(c2 > c1, "MEMORY.FREE added no edge: {c1} before, {c2} after");
+    let bits: u64 = map.iter().map(|w| w.count_ones() as u64).sum();
+    ensure!(bits > c1 && bits <= c2, "the copy has {bits} bits; {c1} edges before FREE, {c2} after");
+    // Refused: clear 2, a buffer not mapped; neither empties the bitmap.
+    crate::expect_err(KERNEL.coverage(0, 0, 2), Error::INVALID_ARG, "COVERAGE(clear 2)")?;
+    crate::expect_err(KERNEL.coverage(8, 8, 1), Error::FAULT, "COVERAGE(unmapped buffer, clear 1)")?;
+    let (c3, _) = KERNEL.coverage(0, 0, 1).ctx("COVERAGE(clear)")?;
+    ensure!(c3 >= c2, "a refused call emptied the bitmap: {c2} edges before, {c3} after");
+    let (c4, _) = KERNEL.coverage(0, 0, 0).ctx("COVERAGE")?;
+    ensure!(c4 < c2, "after the clear {c4} edges, before it {c2}");
     Ok(())
 }
 
