@@ -146,6 +146,12 @@ pub struct Proc {
     pub fds: Shared<Vec<Option<Fd>>>,
     pub cwd: Ino,
     pub umask: u32,
+    /// The nice value (-20..19) and the Linux scheduling policy
+    /// (SCHED_OTHER, SCHED_BATCH or SCHED_IDLE), as set and read by
+    /// setpriority and sched_setscheduler; bookkeeping only: every Linux
+    /// thread runs at the workhorse's one Keep priority.
+    pub nice: i32,
+    pub policy: u32,
     pub fs_base: u64,
     /// Per signal: handler, flags, restorer, mask (as rt_sigaction has
     /// them); shared by the threads.
@@ -223,6 +229,8 @@ impl Proc {
             fds: Shared::new(Vec::new()),
             cwd: ROOT,
             umask: 0o022,
+            nice: 0,
+            policy: 0,
             fs_base: 0,
             sigactions: Shared::new([[0; 4]; 65]),
             pending: 0,

@@ -732,3 +732,58 @@ pub fn sync(_s: &mut Server, _pid: i32, _c: &mut Call) -> Out {
     let _ = fs().flush(None);
     Out::Ret(0)
 }
+
+/// posix_fadvise (fadvise64): the advice is checked and has nothing to do
+/// (the files are in memory or the store's cache already): EBADF for a
+/// closed descriptor, ESPIPE for a pipe, EINVAL for advice outside
+/// POSIX_FADV_NORMAL..POSIX_FADV_NOREUSE (0..5) or a negative length.
+pub fn fadvise64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        if matches!(d.borrow().kind, Kind::Pipe(..)) {
+            return Err(ESPIPE);
+        }
+        let advice = s.arg(pid, c, 3);
+        if advice > 5 || (c.args[2] as i64) < 0 {
+            return Err(EINVAL);
+        }
+        Ok(0)
+    })();
+    ret(r)
+}
+
+/// fallocate(fd, mode, offset, len): mode 0 makes the file at least
+/// offset + len bytes long (the new bytes read as zeros); keeping the size
+/// (FALLOC_FL_KEEP_SIZE) has nothing to reserve and succeeds; punching or
+/// collapsing holes is EOPNOTSUPP.  EBADF without write access, ESPIPE for
+/// a pipe, ENODEV for anything but a regular file, EINVAL for a negative
+/// offset or a length of 0 or less, EFBIG past the largest file offset.
+pub fn fallocate(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const FALLOC_FL_KEEP_SIZE: u64 = 1;
+    let r = (|| {
+        let (mode, off, len) = (c.args[1], c.args[2] as i64, s.arg(pid, c, 3) as i64);
+        let d = desc(s, pid, c.args[0])?;
+        let d = d.borrow();
+        if off < 0 || len <= 0 {
+            return Err(EINVAL);
+        }
+        if !d.writable() {
+            return Err(EBADF);
+        }
+        let ino = match d.kind {
+            Kind::File { ino } => ino,
+            Kind::Pipe(..) => return Err(ESPIPE),
+            Kind::Dir { .. } => return Err(EISDIR),
+            _ => return Err(ENODEV),
+        };
+        if mode & !FALLOC_FL_KEEP_SIZE != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        let end = off.checked_add(len).ok_or(EFBIG)? as u64;
+        if mode == 0 && end > fs().size(ino) {
+            truncate_ino(ino, end)?;
+        }
+        Ok(0)
+    })();
+    ret(r)
+}

@@ -666,3 +666,67 @@ pub fn poll(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (fds, n, t) = (c.args[0], c.args[1], c.args[2] as i32 as i64);
     do_poll(s, pid, c, fds, n, t)
 }
+
+/// preadv, pwritev and their ...2 forms: readv and writev at an offset
+/// (pos_l; pos_h would be its upper half on a 32-bit system and is nothing
+/// on x86-64), the iovecs in order until one is short, what was moved
+/// reported before an error.  In the ...2 forms an offset of -1 is the
+/// description's position (and moves it), and flags RWF_HIPRI, RWF_DSYNC
+/// and RWF_SYNC change nothing here (every write is in the file at once);
+/// any other flag is EOPNOTSUPP.  A negative offset is EINVAL; a pipe or
+/// the terminal at an offset ESPIPE.
+fn vector_at(s: &mut Server, pid: i32, c: &mut Call, write: bool, v2: bool) -> Result<i64, i64> {
+    const RWF_KNOWN: u64 = 1 | 2 | 4;
+    let off = s.arg(pid, c, 3) as i64;
+    let flags = if v2 { s.arg(pid, c, 5) } else { 0 };
+    let d = desc(s, pid, c.args[0])?;
+    if flags & !RWF_KNOWN != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    let at = match off {
+        -1 if v2 => None,
+        o if o < 0 => return Err(EINVAL),
+        o => Some(o as u64),
+    };
+    if at.is_some() && matches!(d.borrow().kind, Kind::Pipe(..) | Kind::Console) {
+        return Err(ESPIPE);
+    }
+    let mut done = 0u64;
+    for (base, len) in iovecs(s, pid, c.args[1], c.args[2])? {
+        if len == 0 {
+            continue;
+        }
+        let pos = at.map(|a| a + done);
+        let r = if write {
+            do_write(s, pid, c.args[0], base, len, pos).map(|n| n as u64)
+        } else {
+            do_read(s, pid, c.args[0], base, len, pos).map(|n| n as u64)
+        };
+        let n = match r {
+            Ok(n) => n,
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        };
+        done += n;
+        if n < len {
+            break;
+        }
+    }
+    Ok(done as i64)
+}
+
+pub fn preadv(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(vector_at(s, pid, c, false, false))
+}
+
+pub fn pwritev(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(vector_at(s, pid, c, true, false))
+}
+
+pub fn preadv2(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(vector_at(s, pid, c, false, true))
+}
+
+pub fn pwritev2(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(vector_at(s, pid, c, true, true))
+}

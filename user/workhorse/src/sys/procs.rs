@@ -272,6 +272,95 @@ pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     if options & WNOHANG != 0 { Out::Ret(0) } else { Out::Block }
 }
 
+/// waitid(idtype, id, infop, options, rusage): as wait4, with the child's
+/// end told in a siginfo (SIGCHLD; CLD_EXITED with the exit code, or
+/// CLD_KILLED / CLD_DUMPED with the signal); returns 0.  P_ALL, P_PID (id >
+/// 0) and P_PGID (0: the caller's group); P_PIDFD is EBADF (there are no
+/// pidfds).  WEXITED finds ended children; WSTOPPED and WCONTINUED are
+/// taken but find nothing (no child is ever stopped); WNOWAIT leaves the
+/// child to be waited for again; WNOHANG with none ready returns 0 with
+/// the siginfo's signo, code, pid, uid and status 0, as Linux writes it.
+/// Options outside these, or none of WEXITED, WSTOPPED and WCONTINUED, are
+/// EINVAL.
+pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const WNOHANG: u64 = 1;
+    const WSTOPPED: u64 = 2;
+    const WEXITED: u64 = 4;
+    const WCONTINUED: u64 = 8;
+    const WNOWAIT: u64 = 0x0100_0000;
+    const WALL_CLONE_NOTHREAD: u64 = 0xe000_0000;
+    const SIGCHLD: u32 = 17;
+    let (idtype, id, infop) = (c.args[0], c.args[1] as i32, c.args[2]);
+    let options = s.arg(pid, c, 3);
+    let rusage = s.arg(pid, c, 4);
+    if options & !(WNOHANG | WSTOPPED | WEXITED | WCONTINUED | WNOWAIT | WALL_CLONE_NOTHREAD) != 0
+        || options & (WEXITED | WSTOPPED | WCONTINUED) == 0
+    {
+        return Out::Ret(-EINVAL);
+    }
+    let my_pgid = s.proc(pid).pgid;
+    let me = s.proc(pid).tgid;
+    let want: Option<i32> = match idtype {
+        0 => None,
+        1 if id > 0 => Some(id),
+        2 if id >= 0 => Some(-(if id == 0 { my_pgid } else { id })),
+        3 => return Out::Ret(-EBADF),
+        _ => return Out::Ret(-EINVAL),
+    };
+    let matches = |p: &Proc| {
+        p.ppid == me
+            && p.pid == p.tgid
+            && match want {
+                None => true,
+                Some(w) if w > 0 => p.pid == w,
+                Some(w) => p.pgid == -w,
+            }
+    };
+    if !s.procs.values().any(matches) {
+        return Out::Ret(-ECHILD);
+    }
+    let ended = if options & WEXITED != 0 {
+        s.procs.values().find(|p| matches(p) && p.zombie.is_some()).map(|p| (p.pid, p.zombie.unwrap()))
+    } else {
+        None
+    };
+    if ended.is_none() && options & WNOHANG == 0 {
+        return Out::Block;
+    }
+    // si_signo, si_errno, si_code, (padding), si_pid, si_uid, si_status:
+    // what Linux's waitid writes.
+    let mut info = [0u32; 7];
+    if let Some((child, st)) = ended {
+        let (code, status) = match (st & 0x7f, st & 0x80) {
+            (0, _) => (1, (st >> 8) & 0xff),   // CLD_EXITED
+            (sig, 0) => (2, sig),              // CLD_KILLED
+            (sig, _) => (3, sig),              // CLD_DUMPED
+        };
+        info = [SIGCHLD, 0, code as u32, 0, child as u32, 0, status as u32];
+    }
+    let p = s.proc(pid);
+    if infop != 0 {
+        let mut bytes = [0u8; 28];
+        for (i, w) in info.iter().enumerate() {
+            bytes[i * 4..i * 4 + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        if let Err(e) = p.mm.write(infop, &bytes) {
+            return Out::Ret(-e);
+        }
+    }
+    if rusage != 0
+        && let Err(e) = p.mm.write(rusage, &[0u8; 144])
+    {
+        return Out::Ret(-e);
+    }
+    if let Some((child, _)) = ended
+        && options & WNOWAIT == 0
+    {
+        s.reap(child);
+    }
+    Out::Ret(0)
+}
+
 /// fork, vfork and clone: a new process with a copy of the caller's memory
 /// and descriptors, resuming where the caller does with rax = 0.
 pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>, vfork: bool) -> Result<i32, i64> {
@@ -308,6 +397,8 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
         c.fds = crate::shared::Shared::new((*parent.fds).clone());
         c.cwd = parent.cwd;
         c.umask = parent.umask;
+        c.nice = parent.nice;
+        c.policy = parent.policy;
         c.cmdline = parent.cmdline.clone();
         c.rlimits = parent.rlimits;
         c.fs_base = fs_base;

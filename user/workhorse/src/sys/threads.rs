@@ -78,6 +78,8 @@ pub(crate) fn clone_vm(s: &mut Server, pid: i32, a: &CloneArgs) -> Result<i32, i
             if a.flags & CLONE_SIGHAND != 0 { parent.sigactions.share() } else { Shared::new(*parent.sigactions) };
         t.cwd = parent.cwd;
         t.umask = parent.umask;
+        t.nice = parent.nice;
+        t.policy = parent.policy;
         t.cmdline = parent.cmdline.clone();
         t.rlimits = parent.rlimits;
         t.fs_base = fs_base;
@@ -307,4 +309,144 @@ fn signal_thread(s: &mut Server, pid: i32, tid: i32, sig: i32) -> Out {
     }
     s.post(tid, sig);
     if s.procs.get(&pid).is_some_and(|p| p.keep.is_some()) { Out::Ret(0) } else { Out::Gone }
+}
+
+const SCHED_OTHER: u64 = 0;
+const SCHED_FIFO: u64 = 1;
+const SCHED_RR: u64 = 2;
+const SCHED_BATCH: u64 = 3;
+const SCHED_IDLE: u64 = 5;
+const SCHED_DEADLINE: u64 = 6;
+const SCHED_RESET_ON_FORK: u64 = 0x4000_0000;
+
+/// The thread a sched_* call names: 0 the caller; a negative pid EINVAL,
+/// one that does not exist ESRCH.
+fn sched_target(s: &Server, pid: i32, target: u64) -> Result<i32, i64> {
+    match target as i64 {
+        t if t < 0 || t > i32::MAX as i64 => Err(EINVAL),
+        _ => affinity_target(s, pid, target),
+    }
+}
+
+/// The priority range of a policy: 1..99 for the real-time ones, 0 for the
+/// others (Linux's); None for an unknown policy.
+fn priority_range(policy: u64) -> Option<(u64, u64)> {
+    match policy {
+        SCHED_FIFO | SCHED_RR => Some((1, 99)),
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE => Some((0, 0)),
+        _ => None,
+    }
+}
+
+pub fn sched_get_priority_max(_: &mut Server, _: i32, c: &mut Call) -> Out {
+    ret(priority_range(c.args[0]).map(|r| r.1 as i64).ok_or(EINVAL))
+}
+
+pub fn sched_get_priority_min(_: &mut Server, _: i32, c: &mut Call) -> Out {
+    ret(priority_range(c.args[0]).map(|r| r.0 as i64).ok_or(EINVAL))
+}
+
+pub fn sched_getscheduler(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = sched_target(s, pid, c.args[0]).map(|t| s.proc(t).policy as i64);
+    ret(r)
+}
+
+/// sched_getparam(pid, param): the priority, 0 under every policy the
+/// workhorse takes.
+pub fn sched_getparam(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        if c.args[1] == 0 {
+            return Err(EINVAL);
+        }
+        sched_target(s, pid, c.args[0])?;
+        s.proc(pid).mm.write_u32(c.args[1], 0)?;
+        Ok(0)
+    })();
+    ret(r)
+}
+
+/// A policy and the priority at `param` checked: the normal policies with
+/// priority 0 are taken; the real-time ones (with a priority in 1..99) are
+/// EPERM: a Linux program gets no real-time guarantee from the workhorse,
+/// whose threads all run at one Keep priority; anything else EINVAL.
+fn checked_policy(s: &mut Server, pid: i32, policy: u64, param: u64) -> Result<u32, i64> {
+    // SCHED_DEADLINE is set by sched_setattr only.
+    if param == 0 || policy == SCHED_DEADLINE {
+        return Err(EINVAL);
+    }
+    let (lo, hi) = priority_range(policy).ok_or(EINVAL)?;
+    let prio = s.proc(pid).mm.read_u32(param)? as i32 as i64;
+    if prio < lo as i64 || prio > hi as i64 {
+        return Err(EINVAL);
+    }
+    if policy == SCHED_FIFO || policy == SCHED_RR {
+        return Err(EPERM);
+    }
+    Ok(policy as u32)
+}
+
+pub fn sched_setscheduler(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let t = sched_target(s, pid, c.args[0])?;
+        let policy = checked_policy(s, pid, c.args[1] & !SCHED_RESET_ON_FORK, c.args[2])?;
+        s.proc(t).policy = policy;
+        Ok(0)
+    })();
+    ret(r)
+}
+
+pub fn sched_setparam(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = (|| {
+        let t = sched_target(s, pid, c.args[0])?;
+        let policy = s.proc(t).policy as u64;
+        checked_policy(s, pid, policy, c.args[1])?;
+        Ok(0)
+    })();
+    ret(r)
+}
+
+const PRIO_PROCESS: u64 = 0;
+const PRIO_PGRP: u64 = 1;
+const PRIO_USER: u64 = 2;
+
+/// The threads getpriority and setpriority name: one (PRIO_PROCESS), a
+/// process group (PRIO_PGRP; 0 the caller's) or a user's (PRIO_USER: every
+/// Linux process is root's, uid 0); EINVAL for another `which`, ESRCH if
+/// none matches.
+fn priority_targets(s: &mut Server, pid: i32, which: u64, who: u64) -> Result<Vec<i32>, i64> {
+    let who = who as i32;
+    let me = s.proc(pid).pgid;
+    let v: Vec<i32> = match which {
+        PRIO_PROCESS => alloc::vec![if who == 0 { pid } else { who }],
+        PRIO_PGRP => {
+            let g = if who == 0 { me } else { who };
+            s.procs.values().filter(|p| p.pgid == g && p.zombie.is_none()).map(|p| p.pid).collect()
+        }
+        PRIO_USER if who == 0 => s.procs.values().filter(|p| p.zombie.is_none()).map(|p| p.pid).collect(),
+        PRIO_USER => Vec::new(),
+        _ => return Err(EINVAL),
+    };
+    let v: Vec<i32> = v.into_iter().filter(|t| s.procs.get(t).is_some_and(|p| p.zombie.is_none())).collect();
+    if v.is_empty() { Err(ESRCH) } else { Ok(v) }
+}
+
+/// getpriority(which, who): the raw call's 20 - nice of the best (lowest)
+/// nice value among the threads named (glibc turns it back into the nice).
+pub fn getpriority(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = priority_targets(s, pid, c.args[0], c.args[1])
+        .map(|v| 20 - v.iter().map(|t| s.procs[t].nice).min().unwrap_or(0) as i64);
+    ret(r)
+}
+
+/// setpriority(which, who, nice): every thread named gets the nice value,
+/// clamped to -20..19 as Linux clamps it.
+pub fn setpriority(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let r = priority_targets(s, pid, c.args[0], c.args[1]).map(|v| {
+        let nice = (c.args[2] as i32).clamp(-20, 19);
+        for t in v {
+            s.proc(t).nice = nice;
+        }
+        0
+    });
+    ret(r)
 }
