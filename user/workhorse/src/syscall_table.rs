@@ -183,10 +183,12 @@ syscall_table! {
     280 utimensat sys::utimensat, Partial, "times are kept in memory only (not in /data's store); now is the wall clock";
     281 epoll_pwait sys::epoll_pwait, Partial, "as epoll_wait, with the signal mask";
     283 timerfd_create sys::timerfd_create, Full, "REALTIME, MONOTONIC, BOOTTIME (and their ALARM forms); TFD_NONBLOCK, TFD_CLOEXEC";
+    284 eventfd sys::eventfd, Full, "";
     285 fallocate sys::fallocate, Partial, "mode 0 (grows the file) and FALLOC_FL_KEEP_SIZE (nothing to reserve); punching, collapsing, zeroing or inserting ranges EOPNOTSUPP";
     286 timerfd_settime sys::timerfd_settime, Partial, "relative and TFD_TIMER_ABSTIME (an absolute REALTIME time is taken to the monotonic clock when set); TFD_TIMER_CANCEL_ON_SET accepted and never cancels (no one may set the clock); read, poll and epoll see expiries";
     287 timerfd_gettime sys::timerfd_gettime, Full, "";
     288 accept4 sys::inet::accept4, Full, "";
+    290 eventfd2 sys::eventfd2, Full, "EFD_SEMAPHORE, EFD_NONBLOCK, EFD_CLOEXEC; read, write, poll and epoll";
     291 epoll_create1 sys::epoll_create1, Full, "";
     292 dup3 sys::dup3, Full, "";
     293 pipe2 sys::pipe2, Partial, "O_CLOEXEC and O_NONBLOCK";
@@ -196,6 +198,7 @@ syscall_table! {
     306 syncfs sys::fsync, Full, "as fsync, for the file system of the descriptor";
     316 renameat2 sys::renameat2, Partial, "flags 0 only";
     318 getrandom sys::getrandom, Partial, "a generator seeded from the timer, not cryptographic (so are /dev/urandom and /dev/random)";
+    319 memfd_create sys::memfd_create, Partial, "a file in memory no directory names; MFD_CLOEXEC; MFD_ALLOW_SEALING, MFD_NOEXEC_SEAL and MFD_EXEC taken, but no seals (F_ADD_SEALS refused); MFD_HUGETLB EINVAL";
     327 preadv2 sys::preadv2, Partial, "offset -1 is the file position; RWF_HIPRI, RWF_DSYNC, RWF_SYNC change nothing (writes are in the file at once); RWF_NOWAIT and RWF_APPEND EOPNOTSUPP";
     328 pwritev2 sys::pwritev2, Partial, "as preadv2";
     334 rseq sys::refused, Refused, "restartable sequences need the kernel's help at preemption; glibc goes on without";

@@ -67,6 +67,7 @@ impl Server {
 }
 
 mod devices;
+mod eventfd;
 mod events;
 mod fifo;
 mod files;
@@ -84,6 +85,7 @@ mod socket;
 mod threads;
 pub(crate) mod timers;
 
+pub use eventfd::*;
 pub use events::*;
 pub use files::*;
 pub use futex::*;
