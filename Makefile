@@ -282,7 +282,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci -p keep-checkpointer
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci -p keep-checkpointer -p keep-vault
 
 guest-test: deps image
 	$(PYTHON) tools/qemu.py test --timeout 300
