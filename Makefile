@@ -317,6 +317,14 @@ checkpoint-test-long: deps image
 
 test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test persist-test checkpoint-test sfi-test
 
+# The vault's secure storage across boots with a kept TPM state and disk:
+# sealed to the boot, refused to a changed boot or another TPM, an old
+# copy of its area detected as a rollback (docs/trusted-core.md).
+.PHONY: vault-test
+vault-test: deps image
+	$(PYTHON) tools/test_vault.py
+test: vault-test
+
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
 .PHONY: test-long busybox-test fuzz-long

@@ -20,6 +20,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -52,15 +53,28 @@ def put_area(disk, data):
 
 def boot(disk, state, what, system="system-vault"):
     g = Guest(f"system={system}", state, disk=disk)
-    up = g.expect(test_boot.PROMPT, 240) and re.search(r"vault: (open|[A-Z])", g.text()) is not None or g.expect(b"vault: ", 60)
-    g.expect(b"\n", 10, g.text().find("vault: "))
+    up = g.expect(test_boot.PROMPT, 240) and wait_vault(g)
     check(f"boots ({what})", up, g.text()[-1500:])
     return g if up else None
 
 
+START = re.compile(r"vault: (open|SEALED ELSEWHERE|ROLLBACK|DAMAGED|NO TPM|I/O ERROR)[^\r\n]*")
+
+
+def wait_vault(g, timeout=60):
+    """Waits for the whole line of the vault's start."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = START.search(g.text())
+        if m and m.end() < len(g.text()):
+            return True
+        g.expect(b"\n", 1, len(g.out))
+    return False
+
+
 def vault_line(g):
     """The vault's line at its start (it may follow the prompt on its row)."""
-    m = re.search(r"vault: (open|SEALED ELSEWHERE|ROLLBACK|DAMAGED|NO TPM|I/O ERROR)[^\r\n]*", g.text())
+    m = START.search(g.text())
     return m.group(0) if m else ""
 
 
