@@ -423,7 +423,13 @@ impl<D: Disk, T: Anchor> Vault<D, T> {
         self.tpm_counter = t;
         self.counter = t;
         self.current = 1;
-        self.note = String::from("made a new store: a new key, sealed to this boot");
+        // The counter is 1 once defined: above it, a store of this TPM's
+        // was here before and its area was erased (key block and all).
+        self.note = if t > 1 {
+            format!("made a new store: a new key, sealed to this boot (the TPM's counter was at {t}: an earlier store's area was erased)")
+        } else {
+            String::from("made a new store: a new key, sealed to this boot")
+        };
         self.commit(Records::default()).map(drop).map_err(|_| State::Failed(String::from("writing the first copy")))
     }
 

@@ -327,6 +327,12 @@ fn an_old_copy_put_back_is_a_rollback() {
     let v = boot(&m, &t);
     assert_eq!(v.state.status(), ROLLBACK);
     assert!(v.state.why().contains("gone"));
+    // Erased with the key block: a new store, which says so.
+    m.put_back(&vec![0; new.len()]);
+    let v = boot(&m, &t);
+    assert_eq!(v.state, State::Open);
+    assert!(v.note.contains("an earlier store's area was erased"), "{}", v.note);
+    assert!(v.records.0.is_empty());
 }
 
 #[test]
