@@ -107,7 +107,7 @@ def main():
         check("a program without the grant has no vault", "no vault (not granted" in out, out)
         out = run(g, "vault")
         check("`vault` shows the state, the counters and the keys per client",
-              "state: unsealed" in out and "vault-a: 1 keys, 22 bytes" in out and "TPM counter" in out, out)
+              "state: unsealed" in out and "vault-a: 1 key, 22 bytes" in out and "TPM counter" in out, out)
         check("... and no secret, no key's name", "kept by the vault" not in out and "secret" not in out, out)
         g.kill()
         old = area(disk)

@@ -150,9 +150,9 @@ fn main(_: u64, _: u64) -> i32 {
     let mut v = Vault::open(area, Tpm);
     match &v.state {
         State::Open => println!(
-            "vault: open: {} keys of {} clients, counter {} ({})",
-            v.records.0.len(),
-            v.records.clients().len(),
+            "vault: open: {} of {}, counter {} ({})",
+            store::count(v.records.0.len(), "key"),
+            store::count(v.records.clients().len(), "client"),
             v.counter,
             v.note
         ),

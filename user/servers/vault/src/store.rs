@@ -141,6 +141,11 @@ impl core::fmt::Display for Slot {
     }
 }
 
+/// "1 key", "2 keys".
+pub fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn derive(master: &[u8], info: &[u8]) -> [u8; 32] {
     let mut k = [0u8; 32];
     hkdf::Hkdf::<Sha256>::new(Some(b"keep-vault"), master).expand(info, &mut k).expect("32 bytes");
@@ -538,9 +543,14 @@ impl<D: Disk, T: Anchor> Vault<D, T> {
             t += &format!("at start: {}\n", self.note);
         }
         let clients = self.records.clients();
-        t += &format!("{} keys of {} clients; {} writes by this instance", self.records.0.len(), clients.len(), self.writes);
+        t += &format!(
+            "{} of {}; {} by this instance",
+            count(self.records.0.len(), "key"),
+            count(clients.len(), "client"),
+            count(self.writes as usize, "write")
+        );
         for (c, k, b) in clients {
-            t += &format!("\nclient {c}: {k} keys, {b} bytes");
+            t += &format!("\nclient {c}: {}, {}", count(k, "key"), count(b, "byte"));
         }
         ([self.state.status(), self.records.0.len() as u64, self.counter], t)
     }

@@ -216,7 +216,7 @@ fn a_client_reaches_only_its_own_keys() {
     let l = v.request(1, LIST, 0, &[]);
     assert_eq!((l.status, l.value, l.text.as_slice()), (OK, 1, &b"key"[..]));
     let (_, report) = v.stats();
-    assert!(report.contains("client 1: 1 keys, 5 bytes") && report.contains("client 2: 1 keys, 5 bytes"), "{report}");
+    assert!(report.contains("client 1: 1 key, 5 bytes") && report.contains("client 2: 1 key, 5 bytes"), "{report}");
     assert!(!report.contains("one's") && !report.contains("key\n"), "no values, no names: {report}");
 }
 
