@@ -172,7 +172,12 @@ fn main(_: u64, _: u64) -> i32 {
                 let (w, text) = v.stats();
                 (store::Reply { status: OK, value: 0, text: text.into_bytes() }, Some(w))
             }
-            (_, Some(_)) if over => (store::Reply { status: TOO_LARGE, value: 0, text: alloc::vec::Vec::new() }, None),
+            // More than any name and value: a PUT's value is too large, any
+            // other request malformed.
+            (_, Some(_)) if over => {
+                let status = if m.tag.label() == PUT { TOO_LARGE } else { BAD_REQUEST };
+                (store::Reply { status, value: 0, text: alloc::vec::Vec::new() }, None)
+            }
             (_, Some(client)) => (v.request(client as u16, m.tag.label(), m.words[0], &data[..len]), None),
             _ => (store::Reply { status: BAD_REQUEST, value: 0, text: alloc::vec::Vec::new() }, None),
         };
