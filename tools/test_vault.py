@@ -9,7 +9,8 @@ build/disk.img written for real and a TPM state kept between boots
     and the keys per client without the secret;
   - the next boot with the same TPM gives the secret back;
   - a PCR changed at run time (`tpm extend`) and the vault restarted, a
-    changed description (system-vault-other), another TPM: the key is
+    changed description (system-vault-other), a changed boot image (one
+    byte of a file this boot does not read), another TPM: the key is
     not unsealed, every request is refused with the reason, and the
     vault's area of the disk is unchanged; the right boot again: the
     secret is back;
@@ -18,6 +19,7 @@ build/disk.img written for real and a TPM state kept between boots
 Prints one line per test and a summary; exits 1 on any failure."""
 import re
 import shutil
+import struct
 import sys
 import tempfile
 import time
@@ -26,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
 import test_boot  # noqa: E402
-from test_tpm import Guest  # noqa: E402
+from test_tpm import Guest, image_files  # noqa: E402
 
 # The vault's area (user/system/vault-test.conf).
 AREA = (120832 * 512, 256 * 512)
@@ -51,8 +53,23 @@ def put_area(disk, data):
         f.write(data)
 
 
-def boot(disk, state, what, system="system-vault"):
-    g = Guest(f"system={system}", state, disk=disk)
+def changed_image(path):
+    """build/boot.img with one byte of a comment of the boot test's malformed
+    description (system-bad, which this boot does not read) changed: another
+    PCR 8, the same system."""
+    whole, files = image_files(qemu.IMAGE)
+    data = bytearray(whole)
+    names = [n for n, _ in files]
+    if "system-bad" not in names:
+        raise SystemExit("vault-test: no system-bad in the boot image")
+    (off,) = struct.unpack_from("<Q", whole, 16 + 64 * names.index("system-bad") + 48)
+    assert data[off:off + 2] == b"# "
+    data[off + 2] ^= 0x20  # "A malformed" -> "a malformed"
+    path.write_bytes(bytes(data))
+
+
+def boot(disk, state, what, system="system-vault", image=qemu.IMAGE):
+    g = Guest(f"system={system}", state, disk=disk, image=image)
     up = g.expect(test_boot.PROMPT, 240) and wait_vault(g)
     check(f"boots ({what})", up, g.text()[-1500:])
     return g if up else None
@@ -136,6 +153,18 @@ def main():
         if g is None:
             return
         check("a changed description: the key is not unsealed",
+              "vault: SEALED ELSEWHERE" in vault_line(g) and "changed boot image or description" in vault_line(g), vault_line(g))
+        out = run(g, "run vault-a 2")
+        check("... every request refused", "refused: sealed elsewhere" in out, out)
+        g.kill()
+        check("... the area unchanged", area(disk) == newest)
+
+        other = tmp / "boot-other.img"
+        changed_image(other)
+        g = boot(disk, state, "a changed boot image", image=other)
+        if g is None:
+            return
+        check("a changed boot image: the key is not unsealed",
               "vault: SEALED ELSEWHERE" in vault_line(g) and "changed boot image or description" in vault_line(g), vault_line(g))
         out = run(g, "run vault-a 2")
         check("... every request refused", "refused: sealed elsewhere" in out, out)
