@@ -467,7 +467,7 @@ impl Shell<'_> {
             "net" => crate::devices::net(self.root),
             "checkpoint" => crate::checkpoint::checkpoint(self.root, words.next()),
             "persist" => crate::checkpoint::persist(self.root, words.next()),
-            "vault" => crate::checkpoint::vault(self.root),
+            "vault" => crate::vault::vault(self.root),
             "test" => {
                 self.root.test();
             }
