@@ -219,7 +219,7 @@ image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar.gz
 	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
-	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf system-checkpoint=user/system/checkpoint-test.conf \
+	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf system-checkpoint=user/system/checkpoint-test.conf system-vault=user/system/vault-test.conf system-vault-other=user/system/vault-other.conf \
 	  linux-rootfs.tar.gz=$(B)/linux-rootfs.tar.gz
 
 # ---- running --------------------------------------------------------------
@@ -296,7 +296,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci -p keep-checkpointer
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci -p keep-checkpointer -p keep-vault
 
 # What a suite needs built first; make test builds it once before its lanes
 # and gives them SUITE_DEPS= (the image is rebuilt at every make).
@@ -342,6 +342,14 @@ TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test persist-test c
 TEST_LANE_B := sfi-test linux-test
 test: abi-check docs-check host-test cargo-test deps image
 	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"
+
+# The vault's secure storage across boots with a kept TPM state and disk:
+# sealed to the boot, refused to a changed boot or another TPM, an old
+# copy of its area detected as a rollback (docs/trusted-core.md).
+.PHONY: vault-test
+vault-test: deps image
+	$(PYTHON) tools/test_vault.py
+test: vault-test
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).

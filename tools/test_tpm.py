@@ -43,10 +43,16 @@ def check(name, cond, detail=""):
 
 class Guest(test_boot.Guest):
     """test_boot's guest with the TPM's state in `state` (None: a fresh
-    TPM), or no TPM."""
+    TPM), or no TPM; `disk`: a disk image written for real (no overlay)
+    instead of build/disk.img under snapshot; `image`: another boot image."""
 
-    def __init__(self, append="", state=None, tpm=True):
-        cmd = qemu.base_cmd("tcg", append, tpm=tpm, tpm_state=state) + ["-serial", "stdio"]
+    def __init__(self, append="", state=None, tpm=True, disk=None, image=qemu.IMAGE):
+        cmd = qemu.base_cmd("tcg", append, tpm=tpm, tpm_state=state, persistent=disk is not None,
+                            initrd=image) + ["-serial", "stdio"]
+        if disk is not None:
+            drive = cmd.index("-drive") + 1
+            cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk},")
+            assert str(disk) in cmd[drive]
         self.start = time.monotonic()
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         import os

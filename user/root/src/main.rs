@@ -17,6 +17,7 @@ mod shell;
 mod shell_system;
 mod system;
 mod terminals;
+mod vault;
 
 use keep_abi::{
     ACCOUNT, KERNEL, MEMORY, SELF_ASPACE, SELF_PROCESS, Status, cpu, info, layout, slot, state,

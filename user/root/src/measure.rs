@@ -93,6 +93,17 @@ pub fn client_cap() -> Option<u64> {
     }
 }
 
+/// The vault's capability (payload VAULT: a client's, and the vault's NV
+/// counter besides); 0: none.
+static VAULT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+pub fn vault_cap() -> Option<u64> {
+    match VAULT.load(core::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        c => Some(c),
+    }
+}
+
 /// Measures the boot and starts the driver; None without one.
 pub fn boot(root: &mut crate::Root, file: &str) -> Option<Tpm> {
     let img = root.image.as_ref()?;
@@ -109,6 +120,11 @@ pub fn boot(root: &mut crate::Root, file: &str) -> Option<Tpm> {
     if let Some(cap) = root.slots.alloc() {
         if tpm.child.process.mint(cap, keep_tpm::CLIENT, rights::WRITE | rights::CALL).is_ok() {
             CLIENT.store(cap, core::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    if let Some(cap) = root.slots.alloc() {
+        if tpm.child.process.mint(cap, keep_tpm::VAULT, rights::WRITE | rights::CALL).is_ok() {
+            VAULT.store(cap, core::sync::atomic::Ordering::Relaxed);
         }
     }
     let mut c = Client(tpm.sender, keep_rt::ipc_buffer());

@@ -214,6 +214,18 @@ const COMMANDS: &[Command] = &[
             "it resumed, or why it fell back or started afresh.",
         ],
     ),
+    cmd(
+        "vault",
+        "vault",
+        "show the vault's store (no secrets)",
+        &[
+            "The vault of the system description (docs/trusted-core.md, \"Secure",
+            "storage\"): its state (unsealed, or why it refuses: sealed elsewhere,",
+            "rollback, damaged, no TPM), the store's and the TPM's counters, its two",
+            "slots, and each client's number of keys and bytes; never a name or a",
+            "value.",
+        ],
+    ),
     cmd("test", "test", "run the in-guest test suite (ktest)", &[]),
     cmd(
         "bench",
@@ -455,6 +467,7 @@ impl Shell<'_> {
             "net" => crate::devices::net(self.root),
             "checkpoint" => crate::checkpoint::checkpoint(self.root, words.next()),
             "persist" => crate::checkpoint::persist(self.root, words.next()),
+            "vault" => crate::vault::vault(self.root),
             "test" => {
                 self.root.test();
             }

@@ -327,9 +327,13 @@ impl System {
             if e.timer {
                 caps.push((timer, slot::TIMER));
             }
-            // `tpm`: a client's capability to the TPM's driver (no EXTEND).
+            // `tpm`: a client's capability to the TPM's driver (no EXTEND);
+            // the vault's (a server of the boot image's program `vault`)
+            // reaches its own NV counter too (docs/trusted-core.md,
+            // "Secure storage").
+            let vault = e.kind == Kind::Server && e.program == "vault";
             if e.tpm
-                && let Some(t) = crate::measure::client_cap()
+                && let Some(t) = if vault { crate::measure::vault_cap() } else { crate::measure::client_cap() }
             {
                 caps.push((t, keep_tpm::TPM_SLOT));
             }

@@ -17,8 +17,8 @@
 //! | `RANDOM` (4) | word 0 a count (1-64) | `OK`, string that many bytes from the TPM |
 //! | `SEAL` (5) | string a secret (1-128 bytes) | `OK`, string the sealed blob, which only this TPM unseals, and only while [`SEAL_PCRS`] hold what they hold now |
 //! | `UNSEAL` (6) | string a sealed blob | `OK`, string the secret; `PCR_CHANGED` when the PCRs differ from the sealing's; `BAD_BLOB` when it is no blob of this TPM's |
-//! | `COUNTER` (7) | the NV monotonic counter | `OK`, word 1 its value (made at the first use) |
-//! | `INCREMENT` (8) | the counter plus one | `OK`, word 1 the new value |
+//! | `COUNTER` (7) | word 0 the counter: 0 the NV monotonic counter, 1 the vault's ([`VAULT_COUNTER`]; the vault's capability only: payload [`VAULT`]) | `OK`, word 1 its value (made at the first use); `DENIED` for the vault's counter from another capability |
+//! | `INCREMENT` (8) | word 0 the counter, as for `COUNTER`: it plus one | `OK`, word 1 the new value |
 //! | `QUIT` (9) | the server exits after replying (the root task only: payload 0) | `OK`; `DENIED` from a client |
 //!
 //! Every request answers `NO_TPM` when the machine has no TPM,
@@ -71,6 +71,27 @@ pub const CLIENT: u64 = 1;
 /// The NV index of the monotonic counter (the owner's range, Part 2
 /// TPM_HT_NV_INDEX; "KEP" in its low bytes).
 pub const COUNTER_INDEX: u32 = 0x014b_4550;
+/// The vault's counter (docs/trusted-core.md, "Secure storage"): its own
+/// NV index ("KVT"), which only the vault's capability reads and
+/// increments, so that no other client can make the vault's store look
+/// rolled back.
+pub const VAULT_COUNTER_INDEX: u32 = 0x014b_5654;
+/// COUNTER's and INCREMENT's word 0 for it.
+pub const VAULT_COUNTER: u64 = 1;
+/// The payload of the vault's capability (the root task gives it to the
+/// description's server with program=vault and `tpm`).
+pub const VAULT: u64 = 2;
+
+/// The NV index COUNTER and INCREMENT with word 0 `which` act on for a
+/// caller with `payload`; Err is the status to answer.
+pub fn counter_index(payload: u64, which: u64) -> Result<u32, u64> {
+    match which {
+        0 => Ok(COUNTER_INDEX),
+        VAULT_COUNTER if payload == VAULT => Ok(VAULT_COUNTER_INDEX),
+        VAULT_COUNTER => Err(DENIED),
+        _ => Err(BAD_REQUEST),
+    }
+}
 
 /// How many entries the log keeps, and how long a name may be.
 pub const LOG_ENTRIES: usize = 128;
@@ -282,12 +303,27 @@ impl Client<'_> {
     pub fn increment(&mut self) -> Result<u64, Failure> {
         self.call(INCREMENT, 0, None, &mut []).map(|(v, _)| v)
     }
+
+    /// COUNTER or INCREMENT of counter `which` (0, or [`VAULT_COUNTER`]).
+    pub fn counter_of(&mut self, which: u64, increment: bool) -> Result<u64, Failure> {
+        self.call(if increment { INCREMENT } else { COUNTER }, which, None, &mut []).map(|(v, _)| v)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     extern crate std;
     use super::*;
+
+    #[test]
+    fn the_vaults_counter_is_the_vaults() {
+        assert_eq!(counter_index(CLIENT, 0), Ok(COUNTER_INDEX));
+        assert_eq!(counter_index(VAULT, 0), Ok(COUNTER_INDEX));
+        assert_eq!(counter_index(VAULT, VAULT_COUNTER), Ok(VAULT_COUNTER_INDEX));
+        assert_eq!(counter_index(CLIENT, VAULT_COUNTER), Err(DENIED));
+        assert_eq!(counter_index(0, VAULT_COUNTER), Err(DENIED), "not the root task's either");
+        assert_eq!(counter_index(VAULT, 2), Err(BAD_REQUEST));
+    }
 
     #[test]
     fn extend_is_the_root_tasks_on_its_pcrs() {

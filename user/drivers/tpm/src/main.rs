@@ -315,13 +315,13 @@ impl Server {
 
     /// The NV counter's value, defining it (and incrementing it once, which
     /// initializes it) at the first use.
-    fn counter(&mut self, increment: bool) -> Result<u64, Fail> {
+    fn counter(&mut self, index: u32, increment: bool) -> Result<u64, Fail> {
         let read = |s: &mut Server| -> Result<u64, Fail> {
-            let n = s.run(|b| cmd::nv_read(b, COUNTER_INDEX))?;
+            let n = s.run(|b| cmd::nv_read(b, index))?;
             Ok(cmd::parse_nv_counter(&s.rsp[..n])?)
         };
         let inc = |s: &mut Server| -> Result<(), Fail> {
-            let n = s.run(|b| cmd::nv_increment(b, COUNTER_INDEX))?;
+            let n = s.run(|b| cmd::nv_increment(b, index))?;
             Ok(cmd::parse_empty(&s.rsp[..n])?)
         };
         let mut first = read(self);
@@ -329,7 +329,7 @@ impl Server {
             && rc::base(c) != rc::NV_UNINITIALIZED
         {
             // Not defined yet (TPM_RC_HANDLE): define it.
-            let n = self.run(|b| cmd::nv_define_counter(b, COUNTER_INDEX))?;
+            let n = self.run(|b| cmd::nv_define_counter(b, index))?;
             match cmd::parse_empty(&self.rsp[..n]) {
                 Ok(()) | Err(cmd::Error::Tpm(rc::NV_DEFINED)) => {}
                 Err(e) => return Err(e.into()),
@@ -437,9 +437,12 @@ fn main(_: u64, _: u64) -> i32 {
                     Ok(n) => (OK, 0, n),
                     Err((st, v)) => (st, v, 0),
                 },
-                COUNTER | INCREMENT => match s.counter(m.tag.label() == INCREMENT) {
-                    Ok(v) => (OK, v, 0),
-                    Err(e) => (e.status().0, e.status().1, 0),
+                COUNTER | INCREMENT => match counter_index(m.payload, w0) {
+                    Err(st) => (st, 0, 0),
+                    Ok(index) => match s.counter(index, m.tag.label() == INCREMENT) {
+                        Ok(v) => (OK, v, 0),
+                        Err(e) => (e.status().0, e.status().1, 0),
+                    },
                 },
                 _ => (BAD_REQUEST, 0, 0),
             }

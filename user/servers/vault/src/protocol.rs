@@ -1,0 +1,81 @@
+// generated from abi/services/vault.toml by tools/idlgen.py; do not edit.
+//! The `vault` protocol: A call's label is the request; names and values travel in the IPC string; the reply's word 0 is the status. Every request acts on the caller's own namespace, the one its capability names. A refused request changes nothing.
+
+#![allow(dead_code)]
+
+use keep_abi::Sender;
+pub use keep_abi::proto::Refused;
+
+// Request labels.
+/// Sets the caller's key to the value (a new key, or a new value): written to the disk and the TPM's counter incremented before the reply; the store's new counter. (interface CLIENTS)
+pub const PUT: u64 = 1;
+/// The value of the caller's key. (interface CLIENTS)
+pub const GET: u64 = 2;
+/// Removes the caller's key, on the disk before the reply; the store's new counter. (interface CLIENTS)
+pub const DELETE: u64 = 3;
+/// How many keys the caller has, and the name of one of them. (interface CLIENTS)
+pub const LIST: u64 = 4;
+/// The store's state (0 open, else the status every client request answers), its keys, and the store's counter (the shell's `vault`). (interface ADMIN)
+pub const STATS: u64 = 5;
+
+// Statuses: word 0 of every reply.
+/// The request was done.
+pub const OK: u64 = 0;
+/// The label is no request of the interface the capability serves, or an argument is malformed; nothing changed.
+pub const BAD_REQUEST: u64 = 1;
+/// No key of that name in the caller's namespace (another client's key of the same name is not the caller's); LIST: no key at that index.
+pub const NOT_FOUND: u64 = 2;
+/// PUT of a new key past 16 keys in the caller's namespace or 128 in the store; nothing changed.
+pub const FULL: u64 = 3;
+/// PUT of a value of more than 256 bytes; nothing changed.
+pub const TOO_LARGE: u64 = 4;
+/// The TPM refused to unseal the store's key: the boot image or the description is not the one it was sealed under (PCRs 8 and 9), or this is another TPM. The store on the disk is kept untouched; every request is refused until a boot that matches.
+pub const SEALED_ELSEWHERE: u64 = 5;
+/// The newest whole copy of the store on the disk is older than the TPM's NV counter says (an old copy put back, or the store erased): it is not served, and kept untouched.
+pub const ROLLBACK: u64 = 6;
+/// The block server or the TPM failed a request of the vault's; a PUT or DELETE that answers it changed nothing (or, when word 1 is 1, is on the disk and its counter increment is retried before the next write).
+pub const IO_ERROR: u64 = 7;
+/// The store's area holds what no boot of this vault wrote: a torn or foreign key block beside a store, no copy that opens, a store ahead of the TPM's counter. Kept untouched; the reason is on the console and in STATS.
+pub const DAMAGED: u64 = 8;
+/// The machine has no TPM (or the vault no capability to its driver): nothing can be sealed, and nothing is served.
+pub const NO_TPM: u64 = 9;
+
+/// The payload range each request is served on (`keep_abi::proto::payload`):
+/// true when a request with `label` may come through a capability with
+/// protected payload `payload`; false for a label that is no request.
+pub fn serves(label: u64, payload: u64) -> bool {
+    match label {
+        PUT => keep_abi::proto::payload::client(payload),
+        GET => keep_abi::proto::payload::client(payload),
+        DELETE => keep_abi::proto::payload::client(payload),
+        LIST => keep_abi::proto::payload::client(payload),
+        STATS => keep_abi::proto::payload::admin(payload),
+        _ => false,
+    }
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        NOT_FOUND => "NOT_FOUND",
+        FULL => "FULL",
+        TOO_LARGE => "TOO_LARGE",
+        SEALED_ELSEWHERE => "SEALED_ELSEWHERE",
+        ROLLBACK => "ROLLBACK",
+        IO_ERROR => "IO_ERROR",
+        DAMAGED => "DAMAGED",
+        NO_TPM => "NO_TPM",
+        _ => "UNKNOWN_STATUS",
+    }
+}
+
+/// The typed client: a sender capability to the server, one function per
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stub(pub Sender);
+
+impl Stub {
+}
