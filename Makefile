@@ -339,7 +339,7 @@ checkpoint-test-long: deps image
 # with its lane's name in front).  A suite added to make test goes into
 # the lane whose total time is shorter.
 TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test persist-test checkpoint-test
-TEST_LANE_B := sfi-test linux-test
+TEST_LANE_B := sfi-test linux-test vault-test
 test: abi-check docs-check host-test cargo-test deps image
 	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"
 
@@ -347,9 +347,8 @@ test: abi-check docs-check host-test cargo-test deps image
 # sealed to the boot, refused to a changed boot or another TPM, an old
 # copy of its area detected as a rollback (docs/trusted-core.md).
 .PHONY: vault-test
-vault-test: deps image
+vault-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_vault.py
-test: vault-test
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
