@@ -57,6 +57,8 @@ mod tpm;
 mod sched;
 mod sfi;
 mod stress;
+mod srvfuzz;
+mod srvfuzz_table;
 
 
 use alloc::format;
@@ -500,6 +502,11 @@ const TESTS: &[Test] = &[
     ("CTOR0002", "constructor: unsafe capabilities make it not confined unless authorised", ctor::not_confined),
     ("CTOR0003", "constructor: malformed requests and false banks change nothing", ctor::errors),
     ("CTOR0004", "constructor: instances get zero pages on first touch from their bank; other faults stop them", ctor::first_touch),
+    // The server fuzzers (docs/fuzzing.md): each server's protocol from its definition, an honest client beside.
+    ("SRVFUZZ0001", "rtc fuzzed from its definition through a client's capability: every reply within its time-out with a listed status; an honest client reads a sane time that never goes back", srvfuzz::rtc),
+    ("SRVFUZZ0002", "space bank fuzzed from its definition through a client's bank: listed statuses only; an honest bank beside it allocates and frees with exact charges; the prime bank's charge comes back", srvfuzz::spacebank),
+    ("SRVFUZZ0003", "dataspace manager fuzzed from its definition through a dataspace capability: listed statuses only; an honest client maps its own dataspace and reads back what it wrote; the manager's counts and the bank's charge come back", srvfuzz::dataspace),
+    ("SRVFUZZ0004", "PCI server and block server fuzzed from their definitions through clients' capabilities: listed statuses only; an honest PCI client lists as before, an honest block client reads back what it wrote; every buffer and dataspace comes back", srvfuzz::pci_blk),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),
@@ -525,7 +532,15 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
         slots: SlotPool::growable(keep_abi::MEMORY, keep_abi::SELF_ASPACE),
     };
     let (mut passed, mut failed) = (0, 0);
+    // `ktestonly=PREFIX` on the command line: only the tests whose ID
+    // starts with PREFIX (`make srvfuzz-long` runs the server fuzzers).
+    let mut line = [0u8; 256];
+    let len = keep_abi::KERNEL.cmdline(&mut line).unwrap_or(0).min(line.len());
+    let only = core::str::from_utf8(&line[..len]).unwrap_or("").split_whitespace().find_map(|w| w.strip_prefix("ktestonly="));
     for (id, name, test) in TESTS {
+        if only.is_some_and(|p| !id.starts_with(p)) {
+            continue;
+        }
         // One write per line, after the test: the kernel's reports of
         // faulting children must not split it.
         match test(&mut cx) {

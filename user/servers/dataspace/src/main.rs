@@ -31,6 +31,7 @@ use alloc::vec::Vec;
 use keep_abi::{Aspace, DmaDomain, Error, Return, SELF_ASPACE, SELF_PROCESS, Tag, err, layout::CAPPAGE_SLOTS, recv, rights, ty};
 use keep_dataspace::*;
 use keep_dataspace::quota::{self, Held, Kind};
+use keep_dataspace::target::{self, Target};
 use core::result::Result;
 use keep_frames::INSTANCE_BANK;
 use keep_loader::SlotPool;
@@ -374,6 +375,9 @@ impl Server {
         if r != READ && r != READ | WRITE || vaddr % PAGE != 0 {
             return status(BAD_REQUEST);
         }
+        if let Err(st) = target::check(Target::Aspace, SELF_ASPACE.identify_cap(ARG).ok().map(|c| c.ty)) {
+            return status(st);
+        }
         if r & !self.handles[h].rights != 0 {
             return status(NO_RIGHTS);
         }
@@ -419,6 +423,9 @@ impl Server {
         let [first, count, dev_addr, r] = w;
         if !cap || r == 0 || r & !(READ | WRITE) != 0 || dev_addr % PAGE != 0 {
             return status(BAD_REQUEST);
+        }
+        if let Err(st) = target::check(Target::Domain, SELF_ASPACE.identify_cap(ARG).ok().map(|c| c.ty)) {
+            return status(st);
         }
         if r & !self.handles[h].rights != 0 {
             return status(NO_RIGHTS);
