@@ -507,6 +507,7 @@ const TESTS: &[Test] = &[
     ("SRVFUZZ0002", "space bank fuzzed from its definition through a client's bank: listed statuses only; an honest bank beside it allocates and frees with exact charges; the prime bank's charge comes back", srvfuzz::spacebank),
     ("SRVFUZZ0003", "dataspace manager fuzzed from its definition through a dataspace capability: listed statuses only; an honest client maps its own dataspace and reads back what it wrote; the manager's counts and the bank's charge come back", srvfuzz::dataspace),
     ("SRVFUZZ0004", "PCI server and block server fuzzed from their definitions through clients' capabilities: listed statuses only; an honest PCI client lists as before, an honest block client reads back what it wrote; every buffer and dataspace comes back", srvfuzz::pci_blk),
+    ("SRVFUZZ0005", "constructor fuzzed from its definition through the metaconstructor and the builders and constructors it hands out: listed statuses only; an honest client's constructor answers IS_CONFINED as before", srvfuzz::constructor),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),

@@ -15,6 +15,7 @@
 //! server prints `srvfuzz: SERVER seed X, N requests`.
 
 use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use keep_abi::{ACCOUNT, KERNEL, SELF_ASPACE, Sender, TIMER, Tag, err, slot, tag, ty};
@@ -689,4 +690,80 @@ fn fuzz_pci_blk(cx: &mut Cx, pci: &crate::drivers::Running, admin: Admin, m: Man
     }
     cx.drop_slots(&[public, honest_pci, fuzz, honest, ds_a, ds_b, page]);
     r
+}
+
+// ---- the constructor ---------------------------------------------------------
+
+use keep_constructor::{Constructor, Meta};
+
+struct CtorRig {
+    meta: Meta,
+    probe: Constructor,
+    confined: (bool, u64),
+    offer: Vec<u64>,
+}
+
+impl Rig for CtorRig {
+    fn cap(&self) -> u64 {
+        self.meta.0
+    }
+    fn offer(&self) -> Vec<u64> {
+        self.offer.clone()
+    }
+    fn honest(&mut self, _: &mut Cx, _: u64) -> TestResult {
+        let got = self.probe.is_confined(&[]).map_err(|e| format!("IS_CONFINED: {e:?}"))?;
+        ensure!(got == self.confined, "IS_CONFINED answered {got:?}, before {:?}", self.confined);
+        Ok(())
+    }
+    fn renew(&mut self, _: &mut Cx) -> TestResult {
+        Ok(())
+    }
+}
+
+/// SRVFUZZ0005: the constructor, fuzzed through the metaconstructor and the
+/// builders and constructors it hands the fuzzer (kept as further targets),
+/// on a bank of its own; the honest client's constructor (built before the
+/// run) still answers IS_CONFINED as it did.
+pub fn constructor(cx: &mut Cx) -> TestResult {
+    let (seed, ops) = seed_ops();
+    crate::bank::with_server(cx, |cx, prime| {
+        let [cb, fb, probe] = cx.slots::<3>()?;
+        let page = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            let ctor_bank = prime.create_bank(1500, cb).ctx("CREATE_BANK the constructor's")?;
+            let fuzz_bank = prime.create_bank(200, fb).ctx("CREATE_BANK the fuzzer's")?;
+            let elf = crate::bank::elf(cx, "constructor")?;
+            let server = keep_constructor::Server::spawn(&mut cx.slots, elf, ctor_bank.0).map_err(String::from)?;
+            let r = (|| {
+                let image = crate::bank::elf(cx, "confined-probe")?;
+                let scratch = cx.slot()?;
+                let built = server.meta.build("probe", image, &[], scratch, probe);
+                cx.slots.free(scratch);
+                let c = built.map_err(|e| format!("build a constructor: {e:?}"))?;
+                let confined = c.is_confined(&[]).map_err(|e| format!("IS_CONFINED: {e:?}"))?;
+                // A bank to pay instances, a constructor, a page, the
+                // metaconstructor, the console.
+                let offer = alloc::vec![fuzz_bank.0, probe, page, server.meta.0, slot::CONSOLE];
+                let mut rig = CtorRig { meta: server.meta, probe: c, confined, offer };
+                if hung() {
+                    return Err(String::from("a server hung before"));
+                }
+                run(cx, "constructor", table::constructor::REQUESTS, &mut rig, seed, ops)
+            })();
+            if hung() {
+                return r;
+            }
+            let stopped = server.stop(&mut cx.slots).map_err(String::from);
+            let _ = fuzz_bank.destroy();
+            let _ = ctor_bank.destroy();
+            r?;
+            stopped
+        })();
+        for s in [cb, fb, probe] {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        cx.drop_slots(&[cb, fb, probe, page]);
+        r
+    })?;
+    invariants()
 }
