@@ -375,9 +375,6 @@ impl Server {
         if r != READ && r != READ | WRITE || vaddr % PAGE != 0 {
             return status(BAD_REQUEST);
         }
-        if let Err(st) = target::check(Target::Aspace, SELF_ASPACE.identify_cap(ARG).ok().map(|c| c.ty)) {
-            return status(st);
-        }
         if r & !self.handles[h].rights != 0 {
             return status(NO_RIGHTS);
         }
@@ -387,6 +384,9 @@ impl Server {
         };
         if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Mapping) {
             return refused(e);
+        }
+        if let Err(e) = target::check(Target::Aspace, SELF_ASPACE.identify_cap(ARG).ok().map(|c| c.ty)) {
+            return kernel(e);
         }
         let id = Self::free_record(&mut self.maps);
         let aspace = Aspace(ARG);
@@ -424,9 +424,6 @@ impl Server {
         if !cap || r == 0 || r & !(READ | WRITE) != 0 || dev_addr % PAGE != 0 {
             return status(BAD_REQUEST);
         }
-        if let Err(st) = target::check(Target::Domain, SELF_ASPACE.identify_cap(ARG).ok().map(|c| c.ty)) {
-            return status(st);
-        }
         if r & !self.handles[h].rights != 0 {
             return status(NO_RIGHTS);
         }
@@ -436,6 +433,9 @@ impl Server {
         };
         if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Pin) {
             return refused(e);
+        }
+        if let Err(e) = target::check(Target::Domain, SELF_ASPACE.identify_cap(ARG).ok().map(|c| c.ty)) {
+            return kernel(e);
         }
         let id = Self::free_record(&mut self.pins);
         let domain = DmaDomain(ARG);

@@ -1,12 +1,13 @@
 //! What MAP and PIN may be pointed at.  The manager invokes the capability
 //! a client sends with MAP as an address space and the one sent with PIN as
-//! a DMA domain; a capability of any other type is refused (BAD_REQUEST)
-//! before the manager invokes it.  A SENDER above all: invoking one is a
+//! a DMA domain; a capability of any other type is refused before the
+//! manager invokes it, with the error the kernel gives a method of the wrong
+//! type (KERNEL, WRONG_TYPE).  A SENDER above all: invoking one is a
 //! call, to the manager itself (it would wait for its own answer and serve
 //! no one again) or to another server (whose reply it would take for the
 //! kernel's).
 
-use keep_abi::ty;
+use keep_abi::{Error, ty};
 
 /// What a request maps into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,15 +19,15 @@ pub enum Target {
 }
 
 /// `sent`: the type of the capability the request carried (IDENTIFY_CAP),
-/// None if it carried none.  Err(BAD_REQUEST) unless it is `target`'s.
-pub fn check(target: Target, sent: Option<u64>) -> Result<(), u64> {
+/// None if the slot is empty.  Err(WRONG_TYPE) unless it is `target`'s.
+pub fn check(target: Target, sent: Option<u64>) -> Result<(), Error> {
     let want = match target {
         Target::Aspace => ty::ASPACE,
         Target::Domain => ty::DMA_DOMAIN,
     };
     match sent {
         Some(t) if t == want => Ok(()),
-        _ => Err(crate::BAD_REQUEST),
+        _ => Err(Error::WRONG_TYPE),
     }
 }
 
@@ -40,16 +41,16 @@ mod tests {
         assert_eq!(check(Target::Domain, Some(ty::DMA_DOMAIN)), Ok(()));
         for t in 0..=0x20 {
             if t != ty::ASPACE {
-                assert_eq!(check(Target::Aspace, Some(t)), Err(crate::BAD_REQUEST), "type {t:#x} for MAP");
+                assert_eq!(check(Target::Aspace, Some(t)), Err(Error::WRONG_TYPE), "type {t:#x} for MAP");
             }
             if t != ty::DMA_DOMAIN {
-                assert_eq!(check(Target::Domain, Some(t)), Err(crate::BAD_REQUEST), "type {t:#x} for PIN");
+                assert_eq!(check(Target::Domain, Some(t)), Err(Error::WRONG_TYPE), "type {t:#x} for PIN");
             }
         }
         // A SENDER (to the manager itself or another server) and nothing at all.
-        assert_eq!(check(Target::Aspace, Some(ty::SENDER)), Err(crate::BAD_REQUEST));
-        assert_eq!(check(Target::Domain, Some(ty::SENDER)), Err(crate::BAD_REQUEST));
-        assert_eq!(check(Target::Aspace, None), Err(crate::BAD_REQUEST));
-        assert_eq!(check(Target::Domain, None), Err(crate::BAD_REQUEST));
+        assert_eq!(check(Target::Aspace, Some(ty::SENDER)), Err(Error::WRONG_TYPE));
+        assert_eq!(check(Target::Domain, Some(ty::SENDER)), Err(Error::WRONG_TYPE));
+        assert_eq!(check(Target::Aspace, None), Err(Error::WRONG_TYPE));
+        assert_eq!(check(Target::Domain, None), Err(Error::WRONG_TYPE));
     }
 }
