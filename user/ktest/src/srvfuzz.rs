@@ -92,6 +92,8 @@ trait Rig {
 }
 
 const STALE_RUN: u64 = 4;
+/// Requests printed before a failure.
+const TRACE: usize = 48;
 
 /// A server that did not answer in time cannot be asked to QUIT: the
 /// fuzzer's test then leaves it (and what it holds) and fails.
@@ -150,6 +152,9 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
     let start = TIMER.now_ms().unwrap_or(0);
     let (mut ok, mut refused, mut turns, mut done, mut stale_run) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let anyst = any_label_statuses(requests);
+    // The last requests (op, label, words, caps, status), printed with a
+    // failure: what led up to it.
+    let mut last = [(0u64, 0u64, [0u64; 4], 0u64, 0u64); TRACE];
     let r = (|| {
         for op in 0..ops {
             done = op;
@@ -217,6 +222,7 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
             }
             ensure!(m.err == err::OK, "{}: the call failed ({})", what(), keep_abi::Error(m.err));
             let st = m.words[0];
+            last[(op % TRACE as u64) as usize] = (op, label, words, ncaps, st);
             match req {
                 Some(r) => {
                     ensure!(st == 0 || st == 1 || r.statuses.contains(&st) || anyst.contains(&st), "{}: status {st}, not one {} may answer", what(), r.name);
@@ -266,6 +272,11 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
     cx.drop_slots(&kept);
     if let Err(e) = &r {
         println!("srvfuzz: {server}: {e}");
+        let mut before: Vec<_> = last.iter().filter(|l| l.0 + TRACE as u64 >= done && l.0 < done).collect();
+        before.sort_by_key(|l| l.0);
+        for (op, label, words, ncaps, st) in before {
+            println!("srvfuzz: {server}: before it, request {op}: label {label} words {words:x?}, {ncaps} caps: status {st}");
+        }
     }
     let ms = TIMER.now_ms().unwrap_or(0).saturating_sub(start).max(1);
     println!("srvfuzz: {server} {done} requests ({ok} OK, {refused} refused), {turns} honest turns, {ms} ms, {} requests/s",
