@@ -352,8 +352,8 @@ vault-test: $(SUITE_DEPS)
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
-.PHONY: test-long busybox-test fuzz-long
-test-long: busybox-test fuzz-long checkpoint-test-long
+.PHONY: test-long busybox-test fuzz-long srvfuzz-long
+test-long: busybox-test fuzz-long srvfuzz-long checkpoint-test-long
 # The stateful capability fuzzer of ktest (FUZZ0001, docs/coverage.md) for
 # FUZZ_RUNS runs of FUZZ_OPS invocations from FUZZ_SEED (default: the time;
 # each run prints its seed), within the in-guest suite.
@@ -385,6 +385,14 @@ test-long: fuzz-guided-long
 
 busybox-test: deps image
 	$(PYTHON) tools/test_busybox.py
+# The server fuzzers of ktest (SRVFUZZ*, docs/fuzzing.md): SRVFUZZ_OPS
+# requests to each server from SRVFUZZ_SEED (default: the time; each server
+# prints its seed): only those tests of the suite (only=SRVFUZZ*).
+SRVFUZZ_SEED ?= $(shell date +%s)
+SRVFUZZ_OPS ?= 1000000
+srvfuzz-long: image
+	@echo "make srvfuzz-long: seed $(SRVFUZZ_SEED), $(SRVFUZZ_OPS) requests per server"
+	$(PYTHON) tools/qemu.py test --timeout 7200 --append "only=SRVFUZZ* srvfuzzseed=$(SRVFUZZ_SEED) srvfuzzops=$(SRVFUZZ_OPS)"
 
 # The network from the host (docs/devices.md, "The network"): TCP echo of a
 # few MiB and the status lines through QEMU's port forwarding.

@@ -11,6 +11,12 @@ protocol"):
   <docs> table              the protocol table of the service's section in
                             its docs/*.md page, between the markers
                             <!-- idl:<service> begin --> and <!-- idl:<service> end -->
+  user/ktest/src/srvfuzz_table.rs
+                            every service's requests as data for ktest's
+                            server fuzzers (docs/fuzzing.md): label,
+                            interface and its payload range, each argument's
+                            name and kind, capabilities and strings sent and
+                            received, the statuses it may answer
 
     idlgen.py            write the generated files
     idlgen.py --check    exit 1 if any differs from what the definitions
@@ -120,6 +126,80 @@ def load(path, common):
             if g not in rights:
                 raise Bad(f"{where}: request {n}: right {g} is not defined")
     return d
+
+
+FUZZ_TABLE = ROOT / "user" / "ktest" / "src" / "srvfuzz_table.rs"
+# An argument's kind, from its name: what edge values the fuzzer mixes in
+# (counts: 0, 1, the maximum and above; offsets: page and buffer edges;
+# handles: small numbers and stale-looking ones; rights: single bits and
+# all ones).  Any other name is a plain word.
+KINDS = {
+    "Count": {"count", "pages", "n", "frames", "length", "limit", "entries", "size", "sectors", "width"},
+    "Offset": {"offset", "first", "sector", "vaddr", "dev_addr", "address", "used"},
+    "Handle": {"handle", "buffer", "mapping", "pin", "filter", "index", "queue", "entry", "instance",
+               "ids", "slot", "payload", "client"},
+    "Rights": {"rights", "mask"},
+}
+
+
+def arg_kind(name):
+    return next((k for k, names in KINDS.items() if name in names), "Word")
+
+
+def fuzz_table(defs, common):
+    """The one generated module of ktest's server fuzzers: per service a
+    `pub mod <service>` with REQUESTS and STATUSES."""
+    ranges = {p["name"]: p for p in common["payload"]}
+    o = ["// generated from abi/services/*.toml by tools/idlgen.py; do not edit.",
+         "//! Every service's requests as data for the server fuzzers (srvfuzz.rs,",
+         "//! docs/fuzzing.md).", "",
+         "#![allow(dead_code)]", "",
+         "/// What edge values an argument gets (tools/idlgen.py KINDS, by its name).",
+         "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
+         "pub enum Kind { Count, Offset, Handle, Rights, Word }", "",
+         "/// One argument word: its name in the definition and its kind.",
+         "#[derive(Clone, Copy, Debug)]",
+         "pub struct Arg { pub name: &'static str, pub kind: Kind }", "",
+         "/// One request of a service's definition.",
+         "#[derive(Clone, Copy, Debug)]",
+         "pub struct Request {",
+         "    pub name: &'static str,",
+         "    pub label: u64,",
+         "    /// The interface it is served on, and that interface's payload range",
+         "    /// (ADMIN, CLIENTS, ANY, ...: abi/services/common.toml).",
+         "    pub interface: &'static str,",
+         "    pub payload: &'static str,",
+         "    pub args: &'static [Arg],",
+         "    /// Words 1.. of an OK reply.",
+         "    pub results: u8,",
+         "    pub send_caps: u8,",
+         "    pub reply_caps: u8,",
+         "    pub send_string: bool,",
+         "    pub reply_string: bool,",
+         "    /// The statuses besides OK and BAD_REQUEST it may answer.",
+         "    pub statuses: &'static [u64],",
+         "}"]
+    for d in defs:
+        svc = d["service"]
+        pay = {i["name"]: i["payload"] for i in d.get("interface", [])}
+        names = {s["name"]: s["value"] for s in common["status"] + d.get("status", [])}
+        o += ["", f"/// {svc['name']} (abi/services/{svc['name']}.toml).", f"pub mod {svc['name']} {{",
+              "    use super::*;", "",
+              "    /// Every status the service defines (OK and BAD_REQUEST included).",
+              "    pub const STATUSES: &[u64] = &[" + ", ".join(str(v) for v in names.values()) + "];", "",
+              "    pub const REQUESTS: &[Request] = &["]
+        for r in d["request"]:
+            args = ", ".join(f'Arg {{ name: "{a}", kind: Kind::{arg_kind(a)} }}' for a in r["args"])
+            sts = ", ".join(str(names[x]) for x in r["statuses"])
+            o += [f"        Request {{ name: \"{r['name']}\", label: {r['label']}, interface: \"{r['interface']}\","
+                  f" payload: \"{ranges[pay.get(r['interface'], r['interface'])]['name']}\",",
+                  f"                  args: &[{args}], results: {len(r['results'])},",
+                  f"                  send_caps: {len(r.get('send_caps', []))}, reply_caps: {len(r.get('reply_caps', []))},"
+                  f" send_string: {str(bool(r.get('send_string'))).lower()}, reply_string: {str(bool(r.get('reply_string'))).lower()},",
+                  f"                  statuses: &[{sts}] }},"]
+        o += ["    ];", "}"]
+    o.append("")
+    return "\n".join(o)
 
 
 def rust_ident(name):
@@ -257,16 +337,18 @@ def with_table(text, d, common, where):
 def outputs():
     """{path: generated text} for every service definition."""
     common = load_common()
-    out = {}
+    out, defs = {}, []
     for path in sorted(DIR.glob("*.toml")):
         if path == COMMON:
             continue
         d = load(path, common)
+        defs.append(d)
         svc = d["service"]
         out[ROOT / svc["crate"] / svc.get("rust", "src/protocol.rs")] = rust(d, common)
         docs = ROOT / svc["docs"]
         base = out.get(docs, docs.read_text() if docs.exists() else "")
         out[docs] = with_table(base, d, common, svc["docs"])
+    out[FUZZ_TABLE] = fuzz_table(defs, common)
     return out
 
 

@@ -77,12 +77,22 @@ def main():
         raise AssertionError("a page without markers was accepted")
     except idlgen.Bad as e:
         assert "markers" in str(e)
+    # The fuzzers' table: each request's label, interface and payload
+    # range, arguments with their kinds (by name), statuses by value.
+    ft = idlgen.fuzz_table([load(GOOD.replace('"a", "b"', '"count", "b"'))], COMMON)
+    for want in ["pub mod svc {", "pub const STATUSES: &[u64] = &[0, 1, 2];",
+                 'Request { name: "PUT", label: 1, interface: "CLIENTS", payload: "CLIENTS",',
+                 'args: &[Arg { name: "count", kind: Kind::Count }, Arg { name: "b", kind: Kind::Word }], results: 1,',
+                 "statuses: &[2] },", 'Request { name: "STOP", label: 2, interface: "ADMIN", payload: "ADMIN",']:
+        assert want in ft, want
     refused(GOOD.replace('value = 2', 'value = 1'), ["FULL", "reuses value 1", "BAD_REQUEST"])
     refused(GOOD.replace('name = "FULL"', 'name = "OK"').replace('["FULL"]', '[]'), ["OK", "twice"])
     refused(GOOD.replace('label = 2', 'label = 1'), ["PUT", "STOP", "label 1"])
     refused(GOOD.replace('"ADMIN"', '"OPERATORS"'), ["STOP", "OPERATORS"])
     own = GOOD.replace('"ADMIN"', '"operators"') + '[[interface]]\nname = "operators"\npayload = "ADMIN"\ndoc = "Ops."\n'
     assert "STOP => keep_abi::proto::payload::admin(payload)," in idlgen.rust(load(own), COMMON)
+    ft = idlgen.fuzz_table([load(own)], COMMON)
+    assert 'Request { name: "STOP", label: 2, interface: "operators", payload: "ADMIN",' in ft, ft
     refused(own.replace('payload = "ADMIN"', 'payload = "STAFF"'), ["operators", "STAFF"])
     refused(GOOD.replace('statuses = ["FULL"]', 'statuses = ["EMPTY"]'), ["PUT", "EMPTY", "not defined"])
     refused(GOOD.replace('results = ["c"]', 'results = ["c", "d", "e", "f"]'), ["PUT", "3 results"])

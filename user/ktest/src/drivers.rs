@@ -88,7 +88,7 @@ fn start_blk(cx: &mut Cx, pci: &Running) -> Result<Running, String> {
 }
 
 /// The block server, given the PCI server and the dataspace manager `ds`.
-fn start_blk_ds(cx: &mut Cx, pci: &Running, ds: &Running) -> Result<Running, String> {
+pub(crate) fn start_blk_ds(cx: &mut Cx, pci: &Running, ds: &Running) -> Result<Running, String> {
     start(
         cx,
         "blk",

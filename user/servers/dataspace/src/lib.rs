@@ -31,6 +31,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod quota;
+pub mod target;
 
 #[cfg_attr(test, allow(unused_imports))]
 use keep_abi::{Sender, Tag, err};

@@ -31,6 +31,7 @@ use alloc::vec::Vec;
 use keep_abi::{Aspace, DmaDomain, Error, Return, SELF_ASPACE, SELF_PROCESS, Tag, err, layout::CAPPAGE_SLOTS, recv, rights, ty};
 use keep_dataspace::*;
 use keep_dataspace::quota::{self, Held, Kind};
+use keep_dataspace::target::{self, Target};
 use core::result::Result;
 use keep_frames::INSTANCE_BANK;
 use keep_loader::SlotPool;
@@ -384,6 +385,9 @@ impl Server {
         if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Mapping) {
             return refused(e);
         }
+        if let Err(e) = target::check(Target::Aspace, SELF_ASPACE.identify_cap(ARG).ok().map(|c| c.ty)) {
+            return kernel(e);
+        }
         let id = Self::free_record(&mut self.maps);
         let aspace = Aspace(ARG);
         let pages = &self.spaces[self.handles[h].space].pages;
@@ -429,6 +433,9 @@ impl Server {
         };
         if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Pin) {
             return refused(e);
+        }
+        if let Err(e) = target::check(Target::Domain, SELF_ASPACE.identify_cap(ARG).ok().map(|c| c.ty)) {
+            return kernel(e);
         }
         let id = Self::free_record(&mut self.pins);
         let domain = DmaDomain(ARG);

@@ -47,7 +47,7 @@ pub const NOT_FOUND: u64 = 5;
 pub const NO_MEMORY: u64 = 6;
 /// SHARE, MAP, PIN: the dataspace holds its quota of handles (16), mappings (8) or pins (8) already, word 1 REACHED (1); CREATE: the 1024 runs the manager maps at once are taken; or its capability slots are full (word 1 0). Nothing changed.
 pub const FULL: u64 = 7;
-/// The kernel refused a MAP or PIN; word 1 is its error (WRONG_TYPE for a capability of the wrong kind, EXISTS for an address in use, INVALID_ARG for a kernel-half address, ...). The pages the request had mapped are unmapped again.
+/// The kernel refused a MAP or PIN; word 1 is its error (WRONG_TYPE for a capability of the wrong kind: that one the manager answers itself, never invoking a capability other than an address space for MAP or a DMA domain for PIN; EXISTS for an address in use, INVALID_ARG for a kernel-half address, ...). The pages the request had mapped are unmapped again.
 pub const KERNEL: u64 = 8;
 /// CREATE without a capability, or with one that is not a SENDER to the manager's own bank server (another bank server, any other sender, an address space, ...). Nothing changed.
 pub const NOT_A_BANK: u64 = 9;

@@ -1,0 +1,470 @@
+// generated from abi/services/*.toml by tools/idlgen.py; do not edit.
+//! Every service's requests as data for the server fuzzers (srvfuzz.rs,
+//! docs/fuzzing.md).
+
+#![allow(dead_code)]
+
+/// What edge values an argument gets (tools/idlgen.py KINDS, by its name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind { Count, Offset, Handle, Rights, Word }
+
+/// One argument word: its name in the definition and its kind.
+#[derive(Clone, Copy, Debug)]
+pub struct Arg { pub name: &'static str, pub kind: Kind }
+
+/// One request of a service's definition.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub name: &'static str,
+    pub label: u64,
+    /// The interface it is served on, and that interface's payload range
+    /// (ADMIN, CLIENTS, ANY, ...: abi/services/common.toml).
+    pub interface: &'static str,
+    pub payload: &'static str,
+    pub args: &'static [Arg],
+    /// Words 1.. of an OK reply.
+    pub results: u8,
+    pub send_caps: u8,
+    pub reply_caps: u8,
+    pub send_string: bool,
+    pub reply_string: bool,
+    /// The statuses besides OK and BAD_REQUEST it may answer.
+    pub statuses: &'static [u64],
+}
+
+/// blk (abi/services/blk.toml).
+pub mod blk {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "ADD_CLIENT", label: 1, interface: "ADMIN", payload: "ADMIN",
+                  args: &[Arg { name: "first", kind: Kind::Offset }, Arg { name: "sectors", kind: Kind::Count }, Arg { name: "rights", kind: Kind::Rights }], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 5] },
+        Request { name: "STATS", label: 2, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "QUIT", label: 3, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "INFO", label: 4, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 2,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "READ", label: 5, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "sector", kind: Kind::Offset }, Arg { name: "count", kind: Kind::Count }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[2, 3, 4] },
+        Request { name: "WRITE", label: 6, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "sector", kind: Kind::Offset }, Arg { name: "count", kind: Kind::Count }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[2, 3, 4] },
+        Request { name: "FLUSH", label: 7, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[4] },
+        Request { name: "ATTACH", label: 8, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 3,
+                  send_caps: 1, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[5, 7] },
+        Request { name: "DETACH", label: 9, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "buffer", kind: Kind::Handle }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[6, 8] },
+        Request { name: "READ_DS", label: 10, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "buffer", kind: Kind::Handle }, Arg { name: "offset", kind: Kind::Offset }, Arg { name: "sector", kind: Kind::Offset }, Arg { name: "count", kind: Kind::Count }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 6] },
+        Request { name: "WRITE_DS", label: 11, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "buffer", kind: Kind::Handle }, Arg { name: "offset", kind: Kind::Offset }, Arg { name: "sector", kind: Kind::Offset }, Arg { name: "count", kind: Kind::Count }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 6] },
+        Request { name: "QUEUE_STATS", label: 12, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "CLIENT", label: 13, interface: "ADMIN", payload: "ADMIN",
+                  args: &[Arg { name: "index", kind: Kind::Handle }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[9] },
+        Request { name: "READ_DS_V", label: 14, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "buffer", kind: Kind::Handle }, Arg { name: "entries", kind: Kind::Count }], results: 2,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: true,
+                  statuses: &[2, 3, 4, 6] },
+        Request { name: "WRITE_DS_V", label: 15, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "buffer", kind: Kind::Handle }, Arg { name: "entries", kind: Kind::Count }], results: 2,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: true,
+                  statuses: &[2, 3, 4, 6] },
+        Request { name: "DEVICE_STATS", label: 16, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+    ];
+}
+
+/// constructor (abi/services/constructor.toml).
+pub mod constructor {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "NEW", label: 1, interface: "metaconstructor", payload: "CLIENTS",
+                  args: &[Arg { name: "name_lo", kind: Kind::Word }, Arg { name: "name_hi", kind: Kind::Word }, Arg { name: "length", kind: Kind::Count }], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 8] },
+        Request { name: "IMAGE", label: 2, interface: "builder", payload: "CLIENTS",
+                  args: &[Arg { name: "offset", kind: Kind::Offset }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[2, 3] },
+        Request { name: "ADD_CAP", label: 3, interface: "builder", payload: "CLIENTS",
+                  args: &[Arg { name: "slot", kind: Kind::Handle }], results: 0,
+                  send_caps: 1, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 8] },
+        Request { name: "SEAL", label: 4, interface: "builder", payload: "CLIENTS",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 8] },
+        Request { name: "IS_CONFINED", label: 5, interface: "constructor", payload: "CLIENTS",
+                  args: &[], results: 2,
+                  send_caps: 1, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3] },
+        Request { name: "INSTANTIATE", label: 6, interface: "constructor", payload: "CLIENTS",
+                  args: &[Arg { name: "limit", kind: Kind::Count }, Arg { name: "frames", kind: Kind::Count }, Arg { name: "arg0", kind: Kind::Word }], results: 0,
+                  send_caps: 1, reply_caps: 2, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 5, 6, 7, 8] },
+        Request { name: "BLOB", label: 7, interface: "builder", payload: "CLIENTS",
+                  args: &[Arg { name: "length", kind: Kind::Count }], results: 0,
+                  send_caps: 1, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 8] },
+    ];
+}
+
+/// counter (abi/services/counter.toml).
+pub mod counter {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "ADD", label: 1, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "n", kind: Kind::Count }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2] },
+        Request { name: "GET", label: 2, interface: "ANY", payload: "ANY",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "QUIT", label: 3, interface: "ANY", payload: "ANY",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "CRASH", label: 4, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "after_ms", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+    ];
+}
+
+/// dataspace (abi/services/dataspace.toml).
+pub mod dataspace {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "CREATE", label: 1, interface: "ADMIN", payload: "ADMIN",
+                  args: &[Arg { name: "pages", kind: Kind::Count }], results: 1,
+                  send_caps: 1, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[6, 7, 9, 10] },
+        Request { name: "STATS", label: 2, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "QUIT", label: 3, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "INFO", label: 4, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[4, 11] },
+        Request { name: "MAP", label: 5, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "vaddr", kind: Kind::Offset }, Arg { name: "first", kind: Kind::Offset }, Arg { name: "count", kind: Kind::Count }, Arg { name: "rights", kind: Kind::Rights }], results: 1,
+                  send_caps: 1, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 7, 8, 11] },
+        Request { name: "UNMAP", label: 6, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "mapping", kind: Kind::Handle }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[4, 5, 11] },
+        Request { name: "SHARE", label: 7, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "rights", kind: Kind::Rights }], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 4, 7, 11] },
+        Request { name: "REVOKE", label: 8, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "handle", kind: Kind::Handle }], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[4, 5, 11] },
+        Request { name: "PIN", label: 9, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "first", kind: Kind::Offset }, Arg { name: "count", kind: Kind::Count }, Arg { name: "dev_addr", kind: Kind::Offset }, Arg { name: "rights", kind: Kind::Rights }], results: 1,
+                  send_caps: 1, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[2, 3, 4, 7, 8, 11] },
+        Request { name: "UNPIN", label: 10, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "pin", kind: Kind::Handle }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[4, 5, 11] },
+        Request { name: "DESTROY", label: 11, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 4, 11] },
+    ];
+}
+
+/// names (abi/services/names.toml).
+pub mod names {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "LOOKUP", label: 1, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "name_lo", kind: Kind::Word }, Arg { name: "name_hi", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3] },
+        Request { name: "GRANT", label: 2, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "payload", kind: Kind::Handle }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[4] },
+    ];
+}
+
+/// pci (abi/services/pci.toml).
+pub mod pci {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "LIST", label: 1, interface: "public", payload: "ANY",
+                  args: &[Arg { name: "index", kind: Kind::Handle }], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2] },
+        Request { name: "OPEN", label: 2, interface: "public", payload: "ANY",
+                  args: &[Arg { name: "ids", kind: Kind::Handle }, Arg { name: "instance", kind: Kind::Handle }], results: 1,
+                  send_caps: 0, reply_caps: 2, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 6] },
+        Request { name: "QUIT", label: 3, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+        Request { name: "CONFIG_READ", label: 4, interface: "session", payload: "CLIENTS",
+                  args: &[Arg { name: "offset", kind: Kind::Offset }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[5] },
+        Request { name: "CONFIG_WRITE", label: 5, interface: "session", payload: "CLIENTS",
+                  args: &[Arg { name: "offset", kind: Kind::Offset }, Arg { name: "value", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[4, 5] },
+        Request { name: "GET_BAR", label: 6, interface: "session", payload: "CLIENTS",
+                  args: &[Arg { name: "index", kind: Kind::Handle }], results: 2,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 4, 5] },
+        Request { name: "RELEASE", label: 7, interface: "session", payload: "CLIENTS",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[5] },
+        Request { name: "GET_IRQ", label: 8, interface: "session", payload: "CLIENTS",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 5] },
+        Request { name: "GET_MSI", label: 9, interface: "session", payload: "CLIENTS",
+                  args: &[Arg { name: "entry", kind: Kind::Handle }], results: 3,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 6, 5] },
+        Request { name: "VIRTIO_READ", label: 10, interface: "session", payload: "CLIENTS",
+                  args: &[Arg { name: "offset", kind: Kind::Offset }, Arg { name: "width", kind: Kind::Count }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 5] },
+        Request { name: "VIRTIO_WRITE", label: 11, interface: "session", payload: "CLIENTS",
+                  args: &[Arg { name: "offset", kind: Kind::Offset }, Arg { name: "width", kind: Kind::Count }, Arg { name: "value", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 4, 5] },
+        Request { name: "VIRTIO_QUEUE", label: 12, interface: "session", payload: "CLIENTS",
+                  args: &[Arg { name: "queue", kind: Kind::Handle }, Arg { name: "size", kind: Kind::Count }, Arg { name: "used", kind: Kind::Offset }], results: 0,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 6, 5] },
+        Request { name: "VIRTIO_SUBMIT", label: 13, interface: "session", payload: "CLIENTS",
+                  args: &[Arg { name: "queue", kind: Kind::Handle }], results: 2,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[2, 3, 4, 6, 5] },
+        Request { name: "VIRTIO_STATS", label: 14, interface: "session", payload: "CLIENTS",
+                  args: &[], results: 2,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 5] },
+    ];
+}
+
+/// pfilter (abi/services/pfilter.toml).
+pub mod pfilter {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "LOAD_PART", label: 1, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "offset", kind: Kind::Offset }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[2] },
+        Request { name: "LOAD", label: 2, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "size", kind: Kind::Count }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[3, 4, 5, 9] },
+        Request { name: "RUN", label: 3, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "filter", kind: Kind::Handle }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[7, 8, 6] },
+        Request { name: "UNLOAD", label: 4, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "filter", kind: Kind::Handle }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[6] },
+        Request { name: "QUIT", label: 5, interface: "ANY", payload: "ANY",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[] },
+    ];
+}
+
+/// rtc (abi/services/rtc.toml).
+pub mod rtc {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "NOW", label: 1, interface: "ANY", payload: "ANY",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[3] },
+        Request { name: "QUIT", label: 2, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2] },
+    ];
+}
+
+/// spacebank (abi/services/spacebank.toml).
+pub mod spacebank {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "ALLOC_PAGE", label: 1, interface: "ANY", payload: "ANY",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 6, 7, 8] },
+        Request { name: "ALLOC_CAPPAGE", label: 2, interface: "ANY", payload: "ANY",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 6, 7, 8] },
+        Request { name: "ALLOC_ACCOUNT", label: 3, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "frames", kind: Kind::Count }], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 6, 7, 8] },
+        Request { name: "FUND", label: 4, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "handle", kind: Kind::Handle }, Arg { name: "frames", kind: Kind::Count }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 5, 6, 8] },
+        Request { name: "FREE", label: 5, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "handle", kind: Kind::Handle }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 4, 5] },
+        Request { name: "CREATE_BANK", label: 6, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "limit", kind: Kind::Count }], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 7, 8] },
+        Request { name: "RESTRICT", label: 7, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "mask", kind: Kind::Rights }], results: 0,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[4, 7, 8] },
+        Request { name: "INFO", label: 8, interface: "ANY", payload: "ANY",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 4] },
+        Request { name: "DESTROY", label: 9, interface: "ANY", payload: "ANY",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 4] },
+        Request { name: "REPORT", label: 10, interface: "ANY", payload: "ANY",
+                  args: &[], results: 2,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[2, 4] },
+        Request { name: "ALLOC_PAGES", label: 11, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "n", kind: Kind::Count }], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 6, 7, 8] },
+    ];
+}
+
+/// vault (abi/services/vault.toml).
+pub mod vault {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "PUT", label: 1, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "name_len", kind: Kind::Word }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[3, 4, 5, 6, 7, 8, 9] },
+        Request { name: "GET", label: 2, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: true,
+                  statuses: &[2, 5, 6, 7, 8, 9] },
+        Request { name: "DELETE", label: 3, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[2, 5, 6, 7, 8, 9] },
+        Request { name: "LIST", label: 4, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "index", kind: Kind::Handle }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[2, 5, 6, 7, 8, 9] },
+        Request { name: "STATS", label: 5, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[] },
+    ];
+}
+
+/// workhorse (abi/services/workhorse.toml).
+pub mod workhorse {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "RUN", label: 1, interface: "ADMIN", payload: "ADMIN",
+                  args: &[Arg { name: "length", kind: Kind::Count }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[2, 3, 4] },
+        Request { name: "STATS", label: 2, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[] },
+    ];
+}
