@@ -33,6 +33,7 @@ mod blkbatch;
 mod blkreset;
 mod ctor;
 mod caps;
+mod console;
 mod child;
 mod cspace;
 mod device;
@@ -241,6 +242,7 @@ const TESTS: &[Test] = &[
     ("CON0002", "WRITE from an unmapped pointer is FAULT", caps::write_unmapped),
     ("CON0003", "WRITE of more than 4096 bytes is INVALID_ARG", caps::write_too_long),
     ("CON0004", "non-blocking READ without input is WOULD_BLOCK", caps::read_nonblocking),
+    ("CON0005", "CONSOLE.READ refuses a bad length, flag or buffer and writes nothing; WRITE of 0 bytes writes 0", console::read_write_args),
     ("RETYPE0001", "bad type is INVALID_ARG, FREE unchanged", caps::retype_bad_type),
     ("RETYPE0002", "occupied slot is EXISTS, FREE unchanged", caps::retype_occupied),
     ("RETYPE0003", "PAGE takes exactly one frame", caps::retype_one_frame),
@@ -367,6 +369,8 @@ const TESTS: &[Test] = &[
     ("IPC0035", "timed calls answered on the fast path leave the timer list sound", ipc::timed_calls_fast_replies),
     ("IPC0036", "receive slots reaching one slot through one cappage mapped twice are INVALID_ARG (receive, call, reply-and-receive)", ipc::aliased_recv_slots),
     ("IPC0037", "calls with a string and a capability to a server of the same, a higher and a lower priority: both arrive whole, the reply comes back; the fast path carries those to a server that runs next", ipc::string_and_cap_calls),
+    ("IPC0038", "a sender destroyed in the middle of a send queue is taken out; the others' messages arrive, nothing more", ipc::queued_sender_destroyed),
+    ("IPC0039", "calls naming a capability that cannot be sent (empty slot, hole, bad rights), with and without a string, to a waiting server of the same and a higher priority: the error, nothing received; the next call is answered", ipc::bad_cap_calls),
     ("REPLY0001", "a return capability deleted: its caller hears NO_REPLY at once", reply::deleted),
     ("REPLY0002", "a return capability overwritten by the next call: NO_REPLY", reply::overwritten),
     ("REPLY0003", "a moved return capability still answers", reply::moved_still_answers),
