@@ -265,6 +265,40 @@ kcov: image
 	  "without fuzzer=$(B)/kcov/nofuzz-iommu.trace,$(B)/kcov/nofuzz-noiommu.trace" \
 	  "with fuzzer=$(B)/kcov/fuzz-iommu.trace,$(B)/kcov/fuzz-noiommu.trace"
 
+# The same for every QEMU boot of `make test` (docs/coverage.md): each
+# suite that boots Keep runs with KEEP_KCOV_DIR (tools/qemu.py), which puts
+# every boot under the plugin with a trace file of its own in the suite's
+# directory of build/kcov/all/; the report (build/kcov/all.md) has a column
+# per suite and their union.  The suites' other steps (host-test,
+# cargo-test, sfi-test, the checks) boot no kernel.  A failing suite does
+# not stop it: its FAIL lines say which.
+KCOV_SUITES := ktest boot linux persist checkpoint net tpm
+comma := ,
+empty :=
+space := $(empty) $(empty)
+.PHONY: kcov-all
+kcov-all: image
+	rm -rf $(B)/kcov/all
+	-KEEP_KCOV_DIR=$(B)/kcov/all/ktest $(PYTHON) tools/qemu.py test --timeout 300
+	-KEEP_KCOV_DIR=$(B)/kcov/all/ktest $(PYTHON) tools/qemu.py test --timeout 300 --cpu max,-smap
+	-KEEP_KCOV_DIR=$(B)/kcov/all/ktest $(PYTHON) tools/qemu.py test --timeout 300 --no-iommu
+	-KEEP_KCOV_DIR=$(B)/kcov/all/boot $(PYTHON) tools/test_boot.py
+	-KEEP_KCOV_DIR=$(B)/kcov/all/linux $(PYTHON) tools/test_linux.py
+	-KEEP_KCOV_DIR=$(B)/kcov/all/persist $(PYTHON) tools/test_persist.py
+	-KEEP_KCOV_DIR=$(B)/kcov/all/checkpoint $(PYTHON) tools/test_checkpoint.py --cuts $(CHECKPOINT_CUTS) --seed $(CHECKPOINT_SEED)
+	-KEEP_KCOV_DIR=$(B)/kcov/all/net $(PYTHON) tools/test_net.py
+	-KEEP_KCOV_DIR=$(B)/kcov/all/net $(PYTHON) tools/test_net.py --no-iommu
+	-KEEP_KCOV_DIR=$(B)/kcov/all/tpm $(PYTHON) tools/test_tpm.py
+	$(MAKE) --no-print-directory kcov-all-report
+
+# The report of the traces build/kcov/all/ holds (also after a rerun of one
+# suite by hand with KEEP_KCOV_DIR=build/kcov/all/SUITE).
+.PHONY: kcov-all-report
+kcov-all-report:
+	$(PYTHON) tools/kcov.py report --md $(B)/kcov/all.md --commit "$$(git rev-parse --short HEAD)" \
+	  $(foreach s,$(KCOV_SUITES),"$(s)=$(B)/kcov/all/$(s)") \
+	  "make test=$(subst $(space),$(comma),$(foreach s,$(KCOV_SUITES),$(B)/kcov/all/$(s)))"
+
 # ---- tests ----------------------------------------------------------------
 HOST_TEST_SRC := kernel/test/host_tests.c kernel/lib/printf.c kernel/lib/ksyms.c kernel/mm/memmap.c \
 	kernel/core/elf.c kernel/core/bootimage.c kernel/lib/seal.c kernel/arch/x86_64/madt.c

@@ -5,10 +5,11 @@
         the in-guest suite (qemu.py test) under the coverage plugin
         (tools/icount-plugin/kcov.c); writes the executed kernel
         instruction addresses to OUT
-    kcov.py report TRACE... [--md FILE] [--label NAME=TRACE,...]
+    kcov.py report [LABEL=]TRACE[,TRACE...]... [--md FILE]
         maps the traces (their union) onto the kernel's basic blocks and
         prints the coverage per source file, the total and the functions
-        never reached
+        never reached; a TRACE that is a directory stands for all its
+        *.trace files (one per boot of `make kcov-all`)
 
 The basic blocks come from `objdump -d -l` of build/kernel.elf (.text,
 the kernel's linked-high code): a block starts at a function's start, at
@@ -45,14 +46,16 @@ def build_plugin():
     deps = [src, SRC / "plugin-api.h"]
     if not PLUGIN.exists() or PLUGIN.stat().st_mtime < max(p.stat().st_mtime for p in deps):
         PLUGIN.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC", "-o", str(PLUGIN), str(src)],
+        subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-shared", "-fPIC", "-pthread", "-o", str(PLUGIN), str(src)],
                        check=True)
     return PLUGIN
 
 
-def plugin_args(out):
-    """QEMU's -plugin option that writes the kernel's executed addresses to `out`."""
-    return ["-plugin", f"file={build_plugin()},out={out},lo={KERNEL_BASE:#x}"]
+def plugin_args(out, every_ms=2000):
+    """QEMU's -plugin option that writes the kernel's executed addresses to
+    `out`, at exit and every `every_ms` ms (a QEMU killed by SIGKILL keeps
+    all but the last moments)."""
+    return ["-plugin", f"file={build_plugin()},out={out},lo={KERNEL_BASE:#x},every={every_ms}"]
 
 
 def rel(path):
@@ -145,7 +148,14 @@ def report(args):
         label, _, path = spec.rpartition("=")
         hit = set()
         for p in path.split(","):
-            one = read_trace(p)
+            # A directory: the union of its trace files (KEEP_KCOV_DIR).
+            if Path(p).is_dir():
+                one = set().union(*map(read_trace, sorted(Path(p).glob("*.trace"))))
+            elif Path(p).exists():
+                one = read_trace(p)
+            else:
+                print(f"kcov: {p} is missing; counted as reaching nothing", file=sys.stderr)
+                one = set()
             single.append((p, sum(any(a in one for a in b[1]) for b in blocks)))
             hit |= one
         runs.append((label or Path(path).stem, hit))
@@ -153,7 +163,7 @@ def report(args):
     files = sorted(results[0][1])
     lines = []
     if args.commit:
-        lines.append(f"Kernel basic blocks reached by the in-guest suite (`make kcov`, commit {args.commit}); "
+        lines.append(f"Kernel basic blocks reached (commit {args.commit}); "
                      "each column is the union of its traces.")
         lines.append("")
     lines.append("| file | blocks | " + " | ".join(f"{l} reached | {l} %" for l, _, _ in results) + " |")

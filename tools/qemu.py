@@ -12,6 +12,12 @@
     --tpm-state DIR                        the TPM's state in DIR, kept across boots (run, debug, test)
     --no-tpm                               the same machine without the TPM (run, debug, test)
 
+With KEEP_KCOV_DIR=DIR in the environment every QEMU started through
+base_cmd (by this script and by every tools/test_*.py) runs under TCG with
+the kernel-coverage plugin and writes a trace file of its own to DIR
+(`make kcov-all`, docs/coverage.md); the suites' waits for the guest are
+then KCOV_SLACK times longer.
+
 Accelerator: KVM only where the host CPU shows vmx or svm and /dev/kvm
 opens; on these machines /dev/kvm is a software nested hypervisor under
 which a guest's syscall never reaches its kernel, so TCG is the default."""
@@ -45,6 +51,13 @@ BENCH_PORT = 5001
 # workhorse's own address (docs/workhorse.md, "Sockets") is reached from a
 # host port of its own.
 GUEST_LINUX = "10.0.2.17:8080"
+# Every boot under the coverage plugin, each with a trace file of its own
+# in this directory (docs/coverage.md).
+KCOV_DIR = os.environ.get("KEEP_KCOV_DIR")
+# The plugin and the TCG it forces slow the guest; waits for the guest's
+# output are this many times longer under it (never an assertion).
+KCOV_SLACK = 3 if KCOV_DIR else 1
+_kcov_boots = itertools.count()
 
 
 def free_host_port(taken=None):
@@ -160,15 +173,18 @@ def kvm_usable():
 
 
 def choose_accel(requested):
+    if requested == "auto" and KCOV_DIR:
+        return "tcg"
     if requested == "auto":
         return "kvm" if kvm_usable() else "tcg"
     return requested
 
 
 def base_cmd(accel, append="", icount=False, kernel=KERNEL, initrd=IMAGE, devices=True, iommu=True,
-             persistent=False, tpm=True, tpm_state=None):
+             persistent=False, tpm=True, tpm_state=None, coverage=None):
     """`tpm`: with the TPM (devices only); `tpm_state`: its state directory
-    (start_tpm)."""
+    (start_tpm); `coverage`: a trace file for the coverage plugin (by
+    default one of its own in KEEP_KCOV_DIR, if that is set)."""
     cmd = ["qemu-system-x86_64", "-machine", "q35", "-m", "512M", "-display", "none",
            "-no-reboot", "-kernel", str(kernel), "-initrd", str(initrd)] + DEBUG_EXIT
     if devices:
@@ -185,6 +201,15 @@ def base_cmd(accel, append="", icount=False, kernel=KERNEL, initrd=IMAGE, device
         cmd += ["-icount", icount if isinstance(icount, str) else "shift=0,sleep=off"]
     if append:
         cmd += ["-append", append]
+    if coverage is None and KCOV_DIR:
+        Path(KCOV_DIR).mkdir(parents=True, exist_ok=True)
+        coverage = Path(KCOV_DIR).resolve() / f"{Path(sys.argv[0]).stem}-{os.getpid()}-{next(_kcov_boots)}.trace"
+    if coverage:
+        if accel != "tcg":
+            sys.exit("qemu.py: the coverage plugin needs TCG (--accel tcg)")
+        sys.path.insert(0, str(ROOT / "tools"))
+        import kcov
+        cmd += kcov.plugin_args(Path(coverage).resolve())
     return cmd
 
 
@@ -295,20 +320,15 @@ def cmd_test(args):
     append = "autotest" + (" " + args.append if args.append else "")
     accel = choose_accel(args.accel)
     kernel = Path(args.kernel).resolve() if args.kernel else KERNEL
-    cmd = base_cmd(accel, append, kernel=kernel, iommu=args.iommu, tpm=args.tpm, tpm_state=args.tpm_state) + ["-serial", "stdio"]
-    if args.coverage:
-        if accel != "tcg":
-            sys.exit("qemu.py: --coverage needs TCG (--accel tcg)")
-        sys.path.insert(0, str(ROOT / "tools"))
-        import kcov
-        cmd += kcov.plugin_args(Path(args.coverage).resolve())
+    cmd = base_cmd(accel, append, kernel=kernel, iommu=args.iommu, tpm=args.tpm, tpm_state=args.tpm_state,
+                   coverage=args.coverage) + ["-serial", "stdio"]
     if args.cpu:  # a later -cpu replaces base_cmd's
         cmd += ["-cpu", args.cpu]
     print("qemu.py: " + " ".join(cmd), flush=True)
-    rc, out, timed_out, secs = run_captured(cmd, args.timeout, BUILD / "ktest.log", FaultMarker())
+    rc, out, timed_out, secs = run_captured(cmd, args.timeout * KCOV_SLACK, BUILD / "ktest.log", FaultMarker())
     m = re.findall(r"ktest: (\d+) passed, (\d+) failed", out)
     if timed_out:
-        sys.exit(f"qemu.py: FAIL: the in-guest tests did not finish within {args.timeout} s")
+        sys.exit(f"qemu.py: FAIL: the in-guest tests did not finish within {args.timeout * KCOV_SLACK:g} s")
     if not m:
         sys.exit(f"qemu.py: FAIL: no 'ktest: N passed, N failed' line (QEMU exit status {rc})")
     passed, failed = map(int, m[-1])

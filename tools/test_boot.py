@@ -72,7 +72,7 @@ class Guest:
         self.out = bytearray()
 
     def expect(self, needle, timeout=30.0, since=0):
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * qemu.KCOV_SLACK
         while time.monotonic() < deadline:
             if needle in self.out[since:]:
                 return True
@@ -107,7 +107,7 @@ class Guest:
         return self.out[m:].decode(errors="replace")
 
     def wait_exit(self, timeout=30.0):
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * qemu.KCOV_SLACK
         while time.monotonic() < deadline:
             chunk = self.p.stdout.read(4096)
             if chunk:
@@ -230,7 +230,7 @@ def test_make_run_halt():
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = bytearray()
     os.set_blocking(p.stdout.fileno(), False)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 60 * qemu.KCOV_SLACK
     sent = False
     try:
         while time.monotonic() < deadline and p.poll() is None:

@@ -11,15 +11,20 @@
  *
  * (hex address; COUNT the executions of the blocks that hold it).
  * tools/kcov.py maps these addresses onto the kernel's basic blocks.
+ * With `every=MS` a thread writes it every MS milliseconds too, so that a
+ * QEMU killed with SIGKILL (a test's power cut or time-out) still leaves
+ * its trace: each write goes to PATH.tmp and is renamed over PATH.
  *
  *   dump    nopl 0x4b455003(%rax)   0f 1f 80 03 50 45 4b
  *
  * A block is keyed by its address and size: the kernel's code does not
  * change, so a block translated again (after a flush) reuses its counter.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plugin-api.h"
 
@@ -38,12 +43,19 @@ static struct block **all;
 static size_t n_all, cap_all;
 static uint64_t lo = 0xffffffff80000000ull;
 static const char *out_path;
+static char *tmp_path;
+static long every_ms;
+/* The table against the dumping thread; the counts are read unlocked (a
+ * count only has to be seen non-zero). */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void dump(void)
 {
-	FILE *f = out_path ? fopen(out_path, "w") : stderr;
+	pthread_mutex_lock(&lock);
+	FILE *f = out_path ? fopen(tmp_path, "w") : stderr;
 	if (!f) {
-		perror(out_path);
+		perror(tmp_path);
+		pthread_mutex_unlock(&lock);
 		return;
 	}
 	for (size_t i = 0; i < n_all; i++) {
@@ -53,10 +65,24 @@ static void dump(void)
 		for (unsigned k = 0; k < b->n_insns; k++)
 			fprintf(f, "%llx %llu\n", (unsigned long long)b->insn[k], (unsigned long long)b->count);
 	}
-	if (out_path)
-		fclose(f);
-	else
+	if (out_path) {
+		if (fclose(f) == 0)
+			rename(tmp_path, out_path);
+	} else {
 		fflush(f);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void *dumper(void *unused)
+{
+	(void)unused;
+	struct timespec t = {every_ms / 1000, (every_ms % 1000) * 1000000};
+	for (;;) {
+		nanosleep(&t, NULL);
+		dump();
+	}
+	return NULL;
 }
 
 static void on_dump(unsigned int vcpu, void *unused)
@@ -80,6 +106,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 	if (va < lo || n == 0)
 		return;
+	pthread_mutex_lock(&lock);
 	struct block **slot = &table[(va * 0x9e3779b97f4a7c15ull) >> 48 & (BUCKETS - 1)];
 	struct block *b;
 	for (b = *slot; b; b = b->next)
@@ -103,6 +130,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 		all[n_all++] = b;
 	}
+	pthread_mutex_unlock(&lock);
 	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &b->count, 1);
 }
 
@@ -125,10 +153,30 @@ PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *in
 				fprintf(stderr, "kcov-plugin: bad address '%s'\n", argv[i] + 3);
 				return -1;
 			}
+		} else if (strncmp(argv[i], "every=", 6) == 0) {
+			char *end;
+			every_ms = strtol(argv[i] + 6, &end, 0);
+			if (*end || every_ms <= 0) {
+				fprintf(stderr, "kcov-plugin: bad interval '%s'\n", argv[i] + 6);
+				return -1;
+			}
 		} else {
-			fprintf(stderr, "kcov-plugin: unknown argument '%s' (out=PATH, lo=ADDR)\n", argv[i]);
+			fprintf(stderr, "kcov-plugin: unknown argument '%s' (out=PATH, lo=ADDR, every=MS)\n", argv[i]);
 			return -1;
 		}
+	}
+	if (out_path) {
+		size_t n = strlen(out_path);
+		if (!(tmp_path = malloc(n + 5)))
+			return -1;
+		memcpy(tmp_path, out_path, n);
+		memcpy(tmp_path + n, ".tmp", 5);
+	}
+	if (every_ms && out_path) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, dumper, NULL) != 0)
+			return -1;
+		pthread_detach(t);
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);

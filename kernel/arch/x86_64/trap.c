@@ -56,7 +56,12 @@ static void handle_irq(u64 vector)
         apic_eoi();
         break;
     case VEC_SPURIOUS:
-        break; /* no EOI for spurious interrupts */
+        /* The APIC's own spurious interrupt takes no EOI; a device's
+         * message at this vector is in service, and left so it would block
+         * every interrupt (ktest DMA0011). */
+        if (apic_in_service(VEC_SPURIOUS))
+            apic_eoi();
+        break;
     case VEC_DMA_FAULT:
         vtd_fault_irq();
         apic_eoi();

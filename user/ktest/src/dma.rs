@@ -586,3 +586,129 @@ pub fn holds(cx: &mut Cx) -> TestResult {
         Ok(())
     })
 }
+
+/// Reads sectors of forged compatibility-format messages to APIC 0 at
+/// `vectors` into 0xfee00e00, as DMA0009 does: 32 fit in a sector (the
+/// words whose address has bits 2 and 4 clear); the rest of each sector
+/// names remapping handles none of which is present, or vector 0, which
+/// QEMU's APIC drops.  The disk still reads back what was written.
+fn forge_vectors(cx: &mut Cx, vectors: &[u64]) -> TestResult {
+    const BASE: u64 = 0xfee0_0e00;
+    let mut sectors = Vec::new();
+    for chunk in vectors.chunks(32) {
+        let mut data = vec![0u8; 512];
+        let mut it = chunk.iter();
+        for i in 0..128 {
+            let off = BASE + 4 * i as u64;
+            let word: u32 = if off & 0x14 == 0 {
+                it.next().map_or(0, |&v| v as u32)
+            } else if off & 0x18 == 0x18 {
+                0xffff
+            } else {
+                0
+            };
+            data[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
+        }
+        ensure!(it.next().is_none(), "a sector holds fewer than 32 messages");
+        sectors.push(data);
+    }
+    with_disk(cx, |disk, _, _, _| {
+        for (k, data) in sectors.iter().enumerate() {
+            let sector = 100 + k;
+            disk.blk.write_blocks(sector, data).map_err(|e| format!("write sector {sector}: {e:?}"))?;
+            hal::set_rogue_buffer(BASE, 512);
+            let mut buf = vec![0u8; 512];
+            let r = disk.blk.read_blocks(sector, &mut buf);
+            hal::set_rogue(None);
+            r.map_err(|e| format!("read sector {sector} into the interrupt range: {e:?}"))?;
+            let mut back = vec![0u8; 512];
+            disk.blk.read_blocks(sector, &mut back).map_err(|e| format!("read back: {e:?}"))?;
+            ensure!(&back == data, "sector {sector} reads back changed");
+        }
+        Ok(())
+    })
+}
+
+/// DMA0011: forged compatibility-format messages at every vector from 32
+/// to 255 but the interrupt lines' (0x30-0x67: DMA0012 sends those).  Each
+/// runs its entry stub: the kernel's own vectors (the timer, the serial
+/// port, the IOMMU's fault event, the spurious vector) take their handlers
+/// with nothing to do, every other one is acknowledged and counted as
+/// unowned.  Afterwards the timer still interrupts (a message at the
+/// spurious vector sets its in-service bit, which an interrupt the APIC
+/// made itself never does: were it not acknowledged, every interrupt would
+/// stay blocked below it) and the disk still works.
+pub fn forged_high_vectors(cx: &mut Cx) -> TestResult {
+    if !remapping(cx)? {
+        println!("ktest: DMA0011: no IOMMU on this machine: the mediator refuses 0xfee00000 (MED0001) (not run)");
+        return Ok(());
+    }
+    const KERNEL_VECTORS: [u64; 4] = [0x20, 0x24, 0x28, 0xff];
+    let vectors: Vec<u64> = (32..256).filter(|v| !(0x30..0x68).contains(v)).collect();
+    let unowned = vectors.iter().filter(|v| !KERNEL_VECTORS.contains(v)).count() as u64;
+    let (_, _, unowned0) = keep_abi::KERNEL.interrupt_stats().ctx("INTERRUPT_STATS")?;
+    forge_vectors(cx, &vectors)?;
+    let (_, _, unowned1) = keep_abi::KERNEL.interrupt_stats().ctx("INTERRUPT_STATS")?;
+    println!("ktest: DMA0011: {} vectors sent, {} interrupts counted unowned", vectors.len(), unowned1 - unowned0);
+    ensure!(
+        unowned1 - unowned0 >= unowned,
+        "{} interrupts counted unowned, want at least the {unowned} vectors no kernel handler or line has",
+        unowned1 - unowned0
+    );
+    // The timer goes on: a sleep ends (it would not with the spurious
+    // vector left in service), and the clock has moved.
+    let t0 = keep_abi::TIMER.now_ms().ctx("NOW")?;
+    keep_abi::TIMER.sleep(20).ctx("SLEEP")?;
+    let t1 = keep_abi::TIMER.now_ms().ctx("NOW")?;
+    ensure!(t1 >= t0 + 20, "SLEEP(20) took {} ms", t1 - t0);
+    Ok(())
+}
+
+/// DMA0012: every interrupt line but the console's (4) bound to one
+/// notification, line n with bit n (BIND_NOTIFICATION), and a forged
+/// message at each line's vector (0x30 + n): each reaches its line's
+/// binding, so the notification's word has every line's bit.  I/O APIC
+/// lines are masked by each delivery and ACK unmasks them; UNBIND leaves
+/// every line as it was.  A line some other process holds is left out.
+pub fn forged_line_vectors(cx: &mut Cx) -> TestResult {
+    use keep_abi::{INTERRUPT, Notification};
+    if !remapping(cx)? {
+        println!("ktest: DMA0012: no IOMMU on this machine: the mediator refuses 0xfee00000 (MED0001) (not run)");
+        return Ok(());
+    }
+    let n = cx.slot()?;
+    let mut bound = Vec::new();
+    let r = (|| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        let lines = keep_abi::layout::IRQ_LINES + keep_abi::layout::MSI_LINES;
+        for line in 0..lines {
+            if line == 4 {
+                continue;
+            }
+            match INTERRUPT.bind_notification(line, n, 1 << line) {
+                Ok(()) => bound.push(line),
+                Err(Error::IN_USE) => {}
+                Err(e) => return Err(format!("BIND_NOTIFICATION of line {line}: {e}")),
+            }
+        }
+        ensure!(bound.len() >= 40, "only {} lines could be bound", bound.len());
+        Notification(n).poll().ctx("POLL")?; // whatever came before the messages
+        let vectors: Vec<u64> = bound.iter().map(|l| 0x30 + l).collect();
+        forge_vectors(cx, &vectors)?;
+        let want = bound.iter().fold(0u64, |m, l| m | 1 << l);
+        let got = Notification(n).poll().ctx("POLL")?;
+        ensure!(got & want == want, "bits {got:#x}, want all of {want:#x} (missing {:#x})", want & !got);
+        ensure!(got & !want == 0, "bits {got:#x} beyond the bound lines' {want:#x}");
+        for &line in &bound {
+            INTERRUPT.ack(line).ctx(&format!("ACK line {line}"))?;
+        }
+        Ok(())
+    })();
+    for &line in &bound {
+        let _ = INTERRUPT.unbind(line);
+    }
+    let _ = ACCOUNT.destroy(n);
+    let _ = SELF_ASPACE.delete_cap(n);
+    cx.drop_slots(&[n]);
+    r
+}

@@ -545,3 +545,35 @@ pub fn vector_state_running(cx: &mut Cx) -> TestResult {
     child::release(cx, c);
     r
 }
+
+/// FH0010: the exchange of FH0009 with the child at a priority above and
+/// one below its handler's (ktest's, 10): the emulated system call is
+/// reflected by the general path (the fast one takes only a handler of the
+/// caller's priority), and the answers by reply-and-receive resume the child
+/// with the emulated result in rax either way.  A child above the handler
+/// runs as soon as it is resumed, so there the fast path takes the
+/// RESUME_SET_RAX answer: its counter moves.
+pub fn fault_reply_recv_other_prio(cx: &mut Cx) -> TestResult {
+    use keep_abi::{KERNEL, Return, info};
+    for prio in [14, 4] {
+        with_handled(cx, &EMU_CHILD, |_, c, ret| {
+            c.process.set_priority(prio).ctx("SET_PRIORITY")?;
+            c.process.set_emulation(true).ctx("SET_EMULATION")?;
+            c.process.start().ctx("START")?;
+            expect_first_syscall(&next_fault(ret)?).map_err(|e| format!("prio {prio}: {e}"))?;
+            let before = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+            let next = Tag::new(0).with_slots(1);
+            let m = Return(ret).reply_recv(Tag(next.0 | reply::RESUME_SET_RAX), [99, 0, 0, 0], 2000);
+            m.result().ctx(&format!("reply-and-receive RESUME_SET_RAX (prio {prio})"))?;
+            ensure!(m.tag.is_called(), "prio {prio}: second message is not a call: tag {:#x}", m.tag.0);
+            expect_exit_syscall(&m).map_err(|e| format!("prio {prio}: {e}"))?;
+            let after = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+            ensure!(prio < 10 || after > before, "prio {prio}: the fast path took none of it");
+            unemulate_and_rewind(&c)?;
+            let m = Return(ret).reply_recv(Tag(next.0 | reply::RESUME), [0; 4], 50);
+            ensure!(m.err == Error::TIMEOUT.0, "prio {prio}: reply-and-receive RESUME: error {}, want TIMEOUT", m.err);
+            expect_exit(c.process.wait().ctx("WAIT")?, 99)
+        })?;
+    }
+    Ok(())
+}

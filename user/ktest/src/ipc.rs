@@ -1309,3 +1309,110 @@ fn aliased_slots_refused(cx: &mut Cx, a: u64, b: u64, c: u64) -> TestResult {
     }
     Ok(())
 }
+
+/// IPC0037: calls carrying a string and a capability together, to a
+/// server of the same, a higher and a lower priority that answers with
+/// reply-and-receive: each call's string and capability arrive whole, the
+/// reply comes back with the server's words, and where the server waits in
+/// its receive and runs next (the same or a higher priority, from the
+/// second call on) the fast path carries the call and the answer.  A lower
+/// server does not run next (ktest stays runnable above it), so there the
+/// general path does the same work.
+pub fn string_and_cap_calls(cx: &mut Cx) -> TestResult {
+    use keep_abi::{KERNEL, info};
+    let want = sent_caps()?;
+    for prio in [SAME, HIGH, LOW] {
+        reset();
+        CFG_COUNT.store(4, SeqCst);
+        CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+        with_server(cx, 2, prio, |_, snd, _| {
+            let buf = keep_rt::ipc_buffer();
+            for (n, len) in [64usize, 200, 4096, 1].into_iter().enumerate() {
+                fill_string(buf, len);
+                buf.set_send_caps(&[(want[2].0, want[2].1)]);
+                let before = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+                let m = Sender(snd).call(Tag::new(0x30 + n as u64).with_string().with_caps(1), [n as u64, 7, 8, 9]);
+                let after = KERNEL.info(info::FASTPATH_IPC).ctx("INFO FASTPATH_IPC")?;
+                m.result().ctx(&format!("CALL with {len} bytes and a capability (prio {prio})"))?;
+                ensure!(
+                    m.tag.label() == 0x31 + n as u64 && m.words == [9, 8, 7, n as u64],
+                    "reply {n} (prio {prio}): tag {:#x}, words {:?}",
+                    m.tag.0,
+                    m.words
+                );
+                let got = SEEN_STR_LEN[n].load(SeqCst);
+                ensure!(got == len as u64, "{len} bytes sent, {got} received (prio {prio})");
+                ensure!(SEEN_STR_OK[n].load(SeqCst) == 1, "{len} bytes arrived wrong (prio {prio})");
+                let t = Tag(SEEN_TAG[n].load(SeqCst));
+                ensure!(
+                    t.is_called() && t.caps() == 2 && t.has_string() && t.label() == 0x30 + n as u64,
+                    "server tag {:#x} (prio {prio})",
+                    t.0
+                );
+                expect_summary(SEEN_CAPS[n].load(SeqCst), &want[2..3], &format!("prio {prio}, call {n}"))?;
+                // The call and the reply-and-receive that answered it (the
+                // last call's plain reply may go either way).
+                if prio != LOW && n > 0 && n < 3 {
+                    ensure!(
+                        after >= before + 2,
+                        "call {n} with a string and a capability and its answer: {} on the fast path (prio {prio})",
+                        after - before
+                    );
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// IPC0038: three senders queued on ktest (which is not receiving), the
+/// second destroyed while it waits in the middle of the queue: it is taken
+/// out of the queue, ktest then receives the first's and the third's
+/// messages (told apart by their senders' payloads) and nothing more, and
+/// the kernel's invariants hold.
+pub fn queued_sender_destroyed(cx: &mut Cx) -> TestResult {
+    let s = cx.slots::<3>()?;
+    let r = (|| {
+        for (i, &x) in s.iter().enumerate() {
+            SELF_PROCESS.mint(x, 0x5100 + i as u64, rights::WRITE).ctx("MINT")?;
+        }
+        // Above ktest's priority: each runs at once and blocks in the queue.
+        let mut ts = alloc::vec::Vec::new();
+        for &x in &s {
+            ts.push(thread::spawn(&mut cx.slots, "ktest-queued", HIGH, send_through, &[x])?);
+        }
+        let r = (|| {
+            for t in &ts {
+                let st = t.process.status().ctx("STATUS")?;
+                ensure!(st.state == keep_abi::state::BLOCKED, "a sender is {st}, not queued");
+            }
+            Ok(())
+        })();
+        let middle = ts.remove(1);
+        middle.kill(&mut cx.slots);
+        let mut got = alloc::vec::Vec::new();
+        let r = r.and_then(|_| loop {
+            let m = recv(Tag::new(0), 200);
+            if m.err == err::TIMEOUT {
+                break Ok(());
+            }
+            m.result().ctx("RECV")?;
+            ensure!(m.tag.label() == 0x70, "a message with label {:#x}", m.tag.label());
+            got.push(m.payload);
+            ensure!(got.len() <= 2, "more messages than senders left: {got:x?}");
+        });
+        for t in ts {
+            t.kill(&mut cx.slots);
+        }
+        r?;
+        got.sort();
+        ensure!(got == [0x5100, 0x5102], "received from {got:x?}, want the first and the third sender");
+        crate::stress::invariants(cx)
+    })();
+    for &x in &s {
+        let _ = SELF_ASPACE.delete_cap(x);
+    }
+    cx.drop_slots(&s);
+    r
+}

@@ -33,6 +33,7 @@ mod blkbatch;
 mod blkreset;
 mod ctor;
 mod caps;
+mod console;
 mod child;
 mod cspace;
 mod device;
@@ -243,6 +244,7 @@ const TESTS: &[Test] = &[
     ("CON0002", "WRITE from an unmapped pointer is FAULT", caps::write_unmapped),
     ("CON0003", "WRITE of more than 4096 bytes is INVALID_ARG", caps::write_too_long),
     ("CON0004", "non-blocking READ without input is WOULD_BLOCK", caps::read_nonblocking),
+    ("CON0005", "CONSOLE.READ refuses a bad length, flag or buffer and writes nothing; WRITE of 0 bytes writes 0", console::read_write_args),
     ("RETYPE0001", "bad type is INVALID_ARG, FREE unchanged", caps::retype_bad_type),
     ("RETYPE0002", "occupied slot is EXISTS, FREE unchanged", caps::retype_occupied),
     ("RETYPE0003", "PAGE takes exactly one frame", caps::retype_one_frame),
@@ -368,6 +370,8 @@ const TESTS: &[Test] = &[
     ("IPC0034", "revoking a wrapper wakes the senders queued through it with STALE", ipc::wrapper_revoked_wakes_queued_sender),
     ("IPC0035", "timed calls answered on the fast path leave the timer list sound", ipc::timed_calls_fast_replies),
     ("IPC0036", "receive slots reaching one slot through one cappage mapped twice are INVALID_ARG (receive, call, reply-and-receive)", ipc::aliased_recv_slots),
+    ("IPC0037", "calls with a string and a capability to a server of the same, a higher and a lower priority: both arrive whole, the reply comes back; the fast path carries those to a server that runs next", ipc::string_and_cap_calls),
+    ("IPC0038", "a sender destroyed in the middle of a send queue is taken out; the others' messages arrive, nothing more", ipc::queued_sender_destroyed),
     ("REPLY0001", "a return capability deleted: its caller hears NO_REPLY at once", reply::deleted),
     ("REPLY0002", "a return capability overwritten by the next call: NO_REPLY", reply::overwritten),
     ("REPLY0003", "a moved return capability still answers", reply::moved_still_answers),
@@ -391,6 +395,7 @@ const TESTS: &[Test] = &[
     ("FH0007", "WRITE_REGS refuses kernel rip and rsp, changes nothing", handler::write_regs_checks),
     ("FH0008", "SET_FAULT_HANDLER and SET_EMULATION errors", handler::handler_errors),
     ("FH0009", "fault replies by reply-and-receive (fast path): RESUME_SET_RAX, RESUME", handler::fault_reply_recv),
+    ("FH0010", "an emulated system call of a child above and below its handler's priority: reflected, and answered by reply-and-receive with the result in rax (the fast path for the child above)", handler::fault_reply_recv_other_prio),
     ("TIME0003", "NOW advances; ms agree with ticks", sched::now),
     ("TIME0004", "SLEEP lasts at least the time asked", sched::sleep),
     ("TIME0005", "SLEEP of 0 or more than a day is INVALID_ARG", sched::sleep_args),
@@ -424,6 +429,8 @@ const TESTS: &[Test] = &[
     ("DMA0008", "an exported process cannot become a DMA fault handler; restored, it can", dma::exported_handler),
     ("DMA0009", "a device's forged interrupt messages at vectors 0-31 (compatibility format) are counted and acknowledged; no process faults, the kernel goes on", dma::forged_low_vectors),
     ("DMA0010", "DMA_DOMAIN.HOLD and RELEASE: errors hold nothing, a destroyed page's held frame stays out of the pool until its last hold, DESTROY lets go (BAD_STATE where the IOMMU translates)", dma::holds),
+    ("DMA0011", "a device's forged interrupt messages at every vector 32-255 but the interrupt lines' run their stubs: the kernel's own handlers have nothing to do, the rest are counted unowned; the timer and the disk go on", dma::forged_high_vectors),
+    ("DMA0012", "a device's forged interrupt message at each line's vector reaches the line's binding: every line but the console's bound to one notification gets its bit; ACK and UNBIND leave the lines as they were", dma::forged_line_vectors),
     // Notifications (docs/kernel-manual.md, "Notifications").
     ("NTFN0001", "notifications: bits OR in and are taken once by POLL or WAIT; READ and WRITE rights; errors; STALE once destroyed", notify::basics),
     ("NTFN0002", "a notification's waiter in another process is woken with the bits; a second waiter is IN_USE; a killed waiter is forgotten; a destroyed notification is STALE for its waiter", notify::waiters),
