@@ -191,9 +191,12 @@ static __attribute__((noinline)) void call_other_prio(struct process *s, u64 tag
 {
     if (!sched_is_highest(r->prio, s))
         return;
+    /* A case that gives up returns, and the general path takes the call:
+     * never the case without the string, which would send it without. */
     if (str)
         call_to(s, tag, c, r, ncaps, true, false);
-    call_to(s, tag, c, r, ncaps, false, false);
+    else
+        call_to(s, tag, c, r, ncaps, false, false);
 }
 
 /* A call (tag: CALL_BITS, or STRING_CALL_BITS with str) through the SENDER
@@ -210,9 +213,10 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bo
     if (likely(r->prio == s->prio)) {
         if (!may_switch_same_prio(r))
             return;
-        if (ncaps) /* a constant in each */
+        if (ncaps) /* a constant in each; nor the case without the capability */
             call_to(s, tag, c, r, 1, str, true);
-        call_to(s, tag, c, r, 0, str, true);
+        else
+            call_to(s, tag, c, r, 0, str, true);
     } else {
         call_other_prio(s, tag, c, r, ncaps, str);
     }
@@ -294,7 +298,8 @@ static __attribute__((noinline)) void reply_recv_other_prio(struct process *s, u
         return;
     if (fault)
         reply_recv_to(s, tag, p, true, false);
-    reply_recv_to(s, tag, p, false, false);
+    else
+        reply_recv_to(s, tag, p, false, false);
 }
 
 /* A reply-and-receive by s to p (fault: as reply_recv_to). */

@@ -1416,3 +1416,78 @@ pub fn queued_sender_destroyed(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&s);
     r
 }
+
+/// IPC0039: calls that name a capability the kernel cannot send, with and
+/// without a string, to a server of the same and of a higher priority
+/// waiting in its receive (where the fast path would take a good call):
+/// an empty slot is INVALID_CAP, a hole NO_CAPPAGE, rights bits outside
+/// ALL and WEAK INVALID_ARG, and so is a string longer than MAX_STRING
+/// with a good capability; the server receives none of them (the fast path
+/// gives such a call to the general path, which refuses it, rather than
+/// sending it without its capability or its string) and answers the next
+/// good call.
+pub fn bad_cap_calls(cx: &mut Cx) -> TestResult {
+    let empty = cx.slot()?;
+    let r = (|| {
+        for prio in [SAME, HIGH] {
+            for str in [false, true] {
+                reset();
+                CFG_COUNT.store(2, SeqCst);
+                CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+                with_server(cx, 2, prio, |_, snd, _| {
+                    let what = |w: &str| format!("{w} (prio {prio}, string {str})");
+                    let buf = keep_rt::ipc_buffer();
+                    let call = |buf: &mut IpcBuffer, label: u64| {
+                        fill_string(buf, 32);
+                        let t = Tag::new(label).with_caps(1);
+                        Sender(snd).call(if str { t.with_string() } else { t }, [label, 0, 0, 0])
+                    };
+                    buf.set_send_caps(&[(slot::TIMER, 0)]);
+                    call(buf, 0x40).result().ctx(&what("first CALL"))?;
+                    let bad = [
+                        (IpcBuffer::cap_entry(empty, 0), Error::INVALID_CAP, "an empty slot"),
+                        (IpcBuffer::cap_entry(HOLE, 0), Error::NO_CAPPAGE, "a hole"),
+                        (slot::TIMER | 1 << 63, Error::INVALID_ARG, "rights bit 31"),
+                    ];
+                    for (w, e, name) in bad {
+                        buf.send_caps[0] = w;
+                        let m = call(buf, 0x41);
+                        ensure!(
+                            m.err == e.0,
+                            "{}: error {}, want {} (the server got {} messages, the last with tag {:#x})",
+                            what(&format!("CALL with {name}")),
+                            m.err,
+                            e.0,
+                            SEEN_COUNT.load(SeqCst),
+                            SEEN_TAG[1].load(SeqCst)
+                        );
+                        ensure!(SEEN_COUNT.load(SeqCst) == 1, "{}: the server received it", what(name));
+                    }
+                    if str {
+                        // A string longer than the kernel carries, with a good capability.
+                        buf.set_send_caps(&[(slot::TIMER, 0)]);
+                        buf.send_len = keep_abi::layout::MAX_STRING + 1;
+                        let m = Sender(snd).call(Tag::new(0x41).with_caps(1).with_string(), [0; 4]);
+                        ensure!(
+                            m.err == Error::INVALID_ARG.0,
+                            "{}: error {}, want INVALID_ARG (the server got {} messages, the last with tag {:#x})",
+                            what("CALL with a string of MAX_STRING + 1 bytes"),
+                            m.err,
+                            SEEN_COUNT.load(SeqCst),
+                            SEEN_TAG[1].load(SeqCst)
+                        );
+                    }
+                    buf.set_send_caps(&[(slot::TIMER, 0)]);
+                    let m = call(buf, 0x42);
+                    m.result().ctx(&what("last CALL"))?;
+                    ensure!(m.tag.label() == 0x43, "{}: reply label {:#x}", what("last CALL"), m.tag.label());
+                    ensure!(SEEN_COUNT.load(SeqCst) == 2, "{}: the server received {}", what("last CALL"), SEEN_COUNT.load(SeqCst));
+                    Ok(())
+                })?;
+            }
+        }
+        Ok(())
+    })();
+    cx.drop_slots(&[empty]);
+    r
+}

@@ -372,6 +372,7 @@ const TESTS: &[Test] = &[
     ("IPC0036", "receive slots reaching one slot through one cappage mapped twice are INVALID_ARG (receive, call, reply-and-receive)", ipc::aliased_recv_slots),
     ("IPC0037", "calls with a string and a capability to a server of the same, a higher and a lower priority: both arrive whole, the reply comes back; the fast path carries those to a server that runs next", ipc::string_and_cap_calls),
     ("IPC0038", "a sender destroyed in the middle of a send queue is taken out; the others' messages arrive, nothing more", ipc::queued_sender_destroyed),
+    ("IPC0039", "calls naming a capability that cannot be sent (empty slot, hole, bad rights), with and without a string, to a waiting server of the same and a higher priority: the error, nothing received; the next call is answered", ipc::bad_cap_calls),
     ("REPLY0001", "a return capability deleted: its caller hears NO_REPLY at once", reply::deleted),
     ("REPLY0002", "a return capability overwritten by the next call: NO_REPLY", reply::overwritten),
     ("REPLY0003", "a moved return capability still answers", reply::moved_still_answers),

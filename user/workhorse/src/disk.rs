@@ -96,9 +96,9 @@ impl BlkDisk {
     }
 
     /// Attaches the share again to a new instance of the block server.  If
-    /// the server refuses it as no dataspace (NOT_DATASPACE: the dataspace
-    /// manager was restarted since it was made, so the share names nothing
-    /// the server's manager knows), the old dataspace's frames go back
+    /// it is refused as no dataspace (keep_blk::Error::share_gone: the
+    /// dataspace manager was restarted since it was made, so the share
+    /// names nothing the server's manager knows), the old dataspace's frames go back
     /// (its sub-bank destroyed: out of every mapping) and a new one from
     /// the new manager takes its place at DS_VA (docs/dataspaces.md, "When
     /// the manager is restarted").  The store copies its bytes through the
@@ -109,7 +109,7 @@ impl BlkDisk {
                 b.number = n;
                 Ok(())
             }
-            Err(keep_blk::Error::Status(keep_blk::NOT_DATASPACE)) => {
+            Err(e) if e.share_gone() => {
                 keep_rt::println!("workhorse: /data: the dataspace manager was restarted; a new dataspace for the disk");
                 b.owned.destroy();
                 let _ = SELF_ASPACE.delete_cap(b.share);

@@ -145,6 +145,20 @@ pub enum Error {
     Status(u64),
 }
 
+impl Error {
+    /// An ATTACH refused because its share names no dataspace the
+    /// server's manager knows: the server says NOT_DATASPACE, or the
+    /// kernel refuses the call because the share is a stale capability
+    /// (the manager that made it has ended).  Either way the client makes
+    /// a new dataspace from the manager that runs now.
+    pub fn share_gone(&self) -> bool {
+        match self {
+            Error::Status(s) => *s == NOT_DATASPACE,
+            Error::Call(e) => *e == keep_abi::Error::STALE,
+        }
+    }
+}
+
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
         match self {

@@ -145,14 +145,14 @@ impl NetDevice {
     }
 
     /// The ring from its start, attached to the (new) server.  A
-    /// described stack whose share the server refuses as no dataspace
-    /// (the dataspace manager was restarted since the ring was made) gives
+    /// described stack whose share is refused as no dataspace (the
+    /// dataspace manager was restarted since the ring was made) gives
     /// the old ring's frames back and makes a new one from the new manager
     /// (docs/dataspaces.md, "When the manager is restarted").
     fn attach(&mut self) -> Result<(), Error> {
         self.ring.reset();
         match self.server.attach(SHARED) {
-            Err(Error::Status(keep_net::NOT_DATASPACE)) if self.owned.is_some() => {
+            Err(e) if e.share_gone() && self.owned.is_some() => {
                 println!("netstack {}: the dataspace manager was restarted; a new ring", Ip(self.ip));
                 if let Some(o) = self.owned.take() {
                     o.destroy();

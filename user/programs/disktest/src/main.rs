@@ -160,7 +160,7 @@ impl Test {
                         // server's manager knows.  A new one from the new
                         // manager, the old one's frames given back.
                         // Once: a server refusing a new one too waits below.
-                        Err(keep_blk::Error::Status(keep_blk::NOT_DATASPACE)) if self.ds && !renewed => {
+                        Err(e) if e.share_gone() && self.ds && !renewed => {
                             renewed = true;
                             println!("disktest {}: the dataspace manager was restarted; a new dataspace", self.name);
                             keep_dataspace::Owned { ds: Dataspace(Sender(OWN)), bank: keep_dataspace::Bank(SUB) }.destroy();

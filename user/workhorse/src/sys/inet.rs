@@ -272,7 +272,7 @@ impl Nic {
     fn attach_again(&mut self) -> bool {
         match self.server.attach(self.share) {
             Ok(_) => true,
-            Err(keep_net::Error::Status(keep_net::NOT_DATASPACE)) => {
+            Err(e) if e.share_gone() => {
                 keep_rt::println!("workhorse: the dataspace manager was restarted; a new network ring");
                 let (sub, own) = (self.owned.bank.0, self.owned.ds.0.0);
                 self.owned.destroy();
