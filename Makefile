@@ -319,8 +319,8 @@ test: abi-check docs-check host-test cargo-test guest-test boot-test linux-test 
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
-.PHONY: test-long busybox-test fuzz-long
-test-long: busybox-test fuzz-long checkpoint-test-long
+.PHONY: test-long busybox-test fuzz-long sysfuzz-long
+test-long: busybox-test fuzz-long checkpoint-test-long sysfuzz-long
 # The stateful capability fuzzer of ktest (FUZZ0001, docs/coverage.md) for
 # FUZZ_RUNS runs of FUZZ_OPS invocations from FUZZ_SEED (default: the time;
 # each run prints its seed), within the in-guest suite.
@@ -332,6 +332,13 @@ fuzz-long: image
 	$(PYTHON) tools/qemu.py test --timeout 3600 --append "fuzzseed=$(FUZZ_SEED) fuzzops=$(FUZZ_OPS) fuzzruns=$(FUZZ_RUNS)"
 busybox-test: deps image
 	$(PYTHON) tools/test_busybox.py
+# The workhorse's system-call fuzzer (user/workhorse/tests/sysfuzz.c,
+# docs/workhorse.md) for SYSFUZZ_CALLS calls from SYSFUZZ_SEED (default: the
+# time; printed), an honest program checked between its batches.
+SYSFUZZ_SEED ?= $(shell date +%s)
+SYSFUZZ_CALLS ?= 1000000
+sysfuzz-long: deps image
+	$(PYTHON) tools/test_sysfuzz.py --seed $(SYSFUZZ_SEED) --calls $(SYSFUZZ_CALLS)
 
 # The network from the host (docs/devices.md, "The network"): TCP echo of a
 # few MiB and the status lines through QEMU's port forwarding.
