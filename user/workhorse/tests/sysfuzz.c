@@ -407,9 +407,30 @@ static void hung(int sig)
     _exit(1);
 }
 
+/* The processes there are, from /proc (what a failed fork leaves to see). */
+static void list_processes(void)
+{
+    for (int p = 1; p < 100000; p++) {
+        char name[64], line[256];
+        snprintf(name, sizeof name, "/proc/%d/stat", p);
+        int f = open(name, O_RDONLY);
+        if (f < 0)
+            continue;
+        int n = read(f, line, sizeof line - 1);
+        close(f);
+        if (n > 0) {
+            line[n] = 0;
+            printf("sysfuzz: process %s", line);
+        }
+    }
+}
+
 static int fail(const char *what)
 {
-    printf("sysfuzz: FAIL honest check %d: %s (errno %d)\n", check_no, what, errno);
+    int e = errno;
+    printf("sysfuzz: FAIL honest check %d: %s (errno %d)\n", check_no, what, e);
+    if (e == EAGAIN)
+        list_processes();
     fflush(stdout);
     return 1;
 }
