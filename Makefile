@@ -386,8 +386,8 @@ vault-test: $(SUITE_DEPS)
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
-.PHONY: test-long busybox-test fuzz-long srvfuzz-long
-test-long: busybox-test fuzz-long srvfuzz-long checkpoint-test-long
+.PHONY: test-long busybox-test fuzz-long srvfuzz-long sysfuzz-long
+test-long: busybox-test fuzz-long srvfuzz-long checkpoint-test-long sysfuzz-long
 # The stateful capability fuzzer of ktest (FUZZ0001, docs/coverage.md) for
 # FUZZ_RUNS runs of FUZZ_OPS invocations from FUZZ_SEED (default: the time;
 # each run prints its seed), within the in-guest suite.
@@ -427,6 +427,13 @@ SRVFUZZ_OPS ?= 1000000
 srvfuzz-long: image
 	@echo "make srvfuzz-long: seed $(SRVFUZZ_SEED), $(SRVFUZZ_OPS) requests per server"
 	$(PYTHON) tools/qemu.py test --timeout 7200 --append "only=SRVFUZZ* srvfuzzseed=$(SRVFUZZ_SEED) srvfuzzops=$(SRVFUZZ_OPS)"
+# The workhorse's system-call fuzzer (user/workhorse/tests/sysfuzz.c,
+# docs/workhorse.md) for SYSFUZZ_CALLS calls from SYSFUZZ_SEED (default: the
+# time; printed), an honest program checked between its batches.
+SYSFUZZ_SEED ?= $(shell date +%s)
+SYSFUZZ_CALLS ?= 1000000
+sysfuzz-long: deps image
+	$(PYTHON) tools/test_sysfuzz.py --seed $(SYSFUZZ_SEED) --calls $(SYSFUZZ_CALLS)
 
 # The network from the host (docs/devices.md, "The network"): TCP echo of a
 # few MiB and the status lines through QEMU's port forwarding.

@@ -15,7 +15,9 @@
   - error paths: the crashes in errors.c are reported on the console and
     the server goes on; the process and memory limits (limits.c, Keep
     only) give EAGAIN and NULL, and what they used comes back; random
-    system calls (fuzz.c) do not stop the server; the unknown system calls it made are listed, with
+    system calls (fuzz.c) do not stop the server, nor do the system-call
+    fuzzer's (sysfuzz.c, seed SYSFUZZ_SEED or 1) with an honest program
+    checked between its batches; the unknown system calls it made are listed, with
     counts, by `linux`; a missing program and an unclosed quote are refused;
     every way out of the workhorse that isolation.c tries fails;
   - the terminal: busybox's interactive shell (`sh`), Ctrl-C in it and in
@@ -23,6 +25,7 @@
     history, Ctrl-C, exit), and Ctrl-D ending a `cat` that reads the
     console.
 Prints one line per test and a summary; exits 1 on any failure."""
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +35,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_boot import Guest, PROMPT, run_line  # noqa: E402
+from test_sysfuzz import fuzz_ok  # noqa: E402
+
+# The bounded fuzzer run of make test (about 30 s); make sysfuzz-long runs 10^6.
+SYSFUZZ_CALLS = 4000
 
 ENTER = b"\r"
 
@@ -194,6 +201,16 @@ def error_paths(g, reports):
     out = run_line(g, "linux /tests/fuzz 12 3000", timeout=600) or ""
     check("random system calls from 12 processes are answered (they end or are killed)",
           "fuzz: 12 children finished or were stopped" in out, out[-2000:])
+    # The system-call fuzzer (sysfuzz.c; docs/workhorse.md, "The system-call
+    # fuzzer"), a bounded run: a fixed seed unless SYSFUZZ_SEED says.
+    seed = int(os.environ.get("SYSFUZZ_SEED") or 1)
+    print(f"  sysfuzz: seed {seed}, {SYSFUZZ_CALLS} calls")
+    out = run_line(g, f"linux /tests/sysfuzz {seed} {SYSFUZZ_CALLS}", timeout=600) or ""
+    check(f"random system calls by kind from the workhorse's table (seed {seed}): the honest program between "
+          "batches is served correctly (files in /tmp and /data, a pipe, busybox run, known files unchanged)",
+          fuzz_ok(out, SYSFUZZ_CALLS), out[-3000:])
+    out = run_line(g, "linux echo still serving") or ""
+    check("the workhorse goes on after the fuzzer", out.strip() == "still serving", out)
     # Isolation (isolation.c, Keep only: on Linux int $0x80 is a way in).
     out = run_line(g, "linux /tests/isolation", timeout=600) or ""
     have, status, crashes = split_status(out)

@@ -640,7 +640,8 @@ impl Fs {
     }
 
     fn write_bytes(&mut self, ino: Ino, off: u64, data: &[u8]) -> Result<usize, i64> {
-        let end = off.checked_add(data.len() as u64).ok_or(EINVAL)?;
+        // Past the largest offset (loff_t's): EINVAL, as Linux.
+        let end = off.checked_add(data.len() as u64).filter(|&e| e <= i64::MAX as u64).ok_or(EINVAL)?;
         let old = self.size(ino);
         if end > old {
             self.zero_tail(ino, old);
@@ -658,15 +659,16 @@ impl Fs {
         let Node::File(Data::Pages(pages, len)) = &mut self.get_mut(ino).node else {
             return Err(EISDIR);
         };
+        if end > MAX_MEM_FILE {
+            return Err(EFBIG);
+        }
         let mut done = 0;
         while done < data.len() {
             let a = off + done as u64;
             let po = (a % PAGE) as usize;
             let k = (PAGE as usize - po).min(data.len() - done);
             let idx = (a / PAGE) as usize;
-            if pages.len() <= idx {
-                pages.resize(idx + 1, None);
-            }
+            grow_pages(pages, idx)?;
             if pages[idx].is_none() {
                 pages[idx] = Some(Frame::new()?);
             }
@@ -728,6 +730,9 @@ impl Fs {
 
     /// Truncates an in-memory file's pages.
     fn truncate_pages(&mut self, ino: Ino, size: u64) -> Result<(), i64> {
+        if size > MAX_MEM_FILE {
+            return Err(EFBIG);
+        }
         self.own(ino)?;
         let Node::File(Data::Pages(pages, len)) = &mut self.get_mut(ino).node else {
             return Err(EISDIR);
@@ -828,9 +833,7 @@ impl Fs {
         let sino = match &mut self.get_mut(ino).node {
             Node::File(Data::Pages(pages, _)) => {
                 let i = idx as usize;
-                if pages.len() <= i {
-                    pages.resize(i + 1, None);
-                }
+                grow_pages(pages, i)?;
                 if pages[i].is_none() {
                     // A hole: its frame is made now, so that a later write
                     // and every mapping find the same one.
@@ -1042,4 +1045,19 @@ impl Fs {
             if s.failed { "failed (read-only until the workhorse restarts)" } else { "ok" },
         ))
     }
+}
+
+/// The largest in-memory file (EFBIG past it, from write and truncate, as
+/// a file system's maximum file size): its table of pages, one pointer a
+/// page, holes included, stays within 32 MiB of the server's heap.
+pub const MAX_MEM_FILE: u64 = 16 << 30;
+
+/// Makes `pages` hold index `idx`; ENOSPC when the server's heap cannot
+/// grow (the file system is out of memory), never an abort.
+fn grow_pages(pages: &mut Vec<Option<Rc<Frame>>>, idx: usize) -> Result<(), i64> {
+    if pages.len() <= idx {
+        pages.try_reserve(idx + 1 - pages.len()).map_err(|_| ENOSPC)?;
+        pages.resize(idx + 1, None);
+    }
+    Ok(())
 }

@@ -96,5 +96,37 @@ int main(void)
     show("writer to a closed pipe", st);
     close(fds[1]);
     printf("getppid differs: %d\n", getppid() != getpid());
+    /* setpgid's refusals: a group that does not exist in the session, a
+     * session leader (a child after setsid) moving itself, and a child of
+     * another session moved by its parent. */
+    int sp[2];
+    pipe(sp);
+    pid_t sc = fork();
+    if (sc == 0) {
+        close(sp[0]);
+        setsid();
+        int e1 = setpgid(0, 0) == -1 ? errno : 0;
+        int e2 = setpgid(0, getppid()) == -1 ? errno : 0;
+        char m[2] = {(char)e1, (char)e2};
+        write(sp[1], m, 2);
+        pause();
+        _exit(0);
+    }
+    close(sp[1]);
+    char sm[2] = {0, 0};
+    read(sp[0], sm, 2);
+    printf("setpgid of a session leader: %s; into another session's group: %s\n", strerror(sm[0]), strerror(sm[1]));
+    printf("setpgid of a child in another session: %s\n", setpgid(sc, sc) == -1 ? strerror(errno) : "ok");
+    kill(sc, SIGKILL);
+    waitpid(sc, NULL, 0);
+    pid_t gc = fork();
+    if (gc == 0) {
+        pause();
+        _exit(0);
+    }
+    printf("setpgid to a group that does not exist: %s\n", setpgid(gc, 999999) == -1 ? strerror(errno) : "ok");
+    printf("setpgid to the child's own group: %s\n", setpgid(gc, gc) == -1 ? strerror(errno) : "ok");
+    kill(gc, SIGKILL);
+    waitpid(gc, NULL, 0);
     return 0;
 }

@@ -29,8 +29,24 @@ pub fn setpgid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let target = if c.args[0] == 0 { pid } else { c.args[0] as i32 };
     let pgid = if c.args[1] == 0 { target } else { c.args[1] as i32 };
     let me = s.proc(pid).tgid;
+    let my_sid = s.proc(pid).sid;
+    if pgid < 0 {
+        return Out::Ret(-EINVAL);
+    }
     match s.procs.get(&target) {
         Some(p) if p.tgid == p.pid && (p.pid == me || p.ppid == me) => {
+            // As Linux: a session leader keeps its group, a child of
+            // another session is not the caller's to move, and the group
+            // is the target's own or one already in the caller's session
+            // (else a process could join any group, and leave the one its
+            // session's signals reach).
+            if p.sid == p.pid || p.sid != my_sid {
+                return Out::Ret(-EPERM);
+            }
+            let exists = s.procs.values().any(|q| q.zombie.is_none() && q.pgid == pgid && q.sid == my_sid);
+            if pgid != target && !exists {
+                return Out::Ret(-EPERM);
+            }
             for t in s.threads_of(target) {
                 s.proc(t).pgid = pgid;
             }

@@ -60,6 +60,14 @@ int main(int argc, char **argv) {
     snprintf(b, sizeof b, "%s/no/such/dir/x", dir);
     printf("creat in a missing directory: %s\n", err(syscall(SYS_creat, b, 0644)));
 
+    // A write at the largest offset there is: past every file system's
+    // maximum file size, EFBIG, and the file unchanged.
+    fd = open(path, O_RDWR);
+    printf("pwrite at offset 2^63-1: %s\n", err(pwrite(fd, "x", 1, 0x7fffffffffffffffLL)));
+    fstat(fd, &st);
+    printf("size after it: %lld\n", (long long)st.st_size);
+    close(fd);
+
     // Extended attributes.
     char list[256];
     long r = getxattr(path, "user.keep.none", b, sizeof b);
