@@ -50,7 +50,8 @@ NORETURN void syscall_general_slot(struct process *p, u64 err, const struct cap 
 u64 console_invoke(struct invocation *inv);
 u64 kernel_ctl_invoke(struct invocation *inv);
 /* KERNEL.COVERAGE in the coverage build (kernel/lib/kcov.c). */
-u64 kcov_copy(struct aspace *as, u64 ptr, u64 len, u64 clear, u64 *res);
+u64 kcov_copy(struct process *caller, u64 ptr, u64 len, u64 clear, u64 scope, u64 *res);
+void kcov_forget(struct process *p);
 u64 memory_invoke(struct invocation *inv);
 u64 aspace_invoke(struct invocation *inv);
 u64 process_invoke(struct invocation *inv);

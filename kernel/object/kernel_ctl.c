@@ -127,7 +127,7 @@ u64 kernel_ctl_invoke(struct invocation *inv)
     }
     case KEEP_M_KERNEL_COVERAGE:
 #ifdef KCOV
-        return kcov_copy(inv->caller->as, a[0], a[1], a[2], res);
+        return kcov_copy(inv->caller, a[0], a[1], a[2], a[3], res);
 #else
         return KEEP_ERR_BAD_STATE; /* not the coverage build */
 #endif

@@ -151,6 +151,9 @@ static void finish(struct process *p, u8 state, u64 code, u64 rip, u64 addr)
 
 void process_destroy(struct process *p)
 {
+#ifdef KCOV
+    kcov_forget(p);
+#endif
     process_detach(p);
     p->state = KEEP_STATE_EXITED;
     return_cap_used(p);

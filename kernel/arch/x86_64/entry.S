@@ -79,6 +79,10 @@ syscall_entry:
     pushq $VEC_SYSCALL
     PUSH_GPRS
     mov cpu0 + CPU_KSTACK_TOP(%rip), %rsp
+#ifdef KCOV
+    movb $1, kcov_sys(%rip)     /* the coverage build's scope (kernel/lib/kcov.c) */
+    movq $0, kcov_prev(%rip)
+#endif
     /* rbp keeps the user's value: a backtrace stops at a frame pointer
      * outside the kernel stack (trap.c), so it needs no clearing here */
     call syscall_dispatch
@@ -135,6 +139,9 @@ trap_common:
     testb $3, REGS_CS(%rsp)
     jz 1f
     /* from user mode: the frame is in the process control block */
+#ifdef KCOV
+    movb $0, kcov_sys(%rip)
+#endif
     mov %rsp, %rdi
     mov cpu0 + CPU_KSTACK_TOP(%rip), %rsp
     xor %ebp, %ebp

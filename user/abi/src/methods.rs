@@ -99,11 +99,11 @@ impl Kernel {
         invoke(self.0, method::kernel::INTERRUPT_STATS, [0, 0, 0, 0]).map(|r| (r[0], r[1], r[2]))
     }
 
-    /// KERNEL.COVERAGE (11, needs READ): In the coverage build of the kernel (make KCOV=1, docs/coverage.md): copy the first len bytes (at most bytes) of the kernel's edge bitmap to ptr, return the number of bits set (edges) and the bitmap's size (bytes); with clear 1, then empty it. Each bit is a pair of basic blocks of the kernel's C code that ran one after the other (a hash of the two). BAD_STATE in the default build, which has no bitmap; INVALID_ARG if clear is neither 0 nor 1.
+    /// KERNEL.COVERAGE (11, needs READ): In the coverage build of the kernel (make KCOV=1, docs/coverage.md): copy the first len bytes (at most bytes) of the kernel's edge bitmap to ptr, return the number of bits set (edges) and the bitmap's size (bytes); with clear 1, then empty it. Each bit is a pair of basic blocks of the kernel's C code that ran one after the other (a hash of the two). Then set what the bitmap records from now on: with scope 0, the whole kernel (as at boot); with scope 1, only the caller's own system calls, from their entry until the kernel leaves them or runs another process (not interrupts, exceptions, other processes' calls and faults or the idle loop; the caller's destruction sets scope 0). BAD_STATE in the default build, which has no bitmap; INVALID_ARG if clear or scope is neither 0 nor 1 (nothing changes then).
     /// Results: (edges, bytes).
     #[inline]
-    pub fn coverage(self, ptr: u64, len: u64, clear: u64) -> Result<(u64, u64)> {
-        invoke(self.0, method::kernel::COVERAGE, [ptr, len, clear, 0]).map(|r| (r[0], r[1]))
+    pub fn coverage(self, ptr: u64, len: u64, clear: u64, scope: u64) -> Result<(u64, u64)> {
+        invoke(self.0, method::kernel::COVERAGE, [ptr, len, clear, scope]).map(|r| (r[0], r[1]))
     }
 }
 

@@ -240,6 +240,9 @@ pub(crate) struct Fuzz {
     types: [u64; POOL],
     by_err: [u64; 20],
     ops: u64,
+    /// Steps since the pool was last reset (looks fall on its multiples
+    /// of LOOK_EVERY, so that a program replays with its looks in place).
+    steps: u64,
     trace: bool,
     trace_before: bool,
     /// The page of the last process exported (REVOKE_PROCESS).
@@ -448,9 +451,10 @@ impl Fuzz {
 
     /// One invocation.
     fn step(&mut self) {
-        if self.ops % LOOK_EVERY == 0 {
+        if self.steps % LOOK_EVERY == 0 {
             self.look();
         }
+        self.steps += 1;
         self.ops += 1;
         if self.rng.chance(12) {
             let (target, m, args) = self.rng.pick(GLOBAL);
@@ -582,14 +586,42 @@ impl Fuzz {
         }
         // Every page and cappage the fuzzer made has a capability in the
         // pool (it never deletes the last one): REVOKE gives them back.
-        for &s in &self.pool {
-            if matches!(kind(s), ty::PAGE | ty::CAPPAGE) {
-                let _ = invoke_raw(slot::MEMORY, method::memory::REVOKE, [s, 0, 0, 0]);
+        for i in 0..POOL {
+            if matches!(self.types[i], ty::PAGE | ty::CAPPAGE) {
+                let _ = invoke_raw(slot::MEMORY, method::memory::REVOKE, [self.pool[i], 0, 0, 0]);
             }
         }
-        for &s in &self.pool {
-            let _ = SELF_ASPACE.delete_cap(s);
+        for i in 0..POOL {
+            if self.types[i] != ty::NULL {
+                let _ = SELF_ASPACE.delete_cap(self.pool[i]);
+                self.types[i] = ty::NULL;
+            }
         }
+        self.last_export = 0;
+    }
+
+    /// The guided fuzzer's starting state for every program: the pool
+    /// emptied (as `clean`), then one object of each kind made in fixed
+    /// slots (an account with frames, an address space, a process, two
+    /// pages, a cappage, a sender, a wrapper, a DMA domain), so that a
+    /// program replays on the same objects wherever it came from.
+    fn reset(&mut self) {
+        use method::account as ac;
+        self.clean();
+        let p = self.pool;
+        let mem = slot::MEMORY;
+        let _ = invoke_raw(mem, method::memory::CREATE_ACCOUNT, [p[0], 0, 0, 0]);
+        let _ = invoke_raw(mem, method::memory::DONATE, [p[0], 64, 0, 0]);
+        let _ = invoke_raw(p[0], ac::CREATE_ASPACE, [p[1], 0, 0, 0]);
+        let _ = invoke_raw(p[0], ac::CREATE_PROCESS, [p[1], p[2], 0, 0]);
+        let _ = invoke_raw(mem, method::memory::RETYPE, [ty::PAGE, p[3], 0, 0]);
+        let _ = invoke_raw(mem, method::memory::RETYPE, [ty::PAGE, p[4], 0, 0]);
+        let _ = invoke_raw(mem, method::memory::RETYPE, [ty::CAPPAGE, p[5], 0, 0]);
+        let _ = invoke_raw(p[2], method::process::MINT, [p[6], 1, rights::ALL, 0]);
+        let _ = invoke_raw(p[0], ac::CREATE_WRAPPER, [p[3], p[7], rights::ALL, 0]);
+        let _ = invoke_raw(p[0], ac::CREATE_DMA_DOMAIN, [p[8], 0, 0, 0]);
+        self.look();
+        self.steps = 1;
     }
 }
 
@@ -605,10 +637,14 @@ fn invariants(when: &str) -> TestResult {
 /// Words of the coverage build's edge bitmap (KERNEL.COVERAGE's `bytes` / 8).
 const MAP_WORDS: usize = 1024;
 
-/// The kernel's edge bitmap into `map` (and emptied), its count of edges;
-/// None in the default build (BAD_STATE).
-fn coverage_take(map: &mut [u64]) -> Result<Option<u64>, String> {
-    match KERNEL.coverage(map.as_mut_ptr() as u64, (map.len() * 8) as u64, 1) {
+/// KERNEL.COVERAGE's scopes: the whole kernel, ktest's own system calls.
+const WHOLE: u64 = 0;
+const OWN: u64 = 1;
+
+/// The kernel's edge bitmap into `map` (and emptied), its count of edges,
+/// recording `scope` from then on; None in the default build (BAD_STATE).
+fn coverage_take(map: &mut [u64], scope: u64) -> Result<Option<u64>, String> {
+    match KERNEL.coverage(map.as_mut_ptr() as u64, (map.len() * 8) as u64, 1, scope) {
         Ok((edges, _)) => Ok(Some(edges)),
         Err(e) if e == keep_abi::Error::BAD_STATE => Ok(None),
         Err(e) => Err(format!("KERNEL.COVERAGE failed: {e}")),
@@ -617,7 +653,8 @@ fn coverage_take(map: &mut [u64]) -> Result<Option<u64>, String> {
 
 /// One run: `ops` invocations from `seed`, blind (FUZZ0001) or guided by
 /// the coverage build's bitmap (FUZZ0003).  In the coverage build either
-/// prints the kernel edges its invocations reached.
+/// prints the kernel edges its invocations reached, recording only its
+/// own system calls (scope OWN), and leaves the scope WHOLE.
 pub fn run(cx: &mut Cx, seed: u64, ops: u64) -> TestResult {
     run_as(cx, seed, ops, false)
 }
@@ -626,7 +663,7 @@ fn run_as(cx: &mut Cx, seed: u64, ops: u64, guided: bool) -> TestResult {
     let name = if guided { "fuzz-guided" } else { "fuzz" };
     println!("{name}: seed {seed:#x}, {ops} invocations");
     let mut map = alloc::vec![0u64; MAP_WORDS];
-    let covered = coverage_take(&mut map)?.is_some();
+    let covered = coverage_take(&mut map, OWN)?.is_some();
     let free_before = MEMORY.free().ctx("FREE")?;
     let mut pool = [0u64; POOL];
     for p in pool.iter_mut() {
@@ -638,6 +675,7 @@ fn run_as(cx: &mut Cx, seed: u64, ops: u64, guided: bool) -> TestResult {
         types: [ty::NULL; POOL],
         by_err: [0; 20],
         ops: 0,
+        steps: 0,
         trace: cmdline_word("fuzztrace=").is_some_and(|t| t > 0),
         trace_before: cmdline_word("fuzztrace=") == Some(2),
         last_export: 0,
@@ -653,13 +691,16 @@ fn run_as(cx: &mut Cx, seed: u64, ops: u64, guided: bool) -> TestResult {
             }
         }
         if covered {
-            let edges = coverage_take(&mut map)?.unwrap_or(0);
+            let edges = coverage_take(&mut map, OWN)?.unwrap_or(0);
             println!("fuzz: seed {seed:#x}: {edges} kernel edges reached");
         }
         Ok(())
     })();
     f.clean();
     cx.drop_slots(&pool);
+    if covered {
+        KERNEL.coverage(0, 0, 0, WHOLE).ctx("COVERAGE(scope WHOLE)")?;
+    }
     r?;
     invariants(&format!("seed {seed:#x} after the clean-up"))?;
     if f.trace {
@@ -698,20 +739,36 @@ impl Fuzz {
     }
 }
 
+/// A kept program and the edges its run set (bit numbers of the bitmap).
+struct Kept {
+    prog: Prog,
+    edges: Vec<u16>,
+}
+
+/// How often the rarest edge of `k` has been set by the programs run:
+/// the fewer, the more a program near it may find.
+fn rarity(k: &Kept, hits: &[u32]) -> u32 {
+    k.edges.iter().map(|&e| hits[e as usize]).min().unwrap_or(u32::MAX).max(1)
+}
+
 /// A program from the corpus, mutated one to three times: a draw changed
 /// (to a random word or a neighbouring choice), an invocation inserted
 /// (fresh draws), deleted or swapped with another, or the tail of another
 /// program spliced on.  Now and then, or while the corpus is empty, a
-/// fresh program.
-fn next_prog(m: &mut Rng, corpus: &[Prog]) -> Prog {
+/// fresh program.  The program mutated is drawn with a weight of one over
+/// the number of programs that set its rarest edge.
+fn next_prog(m: &mut Rng, corpus: &[Kept], hits: &[u32]) -> Prog {
     if corpus.is_empty() || m.chance(FRESH) {
         return alloc::vec![Vec::new(); 1 + m.below(PROG_CALLS as u64) as usize];
     }
-    // Half the time one of the last programs kept (what found edges
-    // lately), else any.
-    let n = corpus.len() as u64;
-    let i = if m.chance(50) { n - 1 - m.below(n.min(8)) } else { m.below(n) };
-    let mut p = corpus[i as usize].clone();
+    let w: Vec<u64> = corpus.iter().map(|k| (1u64 << 32) / rarity(k, hits) as u64).collect();
+    let mut x = m.below(w.iter().sum::<u64>().max(1));
+    let mut i = 0;
+    while i + 1 < w.len() && x >= w[i] {
+        x -= w[i];
+        i += 1;
+    }
+    let mut p = corpus[i].prog.clone();
     for _ in 0..1 + m.below(3) {
         let n = p.len() as u64;
         match m.below(6) {
@@ -728,7 +785,7 @@ fn next_prog(m: &mut Rng, corpus: &[Prog]) -> Prog {
             }
             4 => p.swap(m.below(n) as usize, m.below(n) as usize),
             5 => {
-                let o = &corpus[m.below(corpus.len() as u64) as usize];
+                let o = &corpus[m.below(corpus.len() as u64) as usize].prog;
                 p.truncate(m.below(n + 1) as usize);
                 let from = m.below(o.len() as u64) as usize;
                 p.extend(o[from..].iter().cloned());
@@ -749,17 +806,26 @@ fn next_prog(m: &mut Rng, corpus: &[Prog]) -> Prog {
     p
 }
 
-/// The guided loop: run a program, take the kernel's bitmap (emptying it),
-/// keep the program (the draws it made) if it set a bit no program set
-/// before.  Fails if the kernel has no bitmap.
+/// The guided loop: put the pool in its starting state (`reset`; not
+/// with `fuzzreset=0`), run a program, take the bitmap of ktest's own
+/// system calls (emptying it), keep the program (the draws it made) if it
+/// set a bit no program set before.  The bitmap of the reset is thrown
+/// away.  A full corpus drops the program whose rarest edge is the most
+/// common.  Fails if the kernel has no bitmap.
 fn guide(f: &mut Fuzz, seed: u64, ops: u64, map: &mut [u64]) -> TestResult {
     let mut m = Rng((seed ^ 0x6775_6964_6564_0003) | 1);
-    let mut corpus: Vec<Prog> = Vec::new();
+    let reset = cmdline_word("fuzzreset=") != Some(0);
+    let mut corpus: Vec<Kept> = Vec::new();
     let mut seen = alloc::vec![0u64; MAP_WORDS];
+    let mut hits = alloc::vec![0u32; MAP_WORDS * 64];
     let (mut programs, mut kept) = (0u64, 0u64);
-    ensure!(coverage_take(map)?.is_some(), "KERNEL.COVERAGE: BAD_STATE, this is not the coverage build");
+    ensure!(coverage_take(map, OWN)?.is_some(), "KERNEL.COVERAGE: BAD_STATE, this is not the coverage build");
     while f.ops < ops {
-        let prog = next_prog(&mut m, &corpus);
+        let prog = next_prog(&mut m, &corpus, &hits);
+        if reset {
+            f.reset();
+            coverage_take(map, OWN)?;
+        }
         let mut ran: Prog = Vec::new();
         for call in &prog {
             if f.ops >= ops {
@@ -771,18 +837,28 @@ fn guide(f: &mut Fuzz, seed: u64, ops: u64, map: &mut [u64]) -> TestResult {
             }
         }
         programs += 1;
-        coverage_take(map)?;
+        coverage_take(map, OWN)?;
         let mut new = 0;
-        for (s, &b) in seen.iter_mut().zip(map.iter()) {
+        let mut edges: Vec<u16> = Vec::new();
+        for (i, (s, &b)) in seen.iter_mut().zip(map.iter()).enumerate() {
             new += (b & !*s).count_ones();
             *s |= b;
+            let mut x = b;
+            while x != 0 {
+                let e = i * 64 + x.trailing_zeros() as usize;
+                hits[e] = hits[e].saturating_add(1);
+                edges.push(e as u16);
+                x &= x - 1;
+            }
         }
         if new > 0 {
             kept += 1;
             if corpus.len() == CORPUS {
-                corpus.remove(0);
+                let r: Vec<u32> = corpus.iter().map(|k| rarity(k, &hits)).collect();
+                let worst = (0..r.len()).max_by_key(|&i| (r[i], core::cmp::Reverse(i))).unwrap_or(0);
+                corpus.remove(worst);
             }
-            corpus.push(ran);
+            corpus.push(Kept { prog: ran, edges });
         }
     }
     let edges: u32 = seen.iter().map(|w| w.count_ones()).sum();
@@ -798,7 +874,7 @@ fn guide(f: &mut Fuzz, seed: u64, ops: u64, map: &mut [u64]) -> TestResult {
 /// says so and passes (it needs the coverage build: make fuzz-guided).
 pub fn fuzz_guided(cx: &mut Cx) -> TestResult {
     let mut map = alloc::vec![0u64; MAP_WORDS];
-    if coverage_take(&mut map)?.is_none() {
+    if coverage_take(&mut map, WHOLE)?.is_none() {
         println!("fuzz-guided: skipped (not the coverage build of the kernel: make fuzz-guided)");
         return Ok(());
     }
@@ -814,41 +890,73 @@ pub fn fuzz_guided(cx: &mut Cx) -> TestResult {
 /// FUZZ0002: KERNEL.COVERAGE.  The default build answers BAD_STATE to
 /// every call and writes nothing; the coverage build's bitmap grows when a
 /// path runs that had not run since it was emptied, its copy has at most
-/// as many bits as it reports, `clear` empties it, and a bad `clear` or
-/// buffer is refused without emptying it.
+/// as many bits as it reports, `clear` empties it, and a bad `clear`,
+/// `scope` or buffer is refused without emptying it.  In scope OWN it
+/// records ktest's own system calls and not the timer interrupts that
+/// come while ktest spins in user mode.
 pub fn coverage_method(_cx: &mut Cx) -> TestResult {
     use keep_abi::Error;
     let mut map = alloc::vec![0u64; MAP_WORDS];
     let p = map.as_mut_ptr() as u64;
     let bytes = (MAP_WORDS * 8) as u64;
-    match KERNEL.coverage(0, 0, 0) {
+    match KERNEL.coverage(0, 0, 0, WHOLE) {
         Err(e) if e == Error::BAD_STATE => {
-            crate::expect_err(KERNEL.coverage(p, bytes, 1), Error::BAD_STATE, "COVERAGE(map, 1)")?;
+            crate::expect_err(KERNEL.coverage(p, bytes, 1, OWN), Error::BAD_STATE, "COVERAGE(map, 1, OWN)")?;
             ensure!(map.iter().all(|&w| w == 0), "the default build wrote into the buffer");
             println!("fuzz: KERNEL.COVERAGE is BAD_STATE (the default build)");
             return Ok(());
         }
-        Err(e) => return Err(format!("COVERAGE(0, 0, 0): {e}, want OK or BAD_STATE")),
+        Err(e) => return Err(format!("COVERAGE(0, 0, 0, 0): {e}, want OK or BAD_STATE")),
         Ok(_) => {}
     }
-    KERNEL.coverage(0, 0, 1).ctx("COVERAGE(clear)")?;
-    let (c0, _) = KERNEL.coverage(0, 0, 0).ctx("COVERAGE")?;
-    let (c1, _) = KERNEL.coverage(0, 0, 0).ctx("COVERAGE")?;
+    let r = coverage_scopes(p, bytes, &map);
+    KERNEL.coverage(0, 0, 0, WHOLE).ctx("COVERAGE(scope WHOLE)")?;
+    r
+}
+
+fn coverage_scopes(p: u64, bytes: u64, map: &[u64]) -> TestResult {
+    use keep_abi::Error;
+    KERNEL.coverage(0, 0, 1, WHOLE).ctx("COVERAGE(clear)")?;
+    let (c0, _) = KERNEL.coverage(0, 0, 0, WHOLE).ctx("COVERAGE")?;
+    let (c1, _) = KERNEL.coverage(0, 0, 0, WHOLE).ctx("COVERAGE")?;
     ensure!(c0 > 0 && c1 >= c0, "edges after the clear: {c0}, then {c1}");
     // A path the calls above do not take: MEMORY.FREE.
     MEMORY.free().ctx("FREE")?;
-    let (c2, n) = KERNEL.coverage(p, bytes, 0).ctx("COVERAGE(map)")?;
+    let (c2, n) = KERNEL.coverage(p, bytes, 0, WHOLE).ctx("COVERAGE(map)")?;
     ensure!(n == bytes, "COVERAGE says the bitmap has {n} bytes, want {bytes}");
     ensure!(c2 > c1, "MEMORY.FREE added no edge: {c1} before, {c2} after");
     let bits: u64 = map.iter().map(|w| w.count_ones() as u64).sum();
     ensure!(bits > c1 && bits <= c2, "the copy has {bits} bits; {c1} edges before FREE, {c2} after");
-    // Refused: clear 2, a buffer not mapped; neither empties the bitmap.
-    crate::expect_err(KERNEL.coverage(0, 0, 2), Error::INVALID_ARG, "COVERAGE(clear 2)")?;
-    crate::expect_err(KERNEL.coverage(8, 8, 1), Error::FAULT, "COVERAGE(unmapped buffer, clear 1)")?;
-    let (c3, _) = KERNEL.coverage(0, 0, 1).ctx("COVERAGE(clear)")?;
+    // Refused: clear 2, scope 2, a buffer not mapped; none empties the bitmap.
+    crate::expect_err(KERNEL.coverage(0, 0, 2, WHOLE), Error::INVALID_ARG, "COVERAGE(clear 2)")?;
+    crate::expect_err(KERNEL.coverage(0, 0, 1, 2), Error::INVALID_ARG, "COVERAGE(clear 1, scope 2)")?;
+    crate::expect_err(KERNEL.coverage(8, 8, 1, WHOLE), Error::FAULT, "COVERAGE(unmapped buffer, clear 1)")?;
+    let (c3, _) = KERNEL.coverage(0, 0, 1, WHOLE).ctx("COVERAGE(clear)")?;
     ensure!(c3 >= c2, "a refused call emptied the bitmap: {c2} edges before, {c3} after");
-    let (c4, _) = KERNEL.coverage(0, 0, 0).ctx("COVERAGE")?;
+    let (c4, _) = KERNEL.coverage(0, 0, 0, WHOLE).ctx("COVERAGE")?;
     ensure!(c4 < c2, "after the clear {c4} edges, before it {c2}");
+
+    // Scope OWN.  Each system call's edges start afresh at its entry, so
+    // a second COVERAGE call of the same kind adds none; neither do the
+    // timer's interrupts of ktest spinning in user mode for 100 ms of TSC
+    // (about ten ticks; in scope WHOLE each tick runs the trap path, whose
+    // edges no system call sets).  MEMORY.FREE, a path of ktest's own not
+    // taken since the clear, still adds some.
+    let hz = KERNEL.info(keep_abi::info::TSC_HZ).ctx("INFO(TSC_HZ)")?.max(1_000_000);
+    KERNEL.coverage(0, 0, 1, OWN).ctx("COVERAGE(clear, OWN)")?;
+    KERNEL.coverage(0, 0, 0, OWN).ctx("COVERAGE(OWN)")?;
+    let (o1, _) = KERNEL.coverage(0, 0, 0, OWN).ctx("COVERAGE(OWN)")?;
+    // SAFETY: rdtsc has no side effects.
+    let until = unsafe { core::arch::x86_64::_rdtsc() } + hz / 10;
+    // SAFETY: as above.
+    while unsafe { core::arch::x86_64::_rdtsc() } < until {
+        core::hint::spin_loop();
+    }
+    let (o2, _) = KERNEL.coverage(0, 0, 0, OWN).ctx("COVERAGE(OWN)")?;
+    ensure!(o2 == o1, "scope OWN: {o1} edges before ktest spun, {o2} after (the timer's interrupts were recorded)");
+    MEMORY.free().ctx("FREE")?;
+    let (o3, _) = KERNEL.coverage(0, 0, 0, OWN).ctx("COVERAGE(OWN)")?;
+    ensure!(o3 > o2, "scope OWN: MEMORY.FREE added no edge ({o2} before, {o3} after)");
     Ok(())
 }
 

@@ -521,7 +521,7 @@ const TESTS: &[Test] = &[
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),
     ("FUZZ0001", "the stateful capability fuzzer: 20000 invocations on objects it makes, invariants hold every 500, the pool gets its frames back", fuzz::fuzz),
-    ("FUZZ0002", "KERNEL.COVERAGE: BAD_STATE in the default build; in the coverage build the bitmap grows with a new path, clear empties it, bad arguments are refused", fuzz::coverage_method),
+    ("FUZZ0002", "KERNEL.COVERAGE: BAD_STATE in the default build; in the coverage build the bitmap grows with a new path, clear empties it, bad arguments are refused, scope 1 records only ktest's own system calls (not the timer's interrupts)", fuzz::coverage_method),
     ("FUZZ0003", "the coverage-guided fuzzer (coverage build only): 20000 invocations as programs kept for new kernel edges and mutated, invariants hold, frames come back", fuzz::fuzz_guided),
     ("KERN0003", "CHECK_INVARIANTS finds no violation after every other test", stress::invariants_at_end),
 ];
