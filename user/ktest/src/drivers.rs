@@ -1093,3 +1093,42 @@ pub fn pci_session_budget(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[acct]);
     r
 }
+
+/// BLK0009: the block server's blocking requests (FLUSH: virtio-drivers
+/// shares its header and status byte through the Hal's bounce pages) reuse
+/// the bounce pages' addresses: FLUSH after FLUSH is answered OK and the
+/// account paying for the server's page tables and its DMA domain's (the
+/// test's own) keeps its free frames.  With a fresh address per page, every
+/// 256 FLUSHes took a table more, until a mapping failed.
+pub fn blk_flushes(cx: &mut Cx) -> TestResult {
+    with_blk_ds(cx, |cx, admin, _, _| {
+        let a = cx.slot()?;
+        let r = (|| {
+            admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT")?;
+            let flush = |i: u64| -> TestResult {
+                // A server that stopped answering fails the test, not hangs it.
+                let m = keep_abi::ipc(a, Tag::new(keep_blk::FLUSH).with_mode(keep_abi::tag::MODE_CALL), [0; 4], 20_000);
+                ensure!(m.err == keep_abi::err::OK, "FLUSH {i}: no answer (error {})", m.err);
+                ensure!(m.words[0] == keep_blk::OK, "FLUSH {i} answered status {}", m.words[0]);
+                Ok(())
+            };
+            // The first ones make whatever tables the bounce pages need.
+            for i in 0..8 {
+                flush(i)?;
+            }
+            let (before, _) = keep_abi::ACCOUNT.info().ctx("ACCOUNT INFO")?;
+            // 2 bounce pages each: more than 2 tables' worth of fresh addresses.
+            for i in 8..FLUSHES {
+                flush(i)?;
+            }
+            let (after, _) = keep_abi::ACCOUNT.info().ctx("ACCOUNT INFO")?;
+            ensure!(after == before, "{} FLUSHes: the account's free frames went from {before} to {after}", FLUSHES - 8);
+            Ok(())
+        })();
+        let _ = SELF_ASPACE.delete_cap(a);
+        cx.drop_slots(&[a]);
+        r
+    })
+}
+
+const FLUSHES: u64 = 8 + 600;

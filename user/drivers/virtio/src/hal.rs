@@ -9,7 +9,7 @@
 //! The Hal's functions take no `self`, so the state is one global, set up
 //! by [`init`] and torn down by [`finish`]; a driver is single-threaded.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ptr::NonNull;
@@ -40,7 +40,12 @@ pub struct DmaConfig {
 
 struct State {
     cfg: DmaConfig,
-    next: u64,                   // next free page index from va_base / iova_base
+    next: u64,                   // next page index never used, from va_base / iova_base
+    /// Page indices below `next` released and free to use again: each
+    /// blocking request shares its buffers through fresh bounce pages, and
+    /// at ever new addresses the page tables of the driver's space and of
+    /// its domain would grow with every request until a mapping fails.
+    free: BTreeSet<u64>,
     pages: BTreeMap<u64, u64>,   // page index -> slot of its PAGE capability
     /// Mapped BAR pages: (physical address, virtual address) each.
     mmio: Vec<(u64, u64)>,
@@ -71,7 +76,7 @@ fn state() -> &'static mut State {
 pub fn init(cfg: DmaConfig) -> Result<()> {
     let mmio_next = cfg.mmio_va;
     // SAFETY: as in state().
-    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, rogue_len: 0, last_shared: 0, errors: 0, direct: Vec::new(), foreign: BTreeMap::new() }) };
+    unsafe { *STATE.0.get() = Some(State { cfg, next: 0, free: BTreeSet::new(), pages: BTreeMap::new(), mmio: Vec::new(), mmio_next, rogue: None, rogue_len: 0, last_shared: 0, errors: 0, direct: Vec::new(), foreign: BTreeMap::new() }) };
     Ok(())
 }
 
@@ -176,11 +181,31 @@ pub fn stats() -> (u64, u64) {
     (s.pages.len() as u64, s.errors)
 }
 
+/// The first of `n` free page indices in a row: the lowest run of released
+/// ones, or new ones from `next`.
+fn take_indices(s: &mut State, n: u64) -> u64 {
+    let mut run = (0, 0); // (first, length)
+    for &p in &s.free {
+        run = if run.1 > 0 && p == run.0 + run.1 { (run.0, run.1 + 1) } else { (p, 1) };
+        if run.1 == n {
+            for q in run.0..run.0 + n {
+                s.free.remove(&q);
+            }
+            return run.0;
+        }
+    }
+    s.next += n;
+    s.next - n
+}
+
 fn alloc_pages(s: &mut State, n: u64) -> Option<(u64, u64)> {
-    let first = s.next;
+    let first = take_indices(s, n);
     for i in 0..n {
         let p = first + i;
-        let slot = s.cfg.slots.pop()?;
+        let Some(slot) = s.cfg.slots.pop() else {
+            undo(s, first, p, n);
+            return None;
+        };
         let va = s.cfg.va_base + p * PAGE;
         let page = s.cfg.frames.page(slot);
         if let Ok(Page::Reused(empty)) = page {
@@ -192,11 +217,13 @@ fn alloc_pages(s: &mut State, n: u64) -> Option<(u64, u64)> {
         if page.is_err() {
             s.cfg.slots.push(slot);
             s.errors += 1;
+            undo(s, first, p, n);
             return None;
         }
         s.pages.insert(p, slot);
         if !ok {
             s.errors += 1;
+            undo(s, first, p + 1, n);
             return None;
         }
         if matches!(page, Ok(Page::Reused(_))) {
@@ -205,9 +232,17 @@ fn alloc_pages(s: &mut State, n: u64) -> Option<(u64, u64)> {
             unsafe { core::ptr::write_bytes(va as *mut u8, 0, PAGE as usize) };
         }
     }
-    s.next += n;
     let va = s.cfg.va_base + first * PAGE;
     Some((s.cfg.iova_base + first * PAGE, va))
+}
+
+/// A failed allocation of `n` pages from `first`: the pages made up to
+/// `made` go back, and every index is free again.
+fn undo(s: &mut State, first: u64, made: u64, n: u64) {
+    for p in first..made {
+        release(s, p);
+    }
+    s.free.extend(first..first + n);
 }
 
 /// The page index of device address `dev`.
@@ -232,6 +267,7 @@ fn release(s: &mut State, p: u64) {
                 s.cfg.slots.push(slot);
             }
         }
+        s.free.insert(p);
     }
 }
 
