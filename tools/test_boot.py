@@ -441,7 +441,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 10 servers started, 6 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 11 servers started, 7 programs to run" in text, text[-800:])
     opened = g.expect(b"checkpointer: area of 2048 blocks: no checkpoint in the area; starting afresh", 30)
     check("the description's checkpointer opens its area on the disk at boot (docs/persistence.md)",
           opened, g.text()[-800:])
@@ -462,6 +462,15 @@ def system_description(g):
           out is not None and "from the PCI server 'pci' of the system description" in out
           and "00:02.0  1af4:1042  class 010000  virtio block" in out and "driver blk          may open id:1af4:1042" in out,
           repr(out))
+    # The vault of the default description (docs/trusted-core.md, "Secure
+    # storage"): a new store on this boot's fresh TPM, which its client uses.
+    started = g.expect(b"made a new store", 60)
+    out = g.keys(b"run vault-a 1" + ENTER, 60)
+    check("the description's vault makes its store at boot and its client vault-a puts a secret",
+          started and out is not None and "PUT secret: ok" in out and "exited with code 0" in out, repr(out))
+    out = g.keys(b"vault" + ENTER, 30)
+    check("vault shows the default system's store unsealed, with vault-a's key",
+          out is not None and "state: unsealed" in out and "vault-a: 1 key, 22 bytes" in out, repr(out))
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("run counter-client (from the description) finds the counter by name",
           out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
