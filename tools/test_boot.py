@@ -17,7 +17,9 @@
     supervision by init (system=system-test): a server that crashes while
     the shell sits idle is restarted at once and found by name again, and
     one that keeps crashing is restarted after its backoff up to its limit,
-    then left down and reported;
+    then left down and reported; the largest description (system=system-max:
+    64 banks, 32 servers, 64 entries) is built whole, its last program finds
+    its last server by name and init restarts that server when killed;
   - the drivers' memory is their banks' (docs/space-banks.md, "Drivers and
     dataspaces"): `kill blk` and `kill net` give every frame the server had
     back (the pool plus what the banks hold is the same after the restart:
@@ -859,6 +861,32 @@ def test_dataspace_restart():
         g.kill()
 
 
+def test_max_description():
+    """The largest description (system=system-max, user/system/max-test.conf:
+    keep-system's MAX_BANKS banks, MAX_SERVERS servers and MAX_ENTRIES
+    entries) is built whole: every server runs under init, the last
+    program finds the last server by name, and the last server killed is
+    restarted (init's slots of the last entry)."""
+    g = Guest("system=system-max")
+    try:
+        up = g.expect(PROMPT, 240)
+        check("the largest description (64 banks, 32 servers, 64 entries) is built at boot",
+              up and "system: system-max: 64 banks, 32 servers started, 32 programs to run" in g.text(), g.text()[-1500:])
+        if not up:
+            return
+        out = g.keys(b"run counter-client" + ENTER, 60)
+        check("in it the last program finds the last server by name",
+              out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
+        out = g.keys(b"ps" + ENTER, 30) or ""
+        running = re.findall(r"^\s+\S+\s+server\s+b\d+\s+300\s+init\s+0/[01]\s+BLOCKED", out.replace("\r", ""), re.M)
+        check("ps shows all 32 servers running under init", len(running) == 32, out[-3000:])
+        m = g.send("kill counter")
+        check("the last server killed is restarted by init",
+              g.expect(b"system: server counter was killed; restarted (1 of 1)", 30, m), g.out[m:].decode(errors="replace"))
+    finally:
+        g.kill()
+
+
 def test_bad_description():
     """A malformed system description is refused whole at boot, naming
     its line, and the shell still works without it."""
@@ -1105,6 +1133,7 @@ def main():
     test_no_iommu()
     test_bars_above_4g()
     test_bad_description()
+    test_max_description()
     test_supervision()
     test_driver_banks()
     test_disk_restart()
