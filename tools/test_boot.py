@@ -17,7 +17,9 @@
     supervision by init (system=system-test): a server that crashes while
     the shell sits idle is restarted at once and found by name again, and
     one that keeps crashing is restarted after its backoff up to its limit,
-    then left down and reported;
+    then left down and reported; the largest description (system=system-max:
+    64 banks, 32 servers, 64 entries) is built whole, its last program finds
+    its last server by name and init restarts that server when killed;
   - the drivers' memory is their banks' (docs/space-banks.md, "Drivers and
     dataspaces"): `kill blk` and `kill net` give every frame the server had
     back (the pool plus what the banks hold is the same after the restart:
@@ -31,8 +33,11 @@
     /data, Linux programs and a stack's TCP echo go on, and mem shows no
     frame left behind (docs/dataspaces.md, "When the manager is restarted").
 Prints one line per test and a summary; exits 1 on any failure."""
+import atexit
 import os
 import random
+import shutil
+import struct
 import re
 import subprocess
 import sys
@@ -44,9 +49,41 @@ with open(Path(__file__).resolve().parent.parent / "abi" / "keep.toml", "rb") as
     ABI_VERSION = ".".join(str(n) for n in tomllib.load(_f)["meta"]["version"])
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mkdisk  # noqa: E402
 import qemu  # noqa: E402
 
 PROMPT = b"keep> "
+# The vault's start line (docs/trusted-core.md, "Secure storage").
+VAULT_START = re.compile(rb"vault: (open|SEALED ELSEWHERE|ROLLBACK|DAMAGED|NO TPM|I/O ERROR)[^\r\n]*\r?\n")
+
+
+# The vault's area of the default description (user/system/system.conf).
+VAULT_AREA = (120832, 256)
+_base_disk = None
+
+
+def blank_vault_area(path):
+    """Puts back what a new build/disk.img has in the vault's area (the
+    pattern of tools/mkdisk.py): no store in it."""
+    with open(path, "r+b") as f:
+        f.seek(VAULT_AREA[0] * 512)
+        for s in range(VAULT_AREA[0], VAULT_AREA[0] + VAULT_AREA[1]):
+            f.write(struct.pack("<64Q", *(mkdisk.pattern(s, w) for w in range(64))))
+
+
+def base_disk():
+    """build/disk.img as a boot under snapshot sees it, but with the
+    vault's area as on a new disk: `make run` (a persistent disk and TPM
+    state) leaves a store there sealed to its own TPM, which a boot's
+    fresh TPM cannot open.  One copy per test run, removed at exit."""
+    global _base_disk
+    if _base_disk is None:
+        d = Path(tempfile.mkdtemp(prefix="keep-boot-disk-"))
+        atexit.register(shutil.rmtree, d, True)
+        _base_disk = d / "disk.img"
+        shutil.copyfile(qemu.DISK, _base_disk)
+        blank_vault_area(_base_disk)
+    return _base_disk
 
 
 class Guest:
@@ -56,10 +93,9 @@ class Guest:
         """`disk`: a disk image written for real (no overlay) instead of
         build/disk.img under snapshot."""
         cmd = qemu.base_cmd("tcg", append, iommu=iommu, persistent=disk is not None) + ["-serial", "stdio"] + list(extra)
-        if disk is not None:
-            drive = cmd.index("-drive") + 1
-            cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk},")
-            assert str(disk) in cmd[drive]
+        drive = cmd.index("-drive") + 1
+        cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk if disk is not None else base_disk()},")
+        assert str(disk if disk is not None else base_disk()) in cmd[drive]
         if image is None:
             i = cmd.index("-initrd")
             del cmd[i : i + 2]
@@ -70,11 +106,21 @@ class Guest:
                                   stderr=subprocess.STDOUT)
         os.set_blocking(self.p.stdout.fileno(), False)
         self.out = bytearray()
+        # The default description's vault prints its start line after the
+        # prompt (sealing a new store's key takes the TPM a while): the
+        # first wait for the prompt waits for that line too, so that it
+        # lands in no command's output.  prompt_secs: QEMU start to prompt.
+        self.settle = "system=" not in append
+        self.prompt_secs = None
 
     def expect(self, needle, timeout=30.0, since=0):
         deadline = time.monotonic() + timeout * qemu.KCOV_SLACK
         while time.monotonic() < deadline:
             if needle in self.out[since:]:
+                if needle == PROMPT and self.prompt_secs is None:
+                    self.prompt_secs = time.monotonic() - self.start
+                    if self.settle:
+                        self.wait_for(VAULT_START, 90)
                 return True
             chunk = self.p.stdout.read(4096)
             if chunk:
@@ -84,6 +130,19 @@ class Guest:
             else:
                 time.sleep(0.01)
         return False
+
+    def wait_for(self, pattern, timeout):
+        """Reads until `pattern` (a compiled bytes regex) matches the output."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not pattern.search(self.out):
+            chunk = self.p.stdout.read(4096)
+            if chunk:
+                self.out += chunk
+            elif self.p.poll() is not None:
+                break
+            else:
+                time.sleep(0.01)
+        return pattern.search(self.out) is not None
 
     def send(self, line):
         return self.send_keys(line.encode() + b"\r")
@@ -140,7 +199,7 @@ def boot_time_again(first):
     g = Guest()
     try:
         up = g.expect(PROMPT, 60)
-        secs = time.monotonic() - g.start if up else float("inf")
+        secs = g.prompt_secs if up else float("inf")
     finally:
         g.kill()
     print(f"boot-test: the first boot took {first:.2f} s; a second boot to the prompt: {secs:.2f} s")
@@ -153,7 +212,7 @@ def test_shell():
     g = Guest()
     try:
         up = g.expect(PROMPT, 60)
-        secs = time.monotonic() - g.start
+        secs = g.prompt_secs
         check("boots to the keep> prompt", up, g.text()[-500:])
         if not up:
             return
@@ -441,7 +500,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 10 servers started, 6 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 11 servers started, 7 programs to run" in text, text[-800:])
     opened = g.expect(b"checkpointer: area of 2048 blocks: no checkpoint in the area; starting afresh", 30)
     check("the description's checkpointer opens its area on the disk at boot (docs/persistence.md)",
           opened, g.text()[-800:])
@@ -462,6 +521,15 @@ def system_description(g):
           out is not None and "from the PCI server 'pci' of the system description" in out
           and "00:02.0  1af4:1042  class 010000  virtio block" in out and "driver blk          may open id:1af4:1042" in out,
           repr(out))
+    # The vault of the default description (docs/trusted-core.md, "Secure
+    # storage"): a new store on this boot's fresh TPM, which its client uses.
+    started = g.expect(b"made a new store", 60)
+    out = g.keys(b"run vault-a 1" + ENTER, 60)
+    check("the description's vault makes its store at boot and its client vault-a puts a secret",
+          started and out is not None and "PUT secret: ok" in out and "exited with code 0" in out, repr(out))
+    out = g.keys(b"vault" + ENTER, 30)
+    check("vault shows the default system's store unsealed, with vault-a's key",
+          out is not None and "state: unsealed" in out and "vault-a: 1 key, 22 bytes" in out, repr(out))
     out = g.keys(b"run counter-client" + ENTER, 30)
     check("run counter-client (from the description) finds the counter by name",
           out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
@@ -644,6 +712,15 @@ def mem_figures(out):
     return int(pool.group(1)), int(prime.group(1)), inst
 
 
+def vault_to_new_blk(g):
+    """The vault opened its area at boot, so the block server holds its
+    session (a frame of its bank); after a restart of the block server the
+    vault asks for it again at its next disk request: a PUT makes one, so
+    that the new instance has the clients the old one had."""
+    out = g.keys(b"run vault-a 1" + ENTER, 60) or ""
+    return "PUT secret: ok" in out
+
+
 def test_driver_banks():
     """The block and network servers take every frame from their banks:
     killed, their banks are destroyed and the pool gets all of it back (a
@@ -662,6 +739,7 @@ def test_driver_banks():
         for name, ready in (("blk", b"blk: virtio-blk 00:02.0"), ("net", b"net: virtio-net 00:03.0")):
             m = g.send("kill " + name)
             again = g.expect(f"system: server {name} restarted (1 of 3)".encode(), 30, m) and g.expect(ready, 30, m)
+            again = again and (name != "blk" or vault_to_new_blk(g))
             time.sleep(2)
             after = mem_figures(g.keys(b"mem" + ENTER, 30))
             ok = again and after is not None
@@ -746,7 +824,7 @@ def test_dataspace_restart():
             for name, ready in extra:
                 time.sleep(1)
                 m2 = g.send("kill " + name)
-                back = back and g.expect(ready, 60, m2)
+                back = back and g.expect(ready, 60, m2) and (name != "blk" or vault_to_new_blk(g))
             time.sleep(1)
             ps = g.keys(b"ps" + ENTER, 30) or ""
             check(f"kill dataspace ({k}): init restarts it and ps counts it",
@@ -779,6 +857,32 @@ def test_dataspace_restart():
               "workhorse: /data: the dataspace manager was restarted; a new dataspace for the disk" in t
               and "netstack 10.0.2.15: the dataspace manager was restarted; a new ring" in t
               and "netstack 10.0.2.16: the dataspace manager was restarted; a new ring" in t, t[-2000:])
+    finally:
+        g.kill()
+
+
+def test_max_description():
+    """The largest description (system=system-max, user/system/max-test.conf:
+    keep-system's MAX_BANKS banks, MAX_SERVERS servers and MAX_ENTRIES
+    entries) is built whole: every server runs under init, the last
+    program finds the last server by name, and the last server killed is
+    restarted (init's slots of the last entry)."""
+    g = Guest("system=system-max")
+    try:
+        up = g.expect(PROMPT, 240)
+        check("the largest description (64 banks, 32 servers, 64 entries) is built at boot",
+              up and "system: system-max: 64 banks, 32 servers started, 32 programs to run" in g.text(), g.text()[-1500:])
+        if not up:
+            return
+        out = g.keys(b"run counter-client" + ENTER, 60)
+        check("in it the last program finds the last server by name",
+              out is not None and "1 + 2 + ... + 10 = 55" in out and "exited with code 0" in out, repr(out))
+        out = g.keys(b"ps" + ENTER, 30) or ""
+        running = re.findall(r"^\s+\S+\s+server\s+b\d+\s+300\s+init\s+0/[01]\s+BLOCKED", out.replace("\r", ""), re.M)
+        check("ps shows all 32 servers running under init", len(running) == 32, out[-3000:])
+        m = g.send("kill counter")
+        check("the last server killed is restarted by init",
+              g.expect(b"system: server counter was killed; restarted (1 of 1)", 30, m), g.out[m:].decode(errors="replace"))
     finally:
         g.kill()
 
@@ -1029,6 +1133,7 @@ def main():
     test_no_iommu()
     test_bars_above_4g()
     test_bad_description()
+    test_max_description()
     test_supervision()
     test_driver_banks()
     test_disk_restart()

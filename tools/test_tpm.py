@@ -49,15 +49,18 @@ class Guest(test_boot.Guest):
     def __init__(self, append="", state=None, tpm=True, disk=None, image=qemu.IMAGE):
         cmd = qemu.base_cmd("tcg", append, tpm=tpm, tpm_state=state, persistent=disk is not None,
                             initrd=image) + ["-serial", "stdio"]
-        if disk is not None:
-            drive = cmd.index("-drive") + 1
-            cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk},")
-            assert str(disk) in cmd[drive]
+        disk = disk if disk is not None else test_boot.base_disk()
+        drive = cmd.index("-drive") + 1
+        cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk},")
+        assert str(disk) in cmd[drive]
         self.start = time.monotonic()
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         import os
         os.set_blocking(self.p.stdout.fileno(), False)
         self.out = bytearray()
+        # As test_boot.Guest: the first prompt waits for the vault's start line.
+        self.settle = "system=" not in append
+        self.prompt_secs = None
 
     def cmd(self, line, timeout=120):
         out = self.keys(line.encode() + b"\r", timeout)

@@ -106,6 +106,9 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="keep-vault-"))
     disk = tmp / "disk.img"
     shutil.copyfile(qemu.DISK, disk)
+    # A new disk's area, whatever `make run` left in build/disk.img's.
+    assert AREA == (test_boot.VAULT_AREA[0] * 512, test_boot.VAULT_AREA[1] * 512)
+    test_boot.blank_vault_area(disk)
     state = qemu.TPM_DIR / "test-vault"
     shutil.rmtree(state, ignore_errors=True)
     try:

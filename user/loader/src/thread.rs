@@ -70,6 +70,19 @@ pub fn create(
     body: Body,
     words: &[u64],
 ) -> Result<Thread, String> {
+    create_sized(slots, name, priority, body, words, STACK_WORDS)
+}
+
+/// The same with a stack of `stack_words` words (a thread that calls
+/// little needs less than the usual 32 KiB: init's watchers).
+pub fn create_sized(
+    slots: &mut SlotPool,
+    name: &str,
+    priority: u64,
+    body: Body,
+    words: &[u64],
+    stack_words: usize,
+) -> Result<Thread, String> {
     let p = slots.alloc().ok_or("no free capability slot")?;
     if let Err(e) = ACCOUNT.create_process(slot::SELF_ASPACE, p) {
         slots.free(p);
@@ -88,9 +101,9 @@ pub fn create(
             buf: buf_ptr,
         },
     });
-    let stack = vec![0u64; STACK_WORDS];
+    let stack = vec![0u64; stack_words];
     // The ABI wants rsp + 8 to be 16-aligned at function entry.
-    let top = (stack.as_ptr() as u64 + 8 * STACK_WORDS as u64) & !15;
+    let top = (stack.as_ptr() as u64 + 8 * stack_words as u64) & !15;
     let t = Thread {
         process,
         start,
@@ -124,7 +137,19 @@ pub fn spawn(
     body: Body,
     words: &[u64],
 ) -> Result<Thread, String> {
-    let t = create(slots, name, priority, body, words)?;
+    spawn_sized(slots, name, priority, body, words, STACK_WORDS)
+}
+
+/// Makes and starts a thread with a stack of `stack_words` words.
+pub fn spawn_sized(
+    slots: &mut SlotPool,
+    name: &str,
+    priority: u64,
+    body: Body,
+    words: &[u64],
+    stack_words: usize,
+) -> Result<Thread, String> {
+    let t = create_sized(slots, name, priority, body, words, stack_words)?;
     if let Err(e) = t.process.start() {
         t.kill(slots);
         return Err(format!("START of thread {name} failed: {e}"));

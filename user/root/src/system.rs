@@ -24,9 +24,20 @@ use keep_system::desc::{self, Description, Kind};
 use keep_system::init::{self as init_proto, EntryStatus};
 use keep_system::names;
 
-/// Frames of init's bank (its program, 1 MiB of heap, its watchers), and of its account.
+/// Frames of init's bank (its program, 1 MiB of heap, its watchers, its
+/// account, the cappages of its slots), and of its account: its own
+/// process and page tables, and per server its watcher's process and a
+/// notification.
 pub const INIT_BANK_LIMIT: u64 = 1024;
 pub const INIT_ACCOUNT_FRAMES: u64 = 64;
+pub const INIT_ACCOUNT_PER_SERVER: u64 = 2;
+
+// The largest description fits the servers the root task builds it with:
+// a constructor per entry; its banks, an instance's bank per server, and
+// init's, alive at once in the bank server.
+const _: () = assert!(desc::MAX_ENTRIES <= keep_constructor::MAX_CONSTRUCTORS);
+const _: () = assert!(desc::MAX_BANKS + desc::MAX_SERVERS + 1 < keep_spacebank::MAX_BANKS / 2);
+const _: () = assert!(INIT_ACCOUNT_FRAMES + INIT_ACCOUNT_PER_SERVER * desc::MAX_SERVERS as u64 + init_proto::slot::CAPPAGES + 256 < INIT_BANK_LIMIT);
 
 /// Where the root task maps a blob's page while it fills it.
 const BLOB_SCRATCH: u64 = 0x0000_6100_0000_0000;
@@ -223,7 +234,8 @@ impl System {
             }
             at(0, what)
         };
-        if let Err(e) = bank.alloc_account(INIT_ACCOUNT_FRAMES, a) {
+        let servers = self.desc.entries.iter().filter(|e| e.kind == Kind::Server).count() as u64;
+        if let Err(e) = bank.alloc_account(INIT_ACCOUNT_FRAMES + INIT_ACCOUNT_PER_SERVER * servers, a) {
             return Err(fail(bank, slots, alloc::format!("init's account: {e}")));
         }
         let grants = [
@@ -240,15 +252,34 @@ impl System {
             Ok(c) => c,
             Err(e) => return Err(fail(bank, slots, alloc::format!("cannot load init: {e}"))),
         };
-        slots.free(a);
-        if let Err(e) = child.process.mint(control, init_proto::CONTROL, rights::WRITE | rights::CALL) {
-            let r = fail(bank, slots, alloc::format!("MINT of init's control capability: {e}"));
+        // The cappages of init's per-entry slots (keep_system::init::slot),
+        // paid by its bank; the mappings keep them (`a`: the scratch slot).
+        let mut made = Ok(());
+        for c in 0..init_proto::slot::CAPPAGES {
+            made = bank
+                .alloc_cappage(a)
+                .map_err(|e| alloc::format!("a cappage of init's slots: {e}"))
+                .and_then(|_| {
+                    let m = child.aspace.map_cappage(a, init_proto::slot::BASE + c * keep_abi::layout::CAPPAGE_SLOTS);
+                    let _ = SELF_ASPACE.delete_cap(a);
+                    m.map_err(|e| alloc::format!("MAP_CAPPAGE of init's slots: {e}"))
+                });
+            if made.is_err() {
+                break;
+            }
+        }
+        let made = made.and_then(|_| {
+            child.process.mint(control, init_proto::CONTROL, rights::WRITE | rights::CALL).map_err(|e| alloc::format!("MINT of init's control capability: {e}"))
+        });
+        if let Err(e) = made {
+            let r = fail(bank, slots, e);
             for s in [child.process.0, child.aspace.0] {
                 let _ = SELF_ASPACE.delete_cap(s);
                 slots.free(s);
             }
             return Err(r);
         }
+        slots.free(a);
         self.init = Some(InitServer { child, bank, control });
         Ok(())
     }

@@ -64,10 +64,14 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-/// The most servers and programs (the name service's table).
-pub const MAX_ENTRIES: usize = 16;
+/// The most servers and programs (the name service's table; init's
+/// capability-slot regions, [`crate::init::slot`], have one slot each).
+pub const MAX_ENTRIES: usize = 64;
+/// The most servers among them (init runs a watcher thread for each,
+/// its stack and IPC buffer in init's heap).
+pub const MAX_SERVERS: usize = 32;
 /// The most banks.
-pub const MAX_BANKS: usize = 16;
+pub const MAX_BANKS: usize = 64;
 /// The most servers one entry may use.
 pub const MAX_USES: usize = 6;
 /// The longest boot-image file name `blob=` takes.
@@ -263,6 +267,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
         }
         if d.entries.len() >= MAX_ENTRIES {
             return Err(err(alloc::format!("more than {MAX_ENTRIES} servers and programs")));
+        }
+        if keyword == "server" && d.entries.iter().filter(|e| e.kind == Kind::Server).count() >= MAX_SERVERS {
+            return Err(err(alloc::format!("more than {MAX_SERVERS} servers")));
         }
         let program = get("program").filter(|p| !p.is_empty()).ok_or_else(|| err(String::from("program=PROG is missing")))?;
         if get("bank").is_none() {
@@ -476,8 +483,27 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         refused("server blob program=p bank=prime limit=5\n", 1, "option's word");
         refused("server s program=p bank=prime limit=5 timer=1\n", 1, "no value");
         refused("server s program=p bank=prime limit=5\nserver s program=p bank=prime limit=5\n", 2, "declared twice");
-        let many: String = (0..=MAX_ENTRIES).map(|i| format!("program p{i} program=x bank=prime limit=1\n")).collect();
-        refused(&many, MAX_ENTRIES + 1, "more than");
+    }
+
+    /// `n` banks, then `servers` servers and `programs` programs.
+    fn sized(banks: usize, servers: usize, programs: usize) -> String {
+        let mut t: String = (0..banks).map(|i| format!("bank b{i} limit=1\n")).collect();
+        t += &(0..servers).map(|i| format!("server s{i} program=x bank=prime limit=1\n")).collect::<String>();
+        t += &(0..programs).map(|i| format!("program p{i} program=x bank=prime limit=1\n")).collect::<String>();
+        t
+    }
+
+    #[test]
+    fn takes_the_largest_description_and_refuses_one_more() {
+        let d = parse(&sized(MAX_BANKS, MAX_SERVERS, MAX_ENTRIES - MAX_SERVERS)).unwrap();
+        assert_eq!((d.banks.len(), d.entries.len()), (MAX_BANKS, MAX_ENTRIES));
+        assert_eq!(d.entries.iter().filter(|e| e.kind == Kind::Server).count(), MAX_SERVERS);
+        refused(&sized(MAX_BANKS + 1, 0, 0), MAX_BANKS + 1, &format!("more than {MAX_BANKS} banks"));
+        refused(&sized(0, 0, MAX_ENTRIES + 1), MAX_ENTRIES + 1, &format!("more than {MAX_ENTRIES} servers and programs"));
+        refused(&sized(0, MAX_SERVERS, MAX_ENTRIES - MAX_SERVERS + 1), MAX_ENTRIES + 1, "more than 64 servers and programs");
+        refused(&sized(0, MAX_SERVERS + 1, 0), MAX_SERVERS + 1, &format!("more than {MAX_SERVERS} servers"));
+        // The limits are those init's layout and the docs give.
+        assert_eq!((MAX_ENTRIES, MAX_SERVERS, MAX_BANKS), (64, 32, 64));
     }
 
     const DEVICES: &str = "\

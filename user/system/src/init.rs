@@ -62,20 +62,41 @@ pub const WATCHER: u64 = 0x200;
 pub const WATCH: u64 = 0;
 pub const QUIT: u64 = 1;
 
-/// Slots of init's capability space, each + the entry's index (below 16).
+/// Slots of init's capability space, each + the entry's index (below
+/// [`crate::desc::MAX_ENTRIES`]): a region of MAX_ENTRIES slots per kind,
+/// in cappages of their own from [`slot::BASE`] (the root task maps
+/// [`slot::CAPPAGES`] of them, from init's bank, before it puts anything
+/// there), so that init's first cappage is left to its slot pool (its
+/// watchers' threads and senders).
 pub mod slot {
+    use keep_abi::layout::CAPPAGE_SLOTS;
+    const N: u64 = crate::desc::MAX_ENTRIES as u64;
+    /// The first region's address: init's second cappage.
+    pub const BASE: u64 = CAPPAGE_SLOTS;
     /// The entry's constructor (the root task puts it there).
-    pub const CTOR: u64 = 0x40;
+    pub const CTOR: u64 = BASE;
     /// The bank its instances are made on (the root task puts it there).
-    pub const BANK: u64 = 0x50;
+    pub const BANK: u64 = CTOR + N;
     /// The current instance's process and bank.
-    pub const PROCESS: u64 = 0x60;
-    pub const INSTANCE_BANK: u64 = 0x70;
+    pub const PROCESS: u64 = BANK + N;
+    pub const INSTANCE_BANK: u64 = PROCESS + N;
     /// A watcher's DIED call, held until there is something to answer.
-    pub const WAITER: u64 = 0x80;
+    pub const WAITER: u64 = INSTANCE_BANK + N;
     /// The first slot above these.
-    pub const END: u64 = 0x90;
+    pub const END: u64 = WAITER + N;
+    /// The cappages the regions take, mapped at BASE, BASE + 256, ...
+    pub const CAPPAGES: u64 = (END - BASE).div_ceil(CAPPAGE_SLOTS);
 }
+
+/// WATCHER | index: the index's bits.
+pub const WATCHER_INDEX: u64 = 0xff;
+
+// An entry's index fits a watcher's payload, init's 64-bit masks of the
+// servers an entry uses, and STATUS's string (32 bytes an entry).
+const _: () = assert!(crate::desc::MAX_ENTRIES as u64 <= WATCHER_INDEX + 1);
+const _: () = assert!(crate::desc::MAX_ENTRIES <= 64);
+const _: () = assert!(crate::desc::MAX_ENTRIES * 32 <= keep_abi::layout::MAX_STRING as usize);
+const _: () = assert!(WATCHER & WATCHER_INDEX == 0);
 
 /// Where init finds the description's text.
 pub const DESC_VADDR: u64 = 0x5100_0000_0000;
@@ -136,7 +157,7 @@ pub fn admin(cap: u64, entry: u64, dest: u64, buf: &mut IpcBuffer) -> Result<Sen
     Ok(Sender(dest))
 }
 
-/// STATUS: up to 16 entries, decoded from the reply's string.
+/// STATUS: up to [`crate::desc::MAX_ENTRIES`] entries, decoded from the reply's string.
 /// Err: the kernel's error, or 0x100 + init's status.
 pub fn entry_status(cap: u64, buf: &IpcBuffer) -> Result<alloc::vec::Vec<EntryStatus>, u64> {
     let w = call(cap, req::STATUS)?;

@@ -15,8 +15,10 @@ keep_rt::entry!(main);
 
 /// Where each call's return capability arrives (the first free slot).
 const RET: u64 = keep_abi::slot::FIRST_FREE;
-/// Counters for this many clients (payloads 0..CLIENTS).
-const CLIENTS: usize = 8;
+/// Counters for this many clients (payloads 0..CLIENTS: a described
+/// client's is its place in the description, below keep-system's
+/// desc::MAX_ENTRIES, 64).
+const CLIENTS: usize = 64;
 
 fn main(_: u64, _: u64) -> i32 {
     let mut counters = [0u64; CLIENTS];

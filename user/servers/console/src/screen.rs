@@ -36,8 +36,9 @@ pub const LINE_MAX: usize = 256;
 /// Output a terminal may hold back for one write made of several
 /// messages (`more`); past it, what is held is written.
 pub const HOLD_MAX: usize = 4096;
-/// Terminals at most; interactive ones at most 9 of them.
-pub const MAX_TERMINALS: usize = 64;
+/// Terminals at most (the shell's, init's and one or two per entry of
+/// the largest description, keep-system's 64); interactive ones at most 9.
+pub const MAX_TERMINALS: usize = 128;
 pub const MAX_INTERACTIVE: usize = 9;
 /// The first output-only terminal's number.
 pub const FIRST_OUTPUT_ONLY: u64 = 100;

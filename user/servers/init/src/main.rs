@@ -52,6 +52,11 @@ const NOTICE_CAP: u64 = keep_abi::slot::FIRST_FREE + 2;
 /// Watchers run above init's own priority, so that a death is heard
 /// before init goes on with anything else.
 const WATCHER_PRIORITY: u64 = 13;
+/// A watcher's stack: 8 KiB (it only waits and calls), so that the
+/// watchers of desc::MAX_SERVERS servers, each with its IPC buffer, fit
+/// init's 1 MiB heap.
+const WATCHER_STACK_WORDS: usize = 1024;
+const _: () = assert!(desc::MAX_SERVERS * (WATCHER_STACK_WORDS * 8 + core::mem::size_of::<keep_abi::IpcBuffer>()) <= keep_rt::HEAP_SIZE * 3 / 5);
 
 struct Entry {
     name: String,
@@ -154,7 +159,7 @@ impl Init {
             let snd = self.slots.alloc();
             let minted = snd.is_some_and(|s| SELF_PROCESS.mint(s, proto::WATCHER | i64_, rights::WRITE | rights::CALL).is_ok());
             match (snd, minted) {
-                (Some(s), true) => match thread::spawn(&mut self.slots, &name, WATCHER_PRIORITY, watcher, &[at::PROCESS + i64_, s]) {
+                (Some(s), true) => match thread::spawn_sized(&mut self.slots, &name, WATCHER_PRIORITY, watcher, &[at::PROCESS + i64_, s], WATCHER_STACK_WORDS) {
                     Ok(t) => self.entries[i].watcher = Some(t),
                     Err(why) => println!("init: {}: no watcher ({why}); it is not supervised", self.entries[i].name),
                 },
@@ -467,7 +472,7 @@ impl Init {
     fn serve(&mut self, label: u64, payload: u64, w: [u64; 4]) -> Option<Answer> {
         match payload {
             proto::CONTROL => self.control(label, w),
-            p if p & !0xff == proto::WATCHER && label == proto::req::DIED => self.died((p & 0xff) as usize),
+            p if p & !proto::WATCHER_INDEX == proto::WATCHER && label == proto::req::DIED => self.died((p & proto::WATCHER_INDEX) as usize),
             p if (p as usize) < self.entries.len() && label == names::LOOKUP => self.lookup(p as usize, w),
             p if (p as usize) < self.entries.len() && label == names::GRANT => self.grant(p as usize, w[0]),
             p if (p as usize) < self.entries.len() && label == names::TAKE_GONE => self.take_gone(p as usize),
@@ -514,7 +519,8 @@ fn main(len: u64, _: u64) -> i32 {
         })
         .collect();
     let mut slots = SlotPool::new();
-    for s in [RET, MINTED, NOTICE_CAP].into_iter().chain(at::CTOR..at::END) {
+    // The entries' regions (at::BASE..at::END) lie outside the pool's cappage.
+    for s in [RET, MINTED, NOTICE_CAP] {
         slots.reserve(s);
     }
     let mut init = Init { entries, slots, started: false, stopped: false };
