@@ -704,11 +704,20 @@ impl Server {
         self.itimers.remove(&pid);
         self.ended = true;
         let ppid = p.ppid;
-        // Children lose their parent: they are reaped when they end.
+        // Its children lose their parent: nobody can wait for them now
+        // (there is no init to inherit them), so those that have ended go
+        // at once and the others when they end (ppid 0).
+        let mut ended_children = Vec::new();
         for c in self.procs.values_mut() {
             if c.ppid == pid {
                 c.ppid = 0;
+                if c.zombie.is_some() {
+                    ended_children.push(c.pid);
+                }
             }
+        }
+        for c in ended_children {
+            self.reap(c);
         }
         self.wake_vfork_parent(pid);
         if ppid == 0 || !self.procs.contains_key(&ppid) {

@@ -458,7 +458,7 @@ pub fn vfork(s: &mut Server, pid: i32, _: &mut Call) -> Out {
 /// clone (and clone3) without CLONE_VM, or with CLONE_VFORK: a copied
 /// address space (threads.rs does the rest).
 pub(crate) fn fork_like(s: &mut Server, pid: i32, _: &mut Call, a: &super::threads::CloneArgs) -> Out {
-    use super::threads::{CLONE_CHILD_SETTID, CLONE_PARENT_SETTID, CLONE_SETTLS, CLONE_VFORK};
+    use super::threads::{CLONE_CHILD_SETTID, CLONE_PARENT, CLONE_PARENT_SETTID, CLONE_SETTLS, CLONE_VFORK};
     let (flags, stack, ptid, ctid, tls) = (a.flags, a.sp, a.ptid, a.ctid, a.tls);
     let vfork = flags & CLONE_VFORK != 0;
     let tls = (flags & CLONE_SETTLS != 0).then_some(tls);
@@ -466,6 +466,11 @@ pub(crate) fn fork_like(s: &mut Server, pid: i32, _: &mut Call, a: &super::threa
         Ok(c) => c,
         Err(e) => return Out::Ret(-e),
     };
+    if flags & CLONE_PARENT != 0 {
+        // The caller's sibling: its parent waits for it.
+        let ppid = s.proc(pid).ppid;
+        s.proc(child).ppid = ppid;
+    }
     if flags & CLONE_CHILD_SETTID != 0 {
         let _ = s.proc(child).mm.write_u32(ctid, child as u32);
     }
