@@ -184,7 +184,11 @@ static u64 wait(struct process *p, struct notification *n, u64 *bits)
 bool notification_fast(struct process *s, struct cap c, u64 method)
 {
     struct regs *g = &s->regs;
-    u64 need = method == KEEP_M_NOTIFICATION_SIGNAL ? KEEP_RIGHT_WRITE : KEEP_RIGHT_READ;
+    /* The rights abi/keep.toml gives the method, as the general path checks
+     * (constant indices: GCC folds the table's entries to constants). */
+    u64 need = method == KEEP_M_NOTIFICATION_SIGNAL
+                   ? keep_method_rights(KEEP_TYPE_NOTIFICATION, KEEP_M_NOTIFICATION_SIGNAL)
+                   : keep_method_rights(KEEP_TYPE_NOTIFICATION, KEEP_M_NOTIFICATION_WAIT);
     if ((method != KEEP_M_NOTIFICATION_SIGNAL && method != KEEP_M_NOTIFICATION_WAIT) ||
         (cap_rights(c) & need) != need || !cap_live_inline(c))
         return false;

@@ -960,7 +960,9 @@ fn coverage_scopes(p: u64, bytes: u64, map: &[u64]) -> TestResult {
     Ok(())
 }
 
-fn cmdline_word(key: &str) -> Option<u64> {
+/// A word of the kernel command line `key=VALUE` (hex with 0x, or decimal);
+/// the server fuzzers read theirs with it too.
+pub(crate) fn cmdline_word(key: &str) -> Option<u64> {
     let mut buf = [0u8; 512];
     let len = KERNEL.cmdline(&mut buf).unwrap_or(0).min(buf.len());
     let line = core::str::from_utf8(&buf[..len]).unwrap_or("");

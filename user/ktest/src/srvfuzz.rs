@@ -22,6 +22,7 @@ use keep_abi::{ACCOUNT, KERNEL, SELF_ASPACE, Sender, TIMER, Tag, err, slot, tag,
 use keep_rt::println;
 
 use crate::srvfuzz_table::{self as table, Kind, Request};
+use crate::fuzz::cmdline_word;
 use crate::{Ctx, Cx, TestResult};
 
 /// The default seed and requests per server of a `make test` run.
@@ -35,17 +36,6 @@ const HONEST_EVERY: u64 = 50;
 /// its dataspace) every this many requests.
 const RENEW_EVERY: u64 = 400;
 
-/// A word of the kernel command line `key=VALUE` (hex with 0x, or decimal).
-fn cmdline_word(key: &str) -> Option<u64> {
-    let mut buf = [0u8; 256];
-    let len = KERNEL.cmdline(&mut buf).unwrap_or(0).min(buf.len());
-    let line = core::str::from_utf8(&buf[..len]).unwrap_or("");
-    let v = line.split_whitespace().find_map(|w| w.strip_prefix(key))?;
-    match v.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => v.parse().ok(),
-    }
-}
 
 fn seed_ops() -> (u64, u64) {
     (cmdline_word("srvfuzzseed=").unwrap_or(SEED), cmdline_word("srvfuzzops=").unwrap_or(OPS))
