@@ -323,8 +323,8 @@ docs-check:
 	$(PYTHON) tools/check_history.py
 	$(PYTHON) tools/gen_tests_md.py --check
 	@# a merge's conflict markers left in any tracked text file
-	@if git grep -n -E '^(<<<<<<< |>>>>>>> )' -- . ':!build' >/dev/null 2>&1; then \
-	  git grep -n -E '^(<<<<<<< |>>>>>>> )' -- . ':!build'; echo "docs-check: conflict markers left by a merge"; exit 1; fi
+	@if git grep -n -E '^(<<<<<<< |>>>>>>> )' -- . ':!build'; then \
+	  echo "docs-check: conflict markers left by a merge"; exit 1; fi
 
 host-test: $(B)/host_tests
 	$(B)/host_tests

@@ -250,22 +250,27 @@ pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     }
 }
 
+/// Whether `p` is a child (a process, not a thread) of the thread group
+/// `me` (in group `my_pgid`) that a wait for `want` takes: wait4's pid
+/// argument (-1 any, 0 the caller's group, N > 0 that child, -G group G).
+fn waits_for(p: &Proc, me: i32, my_pgid: i32, want: i32) -> bool {
+    p.ppid == me
+        && p.pid == p.tgid
+        && match want {
+            -1 => true,
+            0 => p.pgid == my_pgid,
+            w if w > 0 => p.pid == w,
+            w => p.pgid == -w,
+        }
+}
+
 pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     const WNOHANG: u64 = 1;
     let (want, status, options) = (c.args[0] as i32, c.args[1], c.args[2]);
     let rusage = s.arg(pid, c, 3);
     let my_pgid = s.proc(pid).pgid;
     let me = s.proc(pid).tgid;
-    let matches = |p: &Proc| {
-        p.ppid == me
-            && p.pid == p.tgid
-            && match want {
-                -1 => true,
-                0 => p.pgid == my_pgid,
-                w if w > 0 => p.pid == w,
-                w => p.pgid == -w,
-            }
-    };
+    let matches = |p: &Proc| waits_for(p, me, my_pgid, want);
     let zombie = s.procs.values().find(|p| matches(p) && p.zombie.is_some()).map(|p| (p.pid, p.zombie.unwrap()));
     if let Some((child, st)) = zombie {
         let p = s.proc(pid);
@@ -316,22 +321,15 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     }
     let my_pgid = s.proc(pid).pgid;
     let me = s.proc(pid).tgid;
-    let want: Option<i32> = match idtype {
-        0 => None,
-        1 if id > 0 => Some(id),
-        2 if id >= 0 => Some(-(if id == 0 { my_pgid } else { id })),
+    // As wait4's pid argument: -1 any child, N > 0 that one, -G group G.
+    let want: i32 = match idtype {
+        0 => -1,
+        1 if id > 0 => id,
+        2 if id >= 0 => -(if id == 0 { my_pgid } else { id }),
         3 => return Out::Ret(-EBADF),
         _ => return Out::Ret(-EINVAL),
     };
-    let matches = |p: &Proc| {
-        p.ppid == me
-            && p.pid == p.tgid
-            && match want {
-                None => true,
-                Some(w) if w > 0 => p.pid == w,
-                Some(w) => p.pgid == -w,
-            }
-    };
+    let matches = |p: &Proc| waits_for(p, me, my_pgid, want);
     if !s.procs.values().any(matches) {
         return Out::Ret(-ECHILD);
     }
