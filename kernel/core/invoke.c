@@ -4,6 +4,7 @@
 #include "invoke.h"
 #include "account.h"
 #include "arch.h"
+#include "checkpoint.h"
 #include "device.h"
 #include "dma_domain.h"
 #include "notification.h"
@@ -40,6 +41,8 @@ static u64 dispatch(struct invocation *inv)
         return dma_domain_invoke(inv);
     case KEEP_TYPE_NOTIFICATION:
         return notification_invoke(inv);
+    case KEEP_TYPE_CHECKPOINT:
+        return checkpoint_invoke(inv);
     default: /* pages and cappages have no methods */
         return KEEP_ERR_INVALID_METHOD;
     }

@@ -85,6 +85,19 @@ static void print_memmap(void)
                 m->r[i].type < 5 ? names[m->r[i].type] : "?");
 }
 
+/* pool=N on the command line (MiB, 0 to 1024), else PERSISTENT_POOL_MIB. */
+static u64 pool_mib(void)
+{
+    const char *w = strstr_n(boot_info.cmdline, boot_info.cmdline_len, "pool=");
+    if (!w || (w != boot_info.cmdline && w[-1] != ' '))
+        return KEEP_PERSISTENT_POOL_MIB;
+    u64 n = 0;
+    const char *end = boot_info.cmdline + boot_info.cmdline_len;
+    for (w += 5; w < end && *w >= '0' && *w <= '9' && n <= 1024; w++)
+        n = n * 10 + (u64)(*w - '0');
+    return n <= 1024 ? n : KEEP_PERSISTENT_POOL_MIB;
+}
+
 NORETURN void kmain(u32 magic, u32 mbi_pa)
 {
     u64 t0 = rdtsc();
@@ -100,6 +113,7 @@ NORETURN void kmain(u32 magic, u32 mbi_pa)
     paging_init(memmap_ram_end(&boot_info.memmap));
     numbers_init();
     frame_init(&boot_info.memmap);
+    frame_pool_init(pool_mib() * (1024 * 1024 / PAGE_SIZE));
     apic_init();
     acpi_pci_init();
     vtd_init();

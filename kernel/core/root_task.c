@@ -83,7 +83,7 @@ void root_task_start(void)
     if (!elf_parse(file, len, KEEP_USER_TOP, &elf, &why))
         panic("root task refused: %s", why);
 
-    root_account = account_create();
+    root_account = account_create(0);
     if (!root_account)
         panic("root task: out of memory");
     fund(ASPACE_FRAMES + 2); /* the space; the process and its number page */
@@ -111,6 +111,8 @@ void root_task_start(void)
     caps[KEEP_SLOT_KERNEL] = cap_make(KEEP_TYPE_KERNEL, KEEP_RIGHT_ALL, 0, 0, 0);
     caps[KEEP_SLOT_MEMORY] = cap_make(KEEP_TYPE_MEMORY, KEEP_RIGHT_ALL, 0, 0, 0);
     caps[KEEP_SLOT_TIMER] = cap_make(KEEP_TYPE_TIMER, KEEP_RIGHT_ALL, 0, 0, 0);
+    caps[KEEP_SLOT_PERSISTENT_MEMORY] = cap_make(KEEP_TYPE_MEMORY, KEEP_RIGHT_ALL, 0, 0, 1);
+    caps[KEEP_SLOT_CHECKPOINT] = cap_make(KEEP_TYPE_CHECKPOINT, KEEP_RIGHT_ALL, 0, 0, 0);
     /* Device memory up to the end of the physical address space (at most
      * 2^44: a range's first page number has 32 bits); RAM above 4 GiB is
      * refused page by page (devmem.c). */

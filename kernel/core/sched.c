@@ -77,6 +77,19 @@ void sched_save(struct process *p)
     }
 }
 
+void sched_flush_live(bool (*whose)(const struct process *p))
+{
+    if (sched_fpu_live != &fpu_nobody) {
+        struct process *p = (struct process *)((char *)sched_fpu_live - __builtin_offsetof(struct process, fpu));
+        if (whose(p) && p != cpu0.current) {
+            fpu_save(&p->fpu);
+            sched_fpu_live = &fpu_nobody;
+        }
+    }
+    if (base_owner && whose(base_owner) && base_owner != cpu0.current)
+        sched_save(base_owner);
+}
+
 void sleep_insert(struct process *p, u64 deadline)
 {
     struct process **link = &sleepers;

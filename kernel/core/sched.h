@@ -26,6 +26,9 @@ void sched_tick(void);
 void sched_init(void); /* empty rings, before the first process */
 /* Move p's state out of the CPU (FPU, fs/gs bases) into p: p leaves the kernel. */
 void sched_save(struct process *p);
+/* Save the FPU state and fs/gs bases the CPU holds for a process other than
+ * the current one for which whose() is true (a checkpoint's capture). */
+void sched_flush_live(bool (*whose)(const struct process *p));
 /* What the IPC fast path inlines (sched.c owns these): the run queues,
  * the bitmap of the non-empty ones and the process whose FPU state the CPU
  * holds; sched_is_highest: is no process runnable above prio once the

@@ -24,6 +24,11 @@ u64 siphash24(const u64 k[2], const void *data, size_t len);
  * head bytes before it and the ciphertext: head and body are contiguous
  * (head first), head_len a multiple of 8. */
 void seal(void *head, size_t head_len, size_t body_len, u64 nonce, u64 tag[2]);
+/* A nonce for sealing body that depends on its content and salt alone
+ * (a synthetic nonce, as SIV's): the same content sealed twice gives the
+ * same ciphertext, so an unchanged page of a checkpoint is written once.
+ * Bit 63 is set; the nonces of exports never set it. */
+u64 seal_nonce(u64 salt, const void *body, size_t len);
 /* Check the tag and, if it holds, decrypt the body in place: true.  False,
  * with nothing changed, if the tag does not match. */
 bool unseal(void *head, size_t head_len, size_t body_len, u64 nonce, const u64 tag[2]);

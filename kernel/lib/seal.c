@@ -4,7 +4,7 @@
 #include "seal.h"
 #include "lib.h"
 
-static u64 k_enc[2], k_mac1[2], k_mac2[2];
+static u64 k_enc[2], k_mac1[2], k_mac2[2], k_siv[2];
 
 static inline u64 rotl(u64 x, unsigned b) { return (x << b) | (x >> (64 - b)); }
 
@@ -78,13 +78,19 @@ bool unseal(void *head, size_t head_len, size_t body_len, u64 nonce, const u64 t
     return true;
 }
 
+u64 seal_nonce(u64 salt, const void *body, size_t len)
+{
+    u64 k[2] = {k_siv[0] ^ salt, k_siv[1]};
+    return siphash24(k, body, len) | 1ULL << 63;
+}
+
 void seal_set_key(const u64 key[4])
 {
-    /* Each of the six key words is SipHash, under the key's first half,
+    /* Each of the eight key words is SipHash, under the key's first half,
      * of its second half and the word's place: the same key gives the
      * same keys at every boot. */
-    u64 *keys[3] = {k_enc, k_mac1, k_mac2};
-    for (unsigned i = 0; i < 3; i++)
+    u64 *keys[4] = {k_enc, k_mac1, k_mac2, k_siv};
+    for (unsigned i = 0; i < 4; i++)
         for (unsigned j = 0; j < 2; j++) {
             u64 m[4] = {key[2], key[3], 0x6b656570u + i, j};
             keys[i][j] = siphash24(key, m, sizeof m);
@@ -110,8 +116,8 @@ void seal_init(void)
     u32 a, b, c, d;
     cpuid(1, 0, &a, &b, &c, &d);
     bool have_rdrand = c & (1u << 30);
-    u64 *keys[3] = {k_enc, k_mac1, k_mac2};
-    for (unsigned i = 0; i < 3; i++)
+    u64 *keys[4] = {k_enc, k_mac1, k_mac2, k_siv};
+    for (unsigned i = 0; i < 4; i++)
         for (unsigned j = 0; j < 2; j++) {
             u64 r = 0;
             if (!have_rdrand || !rdrand64(&r))

@@ -4,6 +4,7 @@
  * kernel-memory accounts give them back (ACCOUNT.RECLAIM); those go onto a
  * list linked through the frame table (frame.h: never through the frames). */
 #include "frame.h"
+#include "checkpoint.h"
 #include "keep/abi.h"
 #include "lib.h"
 #include "paging.h"
@@ -16,6 +17,12 @@ static struct {
 } fresh[MEMMAP_MAX + 1]; /* +1: the frame table splits one range */
 static unsigned fresh_count, fresh_cur;
 static u64 freed_head; /* frames given back (frame_list_push) */
+
+/* The persistent pool (frame.h): one range at the top of RAM, its own
+ * untouched part and its own list of frames given back. */
+u64 pool_lo, pool_hi;
+static u64 pool_next, pool_freed, pool_free;
+bool pool_shut = true;
 
 
 static void add_fresh(u64 lo, u64 hi)
@@ -73,6 +80,80 @@ void frame_init(const struct memmap *m)
             add_fresh(lo, hi);
         }
     }
+}
+
+void frame_pool_init(u64 frames)
+{
+    /* The highest range with room; the pool is its top. */
+    for (unsigned i = fresh_count; i-- > 0 && frames;) {
+        if ((fresh[i].end - fresh[i].next) / PAGE_SIZE < frames)
+            continue;
+        u64 table = ALIGN_UP(frames * CHECKPOINT_SLOT_BYTES, PAGE_SIZE) / PAGE_SIZE;
+        if ((fresh[i].end - fresh[i].next) / PAGE_SIZE < frames + table)
+            continue;
+        pool_hi = fresh[i].end;
+        pool_lo = pool_hi - frames * PAGE_SIZE;
+        /* The checkpoint's table of the pool's frames, just below it. */
+        u64 table_pa = pool_lo - table * PAGE_SIZE;
+        for (u64 pa = table_pa; pa < pool_lo; pa += PAGE_SIZE)
+            frame_table[pa / PAGE_SIZE].type = FRAME_KERNEL;
+        memset(phys_to_virt(table_pa), 0, table * PAGE_SIZE);
+        checkpoint_init(phys_to_virt(table_pa), frames);
+        fresh[i].end = table_pa;
+        free_count -= frames + table;
+        pool_next = pool_lo;
+        pool_free = frames;
+        return;
+    }
+    if (frames)
+        kprintf("keep: no room for a persistent pool of %lu frames; none\n", frames);
+}
+
+u64 frame_pool_free_count(void) { return pool_free; }
+
+static u64 pool_take(enum frame_type type)
+{
+    u64 pa;
+    if (pool_freed)
+        pa = frame_list_pop(&pool_freed);
+    else if (pool_next < pool_hi)
+        pa = pool_next, pool_next += PAGE_SIZE;
+    else
+        return 0;
+    pool_free--;
+    frame_table[pa / PAGE_SIZE].type = (u8)type;
+    return pa;
+}
+
+void frame_pool_rebuild(void)
+{
+    /* After a restore: the pool's free frames are those not restored, all
+     * of them on the list (nothing of the pool is untouched any more). */
+    pool_freed = 0;
+    pool_free = 0;
+    pool_next = pool_hi;
+    for (u64 pa = pool_hi; pa > pool_lo;) {
+        pa -= PAGE_SIZE;
+        if (frame_table[pa / PAGE_SIZE].type == FRAME_FREE) {
+            frame_list_push(&pool_freed, pa);
+            pool_free++;
+        }
+    }
+}
+
+u64 frame_take_from(int pool, enum frame_type type)
+{
+    if (pool)
+        return pool_take(type);
+    return frame_take(type);
+}
+
+u64 frame_alloc_from(int pool, enum frame_type type)
+{
+    u64 pa = frame_take_from(pool, type);
+    if (pa)
+        memset(phys_to_virt(pa), 0, PAGE_SIZE);
+    return pa;
 }
 
 u64 frame_take(enum frame_type type)
@@ -146,6 +227,11 @@ void frame_free(u64 pa)
         return;
     }
     f->type = FRAME_FREE;
+    if (frame_in_pool(pa)) {
+        frame_list_push(&pool_freed, pa);
+        pool_free++;
+        return;
+    }
     frame_list_push(&freed_head, pa);
     free_count++;
 }

@@ -23,6 +23,7 @@ enum frame_type {
     FRAME_NUMBERS,   /* an account's page of 64 process numbers (process_number.c) */
     FRAME_HELD,      /* its page was destroyed under a DMA hold: free with the last hold */
     FRAME_NOTIFICATION, /* a notification object */
+    FRAME_SHADOW,    /* a checkpoint's copy of a pool frame (checkpoint.c) */
 };
 
 struct frame {
@@ -37,6 +38,22 @@ struct frame {
 };
 
 void frame_init(const struct memmap *m);
+
+/* The persistent pool: frames at the top of RAM handed out only through
+ * the persistent MEMORY capability, so that everything made from it lies
+ * in one range at the same physical addresses at every boot, and a
+ * checkpoint of the range is a checkpoint of its objects (checkpoint.c).
+ * Shut from boot until it is opened empty or restored. */
+extern u64 pool_lo, pool_hi;
+extern bool pool_shut;
+void frame_pool_init(u64 frames);
+static inline bool frame_in_pool(u64 pa) { return pa >= pool_lo && pa < pool_hi; }
+u64 frame_pool_free_count(void);
+/* From the general pool (0) or the persistent pool (1). */
+u64 frame_take_from(int pool, enum frame_type type);
+u64 frame_alloc_from(int pool, enum frame_type type);
+/* The free list of the pool from the frame table (after a restore). */
+void frame_pool_rebuild(void);
 /* A zeroed frame of the given type, or 0 when none is free. */
 u64 frame_alloc(enum frame_type type);
 u64 frame_free_count(void);

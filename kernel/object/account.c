@@ -13,9 +13,9 @@
 
 struct account *all_accounts;
 
-struct account *account_create(void)
+struct account *account_create(int pool)
 {
-    u64 pa = frame_alloc(FRAME_ACCOUNT);
+    u64 pa = frame_alloc_from(pool, FRAME_ACCOUNT);
     if (!pa)
         return NULL;
     struct account *a = phys_to_virt(pa);
@@ -55,8 +55,9 @@ void account_close(struct account *a)
 
 void account_fund(struct account *a, u64 n)
 {
+    int pool = frame_in_pool(virt_to_phys_window(a));
     while (n--)
-        push_free(a, frame_take(FRAME_KFREE)); /* zeroed when it is used */
+        push_free(a, frame_take_from(pool, FRAME_KFREE)); /* zeroed when it is used */
 }
 
 u64 kmem_alloc(struct account *a, unsigned frame_type)
@@ -121,6 +122,10 @@ static u64 create_process(struct invocation *inv, struct account *a)
         return e;
     if ((e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest)))
         return e;
+    /* A process of a persistent account runs in a persistent space and the
+     * other way round: a checkpoint holds both or neither. */
+    if (frame_in_pool(cap_pa(as_cap)) != frame_in_pool(virt_to_phys_window(a)))
+        return KEEP_ERR_INVALID_ARG;
     if (!number_available(a)) /* all 2^20 numbers taken */
         return KEEP_ERR_BAD_STATE;
     if ((e = kmem_need(inv, a, 1 + number_frames_needed(a))))

@@ -31,9 +31,10 @@ struct invocation;
 struct notification;
 extern struct account *all_accounts;
 
-/* A new empty account in a frame from the memory pool; NULL if none. */
-struct account *account_create(void);
-/* Move n frames from the memory pool into the account (the caller checked). */
+/* A new empty account in a frame from the general (0) or persistent (1)
+ * pool; NULL if none. */
+struct account *account_create(int pool);
+/* Move n frames from the account's pool into it (the caller checked). */
 void account_fund(struct account *a, u64 n);
 /* Give an account with nothing in use, and all its frames, back to the pool. */
 void account_close(struct account *a);

@@ -107,6 +107,45 @@ void aspace_destroy(struct aspace *as)
     kmem_free(a, pa);
 }
 
+/* A restored space keeps tables, pages and cappages of the pool only
+ * (checkpoint.c): whatever else it mapped belongs to an earlier boot. */
+static bool adopt_keep(void *ctx, u64 pa, int level)
+{
+    (void)ctx;
+    if (!frame_in_pool(pa))
+        return false;
+    struct frame *f = frame_info(pa);
+    if (level > 0)
+        return f->type == FRAME_PAGETABLE;
+    if (f->type != FRAME_PAGE && f->type != FRAME_CAPPAGE)
+        return false;
+    f->maps++;
+    return true;
+}
+
+void aspace_adopt(struct aspace *as)
+{
+    struct adopt_walk w = {adopt_keep, NULL};
+    user_tables_adopt(as->pml4_pa, &w);
+    for (u32 i = 0; i < as->ncappages;) {
+        struct cappage_map *m = &as->cappages[i];
+        struct frame *f = frame_in_pool(m->pa) ? frame_info(m->pa) : NULL;
+        if (!f || f->type != FRAME_CAPPAGE) {
+            forget_record(as, m);
+            continue;
+        }
+        if (!cappage_in_segment(as, m))
+            f->maps++; /* its tables are out: mapped all the same */
+        i++;
+    }
+    as->pcid = next_pcid < 4096 ? next_pcid++ : 0;
+    as->cr3 = paging_cr3(as->pml4_pa, as->pcid);
+    as->tlb_stale = true;
+    as->unmap_generation++;
+    as->nproc = 0; /* its restored processes count themselves in */
+    as->nout = 0;
+}
+
 static u64 pt_alloc(void *ctx) { return kmem_alloc(ctx, FRAME_PAGETABLE); }
 
 u64 aspace_map_tables(struct aspace *as, u64 va) { return tables_missing(as->pml4_pa, va); }

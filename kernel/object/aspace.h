@@ -44,6 +44,9 @@ struct aspace {
 /* Make an address space from the account (which holds ASPACE_FRAMES). */
 u64 aspace_create(struct account *a);
 void aspace_destroy(struct aspace *as);
+/* A space restored from a checkpoint: this boot's kernel half, a PCID, and
+ * only the pool's tables, pages and cappages (counted in their maps). */
+void aspace_adopt(struct aspace *as);
 /* Remove every mapping of frame pa from as (MEMORY.REVOKE); how many. */
 u64 aspace_unmap_frame(struct aspace *as, u64 pa);
 /* Map frame pa at va with KEEP_RIGHT_* rights; the caller has checked va,

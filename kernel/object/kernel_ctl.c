@@ -12,6 +12,7 @@
 #include "account.h"
 #include "sched.h"
 #include "seal.h"
+#include "checkpoint.h"
 
 static u64 info(u64 key, u64 *value)
 {
@@ -116,7 +117,10 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         u64 key[4];
         if (!user_range_ok(inv->caller->as, a[0], sizeof key, false))
             return KEEP_ERR_FAULT;
-        /* An export sealed under the old keys would never open again. */
+        /* An export sealed under the old keys would never open again, nor
+         * would the records of a capture being written out. */
+        if (checkpoint_busy())
+            return KEEP_ERR_BAD_STATE;
         for (struct account *o = all_accounts; o; o = o->next)
             if (o->nout)
                 return KEEP_ERR_BAD_STATE;

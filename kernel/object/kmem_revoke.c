@@ -23,6 +23,7 @@
 #include "process.h"
 #include "sched.h"
 #include "seal.h"
+#include "checkpoint.h"
 #include "wrapper.h"
 
 /* ---- page tables ---- */
@@ -415,6 +416,7 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
     dma_domain_destroy_all(a); /* detaches their devices, unpins their pages */
     notification_destroy_all(a); /* waiters elsewhere start again and find them stale */
     numbers_release_all(a);
+    checkpoint_account_gone(a); /* the shadows of a capture it paid for */
     ASSERT(a->used_count == 0 && a->nout == 0);
     account_close(a);
     return KEEP_ERR_OK;

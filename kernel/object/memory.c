@@ -1,6 +1,8 @@
 /* The memory object: the pool of free frames.  RETYPE makes data pages and
  * cappages (user memory); DONATE and CREATE_ACCOUNT fund kernel-memory
- * accounts, from which every kernel object is made. */
+ * accounts, from which every kernel object is made.  A MEMORY capability
+ * names the general pool (payload 0) or the persistent pool (1, frame.h),
+ * which stays shut until the checkpoint object opens or restores it. */
 #include "account.h"
 #include "dma_domain.h"
 #include "aspace.h"
@@ -9,6 +11,9 @@
 #include "lib.h"
 #include "keep/abi.h"
 #include "process.h"
+
+/* The pool the invoked capability names. */
+static int pool_of(const struct invocation *inv) { return cap_payload(inv->cap) != 0; }
 
 static u64 retype(struct invocation *inv)
 {
@@ -19,7 +24,7 @@ static u64 retype(struct invocation *inv)
     u64 e = cap_empty_slot(inv->caller->as, inv->arg[1], &dest);
     if (e)
         return e;
-    u64 pa = frame_alloc(type == KEEP_TYPE_PAGE ? FRAME_PAGE : FRAME_CAPPAGE);
+    u64 pa = frame_alloc_from(pool_of(inv), type == KEEP_TYPE_PAGE ? FRAME_PAGE : FRAME_CAPPAGE);
     if (!pa)
         return KEEP_ERR_NO_MEMORY;
     u64 rights = type == KEEP_TYPE_PAGE ? KEEP_RIGHT_READ | KEEP_RIGHT_WRITE | KEEP_RIGHT_EXEC
@@ -35,9 +40,9 @@ static u64 donate(struct invocation *inv)
     u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ACCOUNT, KEEP_RIGHT_WRITE, &acct);
     if (e)
         return e;
-    if (n == 0 || n > 65536)
+    if (n == 0 || n > 65536 || frame_in_pool(cap_pa(acct)) != pool_of(inv))
         return KEEP_ERR_INVALID_ARG;
-    if (n > frame_free_count())
+    if (n > (pool_of(inv) ? frame_pool_free_count() : frame_free_count()))
         return KEEP_ERR_NO_MEMORY;
     account_fund(account_from_cap(acct), n);
     return KEEP_ERR_OK;
@@ -49,7 +54,7 @@ static u64 create_account(struct invocation *inv)
     u64 e = cap_empty_slot(inv->caller->as, inv->arg[0], &dest);
     if (e)
         return e;
-    struct account *a = account_create();
+    struct account *a = account_create(pool_of(inv));
     if (!a)
         return KEEP_ERR_NO_MEMORY;
     u64 pa = virt_to_phys_window(a);
@@ -103,18 +108,20 @@ u64 memory_invoke(struct invocation *inv)
 {
     switch (inv->method) {
     case KEEP_M_MEMORY_FREE:
-        inv->res[0] = frame_free_count();
+        inv->res[0] = pool_of(inv) ? frame_pool_free_count() : frame_free_count();
         return KEEP_ERR_OK;
     case KEEP_M_MEMORY_RETYPE:
     case KEEP_M_MEMORY_DONATE:
     case KEEP_M_MEMORY_CREATE_ACCOUNT:
-    case KEEP_M_MEMORY_RECLAIM:
-    case KEEP_M_MEMORY_REVOKE:
+        if (pool_of(inv) && pool_shut)
+            return KEEP_ERR_BAD_STATE;
         return inv->method == KEEP_M_MEMORY_RETYPE   ? retype(inv)
                : inv->method == KEEP_M_MEMORY_DONATE ? donate(inv)
-               : inv->method == KEEP_M_MEMORY_RECLAIM ? reclaim(inv)
-               : inv->method == KEEP_M_MEMORY_REVOKE  ? revoke(inv)
                                                      : create_account(inv);
+    case KEEP_M_MEMORY_RECLAIM:
+        return reclaim(inv);
+    case KEEP_M_MEMORY_REVOKE:
+        return revoke(inv);
     default:
         return KEEP_ERR_INVALID_METHOD;
     }

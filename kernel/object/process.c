@@ -45,6 +45,13 @@ struct process *process_create(struct aspace *as, struct account *a)
     return p;
 }
 
+void process_adopt(struct process *p)
+{
+    p->pid = next_pid++;
+    p->all_next = NULL;
+    process_list_insert(p);
+}
+
 void process_list_insert(struct process *p)
 {
     struct process **link = &all_processes;

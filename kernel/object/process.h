@@ -89,11 +89,25 @@ void number_put(u64 num);
 /* DESTROY_ALL: give back every number page of the account (none in use). */
 void numbers_release_all(struct account *a);
 u64 numbers_check(u64 *checked); /* CHECK_INVARIANTS */
+/* The persistent range of number pages, for checkpoints (checkpoint.c):
+ * the page a number frame of the pool is at (0: none); the range's
+ * epochs and taken bits saved and loaded (after a restore); whether no
+ * page of the range is taken; a restored page put back at its index
+ * (false, with nothing mapped, if the index is not taken or the page's
+ * header names another frame); and the range emptied (a failed restore). */
+u64 numbers_persistent_page(u64 pa);
+void numbers_persistent_save(u64 *epochs, u64 *bits);
+void numbers_persistent_load(const u64 *epochs, const u64 *bits);
+bool numbers_persistent_idle(void);
+bool number_page_adopt(u64 idx, u64 pa);
+void numbers_persistent_clear(void);
 /* Process numbers in use (live or exported). */
 extern u64 numbers_used;
 /* Make a process in as from the account (which holds a frame). */
 struct process *process_create(struct aspace *as, struct account *a);
 void process_destroy(struct process *p);
+/* A process restored from a checkpoint joins this boot's list (a new pid). */
+void process_adopt(struct process *p);
 /* Destroy the exported process with number num: its capabilities go stale
  * and its export can never be restored. */
 void process_drop_exported(u64 num);

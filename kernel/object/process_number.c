@@ -51,14 +51,23 @@ _Static_assert(__builtin_offsetof(struct number_page, none) == __builtin_offseto
                    __builtin_offsetof(struct number_page, reply) == __builtin_offsetof(struct process_number, reply),
                "a header reads as an entry that names nothing");
 
+/* Persistent accounts (frame.h) take their pages from the last
+ * PERSISTENT_NUMBER_PAGES, so that a restored process gets its number back
+ * whatever this boot's other accounts took. */
+#define PERSIST_FIRST (NUMBER_PAGES - KEEP_PERSISTENT_NUMBER_PAGES)
+_Static_assert(KEEP_PERSISTENT_NUMBER_PAGES % 64 == 0 && KEEP_PERSISTENT_NUMBER_PAGES < NUMBER_PAGES / 2,
+               "the persistent range is whole words of page_bits");
+
 u64 numbers_used;
-static u64 pages_taken;                  /* in use or retired, page 0 included */
+static u64 pages_taken[2];               /* per range: in use or retired, page 0 included */
 static u64 page_bits[NUMBER_PAGES / 64]; /* taken pages */
 /* When a page is next bought: the first version of its numbers (bits
  * 0-33), and the high bits of their reply versions (34-63). */
 static u64 page_epoch[NUMBER_PAGES];
 #define EPOCH_HI_SHIFT 34
-static u64 page_hint = 1;
+static u64 page_hint[2] = {1, PERSIST_FIRST};
+static int range_of(const struct account *a) { return frame_in_pool(virt_to_phys_window(a)); }
+static const u64 range_lo[2] = {1, PERSIST_FIRST}, range_hi[2] = {PERSIST_FIRST, NUMBER_PAGES};
 /* Numbers 0-63: the kernel's, reserved. */
 static union {
     struct number_page h;
@@ -75,22 +84,27 @@ void numbers_init(void)
     number_region_map(NUMBER_REGION, pa);
     ASSERT(process_numbers[0].reply == ~0ULL && !process_numbers[1].p && !process_numbers[1].reply);
     page_bits[0] = 1;
-    pages_taken = 1;
+    pages_taken[0] = 1;
 }
 
 u64 number_frames_needed(const struct account *a) { return a->numbers_free ? 0 : 1; }
 
-bool number_available(const struct account *a) { return a->numbers_free || pages_taken < NUMBER_PAGES; }
+bool number_available(const struct account *a)
+{
+    int r = range_of(a);
+    return a->numbers_free || pages_taken[r] < range_hi[r] - range_lo[r] + (r == 0);
+}
 
 /* Buy a page for the account from one of its frames (the caller made sure
  * it holds one, and that a page is left). */
 static void page_buy(struct account *a)
 {
-    while (page_is_taken(page_hint))
-        page_hint = page_hint + 1 < NUMBER_PAGES ? page_hint + 1 : 1;
-    u64 idx = page_hint;
+    int r = range_of(a);
+    while (page_is_taken(page_hint[r]))
+        page_hint[r] = page_hint[r] + 1 < range_hi[r] ? page_hint[r] + 1 : range_lo[r];
+    u64 idx = page_hint[r];
     page_bits[idx / 64] |= 1ULL << (idx % 64);
-    pages_taken++;
+    pages_taken[r]++;
     u64 pa = kmem_alloc(a, FRAME_NUMBERS); /* zeroed */
     number_region_map(NUMBER_REGION + idx * PAGE_SIZE, pa);
     struct number_page *h = page_of(idx);
@@ -151,7 +165,7 @@ static void page_release(u64 idx)
     if (top + 1 < CAP_PVERSION_MASK && top_hi < 1ULL << (64 - EPOCH_HI_SHIFT)) {
         page_epoch[idx] = (top + 1) | top_hi << EPOCH_HI_SHIFT;
         page_bits[idx / 64] &= ~(1ULL << (idx % 64));
-        pages_taken--;
+        pages_taken[idx >= PERSIST_FIRST]--;
     }
 }
 
@@ -241,10 +255,61 @@ u64 numbers_check(u64 *checked)
             bad++;
         }
     }
-    if (used != numbers_used || pages > pages_taken) {
+    if (used != numbers_used || pages > pages_taken[0] + pages_taken[1]) {
         kprintf("invariant: %lu numbers in use in %lu pages, counts say %lu in %lu\n", used, pages, numbers_used,
-                pages_taken);
+                pages_taken[0] + pages_taken[1]);
         bad++;
     }
     return bad;
+}
+
+/* The checkpoint's part (checkpoint.c). */
+u64 numbers_persistent_page(u64 pa)
+{
+    for (u64 idx = PERSIST_FIRST; idx < NUMBER_PAGES; idx++)
+        if (page_is_taken(idx) && page_of(idx)->frame == pa && frame_info(pa)->type == FRAME_NUMBERS)
+            return idx;
+    return 0;
+}
+
+void numbers_persistent_save(u64 *epochs, u64 *bits)
+{
+    memcpy(epochs, &page_epoch[PERSIST_FIRST], KEEP_PERSISTENT_NUMBER_PAGES * sizeof(u64));
+    memcpy(bits, &page_bits[PERSIST_FIRST / 64], KEEP_PERSISTENT_NUMBER_PAGES / 8);
+}
+
+bool numbers_persistent_idle(void) { return pages_taken[1] == 0; }
+
+void numbers_persistent_load(const u64 *epochs, const u64 *bits)
+{
+    memcpy(&page_epoch[PERSIST_FIRST], epochs, KEEP_PERSISTENT_NUMBER_PAGES * sizeof(u64));
+    memcpy(&page_bits[PERSIST_FIRST / 64], bits, KEEP_PERSISTENT_NUMBER_PAGES / 8);
+    pages_taken[1] = 0;
+    for (u64 idx = PERSIST_FIRST; idx < NUMBER_PAGES; idx++)
+        pages_taken[1] += page_is_taken(idx);
+}
+
+bool number_page_adopt(u64 idx, u64 pa)
+{
+    if (idx < PERSIST_FIRST || idx >= NUMBER_PAGES || !page_is_taken(idx))
+        return false;
+    number_region_map(NUMBER_REGION + idx * PAGE_SIZE, pa);
+    struct number_page *h = page_of(idx);
+    if (h->frame != pa) {
+        number_region_map(NUMBER_REGION + idx * PAGE_SIZE, 0);
+        return false;
+    }
+    numbers_used += h->used;
+    return true;
+}
+
+void numbers_persistent_clear(void)
+{
+    for (u64 idx = PERSIST_FIRST; idx < NUMBER_PAGES; idx++) {
+        if (page_is_taken(idx) && page_of(idx)->frame && frame_in_pool(page_of(idx)->frame))
+            number_region_map(NUMBER_REGION + idx * PAGE_SIZE, 0);
+        page_epoch[idx] = 0;
+    }
+    memset(&page_bits[PERSIST_FIRST / 64], 0, KEEP_PERSISTENT_NUMBER_PAGES / 8);
+    pages_taken[1] = 0;
 }

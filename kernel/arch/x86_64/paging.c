@@ -255,6 +255,36 @@ void free_table_below(u64 table_pa, int level, const struct table_walk *w)
     free_subtree(phys_to_virt(table_pa), level - 1, w);
 }
 
+static void adopt_subtree(u64 *t, int level, const struct adopt_walk *w)
+{
+    for (unsigned i = 0; i < 512; i++) {
+        u64 e = t[i];
+        if (!(e & PTE_P))
+            continue;
+        if (!w->keep(w->ctx, e & PTE_ADDR, level) || (e & PTE_PS))
+            t[i] = 0;
+        else if (level > 0)
+            adopt_subtree(table_of(e), level - 1, w);
+    }
+}
+
+void user_tables_adopt(u64 pml4_pa, const struct adopt_walk *w)
+{
+    u64 *pml4 = phys_to_virt(pml4_pa);
+    for (unsigned i = 0; i < 512; i++) {
+        if (i >= 256 && i != CAPSEG_SLOT) {
+            pml4[i] = kernel_pml4[i]; /* this boot's kernel half */
+            continue;
+        }
+        if (!(pml4[i] & PTE_P))
+            continue;
+        if (!w->keep(w->ctx, pml4[i] & PTE_ADDR, 3))
+            pml4[i] = 0;
+        else
+            adopt_subtree(table_of(pml4[i]), 2, w);
+    }
+}
+
 void free_user_tables(u64 pml4_pa, const struct table_walk *w)
 {
     u64 *pml4 = phys_to_virt(pml4_pa);

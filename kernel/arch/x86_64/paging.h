@@ -56,6 +56,16 @@ struct table_walk {
     void *ctx;
 };
 void free_user_tables(u64 pml4_pa, const struct table_walk *w);
+/* A restored address space: give it this boot's kernel half, and ask keep
+ * about every table (level 1-3: the table an entry of that level links)
+ * and every page or cappage (level 0) its user half and capability segment
+ * name; an entry keep refuses is cleared (and what is below it is not
+ * visited). */
+struct adopt_walk {
+    bool (*keep)(void *ctx, u64 pa, int level);
+    void *ctx;
+};
+void user_tables_adopt(u64 pml4_pa, const struct adopt_walk *w);
 /* The entry that links the page table of `level` (1: 4 KiB entries, 2: 2 MiB,
  * 3: 1 GiB) translating va into its parent, or NULL when there is none. */
 u64 *user_table_link(u64 pml4_pa, u64 va, int level);

@@ -48,6 +48,7 @@
 #define KEEP_TYPE_INTERRUPT 0xfULL /* A range of interrupt lines (I/O APIC inputs and MSI lines): a line is bound to a process, which then receives each interrupt as an IPC message, or to a notification, into which each interrupt ORs bits. */
 #define KEEP_TYPE_DMA_DOMAIN 0x10ULL /* A DMA domain: the address space the IOMMU gives the PCI devices attached to it. A driver maps into it only pages it holds capabilities to; each stays pinned while mapped (docs/devices.md). */
 #define KEEP_TYPE_NOTIFICATION 0x11ULL /* A word of event bits: senders OR bits in without blocking (SIGNAL), a waiter takes and clears them (WAIT, POLL); bound to a process, its signals arrive as NOTIFY messages in that process's receives. */
+#define KEEP_TYPE_CHECKPOINT 0x12ULL /* The checkpoint of the persistent memory pool: capture of every object made from the pool at one consistency point, its sealed write-out, and its restore at a later boot (docs/persistence.md). Given only to the root task, which may grant it to the checkpointer. */
 
 /* Rights */
 #define KEEP_RIGHT_READ 0x1ULL /* Read: map readable; query; fetch capabilities. */
@@ -111,6 +112,8 @@
 #define KEEP_SLOT_DEVMEM 0x8ULL /* Device memory: every physical page between the top of low RAM and the end of the physical address space (at most 2^44), RAM excepted (root task and trusted programs). */
 #define KEEP_SLOT_IOPORT 0x9ULL /* Every I/O port (root task and trusted programs). */
 #define KEEP_SLOT_INTERRUPT 0xaULL /* Every interrupt line: the I/O APIC's and the MSI lines (root task and trusted programs). */
+#define KEEP_SLOT_PERSISTENT_MEMORY 0xbULL /* The persistent memory pool: what is made from it is in every checkpoint (root task). */
+#define KEEP_SLOT_CHECKPOINT 0xcULL /* The checkpoint object (root task). */
 #define KEEP_SLOT_FIRST_FREE 0x10ULL /* The first slot that is not reserved by convention. */
 
 /* Layout constants */
@@ -133,6 +136,9 @@
 #define KEEP_DMA_HOLD_TAGS 0x1000ULL /* Tags of DMA_DOMAIN.HOLD: 0 to DMA_HOLD_TAGS - 1 (a mediator's queue and descriptor head, say). */
 #define KEEP_DMA_HOLD_FRAMES 0x8ULL /* Frames a DMA domain's hold table grows to at most: 512 holds each. */
 #define KEEP_DMA_HOLD_MAX 0xffffULL /* Holds one frame can have at once, over all domains. */
+#define KEEP_PERSISTENT_POOL_MIB 0x20ULL /* Size of the persistent memory pool in MiB, taken from the top of RAM, unless the kernel command line says pool=N (N MiB, 0 to 1024; 0: no pool). */
+#define KEEP_PERSISTENT_NUMBER_PAGES 0x100ULL /* Pages of 63 process numbers kept for the processes of persistent accounts (the last of the process-number pages), so that a restored process gets the number it had. */
+#define KEEP_CHECKPOINT_RECORD_WORDS 0x6ULL /* Words of a record's descriptor, as CHECKPOINT.READ returns it and RESTORE takes it: the info word (frame number in bits 0-31, frame type 32-39, number page 40-63; 0 for the kernel record), the object's version, the two words of the seal's tag, the checkpoint's epoch, and the seal's nonce (which depends on the frame and its content only, so that an unchanged frame reads the same in every checkpoint). */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
 #define KEEP_WRAPPER_DEVICE_MAPS 0x7eULL /* Device pages one wrapper can have mapped through it at once (ASPACE.MAP of a DEVMEM capability it stands for; NO_MEMORY beyond). Destroying the wrapper unmaps them. */
 #define KEEP_KMEM_FRAMES 0x0ULL /* Word 2 of a KMEM fault: the account needs frames (word 0 says how many). */
@@ -290,6 +296,14 @@
 #define KEEP_M_NOTIFICATION_BIND 4
 #define KEEP_M_NOTIFICATION_UNBIND 5
 #define KEEP_M_NOTIFICATION_INFO 6
+#define KEEP_M_CHECKPOINT_INFO 1
+#define KEEP_M_CHECKPOINT_SET_KEY 2
+#define KEEP_M_CHECKPOINT_OPEN 3
+#define KEEP_M_CHECKPOINT_BEGIN 4
+#define KEEP_M_CHECKPOINT_READ 5
+#define KEEP_M_CHECKPOINT_END 6
+#define KEEP_M_CHECKPOINT_RESTORE 7
+#define KEEP_M_CHECKPOINT_RESUME 8
 
 /* The rights each method needs (a method's "rights" in keep.toml), checked
  * by the kernel's dispatch before the object sees the invocation: 0 for a
@@ -297,7 +311,7 @@
 #define KEEP_METHOD_LIMIT 18
 static inline unsigned long long keep_method_rights(unsigned long long type, unsigned long long method)
 {
-    static const unsigned char need[18][KEEP_METHOD_LIMIT] = {
+    static const unsigned char need[19][KEEP_METHOD_LIMIT] = {
         [KEEP_TYPE_CONSOLE] = {
             [KEEP_M_CONSOLE_WRITE] = KEEP_RIGHT_WRITE,
             [KEEP_M_CONSOLE_READ] = KEEP_RIGHT_READ,
@@ -416,8 +430,18 @@ static inline unsigned long long keep_method_rights(unsigned long long type, uns
             [KEEP_M_NOTIFICATION_UNBIND] = KEEP_RIGHT_WRITE,
             [KEEP_M_NOTIFICATION_INFO] = KEEP_RIGHT_READ,
         },
+        [KEEP_TYPE_CHECKPOINT] = {
+            [KEEP_M_CHECKPOINT_INFO] = KEEP_RIGHT_READ,
+            [KEEP_M_CHECKPOINT_SET_KEY] = KEEP_RIGHT_WRITE,
+            [KEEP_M_CHECKPOINT_OPEN] = KEEP_RIGHT_WRITE,
+            [KEEP_M_CHECKPOINT_BEGIN] = KEEP_RIGHT_WRITE,
+            [KEEP_M_CHECKPOINT_READ] = KEEP_RIGHT_READ,
+            [KEEP_M_CHECKPOINT_END] = KEEP_RIGHT_WRITE,
+            [KEEP_M_CHECKPOINT_RESTORE] = KEEP_RIGHT_WRITE,
+            [KEEP_M_CHECKPOINT_RESUME] = KEEP_RIGHT_WRITE,
+        },
     };
-    return type < 18 && method < KEEP_METHOD_LIMIT ? need[type][method] : 0;
+    return type < 19 && method < KEEP_METHOD_LIMIT ? need[type][method] : 0;
 }
 
 #endif

@@ -84,6 +84,8 @@ pub mod ty {
     pub const DMA_DOMAIN: u64 = 0x10;
     /// A word of event bits: senders OR bits in without blocking (SIGNAL), a waiter takes and clears them (WAIT, POLL); bound to a process, its signals arrive as NOTIFY messages in that process's receives.
     pub const NOTIFICATION: u64 = 0x11;
+    /// The checkpoint of the persistent memory pool: capture of every object made from the pool at one consistency point, its sealed write-out, and its restore at a later boot (docs/persistence.md). Given only to the root task, which may grant it to the checkpointer.
+    pub const CHECKPOINT: u64 = 0x12;
 }
 
 /// Rights
@@ -210,6 +212,10 @@ pub mod slot {
     pub const IOPORT: u64 = 0x9;
     /// Every interrupt line: the I/O APIC's and the MSI lines (root task and trusted programs).
     pub const INTERRUPT: u64 = 0xa;
+    /// The persistent memory pool: what is made from it is in every checkpoint (root task).
+    pub const PERSISTENT_MEMORY: u64 = 0xb;
+    /// The checkpoint object (root task).
+    pub const CHECKPOINT: u64 = 0xc;
     /// The first slot that is not reserved by convention.
     pub const FIRST_FREE: u64 = 0x10;
 }
@@ -254,6 +260,12 @@ pub mod layout {
     pub const DMA_HOLD_FRAMES: u64 = 0x8;
     /// Holds one frame can have at once, over all domains.
     pub const DMA_HOLD_MAX: u64 = 0xffff;
+    /// Size of the persistent memory pool in MiB, taken from the top of RAM, unless the kernel command line says pool=N (N MiB, 0 to 1024; 0: no pool).
+    pub const PERSISTENT_POOL_MIB: u64 = 0x20;
+    /// Pages of 63 process numbers kept for the processes of persistent accounts (the last of the process-number pages), so that a restored process gets the number it had.
+    pub const PERSISTENT_NUMBER_PAGES: u64 = 0x100;
+    /// Words of a record's descriptor, as CHECKPOINT.READ returns it and RESTORE takes it: the info word (frame number in bits 0-31, frame type 32-39, number page 40-63; 0 for the kernel record), the object's version, the two words of the seal's tag, the checkpoint's epoch, and the seal's nonce (which depends on the frame and its content only, so that an unchanged frame reads the same in every checkpoint).
+    pub const CHECKPOINT_RECORD_WORDS: u64 = 0x6;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
     pub const WRAPPER_DEPTH: u64 = 0x4;
     /// Device pages one wrapper can have mapped through it at once (ASPACE.MAP of a DEVMEM capability it stands for; NO_MEMORY beyond). Destroying the wrapper unmaps them.
@@ -411,13 +423,13 @@ pub mod method {
         pub const COVERAGE: u64 = 11;
     }
     pub mod memory {
-        /// Make a zeroed frame of type PAGE or CAPPAGE and place a capability with all rights (READ, WRITE, EXEC) at dest (which must be empty) in the caller's capability space.
+        /// Make a zeroed frame of type PAGE or CAPPAGE and place a capability with all rights (READ, WRITE, EXEC) at dest (which must be empty) in the caller's capability space. The capability's pool decides where the frame comes from: the general pool, or the persistent pool (slot PERSISTENT_MEMORY), which is BAD_STATE while it is shut (from boot until CHECKPOINT.OPEN or CHECKPOINT.RESUME).
         pub const RETYPE: u64 = 1;
-        /// Return the number of free frames in the pool.
+        /// Return the number of free frames in the pool (the persistent pool's while it is shut: those not restored).
         pub const FREE: u64 = 2;
-        /// Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then.
+        /// Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then. An account takes frames only from the pool its own frame came from (INVALID_ARG for the other), so that everything a persistent account makes is in the persistent pool; BAD_STATE from the persistent pool while it is shut.
         pub const DONATE: u64 = 3;
-        /// Make an empty kernel-memory account (its own frame comes from the pool) and place a capability with all rights at dest.
+        /// Make an empty kernel-memory account (its own frame comes from the pool) and place a capability with all rights at dest. An account from the persistent pool is persistent: it is funded from that pool only, and its processes take their numbers from the persistent range (PERSISTENT_NUMBER_PAGES); BAD_STATE from the persistent pool while it is shut.
         pub const CREATE_ACCOUNT: u64 = 4;
         /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE): raise its version so that every copy is STALE, clear the slot, and give the frame back to the pool (a cappage's capabilities are discarded). IN_USE while it is mapped in any address space or capability space; nothing changes then.
         pub const RECLAIM: u64 = 5;
@@ -493,7 +505,7 @@ pub mod method {
         pub const SET_KPAGER: u64 = 2;
         /// Make an empty address space (2 frames: the object and its top-level page table) paid by this account, whose page tables also grow from this account; place a capability with all rights at dest.
         pub const CREATE_ASPACE: u64 = 3;
-        /// Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. Its number comes from the account's number pages; when none is free the account buys one (1 more frame: a KMEM fault asks for 2). BAD_STATE when all PROCESS_NUMBERS numbers are taken.
+        /// Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. Its number comes from the account's number pages; when none is free the account buys one (1 more frame: a KMEM fault asks for 2). BAD_STATE when all PROCESS_NUMBERS numbers are taken. INVALID_ARG when one of the account and the address space is persistent (made from the persistent pool) and the other is not.
         pub const CREATE_PROCESS: u64 = 4;
         /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have. A RETURN capability cannot be wrapped (INVALID_ARG).
         pub const CREATE_WRAPPER: u64 = 5;
@@ -591,6 +603,24 @@ pub mod method {
         pub const UNBIND: u64 = 5;
         /// The word (not cleared), 1 if a process waits in WAIT, 1 if a live process is bound.
         pub const INFO: u64 = 6;
+    }
+    pub mod checkpoint {
+        /// The pool's state (0 shut: from boot until OPEN or RESUME; 1 restoring: RESTORE has put records back; 2 open; 3 captured: between BEGIN and END), the epoch of the last checkpoint begun or restored, and the persistent pool's size and frames in use.
+        pub const INFO: u64 = 1;
+        /// Seal records under keys derived from the 32 bytes at ptr (as KERNEL.SET_SEAL_KEY, whose keys these are): READ seals under them and RESTORE opens only what they sealed. BAD_STATE while captured or while any process is exported.
+        pub const SET_KEY: u64 = 2;
+        /// Open the shut persistent pool empty (a fresh start: nothing is restored). BAD_STATE unless shut.
+        pub const OPEN: u64 = 3;
+        /// The consistency point: raise the epoch and capture every frame in use in the persistent pool (processes with their registers and vector state, address spaces and their tables, cappages, accounts, number pages, notifications, wrappers, data pages) and the kernel's record of the pool, as they are at this instant, into shadow frames taken from account (which needs WRITE and a free frame per record; NO_MEMORY with nothing changed if it has fewer). Returns the epoch and the number of records (the frames in use and the kernel record, last). BAD_STATE unless open; IN_USE if the pool holds device state (a DMA domain, or a page under a DMA hold), which does not persist.
+        pub const BEGIN: u64 = 4;
+        /// Record index (below BEGIN's count) of the captured checkpoint, sealed: its content, encrypted, into page (a PAGE with WRITE), and its descriptor (CHECKPOINT_RECORD_WORDS words: the info word, the version, the tag, the epoch, the nonce) to ptr. The seal binds the content to the descriptor. BAD_STATE unless captured.
+        pub const READ: u64 = 5;
+        /// The write-out is over: give the shadow frames back to BEGIN's account (how many) and open the pool again. BAD_STATE unless captured.
+        pub const END: u64 = 6;
+        /// Put one record READ gave back into the shut (or restoring) pool: page holds its sealed content and ptr its descriptor. BAD_SEAL if the seal does not open under the current keys or the epoch is not that of the records restored before; IN_USE if its frame is already restored; INVALID_ARG for a frame outside the pool, a type that does not persist, or a number page outside the persistent range. Nothing changes on an error; the record's frame is in use (not yet live) after it.
+        pub const RESTORE: u64 = 7;
+        /// After the last RESTORE: check that the kernel record and every record it counts are back, then make the restored objects live: accounts, number pages, address spaces (their kernel half and tables, mappings of frames outside the pool removed), processes (runnable ones queued; a wait that restarts restarted; a sleep with the time it had left; a call whose return capability did not persist ends with NO_REPLY), capabilities naming anything outside the pool made stale. Returns the processes and records restored; the pool is open. BAD_SEAL if a record is missing or the kernel record is not there: every restored frame is given back and the pool is shut again (empty), so that OPEN can start afresh. BAD_STATE unless restoring.
+        pub const RESUME: u64 = 8;
     }
 }
 
@@ -691,6 +721,14 @@ pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &[
     (ty::NOTIFICATION, method::notification::BIND, rights::WRITE, "NOTIFICATION.BIND"),
     (ty::NOTIFICATION, method::notification::UNBIND, rights::WRITE, "NOTIFICATION.UNBIND"),
     (ty::NOTIFICATION, method::notification::INFO, rights::READ, "NOTIFICATION.INFO"),
+    (ty::CHECKPOINT, method::checkpoint::INFO, rights::READ, "CHECKPOINT.INFO"),
+    (ty::CHECKPOINT, method::checkpoint::SET_KEY, rights::WRITE, "CHECKPOINT.SET_KEY"),
+    (ty::CHECKPOINT, method::checkpoint::OPEN, rights::WRITE, "CHECKPOINT.OPEN"),
+    (ty::CHECKPOINT, method::checkpoint::BEGIN, rights::WRITE, "CHECKPOINT.BEGIN"),
+    (ty::CHECKPOINT, method::checkpoint::READ, rights::READ, "CHECKPOINT.READ"),
+    (ty::CHECKPOINT, method::checkpoint::END, rights::WRITE, "CHECKPOINT.END"),
+    (ty::CHECKPOINT, method::checkpoint::RESTORE, rights::WRITE, "CHECKPOINT.RESTORE"),
+    (ty::CHECKPOINT, method::checkpoint::RESUME, rights::WRITE, "CHECKPOINT.RESUME"),
 ];
 
 /// The name of an error code, for messages.
@@ -740,6 +778,7 @@ pub fn type_name(t: u64) -> &'static str {
         0xf => "INTERRUPT",
         0x10 => "DMA_DOMAIN",
         0x11 => "NOTIFICATION",
+        0x12 => "CHECKPOINT",
         _ => "UNKNOWN",
     }
 }

@@ -112,28 +112,28 @@ impl Kernel {
 pub struct Memory(pub u64);
 
 impl Memory {
-    /// MEMORY.RETYPE (1, needs WRITE): Make a zeroed frame of type PAGE or CAPPAGE and place a capability with all rights (READ, WRITE, EXEC) at dest (which must be empty) in the caller's capability space.
+    /// MEMORY.RETYPE (1, needs WRITE): Make a zeroed frame of type PAGE or CAPPAGE and place a capability with all rights (READ, WRITE, EXEC) at dest (which must be empty) in the caller's capability space. The capability's pool decides where the frame comes from: the general pool, or the persistent pool (slot PERSISTENT_MEMORY), which is BAD_STATE while it is shut (from boot until CHECKPOINT.OPEN or CHECKPOINT.RESUME).
     /// Results: (-).
     #[inline]
     pub fn retype(self, type_: u64, dest: u64) -> Result<()> {
         invoke(self.0, method::memory::RETYPE, [type_, dest, 0, 0]).map(drop)
     }
 
-    /// MEMORY.FREE (2, needs READ): Return the number of free frames in the pool.
+    /// MEMORY.FREE (2, needs READ): Return the number of free frames in the pool (the persistent pool's while it is shut: those not restored).
     /// Results: (frames).
     #[inline]
     pub fn free(self) -> Result<u64> {
         invoke(self.0, method::memory::FREE, [0, 0, 0, 0]).map(|r| r[0])
     }
 
-    /// MEMORY.DONATE (3, needs WRITE): Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then.
+    /// MEMORY.DONATE (3, needs WRITE): Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then. An account takes frames only from the pool its own frame came from (INVALID_ARG for the other), so that everything a persistent account makes is in the persistent pool; BAD_STATE from the persistent pool while it is shut.
     /// Results: (-).
     #[inline]
     pub fn donate(self, account: u64, frames: u64) -> Result<()> {
         invoke(self.0, method::memory::DONATE, [account, frames, 0, 0]).map(drop)
     }
 
-    /// MEMORY.CREATE_ACCOUNT (4, needs WRITE): Make an empty kernel-memory account (its own frame comes from the pool) and place a capability with all rights at dest.
+    /// MEMORY.CREATE_ACCOUNT (4, needs WRITE): Make an empty kernel-memory account (its own frame comes from the pool) and place a capability with all rights at dest. An account from the persistent pool is persistent: it is funded from that pool only, and its processes take their numbers from the persistent range (PERSISTENT_NUMBER_PAGES); BAD_STATE from the persistent pool while it is shut.
     /// Results: (-).
     #[inline]
     pub fn create_account(self, dest: u64) -> Result<()> {
@@ -396,7 +396,7 @@ impl Account {
         invoke(self.0, method::account::CREATE_ASPACE, [dest, 0, 0, 0]).map(drop)
     }
 
-    /// ACCOUNT.CREATE_PROCESS (4, needs WRITE): Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. Its number comes from the account's number pages; when none is free the account buys one (1 more frame: a KMEM fault asks for 2). BAD_STATE when all PROCESS_NUMBERS numbers are taken.
+    /// ACCOUNT.CREATE_PROCESS (4, needs WRITE): Make a process (1 frame) in the address space named by aspace (which needs WRITE), paid by this account, and place a capability with all rights at dest. Its number comes from the account's number pages; when none is free the account buys one (1 more frame: a KMEM fault asks for 2). BAD_STATE when all PROCESS_NUMBERS numbers are taken. INVALID_ARG when one of the account and the address space is persistent (made from the persistent pool) and the other is not.
     /// Results: (-).
     #[inline]
     pub fn create_process(self, aspace: u64, dest: u64) -> Result<()> {
@@ -731,5 +731,67 @@ impl Notification {
     #[inline]
     pub fn info_raw(self) -> Result<(u64, u64, u64)> {
         invoke(self.0, method::notification::INFO, [0, 0, 0, 0]).map(|r| (r[0], r[1], r[2]))
+    }
+}
+
+/// The checkpoint of the persistent memory pool: capture of every object made from the pool at one consistency point, its sealed write-out, and its restore at a later boot (docs/persistence.md). Given only to the root task, which may grant it to the checkpointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoint(pub u64);
+
+impl Checkpoint {
+    /// CHECKPOINT.INFO (1, needs READ): The pool's state (0 shut: from boot until OPEN or RESUME; 1 restoring: RESTORE has put records back; 2 open; 3 captured: between BEGIN and END), the epoch of the last checkpoint begun or restored, and the persistent pool's size and frames in use.
+    /// Results: (state, epoch, pool_frames, pool_used).
+    #[inline]
+    pub fn info(self) -> Result<(u64, u64, u64, u64)> {
+        invoke(self.0, method::checkpoint::INFO, [0, 0, 0, 0]).map(|r| (r[0], r[1], r[2], r[3]))
+    }
+
+    /// CHECKPOINT.SET_KEY (2, needs WRITE): Seal records under keys derived from the 32 bytes at ptr (as KERNEL.SET_SEAL_KEY, whose keys these are): READ seals under them and RESTORE opens only what they sealed. BAD_STATE while captured or while any process is exported.
+    /// Results: (-).
+    #[inline]
+    pub fn set_key(self, ptr: u64) -> Result<()> {
+        invoke(self.0, method::checkpoint::SET_KEY, [ptr, 0, 0, 0]).map(drop)
+    }
+
+    /// CHECKPOINT.OPEN (3, needs WRITE): Open the shut persistent pool empty (a fresh start: nothing is restored). BAD_STATE unless shut.
+    /// Results: (-).
+    #[inline]
+    pub fn open(self) -> Result<()> {
+        invoke(self.0, method::checkpoint::OPEN, [0, 0, 0, 0]).map(drop)
+    }
+
+    /// CHECKPOINT.BEGIN (4, needs WRITE): The consistency point: raise the epoch and capture every frame in use in the persistent pool (processes with their registers and vector state, address spaces and their tables, cappages, accounts, number pages, notifications, wrappers, data pages) and the kernel's record of the pool, as they are at this instant, into shadow frames taken from account (which needs WRITE and a free frame per record; NO_MEMORY with nothing changed if it has fewer). Returns the epoch and the number of records (the frames in use and the kernel record, last). BAD_STATE unless open; IN_USE if the pool holds device state (a DMA domain, or a page under a DMA hold), which does not persist.
+    /// Results: (epoch, records).
+    #[inline]
+    pub fn begin(self, account: u64) -> Result<(u64, u64)> {
+        invoke(self.0, method::checkpoint::BEGIN, [account, 0, 0, 0]).map(|r| (r[0], r[1]))
+    }
+
+    /// CHECKPOINT.READ (5, needs READ): Record index (below BEGIN's count) of the captured checkpoint, sealed: its content, encrypted, into page (a PAGE with WRITE), and its descriptor (CHECKPOINT_RECORD_WORDS words: the info word, the version, the tag, the epoch, the nonce) to ptr. The seal binds the content to the descriptor. BAD_STATE unless captured.
+    /// Results: (-).
+    #[inline]
+    pub fn read(self, index: u64, page: u64, ptr: u64) -> Result<()> {
+        invoke(self.0, method::checkpoint::READ, [index, page, ptr, 0]).map(drop)
+    }
+
+    /// CHECKPOINT.END (6, needs WRITE): The write-out is over: give the shadow frames back to BEGIN's account (how many) and open the pool again. BAD_STATE unless captured.
+    /// Results: (frames).
+    #[inline]
+    pub fn end(self) -> Result<u64> {
+        invoke(self.0, method::checkpoint::END, [0, 0, 0, 0]).map(|r| r[0])
+    }
+
+    /// CHECKPOINT.RESTORE (7, needs WRITE): Put one record READ gave back into the shut (or restoring) pool: page holds its sealed content and ptr its descriptor. BAD_SEAL if the seal does not open under the current keys or the epoch is not that of the records restored before; IN_USE if its frame is already restored; INVALID_ARG for a frame outside the pool, a type that does not persist, or a number page outside the persistent range. Nothing changes on an error; the record's frame is in use (not yet live) after it.
+    /// Results: (-).
+    #[inline]
+    pub fn restore(self, page: u64, ptr: u64) -> Result<()> {
+        invoke(self.0, method::checkpoint::RESTORE, [page, ptr, 0, 0]).map(drop)
+    }
+
+    /// CHECKPOINT.RESUME (8, needs WRITE): After the last RESTORE: check that the kernel record and every record it counts are back, then make the restored objects live: accounts, number pages, address spaces (their kernel half and tables, mappings of frames outside the pool removed), processes (runnable ones queued; a wait that restarts restarted; a sleep with the time it had left; a call whose return capability did not persist ends with NO_REPLY), capabilities naming anything outside the pool made stale. Returns the processes and records restored; the pool is open. BAD_SEAL if a record is missing or the kernel record is not there: every restored frame is given back and the pool is shut again (empty), so that OPEN can start afresh. BAD_STATE unless restoring.
+    /// Results: (processes, records).
+    #[inline]
+    pub fn resume(self) -> Result<(u64, u64)> {
+        invoke(self.0, method::checkpoint::RESUME, [0, 0, 0, 0]).map(|r| (r[0], r[1]))
     }
 }

@@ -42,6 +42,7 @@ mod drivers;
 mod ds;
 mod net;
 mod notify;
+mod persist;
 mod elf;
 mod example;
 mod fault;
@@ -198,6 +199,9 @@ const TESTS: &[Test] = &[
     ("BOOT0003", "boot image is passed and lists hello", kernel::boot_image),
     ("MEM0001", "memory map sorted, disjoint, nonzero lengths", kernel::memmap_sorted),
     ("MEM0002", "memory map has usable RAM and one kernel entry", kernel::memmap_types),
+    ("CKPT0001", "the persistent pool is shut from boot: nothing made or captured from it, forged records refused, OPEN once", persist::shut_pool),
+    ("CKPT0002", "persistent accounts take persistent frames only; persistent processes run in persistent spaces", persist::pools_apart),
+    ("CKPT0003", "BEGIN captures the pool as it is then, READ seals each record (same nonce for unchanged content), END, errors", persist::capture),
     ("MEM0003", "at least 64 MiB usable", kernel::memmap_64mib),
     ("MEM0004", "MEM_TOTAL is usable+kernel+boot image", kernel::mem_total),
     ("MEM0005", "MEM_FREE <= MEM_TOTAL", kernel::mem_free),

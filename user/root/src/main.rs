@@ -246,6 +246,8 @@ impl Root {
             grant(slot::TIMER, 0),
             grant(slot::KERNEL, rights::READ),
             grant(slot::MEMORY, 0),
+            grant(slot::PERSISTENT_MEMORY, 0),
+            grant(slot::CHECKPOINT, 0),
             grant(slot::DEVMEM, 0),
             grant(slot::IOPORT, 0),
             grant(slot::INTERRUPT, 0),

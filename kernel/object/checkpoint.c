@@ -1,0 +1,542 @@
+/* The checkpoint object (docs/persistence.md): a consistent capture of the
+ * persistent pool, its sealed write-out, and its restore at a later boot.
+ *
+ * Everything made from the persistent pool lies in one physical range at
+ * the same addresses at every boot (frame.h), and its objects name each
+ * other by those addresses (kernel pointers through the physical window,
+ * capabilities by frame or by process number from the persistent range of
+ * number pages).  So the state of the persistent world is the content of
+ * the pool's frames in use, their entries in the frame table, and the
+ * range's number-page epochs: BEGIN copies them at one instant (every
+ * invocation is atomic on one CPU, so nothing is half done then), READ
+ * hands each out sealed, and a later boot's RESTORE puts each back at its
+ * frame.  RESUME then ties the restored objects to this boot: lists,
+ * number pages, kernel halves of the spaces, run queues and sleeps, and
+ * every reference to something outside the pool (a frame, a process, a
+ * device) is cut, so that nothing restored can reach this boot's objects
+ * by an old name. */
+#include "checkpoint.h"
+#include "account.h"
+#include "aspace.h"
+#include "frame.h"
+#include "invoke.h"
+#include "lib.h"
+#include "notification.h"
+#include "process.h"
+#include "sched.h"
+#include "seal.h"
+#include "wrapper.h"
+
+enum { CK_SHUT, CK_RESTORING, CK_OPEN, CK_CAPTURED };
+static unsigned state = CK_SHUT;
+static u64 epoch;
+
+/* Per pool frame: what BEGIN captured (or RESTORE put back). */
+struct slot {
+    u64 version;
+    u32 shadow; /* frame number of its copy, or 0 (a free donated frame: no content) */
+    u32 aux;    /* a donated frame's link on its account's free list */
+    u16 numpage;
+    u8 type;
+};
+static struct slot *slots; /* pool_frames of them, below the pool */
+_Static_assert(sizeof(struct slot) <= CHECKPOINT_SLOT_BYTES, "frame.c reserves enough");
+static u64 pool_frames;
+
+/* The kernel record: the last of a checkpoint's records. */
+#define KREC_MAGIC 0x4b45455043484b31ULL /* "KEEPCHK1" */
+struct krec {
+    u64 magic, epoch, records, ticks, pool_lo, pool_frames;
+    u64 bits[KEEP_PERSISTENT_NUMBER_PAGES / 64];
+    u64 epochs[KEEP_PERSISTENT_NUMBER_PAGES];
+};
+_Static_assert(sizeof(struct krec) <= PAGE_SIZE, "the kernel record is one page");
+
+static struct account *shadow_account; /* BEGIN's */
+static u64 records, kshadow;           /* while captured */
+static u64 cursor_index, cursor_slot;  /* READ's place, for reads in order */
+/* While restoring. */
+static u64 restored;
+static bool have_krec;
+static struct krec krec;
+
+/* The sealed form: a clear header, then the content. */
+static struct {
+    u64 info, version, epoch;
+    u8 body[PAGE_SIZE];
+} sealbuf;
+
+void checkpoint_init(void *table, u64 frames)
+{
+    slots = table;
+    pool_frames = frames;
+}
+
+static u64 slot_pa(u64 i) { return pool_lo + i * PAGE_SIZE; }
+static u64 slot_of(u64 pa) { return (pa - pool_lo) / PAGE_SIZE; }
+static bool in_pool(const void *obj) { return frame_in_pool(virt_to_phys_window(obj)); }
+static bool process_persistent(const struct process *p) { return in_pool(p); }
+
+/* The types a checkpoint holds; the rest is free or device state. */
+static bool persists(u8 type)
+{
+    switch (type) {
+    case FRAME_PAGE:
+    case FRAME_PAGETABLE:
+    case FRAME_ASPACE:
+    case FRAME_CAPPAGE:
+    case FRAME_PROCESS:
+    case FRAME_ACCOUNT:
+    case FRAME_KFREE:
+    case FRAME_WRAPPER:
+    case FRAME_NUMBERS:
+    case FRAME_NOTIFICATION:
+        return true;
+    default:
+        return false;
+    }
+}
+
+
+bool checkpoint_busy(void) { return state == CK_CAPTURED; }
+
+static u64 free_shadows(void)
+{
+    u64 n = 0;
+    for (u64 i = 0; i < pool_frames; i++)
+        if (slots[i].shadow) {
+            kmem_free(shadow_account, (u64)slots[i].shadow * PAGE_SIZE);
+            slots[i].shadow = 0;
+            n++;
+        }
+    if (kshadow) {
+        kmem_free(shadow_account, kshadow);
+        kshadow = 0;
+        n++;
+    }
+    shadow_account = NULL;
+    state = CK_OPEN;
+    return n;
+}
+
+void checkpoint_account_gone(struct account *a)
+{
+    if (state == CK_CAPTURED && shadow_account == a)
+        free_shadows();
+}
+
+static u64 begin(struct invocation *inv)
+{
+    struct cap ac;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_ACCOUNT, KEEP_RIGHT_WRITE, &ac);
+    if (e)
+        return e;
+    struct account *a = account_from_cap(ac);
+    /* The writer and the shadows' account stay outside what is captured. */
+    if (state != CK_OPEN || process_persistent(inv->caller) || in_pool(a))
+        return KEEP_ERR_BAD_STATE;
+    u64 need = 1, used = 0;
+    for (u64 i = 0; i < pool_frames; i++) {
+        struct frame *f = frame_info(slot_pa(i));
+        if (f->type == FRAME_FREE)
+            continue;
+        if (!persists(f->type) || f->holds)
+            return KEEP_ERR_IN_USE; /* device state: a DMA domain, a held page */
+        used++;
+        need += f->type != FRAME_KFREE;
+    }
+    for (struct account *o = all_accounts; o; o = o->next)
+        if (o->nout && in_pool(o))
+            return KEEP_ERR_IN_USE; /* exported processes live outside the kernel */
+    if (a->free_count < need)
+        return KEEP_ERR_NO_MEMORY;
+
+    sched_flush_live(process_persistent);
+    epoch++;
+    shadow_account = a;
+    for (u64 i = 0; i < pool_frames; i++) {
+        struct slot *s = &slots[i];
+        u64 pa = slot_pa(i);
+        struct frame *f = frame_info(pa);
+        *s = (struct slot){.version = f->version, .type = f->type};
+        if (f->type == FRAME_FREE)
+            continue;
+        if (f->type == FRAME_KFREE) {
+            s->aux = f->free_next;
+            continue;
+        }
+        if (f->type == FRAME_NUMBERS)
+            s->numpage = (u16)numbers_persistent_page(pa);
+        u64 sh = kmem_alloc(a, FRAME_SHADOW);
+        memcpy(phys_to_virt(sh), phys_to_virt(pa), PAGE_SIZE);
+        s->shadow = (u32)(sh / PAGE_SIZE);
+    }
+    kshadow = kmem_alloc(a, FRAME_SHADOW);
+    struct krec *k = phys_to_virt(kshadow);
+    *k = (struct krec){KREC_MAGIC, epoch, used + 1, cpu0.ticks, pool_lo, pool_frames, {0}, {0}};
+    numbers_persistent_save(k->epochs, k->bits);
+    records = used + 1;
+    cursor_index = cursor_slot = 0;
+    state = CK_CAPTURED;
+    inv->res[0] = epoch;
+    inv->res[1] = records;
+    return KEEP_ERR_OK;
+}
+
+/* The slot of record index (in frame order; the kernel record is last). */
+static u64 record_slot(u64 index)
+{
+    if (index == records - 1)
+        return pool_frames;
+    if (index < cursor_index)
+        cursor_index = cursor_slot = 0;
+    for (;; cursor_slot++) {
+        if (slots[cursor_slot].type == FRAME_FREE)
+            continue;
+        if (cursor_index == index)
+            return cursor_slot;
+        cursor_index++;
+    }
+}
+
+static u64 read(struct invocation *inv)
+{
+    struct cap page;
+    u64 index = inv->arg[0], ptr = inv->arg[2];
+    if (state != CK_CAPTURED)
+        return KEEP_ERR_BAD_STATE;
+    if (index >= records)
+        return KEEP_ERR_INVALID_ARG;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[1], KEEP_TYPE_PAGE, KEEP_RIGHT_WRITE, &page);
+    if (e)
+        return e;
+    if (!user_range_ok(inv->caller->as, ptr, KEEP_CHECKPOINT_RECORD_WORDS * 8, true))
+        return KEEP_ERR_FAULT;
+    u64 place = record_slot(index);
+    if (place == pool_frames) {
+        sealbuf.info = 0;
+        sealbuf.version = 0;
+        memcpy(sealbuf.body, phys_to_virt(kshadow), PAGE_SIZE);
+    } else {
+        const struct slot *s = &slots[place];
+        sealbuf.info = slot_pa(place) / PAGE_SIZE | (u64)s->type << 32 | (u64)s->numpage << 40;
+        sealbuf.version = s->version;
+        if (s->shadow)
+            memcpy(sealbuf.body, phys_to_virt((u64)s->shadow * PAGE_SIZE), PAGE_SIZE);
+        else
+            memset(sealbuf.body, 0, PAGE_SIZE);
+        if (s->type == FRAME_KFREE)
+            memcpy(sealbuf.body, &s->aux, sizeof s->aux); /* its free-list link */
+    }
+    sealbuf.epoch = epoch;
+    /* The nonce comes from the frame and its content: what did not change
+     * since the last checkpoint reads the same (the store writes it once). */
+    u64 nonce = seal_nonce(place, sealbuf.body, PAGE_SIZE);
+    u64 d[KEEP_CHECKPOINT_RECORD_WORDS] = {sealbuf.info, sealbuf.version, 0, 0, epoch, nonce};
+    seal(&sealbuf, 3 * sizeof(u64), PAGE_SIZE, nonce, &d[2]);
+    memcpy(phys_to_virt(cap_pa(page)), sealbuf.body, PAGE_SIZE);
+    copy_to_user(inv->caller->as, ptr, d, sizeof d);
+    return KEEP_ERR_OK;
+}
+
+/* Give every restored frame back: the pool is shut and empty again. */
+static void wipe(void)
+{
+    for (u64 i = 0; i < pool_frames; i++) {
+        struct frame *f = frame_info(slot_pa(i));
+        if (f->type != FRAME_FREE) {
+            f->type = FRAME_FREE;
+            f->maps = 0;
+            f->version++;
+        }
+        slots[i] = (struct slot){0};
+    }
+    numbers_persistent_clear();
+    restored = 0;
+    have_krec = false;
+    state = CK_SHUT;
+}
+
+static u64 restore(struct invocation *inv)
+{
+    struct cap page;
+    u64 d[KEEP_CHECKPOINT_RECORD_WORDS];
+    if (state != CK_SHUT && state != CK_RESTORING)
+        return KEEP_ERR_BAD_STATE;
+    u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_PAGE, KEEP_RIGHT_READ, &page);
+    if (e)
+        return e;
+    if (!user_range_ok(inv->caller->as, inv->arg[1], sizeof d, false))
+        return KEEP_ERR_FAULT;
+    copy_from_user(inv->caller->as, d, inv->arg[1], sizeof d);
+    u64 pfn = d[0] & 0xffffffff, type = d[0] >> 32 & 0xff, numpage = d[0] >> 40, place;
+    if (d[0] == 0) {
+        place = pool_frames;
+    } else {
+        u64 pa = pfn * PAGE_SIZE;
+        if (!frame_in_pool(pa) || !persists((u8)type) || (type != FRAME_NUMBERS && numpage))
+            return KEEP_ERR_INVALID_ARG;
+        place = slot_of(pa);
+    }
+    if (state == CK_RESTORING && d[4] != epoch)
+        return KEEP_ERR_BAD_SEAL; /* records of two checkpoints never mix */
+    if (place == pool_frames ? have_krec : frame_info(slot_pa(place))->type != FRAME_FREE)
+        return KEEP_ERR_IN_USE;
+    sealbuf.info = d[0];
+    sealbuf.version = d[1];
+    sealbuf.epoch = d[4];
+    memcpy(sealbuf.body, phys_to_virt(cap_pa(page)), PAGE_SIZE);
+    if (!(d[5] >> 63) || !unseal(&sealbuf, 3 * sizeof(u64), PAGE_SIZE, d[5], &d[2]))
+        return KEEP_ERR_BAD_SEAL;
+    if (place == pool_frames) {
+        memcpy(&krec, sealbuf.body, sizeof krec);
+        have_krec = true;
+    } else {
+        u64 pa = slot_pa(place);
+        struct frame *f = frame_info(pa);
+        struct slot *s = &slots[place];
+        *s = (struct slot){.version = d[1], .type = (u8)type, .numpage = (u16)numpage};
+        f->type = (u8)type;
+        f->version = d[1];
+        f->maps = 0;
+        if (type == FRAME_KFREE) {
+            memcpy(&f->free_next, sealbuf.body, sizeof f->free_next);
+            memset(phys_to_virt(pa), 0, PAGE_SIZE);
+        } else {
+            memcpy(phys_to_virt(pa), sealbuf.body, PAGE_SIZE);
+        }
+    }
+    epoch = d[4];
+    restored++;
+    state = CK_RESTORING;
+    return KEEP_ERR_OK;
+}
+
+/* Persistent process numbers: those of the persistent range of pages. */
+static bool pnum_persistent(u64 num)
+{
+    return num / (PAGE_SIZE / sizeof(struct process_number)) >=
+           KEEP_PROCESS_NUMBERS / (PAGE_SIZE / sizeof(struct process_number)) - KEEP_PERSISTENT_NUMBER_PAGES;
+}
+
+/* Return capabilities found in restored cappages: their callers' calls go on. */
+static u64 reply_seen[KEEP_PERSISTENT_NUMBER_PAGES];
+
+/* A restored capability to something outside the pool names an object of
+ * an earlier boot: it is made stale (a version no object reaches), or
+ * dropped if its type has no version (the machine's device and control
+ * objects, which do not persist). */
+static void cap_fix(struct cap *c)
+{
+    switch (cap_type(*c)) {
+    case KEEP_TYPE_NULL:
+    case KEEP_TYPE_CONSOLE:
+    case KEEP_TYPE_TIMER:
+    case KEEP_TYPE_MEMORY:
+        return;
+    case KEEP_TYPE_PROCESS:
+    case KEEP_TYPE_SENDER:
+        if (!pnum_persistent(cap_pnum(*c)))
+            c->w0 |= CAP_PVERSION_MASK << CAP_PVERSION_SHIFT;
+        return;
+    case KEEP_TYPE_RETURN:
+        if (!pnum_persistent(cap_pnum(*c))) {
+            c->w1 = 1ULL << 32; /* above every reply version's high word */
+        } else {
+            u64 num = cap_pnum(*c), per = PAGE_SIZE / sizeof(struct process_number);
+            u64 i = num - (KEEP_PROCESS_NUMBERS - KEEP_PERSISTENT_NUMBER_PAGES * per);
+            reply_seen[i / per] |= 1ULL << (i % per);
+        }
+        return;
+    case KEEP_TYPE_KERNEL:
+    case KEEP_TYPE_DEVMEM:
+    case KEEP_TYPE_IOPORT:
+    case KEEP_TYPE_INTERRUPT:
+    case KEEP_TYPE_CHECKPOINT:
+        *c = (struct cap){0, 0};
+        return;
+    default:
+        if (!frame_in_pool(cap_pa(*c)))
+            c->w0 |= CAP_VERSION_MASK << CAP_VERSION_SHIFT;
+        return;
+    }
+}
+
+static bool reply_alive(const struct process *p)
+{
+    struct cap r = return_cap(p);
+    u64 per = PAGE_SIZE / sizeof(struct process_number);
+    u64 i = p->num - (KEEP_PROCESS_NUMBERS - KEEP_PERSISTENT_NUMBER_PAGES * per);
+    (void)r;
+    return reply_seen[i / per] >> (i % per) & 1;
+}
+
+static bool restored_as(u64 pa, u8 type)
+{
+    return frame_in_pool(pa) && frame_info(pa)->type == type;
+}
+
+/* A restored process joins this boot (RESUME). */
+static void adopt_process(struct process *p, u64 now)
+{
+    process_adopt(p);
+    p->rq_next = p->rq_prev = NULL;
+    p->wait_target = NULL;
+    p->q_next = p->sendq_head = p->sendq_tail = NULL;
+    p->sleep_next = NULL;
+    p->ntfn_wait = NULL;
+    p->ipc_buf_checked = 0;
+    p->nvia = 0;
+    if (p->bound_ntfn && !restored_as(virt_to_phys_window(p->bound_ntfn), FRAME_NOTIFICATION))
+        p->bound_ntfn = NULL;
+    p->irq_pending &= NOTIFY_PENDING; /* interrupt lines are this boot's drivers' */
+    cap_fix(&p->fault_handler);
+    cap_fix(&p->fault_to);
+    p->as->nproc++;
+    u64 deadline = p->deadline;
+    p->deadline = 0;
+    if (p->state == KEEP_STATE_RUNNABLE) {
+        process_make_runnable(p);
+        return;
+    }
+    if (p->state != KEEP_STATE_BLOCKED)
+        return;
+    u64 left = deadline > krec.ticks ? deadline - krec.ticks : 1;
+    switch (p->wait_kind) {
+    case WAIT_RECV:
+        if (deadline)
+            sleep_insert(p, now + left);
+        return;
+    case WAIT_REPLY:
+    case WAIT_FAULT_REPLY:
+        if (!reply_alive(p)) {
+            process_reply_lost(p); /* the callee did not persist */
+            return;
+        }
+        if (deadline)
+            sleep_insert(p, now + left);
+        return;
+    case WAIT_SLEEP:
+        sleep_insert(p, now + left);
+        return;
+    default: /* waits that restart their invocation: run it again */
+        process_make_runnable(p);
+        return;
+    }
+}
+
+static u64 resume(struct invocation *inv)
+{
+    if (state != CK_RESTORING)
+        return KEEP_ERR_BAD_STATE;
+    if (!have_krec || krec.magic != KREC_MAGIC || krec.epoch != epoch || krec.records != restored ||
+        krec.pool_lo != pool_lo || krec.pool_frames != pool_frames) {
+        wipe();
+        return KEEP_ERR_BAD_SEAL;
+    }
+    numbers_persistent_load(krec.epochs, krec.bits);
+    for (u64 i = 0; i < pool_frames; i++)
+        if (slots[i].type == FRAME_NUMBERS && !number_page_adopt(slots[i].numpage, slot_pa(i))) {
+            wipe();
+            return KEEP_ERR_BAD_SEAL;
+        }
+    memset(reply_seen, 0, sizeof reply_seen);
+    u64 procs = 0;
+    /* Accounts and capabilities first: processes need both. */
+    for (u64 i = 0; i < pool_frames; i++) {
+        void *o = phys_to_virt(slot_pa(i));
+        switch (slots[i].type) {
+        case FRAME_ACCOUNT: {
+            struct account *a = o;
+            a->next = all_accounts;
+            all_accounts = a;
+            a->nout = 0;
+            a->out_first = 0;
+            cap_fix(&a->kpager);
+            break;
+        }
+        case FRAME_CAPPAGE: {
+            struct cap *c = o;
+            for (unsigned k = 0; k < KEEP_CAPPAGE_SLOTS; k++)
+                cap_fix(&c[k]);
+            break;
+        }
+        case FRAME_WRAPPER: {
+            struct wrapper *w = o;
+            cap_fix(&w->inner);
+            w->nmaps = 0;
+            w->interrupts = 0;
+            break;
+        }
+        case FRAME_NOTIFICATION: {
+            struct notification *n = o;
+            n->waiter = NULL;
+            cap_fix(&n->bound);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    for (u64 i = 0; i < pool_frames; i++)
+        if (slots[i].type == FRAME_ASPACE)
+            aspace_adopt(phys_to_virt(slot_pa(i)));
+    for (u64 i = 0; i < pool_frames; i++)
+        if (slots[i].type == FRAME_PROCESS) {
+            adopt_process(phys_to_virt(slot_pa(i)), cpu0.ticks);
+            procs++;
+        }
+    frame_pool_rebuild();
+    pool_shut = false;
+    state = CK_OPEN;
+    inv->res[0] = procs;
+    inv->res[1] = restored;
+    return KEEP_ERR_OK;
+}
+
+u64 checkpoint_invoke(struct invocation *inv)
+{
+    switch (inv->method) {
+    case KEEP_M_CHECKPOINT_INFO:
+        inv->res[0] = state;
+        inv->res[1] = epoch;
+        inv->res[2] = pool_frames;
+        inv->res[3] = pool_frames - frame_pool_free_count();
+        return KEEP_ERR_OK;
+    case KEEP_M_CHECKPOINT_SET_KEY: {
+        u64 key[4];
+        if (!user_range_ok(inv->caller->as, inv->arg[0], sizeof key, false))
+            return KEEP_ERR_FAULT;
+        if (state == CK_CAPTURED)
+            return KEEP_ERR_BAD_STATE;
+        for (struct account *o = all_accounts; o; o = o->next)
+            if (o->nout)
+                return KEEP_ERR_BAD_STATE; /* its export would never open again */
+        copy_from_user(inv->caller->as, key, inv->arg[0], sizeof key);
+        seal_set_key(key);
+        memset(key, 0, sizeof key);
+        return KEEP_ERR_OK;
+    }
+    case KEEP_M_CHECKPOINT_OPEN:
+        if (state != CK_SHUT)
+            return KEEP_ERR_BAD_STATE;
+        pool_shut = false;
+        state = CK_OPEN;
+        return KEEP_ERR_OK;
+    case KEEP_M_CHECKPOINT_BEGIN:
+        return begin(inv);
+    case KEEP_M_CHECKPOINT_READ:
+        return read(inv);
+    case KEEP_M_CHECKPOINT_END:
+        if (state != CK_CAPTURED)
+            return KEEP_ERR_BAD_STATE;
+        inv->res[0] = free_shadows();
+        return KEEP_ERR_OK;
+    case KEEP_M_CHECKPOINT_RESTORE:
+        return restore(inv);
+    case KEEP_M_CHECKPOINT_RESUME:
+        return resume(inv);
+    default:
+        return KEEP_ERR_INVALID_METHOD;
+    }
+}

@@ -1,0 +1,245 @@
+//! The persistent pool and the checkpoint object (docs/persistence.md):
+//! the shut pool and what it refuses, the rule that persistent objects
+//! name persistent objects, a capture that holds the pool as it was at
+//! BEGIN, sealed records whose nonce follows their content, and the
+//! errors of every method.  Restoring needs a shut pool, which only a
+//! fresh boot has: tools/test_checkpoint.py restores across boots.
+
+use alloc::vec::Vec;
+
+use keep_abi::{
+    ACCOUNT, Account, Aspace, CHECKPOINT, Checkpoint, Error, MEMORY, PERSISTENT_MEMORY, SELF_ASPACE, layout, rights,
+    ty,
+};
+
+use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
+
+const VA: u64 = 0x0000_5f00_0000_0000;
+const WORDS: usize = layout::CHECKPOINT_RECORD_WORDS as usize;
+const SHUT: u64 = 0;
+const OPEN: u64 = 2;
+const CAPTURED: u64 = 3;
+// Frame types as the kernel's frame table has them (kernel/mm/frame.h).
+const F_PAGE: u64 = 4;
+const F_PAGETABLE: u64 = 5;
+const F_ASPACE: u64 = 6;
+const F_PROCESS: u64 = 8;
+const F_ACCOUNT: u64 = 9;
+const F_KFREE: u64 = 10;
+const F_NUMBERS: u64 = 13;
+
+fn state() -> Result<u64, alloc::string::String> {
+    Ok(CHECKPOINT.info().ctx("CHECKPOINT.INFO")?.0)
+}
+
+/// CKPT0001: from boot the pool is shut: nothing is made from it, nothing
+/// is captured, forged or malformed records are refused with the pool
+/// still shut; OPEN opens it once.
+pub fn shut_pool(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |_, [s, ro, pg]| {
+        let (st, _, frames, used) = CHECKPOINT.info().ctx("INFO")?;
+        ensure!(st == SHUT, "the pool is in state {st} at the start, not shut");
+        ensure!(
+            frames == layout::PERSISTENT_POOL_MIB * 256 && used == 0,
+            "pool of {frames} frames with {used} in use, want {} and 0",
+            layout::PERSISTENT_POOL_MIB * 256
+        );
+        ensure!(PERSISTENT_MEMORY.free().ctx("FREE")? == frames, "FREE of the shut pool");
+        expect_err(PERSISTENT_MEMORY.retype(ty::PAGE, s), Error::BAD_STATE, "RETYPE from the shut pool")?;
+        expect_err(PERSISTENT_MEMORY.create_account(s), Error::BAD_STATE, "CREATE_ACCOUNT from the shut pool")?;
+        expect_err(PERSISTENT_MEMORY.donate(keep_abi::slot::ACCOUNT, 1), Error::BAD_STATE, "DONATE from the shut pool")?;
+        expect_err(CHECKPOINT.begin(keep_abi::slot::ACCOUNT), Error::BAD_STATE, "BEGIN while shut")?;
+        MEMORY.retype(ty::PAGE, pg).ctx("RETYPE")?;
+        let mut d = [0u64; WORDS];
+        let dp = d.as_mut_ptr() as u64;
+        expect_err(CHECKPOINT.read(0, pg, dp), Error::BAD_STATE, "READ while shut")?;
+        expect_err(CHECKPOINT.end(), Error::BAD_STATE, "END while shut")?;
+        expect_err(CHECKPOINT.resume(), Error::BAD_STATE, "RESUME with nothing restored")?;
+        // Forged records: a kernel record with a made-up tag, one without
+        // the nonce's mark, a frame outside the pool, a type that does not
+        // persist, a descriptor the kernel cannot read.
+        let restore = |d: [u64; WORDS]| CHECKPOINT.restore(pg, d.as_ptr() as u64);
+        expect_err(restore([0, 0, 0x1234, 0x5678, 1, 1 << 63 | 42]), Error::BAD_SEAL, "RESTORE of a forged kernel record")?;
+        expect_err(restore([0, 0, 0x1234, 0x5678, 1, 42]), Error::BAD_SEAL, "RESTORE with a nonce not the kernel's")?;
+        expect_err(restore([1 | F_PAGE << 32, 0, 0, 0, 1, 1 << 63]), Error::INVALID_ARG, "RESTORE of frame 1 (outside the pool)")?;
+        expect_err(CHECKPOINT.restore(pg, 0x10), Error::FAULT, "RESTORE with an unreadable descriptor")?;
+        expect_err(CHECKPOINT.restore(s, dp), Error::INVALID_CAP, "RESTORE from an empty slot")?;
+        ensure!(state()? == SHUT, "refused records left the pool in state {}", state()?);
+        // Rights: a READ-only copy reads the state and changes nothing.
+        SELF_ASPACE.copy_cap(keep_abi::slot::CHECKPOINT, ro, rights::READ).ctx("COPY")?;
+        let weak = Checkpoint(ro);
+        ensure!(weak.info().ctx("INFO through READ")?.0 == SHUT, "INFO through the READ copy");
+        expect_err(weak.open(), Error::NO_RIGHTS, "OPEN through a READ copy")?;
+        expect_err(weak.set_key(dp), Error::NO_RIGHTS, "SET_KEY through a READ copy")?;
+        CHECKPOINT.open().ctx("OPEN")?;
+        ensure!(state()? == OPEN, "OPEN left state {}", state()?);
+        expect_err(CHECKPOINT.open(), Error::BAD_STATE, "a second OPEN")?;
+        expect_err(CHECKPOINT.restore(pg, dp), Error::BAD_STATE, "RESTORE into the open pool")?;
+        let _ = MEMORY.reclaim(pg);
+        Ok(())
+    })
+}
+
+/// Opens the pool if a test running alone finds it shut.
+fn ensure_open() -> TestResult {
+    if state()? == SHUT {
+        CHECKPOINT.open().ctx("OPEN")?;
+    }
+    ensure!(state()? == OPEN, "the pool is in state {}, not open", state()?);
+    Ok(())
+}
+
+/// CKPT0002: what a persistent account makes is persistent, and the two
+/// pools do not mix: an account takes frames from its own pool only, and
+/// a process runs in a space of its own kind.
+pub fn pools_apart(cx: &mut Cx) -> TestResult {
+    ensure_open()?;
+    with_slots(cx, |_, [a, sp, gs, p]| {
+        let before = CHECKPOINT.info().ctx("INFO")?.3;
+        PERSISTENT_MEMORY.create_account(a).ctx("CREATE_ACCOUNT from the persistent pool")?;
+        let pa = Account(a);
+        let r = (|| {
+            expect_err(MEMORY.donate(a, 4), Error::INVALID_ARG, "DONATE of general frames to a persistent account")?;
+            expect_err(
+                PERSISTENT_MEMORY.donate(keep_abi::slot::ACCOUNT, 4),
+                Error::INVALID_ARG,
+                "DONATE of persistent frames to a general account",
+            )?;
+            PERSISTENT_MEMORY.donate(a, 8).ctx("DONATE")?;
+            ensure!(CHECKPOINT.info().ctx("INFO")?.3 == before + 9, "the account and its 8 frames are not in the pool");
+            pa.create_aspace(sp).ctx("CREATE_ASPACE")?;
+            ACCOUNT.create_aspace(gs).ctx("CREATE_ASPACE (general)")?;
+            expect_err(pa.create_process(gs, p), Error::INVALID_ARG, "a persistent process in a general space")?;
+            expect_err(ACCOUNT.create_process(sp, p), Error::INVALID_ARG, "a general process in a persistent space")?;
+            pa.create_process(sp, p).ctx("CREATE_PROCESS")?;
+            Ok(())
+        })();
+        pa.destroy_all(keep_abi::slot::MEMORY).ctx("DESTROY_ALL")?;
+        let _ = ACCOUNT.destroy(gs);
+        ensure!(CHECKPOINT.info().ctx("INFO")?.3 == before, "DESTROY_ALL left frames of the pool in use");
+        r
+    })
+}
+
+/// The records of a capture, read whole: descriptors and contents.
+fn read_all(n: u64, pg: u64) -> Result<Vec<([u64; WORDS], Vec<u8>)>, alloc::string::String> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let mut d = [0u64; WORDS];
+        CHECKPOINT.read(i, pg, d.as_mut_ptr() as u64).map_err(|e| alloc::format!("READ {i}: {e}"))?;
+        // SAFETY: pg is mapped at VA by the caller, readable.
+        let body = unsafe { core::slice::from_raw_parts(VA as *const u8, 4096) }.to_vec();
+        out.push((d, body));
+    }
+    Ok(out)
+}
+
+/// CKPT0003: BEGIN captures every frame of the pool in use at that instant
+/// (a change after it does not reach the record), READ seals each (the
+/// content encrypted, the nonce the same for unchanged content in the next
+/// checkpoint, another for changed), END gives the shadows back; every
+/// error leaves the state as it was; destroying the shadows' account ends
+/// the capture.
+pub fn capture(cx: &mut Cx) -> TestResult {
+    ensure_open()?;
+    with_slots(cx, |_, [a, sp, p, data, b, small, pg, ro]| {
+        PERSISTENT_MEMORY.create_account(a).ctx("CREATE_ACCOUNT")?;
+        let pa = Account(a);
+        let r = (|| {
+            PERSISTENT_MEMORY.donate(a, 16).ctx("DONATE")?;
+            pa.create_aspace(sp).ctx("CREATE_ASPACE")?;
+            pa.create_process(sp, p).ctx("CREATE_PROCESS")?;
+            PERSISTENT_MEMORY.retype(ty::PAGE, data).ctx("RETYPE")?;
+            Aspace(sp).map(data, 0x40_0000, rights::READ | rights::WRITE).ctx("MAP into the persistent space")?;
+            SELF_ASPACE.map(data, VA + 0x1000, rights::READ | rights::WRITE).ctx("MAP here")?;
+            // SAFETY: the persistent page, mapped writable at VA + 0x1000.
+            let page = unsafe { core::slice::from_raw_parts_mut((VA + 0x1000) as *mut u8, 4096) };
+            page.fill(0x5a);
+            MEMORY.retype(ty::PAGE, pg).ctx("RETYPE")?;
+            SELF_ASPACE.map(pg, VA, rights::READ | rights::WRITE).ctx("MAP the reading page")?;
+            SELF_ASPACE.copy_cap(pg, ro, rights::READ).ctx("COPY READ")?;
+
+            MEMORY.create_account(small).ctx("CREATE_ACCOUNT")?;
+            MEMORY.donate(small, 2).ctx("DONATE")?;
+            let used = CHECKPOINT.info().ctx("INFO")?.3;
+            expect_err(CHECKPOINT.begin(small), Error::NO_MEMORY, "BEGIN with too few shadow frames")?;
+            expect_err(CHECKPOINT.begin(a), Error::BAD_STATE, "BEGIN with a persistent account")?;
+            expect_err(CHECKPOINT.begin(data), Error::WRONG_TYPE, "BEGIN with a page")?;
+            ensure!(state()? == OPEN, "a refused BEGIN left state {}", state()?);
+            MEMORY.create_account(b).ctx("CREATE_ACCOUNT")?;
+            MEMORY.donate(b, used + 8).ctx("DONATE")?;
+            let shadows_before = Account(b).info_raw().ctx("INFO")?.0;
+            let (epoch, n) = CHECKPOINT.begin(b).ctx("BEGIN")?;
+            ensure!(n == used + 1, "BEGIN gave {n} records for {used} frames in use (and the kernel record)");
+            ensure!(state()? == CAPTURED, "state {} after BEGIN", state()?);
+            expect_err(CHECKPOINT.begin(b), Error::BAD_STATE, "BEGIN while captured")?;
+            let key = [7u64; 4];
+            expect_err(CHECKPOINT.set_key(key.as_ptr() as u64), Error::BAD_STATE, "SET_KEY while captured")?;
+            // A change after the consistency point is not in the capture.
+            page.fill(0xa5);
+            let recs = read_all(n, pg)?;
+            let mut d = [0u64; WORDS];
+            expect_err(CHECKPOINT.read(n, pg, d.as_mut_ptr() as u64), Error::INVALID_ARG, "READ past the last record")?;
+            expect_err(CHECKPOINT.read(0, ro, d.as_mut_ptr() as u64), Error::NO_RIGHTS, "READ into a read-only page")?;
+            expect_err(CHECKPOINT.read(0, pg, 0x10), Error::FAULT, "READ to an unwritable descriptor")?;
+            let kinds = |t: u64| recs.iter().filter(|(d, _)| d[0] >> 32 & 0xff == t && d[0] != 0).count();
+            ensure!(recs.iter().all(|(d, _)| d[4] == epoch && d[5] >> 63 == 1), "a record of another epoch or nonce");
+            ensure!(recs.last().unwrap().0[0] == 0, "the last record is not the kernel record");
+            ensure!(
+                kinds(F_ACCOUNT) >= 1 && kinds(F_ASPACE) >= 1 && kinds(F_PROCESS) >= 1 && kinds(F_NUMBERS) >= 1
+                    && kinds(F_PAGETABLE) >= 1 && kinds(F_PAGE) >= 1 && kinds(F_KFREE) >= 1,
+                "records by type: account {} space {} process {} numbers {} tables {} pages {} free {}",
+                kinds(F_ACCOUNT),
+                kinds(F_ASPACE),
+                kinds(F_PROCESS),
+                kinds(F_NUMBERS),
+                kinds(F_PAGETABLE),
+                kinds(F_PAGE),
+                kinds(F_KFREE)
+            );
+            ensure!(
+                recs.iter().all(|(_, body)| body.iter().filter(|&&x| x == 0x5a).count() < 64),
+                "a record shows the page's content in the clear"
+            );
+            // Read again: the capture does not move, whatever the page holds now.
+            let again = read_all(n, pg)?;
+            ensure!(again == recs, "a second READ of the capture differs");
+            let shadows = CHECKPOINT.end().ctx("END")?;
+            ensure!(shadows == n - kinds(F_KFREE) as u64, "END gave back {shadows} shadows of {n} records");
+            ensure!(Account(b).info_raw().ctx("INFO")?.0 == shadows_before, "END did not give the shadows back");
+            ensure!(state()? == OPEN, "state {} after END", state()?);
+            expect_err(CHECKPOINT.end(), Error::BAD_STATE, "END while open")?;
+            expect_err(CHECKPOINT.read(0, pg, d.as_mut_ptr() as u64), Error::BAD_STATE, "READ while open")?;
+
+            // The next checkpoint: the changed page reads differently, the
+            // unchanged process the same (same nonce, same ciphertext).
+            let (epoch2, n2) = CHECKPOINT.begin(b).ctx("BEGIN 2")?;
+            ensure!(epoch2 == epoch + 1 && n2 == n, "second BEGIN: epoch {epoch2}, {n2} records");
+            let recs2 = read_all(n2, pg)?;
+            CHECKPOINT.end().ctx("END 2")?;
+            let find = |rs: &Vec<([u64; WORDS], Vec<u8>)>, t: u64| {
+                rs.iter().find(|(d, _)| d[0] >> 32 & 0xff == t && d[0] != 0).cloned()
+            };
+            let (p1, p2) = (find(&recs, F_PROCESS).unwrap(), find(&recs2, F_PROCESS).unwrap());
+            ensure!(p1.0[5] == p2.0[5] && p1.1 == p2.1, "the unchanged process reads differently in the next checkpoint");
+            ensure!(p1.0[2..4] != p2.0[2..4], "the tag does not bind the epoch");
+            let (g1, g2) = (find(&recs, F_PAGE).unwrap(), find(&recs2, F_PAGE).unwrap());
+            ensure!(g1.0[5] != g2.0[5] && g1.1 != g2.1, "the changed page reads the same in the next checkpoint");
+
+            // The shadows' account destroyed mid-capture ends the capture.
+            CHECKPOINT.begin(b).ctx("BEGIN 3")?;
+            Account(b).destroy_all(keep_abi::slot::MEMORY).ctx("DESTROY_ALL of the shadows' account")?;
+            ensure!(state()? == OPEN, "state {} after the shadows' account went", state()?);
+            Ok(())
+        })();
+        let _ = SELF_ASPACE.unmap(VA + 0x1000);
+        let _ = SELF_ASPACE.unmap(VA);
+        let _ = Account(b).destroy_all(keep_abi::slot::MEMORY);
+        let _ = Account(small).destroy_all(keep_abi::slot::MEMORY);
+        pa.destroy_all(keep_abi::slot::MEMORY).ctx("DESTROY_ALL")?;
+        let _ = MEMORY.revoke(data);
+        let _ = MEMORY.reclaim(pg);
+        ensure!(CHECKPOINT.info().ctx("INFO")?.3 == 0, "frames of the pool still in use after the test");
+        r
+    })
+}
