@@ -13,6 +13,7 @@ mod checkpoint;
 mod devices;
 mod linux;
 mod measure;
+mod persistent;
 mod shell;
 mod shell_system;
 mod system;
@@ -117,7 +118,9 @@ fn main(image_addr: u64, image_size: u64) -> i32 {
     // From here on only the console multiplexer reads the console; the
     // shell has vt1 (docs/trusted-core.md, "The trusted path").
     root.mux = terminals::start(&mut root);
+    persistent::before_system(&root, file, has("fresh"));
     shell_system::boot(&mut root, file);
+    persistent::after_system(&mut root);
     shell::run(&mut root)
 }
 

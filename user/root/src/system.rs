@@ -358,6 +358,10 @@ impl System {
             if e.timer {
                 caps.push((timer, slot::TIMER));
             }
+            // `checkpoint`: the kernel's checkpoint object (the checkpointer's).
+            if e.checkpoint {
+                caps.push((slot::CHECKPOINT, keep_checkpointer::CHECKPOINT_SLOT));
+            }
             // `tpm`: a client's capability to the TPM's driver (no EXTEND);
             // the vault's (a server of the boot image's program `vault`)
             // reaches its own NV counter too (docs/trusted-core.md,
@@ -571,6 +575,11 @@ impl System {
     pub fn kill_init(&self) -> Result<(), String> {
         let init = self.init.as_ref().ok_or("init is not running")?;
         init.bank.destroy().map_err(|e| alloc::format!("destroying init's bank: {e}"))
+    }
+
+    /// The description's persistent programs.
+    pub fn persistent(&self) -> &[desc::Persistent] {
+        &self.desc.persistent
     }
 
     /// init's process, if it runs.

@@ -5,9 +5,11 @@
 //! bank    NAME limit=FRAMES [in=BANK]
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [terminal] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
-//!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [notify] [S=GRANT ...]
+//!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [notify] [checkpoint]
+//!              [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
 //!              [terminal] [timer] [blob=FILE] [S=GRANT ...]
+//! persistent NAME program=PROG limit=FRAMES [arg=N] [console] [timer]
 //! ```
 //!
 //! - `bank`: a sub-bank of `BANK` (default `prime`, the prime bank) with a
@@ -44,6 +46,18 @@
 //!   disk range, an address); a client of a `pci`, `blk` or `net` server
 //!   must have one.
 //! - `timer`: the timer, read-only (NOW and SLEEP), in slot 2.
+//! - `checkpoint` (servers only): the kernel's checkpoint object
+//!   (`keep_checkpointer::CHECKPOINT_SLOT`), with which the checkpointer
+//!   captures and restores the persistent pool (docs/persistence.md).
+//! - `persistent`: a program of the persistent world (docs/persistence.md,
+//!   "What persists"), not a bank's and not init's: at a fresh start the
+//!   root task builds it from the persistent pool, its kernel-memory
+//!   account `limit` frames of that pool, and starts it with arg0 = `arg`;
+//!   at a boot that restores a checkpoint it is not built again, because
+//!   the restore brings it back where it was.  `console`: the kernel's
+//!   console, write-only (the multiplexer's terminals do not persist);
+//!   `timer`: the timer, read-only.  It also finds the name service's
+//!   capability in its usual slot, which a restore makes stale.
 //! - `tpm`: a client's capability to the TPM's driver (the root task
 //!   starts it before the system; `keep_tpm::TPM_SLOT`): PCRs, the log,
 //!   random numbers, SEAL and UNSEAL, the NV counter, never EXTEND.
@@ -133,7 +147,27 @@ pub struct Entry {
     pub grants: Vec<(usize, String)>,
     /// The boot-image file mapped at BLOB_VADDR.
     pub blob: Option<String>,
+    /// The kernel's checkpoint object (the checkpointer's).
+    pub checkpoint: bool,
 }
+
+/// A persistent program: built by the root task from the persistent pool
+/// at a fresh start, brought back by a restore at every other boot
+/// (docs/persistence.md, "What persists").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Persistent {
+    pub line: usize,
+    pub name: String,
+    pub program: String,
+    /// Frames of its kernel-memory account, from the persistent pool.
+    pub limit: u64,
+    pub arg: u64,
+    pub console: bool,
+    pub timer: bool,
+}
+
+/// The most persistent programs.
+pub const MAX_PERSISTENT: usize = 8;
 
 impl Entry {
     /// The grant this entry has from server `s`.
@@ -144,15 +178,16 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 20] = [
+pub const OPTIONS: [&str; 21] = [
     "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
-    "blob", "timer", "notify", "ioport", "tpm",
+    "blob", "timer", "notify", "ioport", "tpm", "checkpoint",
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Description {
     pub banks: Vec<Bank>,
     pub entries: Vec<Entry>,
+    pub persistent: Vec<Persistent>,
 }
 
 impl Description {
@@ -230,10 +265,11 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "ioport", "timer", "blob", "notify", "tpm",
+                "interrupt", "ioport", "timer", "blob", "notify", "tpm", "checkpoint",
             ],
             "program" => &["program", "bank", "limit", "frames", "uses", "console", "terminal", "timer", "blob", "tpm"],
-            k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server or program)"))),
+            "persistent" => &["program", "limit", "arg", "console", "timer"],
+            k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server, program or persistent)"))),
         };
         if keyword != "bank" && OPTIONS.contains(&name) {
             return Err(err(alloc::format!("'{name}' is an option's word and cannot name a server or program")));
@@ -262,8 +298,34 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             d.banks.push(Bank { line, name: String::from(name), limit, parent });
             continue;
         }
-        if d.entries.iter().any(|e| e.name == name) {
+        if d.entries.iter().any(|e| e.name == name) || d.persistent.iter().any(|p| p.name == name) {
             return Err(err(alloc::format!("'{name}' declared twice")));
+        }
+        if keyword == "persistent" {
+            if d.persistent.len() >= MAX_PERSISTENT {
+                return Err(err(alloc::format!("more than {MAX_PERSISTENT} persistent programs")));
+            }
+            let program = get("program").filter(|p| !p.is_empty()).ok_or_else(|| err(String::from("program=PROG is missing")))?;
+            for flag in ["console", "timer"] {
+                if let Some(v) = get(flag)
+                    && !v.is_empty()
+                {
+                    return Err(err(alloc::format!("{flag} takes no value ({flag}={v})")));
+                }
+            }
+            if limit > 65536 {
+                return Err(err(alloc::format!("limit={limit}: a persistent program's account takes at most 65536 frames")));
+            }
+            d.persistent.push(Persistent {
+                line,
+                name: String::from(name),
+                program: String::from(program),
+                limit,
+                arg: num("arg", 0, u64::MAX)?.unwrap_or(0),
+                console: get("console").is_some(),
+                timer: get("timer").is_some(),
+            });
+            continue;
         }
         if d.entries.len() >= MAX_ENTRIES {
             return Err(err(alloc::format!("more than {MAX_ENTRIES} servers and programs")));
@@ -289,7 +351,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 return Err(err(alloc::format!("uses={list}: more than {MAX_USES} servers")));
             }
         }
-        for flag in ["console", "terminal", "devmem", "interrupt", "timer", "notify", "tpm"] {
+        for flag in ["console", "terminal", "devmem", "interrupt", "timer", "notify", "tpm", "checkpoint"] {
             if let Some(v) = get(flag)
                 && !v.is_empty()
             {
@@ -376,6 +438,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             notify: get("notify").is_some(),
             grants,
             blob,
+            checkpoint: get("checkpoint").is_some(),
         });
     }
     Ok(d)
@@ -550,6 +613,21 @@ program disk-b program=disktest bank=drivers limit=600 uses=blk blk=0+64:r timer
         // The TPM: a flag of servers and programs, no value.
         let d = parse("program a program=p bank=prime limit=5 tpm\nserver b program=p bank=prime limit=5 tpm\nprogram c program=p bank=prime limit=5\n").unwrap();
         assert!(d.entries[0].tpm && d.entries[1].tpm && !d.entries[2].tpm);
+        let d = parse("server a program=p bank=prime limit=5 checkpoint\npersistent t program=tally limit=50 arg=9 console timer\n").unwrap();
+        assert!(d.entries[0].checkpoint);
+        assert_eq!(d.persistent.len(), 1);
+        let t = &d.persistent[0];
+        assert!(t.name == "t" && t.program == "tally" && t.limit == 50 && t.arg == 9 && t.console && t.timer);
+        refused("program a program=p bank=prime limit=5 checkpoint\n", 1, "not an option of program");
+        refused("server a program=p bank=prime limit=5 checkpoint=1\n", 1, "no value");
+        refused("persistent t program=tally limit=5 bank=apps\n", 1, "not an option of persistent");
+        refused("persistent t program=tally limit=5 uses=blk\n", 1, "not an option of persistent");
+        refused("persistent t limit=5\n", 1, "program=PROG is missing");
+        refused("persistent t program=tally\n", 1, "limit=FRAMES is missing");
+        refused("persistent t program=tally limit=70000\n", 1, "at most 65536");
+        refused("persistent t program=tally limit=5 timer=1\n", 1, "no value");
+        refused("persistent t program=p limit=5\nprogram t program=p bank=prime limit=5\n", 2, "declared twice");
+        refused("program t program=p bank=prime limit=5\npersistent t program=p limit=5\n", 2, "declared twice");
         refused(&with("program c program=p bank=prime limit=5 tpm=yes"), 3, "no value");
         refused("program tpm program=p bank=prime limit=5\n", 1, "option's word");
         refused("server ioport program=p bank=prime limit=5\n", 1, "option's word");

@@ -28,11 +28,15 @@
 
 extern crate alloc;
 
-pub mod probe;
+pub mod pool;
 pub mod store;
 
 #[cfg(test)]
 mod tests;
+
+/// Where a server with `checkpoint` in the description finds the kernel's
+/// checkpoint object.
+pub const CHECKPOINT_SLOT: u64 = 0xe;
 
 pub const CHECKPOINT: u64 = 1;
 pub const STATUS: u64 = 2;
@@ -42,6 +46,9 @@ pub const BAD_REQUEST: u64 = 1;
 pub const FULL: u64 = 2;
 pub const IO_ERROR: u64 = 3;
 pub const TOO_LARGE: u64 = 4;
+/// The kernel refused the capture (BEGIN, READ or SET_KEY; the string says
+/// which and why): nothing was written.
+pub const KERNEL_REFUSED: u64 = 5;
 
 /// The status of a failed commit.
 pub fn status_of(e: &store::Error) -> u64 {
@@ -49,6 +56,7 @@ pub fn status_of(e: &store::Error) -> u64 {
         store::Error::Io(_) => IO_ERROR,
         store::Error::Full { .. } => FULL,
         store::Error::TooLarge { .. } => TOO_LARGE,
+        store::Error::Changed { .. } => IO_ERROR,
     }
 }
 

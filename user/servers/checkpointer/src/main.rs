@@ -1,8 +1,10 @@
 //! The checkpointer server (see `lib.rs` for its protocol and
 //! docs/persistence.md for the design).  It finds the block server by name
-//! (its range is the checkpoint area), opens the area, restores the probe
-//! from the newest whole checkpoint, and then answers `CHECKPOINT` and
-//! `STATUS`, taking a checkpoint by itself every `arg` ms (bits 0-31) when that is not 0.
+//! (its range is the checkpoint area) and opens the area; at a boot whose
+//! persistent pool is still shut it restores the pool from the newest whole
+//! checkpoint (or opens it empty when there is none, or the restore is
+//! refused), and then answers `CHECKPOINT` and `STATUS`, taking a
+//! checkpoint by itself every `arg` ms (bits 0-31) when that is not 0.
 
 #![no_std]
 #![no_main]
@@ -13,12 +15,13 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keep_abi::{Return, SELF_ASPACE, Sender, Tag, err, recv, rights, slot};
+use keep_abi::{Checkpoint, Error, Return, SELF_ASPACE, Sender, Tag, err, recv, rights, slot};
 use keep_blk::{Client, Error as BlkError};
-use keep_checkpointer::probe::{self, PAGES, Probe};
+use keep_checkpointer::pool::{self, Image};
 use keep_checkpointer::store::{self, BLOCK, BlockDev, Committed, IoError, Page, Slot, Store};
 use keep_checkpointer::*;
 use keep_rt::println;
+use keep_spacebank::Bank;
 use keep_system::names;
 
 keep_rt::entry!(main);
@@ -26,8 +29,21 @@ keep_rt::entry!(main);
 const RET: u64 = slot::FIRST_FREE;
 const BLK: u64 = 0x20;
 const RTC: u64 = 0x21;
+/// The page records pass through, the shadows' account (both from the
+/// checkpointer's bank).
+const PAGE: u64 = 0x24;
+const SHADOWS: u64 = 0x25;
+const BANK: u64 = keep_constructor::INSTANCE_BANK;
+const KERNEL: Checkpoint = Checkpoint(CHECKPOINT_SLOT);
+/// Where the record page is mapped.
+const PAGE_VA: u64 = 0x0000_6000_0000_0000;
 /// Sectors of a 4 KiB block.
 const PER: u64 = (BLOCK / keep_blk::SECTOR) as u64;
+/// The most records one checkpoint may have: the store's root names at
+/// most store::MAX_REFS map and meta blocks.
+const MAX_RECORDS: u64 = 4096;
+// The kernel's pool states (CHECKPOINT.INFO).
+const SHUT: u64 = 0;
 
 /// The area through the block server, looked up again when a call fails
 /// (the server was restarted) and retried once.
@@ -118,106 +134,268 @@ fn slot_str(st: &Store<Disk>, i: usize) -> String {
     }
 }
 
+/// 32 bytes from RDRAND (the TSC where it fails).
+fn fresh_key() -> [u8; 32] {
+    let mut k = [0u8; 32];
+    for c in k.chunks_mut(8) {
+        let mut v: u64 = 0;
+        let mut ok: u8 = 0;
+        for _ in 0..32 {
+            // SAFETY: rdrand only writes the register and the carry flag.
+            unsafe { core::arch::asm!("rdrand {v}", "setc {ok}", v = out(reg) v, ok = out(reg_byte) ok) };
+            if ok != 0 {
+                break;
+            }
+        }
+        if ok == 0 {
+            // SAFETY: rdtsc only reads the time-stamp counter.
+            v ^= unsafe { core::arch::x86_64::_rdtsc() };
+        }
+        c.copy_from_slice(&v.to_le_bytes());
+    }
+    k
+}
+
+fn tsc() -> u64 {
+    // SAFETY: rdtsc only reads the time-stamp counter.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// The last checkpoint's figures (`persist`).
+#[derive(Clone, Copy, Default)]
+struct Figures {
+    records: u64,
+    /// TSC ticks (instructions under -icount) of BEGIN, and of the write-out.
+    pause: u64,
+    write: u64,
+}
+
 struct Server {
     store: Store<Disk>,
-    probe: Probe,
+    /// The key the kernel seals under now, and whether it is set.
+    key: [u8; 32],
+    keyed: bool,
     /// What this boot found (one line).
     boot: String,
     taken: u64,
     failed: u64,
     last: Option<Committed>,
+    figures: Figures,
     last_error: Option<String>,
     verbose: bool,
+    /// The shadows' account's handle in the bank.
+    shadows: u64,
+    /// arg bit 33: another checkpointer restores and opens the pool.
+    secondary: bool,
+}
+
+/// The record page, mapped at PAGE_VA.
+fn page() -> &'static mut Page {
+    // SAFETY: PAGE is mapped writable at PAGE_VA for the server's lifetime
+    // and only this (single-threaded) server uses it.
+    unsafe { &mut *(PAGE_VA as *mut Page) }
 }
 
 impl Server {
-    /// The probe from the store's checkpoint, checked page by page against
-    /// the record and against the state its step must be.
-    fn restore(&mut self) {
-        let Some(c) = self.store.current.clone() else {
-            self.boot = if self.store.fell_back {
-                format!(
-                    "no whole checkpoint: root A {}; root B {}; starting afresh",
-                    slot_str(&self.store, 0),
-                    slot_str(&self.store, 1)
-                )
-            } else {
-                String::from("no checkpoint in the area; starting afresh")
-            };
-            return;
-        };
-        let Some(p) = Probe::decode(&c.meta) else {
-            self.boot = format!("checkpoint {} holds no probe record; starting afresh", c.seq);
-            return;
-        };
-        let mut page = [0u8; BLOCK];
-        let mut intact = 0;
-        for k in 0..PAGES {
-            if matches!(self.store.read_page(k as u64, &mut page), Ok(Some(()))) && p.page_ok(k, &page) {
-                intact += 1;
-            }
-        }
-        let exact = Probe::replay(p.step) == p;
-        let fell = if self.store.fell_back {
-            let other = 1 - c.slot;
-            format!("; fell back from root {}: {}", ["A", "B"][other], slot_str(&self.store, other))
-        } else {
-            String::new()
-        };
-        if intact != PAGES || !exact {
-            self.boot = format!(
-                "checkpoint {}: STATE WRONG ({intact} of {PAGES} pages intact, {}the state of step {}){fell}; starting afresh",
-                c.seq,
-                if exact { "" } else { "not " },
-                p.step
-            );
-            return;
-        }
-        self.boot = format!(
-            "resumed checkpoint {} of {} ({} KiB): probe at step {}, {PAGES} pages intact, exactly step {}'s state{fell}",
-            c.seq,
-            date(c.time),
-            c.blocks * BLOCK as u64 / 1024,
-            p.step,
-            p.step
-        );
-        self.probe = p;
+    fn set_key(&mut self, key: [u8; 32]) -> Result<(), Error> {
+        KERNEL.set_key(key.as_ptr() as u64)?;
+        self.key = key;
+        self.keyed = true;
+        Ok(())
     }
 
-    fn checkpoint(&mut self) -> Result<Committed, store::Error> {
-        let mut next = self.probe.clone();
-        let dirtied = next.advance();
-        // The first checkpoint (or one after a store without the probe's
-        // pages) holds every page; later ones what the step rewrote.
-        let whole = self.store.current.as_ref().is_none_or(|c| c.pages.len() != PAGES || Probe::decode(&c.meta).is_none());
-        let keys: Vec<usize> = if whole { (0..PAGES).collect() } else { dirtied };
-        let mut pages: Vec<(u64, Page)> = Vec::with_capacity(keys.len());
-        for k in keys {
-            let mut p = [0u8; BLOCK];
-            probe::fill(&mut p, k, next.gens[k]);
-            pages.push((k as u64, p));
+    /// At a boot whose pool is shut: the pool from the newest whole
+    /// checkpoint, or opened empty (with the reason).
+    fn restore(&mut self) {
+        let fell = |s: &Store<Disk>, c: &store::Checkpoint| {
+            if s.fell_back {
+                let other = 1 - c.slot;
+                format!("; fell back from root {}: {}", ["A", "B"][other], slot_str(s, other))
+            } else {
+                String::new()
+            }
+        };
+        if self.secondary {
+            self.boot = String::from("a second checkpointer: it restores and opens nothing");
+            return;
         }
-        let changes: Vec<(u64, Option<&Page>)> = pages.iter().map(|(k, p)| (*k, Some(p))).collect();
-        let seq = self.store.current.as_ref().map_or(1, |c| c.seq + 1);
-        if self.verbose {
-            println!("checkpointer: checkpoint {seq} begins (step {})", next.step);
+        match KERNEL.info() {
+            Ok((SHUT, ..)) => {}
+            Ok(_) => {
+                self.boot = String::from("the persistent pool is open already (a fresh boot, or this checkpointer was restarted): nothing restored");
+                return;
+            }
+            Err(e) => {
+                self.boot = format!("no checkpoint object ({e}): nothing restored, no checkpoints");
+                return;
+            }
         }
-        let r = self.store.commit(now(), &changes, &next.encode());
+        let Some(c) = self.store.current.clone() else {
+            let why = if self.store.fell_back {
+                format!("no whole checkpoint: root A {}; root B {}", slot_str(&self.store, 0), slot_str(&self.store, 1))
+            } else {
+                String::from("no checkpoint in the area")
+            };
+            self.boot = format!("{why}; starting afresh");
+            self.open_fresh();
+            return;
+        };
+        let im = match Image::decode(&c.meta) {
+            Ok(im) => im,
+            Err(b) => {
+                self.boot = format!("checkpoint {} refused: {b}; starting afresh", c.seq);
+                self.open_fresh();
+                return;
+            }
+        };
+        let t0 = tsc();
+        let r = self.put_back(&im);
+        let ticks = tsc() - t0;
+        match r {
+            Ok((procs, records)) => {
+                self.boot = format!(
+                    "resumed checkpoint {} of {} ({} KiB): {procs} processes, {records} records, epoch {}, restored in {ticks} TSC ticks{}",
+                    c.seq,
+                    date(c.time),
+                    c.blocks * BLOCK as u64 / 1024,
+                    im.epoch,
+                    fell(&self.store, &c)
+                );
+            }
+            Err(why) => {
+                self.boot = format!("checkpoint {} could not be restored ({why}){}; starting afresh", c.seq, fell(&self.store, &c));
+                self.open_fresh();
+            }
+        }
+    }
+
+    /// Every record back into the kernel, then RESUME.  On an error the
+    /// kernel gives back what was restored (RESUME refuses the incomplete
+    /// pool and shuts it again).
+    fn put_back(&mut self, im: &Image) -> Result<(u64, u64), String> {
+        self.set_key(im.key).map_err(|e| format!("SET_KEY: {e}"))?;
+        for (i, (k, d)) in im.records.iter().enumerate() {
+            let r = match self.store.read_page(*k, page()) {
+                Ok(Some(())) => KERNEL.restore(PAGE, d.as_ptr() as u64).map_err(|e| format!("record {i} (frame {k:#x}): {e}")),
+                Ok(None) => Err(format!("record {i} (frame {k:#x}) is not in the checkpoint")),
+                Err(f) => Err(format!("record {i} (frame {k:#x}): {f}")),
+            };
+            if let Err(why) = r {
+                let _ = KERNEL.resume();
+                return Err(why);
+            }
+        }
+        KERNEL.resume().map_err(|e| format!("RESUME: {e}"))
+    }
+
+    fn open_fresh(&mut self) {
+        if let Err(e) = KERNEL.open() {
+            self.boot += &format!(" (OPEN: {e})");
+        }
+        let k = fresh_key();
+        if let Err(e) = self.set_key(k) {
+            self.boot += &format!(" (SET_KEY: {e}: no checkpoints until it is accepted)");
+        }
+    }
+
+    /// BEGIN, growing the shadows' account from the bank when it is short.
+    fn begin(&mut self) -> Result<(u64, u64, u64), String> {
+        for _ in 0..2 {
+            let t0 = tsc();
+            match KERNEL.begin(SHADOWS) {
+                Ok((epoch, n)) => return Ok((epoch, n, tsc() - t0)),
+                Err(Error::NO_MEMORY) => {
+                    let used = KERNEL.info().map_err(|e| format!("INFO: {e}"))?.3;
+                    let free = keep_abi::Account(SHADOWS).info_raw().map_err(|e| format!("ACCOUNT.INFO: {e}"))?.0;
+                    Bank(BANK)
+                        .fund(self.shadows, used + 1 - free.min(used + 1))
+                        .map_err(|e| format!("the bank cannot fund {} shadow frames: {e:?}", used + 1))?;
+                }
+                Err(e) => return Err(format!("BEGIN: {e}")),
+            }
+        }
+        Err(String::from("BEGIN: the shadows' account is still short"))
+    }
+
+    fn checkpoint(&mut self) -> Result<Committed, (u64, String)> {
+        let r = self.capture_and_commit();
         match &r {
             Ok(c) => {
-                self.probe = next;
                 self.taken += 1;
                 self.last = Some(*c);
                 if self.verbose {
-                    println!("checkpointer: checkpoint {} committed (step {}, {} pages written)", c.seq, self.probe.step, c.pages_written);
+                    println!("checkpointer: checkpoint {} committed ({} pages written)", c.seq, c.pages_written);
                 }
             }
-            Err(e) => {
+            Err((_, e)) => {
                 self.failed += 1;
-                self.last_error = Some(format!("{e}"));
-                println!("checkpointer: checkpoint {seq} failed: {e}");
+                self.last_error = Some(e.clone());
+                println!("checkpointer: checkpoint failed: {e}");
             }
         }
+        r
+    }
+
+    fn capture_and_commit(&mut self) -> Result<Committed, (u64, String)> {
+        let kernel = |what: String| (KERNEL_REFUSED, what);
+        if !self.keyed {
+            let k = fresh_key();
+            self.set_key(k).map_err(|e| kernel(format!("SET_KEY: {e}")))?;
+        }
+        let seq = self.store.current.as_ref().map_or(1, |c| c.seq + 1);
+        let used = KERNEL.info().map_err(|e| kernel(format!("INFO: {e}")))?.3;
+        if used + 1 > MAX_RECORDS {
+            return Err((TOO_LARGE, format!(
+                "the persistent pool has {used} frames in use; a checkpoint holds at most {} records",
+                MAX_RECORDS - 1
+            )));
+        }
+        if self.verbose {
+            println!("checkpointer: checkpoint {seq} begins");
+        }
+        let (epoch, n, pause) = self.begin().map_err(kernel)?;
+        let t0 = tsc();
+        // Each record read twice: for its hash (the store writes only what
+        // changed), then, if it changed, for the write itself.
+        let mut records = Vec::with_capacity(n as usize);
+        let mut changes: Vec<(u64, Option<store::Hash>)> = Vec::with_capacity(n as usize);
+        let mut failed = None;
+        for i in 0..n {
+            let mut d = [0u64; pool::WORDS];
+            if let Err(e) = KERNEL.read(i, PAGE, d.as_mut_ptr() as u64) {
+                failed = Some(format!("READ {i}: {e}"));
+                break;
+            }
+            let k = pool::key_of(&d);
+            records.push((k, d));
+            changes.push((k, Some(store::sha(page()))));
+        }
+        let r = match failed {
+            Some(e) => Err(kernel(e)),
+            None => {
+                let im = Image { epoch, key: self.key, records };
+                // Frames no longer in use leave the store's map.
+                if let Some(c) = &self.store.current {
+                    for k in c.pages.keys() {
+                        if !im.records.iter().any(|(r, _)| r == k) {
+                            changes.push((*k, None));
+                        }
+                    }
+                }
+                let index: alloc::collections::BTreeMap<u64, u64> =
+                    im.records.iter().enumerate().map(|(i, (k, _))| (*k, i as u64)).collect();
+                let mut fetch = |key: u64, out: &mut Page| {
+                    let mut d = [0u64; pool::WORDS];
+                    let i = *index.get(&key).ok_or(IoError(u64::MAX))?;
+                    KERNEL.read(i, PAGE, d.as_mut_ptr() as u64).map_err(|e| IoError(0x100 + e.0))?;
+                    out.copy_from_slice(page());
+                    Ok(())
+                };
+                self.store.commit_with(now(), &changes, &mut fetch, &im.encode()).map_err(|e| (status_of(&e), format!("{e}")))
+            }
+        };
+        let _ = KERNEL.end();
+        self.figures = Figures { records: n, pause, write: tsc() - t0 };
         r
     }
 
@@ -242,7 +420,17 @@ impl Server {
         }
         t += &format!("root A: {}; root B: {}\n", slot_str(s, 0), slot_str(s, 1));
         t += &format!("at start: {}\n", self.boot);
-        t += &format!("probe: step {}, {PAGES} pages\n", self.probe.step);
+        if let Ok((state, epoch, frames, used)) = KERNEL.info() {
+            let name = ["shut", "restoring", "open", "captured"].get(state as usize).copied().unwrap_or("?");
+            t += &format!("persistent pool: {name}, {used} of {frames} frames in use, epoch {epoch}\n");
+        }
+        if self.taken > 0 {
+            let f = self.figures;
+            t += &format!(
+                "last capture: {} records, pause {} TSC ticks, write-out {} TSC ticks\n",
+                f.records, f.pause, f.write
+            );
+        }
         t += &format!("this instance: {} checkpoints taken, {} failed", self.taken, self.failed);
         if let Some(e) = &self.last_error {
             t += &format!(" (last: {e})");
@@ -256,6 +444,13 @@ impl Server {
 fn receive(wait: u64) -> keep_abi::Msg {
     keep_rt::ipc_buffer().set_recv_slots(&[RET]);
     recv(Tag::new(0).with_slots(1), wait)
+}
+
+/// The record page and the shadows' account (its handle), from the bank.
+fn setup() -> Result<u64, String> {
+    Bank(BANK).alloc_page(PAGE).map_err(|e| format!("a page from the bank: {e:?}"))?;
+    SELF_ASPACE.map(PAGE, PAGE_VA, rights::READ | rights::WRITE).map_err(|e| format!("MAP: {e}"))?;
+    Bank(BANK).alloc_account(16, SHADOWS).map_err(|e| format!("an account from the bank: {e:?}"))
 }
 
 fn main(arg: u64, _: u64) -> i32 {
@@ -273,18 +468,29 @@ fn main(arg: u64, _: u64) -> i32 {
             return 2;
         }
     }
+    let shadows = match setup() {
+        Ok(h) => h,
+        Err(e) => {
+            println!("checkpointer: {e}");
+            return 2;
+        }
+    };
     let _ = now();
     let blocks = disk.blocks;
     let store = Store::open(disk);
     let mut s = Server {
         store,
-        probe: Probe::default(),
+        key: [0; 32],
+        keyed: false,
         boot: String::new(),
         taken: 0,
         failed: 0,
         last: None,
+        figures: Figures::default(),
         last_error: None,
         verbose: arg >> 32 & 1 != 0,
+        shadows,
+        secondary: arg >> 33 & 1 != 0,
     };
     s.restore();
     println!("checkpointer: area of {blocks} blocks: {}", s.boot);
@@ -303,7 +509,7 @@ fn main(arg: u64, _: u64) -> i32 {
         let (words, text) = match (m.payload, m.tag.label()) {
             (0, CHECKPOINT) => match s.checkpoint() {
                 Ok(c) => ([OK, c.seq, c.pages_written, c.blocks_written], None),
-                Err(e) => ([status_of(&e), 0, 0, 0], Some(format!("{e}"))),
+                Err((st, e)) => ([st, 0, 0, 0], Some(e)),
             },
             (0, STATUS) => {
                 let (seq, time, pages) = s.store.current.as_ref().map_or((0, 0, 0), |c| (c.seq, c.time, c.pages.len() as u64));

@@ -138,6 +138,8 @@ pub enum Error {
     Full { needed: u64, free: u64 },
     /// More map and meta blocks than a root can name.
     TooLarge { refs: usize },
+    /// A page fetched for writing was not what its hash said (commit_with).
+    Changed { key: u64 },
 }
 
 impl fmt::Display for Error {
@@ -150,6 +152,9 @@ impl fmt::Display for Error {
             ),
             Error::TooLarge { refs } => {
                 write!(f, "the checkpoint needs {refs} map and meta blocks, a root names at most {MAX_REFS}")
+            }
+            Error::Changed { key } => {
+                write!(f, "page {key:#x} changed between its two reads; the previous checkpoint is kept")
             }
         }
     }
@@ -218,7 +223,7 @@ pub struct Store<D: BlockDev> {
     pub fell_back: bool,
 }
 
-fn sha(b: &[u8]) -> Hash {
+pub fn sha(b: &[u8]) -> Hash {
     Sha256::digest(b).into()
 }
 
@@ -355,25 +360,46 @@ impl<D: BlockDev> Store<D> {
     /// `meta` as its object records.  Whole or not at all: on any error the
     /// current checkpoint stays current, on the disk and here.
     pub fn commit(&mut self, time: u64, changes: &[(u64, Option<&Page>)], meta: &[u8]) -> Result<Committed, Error> {
+        let hashed: Vec<(u64, Option<Hash>)> = changes.iter().map(|&(k, p)| (k, p.map(|p| sha(p)))).collect();
+        let mut fetch = |key: u64, out: &mut Page| {
+            // The last change of a key is the one that counts.
+            let p = changes.iter().rev().find(|c| c.0 == key).and_then(|c| c.1).ok_or(IoError(u64::MAX))?;
+            out.copy_from_slice(p);
+            Ok(())
+        };
+        self.commit_with(time, &hashed, &mut fetch, meta)
+    }
+
+    /// The same with the pages' contents fetched by key when they are
+    /// written (`changes` gives each changed key's SHA-256, or None for a
+    /// removal): a commit of many pages needs no memory for them.  A page
+    /// fetched with another hash than it was given is an error
+    /// (`Error::Changed`), before the root is written.
+    pub fn commit_with(
+        &mut self,
+        time: u64,
+        changes: &[(u64, Option<Hash>)],
+        fetch: &mut dyn FnMut(u64, &mut Page) -> Result<(), IoError>,
+        meta: &[u8],
+    ) -> Result<Committed, Error> {
         let area = self.dev.blocks();
         let seq = self.current.as_ref().map_or(1, |c| c.seq + 1);
         let mut pages = self.current.as_ref().map_or(BTreeMap::new(), |c| c.pages.clone());
         // The pages to write: changed content only.
-        let mut write: Vec<(u64, &Page, Hash)> = Vec::new();
-        for &(key, page) in changes {
-            match page {
+        let mut write: Vec<(u64, Hash)> = Vec::new();
+        for &(key, hash) in changes {
+            match hash {
                 None => {
                     pages.remove(&key);
                     write.retain(|w| w.0 != key);
                 }
-                Some(p) => {
-                    let h = sha(p);
+                Some(h) => {
                     write.retain(|w| w.0 != key);
                     if self.current.as_ref().and_then(|c| c.pages.get(&key)).is_some_and(|e| e.hash == h) {
                         let old = self.current.as_ref().unwrap().pages[&key];
                         pages.insert(key, old);
                     } else {
-                        write.push((key, p, h));
+                        write.push((key, h));
                         pages.insert(key, Entry { block: u64::MAX, hash: h });
                     }
                 }
@@ -398,9 +424,14 @@ impl<D: BlockDev> Store<D> {
             return Err(Error::Full { needed, free: self.free_blocks() });
         }
         let mut next = free.into_iter();
-        for &(key, p, h) in &write {
+        let mut page = [0u8; BLOCK];
+        for &(key, h) in &write {
             let b = next.next().unwrap();
-            self.dev.write(b, p)?;
+            fetch(key, &mut page)?;
+            if sha(&page) != h {
+                return Err(Error::Changed { key });
+            }
+            self.dev.write(b, &page)?;
             pages.insert(key, Entry { block: b, hash: h });
         }
         let mut root_refs: Vec<(u64, Hash)> = Vec::with_capacity(refs);

@@ -7,7 +7,7 @@ use std::vec::Vec;
 
 use sha2::{Digest, Sha256};
 
-use crate::probe::{self, Probe};
+use crate::pool::{self, Bad, Image};
 use crate::store::*;
 
 /// A disk with a write cache: writes since the last flush may be lost or
@@ -441,23 +441,49 @@ fn a_checkpoint_larger_than_a_root_can_name_is_refused() {
     assert_eq!(s.dev.writes, 0);
 }
 
+fn image(n: usize) -> Image {
+    let mut records: Vec<(u64, [u64; pool::WORDS])> = (0..n as u64 - 1)
+        .map(|i| {
+            let pfn = 0x1e000 + i * 3;
+            (pfn, [pfn | 4 << 32, i, 0x11 * i, 0x22 * i, 7, 1 << 63 | i])
+        })
+        .collect();
+    records.push((0, [0, 0, 1, 2, 7, 1 << 63]));
+    Image { epoch: 7, key: [9; 32], records }
+}
+
 #[test]
-fn the_probe_replays_and_round_trips() {
-    let mut p = Probe::default();
-    for _ in 0..50 {
-        let d = p.advance();
-        assert!((1..=5).contains(&d.len()));
-        let mut u = d.clone();
-        u.sort();
-        u.dedup();
-        assert_eq!(u.len(), d.len());
+fn the_pool_image_round_trips() {
+    for n in [1, 2, 100] {
+        let im = image(n);
+        assert_eq!(Image::decode(&im.encode()), Ok(im));
     }
-    assert_eq!(Probe::replay(50), p);
-    assert_eq!(Probe::decode(&p.encode()), Some(p.clone()));
-    assert_eq!(Probe::decode(b"nothing"), None);
-    let mut page = [0u8; BLOCK];
-    probe::fill(&mut page, 3, p.gens[3]);
-    assert!(p.page_ok(3, &page));
-    page[100] ^= 1;
-    assert!(!p.page_ok(3, &page));
+}
+
+#[test]
+fn a_malformed_pool_image_is_refused_with_the_reason() {
+    let im = image(5);
+    let b = im.encode();
+    assert_eq!(Image::decode(&b[..b.len() - 1]), Err(Bad::Short));
+    assert_eq!(Image::decode(&b[..20]), Err(Bad::Short));
+    assert_eq!(Image::decode(b"nothing of the pool, a probe's record or so"), Err(Bad::Magic));
+    let mut f = b.clone();
+    f[8] = 2;
+    assert_eq!(Image::decode(&f), Err(Bad::Format(2)));
+    let mut z = image(5);
+    z.records.clear();
+    assert_eq!(Image::decode(&z.encode()), Err(Bad::Count(0)));
+    // A key that is not its frame, a frame twice, the kernel record not last.
+    let mut k = image(5);
+    k.records[1].0 += 1;
+    assert_eq!(Image::decode(&k.encode()), Err(Bad::Record(1)));
+    let mut t = image(5);
+    t.records[2] = t.records[1];
+    assert_eq!(Image::decode(&t.encode()), Err(Bad::Record(2)));
+    let mut l = image(5);
+    l.records.swap(0, 4);
+    assert_eq!(Image::decode(&l.encode()), Err(Bad::Record(0)));
+    let mut e = image(5);
+    e.records[3].1[4] = 6;
+    assert_eq!(Image::decode(&e.encode()), Err(Bad::Epoch(3)));
 }

@@ -1,0 +1,119 @@
+//! The checkpoint of the persistent pool as the store keeps it
+//! (docs/persistence.md, "On the disk"): each record the kernel's
+//! `CHECKPOINT.READ` gives is a page of the store under its frame number
+//! (the kernel record under key 0, which no frame of the pool has), and the
+//! checkpoint's meta holds the records' descriptors and the key their seal
+//! was made under.  Decoding checks everything the checkpointer relies on
+//! before it gives anything to the kernel; the kernel checks the seals.
+
+use alloc::vec::Vec;
+
+/// Words of a descriptor (the ABI's CHECKPOINT_RECORD_WORDS).
+pub const WORDS: usize = 6;
+const MAGIC: &[u8; 8] = b"KEEPPOOL";
+const FORMAT: u32 = 1;
+const HEAD: usize = 8 + 4 + 4 + 8 + 8 + 32;
+const RECORD: usize = 8 + 8 * WORDS;
+/// The most records a checkpoint of the pool may have (a 1 GiB pool and
+/// its kernel record).
+pub const MAX_RECORDS: u64 = (1 << 18) + 1;
+
+/// The key a record is kept under: its frame number, 0 for the kernel record.
+pub fn key_of(desc: &[u64; WORDS]) -> u64 {
+    desc[0] & 0xffff_ffff
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    pub epoch: u64,
+    /// The seal's key (kept in the clear in the area: see docs/persistence.md).
+    pub key: [u8; 32],
+    /// (store key, descriptor), in the order the kernel read them.
+    pub records: Vec<(u64, [u64; WORDS])>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bad {
+    Short,
+    Magic,
+    Format(u32),
+    Count(u64),
+    /// A record's key is not its descriptor's frame, or comes twice, or
+    /// the kernel record is not the last.
+    Record(usize),
+    Epoch(usize),
+}
+
+impl core::fmt::Display for Bad {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Bad::Short => write!(f, "the record list is cut short"),
+            Bad::Magic => write!(f, "no record list of the persistent pool"),
+            Bad::Format(v) => write!(f, "record list format {v}, not {FORMAT}"),
+            Bad::Count(n) => write!(f, "{n} records, more than a pool has"),
+            Bad::Record(i) => write!(f, "record {i} is malformed"),
+            Bad::Epoch(i) => write!(f, "record {i} is of another epoch"),
+        }
+    }
+}
+
+impl Image {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(HEAD + RECORD * self.records.len());
+        v.extend_from_slice(MAGIC);
+        v.extend_from_slice(&FORMAT.to_le_bytes());
+        v.extend_from_slice(&0u32.to_le_bytes());
+        v.extend_from_slice(&self.epoch.to_le_bytes());
+        v.extend_from_slice(&(self.records.len() as u64).to_le_bytes());
+        v.extend_from_slice(&self.key);
+        for (k, d) in &self.records {
+            v.extend_from_slice(&k.to_le_bytes());
+            for w in d {
+                v.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        v
+    }
+
+    pub fn decode(b: &[u8]) -> Result<Image, Bad> {
+        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        if b.len() < HEAD {
+            return Err(if b.len() >= 8 && &b[..8] != MAGIC { Bad::Magic } else { Bad::Short });
+        }
+        if &b[..8] != MAGIC {
+            return Err(Bad::Magic);
+        }
+        let format = u32::from_le_bytes(b[8..12].try_into().unwrap());
+        if format != FORMAT {
+            return Err(Bad::Format(format));
+        }
+        let epoch = word(16);
+        let n = word(24);
+        if n == 0 || n > MAX_RECORDS {
+            return Err(Bad::Count(n));
+        }
+        if b.len() != HEAD + RECORD * n as usize {
+            return Err(Bad::Short);
+        }
+        let key: [u8; 32] = b[32..64].try_into().unwrap();
+        let mut records = Vec::with_capacity(n as usize);
+        let mut seen = alloc::collections::BTreeSet::new();
+        for i in 0..n as usize {
+            let at = HEAD + RECORD * i;
+            let k = word(at);
+            let mut d = [0u64; WORDS];
+            for (j, w) in d.iter_mut().enumerate() {
+                *w = word(at + 8 + 8 * j);
+            }
+            let last = i + 1 == n as usize;
+            if k != key_of(&d) || !seen.insert(k) || (k == 0) != last || (k == 0 && d[0] != 0) {
+                return Err(Bad::Record(i));
+            }
+            if d[4] != epoch {
+                return Err(Bad::Epoch(i));
+            }
+            records.push((k, d));
+        }
+        Ok(Image { epoch, key, records })
+    }
+}
