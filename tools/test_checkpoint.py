@@ -1,25 +1,30 @@
 #!/usr/bin/env python3
-"""The checkpointer's store on the disk across power cuts
-(docs/persistence.md), on a copy of build/disk.img that persists between
-boots (QEMU without snapshot=on), booted with system=system-checkpoint
-(user/system/checkpoint-test.conf: a checkpoint every 20 ms, each line
-of it on the console):
+"""Whole-pool persistence across power cuts (docs/persistence.md), on a
+copy of build/disk.img that persists between boots (QEMU without
+snapshot=on), booted with system=system-checkpoint
+(user/system/checkpoint-test.conf: the persistent workload `tally`, two
+processes passing a token by IPC and checking that their counts agree,
+and the checkpointer capturing the persistent pool every 20 ms, each
+checkpoint's lines on the console):
 
-  - first boot: an empty area (the checkpointer says so); the shell's
-    `checkpoint` commits one, `persist` shows it and both roots; on an area
-    too small for the probe `checkpoint small-area` is refused as a full
-    area and `persist small-area` says why; a checkpointer that is not in
-    the description is named as such;
+  - first boot: an empty area (the checkpointer says so and opens the
+    pool; the root task builds tally from it); the shell's `checkpoint`
+    commits one, `persist` shows it, both roots and the pool; on an area
+    too small `checkpoint small-area` is refused as a full area and
+    `persist small-area` says why; a checkpointer that is not in the
+    description is named as such;
   - power cuts: QEMU killed (SIGKILL of the PID this test started) at a
     random moment of the periodic checkpoints (each cut's seed printed);
     the next boot resumes a checkpoint no older than the last one the
-    console reported committed and no newer than the last one begun, its
-    64 pages intact and exactly the state of its step (not a mix of two);
+    console reported committed and no newer than the last one begun, with
+    tally's two processes, and tally goes on from that checkpoint's round:
+    after the last round it printed before that checkpoint began, and no
+    later than the last round it printed before the cut (its counts never
+    disagree: no mix of two checkpoints, no lost page, no reply twice);
   - a flipped bit in the newest root (on the host, between boots): the
-    next boot falls back to the other root and says why.
-
-This tests the store and the checkpointer; it is not whole-system
-persistence (docs/CAVEATS.md): no process is captured by the kernel.
+    next boot falls back to the other root and says why;
+  - `fresh` on the kernel command line (`boot fresh`): the pool starts
+    empty and tally starts again from round 0.
 
 Usage: test_checkpoint.py [--cuts N] [--seed S] [--keep-disk]"""
 import argparse
@@ -39,8 +44,12 @@ from test_boot import Guest, PROMPT  # noqa: E402
 AREA_SECTOR = 98304
 AREA_BLOCKS = 2048
 APPEND = "system=system-checkpoint"
-RESUMED = re.compile(rf"checkpointer: area of {AREA_BLOCKS} blocks: resumed checkpoint (\d+) of .*?: probe at step (\d+), "
-                     r"64 pages intact, exactly step (\d+)'s state(; fell back from root (\w): (.*))?$", re.M)
+# tally's arg: a line every EVERY rounds.
+EVERY = 2000
+AREA_LINE = f"checkpointer: area of {AREA_BLOCKS} blocks: "
+RESUMED = re.compile(rf"{AREA_LINE}resumed checkpoint (\d+) of .*?: (\d+) processes, (\d+) records, epoch (\d+), "
+                     r"restored in \d+ TSC ticks(; fell back from root (\w): (.*))?$", re.M)
+ROUND = re.compile(r"^tally: round (\d+) ok$", re.M)
 
 failures = []
 
@@ -53,12 +62,14 @@ def check(name, cond, detail=""):
     return cond
 
 
-def boot(disk):
-    g = Guest(APPEND, disk=disk)
-    if not g.expect(PROMPT, 120) or not g.expect(f"checkpointer: area of {AREA_BLOCKS} blocks: ".encode(), 60):
+def boot(disk, append=APPEND):
+    g = Guest(append, disk=disk)
+    if not g.expect(PROMPT, 120) or not g.expect(AREA_LINE.encode(), 60):
         g.kill()
         raise SystemExit(f"checkpoint-test: no prompt or no checkpointer: {g.text()[-2000:]}")
-    g.expect(b"\n", 5, g.text().rfind(f"area of {AREA_BLOCKS} blocks"))
+    g.expect(b"\n", 5, g.text().rfind(AREA_LINE))
+    # tally's first line after the start or the restore.
+    g.wait_for(re.compile(rb"tally: round \d+ ok"), 60)
     return g
 
 
@@ -74,23 +85,51 @@ def progress(text):
     return max(done, default=0), max(begun + done, default=0)
 
 
+def rounds_at_begin(text, start_round):
+    """For each checkpoint begun in this boot's text: the last round tally
+    printed before it began (its state at BEGIN is at least that round);
+    start_round before tally's first line.  And the last round printed."""
+    at = {}
+    last = start_round
+    for line in text.splitlines():
+        m = ROUND.match(line)
+        if m:
+            last = int(m.group(1))
+            continue
+        m = re.match(r"^checkpointer: checkpoint (\d+) begins", line)
+        if m:
+            at[int(m.group(1))] = last
+    return at, last
+
+
+def first_round(text):
+    """tally's first round printed in this boot, and whether it said it resumed."""
+    m = ROUND.search(text)
+    return (int(m.group(1)) if m else None), "tally: resumed at round" in text
+
+
 def first_boot(disk):
     g = boot(disk)
     text = clean(g.text())
     check("an empty area: the checkpointer starts afresh and says so",
-          f"checkpointer: area of {AREA_BLOCKS} blocks: no checkpoint in the area; starting afresh" in text, text[-2000:])
+          f"{AREA_LINE}no checkpoint in the area; starting afresh" in text, text[-2000:])
+    check("a fresh pool: the root task builds tally from it, which starts at round 0",
+          "persist: 'tally' started from the persistent pool" in text
+          and "tally: started (name service live)" in text and first_round(text) == (EVERY, False), text[-2000:])
     out = clean(g.keys(b"checkpoint\r", 60) or "")
     m = re.search(r"checkpoint (\d+) committed by 'checkpointer': (\d+) pages written, (\d+) blocks", out)
     check("the shell's checkpoint commits one", m is not None, out)
     out = clean(g.keys(b"persist\r", 60) or "")
-    check("persist shows the last checkpoint, the area and both roots",
-          re.search(r"last checkpoint: \d+ of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, 64 pages, \d+ KiB on the disk, \d+ pages written by it", out)
+    check("persist shows the last checkpoint, the area, both roots and the pool",
+          re.search(r"last checkpoint: \d+ of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, \d+ pages, \d+ KiB on the disk, \d+ pages written by it", out)
           and f"area: {AREA_BLOCKS} blocks of 4 KiB" in out
           and re.search(r"root A: checkpoint \d+; root B: (checkpoint \d+|empty)", out)
-          and "at start: no checkpoint in the area; starting afresh" in out, out)
+          and "at start: no checkpoint in the area; starting afresh" in out
+          and re.search(r"persistent pool: (open|captured), \d+ of 8192 frames in use, epoch \d+", out)
+          and re.search(r"last capture: \d+ records, pause \d+ TSC ticks", out), out)
     out = clean(g.keys(b"checkpoint small-area\r", 60) or "")
     check("on an area too small, checkpoint is refused as a full area",
-          "checkpoint: 'small-area': the checkpoint area is full: 66 blocks needed, 48 free; the previous checkpoint is kept" in out, out)
+          re.search(r"checkpoint: 'small-area': the checkpoint area is full: \d+ blocks needed, 48 free; the previous checkpoint is kept", out), out)
     out = clean(g.keys(b"persist small-area\r", 60) or "")
     check("persist on it shows no checkpoint and the refusal",
           "last checkpoint: none" in out and "1 failed (last: the checkpoint area is full" in out, out)
@@ -133,27 +172,38 @@ def main():
         g = first_boot(disk)
         resumed_ok = 0
         fell_back = 0
+        begun_at = {}   # checkpoint -> the last round tally printed before it began
+        start_round = 0
+        said_any = False
         for i in range(args.cuts):
             cut_seed = rng.randrange(1 << 32)
             delay = random.Random(cut_seed).uniform(0.0, 2.5)
-            mark = len(g.out)
             time.sleep(delay)
             g.expect(b"\0", 0.01)  # take in what is there
             g.kill()
             g.wait_exit(5)
-            acked, begun = progress(clean(bytes(g.out).decode(errors="replace")))
+            before = clean(bytes(g.out).decode(errors="replace"))
+            acked, begun = progress(before)
+            at, last = rounds_at_begin(before, start_round)
+            begun_at.update(at)
             g = boot(disk)
             text = clean(g.text())
             m = RESUMED.search(text)
             seq = int(m.group(1)) if m else -1
-            good = m is not None and acked <= seq <= begun and int(m.group(2)) == seq == int(m.group(3))
-            if m and m.group(4):
+            first, said = first_round(text)
+            low = begun_at.get(seq, -1) + EVERY
+            said_any = said_any or said
+            good = (m is not None and acked <= seq <= begun and int(m.group(2)) == 2
+                    and first is not None and low <= first <= last + EVERY and "MISMATCH" not in text)
+            if m and m.group(5):
                 fell_back += 1
             resumed_ok += good
-            check(f"cut {i + 1} (seed {cut_seed}, {delay:.3f} s): resumed checkpoint {seq}, committed before the cut "
-                  f"{acked}, begun {begun}{', fell back: ' + m.group(6) if m and m.group(4) else ''}",
-                  good, text[-1500:])
-            del mark
+            check(f"cut {i + 1} (seed {cut_seed}, {delay:.3f} s): resumed checkpoint {seq} (committed before the cut "
+                  f"{acked}, begun {begun}), tally at round {first} (at least {low}, at most {last + EVERY})"
+                  f"{', fell back: ' + m.group(7) if m and m.group(5) else ''}",
+                  good, "\n".join(l for l in text.splitlines() if l.startswith(("checkpointer:", "tally:", "persist:", "keep: process"))))
+            start_round = (first or EVERY) - EVERY
+        check("tally noticed a restore (its capability to the name service went stale)", said_any or args.cuts == 0)
         print(f"checkpoint-test: {resumed_ok} of {args.cuts} cuts resumed the last committed checkpoint "
               f"({fell_back} of them fell back from a root cut in its write)")
         # A flipped bit in the newest root: the next boot falls back.
@@ -165,8 +215,17 @@ def main():
         text = clean(g.text())
         m = RESUMED.search(text)
         check(f"a bit flipped in root {letter}: the boot falls back to checkpoint {other} and says why",
-              m is not None and int(m.group(1)) == other and m.group(5) == letter
-              and "root checksum wrong" in (m.group(6) or ""), text[-1500:])
+              m is not None and int(m.group(1)) == other and m.group(6) == letter
+              and "root checksum wrong" in (m.group(7) or "") and "MISMATCH" not in text, text[-1500:])
+        # boot fresh: the pool starts empty, whatever the area holds.
+        g.kill()
+        g.wait_exit(5)
+        g = boot(disk, APPEND + " fresh")
+        text = clean(g.text())
+        check("boot fresh: the pool starts empty and tally from round 0, the area kept",
+              "persist: boot fresh: the persistent pool starts empty" in text
+              and f"{AREA_LINE}the persistent pool is open already" in text
+              and first_round(text) == (EVERY, False), text[-1500:])
         g.send("halt")
         if g.wait_exit(60) is None:
             g.kill()

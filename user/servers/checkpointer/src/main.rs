@@ -338,7 +338,9 @@ impl Server {
 
     fn capture_and_commit(&mut self) -> Result<Committed, (u64, String)> {
         let kernel = |what: String| (KERNEL_REFUSED, what);
-        if !self.keyed {
+        // A second checkpointer leaves the kernel's key to the first (its
+        // own checkpoints are never restored: it restores nothing).
+        if !self.keyed && !self.secondary {
             let k = fresh_key();
             self.set_key(k).map_err(|e| kernel(format!("SET_KEY: {e}")))?;
         }
