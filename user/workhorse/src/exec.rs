@@ -198,11 +198,10 @@ fn exec_depth(
             *fd = None;
         }
     }
-    // Handlers do not survive exec; ignored signals do.
+    // Handlers do not survive exec; ignored signals do, without their
+    // flags (as Linux: SA_NOCLDWAIT goes).
     for a in p.sigactions.iter_mut() {
-        if a[0] != crate::process::SIG_IGN {
-            *a = [0; 4];
-        }
+        *a = if a[0] == crate::process::SIG_IGN { [a[0], 0, 0, 0] } else { [0; 4] };
     }
     Ok(())
 }

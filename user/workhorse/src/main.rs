@@ -734,12 +734,14 @@ impl Server {
                 // SIGCHLD ignored (SIG_IGN) or SA_NOCLDWAIT: no zombie, as
                 // Linux (a wait then finds no child: ECHILD once the last
                 // has ended).  A handler with SA_NOCLDWAIT still gets the
-                // signal, as on Linux.
-                if act[0] != process::SIG_IGN {
-                    self.post_process(ppid, process::SIGCHLD);
-                }
+                // signal, as on Linux, after the child has gone (the
+                // parent's wait, tried again as it is posted, must not
+                // find it).
                 if act[0] == process::SIG_IGN || act[1] & process::SA_NOCLDWAIT != 0 {
                     self.reap(pid);
+                }
+                if act[0] != process::SIG_IGN {
+                    self.post_process(ppid, process::SIGCHLD);
                 }
             }
         }

@@ -156,7 +156,7 @@ syscall_table! {
     217 getdents64 sys::getdents64, Full, "";
     218 set_tid_address sys::set_tid_address, Full, "";
     221 fadvise64 sys::fadvise64, Full, "the advice is checked and has nothing to do: files are in memory or in the store's cache";
-    227 clock_settime sys::set_clock, Partial, "EPERM, as settimeofday";
+    227 clock_settime sys::clock_settime, Partial, "CLOCK_REALTIME: EPERM, as settimeofday; the other clocks cannot be set (EINVAL, as Linux)";
     228 clock_gettime sys::clock_gettime, Partial, "REALTIME, REALTIME_COARSE, REALTIME_ALARM and TAI (= REALTIME) tell the wall clock; MONOTONIC (RAW, COARSE), BOOTTIME (ALARM) count from boot; PROCESS_CPUTIME_ID, THREAD_CPUTIME_ID and the clocks of clock_getcpuclockid and pthread_getcpuclockid are the CPU time the server estimates (docs/workhorse.md: the time a thread runs, shared with those running at once), in milliseconds; EINVAL for no such process or another process's thread";
     229 clock_getres sys::clock_getres, Partial, "1 ms for every clock (the timer's resolution; Linux tells 1 ns for the CPU-time clocks); EINVAL for clock 10 and the CPU-time clocks clock_gettime refuses";
     230 clock_nanosleep sys::clock_nanosleep, Partial, "relative and TIMER_ABSTIME on every clock but CLOCK_THREAD_CPUTIME_ID (EINVAL, as Linux; CLOCK_PROCESS_CPUTIME_ID is slept on as MONOTONIC); an absolute REALTIME deadline is taken to the monotonic clock when the sleep starts: the wall clock never jumps); a handler interrupts it with EINTR and rem as nanosleep";

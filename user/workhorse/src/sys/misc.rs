@@ -132,6 +132,16 @@ pub fn set_clock(_: &mut Server, _: i32, _: &mut Call) -> Out {
     Out::Ret(-EPERM)
 }
 
+/// clock_settime: EPERM for the wall clock (set_clock); the clocks that
+/// count from boot and the CPU-time clocks cannot be set at all (EINVAL,
+/// as Linux).
+pub fn clock_settime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    match is_realtime(c.args[0]) {
+        Ok(true) if c.args[0] == CLOCK_REALTIME => set_clock(s, pid, c),
+        _ => Out::Ret(-EINVAL),
+    }
+}
+
 pub fn gettimeofday(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let ns = realtime_ns();
     let mm = &mut s.proc(pid).mm;
