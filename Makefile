@@ -214,9 +214,13 @@ linux-compat-docs:
 	cd user && KEEP_WRITE_DOCS=1 cargo test --target-dir ../$(B)/user-host -p keep-workhorse --lib table
 
 # The boot image carries stripped copies; build/user keeps the symbols for gdb.
+# The workhorse's symbols go too: with them its image is past the
+# constructor's limit (MAX_IMAGE, 1 MiB).
 image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar.gz
 	@mkdir -p $(B)/image
-	@for p in $(USER_PROGRAMS); do objcopy --strip-debug $(USER_OUT)/$$p $(B)/image/$$p; done
+	@for p in $(USER_PROGRAMS); do \
+	  case $$p in workhorse) s=--strip-all;; *) s=--strip-debug;; esac; \
+	  objcopy $$s $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
 	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf system-checkpoint=user/system/checkpoint-test.conf system-vault=user/system/vault-test.conf system-vault-other=user/system/vault-other.conf system-max=user/system/max-test.conf \

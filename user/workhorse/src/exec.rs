@@ -16,7 +16,7 @@ use crate::Server;
 use crate::errno::*;
 use crate::mem::{self, Backing, Frame, Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE};
 use crate::process::{Keep, Proc};
-use crate::vfs::{Node, fs};
+use crate::vfs::{Ino, Node, fs};
 
 /// Where a position-independent executable (static-pie) is placed.
 const PIE_BASE: u64 = 0x0000_0555_5555_4000;
@@ -34,20 +34,43 @@ fn page_up(v: u64) -> u64 {
 /// working directory).  On success p has a new CREATED Keep process (not
 /// started) and the old one is destroyed.
 pub fn exec(s: &mut Server, p: &mut Proc, path: &str, argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<(), i64> {
-    exec_depth(s, p, path, argv, envp, 0)
+    let cwd = p.cwd;
+    exec_depth(s, p, cwd, path, None, argv, envp, 0)
 }
 
+/// `exec` of what execveat names: `path` resolved from directory `dir`,
+/// or with `file` the open file itself (AT_EMPTY_PATH: its inode and what
+/// /proc/self/exe shows), `path` then being the /dev/fd name a script's
+/// interpreter is given, as Linux gives it.
+pub fn exec_at(
+    s: &mut Server,
+    p: &mut Proc,
+    dir: Ino,
+    path: &str,
+    file: Option<(Ino, String)>,
+    argv: Vec<Vec<u8>>,
+    envp: Vec<Vec<u8>>,
+) -> Result<(), i64> {
+    exec_depth(s, p, dir, path, file, argv, envp, 0)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn exec_depth(
     s: &mut Server,
     p: &mut Proc,
+    dir: Ino,
     path: &str,
+    file: Option<(Ino, String)>,
     mut argv: Vec<Vec<u8>>,
     envp: Vec<Vec<u8>>,
     depth: u32,
 ) -> Result<(), i64> {
     let path = if path == "/proc/self/exe" { p.exe.clone() } else { String::from(path) };
     let f = fs();
-    let ino = f.resolve(p.cwd, &path, true)?;
+    let (ino, exe_name) = match file {
+        Some((ino, name)) => (ino, Some(name)),
+        None => (f.resolve(dir, &path, true)?, None),
+    };
     if !matches!(f.get(ino).node, Node::File(_)) {
         return Err(EACCES);
     }
@@ -70,12 +93,21 @@ fn exec_depth(
         if let Some(arg) = words.next().map(str::trim).filter(|a| !a.is_empty()) {
             new_argv.push(Vec::from(arg.as_bytes()));
         }
-        new_argv.push(Vec::from(path.as_bytes()));
+        // A script named relative to a directory descriptor: its
+        // interpreter gets the whole path (it opens it from its own
+        // working directory).
+        let script = if exe_name.is_none() && dir != p.cwd && !path.starts_with('/') {
+            f.canonical(dir, &path).unwrap_or(path)
+        } else {
+            path
+        };
+        new_argv.push(Vec::from(script.as_bytes()));
         if !argv.is_empty() {
             argv.remove(0);
         }
         new_argv.extend(argv);
-        return exec_depth(s, p, &interp, new_argv, envp, depth + 1);
+        let cwd = p.cwd;
+        return exec_depth(s, p, cwd, &interp, None, new_argv, envp, depth + 1);
     }
     let exe = Elf::parse(&data)?;
     // A dynamic program: its interpreter (ld.so) is loaded too and started
@@ -154,7 +186,10 @@ fn exec_depth(
     }
     p.mm = crate::shared::Shared::new(mm);
     p.keep = Some(keep);
-    p.exe = fs().canonical(p.cwd, &path).unwrap_or(path);
+    p.exe = match exe_name {
+        Some(e) => e,
+        None => fs().canonical(dir, &path).unwrap_or(path),
+    };
     p.name = name;
     p.fs_base = 0;
     p.altstack = crate::process::AltStack::NONE;
@@ -163,11 +198,10 @@ fn exec_depth(
             *fd = None;
         }
     }
-    // Handlers do not survive exec; ignored signals do.
+    // Handlers do not survive exec; ignored signals do, without their
+    // flags (as Linux: SA_NOCLDWAIT goes).
     for a in p.sigactions.iter_mut() {
-        if a[0] != crate::process::SIG_IGN {
-            *a = [0; 4];
-        }
+        *a = if a[0] == crate::process::SIG_IGN { [a[0], 0, 0, 0] } else { [0; 4] };
     }
     Ok(())
 }

@@ -11,6 +11,7 @@
 
 extern crate alloc;
 
+mod cpu;
 mod disk;
 mod env;
 mod errno;
@@ -499,7 +500,9 @@ impl Server {
                 // would be a good part of a short call's cost.)
                 let due = match self.procs.get_mut(&pid) {
                     Some(p) => {
-                        p.blocked = None;
+                        if p.blocked.take().is_some() && p.keep.is_some() {
+                            p.cpu.set(true);
+                        }
                         p.waits_tty = false;
                         p.pending & !p.sigmask != 0
                     }
@@ -535,6 +538,7 @@ impl Server {
                 }
                 if p.blocked.is_none() || matches!(p.blocked, Some(Blocked::Call(_))) {
                     p.blocked = Some(Blocked::Call(call));
+                    p.cpu.set(false);
                     self.maybe_waiting = true;
                     // A signal already due interrupts it at once.
                     if self.deliverable(pid).is_some() {
@@ -700,6 +704,9 @@ impl Server {
         let Some(p) = self.procs.get_mut(&pid) else { return };
         p.teardown();
         p.zombie = Some(status);
+        if let Some(st) = &p.pidfd_state {
+            st.set(sys::pidfd::ENDED);
+        }
         // Its interval timer ends with it.
         self.itimers.remove(&pid);
         self.ended = true;
@@ -720,10 +727,23 @@ impl Server {
             self.reap(c);
         }
         self.wake_vfork_parent(pid);
-        if ppid == 0 || !self.procs.contains_key(&ppid) {
-            self.reap(pid);
-        } else {
-            self.post_process(ppid, 17); // SIGCHLD
+        let parent = if ppid == 0 { None } else { self.procs.get(&ppid) };
+        match parent.map(|q| q.sigactions[process::SIGCHLD as usize]) {
+            None => self.reap(pid),
+            Some(act) => {
+                // SIGCHLD ignored (SIG_IGN) or SA_NOCLDWAIT: no zombie, as
+                // Linux (a wait then finds no child: ECHILD once the last
+                // has ended).  A handler with SA_NOCLDWAIT still gets the
+                // signal, as on Linux, after the child has gone (the
+                // parent's wait, tried again as it is posted, must not
+                // find it).
+                if act[0] == process::SIG_IGN || act[1] & process::SA_NOCLDWAIT != 0 {
+                    self.reap(pid);
+                }
+                if act[0] != process::SIG_IGN {
+                    self.post_process(ppid, process::SIGCHLD);
+                }
+            }
         }
         if self.leader == Some(pid) {
             self.leader = None;
@@ -745,6 +765,9 @@ impl Server {
     /// Removes a zombie for good.
     pub fn reap(&mut self, pid: i32) {
         if let Some(p) = self.procs.remove(&pid) {
+            if let Some(st) = &p.pidfd_state {
+                st.set(sys::pidfd::REAPED);
+            }
             env::env().free_slot(p.ret_slot);
         }
     }

@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 
 use keep_abi::{ACCOUNT, Aspace, Process, SELF_ASPACE, SELF_PROCESS};
 
+use crate::cpu::CpuTime;
 use crate::env::env;
 use crate::fd::Fd;
 use crate::mem::Mm;
@@ -23,7 +24,10 @@ pub const SIGILL: i32 = 4;
 pub const SIGTRAP: i32 = 5;
 pub const SIGBUS: i32 = 7;
 pub const SIGFPE: i32 = 8;
+pub const SIGCHLD: i32 = 17;
 pub const SIG_IGN: u64 = 1;
+/// sa_flags: a child's end leaves no zombie (SIGCHLD's action).
+pub const SA_NOCLDWAIT: u64 = 2;
 
 /// Wait status of a process ended by `sig`.
 pub fn signaled(sig: i32) -> i32 {
@@ -180,6 +184,14 @@ pub struct Proc {
     pub rlimits: [(u64, u64); 16],
     /// The thread's alternate signal stack (sigaltstack).
     pub altstack: AltStack,
+    /// A leader's state as its pidfds see it (sys/pidfd.rs), made by the
+    /// first pidfd_open.
+    pub pidfd_state: Option<alloc::rc::Rc<core::cell::Cell<u8>>>,
+    /// The thread's CPU time (cpu.rs); on the leader, that of the group's
+    /// threads that ended (ns) and of the children waited for.
+    pub cpu: CpuTime,
+    pub cpu_done: u64,
+    pub cpu_children: u64,
 }
 
 /// An alternate signal stack: base, size and the flags sigaltstack set
@@ -246,6 +258,10 @@ impl Proc {
             cmdline: Vec::new(),
             rlimits: default_rlimits(),
             altstack: AltStack::NONE,
+            pidfd_state: None,
+            cpu: CpuTime::running(),
+            cpu_done: 0,
+            cpu_children: 0,
         })
     }
 
@@ -270,6 +286,7 @@ impl Proc {
         self.futex = None;
         self.blocked = None;
         self.waits_tty = false;
+        self.cpu.set(false);
         let _ = SELF_ASPACE.delete_cap(self.ret_slot);
     }
 

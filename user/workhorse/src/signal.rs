@@ -220,6 +220,9 @@ impl Server {
         let p = self.procs.get_mut(&pid).unwrap();
         p.blocked = None;
         p.waits_tty = false;
+        if p.keep.is_some() {
+            p.cpu.set(true);
+        }
         let rax = if restart { None } else { Some(-crate::errno::EINTR) };
         match self.deliver(pid, sig, rax, restart.then_some(call.nr)) {
             Delivery::Handler => {

@@ -52,14 +52,94 @@ pub(crate) fn read_timespec(s: &mut Server, pid: i32, va: u64) -> Result<u64, i6
 }
 
 pub fn clock_gettime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let r = clock_ns(c.args[0]).and_then(|ns| write_timespec(s, pid, c.args[1], ns));
-    ret(r.map(|_| 0))
+    let ns = cpu_clock(s, pid, c.args[0]).unwrap_or_else(|| clock_ns(c.args[0]));
+    ret(ns.and_then(|ns| write_timespec(s, pid, c.args[1], ns)).map(|_| 0))
+}
+
+/// The CPU time of process `tgid` in ns (cpu.rs): its threads' and that
+/// of those that ended.
+pub(crate) fn process_cpu(s: &Server, tgid: i32) -> u64 {
+    let live: u64 = s.procs.range(tgid..).map(|(_, p)| p).filter(|p| p.tgid == tgid).map(|p| p.cpu.ns()).sum();
+    // (Threads' ids come after their leader's: the range starts there,
+    // but a thread of another process may come between.)
+    live + s.procs.get(&tgid).map_or(0, |l| l.cpu_done)
+}
+
+/// A CPU-time clock's reading, or None for a clock that is not one:
+/// CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID, and those that
+/// clock_getcpuclockid and pthread_getcpuclockid make (negative: the pid's
+/// complement << 3, 4 for a thread's, and the kind 0-2, which are the same
+/// clock here: all CPU time is user time).  EINVAL, as Linux, for kind 3,
+/// no such process, or a thread clock of another process's thread.
+pub(crate) fn cpu_clock(s: &Server, pid: i32, clock: u64) -> Option<Result<u64, i64>> {
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let me = &s.procs[&pid];
+    let (target, thread) = match clock as i32 {
+        CLOCK_PROCESS_CPUTIME_ID => (me.tgid, false),
+        CLOCK_THREAD_CPUTIME_ID => (pid, true),
+        id if id < 0 => {
+            if id & 3 == 3 {
+                return Some(Err(EINVAL));
+            }
+            let (upid, thread) = (!(id >> 3), id & 4 != 0);
+            match upid {
+                0 if thread => (pid, true),
+                0 => (me.tgid, false),
+                _ => (upid, thread),
+            }
+        }
+        _ => return None,
+    };
+    Some(match s.procs.get(&target) {
+        Some(t) if thread && t.tgid == me.tgid => Ok(t.cpu.ns()),
+        Some(t) if !thread && t.pid == t.tgid => Ok(process_cpu(s, target)),
+        _ => Err(EINVAL),
+    })
+}
+
+/// A struct rusage with `user_ns` of user time (the rest zero: no system
+/// time apart, no page or context-switch counts).
+pub(crate) fn rusage(user_ns: u64) -> [u8; 144] {
+    let mut b = [0u8; 144];
+    b[..8].copy_from_slice(&(user_ns / 1_000_000_000).to_le_bytes());
+    b[8..16].copy_from_slice(&(user_ns % 1_000_000_000 / 1000).to_le_bytes());
+    b
+}
+
+/// times(buf): the process's and its waited-for children's CPU time in
+/// clock ticks (100 a second, AT_CLKTCK), all of it user time; returns the
+/// ticks since boot.
+pub fn times(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    const NS_PER_TICK: u64 = 10_000_000;
+    let tgid = s.proc(pid).tgid;
+    let user = process_cpu(s, tgid);
+    let children = s.procs.get(&tgid).map_or(0, |l| l.cpu_children);
+    if c.args[0] != 0 {
+        let mut b = [0u8; 32];
+        b[..8].copy_from_slice(&(user / NS_PER_TICK).to_le_bytes());
+        b[16..24].copy_from_slice(&(children / NS_PER_TICK).to_le_bytes());
+        if let Err(e) = s.proc(pid).mm.write(c.args[0], &b) {
+            return Out::Ret(-e);
+        }
+    }
+    Out::Ret((now_ns() / NS_PER_TICK) as i64)
 }
 
 /// clock_settime, settimeofday: the wall clock is the machine's, and no
 /// Linux program may set it.
 pub fn set_clock(_: &mut Server, _: i32, _: &mut Call) -> Out {
     Out::Ret(-EPERM)
+}
+
+/// clock_settime: EPERM for the wall clock (set_clock); the clocks that
+/// count from boot and the CPU-time clocks cannot be set at all (EINVAL,
+/// as Linux).
+pub fn clock_settime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    match is_realtime(c.args[0]) {
+        Ok(true) if c.args[0] == CLOCK_REALTIME => set_clock(s, pid, c),
+        _ => Out::Ret(-EINVAL),
+    }
 }
 
 pub fn gettimeofday(s: &mut Server, pid: i32, c: &mut Call) -> Out {
@@ -143,7 +223,8 @@ pub fn clock_nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         if let Err(e) = is_realtime(c.args[0]) {
             return Out::Ret(-e);
         }
-        if c.args[1] & !TIMER_ABSTIME != 0 {
+        // A thread's CPU clock is no clock to sleep on (Linux: EINVAL).
+        if c.args[0] == 3 || c.args[1] & !TIMER_ABSTIME != 0 {
             return Out::Ret(-EINVAL);
         }
         // rem, for a signal that interrupts it.
@@ -156,7 +237,11 @@ pub fn clock_nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub fn clock_getres(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    if let Err(e) = is_realtime(c.args[0]) {
+    let valid = match cpu_clock(s, pid, c.args[0]) {
+        Some(r) => r.map(|_| ()),
+        None => is_realtime(c.args[0]).map(|_| ()),
+    };
+    if let Err(e) = valid {
         return Out::Ret(-e);
     }
     // The clocks tick in milliseconds (the timer's now_ms).
@@ -167,12 +252,18 @@ pub fn clock_getres(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(mm.write_u64(c.args[1], 0).and_then(|_| mm.write_u64(c.args[1] + 8, 1_000_000)).map(|_| 0))
 }
 
+/// getrusage: the CPU time of the process (RUSAGE_SELF), of the children
+/// it waited for (RUSAGE_CHILDREN) or of the thread (RUSAGE_THREAD), as
+/// user time; the other fields zero.
 pub fn getrusage(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    // RUSAGE_SELF, RUSAGE_CHILDREN, RUSAGE_THREAD.
-    if !matches!(c.args[0] as i32, 0 | -1 | 1) {
-        return Out::Ret(-EINVAL);
-    }
-    ret(s.proc(pid).mm.write(c.args[1], &[0u8; 144]).map(|_| 0))
+    let tgid = s.proc(pid).tgid;
+    let ns = match c.args[0] as i32 {
+        0 => process_cpu(s, tgid),
+        -1 => s.procs.get(&tgid).map_or(0, |l| l.cpu_children),
+        1 => s.proc(pid).cpu.ns(),
+        _ => return Out::Ret(-EINVAL),
+    };
+    ret(s.proc(pid).mm.write(c.args[1], &rusage(ns)).map(|_| 0))
 }
 
 pub fn uname(s: &mut Server, pid: i32, c: &mut Call) -> Out {

@@ -264,6 +264,20 @@ fn waits_for(p: &Proc, me: i32, my_pgid: i32, want: i32) -> bool {
         }
 }
 
+/// An ended child's CPU time with that of the children it waited for
+/// (what wait4's rusage tells, as Linux's RUSAGE_BOTH).
+fn children_cpu(s: &Server, child: i32) -> u64 {
+    super::misc::process_cpu(s, child) + s.procs.get(&child).map_or(0, |c| c.cpu_children)
+}
+
+/// Reaps a child waited for: its CPU time goes to its parent's children's.
+fn reap_child(s: &mut Server, me: i32, child: i32, used: u64) {
+    if let Some(l) = s.procs.get_mut(&me) {
+        l.cpu_children += used;
+    }
+    s.reap(child);
+}
+
 pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     const WNOHANG: u64 = 1;
     let (want, status, options) = (c.args[0] as i32, c.args[1], c.args[2]);
@@ -279,12 +293,14 @@ pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         {
             return Out::Ret(-e);
         }
+        let used = children_cpu(s, child);
+        let p = s.proc(pid);
         if rusage != 0
-            && let Err(e) = p.mm.write(rusage, &[0u8; 144])
+            && let Err(e) = p.mm.write(rusage, &super::misc::rusage(used))
         {
             return Out::Ret(-e);
         }
-        s.reap(child);
+        reap_child(s, me, child, used);
         return Out::Ret(child as i64);
     }
     if !s.procs.values().any(matches) {
@@ -296,8 +312,8 @@ pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// waitid(idtype, id, infop, options, rusage): as wait4, with the child's
 /// end told in a siginfo (SIGCHLD; CLD_EXITED with the exit code, or
 /// CLD_KILLED / CLD_DUMPED with the signal); returns 0.  P_ALL, P_PID (id >
-/// 0) and P_PGID (0: the caller's group); P_PIDFD is EBADF (there are no
-/// pidfds).  WEXITED finds ended children; WSTOPPED and WCONTINUED are
+/// 0), P_PGID (0: the caller's group) and P_PIDFD (the process a pidfd
+/// names; EAGAIN instead of waiting when the pidfd is PIDFD_NONBLOCK).  WEXITED finds ended children; WSTOPPED and WCONTINUED are
 /// taken but find nothing (no child is ever stopped); WNOWAIT leaves the
 /// child to be waited for again; WNOHANG with none ready returns 0 with
 /// the siginfo's signo, code, pid, uid and status 0, as Linux writes it.
@@ -326,7 +342,18 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         0 => -1,
         1 if id > 0 => id,
         2 if id >= 0 => -(if id == 0 { my_pgid } else { id }),
-        3 => return Out::Ret(-EBADF),
+        3 if id < 0 => return Out::Ret(-EINVAL),
+        3 => match super::pidfd::pidfd_target(s, pid, id as u64) {
+            // A pidfd opened PIDFD_NONBLOCK makes a wait for a process
+            // still running EAGAIN, as Linux.
+            Ok((target, ended, nonblock)) => {
+                if nonblock && !ended && options & WNOHANG == 0 && s.procs.get(&target).is_some_and(|p| p.ppid == me) {
+                    return Out::Ret(-EAGAIN);
+                }
+                target
+            }
+            Err(e) => return Out::Ret(-e),
+        },
         _ => return Out::Ret(-EINVAL),
     };
     let matches = |p: &Proc| waits_for(p, me, my_pgid, want);
@@ -362,15 +389,17 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             return Out::Ret(-e);
         }
     }
+    let used = ended.map_or(0, |(child, _)| children_cpu(s, child));
+    let p = s.proc(pid);
     if rusage != 0
-        && let Err(e) = p.mm.write(rusage, &[0u8; 144])
+        && let Err(e) = p.mm.write(rusage, &super::misc::rusage(used))
     {
         return Out::Ret(-e);
     }
     if let Some((child, _)) = ended
         && options & WNOWAIT == 0
     {
-        s.reap(child);
+        reap_child(s, me, child, used);
     }
     Out::Ret(0)
 }
@@ -437,7 +466,9 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
     }
     s.procs.insert(child, c);
     if vfork {
-        s.proc(pid).blocked = Some(Blocked::Vfork(child));
+        let p = s.proc(pid);
+        p.blocked = Some(Blocked::Vfork(child));
+        p.cpu.set(false);
     }
     Ok(child)
 }
@@ -499,11 +530,67 @@ pub(crate) fn string_array(p: &mut Proc, mut va: u64) -> Result<Vec<Vec<u8>>, i6
 }
 
 pub fn execve(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let dir = s.proc(pid).cwd;
+    match s.path(pid, c.args[0]) {
+        Ok(path) => exec_common(s, pid, dir, path, None, c.args[1], c.args[2]),
+        Err(e) => Out::Ret(-e),
+    }
+}
+
+/// execveat(dirfd, path, argv, envp, flags): execve of `path` from
+/// directory `dirfd` (AT_FDCWD: the working directory; an absolute path
+/// ignores it), or with AT_EMPTY_PATH and an empty path of the file open as
+/// `dirfd` (fexecve; anything but a regular file is EACCES).
+/// AT_SYMLINK_NOFOLLOW: a symbolic link as the last component is ELOOP.
+/// Other flags EINVAL; an empty path without AT_EMPTY_PATH ENOENT.
+pub fn execveat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let (dirfd, pathp, argv) = (c.args[0], c.args[1], c.args[2]);
+    let envp = s.arg(pid, c, 3);
+    let flags = s.arg(pid, c, 4);
     let r = (|| {
-        let path = s.path(pid, c.args[0])?;
+        if flags & !(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 {
+            return Err(EINVAL);
+        }
+        let raw = s.proc(pid).mm.read_cstr(pathp, PATH_MAX)?;
+        if raw.is_empty() {
+            if flags & AT_EMPTY_PATH == 0 {
+                return Err(ENOENT);
+            }
+            let fd = dirfd as i32;
+            if fd as i64 == AT_FDCWD {
+                return Err(EACCES); // the working directory: not a file
+            }
+            let d = super::io::desc(s, pid, fd as u64)?;
+            let ino = match d.borrow().kind {
+                Kind::File { ino } => ino,
+                _ => return Err(EACCES),
+            };
+            let exe = super::procfs::fd_name(&d);
+            let dir = s.proc(pid).cwd;
+            return Ok((dir, alloc::format!("/dev/fd/{fd}"), Some((ino, exe))));
+        }
+        let path = s.path(pid, pathp)?;
+        let dir = if path.starts_with('/') { vfs::ROOT } else { s.dirfd(pid, dirfd)? };
+        if flags & AT_SYMLINK_NOFOLLOW != 0 {
+            let f = fs();
+            if matches!(f.get(f.resolve(dir, &path, false)?).node, Node::Symlink(_)) {
+                return Err(ELOOP);
+            }
+        }
+        Ok((dir, path, None))
+    })();
+    match r {
+        Ok((dir, path, file)) => exec_common(s, pid, dir, path, file, argv, envp),
+        Err(e) => Out::Ret(-e),
+    }
+}
+
+/// execve and execveat once the program is named (exec::exec_at).
+fn exec_common(s: &mut Server, pid: i32, dir: Ino, path: String, file: Option<(Ino, String)>, argv: u64, envp: u64) -> Out {
+    let r = (|| {
         let p = s.proc(pid);
-        let argv = string_array(p, c.args[1])?;
-        let envp = string_array(p, c.args[2])?;
+        let argv = string_array(p, argv)?;
+        let envp = string_array(p, envp)?;
         let cmdline: Vec<u8> = argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
         // The other threads end first (Linux waits until the new program
         // is loaded: here a failed execve has ended them too), and a thread
@@ -519,13 +606,16 @@ pub fn execve(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
         let mut p = s.procs.remove(&pid).unwrap();
         p.pid = tgid;
-        let r = crate::exec::exec(s, &mut p, &path, argv, envp);
+        let r = crate::exec::exec_at(s, &mut p, dir, &path, file, argv, envp);
         let at = if r.is_ok() { tgid } else { pid };
         p.pid = at;
         if at != pid {
             // The leader's place: its slot goes, the process is the caller.
             if let Some(leader) = s.procs.remove(&tgid) {
                 crate::env::env().free_slot(leader.ret_slot);
+                p.cpu_done += leader.cpu_done + leader.cpu.ns();
+                p.cpu_children += leader.cpu_children;
+                p.pidfd_state = leader.pidfd_state.clone();
             }
         }
         s.procs.insert(at, p);

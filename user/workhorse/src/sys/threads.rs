@@ -250,6 +250,7 @@ impl Server {
                 k.destroy_thread();
             }
             p.thread_done = true;
+            p.cpu.set(false);
             p.blocked = None;
             p.waits_tty = false;
             p.futex = None;
@@ -264,6 +265,10 @@ impl Server {
         if let Some(mut p) = self.procs.remove(&tid) {
             p.teardown();
             crate::env::env().free_slot(p.ret_slot);
+            // Its CPU time stays with the process's.
+            if let Some(l) = self.procs.get_mut(&p.tgid) {
+                l.cpu_done += p.cpu.ns();
+            }
         }
     }
 
