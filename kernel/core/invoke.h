@@ -49,6 +49,10 @@ NORETURN void syscall_general_slot(struct process *p, u64 err, const struct cap 
 
 u64 console_invoke(struct invocation *inv);
 u64 kernel_ctl_invoke(struct invocation *inv);
+/* KERNEL.SET_SEAL_KEY and CHECKPOINT.SET_KEY: the seal's keys from the 32
+ * bytes at ptr (FAULT; BAD_STATE while captured or while a process is
+ * exported). */
+u64 seal_key_from_user(struct invocation *inv, u64 ptr);
 /* KERNEL.COVERAGE in the coverage build (kernel/lib/kcov.c). */
 u64 kcov_copy(struct process *caller, u64 ptr, u64 len, u64 clear, u64 scope, u64 *res);
 void kcov_forget(struct process *p);

@@ -22,7 +22,6 @@ static u64 freed_head; /* frames given back (frame_list_push) */
  * untouched part and its own list of frames given back. */
 u64 pool_lo, pool_hi;
 static u64 pool_next, pool_freed, pool_free;
-bool pool_shut = true;
 
 
 static void add_fresh(u64 lo, u64 hi)
@@ -86,8 +85,6 @@ void frame_pool_init(u64 frames)
 {
     /* The highest range with room; the pool is its top. */
     for (unsigned i = fresh_count; i-- > 0 && frames;) {
-        if ((fresh[i].end - fresh[i].next) / PAGE_SIZE < frames)
-            continue;
         u64 table = ALIGN_UP(frames * CHECKPOINT_SLOT_BYTES, PAGE_SIZE) / PAGE_SIZE;
         if ((fresh[i].end - fresh[i].next) / PAGE_SIZE < frames + table)
             continue;
@@ -156,6 +153,8 @@ u64 frame_alloc_from(int pool, enum frame_type type)
     return pa;
 }
 
+u64 frame_alloc(enum frame_type type) { return frame_alloc_from(0, type); }
+
 u64 frame_take(enum frame_type type)
 {
     u64 pa;
@@ -174,13 +173,6 @@ u64 frame_take(enum frame_type type)
     return pa;
 }
 
-u64 frame_alloc(enum frame_type type)
-{
-    u64 pa = frame_take(type);
-    if (pa)
-        memset(phys_to_virt(pa), 0, PAGE_SIZE);
-    return pa;
-}
 
 u64 frame_free_count(void) { return free_count; }
 

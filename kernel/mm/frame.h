@@ -42,10 +42,9 @@ void frame_init(const struct memmap *m);
 /* The persistent pool: frames at the top of RAM handed out only through
  * the persistent MEMORY capability, so that everything made from it lies
  * in one range at the same physical addresses at every boot, and a
- * checkpoint of the range is a checkpoint of its objects (checkpoint.c).
- * Shut from boot until it is opened empty or restored. */
+ * checkpoint of the range is a checkpoint of its objects (checkpoint.c,
+ * which keeps it shut from boot until it is opened empty or restored). */
 extern u64 pool_lo, pool_hi;
-extern bool pool_shut;
 void frame_pool_init(u64 frames);
 static inline bool frame_in_pool(u64 pa) { return pa >= pool_lo && pa < pool_hi; }
 u64 frame_pool_free_count(void);

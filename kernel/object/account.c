@@ -60,12 +60,18 @@ void account_fund(struct account *a, u64 n)
         push_free(a, frame_take_from(pool, FRAME_KFREE)); /* zeroed when it is used */
 }
 
-u64 kmem_alloc(struct account *a, unsigned frame_type)
+u64 kmem_take(struct account *a, unsigned frame_type)
 {
     u64 pa = pop_free(a);
     a->used_count++;
-    memset(phys_to_virt(pa), 0, PAGE_SIZE);
     frame_info(pa)->type = (u8)frame_type;
+    return pa;
+}
+
+u64 kmem_alloc(struct account *a, unsigned frame_type)
+{
+    u64 pa = kmem_take(a, frame_type);
+    memset(phys_to_virt(pa), 0, PAGE_SIZE);
     return pa;
 }
 

@@ -41,6 +41,8 @@ void account_close(struct account *a);
 /* Take a zeroed frame of the given type; the caller has made sure one is
  * there (kmem_need). */
 u64 kmem_alloc(struct account *a, unsigned frame_type);
+/* The same without zeroing it (the caller fills it whole). */
+u64 kmem_take(struct account *a, unsigned frame_type);
 void kmem_free(struct account *a, u64 pa);
 
 /* Make sure the account holds n unused frames before an operation changes

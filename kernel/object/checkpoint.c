@@ -99,6 +99,7 @@ static bool persists(u8 type)
 
 
 bool checkpoint_busy(void) { return state == CK_CAPTURED; }
+bool checkpoint_pool_shut(void) { return state == CK_SHUT || state == CK_RESTORING; }
 
 static u64 free_shadows(void)
 {
@@ -167,7 +168,7 @@ static u64 begin(struct invocation *inv)
         }
         if (f->type == FRAME_NUMBERS)
             s->numpage = (u16)numbers_persistent_page(pa);
-        u64 sh = kmem_alloc(a, FRAME_SHADOW);
+        u64 sh = kmem_take(a, FRAME_SHADOW);
         memcpy(phys_to_virt(sh), phys_to_virt(pa), PAGE_SIZE);
         s->shadow = (u32)(sh / PAGE_SIZE);
     }
@@ -312,15 +313,15 @@ static u64 restore(struct invocation *inv)
     return KEEP_ERR_OK;
 }
 
-/* Persistent process numbers: those of the persistent range of pages. */
-static bool pnum_persistent(u64 num)
-{
-    return num / (PAGE_SIZE / sizeof(struct process_number)) >=
-           KEEP_PROCESS_NUMBERS / (PAGE_SIZE / sizeof(struct process_number)) - KEEP_PERSISTENT_NUMBER_PAGES;
-}
+/* Persistent process numbers are those of the persistent range of pages
+ * (the last ones); a number's place in that range. */
+#define PERSIST_NUMBERS (KEEP_PERSISTENT_NUMBER_PAGES * (PAGE_SIZE / sizeof(struct process_number)))
+static bool pnum_persistent(u64 num) { return num >= KEEP_PROCESS_NUMBERS - PERSIST_NUMBERS; }
+static u64 pnum_place(u64 num) { return num - (KEEP_PROCESS_NUMBERS - PERSIST_NUMBERS); }
 
-/* Return capabilities found in restored cappages: their callers' calls go on. */
-static u64 reply_seen[KEEP_PERSISTENT_NUMBER_PAGES];
+/* Return capabilities found in restored cappages (a bit per persistent
+ * number): their callers' calls go on. */
+static u64 reply_seen[PERSIST_NUMBERS / 64];
 
 /* A restored capability to something outside the pool names an object of
  * an earlier boot: it is made stale (a version no object reaches), or
@@ -343,9 +344,8 @@ static void cap_fix(struct cap *c)
         if (!pnum_persistent(cap_pnum(*c))) {
             c->w1 = 1ULL << 32; /* above every reply version's high word */
         } else {
-            u64 num = cap_pnum(*c), per = PAGE_SIZE / sizeof(struct process_number);
-            u64 i = num - (KEEP_PROCESS_NUMBERS - KEEP_PERSISTENT_NUMBER_PAGES * per);
-            reply_seen[i / per] |= 1ULL << (i % per);
+            u64 i = pnum_place(cap_pnum(*c));
+            reply_seen[i / 64] |= 1ULL << (i % 64);
         }
         return;
     case KEEP_TYPE_KERNEL:
@@ -364,11 +364,8 @@ static void cap_fix(struct cap *c)
 
 static bool reply_alive(const struct process *p)
 {
-    struct cap r = return_cap(p);
-    u64 per = PAGE_SIZE / sizeof(struct process_number);
-    u64 i = p->num - (KEEP_PROCESS_NUMBERS - KEEP_PERSISTENT_NUMBER_PAGES * per);
-    (void)r;
-    return reply_seen[i / per] >> (i % per) & 1;
+    u64 i = pnum_place(p->num);
+    return reply_seen[i / 64] >> (i % 64) & 1;
 }
 
 static bool restored_as(u64 pa, u8 type)
@@ -487,7 +484,6 @@ static u64 resume(struct invocation *inv)
             procs++;
         }
     frame_pool_rebuild();
-    pool_shut = false;
     state = CK_OPEN;
     inv->res[0] = procs;
     inv->res[1] = restored;
@@ -503,24 +499,11 @@ u64 checkpoint_invoke(struct invocation *inv)
         inv->res[2] = pool_frames;
         inv->res[3] = pool_frames - frame_pool_free_count();
         return KEEP_ERR_OK;
-    case KEEP_M_CHECKPOINT_SET_KEY: {
-        u64 key[4];
-        if (!user_range_ok(inv->caller->as, inv->arg[0], sizeof key, false))
-            return KEEP_ERR_FAULT;
-        if (state == CK_CAPTURED)
-            return KEEP_ERR_BAD_STATE;
-        for (struct account *o = all_accounts; o; o = o->next)
-            if (o->nout)
-                return KEEP_ERR_BAD_STATE; /* its export would never open again */
-        copy_from_user(inv->caller->as, key, inv->arg[0], sizeof key);
-        seal_set_key(key);
-        memset(key, 0, sizeof key);
-        return KEEP_ERR_OK;
-    }
+    case KEEP_M_CHECKPOINT_SET_KEY:
+        return seal_key_from_user(inv, inv->arg[0]); /* KERNEL.SET_SEAL_KEY's keys */
     case KEEP_M_CHECKPOINT_OPEN:
         if (state != CK_SHUT)
             return KEEP_ERR_BAD_STATE;
-        pool_shut = false;
         state = CK_OPEN;
         return KEEP_ERR_OK;
     case KEEP_M_CHECKPOINT_BEGIN:

@@ -14,6 +14,8 @@ void checkpoint_init(void *table, u64 frames);
 u64 checkpoint_invoke(struct invocation *inv);
 /* Between BEGIN and END: the seal's keys must not change. */
 bool checkpoint_busy(void);
+/* From boot until OPEN or RESUME: nothing is made from the pool. */
+bool checkpoint_pool_shut(void);
 /* a is being destroyed: if it holds the shadows, the capture ends. */
 void checkpoint_account_gone(struct account *a);
 

@@ -68,6 +68,24 @@ static u64 process_info(u64 index, u64 *res)
     return KEEP_ERR_INVALID_ARG;
 }
 
+u64 seal_key_from_user(struct invocation *inv, u64 ptr)
+{
+    u64 key[4];
+    if (!user_range_ok(inv->caller->as, ptr, sizeof key, false))
+        return KEEP_ERR_FAULT;
+    /* An export sealed under the old keys would never open again, nor
+     * would the records of a capture being written out. */
+    if (checkpoint_busy())
+        return KEEP_ERR_BAD_STATE;
+    for (struct account *o = all_accounts; o; o = o->next)
+        if (o->nout)
+            return KEEP_ERR_BAD_STATE;
+    copy_from_user(inv->caller->as, key, ptr, sizeof key);
+    seal_set_key(key);
+    memset(key, 0, sizeof key);
+    return KEEP_ERR_OK;
+}
+
 u64 kernel_ctl_invoke(struct invocation *inv)
 {
     const u64 *a = inv->arg;
@@ -113,22 +131,8 @@ u64 kernel_ctl_invoke(struct invocation *inv)
         res[1] = 0;
         res[0] = process_check(&res[1]) + sched_check(&res[1]) + account_check(&res[1]) + numbers_check(&res[1]);
         return KEEP_ERR_OK;
-    case KEEP_M_KERNEL_SET_SEAL_KEY: {
-        u64 key[4];
-        if (!user_range_ok(inv->caller->as, a[0], sizeof key, false))
-            return KEEP_ERR_FAULT;
-        /* An export sealed under the old keys would never open again, nor
-         * would the records of a capture being written out. */
-        if (checkpoint_busy())
-            return KEEP_ERR_BAD_STATE;
-        for (struct account *o = all_accounts; o; o = o->next)
-            if (o->nout)
-                return KEEP_ERR_BAD_STATE;
-        copy_from_user(inv->caller->as, key, a[0], sizeof key);
-        seal_set_key(key);
-        memset(key, 0, sizeof key);
-        return KEEP_ERR_OK;
-    }
+    case KEEP_M_KERNEL_SET_SEAL_KEY:
+        return seal_key_from_user(inv, a[0]);
     case KEEP_M_KERNEL_COVERAGE:
 #ifdef KCOV
         return kcov_copy(inv->caller, a[0], a[1], a[2], a[3], res);

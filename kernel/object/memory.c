@@ -4,6 +4,7 @@
  * names the general pool (payload 0) or the persistent pool (1, frame.h),
  * which stays shut until the checkpoint object opens or restores it. */
 #include "account.h"
+#include "checkpoint.h"
 #include "dma_domain.h"
 #include "aspace.h"
 #include "frame.h"
@@ -113,7 +114,7 @@ u64 memory_invoke(struct invocation *inv)
     case KEEP_M_MEMORY_RETYPE:
     case KEEP_M_MEMORY_DONATE:
     case KEEP_M_MEMORY_CREATE_ACCOUNT:
-        if (pool_of(inv) && pool_shut)
+        if (pool_of(inv) && checkpoint_pool_shut())
             return KEEP_ERR_BAD_STATE;
         return inv->method == KEEP_M_MEMORY_RETYPE   ? retype(inv)
                : inv->method == KEEP_M_MEMORY_DONATE ? donate(inv)

@@ -108,6 +108,9 @@ fn build(root: &mut Root, p: &Persistent) -> Result<(), String> {
     let elf = img.find(&p.program).ok_or_else(|| format!("no program '{}' in the boot image", p.program))?.data;
     let [acct, console, names_cap] = [(); 3].map(|_| root.slots.alloc());
     let (Some(acct), Some(console), Some(names_cap)) = (acct, console, names_cap) else {
+        for s in [acct, console, names_cap].into_iter().flatten() {
+            root.slots.free(s);
+        }
         return Err(String::from("no free slot"));
     };
     let r = (|| {

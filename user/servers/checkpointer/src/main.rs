@@ -148,8 +148,7 @@ fn fresh_key() -> [u8; 32] {
             }
         }
         if ok == 0 {
-            // SAFETY: rdtsc only reads the time-stamp counter.
-            v ^= unsafe { core::arch::x86_64::_rdtsc() };
+            v ^= tsc();
         }
         c.copy_from_slice(&v.to_le_bytes());
     }
@@ -376,16 +375,12 @@ impl Server {
             Some(e) => Err(kernel(e)),
             None => {
                 let im = Image { epoch, key: self.key, records };
-                // Frames no longer in use leave the store's map.
-                if let Some(c) = &self.store.current {
-                    for k in c.pages.keys() {
-                        if !im.records.iter().any(|(r, _)| r == k) {
-                            changes.push((*k, None));
-                        }
-                    }
-                }
                 let index: alloc::collections::BTreeMap<u64, u64> =
                     im.records.iter().enumerate().map(|(i, (k, _))| (*k, i as u64)).collect();
+                // Frames no longer in use leave the store's map.
+                if let Some(c) = &self.store.current {
+                    changes.extend(c.pages.keys().filter(|k| !index.contains_key(k)).map(|k| (*k, None)));
+                }
                 let mut fetch = |key: u64, out: &mut Page| {
                     let mut d = [0u64; pool::WORDS];
                     let i = *index.get(&key).ok_or(IoError(u64::MAX))?;
