@@ -343,7 +343,7 @@ static void cap_fix(struct cap *c)
     case KEEP_TYPE_RETURN:
         if (!pnum_persistent(cap_pnum(*c))) {
             c->w1 = 1ULL << 32; /* above every reply version's high word */
-        } else {
+        } else if (return_target(*c)) { /* the caller's current one, not a used copy */
             u64 i = pnum_place(cap_pnum(*c));
             reply_seen[i / 64] |= 1ULL << (i % 64);
         }
