@@ -108,6 +108,16 @@ def first_round(text):
     return (int(m.group(1)) if m else None), "tally: resumed at round" in text
 
 
+# The checkpointer's own lines, which the console interleaves with the
+# shell's output wherever they fall (even inside one of its lines).
+OWN_LINE = re.compile(r"checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written\)|failed: [^\n]*)\n")
+
+
+def shell(g, cmd):
+    """The shell's answer to cmd, without the checkpointer's own lines."""
+    return OWN_LINE.sub("", clean(g.keys(cmd.encode() + b"\r", 60) or ""))
+
+
 def first_boot(disk):
     g = boot(disk)
     text = clean(g.text())
@@ -116,10 +126,10 @@ def first_boot(disk):
     check("a fresh pool: the root task builds tally from it, which starts at round 0",
           "persist: 'tally' started from the persistent pool" in text
           and "tally: started (name service live)" in text and first_round(text) == (EVERY, False), text[-2000:])
-    out = clean(g.keys(b"checkpoint\r", 60) or "")
+    out = shell(g, "checkpoint")
     m = re.search(r"checkpoint (\d+) committed by 'checkpointer': (\d+) pages written, (\d+) blocks", out)
     check("the shell's checkpoint commits one", m is not None, out)
-    out = clean(g.keys(b"persist\r", 60) or "")
+    out = shell(g, "persist")
     check("persist shows the last checkpoint, the area, both roots and the pool",
           re.search(r"last checkpoint: \d+ of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, \d+ pages, \d+ KiB on the disk, \d+ pages written by it", out)
           and f"area: {AREA_BLOCKS} blocks of 4 KiB" in out
@@ -127,16 +137,16 @@ def first_boot(disk):
           and "at start: no checkpoint in the area; starting afresh" in out
           and re.search(r"persistent pool: (open|captured), \d+ of 8192 frames in use, epoch \d+", out)
           and re.search(r"last capture: \d+ records, pause \d+ TSC ticks", out), out)
-    out = clean(g.keys(b"checkpoint small-area\r", 60) or "")
+    out = shell(g, "checkpoint small-area")
     check("on an area too small, checkpoint is refused as a full area",
           re.search(r"checkpoint: 'small-area': the checkpoint area is full: \d+ blocks needed, 48 free; the previous checkpoint is kept", out), out)
-    out = clean(g.keys(b"persist small-area\r", 60) or "")
+    out = shell(g, "persist small-area")
     check("persist on it shows no checkpoint and the refusal",
           "last checkpoint: none" in out and "1 failed (last: the checkpoint area is full" in out, out)
-    out = clean(g.keys(b"checkpoint nosuch\r", 60) or "")
+    out = shell(g, "checkpoint nosuch")
     check("a checkpointer not in the description is named as such",
           "checkpoint: the system description has no checkpointer named 'nosuch'" in out, out)
-    out = clean(g.keys(b"help persist\r", 60) or "")
+    out = shell(g, "help persist")
     check("help persist describes it", "persist [server]" in out and "fell back" in out, out)
     return g
 
@@ -207,7 +217,7 @@ def main():
         print(f"checkpoint-test: {resumed_ok} of {args.cuts} cuts resumed the last committed checkpoint "
               f"({fell_back} of them fell back from a root cut in its write)")
         # A flipped bit in the newest root: the next boot falls back.
-        out = clean(g.keys(b"persist\r", 60) or "")
+        out = shell(g, "persist")
         g.kill()
         g.wait_exit(5)
         letter, other = flip_newest_root(disk, out)
