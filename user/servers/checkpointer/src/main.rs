@@ -44,6 +44,9 @@ const PER: u64 = (BLOCK / keep_blk::SECTOR) as u64;
 const MAX_RECORDS: u64 = 4096;
 // The kernel's pool states (CHECKPOINT.INFO).
 const SHUT: u64 = 0;
+const CAPTURED: u64 = 3;
+/// Sleeps of 5 ms a BEGIN waits for another checkpointer's capture to end.
+const CAPTURE_WAITS: u64 = 12_000;
 
 /// The area through the block server, looked up again when a call fails
 /// (the server was restarted) and retried once.
@@ -299,21 +302,31 @@ impl Server {
 
     /// BEGIN, growing the shadows' account from the bank when it is short.
     fn begin(&mut self) -> Result<(u64, u64, u64), String> {
-        for _ in 0..2 {
+        let mut funded = false;
+        let mut waited = 0;
+        loop {
             let t0 = tsc();
             match KERNEL.begin(SHADOWS) {
                 Ok((epoch, n)) => return Ok((epoch, n, tsc() - t0)),
+                // Another checkpointer's capture is being written out: it
+                // ends with that one's END; wait for it (a sleep of 5 ms,
+                // up to a minute).
+                Err(Error::BAD_STATE) if waited < CAPTURE_WAITS && KERNEL.info().is_ok_and(|i| i.0 == CAPTURED) => {
+                    let _ = keep_abi::TIMER.sleep(5);
+                    waited += 1;
+                }
+                Err(Error::NO_MEMORY) if funded => return Err(String::from("BEGIN: the shadows' account is still short")),
                 Err(Error::NO_MEMORY) => {
                     let used = KERNEL.info().map_err(|e| format!("INFO: {e}"))?.3;
                     let free = keep_abi::Account(SHADOWS).info_raw().map_err(|e| format!("ACCOUNT.INFO: {e}"))?.0;
                     Bank(BANK)
                         .fund(self.shadows, used + 1 - free.min(used + 1))
                         .map_err(|e| format!("the bank cannot fund {} shadow frames: {e:?}", used + 1))?;
+                    funded = true;
                 }
                 Err(e) => return Err(format!("BEGIN: {e}")),
             }
         }
-        Err(String::from("BEGIN: the shadows' account is still short"))
     }
 
     fn checkpoint(&mut self) -> Result<Committed, (u64, String)> {
