@@ -49,7 +49,10 @@ EVERY = 2000
 AREA_LINE = f"checkpointer: area of {AREA_BLOCKS} blocks: "
 RESUMED = re.compile(rf"{AREA_LINE}resumed checkpoint (\d+) of .*?: (\d+) processes, (\d+) records, epoch (\d+), "
                      r"restored in \d+ TSC ticks(; fell back from root (\w): (.*))?$", re.M)
-ROUND = re.compile(r"^tally: round (\d+) ok$", re.M)
+# The programs' lines may follow the shell's prompt on its line, so they are
+# found anywhere in a line, not only at its start.
+ROUND = re.compile(r"tally: round (\d+) ok")
+BEGINS = re.compile(r"checkpointer: checkpoint (\d+) begins")
 
 failures = []
 
@@ -79,9 +82,9 @@ def clean(text):
 
 def progress(text):
     """The last checkpoint the console said committed, and the last begun."""
-    done = [int(x) for x in re.findall(r"^checkpointer: checkpoint (\d+) committed \(", text, re.M)]
-    done += [int(x) for x in re.findall(r"^checkpoint (\d+) committed by 'checkpointer'", text, re.M)]
-    begun = [int(x) for x in re.findall(r"^checkpointer: checkpoint (\d+) begins", text, re.M)]
+    done = [int(x) for x in re.findall(r"checkpointer: checkpoint (\d+) committed \(", text)]
+    done += [int(x) for x in re.findall(r"checkpoint (\d+) committed by 'checkpointer'", text)]
+    begun = [int(x) for x in BEGINS.findall(text)]
     return max(done, default=0), max(begun + done, default=0)
 
 
@@ -91,14 +94,11 @@ def rounds_at_begin(text, start_round):
     start_round before tally's first line.  And the last round printed."""
     at = {}
     last = start_round
-    for line in text.splitlines():
-        m = ROUND.match(line)
-        if m:
+    for m in re.finditer(f"{ROUND.pattern}|{BEGINS.pattern}", text):
+        if m.group(1):
             last = int(m.group(1))
-            continue
-        m = re.match(r"^checkpointer: checkpoint (\d+) begins", line)
-        if m:
-            at[int(m.group(1))] = last
+        else:
+            at[int(m.group(2))] = last
     return at, last
 
 
@@ -108,13 +108,13 @@ def first_round(text):
     return (int(m.group(1)) if m else None), "tally: resumed at round" in text
 
 
-# The checkpointer's own lines, which the console interleaves with the
-# shell's output wherever they fall (even inside one of its lines).
-OWN_LINE = re.compile(r"checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written\)|failed: [^\n]*)\n")
+# The checkpointer's and tally's own lines, which the console interleaves
+# with the shell's output wherever they fall (even inside one of its lines).
+OWN_LINE = re.compile(r"(checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written\))|tally: round \d+ ok)\n")
 
 
 def shell(g, cmd):
-    """The shell's answer to cmd, without the checkpointer's own lines."""
+    """The shell's answer to cmd, without the checkpointer's and tally's own lines."""
     return OWN_LINE.sub("", clean(g.keys(cmd.encode() + b"\r", 60) or ""))
 
 
@@ -189,9 +189,9 @@ def main():
             cut_seed = rng.randrange(1 << 32)
             delay = random.Random(cut_seed).uniform(0.0, 2.5)
             time.sleep(delay)
-            g.expect(b"\0", 0.01)  # take in what is there
             g.kill()
             g.wait_exit(5)
+            g.expect(b"\0", 10)  # everything it wrote before the cut, to the end of the pipe
             before = clean(bytes(g.out).decode(errors="replace"))
             acked, begun = progress(before)
             at, last = rounds_at_begin(before, start_round)
@@ -211,7 +211,7 @@ def main():
             check(f"cut {i + 1} (seed {cut_seed}, {delay:.3f} s): resumed checkpoint {seq} (committed before the cut "
                   f"{acked}, begun {begun}), tally at round {first} (at least {low}, at most {last + EVERY})"
                   f"{', fell back: ' + m.group(7) if m and m.group(5) else ''}",
-                  good, "\n".join(l for l in text.splitlines() if l.startswith(("checkpointer:", "tally:", "persist:", "keep: process"))))
+                  good, "\n".join(l for l in text.splitlines()[-60:] if not l.startswith(("  0000", "boot image:"))))
             start_round = (first or EVERY) - EVERY
         check("tally noticed a restore (its capability to the name service went stale)", said_any or args.cuts == 0)
         print(f"checkpoint-test: {resumed_ok} of {args.cuts} cuts resumed the last committed checkpoint "
