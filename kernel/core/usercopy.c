@@ -2,6 +2,7 @@
  * and copy through the physical window.  The kernel never dereferences a
  * user pointer, so a bad pointer is an error code, not a kernel fault. */
 #include "aspace.h"
+#include "checkpoint.h"
 #include "invoke.h"
 #include "keep/abi.h"
 #include "lib.h"
@@ -41,6 +42,7 @@ void copy_to_user(struct aspace *as, u64 va, const void *src, u64 len)
         if (n > len)
             n = len;
         ASSERT(user_translate(as->pml4_pa, va, true, &pa));
+        checkpoint_touch(ALIGN_DOWN(pa, PAGE_SIZE));
         memcpy(phys_to_virt(pa), s, n);
         s += n, va += n, len -= n;
     }
@@ -57,6 +59,7 @@ void copy_user_to_user(struct aspace *to, u64 to_va, struct aspace *from, u64 fr
             n = len;
         ASSERT(user_translate(from->pml4_pa, from_va, false, &spa));
         ASSERT(user_translate(to->pml4_pa, to_va, true, &dpa));
+        checkpoint_touch(ALIGN_DOWN(dpa, PAGE_SIZE));
         memmove(phys_to_virt(dpa), phys_to_virt(spa), n);
         to_va += n, from_va += n, len -= n;
     }

@@ -211,6 +211,7 @@ u64 frame_held_count(void) { return held_count; }
 void frame_free(u64 pa)
 {
     struct frame *f = &frame_table[pa / PAGE_SIZE];
+    checkpoint_touch(pa); /* its next owner will write it */
     /* A device may still write it (a request a mediator put on it is not
      * done): nobody gets it until the last hold goes. */
     if (f->holds) {

@@ -1,6 +1,7 @@
 /* Kernel-memory accounts: INFO, SET_KPAGER, CREATE_ASPACE, CREATE_PROCESS,
  * CREATE_WRAPPER, DESTROY, RECLAIM; and the allocator every object uses. */
 #include "account.h"
+#include "checkpoint.h"
 #include "aspace.h"
 #include "dma_domain.h"
 #include "notification.h"
@@ -26,6 +27,7 @@ struct account *account_create(int pool)
 
 static void push_free(struct account *a, u64 pa)
 {
+    checkpoint_touch(pa); /* a donated page: kernel objects will be made in it */
     frame_info(pa)->type = FRAME_KFREE;
     frame_list_push(&a->free_head, pa);
     a->free_count++;

@@ -2,6 +2,7 @@
  * space (MAP_CAPPAGE, UNMAP_CAPPAGE) and operations on the capabilities in
  * it (INSERT, EXTRACT, DELETE, COPY, MOVE, IDENTIFY, COMPARE). */
 #include "aspace.h"
+#include "checkpoint.h"
 #include "wrapper.h"
 #include "account.h"
 #include "device.h"
@@ -157,10 +158,14 @@ u64 aspace_cappage_tables(struct aspace *as, u64 cap_addr)
 void aspace_map_frame(struct aspace *as, u64 va, u64 pa, u64 rights, bool uncached)
 {
     u64 flags = uncached ? PTE_PCD | PTE_PWT : 0;
-    if (rights & KEEP_RIGHT_WRITE)
+    if (rights & KEEP_RIGHT_WRITE) {
         flags |= PTE_W;
+        checkpoint_touch(pa); /* a new way to write it, below no protection */
+    }
     if (!(rights & KEEP_RIGHT_EXEC))
         flags |= PTE_NX;
+    if (frame_in_pool(pa))
+        as->maps_pool = true;
     ASSERT(user_map(as->pml4_pa, va, pa, flags, pt_alloc, as->account) == 0);
     count_map(pa);
 }

@@ -21,6 +21,7 @@ struct aspace {
     u64 cr3;                 /* CR3 value that loads it and keeps its PCID's TLB entries */
     u16 pcid;                /* 0 = none (flush on every switch) */
     bool tlb_stale;          /* unmapped while not loaded: flush at next switch */
+    bool maps_pool;          /* has mapped a frame of the persistent pool (checkpoint.h) */
     /* Raised whenever a mapping of this space goes away (UNMAP,
      * UNMAP_CAPPAGE, REVOKE_TABLE, MEMORY.REVOKE), so that a check that its
      * processes' IPC buffers are mapped can be kept until it changes

@@ -38,6 +38,7 @@ struct slot {
     u32 aux;    /* a donated frame's link on its account's free list */
     u16 numpage;
     u8 type;
+    u8 pending; /* a data page not copied yet: still as it was at BEGIN */
 };
 static struct slot *slots; /* pool_frames of them, below the pool */
 _Static_assert(sizeof(struct slot) <= CHECKPOINT_SLOT_BYTES, "frame.c reserves enough");
@@ -53,6 +54,8 @@ struct krec {
 _Static_assert(sizeof(struct krec) <= PAGE_SIZE, "the kernel record is one page");
 
 static struct account *shadow_account; /* BEGIN's */
+u64 checkpoint_pending;                /* data pages still pending */
+static bool lost;                      /* a pending page found no shadow frame */
 static u64 records, kshadow;           /* while captured */
 static u64 cursor_index, cursor_slot;  /* READ's place, for reads in order */
 /* While restoring. */
@@ -104,12 +107,16 @@ bool checkpoint_pool_shut(void) { return state == CK_SHUT || state == CK_RESTORI
 static u64 free_shadows(void)
 {
     u64 n = 0;
-    for (u64 i = 0; i < pool_frames; i++)
+    for (u64 i = 0; i < pool_frames; i++) {
+        slots[i].pending = 0;
         if (slots[i].shadow) {
             kmem_free(shadow_account, (u64)slots[i].shadow * PAGE_SIZE);
             slots[i].shadow = 0;
             n++;
         }
+    }
+    checkpoint_pending = 0;
+    lost = false;
     if (kshadow) {
         kmem_free(shadow_account, kshadow);
         kshadow = 0;
@@ -118,6 +125,46 @@ static u64 free_shadows(void)
     shadow_account = NULL;
     state = CK_OPEN;
     return n;
+}
+
+void checkpoint_touch_slow(u64 pa)
+{
+    if (!frame_in_pool(pa))
+        return;
+    struct slot *s = &slots[slot_of(pa)];
+    if (!s->pending)
+        return;
+    s->pending = 0;
+    checkpoint_pending--;
+    /* BEGIN found a free frame for every record, but the account is the
+     * checkpointer's and it may have spent some since: then this
+     * checkpoint cannot be whole, and READ says so. */
+    if (!shadow_account->free_count) {
+        lost = true;
+        return;
+    }
+    u64 sh = kmem_take(shadow_account, FRAME_SHADOW);
+    memcpy(phys_to_virt(sh), phys_to_virt(pa), PAGE_SIZE);
+    s->shadow = (u32)(sh / PAGE_SIZE);
+}
+
+static void touch_page(u64 pa) { checkpoint_touch(pa); }
+
+bool checkpoint_write_fault(struct aspace *as, u64 va) { return user_write_lift(as->pml4_pa, va, touch_page); }
+
+/* Every space that maps a frame of the pool: its user half read-only until
+ * its writes lift the protection (paging.h). */
+static void write_protect_spaces(void)
+{
+    for (struct account *o = all_accounts; o; o = o->next)
+        for (struct aspace *as = o->aspaces; as; as = as->acct_next) {
+            if (!as->maps_pool)
+                continue;
+            user_write_protect(as->pml4_pa);
+            as->tlb_stale = true;
+            if (cpu0.loaded_as == as)
+                aspace_load_flush(as);
+        }
 }
 
 void checkpoint_account_gone(struct account *a)
@@ -168,10 +215,16 @@ static u64 begin(struct invocation *inv)
         }
         if (f->type == FRAME_NUMBERS)
             s->numpage = (u16)numbers_persistent_page(pa);
+        if (f->type == FRAME_PAGE) {
+            s->pending = 1; /* copied on its first change (checkpoint.h) */
+            checkpoint_pending++;
+            continue;
+        }
         u64 sh = kmem_take(a, FRAME_SHADOW);
         memcpy(phys_to_virt(sh), phys_to_virt(pa), PAGE_SIZE);
         s->shadow = (u32)(sh / PAGE_SIZE);
     }
+    write_protect_spaces();
     kshadow = kmem_alloc(a, FRAME_SHADOW);
     struct krec *k = phys_to_virt(kshadow);
     *k = (struct krec){KREC_MAGIC, epoch, used + 1, cpu0.ticks, pool_lo, pool_frames, {0}, {0}};
@@ -208,6 +261,8 @@ static u64 read(struct invocation *inv)
         return KEEP_ERR_BAD_STATE;
     if (index >= records)
         return KEEP_ERR_INVALID_ARG;
+    if (lost)
+        return KEEP_ERR_NO_MEMORY;
     u64 e = cap_lookup(inv->caller->as, inv->arg[1], KEEP_TYPE_PAGE, KEEP_RIGHT_WRITE, &page);
     if (e)
         return e;
@@ -224,6 +279,8 @@ static u64 read(struct invocation *inv)
         sealbuf.version = s->version;
         if (s->shadow)
             memcpy(sealbuf.body, phys_to_virt((u64)s->shadow * PAGE_SIZE), PAGE_SIZE);
+        else if (s->pending)
+            memcpy(sealbuf.body, phys_to_virt(slot_pa(place)), PAGE_SIZE);
         else
             memset(sealbuf.body, 0, PAGE_SIZE);
         if (s->type == FRAME_KFREE)

@@ -264,7 +264,9 @@ static u64 map(struct invocation *inv, struct dma_domain *d)
     u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_PAGE, rights, &pg);
     if (e)
         return e;
-    if ((addr & (PAGE_SIZE - 1)) || addr >> address_bits())
+    /* Persistent memory never reaches a device: a device's writes would
+     * escape the checkpoint's copy-on-write (checkpoint.h). */
+    if ((addr & (PAGE_SIZE - 1)) || addr >> address_bits() || frame_in_pool(cap_pa(pg)))
         return KEEP_ERR_INVALID_ARG;
     u64 *l = leaf(d, addr, false);
     if (l && (*l & (SL_R | SL_W)))

@@ -339,6 +339,43 @@ void switch_address_space(u64 pml4_pa, u16 pcid, bool flush)
 
 void flush_page(u64 va) { invlpg(va); }
 
+void user_write_protect(u64 pml4_pa)
+{
+    u64 *t = phys_to_virt(pml4_pa);
+    for (unsigned i = 0; i < 256; i++)
+        t[i] &= ~PTE_W;
+}
+
+bool user_write_lift(u64 pml4_pa, u64 va, void (*touch)(u64 pa))
+{
+    if (va >= KEEP_USER_TOP)
+        return false;
+    u64 *t = phys_to_virt(pml4_pa);
+    for (int l = 3; l > 0; l--) {
+        u64 *e = &t[index_of(va, l)];
+        if (!(*e & PTE_P) || (*e & PTE_PS))
+            return false;
+        u64 *next = table_of(*e);
+        if (!(*e & PTE_W)) {
+            for (unsigned i = 0; i < 512; i++) {
+                if (!(next[i] & PTE_P))
+                    continue;
+                if (l > 1)
+                    next[i] &= ~PTE_W;
+                else if (next[i] & PTE_W)
+                    touch(next[i] & PTE_ADDR);
+            }
+            *e |= PTE_W;
+        }
+        t = next;
+    }
+    u64 leaf = t[index_of(va, 0)];
+    if ((leaf & (PTE_P | PTE_W | PTE_U)) != (PTE_P | PTE_W | PTE_U))
+        return false;
+    invlpg(va); /* also drops the current PCID's cached upper levels */
+    return true;
+}
+
 /* Page-table checks. */
 struct check_ctx {
     unsigned check;

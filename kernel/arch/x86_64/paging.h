@@ -82,6 +82,18 @@ void switch_address_space(u64 pml4_pa, u16 pcid, bool flush);
 /* The CR3 value of switch_address_space(pml4_pa, pcid, false). */
 u64 paging_cr3(u64 pml4_pa, u16 pcid);
 void flush_page(u64 va);
+/* The checkpoint's write protection (checkpoint.h): clear the write bit of
+ * every present user entry of the top-level table (x86 ANDs it over the
+ * levels, so every page below turns read-only without a lower table
+ * touched). */
+void user_write_protect(u64 pml4_pa);
+/* A write fault at va: give the write bit back along va's walk, pushing the
+ * protection one level down at each entry that had lost it (at the last
+ * table, touch() is told every writable page instead); true when the page
+ * is now writable to the user (the write is retried), false for a real
+ * fault.  Keep never clears the write bit of an upper-level entry for any
+ * other reason, so a clear one is always this protection. */
+bool user_write_lift(u64 pml4_pa, u64 va, void (*touch)(u64 pa));
 
 /* KERNEL.CHECK_PAGING: violations of one invariant; *checked = mappings examined. */
 u64 paging_check(unsigned check, u64 user_pml4_pa, u64 *checked);

@@ -3,6 +3,7 @@
  * bug: print everything useful and stop the machine. */
 #include "arch.h"
 #include "cap.h"
+#include "checkpoint.h"
 #include "device.h"
 #include "ksyms.h"
 #include "lib.h"
@@ -114,6 +115,10 @@ NORETURN void trap_from_user(struct regs *r)
         sched_switch_bases(p); /* p keeps the CPU: switch_to would not */
         kernel_exit();
     }
+    /* A write to a present page under the checkpoint's write protection
+     * (checkpoint.h): lifted, the write is retried. */
+    if (r->vector == 14 && (r->err & 0x1b) == 0x3 && checkpoint_write_fault(p->as, read_cr2()))
+        kernel_exit();
     if (r->vector < 32) {
         u64 addr = r->vector == 14 ? read_cr2() : 0;
         process_fault(p, r->vector, r->rip, addr, r->err);

@@ -243,3 +243,97 @@ pub fn capture(cx: &mut Cx) -> TestResult {
         r
     })
 }
+
+/// CKPT0004: BEGIN leaves data pages in place, copy-on-write: a page
+/// changed after it through every way there is to change one (a user
+/// write, the kernel writing into it, a writable mapping made after BEGIN,
+/// freeing it and making a new page of its frame) reads as it was at BEGIN;
+/// the same contents captured again read the same, record for record.
+pub fn copy_on_write(cx: &mut Cx) -> TestResult {
+    ensure_open()?;
+    with_slots(cx, |_, [a, sp, p, w, k, m, f, f2, b, pg]| {
+        PERSISTENT_MEMORY.create_account(a).ctx("CREATE_ACCOUNT")?;
+        let pa = Account(a);
+        // A place no mapping of this space reached at BEGIN: its own
+        // top-level entry, so nothing protects it but the map-time copy.
+        const FAR: u64 = 0x0000_6e00_0000_0000;
+        const HERE: [u64; 3] = [VA + 0x1000, VA + 0x20_0000, VA + 0x40_0000];
+        let page_at = |va: u64| unsafe { core::slice::from_raw_parts_mut(va as *mut u8, 4096) };
+        let r = (|| {
+            PERSISTENT_MEMORY.donate(a, 16).ctx("DONATE")?;
+            pa.create_aspace(sp).ctx("CREATE_ASPACE")?;
+            pa.create_process(sp, p).ctx("CREATE_PROCESS")?;
+            for (i, s) in [w, k, m, f].into_iter().enumerate() {
+                PERSISTENT_MEMORY.retype(ty::PAGE, s).ctx("RETYPE")?;
+                Aspace(sp).map(s, 0x40_0000 + i as u64 * 0x1000, rights::READ | rights::WRITE).ctx("MAP there")?;
+            }
+            // Each in a page table of its own: a write fault copies every
+            // writable page of the table it lifts, which would hide the
+            // other ways.
+            for (s, va) in [(w, HERE[0]), (k, HERE[1]), (f, HERE[2])] {
+                SELF_ASPACE.map(s, va, rights::READ | rights::WRITE).ctx("MAP here")?;
+            }
+            let fill = |v: u8| {
+                for va in HERE {
+                    page_at(va).fill(v);
+                }
+            };
+            fill(0x3c);
+            MEMORY.retype(ty::PAGE, pg).ctx("RETYPE")?;
+            SELF_ASPACE.map(pg, VA, rights::READ | rights::WRITE).ctx("MAP the reading page")?;
+            MEMORY.create_account(b).ctx("CREATE_ACCOUNT")?;
+            MEMORY.donate(b, CHECKPOINT.info().ctx("INFO")?.3 + 16).ctx("DONATE")?;
+
+            let (_, n) = CHECKPOINT.begin(b).ctx("BEGIN")?;
+            // A user write.
+            page_at(HERE[0]).fill(0xc3);
+            // The kernel writing into it: READ's descriptor lands in k's page.
+            CHECKPOINT.read(0, pg, HERE[1]).ctx("READ into the pending page")?;
+            // A writable mapping made after BEGIN, below no protection.
+            SELF_ASPACE.map(m, FAR, rights::READ | rights::WRITE).ctx("MAP after BEGIN")?;
+            page_at(FAR).fill(0xc3);
+            // Freed and made again: the new page takes the frame (the
+            // pool gives back the frame freed last) and is written.
+            SELF_ASPACE.unmap(HERE[2]).ctx("UNMAP")?;
+            PERSISTENT_MEMORY.revoke(f).ctx("REVOKE")?;
+            PERSISTENT_MEMORY.retype(ty::PAGE, f2).ctx("RETYPE again")?;
+            SELF_ASPACE.map(f2, HERE[2], rights::READ | rights::WRITE).ctx("MAP the new page")?;
+            page_at(HERE[2]).fill(0xc3);
+            let one = read_all(n, pg)?;
+            CHECKPOINT.end().ctx("END")?;
+
+            // The same contents as at the first BEGIN, captured again.
+            fill(0x3c);
+            page_at(FAR).fill(0); /* m was mapped only there, as made (zero) at BEGIN */
+            let (_, n2) = CHECKPOINT.begin(b).ctx("BEGIN 2")?;
+            let two = read_all(n2, pg)?;
+            CHECKPOINT.end().ctx("END 2")?;
+            let pages = |rs: &Vec<([u64; WORDS], Vec<u8>)>| {
+                rs.iter().filter(|(d, _)| d[0] >> 32 & 0xff == F_PAGE && d[0] != 0).cloned().collect::<Vec<_>>()
+            };
+            let (p1, p2) = (pages(&one), pages(&two));
+            ensure!(p1.len() == 4 && p2.len() == 4, "{} and {} page records, want 4 and 4", p1.len(), p2.len());
+            for (i, (x, y)) in p1.iter().zip(&p2).enumerate() {
+                let frame = x.0[0] & 0xffff_ffff;
+                ensure!(y.0[0] & 0xffff_ffff == frame, "the pages of the two captures are other frames");
+                ensure!(
+                    x.0[5] == y.0[5] && x.1 == y.1,
+                    "page record {i} (frame {frame:#x}): a change after BEGIN reached the capture (it reads unlike the same content captured again)"
+                );
+            }
+            Ok(())
+        })();
+        let _ = CHECKPOINT.end();
+        for va in [VA, HERE[0], HERE[1], HERE[2], FAR] {
+            let _ = SELF_ASPACE.unmap(va);
+        }
+        let _ = Account(b).destroy_all(keep_abi::slot::MEMORY);
+        pa.destroy_all(keep_abi::slot::MEMORY).ctx("DESTROY_ALL")?;
+        for s in [w, k, m, f, f2] {
+            let _ = PERSISTENT_MEMORY.revoke(s);
+        }
+        let _ = MEMORY.reclaim(pg);
+        ensure!(CHECKPOINT.info().ctx("INFO")?.3 == 0, "frames of the pool still in use after the test");
+        r
+    })
+}
