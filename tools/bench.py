@@ -45,6 +45,7 @@ OWN = {"results.json", "results-kvm.json"}
 IO_FILTER = "icount.check,blk.*,net.tcp.*,net.udp.*"
 CHECK_PPM = 10
 CROSS = "ipc.call_reply.cross_as"
+PERSIST = "persist.*"
 LINE_RE = re.compile(r"bench: (\S+) median=(\d+) min=(\d+) max=(\d+) unit=(\S+) runs=(\d+)")
 FAIL_RE = re.compile(r"bench: (\S+) not measured: (.*)")
 # seL4 16.0's fast-path round trip between address spaces, measured with the
@@ -85,14 +86,14 @@ def linux_ratio(keep, linux):
     return f"{keep}.linux_ratio"
 
 
-def boot(kernel, append, label, accel="tcg", timeout=600):
+def boot(kernel, append, label, accel="tcg", timeout=600, memory="512M"):
     """Boots `kernel` with the boot image; returns the benchmark lines as a
     dict and prints one progress line per benchmark."""
     # `icount` on the kernel command line tells the suite that the TSC counts
     # instructions, so that it names its unit so.
     if accel == "tcg":
         append += " icount"
-    cmd = qemu.base_cmd(accel, append, icount=(accel == "tcg"), kernel=kernel)
+    cmd = qemu.base_cmd(accel, append, icount=(accel == "tcg"), kernel=kernel, memory=memory)
     cmd += ["-serial", "stdio"]
     print(f"bench.py: [{label}] booting {Path(kernel).relative_to(ROOT)} "
           f"({'icount' if accel == 'tcg' else accel}, '{append}')", flush=True)
@@ -479,6 +480,10 @@ def main():
     begin = time.monotonic()
     notes = []
     results = boot(qemu.KERNEL, "autobench", "mmu", timeout=args.timeout)
+    # The checkpoint's pause: a boot of its own whose pool holds 256 MiB of
+    # working set (user/root/src/bench/persist.rs).
+    results.update(boot(qemu.KERNEL, f"autobench bench={PERSIST} pool=288", "persist",
+                        timeout=args.timeout, memory="1536M"))
     for spec in args.variant:
         name, _, kernel = spec.partition("=")
         kernel = (ROOT / kernel).resolve()

@@ -181,11 +181,11 @@ def choose_accel(requested):
 
 
 def base_cmd(accel, append="", icount=False, kernel=KERNEL, initrd=IMAGE, devices=True, iommu=True,
-             persistent=False, tpm=True, tpm_state=None, coverage=None):
+             persistent=False, tpm=True, tpm_state=None, coverage=None, memory="512M"):
     """`tpm`: with the TPM (devices only); `tpm_state`: its state directory
     (start_tpm); `coverage`: a trace file for the coverage plugin (by
     default one of its own in KEEP_KCOV_DIR, if that is set)."""
-    cmd = ["qemu-system-x86_64", "-machine", "q35", "-m", "512M", "-display", "none",
+    cmd = ["qemu-system-x86_64", "-machine", "q35", "-m", memory, "-display", "none",
            "-no-reboot", "-kernel", str(kernel), "-initrd", str(initrd)] + DEBUG_EXIT
     if devices:
         cmd += device_args(iommu, persistent)

@@ -118,7 +118,7 @@ static u64 pool_take(enum frame_type type)
     else
         return 0;
     pool_free--;
-    frame_table[pa / PAGE_SIZE].type = (u8)type;
+    checkpoint_retype(pa, (u8)type);
     return pa;
 }
 
@@ -211,15 +211,14 @@ u64 frame_held_count(void) { return held_count; }
 void frame_free(u64 pa)
 {
     struct frame *f = &frame_table[pa / PAGE_SIZE];
-    checkpoint_touch(pa); /* its next owner will write it */
     /* A device may still write it (a request a mediator put on it is not
      * done): nobody gets it until the last hold goes. */
     if (f->holds) {
-        f->type = FRAME_HELD;
+        frame_set_type(pa, FRAME_HELD);
         held_count++;
         return;
     }
-    f->type = FRAME_FREE;
+    frame_set_type(pa, FRAME_FREE); /* a pool frame's content is kept first */
     if (frame_in_pool(pa)) {
         frame_list_push(&pool_freed, pa);
         pool_free++;

@@ -83,4 +83,15 @@ static inline struct frame *frame_info(u64 pa) /* NULL outside managed memory */
 /* The frame after pa on its free list (0 at the end). */
 static inline u64 frame_list_next(u64 pa) { return (u64)frame_table[pa / PAGE_SIZE].free_next * PAGE_SIZE; }
 
+/* Every change of a pool frame's type goes through the checkpoint, which
+ * keeps the frame's state at BEGIN and its list of kernel objects. */
+void checkpoint_retype(u64 pa, u8 type);
+static inline void frame_set_type(u64 pa, u8 type)
+{
+    if (frame_in_pool(pa))
+        checkpoint_retype(pa, type);
+    else
+        frame_info(pa)->type = type;
+}
+
 #endif

@@ -27,8 +27,7 @@ struct account *account_create(int pool)
 
 static void push_free(struct account *a, u64 pa)
 {
-    checkpoint_touch(pa); /* a donated page: kernel objects will be made in it */
-    frame_info(pa)->type = FRAME_KFREE;
+    frame_set_type(pa, FRAME_KFREE);
     frame_list_push(&a->free_head, pa);
     a->free_count++;
 }
@@ -36,6 +35,7 @@ static void push_free(struct account *a, u64 pa)
 static u64 pop_free(struct account *a)
 {
     ASSERT(a->free_head && a->free_count);
+    checkpoint_touch(a->free_head); /* its link is part of its record */
     u64 pa = frame_list_pop(&a->free_head);
     a->free_count--;
     return pa;
@@ -66,7 +66,7 @@ u64 kmem_take(struct account *a, unsigned frame_type)
 {
     u64 pa = pop_free(a);
     a->used_count++;
-    frame_info(pa)->type = (u8)frame_type;
+    frame_set_type(pa, (u8)frame_type);
     return pa;
 }
 

@@ -31,14 +31,18 @@ enum { CK_SHUT, CK_RESTORING, CK_OPEN, CK_CAPTURED };
 static unsigned state = CK_SHUT;
 static u64 epoch;
 
-/* Per pool frame: what BEGIN captured (or RESTORE put back). */
+/* Per pool frame: what BEGIN captured (or RESTORE put back).  A slot
+ * describes the frame as it was at the epoch's BEGIN only when its epoch is
+ * the current one; otherwise the frame has not changed since and is its
+ * own record (checkpoint.h). */
 struct slot {
     u64 version;
     u32 shadow; /* frame number of its copy, or 0 (a free donated frame: no content) */
     u32 aux;    /* a donated frame's link on its account's free list */
+    u32 epoch;
+    u32 prev, next; /* the list of kernel-object frames: slot index + 1, 0 for none */
     u16 numpage;
     u8 type;
-    u8 pending; /* a data page not copied yet: still as it was at BEGIN */
 };
 static struct slot *slots; /* pool_frames of them, below the pool */
 _Static_assert(sizeof(struct slot) <= CHECKPOINT_SLOT_BYTES, "frame.c reserves enough");
@@ -54,8 +58,10 @@ struct krec {
 _Static_assert(sizeof(struct krec) <= PAGE_SIZE, "the kernel record is one page");
 
 static struct account *shadow_account; /* BEGIN's */
-u64 checkpoint_pending;                /* data pages still pending */
-static bool lost;                      /* a pending page found no shadow frame */
+u64 checkpoint_capturing;              /* 1 while captured: changes copy first */
+static bool lost;                      /* a page to copy found no shadow frame */
+static u32 objects_head;               /* the pool's kernel-object frames (slot + 1) */
+static u64 foreign;                    /* pool frames of a type that does not persist */
 static u64 records, kshadow;           /* while captured */
 static u64 cursor_index, cursor_slot;  /* READ's place, for reads in order */
 /* While restoring. */
@@ -101,6 +107,40 @@ static bool persists(u8 type)
 }
 
 
+/* Kernel objects: BEGIN copies them (the kernel changes them on too many
+ * paths to catch each); data pages, donated frames and free frames are
+ * copied when they first change after it. */
+static bool copied_at_begin(u8 type)
+{
+    return persists(type) && type != FRAME_PAGE && type != FRAME_KFREE;
+}
+
+static void objects_add(u64 i)
+{
+    slots[i].prev = 0;
+    slots[i].next = objects_head;
+    if (objects_head)
+        slots[objects_head - 1].prev = (u32)(i + 1);
+    objects_head = (u32)(i + 1);
+}
+
+static void objects_remove(u64 i)
+{
+    struct slot *s = &slots[i];
+    if (s->prev)
+        slots[s->prev - 1].next = s->next;
+    else
+        objects_head = s->next;
+    if (s->next)
+        slots[s->next - 1].prev = s->prev;
+}
+
+/* The frame's state at BEGIN: its slot if it changed since, else itself. */
+static u8 begin_type(u64 i)
+{
+    return slots[i].epoch == epoch ? slots[i].type : frame_info(slot_pa(i))->type;
+}
+
 bool checkpoint_busy(void) { return state == CK_CAPTURED; }
 bool checkpoint_pool_shut(void) { return state == CK_SHUT || state == CK_RESTORING; }
 
@@ -108,14 +148,13 @@ static u64 free_shadows(void)
 {
     u64 n = 0;
     for (u64 i = 0; i < pool_frames; i++) {
-        slots[i].pending = 0;
-        if (slots[i].shadow) {
+        if (slots[i].epoch == epoch && slots[i].shadow) {
             kmem_free(shadow_account, (u64)slots[i].shadow * PAGE_SIZE);
             slots[i].shadow = 0;
             n++;
         }
     }
-    checkpoint_pending = 0;
+    checkpoint_capturing = 0;
     lost = false;
     if (kshadow) {
         kmem_free(shadow_account, kshadow);
@@ -132,10 +171,15 @@ void checkpoint_touch_slow(u64 pa)
     if (!frame_in_pool(pa))
         return;
     struct slot *s = &slots[slot_of(pa)];
-    if (!s->pending)
+    if (s->epoch == epoch)
+        return; /* captured already */
+    struct frame *f = frame_info(pa);
+    *s = (struct slot){.version = f->version, .epoch = (u32)epoch, .prev = s->prev, .next = s->next,
+                       .type = f->type};
+    if (f->type == FRAME_KFREE)
+        s->aux = f->free_next;
+    if (f->type != FRAME_PAGE)
         return;
-    s->pending = 0;
-    checkpoint_pending--;
     /* BEGIN found a free frame for every record, but the account is the
      * checkpointer's and it may have spent some since: then this
      * checkpoint cannot be whole, and READ says so. */
@@ -146,6 +190,20 @@ void checkpoint_touch_slow(u64 pa)
     u64 sh = kmem_take(shadow_account, FRAME_SHADOW);
     memcpy(phys_to_virt(sh), phys_to_virt(pa), PAGE_SIZE);
     s->shadow = (u32)(sh / PAGE_SIZE);
+}
+
+void checkpoint_retype(u64 pa, u8 type)
+{
+    struct frame *f = frame_info(pa);
+    u64 i = slot_of(pa);
+    checkpoint_touch(pa);
+    if (copied_at_begin(f->type) && !copied_at_begin(type))
+        objects_remove(i);
+    else if (!copied_at_begin(f->type) && copied_at_begin(type))
+        objects_add(i);
+    foreign -= f->type != FRAME_FREE && !persists(f->type);
+    foreign += type != FRAME_FREE && !persists(type);
+    f->type = type;
 }
 
 static void touch_page(u64 pa) { checkpoint_touch(pa); }
@@ -183,48 +241,33 @@ static u64 begin(struct invocation *inv)
     /* The writer and the shadows' account stay outside what is captured. */
     if (state != CK_OPEN || process_persistent(inv->caller) || in_pool(a))
         return KEEP_ERR_BAD_STATE;
-    u64 need = 1, used = 0;
-    for (u64 i = 0; i < pool_frames; i++) {
-        struct frame *f = frame_info(slot_pa(i));
-        if (f->type == FRAME_FREE)
-            continue;
-        if (!persists(f->type) || f->holds)
-            return KEEP_ERR_IN_USE; /* device state: a DMA domain, a held page */
-        used++;
-        need += f->type != FRAME_KFREE;
-    }
+    if (foreign)
+        return KEEP_ERR_IN_USE; /* device state (a DMA domain), which does not persist */
     for (struct account *o = all_accounts; o; o = o->next)
         if (o->nout && in_pool(o))
             return KEEP_ERR_IN_USE; /* exported processes live outside the kernel */
-    if (a->free_count < need)
+    /* A free frame for every record that may need a copy: the kernel's
+     * objects now, the pages when they change. */
+    u64 used = pool_frames - frame_pool_free_count();
+    if (a->free_count < used + 1)
         return KEEP_ERR_NO_MEMORY;
 
     sched_flush_live(process_persistent);
     epoch++;
     shadow_account = a;
-    for (u64 i = 0; i < pool_frames; i++) {
+    for (u32 n = objects_head; n; n = slots[n - 1].next) {
+        u64 i = n - 1, pa = slot_pa(i);
         struct slot *s = &slots[i];
-        u64 pa = slot_pa(i);
         struct frame *f = frame_info(pa);
-        *s = (struct slot){.version = f->version, .type = f->type};
-        if (f->type == FRAME_FREE)
-            continue;
-        if (f->type == FRAME_KFREE) {
-            s->aux = f->free_next;
-            continue;
-        }
-        if (f->type == FRAME_NUMBERS)
-            s->numpage = (u16)numbers_persistent_page(pa);
-        if (f->type == FRAME_PAGE) {
-            s->pending = 1; /* copied on its first change (checkpoint.h) */
-            checkpoint_pending++;
-            continue;
-        }
         u64 sh = kmem_take(a, FRAME_SHADOW);
         memcpy(phys_to_virt(sh), phys_to_virt(pa), PAGE_SIZE);
-        s->shadow = (u32)(sh / PAGE_SIZE);
+        *s = (struct slot){.version = f->version, .shadow = (u32)(sh / PAGE_SIZE), .epoch = (u32)epoch,
+                           .prev = s->prev, .next = s->next, .type = f->type};
+        if (f->type == FRAME_NUMBERS)
+            s->numpage = (u16)numbers_persistent_page(pa);
     }
     write_protect_spaces();
+    checkpoint_capturing = 1;
     kshadow = kmem_alloc(a, FRAME_SHADOW);
     struct krec *k = phys_to_virt(kshadow);
     *k = (struct krec){KREC_MAGIC, epoch, used + 1, cpu0.ticks, pool_lo, pool_frames, {0}, {0}};
@@ -245,7 +288,7 @@ static u64 record_slot(u64 index)
     if (index < cursor_index)
         cursor_index = cursor_slot = 0;
     for (;; cursor_slot++) {
-        if (slots[cursor_slot].type == FRAME_FREE)
+        if (begin_type(cursor_slot) == FRAME_FREE)
             continue;
         if (cursor_index == index)
             return cursor_slot;
@@ -274,12 +317,15 @@ static u64 read(struct invocation *inv)
         sealbuf.version = 0;
         memcpy(sealbuf.body, phys_to_virt(kshadow), PAGE_SIZE);
     } else {
-        const struct slot *s = &slots[place];
+        /* Unchanged since BEGIN: the frame itself is the record. */
+        const struct frame *f = frame_info(slot_pa(place));
+        struct slot live = {.version = f->version, .aux = f->free_next, .type = f->type};
+        const struct slot *s = slots[place].epoch == epoch ? &slots[place] : &live;
         sealbuf.info = slot_pa(place) / PAGE_SIZE | (u64)s->type << 32 | (u64)s->numpage << 40;
         sealbuf.version = s->version;
         if (s->shadow)
             memcpy(sealbuf.body, phys_to_virt((u64)s->shadow * PAGE_SIZE), PAGE_SIZE);
-        else if (s->pending)
+        else if (s == &live && s->type == FRAME_PAGE)
             memcpy(sealbuf.body, phys_to_virt(slot_pa(place)), PAGE_SIZE);
         else
             memset(sealbuf.body, 0, PAGE_SIZE);
@@ -353,7 +399,7 @@ static u64 restore(struct invocation *inv)
         u64 pa = slot_pa(place);
         struct frame *f = frame_info(pa);
         struct slot *s = &slots[place];
-        *s = (struct slot){.version = d[1], .type = (u8)type, .numpage = (u16)numpage};
+        *s = (struct slot){.version = d[1], .epoch = (u32)d[4], .type = (u8)type, .numpage = (u16)numpage};
         f->type = (u8)type;
         f->version = d[1];
         f->maps = 0;
@@ -540,6 +586,10 @@ static u64 resume(struct invocation *inv)
             adopt_process(phys_to_virt(slot_pa(i)), cpu0.ticks);
             procs++;
         }
+    objects_head = 0;
+    for (u64 i = pool_frames; i-- > 0;)
+        if (copied_at_begin(slots[i].type))
+            objects_add(i);
     frame_pool_rebuild();
     state = CK_OPEN;
     inv->res[0] = procs;

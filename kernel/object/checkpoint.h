@@ -9,7 +9,7 @@ struct invocation;
 
 /* Its table: one entry per frame of the persistent pool (frame.c reserves
  * CHECKPOINT_SLOT_BYTES a frame below the pool). */
-#define CHECKPOINT_SLOT_BYTES 24
+#define CHECKPOINT_SLOT_BYTES 32
 void checkpoint_init(void *table, u64 frames);
 u64 checkpoint_invoke(struct invocation *inv);
 /* Between BEGIN and END: the seal's keys must not change. */
@@ -19,19 +19,20 @@ bool checkpoint_pool_shut(void);
 /* a is being destroyed: if it holds the shadows, the capture ends. */
 void checkpoint_account_gone(struct account *a);
 
-/* Copy-on-write of data pages (docs/persistence.md, "The pause"): BEGIN
- * copies the kernel's objects but leaves each data page of the pool in
- * place, pending, and write-protects the address spaces that map the pool
- * at their top level.  Whatever is about to change a pending page (a user
- * write, through the fault; a kernel copy into it; a new writable mapping;
- * freeing, donating or holding it) first calls checkpoint_touch, which
- * copies it to a shadow; READ then hands out the shadow, or the page
- * itself while it is still pending. */
-extern u64 checkpoint_pending;
+/* Copy-on-write (docs/persistence.md, "The pause"): BEGIN copies the
+ * pool's kernel objects, which it finds on a list, and leaves every other
+ * frame in place: data pages, donated and free frames are their own record
+ * until they change.  It write-protects the address spaces that map the
+ * pool at their top level.  Whatever is about to change such a frame (a
+ * user write, through the fault; a kernel copy into it; a new writable
+ * mapping; a new type, version or free-list link) first calls
+ * checkpoint_touch, which records its state at BEGIN (a data page's
+ * content in a shadow frame). */
+extern u64 checkpoint_capturing;
 void checkpoint_touch_slow(u64 pa);
 static inline void checkpoint_touch(u64 pa)
 {
-    if (__builtin_expect(checkpoint_pending != 0, 0))
+    if (__builtin_expect(checkpoint_capturing != 0, 0))
         checkpoint_touch_slow(pa);
 }
 /* A user write fault at va in as: true when it came from the checkpoint's

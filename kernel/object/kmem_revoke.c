@@ -13,6 +13,7 @@
  *    process still out opens again. */
 #include "account.h"
 #include "aspace.h"
+#include "checkpoint.h"
 #include "frame.h"
 #include "device.h"
 #include "dma_domain.h"
@@ -43,7 +44,7 @@ static void hand_back(u64 pa, struct cap *dest)
 {
     memset(phys_to_virt(pa), 0, PAGE_SIZE);
     struct frame *f = frame_info(pa);
-    f->type = FRAME_PAGE;
+    frame_set_type(pa, FRAME_PAGE);
     f->maps = 0;
     *dest = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE, 0, f->version, pa);
 }
@@ -301,7 +302,7 @@ u64 kmem_revoke_process(struct invocation *inv, struct account *a)
 
     u64 pa = virt_to_phys_window(page);
     struct frame *f = frame_info(pa);
-    f->type = FRAME_PAGE;
+    frame_set_type(pa, FRAME_PAGE);
     *dest = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE, 0, f->version, pa);
     inv->res[0] = export_nonce(num, x->gen);
     return KEEP_ERR_OK;
@@ -350,13 +351,14 @@ u64 kmem_restore_process(struct invocation *inv, struct account *a)
     if (!unseal(h, sizeof *h, EXPORT_BODY, export_nonce(num, x->gen), tag))
         return KEEP_ERR_BAD_SEAL;
 
+    checkpoint_touch(pa); /* the page becomes the process */
     memmove(page, page + sizeof *h, sizeof(struct process));
     memset(page + sizeof(struct process), 0, PAGE_SIZE - sizeof(struct process));
     struct process *p = (struct process *)page;
     p->ipc_buf_checked = 0;
     *slot = (struct cap){0, 0};
     f->version++; /* every copy of the page capability goes stale */
-    f->type = FRAME_PROCESS;
+    frame_set_type(pa, FRAME_PROCESS);
     a->used_count++;
     a->nout--;
     p->as->nout--;

@@ -79,6 +79,7 @@ static u64 reclaim(struct invocation *inv)
     if (cap_type(c) == KEEP_TYPE_CAPPAGE)
         cappage_lost(cap_pa(c)); /* its return capabilities go with it */
     *slot = (struct cap){0, 0};
+    checkpoint_touch(cap_pa(c)); /* its version is part of its record */
     f->version++;
     frame_free(cap_pa(c));
     return KEEP_ERR_OK;

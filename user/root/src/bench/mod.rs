@@ -30,6 +30,7 @@ mod ipc;
 mod kmem;
 mod net;
 mod notify;
+mod persist;
 mod sfi;
 mod vault;
 mod vt;
@@ -311,6 +312,12 @@ pub fn run_all(root: &mut Root, filter: Option<&str>) {
         s.fail("bank", &e);
     }
     vt::run(root, &mut s);
+    // Only in a boot of its own (it opens the pool and fills it).
+    if filter.is_some_and(|f| f.starts_with("persist."))
+        && let Err(e) = persist::run(root, &mut s)
+    {
+        s.fail("persist", &e);
+    }
     s.summary();
     println!("bench: done");
 }
