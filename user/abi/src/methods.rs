@@ -622,7 +622,7 @@ impl DmaDomain {
         invoke(self.0, method::dma_domain::INFO, [0, 0, 0, 0]).map(|r| (r[0], r[1], r[2], r[3]))
     }
 
-    /// DMA_DOMAIN.MAP (2, needs WRITE): Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped. Tables come from the domain's account. The IOMMU's caches are invalidated before it returns.
+    /// DMA_DOMAIN.MAP (2, needs WRITE): Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped; INVALID_ARG for a page of the persistent pool, which no device reaches (a device's writes would escape the checkpoint's copy-on-write). Tables come from the domain's account. The IOMMU's caches are invalidated before it returns.
     /// Results: (-).
     #[inline]
     pub fn map(self, page: u64, dev_addr: u64, rights: u64) -> Result<()> {
@@ -760,7 +760,7 @@ impl Checkpoint {
         invoke(self.0, method::checkpoint::OPEN, [0, 0, 0, 0]).map(drop)
     }
 
-    /// CHECKPOINT.BEGIN (4, needs WRITE): The consistency point: raise the epoch and capture every frame in use in the persistent pool (processes with their registers and vector state, address spaces and their tables, cappages, accounts, number pages, notifications, wrappers, data pages) and the kernel's record of the pool, as they are at this instant, into shadow frames taken from account (which needs WRITE and a free frame per record; NO_MEMORY with nothing changed if it has fewer). Returns the epoch and the number of records (the frames in use and the kernel record, last). BAD_STATE unless open; IN_USE if the pool holds device state (a DMA domain, or a page under a DMA hold), which does not persist.
+    /// CHECKPOINT.BEGIN (4, needs WRITE): The consistency point: raise the epoch and capture every frame in use in the persistent pool and the kernel's record of the pool as they are at this instant. The kernel objects (processes with their registers and vector state, address spaces and their tables, cappages, accounts, number pages, notifications, wrappers) are copied into shadow frames taken from account; data pages, donated and free frames stay in place, copy-on-write, and are copied into a shadow only when they first change before END (the spaces that map the pool are write-protected at their top level). account needs WRITE and a free frame per record (NO_MEMORY with nothing changed if it has fewer); if it has spent them when a page must be copied, the capture is lost and READ says NO_MEMORY. Returns the epoch and the number of records (the frames in use and the kernel record, last). BAD_STATE unless open; IN_USE if the pool holds device state (a DMA domain), which does not persist.
     /// Results: (epoch, records).
     #[inline]
     pub fn begin(self, account: u64) -> Result<(u64, u64)> {

@@ -8,7 +8,7 @@
 use alloc::vec::Vec;
 
 use keep_abi::{
-    ACCOUNT, Account, Aspace, CHECKPOINT, Checkpoint, Error, MEMORY, PERSISTENT_MEMORY, SELF_ASPACE, layout, rights,
+    ACCOUNT, Account, Aspace, CHECKPOINT, Checkpoint, DmaDomain, Error, MEMORY, PERSISTENT_MEMORY, SELF_ASPACE, layout, rights,
     ty,
 };
 
@@ -90,11 +90,12 @@ fn ensure_open() -> TestResult {
 }
 
 /// CKPT0002: what a persistent account makes is persistent, and the two
-/// pools do not mix: an account takes frames from its own pool only, and
-/// a process runs in a space of its own kind.
+/// pools do not mix: an account takes frames from its own pool only, a
+/// process runs in a space of its own kind, and no DMA domain maps a page
+/// of the persistent pool.
 pub fn pools_apart(cx: &mut Cx) -> TestResult {
     ensure_open()?;
-    with_slots(cx, |_, [a, sp, gs, p]| {
+    with_slots(cx, |_, [a, sp, gs, p, pg, dom]| {
         let before = CHECKPOINT.info().ctx("INFO")?.3;
         PERSISTENT_MEMORY.create_account(a).ctx("CREATE_ACCOUNT from the persistent pool")?;
         let pa = Account(a);
@@ -112,8 +113,14 @@ pub fn pools_apart(cx: &mut Cx) -> TestResult {
             expect_err(pa.create_process(gs, p), Error::INVALID_ARG, "a persistent process in a general space")?;
             expect_err(ACCOUNT.create_process(sp, p), Error::INVALID_ARG, "a general process in a persistent space")?;
             pa.create_process(sp, p).ctx("CREATE_PROCESS")?;
+            // No device reaches persistent memory.
+            PERSISTENT_MEMORY.retype(ty::PAGE, pg).ctx("RETYPE")?;
+            ACCOUNT.create_dma_domain(dom).ctx("CREATE_DMA_DOMAIN")?;
+            expect_err(DmaDomain(dom).map(pg, 0x10_0000, rights::READ | rights::WRITE), Error::INVALID_ARG, "DMA MAP of a persistent page")?;
             Ok(())
         })();
+        let _ = ACCOUNT.destroy(dom);
+        let _ = PERSISTENT_MEMORY.reclaim(pg);
         pa.destroy_all(keep_abi::slot::MEMORY).ctx("DESTROY_ALL")?;
         let _ = ACCOUNT.destroy(gs);
         ensure!(CHECKPOINT.info().ctx("INFO")?.3 == before, "DESTROY_ALL left frames of the pool in use");
