@@ -23,6 +23,9 @@ checkpoint's lines on the console):
     disagree: no mix of two checkpoints, no lost page, no reply twice);
   - a flipped bit in the newest root (on the host, between boots): the
     next boot falls back to the other root and says why;
+  - the seal's key is kept sealed by the TPM (every boot but one has the
+    same swtpm state): a boot on another TPM cannot unseal it, says so and
+    starts afresh;
   - `fresh` on the kernel command line (`boot fresh`): the pool starts
     empty and tally starts again from round 0.
 
@@ -38,7 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
-from test_boot import Guest, PROMPT  # noqa: E402
+import test_tpm  # noqa: E402
+from test_boot import PROMPT  # noqa: E402
 
 # The checkpointer's area (user/system/checkpoint-test.conf, system.conf).
 AREA_SECTOR = 98304
@@ -65,8 +69,12 @@ def check(name, cond, detail=""):
     return cond
 
 
-def boot(disk, append=APPEND):
-    g = Guest(append, disk=disk)
+# The machine's TPM: one swtpm state for every boot (the key is sealed to it).
+TPM_STATE = None
+
+
+def boot(disk, append=APPEND, tpm_state=None):
+    g = test_tpm.Guest(append, state=tpm_state or TPM_STATE, disk=disk)
     if not g.expect(PROMPT, 120) or not g.expect(AREA_LINE.encode(), 60):
         g.kill()
         raise SystemExit(f"checkpoint-test: no prompt or no checkpointer: {g.text()[-2000:]}")
@@ -123,6 +131,8 @@ def first_boot(disk):
     text = clean(g.text())
     check("an empty area: the checkpointer starts afresh and says so",
           f"{AREA_LINE}no checkpoint in the area; starting afresh" in text, text[-2000:])
+    check("the seal's key is kept sealed by the TPM, not in the clear",
+          "kept in the clear" not in text, text[-2000:])
     check("a fresh pool: the root task builds tally from it, which starts at round 0",
           "persist: 'tally' started from the persistent pool" in text
           and "tally: started (name service live)" in text and first_round(text) == (EVERY, False), text[-2000:])
@@ -176,6 +186,8 @@ def main():
     print(f"checkpoint-test: {args.cuts} power cuts from seed {seed}")
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="persist-checkpoint-"))
+    global TPM_STATE
+    TPM_STATE = tmp / "tpm"
     disk = tmp / "disk.img"
     shutil.copyfile(qemu.DISK, disk)
     try:
@@ -227,6 +239,15 @@ def main():
         check(f"a bit flipped in root {letter}: the boot falls back to checkpoint {other} and says why",
               m is not None and int(m.group(1)) == other and m.group(6) == letter
               and "root checksum wrong" in (m.group(7) or "") and "MISMATCH" not in text, text[-1500:])
+        # Another TPM: the sealed key does not unseal, so nothing is restored.
+        g.kill()
+        g.wait_exit(5)
+        g = boot(disk, tpm_state=tmp / "other-tpm")
+        text = clean(g.text())
+        check("on another TPM the newest checkpoint's key does not unseal: the boot says so and starts afresh",
+              re.search(rf"{AREA_LINE}checkpoint \d+ could not be restored \(the seal's key does not unseal "
+                        r"on this boot: .*\); starting afresh", text) is not None
+              and first_round(text) == (EVERY, False), text[-1500:])
         # boot fresh: the pool starts empty, whatever the area holds.
         g.kill()
         g.wait_exit(5)

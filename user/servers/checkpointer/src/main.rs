@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 use keep_abi::{Checkpoint, Error, Return, SELF_ASPACE, Sender, Tag, err, recv, rights, slot};
 use keep_blk::{Client, Error as BlkError};
-use keep_checkpointer::pool::{self, Image};
+use keep_checkpointer::pool::{self, Image, Key};
 use keep_checkpointer::store::{self, BLOCK, BlockDev, Committed, IoError, Page, Slot, Store};
 use keep_checkpointer::*;
 use keep_rt::println;
@@ -163,6 +163,23 @@ fn tsc() -> u64 {
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
+/// The TPM's driver through the description's `tpm` capability.
+fn tpm() -> keep_tpm::Client<'static> {
+    keep_tpm::Client(Sender(keep_tpm::TPM_SLOT), keep_rt::ipc_buffer())
+}
+
+/// The key as the area is to keep it: sealed by the TPM to this boot's
+/// measurements, or, on a machine without one (or a description line
+/// without `tpm`), in the clear, with the reason.
+fn seal_key(k: &[u8; 32]) -> (Key, Option<String>) {
+    let mut blob = [0u8; pool::MAX_KEY];
+    match tpm().seal(k, &mut blob) {
+        Ok(n) if n > 0 && n <= blob.len() => (Key::Sealed(blob[..n].to_vec()), None),
+        Ok(n) => (Key::Clear(*k), Some(format!("the TPM gave a sealed key of {n} bytes"))),
+        Err(f) => (Key::Clear(*k), Some(format!("{f}"))),
+    }
+}
+
 /// The last checkpoint's figures (`persist`).
 #[derive(Clone, Copy, Default)]
 struct Figures {
@@ -177,6 +194,8 @@ struct Server {
     /// The key the kernel seals under now, and whether it is set.
     key: [u8; 32],
     keyed: bool,
+    /// The key as each checkpoint's meta keeps it.
+    kept: Key,
     /// What this boot found (one line).
     boot: String,
     taken: u64,
@@ -204,6 +223,32 @@ impl Server {
         self.key = key;
         self.keyed = true;
         Ok(())
+    }
+
+    /// A new key for the kernel's seal, kept sealed where there is a TPM;
+    /// a note for the boot line when it is kept in the clear.
+    fn new_key(&mut self) -> Result<Option<String>, Error> {
+        let k = fresh_key();
+        self.set_key(k)?;
+        let (kept, why) = seal_key(&k);
+        self.kept = kept;
+        Ok(why.map(|w| format!("the seal's key is kept in the clear in the area ({w})")))
+    }
+
+    /// The kernel's key from a checkpoint's meta: unsealed by the TPM,
+    /// which refuses it on another boot or another TPM.
+    fn key_of(&self, im: &Image) -> Result<[u8; 32], String> {
+        match &im.key {
+            Key::Clear(k) => Ok(*k),
+            Key::Sealed(blob) => {
+                let mut out = [0u8; 64];
+                match tpm().unseal(blob, &mut out) {
+                    Ok(32) => Ok(out[..32].try_into().unwrap()),
+                    Ok(n) => Err(format!("the sealed key unsealed to {n} bytes, not 32")),
+                    Err(f) => Err(format!("the seal's key does not unseal on this boot: {f}")),
+                }
+            }
+        }
     }
 
     /// At a boot whose pool is shut: the pool from the newest whole
@@ -275,7 +320,10 @@ impl Server {
     /// kernel gives back what was restored (RESUME refuses the incomplete
     /// pool and shuts it again).
     fn put_back(&mut self, im: &Image) -> Result<(u64, u64), String> {
-        self.set_key(im.key).map_err(|e| format!("SET_KEY: {e}"))?;
+        let k = self.key_of(im)?;
+        self.set_key(k).map_err(|e| format!("SET_KEY: {e}"))?;
+        // The same boot's measurements: the blob unseals again at the next.
+        self.kept = im.key.clone();
         for (i, (k, d)) in im.records.iter().enumerate() {
             let r = match self.store.read_page(*k, page()) {
                 Ok(Some(())) => KERNEL.restore(PAGE, d.as_ptr() as u64).map_err(|e| format!("record {i} (frame {k:#x}): {e}")),
@@ -294,9 +342,10 @@ impl Server {
         if let Err(e) = KERNEL.open() {
             self.boot += &format!(" (OPEN: {e})");
         }
-        let k = fresh_key();
-        if let Err(e) = self.set_key(k) {
-            self.boot += &format!(" (SET_KEY: {e}: no checkpoints until it is accepted)");
+        match self.new_key() {
+            Ok(Some(note)) => self.boot += &format!("; {note}"),
+            Ok(None) => {}
+            Err(e) => self.boot += &format!(" (SET_KEY: {e}: no checkpoints until it is accepted)"),
         }
     }
 
@@ -353,8 +402,9 @@ impl Server {
         // A second checkpointer leaves the kernel's key to the first (its
         // own checkpoints are never restored: it restores nothing).
         if !self.keyed && !self.secondary {
-            let k = fresh_key();
-            self.set_key(k).map_err(|e| kernel(format!("SET_KEY: {e}")))?;
+            if let Some(note) = self.new_key().map_err(|e| kernel(format!("SET_KEY: {e}")))? {
+                println!("checkpointer: {note}");
+            }
         }
         let seq = self.store.current.as_ref().map_or(1, |c| c.seq + 1);
         let used = KERNEL.info().map_err(|e| kernel(format!("INFO: {e}")))?.3;
@@ -387,7 +437,7 @@ impl Server {
         let r = match failed {
             Some(e) => Err(kernel(e)),
             None => {
-                let im = Image { epoch, key: self.key, records };
+                let im = Image { epoch, key: self.kept.clone(), records };
                 let index: alloc::collections::BTreeMap<u64, u64> =
                     im.records.iter().enumerate().map(|(i, (k, _))| (*k, i as u64)).collect();
                 // Frames no longer in use leave the store's map.
@@ -492,6 +542,7 @@ fn main(arg: u64, _: u64) -> i32 {
         store,
         key: [0; 32],
         keyed: false,
+        kept: Key::Clear([0; 32]),
         boot: String::new(),
         taken: 0,
         failed: 0,

@@ -3,7 +3,8 @@
 //! `CHECKPOINT.READ` gives is a page of the store under its frame number
 //! (the kernel record under key 0, which no frame of the pool has), and the
 //! checkpoint's meta holds the records' descriptors and the key their seal
-//! was made under.  Decoding checks everything the checkpointer relies on
+//! was made under, sealed by the TPM to the measured boot where there is
+//! one.  Decoding checks everything the checkpointer relies on
 //! before it gives anything to the kernel; the kernel checks the seals.
 
 use alloc::vec::Vec;
@@ -11,8 +12,11 @@ use alloc::vec::Vec;
 /// Words of a descriptor (the ABI's CHECKPOINT_RECORD_WORDS).
 pub const WORDS: usize = 6;
 const MAGIC: &[u8; 8] = b"KEEPPOOL";
-const FORMAT: u32 = 1;
-const HEAD: usize = 8 + 4 + 4 + 8 + 8 + 32;
+const FORMAT: u32 = 2;
+/// magic, format, the key's form, epoch, records, the key's length.
+const HEAD: usize = 8 + 4 + 4 + 8 + 8 + 8;
+/// The longest sealed key (the TPM driver's blobs are a few hundred bytes).
+pub const MAX_KEY: usize = 1024;
 const RECORD: usize = 8 + 8 * WORDS;
 /// The most records a checkpoint of the pool may have (a 1 GiB pool and
 /// its kernel record).
@@ -23,11 +27,19 @@ pub fn key_of(desc: &[u64; WORDS]) -> u64 {
     desc[0] & 0xffff_ffff
 }
 
+/// The seal's key as the area keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// In the clear: a machine without a TPM (docs/persistence.md).
+    Clear([u8; 32]),
+    /// The TPM driver's SEAL of it, bound to the measured boot's PCRs.
+    Sealed(Vec<u8>),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
     pub epoch: u64,
-    /// The seal's key (kept in the clear in the area: see docs/persistence.md).
-    pub key: [u8; 32],
+    pub key: Key,
     /// (store key, descriptor), in the order the kernel read them.
     pub records: Vec<(u64, [u64; WORDS])>,
 }
@@ -42,6 +54,8 @@ pub enum Bad {
     /// the kernel record is not the last.
     Record(usize),
     Epoch(usize),
+    /// The key's form is unknown or its length wrong for it.
+    Key,
 }
 
 impl core::fmt::Display for Bad {
@@ -53,19 +67,25 @@ impl core::fmt::Display for Bad {
             Bad::Count(n) => write!(f, "{n} records, more than a pool has"),
             Bad::Record(i) => write!(f, "record {i} is malformed"),
             Bad::Epoch(i) => write!(f, "record {i} is of another epoch"),
+            Bad::Key => write!(f, "the seal's key is malformed"),
         }
     }
 }
 
 impl Image {
     pub fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(HEAD + RECORD * self.records.len());
+        let (form, key): (u32, &[u8]) = match &self.key {
+            Key::Clear(k) => (0, k),
+            Key::Sealed(b) => (1, b),
+        };
+        let mut v = Vec::with_capacity(HEAD + key.len() + RECORD * self.records.len());
         v.extend_from_slice(MAGIC);
         v.extend_from_slice(&FORMAT.to_le_bytes());
-        v.extend_from_slice(&0u32.to_le_bytes());
+        v.extend_from_slice(&form.to_le_bytes());
         v.extend_from_slice(&self.epoch.to_le_bytes());
         v.extend_from_slice(&(self.records.len() as u64).to_le_bytes());
-        v.extend_from_slice(&self.key);
+        v.extend_from_slice(&(key.len() as u64).to_le_bytes());
+        v.extend_from_slice(key);
         for (k, d) in &self.records {
             v.extend_from_slice(&k.to_le_bytes());
             for w in d {
@@ -87,19 +107,32 @@ impl Image {
         if format != FORMAT {
             return Err(Bad::Format(format));
         }
+        let form = u32::from_le_bytes(b[12..16].try_into().unwrap());
         let epoch = word(16);
         let n = word(24);
+        let klen = word(32);
         if n == 0 || n > MAX_RECORDS {
             return Err(Bad::Count(n));
         }
-        if b.len() != HEAD + RECORD * n as usize {
+        let key_ok = match form {
+            0 => klen == 32,
+            1 => klen > 0 && klen <= MAX_KEY as u64,
+            _ => false,
+        };
+        if !key_ok {
+            return Err(Bad::Key);
+        }
+        let klen = klen as usize;
+        let body = HEAD + klen;
+        if b.len() != body + RECORD * n as usize {
             return Err(Bad::Short);
         }
-        let key: [u8; 32] = b[32..64].try_into().unwrap();
+        let raw = &b[HEAD..body];
+        let key = if form == 0 { Key::Clear(raw.try_into().unwrap()) } else { Key::Sealed(raw.to_vec()) };
         let mut records = Vec::with_capacity(n as usize);
         let mut seen = alloc::collections::BTreeSet::new();
         for i in 0..n as usize {
-            let at = HEAD + RECORD * i;
+            let at = body + RECORD * i;
             let k = word(at);
             let mut d = [0u64; WORDS];
             for (j, w) in d.iter_mut().enumerate() {

@@ -7,7 +7,7 @@ use std::vec::Vec;
 
 use sha2::{Digest, Sha256};
 
-use crate::pool::{self, Bad, Image};
+use crate::pool::{self, Bad, Image, Key};
 use crate::store::*;
 
 /// A disk with a write cache: writes since the last flush may be lost or
@@ -449,15 +449,38 @@ fn image(n: usize) -> Image {
         })
         .collect();
     records.push((0, [0, 0, 1, 2, 7, 1 << 63]));
-    Image { epoch: 7, key: [9; 32], records }
+    Image { epoch: 7, key: Key::Clear([9; 32]), records }
 }
 
 #[test]
 fn the_pool_image_round_trips() {
     for n in [1, 2, 100] {
         let im = image(n);
-        assert_eq!(Image::decode(&im.encode()), Ok(im));
+        assert_eq!(Image::decode(&im.encode()), Ok(im.clone()));
+        // With the key sealed by the TPM (a blob of any length it gives).
+        for len in [1, 200, pool::MAX_KEY] {
+            let sealed = Image { key: Key::Sealed(vec![0x5c; len]), ..im.clone() };
+            assert_eq!(Image::decode(&sealed.encode()), Ok(sealed));
+        }
     }
+}
+
+#[test]
+fn a_sealed_key_is_not_in_the_clear_and_a_malformed_key_is_refused() {
+    let sealed = Image { key: Key::Sealed(vec![0x5c; 300]), ..image(3) };
+    let b = sealed.encode();
+    assert!(!b.windows(32).any(|w| w == [9u8; 32]), "the clear key is in a sealed image");
+    // An unknown form, a clear key not of 32 bytes, a sealed one empty or
+    // longer than any blob, a length past the end.
+    for (form, len) in [(2u32, 32u64), (0, 31), (1, 0), (1, pool::MAX_KEY as u64 + 1), (1, 1 << 40)] {
+        let mut m = b.clone();
+        m[12..16].copy_from_slice(&form.to_le_bytes());
+        m[32..40].copy_from_slice(&len.to_le_bytes());
+        assert_eq!(Image::decode(&m), Err(Bad::Key), "form {form} length {len}");
+    }
+    let mut cut = b.clone();
+    cut[32..40].copy_from_slice(&301u64.to_le_bytes());
+    assert_eq!(Image::decode(&cut), Err(Bad::Short));
 }
 
 #[test]
@@ -468,8 +491,8 @@ fn a_malformed_pool_image_is_refused_with_the_reason() {
     assert_eq!(Image::decode(&b[..20]), Err(Bad::Short));
     assert_eq!(Image::decode(b"nothing of the pool, a probe's record or so"), Err(Bad::Magic));
     let mut f = b.clone();
-    f[8] = 2;
-    assert_eq!(Image::decode(&f), Err(Bad::Format(2)));
+    f[8] = 1;
+    assert_eq!(Image::decode(&f), Err(Bad::Format(1)));
     let mut z = image(5);
     z.records.clear();
     assert_eq!(Image::decode(&z.encode()), Err(Bad::Count(0)));
