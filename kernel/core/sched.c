@@ -1,6 +1,12 @@
 /* Scheduling: one circular run queue per priority and a bitmap of the
  * non-empty ones.  The running process stays at the head of its queue;
- * the timer rotates it to the tail when its slice ends. */
+ * the timer rotates it to the tail when its slice ends while others of its
+ * priority wait.  A process with a budget is charged the TSC time from
+ * when it was last charged at every kernel exit (each switch, each timer
+ * interrupt); one that has spent its budget waits in the parked list until
+ * its period ends.  The one-shot timer is armed for the nearest event:
+ * the first sleeper's deadline, the first parked process's period end, the
+ * running process's budget end and its slice end. */
 #include "sched.h"
 #include "arch.h"
 #include "ipc.h"
@@ -22,11 +28,19 @@ struct fpu_state *sched_fpu_live = &fpu_nobody;
 u8 sched_bases_live;                /* CR4.FSGSBASE is on */
 static struct process *base_owner; /* whose fs/gs bases the registers hold */
 static struct process *sleepers; /* ordered by deadline */
+/* Runnable processes whose budget is spent, by the end of their period;
+ * sched_dequeue takes one out as from a ring (its priority's ring is
+ * untouched, so the bitmap stays right). */
+static struct process parked;
+static u64 run_since;               /* TSC when the running process was last charged */
+static struct process *slice_owner; /* whose slice slice_end ends */
+static u64 slice_end;
 
 void sched_init(void)
 {
     for (unsigned i = 0; i < PRIO_LEVELS; i++)
         ring[i].rq_next = ring[i].rq_prev = &ring[i];
+    parked.rq_next = parked.rq_prev = &parked;
 }
 
 /* Put p between a and b, neighbours in a ring. */
@@ -36,20 +50,44 @@ static void link_between(struct process *p, struct process *a, struct process *b
     p->rq_next = b;
     a->rq_next = p;
     b->rq_prev = p;
-    sched_nonempty |= 1u << p->prio;
-    p->slice = TIME_SLICE_TICKS;
+}
+
+static u64 period_end(const struct process *p) { return p->period_start + p->period; }
+
+/* A process with a budget about to be queued: a new period if its own has
+ * ended; parked (true) if its budget for this one is spent. */
+static bool park_if_spent(struct process *p)
+{
+    u64 now = rdtsc();
+    if (now - p->period_start >= p->period) { /* also a TSC of another boot (a restored process) */
+        p->period_start = now;
+        p->used = 0;
+    }
+    if (p->used < p->budget)
+        return false;
+    struct process *q = parked.rq_next;
+    while (q != &parked && period_end(q) <= period_end(p))
+        q = q->rq_next;
+    link_between(p, q->rq_prev, q);
+    return true;
 }
 
 void sched_enqueue(struct process *p)
 {
+    if (unlikely(p->period) && park_if_spent(p))
+        return;
     struct process *s = &ring[p->prio];
     link_between(p, s->rq_prev, s);
+    sched_nonempty |= 1u << p->prio;
 }
 
 void sched_enqueue_front(struct process *p)
 {
+    if (unlikely(p->period) && park_if_spent(p))
+        return;
     struct process *s = &ring[p->prio];
     link_between(p, s, s->rq_next);
+    sched_nonempty |= 1u << p->prio;
 }
 
 void sched_forget(struct process *p)
@@ -60,6 +98,8 @@ void sched_forget(struct process *p)
         base_owner = NULL;
     if (cpu0.current == p)
         cpu0.current = NULL;
+    if (slice_owner == p)
+        slice_owner = NULL;
 }
 
 void sched_save(struct process *p)
@@ -98,6 +138,7 @@ void sleep_insert(struct process *p, u64 deadline)
     p->deadline = deadline ? deadline : 1;
     p->sleep_next = *link;
     *link = p;
+    apic_arm(p->deadline);
 }
 
 void sleep_remove(struct process *p)
@@ -128,17 +169,108 @@ void sched_rotate(struct process *p)
     sched_enqueue(p);
 }
 
-void sched_tick(void)
+/* The timer: wake the sleepers whose deadline has come, give the parked
+ * processes whose period has ended a new one, end the running process's
+ * slice if it is over.  Its budget is charged on the way out (kernel_exit). */
+void sched_timer(void)
 {
-    cpu0.ticks++;
-    while (sleepers && sleepers->deadline <= cpu0.ticks) {
+    apic_timer_fired();
+    u64 now = rdtsc();
+    while (sleepers && sleepers->deadline <= now) {
         struct process *s = sleepers;
         sleep_remove(s);
         ipc_timeout(s);
     }
+    while (parked.rq_next != &parked && period_end(parked.rq_next) <= now) {
+        struct process *q = parked.rq_next;
+        sched_dequeue(q);
+        sched_enqueue(q); /* a new period: runnable again */
+    }
     struct process *p = cpu0.current;
-    if (p && p->state == KEEP_STATE_RUNNABLE && --p->slice == 0)
+    if (p && p == slice_owner && now >= slice_end && p->state == KEEP_STATE_RUNNABLE) {
         sched_rotate(p);
+        slice_owner = NULL;
+    }
+}
+
+/* Charge the running process (leaving the kernel at `now`) for its time
+ * since it was last charged; park it if that spends its budget.  What it
+ * runs past its budget before the interrupt comes is not charged. */
+static void charge(u64 now)
+{
+    struct process *p = cpu0.current;
+    if (likely(!p || !p->period))
+        return;
+    if (now - p->period_start >= p->period) { /* its period ended while it ran */
+        p->period_start = now;
+        p->used = 0;
+        return;
+    }
+    if (p->used >= p->budget)
+        return;
+    p->used += now - run_since;
+    if (p->used < p->budget)
+        return;
+    p->used = p->budget;
+    p->ran_out++;
+    if (p->state == KEEP_STATE_RUNNABLE) {
+        sched_dequeue(p);
+        sched_enqueue(p); /* parks it */
+    }
+}
+
+/* Arm the timer for the nearest event once p runs (NULL: idle). */
+static void arm(u64 now, const struct process *p)
+{
+    u64 next = sleepers ? sleepers->deadline : ~0ULL;
+    if (parked.rq_next != &parked && period_end(parked.rq_next) < next)
+        next = period_end(parked.rq_next);
+    if (p && p->period && now + (p->budget - p->used) < next)
+        next = now + (p->budget - p->used);
+    if (p && p->rq_next != p->rq_prev && slice_end < next) /* others share its priority */
+        next = slice_end;
+    apic_arm(next);
+}
+
+void sched_budget_reset(struct process *p)
+{
+    p->budget = p->budget_us * cpu0.tsc_khz / 1000;
+    p->period = p->period_us * cpu0.tsc_khz / 1000;
+    if (p->period_us && !p->budget)
+        p->budget = 1;
+    p->used = 0;
+    p->period_start = rdtsc();
+}
+
+u64 sched_set_budget(struct process *p, const struct process *caller, u64 budget_us, u64 period_us)
+{
+    if (budget_us || period_us) {
+        if (period_us < KEEP_BUDGET_MIN_PERIOD_US || period_us > KEEP_BUDGET_MAX_PERIOD_US ||
+            budget_us < KEEP_BUDGET_MIN_US || budget_us > period_us)
+            return KEEP_ERR_INVALID_ARG;
+    }
+    /* Within the caller's own share: no more of the CPU than it has. */
+    if (caller->period && (!period_us || budget_us * caller->period_us > caller->budget_us * period_us))
+        return KEEP_ERR_NO_RIGHTS;
+    p->budget_us = (u32)budget_us;
+    p->period_us = (u32)period_us;
+    p->ran_out = 0;
+    sched_budget_reset(p);
+    if (p == cpu0.current)
+        run_since = p->period_start;
+    else if (p->state == KEEP_STATE_RUNNABLE) { /* out of the parked list, if there */
+        sched_dequeue(p);
+        sched_enqueue(p);
+    }
+    return KEEP_ERR_OK;
+}
+
+void sched_budget(const struct process *p, u64 res[4])
+{
+    res[0] = p->budget_us;
+    res[1] = p->period_us;
+    res[2] = p->period && rdtsc() - p->period_start < p->period ? p->used * 1000 / cpu0.tsc_khz : 0;
+    res[3] = p->ran_out;
 }
 
 static struct process *pick(void)
@@ -188,12 +320,22 @@ bool sched_is_highest(unsigned prio, struct process *leaving)
 
 NORETURN void kernel_exit(void)
 {
+    u64 now = rdtsc();
+    charge(now);
     struct process *p;
     while (!(p = pick())) {
         cpu0.current = NULL;
+        arm(now, NULL);
         sti_hlt(); /* interrupts are handled in trap_from_kernel, then we look again */
         cli();
+        now = rdtsc();
     }
+    run_since = now;
+    if (p != slice_owner) {
+        slice_owner = p;
+        slice_end = now + TIME_SLICE_MS * cpu0.tsc_khz;
+    }
+    arm(now, p);
     /* Still the same process: nothing to switch (a null invocation's exit). */
     if (p != cpu0.current || &p->fpu != sched_fpu_live || p->as != cpu0.loaded_as)
         switch_to(p);
@@ -217,6 +359,14 @@ u64 sched_check(u64 *checked)
                         p->prio);
                 bad++;
             }
+        }
+    }
+    for (struct process *p = parked.rq_next; p != &parked; p = p->rq_next) {
+        (*checked)++;
+        if (p->state != KEEP_STATE_RUNNABLE || !p->period || p->used < p->budget ||
+            p->rq_next->rq_prev != p || (p->rq_next != &parked && period_end(p->rq_next) < period_end(p))) {
+            kprintf("invariant: pid %lu parked: state %u\n", p->pid, p->state);
+            bad++;
         }
     }
     for (struct process *p = sleepers; p; p = p->sleep_next) {
