@@ -561,6 +561,10 @@ def system_description(g):
     check("a program without uses=counter is refused the counter by the name service",
           out is not None and "none by name (not granted to this program)" in out
           and "exited with code 2" in out, repr(out))
+    out = g.keys(b"run budgeted 5" + ENTER, 30)
+    check("a program's budget=B/P from the description is its process's budget (PROCESS.BUDGET)",
+          out is not None and "counter-client: budget 2000/10000 us" in out
+          and "exited with code 0" in out, repr(out))
     # Two more quits use up restart=2: the server stays down, and the
     # name service says so.
     for n in (2, 3):
