@@ -186,8 +186,9 @@ void sched_timer(void)
         sched_dequeue(q);
         sched_enqueue(q); /* a new period: runnable again */
     }
+    /* The slice is that of whoever runs now: the fast path hands it on. */
     struct process *p = cpu0.current;
-    if (p && p == slice_owner && now >= slice_end && p->state == KEEP_STATE_RUNNABLE) {
+    if (p && slice_owner && now >= slice_end && p->state == KEEP_STATE_RUNNABLE) {
         sched_rotate(p);
         slice_owner = NULL;
     }

@@ -177,6 +177,8 @@ pub fn remove(cx: &mut Cx) -> TestResult {
         watch(p, |b| b.3 >= 2)?;
         p.set_budget(0, 0).ctx("SET_BUDGET(0/0)")?;
         ensure!(p.budget().ctx("BUDGET")? == (0, 0, 0, 0), "BUDGET after removal: {:?}", p.budget());
+        let (bad, _) = KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+        ensure!(bad == 0, "{bad} invariants broken after removing a budget");
         // Parked or not when it lost its budget, it runs again, and never runs out.
         let spins = SPINS.load(SeqCst);
         watch(p, |_| SPINS.load(SeqCst) > spins)?;
