@@ -8,6 +8,7 @@
  * the first sleeper's deadline, the first parked process's period end, the
  * running process's budget end and its slice end. */
 #include "sched.h"
+#include "budget.h"
 #include "arch.h"
 #include "ipc.h"
 #include "keep/abi.h"
@@ -245,14 +246,9 @@ void sched_budget_reset(struct process *p)
 
 u64 sched_set_budget(struct process *p, const struct process *caller, u64 budget_us, u64 period_us)
 {
-    if (budget_us || period_us) {
-        if (period_us < KEEP_BUDGET_MIN_PERIOD_US || period_us > KEEP_BUDGET_MAX_PERIOD_US ||
-            budget_us < KEEP_BUDGET_MIN_US || budget_us > period_us)
-            return KEEP_ERR_INVALID_ARG;
-    }
-    /* Within the caller's own share: no more of the CPU than it has. */
-    if (caller->period && (!period_us || budget_us * caller->period_us > caller->budget_us * period_us))
-        return KEEP_ERR_NO_RIGHTS;
+    u64 e = budget_refusal(budget_us, period_us, caller->budget_us, caller->period_us);
+    if (e)
+        return e;
     p->budget_us = (u32)budget_us;
     p->period_us = (u32)period_us;
     p->ran_out = 0;
