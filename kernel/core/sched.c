@@ -34,8 +34,24 @@ static struct process *sleepers; /* ordered by deadline */
  * untouched, so the bitmap stays right). */
 static struct process parked;
 static u64 run_since;               /* TSC when the running process was last charged */
-static struct process *slice_owner; /* whose slice slice_end ends */
+/* A slice of priority slice_prio is armed (at slice_end) once a process
+ * runs with others of its priority runnable; when it ends, the head of
+ * that ring (the one that ran there last) goes to its tail, and the next
+ * one run there gets a new slice.  A higher priority's process running in
+ * between does not restart it. */
+static bool slice_on;
+static u8 slice_prio;
 static u64 slice_end;
+
+/* Does p, about to run, need a slice that is not armed? */
+static bool needs_slice(const struct process *p)
+{
+    return p->rq_next != p->rq_prev && !(slice_on && slice_prio == p->prio); /* others share its priority */
+}
+/* The timer fired: the next kernel exit arms it for the nearest event.
+ * Otherwise each event arms it when it arises (a sleeper, a parked
+ * process, a switch, a peer joining the running process's priority). */
+static bool rearm = true;
 
 void sched_init(void)
 {
@@ -70,7 +86,25 @@ static bool park_if_spent(struct process *p)
     while (q != &parked && period_end(q) <= period_end(p))
         q = q->rq_next;
     link_between(p, q->rq_prev, q);
+    apic_arm(period_end(p));
     return true;
+}
+
+static void start_slice(u64 now, unsigned prio)
+{
+    slice_on = true;
+    slice_prio = (u8)prio;
+    slice_end = now + TIME_SLICE_MS * cpu0.tsc_khz;
+    apic_arm(slice_end);
+}
+
+/* p joins a ring: a slice begins if the running process has a peer now. */
+static void joined(struct process *p)
+{
+    sched_nonempty |= 1u << p->prio;
+    struct process *c = cpu0.current;
+    if (c && c != p && c->prio == p->prio && !(slice_on && slice_prio == p->prio))
+        start_slice(rdtsc(), p->prio);
 }
 
 void sched_enqueue(struct process *p)
@@ -79,7 +113,7 @@ void sched_enqueue(struct process *p)
         return;
     struct process *s = &ring[p->prio];
     link_between(p, s->rq_prev, s);
-    sched_nonempty |= 1u << p->prio;
+    joined(p);
 }
 
 void sched_enqueue_front(struct process *p)
@@ -88,7 +122,7 @@ void sched_enqueue_front(struct process *p)
         return;
     struct process *s = &ring[p->prio];
     link_between(p, s, s->rq_next);
-    sched_nonempty |= 1u << p->prio;
+    joined(p);
 }
 
 void sched_forget(struct process *p)
@@ -99,8 +133,6 @@ void sched_forget(struct process *p)
         base_owner = NULL;
     if (cpu0.current == p)
         cpu0.current = NULL;
-    if (slice_owner == p)
-        slice_owner = NULL;
 }
 
 void sched_save(struct process *p)
@@ -176,6 +208,7 @@ void sched_rotate(struct process *p)
 void sched_timer(void)
 {
     apic_timer_fired();
+    rearm = true;
     u64 now = rdtsc();
     while (sleepers && sleepers->deadline <= now) {
         struct process *s = sleepers;
@@ -187,30 +220,35 @@ void sched_timer(void)
         sched_dequeue(q);
         sched_enqueue(q); /* a new period: runnable again */
     }
-    /* The slice is that of whoever runs now: the fast path hands it on. */
-    struct process *p = cpu0.current;
-    if (p && slice_owner && now >= slice_end && p->state == KEEP_STATE_RUNNABLE) {
-        sched_rotate(p);
-        slice_owner = NULL;
+    /* The slice is its ring's: the IPC fast path hands it on. */
+    if (slice_on && now >= slice_end) {
+        slice_on = false;
+        struct process *s = &ring[slice_prio];
+        if (s->rq_next != s)
+            sched_rotate(s->rq_next);
     }
 }
 
-/* Charge the running process (leaving the kernel at `now`) for its time
- * since it was last charged; park it if that spends its budget.  What it
- * runs past its budget before the interrupt comes is not charged. */
-static void charge(u64 now)
+/* Charge the running process, leaving the kernel, for its time since it
+ * was last charged; park it if that spends its budget.  What it runs past
+ * its budget before the interrupt comes is not charged.  Its budget's end
+ * stays where it was armed (run_since and used move together). */
+static void charge(void)
 {
     struct process *p = cpu0.current;
     if (likely(!p || !p->period))
         return;
+    u64 now = rdtsc(), ran = now - run_since;
+    run_since = now;
     if (now - p->period_start >= p->period) { /* its period ended while it ran */
         p->period_start = now;
         p->used = 0;
+        apic_arm(now + p->budget);
         return;
     }
     if (p->used >= p->budget)
         return;
-    p->used += now - run_since;
+    p->used += ran;
     if (p->used < p->budget)
         return;
     p->used = p->budget;
@@ -224,12 +262,18 @@ static void charge(u64 now)
 /* Arm the timer for the nearest event once p runs (NULL: idle). */
 static void arm(u64 now, const struct process *p)
 {
+    rearm = false;
     u64 next = sleepers ? sleepers->deadline : ~0ULL;
     if (parked.rq_next != &parked && period_end(parked.rq_next) < next)
         next = period_end(parked.rq_next);
     if (p && p->period && now + (p->budget - p->used) < next)
         next = now + (p->budget - p->used);
-    if (p && p->rq_next != p->rq_prev && slice_end < next) /* others share its priority */
+    if (p && needs_slice(p)) {
+        slice_on = true;
+        slice_prio = p->prio;
+        slice_end = now + TIME_SLICE_MS * cpu0.tsc_khz;
+    }
+    if (slice_on && slice_end < next)
         next = slice_end;
     apic_arm(next);
 }
@@ -253,9 +297,11 @@ u64 sched_set_budget(struct process *p, const struct process *caller, u64 budget
     p->period_us = (u32)period_us;
     p->ran_out = 0;
     sched_budget_reset(p);
-    if (p == cpu0.current)
+    if (p == cpu0.current) {
         run_since = p->period_start;
-    else if (p->state == KEEP_STATE_RUNNABLE) { /* out of the parked list, if there */
+        if (p->period)
+            apic_arm(run_since + p->budget);
+    } else if (p->state == KEEP_STATE_RUNNABLE) { /* out of the parked list, if there */
         sched_dequeue(p);
         sched_enqueue(p);
     }
@@ -315,24 +361,36 @@ bool sched_is_highest(unsigned prio, struct process *leaving)
     return (runnable >> prio) <= 1;
 }
 
-NORETURN void kernel_exit(void)
+/* p is to run after another, or after the timer fired, and has a budget,
+ * or a peer and no slice armed (or the timer fired): its charge starts
+ * now, and the timer is armed for its budget's and its slice's end. */
+static __attribute__((noinline)) void start_running(struct process *p)
 {
     u64 now = rdtsc();
-    charge(now);
+    run_since = now;
+    if (rearm) {
+        arm(now, p);
+        return;
+    }
+    if (p->period)
+        apic_arm(now + (p->budget - p->used));
+    if (needs_slice(p))
+        start_slice(now, p->prio);
+}
+
+NORETURN void kernel_exit(void)
+{
+    charge();
     struct process *p;
     while (!(p = pick())) {
         cpu0.current = NULL;
-        arm(now, NULL);
+        arm(rdtsc(), NULL);
         sti_hlt(); /* interrupts are handled in trap_from_kernel, then we look again */
         cli();
-        now = rdtsc();
     }
-    run_since = now;
-    if (p != slice_owner) {
-        slice_owner = p;
-        slice_end = now + TIME_SLICE_MS * cpu0.tsc_khz;
-    }
-    arm(now, p);
+    if (unlikely(p != cpu0.current || rearm) &&
+        (rearm || p->period || needs_slice(p)))
+        start_running(p);
     /* Still the same process: nothing to switch (a null invocation's exit). */
     if (p != cpu0.current || &p->fpu != sched_fpu_live || p->as != cpu0.loaded_as)
         switch_to(p);

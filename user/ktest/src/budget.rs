@@ -249,3 +249,47 @@ pub fn sleepers(cx: &mut Cx) -> TestResult {
     }
     r
 }
+
+static PEER: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+fn peer(a: &thread::Args) -> u64 {
+    let me = &PEER[a.words[0] as usize];
+    loop {
+        me.fetch_add(1, SeqCst);
+    }
+}
+
+pub fn round_robin(cx: &mut Cx) -> TestResult {
+    // Two spinners at one priority, below ktest: neither enters the kernel,
+    // so only the slice's timer interrupt gives the other its turn.
+    PEER.iter().for_each(|c| c.store(0, SeqCst));
+    let a = thread::spawn(&mut cx.slots, "ktest-peer-a", 5, peer, &[0])?;
+    let b = match thread::spawn(&mut cx.slots, "ktest-peer-b", 5, peer, &[1]) {
+        Ok(b) => b,
+        Err(e) => {
+            a.kill(&mut cx.slots);
+            return Err(e);
+        }
+    };
+    let r = (|| -> TestResult {
+        let t0 = TIMER.now_ms().ctx("NOW")?;
+        let mut seen = [0u64; 2];
+        let mut turns = [0u64; 2];
+        // Each must make progress again after the other has, three times over.
+        while turns.iter().any(|&t| t < 3) {
+            TIMER.sleep(10).ctx("SLEEP")?;
+            for i in 0..2 {
+                let n = PEER[i].load(SeqCst);
+                if n > seen[i] {
+                    seen[i] = n;
+                    turns[i] += 1;
+                }
+            }
+            ensure!(TIMER.now_ms().ctx("NOW")? < t0 + 30_000, "after 30 s the spinners' turns are {turns:?}");
+        }
+        Ok(())
+    })();
+    a.kill(&mut cx.slots);
+    b.kill(&mut cx.slots);
+    r
+}
