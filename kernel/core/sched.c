@@ -203,8 +203,8 @@ void sched_rotate(struct process *p)
 }
 
 /* The timer: wake the sleepers whose deadline has come, give the parked
- * processes whose period has ended a new one, end the running process's
- * slice if it is over.  Its budget is charged on the way out (kernel_exit). */
+ * processes whose period has ended a new one, end the slice if it is over.
+ * The running process's budget is charged on the way out (kernel_exit). */
 void sched_timer(void)
 {
     apic_timer_fired();
