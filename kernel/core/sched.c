@@ -196,10 +196,14 @@ void sched_dequeue(struct process *p)
     p->rq_next = p->rq_prev = NULL;
 }
 
+/* To the tail of its ring, which it stays in: the bitmap, its budget and
+ * the slice are as they were. */
 void sched_rotate(struct process *p)
 {
-    sched_dequeue(p);
-    sched_enqueue(p);
+    struct process *s = &ring[p->prio];
+    p->rq_prev->rq_next = p->rq_next;
+    p->rq_next->rq_prev = p->rq_prev;
+    link_between(p, s->rq_prev, s);
 }
 
 /* The timer: wake the sleepers whose deadline has come, give the parked
