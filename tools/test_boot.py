@@ -500,7 +500,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 11 servers started, 7 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 11 servers started, 8 programs to run" in text, text[-800:])
     opened = g.expect(b"checkpointer: area of 2048 blocks: no checkpoint in the area; starting afresh", 30)
     check("the description's checkpointer opens its area on the disk at boot (docs/persistence.md)",
           opened, g.text()[-800:])
@@ -561,6 +561,10 @@ def system_description(g):
     check("a program without uses=counter is refused the counter by the name service",
           out is not None and "none by name (not granted to this program)" in out
           and "exited with code 2" in out, repr(out))
+    out = g.keys(b"run budgeted 5" + ENTER, 30)
+    check("a program's budget=B/P from the description is its process's budget (PROCESS.BUDGET)",
+          out is not None and "counter-client: budget 2000/10000 us" in out
+          and "exited with code 0" in out, repr(out))
     # Two more quits use up restart=2: the server stays down, and the
     # name service says so.
     for n in (2, 3):

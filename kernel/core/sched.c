@@ -1,7 +1,14 @@
 /* Scheduling: one circular run queue per priority and a bitmap of the
  * non-empty ones.  The running process stays at the head of its queue;
- * the timer rotates it to the tail when its slice ends. */
+ * the timer rotates it to the tail when its slice ends while others of its
+ * priority wait.  A process with a budget is charged the TSC time from
+ * when it was last charged at every kernel exit (each switch, each timer
+ * interrupt); one that has spent its budget waits in the parked list until
+ * its period ends.  The one-shot timer is armed for the nearest event:
+ * the first sleeper's deadline, the first parked process's period end, the
+ * running process's budget end and its slice end. */
 #include "sched.h"
+#include "budget.h"
 #include "arch.h"
 #include "ipc.h"
 #include "keep/abi.h"
@@ -22,11 +29,35 @@ struct fpu_state *sched_fpu_live = &fpu_nobody;
 u8 sched_bases_live;                /* CR4.FSGSBASE is on */
 static struct process *base_owner; /* whose fs/gs bases the registers hold */
 static struct process *sleepers; /* ordered by deadline */
+/* Runnable processes whose budget is spent, by the end of their period;
+ * sched_dequeue takes one out as from a ring (its priority's ring is
+ * untouched, so the bitmap stays right). */
+static struct process parked;
+static u64 run_since;               /* TSC when the running process was last charged */
+/* A slice of priority slice_prio is armed (at slice_end) once a process
+ * runs with others of its priority runnable; when it ends, the head of
+ * that ring (the one that ran there last) goes to its tail, and the next
+ * one run there gets a new slice.  A higher priority's process running in
+ * between does not restart it. */
+static bool slice_on;
+static u8 slice_prio;
+static u64 slice_end;
+
+/* Does p, about to run, need a slice that is not armed? */
+static bool needs_slice(const struct process *p)
+{
+    return p->rq_next != p->rq_prev && !(slice_on && slice_prio == p->prio); /* others share its priority */
+}
+/* The timer fired: the next kernel exit arms it for the nearest event.
+ * Otherwise each event arms it when it arises (a sleeper, a parked
+ * process, a switch, a peer joining the running process's priority). */
+static bool rearm = true;
 
 void sched_init(void)
 {
     for (unsigned i = 0; i < PRIO_LEVELS; i++)
         ring[i].rq_next = ring[i].rq_prev = &ring[i];
+    parked.rq_next = parked.rq_prev = &parked;
 }
 
 /* Put p between a and b, neighbours in a ring. */
@@ -36,20 +67,62 @@ static void link_between(struct process *p, struct process *a, struct process *b
     p->rq_next = b;
     a->rq_next = p;
     b->rq_prev = p;
+}
+
+static u64 period_end(const struct process *p) { return p->period_start + p->period; }
+
+/* A process with a budget about to be queued: a new period if its own has
+ * ended; parked (true) if its budget for this one is spent. */
+static bool park_if_spent(struct process *p)
+{
+    u64 now = rdtsc();
+    if (now - p->period_start >= p->period) { /* also a TSC of another boot (a restored process) */
+        p->period_start = now;
+        p->used = 0;
+    }
+    if (p->used < p->budget)
+        return false;
+    struct process *q = parked.rq_next;
+    while (q != &parked && period_end(q) <= period_end(p))
+        q = q->rq_next;
+    link_between(p, q->rq_prev, q);
+    apic_arm(period_end(p));
+    return true;
+}
+
+static void start_slice(u64 now, unsigned prio)
+{
+    slice_on = true;
+    slice_prio = (u8)prio;
+    slice_end = now + TIME_SLICE_MS * cpu0.tsc_khz;
+    apic_arm(slice_end);
+}
+
+/* p joins a ring: a slice begins if the running process has a peer now. */
+static void joined(struct process *p)
+{
     sched_nonempty |= 1u << p->prio;
-    p->slice = TIME_SLICE_TICKS;
+    struct process *c = cpu0.current;
+    if (c && c != p && c->prio == p->prio && !(slice_on && slice_prio == p->prio))
+        start_slice(rdtsc(), p->prio);
 }
 
 void sched_enqueue(struct process *p)
 {
+    if (unlikely(p->period) && park_if_spent(p))
+        return;
     struct process *s = &ring[p->prio];
     link_between(p, s->rq_prev, s);
+    joined(p);
 }
 
 void sched_enqueue_front(struct process *p)
 {
+    if (unlikely(p->period) && park_if_spent(p))
+        return;
     struct process *s = &ring[p->prio];
     link_between(p, s, s->rq_next);
+    joined(p);
 }
 
 void sched_forget(struct process *p)
@@ -98,6 +171,7 @@ void sleep_insert(struct process *p, u64 deadline)
     p->deadline = deadline ? deadline : 1;
     p->sleep_next = *link;
     *link = p;
+    apic_arm(p->deadline);
 }
 
 void sleep_remove(struct process *p)
@@ -122,23 +196,128 @@ void sched_dequeue(struct process *p)
     p->rq_next = p->rq_prev = NULL;
 }
 
+/* To the tail of its ring, which it stays in: the bitmap, its budget and
+ * the slice are as they were. */
 void sched_rotate(struct process *p)
 {
-    sched_dequeue(p);
-    sched_enqueue(p);
+    struct process *s = &ring[p->prio];
+    p->rq_prev->rq_next = p->rq_next;
+    p->rq_next->rq_prev = p->rq_prev;
+    link_between(p, s->rq_prev, s);
 }
 
-void sched_tick(void)
+/* The timer: wake the sleepers whose deadline has come, give the parked
+ * processes whose period has ended a new one, end the slice if it is over.
+ * The running process's budget is charged on the way out (kernel_exit). */
+void sched_timer(void)
 {
-    cpu0.ticks++;
-    while (sleepers && sleepers->deadline <= cpu0.ticks) {
+    apic_timer_fired();
+    rearm = true;
+    u64 now = rdtsc();
+    while (sleepers && sleepers->deadline <= now) {
         struct process *s = sleepers;
         sleep_remove(s);
         ipc_timeout(s);
     }
+    while (parked.rq_next != &parked && period_end(parked.rq_next) <= now) {
+        struct process *q = parked.rq_next;
+        sched_dequeue(q);
+        sched_enqueue(q); /* a new period: runnable again */
+    }
+    /* The slice is its ring's: the IPC fast path hands it on. */
+    if (slice_on && now >= slice_end) {
+        slice_on = false;
+        struct process *s = &ring[slice_prio];
+        if (s->rq_next != s)
+            sched_rotate(s->rq_next);
+    }
+}
+
+/* Charge the running process, leaving the kernel, for its time since it
+ * was last charged; park it if that spends its budget.  What it runs past
+ * its budget before the interrupt comes is not charged.  Its budget's end
+ * stays where it was armed (run_since and used move together). */
+static void charge(void)
+{
     struct process *p = cpu0.current;
-    if (p && p->state == KEEP_STATE_RUNNABLE && --p->slice == 0)
-        sched_rotate(p);
+    if (likely(!p || !p->period))
+        return;
+    u64 now = rdtsc(), ran = now - run_since;
+    run_since = now;
+    if (now - p->period_start >= p->period) { /* its period ended while it ran */
+        p->period_start = now;
+        p->used = 0;
+        apic_arm(now + p->budget);
+        return;
+    }
+    if (p->used >= p->budget)
+        return;
+    p->used += ran;
+    if (p->used < p->budget)
+        return;
+    p->used = p->budget;
+    p->ran_out++;
+    if (p->state == KEEP_STATE_RUNNABLE) {
+        sched_dequeue(p);
+        sched_enqueue(p); /* parks it */
+    }
+}
+
+/* Arm the timer for the nearest event once p runs (NULL: idle). */
+static void arm(u64 now, const struct process *p)
+{
+    rearm = false;
+    u64 next = sleepers ? sleepers->deadline : ~0ULL;
+    if (parked.rq_next != &parked && period_end(parked.rq_next) < next)
+        next = period_end(parked.rq_next);
+    if (p && p->period && now + (p->budget - p->used) < next)
+        next = now + (p->budget - p->used);
+    if (p && needs_slice(p)) {
+        slice_on = true;
+        slice_prio = p->prio;
+        slice_end = now + TIME_SLICE_MS * cpu0.tsc_khz;
+    }
+    if (slice_on && slice_end < next)
+        next = slice_end;
+    apic_arm(next);
+}
+
+void sched_budget_reset(struct process *p)
+{
+    p->budget = p->budget_us * cpu0.tsc_khz / 1000;
+    p->period = p->period_us * cpu0.tsc_khz / 1000;
+    if (p->period_us && !p->budget)
+        p->budget = 1;
+    p->used = 0;
+    p->period_start = rdtsc();
+}
+
+u64 sched_set_budget(struct process *p, const struct process *caller, u64 budget_us, u64 period_us)
+{
+    u64 e = budget_refusal(budget_us, period_us, caller->budget_us, caller->period_us);
+    if (e)
+        return e;
+    p->budget_us = (u32)budget_us;
+    p->period_us = (u32)period_us;
+    p->ran_out = 0;
+    sched_budget_reset(p);
+    if (p == cpu0.current) {
+        run_since = p->period_start;
+        if (p->period)
+            apic_arm(run_since + p->budget);
+    } else if (p->state == KEEP_STATE_RUNNABLE) { /* out of the parked list, if there */
+        sched_dequeue(p);
+        sched_enqueue(p);
+    }
+    return KEEP_ERR_OK;
+}
+
+void sched_budget(const struct process *p, u64 res[4])
+{
+    res[0] = p->budget_us;
+    res[1] = p->period_us;
+    res[2] = p->period && rdtsc() - p->period_start < p->period ? p->used * 1000 / cpu0.tsc_khz : 0;
+    res[3] = p->ran_out;
 }
 
 static struct process *pick(void)
@@ -186,14 +365,36 @@ bool sched_is_highest(unsigned prio, struct process *leaving)
     return (runnable >> prio) <= 1;
 }
 
+/* p is to run after another, or after the timer fired, and has a budget,
+ * or a peer and no slice armed (or the timer fired): its charge starts
+ * now, and the timer is armed for its budget's and its slice's end. */
+static __attribute__((noinline)) void start_running(struct process *p)
+{
+    u64 now = rdtsc();
+    run_since = now;
+    if (rearm) {
+        arm(now, p);
+        return;
+    }
+    if (p->period)
+        apic_arm(now + (p->budget - p->used));
+    if (needs_slice(p))
+        start_slice(now, p->prio);
+}
+
 NORETURN void kernel_exit(void)
 {
+    charge();
     struct process *p;
     while (!(p = pick())) {
         cpu0.current = NULL;
+        arm(rdtsc(), NULL);
         sti_hlt(); /* interrupts are handled in trap_from_kernel, then we look again */
         cli();
     }
+    if (unlikely(p != cpu0.current || rearm) &&
+        (rearm || p->period || needs_slice(p)))
+        start_running(p);
     /* Still the same process: nothing to switch (a null invocation's exit). */
     if (p != cpu0.current || &p->fpu != sched_fpu_live || p->as != cpu0.loaded_as)
         switch_to(p);
@@ -217,6 +418,14 @@ u64 sched_check(u64 *checked)
                         p->prio);
                 bad++;
             }
+        }
+    }
+    for (struct process *p = parked.rq_next; p != &parked; p = p->rq_next) {
+        (*checked)++;
+        if (p->state != KEEP_STATE_RUNNABLE || !p->period || p->used < p->budget ||
+            p->rq_next->rq_prev != p || (p->rq_next != &parked && period_end(p->rq_next) < period_end(p))) {
+            kprintf("invariant: pid %lu parked: state %u\n", p->pid, p->state);
+            bad++;
         }
     }
     for (struct process *p = sleepers; p; p = p->sleep_next) {

@@ -1,4 +1,7 @@
-/* Fixed-priority preemptive round-robin scheduling. */
+/* Fixed-priority preemptive round-robin scheduling, with budgets: a
+ * process given BUDGET_US of every PERIOD_US runs no more than that, and
+ * waits parked, whatever its priority, for its next period once it has
+ * spent it.  Time is the TSC's; the timer is one-shot (apic_arm). */
 #ifndef KEEP_SCHED_H
 #define KEEP_SCHED_H
 
@@ -6,23 +9,33 @@
 #include "aspace.h"
 #include "process.h"
 #include "types.h"
+#include "x86.h"
 
-#define TIME_SLICE_TICKS 5
+#define TIME_SLICE_MS 50 /* among equals of one priority */
 
 void sched_enqueue(struct process *p); /* at the tail of its priority */
 void sched_enqueue_front(struct process *p); /* to run next in its priority */
 void sched_forget(struct process *p);  /* a destroyed process */
 /* Time-outs (SLEEP, receive) are whole milliseconds up to a day. */
 #define MAX_TIMEOUT_MS 86400000ULL
-static inline u64 ms_to_ticks(u64 ms) { return (ms * TIMER_HZ + 999) / 1000; }
+/* The TSC value ms milliseconds from now. */
+static inline u64 deadline_in_ms(u64 ms) { return rdtsc() + ms * cpu0.tsc_khz; }
+/* Time since the timer started, in TSC ticks. */
+static inline u64 time_now(void) { return rdtsc() - cpu0.tsc_boot; }
 
-/* The timer list: processes sleeping or receiving with a time-out. */
-void sleep_insert(struct process *p, u64 deadline_tick);
+/* The timer list: processes sleeping or receiving with a time-out, by
+ * deadline (a TSC value). */
+void sleep_insert(struct process *p, u64 deadline);
 void sleep_remove(struct process *p); /* no-op when not on the list */
 u64 sched_check(u64 *checked);         /* CHECK_INVARIANTS */
 void sched_dequeue(struct process *p);
 void sched_rotate(struct process *p);  /* to the tail: yield, slice end */
-void sched_tick(void);
+void sched_timer(void); /* the timer interrupt */
+/* PROCESS.SET_BUDGET by caller on p, and BUDGET's four results. */
+u64 sched_set_budget(struct process *p, const struct process *caller, u64 budget_us, u64 period_us);
+void sched_budget(const struct process *p, u64 res[4]);
+/* Budget and period in this boot's TSC ticks, a new period begun. */
+void sched_budget_reset(struct process *p);
 void sched_init(void); /* empty rings, before the first process */
 /* Move p's state out of the CPU (FPU, fs/gs bases) into p: p leaves the kernel. */
 void sched_save(struct process *p);

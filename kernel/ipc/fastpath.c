@@ -6,7 +6,9 @@
  *
  * It handles only what needs none of the general path's machinery: no
  * string on a reply, no wrapper, no queued sender or interrupt for the
- * server, a receiver the scheduler would run next.  Each case (the
+ * server, a receiver the scheduler would run next, neither with a budget
+ * (whose time kernel_exit charges), no slice to arm for a receiver at
+ * another priority.  Each case (the
  * receiver's priority the caller's or another, a capability or none, a
  * string or none) is compiled for itself, so that the common one keeps
  * nothing it does not need.  It checks everything
@@ -85,7 +87,6 @@ static ALWAYS_INLINE NORETURN void hand_over_words(struct process *s, enum wait_
         next->rq_prev = r;
         prev->rq_next = r;
         s->rq_next = s->rq_prev = NULL;
-        r->slice = TIME_SLICE_TICKS;
     } else {
         sched_dequeue(s);
         sched_enqueue_front(r);
@@ -189,7 +190,7 @@ static ALWAYS_INLINE void call_to(struct process *s, u64 tag, struct cap c, stru
 static __attribute__((noinline)) void call_other_prio(struct process *s, u64 tag, struct cap c, struct process *r,
                                                       unsigned ncaps, bool str)
 {
-    if (!sched_is_highest(r->prio, s))
+    if (!sched_is_highest(r->prio, s) || (sched_nonempty >> r->prio & 1)) /* a slice to arm */
         return;
     /* A case that gives up returns, and the general path takes the call:
      * never the case without the string, which would send it without. */
@@ -208,7 +209,8 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bo
         return;
     struct process *r = process_from_cap(c);
     unsigned ncaps = (tag >> KEEP_TAG_CAPS_SHIFT) & 1; /* CALL_BITS: no more than one */
-    if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n <= ncaps)
+    if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n <= ncaps ||
+        (r->period | s->period))
         return;
     if (likely(r->prio == s->prio)) {
         if (!may_switch_same_prio(r))
@@ -282,7 +284,7 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
         sleep_remove(p);
     s->recv_n = ns;
     if (g->rax)
-        sleep_insert(s, cpu0.ticks + ms_to_ticks(g->rax));
+        sleep_insert(s, deadline_in_ms(g->rax));
     /* As ipc.c leaves it: the same tag in RECV mode (SEND_RECV - 1). */
     g->rsi = tag - (1ULL << KEEP_TAG_MODE_SHIFT);
     if (fault && (tag & KEEP_TAG_LABEL_MASK) == KEEP_REPLY_RESUME_SET_RAX && p->fault_label != KEEP_LABEL_KMEM)
@@ -294,7 +296,7 @@ static ALWAYS_INLINE void reply_recv_to(struct process *s, u64 tag, struct proce
 /* The same to a process at another priority, out of line. */
 static __attribute__((noinline)) void reply_recv_other_prio(struct process *s, u64 tag, struct process *p, bool fault)
 {
-    if (!sched_is_highest(p->prio, s))
+    if (!sched_is_highest(p->prio, s) || (sched_nonempty >> p->prio & 1)) /* a slice to arm */
         return;
     if (fault)
         reply_recv_to(s, tag, p, true, false);
@@ -327,7 +329,7 @@ static ALWAYS_INLINE void fast_reflect(struct process *s)
         return;
     struct process *h = process_from_cap(c); /* an exported one waits in WAIT_OUT */
     if (!h || h == s || h->state != KEEP_STATE_BLOCKED || h->wait_kind != WAIT_RECV || !h->recv_n ||
-        h->prio != s->prio || !may_switch_same_prio(h))
+        h->prio != s->prio || !may_switch_same_prio(h) || (h->period | s->period))
         return;
     struct cap *slot;
     u64 old;
@@ -400,7 +402,7 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
      * and the WRITE right) while the caller waits for this reply. */
     struct process_number *n = &process_numbers[cap_pnum(c)];
     struct process *p = n->p;
-    if (!p || n->reply != c.w0 || n->reply_hi != c.w1)
+    if (!p || n->reply != c.w0 || n->reply_hi != c.w1 || (p->period | s->period))
         return;
     if (likely(p->wait_kind == WAIT_REPLY))
         reply_recv(s, tag, p, false);

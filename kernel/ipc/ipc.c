@@ -397,7 +397,7 @@ u64 ipc_receive(struct process *p, u64 tag, u64 timeout_ms)
         return KEEP_ERR_WOULD_BLOCK;
     }
     if (timeout_ms)
-        sleep_insert(p, cpu0.ticks + ms_to_ticks(timeout_ms));
+        sleep_insert(p, deadline_in_ms(timeout_ms));
     return INV_BLOCKED;
 }
 
@@ -469,7 +469,7 @@ u64 ipc_send(struct invocation *inv, u64 mode)
             process_wait(s, WAIT_REPLY);
             s->recv_n = (u32)tag_slots(tag); /* build() noted their addresses */
             if (s->regs.rax) /* the reply's time-out */
-                sleep_insert(s, cpu0.ticks + ms_to_ticks(s->regs.rax));
+                sleep_insert(s, deadline_in_ms(s->regs.rax));
             return INV_BLOCKED;
         }
     }

@@ -51,7 +51,7 @@ static u64 pool_frames;
 /* The kernel record: the last of a checkpoint's records. */
 #define KREC_MAGIC 0x4b45455043484b31ULL /* "KEEPCHK1" */
 struct krec {
-    u64 magic, epoch, records, ticks, pool_lo, pool_frames;
+    u64 magic, epoch, records, ticks, pool_lo, pool_frames; /* ticks: the TSC at BEGIN */
     u64 bits[KEEP_PERSISTENT_NUMBER_PAGES / 64];
     u64 epochs[KEEP_PERSISTENT_NUMBER_PAGES];
 };
@@ -270,7 +270,7 @@ static u64 begin(struct invocation *inv)
     checkpoint_capturing = 1;
     kshadow = kmem_alloc(a, FRAME_SHADOW);
     struct krec *k = phys_to_virt(kshadow);
-    *k = (struct krec){KREC_MAGIC, epoch, used + 1, cpu0.ticks, pool_lo, pool_frames, {0}, {0}};
+    *k = (struct krec){KREC_MAGIC, epoch, used + 1, rdtsc(), pool_lo, pool_frames, {0}, {0}};
     numbers_persistent_save(k->epochs, k->bits);
     records = used + 1;
     cursor_index = cursor_slot = 0;
@@ -493,6 +493,7 @@ static void adopt_process(struct process *p, u64 now)
     cap_fix(&p->fault_handler);
     cap_fix(&p->fault_to);
     p->as->nproc++;
+    sched_budget_reset(p); /* its budget in this boot's TSC ticks */
     u64 deadline = p->deadline;
     p->deadline = 0;
     if (p->state == KEEP_STATE_RUNNABLE) {
@@ -583,7 +584,7 @@ static u64 resume(struct invocation *inv)
             aspace_adopt(phys_to_virt(slot_pa(i)));
     for (u64 i = 0; i < pool_frames; i++)
         if (slots[i].type == FRAME_PROCESS) {
-            adopt_process(phys_to_virt(slot_pa(i)), cpu0.ticks);
+            adopt_process(phys_to_virt(slot_pa(i)), rdtsc());
             procs++;
         }
     objects_head = 0;

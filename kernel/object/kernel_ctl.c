@@ -35,7 +35,7 @@ static u64 info(u64 key, u64 *value)
         *value = cpu0.tsc_hz;
         return KEEP_ERR_OK;
     case KEEP_INFO_TICKS:
-        *value = cpu0.ticks;
+        *value = time_now() / (cpu0.tsc_hz / TIMER_HZ);
         return KEEP_ERR_OK;
     case KEEP_INFO_KERNEL_BYTES:
         *value = boot_info.kernel_bytes;

@@ -318,7 +318,7 @@ static void relink_after_import(struct process *p)
     if (p->state == KEEP_STATE_RUNNABLE) {
         sched_enqueue(p);
     } else if (deadline) {
-        if (deadline <= cpu0.ticks)
+        if (deadline <= rdtsc())
             ipc_timeout(p); /* its time ran out while it was away */
         else
             sleep_insert(p, deadline);

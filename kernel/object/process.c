@@ -409,7 +409,7 @@ u64 process_invoke(struct invocation *inv)
     struct process *me = inv->caller;
     const u64 *a = inv->arg;
 
-    if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_WRITE_VECTOR_STATE)
+    if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_BUDGET)
         return KEEP_ERR_INVALID_METHOD;
     if (unlikely(process_is_out(p))) /* exported: whoever needs it asks the kpager */
         return kmem_need_process(inv, cap_pnum(inv->cap));
@@ -473,6 +473,11 @@ u64 process_invoke(struct invocation *inv)
         } else {
             p->prio = (u8)a[0];
         }
+        return KEEP_ERR_OK;
+    case KEEP_M_PROCESS_SET_BUDGET:
+        return sched_set_budget(p, me, a[0], a[1]);
+    case KEEP_M_PROCESS_BUDGET:
+        sched_budget(p, inv->res);
         return KEEP_ERR_OK;
     case KEEP_M_PROCESS_READ_REGS:
         return regs_io(inv, p, false);

@@ -41,7 +41,7 @@ struct process {
     struct process *q_next;             /* link in wait_target's send queue */
     struct process *sendq_head, *sendq_tail; /* processes waiting to send to this one */
     struct process *sleep_next;         /* timer list, ordered by deadline */
-    u64 deadline;                       /* tick to wake at; 0 when not on the list */
+    u64 deadline;                       /* TSC value to wake at; 0 when not on the list */
     u64 pid, num;
     u64 ipc_buf;                        /* user address of the IPC buffer, or 0 */
     u64 ipc_buf_checked;                /* 1 + its space's unmap_generation when found mapped writable */
@@ -57,7 +57,12 @@ struct process {
     struct cap fault_to;                /* where the pending fault message goes */
     u64 fault_label, fault_words[4];
     u64 code, fault_rip, fault_addr;    /* exit code or vector; fault details */
-    u32 slice;                          /* timer ticks left */
+    /* A budget (sched.c): period 0 for none.  budget, period, used and
+     * period_start in TSC ticks; while parked it is in the parked list
+     * through rq_next/rq_prev, by the end of its period. */
+    u64 budget, period, used, period_start;
+    u32 budget_us, period_us;           /* as given to SET_BUDGET */
+    u64 ran_out;                        /* periods it spent its budget in */
     u32 irq_pending;                    /* bound interrupt lines waiting to be received */
     struct notification *ntfn_wait;     /* WAIT_NOTIFY: the notification it waits in */
     struct notification *bound_ntfn;    /* NOTIFICATION.BIND: its signals come to this one's receives */

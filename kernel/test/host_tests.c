@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bootimage.h"
+#include "budget.h"
 #include "cap.h"
 #include "elf.h"
 #include "keep/abi.h"
@@ -438,6 +439,28 @@ static void test_madt(void)
     CHECK(!m.found && m.isa_gsi[0] == 0);
 }
 
+static void test_budget(void)
+{
+    /* No budget for the caller: only the limits. */
+    CHECK(budget_refusal(0, 0, 0, 0) == KEEP_ERR_OK);
+    CHECK(budget_refusal(100, 1000, 0, 0) == KEEP_ERR_OK);
+    CHECK(budget_refusal(10000000, 10000000, 0, 0) == KEEP_ERR_OK);
+    const u64 bad[][2] = {{0, 1000}, {1000, 0}, {99, 1000}, {100, 999}, {100, 10000001}, {1001, 1000},
+                          {~0ULL, ~0ULL}, {100, ~0ULL}, {~0ULL, 1000}, {1, 1}};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(budget_refusal(bad[i][0], bad[i][1], 0, 0) == KEEP_ERR_INVALID_ARG);
+        CHECK(budget_refusal(bad[i][0], bad[i][1], 5000, 10000) == KEEP_ERR_INVALID_ARG);
+    }
+    /* A caller with half the CPU: half or less, never none. */
+    CHECK(budget_refusal(5000, 10000, 5000, 10000) == KEEP_ERR_OK);
+    CHECK(budget_refusal(1000, 2000, 5000, 10000) == KEEP_ERR_OK);
+    CHECK(budget_refusal(100, 10000000, 5000, 10000) == KEEP_ERR_OK);
+    CHECK(budget_refusal(5001, 10000, 5000, 10000) == KEEP_ERR_NO_RIGHTS);
+    CHECK(budget_refusal(1001, 2000, 5000, 10000) == KEEP_ERR_NO_RIGHTS);
+    CHECK(budget_refusal(0, 0, 5000, 10000) == KEEP_ERR_NO_RIGHTS);
+    CHECK(budget_refusal(10000000, 10000000, 9999999, 10000000) == KEEP_ERR_NO_RIGHTS);
+}
+
 int main(void)
 {
     struct {
@@ -456,6 +479,7 @@ int main(void)
         {"weak capabilities", test_cap_weak},
         {"sealing", test_seal},
         {"MADT parsing", test_madt},
+        {"budget refusals", test_budget},
     };
     int failed_tests = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

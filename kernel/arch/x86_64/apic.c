@@ -1,5 +1,7 @@
 /* Local APIC timer, I/O APIC routing and the legacy PIC (masked).
- * The timer is calibrated against the PIT at boot; so is the TSC.  Where
+ * The timer is one-shot, armed for the scheduler's next event (sched.c):
+ * in TSC-deadline mode where CPUID has it, else in one-shot count mode,
+ * calibrated against the PIT at boot like the TSC.  Where
  * the APICs are and how each I/O APIC input is triggered come from the
  * ACPI MADT (madt.c). */
 #include "arch.h"
@@ -23,6 +25,9 @@ static volatile u32 *lapic;
 volatile u32 *lapic_isr0; /* in-service bits of vectors 0-31 (entry.S, trap.c); 0 until the APIC is mapped */
 static volatile u32 *ioapic;
 static struct madt madt;
+static u64 tsc10;        /* TSC ticks in 10 ms */
+static u32 apic10;       /* APIC-timer counts in 10 ms (divide by 16) */
+static u64 armed = ~0ULL; /* the TSC value the timer fires at; ~0: none */
 
 static void lapic_write(u32 reg, u32 v) { lapic[reg / 4] = v; }
 static u32 lapic_read(u32 reg) { return lapic[reg / 4]; }
@@ -111,6 +116,29 @@ static void calibrate(u64 *tsc_per_10ms, u32 *apic_per_10ms)
     *apic_per_10ms = 0xFFFFFFFF - cur;
 }
 
+/* Fire the timer at TSC value `when`, unless it fires earlier already
+ * (that interrupt arms it again).  Count mode fires at most a second
+ * ahead; the interrupt then finds nothing due and arms it again. */
+void apic_arm(u64 when)
+{
+    if (when >= armed)
+        return;
+    if (cpu0.features & KEEP_CPU_TSC_DEADLINE) {
+        armed = when;
+        wrmsr(MSR_TSC_DEADLINE, when);
+        return;
+    }
+    u64 now = rdtsc();
+    u64 d = when > now ? when - now : 0;
+    if (d > 100 * tsc10)
+        d = 100 * tsc10;
+    u64 n = d * apic10 / tsc10;
+    armed = now + d;
+    lapic_write(LAPIC_TIMER_INIT, n ? (u32)n : 1);
+}
+
+void apic_timer_fired(void) { armed = ~0ULL; }
+
 void apic_init(void)
 {
     if (!(cpu0.features & KEEP_CPU_APIC))
@@ -125,14 +153,14 @@ void apic_init(void)
     wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | (1ULL << 11)); /* global enable */
     lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);               /* software enable */
 
-    u64 tsc10;
-    u32 apic10;
     calibrate(&tsc10, &apic10);
+    if (!tsc10 || !apic10)
+        panic("the TSC or the APIC timer does not count");
     cpu0.tsc_hz = tsc10 * 100;
-    u32 period = apic10 / (TIMER_HZ / 100);
-    if (period == 0)
-        period = 1;
+    cpu0.tsc_khz = tsc10 / 10;
+    cpu0.tsc_boot = rdtsc();
     lapic_write(LAPIC_TIMER_DIV, 0x3);
-    lapic_write(LAPIC_LVT_TIMER, (1u << 17) | VEC_TIMER); /* periodic */
-    lapic_write(LAPIC_TIMER_INIT, period);
+    bool deadline = cpu0.features & KEEP_CPU_TSC_DEADLINE;
+    lapic_write(LAPIC_LVT_TIMER, (deadline ? 2u << 17 : 0) | VEC_TIMER); /* TSC-deadline or one-shot */
+    kprintf("keep: apic: one-shot timer, %s\n", deadline ? "TSC-deadline mode" : "count mode");
 }

@@ -43,7 +43,8 @@ struct cpu {
     struct aspace *loaded_as; /* whose page tables (and capability segment) CR3 holds */
     u64 features;          /* KEEP_CPU_* bits */
     u64 tsc_hz;
-    u64 ticks;
+    u64 tsc_khz;           /* TSC ticks a millisecond */
+    u64 tsc_boot;          /* the TSC when the timer started: time 0 */
     u32 phys_bits;         /* physical-address width (CPUID 0x80000008) */
     u64 fastpath_ipc;      /* invocations the IPC fast path completed */
     /* The last capability lookup that found no cappage: where (invoke.c
@@ -111,6 +112,10 @@ bool fpu_state_valid(const struct fpu_state *s);
 /* apic.c */
 void apic_init(void);
 void apic_eoi(void);
+/* One-shot timer: interrupt at TSC value `when` (or earlier); the timer
+ * interrupt calls apic_timer_fired first. */
+void apic_arm(u64 when);
+void apic_timer_fired(void);
 /* Whether the local APIC has vector in service: an interrupt is being
  * handled at it (an exception never sets these bits). */
 bool apic_in_service(unsigned vector);
@@ -134,6 +139,8 @@ void ioapic_mask(unsigned line, bool masked);
 bool apic_owns_page(u64 pa); /* the local and I/O APIC registers */
 /* Vectors of the I/O APIC lines that user-level drivers bind. */
 #define IRQ_VECTOR_BASE 0x30
+/* The unit of TIMER.NOW's and INFO(TICKS)' ticks, taken from the TSC:
+ * there is no periodic interrupt. */
 #define TIMER_HZ 100
 
 /* serial.c */

@@ -50,7 +50,7 @@ static void handle_irq(u64 vector)
     switch (vector) {
     case VEC_TIMER:
         apic_eoi();
-        sched_tick();
+        sched_timer();
         break;
     case VEC_SERIAL:
         console_irq();

@@ -16,6 +16,7 @@
 #define MSR_LSTAR 0xC0000082
 #define MSR_FMASK 0xC0000084
 #define MSR_APIC_BASE 0x1B
+#define MSR_TSC_DEADLINE 0x6E0
 
 #define RFLAGS_IF (1ULL << 9)
 #define RFLAGS_AC (1ULL << 18)

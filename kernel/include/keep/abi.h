@@ -72,9 +72,9 @@
 #define KEEP_INFO_MEM_FREE 0x2ULL /* Bytes of RAM in free frames. */
 #define KEEP_INFO_CPU_FEATURES 0x3ULL /* Bit mask of CPU_* features the kernel found and uses. */
 #define KEEP_INFO_TSC_HZ 0x4ULL /* Time-stamp counter frequency measured at boot (Hz). */
-#define KEEP_INFO_TICKS 0x5ULL /* Timer interrupts since boot. */
+#define KEEP_INFO_TICKS 0x5ULL /* Time since boot in ticks of 1/TIMER_HZ second, read from the TSC. */
 #define KEEP_INFO_KERNEL_BYTES 0x6ULL /* Size of the kernel image in memory (bytes). */
-#define KEEP_INFO_TIMER_HZ 0x7ULL /* Frequency of the timer interrupt (Hz). */
+#define KEEP_INFO_TIMER_HZ 0x7ULL /* Ticks a second of TICKS and TIMER.NOW (the timer interrupt is one-shot, not periodic). */
 #define KEEP_INFO_FASTPATH_IPC 0x8ULL /* Calls and reply-and-receives completed by the IPC fast path since boot. */
 #define KEEP_INFO_HELD_FRAMES 0x9ULL /* Frames whose page was destroyed while a DMA hold (DMA_DOMAIN.HOLD) kept them: they go back to the pool with their last hold. */
 
@@ -139,6 +139,10 @@
 #define KEEP_PERSISTENT_POOL_MIB 0x20ULL /* Size of the persistent memory pool in MiB, taken from the top of RAM, unless the kernel command line says pool=N (N MiB, 0 to 1024; 0: no pool). */
 #define KEEP_PERSISTENT_NUMBER_PAGES 0x100ULL /* Pages of 63 process numbers kept for the processes of persistent accounts (the last of the process-number pages), so that a restored process gets the number it had. */
 #define KEEP_CHECKPOINT_RECORD_WORDS 0x6ULL /* Words of a record's descriptor, as CHECKPOINT.READ returns it and RESTORE takes it: the info word (frame number in bits 0-31, frame type 32-39, number page 40-63; 0 for the kernel record), the object's version, the two words of the seal's tag, the checkpoint's epoch, and the seal's nonce (which depends on the frame and its content only, so that an unchanged frame reads the same in every checkpoint). */
+#define KEEP_BUDGET_MIN_US 0x64ULL /* Smallest budget PROCESS.SET_BUDGET gives (microseconds). */
+#define KEEP_BUDGET_MIN_PERIOD_US 0x3e8ULL /* Shortest budget period (microseconds). */
+#define KEEP_BUDGET_MAX_PERIOD_US 0x989680ULL /* Longest budget period (microseconds). */
+#define KEEP_BUDGET_OVERRUN_US 0x0ULL /* How far BUDGET's consumed may exceed the budget (microseconds): none, since the time a process runs past its budget before the timer interrupt parks it is not charged. */
 #define KEEP_WRAPPER_DEPTH 0x4ULL /* Most wrappers one invocation passes through (INVALID_CAP beyond). */
 #define KEEP_WRAPPER_DEVICE_MAPS 0x7eULL /* Device pages one wrapper can have mapped through it at once (ASPACE.MAP of a DEVMEM capability it stands for; NO_MEMORY beyond). Destroying the wrapper unmaps them. */
 #define KEEP_KMEM_FRAMES 0x0ULL /* Word 2 of a KMEM fault: the account needs frames (word 0 says how many). */
@@ -262,6 +266,8 @@
 #define KEEP_M_PROCESS_MINT 15
 #define KEEP_M_PROCESS_READ_VECTOR_STATE 16
 #define KEEP_M_PROCESS_WRITE_VECTOR_STATE 17
+#define KEEP_M_PROCESS_SET_BUDGET 18
+#define KEEP_M_PROCESS_BUDGET 19
 #define KEEP_M_TIMER_NOW 1
 #define KEEP_M_TIMER_SLEEP 2
 #define KEEP_M_DEVMEM_INFO 1
@@ -308,7 +314,7 @@
 /* The rights each method needs (a method's "rights" in keep.toml), checked
  * by the kernel's dispatch before the object sees the invocation: 0 for a
  * method the object type does not have. */
-#define KEEP_METHOD_LIMIT 18
+#define KEEP_METHOD_LIMIT 20
 static inline unsigned long long keep_method_rights(unsigned long long type, unsigned long long method)
 {
     static const unsigned char need[19][KEEP_METHOD_LIMIT] = {
@@ -369,6 +375,8 @@ static inline unsigned long long keep_method_rights(unsigned long long type, uns
             [KEEP_M_PROCESS_MINT] = KEEP_RIGHT_WRITE,
             [KEEP_M_PROCESS_READ_VECTOR_STATE] = KEEP_RIGHT_READ,
             [KEEP_M_PROCESS_WRITE_VECTOR_STATE] = KEEP_RIGHT_WRITE,
+            [KEEP_M_PROCESS_SET_BUDGET] = KEEP_RIGHT_WRITE,
+            [KEEP_M_PROCESS_BUDGET] = KEEP_RIGHT_READ,
         },
         [KEEP_TYPE_ACCOUNT] = {
             [KEEP_M_ACCOUNT_INFO] = KEEP_RIGHT_READ,

@@ -132,11 +132,11 @@ pub mod info {
     pub const CPU_FEATURES: u64 = 0x3;
     /// Time-stamp counter frequency measured at boot (Hz).
     pub const TSC_HZ: u64 = 0x4;
-    /// Timer interrupts since boot.
+    /// Time since boot in ticks of 1/TIMER_HZ second, read from the TSC.
     pub const TICKS: u64 = 0x5;
     /// Size of the kernel image in memory (bytes).
     pub const KERNEL_BYTES: u64 = 0x6;
-    /// Frequency of the timer interrupt (Hz).
+    /// Ticks a second of TICKS and TIMER.NOW (the timer interrupt is one-shot, not periodic).
     pub const TIMER_HZ: u64 = 0x7;
     /// Calls and reply-and-receives completed by the IPC fast path since boot.
     pub const FASTPATH_IPC: u64 = 0x8;
@@ -266,6 +266,14 @@ pub mod layout {
     pub const PERSISTENT_NUMBER_PAGES: u64 = 0x100;
     /// Words of a record's descriptor, as CHECKPOINT.READ returns it and RESTORE takes it: the info word (frame number in bits 0-31, frame type 32-39, number page 40-63; 0 for the kernel record), the object's version, the two words of the seal's tag, the checkpoint's epoch, and the seal's nonce (which depends on the frame and its content only, so that an unchanged frame reads the same in every checkpoint).
     pub const CHECKPOINT_RECORD_WORDS: u64 = 0x6;
+    /// Smallest budget PROCESS.SET_BUDGET gives (microseconds).
+    pub const BUDGET_MIN_US: u64 = 0x64;
+    /// Shortest budget period (microseconds).
+    pub const BUDGET_MIN_PERIOD_US: u64 = 0x3e8;
+    /// Longest budget period (microseconds).
+    pub const BUDGET_MAX_PERIOD_US: u64 = 0x989680;
+    /// How far BUDGET's consumed may exceed the budget (microseconds): none, since the time a process runs past its budget before the timer interrupt parks it is not charged.
+    pub const BUDGET_OVERRUN_US: u64 = 0x0;
     /// Most wrappers one invocation passes through (INVALID_CAP beyond).
     pub const WRAPPER_DEPTH: u64 = 0x4;
     /// Device pages one wrapper can have mapped through it at once (ASPACE.MAP of a DEVMEM capability it stands for; NO_MEMORY beyond). Destroying the wrapper unmaps them.
@@ -497,6 +505,10 @@ pub mod method {
         pub const READ_VECTOR_STATE: u64 = 16;
         /// Set the process's x87/SSE/AVX state from the string area of the caller's IPC buffer, in READ_VECTOR_STATE's format and length. Same states as WRITE_REGS. INVALID_ARG, with nothing changed, for a state the CPU would refuse to load: MXCSR bits outside the CPU's MXCSR_MASK, and with XSAVE a header whose feature bits are not a subset of XCR0, that asks for the compacted format, or whose reserved bytes are not zero.
         pub const WRITE_VECTOR_STATE: u64 = 17;
+        /// Let the process run at most budget_us microseconds of every period_us: once it has spent its budget in a period it is parked (not runnable, whatever its priority) until its next period begins, with a full budget. 0 and 0 remove the budget (the default: no limit). INVALID_ARG for a period below BUDGET_MIN_PERIOD_US or above BUDGET_MAX_PERIOD_US, a budget below BUDGET_MIN_US or above the period. NO_RIGHTS when the caller has a budget itself and asks for a larger share (budget/period) than its own, or for none. Either error changes nothing. A new budget starts a new period with nothing consumed and the ran-out count at 0.
+        pub const SET_BUDGET: u64 = 18;
+        /// The process's budget and period (0 and 0: none), the microseconds consumed in its current period (at most the budget plus BUDGET_OVERRUN_US), and how many periods it ran out of budget in.
+        pub const BUDGET: u64 = 19;
     }
     pub mod account {
         /// Return the frames the account holds unused, the frames in use by objects made from it, the frames its kpager has taken back from live objects so far (REVOKE_TABLE, REVOKE_PROCESS), and how many of its processes are exported now.
@@ -531,7 +543,7 @@ pub mod method {
     pub mod timer {
         /// Return the milliseconds and timer ticks since boot.
         pub const NOW: u64 = 1;
-        /// Block the caller for at least ms milliseconds (1 to 86,400,000), rounded up to timer ticks.
+        /// Block the caller for at least ms milliseconds (1 to 86,400,000), measured with the TSC.
         pub const SLEEP: u64 = 2;
     }
     pub mod devmem {
@@ -687,6 +699,8 @@ pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &[
     (ty::PROCESS, method::process::MINT, rights::WRITE, "PROCESS.MINT"),
     (ty::PROCESS, method::process::READ_VECTOR_STATE, rights::READ, "PROCESS.READ_VECTOR_STATE"),
     (ty::PROCESS, method::process::WRITE_VECTOR_STATE, rights::WRITE, "PROCESS.WRITE_VECTOR_STATE"),
+    (ty::PROCESS, method::process::SET_BUDGET, rights::WRITE, "PROCESS.SET_BUDGET"),
+    (ty::PROCESS, method::process::BUDGET, rights::READ, "PROCESS.BUDGET"),
     (ty::TIMER, method::timer::NOW, rights::READ, "TIMER.NOW"),
     (ty::TIMER, method::timer::SLEEP, rights::READ, "TIMER.SLEEP"),
     (ty::DEVMEM, method::devmem::INFO, rights::READ, "DEVMEM.INFO"),

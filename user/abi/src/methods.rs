@@ -368,6 +368,20 @@ impl Process {
     pub fn write_vector_state(self) -> Result<()> {
         invoke(self.0, method::process::WRITE_VECTOR_STATE, [0, 0, 0, 0]).map(drop)
     }
+
+    /// PROCESS.SET_BUDGET (18, needs WRITE): Let the process run at most budget_us microseconds of every period_us: once it has spent its budget in a period it is parked (not runnable, whatever its priority) until its next period begins, with a full budget. 0 and 0 remove the budget (the default: no limit). INVALID_ARG for a period below BUDGET_MIN_PERIOD_US or above BUDGET_MAX_PERIOD_US, a budget below BUDGET_MIN_US or above the period. NO_RIGHTS when the caller has a budget itself and asks for a larger share (budget/period) than its own, or for none. Either error changes nothing. A new budget starts a new period with nothing consumed and the ran-out count at 0.
+    /// Results: (-).
+    #[inline]
+    pub fn set_budget(self, budget_us: u64, period_us: u64) -> Result<()> {
+        invoke(self.0, method::process::SET_BUDGET, [budget_us, period_us, 0, 0]).map(drop)
+    }
+
+    /// PROCESS.BUDGET (19, needs READ): The process's budget and period (0 and 0: none), the microseconds consumed in its current period (at most the budget plus BUDGET_OVERRUN_US), and how many periods it ran out of budget in.
+    /// Results: (budget_us, period_us, consumed_us, ran_out).
+    #[inline]
+    pub fn budget(self) -> Result<(u64, u64, u64, u64)> {
+        invoke(self.0, method::process::BUDGET, [0, 0, 0, 0]).map(|r| (r[0], r[1], r[2], r[3]))
+    }
 }
 
 /// A kernel-memory account: frames donated by its kpager, from which address spaces, processes and wrappers are made and page tables grow.
@@ -486,7 +500,7 @@ impl Timer {
         invoke(self.0, method::timer::NOW, [0, 0, 0, 0]).map(|r| (r[0], r[1]))
     }
 
-    /// TIMER.SLEEP (2, needs READ): Block the caller for at least ms milliseconds (1 to 86,400,000), rounded up to timer ticks.
+    /// TIMER.SLEEP (2, needs READ): Block the caller for at least ms milliseconds (1 to 86,400,000), measured with the TSC.
     /// Results: (-).
     #[inline]
     pub fn sleep(self, ms: u64) -> Result<()> {

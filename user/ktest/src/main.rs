@@ -29,6 +29,7 @@ macro_rules! ensure {
 
 mod acct;
 mod bank;
+mod budget;
 mod blkbatch;
 mod blkreset;
 mod ctor;
@@ -409,6 +410,13 @@ const TESTS: &[Test] = &[
     ("PRIO0001", "the higher-priority runnable process runs first", sched::priority_order),
     ("PRIO0002", "starting a higher-priority process preempts", sched::higher_preempts),
     ("SHARE0001", "processes sharing one address space share memory and caps", sched::shared_aspace),
+    ("BUDGET0001", "SET_BUDGET refuses each bad budget and period (INVALID_ARG) and a cap without WRITE, BUDGET one without READ (NO_RIGHTS), each changing nothing", budget::errors),
+    ("BUDGET0002", "a caller with a budget gives no larger share than its own, nor none, to another or itself (NO_RIGHTS, nothing changed), and its own share exactly", budget::share),
+    ("BUDGET0003", "a spinner with a budget at the highest priority is parked when it has spent it: lower-priority processes run, it runs again in later periods, its ran-out count grows, its consumed time stays within its budget", budget::spinner),
+    ("BUDGET0004", "removing a budget (0/0) reads back as none and a parked process runs again", budget::remove),
+    ("BUDGET0005", "destroying a process with a budget, parked or not, leaves the kernel's invariants and the timer sound", budget::destroyed),
+    ("PRIO0003", "two spinners at one priority both run: the one-shot timer ends a slice among equals", budget::round_robin),
+    ("BUDGET0006", "sleepers with deadlines out of order, one with a budget, all wake after at least their time", budget::sleepers),
     ("DEV0001", "DEVMEM covers the top of low RAM to the end of the physical address space", device::devmem_info),
     ("DEV0016", "DEVMEM above 4 GiB maps (64-bit BARs' place), up to its last page", device::devmem_high),
     ("DEV0002", "a DEVMEM page maps and reads the HPET's vendor ID", device::devmem_hpet),

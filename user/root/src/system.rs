@@ -461,6 +461,11 @@ impl System {
         };
         match self.entries[i].ctor.instantiate(bank, e.limit, e.frames, arg0, p, b) {
             Ok(inst) => {
+                if let Some((b, p)) = e.budget
+                    && let Err(why) = inst.process.set_budget(b, p)
+                {
+                    keep_rt::println!("root: {}: budget={b}/{p} refused ({why}); it runs without one", e.name);
+                }
                 self.entries[i].instance = Some(inst);
                 Ok(())
             }

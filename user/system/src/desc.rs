@@ -6,9 +6,9 @@
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [terminal] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
 //!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [notify] [checkpoint]
-//!              [S=GRANT ...]
+//!              [budget=B/P] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
-//!              [terminal] [timer] [blob=FILE] [S=GRANT ...]
+//!              [terminal] [timer] [blob=FILE] [budget=B/P] [S=GRANT ...]
 //! persistent NAME program=PROG limit=FRAMES [arg=N] [console] [timer]
 //! ```
 //!
@@ -46,6 +46,12 @@
 //!   disk range, an address); a client of a `pci`, `blk` or `net` server
 //!   must have one.
 //! - `timer`: the timer, read-only (NOW and SLEEP), in slot 2.
+//! - `budget=B/P`: the instance's process runs at most `B` microseconds
+//!   of every `P` (PROCESS.SET_BUDGET, docs/kernel-manual.md,
+//!   "Scheduling"), set by whoever starts it (init for a server, the root
+//!   task for a program) as soon as the constructor has made it; `P` from
+//!   1,000 to 10,000,000 and `B` from 100 to `P` ([`check_budget`]).
+//!   Without it the process has no budget.
 //! - `checkpoint` (servers only): the kernel's checkpoint object
 //!   (`keep_checkpointer::CHECKPOINT_SLOT`), with which the checkpointer
 //!   captures and restores the persistent pool (docs/persistence.md).
@@ -149,6 +155,8 @@ pub struct Entry {
     pub blob: Option<String>,
     /// The kernel's checkpoint object (the checkpointer's).
     pub checkpoint: bool,
+    /// (budget, period) in microseconds: `budget=B/P`.
+    pub budget: Option<(u64, u64)>,
 }
 
 /// A persistent program: built by the root task from the persistent pool
@@ -178,10 +186,24 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 21] = [
+pub const OPTIONS: [&str; 22] = [
     "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
-    "blob", "timer", "notify", "ioport", "tpm", "checkpoint",
+    "blob", "timer", "notify", "ioport", "tpm", "checkpoint", "budget",
 ];
+
+/// `budget=B/P`'s value: what PROCESS.SET_BUDGET accepts from a caller
+/// without a budget of its own (a period from BUDGET_MIN_PERIOD_US to
+/// BUDGET_MAX_PERIOD_US, a budget from BUDGET_MIN_US to the period).
+pub fn check_budget(v: &str) -> Result<(u64, u64), String> {
+    use keep_abi::layout::{BUDGET_MAX_PERIOD_US, BUDGET_MIN_PERIOD_US, BUDGET_MIN_US};
+    let bad = || alloc::format!("budget={v}: want B/P, microseconds: a period from {BUDGET_MIN_PERIOD_US} to {BUDGET_MAX_PERIOD_US}, a budget from {BUDGET_MIN_US} to the period");
+    let (b, p) = v.split_once('/').ok_or_else(bad)?;
+    let (b, p) = (number(b).ok_or_else(bad)?, number(p).ok_or_else(bad)?);
+    if !(BUDGET_MIN_PERIOD_US..=BUDGET_MAX_PERIOD_US).contains(&p) || !(BUDGET_MIN_US..=p).contains(&b) {
+        return Err(bad());
+    }
+    Ok((b, p))
+}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Description {
@@ -265,9 +287,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "ioport", "timer", "blob", "notify", "tpm", "checkpoint",
+                "interrupt", "ioport", "timer", "blob", "notify", "tpm", "checkpoint", "budget",
             ],
-            "program" => &["program", "bank", "limit", "frames", "uses", "console", "terminal", "timer", "blob", "tpm"],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console", "terminal", "timer", "blob", "tpm", "budget"],
             "persistent" => &["program", "limit", "arg", "console", "timer"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server, program or persistent)"))),
         };
@@ -416,6 +438,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
                 Some((b, n))
             }
         };
+        let budget = get("budget").map(check_budget).transpose().map_err(err)?;
         d.entries.push(Entry {
             line,
             kind: if keyword == "server" { Kind::Server } else { Kind::Program },
@@ -439,6 +462,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             grants,
             blob,
             checkpoint: get("checkpoint").is_some(),
+            budget,
         });
     }
     Ok(d)
@@ -489,6 +513,27 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         assert_eq!(d.entries[1].blob.as_deref(), Some("x.bin"));
         assert!(!d.entries[0].timer);
         assert!(parse("program p program=x bank=prime limit=1 timer\n").unwrap().entries[0].timer);
+    }
+
+    #[test]
+    fn parses_a_budget() {
+        let d = parse("server s program=x bank=prime limit=9 budget=2000/10000\nprogram p program=y bank=prime limit=1 budget=100/1000\nprogram q program=y bank=prime limit=1\n").unwrap();
+        assert_eq!(d.entries[0].budget, Some((2000, 10000)));
+        assert_eq!(d.entries[1].budget, Some((100, 1000)));
+        assert_eq!(d.entries[2].budget, None);
+        assert_eq!(check_budget("10000000/10000000"), Ok((10_000_000, 10_000_000)));
+        assert_eq!(check_budget("0x64/0x3e8"), Ok((100, 1000)));
+    }
+
+    #[test]
+    fn refuses_a_bad_budget() {
+        for v in ["", "5", "/", "1000/", "/1000", "0/1000", "99/1000", "1001/1000", "100/999", "100/10000001", "0/0", "a/b", "1/2/3", "-1/1000"] {
+            assert!(check_budget(v).is_err(), "budget={v} accepted");
+            refused(&alloc::format!("program p program=y bank=prime limit=1 budget={v}\n"), 1, "budget=");
+        }
+        refused("persistent p program=y limit=1 budget=100/1000\n", 1, "budget");
+        refused("bank b limit=1 budget=100/1000\n", 1, "budget");
+        assert!(parse("program budget program=y bank=prime limit=1\n").is_err());
     }
 
     #[test]

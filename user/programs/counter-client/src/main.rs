@@ -13,6 +13,8 @@
 //! second with the calls answered so far, and at the end how many failed
 //! (exit 0 if none): the test that a trusted program's IPC goes on while
 //! the workhorse beside it is killed and restarted (tools/test_linux.py).
+//! With arg0 = 5 it only prints its own budget (PROCESS.BUDGET: the
+//! description's `budget=B/P`, tools/test_boot.py) and exits 0.
 //!
 //! Exit codes: 0 the sum was right; 1 a request failed or the sum was
 //! wrong; 2 no server capability in `SERVER_SLOT` and none by name.
@@ -89,6 +91,18 @@ fn keep_calling(server: &Client, ms: u64) -> i32 {
 fn main(quit: u64, _: u64) -> i32 {
     if quit == 3 {
         return if name_service_refusals() { 0 } else { 1 };
+    }
+    if quit == 5 {
+        return match keep_abi::SELF_PROCESS.budget() {
+            Ok((b, p, _, _)) => {
+                println!("counter-client: budget {b}/{p} us");
+                0
+            }
+            Err(e) => {
+                println!("counter-client: BUDGET: {e}");
+                1
+            }
+        };
     }
     // What is in the slot?  IDENTIFY_CAP names its type and whether it is live.
     let given = SELF_ASPACE.identify_cap(SERVER_SLOT);

@@ -209,6 +209,31 @@ fn cross_as(root: &mut Root, s: &mut Suite) -> BenchResult {
     r
 }
 
+/// `ipc.call_reply.cross_as` to a benchsrv with a budget (all of every
+/// longest period: never spent, so never parked): what charging a budgeted
+/// process costs a call and its reply, which the kernel then takes on the
+/// general path.  The budget is removed after.
+fn budget_switch(root: &mut Root, s: &mut Suite) -> BenchResult {
+    const NAME: &str = "sched.budget_switch";
+    if !s.wants(NAME) {
+        return Ok(());
+    }
+    let child = benchsrv(root, 0)?;
+    let to = mint(root, child.process)?;
+    let max = keep_abi::layout::BUDGET_MAX_PERIOD_US;
+    let r = (|| -> BenchResult {
+        child.process.set_budget(max, max).ctx("SET_BUDGET")?;
+        configure(to, 1)?;
+        let null = Tag::new(PING);
+        keep_abi::Error::check(call(to, null)).ctx("first call")?;
+        counting(s, NAME, |s| s.bench(NAME, CALLS, || call(to, null)));
+        Ok(())
+    })();
+    let _ = child.process.set_budget(0, 0);
+    drop_slot(root, to.0);
+    r
+}
+
 const PRESSURE: Names = Names {
     null: "ipc.call_reply.cross_as.kmem_pressure",
     caps: None,
@@ -332,5 +357,6 @@ pub fn run(root: &mut Root, s: &mut Suite) {
         ("ipc.call_reply.same_as", same_as),
         ("ipc.send.nonblocking_fail", nonblocking_fail),
         ("sched.yield_switch", yield_switch),
+        ("sched.budget_switch", budget_switch),
     ]);
 }

@@ -69,6 +69,8 @@ struct Entry {
     arg: u64,
     max_restarts: u64,
     backoff: u64,
+    /// `budget=B/P`: (budget, period) in microseconds.
+    budget: Option<(u64, u64)>,
     restarts: u64,
     phase: u64,
     /// When a restart is due (ms since boot), in phase WAITING.
@@ -147,6 +149,11 @@ impl Init {
         let i64_ = i as u64;
         let e = &self.entries[i];
         Constructor(at::CTOR + i64_).instantiate(Bank(at::BANK + i64_), e.limit, e.frames, e.arg, at::PROCESS + i64_, at::INSTANCE_BANK + i64_)?;
+        if let Some((b, p)) = e.budget
+            && let Err(why) = Process(at::PROCESS + i64_).set_budget(b, p)
+        {
+            println!("init: {}: budget={b}/{p} refused ({why}); it runs without one", e.name);
+        }
         let e = &mut self.entries[i];
         e.phase = phase::RUNNING;
         e.bank_index = Bank(at::INSTANCE_BANK + i64_).info().map_or(proto::NONE, |b| b.index);
@@ -504,6 +511,7 @@ fn main(len: u64, _: u64) -> i32 {
             arg: e.arg,
             max_restarts: e.restart,
             backoff: e.backoff,
+            budget: e.budget,
             restarts: 0,
             phase: phase::IDLE,
             due: 0,
