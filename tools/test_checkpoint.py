@@ -2,8 +2,9 @@
 """Whole-pool persistence across power cuts (docs/persistence.md), on a
 copy of build/disk.img that persists between boots (QEMU without
 snapshot=on), booted with system=system-checkpoint
-(user/system/checkpoint-test.conf: the persistent workload `tally`, two
+(user/system/checkpoint-test.conf: the persistent workloads `tally`, two
 processes passing a token by IPC and checking that their counts agree,
+and `wraps`, a ring of wrappers made, revoked and checked,
 and the checkpointer capturing the persistent pool every 20 ms, each
 checkpoint's lines on the console):
 
@@ -17,7 +18,7 @@ checkpoint's lines on the console):
     random moment of the periodic checkpoints (each cut's seed printed);
     the next boot resumes a checkpoint no older than the last one the
     console reported committed and no newer than the last one begun, with
-    tally's two processes, and tally goes on from that checkpoint's round:
+    tally's and wraps' processes, and tally goes on from that checkpoint's round:
     after the last round it printed before that checkpoint began, and no
     later than the last round it printed before the cut (its counts never
     disagree: no mix of two checkpoints, no lost page, no reply twice);
@@ -48,6 +49,8 @@ from test_boot import PROMPT  # noqa: E402
 AREA_SECTOR = 98304
 AREA_BLOCKS = 2048
 APPEND = "system=system-checkpoint"
+# The persistent processes: tally's two and wraps' two.
+PROCESSES = 4
 # tally's arg: a line every EVERY rounds.
 EVERY = 2000
 AREA_LINE = f"checkpointer: area of {AREA_BLOCKS} blocks: "
@@ -79,9 +82,16 @@ def boot(disk, append=APPEND, tpm_state=None):
         g.kill()
         raise SystemExit(f"checkpoint-test: no prompt or no checkpointer: {g.text()[-2000:]}")
     g.expect(b"\n", 5, g.text().rfind(AREA_LINE))
-    # tally's first line after the start or the restore.
+    # tally's and wraps' first lines after the start or the restore.
     g.wait_for(re.compile(rb"tally: round \d+ ok"), 60)
+    g.wait_for(re.compile(rb"wraps: round \d+ ok"), 60)
     return g
+
+
+def wraps_held(text):
+    """wraps went on in this boot's text and never found a capability
+    that broke its rule (a live wrapper refused, a revoked one answering)."""
+    return re.search(r"wraps: round \d+ ok", text) is not None and "wraps: MISMATCH" not in text
 
 
 def clean(text):
@@ -118,7 +128,7 @@ def first_round(text):
 
 # The checkpointer's and tally's own lines, which the console interleaves
 # with the shell's output wherever they fall (even inside one of its lines).
-OWN_LINE = re.compile(r"(checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written\))|tally: round \d+ ok)\n")
+OWN_LINE = re.compile(r"(checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written\))|tally: round \d+ ok|wraps: round \d+ ok)\n")
 
 
 def shell(g, cmd):
@@ -136,6 +146,8 @@ def first_boot(disk):
     check("a fresh pool: the root task builds tally from it, which starts at round 0",
           "persist: 'tally' started from the persistent pool" in text
           and "tally: started (name service live)" in text and first_round(text) == (EVERY, False), text[-2000:])
+    check("the capability workload wraps starts from the pool and keeps its rule",
+          "persist: 'wraps' started from the persistent pool" in text and wraps_held(text), text[-2000:])
     out = shell(g, "checkpoint")
     m = re.search(r"checkpoint (\d+) committed by 'checkpointer': (\d+) pages written, (\d+) blocks", out)
     check("the shell's checkpoint commits one", m is not None, out)
@@ -215,8 +227,9 @@ def main():
             first, said = first_round(text)
             low = begun_at.get(seq, -1) + EVERY
             said_any = said_any or said
-            good = (m is not None and acked <= seq <= begun and int(m.group(2)) == 2
-                    and first is not None and low <= first <= last + EVERY and "MISMATCH" not in text)
+            good = (m is not None and acked <= seq <= begun and int(m.group(2)) == PROCESSES
+                    and first is not None and low <= first <= last + EVERY and "MISMATCH" not in text
+                    and wraps_held(text))
             if m and m.group(5):
                 fell_back += 1
             resumed_ok += good
