@@ -113,6 +113,8 @@ def load(path, common):
                 raise Bad(f"{where}: request {n}: {key} is not a list of names")
         if not isinstance(r.get("needs", []), list):
             raise Bad(f"{where}: request {n}: needs is not a list of rights")
+        if not isinstance(r.get("waits", False), bool):
+            raise Bad(f"{where}: request {n}: waits is not true or false")
         for key in ("send_string", "reply_string", "cost"):
             if not isinstance(r.get(key, ""), str):
                 raise Bad(f"{where}: request {n}: {key} is not a description")
@@ -137,7 +139,7 @@ KINDS = {
     "Count": {"count", "pages", "n", "frames", "length", "limit", "entries", "size", "sectors", "width"},
     "Offset": {"offset", "first", "sector", "vaddr", "dev_addr", "address", "used"},
     "Handle": {"handle", "buffer", "mapping", "pin", "filter", "index", "queue", "entry", "instance",
-               "ids", "slot", "payload", "client"},
+               "ids", "slot", "payload", "client", "stack"},
     "Rights": {"rights", "mask"},
 }
 
@@ -178,6 +180,9 @@ def fuzz_table(defs, common):
          "    pub reply_string: bool,",
          "    /// The statuses besides OK and BAD_REQUEST it may answer.",
          "    pub statuses: &'static [u64],",
+         "    /// It may be answered only when something happens (`waits`): the",
+         "    /// fuzzer bounds it with a short time-out, which is no hang.",
+         "    pub waits: bool,",
          "}"]
     for d in defs:
         svc = d["service"]
@@ -196,7 +201,7 @@ def fuzz_table(defs, common):
                   f"                  args: &[{args}], results: {len(r['results'])},",
                   f"                  send_caps: {len(r.get('send_caps', []))}, reply_caps: {len(r.get('reply_caps', []))},"
                   f" send_string: {str(bool(r.get('send_string'))).lower()}, reply_string: {str(bool(r.get('reply_string'))).lower()},",
-                  f"                  statuses: &[{sts}] }},"]
+                  f"                  statuses: &[{sts}], waits: {str(bool(r.get('waits'))).lower()} }},"]
         o += ["    ];", "}"]
     o.append("")
     return "\n".join(o)

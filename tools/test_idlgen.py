@@ -83,8 +83,12 @@ def main():
     for want in ["pub mod svc {", "pub const STATUSES: &[u64] = &[0, 1, 2];",
                  'Request { name: "PUT", label: 1, interface: "CLIENTS", payload: "CLIENTS",',
                  'args: &[Arg { name: "count", kind: Kind::Count }, Arg { name: "b", kind: Kind::Word }], results: 1,',
-                 "statuses: &[2] },", 'Request { name: "STOP", label: 2, interface: "ADMIN", payload: "ADMIN",']:
+                 "statuses: &[2], waits: false },", 'Request { name: "STOP", label: 2, interface: "ADMIN", payload: "ADMIN",']:
         assert want in ft, want
+    # A request that waits for an event says so to the fuzzers.
+    ft = idlgen.fuzz_table([load(GOOD.replace('doc = "Put."', 'doc = "Put."\nwaits = true'))], COMMON)
+    assert "statuses: &[2], waits: true }," in ft, ft
+    refused(GOOD.replace('doc = "Put."', 'doc = "Put."\nwaits = 1'), ["PUT", "waits"])
     refused(GOOD.replace('value = 2', 'value = 1'), ["FULL", "reuses value 1", "BAD_REQUEST"])
     refused(GOOD.replace('name = "FULL"', 'name = "OK"').replace('["FULL"]', '[]'), ["OK", "twice"])
     refused(GOOD.replace('label = 2', 'label = 1'), ["PUT", "STOP", "label 1"])
