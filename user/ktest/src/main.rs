@@ -522,6 +522,7 @@ const TESTS: &[Test] = &[
     ("SRVFUZZ0003", "dataspace manager fuzzed from its definition through a dataspace capability: listed statuses only; an honest client maps its own dataspace and reads back what it wrote; the manager's counts and the bank's charge come back", srvfuzz::dataspace),
     ("SRVFUZZ0004", "PCI server and block server fuzzed from their definitions through clients' capabilities: listed statuses only; an honest PCI client lists as before, an honest block client reads back what it wrote; every buffer and dataspace comes back", srvfuzz::pci_blk),
     ("SRVFUZZ0005", "constructor fuzzed from its definition through the metaconstructor and the builders and constructors it hands out: listed statuses only; an honest client's constructor answers IS_CONFINED as before", srvfuzz::constructor),
+    ("SRVFUZZ0006", "network server fuzzed from its definition through a stack's capability, with rings, a notification and wrong capabilities to send: listed statuses only, WAIT bounded; an honest stack gets back each frame it sends itself, its counters counting only its own; the fuzzer's stack removed, the manager's counts come back", srvfuzz::net),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),

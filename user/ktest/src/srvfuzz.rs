@@ -35,6 +35,9 @@ const HONEST_EVERY: u64 = 50;
 /// The rig renews what the fuzzer may have destroyed or used up (its bank,
 /// its dataspace) every this many requests.
 const RENEW_EVERY: u64 = 400;
+/// The time-out of a request the definition says `waits` (answered only
+/// when something happens): its time-out is no hang.
+const WAIT_MS: u64 = 10;
 
 
 fn seed_ops() -> (u64, u64) {
@@ -140,7 +143,7 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
     let mut live = [false; 4];
     let mut seen: Vec<u64> = Vec::new();
     let start = TIMER.now_ms().unwrap_or(0);
-    let (mut ok, mut refused, mut turns, mut done, mut stale_run) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut ok, mut refused, mut turns, mut done, mut stale_run, mut waited) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let anyst = any_label_statuses(requests);
     // The last requests (op, label, words, caps, status), printed with a
     // failure: what led up to it.
@@ -203,9 +206,16 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
                 Some(k) if rng.chance(40) => k,
                 _ => rig.cap(),
             };
-            let m = keep_abi::ipc(through, t.with_mode(tag::MODE_CALL), words, REPLY_MS);
+            let waits = req.is_some_and(|r| r.waits);
+            let m = keep_abi::ipc(through, t.with_mode(tag::MODE_CALL), words, if waits { WAIT_MS } else { REPLY_MS });
             let what = || format!("{server} request {op} (seed {seed:#x}): label {label} ({}) words {words:x?}, {ncaps} caps",
                                   req.map_or("no request", |r| r.name));
+            if m.err == err::TIMEOUT && waits {
+                // Nothing happened for it: the server keeps it (a later one
+                // of the same kind answers it), which is no hang.
+                waited += 1;
+                continue;
+            }
             if m.err == err::TIMEOUT {
                 HUNG.store(true, core::sync::atomic::Ordering::SeqCst);
                 return Err(format!("{}: no reply within {REPLY_MS} ms", what()));
@@ -269,7 +279,7 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
         }
     }
     let ms = TIMER.now_ms().unwrap_or(0).saturating_sub(start).max(1);
-    println!("srvfuzz: {server} {done} requests ({ok} OK, {refused} refused), {turns} honest turns, {ms} ms, {} requests/s",
+    println!("srvfuzz: {server} {done} requests ({ok} OK, {refused} refused, {waited} left waiting), {turns} honest turns, {ms} ms, {} requests/s",
              done * 1000 / ms);
     r
 }
@@ -764,6 +774,107 @@ pub fn constructor(cx: &mut Cx) -> TestResult {
             let _ = SELF_ASPACE.delete_cap(s);
         }
         cx.drop_slots(&[cb, fb, probe, page]);
+        r
+    })?;
+    invariants()
+}
+
+// ---- the network server ----------------------------------------------------------
+
+use keep_net::Stack;
+
+const NET_FUZZ_IP: u64 = keep_net::ipv4(10, 0, 2, 40);
+const NET_HONEST_IP: u64 = keep_net::ipv4(10, 0, 2, 41);
+
+struct NetRig {
+    admin: keep_net::Admin,
+    fuzz: u64,
+    honest: Stack,
+    mac: [u8; 6],
+    offer: Vec<u64>,
+}
+
+impl Rig for NetRig {
+    fn cap(&self) -> u64 {
+        self.fuzz
+    }
+    fn offer(&self) -> Vec<u64> {
+        self.offer.clone()
+    }
+    fn honest(&mut self, _: &mut Cx, n: u64) -> TestResult {
+        // A frame to its own address comes back to it whole, and its
+        // counters count exactly its own frames: the fuzzer's reach no one.
+        let (mac, ip, _) = self.honest.info().map_err(|e| format!("INFO: {e}"))?;
+        ensure!(keep_net::mac_bytes(mac) == self.mac && ip == NET_HONEST_IP, "INFO answered MAC {mac:#x} address {}", keep_net::Ip(ip));
+        let frame = crate::net::ipv4_frame(self.mac, NET_HONEST_IP, NET_HONEST_IP, 60 + (n as usize * 37) % 1400, n as u8);
+        self.honest.send(&frame).map_err(|e| format!("SEND: {e}"))?;
+        let mut buf = alloc::vec![0u8; keep_net::MAX_FRAME];
+        let got = self.honest.recv(&mut buf).map_err(|e| format!("RECV: {e}"))?;
+        let (len, left) = got.ok_or("RECV: no frame came back")?;
+        ensure!(buf[..len] == frame[..] && left == 0, "RECV answered {len} bytes ({} frames left), not the {} it sent", left, frame.len());
+        let (delivered, sent, dropped) = self.honest.counters().map_err(|e| format!("COUNTERS: {e}"))?;
+        ensure!((delivered, sent, dropped) == (n + 1, n + 1, 0), "COUNTERS answered {delivered} delivered, {sent} sent, {dropped} dropped after {} turns", n + 1);
+        Ok(())
+    }
+    fn renew(&mut self, _: &mut Cx) -> TestResult {
+        // The administrator's counts still answer.
+        self.admin.stats().map_err(|e| format!("STATS: {e}"))?;
+        Ok(())
+    }
+}
+
+/// SRVFUZZ0006: the network server, fuzzed through a stack's capability
+/// (ADD_STACK's), with a ring's dataspace shared read-write and read-only,
+/// one too small, a notification and wrong capabilities to send; the
+/// honest stack beside it sends a frame to its own address and gets that
+/// frame back, its counters counting only its own; at the end the
+/// fuzzer's stack is removed, and the manager's dataspaces, handles,
+/// mappings and pins are back where they were.
+pub fn net(cx: &mut Cx) -> TestResult {
+    let (seed, ops) = seed_ops();
+    crate::net::with_net_process(cx, "SRVFUZZ0006", |cx, admin, dsm, _| {
+        let [fuzz, honest, ring, rw, ro, small, note] = cx.slots::<7>()?;
+        let page = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            let stats0 = dsm.m.stats().map_err(|e| format!("STATS: {e}"))?;
+            let nf = admin.add_stack(NET_FUZZ_IP, fuzz).map_err(|e| format!("ADD_STACK the fuzzer's: {e}"))?;
+            admin.add_stack(NET_HONEST_IP, honest).map_err(|e| format!("ADD_STACK the honest: {e}"))?;
+            let hs = Stack(Sender(honest));
+            let mac = keep_net::mac_bytes(hs.info().map_err(|e| format!("INFO: {e}"))?.0);
+            let rwr = keep_abi::rights::READ | keep_abi::rights::WRITE;
+            dsm.m.create(keep_net::ring::RING_PAGES, dsm.bank, ring).map_err(|e| format!("CREATE: {e}"))?;
+            Dataspace(Sender(ring)).share(rwr, rw).map_err(|e| format!("SHARE: {e}"))?;
+            Dataspace(Sender(ring)).share(keep_abi::rights::READ, ro).map_err(|e| format!("SHARE: {e}"))?;
+            dsm.m.create(1, dsm.bank, small).map_err(|e| format!("CREATE: {e}"))?;
+            ACCOUNT.create_notification(note).ctx("CREATE_NOTIFICATION")?;
+            let stats1 = dsm.m.stats().map_err(|e| format!("STATS: {e}"))?;
+            // A ring to attach (twice as likely), one read-only, one too
+            // small, the manager itself, a notification, a page, the
+            // console, the fuzzer's own capability.
+            let offer = alloc::vec![rw, rw, ro, small, dsm.m.0.0, note, page, slot::CONSOLE, fuzz];
+            let mut rig = NetRig { admin, fuzz, honest: hs, mac, offer };
+            run(cx, "net", table::net::REQUESTS, &mut rig, seed, ops)?;
+            // Its registration ends: its ring and notification are let go of.
+            admin.remove_stack(nf).map_err(|e| format!("REMOVE_STACK: {e}"))?;
+            let st = Stack(Sender(fuzz)).info();
+            ensure!(st == Err(keep_net::Error::Status(keep_net::NOT_REGISTERED)), "INFO of the removed stack answered {st:?}");
+            let stats = dsm.m.stats().map_err(|e| format!("STATS: {e}"))?;
+            ensure!(stats == stats1, "manager STATS (dataspaces, handles, mappings, pins) {stats:?} after the run, {stats1:?} before");
+            for s in [ring, small] {
+                Dataspace(Sender(s)).destroy().map_err(|e| format!("DESTROY: {e}"))?;
+            }
+            let stats = dsm.m.stats().map_err(|e| format!("STATS: {e}"))?;
+            ensure!(stats == stats0, "manager STATS {stats:?} after the dataspaces went, {stats0:?} before");
+            Ok(())
+        })();
+        if hung() {
+            return r;
+        }
+        let _ = ACCOUNT.destroy(note);
+        for s in [fuzz, honest, ring, rw, ro, small, note] {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        cx.drop_slots(&[fuzz, honest, ring, rw, ro, small, note, page]);
         r
     })?;
     invariants()
