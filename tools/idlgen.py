@@ -70,6 +70,8 @@ def load(path, common):
             raise Bad(f"{where}: interface {i['name']} is defined twice (or is a payload range)")
         if i["payload"] not in {p["name"] for p in common["payload"]}:
             raise Bad(f"{where}: interface {i['name']}: payload {i['payload']!r} is no payload range")
+        if not re.match(r"^[a-z_][a-z0-9_]*(::[a-z_][a-z0-9_]*)*$", i.get("rust", "x")):
+            raise Bad(f"{where}: interface {i['name']}: rust {i['rust']!r} is not a path to a predicate")
         payloads.add(i["name"])
     own = d.get("status", [])
     names, values = dict(shared), {v: n for n, v in shared.items()}
@@ -264,8 +266,13 @@ def rust(d, common):
     ranges = {p["name"]: p for p in common["payload"]}
     for i in d.get("interface", []):
         ranges[i["name"]] = ranges[i["payload"]]
+    # An interface of the service's own may name its own predicate (a
+    # server that tells its interfaces apart by exact payloads within a
+    # range: init's control and watcher capabilities).
+    own = {i["name"]: i["rust"] for i in d.get("interface", []) if i.get("rust")}
     for r in d["request"]:
-        o.append(f"        {lp}{r['name']} => keep_abi::proto::payload::{ranges[r['interface']]['rust']}(payload),")
+        pred = own.get(r["interface"]) or f"keep_abi::proto::payload::{ranges[r['interface']]['rust']}"
+        o.append(f"        {lp}{r['name']} => {pred}(payload),")
     o += ["        _ => false,", "    }", "}", ""]
     o += ["/// A status's name, for messages.", "pub fn status_name(s: u64) -> &'static str {", "    match s {"]
     for s in common["status"] + d.get("status", []):
@@ -371,6 +378,7 @@ def main():
         sys.exit(1 if bad else 0)
     for p, text in out.items():
         if not p.exists() or p.read_text() != text:
+            p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text)
 
 

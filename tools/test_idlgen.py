@@ -98,6 +98,10 @@ def main():
     ft = idlgen.fuzz_table([load(own)], COMMON)
     assert 'Request { name: "STOP", label: 2, interface: "operators", payload: "ADMIN",' in ft, ft
     refused(own.replace('payload = "ADMIN"', 'payload = "STAFF"'), ["operators", "STAFF"])
+    # An interface of its own with its own predicate.
+    pred = own + 'rust = "crate::ops::is_op"\n'
+    assert "STOP => crate::ops::is_op(payload)," in idlgen.rust(load(pred), COMMON)
+    refused(own + 'rust = "is op()"\n', ["operators", "predicate"])
     refused(GOOD.replace('statuses = ["FULL"]', 'statuses = ["EMPTY"]'), ["PUT", "EMPTY", "not defined"])
     refused(GOOD.replace('results = ["c"]', 'results = ["c", "d", "e", "f"]'), ["PUT", "3 results"])
     refused(GOOD.replace('name = "PUT"', 'name = "put"'), ["put", "upper-case"])

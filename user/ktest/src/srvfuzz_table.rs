@@ -231,6 +231,45 @@ pub mod dataspace {
     ];
 }
 
+/// init (abi/services/init.toml).
+pub mod init {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "START", label: 16, interface: "CONTROL", payload: "ADMIN",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3], waits: false },
+        Request { name: "STATUS", label: 17, interface: "CONTROL", payload: "ADMIN",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[], waits: false },
+        Request { name: "STOP", label: 18, interface: "CONTROL", payload: "ADMIN",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[], waits: false },
+        Request { name: "KILL", label: 19, interface: "CONTROL", payload: "ADMIN",
+                  args: &[Arg { name: "entry", kind: Kind::Handle }, Arg { name: "delay_ms", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[4], waits: false },
+        Request { name: "ADMIN", label: 20, interface: "CONTROL", payload: "ADMIN",
+                  args: &[Arg { name: "entry", kind: Kind::Handle }], results: 0,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[4], waits: false },
+        Request { name: "ENDED", label: 21, interface: "CONTROL", payload: "ADMIN",
+                  args: &[Arg { name: "entry", kind: Kind::Handle }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[], waits: false },
+        Request { name: "DIED", label: 32, interface: "WATCHER", payload: "CLIENTS",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[], waits: true },
+    ];
+}
+
 /// names (abi/services/names.toml).
 pub mod names {
     use super::*;
@@ -247,6 +286,10 @@ pub mod names {
                   args: &[Arg { name: "payload", kind: Kind::Handle }], results: 1,
                   send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
                   statuses: &[4], waits: false },
+        Request { name: "TAKE_GONE", label: 3, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[], waits: false },
     ];
 }
 
