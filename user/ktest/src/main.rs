@@ -523,6 +523,7 @@ const TESTS: &[Test] = &[
     ("SRVFUZZ0004", "PCI server and block server fuzzed from their definitions through clients' capabilities: listed statuses only; an honest PCI client lists as before, an honest block client reads back what it wrote; every buffer and dataspace comes back", srvfuzz::pci_blk),
     ("SRVFUZZ0005", "constructor fuzzed from its definition through the metaconstructor and the builders and constructors it hands out: listed statuses only; an honest client's constructor answers IS_CONFINED as before", srvfuzz::constructor),
     ("SRVFUZZ0006", "network server fuzzed from its definition through a stack's capability, with rings, a notification and wrong capabilities to send: listed statuses only, WAIT bounded; an honest stack gets back each frame it sends itself, its counters counting only its own; the fuzzer's stack removed, the manager's counts come back", srvfuzz::net),
+    ("SRVFUZZ0007", "name service and init's own requests fuzzed from their definitions through a described program's capability of an init ktest starts: listed statuses only, none of init's control requests done; an honest program finds the counter by name and counts on, init's STATUS sees it running; the banks' charges come back", srvfuzz::names),
     ("KERN0001", "CHECK_INVARIANTS finds no violation", stress::invariants),
     ("STRESS0001", "an unprivileged child survives 100000 random invocations", stress::stress_child),
     ("STRESS0002", "after the stress: invariants hold, operations work", stress::after_stress),

@@ -879,3 +879,159 @@ pub fn net(cx: &mut Cx) -> TestResult {
     })?;
     invariants()
 }
+
+// ---- the name service and init's administrator interface -------------------
+
+use keep_system::init as init_proto;
+use keep_system::names;
+
+/// The description SRVFUZZ0007 gives its init: the counter as a server,
+/// and two programs that may use it, whose name-service capabilities ktest
+/// holds (the fuzzer's: entry 1; the honest client's: entry 2).  The
+/// fuzzer's line grants it nothing else.
+const NAMES_DESC: &str = "bank services limit=1000\n\
+                          server counter program=counter bank=services limit=300\n\
+                          program fuzzer program=hello bank=services limit=300 uses=counter\n\
+                          program honest program=hello bank=services limit=300 uses=counter\n";
+const NAMES_FUZZER: u64 = 1;
+const NAMES_HONEST: u64 = 2;
+
+struct NamesRig {
+    fuzz: u64,
+    honest: u64,
+    control: u64,
+    counter: u64,
+    offer: Vec<u64>,
+    /// The honest client's counter so far.
+    value: u64,
+}
+
+impl Rig for NamesRig {
+    fn cap(&self) -> u64 {
+        self.fuzz
+    }
+    fn offer(&self) -> Vec<u64> {
+        self.offer.clone()
+    }
+    fn honest(&mut self, _: &mut Cx, n: u64) -> TestResult {
+        // LOOKUP finds the counter for it; its count goes on exactly.
+        let _ = SELF_ASPACE.delete_cap(self.counter);
+        names::lookup_at(self.honest, "counter", self.counter, keep_rt::ipc_buffer()).map_err(|e| format!("LOOKUP counter: {}", names::status::name(e)))?;
+        let v = keep_counter::Stub(Sender(self.counter)).add(n + 1).map_err(|e| format!("ADD: {e:?}"))?;
+        ensure!(v == self.value + n + 1, "ADD answered {v}, want {}", self.value + n + 1);
+        self.value = v;
+        // The administrator sees the counter running, never restarted.
+        let st = init_proto::entry_status(self.control, keep_rt::ipc_buffer()).map_err(|e| format!("STATUS: {e:#x}"))?;
+        ensure!(st.len() == 3 && st[0].phase == init_proto::phase::RUNNING && st[0].restarts == 0, "STATUS answered {st:?}");
+        Ok(())
+    }
+    fn renew(&mut self, _: &mut Cx) -> TestResult {
+        Ok(())
+    }
+}
+
+/// SRVFUZZ0007: the name service (LOOKUP, GRANT, TAKE_GONE) and init's
+/// own requests, fuzzed through a described program's name-service
+/// capability of an init that ktest starts on a description of its own
+/// (a counter server, the fuzzer's and the honest client's program
+/// lines); the honest client finds the counter by name and counts on;
+/// init's STATUS sees the counter running, never restarted; the banks'
+/// charges come back.
+pub fn names(cx: &mut Cx) -> TestResult {
+    let (seed, ops) = seed_ops();
+    crate::bank::with_server(cx, |cx, prime| {
+        let [cb, sb, ib, acct, ctor, fuzz, honest, control, counter, scratch, bscratch] = cx.slots::<11>()?;
+        let page = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            let ctor_bank = prime.create_bank(1500, cb).ctx("CREATE_BANK the constructor's")?;
+            let services = prime.create_bank(1000, sb).ctx("CREATE_BANK the servers'")?;
+            let elf = crate::bank::elf(cx, "constructor")?;
+            let server = keep_constructor::Server::spawn(&mut cx.slots, elf, ctor_bank.0).map_err(String::from)?;
+            let r = (|| {
+                // init on a bank of its own, as the root task loads it: its
+                // process, its threads and their account go with the bank.
+                let init_bank = prime.create_bank(1024, ib).ctx("CREATE_BANK init's")?;
+                init_bank.alloc_account(66, acct).ctx("ALLOC_ACCOUNT init's")?;
+                let grants = [
+                    keep_loader::Grant { src: slot::CONSOLE, dest: slot::CONSOLE, rights: 0 },
+                    keep_loader::Grant { src: slot::TIMER, dest: slot::TIMER, rights: keep_abi::rights::READ },
+                    keep_loader::Grant { src: acct, dest: slot::ACCOUNT, rights: 0 },
+                ];
+                let blob = Some(keep_loader::Blob { vaddr: init_proto::DESC_VADDR, data: NAMES_DESC.as_bytes() });
+                let spec = keep_loader::Spec { name: "init", elf: crate::bank::elf(cx, "init")?, arg0: NAMES_DESC.len() as u64, arg1: 0, grants: &grants, blob };
+                let mut frames = keep_spacebank::BankFrames(init_bank);
+                let loaded = keep_loader::Loader::with_source(&mut cx.slots, keep_abi::Account(acct), &mut frames).load(&spec);
+                let child = match loaded {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = init_bank.destroy();
+                        return Err(format!("load init: {e}"));
+                    }
+                };
+                let r = (|| {
+                    // init's per-entry slots (keep_system::init::slot).
+                    for c in 0..init_proto::slot::CAPPAGES {
+                        let _ = SELF_ASPACE.delete_cap(scratch);
+                        init_bank.alloc_cappage(scratch).ctx("ALLOC_CAPPAGE")?;
+                        child.aspace.map_cappage(scratch, init_proto::slot::BASE + c * keep_abi::layout::CAPPAGE_SLOTS).ctx("MAP_CAPPAGE")?;
+                    }
+                    let _ = SELF_ASPACE.delete_cap(scratch);
+                    child.process.mint(control, init_proto::CONTROL, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT control")?;
+                    // The counter's constructor (entry 0), its name-service
+                    // capability (payload 0) in NAMES_SLOT.
+                    child.process.mint(scratch, 0, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT")?;
+                    let elf = crate::bank::elf(cx, "counter")?;
+                    let built = server.meta.build("counter", elf, &[(scratch, names::NAMES_SLOT)], bscratch, ctor);
+                    let _ = SELF_ASPACE.delete_cap(scratch);
+                    built.map_err(|e| format!("build the counter's constructor: {e:?}"))?;
+                    child.aspace.insert_cap(ctor, init_proto::slot::CTOR, 0).ctx("INSERT_CAP the constructor")?;
+                    child.aspace.insert_cap(services.0, init_proto::slot::BANK, 0).ctx("INSERT_CAP the bank")?;
+                    child.process.mint(fuzz, NAMES_FUZZER, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT")?;
+                    child.process.mint(honest, NAMES_HONEST, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT")?;
+                    child.process.start().ctx("START init")?;
+                    // Bounded: an init that refused the description has ended.
+                    let m = keep_abi::ipc(control, Tag::new(init_proto::req::START).with_mode(tag::MODE_CALL), [0; 4], REPLY_MS);
+                    ensure!(m.err == err::OK && m.words[0] == init_proto::status::OK, "START: error {} status {}", keep_abi::Error(m.err), m.words[0]);
+                    // Capabilities to send where a request takes some: a
+                    // page, the console, init's own capabilities (the
+                    // fuzzer's, the control one), a bank.
+                    let offer = alloc::vec![fuzz, control, services.0, page, slot::CONSOLE];
+                    let mut rig = NamesRig { fuzz, honest, control, counter, offer, value: 0 };
+                    // One honest turn first: the counter's first calls make
+                    // what it keeps for good (its pages as first touched).
+                    rig.honest(cx, 0)?;
+                    let used0 = (prime.info().ctx("INFO")?.used, services.info().ctx("INFO")?.used);
+                    // One capability answers both definitions' labels.
+                    let both: &'static [Request] = alloc::boxed::Box::leak([table::names::REQUESTS, table::init::REQUESTS].concat().into_boxed_slice());
+                    run(cx, "names+init", both, &mut rig, seed, ops)?;
+                    let used = (prime.info().ctx("INFO")?.used, services.info().ctx("INFO")?.used);
+                    ensure!(used == used0, "the banks' charges (prime, the servers') are {used:?} after the run, {used0:?} before");
+                    let w = init_proto::call(control, init_proto::req::STOP).map_err(|e| format!("STOP: {}", keep_abi::Error(e)))?;
+                    ensure!(w[0] == init_proto::status::OK, "STOP answered {w:?}");
+                    Ok(())
+                })();
+                if hung() {
+                    return r;
+                }
+                let _ = child.process.stop();
+                let destroyed = init_bank.destroy().ctx("DESTROY init's bank");
+                for s in [child.process.0, child.aspace.0] {
+                    cx.drop_slot(s);
+                }
+                r?;
+                destroyed
+            })();
+            if hung() {
+                return r;
+            }
+            let stopped = server.stop(&mut cx.slots).map_err(String::from);
+            let _ = services.destroy();
+            let _ = ctor_bank.destroy();
+            r?;
+            stopped
+        })();
+        cx.drop_slots(&[cb, sb, ib, acct, ctor, fuzz, honest, control, counter, scratch, bscratch, page]);
+        r
+    })?;
+    invariants()
+}
