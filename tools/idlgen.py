@@ -61,6 +61,7 @@ def load(path, common):
     if svc["name"] != path.stem:
         raise Bad(f"{where}: service name {svc['name']!r} is not the file's name")
     shared = {s["name"]: s["value"] for s in common["status"]}
+    unknown = svc.get("unknown", "BAD_REQUEST")
     payloads = {p["name"] for p in common["payload"]}
     for i in d.get("interface", []):
         for key in ("name", "payload", "doc"):
@@ -84,6 +85,8 @@ def load(path, common):
             raise Bad(f"{where}: status {s['name']} reuses value {s['value']} of {values[s['value']]}")
         names[s["name"]] = s["value"]
         values[s["value"]] = s["name"]
+    if unknown not in names:
+        raise Bad(f"{where}: unknown status {unknown} (for a label that is no request) is not defined")
     rights = {}
     for g in d.get("right", []):
         if not IDENT.match(g["name"]) or g["name"] == "ALL":
@@ -322,7 +325,8 @@ def table(d, common):
             v = r.get(k) or "-"
             cells.append(", ".join(v) if isinstance(v, list) else v)
         o.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    o.append(f"| anything else | | | | | `BAD_REQUEST` ({names['BAD_REQUEST']}) |" + " |" * len(extra))
+    unknown = svc.get("unknown", "BAD_REQUEST")
+    o.append(f"| anything else | | | | | `{unknown}` ({names[unknown]}) |" + " |" * len(extra))
     if d.get("interface"):
         o += ["", "| interface | served on | what it is |", "|---|---|---|"]
         for i in d["interface"]:

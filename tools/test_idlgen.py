@@ -89,6 +89,10 @@ def main():
     ft = idlgen.fuzz_table([load(GOOD.replace('doc = "Put."', 'doc = "Put."\nwaits = true'))], COMMON)
     assert "statuses: &[2], waits: true }," in ft, ft
     refused(GOOD.replace('doc = "Put."', 'doc = "Put."\nwaits = 1'), ["PUT", "waits"])
+    # A service that answers an unknown label with a status of its own.
+    md = idlgen.table(load(GOOD.replace('doc = "Test."', 'doc = "Test."\nunknown = "FULL"')), COMMON)
+    assert "| anything else | | | | | `FULL` (2) |" in md, md
+    refused(GOOD.replace('doc = "Test."', 'doc = "Test."\nunknown = "GONE"'), ["unknown status GONE"])
     refused(GOOD.replace('value = 2', 'value = 1'), ["FULL", "reuses value 1", "BAD_REQUEST"])
     refused(GOOD.replace('name = "FULL"', 'name = "OK"').replace('["FULL"]', '[]'), ["OK", "twice"])
     refused(GOOD.replace('label = 2', 'label = 1'), ["PUT", "STOP", "label 1"])

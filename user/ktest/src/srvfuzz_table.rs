@@ -110,6 +110,45 @@ pub mod blk {
     ];
 }
 
+/// console (abi/services/console.toml).
+pub mod console {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 8];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "WRITE", label: 1, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[3, 4, 5, 6], waits: false },
+        Request { name: "READ", label: 2, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "max", kind: Kind::Word }], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[3, 5, 6, 8], waits: false },
+        Request { name: "SET_NOTIFY", label: 3, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "bits", kind: Kind::Word }], results: 0,
+                  send_caps: 1, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 5, 6], waits: false },
+        Request { name: "NEW", label: 16, interface: "ADMIN", payload: "ADMIN",
+                  args: &[Arg { name: "kind", kind: Kind::Word }, Arg { name: "name_lo", kind: Kind::Word }, Arg { name: "name_hi", kind: Kind::Word }], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[3, 5, 6], waits: false },
+        Request { name: "VIEW", label: 17, interface: "ADMIN", payload: "ADMIN",
+                  args: &[Arg { name: "vt", kind: Kind::Word }], results: 1,
+                  send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
+                  statuses: &[3, 5, 6], waits: false },
+        Request { name: "SWITCH", label: 18, interface: "ADMIN", payload: "ADMIN",
+                  args: &[Arg { name: "vt", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[3, 5], waits: false },
+        Request { name: "LIST", label: 19, interface: "ADMIN", payload: "ADMIN",
+                  args: &[Arg { name: "index", kind: Kind::Handle }], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[3, 5], waits: false },
+    ];
+}
+
 /// constructor (abi/services/constructor.toml).
 pub mod constructor {
     use super::*;
