@@ -61,6 +61,7 @@ def load(path, common):
     if svc["name"] != path.stem:
         raise Bad(f"{where}: service name {svc['name']!r} is not the file's name")
     shared = {s["name"]: s["value"] for s in common["status"]}
+    unknown = svc.get("unknown", "BAD_REQUEST")
     payloads = {p["name"] for p in common["payload"]}
     for i in d.get("interface", []):
         for key in ("name", "payload", "doc"):
@@ -70,6 +71,8 @@ def load(path, common):
             raise Bad(f"{where}: interface {i['name']} is defined twice (or is a payload range)")
         if i["payload"] not in {p["name"] for p in common["payload"]}:
             raise Bad(f"{where}: interface {i['name']}: payload {i['payload']!r} is no payload range")
+        if not re.match(r"^[a-z_][a-z0-9_]*(::[a-z_][a-z0-9_]*)*$", i.get("rust", "x")):
+            raise Bad(f"{where}: interface {i['name']}: rust {i['rust']!r} is not a path to a predicate")
         payloads.add(i["name"])
     own = d.get("status", [])
     names, values = dict(shared), {v: n for n, v in shared.items()}
@@ -82,6 +85,8 @@ def load(path, common):
             raise Bad(f"{where}: status {s['name']} reuses value {s['value']} of {values[s['value']]}")
         names[s["name"]] = s["value"]
         values[s["value"]] = s["name"]
+    if unknown not in names:
+        raise Bad(f"{where}: unknown status {unknown} (for a label that is no request) is not defined")
     rights = {}
     for g in d.get("right", []):
         if not IDENT.match(g["name"]) or g["name"] == "ALL":
@@ -113,6 +118,8 @@ def load(path, common):
                 raise Bad(f"{where}: request {n}: {key} is not a list of names")
         if not isinstance(r.get("needs", []), list):
             raise Bad(f"{where}: request {n}: needs is not a list of rights")
+        if not isinstance(r.get("waits", False), bool):
+            raise Bad(f"{where}: request {n}: waits is not true or false")
         for key in ("send_string", "reply_string", "cost"):
             if not isinstance(r.get(key, ""), str):
                 raise Bad(f"{where}: request {n}: {key} is not a description")
@@ -137,7 +144,7 @@ KINDS = {
     "Count": {"count", "pages", "n", "frames", "length", "limit", "entries", "size", "sectors", "width"},
     "Offset": {"offset", "first", "sector", "vaddr", "dev_addr", "address", "used"},
     "Handle": {"handle", "buffer", "mapping", "pin", "filter", "index", "queue", "entry", "instance",
-               "ids", "slot", "payload", "client"},
+               "ids", "slot", "payload", "client", "stack"},
     "Rights": {"rights", "mask"},
 }
 
@@ -178,6 +185,9 @@ def fuzz_table(defs, common):
          "    pub reply_string: bool,",
          "    /// The statuses besides OK and BAD_REQUEST it may answer.",
          "    pub statuses: &'static [u64],",
+         "    /// It may be answered only when something happens (`waits`): the",
+         "    /// fuzzer bounds it with a short time-out, which is no hang.",
+         "    pub waits: bool,",
          "}"]
     for d in defs:
         svc = d["service"]
@@ -196,7 +206,7 @@ def fuzz_table(defs, common):
                   f"                  args: &[{args}], results: {len(r['results'])},",
                   f"                  send_caps: {len(r.get('send_caps', []))}, reply_caps: {len(r.get('reply_caps', []))},"
                   f" send_string: {str(bool(r.get('send_string'))).lower()}, reply_string: {str(bool(r.get('reply_string'))).lower()},",
-                  f"                  statuses: &[{sts}] }},"]
+                  f"                  statuses: &[{sts}], waits: {str(bool(r.get('waits'))).lower()} }},"]
         o += ["    ];", "}"]
     o.append("")
     return "\n".join(o)
@@ -259,8 +269,13 @@ def rust(d, common):
     ranges = {p["name"]: p for p in common["payload"]}
     for i in d.get("interface", []):
         ranges[i["name"]] = ranges[i["payload"]]
+    # An interface of the service's own may name its own predicate (a
+    # server that tells its interfaces apart by exact payloads within a
+    # range: init's control and watcher capabilities).
+    own = {i["name"]: i["rust"] for i in d.get("interface", []) if i.get("rust")}
     for r in d["request"]:
-        o.append(f"        {lp}{r['name']} => keep_abi::proto::payload::{ranges[r['interface']]['rust']}(payload),")
+        pred = own.get(r["interface"]) or f"keep_abi::proto::payload::{ranges[r['interface']]['rust']}"
+        o.append(f"        {lp}{r['name']} => {pred}(payload),")
     o += ["        _ => false,", "    }", "}", ""]
     o += ["/// A status's name, for messages.", "pub fn status_name(s: u64) -> &'static str {", "    match s {"]
     for s in common["status"] + d.get("status", []):
@@ -310,7 +325,8 @@ def table(d, common):
             v = r.get(k) or "-"
             cells.append(", ".join(v) if isinstance(v, list) else v)
         o.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    o.append(f"| anything else | | | | | `BAD_REQUEST` ({names['BAD_REQUEST']}) |" + " |" * len(extra))
+    unknown = svc.get("unknown", "BAD_REQUEST")
+    o.append(f"| anything else | | | | | `{unknown}` ({names[unknown]}) |" + " |" * len(extra))
     if d.get("interface"):
         o += ["", "| interface | served on | what it is |", "|---|---|---|"]
         for i in d["interface"]:
@@ -366,6 +382,7 @@ def main():
         sys.exit(1 if bad else 0)
     for p, text in out.items():
         if not p.exists() or p.read_text() != text:
+            p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text)
 
 

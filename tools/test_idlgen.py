@@ -83,8 +83,16 @@ def main():
     for want in ["pub mod svc {", "pub const STATUSES: &[u64] = &[0, 1, 2];",
                  'Request { name: "PUT", label: 1, interface: "CLIENTS", payload: "CLIENTS",',
                  'args: &[Arg { name: "count", kind: Kind::Count }, Arg { name: "b", kind: Kind::Word }], results: 1,',
-                 "statuses: &[2] },", 'Request { name: "STOP", label: 2, interface: "ADMIN", payload: "ADMIN",']:
+                 "statuses: &[2], waits: false },", 'Request { name: "STOP", label: 2, interface: "ADMIN", payload: "ADMIN",']:
         assert want in ft, want
+    # A request that waits for an event says so to the fuzzers.
+    ft = idlgen.fuzz_table([load(GOOD.replace('doc = "Put."', 'doc = "Put."\nwaits = true'))], COMMON)
+    assert "statuses: &[2], waits: true }," in ft, ft
+    refused(GOOD.replace('doc = "Put."', 'doc = "Put."\nwaits = 1'), ["PUT", "waits"])
+    # A service that answers an unknown label with a status of its own.
+    md = idlgen.table(load(GOOD.replace('doc = "Test."', 'doc = "Test."\nunknown = "FULL"')), COMMON)
+    assert "| anything else | | | | | `FULL` (2) |" in md, md
+    refused(GOOD.replace('doc = "Test."', 'doc = "Test."\nunknown = "GONE"'), ["unknown status GONE"])
     refused(GOOD.replace('value = 2', 'value = 1'), ["FULL", "reuses value 1", "BAD_REQUEST"])
     refused(GOOD.replace('name = "FULL"', 'name = "OK"').replace('["FULL"]', '[]'), ["OK", "twice"])
     refused(GOOD.replace('label = 2', 'label = 1'), ["PUT", "STOP", "label 1"])
@@ -94,6 +102,10 @@ def main():
     ft = idlgen.fuzz_table([load(own)], COMMON)
     assert 'Request { name: "STOP", label: 2, interface: "operators", payload: "ADMIN",' in ft, ft
     refused(own.replace('payload = "ADMIN"', 'payload = "STAFF"'), ["operators", "STAFF"])
+    # An interface of its own with its own predicate.
+    pred = own + 'rust = "crate::ops::is_op"\n'
+    assert "STOP => crate::ops::is_op(payload)," in idlgen.rust(load(pred), COMMON)
+    refused(own + 'rust = "is op()"\n', ["operators", "predicate"])
     refused(GOOD.replace('statuses = ["FULL"]', 'statuses = ["EMPTY"]'), ["PUT", "EMPTY", "not defined"])
     refused(GOOD.replace('results = ["c"]', 'results = ["c", "d", "e", "f"]'), ["PUT", "3 results"])
     refused(GOOD.replace('name = "PUT"', 'name = "put"'), ["put", "upper-case"])

@@ -13,6 +13,9 @@
 
 #![cfg_attr(not(test), no_std)]
 
+// The generated protocols name this crate as keep_abi, as their users do.
+extern crate self as keep_abi;
+
 pub mod generated;
 pub mod terminal;
 pub use generated::*;

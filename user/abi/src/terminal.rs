@@ -6,43 +6,24 @@
 //!
 //! A terminal is a SENDER to the multiplexer; its protected payload names
 //! the terminal and what the capability may do (write, or write and
-//! read).  Through it:
-//!
-//! | label | words | reply |
-//! |---|---|---|
-//! | `WRITE` | string: the bytes (at most 4096) | status, bytes taken |
-//! | `WRITE_WORDS + len` (len 1..=32), `+ MORE` when the write goes on in the next message | the bytes, little-endian in the four words | status, bytes taken |
-//! | `READ` | at most how many (1..=16) | status (`WOULD_BLOCK` when none), n, the bytes in words 2-3 |
-//! | `SET_NOTIFY` | bits; cap: a NOTIFICATION (WRITE) | status |
-//!
-//! Through the multiplexer's control capability (the root task's only):
-//!
-//! | label | words | reply |
-//! |---|---|---|
-//! | `NEW` | kind (`INTERACTIVE`, `OUTPUT_ONLY`), name (two packed words) | status, vt; cap: the terminal (write and read; write only for OUTPUT_ONLY) |
-//! | `VIEW` | vt | status; cap: a write-only capability to terminal vt |
-//! | `SWITCH` | vt | status |
-//! | `LIST` | index (0, 1, ...) | status (`INVALID_ARG` past the last), vt \| kind << 32 \| has the screen << 33, the name (two packed words) |
-//!
-//! Errors: `NO_RIGHTS` (a read through a write-only capability, or a
-//! control request through a terminal), `INVALID_ARG` (also: no such
-//! terminal, or SWITCH to an output-only one), `INVALID_METHOD`.
+//! read); the multiplexer's control capability (payload 0) is the root
+//! task's only.  The protocol is defined in `abi/services/console.toml`;
+//! `tools/idlgen.py` generates `terminal/protocol.rs` from it (the labels,
+//! re-exported here, and the statuses, which are the kernel's error
+//! numbers) and the table in docs/trusted-core.md.  `WRITE_WORDS` and
+//! `MORE` (below) are label ranges, kept here.
 
 use crate::{Error, Result, Tag};
 
-pub const WRITE: u64 = 1;
-pub const READ: u64 = 2;
-pub const SET_NOTIFY: u64 = 3;
+pub mod protocol;
+pub use protocol::{LIST, NEW, READ, SET_NOTIFY, SWITCH, VIEW, WRITE};
+
 /// `WRITE_WORDS + len`: up to 32 bytes in the words, no IPC string (so a
 /// print does not disturb the IPC buffer of the program).
 pub const WRITE_WORDS: u64 = 0x100;
 /// Added to WRITE_WORDS' label: more of the same write follows (the
 /// multiplexer shows it all at once, at most 4 KiB).
 pub const MORE: u64 = 0x200;
-pub const NEW: u64 = 0x10;
-pub const VIEW: u64 = 0x11;
-pub const SWITCH: u64 = 0x12;
-pub const LIST: u64 = 0x13;
 
 /// Terminal kinds (NEW word 0).
 pub const INTERACTIVE: u64 = 0;
@@ -201,6 +182,21 @@ impl Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The generated protocol keeps the wire values, and its statuses are
+    /// the kernel's error numbers, which the clients decode as such.
+    #[test]
+    fn labels_and_statuses_are_the_wire_values() {
+        use crate::err;
+        use protocol::status;
+        assert_eq!((WRITE, READ, SET_NOTIFY, NEW, VIEW, SWITCH, LIST), (1, 2, 3, 0x10, 0x11, 0x12, 0x13));
+        for (s, e) in [(status::WRONG_TYPE, err::WRONG_TYPE), (status::NO_RIGHTS, err::NO_RIGHTS), (status::INVALID_METHOD, err::INVALID_METHOD),
+                       (status::INVALID_ARG, err::INVALID_ARG), (status::NO_MEMORY, err::NO_MEMORY), (status::WOULD_BLOCK, err::WOULD_BLOCK)] {
+            assert_eq!(s, e);
+        }
+        assert!(protocol::serves(NEW, 0) && !protocol::serves(NEW, (1 << 62) | 3));
+        assert!(protocol::serves(WRITE, (1 << 62) | (1 << 32) | 3) && !protocol::serves(WRITE, 0));
+    }
 
     #[test]
     fn pack_round_trip() {

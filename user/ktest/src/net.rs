@@ -126,9 +126,9 @@ fn echo_reply(f: &[u8]) -> Option<(u64, &[u8])> {
 /// The tests' dataspace manager and the bank that pays for their
 /// dataspaces (crate::ds::start_ds).
 #[derive(Clone, Copy)]
-struct Dsm {
-    m: Manager,
-    bank: u64,
+pub(crate) struct Dsm {
+    pub(crate) m: Manager,
+    pub(crate) bank: u64,
 }
 
 impl Dsm {
@@ -143,7 +143,7 @@ fn with_net(cx: &mut Cx, id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm) -> Tes
 
 /// `with_net`, the body given the server's process too (to mint what only
 /// its starter may: init's notice).
-fn with_net_process(cx: &mut Cx, _id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm, Process) -> TestResult) -> TestResult {
+pub(crate) fn with_net_process(cx: &mut Cx, _id: &str, body: impl FnOnce(&mut Cx, Admin, Dsm, Process) -> TestResult) -> TestResult {
     let pci = start_pci(cx)?;
     let r = (|| {
         let ds = crate::ds::start_ds(cx)?;
@@ -548,7 +548,7 @@ fn ring_done(own: u64) {
 
 /// A frame from `src` to `dst` of `len` bytes (IPv4, protocol 253, the
 /// payload a pattern of `seed`).
-fn ipv4_frame(mac: [u8; 6], src: u64, dst: u64, len: usize, seed: u8) -> Vec<u8> {
+pub(crate) fn ipv4_frame(mac: [u8; 6], src: u64, dst: u64, len: usize, seed: u8) -> Vec<u8> {
     let mut f = ethernet(mac, mac, ETHERTYPE_IPV4);
     f.extend_from_slice(&[0x45, 0]);
     f.extend_from_slice(&((len - 14) as u16).to_be_bytes());

@@ -35,6 +35,9 @@ const HONEST_EVERY: u64 = 50;
 /// The rig renews what the fuzzer may have destroyed or used up (its bank,
 /// its dataspace) every this many requests.
 const RENEW_EVERY: u64 = 400;
+/// The time-out of a request the definition says `waits` (answered only
+/// when something happens): its time-out is no hang.
+const WAIT_MS: u64 = 10;
 
 
 fn seed_ops() -> (u64, u64) {
@@ -140,7 +143,7 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
     let mut live = [false; 4];
     let mut seen: Vec<u64> = Vec::new();
     let start = TIMER.now_ms().unwrap_or(0);
-    let (mut ok, mut refused, mut turns, mut done, mut stale_run) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut ok, mut refused, mut turns, mut done, mut stale_run, mut waited) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let anyst = any_label_statuses(requests);
     // The last requests (op, label, words, caps, status), printed with a
     // failure: what led up to it.
@@ -203,9 +206,16 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
                 Some(k) if rng.chance(40) => k,
                 _ => rig.cap(),
             };
-            let m = keep_abi::ipc(through, t.with_mode(tag::MODE_CALL), words, REPLY_MS);
+            let waits = req.is_some_and(|r| r.waits);
+            let m = keep_abi::ipc(through, t.with_mode(tag::MODE_CALL), words, if waits { WAIT_MS } else { REPLY_MS });
             let what = || format!("{server} request {op} (seed {seed:#x}): label {label} ({}) words {words:x?}, {ncaps} caps",
                                   req.map_or("no request", |r| r.name));
+            if m.err == err::TIMEOUT && waits {
+                // Nothing happened for it: the server keeps it (a later one
+                // of the same kind answers it), which is no hang.
+                waited += 1;
+                continue;
+            }
             if m.err == err::TIMEOUT {
                 HUNG.store(true, core::sync::atomic::Ordering::SeqCst);
                 return Err(format!("{}: no reply within {REPLY_MS} ms", what()));
@@ -269,7 +279,7 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
         }
     }
     let ms = TIMER.now_ms().unwrap_or(0).saturating_sub(start).max(1);
-    println!("srvfuzz: {server} {done} requests ({ok} OK, {refused} refused), {turns} honest turns, {ms} ms, {} requests/s",
+    println!("srvfuzz: {server} {done} requests ({ok} OK, {refused} refused, {waited} left waiting), {turns} honest turns, {ms} ms, {} requests/s",
              done * 1000 / ms);
     r
 }
@@ -764,6 +774,263 @@ pub fn constructor(cx: &mut Cx) -> TestResult {
             let _ = SELF_ASPACE.delete_cap(s);
         }
         cx.drop_slots(&[cb, fb, probe, page]);
+        r
+    })?;
+    invariants()
+}
+
+// ---- the network server ----------------------------------------------------------
+
+use keep_net::Stack;
+
+const NET_FUZZ_IP: u64 = keep_net::ipv4(10, 0, 2, 40);
+const NET_HONEST_IP: u64 = keep_net::ipv4(10, 0, 2, 41);
+
+struct NetRig {
+    admin: keep_net::Admin,
+    fuzz: u64,
+    honest: Stack,
+    mac: [u8; 6],
+    offer: Vec<u64>,
+}
+
+impl Rig for NetRig {
+    fn cap(&self) -> u64 {
+        self.fuzz
+    }
+    fn offer(&self) -> Vec<u64> {
+        self.offer.clone()
+    }
+    fn honest(&mut self, _: &mut Cx, n: u64) -> TestResult {
+        // A frame to its own address comes back to it whole, and its
+        // counters count exactly its own frames: the fuzzer's reach no one.
+        let (mac, ip, _) = self.honest.info().map_err(|e| format!("INFO: {e}"))?;
+        ensure!(keep_net::mac_bytes(mac) == self.mac && ip == NET_HONEST_IP, "INFO answered MAC {mac:#x} address {}", keep_net::Ip(ip));
+        let frame = crate::net::ipv4_frame(self.mac, NET_HONEST_IP, NET_HONEST_IP, 60 + (n as usize * 37) % 1400, n as u8);
+        self.honest.send(&frame).map_err(|e| format!("SEND: {e}"))?;
+        let mut buf = alloc::vec![0u8; keep_net::MAX_FRAME];
+        let got = self.honest.recv(&mut buf).map_err(|e| format!("RECV: {e}"))?;
+        let (len, left) = got.ok_or("RECV: no frame came back")?;
+        ensure!(buf[..len] == frame[..] && left == 0, "RECV answered {len} bytes ({} frames left), not the {} it sent", left, frame.len());
+        let (delivered, sent, dropped) = self.honest.counters().map_err(|e| format!("COUNTERS: {e}"))?;
+        ensure!((delivered, sent, dropped) == (n + 1, n + 1, 0), "COUNTERS answered {delivered} delivered, {sent} sent, {dropped} dropped after {} turns", n + 1);
+        Ok(())
+    }
+    fn renew(&mut self, _: &mut Cx) -> TestResult {
+        // The administrator's counts still answer.
+        self.admin.stats().map_err(|e| format!("STATS: {e}"))?;
+        Ok(())
+    }
+}
+
+/// SRVFUZZ0006: the network server, fuzzed through a stack's capability
+/// (ADD_STACK's), with a ring's dataspace shared read-write and read-only,
+/// one too small, a notification and wrong capabilities to send; the
+/// honest stack beside it sends a frame to its own address and gets that
+/// frame back, its counters counting only its own; at the end the
+/// fuzzer's stack is removed, and the manager's dataspaces, handles,
+/// mappings and pins are back where they were.
+pub fn net(cx: &mut Cx) -> TestResult {
+    let (seed, ops) = seed_ops();
+    crate::net::with_net_process(cx, "SRVFUZZ0006", |cx, admin, dsm, _| {
+        let [fuzz, honest, ring, rw, ro, small, note] = cx.slots::<7>()?;
+        let page = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            let stats0 = dsm.m.stats().map_err(|e| format!("STATS: {e}"))?;
+            let nf = admin.add_stack(NET_FUZZ_IP, fuzz).map_err(|e| format!("ADD_STACK the fuzzer's: {e}"))?;
+            admin.add_stack(NET_HONEST_IP, honest).map_err(|e| format!("ADD_STACK the honest: {e}"))?;
+            let hs = Stack(Sender(honest));
+            let mac = keep_net::mac_bytes(hs.info().map_err(|e| format!("INFO: {e}"))?.0);
+            let rwr = keep_abi::rights::READ | keep_abi::rights::WRITE;
+            dsm.m.create(keep_net::ring::RING_PAGES, dsm.bank, ring).map_err(|e| format!("CREATE: {e}"))?;
+            Dataspace(Sender(ring)).share(rwr, rw).map_err(|e| format!("SHARE: {e}"))?;
+            Dataspace(Sender(ring)).share(keep_abi::rights::READ, ro).map_err(|e| format!("SHARE: {e}"))?;
+            dsm.m.create(1, dsm.bank, small).map_err(|e| format!("CREATE: {e}"))?;
+            ACCOUNT.create_notification(note).ctx("CREATE_NOTIFICATION")?;
+            let stats1 = dsm.m.stats().map_err(|e| format!("STATS: {e}"))?;
+            // A ring to attach (twice as likely), one read-only, one too
+            // small, the manager itself, a notification, a page, the
+            // console, the fuzzer's own capability.
+            let offer = alloc::vec![rw, rw, ro, small, dsm.m.0.0, note, page, slot::CONSOLE, fuzz];
+            let mut rig = NetRig { admin, fuzz, honest: hs, mac, offer };
+            run(cx, "net", table::net::REQUESTS, &mut rig, seed, ops)?;
+            // Its registration ends: its ring and notification are let go of.
+            admin.remove_stack(nf).map_err(|e| format!("REMOVE_STACK: {e}"))?;
+            let st = Stack(Sender(fuzz)).info();
+            ensure!(st == Err(keep_net::Error::Status(keep_net::NOT_REGISTERED)), "INFO of the removed stack answered {st:?}");
+            let stats = dsm.m.stats().map_err(|e| format!("STATS: {e}"))?;
+            ensure!(stats == stats1, "manager STATS (dataspaces, handles, mappings, pins) {stats:?} after the run, {stats1:?} before");
+            for s in [ring, small] {
+                Dataspace(Sender(s)).destroy().map_err(|e| format!("DESTROY: {e}"))?;
+            }
+            let stats = dsm.m.stats().map_err(|e| format!("STATS: {e}"))?;
+            ensure!(stats == stats0, "manager STATS {stats:?} after the dataspaces went, {stats0:?} before");
+            Ok(())
+        })();
+        if hung() {
+            return r;
+        }
+        let _ = ACCOUNT.destroy(note);
+        for s in [fuzz, honest, ring, rw, ro, small, note] {
+            let _ = SELF_ASPACE.delete_cap(s);
+        }
+        cx.drop_slots(&[fuzz, honest, ring, rw, ro, small, note, page]);
+        r
+    })?;
+    invariants()
+}
+
+// ---- the name service and init's administrator interface -------------------
+
+use keep_system::init as init_proto;
+use keep_system::names;
+
+/// The description SRVFUZZ0007 gives its init: the counter as a server,
+/// and two programs that may use it, whose name-service capabilities ktest
+/// holds (the fuzzer's: entry 1; the honest client's: entry 2).  The
+/// fuzzer's line grants it nothing else.
+const NAMES_DESC: &str = "bank services limit=1000\n\
+                          server counter program=counter bank=services limit=300\n\
+                          program fuzzer program=hello bank=services limit=300 uses=counter\n\
+                          program honest program=hello bank=services limit=300 uses=counter\n";
+const NAMES_FUZZER: u64 = 1;
+const NAMES_HONEST: u64 = 2;
+
+struct NamesRig {
+    fuzz: u64,
+    honest: u64,
+    control: u64,
+    counter: u64,
+    offer: Vec<u64>,
+    /// The honest client's counter so far.
+    value: u64,
+}
+
+impl Rig for NamesRig {
+    fn cap(&self) -> u64 {
+        self.fuzz
+    }
+    fn offer(&self) -> Vec<u64> {
+        self.offer.clone()
+    }
+    fn honest(&mut self, _: &mut Cx, n: u64) -> TestResult {
+        // LOOKUP finds the counter for it; its count goes on exactly.
+        let _ = SELF_ASPACE.delete_cap(self.counter);
+        names::lookup_at(self.honest, "counter", self.counter, keep_rt::ipc_buffer()).map_err(|e| format!("LOOKUP counter: {}", names::status::name(e)))?;
+        let v = keep_counter::Stub(Sender(self.counter)).add(n + 1).map_err(|e| format!("ADD: {e:?}"))?;
+        ensure!(v == self.value + n + 1, "ADD answered {v}, want {}", self.value + n + 1);
+        self.value = v;
+        // The administrator sees the counter running, never restarted.
+        let st = init_proto::entry_status(self.control, keep_rt::ipc_buffer()).map_err(|e| format!("STATUS: {e:#x}"))?;
+        ensure!(st.len() == 3 && st[0].phase == init_proto::phase::RUNNING && st[0].restarts == 0, "STATUS answered {st:?}");
+        Ok(())
+    }
+    fn renew(&mut self, _: &mut Cx) -> TestResult {
+        Ok(())
+    }
+}
+
+/// SRVFUZZ0007: the name service (LOOKUP, GRANT, TAKE_GONE) and init's
+/// own requests, fuzzed through a described program's name-service
+/// capability of an init that ktest starts on a description of its own
+/// (a counter server, the fuzzer's and the honest client's program
+/// lines); the honest client finds the counter by name and counts on;
+/// init's STATUS sees the counter running, never restarted; the banks'
+/// charges come back.
+pub fn names(cx: &mut Cx) -> TestResult {
+    let (seed, ops) = seed_ops();
+    crate::bank::with_server(cx, |cx, prime| {
+        let [cb, sb, ib, acct, ctor, fuzz, honest, control, counter, scratch, bscratch] = cx.slots::<11>()?;
+        let page = cx.retype(ty::PAGE)?;
+        let r = (|| {
+            let ctor_bank = prime.create_bank(1500, cb).ctx("CREATE_BANK the constructor's")?;
+            let services = prime.create_bank(1000, sb).ctx("CREATE_BANK the servers'")?;
+            let elf = crate::bank::elf(cx, "constructor")?;
+            let server = keep_constructor::Server::spawn(&mut cx.slots, elf, ctor_bank.0).map_err(String::from)?;
+            let r = (|| {
+                // init on a bank of its own, as the root task loads it: its
+                // process, its threads and their account go with the bank.
+                let init_bank = prime.create_bank(1024, ib).ctx("CREATE_BANK init's")?;
+                init_bank.alloc_account(66, acct).ctx("ALLOC_ACCOUNT init's")?;
+                let grants = [
+                    keep_loader::Grant { src: slot::CONSOLE, dest: slot::CONSOLE, rights: 0 },
+                    keep_loader::Grant { src: slot::TIMER, dest: slot::TIMER, rights: keep_abi::rights::READ },
+                    keep_loader::Grant { src: acct, dest: slot::ACCOUNT, rights: 0 },
+                ];
+                let blob = Some(keep_loader::Blob { vaddr: init_proto::DESC_VADDR, data: NAMES_DESC.as_bytes() });
+                let spec = keep_loader::Spec { name: "init", elf: crate::bank::elf(cx, "init")?, arg0: NAMES_DESC.len() as u64, arg1: 0, grants: &grants, blob };
+                let mut frames = keep_spacebank::BankFrames(init_bank);
+                let loaded = keep_loader::Loader::with_source(&mut cx.slots, keep_abi::Account(acct), &mut frames).load(&spec);
+                let child = match loaded {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = init_bank.destroy();
+                        return Err(format!("load init: {e}"));
+                    }
+                };
+                let r = (|| {
+                    // init's per-entry slots (keep_system::init::slot).
+                    for c in 0..init_proto::slot::CAPPAGES {
+                        let _ = SELF_ASPACE.delete_cap(scratch);
+                        init_bank.alloc_cappage(scratch).ctx("ALLOC_CAPPAGE")?;
+                        child.aspace.map_cappage(scratch, init_proto::slot::BASE + c * keep_abi::layout::CAPPAGE_SLOTS).ctx("MAP_CAPPAGE")?;
+                    }
+                    let _ = SELF_ASPACE.delete_cap(scratch);
+                    child.process.mint(control, init_proto::CONTROL, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT control")?;
+                    // The counter's constructor (entry 0), its name-service
+                    // capability (payload 0) in NAMES_SLOT.
+                    child.process.mint(scratch, 0, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT")?;
+                    let elf = crate::bank::elf(cx, "counter")?;
+                    let built = server.meta.build("counter", elf, &[(scratch, names::NAMES_SLOT)], bscratch, ctor);
+                    let _ = SELF_ASPACE.delete_cap(scratch);
+                    built.map_err(|e| format!("build the counter's constructor: {e:?}"))?;
+                    child.aspace.insert_cap(ctor, init_proto::slot::CTOR, 0).ctx("INSERT_CAP the constructor")?;
+                    child.aspace.insert_cap(services.0, init_proto::slot::BANK, 0).ctx("INSERT_CAP the bank")?;
+                    child.process.mint(fuzz, NAMES_FUZZER, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT")?;
+                    child.process.mint(honest, NAMES_HONEST, keep_abi::rights::WRITE | keep_abi::rights::CALL).ctx("MINT")?;
+                    child.process.start().ctx("START init")?;
+                    // Bounded: an init that refused the description has ended.
+                    let m = keep_abi::ipc(control, Tag::new(init_proto::req::START).with_mode(tag::MODE_CALL), [0; 4], REPLY_MS);
+                    ensure!(m.err == err::OK && m.words[0] == init_proto::status::OK, "START: error {} status {}", keep_abi::Error(m.err), m.words[0]);
+                    // Capabilities to send where a request takes some: a
+                    // page, the console, init's own capabilities (the
+                    // fuzzer's, the control one), a bank.
+                    let offer = alloc::vec![fuzz, control, services.0, page, slot::CONSOLE];
+                    let mut rig = NamesRig { fuzz, honest, control, counter, offer, value: 0 };
+                    // One honest turn first: the counter's first calls make
+                    // what it keeps for good (its pages as first touched).
+                    rig.honest(cx, 0)?;
+                    let used0 = (prime.info().ctx("INFO")?.used, services.info().ctx("INFO")?.used);
+                    // One capability answers both definitions' labels.
+                    let both: &'static [Request] = alloc::boxed::Box::leak([table::names::REQUESTS, table::init::REQUESTS].concat().into_boxed_slice());
+                    run(cx, "names+init", both, &mut rig, seed, ops)?;
+                    let used = (prime.info().ctx("INFO")?.used, services.info().ctx("INFO")?.used);
+                    ensure!(used == used0, "the banks' charges (prime, the servers') are {used:?} after the run, {used0:?} before");
+                    let w = init_proto::call(control, init_proto::req::STOP).map_err(|e| format!("STOP: {}", keep_abi::Error(e)))?;
+                    ensure!(w[0] == init_proto::status::OK, "STOP answered {w:?}");
+                    Ok(())
+                })();
+                if hung() {
+                    return r;
+                }
+                let _ = child.process.stop();
+                let destroyed = init_bank.destroy().ctx("DESTROY init's bank");
+                for s in [child.process.0, child.aspace.0] {
+                    cx.drop_slot(s);
+                }
+                r?;
+                destroyed
+            })();
+            if hung() {
+                return r;
+            }
+            let stopped = server.stop(&mut cx.slots).map_err(String::from);
+            let _ = services.destroy();
+            let _ = ctor_bank.destroy();
+            r?;
+            stopped
+        })();
+        cx.drop_slots(&[cb, sb, ib, acct, ctor, fuzz, honest, control, counter, scratch, bscratch, page]);
         r
     })?;
     invariants()

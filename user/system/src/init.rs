@@ -11,45 +11,19 @@
 //! description) and the bank it runs on ([`slot::BANK`] + index), maps the
 //! description's text read-only at [`DESC_VADDR`] (arg0 is its length),
 //! starts it, and talks to it through a sender whose payload is
-//! [`CONTROL`]:
+//! [`CONTROL`].
 //!
-//! | label | words | reply (word 0 status) |
-//! |---|---|---|
-//! | `START` 0x10 | - | the servers started in order; on a failure word 1 the entry, word 2 the constructor's status, word 3 its detail |
-//! | `STATUS` 0x11 | - | the string: a [`EntryStatus`] (4 words) per entry of the description |
-//! | `STOP` 0x12 | - | every instance destroyed (its bank), supervision ended |
-//! | `KILL` 0x13 | the entry; a delay in ms (0: now; at most [`MAX_KILL_DELAY`]) | its instance destroyed at once, or after the delay (its bank), as if it had crashed: supervision restarts it as for any end |
-//! | `ADMIN` 0x14 | the entry | cap: a sender to its instance with payload 0 (a device server's administrator's capability: the shell's `disk`, `devices`) |
-//! | `ENDED` 0x15 | the entry of a program | the servers in its `uses` that say `notify` told that it is gone (the root task asks before it destroys the bank of a program it ran); `BAD_REQUEST` for a server's entry |
-//!
-//! A program's name-service capability (payload: its index) may only ask
-//! LOOKUP; a watcher's (payload [`WATCHER`] | index) only `DIED` 0x20.
+//! The protocol (the root task's control requests and the watchers'
+//! `DIED`) is defined in `abi/services/init.toml`; `tools/idlgen.py`
+//! generates `init/protocol.rs` ([`req`], [`status`], [`serves`], the
+//! client [`Stub`]) from it and the table in docs/space-banks.md.  A
+//! program's name-service capability (payload: its index) is the name
+//! service's ([`crate::names`]).
 
 use keep_abi::{IpcBuffer, Sender, Tag, err};
 
-pub mod req {
-    pub const START: u64 = 0x10;
-    pub const STATUS: u64 = 0x11;
-    pub const STOP: u64 = 0x12;
-    pub const KILL: u64 = 0x13;
-    pub const ADMIN: u64 = 0x14;
-    pub const ENDED: u64 = 0x15;
-    /// A watcher: the instance it waits for has ended (or was destroyed).
-    /// The reply (word 0: [`super::WATCH`] or [`super::QUIT`]) comes when
-    /// there is a new instance to wait for, or none will come.
-    pub const DIED: u64 = 0x20;
-}
-
-pub mod status {
-    pub const OK: u64 = 0;
-    pub const BAD_REQUEST: u64 = 1;
-    /// START: a server could not be started (word 1: which).
-    pub const START_FAILED: u64 = 2;
-    /// START twice, or after STOP.
-    pub const BAD_STATE: u64 = 3;
-    /// KILL, ADMIN: no such server, or it is not running.
-    pub const NOT_RUNNING: u64 = 4;
-}
+pub mod protocol;
+pub use protocol::{Stub, req, serves, status, status_name};
 
 /// The longest delay KILL takes (ms): a minute.
 pub const MAX_KILL_DELAY: u64 = 60_000;
@@ -58,6 +32,16 @@ pub const MAX_KILL_DELAY: u64 = 60_000;
 pub const CONTROL: u64 = 0x100;
 /// The payload of a watcher's capability: WATCHER | the entry's index.
 pub const WATCHER: u64 = 0x200;
+
+/// The root task's capability: the control interface's payload.
+pub const fn control(payload: u64) -> bool {
+    payload == CONTROL
+}
+
+/// A watcher's capability: the watcher interface's payloads.
+pub const fn watcher(payload: u64) -> bool {
+    payload & !WATCHER_INDEX == WATCHER
+}
 /// A watcher's answers: wait for the process in the slot again, or end.
 pub const WATCH: u64 = 0;
 pub const QUIT: u64 = 1;
@@ -173,4 +157,24 @@ pub fn entry_status(cap: u64, buf: &IpcBuffer) -> Result<alloc::vec::Vec<EntrySt
         u64::from_le_bytes(b)
     };
     Ok((0..n).map(|e| EntryStatus { state: word(e * 4), restarts: word(e * 4 + 1), bank: word(e * 4 + 2), phase: word(e * 4 + 3) }).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generated protocol keeps the wire values the root task and
+    /// init agree on, and each request is served only on its interface.
+    #[test]
+    fn labels_statuses_and_interfaces() {
+        assert_eq!((req::START, req::STATUS, req::STOP, req::KILL, req::ADMIN, req::ENDED, req::DIED), (0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x20));
+        assert_eq!((status::START_FAILED, status::BAD_STATE, status::NOT_RUNNING), (2, 3, 4));
+        for r in [req::START, req::STATUS, req::STOP, req::KILL, req::ADMIN, req::ENDED] {
+            assert!(serves(r, CONTROL) && !serves(r, WATCHER | 3) && !serves(r, 3) && !serves(r, 0));
+        }
+        assert!(serves(req::DIED, WATCHER) && serves(req::DIED, WATCHER | WATCHER_INDEX));
+        assert!(!serves(req::DIED, CONTROL) && !serves(req::DIED, 3) && !serves(req::DIED, WATCHER << 1));
+        assert!(!serves(crate::names::LOOKUP, CONTROL) && !serves(0x16, CONTROL));
+        assert_eq!(status_name(status::BAD_STATE), "BAD_STATE");
+    }
 }

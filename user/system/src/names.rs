@@ -8,8 +8,8 @@
 //!
 //! The protocol (LOOKUP, GRANT and their statuses) is defined in
 //! `abi/services/names.toml`; `tools/idlgen.py` generates `names/protocol.rs`
-//! from it and the table in docs/space-banks.md.
-//! init's notices (`TAKE_GONE`, below) are not in it yet.
+//! from it and the table in docs/space-banks.md; `TAKE_GONE` is how a
+//! server learns which clients ended ([`take_gone`]).
 //!
 //! The sender's payload is [`CLIENT`] | the client's index in the
 //! description, so that a server can tell a described client from the
@@ -54,8 +54,7 @@ pub const GONE_BIT: u64 = 1;
 pub const NAMES_SLOT: u64 = 0xd;
 
 pub mod protocol;
-pub use protocol::{GRANT, LOOKUP};
-pub const TAKE_GONE: u64 = 3;
+pub use protocol::{GRANT, LOOKUP, TAKE_GONE};
 
 /// The clients of this server that ended since it last asked (init's
 /// notice, [`GONE_BIT`]), each given to `f` in the order they ended.
@@ -169,7 +168,7 @@ mod tests {
     /// already use.
     #[test]
     fn wire_values() {
-        assert_eq!((LOOKUP, GRANT), (1, 2));
+        assert_eq!((LOOKUP, GRANT, TAKE_GONE), (1, 2, 3));
         assert_eq!(
             (status::OK, status::BAD_REQUEST, status::NOT_GRANTED, status::NOT_RUNNING, status::NO_GRANT),
             (0, 1, 2, 3, 4)

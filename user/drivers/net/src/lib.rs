@@ -5,18 +5,11 @@
 //! the network stacks registered with it, each a client with an IPv4
 //! address of its own (DROPS, figure 4: one driver, several stacks).
 //!
-//! Calls through the administrator's capability (payload 0, given to
-//! whoever starts the server; from the system description, to nobody: the
-//! root task asks init for it, docs/devices.md):
-//!
-//! | label | words | reply words | reply caps |
-//! |---|---|---|---|
-//! | `ADD_STACK` | IPv4 address | status, stack number | the stack's capability |
-//! | `REMOVE_STACK` | stack number | status | |
-//! | `STATS` | | status, frames from the NIC, frames to the NIC, frames dropped | |
-//! | `DEVICE_STATS` | | status, NIC resets, DMA faults, frames the mediator refused | |
-//! | `RESET_NIC` | | status, NIC resets | |
-//! | `QUIT` | | status | |
+//! The protocol is defined in `abi/services/net.toml`; `tools/idlgen.py`
+//! generates from it `protocol.rs` (labels, statuses, `serves`, the
+//! client [`Stub`]) and the table in docs/devices.md.  [`Admin`] and
+//! [`Stack`] are the client side, the calls with strings, capabilities
+//! or a time-out included.
 //!
 //! **A NIC that stops** (docs/devices.md, "When the device stops"): a
 //! stack that takes its ring's pages away while a frame of it waits for
@@ -27,31 +20,6 @@
 //! on it are sent again, but those of rings no longer pinned, which are
 //! dropped (and the ring let go of, as when its pages go).  `RESET_NIC`
 //! has the server do the same now, as if the NIC had stopped.
-//!
-//! A stack is registered either by `ADD_STACK` (its capability is the
-//! reply's) or, for a server started from the system description, by the
-//! description: a client whose line says `net=A.B.C.D` is registered with
-//! that address on its first call through its name-service capability
-//! (the server asks init for the grant, keep_system::grant::net), and an
-//! instance of it started again later finds its registration, and the
-//! frames that came meanwhile, in place.  A described client without a
-//! grant, or whose address another stack has, gets `NOT_REGISTERED` or
-//! `IN_USE` to every call.
-//!
-//! Calls through a stack's capability (a frame is a whole Ethernet frame
-//! without the FCS, 14 to `MAX_FRAME` bytes, as the message's string):
-//!
-//! | label | words | string | reply |
-//! |---|---|---|---|
-//! | `INFO` | | | status, MAC address, IPv4 address, frames waiting |
-//! | `SEND` | | the frame | status |
-//! | `RECV` | | | status, frames still waiting; the frame as the reply's string (`EMPTY`: none) |
-//! | `COUNTERS` | | | status, frames delivered to it, frames it sent, frames dropped for it (queue full) |
-//! | `WAIT` | flags | | status, frames waiting: at once if a frame waits, else when one comes |
-//! | `ATTACH` | | | cap: a share of a ring's dataspace; status, pages |
-//! | `KICK` | | | status, frames waiting in the ring |
-//! | `RING_COUNTERS` | | | status, descriptors refused, indices out of range, writes to the server's half |
-//! | `NOTIFY` | bits, flags | | cap: a NOTIFICATION with `WRITE` (none: no more); status |
 //!
 //! A stack that attached a ring (ring.rs; docs/devices.md, "Frame rings")
 //! gets its frames there and submits them there: no message carries a
@@ -73,61 +41,16 @@
 //! "Notification").  `BAD_REQUEST` for bits 0 or unknown flags, `DENIED`
 //! for a capability that is not a notification with `WRITE`.
 //!
-//! `WAIT` lets a stack sleep until there is something for it instead of
-//! polling `RECV`: the server keeps the call's return capability (one per
-//! stack; a second `WAIT` answers the first with `OK`) and replies when a
-//! frame is queued for the stack, from the NIC (whose receive interrupt,
-//! an MSI-X message, wakes the server) or from another stack.  The stack
-//! bounds the wait with the call's time-out (then `TIMEOUT`, and the
-//! server's later reply finds the return capability used up).
-//!
-//! Demultiplexing ([`dest_ip`]): an IPv4 frame goes to the stack whose
-//! address is its destination address, an ARP frame to the stack whose
-//! address is its target address; any other frame, and one for no
-//! registered address, is dropped and counted.  Frames a stack sends to
-//! another stack's address are delivered to it directly (all stacks share
-//! the NIC's MAC address, and the NIC does not loop frames back); the rest
-//! go out through the NIC.
-//!
-//! Statuses: `BAD_REQUEST` for an unknown label, a missing string, a frame
-//! shorter than 14 bytes or longer than `MAX_FRAME`, an IPv4 or ARP frame
-//! too short for its header, another EtherType, or an address of 0 or
-//! 255.255.255.255; `DENIED` for a frame whose source MAC address is not
-//! the NIC's or whose source IPv4 address (ARP: sender address) is not the
-//! stack's own; `NOT_REGISTERED` through the capability of a stack that was
-//! removed; `IN_USE` for an address another stack has; `EMPTY` for a
-//! `RECV` with nothing waiting.  A refused request changes nothing.
+//! Demultiplexing ([`dest_ip`]) and the frame checks ([`src_ip`],
+//! [`MAX_FRAME`]) are described with the protocol in docs/devices.md.
 #![no_std]
 
 pub mod ring;
 
 use keep_abi::{Sender, Tag};
 
-pub const ADD_STACK: u64 = 1;
-pub const REMOVE_STACK: u64 = 2;
-pub const STATS: u64 = 3;
-pub const QUIT: u64 = 4;
-pub const INFO: u64 = 5;
-pub const SEND: u64 = 6;
-pub const RECV: u64 = 7;
-pub const COUNTERS: u64 = 8;
-pub const WAIT: u64 = 9;
-pub const ATTACH: u64 = 10;
-pub const KICK: u64 = 11;
-pub const RING_COUNTERS: u64 = 12;
-pub const DEVICE_STATS: u64 = 13;
-pub const RESET_NIC: u64 = 14;
-pub const NOTIFY: u64 = 15;
-
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-pub const NOT_REGISTERED: u64 = 2;
-pub const DENIED: u64 = 3;
-pub const IN_USE: u64 = 4;
-pub const NO_RESOURCES: u64 = 5;
-pub const EMPTY: u64 = 6;
-pub const IO_ERROR: u64 = 7;
-pub const NOT_DATASPACE: u64 = 8;
+pub mod protocol;
+pub use protocol::*;
 
 /// `WAIT`'s word 0: also answer when the server gives transmit buffers back.
 pub const WAIT_TX: u64 = 1;
@@ -147,21 +70,6 @@ pub const MAX_STACKS: usize = 8;
 /// finds the name service in slot 0xd instead and looks the server up as
 /// `net` (its address is its grant, `net=A.B.C.D`).
 pub const NET_SLOT: u64 = 0xf;
-
-pub fn status_name(s: u64) -> &'static str {
-    match s {
-        OK => "OK",
-        BAD_REQUEST => "BAD_REQUEST",
-        NOT_REGISTERED => "NOT_REGISTERED",
-        DENIED => "DENIED",
-        IN_USE => "IN_USE",
-        NO_RESOURCES => "NO_RESOURCES",
-        EMPTY => "EMPTY",
-        IO_ERROR => "IO_ERROR",
-        NOT_DATASPACE => "NOT_DATASPACE",
-        _ => "?",
-    }
-}
 
 /// a.b.c.d as the number the protocol uses (a in bits 24-31).
 pub const fn ipv4(a: u8, b: u8, c: u8, d: u8) -> u64 {
@@ -235,6 +143,15 @@ impl Error {
     }
 }
 
+impl From<Refused> for Error {
+    fn from(r: Refused) -> Error {
+        match r {
+            Refused::Call(e) => Error::Call(e),
+            Refused::Status(s) => Error::Status(s),
+        }
+    }
+}
+
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
         match self {
@@ -267,24 +184,22 @@ impl Admin {
         Ok(call(self.0, Tag::new(ADD_STACK).with_slots(1), [ip, 0, 0, 0])?.words[1])
     }
     pub fn remove_stack(self, n: u64) -> Result<(), Error> {
-        call(self.0, Tag::new(REMOVE_STACK), [n, 0, 0, 0]).map(drop)
+        Ok(Stub(self.0).remove_stack(n)?)
     }
     /// (frames from the NIC, frames to the NIC, frames dropped).
     pub fn stats(self) -> Result<(u64, u64, u64), Error> {
-        let w = call(self.0, Tag::new(STATS), [0; 4])?.words;
-        Ok((w[1], w[2], w[3]))
+        Ok(Stub(self.0).stats()?)
     }
     /// (NIC resets, DMA faults, frames the mediator refused).
     pub fn device_stats(self) -> Result<(u64, u64, u64), Error> {
-        let w = call(self.0, Tag::new(DEVICE_STATS), [0; 4])?.words;
-        Ok((w[1], w[2], w[3]))
+        Ok(Stub(self.0).device_stats()?)
     }
     /// Resets the NIC and sets it up again, as after a stop; the resets so far.
     pub fn reset_nic(self) -> Result<u64, Error> {
-        Ok(call(self.0, Tag::new(RESET_NIC), [0; 4])?.words[1])
+        Ok(Stub(self.0).reset_nic()?)
     }
     pub fn quit(self) -> Result<(), Error> {
-        call(self.0, Tag::new(QUIT), [0; 4]).map(drop)
+        Ok(Stub(self.0).quit()?)
     }
 }
 
@@ -295,8 +210,7 @@ pub struct Stack(pub Sender);
 impl Stack {
     /// (MAC address, IPv4 address, frames waiting).
     pub fn info(self) -> Result<(u64, u64, u64), Error> {
-        let w = call(self.0, Tag::new(INFO), [0; 4])?.words;
-        Ok((w[1], w[2], w[3]))
+        Ok(Stub(self.0).info()?)
     }
     pub fn send(self, frame: &[u8]) -> Result<(), Error> {
         keep_rt::ipc_buffer().set_string(frame);
@@ -343,7 +257,7 @@ impl Stack {
     /// Tells the server of frames in the ring's `TX_SUBMIT`; returns the
     /// frames waiting in `RX_DONE`.
     pub fn kick(self) -> Result<u64, Error> {
-        Ok(call(self.0, Tag::new(KICK), [0; 4])?.words[1])
+        Ok(Stub(self.0).kick()?)
     }
     /// `WAIT` for a stack with a ring: takes its submitted frames first;
     /// `flags` WAIT_TX also ends it when transmit buffers come back.
@@ -360,12 +274,10 @@ impl Stack {
     /// range, writes to the server's half seen).  Frames dropped for want
     /// of a receive buffer count in `COUNTERS`' dropped.
     pub fn ring_counters(self) -> Result<(u64, u64, u64), Error> {
-        let w = call(self.0, Tag::new(RING_COUNTERS), [0; 4])?.words;
-        Ok((w[1], w[2], w[3]))
+        Ok(Stub(self.0).ring_counters()?)
     }
     /// (frames delivered to it, frames it sent, frames dropped for it).
     pub fn counters(self) -> Result<(u64, u64, u64), Error> {
-        let w = call(self.0, Tag::new(COUNTERS), [0; 4])?.words;
-        Ok((w[1], w[2], w[3]))
+        Ok(Stub(self.0).counters()?)
     }
 }

@@ -478,8 +478,8 @@ impl Init {
 
     fn serve(&mut self, label: u64, payload: u64, w: [u64; 4]) -> Option<Answer> {
         match payload {
-            proto::CONTROL => self.control(label, w),
-            p if p & !proto::WATCHER_INDEX == proto::WATCHER && label == proto::req::DIED => self.died((p & proto::WATCHER_INDEX) as usize),
+            p if proto::control(p) => self.control(label, w),
+            p if proto::watcher(p) && label == proto::req::DIED => self.died((p & proto::WATCHER_INDEX) as usize),
             p if (p as usize) < self.entries.len() && label == names::LOOKUP => self.lookup(p as usize, w),
             p if (p as usize) < self.entries.len() && label == names::GRANT => self.grant(p as usize, w[0]),
             p if (p as usize) < self.entries.len() && label == names::TAKE_GONE => self.take_gone(p as usize),

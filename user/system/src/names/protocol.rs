@@ -11,6 +11,8 @@ pub use keep_abi::proto::Refused;
 pub const LOOKUP: u64 = 1;
 /// What the description grants, from the asking server, the client whose call came with payload. (interface CLIENTS)
 pub const GRANT: u64 = 2;
+/// A server whose line says notify, told by the notification bit GONE_BIT, asks which of its clients ended: up to two of their payloads (0: none) and how many more wait (init keeps at most MAX_GONE). Another program gets none. (interface CLIENTS)
+pub const TAKE_GONE: u64 = 3;
 
 /// Statuses: word 0 of every reply.
 pub mod status {
@@ -33,6 +35,7 @@ pub fn serves(label: u64, payload: u64) -> bool {
     match label {
         LOOKUP => keep_abi::proto::payload::client(payload),
         GRANT => keep_abi::proto::payload::client(payload),
+        TAKE_GONE => keep_abi::proto::payload::client(payload),
         _ => false,
     }
 }
@@ -56,4 +59,9 @@ pub fn status_name(s: u64) -> &'static str {
 pub struct Stub(pub Sender);
 
 impl Stub {
+    /// TAKE_GONE (3): A server whose line says notify, told by the notification bit GONE_BIT, asks which of its clients ended: up to two of their payloads (0: none) and how many more wait (init keeps at most MAX_GONE). Another program gets none. Statuses: none of its own.
+    pub fn take_gone(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, TAKE_GONE, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
 }

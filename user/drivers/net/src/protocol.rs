@@ -1,0 +1,167 @@
+// generated from abi/services/net.toml by tools/idlgen.py; do not edit.
+//! The `net` protocol: A call's label is the request; the reply's word 0 is the status, the results follow. A frame is a whole Ethernet frame without the FCS, 14 to MAX_FRAME = 1514 bytes, as the message's string. A refused request changes nothing.
+
+#![allow(dead_code)]
+
+use keep_abi::Sender;
+pub use keep_abi::proto::Refused;
+
+// Request labels.
+/// Registers a stack with IPv4 address ip (a in bits 24-31 of a.b.c.d): its number and its capability (payload: the number). (interface ADMIN)
+pub const ADD_STACK: u64 = 1;
+/// The stack's registration ends: its ring is let go of, a WAIT it left answered NOT_REGISTERED, its capability answers NOT_REGISTERED from now on (the number stays taken). (interface ADMIN)
+pub const REMOVE_STACK: u64 = 2;
+/// Frames from the NIC, frames to the NIC, frames dropped (for no registered address, or of another kind). (interface ADMIN)
+pub const STATS: u64 = 3;
+/// Every ring is let go of; the server replies, resets the NIC and exits. (interface ADMIN)
+pub const QUIT: u64 = 4;
+/// The NIC's MAC address (byte 0 in bits 40-47), the stack's address, frames waiting for it. A described client is registered on its first call of any request (hence IN_USE and NO_RESOURCES for each). (interface CLIENTS)
+pub const INFO: u64 = 5;
+/// Sends a frame: delivered directly to a stack whose address it is for, else out through the NIC. (interface CLIENTS)
+pub const SEND: u64 = 6;
+/// The next frame queued for the stack, and the frames still waiting. (interface CLIENTS)
+pub const RECV: u64 = 7;
+/// Frames delivered to the stack, frames it sent, frames dropped for it (its queue or ring full). (interface CLIENTS)
+pub const COUNTERS: u64 = 8;
+/// Answered at once if a frame waits, else when one comes (a second WAIT answers the first OK; the caller bounds it with its time-out). With a ring it takes the submitted frames first, and flags WAIT_TX = 1 also ends it when transmit buffers come back. (interface CLIENTS)
+pub const WAIT: u64 = 9;
+/// Attaches the ring in a share (READ and WRITE) of a dataspace of the server's manager, replacing the stack's earlier ring: its frames come and go there from now on. The dataspace's pages. (interface CLIENTS)
+pub const ATTACH: u64 = 10;
+/// Frames wait in the ring's TX_SUBMIT: the server takes them; the frames waiting in RX_DONE. (interface CLIENTS)
+pub const KICK: u64 = 11;
+/// The ring's refusals: descriptors refused, queue indices out of range, writes to the server's half seen. (interface CLIENTS)
+pub const RING_COUNTERS: u64 = 12;
+/// NIC resets, DMA faults, frames the mediator refused. (interface ADMIN)
+pub const DEVICE_STATS: u64 = 13;
+/// Resets the NIC and sets it up again, as after a stop (frames of rings no longer pinned are dropped); the resets so far. (interface ADMIN)
+pub const RESET_NIC: u64 = 14;
+/// The server signals the notification (with WRITE) with bits each time it has put frames in for the stack and, flags WAIT_TX, given transmit buffers back: once per batch. Without a capability: no more. (interface CLIENTS)
+pub const NOTIFY: u64 = 15;
+
+// Statuses: word 0 of every reply.
+/// The request was done.
+pub const OK: u64 = 0;
+/// The label is no request of the interface the capability serves, or an argument is malformed; nothing changed.
+pub const BAD_REQUEST: u64 = 1;
+/// The stack was removed (REMOVE_STACK), or is a described client without a grant (or with a malformed one); REMOVE_STACK of no live stack.
+pub const NOT_REGISTERED: u64 = 2;
+/// A frame whose source MAC address is not the NIC's or whose source IPv4 address (ARP: sender address) is not the stack's own; ATTACH of a share without WRITE; NOTIFY with a capability that is not a notification with WRITE.
+pub const DENIED: u64 = 3;
+/// An address another stack has (ADD_STACK, or a described client's grant).
+pub const IN_USE: u64 = 4;
+/// MAX_STACKS = 8 stacks registered already, or no slot for the stack's capability; ATTACH: the manager would not map or pin the ring.
+pub const NO_RESOURCES: u64 = 5;
+/// RECV with no frame waiting.
+pub const EMPTY: u64 = 6;
+/// The NIC would not take the frame.
+pub const IO_ERROR: u64 = 7;
+/// ATTACH without a capability, or with anything but a SENDER to the server's own dataspace manager naming a live dataspace.
+pub const NOT_DATASPACE: u64 = 8;
+
+/// The payload range each request is served on (`keep_abi::proto::payload`):
+/// true when a request with `label` may come through a capability with
+/// protected payload `payload`; false for a label that is no request.
+pub fn serves(label: u64, payload: u64) -> bool {
+    match label {
+        ADD_STACK => keep_abi::proto::payload::admin(payload),
+        REMOVE_STACK => keep_abi::proto::payload::admin(payload),
+        STATS => keep_abi::proto::payload::admin(payload),
+        QUIT => keep_abi::proto::payload::admin(payload),
+        INFO => keep_abi::proto::payload::client(payload),
+        SEND => keep_abi::proto::payload::client(payload),
+        RECV => keep_abi::proto::payload::client(payload),
+        COUNTERS => keep_abi::proto::payload::client(payload),
+        WAIT => keep_abi::proto::payload::client(payload),
+        ATTACH => keep_abi::proto::payload::client(payload),
+        KICK => keep_abi::proto::payload::client(payload),
+        RING_COUNTERS => keep_abi::proto::payload::client(payload),
+        DEVICE_STATS => keep_abi::proto::payload::admin(payload),
+        RESET_NIC => keep_abi::proto::payload::admin(payload),
+        NOTIFY => keep_abi::proto::payload::client(payload),
+        _ => false,
+    }
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        NOT_REGISTERED => "NOT_REGISTERED",
+        DENIED => "DENIED",
+        IN_USE => "IN_USE",
+        NO_RESOURCES => "NO_RESOURCES",
+        EMPTY => "EMPTY",
+        IO_ERROR => "IO_ERROR",
+        NOT_DATASPACE => "NOT_DATASPACE",
+        _ => "UNKNOWN_STATUS",
+    }
+}
+
+/// The typed client: a sender capability to the server, one function per
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stub(pub Sender);
+
+impl Stub {
+    /// REMOVE_STACK (2): The stack's registration ends: its ring is let go of, a WAIT it left answered NOT_REGISTERED, its capability answers NOT_REGISTERED from now on (the number stays taken). Statuses: NOT_REGISTERED.
+    pub fn remove_stack(self, stack: u64) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, REMOVE_STACK, [stack, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// STATS (3): Frames from the NIC, frames to the NIC, frames dropped (for no registered address, or of another kind). Statuses: none of its own.
+    pub fn stats(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, STATS, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// QUIT (4): Every ring is let go of; the server replies, resets the NIC and exits. Statuses: none of its own.
+    pub fn quit(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, QUIT, [0, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// INFO (5): The NIC's MAC address (byte 0 in bits 40-47), the stack's address, frames waiting for it. A described client is registered on its first call of any request (hence IN_USE and NO_RESOURCES for each). Statuses: NOT_REGISTERED, IN_USE, NO_RESOURCES.
+    pub fn info(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, INFO, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// COUNTERS (8): Frames delivered to the stack, frames it sent, frames dropped for it (its queue or ring full). Statuses: NOT_REGISTERED, IN_USE, NO_RESOURCES.
+    pub fn counters(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, COUNTERS, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// WAIT (9): Answered at once if a frame waits, else when one comes (a second WAIT answers the first OK; the caller bounds it with its time-out). With a ring it takes the submitted frames first, and flags WAIT_TX = 1 also ends it when transmit buffers come back. Statuses: NOT_REGISTERED, IN_USE, NO_RESOURCES.
+    pub fn wait(self, flags: u64) -> Result<u64, Refused> {
+        let w = keep_abi::proto::call(self.0, WAIT, [flags, 0, 0, 0])?;
+        Ok(w[0])
+    }
+
+    /// KICK (11): Frames wait in the ring's TX_SUBMIT: the server takes them; the frames waiting in RX_DONE. Statuses: NOT_REGISTERED, IN_USE, NO_RESOURCES.
+    pub fn kick(self) -> Result<u64, Refused> {
+        let w = keep_abi::proto::call(self.0, KICK, [0, 0, 0, 0])?;
+        Ok(w[0])
+    }
+
+    /// RING_COUNTERS (12): The ring's refusals: descriptors refused, queue indices out of range, writes to the server's half seen. Statuses: NOT_REGISTERED, IN_USE, NO_RESOURCES.
+    pub fn ring_counters(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, RING_COUNTERS, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// DEVICE_STATS (13): NIC resets, DMA faults, frames the mediator refused. Statuses: none of its own.
+    pub fn device_stats(self) -> Result<(u64, u64, u64), Refused> {
+        let w = keep_abi::proto::call(self.0, DEVICE_STATS, [0, 0, 0, 0])?;
+        Ok((w[0], w[1], w[2]))
+    }
+
+    /// RESET_NIC (14): Resets the NIC and sets it up again, as after a stop (frames of rings no longer pinned are dropped); the resets so far. Statuses: none of its own.
+    pub fn reset_nic(self) -> Result<u64, Refused> {
+        let w = keep_abi::proto::call(self.0, RESET_NIC, [0, 0, 0, 0])?;
+        Ok(w[0])
+    }
+}
