@@ -152,11 +152,12 @@ def first_boot(disk):
     m = re.search(r"checkpoint (\d+) committed by 'checkpointer': (\d+) pages written, (\d+) blocks", out)
     check("the shell's checkpoint commits one", m is not None, out)
     out = shell(g, "persist")
-    check("persist shows the last checkpoint, the area, both roots and the pool",
+    check("persist shows the last checkpoint, the area, both roots, the key's keeping and the pool",
           re.search(r"last checkpoint: \d+ of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, \d+ pages, \d+ KiB on the disk, \d+ pages written by it", out)
           and f"area: {AREA_BLOCKS} blocks of 4 KiB" in out
           and re.search(r"root A: checkpoint \d+; root B: (checkpoint \d+|empty)", out)
           and "at start: no checkpoint in the area; starting afresh" in out
+          and "seal's key: sealed by the TPM to this boot's measurements" in out
           and re.search(r"persistent pool: (open|captured), \d+ of 8192 frames in use, epoch \d+", out)
           and re.search(r"last capture: \d+ records, pause \d+ TSC ticks", out), out)
     out = shell(g, "checkpoint small-area")

@@ -480,6 +480,12 @@ impl Server {
         }
         t += &format!("root A: {}; root B: {}\n", slot_str(s, 0), slot_str(s, 1));
         t += &format!("at start: {}\n", self.boot);
+        if self.keyed {
+            t += match self.kept {
+                Key::Sealed(_) => "seal's key: sealed by the TPM to this boot's measurements\n",
+                Key::Clear(_) => "seal's key: kept in the clear in the area (no TPM)\n",
+            };
+        }
         if let Ok((state, epoch, frames, used)) = KERNEL.info() {
             let name = ["shut", "restoring", "open", "captured"].get(state as usize).copied().unwrap_or("?");
             t += &format!("persistent pool: {name}, {used} of {frames} frames in use, epoch {epoch}\n");
