@@ -27,12 +27,19 @@ MAGIC = b"KSFIMOD1"
 # page); sequences add it with `addq __sfi_base(%rip), %reg`.
 BASE_SLOT = 0xF008
 BASE = "__sfi_base(%rip)"
-# The runtime's answers to cpuid, rdtsc and rdtscp, at fixed domain offsets in
+# The runtime's answers to cpuid, rdtsc, rdtscp and xgetbv, at fixed domain offsets in
 # the entry page (sfi/verify/src/entries.s; docs/sfi.md, "Runtime entries").
 # Each instruction becomes `lea -128(%rsp), %rsp; call ENTRY`: the lea steps
 # over the red zone without touching the flags, the entry sets the registers
 # the instruction sets and returns with %rsp back where it was.
-RUNTIME_ENTRIES = {"cpuid": ("__sfi_cpuid", 0xF020), "rdtsc": ("__sfi_rdtsc", 0xF040), "rdtscp": ("__sfi_rdtscp", 0xF060)}
+RUNTIME_ENTRIES = {"cpuid": ("__sfi_cpuid", 0xF020), "rdtsc": ("__sfi_rdtsc", 0xF040), "rdtscp": ("__sfi_rdtscp", 0xF060),
+                   "xgetbv": ("__sfi_xgetbv", 0xF1A0)}
+# The same instructions written as bytes, as libraries do for assemblers that
+# lack a mnemonic (libsodium's and libdeflate's xgetbv): a `.byte` directive
+# in code whose values are exactly one of these is that instruction.  Any
+# other bytes in code stay refused.
+RUNTIME_ENTRY_BYTES = {(0x0f, 0xa2): "cpuid", (0x0f, 0x31): "rdtsc", (0x0f, 0x01, 0xf9): "rdtscp",
+                       (0x0f, 0x01, 0xd0): "xgetbv"}
 RUNTIME_STEP = "leaq -128(%rsp), %rsp"
 # Layout choices, each switchable for measurement (docs/sfi.md, "How the
 # layout is chosen").
@@ -130,7 +137,7 @@ class SfiForbidden(SfiError):
 _FORBIDDEN = {
     "system call or interrupt": "syscall sysenter sysexit sysret int into int1 icebp",
     "instruction set not allowed (XSAVE, RDPID, PKU, MONITOR, RTM...)":
-        "rdpid xgetbv xsetbv xsave xsave64 xsaveopt xsaveopt64 xsavec xsavec64 xsaves xsaves64 "
+        "rdpid xsetbv xsave xsave64 xsaveopt xsaveopt64 xsavec xsavec64 xsaves xsaves64 "
         "xrstor xrstor64 xrstors xrstors64 rdpkru wrpkru monitor mwait monitorx mwaitx umonitor umwait tpause "
         "serialize rdpru clzero xabort xend xtest xbegin emms femms vmcall vmmcall vmfunc getsec encls enclu "
         "ptwrite incsspd incsspq rdsspd rdsspq saveprevssp rstorssp wrssd wrssq setssbsy clrssbsy "
@@ -169,6 +176,7 @@ def split_operands(s):
     return ops
 
 
+COND_RE = re.compile(r"^\.(?:ifc|ifnc|else|endif)\b")
 MEM_RE = re.compile(r"^(?:%(?P<seg>[a-z]s):)?(?P<disp>[^(]*)\((?P<inner>[^)]*)\)$")
 
 
@@ -256,6 +264,7 @@ class Rewriter:
         self.loc = None          # (file number, line) of the last .loc
         self.asm_line = 0        # line of the assembly being read
         self.weak_undef = set()  # symbols declared .weak and not defined in this file (prescan)
+        self.cond = []           # open .ifc/.ifnc: is each branch assembled
 
     # -- parsing -------------------------------------------------------
     def in_text(self):
@@ -275,22 +284,65 @@ class Rewriter:
             line = strip_comment(raw).strip()
             if not line:
                 continue
+            if COND_RE.match(line):
+                # Conditional assembly (libdeflate's cpuid: `.ifnc %ebx, %1;
+                # mov %ebx, %1; .endif`): evaluated here, so that only the
+                # statements gas would assemble are rewritten.
+                if '"' in line or "'" in line:
+                    raise SfiError("quoted strings in a conditional are not supported: %s" % raw.strip())
+                for st in line.split(";"):
+                    st = st.strip()
+                    if st and not self.conditional(st) and self.active():
+                        self.statement(st, st)
+                continue
+            if not self.active():
+                continue
             if line.startswith(".") and not re.match(r"^[.\w$]+:", line):
                 self.directive(raw.strip(), line)
                 continue
             stmts = [line] if line.startswith(".") else [s.strip() for s in line.split(";")]
             for st in stmts:
-                while True:
-                    m = re.match(r"^([.\w$@]+):\s*(.*)$", st)
-                    if not m:
-                        break
-                    self.label(m.group(1))
-                    st = m.group(2)
-                if st:
-                    if st.startswith("."):
-                        self.directive(st, st)
-                    else:
-                        self.instruction(st)
+                self.statement(st, st)
+        if self.cond:
+            raise SfiError(".ifc/.ifnc without .endif")
+
+    def statement(self, raw, st):
+        while True:
+            m = re.match(r"^([.\w$@]+):\s*(.*)$", st)
+            if not m:
+                break
+            self.label(m.group(1))
+            st = m.group(2)
+        if st:
+            if st.startswith("."):
+                self.directive(raw, st)
+            else:
+                self.instruction(st)
+
+    def active(self):
+        return all(self.cond)
+
+    def conditional(self, st):
+        """Handles `.ifc`/`.ifnc a, b`, `.else`, `.endif`; False for any other statement."""
+        word = st.split()[0]
+        rest = st[len(word):].strip()
+        if word in (".ifc", ".ifnc"):
+            ops = [o.strip() for o in rest.split(",")]
+            if len(ops) != 2:
+                raise SfiError("%s needs two strings: %s" % (word, st))
+            self.cond.append((ops[0] == ops[1]) == (word == ".ifc"))
+            return True
+        if word == ".else":
+            if not self.cond:
+                raise SfiError(".else without .ifc/.ifnc")
+            self.cond[-1] = not self.cond[-1]
+            return True
+        if word == ".endif":
+            if not self.cond:
+                raise SfiError(".endif without .ifc/.ifnc")
+            self.cond.pop()
+            return True
+        return False
 
     def directive(self, raw, line):
         word = line.split()[0]
@@ -339,6 +391,14 @@ class Rewriter:
             it.p2, it.pmax = min(p2, 5), pmax
             self.add(it)
             return
+        if word == ".byte":
+            try:
+                vals = tuple(int(v, 0) for v in split_operands(rest))
+            except ValueError:
+                vals = None
+            if vals in RUNTIME_ENTRY_BYTES:
+                self.instruction(RUNTIME_ENTRY_BYTES[vals])
+                return
         if word in ZERO_SIZE_DIRECTIVES:
             it = Item("raw", [raw])
             self.add(it)
@@ -421,6 +481,20 @@ class Rewriter:
             # The masked address is pushed back and returned to with a real
             # ret, so that the return-stack predictor keeps working.
             self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %s, %%r11" % BASE, "pushq %r11", "ret"]))
+            return
+        m = re.match(r"^movs([bwlq])$", mnem)
+        if m and not ops and not prefix:
+            # One string move without `rep`, which gcc's combine pass forms
+            # from a byte-copy loop (`*d++ = *s++`: libdeflate) under any
+            # string strategy: the same move through %rax, saved below the
+            # red zone (where nothing the code keeps can be).  Nothing here
+            # writes the flags, and the direction flag is clear (std is
+            # refused; the ABI clears it).
+            w = m.group(1)
+            n, reg, load = {"b": (1, "%al", "movzbl"), "w": (2, "%ax", "movzwl"), "l": (4, "%eax", "movl"), "q": (8, "%rax", "movq")}[w]
+            for st2 in ["movq %rax, -136(%rsp)", "%s (%%rsi), %s" % (load, "%rax" if w == "q" else "%eax"),
+                        "mov%s %s, (%%rdi)" % (w, reg), "movq -136(%rsp), %rax", "leaq %d(%%rsi), %%rsi" % n, "leaq %d(%%rdi), %%rdi" % n]:
+                self.instruction(st2)
             return
         if STRING_OPS.match(mnem) and not ops:
             raise SfiError("string instruction %s is not allowed (compile with -mstringop-strategy=unrolled_loop)" % st)
