@@ -53,6 +53,7 @@ FUSE_PAD = os.environ.get("SFI_FUSE_PAD", "1") == "1"  # layout_dp: padding betw
 GROW_BRANCHES = os.environ.get("SFI_GROW_BRANCHES", "1") == "1"  # layout_dp may make short branches near
 LAYOUT = os.environ.get("SFI_LAYOUT", "dp")  # dp: layout_dp; greedy: the former layout_greedy
 SP_DEFER = os.environ.get("SFI_SP_DEFER", "1") == "1"  # small %rsp steps checked by a later access (defer_sp_checks)
+SP_CHEAP = os.environ.get("SFI_SP_CHEAP", "1") == "1"  # an unchecked small step checked at once where the flags are dead
 # gas pseudo-prefixes that lengthen an instruction without changing it: a redundant
 # REX (+1), an 8-bit displacement 0 where there was none (+1), a 32-bit one (+3/+4).
 # A redundant %ds override (+1) goes only on memory operands without a segment
@@ -71,6 +72,10 @@ SP_NAMES = {"%rsp", "%esp", "%sp", "%spl"}
 SP_FIX = ["orl $0xf0000000, %esp", "addq %s, %%rsp" % BASE]
 STACK_ALIGN_MAX = 1 << 16  # and $-N, %rsp needs no fix-up for N up to this
 SP_STEP_MAX = SP_SLACK = 1 << 16  # verifier rule 5: a small step of %rsp checked by a later access
+# Instructions that write every status flag and read none, and instructions
+# that leave the flags alone (defer_sp_checks' cheaper check).
+FLAGS_WRITE_RE = re.compile(r"^(?:cmp|test|add|sub|and|or|xor)[bwlq]?$")
+FLAGS_KEEP_RE = re.compile(r"^(?:mov[bwlq]?|movabsq?|movz[bwlq]{2}|movs[bwlq]{2}|movslq|lea[wlq]?|push[wlq]?|pop[wlq]?)$")
 SP_STEP_RE = re.compile(r"^(?:add|sub)q? \$(\d+|0x[0-9a-fA-F]+), %rsp$")
 # Instructions whose memory operand D(%rsp) is read or written unconditionally
 # (not lea, nop, prefetch, cmov, masked moves): an access there checks %rsp.
@@ -608,6 +613,39 @@ class Rewriter:
                     break
                 if nxt.kind != "insn" or re.search(r"%(?:rsp|esp|sp|spl)\b(?!\))", nxt.lines[0]):
                     break  # a branch, a sequence, or something else that uses %rsp
+            if it.kind == "group" and SP_CHEAP and self.flags_dead(items, k + 1):
+                # No access checks the step before a branch (a prologue that
+                # tests its arguments first): check it at once.  `sub $8` is
+                # a push (the slot is the new frame's, its contents undefined);
+                # any other step is checked by a `test` of its new top.  Both
+                # leave the flags other than the step would, so only where
+                # nothing reads them before they are written again.
+                if it.lines[0] == "subq $8, %rsp":
+                    it.kind, it.lines = "insn", ["pushq %rax"]
+                else:
+                    it.kind, it.lines = "insn", [it.lines[0]]
+                    check = Item("insn", ["testl %esp, (%rsp)"])
+                    items.insert(k + 1, check)
+                    at = next(i for i, x in enumerate(self.out) if x is it)
+                    self.out.insert(at + 1, check)
+
+    def flags_dead(self, items, k):
+        """Whether the flags as they are before items[k] are written before
+        anything can read them, on the straight line from k: an instruction
+        that writes every status flag and reads none, or a call (the ABI
+        keeps no flags across one), before any label, branch or instruction
+        not known to leave the flags alone."""
+        for nxt in items[k:k + 24]:
+            if nxt.kind == "group":
+                return nxt.lines[-1].startswith("call")
+            if nxt.kind != "insn":
+                return False
+            w = nxt.lines[0].split(None, 1)[0]
+            if FLAGS_WRITE_RE.match(w):
+                return True
+            if not FLAGS_KEEP_RE.match(w):
+                return False
+        return False
 
     @staticmethod
     def sp_checks(line):

@@ -19,6 +19,9 @@ Tests:
                entries: a CPU probe (cpuid.c, cpuid_regs.s) builds and its output
                equals native (registers, flags and red zone as the
                instructions leave them); the answers are the fixed set
+  sp-step/*    a small %rsp step that no access checks before a branch is
+               checked at once (push, or a test of the new top) where the
+               flags are dead, and keeps the full fix-up where they are read
   weak/*       undefined weak symbols are NULL (GOT loads, data, comparisons), are
                not imports, and calling one faults
   link/*       module layout: code that fills its last page exactly still gets its
@@ -214,6 +217,26 @@ def test_runtime_entries():
            "exit %d: %s" % (r.returncode, r.stderr))
 
 
+def test_sp_steps():
+    """A small %rsp step no access checks before a branch: checked at once
+    (push / test) where the flags are dead, the full fix-up where the
+    step's flags are read; outputs equal native either way."""
+    equals_native("sp-step/program", "spstep", ["spstep.c", "spstep_asm.s"])
+    for f in ("stores", "full"):
+        exe = os.path.join(OUT, "spstep.%s.sfi" % f)
+        if not os.path.exists(exe):
+            continue
+        o = os.path.join(OUT, "spstep_%s.o" % f)
+        r = run(SFICC_CMD + (["--full"] if f == "full" else []) + ["-c", os.path.join(HERE, "spstep_asm.s"), "-o", o])
+        dis = run(["objdump", "-d", o]).stdout if r.returncode == 0 else ""
+        funcs = dict(re.findall(r"<(\w+)>:\n(.*?)(?=\n\n|\Z)", dis, re.S))
+        kept = "or     $0xf0000000,%esp" in funcs.get("flags_after_step", "")
+        cheap = ("push   %rax" in funcs.get("step_then_branch", "") and "0xf0000000" not in funcs.get("step_then_branch", "")
+                 and "test   %esp,(%rsp)" in funcs.get("step24_then_branch", "") and "0xf0000000" not in funcs.get("step24_then_branch", ""))
+        result("sp-step/%s-fixup-kept-where-flags-read" % f, kept, dis[:2000] or r.stderr)
+        result("sp-step/%s-checked-at-once-where-flags-dead" % f, cheap, dis[:2000] or r.stderr)
+
+
 def test_weak():
     equals_native("weak/null", "weak", ["weak.c", "weak_def.c"], ["x"])
     exe = build3("weak_call", ["weak_call.c"])
@@ -271,6 +294,7 @@ def main():
     test_vex()
     test_forbidden()
     test_runtime_entries()
+    test_sp_steps()
     test_weak()
     test_link()
     if tmp:
