@@ -633,11 +633,13 @@ class Rewriter:
         """Whether the flags as they are before items[k] are written before
         anything can read them, on the straight line from k: an instruction
         that writes every status flag and reads none, or a call (the ABI
-        keeps no flags across one), before any label, branch or instruction
-        not known to leave the flags alone."""
+        keeps no flags across one; the runtime entries' calls, which keep
+        them, do not count), before any label, branch or instruction not
+        known to leave the flags alone."""
         for nxt in items[k:k + 24]:
             if nxt.kind == "group":
-                return nxt.lines[-1].startswith("call")
+                # A call, but not of a runtime entry: those keep the flags.
+                return nxt.lines[-1].startswith("call") and nxt.lines[0] != RUNTIME_STEP
             if nxt.kind != "insn":
                 return False
             w = nxt.lines[0].split(None, 1)[0]
