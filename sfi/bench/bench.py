@@ -108,6 +108,54 @@ def zstd_program(src):
     return ("zstd", "compression", srcs, ["-I" + lib, "-DZSTD_DISABLE_ASM"], ["corpus"])
 
 
+def libdeflate_program(src):
+    """libdeflate (Debian's source, unmodified), which probes the CPU with
+    cpuid and xgetbv (written as bytes) when it first compresses or sums;
+    tested, not benchmarked."""
+    lib = os.path.join(src, "lib")
+    srcs = [os.path.join(DRV, "libdeflate_drv.c")] + sorted(glob.glob(os.path.join(lib, "*.c"))) + [
+        os.path.join(lib, "x86", "cpu_features.c")]
+    return ("libdeflate", "compression", srcs, ["-I" + src], ["corpus"])
+
+
+# libsodium's configuration as Debian's configure finds it on amd64 (the
+# intrinsics headers, the AVX assembly and its xgetbv written as bytes,
+# 128-bit integers), without the salsa20 assembly (HAVE_AMD64_ASM: its C
+# versions are used) and with the driver's random numbers instead of the
+# system's (RANDOMBYTES_CUSTOM_IMPLEMENTATION, no default implementation).
+SODIUM_FLAGS = ["-DCONFIGURED=1", "-DNATIVE_LITTLE_ENDIAN=1", "-DHAVE_INLINE_ASM=1", "-DHAVE_CPUID=1", "-DHAVE_TI_MODE=1",
+                "-DHAVE_AVX_ASM=1", "-DHAVE_MMINTRIN_H=1", "-DHAVE_EMMINTRIN_H=1", "-DHAVE_PMMINTRIN_H=1",
+                "-DHAVE_TMMINTRIN_H=1", "-DHAVE_SMMINTRIN_H=1", "-DHAVE_AVXINTRIN_H=1", "-DHAVE_AVX2INTRIN_H=1",
+                "-DHAVE_WMMINTRIN_H=1", "-DRANDOMBYTES_CUSTOM_IMPLEMENTATION=1",
+                "-DRANDOMBYTES_DEFAULT_IMPLEMENTATION=NULL"]
+
+
+def sodium_program(src):
+    """libsodium (Debian's source, unmodified), whose sodium_init() probes
+    the CPU with cpuid and xgetbv (written as bytes); tested, not
+    benchmarked.  version.h is made from version.h.in as configure makes it,
+    and the curve25519 assembly (sandy2x.S, used where cpuid reports AVX:
+    natively here, never in a domain) is preprocessed into a .s file."""
+    lib = os.path.join(src, "src", "libsodium")
+    inc = os.path.join(lib, "include")
+    gen = os.path.join(BUILD, "bench", "sodium-gen")
+    os.makedirs(os.path.join(gen, "sodium"), exist_ok=True)
+    ver = open(os.path.join(inc, "sodium", "version.h.in")).read()
+    for k, v in (("@VERSION@", "1.0.18"), ("@SODIUM_LIBRARY_VERSION_MAJOR@", "10"),
+                 ("@SODIUM_LIBRARY_VERSION_MINOR@", "3"), ("@SODIUM_LIBRARY_MINIMAL_DEF@", "")):
+        ver = ver.replace(k, v)
+    with open(os.path.join(gen, "sodium", "version.h"), "w") as f:
+        f.write(ver)
+    x2 = os.path.join(lib, "crypto_scalarmult", "curve25519", "sandy2x")
+    asm = os.path.join(gen, "sandy2x.s")
+    subprocess.run(["gcc", "-E", "-P", "-x", "assembler-with-cpp", "-I" + x2, "-o", asm, os.path.join(x2, "sandy2x.S")] + SODIUM_FLAGS,
+                   check=True)
+    skip = ("randombytes_internal_random.c", "randombytes_sysrandom.c")
+    srcs = [os.path.join(DRV, "sodium_drv.c")] + sorted(
+        f for f in glob.glob(os.path.join(lib, "**", "*.c"), recursive=True) if os.path.basename(f) not in skip) + [asm]
+    return ("libsodium", "cryptography", srcs, ["-I" + gen, "-I" + os.path.join(gen, "sodium"), "-I" + inc, "-I" + os.path.join(inc, "sodium")] + SODIUM_FLAGS, [])
+
+
 def fetched():
     """The source directories if every package was fetched already (no network), else None."""
     dirs = {}

@@ -27,12 +27,19 @@ MAGIC = b"KSFIMOD1"
 # page); sequences add it with `addq __sfi_base(%rip), %reg`.
 BASE_SLOT = 0xF008
 BASE = "__sfi_base(%rip)"
-# The runtime's answers to cpuid, rdtsc and rdtscp, at fixed domain offsets in
+# The runtime's answers to cpuid, rdtsc, rdtscp and xgetbv, at fixed domain offsets in
 # the entry page (sfi/verify/src/entries.s; docs/sfi.md, "Runtime entries").
 # Each instruction becomes `lea -128(%rsp), %rsp; call ENTRY`: the lea steps
 # over the red zone without touching the flags, the entry sets the registers
 # the instruction sets and returns with %rsp back where it was.
-RUNTIME_ENTRIES = {"cpuid": ("__sfi_cpuid", 0xF020), "rdtsc": ("__sfi_rdtsc", 0xF040), "rdtscp": ("__sfi_rdtscp", 0xF060)}
+RUNTIME_ENTRIES = {"cpuid": ("__sfi_cpuid", 0xF020), "rdtsc": ("__sfi_rdtsc", 0xF040), "rdtscp": ("__sfi_rdtscp", 0xF060),
+                   "xgetbv": ("__sfi_xgetbv", 0xF1A0)}
+# The same instructions written as bytes, as libraries do for assemblers that
+# lack a mnemonic (libsodium's and libdeflate's xgetbv): a `.byte` directive
+# in code whose values are exactly one of these is that instruction.  Any
+# other bytes in code stay refused.
+RUNTIME_ENTRY_BYTES = {(0x0f, 0xa2): "cpuid", (0x0f, 0x31): "rdtsc", (0x0f, 0x01, 0xf9): "rdtscp",
+                       (0x0f, 0x01, 0xd0): "xgetbv"}
 RUNTIME_STEP = "leaq -128(%rsp), %rsp"
 # Layout choices, each switchable for measurement (docs/sfi.md, "How the
 # layout is chosen").
@@ -46,6 +53,7 @@ FUSE_PAD = os.environ.get("SFI_FUSE_PAD", "1") == "1"  # layout_dp: padding betw
 GROW_BRANCHES = os.environ.get("SFI_GROW_BRANCHES", "1") == "1"  # layout_dp may make short branches near
 LAYOUT = os.environ.get("SFI_LAYOUT", "dp")  # dp: layout_dp; greedy: the former layout_greedy
 SP_DEFER = os.environ.get("SFI_SP_DEFER", "1") == "1"  # small %rsp steps checked by a later access (defer_sp_checks)
+SP_CHEAP = os.environ.get("SFI_SP_CHEAP", "1") == "1"  # an unchecked small step checked at once where the flags are dead
 # gas pseudo-prefixes that lengthen an instruction without changing it: a redundant
 # REX (+1), an 8-bit displacement 0 where there was none (+1), a 32-bit one (+3/+4).
 # A redundant %ds override (+1) goes only on memory operands without a segment
@@ -64,6 +72,10 @@ SP_NAMES = {"%rsp", "%esp", "%sp", "%spl"}
 SP_FIX = ["orl $0xf0000000, %esp", "addq %s, %%rsp" % BASE]
 STACK_ALIGN_MAX = 1 << 16  # and $-N, %rsp needs no fix-up for N up to this
 SP_STEP_MAX = SP_SLACK = 1 << 16  # verifier rule 5: a small step of %rsp checked by a later access
+# Instructions that write every status flag and read none, and instructions
+# that leave the flags alone (defer_sp_checks' cheaper check).
+FLAGS_WRITE_RE = re.compile(r"^(?:cmp|test|add|sub|and|or|xor)[bwlq]?$")
+FLAGS_KEEP_RE = re.compile(r"^(?:mov[bwlq]?|movabsq?|movz[bwlq]{2}|movs[bwlq]{2}|movslq|lea[wlq]?|push[wlq]?|pop[wlq]?)$")
 SP_STEP_RE = re.compile(r"^(?:add|sub)q? \$(\d+|0x[0-9a-fA-F]+), %rsp$")
 # Instructions whose memory operand D(%rsp) is read or written unconditionally
 # (not lea, nop, prefetch, cmov, masked moves): an access there checks %rsp.
@@ -130,7 +142,7 @@ class SfiForbidden(SfiError):
 _FORBIDDEN = {
     "system call or interrupt": "syscall sysenter sysexit sysret int into int1 icebp",
     "instruction set not allowed (XSAVE, RDPID, PKU, MONITOR, RTM...)":
-        "rdpid xgetbv xsetbv xsave xsave64 xsaveopt xsaveopt64 xsavec xsavec64 xsaves xsaves64 "
+        "rdpid xsetbv xsave xsave64 xsaveopt xsaveopt64 xsavec xsavec64 xsaves xsaves64 "
         "xrstor xrstor64 xrstors xrstors64 rdpkru wrpkru monitor mwait monitorx mwaitx umonitor umwait tpause "
         "serialize rdpru clzero xabort xend xtest xbegin emms femms vmcall vmmcall vmfunc getsec encls enclu "
         "ptwrite incsspd incsspq rdsspd rdsspq saveprevssp rstorssp wrssd wrssq setssbsy clrssbsy "
@@ -169,6 +181,7 @@ def split_operands(s):
     return ops
 
 
+COND_RE = re.compile(r"^\.(?:ifc|ifnc|else|endif)\b")
 MEM_RE = re.compile(r"^(?:%(?P<seg>[a-z]s):)?(?P<disp>[^(]*)\((?P<inner>[^)]*)\)$")
 
 
@@ -256,6 +269,7 @@ class Rewriter:
         self.loc = None          # (file number, line) of the last .loc
         self.asm_line = 0        # line of the assembly being read
         self.weak_undef = set()  # symbols declared .weak and not defined in this file (prescan)
+        self.cond = []           # open .ifc/.ifnc: is each branch assembled
 
     # -- parsing -------------------------------------------------------
     def in_text(self):
@@ -275,22 +289,65 @@ class Rewriter:
             line = strip_comment(raw).strip()
             if not line:
                 continue
+            if COND_RE.match(line):
+                # Conditional assembly (libdeflate's cpuid: `.ifnc %ebx, %1;
+                # mov %ebx, %1; .endif`): evaluated here, so that only the
+                # statements gas would assemble are rewritten.
+                if '"' in line or "'" in line:
+                    raise SfiError("quoted strings in a conditional are not supported: %s" % raw.strip())
+                for st in line.split(";"):
+                    st = st.strip()
+                    if st and not self.conditional(st) and self.active():
+                        self.statement(st, st)
+                continue
+            if not self.active():
+                continue
             if line.startswith(".") and not re.match(r"^[.\w$]+:", line):
                 self.directive(raw.strip(), line)
                 continue
             stmts = [line] if line.startswith(".") else [s.strip() for s in line.split(";")]
             for st in stmts:
-                while True:
-                    m = re.match(r"^([.\w$@]+):\s*(.*)$", st)
-                    if not m:
-                        break
-                    self.label(m.group(1))
-                    st = m.group(2)
-                if st:
-                    if st.startswith("."):
-                        self.directive(st, st)
-                    else:
-                        self.instruction(st)
+                self.statement(st, st)
+        if self.cond:
+            raise SfiError(".ifc/.ifnc without .endif")
+
+    def statement(self, raw, st):
+        while True:
+            m = re.match(r"^([.\w$@]+):\s*(.*)$", st)
+            if not m:
+                break
+            self.label(m.group(1))
+            st = m.group(2)
+        if st:
+            if st.startswith("."):
+                self.directive(raw, st)
+            else:
+                self.instruction(st)
+
+    def active(self):
+        return all(self.cond)
+
+    def conditional(self, st):
+        """Handles `.ifc`/`.ifnc a, b`, `.else`, `.endif`; False for any other statement."""
+        word = st.split()[0]
+        rest = st[len(word):].strip()
+        if word in (".ifc", ".ifnc"):
+            ops = [o.strip() for o in rest.split(",")]
+            if len(ops) != 2:
+                raise SfiError("%s needs two strings: %s" % (word, st))
+            self.cond.append((ops[0] == ops[1]) == (word == ".ifc"))
+            return True
+        if word == ".else":
+            if not self.cond:
+                raise SfiError(".else without .ifc/.ifnc")
+            self.cond[-1] = not self.cond[-1]
+            return True
+        if word == ".endif":
+            if not self.cond:
+                raise SfiError(".endif without .ifc/.ifnc")
+            self.cond.pop()
+            return True
+        return False
 
     def directive(self, raw, line):
         word = line.split()[0]
@@ -339,6 +396,14 @@ class Rewriter:
             it.p2, it.pmax = min(p2, 5), pmax
             self.add(it)
             return
+        if word == ".byte":
+            try:
+                vals = tuple(int(v, 0) for v in split_operands(rest))
+            except ValueError:
+                vals = None
+            if vals in RUNTIME_ENTRY_BYTES:
+                self.instruction(RUNTIME_ENTRY_BYTES[vals])
+                return
         if word in ZERO_SIZE_DIRECTIVES:
             it = Item("raw", [raw])
             self.add(it)
@@ -421,6 +486,20 @@ class Rewriter:
             # The masked address is pushed back and returned to with a real
             # ret, so that the return-stack predictor keeps working.
             self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %s, %%r11" % BASE, "pushq %r11", "ret"]))
+            return
+        m = re.match(r"^movs([bwlq])$", mnem)
+        if m and not ops and not prefix:
+            # One string move without `rep`, which gcc's combine pass forms
+            # from a byte-copy loop (`*d++ = *s++`: libdeflate) under any
+            # string strategy: the same move through %rax, saved below the
+            # red zone (where nothing the code keeps can be).  Nothing here
+            # writes the flags, and the direction flag is clear (std is
+            # refused; the ABI clears it).
+            w = m.group(1)
+            n, reg, load = {"b": (1, "%al", "movzbl"), "w": (2, "%ax", "movzwl"), "l": (4, "%eax", "movl"), "q": (8, "%rax", "movq")}[w]
+            for st2 in ["movq %rax, -136(%rsp)", "%s (%%rsi), %s" % (load, "%rax" if w == "q" else "%eax"),
+                        "mov%s %s, (%%rdi)" % (w, reg), "movq -136(%rsp), %rax", "leaq %d(%%rsi), %%rsi" % n, "leaq %d(%%rdi), %%rdi" % n]:
+                self.instruction(st2)
             return
         if STRING_OPS.match(mnem) and not ops:
             raise SfiError("string instruction %s is not allowed (compile with -mstringop-strategy=unrolled_loop)" % st)
@@ -534,6 +613,41 @@ class Rewriter:
                     break
                 if nxt.kind != "insn" or re.search(r"%(?:rsp|esp|sp|spl)\b(?!\))", nxt.lines[0]):
                     break  # a branch, a sequence, or something else that uses %rsp
+            if it.kind == "group" and SP_CHEAP and self.flags_dead(items, k + 1):
+                # No access checks the step before a branch (a prologue that
+                # tests its arguments first): check it at once.  `sub $8` is
+                # a push (the slot is the new frame's, its contents undefined);
+                # any other step is checked by a `test` of its new top.  Both
+                # leave the flags other than the step would, so only where
+                # nothing reads them before they are written again.
+                if it.lines[0] == "subq $8, %rsp":
+                    it.kind, it.lines = "insn", ["pushq %rax"]
+                else:
+                    it.kind, it.lines = "insn", [it.lines[0]]
+                    check = Item("insn", ["testl %esp, (%rsp)"])
+                    items.insert(k + 1, check)
+                    at = next(i for i, x in enumerate(self.out) if x is it)
+                    self.out.insert(at + 1, check)
+
+    def flags_dead(self, items, k):
+        """Whether the flags as they are before items[k] are written before
+        anything can read them, on the straight line from k: an instruction
+        that writes every status flag and reads none, or a call (the ABI
+        keeps no flags across one; the runtime entries' calls, which keep
+        them, do not count), before any label, branch or instruction not
+        known to leave the flags alone."""
+        for nxt in items[k:k + 24]:
+            if nxt.kind == "group":
+                # A call, but not of a runtime entry: those keep the flags.
+                return nxt.lines[-1].startswith("call") and nxt.lines[0] != RUNTIME_STEP
+            if nxt.kind != "insn":
+                return False
+            w = nxt.lines[0].split(None, 1)[0]
+            if FLAGS_WRITE_RE.match(w):
+                return True
+            if not FLAGS_KEEP_RE.match(w):
+                return False
+        return False
 
     @staticmethod
     def sp_checks(line):

@@ -219,11 +219,14 @@ def debian_programs():
         return
     corpus = bench.make_corpus(dirs)
     progs = bench.programs(dirs)
-    # zstd probes the CPU with cpuid (the runtime entries); tested, not benchmarked.
-    try:
-        progs.append(bench.zstd_program(bench.fetch(["libzstd"])["libzstd"]))
-    except (subprocess.CalledProcessError, OSError, IndexError) as e:
-        print("SKIP debian/zstd: libzstd's source not fetched: %s" % e, flush=True)
+    # Libraries that probe the CPU with cpuid and xgetbv (the runtime
+    # entries); tested, not benchmarked.
+    for name, pkg, make in (("zstd", "libzstd", bench.zstd_program), ("libdeflate", "libdeflate", bench.libdeflate_program),
+                            ("libsodium", "libsodium", bench.sodium_program)):
+        try:
+            progs.append(make(bench.fetch([pkg])[pkg]))
+        except (subprocess.CalledProcessError, OSError, IndexError) as e:
+            print("SKIP debian/%s: %s's source not fetched: %s" % (name, pkg, e), flush=True)
     for name, kind, srcs, cflags, arg in progs:
         try:
             exe = {f: sfibuild.build(name, srcs, f, cflags, outdir=os.path.join(sfibuild.BUILD, "bench")) for f in sfibuild.FLAVORS}

@@ -12,6 +12,7 @@ extern int errno;
 #define EFAULT 14
 #define EEXIST 17
 #define EINVAL 22
+#define EFBIG 27
 #define ENOSPC 28
 #define ESPIPE 29
 #define EDOM 33

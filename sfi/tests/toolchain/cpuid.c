@@ -1,5 +1,7 @@
-/* A library-style CPU probe: cpuid (gcc's <cpuid.h> and inline assembly as
- * zstd writes it), rdtsc and rdtscp, code paths chosen by the features
+/* A library-style CPU probe: cpuid (gcc's <cpuid.h>, inline assembly as
+ * zstd writes it, and libdeflate's, in .ifnc conditionals), rdtsc, rdtscp
+ * and xgetbv (as bytes, as libsodium and libdeflate write it, and by
+ * name), code paths chosen by the features
  * found, and the registers, flags and red zone around each instruction.
  * The output does not depend on the features (every path computes the same
  * values), so the sandboxed output must equal the native one.  With the
@@ -10,11 +12,32 @@
 #include <string.h>
 #include <x86intrin.h>
 
-/* cpuid_regs.s: 0 = cpuid, 1 = rdtsc, 2 = rdtscp */
+/* cpuid_regs.s: 0 = cpuid, 1 = rdtsc, 2 = rdtscp, 3 = xgetbv */
 unsigned long preserves(int which, unsigned leaf, unsigned long subleaf);
 
 static void cpuid_zstd(unsigned leaf, unsigned sub, unsigned r[4]) {
     __asm__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+}
+
+/* libdeflate's lib/x86/cpu_features.c */
+static void cpuid_deflate(unsigned leaf, unsigned sub, unsigned r[4]) {
+    __asm__(".ifnc %%ebx, %1; mov  %%ebx, %1; .endif\n"
+            "cpuid                                  \n"
+            ".ifnc %%ebx, %1; xchg %%ebx, %1; .endif\n"
+            : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+}
+
+/* libsodium's sodium/runtime.c and libdeflate's read_xcr */
+static unsigned long xgetbv_bytes(unsigned idx) {
+    unsigned a, d;
+    __asm__ __volatile__(".byte 0x0f, 0x01, 0xd0" : "=a"(a), "=d"(d) : "c"(idx));
+    return (unsigned long)d << 32 | a;
+}
+
+static unsigned long xgetbv_name(unsigned idx) {
+    unsigned a, d;
+    __asm__ __volatile__("xgetbv" : "=a"(a), "=d"(d) : "c"(idx));
+    return (unsigned long)d << 32 | a;
 }
 
 static int has_popcnt, has_sse42, has_bmi2;
@@ -72,6 +95,9 @@ int main(int argc, char **argv) {
             cpuid_zstd(leaves[i][0], leaves[i][1], r);
             printf("%08x.%u: %08x %08x %08x %08x\n", leaves[i][0], leaves[i][1], r[0], r[1], r[2], r[3]);
         }
+        cpuid_deflate(1, 0, r);
+        printf("libdeflate's cpuid 1: %08x %08x %08x %08x\n", r[0], r[1], r[2], r[3]);
+        printf("xgetbv 0: %lx %lx, 1: %lx\n", xgetbv_bytes(0), xgetbv_name(0), xgetbv_bytes(1));
         unsigned long t = __rdtsc(), t2;
         unsigned aux = 7;
         t2 = __rdtscp(&aux);
@@ -104,6 +130,14 @@ int main(int argc, char **argv) {
         printf("cpuid %08x preserves: %lx\n", probe[i], preserves(0, probe[i], 0));
     printf("rdtsc preserves: %lx\n", preserves(1, 0, 0));
     printf("rdtscp preserves: %lx\n", preserves(2, 0, 0));
+    /* Libraries run xgetbv only where cpuid reports OSXSAVE, which the
+     * domain's answers never do; this runs it anyway, in the domain and
+     * natively (which needs a host with OSXSAVE, as every one with AVX). */
+    printf("xgetbv preserves: %lx\n", preserves(3, 0, 0));
+    printf("xgetbv forms agree %d\n", xgetbv_bytes(0) == xgetbv_name(0));
+    __cpuid(1, a, b, c, d);
+    cpuid_deflate(1, 0, r);
+    printf("both cpuid forms agree %d\n", r[2] == c && r[3] == d);
     unsigned long t0 = __rdtsc(), ok = 1;
     for (int i = 0; i < 1000; i++) {
         unsigned long t1 = __rdtsc();

@@ -1,11 +1,12 @@
 # unsigned long preserves(int which, unsigned leaf, unsigned long subleaf):
 # runs cpuid (which 0; %eax = leaf, %ecx = subleaf with its upper half
-# 0xdeadbeef), rdtsc (1) or rdtscp (2) with every other register, the flags
+# 0xdeadbeef), rdtsc (1), rdtscp (2) or xgetbv (3; %ecx = 0 with the same
+# upper half) with every other register, the flags
 # and the red zone set to known values, and returns a bit per thing it
 # changed that the instruction does not change (0: none).  Bits: 0-4 CF ZF
 # SF OF PF; 5-8 upper halves of %rax %rbx %rcx %rdx not zero where written;
 # 9-19 %rbp %rsi %rdi %r8-%r15; 20-35 the 16 red-zone quadwords; 36 %rsp;
-# 37 %rbx, 38 %rcx where not written.
+# 37 %rbx, 38 %rcx where not written (rdtsc, xgetbv).
     .text
     .globl preserves
     .type preserves, @function
@@ -57,8 +58,14 @@ preserves:
     je 2f
     cmpl $2, 48(%rsp)
     je 3f
+    cmpl $3, 48(%rsp)
+    je 5f
     cmpq $2, 0(%rsp)                 # CF=1 ZF=0 SF=1 OF=0 PF=1
     cpuid
+    jmp 4f
+5:
+    cmpq $2, 0(%rsp)
+    xgetbv
     jmp 4f
 2:
     cmpq $2, 0(%rsp)
@@ -111,6 +118,8 @@ preserves:
     bts $6, %rax
 1:
     cmpl $1, 48(%rsp)
+    je 1f
+    cmpl $3, 48(%rsp)
     je 1f
     mov 24(%rsp), %rbx
     shr $32, %rbx
@@ -253,7 +262,10 @@ preserves:
     bts $37, %rax
 1:
     cmpl $1, 48(%rsp)
+    je 2f
+    cmpl $3, 48(%rsp)
     jne 1f
+2:
     movabs $0xdeadbeef00000000, %rbx
     cmp %rbx, 24(%rsp)
     je 1f

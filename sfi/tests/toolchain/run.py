@@ -10,14 +10,18 @@ Tests:
   vex/*        BMI2/AVX2 code (VEX-encoded shlx, pdep, mulx, vpaddd...) builds in
                both modes and its sandboxed output equals native; the layout's
                fallback for a pseudo-prefix gas refuses works on its own
-  forbidden/*  instructions the verifier refuses (syscall, int $n, xgetbv,
+  forbidden/*  instructions the verifier refuses (syscall, int $n, xsetbv,
                wrgsbase, pushf...) stop sfi-cc -c with the instruction and
                the C source line; sfi-cc -o runs the verifier on the module it
-               links (and refuses a cpuid written as bytes)
-  runtime-entries/*  cpuid, rdtsc and rdtscp become calls of the runtime's
+               links (and refuses a cpuid split over two .byte directives)
+  runtime-entries/*  cpuid, rdtsc, rdtscp and xgetbv (also written as bytes,
+               and inside .ifnc conditionals) become calls of the runtime's
                entries: a CPU probe (cpuid.c, cpuid_regs.s) builds and its output
                equals native (registers, flags and red zone as the
                instructions leave them); the answers are the fixed set
+  sp-step/*    a small %rsp step that no access checks before a branch is
+               checked at once (push, or a test of the new top) where the
+               flags are dead, and keeps the full fix-up where they are read
   weak/*       undefined weak symbols are NULL (GOT loads, data, comparisons), are
                not imports, and calling one faults
   link/*       module layout: code that fills its last page exactly still gets its
@@ -128,7 +132,7 @@ FORBIDDEN_CASES = [
     ("syscall", '"syscall" : "=a"(r) : "a"(39) : "rcx", "r11"', "syscall"),
     ("int80", '"int $0x80" : "=a"(r) : "a"(20)', "int"),
     ("rdpid", '"rdpid %q0" : "=r"(r)', "rdpid"),
-    ("xgetbv", '"xgetbv" : "=a"(r) : "c"(0) : "rdx"', "xgetbv"),
+    ("xsetbv", '"xsetbv" : "+a"(r) : "c"(0), "d"(0)', "xsetbv"),
     ("wrgsbase", '"wrgsbase %q1" : "=r"(r) : "r"(0L)', "wrgsbase"),
     ("pushf", '"pushfq; popq %q0" : "=r"(r)', "pushfq"),
     ("movseg", '"movl %%fs, %0" : "=r"(r)', "%fs"),
@@ -150,9 +154,9 @@ def test_forbidden():
     # Hand-written assembly (no .loc): the message names the line of the .s file.
     s = os.path.join(OUT, "forbid_asm.s")
     with open(s, "w") as f:
-        f.write("\t.text\n\t.globl f\n\t.type f, @function\nf:\n\txgetbv\n\tret\n")
+        f.write("\t.text\n\t.globl f\n\t.type f, @function\nf:\n\txsetbv\n\tret\n")
     r = run(cc + ["-c", s, "-o", os.path.join(OUT, "forbid_asm.o")])
-    result("forbidden/assembly-line", r.returncode != 0 and "assembly line 5" in r.stderr and "xgetbv" in r.stderr,
+    result("forbidden/assembly-line", r.returncode != 0 and "assembly line 5" in r.stderr and "xsetbv" in r.stderr,
            "exit %d: %s" % (r.returncode, r.stderr))
     # The link step runs the verifier: an object that gcc compiled without
     # sfi-cc (an unsandboxed store) must not become a module.
@@ -185,6 +189,8 @@ FIXED_LEAVES = """00000000.0: 00000007 7065654b 55504320 49465320
 80000001.0: 00000000 00000000 00000020 28000000
 80000002.0: 00000000 00000000 00000000 00000000
 40000000.0: 00000000 00000000 00000000 00000000
+libdeflate's cpuid 1: 00000600 00010800 02d82203 06088111
+xgetbv 0: 3 3, 1: 0
 rdtsc low bits 0 0 aux 0
 """
 
@@ -198,17 +204,37 @@ def test_runtime_entries():
         r = run([os.path.join(BIN, "sfi-run"), exe[f], "leaves"])
         result("runtime-entries/%s-fixed-leaves" % f, r.returncode == 0 and r.stdout == FIXED_LEAVES,
                "exit %d: %r %s" % (r.returncode, r.stdout, r.stderr))
-    # A cpuid the rewriter cannot rewrite (as bytes) does not become a module
-    # (the rewriter refuses bytes in code; the verifier refuses a raw cpuid:
-    # tests/escape/cpuid_raw.s).
+    # A cpuid the rewriter cannot rewrite (bytes that are not one directive
+    # of exactly its encoding) does not become a module (the rewriter refuses
+    # bytes in code; the verifier refuses a raw cpuid: tests/escape/cpuid_raw.s).
     c = os.path.join(OUT, "cpuid_bytes.c")
     with open(c, "w") as fh:
         fh.write('int probe(int x) {\n    unsigned a = x, b, c = 0, d;\n'
-                 '    __asm__ volatile(".byte 0x0f, 0xa2" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));\n    return a + b + c + d;\n}\n')
+                 '    __asm__ volatile(".byte 0x0f\\n.byte 0xa2" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));\n    return a + b + c + d;\n}\n')
     mod = os.path.join(OUT, "cpuid_bytes.sfi")
     r = run(SFICC_CMD + ["-O2", "-o", mod, c])
     result("runtime-entries/raw-cpuid-refused", r.returncode != 0 and "not allowed" in r.stderr and not os.path.exists(mod),
            "exit %d: %s" % (r.returncode, r.stderr))
+
+
+def test_sp_steps():
+    """A small %rsp step no access checks before a branch: checked at once
+    (push / test) where the flags are dead, the full fix-up where the
+    step's flags are read; outputs equal native either way."""
+    equals_native("sp-step/program", "spstep", ["spstep.c", "spstep_asm.s"])
+    for f in ("stores", "full"):
+        exe = os.path.join(OUT, "spstep.%s.sfi" % f)
+        if not os.path.exists(exe):
+            continue
+        o = os.path.join(OUT, "spstep_%s.o" % f)
+        r = run(SFICC_CMD + (["--full"] if f == "full" else []) + ["-c", os.path.join(HERE, "spstep_asm.s"), "-o", o])
+        dis = run(["objdump", "-d", o]).stdout if r.returncode == 0 else ""
+        funcs = dict(re.findall(r"<(\w+)>:\n(.*?)(?=\n\n|\Z)", dis, re.S))
+        kept = "or     $0xf0000000,%esp" in funcs.get("flags_after_step", "")
+        cheap = ("push   %rax" in funcs.get("step_then_branch", "") and "0xf0000000" not in funcs.get("step_then_branch", "")
+                 and "test   %esp,(%rsp)" in funcs.get("step24_then_branch", "") and "0xf0000000" not in funcs.get("step24_then_branch", ""))
+        result("sp-step/%s-fixup-kept-where-flags-read" % f, kept, dis[:2000] or r.stderr)
+        result("sp-step/%s-checked-at-once-where-flags-dead" % f, cheap, dis[:2000] or r.stderr)
 
 
 def test_weak():
@@ -268,6 +294,7 @@ def main():
     test_vex()
     test_forbidden()
     test_runtime_entries()
+    test_sp_steps()
     test_weak()
     test_link()
     if tmp:

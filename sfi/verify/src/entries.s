@@ -1,4 +1,4 @@
-# The runtime's answers to cpuid, rdtsc and rdtscp, in the entry page
+# The runtime's answers to cpuid, rdtsc, rdtscp and xgetbv, in the entry page
 # (docs/sfi.md, "Runtime entries").  Assembled at origin 0 = domain offset
 # ENTRY_PAGE (0xf000); layout.rs holds the bytes from 0x20 up to the end
 # (ENTRY_CODE) and a unit test checks that they are this file's.
@@ -133,4 +133,17 @@ done2:
     popfq
     ret $128
 
+# xgetbv: %ecx = XCR index -> %edx:%eax (upper halves zero).  XCR0 is 3
+# (x87 and SSE state; no AVX state, as cpuid reports no OSXSAVE), any other
+# index 0.
     .org 0x1a0, 0xcc
+xgetbv_entry:
+    pushfq
+    xor %edx, %edx
+    xor %eax, %eax
+    test %ecx, %ecx
+    jnz done
+    mov $3, %al
+    jmp done
+
+    .org 0x1c0, 0xcc

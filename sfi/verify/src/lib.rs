@@ -53,13 +53,14 @@ pub const STACK_ALIGN_MAX: u64 = 1 << 16;
 /// `add`/`sub` of an immediate up to this to %rsp may be checked by a later
 /// access at %rsp + [0, SP_SLACK] instead of re-sandboxed at once (rule 5).
 pub const SP_STEP_MAX: u64 = 1 << 16;
-/// The runtime's answers to cpuid, rdtsc and rdtscp (layout::ENTRY_CODE, in the
+/// The runtime's answers to cpuid, rdtsc, rdtscp and xgetbv (layout::ENTRY_CODE, in the
 /// entry page): direct branch targets like the import trampolines (rule 7);
 /// sfi-cc replaces each instruction by `lea -128(%rsp), %rsp; call ENTRY`.
 pub const CPUID_ENTRY: u64 = 0xF020;
 pub const RDTSC_ENTRY: u64 = 0xF040;
 pub const RDTSCP_ENTRY: u64 = 0xF060;
-pub const RUNTIME_ENTRIES: [u64; 3] = [CPUID_ENTRY, RDTSC_ENTRY, RDTSCP_ENTRY];
+pub const XGETBV_ENTRY: u64 = 0xF1A0;
+pub const RUNTIME_ENTRIES: [u64; 4] = [CPUID_ENTRY, RDTSC_ENTRY, RDTSCP_ENTRY, XGETBV_ENTRY];
 const _: () = assert!((STACK_LOW - SP_SLACK) % STACK_ALIGN_MAX == 0 && STACK_LOW - SP_SLACK - SP_STEP_MAX - 8 > SHARED_END);
 
 pub struct Module<'a> {
@@ -226,7 +227,7 @@ fn text(i: &Instruction) -> String {
 
 /// Instruction sets a module may use.  Everything else (system, virtualisation,
 /// segment-base, transactional, XSAVE, MMX, AVX-512...) is refused, and so are
-/// cpuid and rdtsc: modules ask the runtime entries instead.
+/// cpuid, rdtsc and xgetbv: modules ask the runtime entries instead.
 fn feature_allowed(f: CpuidFeature) -> bool {
     use CpuidFeature::*;
     matches!(

@@ -1,0 +1,16 @@
+# Hand-written module that must be rejected: the check after a small step placed after the branch instead of before it.
+# expect: branch before the stack pointer was checked
+	.text
+	.globl f
+	.type f, @function
+f:
+	subq $24, %rsp
+	je 1f
+	testl %esp, (%rsp)
+1:
+	addq $24, %rsp
+	popq %r11
+	andl $-32, %r11d
+	addq __sfi_base(%rip), %r11
+	pushq %r11
+	ret
