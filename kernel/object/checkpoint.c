@@ -208,7 +208,12 @@ void checkpoint_retype(u64 pa, u8 type)
 
 static void touch_page(u64 pa) { checkpoint_touch(pa); }
 
-bool checkpoint_write_fault(struct aspace *as, u64 va) { return user_write_lift(as->pml4_pa, va, touch_page); }
+/* Only a space that maps the pool is ever protected: the others' write
+ * faults (the workhorse's copy-on-write, say) go to their handlers unwalked. */
+bool checkpoint_write_fault(struct aspace *as, u64 va)
+{
+    return as->maps_pool && user_write_lift(as->pml4_pa, va, touch_page);
+}
 
 /* Every space that maps a frame of the pool: its user half read-only until
  * its writes lift the protection (paging.h). */

@@ -4,7 +4,7 @@
 //! boot of its own with a large pool (tools/bench.py: `pool=288`, 1.5 GiB),
 //! as nothing else may use the pool meanwhile.
 
-use keep_abi::{ACCOUNT, Account, Aspace, CHECKPOINT, MEMORY, PERSISTENT_MEMORY, SELF_ASPACE, rights, ty};
+use keep_abi::{Account, Aspace, CHECKPOINT, MEMORY, PERSISTENT_MEMORY, SELF_ASPACE, rights, ty};
 
 use super::{BenchResult, Ctx, RUNS, Runs, Suite, tsc};
 use crate::Root;
@@ -40,12 +40,7 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
         if !s.wants(name) {
             continue;
         }
-        // BEGIN wants a free frame for every record it might copy.
-        let need = CHECKPOINT.info().ctx("INFO")?.3 + 8;
-        let have = Account(b).info_raw().ctx("ACCOUNT.INFO")?.0;
-        if have < need {
-            MEMORY.donate(b, need - have).ctx("DONATE (shadows)")?;
-        }
+        fund_shadows(b)?;
         let mut v = [0u64; RUNS];
         for x in v.iter_mut() {
             let t0 = tsc();
@@ -65,11 +60,7 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
             SELF_ASPACE.map(pg, COW_VA + i * 4096, rights::READ | rights::WRITE).ctx("MAP")?;
             SELF_ASPACE.delete_cap(pg).ctx("DELETE")?;
         }
-        let need = CHECKPOINT.info().ctx("INFO")?.3 + 8;
-        let have = Account(b).info_raw().ctx("ACCOUNT.INFO")?.0;
-        if have < need {
-            MEMORY.donate(b, need - have).ctx("DONATE (shadows)")?;
-        }
+        fund_shadows(b)?;
         let mut v = [0u64; RUNS];
         for x in v.iter_mut() {
             CHECKPOINT.begin(b).ctx("BEGIN")?;
@@ -83,6 +74,16 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
         }
         s.report("persist.cow.table512", "instructions", Runs(v));
     }
-    let _ = ACCOUNT;
+    Ok(())
+}
+
+/// BEGIN wants a free frame in the shadows' account b for every record it
+/// might copy.
+fn fund_shadows(b: u64) -> BenchResult {
+    let need = CHECKPOINT.info().ctx("INFO")?.3 + 8;
+    let have = Account(b).info_raw().ctx("ACCOUNT.INFO")?.0;
+    if have < need {
+        MEMORY.donate(b, need - have).ctx("DONATE (shadows)")?;
+    }
     Ok(())
 }
