@@ -73,6 +73,9 @@ pub enum Out {
 
 /// wait4's number (retry tries it only after a process ended).
 const SYS_WAIT4: u64 = 61;
+/// Process 1: the server itself, the parent of each session's first
+/// process and of orphans, which it reaps as they end (it has no `Proc`).
+pub const INIT_PID: i32 = 1;
 
 /// A system call in progress: number, the three arguments the fault message
 /// carries, and the other three (r10, r8, r9) read when first needed.
@@ -149,7 +152,7 @@ fn main(_: u64, size: u64) -> i32 {
     let mut s = Server {
         lock_wanted: BTreeMap::new(),
         procs: BTreeMap::new(),
-        next_pid: 1,
+        next_pid: INIT_PID + 1,
         leader: None,
         refused: BTreeMap::new(),
         trampoline,
@@ -400,6 +403,7 @@ impl Server {
                     Ok(pid) => {
                         self.leader = Some(pid);
                         tty::tty().fg_pgrp = pid;
+                        tty::tty().session = pid;
                         let _ = SELF_ASPACE.delete_cap(SESSION_RET);
                         if SELF_ASPACE.move_cap(RECV_RET, SESSION_RET).is_err() {
                             self.leader = None;
@@ -437,7 +441,7 @@ impl Server {
     /// /bin or /usr/bin, fds 0-2 on the terminal.
     fn spawn_session(&mut self, argv: &[String]) -> Result<i32, i64> {
         let pid = self.new_pid();
-        let mut p = Proc::new(pid, 0)?;
+        let mut p = Proc::new(pid, INIT_PID)?;
         let tty = fd::Description::new(fd::Kind::Console, fd::O_RDWR);
         for _ in 0..3 {
             p.fds.push(Some(fd::Fd { desc: tty.clone(), cloexec: false }));
@@ -481,6 +485,17 @@ impl Server {
             return;
         }
         let mut call = Call { nr: w[0], args: [w[1], w[2], w[3], 0, 0, 0], have_all: false };
+        // A call from a thread stopped while it ran waits, untried, for
+        // SIGCONT (retry skips stopped threads).
+        if self.procs[&pid].stopped {
+            let p = self.proc(pid);
+            let _ = SELF_ASPACE.delete_cap(p.ret_slot);
+            let _ = SELF_ASPACE.move_cap(RECV_RET, p.ret_slot);
+            p.blocked = Some(Blocked::Call(call));
+            p.cpu.set(false);
+            self.maybe_waiting = true;
+            return;
+        }
         let out = match handler(call.nr) {
             Some(h) => h(self, pid, &mut call),
             None => {
@@ -520,6 +535,9 @@ impl Server {
                     (signal::Delivery::Ended, _) => None,
                 };
                 match answer {
+                    // A thread stopped meanwhile (or by this call's signal)
+                    // waits for SIGCONT with its answer.
+                    Some(a) if self.procs.get(&pid).is_some_and(|p| p.stopped) => self.hold(pid, a, ret),
                     // The current message's answer waits for the next receive.
                     Some(a) if ret == RECV_RET => self.reply = Some(a),
                     Some((lbl, rax)) => {
@@ -572,6 +590,9 @@ impl Server {
             let pids: Vec<i32> = self.procs.keys().copied().collect();
             for pid in pids {
                 let Some(p) = self.procs.get(&pid) else { continue };
+                if p.stopped {
+                    continue;
+                }
                 let (mut call, ret) = match p.blocked {
                     Some(Blocked::Call(c)) => (c, p.ret_slot),
                     _ => continue,
@@ -619,9 +640,14 @@ impl Server {
                 }
                 _ => {
                     // Another thread of the process that runs still has a
-                    // signal to take: hidden again until it comes.
+                    // signal to take, or is to stop: hidden again until it
+                    // comes.
                     self.hide_text_for_others(pid);
-                    let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
+                    if self.procs.get(&pid).is_some_and(|p| p.stopped) {
+                        self.hold(pid, (reply::RESUME, 0), RECV_RET);
+                    } else {
+                        let _ = Return(RECV_RET).reply(Tag::new(reply::RESUME), [0; 4]);
+                    }
                 }
             }
             return;
@@ -711,14 +737,29 @@ impl Server {
         self.itimers.remove(&pid);
         self.ended = true;
         let ppid = p.ppid;
-        // Its children lose their parent: nobody can wait for them now
-        // (there is no init to inherit them), so those that have ended go
-        // at once and the others when they end (ppid 0).
+        let pgid = p.pgid;
+        // Its children go to the nearest live ancestor that is a
+        // subreaper (PR_SET_CHILD_SUBREAPER), else to pid 1, the server
+        // itself (docs/workhorse.md, "Process 1"), which reaps them as
+        // they end: those that have ended go at once.
+        let mut reaper = INIT_PID;
+        let mut up = ppid;
+        while let Some(a) = self.procs.get(&up) {
+            if a.zombie.is_none() && a.subreaper {
+                reaper = a.tgid;
+                break;
+            }
+            up = a.ppid;
+        }
         let mut ended_children = Vec::new();
+        let mut groups = alloc::vec![pgid];
         for c in self.procs.values_mut() {
             if c.ppid == pid {
-                c.ppid = 0;
-                if c.zombie.is_some() {
+                c.ppid = reaper;
+                if c.pid == c.tgid && !groups.contains(&c.pgid) {
+                    groups.push(c.pgid);
+                }
+                if c.zombie.is_some() && reaper == INIT_PID {
                     ended_children.push(c.pid);
                 }
             }
@@ -726,8 +767,10 @@ impl Server {
         for c in ended_children {
             self.reap(c);
         }
+        // Groups this end left orphaned with a stopped member are hung up.
+        self.hang_up_orphans(&groups);
         self.wake_vfork_parent(pid);
-        let parent = if ppid == 0 { None } else { self.procs.get(&ppid) };
+        let parent = if ppid == INIT_PID { None } else { self.procs.get(&ppid) };
         match parent.map(|q| q.sigactions[process::SIGCHLD as usize]) {
             None => self.reap(pid),
             Some(act) => {
@@ -741,7 +784,12 @@ impl Server {
                     self.reap(pid);
                 }
                 if act[0] != process::SIG_IGN {
-                    self.post_process(ppid, process::SIGCHLD);
+                    let (code, st) = match (status & 0x7f, status & 0x80) {
+                        (0, _) => (process::CLD_EXITED, (status >> 8) & 0xff),
+                        (sig, 0) => (process::CLD_KILLED, sig),
+                        (sig, _) => (process::CLD_DUMPED, sig),
+                    };
+                    self.post_chld(ppid, (code, pid, st));
                 }
             }
         }

@@ -25,9 +25,30 @@ pub const SIGTRAP: i32 = 5;
 pub const SIGBUS: i32 = 7;
 pub const SIGFPE: i32 = 8;
 pub const SIGCHLD: i32 = 17;
+pub const SIGCONT: i32 = 18;
+pub const SIGSTOP: i32 = 19;
+pub const SIGTSTP: i32 = 20;
+pub const SIGTTIN: i32 = 21;
+pub const SIGTTOU: i32 = 22;
+pub const SIGHUP: i32 = 1;
 pub const SIG_IGN: u64 = 1;
 /// sa_flags: a child's end leaves no zombie (SIGCHLD's action).
 pub const SA_NOCLDWAIT: u64 = 2;
+/// sa_flags: no SIGCHLD when a child stops or continues.
+pub const SA_NOCLDSTOP: u64 = 1;
+/// SIGCHLD's si_code values.
+pub const CLD_EXITED: i32 = 1;
+pub const CLD_KILLED: i32 = 2;
+pub const CLD_DUMPED: i32 = 3;
+pub const CLD_STOPPED: i32 = 5;
+pub const CLD_CONTINUED: i32 = 6;
+/// Wait status of a process that continued (WIFCONTINUED).
+pub const CONTINUED: i32 = 0xffff;
+
+/// Wait status of a process stopped by `sig` (WIFSTOPPED).
+pub fn stopped(sig: i32) -> i32 {
+    (sig << 8) | 0x7f
+}
 
 /// Wait status of a process ended by `sig`.
 pub fn signaled(sig: i32) -> i32 {
@@ -192,6 +213,20 @@ pub struct Proc {
     pub cpu: CpuTime,
     pub cpu_done: u64,
     pub cpu_children: u64,
+    /// Stopped by a stop signal (job control): its waiting call is not
+    /// tried and the answer it comes for is held until SIGCONT.
+    pub stopped: bool,
+    /// The answer (reply label, rax) held for a stopped thread, whose
+    /// return capability waits in `ret_slot`.
+    pub held: Option<(u64, u64)>,
+    /// On a leader: the stop (`stopped(sig)`) or continue (`CONTINUED`)
+    /// its parent has not waited for yet (WUNTRACED, WCONTINUED).
+    pub stop_report: Option<i32>,
+    /// The SIGCHLD posted to this thread: (si_code, si_pid, si_status)
+    /// for its siginfo.
+    pub chld_info: Option<(i32, i32, i32)>,
+    /// PR_SET_CHILD_SUBREAPER: orphaned descendants come to it.
+    pub subreaper: bool,
 }
 
 /// An alternate signal stack: base, size and the flags sigaltstack set
@@ -262,6 +297,11 @@ impl Proc {
             cpu: CpuTime::running(),
             cpu_done: 0,
             cpu_children: 0,
+            stopped: false,
+            held: None,
+            stop_report: None,
+            chld_info: None,
+            subreaper: false,
         })
     }
 
@@ -286,6 +326,8 @@ impl Proc {
         self.futex = None;
         self.blocked = None;
         self.waits_tty = false;
+        self.stopped = false;
+        self.held = None;
         self.cpu.set(false);
         let _ = SELF_ASPACE.delete_cap(self.ret_slot);
     }

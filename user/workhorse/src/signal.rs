@@ -23,6 +23,8 @@
 
 use keep_abi::{Return, SELF_ASPACE, Tag, reg, reply};
 
+use alloc::vec::Vec;
+
 use crate::process::{self, Blocked};
 use crate::{Call, Out, Server};
 
@@ -109,11 +111,18 @@ fn bit(sig: i32) -> u64 {
     1 << (sig - 1)
 }
 
-/// Signals whose default action is nothing (and, with no job control yet,
-/// the stop signals).
+/// Signals whose default action is nothing (SIGCONT's is to continue,
+/// which its posting does whatever the action).
 fn ignored_by_default(sig: i32) -> bool {
-    matches!(sig, 17 | 18 | 19 | 20 | 21 | 22 | 23 | 28)
+    matches!(sig, 17 | 18 | 23 | 28)
 }
+
+/// The stop signals: SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU.
+pub fn is_stop(sig: i32) -> bool {
+    matches!(sig, 19..=22)
+}
+
+const STOP_SIGNALS: u64 = 0xf << 18;
 
 /// What `finish` does with a call's result when a signal is due.
 pub enum Delivery {
@@ -128,8 +137,25 @@ pub enum Delivery {
 impl Server {
     /// Posts `sig` to `pid` (see the module comment).
     pub fn post(&mut self, pid: i32, sig: i32) {
-        let Some(p) = self.procs.get_mut(&pid) else { return };
+        let Some(p) = self.procs.get(&pid) else { return };
         if p.zombie.is_some() || !(1..=64).contains(&sig) {
+            return;
+        }
+        // As Linux's prepare_signal: SIGCONT continues the process whatever
+        // its action and drops the stop signals pending; a stop signal
+        // drops a SIGCONT pending.
+        let tgid = p.tgid;
+        if sig == process::SIGCONT || is_stop(sig) {
+            let drop = if sig == process::SIGCONT { STOP_SIGNALS } else { bit(process::SIGCONT) };
+            for t in self.threads_of(tgid) {
+                self.proc(t).pending &= !drop;
+            }
+            if sig == process::SIGCONT {
+                self.continue_process(tgid);
+            }
+        }
+        let Some(p) = self.procs.get_mut(&pid) else { return };
+        if p.zombie.is_some() {
             return;
         }
         let action = p.sigactions[sig as usize][0];
@@ -137,12 +163,24 @@ impl Server {
             return;
         }
         let blocked = p.sigmask & bit(sig) != 0 && sig != 9;
-        if action == 0 && !blocked {
+        // A stopped process takes only SIGKILL now (as Linux, whose
+        // stopped threads want no other signal); the rest wait.
+        if action == 0 && !blocked && (!p.stopped || sig == 9) {
+            if is_stop(sig) {
+                let pgid = p.pgid;
+                // SIGTSTP, SIGTTIN and SIGTTOU do nothing to an orphaned
+                // process group (nobody would continue it), as on Linux.
+                if sig == process::SIGSTOP || !self.orphaned(pgid) {
+                    self.stop_process(tgid, sig);
+                }
+                return;
+            }
             self.terminate(pid, process::signaled(sig));
             return;
         }
         p.pending |= bit(sig);
-        if blocked {
+        // Blocked, or stopped: acted on when unblocked, or continued.
+        if blocked || p.stopped {
             return;
         }
         // Running: make it fault to the server (unless it is the caller the
@@ -197,7 +235,8 @@ impl Server {
                 && q.pid != pid
                 && q.keep.is_some()
                 && q.blocked.is_none()
-                && q.pending & !q.sigmask != 0
+                && q.held.is_none()
+                && (q.stopped || q.pending & !q.sigmask != 0)
         });
         if due {
             self.proc(pid).mm.set_text_mapped(false);
@@ -240,8 +279,12 @@ impl Server {
     /// The lowest pending, unblocked signal that needs doing something;
     /// ignored ones are dropped on the way.
     pub fn deliverable(&mut self, pid: i32) -> Option<i32> {
-        let p = self.procs.get_mut(&pid)?;
         loop {
+            let p = self.procs.get_mut(&pid)?;
+            // A stopped thread acts on nothing until it is continued.
+            if p.stopped {
+                return None;
+            }
             let due = p.pending & !p.sigmask;
             if due == 0 {
                 return None;
@@ -250,6 +293,17 @@ impl Server {
             let action = p.sigactions[sig as usize][0];
             if action == process::SIG_IGN || (action == 0 && ignored_by_default(sig)) {
                 p.pending &= !bit(sig);
+                continue;
+            }
+            if action == 0 && is_stop(sig) {
+                // A stop signal unblocked: the process stops (as it is
+                // posted, but for an orphaned group's SIGTSTP/TTIN/TTOU).
+                p.pending &= !bit(sig);
+                let (tgid, pgid) = (p.tgid, p.pgid);
+                if sig == process::SIGSTOP || !self.orphaned(pgid) {
+                    self.stop_process(tgid, sig);
+                    return None;
+                }
                 continue;
             }
             return Some(sig);
@@ -343,6 +397,13 @@ impl Server {
         let old_mask = p.saved_mask.take().unwrap_or(p.sigmask);
         words[MCONTEXT as usize / 8 + 21] = old_mask;
         words[SIGMASK as usize / 8] = old_mask;
+        // SIGCHLD from a child's end, stop or continue: si_code CLD_*,
+        // si_pid, si_uid 0, si_status.
+        if let Some((si_code, child, status)) = p.chld_info.take().filter(|_| sig == process::SIGCHLD) {
+            code = si_code as u32 as u64;
+            words[SIGINFO as usize / 8 + 2] = child as u32 as u64;
+            words[SIGINFO as usize / 8 + 3] = status as u32 as u64;
+        }
         words[SIGINFO as usize / 8] = sig as u64; // si_signo; si_errno 0
         words[SIGINFO as usize / 8 + 1] = code; // si_code (SI_USER 0 but for faults)
         let bytes: alloc::vec::Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -372,6 +433,132 @@ impl Server {
             p.sigactions[sig as usize] = [0; 4];
         }
         Delivery::Handler
+    }
+}
+
+/// Job control: stopping and continuing a process, what its parent is
+/// told, orphaned process groups.
+impl Server {
+    /// Stops every thread of process `tgid` for `sig`: a thread waiting in
+    /// a call stays waiting (the call is not tried while stopped); the
+    /// thread the server is answering, or one that comes with a call or a
+    /// fault (its text is hidden, as for a signal), has its answer held
+    /// (`hold`).  The parent is told (`report`).
+    pub fn stop_process(&mut self, tgid: i32, sig: i32) {
+        let threads = self.threads_of(tgid);
+        if threads.is_empty() || self.procs[&tgid].zombie.is_some() || self.procs[&tgid].stopped {
+            return;
+        }
+        let mut hide = None;
+        for t in threads {
+            let current = self.current == Some(t);
+            let p = self.proc(t);
+            p.stopped = true;
+            if p.keep.is_some() && p.blocked.is_none() && !current && !p.mm.text_hidden {
+                hide = Some(t);
+            }
+        }
+        if let Some(t) = hide {
+            self.proc(t).mm.set_text_mapped(false);
+        }
+        self.report(tgid, process::CLD_STOPPED, sig);
+    }
+
+    /// SIGCONT: a stopped process goes on; held answers are given (with
+    /// any signal due acted on first), waiting calls tried again.
+    pub fn continue_process(&mut self, tgid: i32) {
+        let threads = self.threads_of(tgid);
+        if !threads.iter().any(|t| self.procs[t].stopped) {
+            return;
+        }
+        for &t in &threads {
+            self.proc(t).stopped = false;
+        }
+        self.maybe_waiting = true;
+        self.ended = true; // a parked wait4 is tried again too
+        self.report(tgid, process::CLD_CONTINUED, process::SIGCONT);
+        for t in threads {
+            let Some(p) = self.procs.get_mut(&t) else { continue };
+            let Some((lbl, rax)) = p.held.take() else { continue };
+            if p.keep.is_some() {
+                p.cpu.set(true);
+            }
+            let ret = p.ret_slot;
+            let out = if lbl == reply::RESUME_SET_RAX { Out::Ret(rax as i64) } else { Out::Resume };
+            self.finish(t, Call { nr: 0, args: [0; 6], have_all: true }, out, ret);
+        }
+    }
+
+    /// A stopped thread's answer waits (its return capability, `ret`,
+    /// moved to its slot) until it is continued.
+    pub fn hold(&mut self, pid: i32, answer: (u64, u64), ret: u64) {
+        let Some(p) = self.procs.get_mut(&pid) else { return };
+        if ret != p.ret_slot {
+            let _ = SELF_ASPACE.delete_cap(p.ret_slot);
+            let _ = SELF_ASPACE.move_cap(ret, p.ret_slot);
+        }
+        p.held = Some(answer);
+        p.cpu.set(false);
+    }
+
+    /// Process `tgid` stopped (CLD_STOPPED, by `sig`) or continued
+    /// (CLD_CONTINUED): a report for its parent's wait (WUNTRACED,
+    /// WSTOPPED, WCONTINUED) and SIGCHLD unless the parent's action has
+    /// SA_NOCLDSTOP.
+    fn report(&mut self, tgid: i32, code: i32, sig: i32) {
+        let status = if code == process::CLD_STOPPED { process::stopped(sig) } else { process::CONTINUED };
+        let p = self.proc(tgid);
+        p.stop_report = Some(status);
+        let ppid = p.ppid;
+        self.ended = true; // the parent's wait4 is tried again
+        self.maybe_waiting = true;
+        let Some(parent) = self.procs.get(&ppid) else { return };
+        let act = parent.sigactions[process::SIGCHLD as usize];
+        if act[0] == process::SIG_IGN || act[1] & process::SA_NOCLDSTOP != 0 {
+            return;
+        }
+        self.post_chld(ppid, (code, tgid, sig));
+    }
+
+    /// Posts SIGCHLD to process `ppid` with what its siginfo tells.
+    pub fn post_chld(&mut self, ppid: i32, info: (i32, i32, i32)) {
+        for t in self.threads_of(ppid) {
+            self.proc(t).chld_info = Some(info);
+        }
+        self.post_process(ppid, process::SIGCHLD);
+    }
+
+    /// Whether process group `pgid` is orphaned (POSIX): no member has a
+    /// parent in another group of the same session.
+    pub fn orphaned(&self, pgid: i32) -> bool {
+        !self.procs.values().any(|p| {
+            p.pid == p.tgid
+                && p.zombie.is_none()
+                && p.pgid == pgid
+                && self.procs.get(&p.ppid).is_some_and(|q| q.zombie.is_none() && q.pgid != pgid && q.sid == p.sid)
+        })
+    }
+
+    /// After a process's end: each group in `groups` that is orphaned now
+    /// and has a stopped member gets SIGHUP then SIGCONT, as on Linux.
+    pub fn hang_up_orphans(&mut self, groups: &[i32]) {
+        for &g in groups {
+            let members: Vec<i32> = self
+                .procs
+                .values()
+                .filter(|p| p.pid == p.tgid && p.zombie.is_none() && p.pgid == g)
+                .map(|p| p.pid)
+                .collect();
+            if members.is_empty() || !members.iter().any(|m| self.procs[m].stopped) || !self.orphaned(g) {
+                continue;
+            }
+            for &m in &members {
+                self.post_process(m, process::SIGHUP);
+            }
+            for &m in &members {
+                self.post_process(m, process::SIGCONT);
+            }
+        }
     }
 }
 

@@ -92,6 +92,13 @@ fn output(data: &[u8]) {
 
 pub const ICANON: u32 = 0o2;
 pub const ECHO: u32 = 0o10;
+pub const ISIG: u32 = 0o1;
+/// Background writers get SIGTTOU.
+pub const TOSTOP: u32 = 0o400;
+/// c_cc indices (the array here starts with the line discipline byte).
+const VINTR: usize = 1;
+const VQUIT: usize = 2;
+const VSUSP: usize = 11;
 pub const ICRNL: u32 = 0o400;
 pub const OPOST: u32 = 0o1;
 pub const ONLCR: u32 = 0o4;
@@ -118,6 +125,7 @@ impl Termios {
         cc[4] = 0x15;
         cc[5] = 4;
         cc[7] = 1;
+        cc[VSUSP] = 0x1a; // Ctrl-Z
         Termios {
             iflag: ICRNL | 0o2000, // ICRNL | IXON
             oflag: OPOST | ONLCR,
@@ -167,6 +175,9 @@ pub struct Tty {
     signals: VecDeque<i32>,
     /// The foreground process group (TIOCSPGRP).
     pub fg_pgrp: i32,
+    /// The session whose controlling terminal it is (the first process
+    /// of a RUN's).
+    pub session: i32,
 }
 
 impl Tty {
@@ -178,6 +189,7 @@ impl Tty {
             eof: false,
             signals: VecDeque::new(),
             fg_pgrp: 0,
+            session: 0,
         }
     }
 
@@ -250,13 +262,24 @@ impl Tty {
 
     fn input(&mut self, mut b: u8) {
         let t = self.termios;
-        const ISIG: u32 = 1;
-        if t.lflag & ISIG != 0 && (b == t.cc[1] || b == t.cc[2]) && b != 0 {
-            // VINTR, VQUIT: the line typed so far is dropped.
-            self.signals.push_back(if b == t.cc[1] { 2 } else { 3 });
+        if t.lflag & ISIG != 0 && b != 0 && (b == t.cc[VINTR] || b == t.cc[VQUIT] || b == t.cc[VSUSP]) {
+            // VINTR, VQUIT, VSUSP: SIGINT, SIGQUIT, SIGTSTP for the
+            // foreground group; the line typed so far is dropped.
+            let sig = if b == t.cc[VINTR] {
+                2
+            } else if b == t.cc[VQUIT] {
+                3
+            } else {
+                crate::process::SIGTSTP
+            };
+            self.signals.push_back(sig);
             self.line.clear();
             if t.lflag & ECHO != 0 {
-                self.write(if b == 3 { b"^C\n" } else { b"^\\\n" });
+                self.write(match sig {
+                    2 => b"^C\n",
+                    3 => b"^\\\n",
+                    _ => b"^Z",
+                });
             }
             return;
         }

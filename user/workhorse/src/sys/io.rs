@@ -6,6 +6,9 @@ use super::*;
 /// else at and past its position).
 pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Option<u64>) -> Result<Vec<u8>, i64> {
     let mut out = alloc::vec![0u8; max.min(IO_CHUNK)];
+    if matches!(d.borrow().kind, Kind::Console) && d.borrow().readable() {
+        job_control(s, pid, process::SIGTTIN)?;
+    }
     let mut desc = d.borrow_mut();
     if !desc.readable() {
         return Err(EBADF);
@@ -78,6 +81,9 @@ pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Opti
 
 /// Writes to a description; returns the bytes taken.
 pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Option<u64>) -> Result<usize, i64> {
+    if matches!(d.borrow().kind, Kind::Console) && tty().termios.lflag & crate::tty::TOSTOP != 0 {
+        job_control(s, pid, process::SIGTTOU)?;
+    }
     let mut desc = d.borrow_mut();
     if !desc.writable() {
         return Err(EBADF);
@@ -527,6 +533,11 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         if !matches!(d.borrow().kind, Kind::Console) {
             return Err(ENOTTY);
         }
+        // Changing the terminal from a background group: SIGTTOU (as
+        // Linux's tty_check_change).
+        if matches!(req, TCSETS..=TCSETSF | TIOCSPGRP) {
+            job_control(s, pid, process::SIGTTOU)?;
+        }
         let p = s.proc(pid);
         match req {
             TCGETS => p.mm.write(arg, &tty().termios.to_bytes())?,
@@ -549,6 +560,35 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(r)
 }
 
+
+/// Job control on the terminal, as Linux's `__tty_check_change`: a process
+/// of the terminal's session (its controlling terminal) outside the
+/// foreground group that reads (`sig` SIGTTIN), or writes with TOSTOP or
+/// changes the settings or the foreground group (SIGTTOU), sends `sig` to
+/// its group and waits (WOULD_BLOCK: the call is tried again once
+/// continued, or is interrupted by the signal's handler).  EIO for an
+/// orphaned group and for SIGTTIN ignored or blocked; SIGTTOU ignored or
+/// blocked lets the call go on.
+pub(crate) fn job_control(s: &mut Server, pid: i32, sig: i32) -> Result<(), i64> {
+    let t = tty();
+    let p = s.proc(pid);
+    if p.sid != t.session || p.pgid == t.fg_pgrp || t.fg_pgrp == 0 {
+        return Ok(());
+    }
+    let ignored = p.sigactions[sig as usize][0] == process::SIG_IGN || p.sigmask & (1 << (sig - 1)) != 0;
+    let pgid = p.pgid;
+    if ignored {
+        return if sig == process::SIGTTIN { Err(EIO) } else { Ok(()) };
+    }
+    if s.orphaned(pgid) {
+        return Err(EIO);
+    }
+    let group: Vec<i32> = s.procs.values().filter(|q| q.pgid == pgid && q.pid == q.tgid && q.zombie.is_none()).map(|q| q.pid).collect();
+    for q in group {
+        s.post_process(q, sig);
+    }
+    Err(WOULD_BLOCK)
+}
 
 pub(crate) const POLLIN: u16 = 1;
 pub(crate) const POLLOUT: u16 = 4;

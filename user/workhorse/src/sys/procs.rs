@@ -129,6 +129,24 @@ pub fn arch_prctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 pub fn prctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     const PR_SET_NAME: u64 = 15;
     const PR_GET_NAME: u64 = 16;
+    const PR_SET_CHILD_SUBREAPER: u64 = 36;
+    const PR_GET_CHILD_SUBREAPER: u64 = 37;
+    match c.args[0] {
+        // The process's (every thread's copy).
+        PR_SET_CHILD_SUBREAPER => {
+            let on = c.args[1] != 0;
+            for t in s.threads_of(pid) {
+                s.proc(t).subreaper = on;
+            }
+            return Out::Ret(0);
+        }
+        PR_GET_CHILD_SUBREAPER => {
+            let tgid = s.proc(pid).tgid;
+            let on = s.proc(tgid).subreaper;
+            return ret(s.proc(pid).mm.write_u32(c.args[1], on as u32).map(|_| 0));
+        }
+        _ => {}
+    }
     let p = s.proc(pid);
     let r = match c.args[0] {
         PR_SET_NAME => p.mm.read_cstr(c.args[1], 4096).map(|n| {
@@ -278,8 +296,26 @@ fn reap_child(s: &mut Server, me: i32, child: i32, used: u64) {
     s.reap(child);
 }
 
+/// A child matching `matches` with a stop or continue report that
+/// `stopped` / `continued` asks for: (pid, wait status).
+fn stop_report(s: &Server, matches: impl Fn(&Proc) -> bool, stopped: bool, continued: bool) -> Option<(i32, i32)> {
+    s.procs
+        .values()
+        .filter(|p| matches(p) && p.zombie.is_none())
+        .find_map(|p| match p.stop_report {
+            Some(st) if st == process::CONTINUED && continued => Some((p.pid, st)),
+            Some(st) if st != process::CONTINUED && stopped => Some((p.pid, st)),
+            _ => None,
+        })
+}
+
+/// wait4(pid, status, options, rusage): an ended child (reaped), or with
+/// WUNTRACED one that stopped, with WCONTINUED one that continued (each
+/// told once).
 pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     const WNOHANG: u64 = 1;
+    const WUNTRACED: u64 = 2;
+    const WCONTINUED: u64 = 8;
     let (want, status, options) = (c.args[0] as i32, c.args[1], c.args[2]);
     let rusage = s.arg(pid, c, 3);
     let my_pgid = s.proc(pid).pgid;
@@ -303,6 +339,22 @@ pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         reap_child(s, me, child, used);
         return Out::Ret(child as i64);
     }
+    if let Some((child, st)) = stop_report(s, matches, options & WUNTRACED != 0, options & WCONTINUED != 0) {
+        let used = children_cpu(s, child);
+        let p = s.proc(pid);
+        if status != 0
+            && let Err(e) = p.mm.write_u32(status, st as u32)
+        {
+            return Out::Ret(-e);
+        }
+        if rusage != 0
+            && let Err(e) = p.mm.write(rusage, &super::misc::rusage(used))
+        {
+            return Out::Ret(-e);
+        }
+        s.proc(child).stop_report = None;
+        return Out::Ret(child as i64);
+    }
     if !s.procs.values().any(matches) {
         return Out::Ret(-ECHILD);
     }
@@ -313,9 +365,10 @@ pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// end told in a siginfo (SIGCHLD; CLD_EXITED with the exit code, or
 /// CLD_KILLED / CLD_DUMPED with the signal); returns 0.  P_ALL, P_PID (id >
 /// 0), P_PGID (0: the caller's group) and P_PIDFD (the process a pidfd
-/// names; EAGAIN instead of waiting when the pidfd is PIDFD_NONBLOCK).  WEXITED finds ended children; WSTOPPED and WCONTINUED are
-/// taken but find nothing (no child is ever stopped); WNOWAIT leaves the
-/// child to be waited for again; WNOHANG with none ready returns 0 with
+/// names; EAGAIN instead of waiting when the pidfd is PIDFD_NONBLOCK).
+/// WEXITED finds ended children, WSTOPPED stopped ones (CLD_STOPPED with
+/// the signal), WCONTINUED continued ones (CLD_CONTINUED, SIGCONT); WNOWAIT
+/// leaves the child (or its stop or continue) to be waited for again; WNOHANG with none ready returns 0 with
 /// the siginfo's signo, code, pid, uid and status 0, as Linux writes it.
 /// Options outside these, or none of WEXITED, WSTOPPED and WCONTINUED, are
 /// EINVAL.
@@ -365,7 +418,12 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     } else {
         None
     };
-    if ended.is_none() && options & WNOHANG == 0 {
+    let report = if ended.is_none() {
+        stop_report(s, matches, options & WSTOPPED != 0, options & WCONTINUED != 0)
+    } else {
+        None
+    };
+    if ended.is_none() && report.is_none() && options & WNOHANG == 0 {
         return Out::Block;
     }
     // si_signo, si_errno, si_code, (padding), si_pid, si_uid, si_status:
@@ -379,6 +437,14 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         };
         info = [SIGCHLD, 0, code as u32, 0, child as u32, 0, status as u32];
     }
+    if let Some((child, st)) = report {
+        let (code, sig) = if st == process::CONTINUED {
+            (process::CLD_CONTINUED, process::SIGCONT)
+        } else {
+            (process::CLD_STOPPED, (st >> 8) & 0xff)
+        };
+        info = [SIGCHLD, 0, code as u32, 0, child as u32, 0, sig as u32];
+    }
     let p = s.proc(pid);
     if infop != 0 {
         let mut bytes = [0u8; 28];
@@ -389,7 +455,7 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             return Out::Ret(-e);
         }
     }
-    let used = ended.map_or(0, |(child, _)| children_cpu(s, child));
+    let used = ended.or(report).map_or(0, |(child, _)| children_cpu(s, child));
     let p = s.proc(pid);
     if rusage != 0
         && let Err(e) = p.mm.write(rusage, &super::misc::rusage(used))
@@ -400,6 +466,11 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         && options & WNOWAIT == 0
     {
         reap_child(s, me, child, used);
+    }
+    if let Some((child, _)) = report
+        && options & WNOWAIT == 0
+    {
+        s.proc(child).stop_report = None;
     }
     Out::Ret(0)
 }
