@@ -151,6 +151,13 @@ impl Server {
                 self.proc(t).pending &= !drop;
             }
             if sig == process::SIGCONT {
+                // A handler runs as the process goes on: due before its
+                // held answers are given.
+                let p = self.proc(pid);
+                let act = p.sigactions[sig as usize][0];
+                if act != 0 && act != process::SIG_IGN {
+                    p.pending |= bit(sig);
+                }
                 self.continue_process(tgid);
             }
         }

@@ -54,9 +54,24 @@ static void on_cont(int s) {
     conts++;
 }
 
+// The child's end waits for a byte from its parent (`release`), so that
+// what is told of it before is never overtaken by its exit.
+static int go_w = -1;
+static void release(void) {
+    if (go_w >= 0) {
+        write(go_w, "x", 1);
+        close(go_w);
+        go_w = -1;
+    }
+}
+
 static pid_t self_signaller(int sig, int handle, int own_group) {
+    int go[2];
+    release();
+    pipe(go);
     pid_t c = fork();
     if (c == 0) {
+        close(go[1]);
         if (own_group)
             setpgid(0, 0);
         if (handle == 1)
@@ -65,8 +80,12 @@ static pid_t self_signaller(int sig, int handle, int own_group) {
             signal(sig, SIG_IGN);
         signal(SIGCONT, on_cont);
         raise(sig);
+        char x;
+        read(go[0], &x, 1);
         _exit(handled ? 8 : conts ? 9 : 7);
     }
+    close(go[0]);
+    go_w = go[1];
     if (own_group)
         setpgid(c, c);
     return c;
@@ -84,11 +103,16 @@ static void stop_signals(void) {
         printf("  WNOHANG without WUNTRACED: %d\n", (int)waitpid(c, &st, WNOHANG));
         kill(c, SIGCONT);
         wait_for(c, WCONTINUED, "  after SIGCONT");
+        release();
         wait_for(c, 0, "  then");
     }
     // Handled and ignored stop signals do not stop.
-    wait_for(self_signaller(SIGTSTP, 1, 1), WUNTRACED, "SIGTSTP handled");
-    wait_for(self_signaller(SIGTTIN, 2, 1), WUNTRACED, "SIGTTIN ignored");
+    pid_t c = self_signaller(SIGTSTP, 1, 1);
+    release();
+    wait_for(c, WUNTRACED, "SIGTSTP handled");
+    c = self_signaller(SIGTTIN, 2, 1);
+    release();
+    wait_for(c, WUNTRACED, "SIGTTIN ignored");
     // SIGSTOP cannot be caught or ignored.
     struct sigaction sa = {.sa_handler = on_sig};
     printf("sigaction(SIGSTOP): %s\n", sigaction(SIGSTOP, &sa, NULL) < 0 ? strerror(errno) : "accepted");
@@ -125,7 +149,9 @@ static void kill_stopped(void) {
     c = self_signaller(SIGSTOP, 0, 1);
     wait_for(c, WUNTRACED, "with a SIGCONT handler");
     kill(c, SIGCONT);
-    wait_for(c, 0, "  continued (9: the handler ran)");
+    wait_for(c, WCONTINUED, "  SIGCONT");
+    release();
+    wait_for(c, 0, "  then (9: the handler ran)");
 }
 
 static void waitid_reports(void) {
@@ -145,6 +171,7 @@ static void waitid_reports(void) {
     kill(c, SIGCONT);
     memset(&si, 0, sizeof si);
     r = waitid(P_PID, c, &si, WCONTINUED);
+    release();
     printf("waitid WCONTINUED: %d, code %s, status %s\n", r, si.si_code == CLD_CONTINUED ? "CLD_CONTINUED" : "other",
            sigabbrev_np(si.si_status));
     memset(&si, 0, sizeof si);
@@ -358,6 +385,7 @@ static void subreaper(void) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
+    signal(SIGPIPE, SIG_IGN); // release() of a child that was killed
     // `jobctl init`: where an orphan goes without a subreaper (pid 1 on
     // Keep; the host's may be a subreaper).
     if (argc > 1 && strcmp(argv[1], "init") == 0) {
