@@ -280,6 +280,7 @@ def terminal(g):
           g.expect(b"^C", 30, m) and g.expect(b"# ", 30, m + 30), g.out[m:])
     m = g.send("echo after-interrupt")
     check("the shell goes on after Ctrl-C", g.expect(b"after-interrupt\r\n", 30, m), g.out[m:])
+    job_control(g, "the shell")
     m = g.send("exit")
     check("exit returns to keep>", g.expect(b"\n" + PROMPT, 60, m), g.out[m:])
     m = g.send("linux sh -c 'echo busy; while true; do :; done'")
@@ -300,6 +301,22 @@ def terminal(g):
     m2 = g.send("echo after-interrupt")
     check("Ctrl-C ends bash's foreground sleep, bash stays",
           g.expect(b"after-interrupt\r\n", 60, m2), g.out[m:])
+    job_control(g, "bash")
+    # A background job reading the terminal stops (SIGTTIN) until fg.
+    m = g.send("cat &")
+    g.expect(b"# ", 30, m)
+    m = g.send("jobs; echo list''ed")
+    check("bash: a background cat reading the terminal is stopped by SIGTTIN",
+          g.expect(b"listed\r\n", 30, m)
+          and re.search(rb"\[1\]\+ +Stopped +cat", g.out[m:]) is not None, g.out[m:])
+    m = g.send("fg")
+    g.expect(b"cat\r\n", 30, m)
+    time.sleep(1)  # cat reads the terminal again by now
+    g.send_keys(b"to cat\r")
+    ok = g.expect(b"to cat\r\nto cat", 30, m)
+    g.send_keys(b"\x04")
+    check("bash: fg gives it the terminal, it reads a line, Ctrl-D ends it",
+          ok and g.expect(b"# ", 30, m + 10), g.out[m:])
     m = g.send_keys(b"echo onf\x7fe\r")
     g.expect(b"one\r\n", 30, m)
     m = g.send_keys(b"\x1b[A\x1b[D\x1b[Dz\r")
@@ -332,6 +349,42 @@ def terminal(g):
     g.send_keys(b"\x04")
     ok2 = g.expect(b"\n" + PROMPT, 30, m)
     check("input typed ahead with the command line reaches the program", ok and ok2, g.out[m:])
+
+
+def job_control(g, shell):
+    """Ctrl-Z stops the foreground job (SIGTSTP to its group), `jobs`
+    lists it stopped, `bg` continues it in the background, `fg` brings it
+    back, Ctrl-C ends it; the shell goes on."""
+    m = g.send("sleep 600")
+    g.expect(b"sleep 600\r\n", 30, m)
+    time.sleep(1)  # the shell has made it the foreground job by now
+    g.send_keys(b"\x1a")
+    check(f"{shell}: Ctrl-Z stops the foreground sleep", g.expect(b"Stopped", 30, m), g.out[m:])
+    m = g.send("jobs; echo list''ed")
+    check(f"{shell}: jobs lists it stopped", g.expect(b"listed\r\n", 30, m)
+          and re.search(rb"\[1\]\+ +Stopped +sleep 600", g.out[m:]) is not None, g.out[m:])
+    m = g.send("bg")
+    g.expect(b"sleep 600", 30, m)
+    m = g.send("jobs; echo list''ed")
+    check(f"{shell}: bg continues it in the background", g.expect(b"listed\r\n", 30, m)
+          and re.search(rb"\[1\]\+ +Running +sleep 600", g.out[m:]) is not None, g.out[m:])
+    m = g.send("fg")
+    g.expect(b"sleep 600", 30, m)
+    time.sleep(1)  # the shell waits for it in the foreground by now
+    g.send_keys(b"\x03")
+    m2 = g.send("echo after-fg")
+    check(f"{shell}: fg brings it back and Ctrl-C ends it", g.expect(b"after-fg\r\n", 60, m2), g.out[m:])
+    m = g.send("jobs; echo list''ed")
+    check(f"{shell}: no job is left", g.expect(b"listed\r\n", 30, m) and b"sleep" not in g.out[m:], g.out[m:])
+
+
+def process_one(g):
+    """Process 1 is the server: a session's first process has parent 1,
+    and an orphan's parent becomes 1 (jobctl.c's `init` mode)."""
+    out = run_line(g, "linux sh -c 'echo ppid=$PPID'")
+    check("the first process's parent is pid 1", out is not None and "ppid=1" in out, out)
+    out = run_line(g, "linux /tests/jobctl init")
+    check("an orphan's parent becomes pid 1", out is not None and "orphan's parent: 1" in out, out)
 
 
 def supervision(g):
@@ -451,6 +504,7 @@ def main():
             wall_clock(g)
         if not ONLY:
             error_paths(g, reports)
+            process_one(g)
             terminal(g)
             supervision(g)
     finally:
