@@ -24,7 +24,7 @@ syscall_table! {
     13 rt_sigaction sys::rt_sigaction, Partial, "handlers run at the process's next system call (see docs/workhorse.md); SA_ONSTACK runs them on the alternate stack; a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP) goes to the handler with si_code and si_addr, and ends the process when it is blocked or has none";
     14 rt_sigprocmask sys::rt_sigprocmask, Full, "";
     15 rt_sigreturn signal::rt_sigreturn, Full, "";
-    16 ioctl sys::ioctl, Partial, "the terminal: TCGETS, TCSETS(W/F), TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP; any descriptor: FIONBIO, FIOCLEX, FIONCLEX; FIONREAD of a pipe or the terminal; ENOTTY for the rest";
+    16 ioctl sys::ioctl, Partial, "the terminal: TCGETS, TCSETS(W/F), TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP (SIGTTOU from a background group); any descriptor: FIONBIO, FIOCLEX, FIONCLEX; FIONREAD of a pipe or the terminal; ENOTTY for the rest";
     17 pread64 sys::pread64, Full, "";
     18 pwrite64 sys::pwrite64, Full, "";
     19 readv sys::readv, Full, "";
@@ -65,8 +65,8 @@ syscall_table! {
     58 vfork sys::vfork, Partial, "the child gets a copy of the address space; the parent waits until it execs or exits";
     59 execve sys::execve, Partial, "static and dynamic ELF (PT_INTERP: ld.so loaded beside the program), #! scripts; the group's other threads end; no vDSO; no set-user-ID";
     60 exit sys::exit_thread, Full, "";
-    61 wait4 sys::wait4, Partial, "WNOHANG; rusage has the child's CPU time (and its waited-for children's) as user time, the other fields zero; no stopped children";
-    62 kill sys::kill, Partial, "no stop and continue (job control): stop signals are ignored";
+    61 wait4 sys::wait4, Partial, "WNOHANG, WUNTRACED, WCONTINUED; rusage has the child's CPU time (and its waited-for children's) as user time, the other fields zero";
+    62 kill sys::kill, Full, "";
     63 uname sys::uname, Full, "";
     72 fcntl sys::fcntl, Partial, "F_DUPFD(_CLOEXEC), F_GETFD/SETFD, F_GETFL/SETFL; record locks F_GETLK, F_SETLK, F_SETLKW (the process's, dropped when it closes a descriptor of the file or ends; EDEADLK for a cycle of waiting processes) and F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (the open file description's), advisory, on files, directories and named pipes";
     73 flock sys::flock, Full, "the open file description's lock on the whole file (LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB); apart from fcntl's record locks, as Linux";
@@ -129,7 +129,7 @@ syscall_table! {
     145 sched_getscheduler sys::sched_getscheduler, Full, "";
     146 sched_get_priority_max sys::sched_get_priority_max, Full, "";
     147 sched_get_priority_min sys::sched_get_priority_min, Full, "";
-    157 prctl sys::prctl, Partial, "PR_SET_NAME and PR_GET_NAME";
+    157 prctl sys::prctl, Partial, "PR_SET_NAME, PR_GET_NAME, PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER";
     158 arch_prctl sys::arch_prctl, Partial, "ARCH_SET_FS and ARCH_GET_FS (through the server's wrfsbase trampoline); no %gs";
     160 setrlimit sys::setrlimit, Partial, "as getrlimit";
     162 sync sys::sync, Full, "the store on the disk (/data) has the block server FLUSH";
@@ -165,7 +165,7 @@ syscall_table! {
     233 epoll_ctl sys::epoll_ctl, Full, "";
     234 tgkill sys::tgkill, Full, "";
     235 utimes sys::utimes, Partial, "as utimensat";
-    247 waitid sys::waitid, Partial, "P_ALL, P_PID, P_PGID, P_PIDFD (EAGAIN for a PIDFD_NONBLOCK pidfd whose process runs), WEXITED, WNOHANG, WNOWAIT; no stopped or continued children (WSTOPPED and WCONTINUED find none); rusage as wait4's";
+    247 waitid sys::waitid, Partial, "P_ALL, P_PID, P_PGID, P_PIDFD (EAGAIN for a PIDFD_NONBLOCK pidfd whose process runs), WEXITED, WSTOPPED, WCONTINUED, WNOHANG, WNOWAIT; rusage as wait4's";
     257 openat sys::openat, Partial, "no O_TMPFILE, no permission checks";
     258 mkdirat sys::mkdirat, Full, "";
     259 mknodat sys::mknodat, Partial, "as mknod";
