@@ -118,6 +118,7 @@ def conformance(g, tmp):
         ("python.py", ["/usr/bin/python3", SCRIPTS / "python.py", tmp], "linux python3 /tests/python.py /tmp"),
         ("inet.py", ["/usr/bin/python3", SCRIPTS / "inet.py"], "linux python3 /tests/inet.py"),
         ("alarm.py", ["/usr/bin/python3", SCRIPTS / "alarm.py"], "linux python3 /tests/alarm.py"),
+        ("ptys.py", ["/usr/bin/python3", SCRIPTS / "ptys.py"], "linux python3 /tests/ptys.py"),
     ]
     # The conformance suite, one program per area (tests/conformance/README.md):
     # each gets a scratch directory.

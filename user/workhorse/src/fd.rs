@@ -57,6 +57,7 @@ pub const O_NONBLOCK: u32 = 0o4000;
 pub const O_DIRECTORY: u32 = 0o200000;
 pub const O_NOFOLLOW: u32 = 0o400000;
 pub const O_CLOEXEC: u32 = 0o2000000;
+pub const O_NOCTTY: u32 = 0o400;
 
 impl Description {
     pub fn new(kind: Kind, flags: u32) -> Desc {

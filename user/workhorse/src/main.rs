@@ -575,6 +575,8 @@ impl Server {
     pub fn retry(&mut self) {
         // What the TCP/IP stack received or timed out may let a call go on.
         sys::inet::poll();
+        // Signals a pseudo-terminal has for a process group.
+        sys::pty::post_signals(self);
         // The waiting calls note their deadlines again as they are tried.
         sys::timers::clear_wakes();
         if !self.maybe_waiting {

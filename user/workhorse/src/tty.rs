@@ -176,8 +176,11 @@ pub struct Tty {
     /// The foreground process group (TIOCSPGRP).
     pub fg_pgrp: i32,
     /// The session whose controlling terminal it is (the first process
-    /// of a RUN's).
+    /// of a RUN's; a pseudo-terminal's, its leader's that took it).
     pub session: i32,
+    /// Where output goes: None for the console, else a pseudo-terminal's
+    /// bytes for its master side (sys/pty.rs).
+    pub out: Option<VecDeque<u8>>,
 }
 
 impl Tty {
@@ -190,10 +193,11 @@ impl Tty {
             signals: VecDeque::new(),
             fg_pgrp: 0,
             session: 0,
+            out: None,
         }
     }
 
-    pub fn write(&self, data: &[u8]) {
+    pub fn write(&mut self, data: &[u8]) {
         let t = self.termios;
         if t.oflag & OPOST != 0 && t.oflag & ONLCR != 0 && data.contains(&b'\n') {
             let mut out = Vec::with_capacity(data.len() + 16);
@@ -203,10 +207,22 @@ impl Tty {
                 }
                 out.push(b);
             }
-            output(&out);
+            self.emit(&out);
         } else {
-            output(data);
+            self.emit(data);
         }
+    }
+
+    fn emit(&mut self, data: &[u8]) {
+        match &mut self.out {
+            Some(q) => q.extend(data.iter().copied()),
+            None => output(data),
+        }
+    }
+
+    /// A pseudo-terminal's line discipline: output kept for its master.
+    pub fn for_pty() -> Tty {
+        Tty { out: Some(VecDeque::new()), ..Tty::new() }
     }
 
     /// TCSETS: new settings; TCSETSF also drops the input not yet read.
@@ -260,7 +276,7 @@ impl Tty {
         }
     }
 
-    fn input(&mut self, mut b: u8) {
+    pub fn input(&mut self, mut b: u8) {
         let t = self.termios;
         if t.lflag & ISIG != 0 && b != 0 && (b == t.cc[VINTR] || b == t.cc[VQUIT] || b == t.cc[VSUSP]) {
             // VINTR, VQUIT, VSUSP: SIGINT, SIGQUIT, SIGTSTP for the

@@ -7,7 +7,11 @@ pub(crate) fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u6
     let flags = flags as u32;
     let mut path = s.path(pid, path)?;
     let base = s.dirfd(pid, dirfd)?;
-    // /proc and the devices (sys/procfs.rs, sys/devices.rs).
+    // The pseudo-terminals (sys/pty.rs), /proc and the devices
+    // (sys/procfs.rs, sys/devices.rs).
+    if let Some(d) = super::pty::open(s, pid, &path, flags) {
+        return s.proc(pid).install(Fd { desc: d?, cloexec: flags & O_CLOEXEC != 0 }, 0);
+    }
     match super::procfs::open(s, pid, &path, flags) {
         Some(Ok(super::procfs::Opened::Desc(d))) => {
             return s.proc(pid).install(Fd { desc: d, cloexec: flags & O_CLOEXEC != 0 }, 0);
@@ -163,6 +167,10 @@ pub(crate) fn stat_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, buf: u64,
         let path = s.path(pid, path)?;
         let base = s.dirfd(pid, dirfd)?;
         if let Some(r) = super::procfs::stat(s, pid, &path, flags & AT_SYMLINK_NOFOLLOW == 0) {
+            s.proc(pid).mm.write(buf, &r?)?;
+            return Ok(0);
+        }
+        if let Some(r) = super::pty::stat(&path) {
             s.proc(pid).mm.write(buf, &r?)?;
             return Ok(0);
         }

@@ -9,6 +9,9 @@ pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Opti
     if matches!(d.borrow().kind, Kind::Console) && d.borrow().readable() {
         job_control(s, pid, process::SIGTTIN)?;
     }
+    if matches!(d.borrow().kind, Kind::Object(_)) && d.borrow().readable() {
+        super::pty::job_control(s, pid, d, false)?;
+    }
     let mut desc = d.borrow_mut();
     if !desc.readable() {
         return Err(EBADF);
@@ -83,6 +86,9 @@ pub(crate) fn read_desc(s: &mut Server, pid: i32, d: &Desc, max: usize, at: Opti
 pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Option<u64>) -> Result<usize, i64> {
     if matches!(d.borrow().kind, Kind::Console) && tty().termios.lflag & crate::tty::TOSTOP != 0 {
         job_control(s, pid, process::SIGTTOU)?;
+    }
+    if matches!(d.borrow().kind, Kind::Object(_)) && d.borrow().writable() {
+        super::pty::job_control(s, pid, d, true)?;
     }
     let mut desc = d.borrow_mut();
     if !desc.writable() {
@@ -519,6 +525,7 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
                 p.fds[c.args[0] as usize].as_mut().unwrap().cloexec = req == FIOCLEX;
                 return Ok(0);
             }
+            _ if let Some(r) = super::pty::ioctl(s, pid, &d, req, arg) => return r,
             FIONREAD => {
                 let n = match &d.borrow().kind {
                     Kind::Pipe(p, _) => p.borrow().buf.len(),
@@ -570,9 +577,15 @@ pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// orphaned group and for SIGTTIN ignored or blocked; SIGTTOU ignored or
 /// blocked lets the call go on.
 pub(crate) fn job_control(s: &mut Server, pid: i32, sig: i32) -> Result<(), i64> {
-    let t = tty();
+    let (session, fg) = (tty().session, tty().fg_pgrp);
+    job_control_of(s, pid, sig, session, fg)
+}
+
+/// `job_control` for a terminal of session `session` whose foreground
+/// group is `fg` (a pseudo-terminal's too).
+pub(crate) fn job_control_of(s: &mut Server, pid: i32, sig: i32, session: i32, fg: i32) -> Result<(), i64> {
     let p = s.proc(pid);
-    if p.sid != t.session || p.pgid == t.fg_pgrp || t.fg_pgrp == 0 {
+    if session == 0 || p.sid != session || p.pgid == fg || fg == 0 {
         return Ok(());
     }
     let ignored = p.sigactions[sig as usize][0] == process::SIG_IGN || p.sigmask & (1 << (sig - 1)) != 0;

@@ -82,6 +82,7 @@ mod object;
 pub(crate) mod pidfd;
 mod procfs;
 mod procs;
+pub(crate) mod pty;
 mod socket;
 mod threads;
 pub(crate) mod timers;

@@ -226,6 +226,11 @@ pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     if !(0..=64).contains(&sig) {
         return Out::Ret(-EINVAL);
     }
+    // Process 1 is the server: as Linux's init, it takes no signal it has
+    // no handler for (and it has none).
+    if target == crate::INIT_PID {
+        return Out::Ret(0);
+    }
     let my_pgid = s.proc(pid).pgid;
     let me = s.proc(pid).tgid;
     // A thread's id names its process, as in Linux.

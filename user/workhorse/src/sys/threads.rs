@@ -182,7 +182,10 @@ fn affinity_target(s: &Server, pid: i32, target: u64) -> Result<i32, i64> {
 pub fn sched_getaffinity(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (len, mask) = (c.args[1], c.args[2]);
     let r = (|| {
-        affinity_target(s, pid, c.args[0])?;
+        // Process 1, the server (docs/workhorse.md), runs on CPU 0 too.
+        if c.args[0] as i32 != crate::INIT_PID {
+            affinity_target(s, pid, c.args[0])?;
+        }
         if len < 8 || len % 8 != 0 {
             return Err(EINVAL);
         }
@@ -197,7 +200,10 @@ pub fn sched_getaffinity(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 pub fn sched_setaffinity(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let (len, mask) = (c.args[1], c.args[2]);
     let r = (|| {
-        affinity_target(s, pid, c.args[0])?;
+        // Process 1, the server (docs/workhorse.md), runs on CPU 0 too.
+        if c.args[0] as i32 != crate::INIT_PID {
+            affinity_target(s, pid, c.args[0])?;
+        }
         if len == 0 {
             return Err(EINVAL);
         }
