@@ -24,7 +24,7 @@ syscall_table! {
     13 rt_sigaction sys::rt_sigaction, Partial, "handlers run at the process's next system call (see docs/workhorse.md); SA_ONSTACK runs them on the alternate stack; a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP) goes to the handler with si_code and si_addr, and ends the process when it is blocked or has none";
     14 rt_sigprocmask sys::rt_sigprocmask, Full, "";
     15 rt_sigreturn signal::rt_sigreturn, Full, "";
-    16 ioctl sys::ioctl, Partial, "the terminal: TCGETS, TCSETS(W/F), TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP (SIGTTOU from a background group); any descriptor: FIONBIO, FIOCLEX, FIONCLEX; FIONREAD of a pipe or the terminal; ENOTTY for the rest";
+    16 ioctl sys::ioctl, Partial, "the terminal: TCGETS, TCSETS(W/F), TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP (SIGTTOU from a background group); a pseudo-terminal's also TIOCSWINSZ, TIOCSCTTY, TIOCNOTTY, TIOCGSID, TCFLSH, TCSBRK, FIONREAD and the master's TIOCGPTN, TIOCSPTLCK, TIOCGPTLCK, TIOCGPTPEER; any descriptor: FIONBIO, FIOCLEX, FIONCLEX; FIONREAD of a pipe or the terminal; ENOTTY for the rest";
     17 pread64 sys::pread64, Full, "";
     18 pwrite64 sys::pwrite64, Full, "";
     19 readv sys::readv, Full, "";

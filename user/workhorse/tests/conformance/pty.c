@@ -127,7 +127,7 @@ int main(void) {
         int fg = tcgetpgrp(s) == getpid(), sid = tcgetsid(s) == getpid();
         int tty = open("/dev/tty", O_RDWR);
         char msg[160];
-        snprintf(msg, sizeof msg, "TIOCSCTTY %d, foreground %d, session %d, /dev/tty %s\n", r1, fg, sid,
+        snprintf(msg, sizeof msg, "TIOCSCTTY %d, foreground %d, sid %d, /dev/tty %s\n", r1, fg, sid,
                  tty >= 0 ? "opened" : strerror(errno));
         say(s, msg);
         if (tty >= 0)
@@ -162,7 +162,7 @@ int main(void) {
         say(s, "SIGINT came\n");
         _exit(0);
     }
-    printf("child: %s\n", expect(m, "TIOCSCTTY 0, foreground 1, session 1, /dev/tty opened") ? "its terminal" : seen);
+    printf("child: %s\n", expect(m, "TIOCSCTTY 0, foreground 1, sid 1, /dev/tty opened") ? "its terminal" : seen);
     printf("  /dev/tty reaches the master: %d\n", expect(m, "through /dev/tty\r\n"));
     printf("  %s\n", expect(m, "background reader: stopped by SIGTTIN") ? "a background reader is stopped by SIGTTIN"
                                                                           : "background reader not stopped");
