@@ -51,8 +51,6 @@ SOURCES = {
 KNOWN = {
     "start-stop-daemon with both -x and -a":
         "the test says it fails where /bin/false is busybox's, as on Keep (on the host it is coreutils')",
-    "taskset (get from pid 1)":
-        "the workhorse has no process 1 (no init: the first program it ran was 1 and is gone), so ESRCH",
 }
 # Tests left out on both sides (reported SKIPPED by the suite itself), and
 # why: each pipes about 3 million lines through two bc processes, 14 s on
