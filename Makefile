@@ -245,6 +245,7 @@ bench: bench-deps image
 	@if [ "$(SFI_BENCH)" != 0 ]; then rm -f build/bench/sfi.json; $(MAKE) --no-print-directory sfi-bench || \
 	  echo "make bench: the SFI benchmarks failed (see above); the other figures follow without them"; fi
 	@$(PYTHON) tools/workhorse_bench.py || echo "make bench: the workhorse's figures failed (build/bench/log-workhorse.txt); the others follow without them"
+	@$(PYTHON) tools/tfiles_bench.py || echo "make bench: the trusted files' figures failed (build/bench/log-tfiles.txt); the others follow without them"
 	$(PYTHON) tools/bench.py $(foreach v,$(LOOKUP_VARIANTS),--variant $(v)=$(B)/lookup-$(v)/kernel.bin)
 
 # The icount plugin (tools/icount-plugin) against rdtsc on a CPU-bound
