@@ -39,6 +39,7 @@ def log(msg):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=RUNS, help="runs of each benchmark")
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds for tfiles' benchmarks")
     a = ap.parse_args()
     qemu.check_built()
     OUT.mkdir(parents=True, exist_ok=True)
@@ -55,7 +56,7 @@ def main():
         if wh is None:
             log("databench did not finish; see build/bench/log-tfiles.txt")
         # tfiles' arg0: request 5 (the benchmarks), the runs in bits 16-31.
-        tf = run(g, f"run tfiles {5 | a.runs << 16}", b"tfiles: bench: done", 1800)
+        tf = run(g, f"run tfiles {5 | a.runs << 16}", b"tfiles: bench: done", a.timeout)
         if tf is None:
             log("tfiles' benchmarks did not finish; see build/bench/log-tfiles.txt")
         regions = icount.Regions("tfiles", log)

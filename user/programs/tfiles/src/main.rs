@@ -267,9 +267,13 @@ fn bench(t: &mut T, runs: u64) -> i32 {
             return 1;
         }
     };
-    if let Err(e) = t.write(&mut f, 0, &text(99, 0, MIB)) {
-        println!("tfiles: bench: {e}");
-        return 1;
+    // Made in 64 KiB writes (the program's heap is small).
+    let chunk = text(99, 0, 64 << 10);
+    for k in 0..MIB / chunk.len() {
+        if let Err(e) = t.write(&mut f, (k * chunk.len()) as u64, &chunk) {
+            println!("tfiles: bench: {e}");
+            return 1;
+        }
     }
     let mut buf = vec![0u8; 64 << 10];
     for _ in 0..runs {
