@@ -97,6 +97,8 @@ def main():
             return
         # A directory of nobody's (what an earlier `make run` left is not this vault's).
         linux(g, "rm -rf /data/trusted")
+        out = tf(g, 6)
+        check("the workhorse refuses bad whfiles requests, making nothing", "tfiles: protocol checks ... ok" in out, out)
         sizes = {1: 16, 2: 16, 3: 12, 4: 12, 5: 8, 6: 8, 7: 8, 9: 4}
         for n, kib in sizes.items():
             out = tf(g, 1, n, 1, kib)
@@ -140,7 +142,7 @@ def main():
         check("`run tfiles` reports each file's state in one run",
               "tfiles: 8 files in the vault" in out and all(lines.values())
               and all(expect[n].split(":")[0] in lines[n].group(1) for n in expect)
-              and "generation 2, 1 blocks, root" in lines[9].group(1) and ": ok" in lines[9].group(1), out)
+              and "generation 2, 1 block, root" in lines[9].group(1) and ": ok" in lines[9].group(1), out)
         check("... without a key or a plaintext", PLAIN.decode() not in out, out)
 
         # A kill of the workhorse in the middle of trusted writes: init kills

@@ -293,7 +293,7 @@ impl Server {
                     load_rootfs(size);
                     env::env().set_limit(frames::available());
                 }
-                whfiles::request(m.payload, m.tag.label(), m.words, Return(RECV_RET));
+                whfiles::request(m.payload, m.tag.label(), m.words, m.tag.has_string(), Return(RECV_RET));
             } else {
                 let pid = m.payload as i32;
                 self.current = Some(pid);

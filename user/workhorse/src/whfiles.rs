@@ -71,11 +71,11 @@ fn file(client: u64, name: &str, make: bool) -> Result<Ino, i64> {
 }
 
 /// Answers one request of a described client (payload CLIENT | place).
-pub fn request(payload: u64, label: u64, w: [u64; 4], ret: Return) {
+pub fn request(payload: u64, label: u64, w: [u64; 4], has_string: bool, ret: Return) {
     // The string first: the store's calls to the block server may use the
     // IPC buffer.
     let mut data = [0u8; MAX_IO];
-    let sent = keep_rt::ipc_buffer().read_string(&mut data);
+    let sent = if has_string { keep_rt::ipc_buffer().read_string(&mut data) } else { 0 };
     let answer = |status: u64, w1: u64| {
         let _ = ret.reply(Tag::new(0), [status, w1, 0, 0]);
     };
