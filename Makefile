@@ -245,6 +245,7 @@ bench: bench-deps image
 	@if [ "$(SFI_BENCH)" != 0 ]; then rm -f build/bench/sfi.json; $(MAKE) --no-print-directory sfi-bench || \
 	  echo "make bench: the SFI benchmarks failed (see above); the other figures follow without them"; fi
 	@$(PYTHON) tools/workhorse_bench.py || echo "make bench: the workhorse's figures failed (build/bench/log-workhorse.txt); the others follow without them"
+	@$(PYTHON) tools/tfiles_bench.py || echo "make bench: the trusted files' figures failed (build/bench/log-tfiles.txt); the others follow without them"
 	$(PYTHON) tools/bench.py $(foreach v,$(LOOKUP_VARIANTS),--variant $(v)=$(B)/lookup-$(v)/kernel.bin)
 
 # The icount plugin (tools/icount-plugin) against rdtsc on a CPU-bound
@@ -334,7 +335,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci -p keep-checkpointer -p keep-vault
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-pci -p keep-checkpointer -p keep-vault -p keep-tfiles
 
 # What a suite needs built first; make test builds it once before its lanes
 # and gives them SUITE_DEPS= (the image is rebuilt at every make).
@@ -376,7 +377,7 @@ checkpoint-test-long: deps image
 # one thread, so a 2-core machine runs two at once; every line is shown
 # with its lane's name in front).  A suite added to make test goes into
 # the lane whose total time is shorter.
-TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test vault-test persist-test checkpoint-test linux-test
+TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test vault-test tfiles-test persist-test checkpoint-test linux-test
 TEST_LANE_B := sfi-test
 test: abi-check docs-check host-test cargo-test deps image
 	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"
@@ -387,6 +388,14 @@ test: abi-check docs-check host-test cargo-test deps image
 .PHONY: vault-test
 vault-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_vault.py
+
+# Trusted files kept by the workhorse against a hostile workhorse: changed,
+# swapped, older, cut, removed and renamed files refused, no plaintext on
+# the disk, no acknowledged write lost to `kill workhorse`
+# (docs/trusted-core.md, "Trusted files").
+.PHONY: tfiles-test
+tfiles-test: $(SUITE_DEPS)
+	$(PYTHON) tools/test_tfiles.py
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).

@@ -75,6 +75,9 @@ SEPARATION = ("blk.read.seq64k", "blk.read.seq64k.direct")
 SEPARATION_SINGLE = ("blk.read.seq64k.single", "blk.read.seq64k.direct.single")
 WH_PAIRS = [("wh.syscall.getppid", "linux.syscall.null"), ("wh.proc.fork_exec_wait", "linux.proc.fork_exec_wait"),
             ("wh.pipe.roundtrip", "linux.pipe.roundtrip")]
+# Trusted files through the workhorse against the workhorse's own file I/O
+# on /data (tools/tfiles_bench.py, build/bench/tfiles.json).
+TFILES_PAIRS = [(f"vault.{op}.{size}", f"wh.data.{op}.{size}") for op in ("read", "write") for size in ("4k", "64k")]
 BUSYBOX = ["shell_loop", "fork_exec_true", "sha256sum", "gzip", "sort", "tar"]
 
 
@@ -219,6 +222,8 @@ def add_ratios(r):
         ratio(r, f"{n}.linux_ratio", n, f"linux.{n}")
     for keep, linux in WH_PAIRS:
         ratio(r, f"{keep}.linux_ratio", keep, linux)
+    for keep, wh in TFILES_PAIRS:
+        ratio(r, f"{keep}.wh_ratio", keep, wh)
     for n in BUSYBOX:
         ratio(r, f"busybox.{n}.linux_ratio", f"busybox.{n}", f"linux.busybox.{n}")
     got = [r[f"busybox.{n}.linux_ratio"] for n in BUSYBOX if f"busybox.{n}.linux_ratio" in r]
@@ -314,6 +319,10 @@ def targets(r):
     row("busybox workloads' geometric mean at most 1.25x the Linux guest (workhorse)", x, x is not None and x <= 1.25)
     x = med("wh.net.idle_wakeups")
     row("`wh.net.idle_wakeups` 0 (workhorse)", x, x == 0)
+    for keep, wh in TFILES_PAIRS:
+        if keep.endswith(".64k"):
+            x = med(f"{keep}.wh_ratio")
+            row(f"`{keep}` at most 1.5x `{wh}` (trusted files)", x, x is not None and x <= 1.5)
     x, y = med("notify.signal_wait"), med(CROSS)
     row(f"`notify.signal_wait` below `{CROSS}`", x, x is not None and y is not None and x < y)
     return rows
@@ -373,6 +382,16 @@ def write_md(results, kvm, notes):
         lines += [f"| `{k}` | {c(k)} | `{l}` | {c(l)} | {c(k + '.linux_ratio')} |" for k, l in wh]
         if "busybox.geomean.linux_ratio" in results:
             lines += [f"| busybox geometric mean | | | | {c('busybox.geomean.linux_ratio')} |"]
+    tf = [(k, w) for k, w in TFILES_PAIRS if k in results or w in results]
+    if tf:
+        def c(n):
+            return fmt(results[n]["median"]) if n in results else "not measured"
+        lines += ["", "## Trusted files against the workhorse's own", "",
+                  "Instructions per MiB of file data counted by the icount plugin under `-icount shift=0,sleep=on` "
+                  "(tools/tfiles_bench.py; docs/trusted-core.md, \"Trusted files\").", "",
+                  "| trusted file | instructions/MiB | the workhorse's /data | instructions/MiB | ratio |",
+                  "|---|---:|---|---:|---:|"]
+        lines += [f"| `{k}` | {c(k)} | `{w}` | {c(w)} | {c(k + '.wh_ratio')} |" for k, w in tf]
     lines += ["", "## Targets", "", "| target | figure | |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in targets(results)]
     if notes:

@@ -117,7 +117,7 @@ def results(regions, unit_of):
 
 def unit_of(name):
     """What one operation of a benchmark is."""
-    if name.startswith(("blk.", "linux.blk.", "net.tcp.", "linux.net.tcp.")):
+    if name.startswith(("blk.", "linux.blk.", "net.tcp.", "linux.net.tcp.", "vault.read.", "vault.write.", "wh.data.")):
         return "MiB"
     if "roundtrip" in name:
         return "roundtrip"

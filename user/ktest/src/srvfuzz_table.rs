@@ -606,6 +606,37 @@ pub mod vault {
     ];
 }
 
+/// whfiles (abi/services/whfiles.toml).
+pub mod whfiles {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "READ", label: 1, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "name_lo", kind: Kind::Word }, Arg { name: "name_hi", kind: Kind::Word }, Arg { name: "offset", kind: Kind::Offset }, Arg { name: "len", kind: Kind::Word }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[2, 3], waits: false },
+        Request { name: "WRITE", label: 2, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "name_lo", kind: Kind::Word }, Arg { name: "name_hi", kind: Kind::Word }, Arg { name: "offset", kind: Kind::Offset }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[3], waits: false },
+        Request { name: "SIZE", label: 3, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "name_lo", kind: Kind::Word }, Arg { name: "name_hi", kind: Kind::Word }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3], waits: false },
+        Request { name: "SYNC", label: 4, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[3], waits: false },
+        Request { name: "REMOVE", label: 5, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "name_lo", kind: Kind::Word }, Arg { name: "name_hi", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3], waits: false },
+    ];
+}
+
 /// workhorse (abi/services/workhorse.toml).
 pub mod workhorse {
     use super::*;

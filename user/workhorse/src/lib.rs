@@ -27,6 +27,8 @@ use alloc::vec::Vec;
 
 pub mod protocol;
 pub use protocol::*;
+/// The files it keeps for trusted programs (abi/services/whfiles.toml).
+pub mod whfiles_protocol;
 
 /// The boot-image entry holding the Linux root file system (a gzip-compressed
 /// ustar archive built by the Makefile: busybox and its applet links, bash,
