@@ -209,3 +209,33 @@ impl Image {
         Ok(Image { epoch, key, counter, records })
     }
 }
+
+/// What the counter a checkpoint carries says of it, against the TPM's
+/// checkpoint counter (docs/persistence.md, "Freshness").  A commit
+/// writes the counter's value plus one, and increments the counter only
+/// once the root is on the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// The newest checkpoint written: restore it.
+    Current,
+    /// The newest checkpoint written, whose increment did not happen (a
+    /// cut between the root's flush and the increment): increment, then
+    /// restore.
+    Unacknowledged,
+    /// Older than the last committed: an old area put back.
+    RolledBack,
+    /// Ahead of anything this TPM's checkpointer committed.
+    Ahead,
+}
+
+pub fn judge(carried: u64, tpm: u64) -> Freshness {
+    if carried == tpm {
+        Freshness::Current
+    } else if tpm.checked_add(1) == Some(carried) {
+        Freshness::Unacknowledged
+    } else if carried < tpm {
+        Freshness::RolledBack
+    } else {
+        Freshness::Ahead
+    }
+}
