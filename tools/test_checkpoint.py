@@ -23,7 +23,12 @@ checkpoint's lines on the console):
     later than the last round it printed before the cut (its counts never
     disagree: no mix of two checkpoints, no lost page, no reply twice);
   - a flipped bit in the newest root (on the host, between boots): the
-    next boot falls back to the other root and says why;
+    next boot falls back to the other root and says why; it resumes that
+    root's checkpoint only when the TPM's checkpoint counter was not yet
+    raised past it (the cut came between the newest root's write and its
+    increment), and otherwise refuses it as a rollback;
+  - a rolled-back area (the disk of before two more checkpoints put back):
+    refused as a ROLLBACK with both counters, the pool started afresh;
   - the seal's key is kept sealed by the TPM (every boot but one has the
     same swtpm state): a boot on another TPM cannot unseal it, says so and
     starts afresh;
@@ -158,6 +163,7 @@ def first_boot(disk):
           and re.search(r"root A: checkpoint \d+; root B: (checkpoint \d+|empty)", out)
           and "at start: no checkpoint in the area; starting afresh" in out
           and "seal's key: sealed by the TPM to this boot's measurements" in out
+          and re.search(r"freshness: the TPM's checkpoint counter is \d+\n", out)
           and re.search(r"persistent pool: (open|captured), \d+ of 8192 frames in use, epoch \d+", out)
           and re.search(r"last capture: \d+ records, pause \d+ TSC ticks", out), out)
     out = shell(g, "checkpoint small-area")
@@ -250,9 +256,46 @@ def main():
         g = boot(disk)
         text = clean(g.text())
         m = RESUMED.search(text)
-        check(f"a bit flipped in root {letter}: the boot falls back to checkpoint {other} and says why",
-              m is not None and int(m.group(1)) == other and m.group(6) == letter
-              and "root checksum wrong" in (m.group(7) or "") and "MISMATCH" not in text, text[-1500:])
+        # The other root is resumed if the counter had not yet gone past it
+        # (the kill came between the newest root's write and its
+        # increment); otherwise it is older than the last committed: a
+        # rollback, refused.  Which of the two depends on where the kill
+        # landed; either way the boot says it fell back and why.
+        refused = re.search(rf"{AREA_LINE}checkpoint {other} could not be restored \(ROLLBACK: it carries counter (\d+) "
+                            r"and the TPM's checkpoint counter is (\d+): .*\); fell back from root "
+                            rf"{letter}: .*root checksum wrong.*; starting afresh", text)
+        check(f"a bit flipped in root {letter}: the boot falls back to checkpoint {other}, says why, and resumes it "
+              "only if it is not older than the last committed",
+              "MISMATCH" not in text and (
+                  (m is not None and int(m.group(1)) == other and m.group(6) == letter
+                   and "root checksum wrong" in (m.group(7) or ""))
+                  or (m is None and refused is not None and int(refused.group(1)) + 1 == int(refused.group(2))
+                      and first_round(text) == (EVERY, False))), text[-1500:])
+        print(f"checkpoint-test: the fall-back was {'refused as a rollback' if m is None else 'resumed'}")
+        # A rolled-back area: the disk of now, put back after two more
+        # checkpoints have raised the TPM's counter past all it holds.
+        g.kill()
+        g.wait_exit(5)
+        old = tmp / "old-disk.img"
+        shutil.copyfile(disk, old)
+        g = boot(disk)
+        for _ in range(2):
+            out = shell(g, "checkpoint")
+            check("a checkpoint after the copy commits", "committed by 'checkpointer'" in out, out)
+        out = shell(g, "persist")
+        tpm_now = re.search(r"freshness: the TPM's checkpoint counter is (\d+)", out)
+        g.kill()
+        g.wait_exit(5)
+        shutil.copyfile(old, disk)
+        g = boot(disk)
+        text = clean(g.text())
+        r = re.search(rf"{AREA_LINE}checkpoint \d+ could not be restored \(ROLLBACK: it carries counter (\d+) "
+                      r"and the TPM's checkpoint counter is (\d+): an older checkpoint than the last committed, put back\)"
+                      r".*; starting afresh", text)
+        check("an older area put back is refused as a rollback, with both counters, and the pool starts afresh",
+              r is not None and tpm_now is not None and int(r.group(2)) >= int(tpm_now.group(1))
+              and int(r.group(1)) < int(tpm_now.group(1)) and RESUMED.search(text) is None
+              and first_round(text) == (EVERY, False), text[-1500:])
         # Another TPM: the sealed key does not unseal, so nothing is restored.
         g.kill()
         g.wait_exit(5)

@@ -164,6 +164,8 @@ def main():
             out = g.cmd("run tpm-client")
             check("a program with `tpm` in the description seals, unseals, reads the counter and may not extend",
                   "tpm-client: sealed and unsealed 17 bytes" in out and "tpm-client: EXTEND refused: denied" in out
+                  and "tpm-client: INCREMENT of the vault's counter refused: denied" in out
+                  and "tpm-client: INCREMENT of the checkpointer's counter refused: denied" in out
                   and f"tpm-client: NV counter {counter}" in out and "exited with code 0" in out, out)
             out = g.cmd("run tpm-stranger")
             check("a program without `tpm` has no capability to the TPM",

@@ -104,6 +104,17 @@ pub fn vault_cap() -> Option<u64> {
     }
 }
 
+/// The checkpointer's capability (payload CHECKPOINTER: a client's, and the
+/// checkpointer's NV counter besides); 0: none.
+static CHECKPOINTER: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+pub fn checkpointer_cap() -> Option<u64> {
+    match CHECKPOINTER.load(core::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        c => Some(c),
+    }
+}
+
 /// Measures the boot and starts the driver; None without one.
 pub fn boot(root: &mut crate::Root, file: &str) -> Option<Tpm> {
     let img = root.image.as_ref()?;
@@ -125,6 +136,11 @@ pub fn boot(root: &mut crate::Root, file: &str) -> Option<Tpm> {
     if let Some(cap) = root.slots.alloc() {
         if tpm.child.process.mint(cap, keep_tpm::VAULT, rights::WRITE | rights::CALL).is_ok() {
             VAULT.store(cap, core::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    if let Some(cap) = root.slots.alloc() {
+        if tpm.child.process.mint(cap, keep_tpm::CHECKPOINTER, rights::WRITE | rights::CALL).is_ok() {
+            CHECKPOINTER.store(cap, core::sync::atomic::Ordering::Relaxed);
         }
     }
     let mut c = Client(tpm.sender, keep_rt::ipc_buffer());

@@ -365,10 +365,19 @@ impl System {
             // `tpm`: a client's capability to the TPM's driver (no EXTEND);
             // the vault's (a server of the boot image's program `vault`)
             // reaches its own NV counter too (docs/trusted-core.md,
-            // "Secure storage").
-            let vault = e.kind == Kind::Server && e.program == "vault";
+            // "Secure storage"), and so does the checkpointer's (a server of
+            // program `checkpointer` with `checkpoint`; docs/persistence.md,
+            // "Freshness").
+            let server = e.kind == Kind::Server;
+            let cap = if server && e.program == "vault" {
+                crate::measure::vault_cap()
+            } else if server && e.program == "checkpointer" && e.checkpoint {
+                crate::measure::checkpointer_cap()
+            } else {
+                crate::measure::client_cap()
+            };
             if e.tpm
-                && let Some(t) = if vault { crate::measure::vault_cap() } else { crate::measure::client_cap() }
+                && let Some(t) = cap
             {
                 caps.push((t, keep_tpm::TPM_SLOT));
             }

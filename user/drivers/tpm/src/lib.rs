@@ -17,7 +17,7 @@
 //! | `RANDOM` (4) | word 0 a count (1-64) | `OK`, string that many bytes from the TPM |
 //! | `SEAL` (5) | string a secret (1-128 bytes) | `OK`, string the sealed blob, which only this TPM unseals, and only while [`SEAL_PCRS`] hold what they hold now |
 //! | `UNSEAL` (6) | string a sealed blob | `OK`, string the secret; `PCR_CHANGED` when the PCRs differ from the sealing's; `BAD_BLOB` when it is no blob of this TPM's |
-//! | `COUNTER` (7) | word 0 the counter: 0 the NV monotonic counter, 1 the vault's ([`VAULT_COUNTER`]; the vault's capability only: payload [`VAULT`]) | `OK`, word 1 its value (made at the first use); `DENIED` for the vault's counter from another capability |
+//! | `COUNTER` (7) | word 0 the counter: 0 the NV monotonic counter, 1 the vault's ([`VAULT_COUNTER`]; the vault's capability only: payload [`VAULT`]), 2 the checkpointer's ([`CHECKPOINT_COUNTER`]; the checkpointer's capability only: payload [`CHECKPOINTER`]) | `OK`, word 1 its value (made at the first use); `DENIED` for the vault's or the checkpointer's counter from another capability |
 //! | `INCREMENT` (8) | word 0 the counter, as for `COUNTER`: it plus one | `OK`, word 1 the new value |
 //! | `QUIT` (9) | the server exits after replying (the root task only: payload 0) | `OK`; `DENIED` from a client |
 //!
@@ -82,13 +82,26 @@ pub const VAULT_COUNTER: u64 = 1;
 /// description's server with program=vault and `tpm`).
 pub const VAULT: u64 = 2;
 
+/// The checkpointer's counter (docs/persistence.md, "Freshness"): its own
+/// NV index ("KCK"), which only the checkpointer's capability reads and
+/// increments, so that no other client can make the last checkpoint look
+/// rolled back (or an old one look new).
+pub const CHECKPOINT_COUNTER_INDEX: u32 = 0x014b_434b;
+/// COUNTER's and INCREMENT's word 0 for it.
+pub const CHECKPOINT_COUNTER: u64 = 2;
+/// The payload of the checkpointer's capability (the root task gives it to
+/// the description's servers of program `checkpointer` with `checkpoint`
+/// and `tpm`).
+pub const CHECKPOINTER: u64 = 3;
+
 /// The NV index COUNTER and INCREMENT with word 0 `which` act on for a
 /// caller with `payload`; Err is the status to answer.
 pub fn counter_index(payload: u64, which: u64) -> Result<u32, u64> {
     match which {
         0 => Ok(COUNTER_INDEX),
         VAULT_COUNTER if payload == VAULT => Ok(VAULT_COUNTER_INDEX),
-        VAULT_COUNTER => Err(DENIED),
+        CHECKPOINT_COUNTER if payload == CHECKPOINTER => Ok(CHECKPOINT_COUNTER_INDEX),
+        VAULT_COUNTER | CHECKPOINT_COUNTER => Err(DENIED),
         _ => Err(BAD_REQUEST),
     }
 }
@@ -304,7 +317,8 @@ impl Client<'_> {
         self.call(INCREMENT, 0, None, &mut []).map(|(v, _)| v)
     }
 
-    /// COUNTER or INCREMENT of counter `which` (0, or [`VAULT_COUNTER`]).
+    /// COUNTER or INCREMENT of counter `which` (0, [`VAULT_COUNTER`] or
+    /// [`CHECKPOINT_COUNTER`]).
     pub fn counter_of(&mut self, which: u64, increment: bool) -> Result<u64, Failure> {
         self.call(if increment { INCREMENT } else { COUNTER }, which, None, &mut []).map(|(v, _)| v)
     }
@@ -322,7 +336,17 @@ mod tests {
         assert_eq!(counter_index(VAULT, VAULT_COUNTER), Ok(VAULT_COUNTER_INDEX));
         assert_eq!(counter_index(CLIENT, VAULT_COUNTER), Err(DENIED));
         assert_eq!(counter_index(0, VAULT_COUNTER), Err(DENIED), "not the root task's either");
-        assert_eq!(counter_index(VAULT, 2), Err(BAD_REQUEST));
+        assert_eq!(counter_index(VAULT, 3), Err(BAD_REQUEST));
+    }
+
+    #[test]
+    fn the_checkpointers_counter_is_the_checkpointers() {
+        assert_eq!(counter_index(CHECKPOINTER, CHECKPOINT_COUNTER), Ok(CHECKPOINT_COUNTER_INDEX));
+        assert_eq!(counter_index(CHECKPOINTER, 0), Ok(COUNTER_INDEX));
+        assert_eq!(counter_index(CHECKPOINTER, VAULT_COUNTER), Err(DENIED));
+        assert_eq!(counter_index(VAULT, CHECKPOINT_COUNTER), Err(DENIED));
+        assert_eq!(counter_index(CLIENT, CHECKPOINT_COUNTER), Err(DENIED));
+        assert_eq!(counter_index(0, CHECKPOINT_COUNTER), Err(DENIED), "not the root task's either");
     }
 
     #[test]

@@ -56,5 +56,15 @@ fn main(_: u64, _: u64) -> i32 {
             ok = false;
         }
     }
+    // The vault's and the checkpointer's counters are theirs alone.
+    for (name, which) in [("vault's", keep_tpm::VAULT_COUNTER), ("checkpointer's", keep_tpm::CHECKPOINT_COUNTER)] {
+        match c.counter_of(which, true) {
+            Err(Failure::Status(DENIED, _)) => println!("tpm-client: INCREMENT of the {name} counter refused: denied"),
+            r => {
+                println!("tpm-client: INCREMENT of the {name} counter was not refused ({r:?})");
+                ok = false;
+            }
+        }
+    }
     if ok { 0 } else { 1 }
 }

@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 use keep_abi::{Checkpoint, Error, Return, SELF_ASPACE, Sender, Tag, err, recv, rights, slot};
 use keep_blk::{Client, Error as BlkError};
-use keep_checkpointer::pool::{self, Image, Key};
+use keep_checkpointer::pool::{self, Freshness, Image, Key};
 use keep_checkpointer::store::{self, BLOCK, BlockDev, Committed, IoError, Page, Slot, Store};
 use keep_checkpointer::*;
 use keep_rt::println;
@@ -208,6 +208,18 @@ struct Server {
     shadows: u64,
     /// arg bit 33: another checkpointer restores and opens the pool.
     secondary: bool,
+    /// The TPM's checkpoint counter as this checkpointer last read or
+    /// incremented it (None: not yet read), and whether an increment is
+    /// owed: a commit reached the disk, its increment did not.
+    counter: Option<u64>,
+    owed: bool,
+}
+
+/// COUNTER or INCREMENT of the checkpointer's own NV counter.
+fn tpm_counter(increment: bool) -> Result<u64, String> {
+    tpm().counter_of(keep_tpm::CHECKPOINT_COUNTER, increment).map_err(|f| {
+        format!("the TPM's checkpoint counter ({}): {f}", if increment { "INCREMENT" } else { "COUNTER" })
+    })
 }
 
 /// The record page, mapped at PAGE_VA.
@@ -296,7 +308,7 @@ impl Server {
             }
         };
         let t0 = tsc();
-        let r = self.put_back(&im);
+        let r = self.put_back(&im, &c.meta);
         let ticks = tsc() - t0;
         match r {
             Ok((procs, records)) => {
@@ -319,8 +331,10 @@ impl Server {
     /// Every record back into the kernel, then RESUME.  On an error the
     /// kernel gives back what was restored (RESUME refuses the incomplete
     /// pool and shuts it again).
-    fn put_back(&mut self, im: &Image) -> Result<(u64, u64), String> {
+    fn put_back(&mut self, im: &Image, meta: &[u8]) -> Result<(u64, u64), String> {
         let k = self.key_of(im)?;
+        pool::authentic(meta, &k).map_err(|b| format!("{b}"))?;
+        self.check_fresh(im)?;
         self.set_key(k).map_err(|e| format!("SET_KEY: {e}"))?;
         // The same boot's measurements: the blob unseals again at the next.
         self.kept = im.key.clone();
@@ -336,6 +350,57 @@ impl Server {
             }
         }
         KERNEL.resume().map_err(|e| format!("RESUME: {e}"))
+    }
+
+    /// Whether the checkpoint `im` (its tag checked) is the newest this
+    /// TPM's checkpointer committed (docs/persistence.md, "Freshness").
+    fn check_fresh(&mut self, im: &Image) -> Result<(), String> {
+        let carried = match (&im.key, im.counter) {
+            (Key::Clear(_), _) => return Ok(()),
+            (Key::Sealed(_), None) => return Err(String::from("a sealed key without a freshness counter")),
+            (Key::Sealed(_), Some(c)) => c,
+        };
+        let t = tpm_counter(false)?;
+        match pool::judge(carried, t) {
+            Freshness::Current => {}
+            Freshness::Unacknowledged => {
+                let v = tpm_counter(true)?;
+                if v != carried {
+                    return Err(format!("the TPM's checkpoint counter went from {t} to {v}, not to {carried}"));
+                }
+            }
+            Freshness::RolledBack => {
+                return Err(format!(
+                    "ROLLBACK: it carries counter {carried} and the TPM's checkpoint counter is {t}: an older checkpoint than the last committed, put back"
+                ));
+            }
+            Freshness::Ahead => {
+                return Err(format!(
+                    "it carries counter {carried}, ahead of the TPM's checkpoint counter {t}: no checkpoint this TPM's checkpointer committed"
+                ));
+            }
+        }
+        self.counter = Some(carried);
+        Ok(())
+    }
+
+    /// The counter the next checkpoint carries: the TPM's plus one, after
+    /// an increment still owed (None: no counter, the key being in the
+    /// clear or this a second checkpointer, whose checkpoints are never
+    /// restored).  Err: nothing may be written.
+    fn next_counter(&mut self) -> Result<Option<u64>, String> {
+        if self.secondary || matches!(self.kept, Key::Clear(_)) {
+            return Ok(None);
+        }
+        if self.owed {
+            self.counter = Some(tpm_counter(true)?);
+            self.owed = false;
+        }
+        let c = match self.counter {
+            Some(c) => c,
+            None => *self.counter.insert(tpm_counter(false)?),
+        };
+        c.checked_add(1).map(Some).ok_or_else(|| String::from("the TPM's checkpoint counter is at its end"))
     }
 
     fn open_fresh(&mut self) {
@@ -414,6 +479,7 @@ impl Server {
                 MAX_RECORDS - 1
             )));
         }
+        let counter = self.next_counter().map_err(|e| (IO_ERROR, e))?;
         if self.verbose {
             println!("checkpointer: checkpoint {seq} begins");
         }
@@ -437,7 +503,7 @@ impl Server {
         let r = match failed {
             Some(e) => Err(kernel(e)),
             None => {
-                let im = Image { epoch, key: self.kept.clone(), records };
+                let im = Image { epoch, key: self.kept.clone(), counter, records };
                 let index: alloc::collections::BTreeMap<u64, u64> =
                     im.records.iter().enumerate().map(|(i, (k, _))| (*k, i as u64)).collect();
                 // Frames no longer in use leave the store's map.
@@ -451,11 +517,30 @@ impl Server {
                     out.copy_from_slice(page());
                     Ok(())
                 };
-                self.store.commit_with(now(), &changes, &mut fetch, &im.encode()).map_err(|e| (status_of(&e), format!("{e}")))
+                let meta = im.encode(if self.secondary { &[0; 32] } else { &self.key });
+                self.store.commit_with(now(), &changes, &mut fetch, &meta).map_err(|e| (status_of(&e), format!("{e}")))
             }
         };
         let _ = KERNEL.end();
         self.figures = Figures { records: n, pause, write: tsc() - t0 };
+        // The root is on the disk: the counter goes up to what it carries.
+        // Until it does, the area's newest is one ahead of the TPM's, which
+        // a restore accepts; the increment is owed, and made before the
+        // next checkpoint is written.
+        if let (Ok(_), Some(c)) = (&r, counter) {
+            match tpm_counter(true) {
+                Ok(v) if v == c => self.counter = Some(v),
+                Ok(v) => {
+                    println!("checkpointer: the TPM's checkpoint counter is {v}, not {c}");
+                    self.counter = Some(v);
+                }
+                Err(e) => {
+                    println!("checkpointer: {e}; retried before the next checkpoint");
+                    self.counter = Some(c - 1);
+                    self.owed = true;
+                }
+            }
+        }
         r
     }
 
@@ -486,6 +571,11 @@ impl Server {
                 Key::Clear(_) => "seal's key: kept in the clear in the area (no TPM)\n",
             };
         }
+        t += &match (self.counter, &self.kept) {
+            (_, Key::Clear(_)) if self.keyed => String::from("freshness: none (no TPM counter: an older area put back is restored)\n"),
+            (Some(c), _) => format!("freshness: the TPM's checkpoint counter is {c}{}\n", if self.owed { ", its increment owed" } else { "" }),
+            _ => String::new(),
+        };
         if let Ok((state, epoch, frames, used)) = KERNEL.info() {
             let name = ["shut", "restoring", "open", "captured"].get(state as usize).copied().unwrap_or("?");
             t += &format!("persistent pool: {name}, {used} of {frames} frames in use, epoch {epoch}\n");
@@ -558,6 +648,8 @@ fn main(arg: u64, _: u64) -> i32 {
         verbose: arg >> 32 & 1 != 0,
         shadows,
         secondary: arg >> 33 & 1 != 0,
+        counter: None,
+        owed: false,
     };
     s.restore();
     println!("checkpointer: area of {blocks} blocks: {}", s.boot);

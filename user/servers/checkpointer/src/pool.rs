@@ -4,17 +4,26 @@
 //! (the kernel record under key 0, which no frame of the pool has), and the
 //! checkpoint's meta holds the records' descriptors and the key their seal
 //! was made under, sealed by the TPM to the measured boot where there is
-//! one.  Decoding checks everything the checkpointer relies on
-//! before it gives anything to the kernel; the kernel checks the seals.
+//! one, and the value of the TPM's checkpoint counter it was written
+//! under (docs/persistence.md, "Freshness").  The meta ends in a tag, an
+//! HMAC-SHA256 under a key derived from the seal's key, so that nobody
+//! without that key can change the counter (or anything else in it).
+//! Decoding checks everything the checkpointer relies on before it gives
+//! anything to the kernel; the kernel checks the seals.
 
 use alloc::vec::Vec;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 /// Words of a descriptor (the ABI's CHECKPOINT_RECORD_WORDS).
 pub const WORDS: usize = 6;
 const MAGIC: &[u8; 8] = b"KEEPPOOL";
-const FORMAT: u32 = 2;
-/// magic, format, the key's form, epoch, records, the key's length.
-const HEAD: usize = 8 + 4 + 4 + 8 + 8 + 8;
+const FORMAT: u32 = 3;
+/// magic, format, the key's form, epoch, records, the key's length,
+/// whether there is a counter, the counter.
+const HEAD: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8 + 8;
+/// The tag at the end.
+pub const TAG: usize = 32;
 /// The longest sealed key (the TPM driver's blobs are a few hundred bytes).
 pub const MAX_KEY: usize = 1024;
 const RECORD: usize = 8 + 8 * WORDS;
@@ -40,6 +49,9 @@ pub enum Key {
 pub struct Image {
     pub epoch: u64,
     pub key: Key,
+    /// The TPM's checkpoint counter this checkpoint stands for (one more
+    /// than the counter's value when it was written); None without a TPM.
+    pub counter: Option<u64>,
     /// (store key, descriptor), in the order the kernel read them.
     pub records: Vec<(u64, [u64; WORDS])>,
 }
@@ -56,6 +68,11 @@ pub enum Bad {
     Epoch(usize),
     /// The key's form is unknown or its length wrong for it.
     Key,
+    /// The counter's flag is neither 0 nor 1, or a sealed key has no
+    /// counter.
+    Counter,
+    /// The tag does not match: not written under this key.
+    Tag,
 }
 
 impl core::fmt::Display for Bad {
@@ -68,12 +85,41 @@ impl core::fmt::Display for Bad {
             Bad::Record(i) => write!(f, "record {i} is malformed"),
             Bad::Epoch(i) => write!(f, "record {i} is of another epoch"),
             Bad::Key => write!(f, "the seal's key is malformed"),
+            Bad::Counter => write!(f, "the freshness counter is malformed"),
+            Bad::Tag => write!(f, "the record list's tag is wrong (not written under the seal's key)"),
         }
     }
 }
 
+/// The key of the meta's tag: HKDF-SHA256 of the seal's key, so that the
+/// kernel's seal and the tag never share a key.
+fn tag_key(seal: &[u8; 32]) -> [u8; 32] {
+    let mut k = [0u8; 32];
+    hkdf::Hkdf::<Sha256>::new(None, seal)
+        .expand(b"keep checkpoint meta tag", &mut k)
+        .expect("32 bytes is a valid HKDF-SHA256 length");
+    k
+}
+
+fn mac(seal: &[u8; 32], body: &[u8]) -> Hmac<Sha256> {
+    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(&tag_key(seal)).expect("HMAC takes any key length");
+    m.update(body);
+    m
+}
+
+/// Whether the meta `b` was written under the seal's key `seal` (its tag,
+/// compared in constant time).
+pub fn authentic(b: &[u8], seal: &[u8; 32]) -> Result<(), Bad> {
+    if b.len() < TAG {
+        return Err(Bad::Short);
+    }
+    let (body, tag) = b.split_at(b.len() - TAG);
+    mac(seal, body).verify_slice(tag).map_err(|_| Bad::Tag)
+}
+
 impl Image {
-    pub fn encode(&self) -> Vec<u8> {
+    /// The meta, tagged under the seal's key `seal`.
+    pub fn encode(&self, seal: &[u8; 32]) -> Vec<u8> {
         let (form, key): (u32, &[u8]) = match &self.key {
             Key::Clear(k) => (0, k),
             Key::Sealed(b) => (1, b),
@@ -85,6 +131,8 @@ impl Image {
         v.extend_from_slice(&self.epoch.to_le_bytes());
         v.extend_from_slice(&(self.records.len() as u64).to_le_bytes());
         v.extend_from_slice(&(key.len() as u64).to_le_bytes());
+        v.extend_from_slice(&(self.counter.is_some() as u64).to_le_bytes());
+        v.extend_from_slice(&self.counter.unwrap_or(0).to_le_bytes());
         v.extend_from_slice(key);
         for (k, d) in &self.records {
             v.extend_from_slice(&k.to_le_bytes());
@@ -92,9 +140,13 @@ impl Image {
                 v.extend_from_slice(&w.to_le_bytes());
             }
         }
+        let tag = mac(seal, &v).finalize().into_bytes();
+        v.extend_from_slice(&tag);
         v
     }
 
+    /// The meta's contents; its tag is checked by [`authentic`] once the
+    /// seal's key is known (a sealed one only after the TPM unsealed it).
     pub fn decode(b: &[u8]) -> Result<Image, Bad> {
         let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
         if b.len() < HEAD {
@@ -111,6 +163,8 @@ impl Image {
         let epoch = word(16);
         let n = word(24);
         let klen = word(32);
+        let counted = word(40);
+        let counter = word(48);
         if n == 0 || n > MAX_RECORDS {
             return Err(Bad::Count(n));
         }
@@ -122,9 +176,14 @@ impl Image {
         if !key_ok {
             return Err(Bad::Key);
         }
+        let counter = match (counted, form) {
+            (0, 0) => None,
+            (1, _) => Some(counter),
+            _ => return Err(Bad::Counter),
+        };
         let klen = klen as usize;
         let body = HEAD + klen;
-        if b.len() != body + RECORD * n as usize {
+        if b.len() != body + RECORD * n as usize + TAG {
             return Err(Bad::Short);
         }
         let raw = &b[HEAD..body];
@@ -147,6 +206,36 @@ impl Image {
             }
             records.push((k, d));
         }
-        Ok(Image { epoch, key, records })
+        Ok(Image { epoch, key, counter, records })
+    }
+}
+
+/// What the counter a checkpoint carries says of it, against the TPM's
+/// checkpoint counter (docs/persistence.md, "Freshness").  A commit
+/// writes the counter's value plus one, and increments the counter only
+/// once the root is on the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// The newest checkpoint written: restore it.
+    Current,
+    /// The newest checkpoint written, whose increment did not happen (a
+    /// cut between the root's flush and the increment): increment, then
+    /// restore.
+    Unacknowledged,
+    /// Older than the last committed: an old area put back.
+    RolledBack,
+    /// Ahead of anything this TPM's checkpointer committed.
+    Ahead,
+}
+
+pub fn judge(carried: u64, tpm: u64) -> Freshness {
+    if carried == tpm {
+        Freshness::Current
+    } else if tpm.checked_add(1) == Some(carried) {
+        Freshness::Unacknowledged
+    } else if carried < tpm {
+        Freshness::RolledBack
+    } else {
+        Freshness::Ahead
     }
 }

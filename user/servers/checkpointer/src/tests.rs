@@ -449,26 +449,32 @@ fn image(n: usize) -> Image {
         })
         .collect();
     records.push((0, [0, 0, 1, 2, 7, 1 << 63]));
-    Image { epoch: 7, key: Key::Clear([9; 32]), records }
+    Image { epoch: 7, key: Key::Clear([9; 32]), counter: None, records }
 }
+
+const K: [u8; 32] = [9; 32];
 
 #[test]
 fn the_pool_image_round_trips() {
     for n in [1, 2, 100] {
         let im = image(n);
-        assert_eq!(Image::decode(&im.encode()), Ok(im.clone()));
-        // With the key sealed by the TPM (a blob of any length it gives).
+        assert_eq!(Image::decode(&im.encode(&K)), Ok(im.clone()));
+        assert_eq!(pool::authentic(&im.encode(&K), &K), Ok(()));
+        // With the key sealed by the TPM (a blob of any length it gives)
+        // and the counter.
         for len in [1, 200, pool::MAX_KEY] {
-            let sealed = Image { key: Key::Sealed(vec![0x5c; len]), ..im.clone() };
-            assert_eq!(Image::decode(&sealed.encode()), Ok(sealed));
+            for c in [0, 1, u64::MAX] {
+                let sealed = Image { key: Key::Sealed(vec![0x5c; len]), counter: Some(c), ..im.clone() };
+                assert_eq!(Image::decode(&sealed.encode(&K)), Ok(sealed));
+            }
         }
     }
 }
 
 #[test]
 fn a_sealed_key_is_not_in_the_clear_and_a_malformed_key_is_refused() {
-    let sealed = Image { key: Key::Sealed(vec![0x5c; 300]), ..image(3) };
-    let b = sealed.encode();
+    let sealed = Image { key: Key::Sealed(vec![0x5c; 300]), counter: Some(5), ..image(3) };
+    let b = sealed.encode(&K);
     assert!(!b.windows(32).any(|w| w == [9u8; 32]), "the clear key is in a sealed image");
     // An unknown form, a clear key not of 32 bytes, a sealed one empty or
     // longer than any blob, a length past the end.
@@ -486,7 +492,7 @@ fn a_sealed_key_is_not_in_the_clear_and_a_malformed_key_is_refused() {
 #[test]
 fn a_malformed_pool_image_is_refused_with_the_reason() {
     let im = image(5);
-    let b = im.encode();
+    let b = im.encode(&K);
     assert_eq!(Image::decode(&b[..b.len() - 1]), Err(Bad::Short));
     assert_eq!(Image::decode(&b[..20]), Err(Bad::Short));
     assert_eq!(Image::decode(b"nothing of the pool, a probe's record or so"), Err(Bad::Magic));
@@ -495,18 +501,65 @@ fn a_malformed_pool_image_is_refused_with_the_reason() {
     assert_eq!(Image::decode(&f), Err(Bad::Format(1)));
     let mut z = image(5);
     z.records.clear();
-    assert_eq!(Image::decode(&z.encode()), Err(Bad::Count(0)));
+    assert_eq!(Image::decode(&z.encode(&K)), Err(Bad::Count(0)));
     // A key that is not its frame, a frame twice, the kernel record not last.
     let mut k = image(5);
     k.records[1].0 += 1;
-    assert_eq!(Image::decode(&k.encode()), Err(Bad::Record(1)));
+    assert_eq!(Image::decode(&k.encode(&K)), Err(Bad::Record(1)));
     let mut t = image(5);
     t.records[2] = t.records[1];
-    assert_eq!(Image::decode(&t.encode()), Err(Bad::Record(2)));
+    assert_eq!(Image::decode(&t.encode(&K)), Err(Bad::Record(2)));
     let mut l = image(5);
     l.records.swap(0, 4);
-    assert_eq!(Image::decode(&l.encode()), Err(Bad::Record(0)));
+    assert_eq!(Image::decode(&l.encode(&K)), Err(Bad::Record(0)));
     let mut e = image(5);
     e.records[3].1[4] = 6;
-    assert_eq!(Image::decode(&e.encode()), Err(Bad::Epoch(3)));
+    assert_eq!(Image::decode(&e.encode(&K)), Err(Bad::Epoch(3)));
+}
+
+#[test]
+fn the_meta_is_tagged_under_the_seals_key() {
+    let im = Image { key: Key::Sealed(vec![0x5c; 40]), counter: Some(38), ..image(4) };
+    let b = im.encode(&K);
+    assert_eq!(pool::authentic(&b, &K), Ok(()));
+    // Another key (another boot's, or a forger's) does not match.
+    assert_eq!(pool::authentic(&b, &[8; 32]), Err(Bad::Tag));
+    // Every byte of it is covered, the counter's among them.
+    for i in 0..b.len() {
+        let mut m = b.clone();
+        m[i] ^= 0x10;
+        assert_eq!(pool::authentic(&m, &K), Err(Bad::Tag), "byte {i}");
+    }
+    // An old checkpoint made to look new: its counter raised and tagged
+    // again under a key other than the seal's.
+    let forged = Image { counter: Some(40), ..im.clone() }.encode(&[0; 32]);
+    assert_eq!(Image::decode(&forged).map(|f| f.counter), Ok(Some(40)));
+    assert_eq!(pool::authentic(&forged, &K), Err(Bad::Tag));
+    assert_eq!(pool::authentic(&b[..10], &K), Err(Bad::Short));
+}
+
+#[test]
+fn a_sealed_key_needs_a_counter_and_the_counters_flag_is_checked() {
+    let b = Image { key: Key::Sealed(vec![0x5c; 40]), counter: Some(3), ..image(2) }.encode(&K);
+    for flag in [0u64, 2, u64::MAX] {
+        let mut m = b.clone();
+        m[40..48].copy_from_slice(&flag.to_le_bytes());
+        assert_eq!(Image::decode(&m), Err(Bad::Counter), "flag {flag}");
+    }
+    // A clear key (no TPM) may have none.
+    let c = image(2).encode(&K);
+    assert_eq!(Image::decode(&c).map(|i| i.counter), Ok(None));
+}
+
+#[test]
+fn freshness_is_judged_against_the_tpms_counter() {
+    use pool::Freshness::*;
+    assert_eq!(pool::judge(38, 38), Current);
+    assert_eq!(pool::judge(39, 38), Unacknowledged);
+    assert_eq!(pool::judge(37, 38), RolledBack);
+    assert_eq!(pool::judge(0, 38), RolledBack);
+    assert_eq!(pool::judge(40, 38), Ahead);
+    assert_eq!(pool::judge(u64::MAX, u64::MAX), Current);
+    assert_eq!(pool::judge(0, u64::MAX), RolledBack);
+    assert_eq!(pool::judge(u64::MAX, 0), Ahead);
 }
