@@ -223,7 +223,7 @@ image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar.gz
 	  objcopy $$s $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
-	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf system-checkpoint=user/system/checkpoint-test.conf system-vault=user/system/vault-test.conf system-vault-other=user/system/vault-other.conf system-max=user/system/max-test.conf \
+	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf system-checkpoint=user/system/checkpoint-test.conf system-vault=user/system/vault-test.conf system-vault-other=user/system/vault-other.conf system-max=user/system/max-test.conf system-rt=user/system/rt-test.conf \
 	  linux-rootfs.tar.gz=$(B)/linux-rootfs.tar.gz
 
 # ---- running --------------------------------------------------------------
