@@ -245,6 +245,7 @@ bench: bench-deps image
 	@if [ "$(SFI_BENCH)" != 0 ]; then rm -f build/bench/sfi.json; $(MAKE) --no-print-directory sfi-bench || \
 	  echo "make bench: the SFI benchmarks failed (see above); the other figures follow without them"; fi
 	@$(PYTHON) tools/workhorse_bench.py || echo "make bench: the workhorse's figures failed (build/bench/log-workhorse.txt); the others follow without them"
+	@rm -f build/bench/rt.json; $(PYTHON) tools/test_rt.py --bench || echo "make bench: the real-time test failed a check (build/test-rt.log); its figures follow as measured"
 	$(PYTHON) tools/bench.py $(foreach v,$(LOOKUP_VARIANTS),--variant $(v)=$(B)/lookup-$(v)/kernel.bin)
 
 # The icount plugin (tools/icount-plugin) against rdtsc on a CPU-bound
@@ -293,6 +294,7 @@ kcov-all: image
 	-KEEP_KCOV_DIR=$(B)/kcov/all/net $(PYTHON) tools/test_net.py
 	-KEEP_KCOV_DIR=$(B)/kcov/all/net $(PYTHON) tools/test_net.py --no-iommu
 	-KEEP_KCOV_DIR=$(B)/kcov/all/tpm $(PYTHON) tools/test_tpm.py
+	-KEEP_KCOV_DIR=$(B)/kcov/all/rt $(PYTHON) tools/test_rt.py
 	$(MAKE) --no-print-directory kcov-all-report
 
 # The report of the traces build/kcov/all/ holds (also after a rerun of one
@@ -350,6 +352,12 @@ guest-test: $(SUITE_DEPS)
 boot-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_boot.py
 
+# The periodic real-time task alone and beside each load, under -icount
+# (docs/realtime.md).
+.PHONY: rt-test
+rt-test: $(SUITE_DEPS)
+	$(PYTHON) tools/test_rt.py
+
 # The workhorse's Linux programs on Keep against the host (docs/workhorse.md).
 linux-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_linux.py
@@ -376,7 +384,7 @@ checkpoint-test-long: deps image
 # one thread, so a 2-core machine runs two at once; every line is shown
 # with its lane's name in front).  A suite added to make test goes into
 # the lane whose total time is shorter.
-TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test vault-test persist-test checkpoint-test linux-test
+TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test vault-test persist-test checkpoint-test linux-test rt-test
 TEST_LANE_B := sfi-test
 test: abi-check docs-check host-test cargo-test deps image
 	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"

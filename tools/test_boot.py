@@ -89,10 +89,11 @@ def base_disk():
 class Guest:
     """QEMU with the serial port on pipes."""
 
-    def __init__(self, append="", image=qemu.IMAGE, extra=(), iommu=True, disk=None):
+    def __init__(self, append="", image=qemu.IMAGE, extra=(), iommu=True, disk=None, icount=False):
         """`disk`: a disk image written for real (no overlay) instead of
-        build/disk.img under snapshot."""
-        cmd = qemu.base_cmd("tcg", append, iommu=iommu, persistent=disk is not None) + ["-serial", "stdio"] + list(extra)
+        build/disk.img under snapshot; `icount`: under -icount (qemu.base_cmd),
+        guest time counted in instructions."""
+        cmd = qemu.base_cmd("tcg", append, icount=icount, iommu=iommu, persistent=disk is not None) + ["-serial", "stdio"] + list(extra)
         drive = cmd.index("-drive") + 1
         cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk if disk is not None else base_disk()},")
         assert str(disk if disk is not None else base_disk()) in cmd[drive]
