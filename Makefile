@@ -223,7 +223,7 @@ image: kernel user filters $(B)/disk.img $(B)/linux-rootfs.tar.gz
 	  objcopy $$s $(USER_OUT)/$$p $(B)/image/$$p; done
 	@$(PYTHON) tools/mkimage.py $(B)/boot.img $(foreach p,$(USER_PROGRAMS),$(p)=$(B)/image/$(p)) \
 	  $(foreach f,$(FILTERS_C) $(FILTERS_BAD),pf-$(f).sfi=$(FB)/$(f).sfi) \
-	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf system-checkpoint=user/system/checkpoint-test.conf system-vault=user/system/vault-test.conf system-vault-other=user/system/vault-other.conf system-max=user/system/max-test.conf \
+	  system=user/system/system.conf system-bad=user/system/bad-example.conf system-test=user/system/test.conf system-disk=user/system/disk-test.conf system-wh-strings=user/system/wh-strings-test.conf system-checkpoint=user/system/checkpoint-test.conf system-vault=user/system/vault-test.conf system-vault-other=user/system/vault-other.conf system-max=user/system/max-test.conf system-rt=user/system/rt-test.conf \
 	  linux-rootfs.tar.gz=$(B)/linux-rootfs.tar.gz
 
 # ---- running --------------------------------------------------------------
@@ -246,6 +246,7 @@ bench: bench-deps image
 	  echo "make bench: the SFI benchmarks failed (see above); the other figures follow without them"; fi
 	@$(PYTHON) tools/workhorse_bench.py || echo "make bench: the workhorse's figures failed (build/bench/log-workhorse.txt); the others follow without them"
 	@$(PYTHON) tools/tfiles_bench.py || echo "make bench: the trusted files' figures failed (build/bench/log-tfiles.txt); the others follow without them"
+	@rm -f build/bench/rt.json; $(PYTHON) tools/test_rt.py --bench || echo "make bench: the real-time test failed a check (build/test-rt.log); its figures follow as measured"
 	$(PYTHON) tools/bench.py $(foreach v,$(LOOKUP_VARIANTS),--variant $(v)=$(B)/lookup-$(v)/kernel.bin)
 
 # The icount plugin (tools/icount-plugin) against rdtsc on a CPU-bound
@@ -294,6 +295,7 @@ kcov-all: image
 	-KEEP_KCOV_DIR=$(B)/kcov/all/net $(PYTHON) tools/test_net.py
 	-KEEP_KCOV_DIR=$(B)/kcov/all/net $(PYTHON) tools/test_net.py --no-iommu
 	-KEEP_KCOV_DIR=$(B)/kcov/all/tpm $(PYTHON) tools/test_tpm.py
+	-KEEP_KCOV_DIR=$(B)/kcov/all/rt $(PYTHON) tools/test_rt.py
 	$(MAKE) --no-print-directory kcov-all-report
 
 # The report of the traces build/kcov/all/ holds (also after a rerun of one
@@ -351,6 +353,12 @@ guest-test: $(SUITE_DEPS)
 boot-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_boot.py
 
+# The periodic real-time task alone and beside each load, under -icount
+# (docs/realtime.md).
+.PHONY: rt-test
+rt-test: $(SUITE_DEPS)
+	$(PYTHON) tools/test_rt.py
+
 # The workhorse's Linux programs on Keep against the host (docs/workhorse.md).
 linux-test: $(SUITE_DEPS)
 	$(PYTHON) tools/test_linux.py
@@ -377,7 +385,7 @@ checkpoint-test-long: deps image
 # one thread, so a 2-core machine runs two at once; every line is shown
 # with its lane's name in front).  A suite added to make test goes into
 # the lane whose total time is shorter.
-TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test vault-test tfiles-test persist-test checkpoint-test linux-test
+TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test vault-test tfiles-test persist-test checkpoint-test linux-test rt-test
 TEST_LANE_B := sfi-test
 test: abi-check docs-check host-test cargo-test deps image
 	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"

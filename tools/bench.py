@@ -20,7 +20,8 @@ Writes build/bench/results.json (name -> {median, min, max, unit, runs}),
 build/bench/results.md and the plots build/bench/lookup.png and
 build/bench/caps.png; other fragments in build/bench/*.json of the same
 format (e.g. sfi.json from `make sfi-bench`, linux.json from
-tools/linuxbench.py, which `make bench` runs first) are merged in, not run.
+tools/linuxbench.py, which `make bench` runs first, rt.json from
+tools/test_rt.py --bench) are merged in, not run.
 Benchmarks report figures: nothing here asserts a timing."""
 import argparse
 import json
@@ -325,6 +326,10 @@ def targets(r):
             row(f"`{keep}` at most 1.5x `{wh}` (trusted files)", x, x is not None and x <= 1.5)
     x, y = med("notify.signal_wait"), med(CROSS)
     row(f"`notify.signal_wait` below `{CROSS}`", x, x is not None and y is not None and x < y)
+    x, y = med("rt.jitter.max.load"), med("rt.jitter.max.alone")
+    ratio_rt = None if x is None or not y else round(x / y, 3)
+    row("`rt.jitter.max.load` within 1% of `rt.jitter.max.alone` (real time; the figure: load / alone)",
+        ratio_rt, ratio_rt is not None and ratio_rt <= 1.01)
     return rows
 
 
@@ -392,6 +397,17 @@ def write_md(results, kvm, notes):
                   "| trusted file | instructions/MiB | the workhorse's /data | instructions/MiB | ratio |",
                   "|---|---:|---|---:|---:|"]
         lines += [f"| `{k}` | {c(k)} | `{w}` | {c(w)} | {c(k + '.wh_ratio')} |" for k, w in tf]
+    rt = [n for n in sorted(results) if n.startswith("rt.jitter.max.")]
+    if rt:
+        lines += ["", "## Real time", "",
+                  "`periodic`'s release jitter (ns, an instruction each under -icount shift=0) alone and beside "
+                  "each load, the worst of its one-second windows, and the highest of their 99th percentiles "
+                  "(tools/test_rt.py --bench; docs/realtime.md).", "",
+                  "| phase | max | p99 (windows' highest) |", "|---|---:|---:|"]
+        for n in rt:
+            p99 = results.get(n.replace(".max.", ".p99."))
+            lines.append(f"| `{n[len('rt.jitter.max.'):]}` | {fmt(results[n]['median'])} | "
+                         f"{fmt(p99['median']) if p99 else ''} |")
     lines += ["", "## Targets", "", "| target | figure | |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in targets(results)]
     if notes:

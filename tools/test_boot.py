@@ -89,10 +89,11 @@ def base_disk():
 class Guest:
     """QEMU with the serial port on pipes."""
 
-    def __init__(self, append="", image=qemu.IMAGE, extra=(), iommu=True, disk=None):
+    def __init__(self, append="", image=qemu.IMAGE, extra=(), iommu=True, disk=None, icount=False):
         """`disk`: a disk image written for real (no overlay) instead of
-        build/disk.img under snapshot."""
-        cmd = qemu.base_cmd("tcg", append, iommu=iommu, persistent=disk is not None) + ["-serial", "stdio"] + list(extra)
+        build/disk.img under snapshot; `icount`: under -icount (qemu.base_cmd),
+        guest time counted in instructions."""
+        cmd = qemu.base_cmd("tcg", append, icount=icount, iommu=iommu, persistent=disk is not None) + ["-serial", "stdio"] + list(extra)
         drive = cmd.index("-drive") + 1
         cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk if disk is not None else base_disk()},")
         assert str(disk if disk is not None else base_disk()) in cmd[drive]
@@ -500,7 +501,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 11 servers started, 9 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 11 servers started, 10 programs to run" in text, text[-800:])
     opened = g.expect(b"checkpointer: area of 2048 blocks: no checkpoint in the area; starting afresh", 30)
     check("the description's checkpointer opens its area on the disk at boot (docs/persistence.md)",
           opened, g.text()[-800:])

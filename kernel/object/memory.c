@@ -96,9 +96,12 @@ static u64 revoke(struct invocation *inv)
         return KEEP_ERR_WRONG_TYPE;
     u64 pa = cap_pa(c), n = 0;
     struct frame *f = frame_info(pa);
-    for (u64 pfn = 0; pfn < frame_table_len && f->maps; pfn++)
-        if (frame_table[pfn].type == FRAME_ASPACE)
-            n += aspace_unmap_frame(phys_to_virt(pfn * PAGE_SIZE), pa);
+    /* Every address space is on its account's list: walking those visits
+     * the spaces alone, where a scan of the frame table cost 1.3 million
+     * instructions with 512 MiB, with interrupts off (docs/realtime.md). */
+    for (struct account *a = all_accounts; a && f->maps; a = a->next)
+        for (struct aspace *as = a->aspaces; as && f->maps; as = as->acct_next)
+            n += aspace_unmap_frame(as, pa);
     if (f->maps) /* devices too (their mappings count in maps): no search for a page mapped nowhere */
         n += dma_domain_unmap_frame(pa);
     ASSERT(f->maps == 0);

@@ -270,6 +270,7 @@
 #define KEEP_M_PROCESS_BUDGET 19
 #define KEEP_M_TIMER_NOW 1
 #define KEEP_M_TIMER_SLEEP 2
+#define KEEP_M_TIMER_SLEEP_UNTIL 3
 #define KEEP_M_DEVMEM_INFO 1
 #define KEEP_M_DEVMEM_RESTRICT 2
 #define KEEP_M_IOPORT_INFO 1
@@ -397,6 +398,7 @@ static inline unsigned long long keep_method_rights(unsigned long long type, uns
         [KEEP_TYPE_TIMER] = {
             [KEEP_M_TIMER_NOW] = KEEP_RIGHT_READ,
             [KEEP_M_TIMER_SLEEP] = KEEP_RIGHT_READ,
+            [KEEP_M_TIMER_SLEEP_UNTIL] = KEEP_RIGHT_READ,
         },
         [KEEP_TYPE_DEVMEM] = {
             [KEEP_M_DEVMEM_INFO] = KEEP_RIGHT_READ,

@@ -545,6 +545,8 @@ pub mod method {
         pub const NOW: u64 = 1;
         /// Block the caller for at least ms milliseconds (1 to 86,400,000), measured with the TSC.
         pub const SLEEP: u64 = 2;
+        /// Block the caller until the time-stamp counter (what rdtsc reads) reaches tsc: an absolute deadline, for work released at fixed times. A deadline already passed returns at once; one more than 86,400,000 ms ahead is INVALID_ARG.
+        pub const SLEEP_UNTIL: u64 = 3;
     }
     pub mod devmem {
         /// Return the physical address of the range's first page and its length in pages.
@@ -703,6 +705,7 @@ pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &[
     (ty::PROCESS, method::process::BUDGET, rights::READ, "PROCESS.BUDGET"),
     (ty::TIMER, method::timer::NOW, rights::READ, "TIMER.NOW"),
     (ty::TIMER, method::timer::SLEEP, rights::READ, "TIMER.SLEEP"),
+    (ty::TIMER, method::timer::SLEEP_UNTIL, rights::READ, "TIMER.SLEEP_UNTIL"),
     (ty::DEVMEM, method::devmem::INFO, rights::READ, "DEVMEM.INFO"),
     (ty::DEVMEM, method::devmem::RESTRICT, rights::READ, "DEVMEM.RESTRICT"),
     (ty::IOPORT, method::ioport::INFO, rights::READ, "IOPORT.INFO"),

@@ -506,6 +506,13 @@ impl Timer {
     pub fn sleep(self, ms: u64) -> Result<()> {
         invoke(self.0, method::timer::SLEEP, [ms, 0, 0, 0]).map(drop)
     }
+
+    /// TIMER.SLEEP_UNTIL (3, needs READ): Block the caller until the time-stamp counter (what rdtsc reads) reaches tsc: an absolute deadline, for work released at fixed times. A deadline already passed returns at once; one more than 86,400,000 ms ahead is INVALID_ARG.
+    /// Results: (-).
+    #[inline]
+    pub fn sleep_until(self, tsc: u64) -> Result<()> {
+        invoke(self.0, method::timer::SLEEP_UNTIL, [tsc, 0, 0, 0]).map(drop)
+    }
 }
 
 /// A range of physical addresses outside RAM (device registers): its pages are mapped uncached with ASPACE.MAP. Never covers RAM or the kernel's own devices.

@@ -407,6 +407,7 @@ const TESTS: &[Test] = &[
     ("TIME0004", "SLEEP lasts at least the time asked", sched::sleep),
     ("TIME0005", "SLEEP of 0 or more than a day is INVALID_ARG", sched::sleep_args),
     ("TIME0006", "a timer without READ is NO_RIGHTS", sched::timer_rights),
+    ("TIME0007", "SLEEP_UNTIL wakes no earlier than its TSC deadline, returns at once for a passed one, refuses one more than a day ahead", sched::sleep_until),
     ("PRIO0001", "the higher-priority runnable process runs first", sched::priority_order),
     ("PRIO0002", "starting a higher-priority process preempts", sched::higher_preempts),
     ("SHARE0001", "processes sharing one address space share memory and caps", sched::shared_aspace),

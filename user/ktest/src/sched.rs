@@ -40,6 +40,28 @@ pub fn sleep_args(_: &mut Cx) -> TestResult {
     expect_err(TIMER.sleep(u64::MAX), Error::INVALID_ARG, "SLEEP(max)")
 }
 
+/// SLEEP_UNTIL: not woken before its deadline (the TSC has reached it),
+/// a passed deadline returns at once, one past a day ahead is refused.
+pub fn sleep_until(_: &mut Cx) -> TestResult {
+    // SAFETY: rdtsc only reads the time-stamp counter.
+    let tsc = || unsafe { core::arch::x86_64::_rdtsc() };
+    let khz = KERNEL.info(info::TSC_HZ).ctx("INFO(TSC_HZ)")? / 1000;
+    for ms in [1, 20] {
+        let at = tsc() + ms * khz;
+        TIMER.sleep_until(at).ctx("SLEEP_UNTIL")?;
+        let woke = tsc();
+        ensure!(woke >= at, "SLEEP_UNTIL({ms} ms ahead) woke {} ticks early", at - woke);
+        ensure!(woke - at < 500 * khz, "SLEEP_UNTIL({ms} ms ahead) woke {} ms late", (woke - at) / khz);
+    }
+    let t0 = TIMER.now_ms().ctx("NOW")?;
+    TIMER.sleep_until(0).ctx("SLEEP_UNTIL(0)")?;
+    TIMER.sleep_until(tsc() - 1).ctx("SLEEP_UNTIL(passed)")?;
+    let t1 = TIMER.now_ms().ctx("NOW")?;
+    ensure!(t1 - t0 < 500, "passed deadlines took {} ms", t1 - t0);
+    expect_err(TIMER.sleep_until(tsc() + 86_400_100 * khz), Error::INVALID_ARG, "SLEEP_UNTIL(a day ahead)")?;
+    expect_err(TIMER.sleep_until(u64::MAX), Error::INVALID_ARG, "SLEEP_UNTIL(max)")
+}
+
 pub fn timer_rights(cx: &mut Cx) -> TestResult {
     with_slots(cx, |_, [w]| {
         SELF_ASPACE
@@ -47,6 +69,7 @@ pub fn timer_rights(cx: &mut Cx) -> TestResult {
             .ctx("COPY_CAP")?;
         expect_err(Timer(w).now(), Error::NO_RIGHTS, "NOW without READ")?;
         expect_err(Timer(w).sleep(1), Error::NO_RIGHTS, "SLEEP without READ")?;
+        expect_err(Timer(w).sleep_until(0), Error::NO_RIGHTS, "SLEEP_UNTIL without READ")?;
         let i = SELF_ASPACE.identify_cap(w).ctx("IDENTIFY")?;
         ensure!(i.ty == ty::TIMER, "copy is {i:?}");
         Ok(())

@@ -475,6 +475,11 @@ impl System {
                 {
                     keep_rt::println!("root: {}: budget={b}/{p} refused ({why}); it runs without one", e.name);
                 }
+                if let Some(n) = e.priority
+                    && let Err(why) = inst.process.set_priority(n)
+                {
+                    keep_rt::println!("root: {}: priority={n} refused ({why}); it runs at the default", e.name);
+                }
                 self.entries[i].instance = Some(inst);
                 Ok(())
             }

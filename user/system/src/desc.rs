@@ -6,9 +6,9 @@
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [terminal] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
 //!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [notify] [checkpoint]
-//!              [budget=B/P] [S=GRANT ...]
+//!              [budget=B/P] [priority=N] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
-//!              [terminal] [timer] [blob=FILE] [budget=B/P] [S=GRANT ...]
+//!              [terminal] [timer] [blob=FILE] [budget=B/P] [priority=N] [S=GRANT ...]
 //! persistent NAME program=PROG limit=FRAMES [arg=N] [console] [timer]
 //! ```
 //!
@@ -52,6 +52,11 @@
 //!   task for a program) as soon as the constructor has made it; `P` from
 //!   1,000 to 10,000,000 and `B` from 100 to `P` ([`check_budget`]).
 //!   Without it the process has no budget.
+//! - `priority=N`: the instance's process runs at priority `N` (0 lowest
+//!   to 31 highest, PROCESS.SET_PRIORITY), set with its budget; without it,
+//!   the default (10), which every other server and program has.  A
+//!   process above the default preempts them all whenever it is runnable,
+//!   so give it with a budget (the real-time program `periodic`).
 //! - `checkpoint` (servers only): the kernel's checkpoint object
 //!   (`keep_checkpointer::CHECKPOINT_SLOT`), with which the checkpointer
 //!   captures and restores the persistent pool (docs/persistence.md).
@@ -157,6 +162,8 @@ pub struct Entry {
     pub checkpoint: bool,
     /// (budget, period) in microseconds: `budget=B/P`.
     pub budget: Option<(u64, u64)>,
+    /// `priority=N`: 0 to 31; None, the default priority.
+    pub priority: Option<u64>,
 }
 
 /// A persistent program: built by the root task from the persistent pool
@@ -186,9 +193,9 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 22] = [
+pub const OPTIONS: [&str; 23] = [
     "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
-    "blob", "timer", "notify", "ioport", "tpm", "checkpoint", "budget",
+    "blob", "timer", "notify", "ioport", "tpm", "checkpoint", "budget", "priority",
 ];
 
 /// `budget=B/P`'s value: what PROCESS.SET_BUDGET accepts from a caller
@@ -287,9 +294,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "ioport", "timer", "blob", "notify", "tpm", "checkpoint", "budget",
+                "interrupt", "ioport", "timer", "blob", "notify", "tpm", "checkpoint", "budget", "priority",
             ],
-            "program" => &["program", "bank", "limit", "frames", "uses", "console", "terminal", "timer", "blob", "tpm", "budget"],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console", "terminal", "timer", "blob", "tpm", "budget", "priority"],
             "persistent" => &["program", "limit", "arg", "console", "timer"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server, program or persistent)"))),
         };
@@ -463,6 +470,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             blob,
             checkpoint: get("checkpoint").is_some(),
             budget,
+            priority: num("priority", 0, 31)?,
         });
     }
     Ok(d)
@@ -521,6 +529,7 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         assert_eq!(d.entries[0].budget, Some((2000, 10000)));
         assert_eq!(d.entries[1].budget, Some((100, 1000)));
         assert_eq!(d.entries[2].budget, None);
+        assert_eq!((d.entries[0].priority, d.entries[2].priority), (None, None));
         assert_eq!(check_budget("10000000/10000000"), Ok((10_000_000, 10_000_000)));
         assert_eq!(check_budget("0x64/0x3e8"), Ok((100, 1000)));
     }
@@ -534,6 +543,17 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         refused("persistent p program=y limit=1 budget=100/1000\n", 1, "budget");
         refused("bank b limit=1 budget=100/1000\n", 1, "budget");
         assert!(parse("program budget program=y bank=prime limit=1\n").is_err());
+    }
+
+    #[test]
+    fn parses_a_priority() {
+        let d = parse("server s program=x bank=prime limit=9 priority=20 budget=300/1000\nprogram p program=y bank=prime limit=1 priority=0x1f\n").unwrap();
+        assert_eq!((d.entries[0].priority, d.entries[1].priority), (Some(20), Some(31)));
+        for v in ["32", "-1", "x", ""] {
+            refused(&alloc::format!("program p program=y bank=prime limit=1 priority={v}\n"), 1, "priority=");
+        }
+        refused("persistent p program=y limit=1 priority=3\n", 1, "priority");
+        assert!(parse("program priority program=y bank=prime limit=1\n").is_err());
     }
 
     #[test]

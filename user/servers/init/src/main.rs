@@ -71,6 +71,8 @@ struct Entry {
     backoff: u64,
     /// `budget=B/P`: (budget, period) in microseconds.
     budget: Option<(u64, u64)>,
+    /// `priority=N`.
+    priority: Option<u64>,
     restarts: u64,
     phase: u64,
     /// When a restart is due (ms since boot), in phase WAITING.
@@ -153,6 +155,11 @@ impl Init {
             && let Err(why) = Process(at::PROCESS + i64_).set_budget(b, p)
         {
             println!("init: {}: budget={b}/{p} refused ({why}); it runs without one", e.name);
+        }
+        if let Some(n) = e.priority
+            && let Err(why) = Process(at::PROCESS + i64_).set_priority(n)
+        {
+            println!("init: {}: priority={n} refused ({why}); it runs at the default", e.name);
         }
         let e = &mut self.entries[i];
         e.phase = phase::RUNNING;
@@ -512,6 +519,7 @@ fn main(len: u64, _: u64) -> i32 {
             max_restarts: e.restart,
             backoff: e.backoff,
             budget: e.budget,
+            priority: e.priority,
             restarts: 0,
             phase: phase::IDLE,
             due: 0,
