@@ -158,6 +158,14 @@ fn steer(target: u64, mode: u64, label: u64, w: &mut [u64; 4]) -> Option<u64> {
             w[0] %= 3;
             true
         }
+        // A deadline in the next few million TSC ticks (a few ms), or one
+        // already past: never one far ahead, which would stop the run.
+        (ty::TIMER, timer::SLEEP_UNTIL) => {
+            // SAFETY: rdtsc only reads the time-stamp counter.
+            let now = unsafe { core::arch::x86_64::_rdtsc() };
+            w[0] = (now + w[0] % 3_000_000).wrapping_sub(w[1] % 2 * 1_000_000);
+            true
+        }
         (ty::PROCESS, process::WAIT) => false,
         (ty::NOTIFICATION, notification::WAIT) => false,
         (ty::PROCESS, process::STOP | process::EXIT) => !is_self,
