@@ -798,7 +798,7 @@ mod tests {
         add_methods!("PROCESS", process: SET_REGS START STOP STATUS WAIT EXIT YIELD SET_NAME
                      SET_PRIORITY READ_REGS WRITE_REGS SET_IPC_BUFFER SET_FAULT_HANDLER
                      SET_EMULATION MINT READ_VECTOR_STATE WRITE_VECTOR_STATE SET_BUDGET BUDGET);
-        add_methods!("TIMER", timer: NOW SLEEP);
+        add_methods!("TIMER", timer: NOW SLEEP SLEEP_UNTIL);
         add_methods!("DEVMEM", devmem: INFO RESTRICT);
         add_methods!("IOPORT", ioport: INFO RESTRICT IN OUT);
         add_methods!("INTERRUPT", interrupt: INFO RESTRICT BIND UNBIND ACK ROUTE_MSI UNROUTE_MSI BIND_NOTIFICATION);
