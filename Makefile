@@ -35,24 +35,19 @@ KOBJ := $(patsubst %,$(KB)/%.o,$(KSRC))
 
 USER_TARGET := x86_64-unknown-linux-gnu
 USER_OUT := $(B)/user/$(USER_TARGET)/release
-# The system's own programs, then every folder under user/programs/ (each a
-# crate keep-NAME with a binary NAME; docs/writing-programs.md): all go into
-# the boot image.
-# The user-level drivers and servers of user/drivers/ (docs/devices.md).
-DRIVER_PROGRAMS := pci blk
-# The network server and its stacks (docs/devices.md, "The network").
-DRIVER_PROGRAMS += net netstack
-# The wall clock's driver (docs/devices.md, "The wall clock").
-DRIVER_PROGRAMS += rtc
-# The TPM's driver (docs/devices.md, "The TPM"): the root task starts it first.
-DRIVER_PROGRAMS += tpm
-# The system's servers (user/servers/*: the space bank, the constructor) go
-# in the same way.
-USER_PROGRAMS := root ktest hello stress benchsrv pfilter workhorse $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS) \
+# Every program goes into the boot image: the root task, then every folder
+# of user/tests/ (the in-guest suite first), user/bench/, user/programs/,
+# user/drivers/ and user/servers/, each a crate keep-NAME with a binary NAME
+# (docs/writing-programs.md).  user/lib/ holds libraries only.
+# The drivers (docs/devices.md): the PCI server, the block and network
+# servers, the wall clock and the TPM (the root task starts it first).
+DRIVER_PROGRAMS := pci blk net rtc tpm
+USER_PROGRAMS := root ktest $(filter-out ktest,$(notdir $(wildcard user/tests/*))) \
+	$(notdir $(wildcard user/bench/*)) $(notdir $(wildcard user/programs/*)) $(DRIVER_PROGRAMS) \
 	$(notdir $(wildcard user/servers/*))
 USER_RUSTFLAGS := -C relocation-model=static -C link-arg=-nostartfiles -C link-arg=-nostdlib \
 	-C link-arg=-static -C link-arg=-no-pie -C link-arg=-Wl,--build-id=none \
-	-C link-arg=-T$(ROOT)/user/rt/link.ld
+	-C link-arg=-T$(ROOT)/user/lib/rt/link.ld
 
 .PHONY: all run test bench icount-check kcov debug deps bench-deps docs-check kernel user filters image host-test cargo-test guest-test boot-test linux-test persist-test linux-compat-docs sfi-test sfi-bench abi-check clean lines
 
@@ -136,7 +131,7 @@ FILTERS_BAD := store_unsandboxed syscall
 FILTERS := $(FILTERS_C:%=$(FB)/%.sfi) $(FILTERS_BAD:%=$(FB)/%.sfi)
 SFICC := sfi/cc/sfi-cc
 
-$(FB)/%.o: user/pfilter/filters/%.c $(SFICC) sfi/cc/sficc.py
+$(FB)/%.o: user/servers/pfilter/filters/%.c $(SFICC) sfi/cc/sficc.py
 	@mkdir -p $(FB)
 	@echo "  SFI-CC  $<"
 	@$(SFICC) -O2 -c $< -o $@
@@ -161,22 +156,22 @@ $(B)/disk.img: tools/mkdisk.py Makefile
 # The workhorse's root file system (docs/workhorse.md): Debian's
 # busybox-static, bash and python3.11 with their libraries (the packages
 # pinned in tools/linux-packages.txt), unmodified, and the conformance tests
-# of user/workhorse/tests (C compiled with the host's gcc statically, and
+# of user/servers/workhorse/tests (C compiled with the host's gcc statically, and
 # dynamically as NAME-dyn; shell and python scripts), packed as
 # linux-rootfs.tar.gz.
 LB := $(B)/linux
 BUSYBOX := $(LB)/busybox/bin/busybox
 LINUX_PKGS := $(LB)/root/bin/bash
-LINUX_TESTS_C := $(wildcard user/workhorse/tests/*.c)
+LINUX_TESTS_C := $(wildcard user/servers/workhorse/tests/*.c)
 LINUX_TESTS_DYN := hello files io memory mmapfile procs signals timeid
-# The conformance suite (user/workhorse/tests/conformance/README.md),
+# The conformance suite (user/servers/workhorse/tests/conformance/README.md),
 # static and dynamic.
-LINUX_CONF_C := $(wildcard user/workhorse/tests/conformance/*.c)
-LINUX_TESTS := $(LINUX_TESTS_C:user/workhorse/tests/%.c=$(LB)/tests/%) \
+LINUX_CONF_C := $(wildcard user/servers/workhorse/tests/conformance/*.c)
+LINUX_TESTS := $(LINUX_TESTS_C:user/servers/workhorse/tests/%.c=$(LB)/tests/%) \
   $(LINUX_TESTS_DYN:%=$(LB)/tests/%-dyn) \
-  $(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%) \
-  $(LINUX_CONF_C:user/workhorse/tests/conformance/%.c=$(LB)/tests/%-dyn) \
-  $(wildcard user/workhorse/tests/*.sh user/workhorse/tests/*.bash user/workhorse/tests/*.py)
+  $(LINUX_CONF_C:user/servers/workhorse/tests/conformance/%.c=$(LB)/tests/%) \
+  $(LINUX_CONF_C:user/servers/workhorse/tests/conformance/%.c=$(LB)/tests/%-dyn) \
+  $(wildcard user/servers/workhorse/tests/*.sh user/servers/workhorse/tests/*.bash user/servers/workhorse/tests/*.py)
 
 $(BUSYBOX): tools/fetch-busybox.sh
 	@echo "  FETCH   busybox-static (Debian)"
@@ -187,22 +182,22 @@ $(LINUX_PKGS): tools/fetch-linux-packages.sh tools/linux-packages.txt
 	@tools/fetch-linux-packages.sh $(LB)
 	@touch $@
 
-$(LB)/tests/%-dyn: user/workhorse/tests/%.c
+$(LB)/tests/%-dyn: user/servers/workhorse/tests/%.c
 	@mkdir -p $(LB)/tests
 	@echo "  CC      $< (dynamic)"
 	@$(CC) -O1 -s -o $@ $<
 
-$(LB)/tests/%: user/workhorse/tests/%.c
+$(LB)/tests/%: user/servers/workhorse/tests/%.c
 	@mkdir -p $(LB)/tests
 	@echo "  CC      $< (static)"
 	@$(CC) -static -O1 -s -o $@ $<
 
-$(LB)/tests/%-dyn: user/workhorse/tests/conformance/%.c
+$(LB)/tests/%-dyn: user/servers/workhorse/tests/conformance/%.c
 	@mkdir -p $(LB)/tests
 	@echo "  CC      $< (dynamic)"
 	@$(CC) -O1 -s -pthread -o $@ $<
 
-$(LB)/tests/%: user/workhorse/tests/conformance/%.c
+$(LB)/tests/%: user/servers/workhorse/tests/conformance/%.c
 	@mkdir -p $(LB)/tests
 	@echo "  CC      $< (static)"
 	@$(CC) -static -O1 -s -pthread -o $@ $<
@@ -448,7 +443,7 @@ SRVFUZZ_OPS ?= 1000000
 srvfuzz-long: image
 	@echo "make srvfuzz-long: seed $(SRVFUZZ_SEED), $(SRVFUZZ_OPS) requests per server"
 	$(PYTHON) tools/qemu.py test --timeout 7200 --append "only=SRVFUZZ* srvfuzzseed=$(SRVFUZZ_SEED) srvfuzzops=$(SRVFUZZ_OPS)"
-# The workhorse's system-call fuzzer (user/workhorse/tests/sysfuzz.c,
+# The workhorse's system-call fuzzer (user/servers/workhorse/tests/sysfuzz.c,
 # docs/workhorse.md) for SYSFUZZ_CALLS calls from SYSFUZZ_SEED (default: the
 # time; printed), an honest program checked between its batches.
 SYSFUZZ_SEED ?= $(shell date +%s)

@@ -7,7 +7,7 @@ Keep kernel interface from abi/keep.toml (the single source of truth).
                          the definition generates (run by `make test`)
 
 Besides the constants it generates the typed method wrappers of keep-abi
-(user/abi/src/methods.rs: one struct per object type that has methods, one
+(user/lib/abi/src/methods.rs: one struct per object type that has methods, one
 function per method, taking the arguments and returning the results the
 definition lists) and the table of the right each method needs
 (keep_method_rights in abi.h), which the kernel's dispatch checks.
@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "abi" / "keep.toml"
 OUT_C = ROOT / "kernel" / "include" / "keep" / "abi.h"
-OUT_RS = ROOT / "user" / "abi" / "src" / "generated.rs"
+OUT_RS = ROOT / "user" / "lib" / "abi" / "src" / "generated.rs"
 OUT_MD = ROOT / "docs" / "abi.md"
-OUT_METHODS = ROOT / "user" / "abi" / "src" / "methods.rs"
+OUT_METHODS = ROOT / "user" / "lib" / "abi" / "src" / "methods.rs"
 
 # (toml table, C prefix, Rust module, heading)
 GROUPS = [
@@ -160,7 +160,7 @@ def rs_module(d):
 # Object types whose Rust struct name is not the CamelCase of the type name.
 RUST_TYPE_NAMES = {"DEVMEM": "DevMem", "IOPORT": "IoPort"}
 
-# Methods for which user/abi/src/lib.rs keeps a convenience under the
+# Methods for which user/lib/abi/src/lib.rs keeps a convenience under the
 # method's own name (taking slices, returning a struct or a bool, or not
 # returning on success): their generated wrapper is named `<name>_raw`, and
 # the convenience is a thin function over it.  Every other method's wrapper
@@ -244,7 +244,7 @@ def markdown(d):
     o.append("")
     o.append("Every other register is preserved. An invocation first resolves every capability it names and checks every right and argument; on any error it changes nothing. See docs/kernel-manual.md for the model.")
     o.append("")
-    o.append("The right a method needs (below) is checked by the kernel's dispatch from the table generated with these constants (`keep_method_rights` in `abi.h`), before the object sees the invocation: a capability without it gets `NO_RIGHTS`. keep-abi has one typed function per method (`user/abi/src/methods.rs`), generated from the same definition.")
+    o.append("The right a method needs (below) is checked by the kernel's dispatch from the table generated with these constants (`keep_method_rights` in `abi.h`), before the object sees the invocation: a capability without it gets `NO_RIGHTS`. keep-abi has one typed function per method (`user/lib/abi/src/methods.rs`), generated from the same definition.")
     for table, prefix, _, heading in GROUPS:
         o += ["", f"## {heading}", "", "| name | value | meaning |", "|---|---|---|"]
         for e in d[table]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/tests.md, the catalogue of Keep's tests, from the tests
 themselves: the in-guest tests of ktest (the `TESTS` table of
-user/ktest/src/main.rs: ID, what it checks, module) and the whole-system
+user/tests/ktest/src/main.rs: ID, what it checks, module) and the whole-system
 tests of tools/test_boot.py (each test function's docstring and the name of
 every `check` it makes).  `--check` (run by `make docs-check`) fails if
 docs/tests.md is not what this script would write now."""
@@ -12,7 +12,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "tests.md")
-KTEST = os.path.join(ROOT, "user", "ktest", "src")
+KTEST = os.path.join(ROOT, "user", "tests", "ktest", "src")
 BOOT = os.path.join(ROOT, "tools", "test_boot.py")
 
 ROW = re.compile(r'^\s*\("([A-Z]+[0-9]+)",\s*"((?:[^"\\]|\\.)*)",\s*(\w+)::(\w+)\),?\s*$')
@@ -93,10 +93,10 @@ def render():
          "[writing-programs.md](writing-programs.md).  How to run them: the README's",
          "\"Tests\".", "",
          "## In the guest: ktest", "",
-         "`user/ktest` runs in a Keep guest under `make guest-test` (three times: with the",
+         "`user/tests/ktest` runs in a Keep guest under `make guest-test` (three times: with the",
          "IOMMU, without SMAP, without the IOMMU) and reports `ktest: N/N passed`.  Its",
-         "table is `TESTS` in `user/ktest/src/main.rs`; IDs are stable.  By module",
-         "(`user/ktest/src/MODULE.rs`), in the table's order:", ""]
+         "table is `TESTS` in `user/tests/ktest/src/main.rs`; IDs are stable.  By module",
+         "(`user/tests/ktest/src/MODULE.rs`), in the table's order:", ""]
     rows = ktest_rows()
     mods = []
     for r in rows:

@@ -11,7 +11,7 @@ protocol"):
   <docs> table              the protocol table of the service's section in
                             its docs/*.md page, between the markers
                             <!-- idl:<service> begin --> and <!-- idl:<service> end -->
-  user/ktest/src/srvfuzz_table.rs
+  user/tests/ktest/src/srvfuzz_table.rs
                             every service's requests as data for ktest's
                             server fuzzers (docs/fuzzing.md): label,
                             interface and its payload range, each argument's
@@ -135,7 +135,7 @@ def load(path, common):
     return d
 
 
-FUZZ_TABLE = ROOT / "user" / "ktest" / "src" / "srvfuzz_table.rs"
+FUZZ_TABLE = ROOT / "user" / "tests" / "ktest" / "src" / "srvfuzz_table.rs"
 # An argument's kind, from its name: what edge values the fuzzer mixes in
 # (counts: 0, 1, the maximum and above; offsets: page and buffer edges;
 # handles: small numbers and stale-looking ones; rights: single bits and

@@ -40,9 +40,9 @@ SOURCES = [ROOT / "tools" / "linuxbench" / n for n in ("linuxbench.c", "linuxio.
 # Debian's virtio drivers are modules: the I/O boot loads these (linuxio.c
 # names the order), taken from the same package as the kernel.
 # The workhorse's busybox (Debian's busybox-static, make image fetches it)
-# and the busybox workloads' runner and script (user/workhorse/tests).
+# and the busybox workloads' runner and script (user/servers/workhorse/tests).
 BUSYBOX = ROOT / "build" / "linux" / "busybox" / "bin" / "busybox"
-TESTS = ROOT / "user" / "workhorse" / "tests"
+TESTS = ROOT / "user" / "servers" / "workhorse" / "tests"
 MODULES = ["virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci",
            "virtio_blk", "failover", "net_failover", "virtio_net"]
 LINE_RE = re.compile(r"linuxbench: (\{.*\})$")

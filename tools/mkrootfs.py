@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds the workhorse's root file system archive (ustar, see
-user/workhorse/src/tar.rs), gzip-compressed (the server inflates it when it
+user/servers/workhorse/src/tar.rs), gzip-compressed (the server inflates it when it
 starts, docs/workhorse.md):
 
     mkrootfs.py OUT.tar.gz BUSYBOX PACKAGES TESTFILE...

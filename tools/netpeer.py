@@ -3,7 +3,7 @@
 paths"), shared by tools/bench.py (Keep) and tools/linuxbench.py (the Linux
 guest).
 
-The guest leads with console lines (user/drivers/netstack/src/bench.rs,
+The guest leads with console lines (user/servers/netstack/src/bench.rs,
 tools/linuxbench/linuxio.c); the peer follows them through QEMU's
 `hostfwd` of qemu.BENCH_PORT (TCP and UDP):
 

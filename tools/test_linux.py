@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Whole-system tests of the workhorse, the Linux personality server
 (docs/workhorse.md), in one boot:
-  - conformance: each program of user/workhorse/tests (C compiled
+  - conformance: each program of user/servers/workhorse/tests (C compiled
     statically by the Makefile into build/linux/tests, most of them also
     dynamically as NAME-dyn, run through Debian's ld.so and libc;
     busybox.sh run by Debian's busybox; bash.bash by Debian's bash and
     python.py by Debian's python3, both with busybox's applets as the
     external commands), and the conformance suite of
-    user/workhorse/tests/conformance (threads, futex, events, sockets,
+    user/servers/workhorse/tests/conformance (threads, futex, events, sockets,
     /proc) runs on the host and on Keep (`linux ...` at the prompt); output
     and exit status must be the same;
   - the wall clock: `date +%s` agrees with the host's clock, `date -s`
@@ -44,7 +44,7 @@ ENTER = b"\r"
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "build" / "linux" / "tests"
-SCRIPTS = ROOT / "user" / "workhorse" / "tests"
+SCRIPTS = ROOT / "user" / "servers" / "workhorse" / "tests"
 BUSYBOX = ROOT / "build" / "linux" / "busybox" / "bin" / "busybox"
 
 failures = []

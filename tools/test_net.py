@@ -26,7 +26,7 @@ the ports `-netdev user` forwards (tools/qemu.py):
   of the stack's frame ring and is not restarted (`ps`), and `mem` shows
   the network's bank and its instances as before (the ring came back);
 - the workhorse's own stack (docs/workhorse.md, "Sockets"): a Linux
-  program (user/workhorse/tests/tcppeer.c) connects from 10.0.2.17 to a
+  program (user/servers/workhorse/tests/tcppeer.c) connects from 10.0.2.17 to a
   server this test runs on the host and sends it 1 MiB, and the host
   connects to the program listening in Keep (the port forwarded to
   10.0.2.17:8080) and sends it 1 MiB; each side's checksum (FNV-1a) of

@@ -71,10 +71,10 @@ def halt(g):
     return code
 
 
-# What user/workhorse/tests/persist.py makes (path -> (seed, size)) and
+# What user/servers/workhorse/tests/persist.py makes (path -> (seed, size)) and
 # its pattern(seed, n): the guest's script itself, imported (it runs only
 # under __main__).
-sys.path.insert(0, str(qemu.ROOT / "user" / "workhorse" / "tests"))
+sys.path.insert(0, str(qemu.ROOT / "user" / "servers" / "workhorse" / "tests"))
 from persist import FILES, MORE_FILE, UTIME_NS, pattern  # noqa: E402
 
 

@@ -9,7 +9,7 @@ instruction-counting plugin (tools/icount.py), in which
     vault.write.64k (instructions per MiB; each write a commit: the
     blocks, the table, the workhorse's flush and the vault's PUT);
   * the workhorse's own programs do the same on /data
-    (user/workhorse/tests/databench.c): wh.data.read.4k, .64k,
+    (user/servers/workhorse/tests/databench.c): wh.data.read.4k, .64k,
     wh.data.write.4k, .64k (each write followed by fsync).
 
 Every instruction between the markers counts, in every process and the

@@ -36,9 +36,9 @@ from test_boot import Guest, PROMPT  # noqa: E402
 ROOT = qemu.ROOT
 OUT = ROOT / "build" / "whprof"
 WORKHORSE = ROOT / "build" / "user" / "x86_64-unknown-linux-gnu" / "release" / "workhorse"
-SYSBENCH_C = ROOT / "user" / "workhorse" / "tests" / "sysbench.c"
+SYSBENCH_C = ROOT / "user" / "servers" / "workhorse" / "tests" / "sysbench.c"
 MARK_RE = re.compile(r"bench-mark: (\S+) per=(\d+)")
-BUSYBENCH = ROOT / "user" / "workhorse" / "tests" / "busybench.sh"
+BUSYBENCH = ROOT / "user" / "servers" / "workhorse" / "tests" / "busybench.sh"
 IO_RE = re.compile(r"bench-io: (\S+) per=(\d+)")
 
 

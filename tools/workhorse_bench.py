@@ -4,12 +4,12 @@
 instruction-counting plugin (tools/icount.py), and at the shell runs through
 the workhorse
 
-  * user/workhorse/tests/sysbench.c: wh.syscall.getppid, wh.pipe.roundtrip,
+  * user/servers/workhorse/tests/sysbench.c: wh.syscall.getppid, wh.pipe.roundtrip,
     wh.proc.fork_exec_wait, timed with rdtsc (CPU-bound: nothing waits for
     a device, and the TSC counts instructions while the guest computes);
-  * user/workhorse/tests/idlewake.c: wh.net.idle_wakeups, the server
+  * user/servers/workhorse/tests/idlewake.c: wh.net.idle_wakeups, the server
     loop's wake-ups per second for the network with two idle sockets open;
-  * user/workhorse/tests/busybench.sh: the busybox workloads as
+  * user/servers/workhorse/tests/busybench.sh: the busybox workloads as
     busybox.NAME, each run by benchrun between the plugin's markers.
 
 Writes build/bench/workhorse.json, which tools/bench.py merges.  The Linux

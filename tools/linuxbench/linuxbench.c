@@ -408,7 +408,7 @@ static u64 one_spawn(int i)
 }
 
 /* fork+exec+wait runs busybox's true (static), as the workhorse's
- * wh.proc.fork_exec_wait does (user/workhorse/tests/sysbench.c). */
+ * wh.proc.fork_exec_wait does (user/servers/workhorse/tests/sysbench.c). */
 static char *true_argv[] = {"/bin/true", NULL};
 
 static u64 one_fork_exec(int i)

@@ -22,9 +22,9 @@
  *   linux.net.udp.roundtrip 200 datagrams of 32 bytes echoed (recvfrom,
  *                           sendto), each after the previous echo came back
  *                           (the same exchanges and markers as Keep's
- *                           user/drivers/netstack/src/bench.rs)
+ *                           user/servers/netstack/src/bench.rs)
  *   linux.busybox.NAME      the workhorse's busybox workloads
- *                           (user/workhorse/tests/busybench.sh, the same
+ *                           (user/servers/workhorse/tests/busybench.sh, the same
  *                           script and runner as on Keep)
  */
 #define _GNU_SOURCE

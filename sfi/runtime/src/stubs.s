@@ -1,6 +1,6 @@
 # The trusted transition code between an embedder and its fault domains,
 # shared by the host runtime (sfi/runtime/src/stubs.rs) and Keep's
-# (user/sfi-rt/src/stubs.rs): each includes it into its global_asm! after
+# (user/lib/sfi-rt/src/stubs.rs): each includes it into its global_asm! after
 # x87_empty.s and its own definitions of the macros below, which say where
 # the call state lives (thread-local storage on the host, a static block in
 # Keep) and add what only one of them has.

@@ -1,4 +1,4 @@
-# Shared by the host runtime's stubs and user/sfi-rt's (Keep): included into
+# Shared by the host runtime's stubs and user/lib/sfi-rt's (Keep): included into
 # their global_asm! blocks.
 # Empties the x87 stack, on which a domain may have left values (it
 # cannot change the control words: fldcw and ldmxcsr are refused).  Eight

@@ -1,7 +1,7 @@
 //! The pages a runtime writes below a module's code: the entry page and the
 //! trampoline bundles (docs/sfi.md, "Address layout").  Not part of the
 //! verifier; here because both runtimes (`sfi/runtime` on the host,
-//! `user/sfi-rt` in Keep) build them the same way and both depend on this
+//! `user/lib/sfi-rt` in Keep) build them the same way and both depend on this
 //! crate.
 
 use alloc::vec;

@@ -1,7 +1,7 @@
 //! The block benchmarks (docs/performance.md, "I/O paths"): the PCI server,
 //! the dataspace manager and the block server started as ktest starts
 //! them, one client with the first 64 MiB of the disk, and `blkbench`
-//! (user/programs/blkbench) as that client in a process of its own, its
+//! (user/bench/blkbench) as that client in a process of its own, its
 //! data in a dataspace it attaches to the server; then, the block server gone,
 //! `blkbench` owning the driver itself.  The regions and their lines are
 //! blkbench's.  The dataspace manager runs on a bank of its own and

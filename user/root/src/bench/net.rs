@@ -111,7 +111,7 @@ pub fn run_all(root: &mut Root, s: &mut Suite) {
 /// talk to tools/netpeer.py on the host and report the regions.  The
 /// stack exits when its benchmarks are over.
 pub fn host(root: &mut Root, s: &mut Suite) -> BenchResult {
-    // netstack's services bits (user/drivers/netstack/src/bench.rs).
+    // netstack's services bits (user/servers/netstack/src/bench.rs).
     let services = [("net.tcp.recv", 1 << 4), ("net.tcp.send", 1 << 5), ("net.udp.roundtrip", 1 << 6)]
         .iter()
         .filter(|(n, _)| s.wants(n))

@@ -1,6 +1,0 @@
-// netstack is linked at a base of its own, not user/rt/link.ld's 0x400000,
-// so that an instruction profile (tools/iprof.py --io) can tell its
-// addresses from the root task's and the network server's.
-fn main() {
-    println!("cargo:rustc-link-arg-bins=-Wl,--defsym=KEEP_LINK_BASE=0x20000000");
-}
