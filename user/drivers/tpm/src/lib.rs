@@ -6,52 +6,18 @@
 //! ([`cmd`], host-tested), the log's policy and the client side;
 //! `main.rs` is the server.
 //!
-//! Protocol (a call's label is the request; the reply's word 0 is a
-//! status; byte strings travel in the IPC buffer's string):
-//!
-//! | label | request | reply |
-//! |---|---|---|
-//! | `EXTEND` (1) | word 0 a PCR, string a 32-byte SHA-256 digest then the entry's name (the root task only: payload 0) | `OK`: the PCR extended and the entry logged; `LOG_FULL`, `BAD_REQUEST` (a PCR outside [`PCRS`], no digest) |
-//! | `PCR` (2) | word 0 a PCR (0-23) | `OK`, string its 32-byte SHA-256 value |
-//! | `LOG` (3) | word 0 an entry's index | `OK`, word 1 its PCR, string its digest then its name; `END` past the last |
-//! | `RANDOM` (4) | word 0 a count (1-64) | `OK`, string that many bytes from the TPM |
-//! | `SEAL` (5) | string a secret (1-128 bytes) | `OK`, string the sealed blob, which only this TPM unseals, and only while [`SEAL_PCRS`] hold what they hold now |
-//! | `UNSEAL` (6) | string a sealed blob | `OK`, string the secret; `PCR_CHANGED` when the PCRs differ from the sealing's; `BAD_BLOB` when it is no blob of this TPM's |
-//! | `COUNTER` (7) | word 0 the counter: 0 the NV monotonic counter, 1 the vault's ([`VAULT_COUNTER`]; the vault's capability only: payload [`VAULT`]), 2 the checkpointer's ([`CHECKPOINT_COUNTER`]; the checkpointer's capability only: payload [`CHECKPOINTER`]) | `OK`, word 1 its value (made at the first use); `DENIED` for the vault's or the checkpointer's counter from another capability |
-//! | `INCREMENT` (8) | word 0 the counter, as for `COUNTER`: it plus one | `OK`, word 1 the new value |
-//! | `QUIT` (9) | the server exits after replying (the root task only: payload 0) | `OK`; `DENIED` from a client |
-//!
-//! Every request answers `NO_TPM` when the machine has no TPM,
-//! `TPM_ERROR` with the TPM's response code in word 1 when the TPM
-//! refused ([`cmd::rc_name`] names it), and `BAD_RESPONSE` when the TPM
-//! did not answer in time or answered what does not parse.  Anything else: `BAD_REQUEST`.
+//! The protocol is defined in `abi/services/tpm.toml`; `tools/idlgen.py`
+//! generates from it `protocol.rs` (labels, statuses, payload ranges, the
+//! typed [`Stub`] for the requests without strings) and the table in
+//! docs/devices.md, "The TPM".  [`Client`] makes the calls with strings.
 
 #![no_std]
 
 pub mod cmd;
+pub mod protocol;
+pub use protocol::*;
 
 use keep_abi::{IpcBuffer, Sender, Tag, err};
-
-pub const EXTEND: u64 = 1;
-pub const PCR: u64 = 2;
-pub const LOG: u64 = 3;
-pub const RANDOM: u64 = 4;
-pub const SEAL: u64 = 5;
-pub const UNSEAL: u64 = 6;
-pub const COUNTER: u64 = 7;
-pub const INCREMENT: u64 = 8;
-pub const QUIT: u64 = 9;
-
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-pub const DENIED: u64 = 2;
-pub const NO_TPM: u64 = 3;
-pub const TPM_ERROR: u64 = 4;
-pub const END: u64 = 5;
-pub const PCR_CHANGED: u64 = 6;
-pub const BAD_BLOB: u64 = 7;
-pub const LOG_FULL: u64 = 8;
-pub const BAD_RESPONSE: u64 = 9;
 
 /// The PCRs of the measured boot (docs/trusted-core.md, "PCRs"): the
 /// boot image and each program in it, then the system description.
@@ -328,6 +294,19 @@ impl Client<'_> {
 mod tests {
     extern crate std;
     use super::*;
+
+    /// The generated protocol keeps the wire values the root task, the
+    /// vault and the checkpointer were built with.
+    #[test]
+    fn wire_values() {
+        let labels = [EXTEND, PCR, LOG, RANDOM, SEAL, UNSEAL, COUNTER, INCREMENT, QUIT];
+        assert_eq!(labels, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let statuses = [OK, BAD_REQUEST, DENIED, NO_TPM, TPM_ERROR, END, PCR_CHANGED, BAD_BLOB, LOG_FULL, BAD_RESPONSE];
+        assert_eq!(statuses, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert!(labels.iter().all(|&l| serves(l, 0) && serves(l, CHECKPOINTER)));
+        assert!(!serves(10, 0));
+        assert_eq!(status_name(PCR_CHANGED), "the PCRs are not those of the sealing (a changed boot image or description)");
+    }
 
     #[test]
     fn the_vaults_counter_is_the_vaults() {

@@ -11,24 +11,18 @@
 //! print a line as each one begins and commits (the power-cut test's
 //! record).
 //!
-//! Calls through the administrator's capability (payload 0; the shell's
-//! `checkpoint` and `persist`):
-//!
-//! | label | reply words | reply string |
-//! |---|---|---|
-//! | `CHECKPOINT` | status, sequence, pages written, blocks written | the error, when status is not `OK` |
-//! | `STATUS` | status, sequence (0: none), time, pages | a report of the last checkpoint and the area |
-//!
-//! Statuses: `OK`; `FULL` (the area cannot hold the checkpoint; the
-//! previous one is kept); `IO_ERROR` (the block server failed a request;
-//! the previous one is kept); `BAD_REQUEST` for any other label or a call
-//! through another payload.
+//! The protocol (CHECKPOINT and STATUS, the administrator's only) is
+//! defined in `abi/services/checkpointer.toml`; `tools/idlgen.py`
+//! generates `protocol.rs` from it and the table in docs/persistence.md,
+//! "The checkpointer's protocol".
 
 #![cfg_attr(not(test), no_std)]
 
 extern crate alloc;
 
 pub mod pool;
+pub mod protocol;
+pub use protocol::*;
 pub mod store;
 
 #[cfg(test)]
@@ -37,18 +31,6 @@ mod tests;
 /// Where a server with `checkpoint` in the description finds the kernel's
 /// checkpoint object.
 pub const CHECKPOINT_SLOT: u64 = 0xe;
-
-pub const CHECKPOINT: u64 = 1;
-pub const STATUS: u64 = 2;
-
-pub const OK: u64 = 0;
-pub const BAD_REQUEST: u64 = 1;
-pub const FULL: u64 = 2;
-pub const IO_ERROR: u64 = 3;
-pub const TOO_LARGE: u64 = 4;
-/// The kernel refused the capture (BEGIN, READ or SET_KEY; the string says
-/// which and why): nothing was written.
-pub const KERNEL_REFUSED: u64 = 5;
 
 /// The status of a failed commit.
 pub fn status_of(e: &store::Error) -> u64 {

@@ -563,3 +563,16 @@ fn freshness_is_judged_against_the_tpms_counter() {
     assert_eq!(pool::judge(0, u64::MAX), RolledBack);
     assert_eq!(pool::judge(u64::MAX, 0), Ahead);
 }
+
+/// The generated protocol keeps the wire values the root task's shell was
+/// built with, and serves the administrator alone.
+#[test]
+fn protocol_wire_values() {
+    use crate::protocol::*;
+    assert_eq!([CHECKPOINT, STATUS], [1, 2]);
+    assert_eq!([OK, BAD_REQUEST, FULL, IO_ERROR, TOO_LARGE, KERNEL_REFUSED], [0, 1, 2, 3, 4, 5]);
+    assert!(serves(CHECKPOINT, 0) && serves(STATUS, 0));
+    assert!(!serves(CHECKPOINT, 1) && !serves(STATUS, 7), "a client's payload is refused");
+    assert!(!serves(3, 0));
+    assert_eq!(crate::status_of(&Error::Full { needed: 2, free: 1 }), FULL);
+}

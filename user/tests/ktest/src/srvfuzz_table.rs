@@ -110,6 +110,25 @@ pub mod blk {
     ];
 }
 
+/// checkpointer (abi/services/checkpointer.toml).
+pub mod checkpointer {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "CHECKPOINT", label: 1, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[2, 3, 4, 5], waits: false },
+        Request { name: "STATUS", label: 2, interface: "ADMIN", payload: "ADMIN",
+                  args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[], waits: false },
+    ];
+}
+
 /// console (abi/services/console.toml).
 pub mod console {
     use super::*;
@@ -572,6 +591,53 @@ pub mod spacebank {
                   args: &[Arg { name: "n", kind: Kind::Count }], results: 1,
                   send_caps: 0, reply_caps: 1, send_string: false, reply_string: false,
                   statuses: &[2, 3, 4, 6, 7, 8], waits: false },
+    ];
+}
+
+/// tpm (abi/services/tpm.toml).
+pub mod tpm {
+    use super::*;
+
+    /// Every status the service defines (OK and BAD_REQUEST included).
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+
+    pub const REQUESTS: &[Request] = &[
+        Request { name: "EXTEND", label: 1, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "pcr", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
+                  statuses: &[2, 8, 3, 4, 9], waits: false },
+        Request { name: "PCR", label: 2, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "pcr", kind: Kind::Word }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[3, 4, 9], waits: false },
+        Request { name: "LOG", label: 3, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "index", kind: Kind::Handle }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[5, 3], waits: false },
+        Request { name: "RANDOM", label: 4, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "count", kind: Kind::Count }], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
+                  statuses: &[3, 4, 9], waits: false },
+        Request { name: "SEAL", label: 5, interface: "ANY", payload: "ANY",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: true,
+                  statuses: &[3, 4, 9], waits: false },
+        Request { name: "UNSEAL", label: 6, interface: "ANY", payload: "ANY",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: true, reply_string: true,
+                  statuses: &[6, 7, 3, 4, 9], waits: false },
+        Request { name: "COUNTER", label: 7, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "counter", kind: Kind::Word }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 9], waits: false },
+        Request { name: "INCREMENT", label: 8, interface: "ANY", payload: "ANY",
+                  args: &[Arg { name: "counter", kind: Kind::Word }], results: 1,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2, 3, 4, 9], waits: false },
+        Request { name: "QUIT", label: 9, interface: "ANY", payload: "ANY",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[2], waits: false },
     ];
 }
 

@@ -1,0 +1,60 @@
+// generated from abi/services/checkpointer.toml by tools/idlgen.py; do not edit.
+//! The `checkpointer` protocol: A call's label is the request; the reply's word 0 is the status, the results follow in words 1-3; a failed CHECKPOINT's reason, and STATUS's report, travel in the reply's string.
+
+#![allow(dead_code)]
+
+use keep_abi::Sender;
+pub use keep_abi::proto::Refused;
+
+// Request labels.
+/// Takes a checkpoint now and commits it before the reply: its sequence number, the data pages and the disk blocks it wrote. (interface ADMIN)
+pub const CHECKPOINT: u64 = 1;
+/// The last committed checkpoint: its sequence number (0: none), its time and its pages. (interface ADMIN)
+pub const STATUS: u64 = 2;
+
+// Statuses: word 0 of every reply.
+/// The request was done.
+pub const OK: u64 = 0;
+/// The label is no request of the interface the capability serves, or an argument is malformed; nothing changed.
+pub const BAD_REQUEST: u64 = 1;
+/// The area cannot hold the checkpoint: nothing was committed, the previous checkpoint is kept.
+pub const FULL: u64 = 2;
+/// The block server failed a request, a page changed between its hash and its write, or the TPM's checkpoint counter could not be incremented: nothing was committed, the previous checkpoint is kept.
+pub const IO_ERROR: u64 = 3;
+/// The checkpoint needs more map and meta blocks than a root can name: nothing was committed.
+pub const TOO_LARGE: u64 = 4;
+/// The kernel refused the capture (BEGIN, READ or SET_KEY; the string says which and why): nothing was written.
+pub const KERNEL_REFUSED: u64 = 5;
+
+/// The payload range each request is served on (`keep_abi::proto::payload`):
+/// true when a request with `label` may come through a capability with
+/// protected payload `payload`; false for a label that is no request.
+pub fn serves(label: u64, payload: u64) -> bool {
+    match label {
+        CHECKPOINT => keep_abi::proto::payload::admin(payload),
+        STATUS => keep_abi::proto::payload::admin(payload),
+        _ => false,
+    }
+}
+
+/// A status's name, for messages.
+pub fn status_name(s: u64) -> &'static str {
+    match s {
+        OK => "OK",
+        BAD_REQUEST => "BAD_REQUEST",
+        FULL => "FULL",
+        IO_ERROR => "IO_ERROR",
+        TOO_LARGE => "TOO_LARGE",
+        KERNEL_REFUSED => "KERNEL_REFUSED",
+        _ => "UNKNOWN_STATUS",
+    }
+}
+
+/// The typed client: a sender capability to the server, one function per
+/// request (arguments in words 0-3, results from words 1-3 of an `OK` reply)
+/// that carries no capability and no string (the library makes those calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stub(pub Sender);
+
+impl Stub {
+}
