@@ -303,7 +303,51 @@ def rust(d, common):
         o.append(f"        Ok({val})")
         o.append("    }")
     o += ["}", ""]
+    o += server_side(d, lp)
     return "\n".join(o)
+
+
+def server_side(d, lp):
+    """The server's side: a trait with one method per request, its
+    arguments decoded, and the one `dispatch` that refuses what the
+    caller's payload range is not served and calls the method."""
+    name = d["service"]["name"]
+    o = ["/// The server's side of the protocol (its handler): one method per request, called by",
+         "/// [`dispatch`] once the request is known to be served through the",
+         "/// caller's payload range, with the request's arguments (words 0-3).",
+         "/// `m` is the whole message: its payload names the caller, its tag says",
+         "/// whether a string or capabilities came.  A new request in the",
+         f"/// definition (abi/services/{name}.toml) is a new method here, which",
+         "/// the server must then implement.",
+         "pub trait Handler {"]
+    for i, r in enumerate(d["request"]):
+        if i:
+            o.append("")
+        args = "".join(f", {rust_ident(a)}: u64" for a in r["args"])
+        extra = []
+        if r.get("send_string"):
+            extra.append(f"string: {r['send_string']}")
+        if r.get("send_caps"):
+            extra.append(f"capabilities: {', '.join(r['send_caps']) if isinstance(r['send_caps'], list) else r['send_caps']}")
+        results = ", ".join(r["results"]) or "none"
+        o.append(f"    /// {r['name']} ({r['label']}): {r['doc']}{' (' + '; '.join(extra) + ')' if extra else ''} Results: {results}.")
+        if r.get("waits"):
+            o.append("    /// It may be answered later (`Answer::later()`).")
+        o.append(f"    fn {rust_ident(r['name'])}(&mut self, m: &keep_abi::Msg{args}) -> keep_abi::proto::Answer;")
+    o += ["}", "",
+          "/// Decodes one request and calls its method; `BAD_REQUEST` for a label that",
+          "/// is no request, or a request not served through the caller's payload.",
+          "pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {",
+          "    let label = m.tag.label();",
+          "    if !serves(label, m.payload) {",
+          "        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);",
+          "    }",
+          "    match label {"]
+    for r in d["request"]:
+        words = "".join(f", m.words[{k}]" for k in range(len(r["args"])))
+        o.append(f"        {lp}{r['name']} => server.{rust_ident(r['name'])}(m{words}),")
+    o += ["        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),", "    }", "}", ""]
+    return o
 
 
 def table(d, common):

@@ -165,3 +165,88 @@ impl Stub {
         Ok((w[0], w[1], w[2]))
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/blk.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// ADD_CLIENT (1): A client confined to sectors first .. first + sectors with rights (READ | WRITE): its number and capability. Results: client.
+    fn add_client(&mut self, m: &keep_abi::Msg, first: u64, sectors: u64, rights: u64) -> keep_abi::proto::Answer;
+
+    /// STATS (2): Requests served, refused, and DMA faults. Results: served, refused, dma_faults.
+    fn stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// QUIT (3): The server waits for an empty queue, replies and exits. Results: none.
+    fn quit(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// INFO (4): The client's sectors and rights. Results: sectors, rights.
+    fn info(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// READ (5): Reads 1 to MAX_SECTORS = 8 sectors. Results: none.
+    fn read(&mut self, m: &keep_abi::Msg, sector: u64, count: u64) -> keep_abi::proto::Answer;
+
+    /// WRITE (6): Writes 1 to MAX_SECTORS = 8 sectors; answered once the device reports it complete. (string: count x 512 bytes) Results: none.
+    fn write(&mut self, m: &keep_abi::Msg, sector: u64, count: u64) -> keep_abi::proto::Answer;
+
+    /// FLUSH (7): Answered once every write acknowledged before it is on the disk. Results: none.
+    fn flush(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// ATTACH (8): Attaches a dataspace capability (of the server's own manager): the server pins it into its DMA domain; the buffer number, its pages and rights. (capabilities: dataspace) Results: buffer, pages, rights.
+    fn attach(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// DETACH (9): Lets go of a buffer. Results: none.
+    fn detach(&mut self, m: &keep_abi::Msg, buffer: u64) -> keep_abi::proto::Answer;
+
+    /// READ_DS (10): Reads 1 to MAX_DS_SECTORS = 256 sectors into the buffer's pages at byte offset, the device doing the copying. Results: none.
+    fn read_ds(&mut self, m: &keep_abi::Msg, buffer: u64, offset: u64, sector: u64, count: u64) -> keep_abi::proto::Answer;
+
+    /// WRITE_DS (11): Writes 1 to MAX_DS_SECTORS = 256 sectors from the buffer's pages at byte offset; answered once they are on the device. Results: none.
+    fn write_ds(&mut self, m: &keep_abi::Msg, buffer: u64, offset: u64, sector: u64, count: u64) -> keep_abi::proto::Answer;
+
+    /// QUEUE_STATS (12): The most requests on the device at once, flushes, buffers attached. Results: most_in_flight, flushes, buffers.
+    fn queue_stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// CLIENT (13): Client index (from 0), and the number of clients. Results: clients.
+    fn client(&mut self, m: &keep_abi::Msg, index: u64) -> keep_abi::proto::Answer;
+
+    /// READ_DS_V (14): A batch of 1 to MAX_BATCH READ_DS entries of the buffer, all checked before any starts: the first status that is not OK, its entry, and the entries done. (string: entries x Entry (sector u64, byte offset u32, count u32)) Results: entry, done.
+    fn read_ds_v(&mut self, m: &keep_abi::Msg, buffer: u64, entries: u64) -> keep_abi::proto::Answer;
+
+    /// WRITE_DS_V (15): A batch of WRITE_DS entries, as READ_DS_V. (string: entries x Entry (sector u64, byte offset u32, count u32)) Results: entry, done.
+    fn write_ds_v(&mut self, m: &keep_abi::Msg, buffer: u64, entries: u64) -> keep_abi::proto::Answer;
+
+    /// DEVICE_STATS (16): Device resets, requests started again after one, submissions the mediator refused. Results: resets, restarted, refused.
+    fn device_stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        ADD_CLIENT => server.add_client(m, m.words[0], m.words[1], m.words[2]),
+        STATS => server.stats(m),
+        QUIT => server.quit(m),
+        INFO => server.info(m),
+        READ => server.read(m, m.words[0], m.words[1]),
+        WRITE => server.write(m, m.words[0], m.words[1]),
+        FLUSH => server.flush(m),
+        ATTACH => server.attach(m),
+        DETACH => server.detach(m, m.words[0]),
+        READ_DS => server.read_ds(m, m.words[0], m.words[1], m.words[2], m.words[3]),
+        WRITE_DS => server.write_ds(m, m.words[0], m.words[1], m.words[2], m.words[3]),
+        QUEUE_STATS => server.queue_stats(m),
+        CLIENT => server.client(m, m.words[0]),
+        READ_DS_V => server.read_ds_v(m, m.words[0], m.words[1]),
+        WRITE_DS_V => server.write_ds_v(m, m.words[0], m.words[1]),
+        DEVICE_STATS => server.device_stats(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -165,3 +165,85 @@ impl Stub {
         Ok(w[0])
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/net.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// ADD_STACK (1): Registers a stack with IPv4 address ip (a in bits 24-31 of a.b.c.d): its number and its capability (payload: the number). Results: stack.
+    fn add_stack(&mut self, m: &keep_abi::Msg, ip: u64) -> keep_abi::proto::Answer;
+
+    /// REMOVE_STACK (2): The stack's registration ends: its ring is let go of, a WAIT it left answered NOT_REGISTERED, its capability answers NOT_REGISTERED from now on (the number stays taken). Results: none.
+    fn remove_stack(&mut self, m: &keep_abi::Msg, stack: u64) -> keep_abi::proto::Answer;
+
+    /// STATS (3): Frames from the NIC, frames to the NIC, frames dropped (for no registered address, or of another kind). Results: from_nic, to_nic, dropped.
+    fn stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// QUIT (4): Every ring is let go of; the server replies, resets the NIC and exits. Results: none.
+    fn quit(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// INFO (5): The NIC's MAC address (byte 0 in bits 40-47), the stack's address, frames waiting for it. A described client is registered on its first call of any request (hence IN_USE and NO_RESOURCES for each). Results: mac, ip, waiting.
+    fn info(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// SEND (6): Sends a frame: delivered directly to a stack whose address it is for, else out through the NIC. (string: the frame) Results: none.
+    fn send(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// RECV (7): The next frame queued for the stack, and the frames still waiting. Results: waiting.
+    fn recv(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// COUNTERS (8): Frames delivered to the stack, frames it sent, frames dropped for it (its queue or ring full). Results: delivered, sent, dropped.
+    fn counters(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// WAIT (9): Answered at once if a frame waits, else when one comes (a second WAIT answers the first OK; the caller bounds it with its time-out). With a ring it takes the submitted frames first, and flags WAIT_TX = 1 also ends it when transmit buffers come back. Results: waiting.
+    /// It may be answered later (`Answer::later()`).
+    fn wait(&mut self, m: &keep_abi::Msg, flags: u64) -> keep_abi::proto::Answer;
+
+    /// ATTACH (10): Attaches the ring in a share (READ and WRITE) of a dataspace of the server's manager, replacing the stack's earlier ring: its frames come and go there from now on. The dataspace's pages. (capabilities: ring) Results: pages.
+    fn attach(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// KICK (11): Frames wait in the ring's TX_SUBMIT: the server takes them; the frames waiting in RX_DONE. Results: waiting.
+    fn kick(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// RING_COUNTERS (12): The ring's refusals: descriptors refused, queue indices out of range, writes to the server's half seen. Results: refused, out_of_range, tampered.
+    fn ring_counters(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// DEVICE_STATS (13): NIC resets, DMA faults, frames the mediator refused. Results: resets, faults, refused.
+    fn device_stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// RESET_NIC (14): Resets the NIC and sets it up again, as after a stop (frames of rings no longer pinned are dropped); the resets so far. Results: resets.
+    fn reset_nic(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// NOTIFY (15): The server signals the notification (with WRITE) with bits each time it has put frames in for the stack and, flags WAIT_TX, given transmit buffers back: once per batch. Without a capability: no more. (capabilities: notification) Results: none.
+    fn notify(&mut self, m: &keep_abi::Msg, bits: u64, flags: u64) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        ADD_STACK => server.add_stack(m, m.words[0]),
+        REMOVE_STACK => server.remove_stack(m, m.words[0]),
+        STATS => server.stats(m),
+        QUIT => server.quit(m),
+        INFO => server.info(m),
+        SEND => server.send(m),
+        RECV => server.recv(m),
+        COUNTERS => server.counters(m),
+        WAIT => server.wait(m, m.words[0]),
+        ATTACH => server.attach(m),
+        KICK => server.kick(m),
+        RING_COUNTERS => server.ring_counters(m),
+        DEVICE_STATS => server.device_stats(m),
+        RESET_NIC => server.reset_nic(m),
+        NOTIFY => server.notify(m, m.words[0], m.words[1]),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

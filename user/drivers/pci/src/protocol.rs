@@ -144,3 +144,80 @@ impl Stub {
         Ok((w[0], w[1]))
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/pci.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// LIST (1): The function at index: the next index, its source id, and vendor | device << 16 | class << 32 (base class << 16 | subclass << 8 | prog-if). Results: next, sid, ids.
+    fn list(&mut self, m: &keep_abi::Msg, index: u64) -> keep_abi::proto::Answer;
+
+    /// OPEN (2): Opens instance of the function vendor | device << 16 (ids): a session and a DMA domain the function is attached to; a bridge (class 06) is DENIED. Results: sid.
+    fn open(&mut self, m: &keep_abi::Msg, ids: u64, instance: u64) -> keep_abi::proto::Answer;
+
+    /// QUIT (3): The server exits after replying. Results: none.
+    fn quit(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// CONFIG_READ (4): A configuration register (offset 4-aligned, below 4096). Results: value.
+    fn config_read(&mut self, m: &keep_abi::Msg, offset: u64) -> keep_abi::proto::Answer;
+
+    /// CONFIG_WRITE (5): Writes a configuration register (32 bits) through the filter. Results: none.
+    fn config_write(&mut self, m: &keep_abi::Msg, offset: u64, value: u64) -> keep_abi::proto::Answer;
+
+    /// GET_BAR (6): Memory BAR index (0-5) as DEVMEM, its base and size; I/O BARs and the BAR of the MSI-X table are refused. Results: base, size.
+    fn get_bar(&mut self, m: &keep_abi::Msg, index: u64) -> keep_abi::proto::Answer;
+
+    /// RELEASE (7): Ends the session: MSI entries masked and unrouted, the function's resources taken back. Results: none.
+    fn release(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// GET_IRQ (8): The function's INTx line as INTERRUPT. Results: line.
+    fn get_irq(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// GET_MSI (9): A free MSI line routed to the function and written into MSI-X entry (or the MSI capability): the line as INTERRUPT, the message's address and data. Results: line, address, data.
+    fn get_msi(&mut self, m: &keep_abi::Msg, entry: u64) -> keep_abi::proto::Answer;
+
+    /// VIRTIO_READ (10): A register of the virtio common configuration (offset below 0x38, width 1, 2 or 4), ring features masked, queue_size at most 16. Results: value.
+    fn virtio_read(&mut self, m: &keep_abi::Msg, offset: u64, width: u64) -> keep_abi::proto::Answer;
+
+    /// VIRTIO_WRITE (11): Writes a common-configuration register; queue_size, queue_enable, the queue addresses and read-only registers are DENIED; status 0 resets the device and frees the queues. Results: none.
+    fn virtio_write(&mut self, m: &keep_abi::Msg, offset: u64, width: u64, value: u64) -> keep_abi::proto::Answer;
+
+    /// VIRTIO_QUEUE (12): Sets a queue up (size a power of two up to MEDIATED_QUEUE = 16) with the used ring at device address used (one page mapped for device writes): the read-only page the device writes instead, to map over the driver's. Results: none.
+    fn virtio_queue(&mut self, m: &keep_abi::Msg, queue: u64, size: u64, used: u64) -> keep_abi::proto::Answer;
+
+    /// VIRTIO_SUBMIT (13): Hands the device descriptor chains whose every byte is mapped in the domain with the right the device needs; a refusal writes nothing (DENIED: the chain and the first address not mapped with the right). (string: [avail flags u16, chains u16, 0 u32], per chain [head u16, n u16, 0 u32] and n x [address u64, length u32, flags u16, 0 u16]) Results: chain, address.
+    fn virtio_submit(&mut self, m: &keep_abi::Msg, queue: u64) -> keep_abi::proto::Answer;
+
+    /// VIRTIO_STATS (14): Chains published and submissions refused. Results: published, refused.
+    fn virtio_stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        LIST => server.list(m, m.words[0]),
+        OPEN => server.open(m, m.words[0], m.words[1]),
+        QUIT => server.quit(m),
+        CONFIG_READ => server.config_read(m, m.words[0]),
+        CONFIG_WRITE => server.config_write(m, m.words[0], m.words[1]),
+        GET_BAR => server.get_bar(m, m.words[0]),
+        RELEASE => server.release(m),
+        GET_IRQ => server.get_irq(m),
+        GET_MSI => server.get_msi(m, m.words[0]),
+        VIRTIO_READ => server.virtio_read(m, m.words[0], m.words[1]),
+        VIRTIO_WRITE => server.virtio_write(m, m.words[0], m.words[1], m.words[2]),
+        VIRTIO_QUEUE => server.virtio_queue(m, m.words[0], m.words[1], m.words[2]),
+        VIRTIO_SUBMIT => server.virtio_submit(m, m.words[0]),
+        VIRTIO_STATS => server.virtio_stats(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

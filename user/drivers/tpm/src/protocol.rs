@@ -108,3 +108,60 @@ impl Stub {
         Ok(())
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/tpm.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// EXTEND (1): Extends PCR 8 or 9 with the digest and logs the entry; the root task's capability (payload 0) only. (string: a 32-byte SHA-256 digest, then the entry's name (at most 48 bytes)) Results: none.
+    fn extend(&mut self, m: &keep_abi::Msg, pcr: u64) -> keep_abi::proto::Answer;
+
+    /// PCR (2): Reads a PCR (0-23). Results: none.
+    fn pcr(&mut self, m: &keep_abi::Msg, pcr: u64) -> keep_abi::proto::Answer;
+
+    /// LOG (3): Entry `index` of the measurement log: the PCR it extended. Results: pcr.
+    fn log(&mut self, m: &keep_abi::Msg, index: u64) -> keep_abi::proto::Answer;
+
+    /// RANDOM (4): Random bytes from the TPM (count 1-64). Results: none.
+    fn random(&mut self, m: &keep_abi::Msg, count: u64) -> keep_abi::proto::Answer;
+
+    /// SEAL (5): Seals the secret to this TPM and to PCRs 8 and 9 as they hold now (keep_tpm::SEAL_PCRS). (string: the secret (1-128 bytes)) Results: none.
+    fn seal(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// UNSEAL (6): The secret of a blob SEAL made, while the PCRs hold what they held at the sealing. (string: a sealed blob) Results: none.
+    fn unseal(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// COUNTER (7): The value of an NV monotonic counter (made at its first use): 0 the shared one (index 0x014b4550), 1 the vault's (0x014b5654; payload VAULT only), 2 the checkpointer's (0x014b434b; payload CHECKPOINTER only). Results: value.
+    fn counter(&mut self, m: &keep_abi::Msg, counter: u64) -> keep_abi::proto::Answer;
+
+    /// INCREMENT (8): Increments a counter, chosen as for COUNTER; its new value. Results: value.
+    fn increment(&mut self, m: &keep_abi::Msg, counter: u64) -> keep_abi::proto::Answer;
+
+    /// QUIT (9): The server exits after replying; the root task's capability (payload 0) only. Results: none.
+    fn quit(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        EXTEND => server.extend(m, m.words[0]),
+        PCR => server.pcr(m, m.words[0]),
+        LOG => server.log(m, m.words[0]),
+        RANDOM => server.random(m, m.words[0]),
+        SEAL => server.seal(m),
+        UNSEAL => server.unseal(m),
+        COUNTER => server.counter(m, m.words[0]),
+        INCREMENT => server.increment(m, m.words[0]),
+        QUIT => server.quit(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -89,3 +89,73 @@ pub fn call(server: Sender, label: u64, args: [u64; 4]) -> Result<[u64; 3], Refu
         s => Err(Refused::Status(s)),
     }
 }
+
+/// A server's answer to one request, as a generated protocol's `Server`
+/// methods return it and its `dispatch` passes it on: the status (word 0),
+/// up to three results (words 1-3), whether the handler put a string in
+/// the IPC buffer or capabilities in its send slots, or that the request
+/// is answered later (the handler kept the return capability: a request
+/// that `waits`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u64,
+    pub results: [u64; 3],
+    pub string: bool,
+    pub caps: u64,
+    pub later: bool,
+}
+
+impl Answer {
+    /// `OK` with `results`.
+    pub const fn ok(results: [u64; 3]) -> Answer {
+        Answer { status: status::OK, results, string: false, caps: 0, later: false }
+    }
+    /// `OK` with one result.
+    pub const fn value(v: u64) -> Answer {
+        Answer::ok([v, 0, 0])
+    }
+    /// A status other than `OK`, no results.
+    pub const fn refuse(status: u64) -> Answer {
+        Answer { status, results: [0; 3], string: false, caps: 0, later: false }
+    }
+    /// No reply now.
+    pub const fn later() -> Answer {
+        Answer { status: status::OK, results: [0; 3], string: false, caps: 0, later: true }
+    }
+    /// The same, with results (a status that reports a value beside it).
+    pub const fn with_results(self, results: [u64; 3]) -> Answer {
+        Answer { results, ..self }
+    }
+    /// The same, with the string the handler wrote to the IPC buffer.
+    pub const fn with_string(self) -> Answer {
+        Answer { string: true, ..self }
+    }
+    /// The same, with `n` capabilities from the send slots the handler named.
+    pub const fn with_caps(self, n: u64) -> Answer {
+        Answer { caps: n, ..self }
+    }
+    /// The reply's words.
+    pub const fn words(&self) -> [u64; 4] {
+        [self.status, self.results[0], self.results[1], self.results[2]]
+    }
+    /// The reply's tag (label 0).
+    pub const fn tag(&self) -> Tag {
+        let t = Tag::new(0).with_caps(self.caps);
+        if self.string { t.with_string() } else { t }
+    }
+}
+
+#[cfg(test)]
+mod answer_tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_its_words_and_tag() {
+        assert_eq!(Answer::value(7).words(), [status::OK, 7, 0, 0]);
+        assert_eq!(Answer::refuse(5).with_results([1, 2, 3]).words(), [5, 1, 2, 3]);
+        assert!(Answer::ok([0; 3]).with_string().tag().has_string());
+        assert!(!Answer::ok([0; 3]).tag().has_string());
+        assert_eq!(Answer::refuse(2).with_caps(1).tag().caps(), 1);
+        assert!(Answer::later().later && !Answer::value(0).later);
+    }
+}

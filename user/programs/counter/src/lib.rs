@@ -87,3 +87,55 @@ impl Server {
         r.map(drop).map_err(|_| "counter did not quit")
     }
 }
+
+#[cfg(test)]
+mod dispatch_tests {
+    extern crate std;
+    use super::*;
+    use keep_abi::proto::Answer;
+    use keep_abi::{Msg, Tag};
+    use std::vec::Vec;
+
+    /// A handler that records which method `dispatch` called, with what.
+    struct Record(Vec<(u64, u64)>);
+
+    impl Handler for Record {
+        fn add(&mut self, _: &Msg, n: u64) -> Answer {
+            self.0.push((ADD, n));
+            Answer::value(n + 1)
+        }
+        fn get(&mut self, _: &Msg) -> Answer {
+            self.0.push((GET, 0));
+            Answer::refuse(OVERFLOW).with_results([9, 0, 0])
+        }
+        fn quit(&mut self, _: &Msg) -> Answer {
+            self.0.push((QUIT, 0));
+            Answer::ok([0; 3])
+        }
+        fn crash(&mut self, _: &Msg, after_ms: u64) -> Answer {
+            self.0.push((CRASH, after_ms));
+            Answer::ok([0; 3])
+        }
+    }
+
+    fn msg(label: u64, payload: u64, w0: u64) -> Msg {
+        Msg { err: 0, tag: Tag::new(label), payload, words: [w0, 7, 7, 7] }
+    }
+
+    /// Each request reaches its method with its argument decoded, the
+    /// method's answer is the reply, and what is no request of the
+    /// caller's payload range reaches no method.
+    #[test]
+    fn dispatch_calls_one_method_per_request() {
+        let mut h = Record(Vec::new());
+        assert_eq!(dispatch(&mut h, &msg(ADD, 3, 41)).words(), [OK, 42, 0, 0]);
+        assert_eq!(dispatch(&mut h, &msg(GET, 0, 0)).words(), [OVERFLOW, 9, 0, 0]);
+        assert_eq!(dispatch(&mut h, &msg(CRASH, 5, 250)).words(), [OK, 0, 0, 0]);
+        assert_eq!(h.0, [(ADD, 41), (GET, 0), (CRASH, 250)]);
+        for (label, payload) in [(0, 3), (5, 3), (u64::MAX, 0), (ADD, u64::MAX), (GET, 1 << 61)] {
+            assert_eq!(dispatch(&mut h, &msg(label, payload, 1)).words(), [BAD_REQUEST, 0, 0, 0], "{label} {payload:#x}");
+        }
+        assert_eq!(h.0.len(), 3, "a refused request reaches no method");
+    }
+}
+

@@ -78,3 +78,40 @@ impl Stub {
         Ok(())
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/counter.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// ADD (1): Add n to the caller's counter; the new value. Results: value.
+    fn add(&mut self, m: &keep_abi::Msg, n: u64) -> keep_abi::proto::Answer;
+
+    /// GET (2): Read the caller's counter. Results: value.
+    fn get(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// QUIT (3): The server exits after replying. Results: none.
+    fn quit(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// CRASH (4): After replying, the server waits after_ms ms (or for the next message) and then faults: a server that dies while nobody is looking, for the supervisor's test. Results: none.
+    fn crash(&mut self, m: &keep_abi::Msg, after_ms: u64) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        ADD => server.add(m, m.words[0]),
+        GET => server.get(m),
+        QUIT => server.quit(m),
+        CRASH => server.crash(m, m.words[0]),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -58,3 +58,32 @@ pub struct Stub(pub Sender);
 
 impl Stub {
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/checkpointer.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// CHECKPOINT (1): Takes a checkpoint now and commits it before the reply: its sequence number, the data pages and the disk blocks it wrote. Results: sequence, pages_written, blocks_written.
+    fn checkpoint(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// STATUS (2): The last committed checkpoint: its sequence number (0: none), its time and its pages. Results: sequence, time, pages.
+    fn status(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        CHECKPOINT => server.checkpoint(m),
+        STATUS => server.status(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -86,3 +86,52 @@ pub struct Stub(pub Sender);
 
 impl Stub {
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/constructor.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// NEW (1): A new constructor named by name_lo, name_hi (16 bytes) for an image of length bytes (1 to MAX_IMAGE = 1 MiB): its builder and index. Results: index.
+    fn new(&mut self, m: &keep_abi::Msg, name_lo: u64, name_hi: u64, length: u64) -> keep_abi::proto::Answer;
+
+    /// IMAGE (2): A piece of the image (up to 4 KiB). (string: the piece of the image at offset) Results: none.
+    fn image(&mut self, m: &keep_abi::Msg, offset: u64) -> keep_abi::proto::Answer;
+
+    /// ADD_CAP (3): An initial capability for slot of every instance. (capabilities: cap) Results: none.
+    fn add_cap(&mut self, m: &keep_abi::Msg, slot: u64) -> keep_abi::proto::Answer;
+
+    /// SEAL (4): Seals the constructor: its image and capabilities never change after; the requester's capability. Results: none.
+    fn seal(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// IS_CONFINED (5): Whether the instances are confined for a requester who authorises up to 4 holes (capabilities sent): 1 or 0, and the first unsafe slot. (capabilities: holes) Results: confined, unsafe_slot.
+    fn is_confined(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// INSTANTIATE (6): An instance on a new sub-bank (limit) of the requester's bank, with an account of frames and arg0: its process and its bank (every right). (capabilities: bank) Results: none.
+    fn instantiate(&mut self, m: &keep_abi::Msg, limit: u64, frames: u64, arg0: u64) -> keep_abi::proto::Answer;
+
+    /// BLOB (7): The constructor's blob, length bytes (1 to MAX_BLOB = 256 MiB), from an address space whose capability slots 0, 1, ... hold its pages; at most once, before SEAL. (capabilities: pages) Results: none.
+    fn blob(&mut self, m: &keep_abi::Msg, length: u64) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        req::NEW => server.new(m, m.words[0], m.words[1], m.words[2]),
+        req::IMAGE => server.image(m, m.words[0]),
+        req::ADD_CAP => server.add_cap(m, m.words[0]),
+        req::SEAL => server.seal(m),
+        req::IS_CONFINED => server.is_confined(m),
+        req::INSTANTIATE => server.instantiate(m, m.words[0], m.words[1], m.words[2]),
+        req::BLOB => server.blob(m, m.words[0]),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

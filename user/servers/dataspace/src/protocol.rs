@@ -144,3 +144,68 @@ impl Stub {
         Ok(())
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/dataspace.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// CREATE (1): A dataspace of pages (1 to MAX_PAGES = 4096) paid by the client's bank (ALLOC, FREE); its handle and the owner's capability (READ, WRITE). (capabilities: bank) Results: handle.
+    fn create(&mut self, m: &keep_abi::Msg, pages: u64) -> keep_abi::proto::Answer;
+
+    /// STATS (2): Dataspaces, live handles, and mappings | pins << 32. Results: dataspaces, handles, mappings_pins.
+    fn stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// QUIT (3): The manager destroys every dataspace and exits 0. Results: none.
+    fn quit(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// INFO (4): The dataspace's pages, the handle's rights and the handle. Results: pages, rights, handle.
+    fn info(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// MAP (5): Maps pages first .. first + count at vaddr, vaddr + 4096, ... of the address space sent, with rights READ or READ | WRITE (both must be in the handle); the mapping id. (capabilities: aspace) Results: mapping.
+    fn map(&mut self, m: &keep_abi::Msg, vaddr: u64, first: u64, count: u64, rights: u64) -> keep_abi::proto::Answer;
+
+    /// UNMAP (6): Removes a mapping made through the same handle. Results: none.
+    fn unmap(&mut self, m: &keep_abi::Msg, mapping: u64) -> keep_abi::proto::Answer;
+
+    /// SHARE (7): A share of the dataspace with rights (READ and/or WRITE, those of the handle at most): its handle and its capability. Results: handle.
+    fn share(&mut self, m: &keep_abi::Msg, rights: u64) -> keep_abi::proto::Answer;
+
+    /// REVOKE (8): Revokes a share made from this handle, or below it, with every mapping and pin made through it; the handles, mappings and pins removed. Results: handles, mappings, pins.
+    fn revoke(&mut self, m: &keep_abi::Msg, handle: u64) -> keep_abi::proto::Answer;
+
+    /// PIN (9): Maps pages first .. first + count (count 1 to MAX_PIN = 512) into the DMA domain sent from dev_addr on, for device reads (READ) and/or writes (WRITE), each needing the right in the handle; the pin id. (capabilities: domain) Results: pin.
+    fn pin(&mut self, m: &keep_abi::Msg, first: u64, count: u64, dev_addr: u64, rights: u64) -> keep_abi::proto::Answer;
+
+    /// UNPIN (10): Removes a pin made through the same handle. Results: none.
+    fn unpin(&mut self, m: &keep_abi::Msg, pin: u64) -> keep_abi::proto::Answer;
+
+    /// DESTROY (11): Destroys the dataspace (the owner's handle only); its frames go back to the bank that paid for them. Results: none.
+    fn destroy(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        CREATE => server.create(m, m.words[0]),
+        STATS => server.stats(m),
+        QUIT => server.quit(m),
+        INFO => server.info(m),
+        MAP => server.map(m, m.words[0], m.words[1], m.words[2], m.words[3]),
+        UNMAP => server.unmap(m, m.words[0]),
+        SHARE => server.share(m, m.words[0]),
+        REVOKE => server.revoke(m, m.words[0]),
+        PIN => server.pin(m, m.words[0], m.words[1], m.words[2], m.words[3]),
+        UNPIN => server.unpin(m, m.words[0]),
+        DESTROY => server.destroy(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -90,3 +90,44 @@ impl Stub {
         Ok(())
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/pfilter.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// LOAD_PART (1): A piece of the module at offset. (string: up to 4096 bytes of the module) Results: none.
+    fn load_part(&mut self, m: &keep_abi::Msg, offset: u64) -> keep_abi::proto::Answer;
+
+    /// LOAD (2): Verifies and loads the size bytes sent into a domain of their own: the filter id. Results: filter.
+    fn load(&mut self, m: &keep_abi::Msg, size: u64) -> keep_abi::proto::Answer;
+
+    /// RUN (3): Runs the filter over the packet: its verdict. (string: the packet (at most 4096 bytes)) Results: verdict.
+    fn run(&mut self, m: &keep_abi::Msg, filter: u64) -> keep_abi::proto::Answer;
+
+    /// UNLOAD (4): Unloads the filter. Results: none.
+    fn unload(&mut self, m: &keep_abi::Msg, filter: u64) -> keep_abi::proto::Answer;
+
+    /// QUIT (5): The server ends its handler thread and exits 0 after replying. Results: none.
+    fn quit(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        LOAD_PART => server.load_part(m, m.words[0]),
+        LOAD => server.load(m, m.words[0]),
+        RUN => server.run(m, m.words[0]),
+        UNLOAD => server.unload(m, m.words[0]),
+        QUIT => server.quit(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -152,3 +152,68 @@ impl Stub {
         Ok(())
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/spacebank.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// ALLOC_PAGE (1): A PAGE capability (read, write, exec) and its handle. Results: handle.
+    fn alloc_page(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// ALLOC_CAPPAGE (2): A CAPPAGE and its handle. Results: handle.
+    fn alloc_cappage(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// ALLOC_ACCOUNT (3): An ACCOUNT holding frames (0-65,536) and its handle. Results: handle.
+    fn alloc_account(&mut self, m: &keep_abi::Msg, frames: u64) -> keep_abi::proto::Answer;
+
+    /// FUND (4): The account of handle gets frames (1-65,536) more. Results: none.
+    fn fund(&mut self, m: &keep_abi::Msg, handle: u64, frames: u64) -> keep_abi::proto::Answer;
+
+    /// FREE (5): The object of handle is destroyed. Results: none.
+    fn free(&mut self, m: &keep_abi::Msg, handle: u64) -> keep_abi::proto::Answer;
+
+    /// CREATE_BANK (6): A sub-bank with limit (>= 1) and every right, and its index. Results: index.
+    fn create_bank(&mut self, m: &keep_abi::Msg, limit: u64) -> keep_abi::proto::Answer;
+
+    /// RESTRICT (7): This bank with the rights of the capability used and mask. Results: none.
+    fn restrict(&mut self, m: &keep_abi::Msg, mask: u64) -> keep_abi::proto::Answer;
+
+    /// INFO (8): The limit, the frames used, and objects | sub-banks << 24 | index << 48. Results: limit, used, counts.
+    fn info(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// DESTROY (9): This bank and its sub-banks are gone. Results: none.
+    fn destroy(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// REPORT (10): The numbers of banks and accounts, and a record of each in the string. Results: banks, accounts.
+    fn report(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// ALLOC_PAGES (11): A CAPPAGE whose slots 0 to n-1 (n 1-255) hold n zeroed pages (read, write, exec), and the run's handle. Results: handle.
+    fn alloc_pages(&mut self, m: &keep_abi::Msg, n: u64) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        req::ALLOC_PAGE => server.alloc_page(m),
+        req::ALLOC_CAPPAGE => server.alloc_cappage(m),
+        req::ALLOC_ACCOUNT => server.alloc_account(m, m.words[0]),
+        req::FUND => server.fund(m, m.words[0], m.words[1]),
+        req::FREE => server.free(m, m.words[0]),
+        req::CREATE_BANK => server.create_bank(m, m.words[0]),
+        req::RESTRICT => server.restrict(m, m.words[0]),
+        req::INFO => server.info(m),
+        req::DESTROY => server.destroy(m),
+        req::REPORT => server.report(m),
+        req::ALLOC_PAGES => server.alloc_pages(m, m.words[0]),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -79,3 +79,44 @@ pub struct Stub(pub Sender);
 
 impl Stub {
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/vault.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// PUT (1): Sets the caller's key to the value (a new key, or a new value): written to the disk and the TPM's counter incremented before the reply; the store's new counter. (string: the name (name_len bytes), then the value (0-256 bytes)) Results: counter.
+    fn put(&mut self, m: &keep_abi::Msg, name_len: u64) -> keep_abi::proto::Answer;
+
+    /// GET (2): The value of the caller's key. (string: the name) Results: len.
+    fn get(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// DELETE (3): Removes the caller's key, on the disk before the reply; the store's new counter. (string: the name) Results: counter.
+    fn delete(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// LIST (4): How many keys the caller has, and the name of one of them. Results: count.
+    fn list(&mut self, m: &keep_abi::Msg, index: u64) -> keep_abi::proto::Answer;
+
+    /// STATS (5): The store's state (0 open, else the status every client request answers), its keys, and the store's counter (the shell's `vault`). Results: state, keys, counter.
+    fn stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        PUT => server.put(m, m.words[0]),
+        GET => server.get(m),
+        DELETE => server.delete(m),
+        LIST => server.list(m, m.words[0]),
+        STATS => server.stats(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

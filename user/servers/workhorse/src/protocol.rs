@@ -55,3 +55,32 @@ pub struct Stub(pub Sender);
 
 impl Stub {
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/workhorse.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// RUN (1): Runs the command line with the console as its terminal and answers when it ends: the wait status (Linux encoding). (string: a command line (PROGRAM ARGS..., quotes as in sh); if length is not 0, the bytes after its first length bytes are input typed ahead, which the terminal takes first) Results: wait_status.
+    fn run(&mut self, m: &keep_abi::Msg, length: u64) -> keep_abi::proto::Answer;
+
+    /// STATS (2): The system calls refused since start. Results: none.
+    fn stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        RUN => server.run(m, m.words[0]),
+        STATS => server.stats(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

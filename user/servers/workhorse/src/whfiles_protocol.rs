@@ -78,3 +78,44 @@ impl Stub {
         Ok(())
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/whfiles.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// READ (1): Reads up to len bytes of the file at offset. Results: n.
+    fn read(&mut self, m: &keep_abi::Msg, name_lo: u64, name_hi: u64, offset: u64, len: u64) -> keep_abi::proto::Answer;
+
+    /// WRITE (2): Writes the bytes into the file at offset (made if it is not there; the caller's directory too), acknowledged by the disk before the reply as every write under /data. (string: the bytes (1-4096)) Results: n.
+    fn write(&mut self, m: &keep_abi::Msg, name_lo: u64, name_hi: u64, offset: u64) -> keep_abi::proto::Answer;
+
+    /// SIZE (3): The file's size in bytes. Results: size.
+    fn size(&mut self, m: &keep_abi::Msg, name_lo: u64, name_hi: u64) -> keep_abi::proto::Answer;
+
+    /// SYNC (4): Flushes the disk (fsync of /data): every write acknowledged before it survives a power cut. Results: none.
+    fn sync(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// REMOVE (5): Removes the file. Results: none.
+    fn remove(&mut self, m: &keep_abi::Msg, name_lo: u64, name_hi: u64) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        READ => server.read(m, m.words[0], m.words[1], m.words[2], m.words[3]),
+        WRITE => server.write(m, m.words[0], m.words[1], m.words[2]),
+        SIZE => server.size(m, m.words[0], m.words[1]),
+        SYNC => server.sync(m),
+        REMOVE => server.remove(m, m.words[0], m.words[1]),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -98,3 +98,52 @@ impl Stub {
         Ok((w[0], w[1], w[2]))
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/console.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// WRITE (1): Writes to the terminal: shown if it has the screen, else kept; the bytes taken. (string: the bytes, at most WRITE_MAX = 4096) Results: taken.
+    fn write(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// READ (2): At most max (1 to 16) bytes of the terminal's input, never waiting: n and the bytes, little-endian in words 2-3. Results: n, bytes_lo, bytes_hi.
+    fn read(&mut self, m: &keep_abi::Msg, max: u64) -> keep_abi::proto::Answer;
+
+    /// SET_NOTIFY (3): The multiplexer signals the notification with bits whenever input arrives for the terminal (at once if some waits); it replaces the terminal's last. (capabilities: notification) Results: none.
+    fn set_notify(&mut self, m: &keep_abi::Msg, bits: u64) -> keep_abi::proto::Answer;
+
+    /// NEW (16): A new terminal of kind (INTERACTIVE 0, OUTPUT_ONLY 1) named by the two packed words: its number and its capability (write and read; write only for OUTPUT_ONLY). Results: vt.
+    fn new(&mut self, m: &keep_abi::Msg, kind: u64, name_lo: u64, name_hi: u64) -> keep_abi::proto::Answer;
+
+    /// VIEW (17): A write-only capability to terminal vt. Results: vt.
+    fn view(&mut self, m: &keep_abi::Msg, vt: u64) -> keep_abi::proto::Answer;
+
+    /// SWITCH (18): Gives the screen to interactive terminal vt (its kept output is shown, an owner line printed). Results: none.
+    fn switch(&mut self, m: &keep_abi::Msg, vt: u64) -> keep_abi::proto::Answer;
+
+    /// LIST (19): The terminal at index (0, 1, ...): flags = its number \| kind << 32 \| has the screen << 33, and its name (two packed words). Results: flags, name_lo, name_hi.
+    fn list(&mut self, m: &keep_abi::Msg, index: u64) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        WRITE => server.write(m),
+        READ => server.read(m, m.words[0]),
+        SET_NOTIFY => server.set_notify(m, m.words[0]),
+        NEW => server.new(m, m.words[0], m.words[1], m.words[2]),
+        VIEW => server.view(m, m.words[0]),
+        SWITCH => server.switch(m, m.words[0]),
+        LIST => server.list(m, m.words[0]),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -103,3 +103,53 @@ impl Stub {
         Ok(())
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/init.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// START (16): The servers of the description started in order, each with its watcher. Results: none.
+    fn start(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// STATUS (17): Every entry's state. Results: entries.
+    fn status(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// STOP (18): Every instance destroyed (its bank), supervision ended, every watcher told to end. Results: none.
+    fn stop(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// KILL (19): The entry's instance destroyed (its bank) now, or after delay_ms (to whichever instance runs by then), as if it had crashed: supervision restarts it as for any end. Results: none.
+    fn kill(&mut self, m: &keep_abi::Msg, entry: u64, delay_ms: u64) -> keep_abi::proto::Answer;
+
+    /// ADMIN (20): A sender with payload 0 to the entry's instance: a server's administrator's capability (the shell's disk, devices). Results: none.
+    fn admin(&mut self, m: &keep_abi::Msg, entry: u64) -> keep_abi::proto::Answer;
+
+    /// ENDED (21): The root task's program of that entry has ended or been stopped: the servers in its uses whose line says notify are told it is gone (the root task asks before it destroys the program's bank). Results: none.
+    fn ended(&mut self, m: &keep_abi::Msg, entry: u64) -> keep_abi::proto::Answer;
+
+    /// DIED (32): The instance the watcher waits for has ended (or was destroyed). Answered when there is a new instance to wait for (word 0 OK = WATCH: wait for the process in the slot again) or none will come (word 0 BAD_REQUEST = QUIT: end). Results: none.
+    /// It may be answered later (`Answer::later()`).
+    fn died(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        req::START => server.start(m),
+        req::STATUS => server.status(m),
+        req::STOP => server.stop(m),
+        req::KILL => server.kill(m, m.words[0], m.words[1]),
+        req::ADMIN => server.admin(m, m.words[0]),
+        req::ENDED => server.ended(m, m.words[0]),
+        req::DIED => server.died(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}

@@ -65,3 +65,36 @@ impl Stub {
         Ok((w[0], w[1], w[2]))
     }
 }
+
+/// The server's side of the protocol (its handler): one method per request, called by
+/// [`dispatch`] once the request is known to be served through the
+/// caller's payload range, with the request's arguments (words 0-3).
+/// `m` is the whole message: its payload names the caller, its tag says
+/// whether a string or capabilities came.  A new request in the
+/// definition (abi/services/names.toml) is a new method here, which
+/// the server must then implement.
+pub trait Handler {
+    /// LOOKUP (1): A sender to the named server's current instance (the name: 16 bytes, little-endian, in words 0-1), minted for the asking program: payload CLIENT (bit 62) | its place in the description. Results: none.
+    fn lookup(&mut self, m: &keep_abi::Msg, name_lo: u64, name_hi: u64) -> keep_abi::proto::Answer;
+
+    /// GRANT (2): What the description grants, from the asking server, the client whose call came with payload. Results: length.
+    fn grant(&mut self, m: &keep_abi::Msg, payload: u64) -> keep_abi::proto::Answer;
+
+    /// TAKE_GONE (3): A server whose line says notify, told by the notification bit GONE_BIT, asks which of its clients ended: up to two of their payloads (0: none) and how many more wait (init keeps at most MAX_GONE). Another program gets none. Results: first, second, more.
+    fn take_gone(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+}
+
+/// Decodes one request and calls its method; `BAD_REQUEST` for a label that
+/// is no request, or a request not served through the caller's payload.
+pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
+    let label = m.tag.label();
+    if !serves(label, m.payload) {
+        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+    }
+    match label {
+        LOOKUP => server.lookup(m, m.words[0], m.words[1]),
+        GRANT => server.grant(m, m.words[0]),
+        TAKE_GONE => server.take_gone(m),
+        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+    }
+}
