@@ -87,6 +87,9 @@ def load(path, common):
         values[s["value"]] = s["name"]
     if unknown not in names:
         raise Bad(f"{where}: unknown status {unknown} (for a label that is no request) is not defined")
+    if svc.get("other_interface", "BAD_REQUEST") not in names:
+        raise Bad(f"{where}: other_interface status {svc['other_interface']} (for a request through "
+                  "a payload range that does not serve it) is not defined")
     rights = {}
     for g in d.get("right", []):
         if not IDENT.match(g["name"]) or g["name"] == "ALL":
@@ -303,15 +306,16 @@ def rust(d, common):
         o.append(f"        Ok({val})")
         o.append("    }")
     o += ["}", ""]
-    o += server_side(d, lp)
+    o += server_side(d, lp, sp)
     return "\n".join(o)
 
 
-def server_side(d, lp):
+def server_side(d, lp, sp):
     """The server's side: a trait with one method per request, its
     arguments decoded, and the one `dispatch` that refuses what the
     caller's payload range is not served and calls the method."""
-    name = d["service"]["name"]
+    svc = d["service"]
+    name = svc["name"]
     o = ["/// The server's side of the protocol (its handler): one method per request, called by",
          "/// [`dispatch`] once the request is known to be served through the",
          "/// caller's payload range, with the request's arguments (words 0-3).",
@@ -340,13 +344,16 @@ def server_side(d, lp):
           "pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {",
           "    let label = m.tag.label();",
           "    if !serves(label, m.payload) {",
-          "        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);",
+          "        return keep_abi::proto::Answer::refuse(match label {",
+          f"            {' | '.join(lp + r['name'] for r in d['request'])} => {sp}{svc.get('other_interface', 'BAD_REQUEST')},",
+          f"            _ => {sp}{svc.get('unknown', 'BAD_REQUEST')},",
+          "        });",
           "    }",
           "    match label {"]
     for r in d["request"]:
         words = "".join(f", m.words[{k}]" for k in range(len(r["args"])))
         o.append(f"        {lp}{r['name']} => server.{rust_ident(r['name'])}(m{words}),")
-    o += ["        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),", "    }", "}", ""]
+    o += [f"        _ => keep_abi::proto::Answer::refuse({sp}{svc.get('unknown', 'BAD_REQUEST')}),", "    }", "}", ""]
     return o
 
 

@@ -228,7 +228,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            ADD_CLIENT | STATS | QUIT | INFO | READ | WRITE | FLUSH | ATTACH | DETACH | READ_DS | WRITE_DS | QUEUE_STATS | CLIENT | READ_DS_V | WRITE_DS_V | DEVICE_STATS => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         ADD_CLIENT => server.add_client(m, m.words[0], m.words[1], m.words[2]),
@@ -247,6 +250,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         READ_DS_V => server.read_ds_v(m, m.words[0], m.words[1]),
         WRITE_DS_V => server.write_ds_v(m, m.words[0], m.words[1]),
         DEVICE_STATS => server.device_stats(m),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

@@ -226,7 +226,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            ADD_STACK | REMOVE_STACK | STATS | QUIT | INFO | SEND | RECV | COUNTERS | WAIT | ATTACH | KICK | RING_COUNTERS | DEVICE_STATS | RESET_NIC | NOTIFY => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         ADD_STACK => server.add_stack(m, m.words[0]),
@@ -244,6 +247,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         DEVICE_STATS => server.device_stats(m),
         RESET_NIC => server.reset_nic(m),
         NOTIFY => server.notify(m, m.words[0], m.words[1]),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

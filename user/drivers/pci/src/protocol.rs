@@ -201,7 +201,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            LIST | OPEN | QUIT | CONFIG_READ | CONFIG_WRITE | GET_BAR | RELEASE | GET_IRQ | GET_MSI | VIRTIO_READ | VIRTIO_WRITE | VIRTIO_QUEUE | VIRTIO_SUBMIT | VIRTIO_STATS => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         LIST => server.list(m, m.words[0]),
@@ -218,6 +221,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         VIRTIO_QUEUE => server.virtio_queue(m, m.words[0], m.words[1], m.words[2]),
         VIRTIO_SUBMIT => server.virtio_submit(m, m.words[0]),
         VIRTIO_STATS => server.virtio_stats(m),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

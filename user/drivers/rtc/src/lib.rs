@@ -223,4 +223,29 @@ mod protocol_tests {
         assert_eq!(status_name(NO_CLOCK), "NO_CLOCK");
         assert_eq!(status_name(0x105), "the call failed");
     }
+
+    struct Quits(u32);
+    impl Handler for Quits {
+        fn now(&mut self, _: &keep_abi::Msg) -> keep_abi::proto::Answer {
+            keep_abi::proto::Answer::value(1)
+        }
+        fn quit(&mut self, _: &keep_abi::Msg) -> keep_abi::proto::Answer {
+            self.0 += 1;
+            keep_abi::proto::Answer::ok([0; 3])
+        }
+    }
+
+    /// QUIT is the administrator's: a client's is DENIED and reaches no
+    /// handler; a label that is no request is BAD_REQUEST.
+    #[test]
+    fn dispatch_denies_a_clients_quit() {
+        let msg = |label, payload| keep_abi::Msg { err: 0, tag: keep_abi::Tag::new(label), payload, words: [0; 4] };
+        let mut h = Quits(0);
+        assert_eq!(dispatch(&mut h, &msg(QUIT, (1 << 62) | 3)).words(), [DENIED, 0, 0, 0]);
+        assert_eq!(h.0, 0);
+        assert_eq!(dispatch(&mut h, &msg(QUIT, 0)).words(), [OK, 0, 0, 0]);
+        assert_eq!(h.0, 1);
+        assert_eq!(dispatch(&mut h, &msg(NOW, (1 << 62) | 3)).words(), [OK, 1, 0, 0]);
+        assert_eq!(dispatch(&mut h, &msg(7, 0)).words(), [BAD_REQUEST, 0, 0, 0]);
+    }
 }

@@ -1,4 +1,5 @@
-//! The rtc server (protocol in lib.rs): the driver of the CMOS real-time
+//! The rtc server (its protocol generated from abi/services/rtc.toml,
+//! answered through the generated `dispatch`): the driver of the CMOS real-time
 //! clock, a user-level program holding only I/O ports 0x70 and 0x71 (in
 //! the usual IOPORT slot).  It reads the clock at every NOW: the hardware
 //! keeps the time, so the server keeps nothing and a restart loses
@@ -7,7 +8,8 @@
 #![no_std]
 #![no_main]
 
-use keep_abi::{IOPORT, Return, SELF_ASPACE, Tag, recv, slot, ty};
+use keep_abi::proto::Answer;
+use keep_abi::{IOPORT, Msg, Return, SELF_ASPACE, Tag, recv, slot, ty};
 use keep_rt::println;
 use keep_rtc::*;
 
@@ -60,9 +62,30 @@ fn holds_ports() -> bool {
         && IOPORT.info().is_ok_and(|(base, n)| base <= INDEX_PORT && base + n > DATA_PORT)
 }
 
+/// The server: whether it holds the ports, and whether QUIT was asked.
+struct Rtc {
+    ports: bool,
+    quit: bool,
+}
+
+impl Handler for Rtc {
+    fn now(&mut self, _: &Msg) -> Answer {
+        match if self.ports { read_clock() } else { None } {
+            Some(t) => Answer::value(t),
+            None => Answer::refuse(NO_CLOCK),
+        }
+    }
+
+    /// Served to the administrator only (a client's is DENIED by `dispatch`).
+    fn quit(&mut self, _: &Msg) -> Answer {
+        self.quit = true;
+        Answer::ok([0; 3])
+    }
+}
+
 fn main(_: u64, _: u64) -> i32 {
-    let ports = holds_ports();
-    if !ports {
+    let mut rtc = Rtc { ports: holds_ports(), quit: false };
+    if !rtc.ports {
         println!("rtc: no I/O ports 0x70-0x71 (ioport=0x70+2 in the description): NOW answers NO_CLOCK");
     }
     keep_rt::ipc_buffer().set_recv_slots(&[RET]);
@@ -72,18 +95,11 @@ fn main(_: u64, _: u64) -> i32 {
             m = recv(Tag::new(0).with_slots(1), 0);
             continue;
         }
-        let (status, value) = match m.tag.label() {
-            NOW => match if ports { read_clock() } else { None } {
-                Some(t) => (OK, t),
-                None => (NO_CLOCK, 0),
-            },
-            QUIT if m.payload == 0 => {
-                let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
-                return 0;
-            }
-            QUIT => (DENIED, 0),
-            _ => (BAD_REQUEST, 0),
-        };
-        m = Return(RET).reply_recv(Tag::new(0).with_slots(1), [status, value, 0, 0], 0);
+        let a = dispatch(&mut rtc, &m);
+        if rtc.quit {
+            let _ = Return(RET).reply(a.tag(), a.words());
+            return 0;
+        }
+        m = Return(RET).reply_recv(Tag::new(0).with_slots(1), a.words(), 0);
     }
 }

@@ -150,7 +150,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            EXTEND | PCR | LOG | RANDOM | SEAL | UNSEAL | COUNTER | INCREMENT | QUIT => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         EXTEND => server.extend(m, m.words[0]),
@@ -162,6 +165,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         COUNTER => server.counter(m, m.words[0]),
         INCREMENT => server.increment(m, m.words[0]),
         QUIT => server.quit(m),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

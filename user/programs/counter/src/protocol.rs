@@ -105,13 +105,16 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            ADD | GET | QUIT | CRASH => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         ADD => server.add(m, m.words[0]),
         GET => server.get(m),
         QUIT => server.quit(m),
         CRASH => server.crash(m, m.words[0]),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

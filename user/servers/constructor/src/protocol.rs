@@ -122,7 +122,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            req::NEW | req::IMAGE | req::ADD_CAP | req::SEAL | req::IS_CONFINED | req::INSTANTIATE | req::BLOB => status::BAD_REQUEST,
+            _ => status::BAD_REQUEST,
+        });
     }
     match label {
         req::NEW => server.new(m, m.words[0], m.words[1], m.words[2]),
@@ -132,6 +135,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         req::IS_CONFINED => server.is_confined(m),
         req::INSTANTIATE => server.instantiate(m, m.words[0], m.words[1], m.words[2]),
         req::BLOB => server.blob(m, m.words[0]),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(status::BAD_REQUEST),
     }
 }

@@ -192,7 +192,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            CREATE | STATS | QUIT | INFO | MAP | UNMAP | SHARE | REVOKE | PIN | UNPIN | DESTROY => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         CREATE => server.create(m, m.words[0]),
@@ -206,6 +209,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         PIN => server.pin(m, m.words[0], m.words[1], m.words[2], m.words[3]),
         UNPIN => server.unpin(m, m.words[0]),
         DESTROY => server.destroy(m),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

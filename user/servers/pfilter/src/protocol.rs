@@ -120,7 +120,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            LOAD_PART | LOAD | RUN | UNLOAD | QUIT => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         LOAD_PART => server.load_part(m, m.words[0]),
@@ -128,6 +131,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         RUN => server.run(m, m.words[0]),
         UNLOAD => server.unload(m, m.words[0]),
         QUIT => server.quit(m),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

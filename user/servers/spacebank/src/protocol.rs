@@ -200,7 +200,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            req::ALLOC_PAGE | req::ALLOC_CAPPAGE | req::ALLOC_ACCOUNT | req::FUND | req::FREE | req::CREATE_BANK | req::RESTRICT | req::INFO | req::DESTROY | req::REPORT | req::ALLOC_PAGES => status::BAD_REQUEST,
+            _ => status::BAD_REQUEST,
+        });
     }
     match label {
         req::ALLOC_PAGE => server.alloc_page(m),
@@ -214,6 +217,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         req::DESTROY => server.destroy(m),
         req::REPORT => server.report(m),
         req::ALLOC_PAGES => server.alloc_pages(m, m.words[0]),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(status::BAD_REQUEST),
     }
 }

@@ -109,7 +109,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            PUT | GET | DELETE | LIST | STATS => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         PUT => server.put(m, m.words[0]),
@@ -117,6 +120,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         DELETE => server.delete(m),
         LIST => server.list(m, m.words[0]),
         STATS => server.stats(m),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

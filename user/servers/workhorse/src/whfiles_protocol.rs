@@ -108,7 +108,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            READ | WRITE | SIZE | SYNC | REMOVE => BAD_REQUEST,
+            _ => BAD_REQUEST,
+        });
     }
     match label {
         READ => server.read(m, m.words[0], m.words[1], m.words[2], m.words[3]),
@@ -116,6 +119,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         SIZE => server.size(m, m.words[0], m.words[1]),
         SYNC => server.sync(m),
         REMOVE => server.remove(m, m.words[0], m.words[1]),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

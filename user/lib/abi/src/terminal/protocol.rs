@@ -134,7 +134,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            WRITE | READ | SET_NOTIFY | NEW | VIEW | SWITCH | LIST => status::BAD_REQUEST,
+            _ => status::INVALID_METHOD,
+        });
     }
     match label {
         WRITE => server.write(m),
@@ -144,6 +147,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         VIEW => server.view(m, m.words[0]),
         SWITCH => server.switch(m, m.words[0]),
         LIST => server.list(m, m.words[0]),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(status::INVALID_METHOD),
     }
 }

@@ -140,7 +140,10 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            req::START | req::STATUS | req::STOP | req::KILL | req::ADMIN | req::ENDED | req::DIED => status::BAD_REQUEST,
+            _ => status::BAD_REQUEST,
+        });
     }
     match label {
         req::START => server.start(m),
@@ -150,6 +153,6 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         req::ADMIN => server.admin(m, m.words[0]),
         req::ENDED => server.ended(m, m.words[0]),
         req::DIED => server.died(m),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(status::BAD_REQUEST),
     }
 }

@@ -89,12 +89,15 @@ pub trait Handler {
 pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_abi::proto::Answer {
     let label = m.tag.label();
     if !serves(label, m.payload) {
-        return keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST);
+        return keep_abi::proto::Answer::refuse(match label {
+            LOOKUP | GRANT | TAKE_GONE => status::BAD_REQUEST,
+            _ => status::BAD_REQUEST,
+        });
     }
     match label {
         LOOKUP => server.lookup(m, m.words[0], m.words[1]),
         GRANT => server.grant(m, m.words[0]),
         TAKE_GONE => server.take_gone(m),
-        _ => keep_abi::proto::Answer::refuse(keep_abi::proto::status::BAD_REQUEST),
+        _ => keep_abi::proto::Answer::refuse(status::BAD_REQUEST),
     }
 }
