@@ -8,7 +8,8 @@
 #![no_std]
 #![no_main]
 
-use keep_abi::{Return, SELF_ASPACE, TIMER, Tag, recv, rights, slot};
+use keep_abi::proto::Answer;
+use keep_abi::{Msg, Return, SELF_ASPACE, TIMER, Tag, recv, rights, slot};
 use keep_rt::println;
 use keep_tpm::cmd::{self, rc};
 use keep_tpm::*;
@@ -185,6 +186,11 @@ struct Server {
     primary: Option<u32>,
     cmd: [u8; 2048],
     rsp: [u8; 4096],
+    /// The request's string, and the reply's.
+    data: [u8; 512],
+    out: [u8; 512],
+    /// QUIT was asked by the root task: exit once the reply is sent.
+    quit: bool,
 }
 
 impl Server {
@@ -353,8 +359,162 @@ impl Server {
     }
 }
 
+/// A reply: its status, word 1, and the bytes of `out` that go in its string.
+fn answer(out: &[u8], (status, value, send): (u64, u64, usize)) -> Answer {
+    let a = Answer::refuse(status).with_results([value, 0, 0]);
+    if send > 0 {
+        keep_rt::ipc_buffer().set_string(&out[..send]);
+        a.with_string()
+    } else {
+        a
+    }
+}
+
+/// The request's string (none: empty), into `data`.
+fn string_of(m: &Msg, data: &mut [u8]) -> usize {
+    if m.tag.has_string() { keep_rt::ipc_buffer().read_string(data) } else { 0 }
+}
+
+/// The requests (abi/services/tpm.toml).  Without a TPM every one but QUIT
+/// answers NO_TPM.
+impl Handler for Server {
+    fn extend(&mut self, m: &Msg, pcr: u64) -> Answer {
+        if self.crb.is_none() {
+            return Answer::refuse(NO_TPM);
+        }
+        let len = string_of(m, &mut self.data);
+        let r = match self.log.check(m.payload, pcr, len) {
+            Err(st) => (st, 0, 0),
+            Ok(()) => {
+                let d: cmd::Digest = self.data[..32].try_into().unwrap();
+                let mut name = [0u8; NAME_LEN];
+                let n = (len - 32).min(NAME_LEN);
+                name[..n].copy_from_slice(&self.data[32..32 + n]);
+                match Server::extend(self, pcr as u32, &d) {
+                    Ok(()) => {
+                        let name = core::str::from_utf8(&name[..n]).unwrap_or("?");
+                        self.log.push(Entry::new(pcr as u32, d, name));
+                        (OK, 0, 0)
+                    }
+                    Err(e) => (e.status().0, e.status().1, 0),
+                }
+            }
+        };
+        answer(&self.out, r)
+    }
+
+    fn pcr(&mut self, _: &Msg, pcr: u64) -> Answer {
+        if self.crb.is_none() {
+            return Answer::refuse(NO_TPM);
+        }
+        if pcr >= 24 {
+            return Answer::refuse(BAD_REQUEST);
+        }
+        let r = match Server::pcr(self, pcr as u32) {
+            Ok(d) => {
+                self.out[..32].copy_from_slice(&d);
+                (OK, 0, 32)
+            }
+            Err(e) => (e.status().0, e.status().1, 0),
+        };
+        answer(&self.out, r)
+    }
+
+    fn log(&mut self, _: &Msg, index: u64) -> Answer {
+        if self.crb.is_none() {
+            return Answer::refuse(NO_TPM);
+        }
+        let r = match self.log.get(index as usize) {
+            Some(e) => {
+                self.out[..32].copy_from_slice(&e.digest);
+                let name = e.name().as_bytes();
+                self.out[32..32 + name.len()].copy_from_slice(name);
+                (OK, e.pcr as u64, 32 + name.len())
+            }
+            None => (END, 0, 0),
+        };
+        answer(&self.out, r)
+    }
+
+    fn random(&mut self, _: &Msg, count: u64) -> Answer {
+        if self.crb.is_none() {
+            return Answer::refuse(NO_TPM);
+        }
+        if !(1..=MAX_RANDOM).contains(&count) {
+            return Answer::refuse(BAD_REQUEST);
+        }
+        let mut out = [0u8; MAX_RANDOM as usize];
+        let r = match Server::random(self, &mut out[..count as usize]) {
+            Ok(n) => (OK, 0, n),
+            Err(e) => (e.status().0, e.status().1, 0),
+        };
+        answer(&out, r)
+    }
+
+    fn seal(&mut self, m: &Msg) -> Answer {
+        if self.crb.is_none() {
+            return Answer::refuse(NO_TPM);
+        }
+        let mut data = [0u8; 512];
+        let len = string_of(m, &mut data);
+        let mut out = [0u8; 512];
+        let r = match Server::seal(self, &data[..len], &mut out) {
+            Ok(n) => (OK, 0, n),
+            Err(e) => (e.status().0, e.status().1, 0),
+        };
+        answer(&out, r)
+    }
+
+    fn unseal(&mut self, m: &Msg) -> Answer {
+        if self.crb.is_none() {
+            return Answer::refuse(NO_TPM);
+        }
+        let mut data = [0u8; 512];
+        let len = string_of(m, &mut data);
+        let mut out = [0u8; 512];
+        let r = match Server::unseal(self, &data[..len], &mut out) {
+            Ok(n) => (OK, 0, n),
+            Err((st, v)) => (st, v, 0),
+        };
+        answer(&out, r)
+    }
+
+    fn counter(&mut self, m: &Msg, which: u64) -> Answer {
+        self.counter_request(m, which, false)
+    }
+
+    fn increment(&mut self, m: &Msg, which: u64) -> Answer {
+        self.counter_request(m, which, true)
+    }
+
+    /// The root task's capability (payload 0) only.
+    fn quit(&mut self, m: &Msg) -> Answer {
+        if m.payload != 0 {
+            return Answer::refuse(DENIED);
+        }
+        self.quit = true;
+        Answer::ok([0; 3])
+    }
+}
+
+impl Server {
+    fn counter_request(&mut self, m: &Msg, which: u64, increment: bool) -> Answer {
+        if self.crb.is_none() {
+            return Answer::refuse(NO_TPM);
+        }
+        let r = match counter_index(m.payload, which) {
+            Err(st) => (st, 0, 0),
+            Ok(index) => match Server::counter(self, index, increment) {
+                Ok(v) => (OK, v, 0),
+                Err(e) => (e.status().0, e.status().1, 0),
+            },
+        };
+        answer(&self.out, r)
+    }
+}
+
 fn main(_: u64, _: u64) -> i32 {
-    let mut s = Server { crb: None, log: Log::new(), primary: None, cmd: [0; 2048], rsp: [0; 4096] };
+    let mut s = Server { crb: None, log: Log::new(), primary: None, cmd: [0; 2048], rsp: [0; 4096], data: [0; 512], out: [0; 512], quit: false };
     match Crb::open() {
         Ok(c) => {
             s.crb = Some(c);
@@ -368,91 +528,18 @@ fn main(_: u64, _: u64) -> i32 {
         }
         Err(why) => println!("tpm: {why}: no TPM, every request answers NO_TPM"),
     }
-    let buf = keep_rt::ipc_buffer();
-    buf.set_recv_slots(&[RET]);
-    let mut data = [0u8; 512];
-    let mut out = [0u8; 512];
+    keep_rt::ipc_buffer().set_recv_slots(&[RET]);
     let mut m = recv(Tag::new(0).with_slots(1), 0);
     loop {
         if m.err != 0 || !m.tag.is_called() {
             m = recv(Tag::new(0).with_slots(1), 0);
             continue;
         }
-        let buf = keep_rt::ipc_buffer();
-        let len = if m.tag.has_string() { buf.read_string(&mut data) } else { 0 };
-        let w0 = m.words[0];
-        // (status, word 1, bytes of `out` to send)
-        if m.tag.label() == QUIT {
-            if m.payload == 0 {
-                let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
-                return 0;
-            }
-            let _ = Return(RET).reply(Tag::new(0), [DENIED, 0, 0, 0]);
-            m = recv(Tag::new(0).with_slots(1), 0);
-            continue;
+        let a = dispatch(&mut s, &m);
+        let _ = Return(RET).reply(a.tag(), a.words());
+        if s.quit {
+            return 0;
         }
-        let (status, value, send) = if s.crb.is_none() {
-            (NO_TPM, 0, 0)
-        } else {
-            match m.tag.label() {
-                EXTEND => match s.log.check(m.payload, w0, len) {
-                    Err(st) => (st, 0, 0),
-                    Ok(()) => {
-                        let d: cmd::Digest = data[..32].try_into().unwrap();
-                        let name = core::str::from_utf8(&data[32..len]).unwrap_or("?");
-                        match s.extend(w0 as u32, &d) {
-                            Ok(()) => {
-                                s.log.push(Entry::new(w0 as u32, d, name));
-                                (OK, 0, 0)
-                            }
-                            Err(e) => (e.status().0, e.status().1, 0),
-                        }
-                    }
-                },
-                PCR if w0 < 24 => match s.pcr(w0 as u32) {
-                    Ok(d) => {
-                        out[..32].copy_from_slice(&d);
-                        (OK, 0, 32)
-                    }
-                    Err(e) => (e.status().0, e.status().1, 0),
-                },
-                LOG => match s.log.get(w0 as usize) {
-                    Some(e) => {
-                        out[..32].copy_from_slice(&e.digest);
-                        let name = e.name().as_bytes();
-                        out[32..32 + name.len()].copy_from_slice(name);
-                        (OK, e.pcr as u64, 32 + name.len())
-                    }
-                    None => (END, 0, 0),
-                },
-                RANDOM if (1..=MAX_RANDOM).contains(&w0) => match s.random(&mut out[..w0 as usize]) {
-                    Ok(n) => (OK, 0, n),
-                    Err(e) => (e.status().0, e.status().1, 0),
-                },
-                SEAL => match s.seal(&data[..len], &mut out) {
-                    Ok(n) => (OK, 0, n),
-                    Err(e) => (e.status().0, e.status().1, 0),
-                },
-                UNSEAL => match s.unseal(&data[..len], &mut out) {
-                    Ok(n) => (OK, 0, n),
-                    Err((st, v)) => (st, v, 0),
-                },
-                COUNTER | INCREMENT => match counter_index(m.payload, w0) {
-                    Err(st) => (st, 0, 0),
-                    Ok(index) => match s.counter(index, m.tag.label() == INCREMENT) {
-                        Ok(v) => (OK, v, 0),
-                        Err(e) => (e.status().0, e.status().1, 0),
-                    },
-                },
-                _ => (BAD_REQUEST, 0, 0),
-            }
-        };
-        let mut reply = Tag::new(0);
-        if send > 0 {
-            keep_rt::ipc_buffer().set_string(&out[..send]);
-            reply = reply.with_string();
-        }
-        let _ = Return(RET).reply(reply, [status, value, 0, 0]);
         m = recv(Tag::new(0).with_slots(1), 0);
     }
 }

@@ -15,6 +15,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use keep_abi::proto::Answer;
 use keep_abi::{Checkpoint, Error, Return, SELF_ASPACE, Sender, Tag, err, recv, rights, slot};
 use keep_blk::{Client, Error as BlkError};
 use keep_checkpointer::pool::{self, Freshness, Image, Key};
@@ -597,6 +598,26 @@ impl Server {
 
 /// The next call (the return capability's slot named again: the block
 /// server's and the clock's lookups name theirs).
+/// The requests (abi/services/checkpointer.toml), the administrator's
+/// only: `dispatch` refuses them through any other payload.
+impl Handler for Server {
+    fn checkpoint(&mut self, _: &keep_abi::Msg) -> Answer {
+        match Server::checkpoint(self) {
+            Ok(c) => Answer::ok([c.seq, c.pages_written, c.blocks_written]),
+            Err((st, e)) => {
+                keep_rt::ipc_buffer().set_string(e.as_bytes());
+                Answer::refuse(st).with_string()
+            }
+        }
+    }
+
+    fn status(&mut self, _: &keep_abi::Msg) -> Answer {
+        let (seq, time, pages) = self.store.current.as_ref().map_or((0, 0, 0), |c| (c.seq, c.time, c.pages.len() as u64));
+        keep_rt::ipc_buffer().set_string(self.report().as_bytes());
+        Answer::ok([seq, time, pages]).with_string()
+    }
+}
+
 fn receive(wait: u64) -> keep_abi::Msg {
     keep_rt::ipc_buffer().set_recv_slots(&[RET]);
     recv(Tag::new(0).with_slots(1), wait)
@@ -665,25 +686,8 @@ fn main(arg: u64, _: u64) -> i32 {
             m = receive(wait);
             continue;
         }
-        let (words, text) = match (m.payload, m.tag.label()) {
-            (0, CHECKPOINT) => match s.checkpoint() {
-                Ok(c) => ([OK, c.seq, c.pages_written, c.blocks_written], None),
-                Err((st, e)) => ([st, 0, 0, 0], Some(e)),
-            },
-            (0, STATUS) => {
-                let (seq, time, pages) = s.store.current.as_ref().map_or((0, 0, 0), |c| (c.seq, c.time, c.pages.len() as u64));
-                ([OK, seq, time, pages], Some(s.report()))
-            }
-            _ => ([BAD_REQUEST, 0, 0, 0], None),
-        };
-        let tag = match text {
-            Some(t) => {
-                keep_rt::ipc_buffer().set_string(t.as_bytes());
-                Tag::new(0).with_string()
-            }
-            None => Tag::new(0),
-        };
-        let _ = Return(RET).reply(tag, words);
+        let a = dispatch(&mut s, &m);
+        let _ = Return(RET).reply(a.tag(), a.words());
         m = receive(wait);
     }
 }
