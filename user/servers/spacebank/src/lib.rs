@@ -30,7 +30,7 @@ use keep_abi::{Error, Process, Sender, Tag, err, slot, ty};
 use keep_loader::{Child, FrameSource, Grant, Loader, SlotPool, Spec};
 
 pub mod protocol;
-pub use protocol::{needs, req, rights};
+pub use protocol::{Handler, dispatch, needs, req, rights};
 
 /// ALLOC_PAGES: the most pages in one run (the run's cappage keeps the
 /// last of its 256 slots for itself).

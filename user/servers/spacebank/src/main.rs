@@ -18,7 +18,8 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 
-use keep_abi::{Account, Error, IpcBuffer, MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Tag, rights as krights, ty};
+use keep_abi::proto::Answer;
+use keep_abi::{Account, Error, IpcBuffer, MEMORY, Msg, Return, SELF_ASPACE, SELF_PROCESS, Tag, rights as krights, ty};
 use keep_loader::SlotPool;
 use keep_rt::println;
 use keep_spacebank::*;
@@ -74,6 +75,8 @@ struct Server {
     /// Regions of RUNS free for a run's cappage, and the next never used.
     free_regions: Vec<u64>,
     next_region: u64,
+    /// The bank of the request being answered (`admit`).
+    current: usize,
 }
 
 /// A handle: the object's index in bits 0-31, its generation above.
@@ -119,6 +122,7 @@ impl Server {
             slots,
             free_regions: Vec::new(),
             next_region: 0,
+            current: 0,
         }
     }
 
@@ -465,48 +469,79 @@ impl Server {
         Ok(([nb as u64, na as u64, 0], None))
     }
 
-    /// Answers one request made through a capability with `payload`.
-    fn serve(&mut self, label: u64, from: u64, w: [u64; 4], buf: &mut IpcBuffer) -> Reply {
-        let Some(bank) = self.bank_of(from) else {
-            return Err(status::STALE);
-        };
-        let have = payload_rights(from);
-        let need = match label {
-            req::ALLOC_PAGE | req::ALLOC_CAPPAGE | req::ALLOC_PAGES | req::ALLOC_ACCOUNT | req::FUND | req::CREATE_BANK => {
-                rights::ALLOC
-            }
-            req::FREE => rights::FREE,
-            req::DESTROY => rights::DESTROY,
-            req::INFO | req::REPORT => rights::INFO,
-            req::RESTRICT => 0,
-            _ => return Err(status::BAD_REQUEST),
-        };
-        if have & need != need {
+    /// What every request checks before its method runs: the bank the
+    /// capability names is alive (else STALE) and the capability holds the
+    /// rights the request needs (`needs`, from abi/services/spacebank.toml;
+    /// else NO_RIGHTS).  The bank is kept for the method.
+    fn admit(&mut self, m: &keep_abi::Msg) -> Result<(), u64> {
+        let bank = self.bank_of(m.payload).ok_or(status::STALE)?;
+        let need = needs(m.tag.label());
+        if payload_rights(m.payload) & need != need {
             return Err(status::NO_RIGHTS);
         }
-        match label {
-            req::ALLOC_PAGE => self.alloc_frame(bank, kind::PAGE),
-            req::ALLOC_CAPPAGE => self.alloc_frame(bank, kind::CAPPAGE),
-            req::ALLOC_PAGES => self.alloc_run(bank, w[0]),
-            req::ALLOC_ACCOUNT => self.alloc_account(bank, w[0]),
-            req::FUND => self.fund(bank, w[0], w[1]),
-            req::FREE => self.free(bank, w[0]),
-            req::CREATE_BANK => self.create_bank(bank, w[0]),
-            req::RESTRICT => {
-                if w[0] & !rights::ALL != 0 {
-                    return Err(status::BAD_REQUEST);
-                }
-                let g = self.banks[bank].generation;
-                let slot = self.mint(payload(bank as u64, g, have & w[0]))?;
-                Ok(([0; 3], Some(slot)))
+        self.current = bank;
+        Ok(())
+    }
+}
+
+/// A method's reply as the generated protocol's answer: the capability it
+/// minted goes in the send slots, the string it wrote stays in the buffer.
+fn answer(r: Reply) -> Answer {
+    let buf = keep_rt::ipc_buffer();
+    match r {
+        Ok((w, cap)) => {
+            let mut a = Answer::ok(w);
+            if let Some(c) = cap {
+                a = a.with_caps(buf.set_send_caps(&[(c, 0)]));
             }
-            req::INFO => self.info(bank),
-            req::DESTROY => {
-                self.destroy_bank(bank);
-                Ok(([0; 3], None))
-            }
-            _ => self.report(bank, buf),
+            if buf.send_len > 0 { a.with_string() } else { a }
         }
+        Err(s) => Answer::refuse(s),
+    }
+}
+
+/// The requests (abi/services/spacebank.toml), each on the bank `admit`
+/// found.
+impl Handler for Server {
+    fn alloc_page(&mut self, _: &Msg) -> Answer {
+        answer(self.alloc_frame(self.current, kind::PAGE))
+    }
+    fn alloc_cappage(&mut self, _: &Msg) -> Answer {
+        answer(self.alloc_frame(self.current, kind::CAPPAGE))
+    }
+    fn alloc_pages(&mut self, _: &Msg, n: u64) -> Answer {
+        answer(self.alloc_run(self.current, n))
+    }
+    fn alloc_account(&mut self, _: &Msg, frames: u64) -> Answer {
+        answer(Server::alloc_account(self, self.current, frames))
+    }
+    fn fund(&mut self, _: &Msg, handle: u64, frames: u64) -> Answer {
+        answer(Server::fund(self, self.current, handle, frames))
+    }
+    fn free(&mut self, _: &Msg, handle: u64) -> Answer {
+        answer(Server::free(self, self.current, handle))
+    }
+    fn create_bank(&mut self, _: &Msg, limit: u64) -> Answer {
+        answer(Server::create_bank(self, self.current, limit))
+    }
+    /// A capability to the same bank with fewer rights (never more).
+    fn restrict(&mut self, m: &Msg, mask: u64) -> Answer {
+        if mask & !rights::ALL != 0 {
+            return Answer::refuse(status::BAD_REQUEST);
+        }
+        let bank = self.current;
+        let g = self.banks[bank].generation;
+        answer(self.mint(payload(bank as u64, g, payload_rights(m.payload) & mask)).map(|slot| ([0; 3], Some(slot))))
+    }
+    fn info(&mut self, _: &Msg) -> Answer {
+        answer(Server::info(self, self.current))
+    }
+    fn destroy(&mut self, _: &Msg) -> Answer {
+        self.destroy_bank(self.current);
+        Answer::ok([0; 3])
+    }
+    fn report(&mut self, _: &Msg) -> Answer {
+        answer(Server::report(self, self.current, keep_rt::ipc_buffer()))
     }
 }
 
@@ -521,18 +556,11 @@ fn main(limit: u64, _: u64) -> i32 {
             continue;
         }
         buf.send_len = 0;
-        let (words, cap) = match server.serve(m.tag.label(), m.payload, m.words, buf) {
-            Ok((w, cap)) => ([status::OK, w[0], w[1], w[2]], cap),
-            Err(s) => ([s, 0, 0, 0], None),
+        let a = match server.admit(&m) {
+            Ok(()) => dispatch(&mut server, &m),
+            Err(s) => Answer::refuse(s),
         };
-        let mut tag = Tag::new(0).with_slots(1);
-        if let Some(c) = cap {
-            tag = tag.with_caps(buf.set_send_caps(&[(c, 0)]));
-        }
-        if buf.send_len > 0 {
-            tag = tag.with_string();
-        }
         // The receive slots stay [RET]: a reply's capability goes out, none comes in.
-        m = Return(RET).reply_recv(tag, words, 0);
+        m = Return(RET).reply_recv(a.tag().with_slots(1), a.words(), 0);
     }
 }
