@@ -451,7 +451,7 @@ SYSFUZZ_CALLS ?= 1000000
 sysfuzz-long: deps image
 	$(PYTHON) tools/test_sysfuzz.py --seed $(SYSFUZZ_SEED) --calls $(SYSFUZZ_CALLS)
 
-# The network from the host (docs/devices.md, "The network"): TCP echo of a
+# The network from the host (docs/network.md, "The network"): TCP echo of a
 # few MiB and the status lines through QEMU's port forwarding.
 .PHONY: net-test
 net-test: $(SUITE_DEPS)

@@ -42,7 +42,7 @@ DEBUG_EXIT = ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
 # The guest's TCP port that `-netdev user` forwards a host port to
 # (docs/devices.md, "The machine").
 GUEST_TCP_PORT = 7
-# The network's status service (docs/devices.md, "The network"): port 8 of
+# The network's status service (docs/network.md, "The network"): port 8 of
 # each of the description's two stacks, forwarded from host ports of its own.
 GUEST_STATUS = ["10.0.2.15:8", "10.0.2.16:8"]
 # The network benchmarks' port (TCP and UDP; tools/netpeer.py).

@@ -962,7 +962,7 @@ def test_bad_images():
 
 def test_no_iommu():
     """The machine without an IOMMU: the drivers run through the PCI
-    server's software mediator (docs/devices.md, "Software DMA
+    server's software mediator (docs/pci.md, "Software DMA
     mediation")."""
     g = Guest(iommu=False)
     try:
@@ -976,7 +976,7 @@ def test_no_iommu():
         check("devices without the IOMMU says so and still lists the functions",
               "IOMMU: none" in out and "virtio block" in out, g.out[m:].decode(errors="replace"))
         # The disk without the IOMMU: the PCI server's mediator checks every
-        # descriptor (docs/devices.md, "Software DMA mediation").
+        # descriptor (docs/pci.md, "Software DMA mediation").
         check("without the IOMMU the boot-time block server drives the disk through the PCI server's mediator",
               "blk: virtio-blk 00:02.0: 131072 sectors, DMA through the PCI server's mediator (no IOMMU)" in g.text(),
               g.text()[-800:])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Whole-system test of the network (docs/devices.md, "The network").
+"""Whole-system test of the network (docs/network.md, "The network").
 
 Boots Keep with its virtio-net NIC on QEMU's user network; the system
 description (user/system/system.conf) starts the network at boot: the

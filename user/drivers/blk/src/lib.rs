@@ -1,4 +1,4 @@
-//! The block server's protocol and client side (docs/devices.md, "The
+//! The block server's protocol and client side (docs/block.md, "The
 //! block server").  The server drives the virtio-blk disk (a session from
 //! the PCI server, its DMA confined to the session's domain) and serves
 //! clients, each confined to its own range of sectors with its own rights.

@@ -1,5 +1,5 @@
 //! What the block server holds for each client, and the rule that bounds
-//! it (docs/devices.md, "The block server", "Buffers per client").
+//! it (docs/block.md, "The block server", "Buffers per client").
 //!
 //! The server's buffer table (`TABLE` entries: a 2 MiB window each in its
 //! address space and its DMA domain) is shared by all clients.  No client

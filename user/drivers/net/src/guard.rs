@@ -1,4 +1,4 @@
-//! Rings whose pages go while attached (docs/devices.md, "Frame rings"):
+//! Rings whose pages go while attached (docs/network.md, "Frame rings"):
 //! a stack pays for its ring, so it can take the pages away whenever it
 //! likes (it revokes its share, destroys the dataspace, or destroys a
 //! sub-bank that paid for it), and the server's next touch of the ring

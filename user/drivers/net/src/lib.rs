@@ -1,5 +1,5 @@
 //! The network server's protocol, its demultiplexing rule and the client
-//! side (docs/devices.md, "The network").  The server drives the
+//! side (docs/network.md, "The network").  The server drives the
 //! virtio-net NIC (a session from the PCI server, its DMA confined to the
 //! session's domain) and switches Ethernet frames between the NIC and
 //! the network stacks registered with it, each a client with an IPv4
@@ -21,7 +21,7 @@
 //! dropped (and the ring let go of, as when its pages go).  `RESET_NIC`
 //! has the server do the same now, as if the NIC had stopped.
 //!
-//! A stack that attached a ring (ring.rs; docs/devices.md, "Frame rings")
+//! A stack that attached a ring (ring.rs; docs/network.md, "Frame rings")
 //! gets its frames there and submits them there: no message carries a
 //! frame, `KICK` says that frames wait in an empty `TX_SUBMIT`, and
 //! `WAIT` takes them too and (flag `WAIT_TX`) also ends when transmit

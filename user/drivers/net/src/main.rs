@@ -1,4 +1,4 @@
-//! The network server (protocol: lib.rs; docs/devices.md, "The network").
+//! The network server (protocol: lib.rs; docs/network.md, "The network").
 //! It opens the virtio-net function through the PCI server (capability at
 //! PCI_SLOT), drives it with `virtio-drivers` whose DMA memory is pages it
 //! holds, mapped into the session's DMA domain, and switches frames

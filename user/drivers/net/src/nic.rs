@@ -25,7 +25,7 @@
 //! Why not `VirtIONetRaw`: it sends one buffer per frame, so the header
 //! would have to precede the frame in the stack's memory.  And every
 //! transmit and every receive buffer handed back is followed by a kick of
-//! the PCI server's mediator (without an IOMMU; docs/devices.md, "Software
+//! the PCI server's mediator (without an IOMMU; docs/pci.md, "Software
 //! DMA mediation"), which `VirtIONet`'s spinning `send` left no place for.
 
 use alloc::string::String;

@@ -1,5 +1,5 @@
 //! Frame rings: a stack's frames in a dataspace it shares with the
-//! network server (docs/devices.md, "Frame rings"), in the spirit of
+//! network server (docs/network.md, "Frame rings"), in the spirit of
 //! Genode's packet stream and DROPS's shared buffers: the frames stay in
 //! the stack's pages, and what crosses are descriptors in four
 //! single-producer, single-consumer queues on the dataspace's first page.

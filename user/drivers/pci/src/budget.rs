@@ -1,4 +1,4 @@
-//! What a session's kernel objects cost, and who pays (docs/devices.md,
+//! What a session's kernel objects cost, and who pays (docs/pci.md,
 //! "The PCI server", "Each session's budget").
 //!
 //! A session's DMA domain grows page tables as its driver maps pages (at

@@ -1,4 +1,4 @@
-//! The PCI server's protocol and client side (docs/devices.md, "The PCI
+//! The PCI server's protocol and client side (docs/pci.md, "The PCI
 //! server").  The server owns PCI configuration space (the ECAM window, as
 //! DEVMEM) and hands each driver a session for one function: filtered
 //! configuration access, its memory BARs as DEVMEM, and a DMA domain the
@@ -11,7 +11,7 @@
 //! `DENIED`: its registers place the machine's memory, ports and
 //! interrupts.  A released session answers `STALE`.
 //!
-//! The `VIRTIO_*` calls are the software DMA mediator (docs/devices.md,
+//! The `VIRTIO_*` calls are the software DMA mediator (docs/pci.md,
 //! "Software DMA mediation"): on a machine without an IOMMU the server keeps
 //! a virtio function's common configuration structure (and with it every
 //! queue address register) and its descriptor tables to itself, and writes

@@ -1,4 +1,4 @@
-//! The PCI server (docs/devices.md, "The PCI server"; protocol in lib.rs).
+//! The PCI server (docs/pci.md, "The PCI server"; protocol in lib.rs).
 //! It is given DEVMEM, INTERRUPT and an account; it keeps bus 0's configuration space
 //! (the ECAM window) to itself, lists the functions, and opens a session
 //! per function for one driver at a time, with a DMA domain the function
@@ -430,7 +430,7 @@ impl Server {
     /// The device capability in slot `s` (the server's own restricted copy),
     /// handed to the session's driver as a wrapper that RELEASE destroys:
     /// with it go the driver's mappings of the BAR and its bindings of the
-    /// line (docs/devices.md, "Taking a device back").  Returns the slot of
+    /// line (docs/pci.md, "Taking a device back").  Returns the slot of
     /// the copy to send; `s` is freed either way.
     fn hand_out(&mut self, idx: usize, s: u64) -> Option<u64> {
         let account = self.account(idx);

@@ -1,4 +1,4 @@
-//! Software DMA mediation (DROPS section 3; docs/devices.md, "Software DMA
+//! Software DMA mediation (DROPS section 3; docs/pci.md, "Software DMA
 //! mediation"): on a machine without an IOMMU nothing stops a device from
 //! reading or writing any physical address its driver names, so for a
 //! virtio PCI (1.0, "modern") function the PCI server keeps everything that

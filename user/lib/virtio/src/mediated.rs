@@ -1,4 +1,4 @@
-//! The driver's side of software DMA mediation (docs/devices.md, "Software
+//! The driver's side of software DMA mediation (docs/pci.md, "Software
 //! DMA mediation"; the PCI server's mediator.rs is the other side): on a
 //! machine without an IOMMU the driver holds neither the function's common
 //! configuration structure nor the rings the device reads.  This transport

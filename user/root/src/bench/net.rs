@@ -1,4 +1,4 @@
-//! The network server (docs/devices.md, "The network"): what one frame
+//! The network server (docs/network.md, "The network"): what one frame
 //! costs between two stacks that the server switches directly (a SEND
 //! from one, the RECV of the other: two calls, the frame copied through
 //! two message strings and the server's queue).  No device I/O is in the

@@ -1,5 +1,5 @@
 //! A network stack in a process of its own: `smoltcp` over the network
-//! server's protocol (docs/devices.md, "The network").  Its services: bit
+//! server's protocol (docs/network.md, "The network").  Its services: bit
 //! 0 the TCP echo service on port 7, bit 1 the status service on port 8,
 //! which answers each connection with one line of counters and closes it;
 //! bit 2 a ping of the gateway at start (ICMP echo, again every 2 s until

@@ -1,5 +1,5 @@
 //! BLK0005: the block server's batches (`READ_DS_V`, `WRITE_DS_V`;
-//! docs/devices.md, "Batches"): a batch writes from a dataspace and another
+//! docs/block.md, "Batches"): a batch writes from a dataspace and another
 //! reads it back, several entries on the device at once; every kind of
 //! malformed batch gets its status and entry and changes neither the disk,
 //! the client's pages nor the server's state; a revoked share is refused.

@@ -425,7 +425,7 @@ pub fn msi_route(cx: &mut Cx) -> TestResult {
     })
 }
 
-// Device capabilities revoked through wrappers (docs/devices.md,
+// Device capabilities revoked through wrappers (docs/pci.md,
 // "Taking a device back"): what was mapped, bound or routed through a
 // wrapper goes when the wrapper is destroyed; the rest stays.
 

@@ -878,7 +878,7 @@ pub fn pci_msi(cx: &mut Cx) -> TestResult {
 }
 
 /// RELEASE takes the device back from a driver that is still running
-/// (docs/devices.md, "Taking a device back"): the BAR it mapped is
+/// (docs/pci.md, "Taking a device back"): the BAR it mapped is
 /// unmapped, the line it bound is unbound, and what it was given is STALE.
 pub fn pci_take_back(cx: &mut Cx) -> TestResult {
     const VA: u64 = 0x0000_5e10_0000_0000;

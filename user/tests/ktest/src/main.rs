@@ -479,7 +479,7 @@ const TESTS: &[Test] = &[
     ("BLK0007", "a block client attaching buffer after buffer holds at most its part of the table (NO_RESOURCES past it); another client attaches and is served; its buffers come back when its dataspaces go", drivers::blk_buffers_per_client),
     ("BLK0008", "without an IOMMU a client destroying its dataspace under its own batch: the frames on the device are held, none is given out, the reset lets go of them", blkreset::blk_destroy_in_flight),
     ("BLK0009", "the block server answers FLUSH after FLUSH in a long row (blocking requests reuse its bounce pages and their addresses)", drivers::blk_flushes),
-    // The network (docs/devices.md, "The network").
+    // The network (docs/network.md, "The network").
     ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),
     ("NET0003", "two smoltcp stacks in their own processes answer ARP and ICMP echo, each handed only its own frames", net::net_stacks),

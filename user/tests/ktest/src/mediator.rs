@@ -1,4 +1,4 @@
-//! Software DMA mediation (docs/devices.md, "Software DMA mediation"):
+//! Software DMA mediation (docs/pci.md, "Software DMA mediation"):
 //! without an IOMMU the PCI server keeps a virtio function's common
 //! configuration and rings to itself and puts on the device only
 //! descriptors that lie in pages mapped in the driver's DMA domain.  These

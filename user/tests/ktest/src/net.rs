@@ -1,4 +1,4 @@
-//! The network server (user/drivers/net) and its stacks (docs/devices.md,
+//! The network server (user/drivers/net) and its stacks (docs/network.md,
 //! "The network"): the protocol and every refusal, demultiplexing by
 //! address, the NIC's path to QEMU's user network, and two smoltcp stacks
 //! in processes of their own answering ARP and ICMP echo.  ktest itself

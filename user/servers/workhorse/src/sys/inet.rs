@@ -163,7 +163,7 @@ struct Net {
 
 /// The external interface's device: a client of the network server,
 /// its frames in a ring in a dataspace of the workhorse's (keep_net::ring;
-/// smoltcp reads and writes them in place, docs/devices.md, "Frame rings").
+/// smoltcp reads and writes them in place, docs/network.md, "Frame rings").
 struct Nic {
     server: NetServer,
     /// The slot of its sender (looked up again after the server went).
