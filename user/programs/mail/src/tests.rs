@@ -251,3 +251,12 @@ fn shown_text_has_no_control_characters() {
     assert_eq!(subject("Subject: ".to_string().as_bytes()), "");
     assert!(subject(&[b'a'; 100]).ends_with("..."));
 }
+
+/// The same mailbox as tools/mailbox.py makes (the host test server's
+/// code, from the RFCs) with the same keys and nonces: byte for byte.
+#[test]
+fn the_python_sender_makes_the_same_bytes() {
+    use sha2::{Digest, Sha256};
+    let b = mailbox(3, &[(1, "Subject: hello\n\nfirst"), (2, "Subject: again\n\nsecond")]);
+    assert_eq!(hex(&Sha256::digest(&b)), "8a06fa33bba6a05470719daac38c62739f7bde20471f78c096b93af6de655491");
+}
