@@ -4,7 +4,8 @@ mail reader"): a boot of the default system with a new TPM state on a copy
 of build/disk.img written for real, and a mail server on the host
 (Python's http.server on 127.0.0.1, which the guest reaches as 10.0.2.2)
 holding mailboxes sealed to the reader's public key (tools/mailbox.py):
-  - `run mail &`, Ctrl-T and its terminal's number: the reader makes its
+  - Ctrl-T and its terminal's number, Enter: the reader (a server of the
+    description, idle until then) makes its
     key pair and shows its public key, which it also writes to mail.pub in
     the workhorse; the test reads it there, and the user trusts the
     server's public key on the reader's terminal;
@@ -119,10 +120,12 @@ def start_reader(g, what):
     check(f"vt lists the reader's own interactive terminal ({what})", vt, out)
     if vt is None:
         return None, ""
-    g.cmd("run mail &", 60)
     r = Reader(g, vt)
-    ok, seen = r.to_reader()
-    check(f"run mail &, Ctrl-T {vt}: the reader's terminal with its owner line and prompt ({what})", ok, seen)
+    m = g.send_keys(b"\x14" + vt.encode())
+    ok = g.expect(f"\u258c[keep: vt{vt} mail]".encode(), 30, m) and g.expect(b"Enter opens it", 60, m)
+    g.send(""); ok = ok and g.expect(PROMPT, 120, m)
+    seen = g.out[m:].decode(errors="replace")
+    check(f"Ctrl-T {vt}, Enter: the reader on its own terminal opens its keys and state ({what})", ok, seen)
     return r, seen
 
 

@@ -428,7 +428,7 @@ impl App {
     }
 }
 
-const HELP: &str = "mail: commands: key (the reader's public key), trust KEY (the sender's public key), fetch (check and take the mailbox the workhorse keeps), list, show N (and mark it read), note [TEXT], quit";
+const HELP: &str = "mail: commands: key (the reader's public key), trust KEY (the sender's public key), fetch (check and take the mailbox the workhorse keeps), list, show N (and mark it read), note [TEXT]";
 
 fn main(_: u64, _: u64) -> i32 {
     let t = Terminal(proto::SLOT);
@@ -436,21 +436,38 @@ fn main(_: u64, _: u64) -> i32 {
         println!("mail: no terminal of its own (the description's line needs `terminal`)");
         return 2;
     }
-    let tty = Tty { t, note: Notification(NOTE), line: String::new(), last_cr: false };
+    let mut tty = Tty { t, note: Notification(NOTE), line: String::new(), last_cr: false };
     println!("mail: the trusted mail reader is on its own terminal (Ctrl-T and its number)");
+    // Nothing is opened until the user comes to the terminal: a boot
+    // that never reads mail never touches the vault or the workhorse.
+    loop {
+        tty.out("mail: the trusted mail reader: Enter opens it\r\n");
+        if tty.read_line().is_none() {
+            return 1;
+        }
+        match open(tty) {
+            Ok(app) => run(app),
+            Err(t) => tty = t,
+        }
+    }
+}
+
+/// The reader's keys, its state and its note; Err(the terminal) when the
+/// vault or the workhorse cannot be had (said on the terminal).
+fn open(tty: Tty) -> Result<App, Tty> {
     tty.say("mail: the trusted mail reader");
     let vault = match names::lookup_patiently("vault", VAULT, keep_rt::ipc_buffer()) {
         Ok(s) => Client(s),
         Err(e) => {
             tty.say(&alloc::format!("mail: no vault ({})", names::status::name(e)));
-            return 2;
+            return Err(tty);
         }
     };
     let w = match workhorse() {
         Ok(s) => Wh(s),
         Err(e) => {
             tty.say(&alloc::format!("mail: no workhorse ({})", names::status::name(e)));
-            return 2;
+            return Err(tty);
         }
     };
     // The key pair: the private key made here and kept only in the vault.
@@ -459,22 +476,22 @@ fn main(_: u64, _: u64) -> i32 {
         Ok(32) => {}
         Ok(_) => {
             tty.say("mail: the vault's key is not 32 bytes: refused");
-            return 1;
+            return Err(tty);
         }
         Err(keep_vault::NOT_FOUND) => {
             if !Rdrand.fill(&mut secret) {
                 tty.say("mail: no random numbers for a key");
-                return 1;
+                return Err(tty);
             }
             if let Err(e) = vault.put(SECRET, &secret) {
                 tty.say(&alloc::format!("mail: the vault refused the new key ({})", vault_status(e)));
-                return 1;
+                return Err(tty);
             }
             tty.say("mail: a new key pair; the private key is in the vault");
         }
         Err(e) => {
             tty.say(&alloc::format!("mail: the vault refused the key ({})", vault_status(e)));
-            return 1;
+            return Err(tty);
         }
     }
     let mut sk = [0u8; 32];
@@ -499,7 +516,10 @@ fn main(_: u64, _: u64) -> i32 {
         },
         Err(e) => Err(e),
     };
-    let mut app = App { tty, files, secret, sender, state, note };
+    Ok(App { tty, files, secret, sender, state, note })
+}
+
+fn run(mut app: App) -> ! {
     let public = app.public();
     let exported = app.files.store.write("mail.pub", 0, alloc::format!("{public}\n").as_bytes());
     app.tty.say(&alloc::format!(
@@ -519,7 +539,9 @@ fn main(_: u64, _: u64) -> i32 {
     }
     loop {
         app.tty.out("mail> ");
-        let Some(line) = app.tty.read_line() else { return 1 };
+        let Some(line) = app.tty.read_line() else {
+            keep_rt::exit(1)
+        };
         match state::parse(&line) {
             Command::Empty => {}
             Command::Help => app.tty.say(HELP),
@@ -529,10 +551,6 @@ fn main(_: u64, _: u64) -> i32 {
             Command::List => app.list(),
             Command::Show(id) => app.show(id),
             Command::Note(t) => app.note(t),
-            Command::Quit => {
-                app.tty.say("mail: bye");
-                return 0;
-            }
             Command::Bad(why) => app.tty.say(&alloc::format!("mail: {why}")),
         }
     }

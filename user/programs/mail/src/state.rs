@@ -237,7 +237,6 @@ pub enum Command<'a> {
     Show(u64),
     /// Shows the note, or sets it.
     Note(Option<&'a str>),
-    Quit,
     /// Not a command: why.
     Bad(&'static str),
 }
@@ -265,8 +264,7 @@ pub fn parse(line: &str) -> Command<'_> {
         "note" if rest.is_empty() => Command::Note(None),
         "note" if rest.len() > MAX_NOTE => Command::Bad("a note is at most 512 bytes"),
         "note" => Command::Note(Some(rest)),
-        "quit" | "exit" if rest.is_empty() => Command::Quit,
-        "help" | "?" | "key" | "fetch" | "list" | "ls" | "quit" | "exit" => Command::Bad("that command takes no argument"),
+        "help" | "?" | "key" | "fetch" | "list" | "ls" => Command::Bad("that command takes no argument"),
         _ => Command::Bad("no such command (help: the commands)"),
     }
 }
