@@ -501,7 +501,7 @@ def system_description(g):
     quits is restarted by its supervisor, ps and mem show the system."""
     text = g.text()
     check("the root task builds the system description at boot",
-          "system: system: 5 banks, 11 servers started, 10 programs to run" in text, text[-800:])
+          "system: system: 5 banks, 12 servers started, 10 programs to run" in text, text[-800:])
     opened = g.expect(b"checkpointer: area of 2048 blocks: no checkpoint in the area; starting afresh", 30)
     check("the description's checkpointer opens its area on the disk at boot (docs/persistence.md)",
           opened, g.text()[-800:])
