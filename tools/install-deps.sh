@@ -11,6 +11,10 @@ command -v nm >/dev/null || need+=(binutils)
 command -v gcc >/dev/null || need+=(gcc)
 # The machine's TPM 2.0 (tools/qemu.py starts a swtpm for each QEMU).
 command -v swtpm >/dev/null || need+=(swtpm swtpm-tools)
+# The mail test's sender seals mailboxes with the `cryptography` package
+# (tools/mail_sender.py; Debian's, also for a python3 of its own beside it).
+python3 -c 'import cryptography' 2>/dev/null || /usr/bin/python3 -c 'import cryptography' 2>/dev/null \
+    || need+=(python3-cryptography)
 # The workhorse's conformance programs are linked statically (gcc -static).
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || need+=(libc6-dev)
 # `make bench` builds its icount plugin (tools/icount-plugin) with the gcc

@@ -3,7 +3,7 @@
 mail reader"): a boot of the default system with a new TPM state on a copy
 of build/disk.img written for real, and a mail server on the host
 (Python's http.server on 127.0.0.1, which the guest reaches as 10.0.2.2)
-holding mailboxes sealed to the reader's public key (tools/mailbox.py):
+holding mailboxes sealed to the reader's public key (tools/mail_sender.py):
   - Ctrl-T and its terminal's number, Enter: the reader (a server of the
     description, idle until then) makes its
     key pair and shows its public key, which it also writes to mail.pub in
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import mailbox  # noqa: E402
+import mail_sender as mailbox  # noqa: E402
 import qemu  # noqa: E402
 import test_boot  # noqa: E402
 from test_tpm import Guest  # noqa: E402

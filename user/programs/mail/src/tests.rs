@@ -252,8 +252,8 @@ fn shown_text_has_no_control_characters() {
     assert!(subject(&[b'a'; 100]).ends_with("..."));
 }
 
-/// The same mailbox as tools/mailbox.py makes (the host test server's
-/// code, from the RFCs) with the same keys and nonces: byte for byte.
+/// The same mailbox as tools/mail_sender.py makes (the host test server's
+/// sender) with the same keys and nonces: byte for byte.
 #[test]
 fn the_python_sender_makes_the_same_bytes() {
     use sha2::{Digest, Sha256};
