@@ -23,7 +23,7 @@ pub const WRITE: u64 = 6;
 pub const FLUSH: u64 = 7;
 /// Attaches a dataspace capability (of the server's own manager): the server pins it into its DMA domain; the buffer number, its pages and rights. (interface CLIENTS)
 pub const ATTACH: u64 = 8;
-/// Lets go of a buffer. (interface CLIENTS)
+/// Lets go of a buffer (IN_USE while it holds the client's ring). (interface CLIENTS)
 pub const DETACH: u64 = 9;
 /// Reads 1 to MAX_DS_SECTORS = 256 sectors into the buffer's pages at byte offset, the device doing the copying. (interface CLIENTS)
 pub const READ_DS: u64 = 10;
@@ -39,6 +39,12 @@ pub const READ_DS_V: u64 = 14;
 pub const WRITE_DS_V: u64 = 15;
 /// Device resets, requests started again after one, submissions the mediator refused. (interface ADMIN)
 pub const DEVICE_STATS: u64 = 0x10;
+/// Sets the client's request ring up in the page at byte offset (page-aligned) of its buffer (shared read-write), its indices read as zero; the server signals the notification (bit RING_BIT) when the client's WAKE_AT completion is posted. One ring per client (IN_USE); the buffer is IN_USE to DETACH while the ring lasts. Returns the entries per queue (keep_blk::ring::ENTRIES). (interface CLIENTS)
+pub const RING: u64 = 0x11;
+/// Takes the ring down: requests taken from it and still on the device complete without a completion posted; the notification and the buffer are let go of. (interface CLIENTS)
+pub const RING_END: u64 = 0x12;
+/// Requests wait in the ring: sent (not called) by a client that finds the ring's IDLE set; the server drains every ring before it next waits. A call is answered OK. (interface CLIENTS)
+pub const KICK: u64 = 0x13;
 
 // Statuses: word 0 of every reply.
 /// The request was done.
@@ -59,8 +65,10 @@ pub const BAD_BUFFER: u64 = 6;
 pub const NOT_DATASPACE: u64 = 7;
 /// DETACH of a buffer with a request on the device.
 pub const IN_USE: u64 = 8;
-/// CLIENT: no client with that index.
+/// CLIENT: no client with that index; RING_END without a ring.
 pub const NOT_FOUND: u64 = 9;
+/// RING without a capability, or with anything but a NOTIFICATION capability with WRITE.
+pub const NOT_NOTIFICATION: u64 = 10;
 
 /// The payload range each request is served on (`keep_abi::proto::payload`):
 /// true when a request with `label` may come through a capability with
@@ -83,6 +91,9 @@ pub fn serves(label: u64, payload: u64) -> bool {
         READ_DS_V => keep_abi::proto::payload::client(payload),
         WRITE_DS_V => keep_abi::proto::payload::client(payload),
         DEVICE_STATS => keep_abi::proto::payload::admin(payload),
+        RING => keep_abi::proto::payload::client(payload),
+        RING_END => keep_abi::proto::payload::client(payload),
+        KICK => keep_abi::proto::payload::client(payload),
         _ => false,
     }
 }
@@ -100,6 +111,7 @@ pub fn status_name(s: u64) -> &'static str {
         NOT_DATASPACE => "NOT_DATASPACE",
         IN_USE => "IN_USE",
         NOT_FOUND => "NOT_FOUND",
+        NOT_NOTIFICATION => "NOT_NOTIFICATION",
         _ => "UNKNOWN_STATUS",
     }
 }
@@ -135,7 +147,7 @@ impl Stub {
         Ok(())
     }
 
-    /// DETACH (9): Lets go of a buffer. Statuses: BAD_BUFFER, IN_USE.
+    /// DETACH (9): Lets go of a buffer (IN_USE while it holds the client's ring). Statuses: BAD_BUFFER, IN_USE.
     pub fn detach(self, buffer: u64) -> Result<(), Refused> {
         let _ = keep_abi::proto::call(self.0, DETACH, [buffer, 0, 0, 0])?;
         Ok(())
@@ -163,5 +175,17 @@ impl Stub {
     pub fn device_stats(self) -> Result<(u64, u64, u64), Refused> {
         let w = keep_abi::proto::call(self.0, DEVICE_STATS, [0, 0, 0, 0])?;
         Ok((w[0], w[1], w[2]))
+    }
+
+    /// RING_END (18): Takes the ring down: requests taken from it and still on the device complete without a completion posted; the notification and the buffer are let go of. Statuses: NOT_FOUND.
+    pub fn ring_end(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, RING_END, [0, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// KICK (19): Requests wait in the ring: sent (not called) by a client that finds the ring's IDLE set; the server drains every ring before it next waits. A call is answered OK. Statuses: none of its own.
+    pub fn kick(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, KICK, [0, 0, 0, 0])?;
+        Ok(())
     }
 }
