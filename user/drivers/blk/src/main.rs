@@ -1122,6 +1122,12 @@ impl Server {
     fn end_ring(&mut self, n: u64) -> bool {
         let Some(r) = self.rings.get_mut(n as usize).and_then(Option::take) else { return false };
         self.live_rings -= 1;
+        if self.buffers[r.buffer].as_ref().is_some_and(|b| pinned(b.iova, rights::READ | rights::WRITE)) {
+            // IDLE for good: the client's next submit KICKs, and learns
+            // (RING_END told it already; after QUIT the KICK fails).
+            // SAFETY: the ring's page, pinned (checked just now).
+            unsafe { write_volatile((r.va + ring::IDLE) as *mut u32, 1) };
+        }
         let _ = SELF_ASPACE.delete_cap(r.note);
         self.slots.free(r.note);
         self.unbusy(r.buffer);

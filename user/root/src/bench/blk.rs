@@ -75,7 +75,7 @@ fn served(root: &mut Root, s: &Suite, pci: Grant, ds: [Grant; 2], modes: &[(u64,
             .map_err(|e| format!("ADD_CLIENT of 64 MiB (is build/disk.img smaller?): {e}"))
             .and_then(|_| {
                 let client = Grant { src: c, dest: CLIENT_SLOT, rights: 0 };
-                modes.iter().filter(|(_, n)| s.wants(n)).try_for_each(|&(mode, _)| blkbench(root, mode, &[base[0], client, ds[0], ds[1]]))
+                modes.iter().filter(|(_, n)| s.wants(n)).try_for_each(|&(mode, _)| blkbench(root, mode, &[base[0], base[1], client, ds[0], ds[1]]))
             });
         let _ = SELF_ASPACE.delete_cap(c);
         root.slots.free(c);
