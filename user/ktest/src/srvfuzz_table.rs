@@ -110,7 +110,7 @@ pub mod blk {
         Request { name: "RING", label: 17, interface: "CLIENTS", payload: "CLIENTS",
                   args: &[Arg { name: "buffer", kind: Kind::Handle }, Arg { name: "offset", kind: Kind::Offset }], results: 1,
                   send_caps: 1, reply_caps: 0, send_string: false, reply_string: false,
-                  statuses: &[6, 3, 8, 10], waits: false },
+                  statuses: &[6, 3, 8, 5, 10], waits: false },
         Request { name: "RING_END", label: 18, interface: "CLIENTS", payload: "CLIENTS",
                   args: &[], results: 0,
                   send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,

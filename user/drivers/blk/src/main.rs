@@ -47,6 +47,8 @@ use virtio_drivers::Hal;
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
 use virtio_drivers::BufferDirection;
 
+mod guard;
+
 keep_rt::entry!(main);
 
 const RET: u64 = slot::FIRST_FREE;
@@ -170,8 +172,6 @@ struct Ring {
     more: bool,
     /// IDLE is set on the page.
     idle: bool,
-    /// The loop round in which its page was last found pinned.
-    checked: u64,
 }
 
 /// Per slot, at fixed device-visible addresses: the request header, its
@@ -254,8 +254,15 @@ struct Server {
     posted: bool,
     /// Ring indices out of range seen (nothing taken then).
     ring_bad: u64,
-    /// The main loop's rounds (a ring's pin is looked up once a round).
-    round: u64,
+    /// Rings' pins are looked up once an epoch: a new one begins at each
+    /// KICK and each wake-up from an idle wait.
+    epoch: u64,
+    /// Per buffer: the epoch of its last look-up and the rights it found.
+    pin_seen: Vec<(u64, u64)>,
+    /// The guard runs (guard.rs): rings may be set up.
+    guarded: bool,
+    /// Buffers whose ring page went (guard::lost), not yet taken down.
+    lost: u64,
 }
 
 /// Is the buffer whose first page the device sees at `iova` still pinned
@@ -320,6 +327,7 @@ impl Server {
         if !m.tag.is_called() {
             if m.tag.label() == KICK {
                 self.kicked = true;
+                self.epoch += 1;
             }
             if m.tag.caps() > 0 {
                 let _ = SELF_ASPACE.delete_cap(self.next_ret);
@@ -891,6 +899,7 @@ impl Server {
             RING_END => Some((c, answer(if self.end_ring(n) { OK } else { NOT_FOUND }))),
             KICK => {
                 self.kicked = true;
+                self.epoch += 1;
                 Some((c, answer(OK)))
             }
             _ => Some((c, answer(BAD_REQUEST))),
@@ -1091,6 +1100,9 @@ impl Server {
             return answer(st);
         }
         let Some(note) = *arg else { return answer(NOT_NOTIFICATION) };
+        if !self.guarded {
+            return answer(NO_RESOURCES);
+        }
         match SELF_ASPACE.identify_cap(note) {
             Ok(i) if i.ty == keep_abi::ty::NOTIFICATION && i.live && i.rights & rights::WRITE != 0 => {}
             _ => return answer(NOT_NOTIFICATION),
@@ -1111,8 +1123,9 @@ impl Server {
             self.rings.resize_with(n as usize + 1, || None);
         }
         self.rings[n as usize] = Some(Ring {
-            buffer: b, offset, va, note, generation: self.ring_gen, req_tail: 0, cpl_head: 0, published: 0, outstanding: 0, more: false, idle: false, checked: 0,
+            buffer: b, offset, va, note, generation: self.ring_gen, req_tail: 0, cpl_head: 0, published: 0, outstanding: 0, more: false, idle: false,
         });
+        guard::watch(b, va, 1);
         self.live_rings += 1;
         Answer { st: OK, w: [ring::ENTRIES as u64, 0, 0], string: None, cap: None }
     }
@@ -1122,33 +1135,47 @@ impl Server {
     fn end_ring(&mut self, n: u64) -> bool {
         let Some(r) = self.rings.get_mut(n as usize).and_then(Option::take) else { return false };
         self.live_rings -= 1;
-        if self.buffers[r.buffer].as_ref().is_some_and(|b| pinned(b.iova, rights::READ | rights::WRITE)) {
-            // IDLE for good: the client's next submit KICKs, and learns
-            // (RING_END told it already; after QUIT the KICK fails).
-            // SAFETY: the ring's page, pinned (checked just now).
-            unsafe { write_volatile((r.va + ring::IDLE) as *mut u32, 1) };
-        }
+        // IDLE for good: the client's next submit KICKs, and learns
+        // (RING_END told it already; after QUIT the KICK fails).
+        // SAFETY: the ring's page, watched by the guard (a page gone takes
+        // the write on its scratch page).
+        unsafe { write_volatile((r.va + ring::IDLE) as *mut u32, 1) };
+        guard::unwatch(r.buffer);
+        self.lost &= !(1 << r.buffer);
         let _ = SELF_ASPACE.delete_cap(r.note);
         self.slots.free(r.note);
         self.unbusy(r.buffer);
         true
     }
 
-    /// Is client `n`'s ring page still pinned (looked up once a round)?
+    /// Is client `n`'s ring page still there (the guard saw no fault on it)?
     /// If not (the client took its pages away), the ring is taken down
     /// and never touched again.
     fn ring_ok(&mut self, n: u64) -> bool {
         let Some(Some(r)) = self.rings.get(n as usize) else { return false };
-        if r.checked == self.round {
+        self.lost |= guard::lost();
+        if self.lost & (1 << r.buffer) == 0 {
             return true;
         }
-        if self.buffers[r.buffer].as_ref().is_some_and(|b| pinned(b.iova, rights::READ | rights::WRITE)) {
-            self.rings[n as usize].as_mut().unwrap().checked = self.round;
-            true
+        self.end_ring(n);
+        false
+    }
+
+    /// Is buffer `b` pinned with `dev` for the device?  Looked up once an
+    /// epoch (as a batch's buffer is once a batch): a pin that goes
+    /// later makes the device fault, and the reset ends the request
+    /// BAD_BUFFER ("When the device stops").
+    fn pin_ok(&mut self, b: usize, dev: u64) -> bool {
+        let Some(buf) = self.buffers.get(b).and_then(Option::as_ref) else { return false };
+        let (epoch, r) = self.pin_seen[b];
+        let r = if epoch == self.epoch {
+            r
         } else {
-            self.end_ring(n);
-            false
-        }
+            let r = hal::domain().lookup(buf.iova).map_or(0, |(r, _)| r);
+            self.pin_seen[b] = (self.epoch, r);
+            r
+        };
+        r & dev == dev
     }
 
     /// A completion for client `n`'s ring of generation `generation`.
@@ -1229,8 +1256,6 @@ impl Server {
             return;
         }
         let Some(range) = self.clients.get(n as usize - 1).map(|c| ring::Range { first: c.first, sectors: c.sectors, rights: c.rights }) else { return };
-        // A data buffer's pin, checked once a drain.
-        let mut pins: Option<(usize, bool)> = None;
         loop {
             let r = self.rings[n as usize].as_mut().unwrap();
             if self.free_io.is_empty() {
@@ -1266,18 +1291,8 @@ impl Server {
             // SAFETY: as above.
             unsafe { write_volatile((va + ring::REQ_TAIL) as *mut u32, tail) };
             let b = d.buffer as usize;
-            let checked = ring::check(&d, n, &range, self.view(b).as_ref()).and_then(|c| {
-                let dev = if c.read { rights::WRITE } else { rights::READ };
-                let ok = match pins {
-                    Some((pb, ok)) if pb == b => ok,
-                    _ => {
-                        let ok = self.buffers[b].as_ref().is_some_and(|x| pinned(x.iova, dev));
-                        pins = Some((b, ok));
-                        ok
-                    }
-                };
-                if ok { Ok(c) } else { Err(BAD_BUFFER) }
-            });
+            let checked = ring::check(&d, n, &range, self.view(b).as_ref())
+                .and_then(|c| if self.pin_ok(b, if c.read { rights::WRITE } else { rights::READ }) { Ok(c) } else { Err(BAD_BUFFER) });
             match checked {
                 Ok(c) => {
                     let data = (self.buffers[b].as_ref().unwrap().va + c.offset) as *mut u8;
@@ -1322,11 +1337,11 @@ impl Server {
 
     /// After a receive: IDLE cleared where it was set.
     fn awake(&mut self) {
-        self.round += 1;
         for n in 1..self.rings.len() as u64 {
             if !self.rings[n as usize].as_ref().is_some_and(|r| r.idle) {
                 continue;
             }
+            self.epoch += 1;
             if self.ring_ok(n) {
                 let r = self.rings[n as usize].as_mut().unwrap();
                 r.idle = false;
@@ -1440,7 +1455,21 @@ fn main(_: u64, _: u64) -> i32 {
         kicked: false,
         posted: false,
         ring_bad: 0,
-        round: 1,
+        epoch: 1,
+        pin_seen: vec![(0, 0); MAX_BUFFERS],
+        guarded: false,
+        lost: 0,
+    };
+    // The guard makes a ring whose page goes harmless (guard.rs).
+    let mut guard = match guard::start(&mut s.slots) {
+        Ok(g) => {
+            s.guarded = true;
+            Some(g)
+        }
+        Err(e) => {
+            println!("blk: no guard for request rings ({e}): RING is refused");
+            None
+        }
     };
     loop {
         // Start, in order, what can start.
@@ -1462,6 +1491,9 @@ fn main(_: u64, _: u64) -> i32 {
                 }
                 if let Some((i, line)) = s.irq {
                     let _ = i.unbind(line);
+                }
+                if let Some(g) = guard.take() {
+                    g.stop(&mut s.slots);
                 }
                 drop(s); // resets the device: no DMA after this
                 hal::finish();

@@ -57,7 +57,7 @@ pub const OUT_OF_RANGE: u64 = 2;
 pub const NO_RIGHTS: u64 = 3;
 /// The device failed the request.
 pub const IO_ERROR: u64 = 4;
-/// ATTACH by a client that has limits::PER_CLIENT = 4 buffers attached already (the same share attached twice counts twice), or with the server's 64 buffers taken (a described client's buffers go when init says it ended; buffers whose pin is gone otherwise are released at each ATTACH, QUEUE_STATS and CLIENT first), or the manager would not map or pin (a dataspace at its quota of mappings or pins).
+/// ATTACH by a client that has limits::PER_CLIENT = 4 buffers attached already (the same share attached twice counts twice), or with the server's 64 buffers taken (a described client's buffers go when init says it ended; buffers whose pin is gone otherwise are released at each ATTACH, QUEUE_STATS and CLIENT first), or the manager would not map or pin (a dataspace at its quota of mappings or pins); RING when the server has no guard thread for ring pages.
 pub const NO_RESOURCES: u64 = 5;
 /// A buffer number that is not one of this client's; an offset not a multiple of 512; bytes outside the buffer (overflow-safe); pages no longer pinned (the client revoked its share, or its bank was destroyed and took the dataspace's pages: checked with one DMA_DOMAIN.LOOKUP of the buffer's first page before the request goes to the device, so no DMA fault).
 pub const BAD_BUFFER: u64 = 6;
