@@ -318,3 +318,57 @@ fn restart(cx: &mut Cx, pci: &crate::drivers::Running, ds: &crate::ds::Ds) -> Te
     cx.drop_slots(&[a, a2, d, d_rw, rd_, r_rw, note]);
     r
 }
+
+/// BLK0012: a client takes its ring's page away (revokes the share) with
+/// the ring set up: the server's next touch lands on its guard's scratch
+/// page, the ring is taken down, nothing else changes, and the client
+/// sets up a ring in another page and is served.
+pub fn blk_ring_revoked(cx: &mut Cx) -> TestResult {
+    crate::drivers::with_blk_ds_process(cx, |cx, admin, m, bank, [server, _]| {
+        let s = cx.slots::<6>()?;
+        let r = revoked(admin, m, bank, server, s);
+        cx.drop_slots(&s);
+        r
+    })
+}
+
+fn revoked(admin: Admin, m: Manager, bank: u64, server: keep_abi::Process, s: [u64; 6]) -> TestResult {
+    let [a, d, d_rw, rd_, r_rw, note] = s;
+    admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT")?;
+    let c = Client(Sender(a));
+    dataspace(m, bank, PAGES, d, VA, d_rw, rights::READ | rights::WRITE)?;
+    dss(m.create(2, bank, rd_), "CREATE the ring's")?;
+    dss(Dataspace(Sender(rd_)).map(slot::SELF_ASPACE, RVA, 0, 2, rights::READ | rights::WRITE), "MAP the ring's")?;
+    let h = dss(Dataspace(Sender(rd_)).share(rights::READ | rights::WRITE, r_rw), "SHARE the ring's")?;
+    ACCOUNT.create_notification(note).ctx("CREATE_NOTIFICATION")?;
+    let (data, _, _) = c.attach(d_rw).ctx("ATTACH data")?;
+    let (rb, _, _) = c.attach(r_rw).ctx("ATTACH the ring")?;
+    let mut ring = Ring::set_up(c, rb, 0, RVA, note).ctx("RING")?;
+    all_ok(&run(&mut ring, &[rd(1, data, 0, 0, 8)])?)?;
+    dss(Dataspace(Sender(rd_)).revoke(h), "REVOKE the ring's share")?;
+    // A request posted in the client's own mapping of the page; the
+    // server's is gone.
+    ensure!(ring.post(&rd(2, data, 0, 0, 8)), "post");
+    for _ in 0..2 {
+        let m = c.0.call(Tag::new(keep_blk::KICK), [0; 4]);
+        ensure!(m.err == 0 && m.words[0] == OK, "KICK after the revocation: {} {}", m.err, m.words[0]);
+    }
+    let st = server.status().ctx("the server's STATUS")?;
+    ensure!(st.state != keep_abi::state::FAULTED, "the block server faulted on the ring's page");
+    ensure!(matches!(call_end(c), Err(keep_blk::Error::Status(NOT_FOUND))), "the ring whose page went is still set up");
+    // SAFETY: the client's own mapping of the page is still there.
+    ensure!(unsafe { rv(RVA + ring::CPL_HEAD) } == 1, "a completion was posted into the page after it went");
+    // The server serves on: a ring in a new share of the second page.
+    let _ = SELF_ASPACE.delete_cap(r_rw);
+    dss(Dataspace(Sender(rd_)).share(rights::READ | rights::WRITE, r_rw), "SHARE again")?;
+    let (rb2, _, _) = c.attach(r_rw).ctx("ATTACH the new share")?;
+    let mut ring = Ring::set_up(c, rb2, 4096, RVA + 4096, note).ctx("RING in the second page")?;
+    all_ok(&run(&mut ring, &[rd(3, data, 8, 4096, 8)])?)?;
+    ring.end().ctx("RING_END")?;
+    let _ = (data, rb);
+    let _ = SELF_ASPACE.delete_cap(note);
+    for x in [d, rd_] {
+        let _ = Dataspace(Sender(x)).destroy();
+    }
+    Ok(())
+}
