@@ -55,6 +55,14 @@ pub struct Guard {
 pub fn start(slots: &mut SlotPool) -> Result<Guard, alloc::string::String> {
     keep_rt::touch_heap();
     touch_stack();
+    // The guard's own statics too: it must not fault on them itself (a
+    // lazily loaded instance gets its zero pages on first touch).
+    for i in 0..WATCHED {
+        WINDOW_VA[i].store(0, Ordering::Relaxed);
+        WINDOW_PAGES[i].store(0, Ordering::Relaxed);
+        SCRATCH_AT[i].iter().for_each(|w| w.store(0, Ordering::Relaxed));
+    }
+    LOST.store(0, Ordering::Relaxed);
     let (Some(ret), Some(scratch), Some(snd)) = (slots.alloc(), slots.alloc(), slots.alloc()) else {
         return Err("no slot".into());
     };

@@ -63,6 +63,7 @@ impl Desc {
     pub fn encode(&self) -> [u64; 4] {
         [self.id, self.sector, self.offset as u64 | (self.count as u64) << 32, self.op as u64 | (self.buffer as u64) << 32]
     }
+    #[inline]
     pub fn decode(w: [u64; 4]) -> Desc {
         Desc { id: w[0], sector: w[1], offset: w[2] as u32, count: (w[2] >> 32) as u32, op: w[3] as u32, buffer: (w[3] >> 32) as u32 }
     }
@@ -105,6 +106,7 @@ pub struct Checked {
 /// the buffer and aligned, the share's rights for what the device does;
 /// and no bytes on the ring's own page (the device would write the
 /// descriptors the server reads).  Err: the completion's status.
+#[inline]
 pub fn check(d: &Desc, n: u64, r: &Range, buf: Option<&BufferView>) -> Result<Checked, u64> {
     let read = match d.op {
         OP_READ => true,
@@ -163,6 +165,7 @@ pub fn may_set_up(n: u64, buf: Option<&BufferView>, offset: u64, has_ring: bool)
 /// Requests waiting when the client says `head` and the server took
 /// `tail`; None for more than the ring holds (the client's index is out
 /// of range: nothing is taken).
+#[inline]
 pub fn waiting(head: u32, tail: u32) -> Option<u32> {
     let n = head.wrapping_sub(tail);
     (n <= ENTRIES).then_some(n)
@@ -173,6 +176,7 @@ pub fn waiting(head: u32, tail: u32) -> Option<u32> {
 /// (CPL_TAIL, read from the page), `outstanding` requests taken and not
 /// yet completed.  A CPL_TAIL ahead of CPL_HEAD or more than ENTRIES
 /// behind gives no room.
+#[inline]
 pub fn room(posted: u32, taken: u32, outstanding: u32) -> u32 {
     let used = posted.wrapping_sub(taken);
     if used > ENTRIES { 0 } else { (ENTRIES - used).saturating_sub(outstanding) }
@@ -180,6 +184,7 @@ pub fn room(posted: u32, taken: u32, outstanding: u32) -> u32 {
 
 /// Does moving CPL_HEAD from `old` to `new` reach the client's `wake_at`
 /// (it wants a signal when its `wake_at`-th completion is posted)?
+#[inline]
 pub fn crosses(old: u32, new: u32, wake_at: u32) -> bool {
     new != old && wake_at.wrapping_sub(old).wrapping_sub(1) < new.wrapping_sub(old)
 }
