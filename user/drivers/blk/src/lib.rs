@@ -39,6 +39,13 @@
 //! one batch may complete in any order: a batch whose entries overlap on
 //! the disk or in the buffer gets one of them in each byte, unspecified.
 //!
+//! **Request rings** (`RING`, `RING_END`, `KICK`; [`ring`], [`Ring`]):
+//! requests posted as descriptors in a page of an attached buffer and
+//! completions posted back there, a `KICK` message when the server waits
+//! and the client's notification signalled when the completion it asked
+//! for is posted; every descriptor checked as a batch entry, a bad one
+//! completed with its status.
+//!
 //! Statuses: `OUT_OF_RANGE` for any sector outside the client's range,
 //! `NO_RIGHTS` for a read or write its rights do not allow, or a
 //! `READ_DS` into a dataspace shared read-only (the device would write

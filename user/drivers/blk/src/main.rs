@@ -1186,8 +1186,8 @@ impl Server {
         let Some(Some(r)) = self.rings.get_mut(n as usize) else { return };
         r.outstanding -= 1;
         let at = r.va + ring::CPLS + (r.cpl_head % ring::ENTRIES) as u64 * ring::CPL_BYTES;
-        // SAFETY: the ring's page, mapped read-write (its pin checked at
-        // the last drain).
+        // SAFETY: the ring's page, mapped read-write and watched by the
+        // guard (a page gone takes the write on its scratch page).
         unsafe {
             write_volatile(at as *mut u64, id);
             write_volatile((at + 8) as *mut u64, st);
@@ -1262,7 +1262,7 @@ impl Server {
                 r.more = true;
                 return;
             }
-            // SAFETY: the ring's page, mapped and pinned (checked above).
+            // SAFETY: the ring's page, mapped and watched by the guard.
             let (head, tail) = unsafe {
                 (read_volatile((va + ring::REQ_HEAD) as *const u32), read_volatile((va + ring::CPL_TAIL) as *const u32))
             };
@@ -1319,7 +1319,7 @@ impl Server {
                 continue;
             }
             let r = self.rings[n as usize].as_mut().unwrap();
-            // SAFETY: the ring's page, pinned (checked just now).
+            // SAFETY: the ring's page, mapped and watched by the guard.
             let (head, tail) = unsafe {
                 write_volatile((r.va + ring::IDLE) as *mut u32, 1);
                 fence(Ordering::SeqCst);
