@@ -1024,6 +1024,14 @@ impl Server {
     /// clients, for ever.  Run where buffers are counted or wanted (ATTACH,
     /// QUEUE_STATS, CLIENT), not per request.
     fn reap(&mut self) {
+        // A ring whose page went holds its buffer busy: taken down first.
+        for n in 1..self.rings.len() as u64 {
+            if let Some(r) = &self.rings[n as usize]
+                && self.buffers[r.buffer].as_ref().is_some_and(|b| hal::domain().lookup(b.iova).is_err())
+            {
+                self.end_ring(n);
+            }
+        }
         for b in 0..MAX_BUFFERS {
             if let Some(buf) = &self.buffers[b]
                 && buf.busy == 0
