@@ -149,9 +149,10 @@ struct InFlight {
     /// Bytes of the slot's page to send back (READ).
     reply_len: usize,
     buffer: Option<usize>,
-    /// A request taken from a client's ring: (client, the ring's
-    /// generation, the descriptor's id); its completion goes there.
-    ring: Option<(u64, u64, u64)>,
+    /// A request taken from a client's ring: its completion goes there
+    /// (`Server::ring_of` says whose; a flag here, so that the record
+    /// moved per request does not grow).
+    ringed: bool,
 }
 
 /// A client's request ring (keep_blk::ring): in the page at `va` of its
@@ -246,6 +247,9 @@ struct Server {
     next_ret: u64,
     /// Per client number: its ring.
     rings: Vec<Option<Ring>>,
+    /// Per header slot with a ring's request: (client, the ring's
+    /// generation, the descriptor's id).
+    ring_of: [(u64, u64, u64); IN_FLIGHT],
     live_rings: usize,
     ring_gen: u64,
     /// A KICK came: drain every ring.
@@ -466,6 +470,7 @@ impl Server {
     /// request, whose call the caller puts in `calls[io]`): its header slot.
     #[allow(clippy::too_many_arguments)]
     fn submit(&mut self, batch: Option<(u64, usize)>, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>, ring: Option<(u64, u64, u64)>) -> Result<usize, u64> {
+        let ringed = ring.is_some();
         let Some(io) = self.free_io.pop() else { return Err(NO_RESOURCES) };
         match self.put(io, read, at, data, len) {
             Ok(token) => {
@@ -474,7 +479,10 @@ impl Server {
                 }
                 // Written in place (no InFlight moved about: every copy of
                 // a record counts its bytes in the I/O benchmarks).
-                self.inflight[io] = Some(InFlight { token, batch, read, sector: at, data, len, reply_len, buffer, ring });
+                self.inflight[io] = Some(InFlight { token, batch, read, sector: at, data, len, reply_len, buffer, ringed });
+                if let Some(x) = ring {
+                    self.ring_of[io] = x;
+                }
                 Ok(io)
             }
             Err(st) => {
@@ -575,7 +583,8 @@ impl Server {
         if let Some(b) = f.buffer {
             self.unbusy(b);
         }
-        if let Some((n, generation, id)) = f.ring {
+        if f.ringed {
+            let (n, generation, id) = self.ring_of[io];
             self.post(n, generation, id, st);
             return false;
         }
@@ -1264,8 +1273,12 @@ impl Server {
             return;
         }
         let Some(range) = self.clients.get(n as usize - 1).map(|c| ring::Range { first: c.first, sectors: c.sectors, rights: c.rights }) else { return };
+        // The last buffer named: its number, view and address (a stream of
+        // requests names one).
+        let mut last: Option<(usize, Option<ring::BufferView>, u64)> = None;
         loop {
-            let r = self.rings[n as usize].as_mut().unwrap();
+            // (A completion posted below may have taken the ring down: its page went.)
+            let Some(r) = self.rings[n as usize].as_mut() else { return };
             if self.free_io.is_empty() {
                 r.more = true;
                 return;
@@ -1299,11 +1312,19 @@ impl Server {
             // SAFETY: as above.
             unsafe { write_volatile((va + ring::REQ_TAIL) as *mut u32, tail) };
             let b = d.buffer as usize;
-            let checked = ring::check(&d, n, &range, self.view(b).as_ref())
+            let (view, bva) = match last {
+                Some((lb, v, a)) if lb == b => (v, a),
+                _ => {
+                    let (v, a) = (self.view(b), self.buffers.get(b).and_then(Option::as_ref).map_or(0, |x| x.va));
+                    last = Some((b, v, a));
+                    (v, a)
+                }
+            };
+            let checked = ring::check(&d, n, &range, view.as_ref())
                 .and_then(|c| if self.pin_ok(b, if c.read { rights::WRITE } else { rights::READ }) { Ok(c) } else { Err(BAD_BUFFER) });
             match checked {
                 Ok(c) => {
-                    let data = (self.buffers[b].as_ref().unwrap().va + c.offset) as *mut u8;
+                    let data = (bva + c.offset) as *mut u8;
                     if let Err(st) = self.submit(None, c.read, c.at, data, c.len as usize, 0, Some(b), Some((n, generation, d.id))) {
                         self.post(n, generation, d.id, st);
                     }
@@ -1458,6 +1479,7 @@ fn main(_: u64, _: u64) -> i32 {
         headers: Headers { va: hdr.as_ptr() as u64, data_va: data.as_ptr() as u64 },
         next_ret,
         rings: Vec::new(),
+        ring_of: [(0, 0, 0); IN_FLIGHT],
         live_rings: 0,
         ring_gen: 0,
         kicked: false,
