@@ -74,6 +74,8 @@ IO_NAMES = ["blk.read.seq64k", "blk.read.seq4k", "blk.write.seq64k",
 SEPARATION = ("blk.read.seq64k", "blk.read.seq64k.direct")
 # The same without batches: one call per 64 KiB against one request at a time.
 SEPARATION_SINGLE = ("blk.read.seq64k.single", "blk.read.seq64k.direct.single")
+# The same reads as READ_DS_V batches (one call per 2 MiB) against the direct ones.
+SEPARATION_BATCH = ("blk.read.seq64k.batch", "blk.read.seq64k.direct")
 WH_PAIRS = [("wh.syscall.getppid", "linux.syscall.null"), ("wh.proc.fork_exec_wait", "linux.proc.fork_exec_wait"),
             ("wh.pipe.roundtrip", "linux.pipe.roundtrip")]
 # Trusted files through the workhorse against the workhorse's own file I/O
@@ -232,7 +234,7 @@ def add_ratios(r):
         geo = lambda k: round(math.prod(g[k] for g in got) ** (1 / len(got)), 3)
         r["busybox.geomean.linux_ratio"] = {"median": geo("median"), "min": geo("min"), "max": geo("max"),
                                             "unit": "ratio", "runs": min(g["runs"] for g in got)}
-    for pair in (SEPARATION, SEPARATION_SINGLE):
+    for pair in (SEPARATION, SEPARATION_SINGLE, SEPARATION_BATCH):
         served, direct = (r.get(n) for n in pair)
         if served and direct:
             # What separating the driver from its client costs, in percent.

@@ -7,7 +7,8 @@
 //!
 //! | arg0 | name | how |
 //! |---|---|---|
-//! | 0 | `blk.read.seq64k` | batches (`READ_DS_V`) of BATCH reads of 64 KiB each through the block server (client capability at CLIENT_SLOT) into a 2 MiB dataspace of this program's (manager at DS_SLOT) that the server has attached, entry k at byte k × 64 KiB: one call per 2 MiB, up to `IN_FLIGHT` requests on the device |
+//! | 0 | `blk.read.seq64k` | BATCH reads of 64 KiB each at a time through the block server's request ring (client capability at CLIENT_SLOT; the ring in a one-page dataspace of this program's, attached, with a notification for completions) into a 2 MiB dataspace of this program's (manager at DS_SLOT) that the server has attached, request k at byte k × 64 KiB: no call but a `KICK` when the server waits, one notification per 2 MiB, up to `IN_FLIGHT` requests on the device |
+//! | 7 | `blk.read.seq64k.batch` | the reads of 0 as batches (`READ_DS_V`): one call per 2 MiB |
 //! | 1 | `blk.read.seq4k` | `READ_DS` of 4 KiB, one call a request |
 //! | 2 | `blk.write.seq64k` | batches (`WRITE_DS_V`) of BATCH writes of 64 KiB from the dataspace |
 //! | 3 | `blk.read.seq64k.direct` | the reads of 0, this program owning the virtio-blk driver (the PCI server's capability at PCI_SLOT): the same device requests submitted the same way as the server submits a batch (64 KiB into pages the device reaches in place, the headers in a fixed DMA page, up to `IN_FLIGHT` on the device, the next started as one completes, BATCH of them before the next BATCH), waiting for the same interrupt (MSI-X entry 0) |
@@ -33,8 +34,9 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use keep_abi::{Interrupt, MEMORY, SELF_ASPACE, SELF_PROCESS, Sender, Tag, recv, rights, slot};
-use keep_blk::{Client, Entry, HIDDEN_FEATURES, IN_FLIGHT, MAX_SECTORS, SECTOR};
+use keep_abi::{ACCOUNT, Interrupt, MEMORY, SELF_ASPACE, SELF_PROCESS, Sender, Tag, recv, rights, slot};
+use keep_blk::ring::{Desc, OP_READ};
+use keep_blk::{Client, Entry, HIDDEN_FEATURES, IN_FLIGHT, MAX_SECTORS, OK, Ring, SECTOR};
 use keep_dataspace::{DS_SLOT, Dataspace, Manager};
 use keep_loader::SlotPool;
 use keep_pci::{PCI_SLOT, Pci};
@@ -72,6 +74,11 @@ mod strings {
 const DS_VA: u64 = 0x0000_3000_0000_0000;
 const DS_OWN: u64 = 0x20;
 const DS_SHARED: u64 = 0x21;
+/// The ring's dataspace (one page), its share, and the notification.
+const RING_VA: u64 = 0x0000_3100_0000_0000;
+const RING_OWN: u64 = 0x22;
+const RING_SHARED: u64 = 0x23;
+const NOTE: u64 = 0x24;
 /// A request of the 64 KiB benchmarks, and how many a batch has: the
 /// dataspace (and the direct mode's DMA pages) holds one batch, 2 MiB,
 /// the most the block server attaches.
@@ -108,6 +115,7 @@ fn served(mode: u64, runs: u64) -> Result<(), (i32, String)> {
     }
     let (name, chunk) = match mode {
         0 => ("blk.read.seq64k", CHUNK),
+        7 => ("blk.read.seq64k.batch", CHUNK),
         1 => ("blk.read.seq4k", 4 << 10),
         2 => ("blk.write.seq64k", CHUNK),
         5 => ("blk.read.seq64k.single", CHUNK),
@@ -135,7 +143,10 @@ fn served(mode: u64, runs: u64) -> Result<(), (i32, String)> {
     }
     let (b, mem) = attach(c).map_err(|e| (4, e))?;
     let fill = |buf: &mut [u8], run: u64| buf.iter_mut().enumerate().for_each(|(i, b)| *b = (i as u64 ^ run ^ i as u64 >> 16) as u8);
-    if mode == 0 || mode == 2 {
+    if mode == 0 {
+        return ringed(c, b, mem, name, runs);
+    }
+    if mode == 7 || mode == 2 {
         // Entry k: 64 KiB at byte k × 64 KiB of the dataspace; a batch
         // moves the next 2 MiB of the disk.
         let mut entries: [Entry; BATCH] =
@@ -195,6 +206,55 @@ fn served(mode: u64, runs: u64) -> Result<(), (i32, String)> {
         }
     }
     let _ = c.detach(b);
+    let _ = Dataspace(Sender(DS_OWN)).destroy();
+    Ok(())
+}
+
+/// Mode 0: the reads of mode 7 through the request ring.
+fn ringed(c: Client, b: u64, mem: &mut [u8], name: &str, runs: u64) -> Result<(), (i32, String)> {
+    let own = Dataspace(Sender(RING_OWN));
+    Manager(Sender(DS_SLOT))
+        .create(1, keep_dataspace::BANK_SLOT, RING_OWN)
+        .and_then(|_| own.map(slot::SELF_ASPACE, RING_VA, 0, 1, rights::READ | rights::WRITE))
+        .and_then(|_| own.share(rights::READ | rights::WRITE, RING_SHARED))
+        .map_err(|e| (4, format!("the ring's dataspace: {e}")))?;
+    ACCOUNT.create_notification(NOTE).map_err(|e| (4, format!("CREATE_NOTIFICATION: {e}")))?;
+    let (rb, _, _) = c.attach(RING_SHARED).map_err(|e| (4, format!("ATTACH of the ring: {e}")))?;
+    let mut r = Ring::set_up(c, rb, 0, RING_VA, NOTE).map_err(|e| (4, format!("RING: {e}")))?;
+    let step = (CHUNK / SECTOR) as u64;
+    let per_batch = (BATCH * CHUNK / SECTOR) as u64;
+    for _ in 0..runs {
+        icount::region(name, MIB, || {
+            let mut at = 0;
+            while at * (SECTOR as u64) < RUN_BYTES {
+                for k in 0..BATCH {
+                    let d = Desc { id: k as u64, sector: at + k as u64 * step, offset: (k * CHUNK) as u32, count: step as u32, op: OP_READ, buffer: b as u32 };
+                    r.post(&d);
+                }
+                r.submit().map_err(|e| format!("KICK: {e}"))?;
+                let mut bad = None;
+                r.wait(BATCH as u32, |id, st| {
+                    if st != OK && bad.is_none() {
+                        bad = Some((id, st));
+                    }
+                })
+                .map_err(|e| format!("waiting for completions: {e}"))?;
+                if let Some((id, st)) = bad {
+                    return Err(format!("request {id} from sector {at}: {}", keep_blk::status_name(st)));
+                }
+                at += per_batch;
+            }
+            Ok::<(), String>(())
+        })
+        .map_err(|e| (4, e))?;
+        if !is_pattern(RUN_BYTES / SECTOR as u64 - per_batch, mem) {
+            return Err((3, "the last 2 MiB read are not the image's".into()));
+        }
+    }
+    r.end().map_err(|e| (4, format!("RING_END: {e}")))?;
+    let _ = c.detach(rb);
+    let _ = c.detach(b);
+    let _ = Dataspace(Sender(RING_OWN)).destroy();
     let _ = Dataspace(Sender(DS_OWN)).destroy();
     Ok(())
 }

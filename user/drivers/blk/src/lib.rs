@@ -6,7 +6,7 @@
 //! The protocol (the administrator's capability, payload 0: `ADD_CLIENT`,
 //! `STATS`, `QUEUE_STATS`, `CLIENT`, `DEVICE_STATS`, `QUIT`; a client's:
 //! the rest) is defined in `abi/services/blk.toml`; `tools/idlgen.py`
-//! generates `protocol.rs` from it and the tables in docs/devices.md.
+//! generates `protocol.rs` from it and the tables in docs/block.md.
 //!
 //! From init (payload `names::NOTICE`, a description's `notify`): `GONE`
 //! with word 0 the ended client's payload; the server lets go of that
@@ -39,6 +39,13 @@
 //! one batch may complete in any order: a batch whose entries overlap on
 //! the disk or in the buffer gets one of them in each byte, unspecified.
 //!
+//! **Request rings** (`RING`, `RING_END`, `KICK`; [`ring`], [`Ring`]):
+//! requests posted as descriptors in a page of an attached buffer and
+//! completions posted back there, a `KICK` message when the server waits
+//! and the client's notification signalled when the completion it asked
+//! for is posted; every descriptor checked as a batch entry, a bad one
+//! completed with its status.
+//!
 //! Statuses: `OUT_OF_RANGE` for any sector outside the client's range,
 //! `NO_RIGHTS` for a read or write its rights do not allow, or a
 //! `READ_DS` into a dataspace shared read-only (the device would write
@@ -69,6 +76,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod limits;
+pub mod ring;
 
 #[cfg_attr(test, allow(unused_imports))]
 use keep_abi::{Sender, Tag, err, rights};
@@ -346,6 +354,142 @@ impl Client {
     /// byte, from the reply's string, into `out`; returns how many.
     pub fn entry_statuses(out: &mut [u8]) -> usize {
         keep_rt::ipc_buffer().read_string(out)
+    }
+}
+
+/// The bit the server signals a ring's notification with.
+pub const RING_BIT: u64 = 1;
+
+/// The client's side of a request ring (`RING`; [`ring`] has the layout;
+/// docs/block.md, "Request rings").  Requests are posted into the page
+/// and handed over by [`Ring::submit`], which sends `KICK` only when the
+/// server said it waits (`IDLE`); completions are taken from the page, and
+/// [`Ring::wait`] waits on the notification, which the server signals when
+/// the completion the client asked for (`WAKE_AT`) is posted.
+#[cfg(not(test))]
+pub struct Ring {
+    pub client: Client,
+    va: u64,
+    pub note: u64,
+    /// Requests posted (REQ_HEAD), completions taken (CPL_TAIL).
+    head: u32,
+    tail: u32,
+}
+
+#[cfg(not(test))]
+impl Ring {
+    /// Sets the ring up in the page at byte `offset` (a multiple of 4096)
+    /// of `buffer`, an attached buffer shared read-write whose page the
+    /// client has mapped at `va`; `note` is a notification of the client's
+    /// (the server is given a copy and signals it with [`RING_BIT`]).
+    pub fn set_up(client: Client, buffer: u64, offset: u64, va: u64, note: u64) -> Result<Ring, Error> {
+        let n = keep_rt::ipc_buffer().set_send_caps(&[(note, 0)]);
+        call(client.0, Tag::new(RING).with_caps(n), [buffer, offset, 0, 0])?;
+        Ok(Ring { client, va, note, head: 0, tail: 0 })
+    }
+
+    /// Requests posted whose completions are not yet taken.
+    pub fn outstanding(&self) -> u32 {
+        self.head.wrapping_sub(self.tail)
+    }
+
+    /// Writes a request into the ring (handed over at the next
+    /// [`Ring::submit`]); false when the ring is full.
+    pub fn post(&mut self, d: &ring::Desc) -> bool {
+        if self.outstanding() >= ring::ENTRIES {
+            return false;
+        }
+        let at = self.va + ring::REQS + (self.head % ring::ENTRIES) as u64 * ring::REQ_BYTES;
+        for (k, w) in d.encode().iter().enumerate() {
+            // SAFETY: the ring's page is mapped read-write at va.
+            unsafe { core::ptr::write_volatile((at + 8 * k as u64) as *mut u64, *w) };
+        }
+        self.head = self.head.wrapping_add(1);
+        true
+    }
+
+    /// Hands the requests posted to the server: REQ_HEAD, and a KICK if
+    /// the server waits.
+    pub fn submit(&mut self) -> Result<(), Error> {
+        use core::sync::atomic::{Ordering, fence};
+        fence(Ordering::Release);
+        // SAFETY: as in post.
+        let idle = unsafe {
+            core::ptr::write_volatile((self.va + ring::REQ_HEAD) as *mut u32, self.head);
+            fence(Ordering::SeqCst);
+            core::ptr::read_volatile((self.va + ring::IDLE) as *const u32)
+        };
+        if idle != 0 { self.kick() } else { Ok(()) }
+    }
+
+    /// KICK, sent (no reply).
+    pub fn kick(&self) -> Result<(), Error> {
+        self.client.0.send(Tag::new(KICK), [0; 4]).map_err(Error::Call)
+    }
+
+    /// Takes every completion posted, giving `f` each (id, status);
+    /// returns how many.
+    pub fn take(&mut self, mut f: impl FnMut(u64, u64)) -> u32 {
+        use core::ptr::read_volatile;
+        use core::sync::atomic::{Ordering, fence};
+        // SAFETY: as in post.
+        let head = unsafe { read_volatile((self.va + ring::CPL_HEAD) as *const u32) };
+        fence(Ordering::Acquire);
+        let mut n = 0;
+        // More than were posted: the server's index is not to be believed.
+        let ready = head.wrapping_sub(self.tail).min(self.outstanding());
+        while n < ready {
+            let at = self.va + ring::CPLS + (self.tail % ring::ENTRIES) as u64 * ring::CPL_BYTES;
+            // SAFETY: as in post.
+            let (id, st) = unsafe { (read_volatile(at as *const u64), read_volatile((at + 8) as *const u64)) };
+            f(id, st);
+            self.tail = self.tail.wrapping_add(1);
+            n += 1;
+        }
+        if n > 0 {
+            // SAFETY: as in post.
+            unsafe { core::ptr::write_volatile((self.va + ring::CPL_TAIL) as *mut u32, self.tail) };
+        }
+        n
+    }
+
+    /// Takes completions until `count` were taken, waiting on the
+    /// notification between (`f` as for [`Ring::take`]).  Err: the
+    /// notification's WAIT failed, or a KICK to let the server go on
+    /// (requests waited for room in the completion queue) did.
+    pub fn wait(&mut self, count: u32, mut f: impl FnMut(u64, u64)) -> Result<(), Error> {
+        use core::sync::atomic::{Ordering, fence};
+        let mut got = 0;
+        loop {
+            let n = self.take(&mut f);
+            got += n;
+            if n > 0 && self.head != self.tail {
+                // Room came: a server that waits is told.
+                // SAFETY: as in post.
+                if unsafe { core::ptr::read_volatile((self.va + ring::IDLE) as *const u32) } != 0 {
+                    self.kick()?;
+                }
+            }
+            if got >= count {
+                return Ok(());
+            }
+            // SAFETY: as in post.
+            let head = unsafe {
+                core::ptr::write_volatile((self.va + ring::WAKE_AT) as *mut u32, self.tail.wrapping_add(count - got));
+                fence(Ordering::SeqCst);
+                core::ptr::read_volatile((self.va + ring::CPL_HEAD) as *const u32)
+            };
+            if head != self.tail {
+                continue;
+            }
+            keep_abi::Notification(self.note).wait().map_err(Error::Call)?;
+        }
+    }
+
+    /// RING_END: the server lets go of the ring (the client keeps its
+    /// notification and buffer).
+    pub fn end(self) -> Result<(), Error> {
+        call(self.client.0, Tag::new(RING_END), [0; 4]).map(drop)
     }
 }
 

@@ -1,4 +1,4 @@
-//! The block server (protocol: lib.rs; docs/devices.md).  It opens the
+//! The block server (protocol: lib.rs; docs/block.md).  It opens the
 //! virtio-blk function through the PCI server (capability at PCI_SLOT),
 //! drives it with `virtio-drivers` whose DMA memory is pages mapped into
 //! the session's DMA domain, and serves its clients.  Clients' bulk data
@@ -32,6 +32,8 @@ use keep_abi::{
     Interrupt, Msg, Return, SELF_ASPACE, SELF_PROCESS, Sender, Tag, err, label, recv, rights, slot,
 };
 use keep_blk::*;
+use core::ptr::{read_volatile, write_volatile};
+use core::sync::atomic::{Ordering, fence};
 use keep_dataspace::{DS_SLOT, Dataspace};
 use keep_loader::SlotPool;
 use keep_pci::{PCI_SLOT, Pci, Session};
@@ -44,6 +46,8 @@ use keep_virtio::hal::{self, KeepHal};
 use virtio_drivers::Hal;
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
 use virtio_drivers::BufferDirection;
+
+mod guard;
 
 keep_rt::entry!(main);
 
@@ -145,6 +149,30 @@ struct InFlight {
     /// Bytes of the slot's page to send back (READ).
     reply_len: usize,
     buffer: Option<usize>,
+    /// A request taken from a client's ring: its completion goes there
+    /// (`Server::ring_of` says whose; a flag here, so that the record
+    /// moved per request does not grow).
+    ringed: bool,
+}
+
+/// A client's request ring (keep_blk::ring): in the page at `va` of its
+/// buffer `buffer`; the server's own indices kept here, never read back.
+struct Ring {
+    buffer: usize,
+    offset: u64,
+    va: u64,
+    note: u64,
+    generation: u64,
+    req_tail: u32,
+    cpl_head: u32,
+    /// CPL_HEAD as last written to the page (and WAKE_AT compared).
+    published: u32,
+    /// Requests taken and not yet completed.
+    outstanding: u32,
+    /// The last drain left requests waiting (no request slot, no room).
+    more: bool,
+    /// IDLE is set on the page.
+    idle: bool,
 }
 
 /// Per slot, at fixed device-visible addresses: the request header, its
@@ -217,6 +245,28 @@ struct Server {
     headers: Headers,
     /// The empty slot the next call's return capability is received into.
     next_ret: u64,
+    /// Per client number: its ring.
+    rings: Vec<Option<Ring>>,
+    /// Per header slot with a ring's request: (client, the ring's
+    /// generation, the descriptor's id).
+    ring_of: [(u64, u64, u64); IN_FLIGHT],
+    live_rings: usize,
+    ring_gen: u64,
+    /// A KICK came: drain every ring.
+    kicked: bool,
+    /// Completions posted and not yet published.
+    posted: bool,
+    /// Ring indices out of range seen (nothing taken then).
+    ring_bad: u64,
+    /// Rings' pins are looked up once an epoch: a new one begins at each
+    /// KICK and each wake-up from an idle wait.
+    epoch: u64,
+    /// Per buffer: the epoch of its last look-up and the rights it found.
+    pin_seen: Vec<(u64, u64)>,
+    /// The guard runs (guard.rs): rings may be set up.
+    guarded: bool,
+    /// Buffers whose ring page went (guard::lost), not yet taken down.
+    lost: u64,
 }
 
 /// Is the buffer whose first page the device sees at `iova` still pinned
@@ -279,6 +329,10 @@ impl Server {
             return None;
         }
         if !m.tag.is_called() {
+            if m.tag.label() == KICK {
+                self.kicked = true;
+                self.epoch += 1;
+            }
             if m.tag.caps() > 0 {
                 let _ = SELF_ASPACE.delete_cap(self.next_ret);
                 let _ = SELF_ASPACE.delete_cap(ARG);
@@ -414,7 +468,9 @@ impl Server {
 
     /// Puts a request on the device (for an entry of a batch, or a single
     /// request, whose call the caller puts in `calls[io]`): its header slot.
-    fn submit(&mut self, batch: Option<(u64, usize)>, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>) -> Result<usize, u64> {
+    #[allow(clippy::too_many_arguments)]
+    fn submit(&mut self, batch: Option<(u64, usize)>, read: bool, at: u64, data: *mut u8, len: usize, reply_len: usize, buffer: Option<usize>, ring: Option<(u64, u64, u64)>) -> Result<usize, u64> {
+        let ringed = ring.is_some();
         let Some(io) = self.free_io.pop() else { return Err(NO_RESOURCES) };
         match self.put(io, read, at, data, len) {
             Ok(token) => {
@@ -423,7 +479,10 @@ impl Server {
                 }
                 // Written in place (no InFlight moved about: every copy of
                 // a record counts its bytes in the I/O benchmarks).
-                self.inflight[io] = Some(InFlight { token, batch, read, sector: at, data, len, reply_len, buffer });
+                self.inflight[io] = Some(InFlight { token, batch, read, sector: at, data, len, reply_len, buffer, ringed });
+                if let Some(x) = ring {
+                    self.ring_of[io] = x;
+                }
                 Ok(io)
             }
             Err(st) => {
@@ -523,6 +582,11 @@ impl Server {
     fn ended(&mut self, io: usize, f: &InFlight, st: u64) -> bool {
         if let Some(b) = f.buffer {
             self.unbusy(b);
+        }
+        if f.ringed {
+            let (n, generation, id) = self.ring_of[io];
+            self.post(n, generation, id, st);
+            return false;
         }
         match f.batch {
             None => {
@@ -643,7 +707,7 @@ impl Server {
             b.next += 1;
             let ((at, va, len), id, read) = (b.entries[k], b.id, b.read);
             // The batch keeps its buffer busy as a whole: no count per entry.
-            match self.submit(Some((id, k)), read, at, va as *mut u8, len, 0, None) {
+            match self.submit(Some((id, k)), read, at, va as *mut u8, len, 0, None, None) {
                 Ok(_) => self.batches[i].on_device += 1,
                 Err(st) => {
                     // The share was revoked under the batch (BAD_BUFFER) or
@@ -783,7 +847,7 @@ impl Server {
                     // SAFETY: the slot's page has room for len <= 4096 bytes.
                     unsafe { core::ptr::copy_nonoverlapping(c.string.as_ref().unwrap().as_ptr(), data, len) };
                 }
-                match self.submit(None, !write, at, data, len, if write { 0 } else { len }, None) {
+                match self.submit(None, !write, at, data, len, if write { 0 } else { len }, None, None) {
                     Ok(io) => {
                         self.calls[io] = Some(c);
                         None
@@ -806,7 +870,7 @@ impl Server {
                     Err(st) => return Some((c, answer(st))),
                 };
                 let data = (self.buffers[b].as_ref().unwrap().va + offset) as *mut u8;
-                match self.submit(None, !write, at, data, len as usize, 0, Some(b)) {
+                match self.submit(None, !write, at, data, len as usize, 0, Some(b), None) {
                     Ok(io) => {
                         self.calls[io] = Some(c);
                         None
@@ -837,6 +901,16 @@ impl Server {
                 Some((c, a))
             }
             DETACH => Some((c, self.detach(n, w0))),
+            RING => {
+                let a = self.set_up_ring(n, w0, w1, &mut c.cap);
+                Some((c, a))
+            }
+            RING_END => Some((c, answer(if self.end_ring(n) { OK } else { NOT_FOUND }))),
+            KICK => {
+                self.kicked = true;
+                self.epoch += 1;
+                Some((c, answer(OK)))
+            }
             _ => Some((c, answer(BAD_REQUEST))),
         }
     }
@@ -932,6 +1006,7 @@ impl Server {
     /// not yet started are dropped (BAD_BUFFER, as for a revoked share).
     fn gone(&mut self, payload: u64) {
         let Some(&(_, n)) = self.described.iter().find(|(p, _)| *p == payload) else { return };
+        self.end_ring(n);
         for b in self.batches.iter_mut().filter(|b| b.call.payload == n && b.next < b.entries.len()) {
             let next = b.next;
             b.status[next..].fill(BAD_BUFFER as u8);
@@ -958,6 +1033,14 @@ impl Server {
     /// clients, for ever.  Run where buffers are counted or wanted (ATTACH,
     /// QUEUE_STATS, CLIENT), not per request.
     fn reap(&mut self) {
+        // A ring whose page went holds its buffer busy: taken down first.
+        for n in 1..self.rings.len() as u64 {
+            if let Some(r) = &self.rings[n as usize]
+                && self.buffers[r.buffer].as_ref().is_some_and(|b| hal::domain().lookup(b.iova).is_err())
+            {
+                self.end_ring(n);
+            }
+        }
         for b in 0..MAX_BUFFERS {
             if let Some(buf) = &self.buffers[b]
                 && buf.busy == 0
@@ -1012,6 +1095,288 @@ impl Server {
                 Answer { st: OK, w: [self.clients.len() as u64, 0, 0], string: Some((usize::MAX, bytes.len())), cap: None }
             }
             None => answer(NOT_FOUND),
+        }
+    }
+}
+
+
+/// Request rings (keep_blk::ring; docs/block.md, "Request rings").
+impl Server {
+    /// The rules' view of buffer `b` (None: no such entry).
+    fn view(&self, b: usize) -> Option<ring::BufferView> {
+        let buf = self.buffers.get(b)?.as_ref()?;
+        let ring_at = self.rings.get(buf.client as usize).and_then(Option::as_ref).filter(|r| r.buffer == b).map(|r| r.offset);
+        Some(ring::BufferView { client: buf.client, bytes: buf.pages * 4096, rights: buf.rights, ring_at })
+    }
+
+    /// RING: words buffer, offset; the notification in `arg`.
+    fn set_up_ring(&mut self, n: u64, b: u64, offset: u64, arg: &mut Option<u64>) -> Answer {
+        let has = self.rings.get(n as usize).is_some_and(Option::is_some);
+        let view = usize::try_from(b).ok().and_then(|b| self.view(b));
+        if let Err(st) = ring::may_set_up(n, view.as_ref(), offset, has) {
+            return answer(st);
+        }
+        let Some(note) = *arg else { return answer(NOT_NOTIFICATION) };
+        if !self.guarded {
+            return answer(NO_RESOURCES);
+        }
+        match SELF_ASPACE.identify_cap(note) {
+            Ok(i) if i.ty == keep_abi::ty::NOTIFICATION && i.live && i.rights & rights::WRITE != 0 => {}
+            _ => return answer(NOT_NOTIFICATION),
+        }
+        let b = b as usize;
+        let buf = self.buffers[b].as_mut().unwrap();
+        if !pinned(buf.iova, rights::READ | rights::WRITE) {
+            return answer(BAD_BUFFER);
+        }
+        buf.busy += 1;
+        let va = buf.va + offset;
+        // SAFETY: the page is the client's buffer's, mapped read-write here
+        // and pinned (checked just now).
+        unsafe { core::ptr::write_bytes(va as *mut u8, 0, ring::REQS as usize) };
+        *arg = None; // kept with the ring
+        self.ring_gen += 1;
+        if self.rings.len() <= n as usize {
+            self.rings.resize_with(n as usize + 1, || None);
+        }
+        self.rings[n as usize] = Some(Ring {
+            buffer: b, offset, va, note, generation: self.ring_gen, req_tail: 0, cpl_head: 0, published: 0, outstanding: 0, more: false, idle: false,
+        });
+        guard::watch(b, va, 1);
+        self.live_rings += 1;
+        Answer { st: OK, w: [ring::ENTRIES as u64, 0, 0], string: None, cap: None }
+    }
+
+    /// Takes client `n`'s ring down (RING_END, its end, QUIT): what it
+    /// has on the device completes unposted.
+    fn end_ring(&mut self, n: u64) -> bool {
+        let Some(r) = self.rings.get_mut(n as usize).and_then(Option::take) else { return false };
+        self.live_rings -= 1;
+        // IDLE for good: the client's next submit KICKs, and learns
+        // (RING_END told it already; after QUIT the KICK fails).
+        // SAFETY: the ring's page, watched by the guard (a page gone takes
+        // the write on its scratch page).
+        unsafe { write_volatile((r.va + ring::IDLE) as *mut u32, 1) };
+        guard::unwatch(r.buffer);
+        self.lost &= !(1 << r.buffer);
+        let _ = SELF_ASPACE.delete_cap(r.note);
+        self.slots.free(r.note);
+        self.unbusy(r.buffer);
+        true
+    }
+
+    /// Is client `n`'s ring page still there (the guard saw no fault on it)?
+    /// If not (the client took its pages away), the ring is taken down
+    /// and never touched again.
+    fn ring_ok(&mut self, n: u64) -> bool {
+        let Some(Some(r)) = self.rings.get(n as usize) else { return false };
+        self.lost |= guard::lost();
+        if self.lost & (1 << r.buffer) == 0 {
+            return true;
+        }
+        self.end_ring(n);
+        false
+    }
+
+    /// Is buffer `b` pinned with `dev` for the device?  Looked up once an
+    /// epoch (as a batch's buffer is once a batch): a pin that goes
+    /// later makes the device fault, and the reset ends the request
+    /// BAD_BUFFER ("When the device stops").
+    fn pin_ok(&mut self, b: usize, dev: u64) -> bool {
+        let Some(buf) = self.buffers.get(b).and_then(Option::as_ref) else { return false };
+        let (epoch, r) = self.pin_seen[b];
+        let r = if epoch == self.epoch {
+            r
+        } else {
+            let r = hal::domain().lookup(buf.iova).map_or(0, |(r, _)| r);
+            self.pin_seen[b] = (self.epoch, r);
+            r
+        };
+        r & dev == dev
+    }
+
+    /// A completion for client `n`'s ring of generation `generation`.
+    fn post(&mut self, n: u64, generation: u64, id: u64, st: u64) {
+        if !self.rings.get(n as usize).and_then(Option::as_ref).is_some_and(|r| r.generation == generation) || !self.ring_ok(n) {
+            return;
+        }
+        let Some(Some(r)) = self.rings.get_mut(n as usize) else { return };
+        r.outstanding -= 1;
+        let at = r.va + ring::CPLS + (r.cpl_head % ring::ENTRIES) as u64 * ring::CPL_BYTES;
+        // SAFETY: the ring's page, mapped read-write and watched by the
+        // guard (a page gone takes the write on its scratch page).
+        unsafe {
+            write_volatile(at as *mut u64, id);
+            write_volatile((at + 8) as *mut u64, st);
+        }
+        r.cpl_head = r.cpl_head.wrapping_add(1);
+        if st == OK {
+            self.served += 1;
+        } else {
+            self.refused += 1;
+        }
+        if let Some(cl) = self.clients.get_mut(n as usize - 1) {
+            if st == OK { cl.served += 1 } else { cl.refused += 1 }
+        }
+        self.posted = true;
+    }
+
+    /// Writes each ring's CPL_HEAD out and signals the client whose
+    /// WAKE_AT it reached.
+    fn publish(&mut self) {
+        self.posted = false;
+        for n in 1..self.rings.len() as u64 {
+            if !self.rings[n as usize].as_ref().is_some_and(|r| r.published != r.cpl_head) || !self.ring_ok(n) {
+                continue;
+            }
+            let r = self.rings[n as usize].as_mut().unwrap();
+            // SAFETY: as in post.
+            let wake = unsafe {
+                fence(Ordering::Release);
+                write_volatile((r.va + ring::CPL_HEAD) as *mut u32, r.cpl_head);
+                fence(Ordering::SeqCst);
+                read_volatile((r.va + ring::WAKE_AT) as *const u32)
+            };
+            if ring::crosses(r.published, r.cpl_head, wake) {
+                let _ = keep_abi::Notification(r.note).signal(RING_BIT);
+            }
+            r.published = r.cpl_head;
+        }
+    }
+
+    /// Takes requests off the rings while request slots are free: those
+    /// kicked, left with requests, or (`all`) every one.
+    fn drain(&mut self, all: bool) {
+        if self.live_rings == 0 {
+            return;
+        }
+        let all = all || core::mem::take(&mut self.kicked);
+        for n in 1..self.rings.len() {
+            if self.free_io.is_empty() {
+                break;
+            }
+            if self.rings[n].as_ref().is_some_and(|r| all || r.more) {
+                self.drain_one(n as u64);
+            }
+        }
+        if self.posted {
+            self.publish();
+        }
+    }
+
+    fn drain_one(&mut self, n: u64) {
+        let Some(r) = self.rings[n as usize].as_ref() else { return };
+        let va = r.va;
+        // The client may have taken its pages away: no touch then (its
+        // ring is taken down, as a revoked buffer's requests end).
+        if !self.ring_ok(n) {
+            return;
+        }
+        let Some(range) = self.clients.get(n as usize - 1).map(|c| ring::Range { first: c.first, sectors: c.sectors, rights: c.rights }) else { return };
+        // The last buffer named: its number, view and address (a stream of
+        // requests names one).
+        let mut last: Option<(usize, Option<ring::BufferView>, u64)> = None;
+        loop {
+            // (A completion posted below may have taken the ring down: its page went.)
+            let Some(r) = self.rings[n as usize].as_mut() else { return };
+            if self.free_io.is_empty() {
+                r.more = true;
+                return;
+            }
+            // SAFETY: the ring's page, mapped and watched by the guard.
+            let (head, tail) = unsafe {
+                (read_volatile((va + ring::REQ_HEAD) as *const u32), read_volatile((va + ring::CPL_TAIL) as *const u32))
+            };
+            let Some(w) = ring::waiting(head, r.req_tail) else {
+                self.ring_bad += 1;
+                r.more = false;
+                return;
+            };
+            if w == 0 {
+                r.more = false;
+                return;
+            }
+            if ring::room(r.cpl_head, tail, r.outstanding) == 0 {
+                // Room comes only when the client takes completions: it
+                // kicks again, or the next drain of all rings sees it.
+                r.more = false;
+                return;
+            }
+            fence(Ordering::Acquire);
+            let at = va + ring::REQS + (r.req_tail % ring::ENTRIES) as u64 * ring::REQ_BYTES;
+            // SAFETY: as above; one copy of the descriptor, checked in it.
+            let d = ring::Desc::decode(core::array::from_fn(|k| unsafe { read_volatile((at + 8 * k as u64) as *const u64) }));
+            r.req_tail = r.req_tail.wrapping_add(1);
+            r.outstanding += 1;
+            let (generation, tail) = (r.generation, r.req_tail);
+            // SAFETY: as above.
+            unsafe { write_volatile((va + ring::REQ_TAIL) as *mut u32, tail) };
+            let b = d.buffer as usize;
+            let (view, bva) = match last {
+                Some((lb, v, a)) if lb == b => (v, a),
+                _ => {
+                    let (v, a) = (self.view(b), self.buffers.get(b).and_then(Option::as_ref).map_or(0, |x| x.va));
+                    last = Some((b, v, a));
+                    (v, a)
+                }
+            };
+            let checked = ring::check(&d, n, &range, view.as_ref())
+                .and_then(|c| if self.pin_ok(b, if c.read { rights::WRITE } else { rights::READ }) { Ok(c) } else { Err(BAD_BUFFER) });
+            match checked {
+                Ok(c) => {
+                    let data = (bva + c.offset) as *mut u8;
+                    if let Err(st) = self.submit(None, c.read, c.at, data, c.len as usize, 0, Some(b), Some((n, generation, d.id))) {
+                        self.post(n, generation, d.id, st);
+                    }
+                }
+                Err(st) => self.post(n, generation, d.id, st),
+            }
+        }
+    }
+
+    /// Before a receive that waits: with nothing on the device, IDLE is
+    /// set on every ring and the rings looked at once more (a client that
+    /// posted before it saw IDLE does not kick).  False: requests came,
+    /// do not wait.
+    fn may_sleep(&mut self) -> bool {
+        if self.live_rings == 0 || self.on_device > 0 {
+            return true;
+        }
+        let mut work = false;
+        for n in 1..self.rings.len() as u64 {
+            if self.rings[n as usize].is_none() || !self.ring_ok(n) {
+                continue;
+            }
+            let r = self.rings[n as usize].as_mut().unwrap();
+            // SAFETY: the ring's page, mapped and watched by the guard.
+            let (head, tail) = unsafe {
+                write_volatile((r.va + ring::IDLE) as *mut u32, 1);
+                fence(Ordering::SeqCst);
+                (read_volatile((r.va + ring::REQ_HEAD) as *const u32), read_volatile((r.va + ring::CPL_TAIL) as *const u32))
+            };
+            r.idle = true;
+            // Requests it can take now (with room for their completions).
+            if ring::waiting(head, r.req_tail).is_some_and(|w| w > 0) && ring::room(r.cpl_head, tail, r.outstanding) > 0 {
+                r.more = true;
+                work = true;
+            }
+        }
+        !work
+    }
+
+    /// After a receive: IDLE cleared where it was set.
+    fn awake(&mut self) {
+        for n in 1..self.rings.len() as u64 {
+            if !self.rings[n as usize].as_ref().is_some_and(|r| r.idle) {
+                continue;
+            }
+            self.epoch += 1;
+            if self.ring_ok(n) {
+                let r = self.rings[n as usize].as_mut().unwrap();
+                r.idle = false;
+                // SAFETY: as in may_sleep.
+                unsafe { write_volatile((r.va + ring::IDLE) as *mut u32, 0) };
+            }
         }
     }
 }
@@ -1113,6 +1478,28 @@ fn main(_: u64, _: u64) -> i32 {
         free_io: (0..IN_FLIGHT).rev().collect(),
         headers: Headers { va: hdr.as_ptr() as u64, data_va: data.as_ptr() as u64 },
         next_ret,
+        rings: Vec::new(),
+        ring_of: [(0, 0, 0); IN_FLIGHT],
+        live_rings: 0,
+        ring_gen: 0,
+        kicked: false,
+        posted: false,
+        ring_bad: 0,
+        epoch: 1,
+        pin_seen: vec![(0, 0); MAX_BUFFERS],
+        guarded: false,
+        lost: 0,
+    };
+    // The guard makes a ring whose page goes harmless (guard.rs).
+    let mut guard = match guard::start(&mut s.slots) {
+        Ok(g) => {
+            s.guarded = true;
+            Some(g)
+        }
+        Err(e) => {
+            println!("blk: no guard for request rings ({e}): RING is refused");
+            None
+        }
     };
     loop {
         // Start, in order, what can start.
@@ -1124,6 +1511,9 @@ fn main(_: u64, _: u64) -> i32 {
             let c = s.backlog.pop_front().unwrap();
             if c.payload == 0 && c.label == QUIT {
                 s.reply(c, answer(OK));
+                for n in 0..s.rings.len() as u64 {
+                    s.end_ring(n);
+                }
                 for b in 0..MAX_BUFFERS {
                     if s.buffers[b].is_some() {
                         s.release(b);
@@ -1131,6 +1521,9 @@ fn main(_: u64, _: u64) -> i32 {
                 }
                 if let Some((i, line)) = s.irq {
                     let _ = i.unbind(line);
+                }
+                if let Some(g) = guard.take() {
+                    g.stop(&mut s.slots);
                 }
                 drop(s); // resets the device: no DMA after this
                 hal::finish();
@@ -1147,15 +1540,21 @@ fn main(_: u64, _: u64) -> i32 {
             }
         }
         s.pump();
+        s.drain(false);
         if s.broken {
             // A refused submission: reset before waiting (what is on the
             // device now is what was on it when it stopped).
             s.recover();
             continue;
         }
+        if !s.may_sleep() {
+            s.drain(true);
+            continue;
+        }
         let wait = if s.on_device == 0 { 0 } else if s.irq.is_some() { IRQ_WAIT_MS } else { 1 };
         keep_rt::ipc_buffer().set_recv_slots(&[s.next_ret, ARG]);
         let m = recv(Tag::new(0).with_slots(2), wait);
+        s.awake();
         if let Some(c) = s.take(&m) {
             s.backlog.push_back(c);
         }

@@ -23,7 +23,7 @@ pub const WRITE: u64 = 6;
 pub const FLUSH: u64 = 7;
 /// Attaches a dataspace capability (of the server's own manager): the server pins it into its DMA domain; the buffer number, its pages and rights. (interface CLIENTS)
 pub const ATTACH: u64 = 8;
-/// Lets go of a buffer. (interface CLIENTS)
+/// Lets go of a buffer (IN_USE while it holds the client's ring). (interface CLIENTS)
 pub const DETACH: u64 = 9;
 /// Reads 1 to MAX_DS_SECTORS = 256 sectors into the buffer's pages at byte offset, the device doing the copying. (interface CLIENTS)
 pub const READ_DS: u64 = 10;
@@ -39,6 +39,12 @@ pub const READ_DS_V: u64 = 14;
 pub const WRITE_DS_V: u64 = 15;
 /// Device resets, requests started again after one, submissions the mediator refused. (interface ADMIN)
 pub const DEVICE_STATS: u64 = 0x10;
+/// Sets the client's request ring up in the page at byte offset (page-aligned) of its buffer (shared read-write), its indices read as zero; the server signals the notification (bit RING_BIT) when the client's WAKE_AT completion is posted. One ring per client (IN_USE); the buffer is IN_USE to DETACH while the ring lasts. Returns the entries per queue (keep_blk::ring::ENTRIES). (interface CLIENTS)
+pub const RING: u64 = 0x11;
+/// Takes the ring down: requests taken from it and still on the device complete without a completion posted; the notification and the buffer are let go of. (interface CLIENTS)
+pub const RING_END: u64 = 0x12;
+/// Requests wait in the ring: sent (not called) by a client that finds the ring's IDLE set; the server drains every ring before it next waits. A call is answered OK. (interface CLIENTS)
+pub const KICK: u64 = 0x13;
 
 // Statuses: word 0 of every reply.
 /// The request was done.
@@ -51,7 +57,7 @@ pub const OUT_OF_RANGE: u64 = 2;
 pub const NO_RIGHTS: u64 = 3;
 /// The device failed the request.
 pub const IO_ERROR: u64 = 4;
-/// ATTACH by a client that has limits::PER_CLIENT = 4 buffers attached already (the same share attached twice counts twice), or with the server's 64 buffers taken (a described client's buffers go when init says it ended; buffers whose pin is gone otherwise are released at each ATTACH, QUEUE_STATS and CLIENT first), or the manager would not map or pin (a dataspace at its quota of mappings or pins).
+/// ATTACH by a client that has limits::PER_CLIENT = 4 buffers attached already (the same share attached twice counts twice), or with the server's 64 buffers taken (a described client's buffers go when init says it ended; buffers whose pin is gone otherwise are released at each ATTACH, QUEUE_STATS and CLIENT first), or the manager would not map or pin (a dataspace at its quota of mappings or pins); RING when the server has no guard thread for ring pages.
 pub const NO_RESOURCES: u64 = 5;
 /// A buffer number that is not one of this client's; an offset not a multiple of 512; bytes outside the buffer (overflow-safe); pages no longer pinned (the client revoked its share, or its bank was destroyed and took the dataspace's pages: checked with one DMA_DOMAIN.LOOKUP of the buffer's first page before the request goes to the device, so no DMA fault).
 pub const BAD_BUFFER: u64 = 6;
@@ -59,8 +65,10 @@ pub const BAD_BUFFER: u64 = 6;
 pub const NOT_DATASPACE: u64 = 7;
 /// DETACH of a buffer with a request on the device.
 pub const IN_USE: u64 = 8;
-/// CLIENT: no client with that index.
+/// CLIENT: no client with that index; RING_END without a ring.
 pub const NOT_FOUND: u64 = 9;
+/// RING without a capability, or with anything but a NOTIFICATION capability with WRITE.
+pub const NOT_NOTIFICATION: u64 = 10;
 
 /// The payload range each request is served on (`keep_abi::proto::payload`):
 /// true when a request with `label` may come through a capability with
@@ -83,6 +91,9 @@ pub fn serves(label: u64, payload: u64) -> bool {
         READ_DS_V => keep_abi::proto::payload::client(payload),
         WRITE_DS_V => keep_abi::proto::payload::client(payload),
         DEVICE_STATS => keep_abi::proto::payload::admin(payload),
+        RING => keep_abi::proto::payload::client(payload),
+        RING_END => keep_abi::proto::payload::client(payload),
+        KICK => keep_abi::proto::payload::client(payload),
         _ => false,
     }
 }
@@ -100,6 +111,7 @@ pub fn status_name(s: u64) -> &'static str {
         NOT_DATASPACE => "NOT_DATASPACE",
         IN_USE => "IN_USE",
         NOT_FOUND => "NOT_FOUND",
+        NOT_NOTIFICATION => "NOT_NOTIFICATION",
         _ => "UNKNOWN_STATUS",
     }
 }
@@ -135,7 +147,7 @@ impl Stub {
         Ok(())
     }
 
-    /// DETACH (9): Lets go of a buffer. Statuses: BAD_BUFFER, IN_USE.
+    /// DETACH (9): Lets go of a buffer (IN_USE while it holds the client's ring). Statuses: BAD_BUFFER, IN_USE.
     pub fn detach(self, buffer: u64) -> Result<(), Refused> {
         let _ = keep_abi::proto::call(self.0, DETACH, [buffer, 0, 0, 0])?;
         Ok(())
@@ -163,6 +175,18 @@ impl Stub {
     pub fn device_stats(self) -> Result<(u64, u64, u64), Refused> {
         let w = keep_abi::proto::call(self.0, DEVICE_STATS, [0, 0, 0, 0])?;
         Ok((w[0], w[1], w[2]))
+    }
+
+    /// RING_END (18): Takes the ring down: requests taken from it and still on the device complete without a completion posted; the notification and the buffer are let go of. Statuses: NOT_FOUND.
+    pub fn ring_end(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, RING_END, [0, 0, 0, 0])?;
+        Ok(())
+    }
+
+    /// KICK (19): Requests wait in the ring: sent (not called) by a client that finds the ring's IDLE set; the server drains every ring before it next waits. A call is answered OK. Statuses: none of its own.
+    pub fn kick(self) -> Result<(), Refused> {
+        let _ = keep_abi::proto::call(self.0, KICK, [0, 0, 0, 0])?;
+        Ok(())
     }
 }
 
@@ -198,7 +222,7 @@ pub trait Handler {
     /// ATTACH (8): Attaches a dataspace capability (of the server's own manager): the server pins it into its DMA domain; the buffer number, its pages and rights. (capabilities: dataspace) Results: buffer, pages, rights.
     fn attach(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
 
-    /// DETACH (9): Lets go of a buffer. Results: none.
+    /// DETACH (9): Lets go of a buffer (IN_USE while it holds the client's ring). Results: none.
     fn detach(&mut self, m: &keep_abi::Msg, buffer: u64) -> keep_abi::proto::Answer;
 
     /// READ_DS (10): Reads 1 to MAX_DS_SECTORS = 256 sectors into the buffer's pages at byte offset, the device doing the copying. Results: none.
@@ -221,6 +245,15 @@ pub trait Handler {
 
     /// DEVICE_STATS (16): Device resets, requests started again after one, submissions the mediator refused. Results: resets, restarted, refused.
     fn device_stats(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// RING (17): Sets the client's request ring up in the page at byte offset (page-aligned) of its buffer (shared read-write), its indices read as zero; the server signals the notification (bit RING_BIT) when the client's WAKE_AT completion is posted. One ring per client (IN_USE); the buffer is IN_USE to DETACH while the ring lasts. Returns the entries per queue (keep_blk::ring::ENTRIES). (capabilities: notification) Results: entries.
+    fn ring(&mut self, m: &keep_abi::Msg, buffer: u64, offset: u64) -> keep_abi::proto::Answer;
+
+    /// RING_END (18): Takes the ring down: requests taken from it and still on the device complete without a completion posted; the notification and the buffer are let go of. Results: none.
+    fn ring_end(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
+
+    /// KICK (19): Requests wait in the ring: sent (not called) by a client that finds the ring's IDLE set; the server drains every ring before it next waits. A call is answered OK. Results: none.
+    fn kick(&mut self, m: &keep_abi::Msg) -> keep_abi::proto::Answer;
 }
 
 /// Decodes one request and calls its method; `BAD_REQUEST` for a label that
@@ -229,7 +262,7 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
     let label = m.tag.label();
     if !serves(label, m.payload) {
         return keep_abi::proto::Answer::refuse(match label {
-            ADD_CLIENT | STATS | QUIT | INFO | READ | WRITE | FLUSH | ATTACH | DETACH | READ_DS | WRITE_DS | QUEUE_STATS | CLIENT | READ_DS_V | WRITE_DS_V | DEVICE_STATS => BAD_REQUEST,
+            ADD_CLIENT | STATS | QUIT | INFO | READ | WRITE | FLUSH | ATTACH | DETACH | READ_DS | WRITE_DS | QUEUE_STATS | CLIENT | READ_DS_V | WRITE_DS_V | DEVICE_STATS | RING | RING_END | KICK => BAD_REQUEST,
             _ => BAD_REQUEST,
         });
     }
@@ -250,6 +283,9 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
         READ_DS_V => server.read_ds_v(m, m.words[0], m.words[1]),
         WRITE_DS_V => server.write_ds_v(m, m.words[0], m.words[1]),
         DEVICE_STATS => server.device_stats(m),
+        RING => server.ring(m, m.words[0], m.words[1]),
+        RING_END => server.ring_end(m),
+        KICK => server.kick(m),
         _ => keep_abi::proto::Answer::refuse(BAD_REQUEST),
     }
 }

@@ -75,7 +75,7 @@ fn served(root: &mut Root, s: &Suite, pci: Grant, ds: [Grant; 2], modes: &[(u64,
             .map_err(|e| format!("ADD_CLIENT of 64 MiB (is build/disk.img smaller?): {e}"))
             .and_then(|_| {
                 let client = Grant { src: c, dest: CLIENT_SLOT, rights: 0 };
-                modes.iter().filter(|(_, n)| s.wants(n)).try_for_each(|&(mode, _)| blkbench(root, mode, &[base[0], client, ds[0], ds[1]]))
+                modes.iter().filter(|(_, n)| s.wants(n)).try_for_each(|&(mode, _)| blkbench(root, mode, &[base[0], base[1], client, ds[0], ds[1]]))
             });
         let _ = SELF_ASPACE.delete_cap(c);
         root.slots.free(c);
@@ -102,7 +102,7 @@ pub fn run(root: &mut Root, s: &mut Suite) -> BenchResult {
     let ds = [Grant { src: dsm.cap(), dest: DS_SLOT, rights: 0 }, Grant { src: dsm.clients(), dest: BANK_SLOT, rights: 0 }];
     // The reads first, then the direct reads, which check the image's
     // pattern as well, then the writes, which overwrite it.
-    let reads = [(0, "blk.read.seq64k"), (5, "blk.read.seq64k.single"), (1, "blk.read.seq4k"), (4, "blk.read.seq64k.strings")];
+    let reads = [(0, "blk.read.seq64k"), (7, "blk.read.seq64k.batch"), (5, "blk.read.seq64k.single"), (1, "blk.read.seq4k"), (4, "blk.read.seq64k.strings")];
     let r = served(root, s, pci_grant, ds, &reads)
         .and_then(|_| {
             [(3, "blk.read.seq64k.direct"), (6, "blk.read.seq64k.direct.single")].iter().filter(|(_, n)| s.wants(n)).try_for_each(

@@ -32,6 +32,7 @@ mod bank;
 mod budget;
 mod blkbatch;
 mod blkreset;
+mod blkring;
 mod ctor;
 mod caps;
 mod console;
@@ -479,6 +480,9 @@ const TESTS: &[Test] = &[
     ("BLK0007", "a block client attaching buffer after buffer holds at most its part of the table (NO_RESOURCES past it); another client attaches and is served; its buffers come back when its dataspaces go", drivers::blk_buffers_per_client),
     ("BLK0008", "without an IOMMU a client destroying its dataspace under its own batch: the frames on the device are held, none is given out, the reset lets go of them", blkreset::blk_destroy_in_flight),
     ("BLK0009", "the block server answers FLUSH after FLUSH in a long row (blocking requests reuse its bounce pages and their addresses)", drivers::blk_flushes),
+    ("BLK0010", "block request rings: every refusal of RING; writes and reads through the ring; every malformed descriptor completed with its status, disk and pages unchanged; indices out of range take nothing; RING_END gives the buffer back", blkring::blk_rings),
+    ("BLK0011", "a block server ended under a client's ring: the client's submit fails, and it sets its ring up again with the server started anew", blkring::blk_ring_restart),
+    ("BLK0012", "a block client revoking its ring's share under a set-up ring: the server's guard takes the touch, the ring is taken down, nothing else changes, a new ring is served", blkring::blk_ring_revoked),
     // The network (docs/network.md, "The network").
     ("NET0001", "the network server's protocol: stacks added and removed, every refused request changes nothing", net::net_protocol),
     ("NET0002", "frames reach only the stack they are addressed to: between stacks and from QEMU's gateway (ARP, ICMP)", net::net_demux),

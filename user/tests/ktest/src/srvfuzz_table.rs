@@ -40,7 +40,7 @@ pub mod blk {
     use super::*;
 
     /// Every status the service defines (OK and BAD_REQUEST included).
-    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+    pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
     pub const REQUESTS: &[Request] = &[
         Request { name: "ADD_CLIENT", label: 1, interface: "ADMIN", payload: "ADMIN",
@@ -105,6 +105,18 @@ pub mod blk {
                   statuses: &[2, 3, 4, 6], waits: false },
         Request { name: "DEVICE_STATS", label: 16, interface: "ADMIN", payload: "ADMIN",
                   args: &[], results: 3,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[], waits: false },
+        Request { name: "RING", label: 17, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[Arg { name: "buffer", kind: Kind::Handle }, Arg { name: "offset", kind: Kind::Offset }], results: 1,
+                  send_caps: 1, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[6, 3, 8, 5, 10], waits: false },
+        Request { name: "RING_END", label: 18, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 0,
+                  send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
+                  statuses: &[9], waits: false },
+        Request { name: "KICK", label: 19, interface: "CLIENTS", payload: "CLIENTS",
+                  args: &[], results: 0,
                   send_caps: 0, reply_caps: 0, send_string: false, reply_string: false,
                   statuses: &[], waits: false },
     ];
