@@ -47,7 +47,7 @@ use virtio_drivers::Hal;
 use virtio_drivers::device::blk::{BlkReq, BlkResp, VirtIOBlk};
 use virtio_drivers::BufferDirection;
 
-mod guard;
+use keep_guard as guard;
 
 keep_rt::entry!(main);
 
@@ -1491,7 +1491,7 @@ fn main(_: u64, _: u64) -> i32 {
         lost: 0,
     };
     // The guard makes a ring whose page goes harmless (guard.rs).
-    let mut guard = match guard::start(&mut s.slots) {
+    let mut guard = match guard::start(&mut s.slots, "blk-guard") {
         Ok(g) => {
             s.guarded = true;
             Some(g)
@@ -1571,3 +1571,6 @@ fn main(_: u64, _: u64) -> i32 {
         }
     }
 }
+
+// One guard window per buffer of the table.
+const _: () = assert!(keep_blk::limits::TABLE <= guard::WINDOWS);

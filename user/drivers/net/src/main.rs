@@ -26,7 +26,7 @@
 
 extern crate alloc;
 
-mod guard;
+use keep_guard as guard;
 mod nic;
 
 use alloc::collections::VecDeque;
@@ -853,7 +853,7 @@ fn main(_: u64, _: u64) -> i32 {
     let string_va = string_page.as_ptr() as u64;
     hal::add_direct(string_va, 4096, string_iova);
     // A stack that takes its ring's pages away must not crash the server.
-    let mut guard = guard::start(&mut slots)
+    let mut guard = guard::start(&mut slots, "net-guard")
         .map_err(|e| println!("net: no guard for the rings ({e}): a ring whose pages go makes the server fault"))
         .ok();
     let mut s = Server {
@@ -1032,3 +1032,6 @@ fn main(_: u64, _: u64) -> i32 {
         m = Return(RET).reply_recv(tag, [st, w[0], w[1], w[2]], 0);
     }
 }
+
+// One guard window per stack.
+const _: () = assert!(keep_net::MAX_STACKS <= guard::WINDOWS);

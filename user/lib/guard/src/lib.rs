@@ -1,21 +1,25 @@
-//! Request rings whose page goes while set up (docs/block.md, "Request
-//! rings"), as the network server's frame rings (user/drivers/net's
-//! guard.rs, the same design): a client pays for its ring's page, so it
-//! can take it away whenever it likes (it revokes its share, destroys the
-//! dataspace or the bank that paid for it), and the server's next touch
-//! of the ring then faults.  The server never touches the pages of a
-//! buffer otherwise (the device does), so only ring pages are watched.
+//! The guard over pages a client pays for and a server touches
+//! (docs/network.md, "Frame rings"; docs/block.md, "Request rings"): a
+//! client can take such pages away whenever it likes (it revokes its
+//! share, destroys the dataspace, or destroys the bank that paid for it),
+//! and the server's next touch of them then faults.  init's notice covers
+//! a client that ends; this covers the rest, so that no client can make
+//! the server crash.
 //!
-//! A thread of the server is the server's fault handler.  A page fault at
-//! an address inside a watched ring page is answered by mapping a scratch
-//! page of the server's own there and resuming: the server's operation
-//! finishes on bytes that mean nothing (only the client that took its
-//! page away is harmed: what it finds there is checked like any
-//! descriptor of its own), and the ring is noted as lost.  The server's
-//! loop asks `lost` each round and takes those rings down (`unwatch`
-//! unmaps the scratch page).  Any other fault is not the guard's: it
-//! removes itself as the handler and resumes, so the fault stops the
-//! server as before (init reports and restarts it).
+//! A thread of the server's, at a priority above it, is the server's
+//! fault handler (`start`).  A page fault at an address inside a watched
+//! window (`watch`) is answered by mapping a scratch page of the server's
+//! own there and resuming: the server's operation finishes on bytes that
+//! mean nothing (only the client that took its pages away is harmed: what
+//! it finds there is checked like anything else of the client's), and the
+//! window is noted as lost.  The server's loop asks `lost` and lets go of
+//! those windows (`unwatch` unmaps the scratch pages).  Any other fault is
+//! not the guard's: it removes itself as the handler and resumes, so the
+//! fault stops the server as before (init reports and restarts it).
+
+#![no_std]
+
+extern crate alloc;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,8 +27,9 @@ use keep_abi::{Return, SELF_ASPACE, SELF_PROCESS, Tag, label, recv, reply, right
 use keep_loader::SlotPool;
 use keep_loader::spawn::{STACK_PAGES, STACK_TOP};
 use keep_loader::thread::{self, Args, Thread};
-/// One watched page per buffer of the table (bit i of LOST: buffer i).
-const WATCHED: usize = keep_blk::limits::TABLE;
+/// Windows a server may watch (bit i of `lost`: window i).
+pub const WINDOWS: usize = 64;
+const WATCHED: usize = WINDOWS;
 
 const PAGE: u64 = 4096;
 const PAGE_FAULT: u64 = 14;
@@ -32,15 +37,14 @@ const PAGE_FAULT: u64 = 14;
 /// soon as the server faults.
 const PRIORITY: u64 = 11;
 
-/// Each buffer's ring window: where it is mapped and how many pages (0:
-/// no ring).  Written by the server, read by the guard while the server is
+/// Each window: where it is mapped and how many pages (0: none).  Written by the server, read by the guard while the server is
 /// stopped in a fault.
 static WINDOW_VA: [AtomicU64; WATCHED] = [const { AtomicU64::new(0) }; WATCHED];
 static WINDOW_PAGES: [AtomicU64; WATCHED] = [const { AtomicU64::new(0) }; WATCHED];
 /// The pages of each window the scratch page is mapped at (a window has
-/// at most 128 pages here; a ring's is one).
+/// at most 128 pages).
 static SCRATCH_AT: [[AtomicU64; 2]; WATCHED] = [const { [const { AtomicU64::new(0) }; 2] }; WATCHED];
-/// Bit i: buffer i's ring lost its page since `lost` last asked.
+/// Bit i: window i lost a page since `lost` last asked.
 static LOST: AtomicU64 = AtomicU64::new(0);
 
 /// The guard thread (kept for the server's life).
@@ -52,7 +56,7 @@ pub struct Guard {
 /// guard replaces the constructor's handler, which pages a lazily loaded
 /// instance's zero pages in on first touch: the heap and the stack are
 /// touched first (about 270 frames of the server's bank).
-pub fn start(slots: &mut SlotPool) -> Result<Guard, alloc::string::String> {
+pub fn start(slots: &mut SlotPool, name: &str) -> Result<Guard, alloc::string::String> {
     keep_rt::touch_heap();
     touch_stack();
     // The guard's own statics too: it must not fault on them itself (a
@@ -67,7 +71,7 @@ pub fn start(slots: &mut SlotPool) -> Result<Guard, alloc::string::String> {
         return Err("no slot".into());
     };
     keep_frames::own_page(scratch).map_err(|e| alloc::format!("its scratch page: {e}"))?;
-    let t = thread::spawn(slots, "blk-guard", PRIORITY, guard, &[ret, scratch])?;
+    let t = thread::spawn(slots, name, PRIORITY, guard, &[ret, scratch])?;
     if let Err(e) = t.process.mint(snd, 0, 0).and_then(|_| SELF_PROCESS.set_fault_handler(snd)) {
         t.kill(slots);
         return Err(alloc::format!("installing the fault handler: {e}"));
@@ -98,13 +102,13 @@ fn touch_stack() {
     }
 }
 
-/// Buffer `i`'s ring is mapped at `va` (`pages` pages) from now on.
+/// Window `i` is mapped at `va` (`pages` pages, at most 128) from now on.
 pub fn watch(i: usize, va: u64, pages: u64) {
     WINDOW_VA[i].store(va, Ordering::Relaxed);
     WINDOW_PAGES[i].store(pages, Ordering::Relaxed);
 }
 
-/// Buffer `i`'s ring is let go of: the scratch page is unmapped wherever the
+/// Window `i` is let go of: the scratch page is unmapped wherever the
 /// guard put it in the window (the rest of the window the dataspace
 /// manager unmapped).
 pub fn unwatch(i: usize) {
@@ -120,14 +124,14 @@ pub fn unwatch(i: usize) {
     }
 }
 
-/// The buffers whose rings lost pages since the last call (bit i: buffer i).
+/// The windows that lost pages since the last call (bit i: window i).
 #[inline(always)]
 pub fn lost() -> u64 {
     if LOST.load(Ordering::Relaxed) == 0 { 0 } else { LOST.swap(0, Ordering::Relaxed) }
 }
 
 /// Puts the scratch page at the faulting page if `addr` lies in a watched
-/// ring; false if it does not (or the page cannot be mapped).
+/// window; false if it does not (or the page cannot be mapped).
 fn cover(addr: u64, scratch: u64) -> bool {
     for i in 0..WATCHED {
         let (va, pages) = (WINDOW_VA[i].load(Ordering::Relaxed), WINDOW_PAGES[i].load(Ordering::Relaxed));
@@ -157,7 +161,7 @@ fn guard(a: &Args) -> u64 {
         }
         let (vector, addr) = (m.words[0], m.words[2]);
         if !(vector == PAGE_FAULT && cover(addr, scratch)) {
-            // Not a ring's: the fault stops the server, as without a guard.
+            // Not a watched window's: the fault stops the server, as without a guard.
             let _ = SELF_PROCESS.set_fault_handler(0);
         }
         let _ = Return(ret).reply(Tag::new(reply::RESUME), [0; 4]);
