@@ -16,9 +16,11 @@
 
 extern crate alloc;
 
+pub mod bytenames;
 pub mod gzip;
 pub mod store;
 pub mod names;
+pub mod perm;
 pub mod tar;
 pub mod table;
 

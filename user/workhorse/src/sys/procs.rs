@@ -516,6 +516,7 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
         c.fds = crate::shared::Shared::new((*parent.fds).clone());
         c.cwd = parent.cwd;
         c.umask = parent.umask;
+        c.cred = parent.cred.clone();
         c.nice = parent.nice;
         c.policy = parent.policy;
         c.cmdline = parent.cmdline.clone();

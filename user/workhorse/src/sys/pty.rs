@@ -40,6 +40,10 @@ struct Table {
     /// yet posted: posted by `post_signals` before waiting calls are
     /// tried, so that no descriptor is in use while they are.
     signals: VecDeque<(i32, i32)>,
+    /// Sessions whose controlling terminal hung up (its master closed),
+    /// with its foreground group then: their leaders get SIGHUP and
+    /// SIGCONT from `post_signals`.
+    hangups: VecDeque<(i32, i32)>,
 }
 
 static mut TABLE: Option<Table> = None;
@@ -48,7 +52,7 @@ static mut TABLE: Option<Table> = None;
 fn table() -> &'static mut Table {
     // SAFETY: the server is single threaded; no caller keeps it across a
     // call that takes it again.
-    unsafe { TABLE.get_or_insert_with(|| Table { ptys: Vec::new(), signals: VecDeque::new() }) }
+    unsafe { TABLE.get_or_insert_with(|| Table { ptys: Vec::new(), signals: VecDeque::new(), hangups: VecDeque::new() }) }
 }
 
 fn live(n: usize) -> Option<PtyRef> {
@@ -60,8 +64,22 @@ fn ctty_of(sid: i32) -> Option<PtyRef> {
     table().ptys.iter().filter_map(|w| w.upgrade()).find(|p| p.borrow().tty.session == sid && sid != 0)
 }
 
-/// Posts the signals the ptys queued (`Table::signals`) to their groups.
+/// Posts the signals the ptys queued (`Table::signals`) to their groups,
+/// and a hangup's SIGHUP and SIGCONT to its session's leader (as Linux's
+/// hangup of a pty whose master closed: the leader alone, not the
+/// foreground group).
 pub fn post_signals(s: &mut Server) {
+    while let Some((sid, fg)) = table().hangups.pop_front() {
+        if let Some(p) = s.procs.get_mut(&sid)
+            && p.zombie.is_none()
+            && p.sid == sid
+            && p.tgid == sid
+        {
+            p.hup_pgrp = fg;
+            s.post_process(sid, process::SIGHUP);
+            s.post_process(sid, process::SIGCONT);
+        }
+    }
     while let Some((pgid, sig)) = table().signals.pop_front() {
         let group: Vec<i32> =
             s.procs.values().filter(|p| p.pgid == pgid && p.pid == p.tgid && p.zombie.is_none()).map(|p| p.pid).collect();
@@ -71,12 +89,56 @@ pub fn post_signals(s: &mut Server) {
     }
 }
 
+/// The end of session leader `sid` (after its descriptors closed), as
+/// Linux's: a pty that is its controlling terminal is the session's no
+/// more and its foreground group gets SIGHUP; a leader whose terminal
+/// hung up sends that terminal's foreground group then SIGHUP and SIGCONT.
+pub fn leader_ended(s: &mut Server, sid: i32) {
+    let mut old = s.procs.get(&sid).map_or(0, |p| p.hup_pgrp);
+    // A hangup its own end made (it held the master) is not posted yet.
+    let t = table();
+    if let Some(i) = t.hangups.iter().position(|h| h.0 == sid) {
+        old = t.hangups.remove(i).unwrap().1;
+    }
+    let group = |s: &Server, g: i32| -> Vec<i32> {
+        s.procs.values().filter(|p| p.pgid == g && g != 0 && p.pid == p.tgid && p.zombie.is_none()).map(|p| p.pid).collect()
+    };
+    if let Some(pty) = ctty_of(sid) {
+        let fg = {
+            let mut p = pty.borrow_mut();
+            p.tty.session = 0;
+            p.generation += 1;
+            core::mem::take(&mut p.tty.fg_pgrp)
+        };
+        for m in group(s, fg) {
+            s.post_process(m, process::SIGHUP);
+        }
+    } else if old != 0 {
+        let members = group(s, old);
+        for &m in &members {
+            s.post_process(m, process::SIGHUP);
+        }
+        for &m in &members {
+            s.post_process(m, process::SIGCONT);
+        }
+    }
+}
+
 pub struct Master(PtyRef);
 pub struct Slave(PtyRef);
 
 impl Drop for Master {
+    /// The master's last close hangs the slave up: its session (if it is
+    /// one's controlling terminal) loses it, and the leader is signalled.
     fn drop(&mut self) {
-        self.0.borrow_mut().master_open = false;
+        let mut p = self.0.borrow_mut();
+        p.master_open = false;
+        p.generation += 1;
+        let sid = core::mem::take(&mut p.tty.session);
+        let fg = core::mem::take(&mut p.tty.fg_pgrp);
+        if sid != 0 {
+            table().hangups.push_back((sid, fg));
+        }
     }
 }
 
