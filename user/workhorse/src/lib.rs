@@ -23,6 +23,7 @@ pub mod names;
 pub mod perm;
 pub mod tar;
 pub mod table;
+pub mod xattr;
 
 use alloc::string::String;
 use alloc::vec::Vec;

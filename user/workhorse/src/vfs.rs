@@ -53,6 +53,8 @@ pub struct Inode {
     /// after a restart).
     pub uid: u32,
     pub gid: u32,
+    /// Its extended attributes (the in-memory tree's alone).
+    pub xattrs: Option<alloc::boxed::Box<keep_workhorse::xattr::Xattrs>>,
     pub nlink: u32,
     /// Open file descriptions of it: an unlinked inode lives until the
     /// last one closes.
@@ -110,7 +112,13 @@ pub struct Fs {
     /// `walk`, `create`, `link`, `unlink` and `rename` judge by, and the
     /// owner of what `create` makes.
     pub cred: Option<Cred>,
+    /// What the extended attributes of every file hold (xattr::cost),
+    /// bounded by XATTR_BUDGET (ENOSPC past it).
+    pub xattr_bytes: usize,
 }
+
+/// The server memory extended attributes may take, all files together.
+pub const XATTR_BUDGET: usize = 4 << 20;
 
 /// Files cut shorter while mapped: (inode, byte) from which their
 /// mappings' pages must go (the server drops them in every process before
@@ -157,6 +165,7 @@ impl Fs {
             mode: S_IFDIR | 0o755,
             uid: 0,
             gid: 0,
+            xattrs: None,
             nlink: 2,
             opens: 0,
             stored: None,
@@ -164,7 +173,7 @@ impl Fs {
             maps: 0,
             cache: BTreeMap::new(),
         };
-        Fs { nodes: alloc::vec![Some(root)], store: None, cred: None }
+        Fs { nodes: alloc::vec![Some(root)], store: None, cred: None, xattr_bytes: 0 }
     }
 
     /// EACCES unless the caller (`cred`) may `want` (perm::MAY_*) on `ino`.
@@ -390,6 +399,7 @@ impl Fs {
             mode,
             uid,
             gid,
+            xattrs: None,
             nlink: if is_dir { 2 } else { 1 },
             opens: 0,
             stored,
@@ -593,7 +603,9 @@ impl Fs {
             if let (Some(s), Some(st)) = (stored, self.store.as_mut()) {
                 st.forget(s);
             }
-            self.nodes[ino] = None;
+            if let Some(x) = self.nodes[ino].take().and_then(|n| n.xattrs) {
+                self.xattr_bytes -= x.bytes();
+            }
         }
     }
 

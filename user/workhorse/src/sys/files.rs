@@ -95,22 +95,101 @@ pub fn creat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 /// The extended-attribute calls by path (the l* forms do not follow a
-/// last symlink): no file system here keeps attributes, so a path that
-/// names something is answered ENOTSUP, as a file system without them
-/// answers; a missing one ENOENT.
+/// last symlink): the in-memory tree keeps them (keep_workhorse::xattr's
+/// rules, as tmpfs); the store under /data does not (ENOTSUP, as a file
+/// system without them).
 pub fn xattr_path(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let r = (|| {
         let path = s.path(pid, c.args[0])?;
         let cwd = s.proc(pid).cwd;
-        fs().resolve(cwd, &path, c.nr != 189 && c.nr != 192 && c.nr != 195 && c.nr != 198)?;
-        Err(EOPNOTSUPP)
+        let ino = fs().resolve(cwd, &path, c.nr != 189 && c.nr != 192 && c.nr != 195 && c.nr != 198)?;
+        xattr_of(s, pid, c, ino)
     })();
     ret(r)
 }
 
-/// The f*xattr calls: EBADF, else ENOTSUP as `xattr_path`.
+/// The f*xattr calls: a file's or directory's descriptor as `xattr_path`;
+/// other descriptors ENOTSUP, a closed one EBADF.
 pub fn xattr_fd(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    ret(s.proc(pid).fd(c.args[0]).and(Err(EOPNOTSUPP)))
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let ino = match d.borrow().kind {
+            Kind::File { ino } | Kind::Dir { ino } | Kind::Pipe(_, Some(ino)) => ino,
+            _ => return Err(EOPNOTSUPP),
+        };
+        xattr_of(s, pid, c, ino)
+    })();
+    ret(r)
+}
+
+/// One *xattr call (by its number: set 188-190, get 191-193, list
+/// 194-196, remove 197-199) on `ino`; arguments from the second on.
+fn xattr_of(s: &mut Server, pid: i32, c: &mut Call, ino: Ino) -> Result<i64, i64> {
+    use keep_workhorse::xattr;
+    let op = (c.nr - 188) / 3;
+    let (name_va, a2, a3) = (c.args[1], c.args[2], s.arg(pid, c, 3));
+    let f = fs();
+    if f.get(ino).stored.is_some() {
+        return Err(EOPNOTSUPP);
+    }
+    let name = if op == 2 {
+        Vec::new()
+    } else {
+        match s.proc(pid).mm.read_cstr(name_va, xattr::NAME_MAX) {
+            Err(ENAMETOOLONG) => return Err(ERANGE),
+            r => r?,
+        }
+    };
+    let n = f.get(ino);
+    let cred = &s.proc(pid).cred;
+    let access = xattr::Access {
+        root: cred.root(),
+        plain: matches!(n.mode & vfs::S_IFMT, vfs::S_IFREG | vfs::S_IFDIR),
+        may_read: cred.may(n.uid, n.gid, n.mode, perm::MAY_READ, false),
+        may_write: cred.may(n.uid, n.gid, n.mode, perm::MAY_WRITE, false),
+    };
+    let empty = xattr::Xattrs::default();
+    match op {
+        0 => {
+            let flags = s.arg(pid, c, 4) as u32;
+            xattr::space(&name)?;
+            if a3 as usize > xattr::SIZE_MAX {
+                return Err(E2BIG);
+            }
+            let mut value = alloc::vec![0u8; a3 as usize];
+            s.proc(pid).mm.read(a2, &mut value)?;
+            let budget = vfs::XATTR_BUDGET.saturating_sub(f.xattr_bytes);
+            let x = f.get_mut(ino).xattrs.get_or_insert_with(Default::default);
+            let grew = x.set(&name, &value, flags, access, budget)?;
+            f.xattr_bytes = (f.xattr_bytes as isize + grew) as usize;
+            f.changed(ino, false, crate::sys::realtime_ns());
+            Ok(0)
+        }
+        1 => {
+            let x = f.get(ino).xattrs.as_deref().unwrap_or(&empty);
+            let v = x.get(&name, access, a3 as usize)?;
+            if a3 != 0 {
+                s.proc(pid).mm.write(a2, v)?;
+            }
+            Ok(v.len() as i64)
+        }
+        2 => {
+            let x = f.get(ino).xattrs.as_deref().unwrap_or(&empty);
+            let v = x.list(access, a2 as usize)?;
+            if a2 != 0 {
+                s.proc(pid).mm.write(name_va, &v)?;
+            }
+            Ok(v.len() as i64)
+        }
+        _ => {
+            let mut none = xattr::Xattrs::default();
+            let x = f.get_mut(ino).xattrs.as_deref_mut().unwrap_or(&mut none);
+            let freed = x.remove(&name, access)?;
+            f.xattr_bytes -= freed;
+            f.changed(ino, false, crate::sys::realtime_ns());
+            Ok(0)
+        }
+    }
 }
 
 pub fn openat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
