@@ -176,6 +176,21 @@ impl Fs {
         Fs { nodes: alloc::vec![Some(root)], store: None, cred: None, xattr_bytes: 0 }
     }
 
+    /// The permission checks to come judge by `c` (the caller's ids).
+    pub fn as_caller(&mut self, c: &Cred) {
+        if c.euid != 0 {
+            self.cred = Some(c.clone());
+        } else if self.cred.is_some() {
+            self.cred = None;
+        }
+    }
+
+    /// The server's own changes (memfd's file, the trusted files): no
+    /// checks, root's.
+    pub fn as_server(&mut self) {
+        self.cred = None;
+    }
+
     /// EACCES unless the caller (`cred`) may `want` (perm::MAY_*) on `ino`.
     pub fn may(&self, ino: Ino, want: u32) -> Result<(), i64> {
         let Some(c) = &self.cred else {

@@ -46,12 +46,7 @@ impl Server {
         let p = self.proc(pid);
         // The permission checks of what the path is used for judge by
         // the caller (vfs::Fs::cred).
-        let f = fs();
-        if p.cred.euid != 0 {
-            f.cred = Some(p.cred.clone());
-        } else if f.cred.is_some() {
-            f.cred = None;
-        }
+        fs().as_caller(&p.cred);
         let bytes = p.mm.read_cstr(va, PATH_MAX)?;
         // Names are bytes: what is not UTF-8 is kept as bytenames says.
         let s = keep_workhorse::bytenames::from_bytes(&bytes);

@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,6 +168,20 @@ static void as_user(void) {
     say("unlink root's file in 0777 (not sticky)", unlink("open/roots"));
 }
 
+// A child that, as uid 1000, looks at a file and ends: what root does next
+// must be judged as root's.
+static void touch_as_1000(void) {
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0) {
+        setgid(1000);
+        setuid(1000);
+        access("public", R_OK);
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
+}
+
 int main(int argc, char **argv) {
     const char *top = argc > 1 ? argv[1] : "/tmp";
     char dir[512];
@@ -266,6 +283,20 @@ int main(int argc, char **argv) {
     int st;
     waitpid(c, &st, 0);
     say("child", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+
+    // Root's calls that name no path of their own, after another user's.
+    touch_as_1000();
+    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    strcpy(sun.sun_path, "sock");
+    say("root binds a socket in its directory", bind(sock, (struct sockaddr *)&sun, sizeof sun));
+    close(sock);
+    show("sock");
+    unlink("sock");
+    touch_as_1000();
+    int m = memfd_create("m", 0);
+    say("root's memfd_create", m >= 0 ? 0 : -1);
+    close(m);
 
     // Root again: everything.
     say("root opens 0600", opened("secret", O_RDWR));
