@@ -117,6 +117,15 @@ impl Cred {
             && self.may(uid, gid, mode, MAY_READ | MAY_WRITE, false)
     }
 
+    /// Whether a signal may be sent to a process of `target`'s ids (kill's
+    /// rule): by root, or when the sender's real or effective uid is the
+    /// target's real or saved one.  (SIGCONT within a session is allowed
+    /// whatever the ids: the caller checks that.)
+    pub fn may_signal(&self, target: &Cred) -> bool {
+        self.root()
+            || [self.ruid, self.euid].iter().any(|u| *u == target.ruid || *u == target.suid)
+    }
+
     /// Whether a name in a sticky directory (owner `dir_uid`) of a file
     /// owned by `file_uid` may be removed or replaced: by root, the file's
     /// owner or the directory's.
@@ -320,6 +329,25 @@ mod tests {
         assert!(u.may_hardlink(0, 0, 0o102666));
         assert!(!u.may_hardlink(0, 0, 0o010666));
         assert!(user(0, 0).may_hardlink(5, 5, 0o104000));
+    }
+
+    #[test]
+    fn signals() {
+        let u = user(1000, 1000);
+        assert!(u.may_signal(&user(1000, 5)));
+        assert!(!u.may_signal(&user(0, 0)));
+        let mut setuid_prog = user(1000, 1000);
+        setuid_prog.euid = 0;
+        setuid_prog.suid = 0;
+        // Its real uid is the sender's.
+        assert!(u.may_signal(&setuid_prog));
+        let mut t = user(7, 7);
+        t.suid = 1000;
+        assert!(u.may_signal(&t));
+        t.suid = 7;
+        t.euid = 1000;
+        assert!(!u.may_signal(&t));
+        assert!(user(0, 0).may_signal(&t));
     }
 
     #[test]

@@ -66,7 +66,7 @@ syscall_table! {
     59 execve sys::execve, Partial, "static and dynamic ELF (PT_INTERP: ld.so loaded beside the program), #! scripts; the group's other threads end; no vDSO; no set-user-ID";
     60 exit sys::exit_thread, Full, "";
     61 wait4 sys::wait4, Partial, "WNOHANG, WUNTRACED, WCONTINUED; rusage has the child's CPU time (and its waited-for children's) as user time, the other fields zero";
-    62 kill sys::kill, Full, "";
+    62 kill sys::kill, Full, "a non-root caller signals only processes of its real or effective uid (their real or saved one), and SIGCONT in its session (EPERM when none)";
     63 uname sys::uname, Full, "";
     72 fcntl sys::fcntl, Partial, "F_DUPFD(_CLOEXEC), F_GETFD/SETFD, F_GETFL/SETFL; record locks F_GETLK, F_SETLK, F_SETLKW (the process's, dropped when it closes a descriptor of the file or ends; EDEADLK for a cycle of waiting processes) and F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (the open file description's), advisory, on files, directories and named pipes";
     73 flock sys::flock, Full, "the open file description's lock on the whole file (LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB); apart from fcntl's record locks, as Linux";
@@ -149,7 +149,7 @@ syscall_table! {
     197 removexattr sys::xattr_path, Partial, "as setxattr";
     198 lremovexattr sys::xattr_path, Partial, "as setxattr";
     199 fremovexattr sys::xattr_fd, Partial, "as removexattr; a descriptor that is no file or directory: ENOTSUP";
-    200 tkill sys::tkill, Full, "";
+    200 tkill sys::tkill, Partial, "no uid check (as kill's)";
     201 time sys::time, Full, "the wall clock, as gettimeofday";
     202 futex sys::futex, Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, with time-outs; private and shared keyed alike (by frame); no WAKE_OP, no PI or robust futexes";
     203 sched_setaffinity sys::sched_setaffinity, Partial, "one CPU: a mask with CPU 0 is accepted, any other EINVAL";
@@ -165,7 +165,7 @@ syscall_table! {
     231 exit_group sys::exit, Full, "";
     232 epoll_wait sys::epoll_wait, Partial, "pipes, sockets, the terminal and the other kinds poll knows; level- and edge-triggered, EPOLLONESHOT; EPOLLEXCLUSIVE and EPOLLWAKEUP ignored; an edge on the terminal is a change of what is ready";
     233 epoll_ctl sys::epoll_ctl, Full, "";
-    234 tgkill sys::tgkill, Full, "";
+    234 tgkill sys::tgkill, Partial, "no uid check (as kill's)";
     235 utimes sys::utimes, Partial, "as utimensat";
     247 waitid sys::waitid, Partial, "P_ALL, P_PID, P_PGID, P_PIDFD (EAGAIN for a PIDFD_NONBLOCK pidfd whose process runs), WEXITED, WSTOPPED, WCONTINUED, WNOHANG, WNOWAIT; rusage as wait4's";
     257 openat sys::openat, Partial, "no O_TMPFILE";
@@ -206,7 +206,7 @@ syscall_table! {
     327 preadv2 sys::preadv2, Partial, "offset -1 is the file position; RWF_HIPRI, RWF_DSYNC, RWF_SYNC change nothing (writes are in the file at once); RWF_NOWAIT and RWF_APPEND EOPNOTSUPP";
     328 pwritev2 sys::pwritev2, Partial, "as preadv2";
     334 rseq sys::refused, Refused, "restartable sequences need the kernel's help at preemption; glibc goes on without";
-    424 pidfd_send_signal sys::pidfd_send_signal, Partial, "as kill to the pidfd's process; a siginfo is checked as Linux checks it (same signal, EPERM for a kernel si_code to another process) but its fields are not delivered";
+    424 pidfd_send_signal sys::pidfd_send_signal, Partial, "as kill to the pidfd's process; a siginfo is checked as Linux checks it (same signal, EPERM for a kernel si_code to another process) but its fields are not delivered; no uid check (as kill's)";
     434 pidfd_open sys::pidfd_open, Partial, "a close-on-exec descriptor readable (poll, select, epoll) once the process ends, POLLHUP too once waited for; PIDFD_NONBLOCK; no PIDFD_THREAD (EINVAL)";
     435 clone3 sys::clone3, Partial, "as clone; no set_tid, no cgroup";
     436 close_range sys::close_range, Partial, "closes or marks close-on-exec; CLOSE_RANGE_UNSHARE gives a thread a table of its own first";

@@ -5,13 +5,15 @@
 // create), access and faccessat (real or effective ids), search of a
 // directory, mkdir, unlink, rename and link in a directory it may not
 // write, a sticky directory (EPERM), chmod and chown of another's file
-// (EPERM), truncate, execve of a file it may not execute.  Paths are
+// (EPERM), truncate, execve of a file it may not execute, kill of root's
+// process (EPERM but for SIGCONT in the session) and of its own.  Paths are
 // relative to a directory made here, so the scratch directory's own mode
 // does not matter.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +101,22 @@ static void as_user(void) {
     gid_t g = 5;
     say("setgroups as 1000", setgroups(1, &g));
     say("setuid(1000) again", setuid(1000));
+
+    // Signals: only to processes of its own uid, but SIGCONT in its session.
+    say("kill(root's process, 0)", kill(getppid(), 0));
+    say("kill(root's process, SIGTERM)", kill(getppid(), SIGTERM));
+    say("kill(root's process, SIGCONT)", kill(getppid(), SIGCONT));
+    say("kill(its group, 0) (root's process in it too)", kill(0, 0));
+    fflush(stdout);
+    pid_t kid = fork();
+    if (kid == 0) {
+        pause();
+        _exit(0);
+    }
+    say("kill(its own child, SIGTERM)", kill(kid, SIGTERM));
+    int gst;
+    waitpid(kid, &gst, 0);
+    say("its child ended by", WIFSIGNALED(gst) ? WTERMSIG(gst) : -1);
 
     say("open root's 0600 for reading", opened("secret", O_RDONLY));
     say("open root's 0644 for reading", opened("public", O_RDONLY));
