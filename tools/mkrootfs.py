@@ -74,8 +74,10 @@ def main():
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         # The packages first: their files win over busybox's applet links.
         files = add_tree(tar, names, packages)
-        for d in ["bin", "tmp", "dev", "proc", "root", "etc", "tests"]:
+        for d in ["bin", "dev", "proc", "root", "etc", "tests"]:
             add(tar, names, d + "/", kind=tarfile.DIRTYPE)
+        # /tmp as on Linux: anyone may create there, only an owner remove.
+        add(tar, names, "tmp/", kind=tarfile.DIRTYPE, mode=0o1777)
         # /dev/shm: POSIX shared memory and named semaphores (shm_open,
         # sem_open), files of the in-memory tree, world-writable and sticky
         # as Linux's tmpfs there.

@@ -69,7 +69,7 @@ def sysbench_elf():
 
 def boot(profile, busybox=None):
     orig = qemu.base_cmd
-    qemu.base_cmd = lambda accel, append="", **kw: orig(accel, append + " icount", icount=icount.ICOUNT_IO, **kw)
+    qemu.base_cmd = lambda accel, append="", **kw: orig(accel, append + " icount", **{**kw, "icount": icount.ICOUNT_IO})
     try:
         g = Guest(extra=["-plugin", f"file={icount.build()},profile={profile}"])
     finally:

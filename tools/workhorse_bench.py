@@ -45,7 +45,7 @@ def timer_entry():
 class IcountGuest(Guest):
     def __init__(self):
         orig = qemu.base_cmd
-        qemu.base_cmd = lambda accel, append="", **kw: orig(accel, append + " icount", icount=icount.ICOUNT_IO, **kw)
+        qemu.base_cmd = lambda accel, append="", **kw: orig(accel, append + " icount", **{**kw, "icount": icount.ICOUNT_IO})
         try:
             super().__init__(extra=icount.args(timer_entry()))
         finally:

@@ -74,7 +74,8 @@ fn exec_depth(
     if !matches!(f.get(ino).node, Node::File(_)) {
         return Err(EACCES);
     }
-    if f.get(ino).mode & 0o111 == 0 {
+    let n = f.get(ino);
+    if !p.cred.may(n.uid, n.gid, n.mode, keep_workhorse::perm::MAY_EXEC, false) {
         return Err(EACCES);
     }
     let data = f.contents(ino)?;
@@ -101,7 +102,7 @@ fn exec_depth(
         } else {
             path
         };
-        new_argv.push(Vec::from(script.as_bytes()));
+        new_argv.push(keep_workhorse::bytenames::to_bytes(&script));
         if !argv.is_empty() {
             argv.remove(0);
         }
@@ -170,7 +171,7 @@ fn exec_depth(
                 (17, 100),
                 (23, 0),
             ];
-            let sp = build_stack(&mut mm, s, &argv, &envp, &auxv, path.as_bytes())?;
+            let sp = build_stack(&mut mm, s, &argv, &envp, &auxv, &keep_workhorse::bytenames::to_bytes(&path))?;
             keep.process.set_regs(start, sp, 0, 0).map_err(|_| EFAULT)?;
             Ok(())
         });

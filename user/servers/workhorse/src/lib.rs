@@ -16,11 +16,14 @@
 
 extern crate alloc;
 
+pub mod bytenames;
 pub mod gzip;
 pub mod store;
 pub mod names;
+pub mod perm;
 pub mod tar;
 pub mod table;
+pub mod xattr;
 
 use alloc::string::String;
 use alloc::vec::Vec;

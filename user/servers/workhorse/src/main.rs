@@ -749,6 +749,9 @@ impl Server {
         self.ended = true;
         let ppid = p.ppid;
         let pgid = p.pgid;
+        if p.sid == pid {
+            sys::pty::leader_ended(self, pid);
+        }
         // Its children go to the nearest live ancestor that is a
         // subreaper (PR_SET_CHILD_SUBREAPER), else to pid 1, the server
         // itself (docs/workhorse.md, "Process 1"), which reaps them as

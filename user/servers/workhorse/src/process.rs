@@ -171,6 +171,9 @@ pub struct Proc {
     pub fds: Shared<Vec<Option<Fd>>>,
     pub cwd: Ino,
     pub umask: u32,
+    /// Its user and group ids (keep_workhorse::perm): root's until a
+    /// set*id call changes them; each thread's own, as Linux's.
+    pub cred: keep_workhorse::perm::Cred,
     /// The nice value (-20..19) and the Linux scheduling policy
     /// (SCHED_OTHER, SCHED_BATCH or SCHED_IDLE), as set and read by
     /// setpriority and sched_setscheduler; bookkeeping only: every Linux
@@ -227,6 +230,10 @@ pub struct Proc {
     pub chld_info: Option<(i32, i32, i32)>,
     /// PR_SET_CHILD_SUBREAPER: orphaned descendants come to it.
     pub subreaper: bool,
+    /// On a session leader whose controlling terminal hung up: the
+    /// terminal's foreground group then, which the leader's end sends
+    /// SIGHUP and SIGCONT (sys/pty.rs).
+    pub hup_pgrp: i32,
 }
 
 /// An alternate signal stack: base, size and the flags sigaltstack set
@@ -276,6 +283,7 @@ impl Proc {
             fds: Shared::new(Vec::new()),
             cwd: ROOT,
             umask: 0o022,
+            cred: keep_workhorse::perm::Cred::default(),
             nice: 0,
             policy: 0,
             fs_base: 0,
@@ -302,6 +310,7 @@ impl Proc {
             stop_report: None,
             chld_info: None,
             subreaper: false,
+            hup_pgrp: 0,
         })
     }
 

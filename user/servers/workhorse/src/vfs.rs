@@ -13,6 +13,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use keep_rt::println;
+use keep_workhorse::perm::{self, Cred};
 use keep_workhorse::store::{self, Op, Store};
 
 use crate::disk::BlkDisk;
@@ -48,6 +49,12 @@ pub enum Node {
 pub struct Inode {
     pub node: Node,
     pub mode: u32,
+    /// Owner and group (in memory only: a file under /data is root's again
+    /// after a restart).
+    pub uid: u32,
+    pub gid: u32,
+    /// Its extended attributes (the in-memory tree's alone).
+    pub xattrs: Option<alloc::boxed::Box<keep_workhorse::xattr::Xattrs>>,
     pub nlink: u32,
     /// Open file descriptions of it: an unlinked inode lives until the
     /// last one closes.
@@ -100,7 +107,18 @@ pub struct Fs {
     nodes: Vec<Option<Inode>>,
     /// The store behind /data (None: no disk; /data is in memory).
     pub store: Option<Store<BlkDisk>>,
+    /// Who the call being answered is (set with its path: sys/mod.rs),
+    /// None for an effective uid of 0: what the permission checks of
+    /// `walk`, `create`, `link`, `unlink` and `rename` judge by, and the
+    /// owner of what `create` makes.
+    pub cred: Option<Cred>,
+    /// What the extended attributes of every file hold (xattr::cost),
+    /// bounded by XATTR_BUDGET (ENOSPC past it).
+    pub xattr_bytes: usize,
 }
+
+/// The server memory extended attributes may take, all files together.
+pub const XATTR_BUDGET: usize = 4 << 20;
 
 /// Files cut shorter while mapped: (inode, byte) from which their
 /// mappings' pages must go (the server drops them in every process before
@@ -134,7 +152,7 @@ fn store_err(e: store::Error) -> i64 {
 }
 
 fn name_ok(name: &str) -> Result<(), i64> {
-    if name.len() > 255 {
+    if keep_workhorse::bytenames::byte_len(name) > 255 {
         return Err(ENAMETOOLONG);
     }
     Ok(())
@@ -145,6 +163,9 @@ impl Fs {
         let root = Inode {
             node: Node::Dir { entries: BTreeMap::new(), parent: ROOT },
             mode: S_IFDIR | 0o755,
+            uid: 0,
+            gid: 0,
+            xattrs: None,
             nlink: 2,
             opens: 0,
             stored: None,
@@ -152,7 +173,54 @@ impl Fs {
             maps: 0,
             cache: BTreeMap::new(),
         };
-        Fs { nodes: alloc::vec![Some(root)], store: None }
+        Fs { nodes: alloc::vec![Some(root)], store: None, cred: None, xattr_bytes: 0 }
+    }
+
+    /// The permission checks to come judge by `c` (the caller's ids).
+    pub fn as_caller(&mut self, c: &Cred) {
+        if c.euid != 0 {
+            self.cred = Some(c.clone());
+        } else if self.cred.is_some() {
+            self.cred = None;
+        }
+    }
+
+    /// The server's own changes (memfd's file, the trusted files): no
+    /// checks, root's.
+    pub fn as_server(&mut self) {
+        self.cred = None;
+    }
+
+    /// EACCES unless the caller (`cred`) may `want` (perm::MAY_*) on `ino`.
+    pub fn may(&self, ino: Ino, want: u32) -> Result<(), i64> {
+        let Some(c) = &self.cred else {
+            return Ok(());
+        };
+        let n = self.get(ino);
+        if c.may(n.uid, n.gid, n.mode, want, false) { Ok(()) } else { Err(EACCES) }
+    }
+
+    /// EACCES unless the caller may add or remove names in `dir`.
+    fn may_change(&self, dir: Ino) -> Result<(), i64> {
+        self.may(dir, perm::MAY_WRITE | perm::MAY_EXEC)
+    }
+
+    /// EPERM when `dir` is sticky and the caller owns neither it nor `ino`.
+    fn sticky_ok(&self, dir: Ino, ino: Ino) -> Result<(), i64> {
+        let Some(c) = &self.cred else {
+            return Ok(());
+        };
+        let d = self.get(dir);
+        if c.may_unlink_sticky(d.mode, d.uid, self.get(ino).uid) { Ok(()) } else { Err(EPERM) }
+    }
+
+    /// chown: new owner and group and the mode perm::Cred::chown leaves.
+    pub fn chown(&mut self, ino: Ino, uid: u32, gid: u32, mode: u32) {
+        let n = self.get_mut(ino);
+        n.uid = uid;
+        n.gid = gid;
+        n.mode = mode;
+        self.changed(ino, false, crate::sys::realtime_ns());
     }
 
     pub fn get(&self, ino: Ino) -> &Inode {
@@ -207,6 +275,10 @@ impl Fs {
         for (i, part) in parts.iter().enumerate() {
             name_ok(part)?;
             let dir = at;
+            // Search permission on each directory passed through.
+            if self.cred.is_some() && self.is_dir(dir) {
+                self.may(dir, perm::MAY_EXEC)?;
+            }
             let next = self.lookup(dir, part)?;
             let last = i + 1 == parts.len();
             at = next;
@@ -280,6 +352,7 @@ impl Fs {
         if matches!(name, "." | "..") || self.lookup(dir, name).is_ok() {
             return Err(EEXIST);
         }
+        self.may_change(dir)?;
         let mut stored = None;
         if let Some(sdir) = self.get(dir).stored {
             let sino = self.store.as_ref().ok_or(EIO)?.tree().fresh();
@@ -324,11 +397,24 @@ impl Fs {
     }
 
     /// Adds `node` as `name` in `dir` in memory only.
-    fn insert(&mut self, dir: Ino, name: &str, node: Node, mode: u32, stored: Option<u64>) -> Ino {
+    fn insert(&mut self, dir: Ino, name: &str, node: Node, mut mode: u32, stored: Option<u64>) -> Ino {
         let is_dir = matches!(node, Node::Dir { .. });
+        // The caller's; the group a setgid directory's, and a directory
+        // made in one is setgid too.
+        let (uid, mut gid) = self.cred.as_ref().map_or((0, 0), |c| (c.euid, c.egid));
+        let d = self.get(dir);
+        if d.mode & perm::S_ISGID != 0 {
+            gid = d.gid;
+            if is_dir {
+                mode |= perm::S_ISGID;
+            }
+        }
         let ino = self.alloc(Inode {
             node,
             mode,
+            uid,
+            gid,
+            xattrs: None,
             nlink: if is_dir { 2 } else { 1 },
             opens: 0,
             stored,
@@ -347,6 +433,7 @@ impl Fs {
         if matches!(name, "." | "..") || self.lookup(dir, name).is_ok() {
             return Err(EEXIST);
         }
+        self.may_change(dir)?;
         match (self.get(dir).stored, self.get(ino).stored) {
             (None, None) => {}
             (Some(d), Some(i)) => self.log(&Op::Link { ino: i, dir: d, name })?,
@@ -386,6 +473,8 @@ impl Fs {
             return Err(if rmdir { EINVAL } else { EISDIR });
         }
         let ino = self.lookup(dir, name)?;
+        self.may_change(dir)?;
+        self.sticky_ok(dir, ino)?;
         if self.get(ino).stored == Some(store::ROOT) {
             return Err(EBUSY); // the mount point
         }
@@ -417,6 +506,9 @@ impl Fs {
             return Err(EBUSY);
         }
         let ino = self.lookup(from_dir, from)?;
+        self.may_change(from_dir)?;
+        self.may_change(to_dir)?;
+        self.sticky_ok(from_dir, ino)?;
         if self.get(ino).stored == Some(store::ROOT) {
             return Err(EBUSY); // the mount point
         }
@@ -526,7 +618,9 @@ impl Fs {
             if let (Some(s), Some(st)) = (stored, self.store.as_mut()) {
                 st.forget(s);
             }
-            self.nodes[ino] = None;
+            if let Some(x) = self.nodes[ino].take().and_then(|n| n.xattrs) {
+                self.xattr_bytes -= x.bytes();
+            }
         }
     }
 

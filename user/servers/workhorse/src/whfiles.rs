@@ -37,6 +37,7 @@ fn name_of(lo: u64, hi: u64) -> Option<alloc::string::String> {
 /// The client's directory (made when `make`), on the store.
 fn dir_of(client: u64, make: bool) -> Result<Ino, i64> {
     let f = vfs::fs();
+    f.as_server();
     let data = f.lookup(ROOT, vfs::DATA)?;
     if f.get(data).stored.is_none() {
         return Err(crate::errno::EIO); // /data is in memory: nothing would last

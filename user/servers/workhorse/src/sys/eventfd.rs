@@ -105,6 +105,7 @@ pub fn memfd_create(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         // server answers one call at a time, and the open description
         // keeps the inode.
         let f = fs();
+        f.as_server();
         let name = loop {
             let n = alloc::format!(".memfd-{:016x}", s.random());
             if f.lookup(vfs::ROOT, &n).is_err() {

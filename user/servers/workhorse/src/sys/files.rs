@@ -2,6 +2,7 @@
 //! the few /proc files.
 
 use super::*;
+use keep_workhorse::perm::{self, Cred};
 
 pub(crate) fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u64, mode: u64) -> Result<i64, i64> {
     let flags = flags as u32;
@@ -33,6 +34,15 @@ pub(crate) fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u6
                 Ok(ino) => {
                     if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
                         return Err(EEXIST);
+                    }
+                    // What the open asks of a file that was there.
+                    let want = match flags & O_ACCMODE {
+                        O_RDONLY => perm::MAY_READ,
+                        O_WRONLY => perm::MAY_WRITE,
+                        _ => perm::MAY_READ | perm::MAY_WRITE,
+                    } | if flags & O_TRUNC != 0 { perm::MAY_WRITE } else { 0 };
+                    if !matches!(f.get(ino).node, Node::Symlink(_)) {
+                        f.may(ino, want)?;
                     }
                     ino
                 }
@@ -85,22 +95,101 @@ pub fn creat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 /// The extended-attribute calls by path (the l* forms do not follow a
-/// last symlink): no file system here keeps attributes, so a path that
-/// names something is answered ENOTSUP, as a file system without them
-/// answers; a missing one ENOENT.
+/// last symlink): the in-memory tree keeps them (keep_workhorse::xattr's
+/// rules, as tmpfs); the store under /data does not (ENOTSUP, as a file
+/// system without them).
 pub fn xattr_path(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let r = (|| {
         let path = s.path(pid, c.args[0])?;
         let cwd = s.proc(pid).cwd;
-        fs().resolve(cwd, &path, c.nr != 189 && c.nr != 192 && c.nr != 195 && c.nr != 198)?;
-        Err(EOPNOTSUPP)
+        let ino = fs().resolve(cwd, &path, c.nr != 189 && c.nr != 192 && c.nr != 195 && c.nr != 198)?;
+        xattr_of(s, pid, c, ino)
     })();
     ret(r)
 }
 
-/// The f*xattr calls: EBADF, else ENOTSUP as `xattr_path`.
+/// The f*xattr calls: a file's or directory's descriptor as `xattr_path`;
+/// other descriptors ENOTSUP, a closed one EBADF.
 pub fn xattr_fd(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    ret(s.proc(pid).fd(c.args[0]).and(Err(EOPNOTSUPP)))
+    let r = (|| {
+        let d = desc(s, pid, c.args[0])?;
+        let ino = match d.borrow().kind {
+            Kind::File { ino } | Kind::Dir { ino } | Kind::Pipe(_, Some(ino)) => ino,
+            _ => return Err(EOPNOTSUPP),
+        };
+        xattr_of(s, pid, c, ino)
+    })();
+    ret(r)
+}
+
+/// One *xattr call (by its number: set 188-190, get 191-193, list
+/// 194-196, remove 197-199) on `ino`; arguments from the second on.
+fn xattr_of(s: &mut Server, pid: i32, c: &mut Call, ino: Ino) -> Result<i64, i64> {
+    use keep_workhorse::xattr;
+    let op = (c.nr - 188) / 3;
+    let (name_va, a2, a3) = (c.args[1], c.args[2], s.arg(pid, c, 3));
+    let f = fs();
+    if f.get(ino).stored.is_some() {
+        return Err(EOPNOTSUPP);
+    }
+    let name = if op == 2 {
+        Vec::new()
+    } else {
+        match s.proc(pid).mm.read_cstr(name_va, xattr::NAME_MAX) {
+            Err(ENAMETOOLONG) => return Err(ERANGE),
+            r => r?,
+        }
+    };
+    let n = f.get(ino);
+    let cred = &s.proc(pid).cred;
+    let access = xattr::Access {
+        root: cred.root(),
+        plain: matches!(n.mode & vfs::S_IFMT, vfs::S_IFREG | vfs::S_IFDIR),
+        may_read: cred.may(n.uid, n.gid, n.mode, perm::MAY_READ, false),
+        may_write: cred.may(n.uid, n.gid, n.mode, perm::MAY_WRITE, false),
+    };
+    let empty = xattr::Xattrs::default();
+    match op {
+        0 => {
+            let flags = s.arg(pid, c, 4) as u32;
+            xattr::space(&name)?;
+            if a3 as usize > xattr::SIZE_MAX {
+                return Err(E2BIG);
+            }
+            let mut value = alloc::vec![0u8; a3 as usize];
+            s.proc(pid).mm.read(a2, &mut value)?;
+            let budget = vfs::XATTR_BUDGET.saturating_sub(f.xattr_bytes);
+            let x = f.get_mut(ino).xattrs.get_or_insert_with(Default::default);
+            let grew = x.set(&name, &value, flags, access, budget)?;
+            f.xattr_bytes = (f.xattr_bytes as isize + grew) as usize;
+            f.changed(ino, false, crate::sys::realtime_ns());
+            Ok(0)
+        }
+        1 => {
+            let x = f.get(ino).xattrs.as_deref().unwrap_or(&empty);
+            let v = x.get(&name, access, a3 as usize)?;
+            if a3 != 0 {
+                s.proc(pid).mm.write(a2, v)?;
+            }
+            Ok(v.len() as i64)
+        }
+        2 => {
+            let x = f.get(ino).xattrs.as_deref().unwrap_or(&empty);
+            let v = x.list(access, a2 as usize)?;
+            if a2 != 0 {
+                s.proc(pid).mm.write(name_va, &v)?;
+            }
+            Ok(v.len() as i64)
+        }
+        _ => {
+            let mut none = xattr::Xattrs::default();
+            let x = f.get_mut(ino).xattrs.as_deref_mut().unwrap_or(&mut none);
+            let freed = x.remove(&name, access)?;
+            f.xattr_bytes -= freed;
+            f.changed(ino, false, crate::sys::realtime_ns());
+            Ok(0)
+        }
+    }
 }
 
 pub fn openat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
@@ -130,6 +219,8 @@ pub(crate) fn stat_ino(ino: Ino) -> [u8; 144] {
     let f = fs();
     let n = f.get(ino);
     let mut b = stat_bytes(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0);
+    b[28..32].copy_from_slice(&n.uid.to_le_bytes());
+    b[32..36].copy_from_slice(&n.gid.to_le_bytes());
     // st_atim, st_mtim, st_ctim: seconds and nanoseconds each.
     for (i, t) in [n.times.atime, n.times.mtime, n.times.ctime].into_iter().enumerate() {
         b[72 + i * 16..80 + i * 16].copy_from_slice(&(t / 1_000_000_000).to_le_bytes());
@@ -233,6 +324,7 @@ pub fn getdents64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         let mut out = Vec::new();
         let mut pos = d.pos as usize;
         while let Some((name, i, ty)) = list.get(pos) {
+            let name = keep_workhorse::bytenames::to_bytes(name);
             let reclen = (19 + name.len() + 1).div_ceil(8) * 8;
             if out.len() + reclen > cap {
                 if out.is_empty() {
@@ -246,7 +338,7 @@ pub fn getdents64(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             out.extend_from_slice(&(pos as u64 + 1).to_le_bytes());
             out.extend_from_slice(&(reclen as u16).to_le_bytes());
             out.push(ty);
-            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(&name);
             out.resize(start + reclen, 0);
             pos += 1;
         }
@@ -362,7 +454,7 @@ pub(crate) fn readlink_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, buf: 
     } else if let Some(t) = proc_link {
         t?
     } else {
-        let path = String::from_utf8(raw).map_err(|_| ENOENT)?;
+        let path = keep_workhorse::bytenames::from_bytes(&raw);
         let base = s.dirfd(pid, dirfd)?;
         let f = fs();
         match &f.get(f.resolve(base, &path, false)?).node {
@@ -373,8 +465,9 @@ pub(crate) fn readlink_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, buf: 
     if size == 0 {
         return Err(EINVAL);
     }
+    let target = keep_workhorse::bytenames::to_bytes(&target);
     let n = target.len().min(size as usize);
-    s.proc(pid).mm.write(buf, &target.as_bytes()[..n])?;
+    s.proc(pid).mm.write(buf, &target[..n])?;
     Ok(n as i64)
 }
 
@@ -387,7 +480,13 @@ pub fn readlinkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(readlink_at(s, pid, c.args[0], c.args[1], c.args[2], size))
 }
 
-pub(crate) fn access_at(s: &mut Server, pid: i32, dirfd: u64, path: u64) -> Result<i64, i64> {
+/// access and faccessat: `mode` (R_OK 4, W_OK 2, X_OK 1; F_OK 0) judged by
+/// the real ids, or with AT_EACCESS (0x200) the effective ones.
+pub(crate) fn access_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64, flags: u64) -> Result<i64, i64> {
+    const AT_EACCESS: u64 = 0x200;
+    if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(EINVAL);
+    }
     let path = s.path(pid, path)?;
     let base = s.dirfd(pid, dirfd)?;
     if path == "/dev/null" || path == "/dev/tty" {
@@ -396,22 +495,29 @@ pub(crate) fn access_at(s: &mut Server, pid: i32, dirfd: u64, path: u64) -> Resu
     if let Some(r) = super::procfs::stat(s, pid, &path, true) {
         return r.map(|_| 0);
     }
-    fs().resolve(base, &path, true)?;
+    let f = fs();
+    let ino = f.resolve(base, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    let n = f.get(ino);
+    let cred: &Cred = &s.proc(pid).cred;
+    if mode != 0 && !cred.may(n.uid, n.gid, n.mode, mode as u32, flags & AT_EACCESS == 0) {
+        return Err(EACCES);
+    }
     Ok(0)
 }
 
 pub fn access(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    ret(access_at(s, pid, AT_FDCWD as u64, c.args[0]))
+    ret(access_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1], 0))
 }
 
 pub fn faccessat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    ret(access_at(s, pid, c.args[0], c.args[1]))
+    let flags = if c.nr == 439 { s.arg(pid, c, 3) } else { 0 };
+    ret(access_at(s, pid, c.args[0], c.args[1], c.args[2], flags))
 }
 
 pub fn getcwd(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let r = (|| {
         let p = s.proc(pid);
-        let mut path = fs().path_of(p.cwd).into_bytes();
+        let mut path = keep_workhorse::bytenames::to_bytes(&fs().path_of(p.cwd));
         path.push(0);
         if path.len() > c.args[1] as usize {
             return Err(ERANGE);
@@ -468,6 +574,10 @@ pub fn truncate(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let r = (|| {
         let path = s.path(pid, c.args[0])?;
         let ino = fs().resolve(s.proc(pid).cwd, &path, true)?;
+        if fs().is_dir(ino) {
+            return Err(EISDIR);
+        }
+        fs().may(ino, perm::MAY_WRITE)?;
         truncate_ino(ino, c.args[1])
     })();
     ret(r)
@@ -496,6 +606,13 @@ pub(crate) fn link_at(s: &mut Server, pid: i32, olddir: u64, old: u64, newdir: u
         return Err(EPERM);
     }
     let (dir, name) = f.parent(nb, &new)?;
+    if f.lookup(dir, name).is_ok() {
+        return Err(EEXIST);
+    }
+    let n = f.get(ino);
+    if !s.proc(pid).cred.may_hardlink(n.uid, n.gid, n.mode) {
+        return Err(EPERM);
+    }
     f.link(dir, name, ino)?;
     Ok(0)
 }
@@ -514,7 +631,7 @@ pub fn linkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 
 pub(crate) fn symlink_at(s: &mut Server, pid: i32, target: u64, dirfd: u64, path: u64) -> Result<i64, i64> {
     let target = s.proc(pid).mm.read_cstr(target, PATH_MAX)?;
-    let target = String::from_utf8(target).map_err(|_| EINVAL)?;
+    let target = keep_workhorse::bytenames::from_bytes(&target);
     if target.is_empty() {
         return Err(ENOENT);
     }
@@ -534,14 +651,69 @@ pub fn symlinkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(symlink_at(s, pid, c.args[0], c.args[1], c.args[2]))
 }
 
-pub(crate) fn chmod_ino(ino: Ino, mode: u64) -> Result<i64, i64> {
-    fs().chmod(ino, mode as u32).map(|_| 0)
+/// chmod of `ino` by `cred`: its owner or root (EPERM), the bits
+/// perm::Cred::chmod keeps.
+pub(crate) fn chmod_ino(cred: &Cred, ino: Ino, mode: u64) -> Result<i64, i64> {
+    let f = fs();
+    let n = f.get(ino);
+    let mode = cred.chmod(n.uid, n.gid, mode as u32).map_err(|_| EPERM)?;
+    f.chmod(ino, mode).map(|_| 0)
 }
 
 pub(crate) fn chmod_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64) -> Result<i64, i64> {
     let path = s.path(pid, path)?;
     let base = s.dirfd(pid, dirfd)?;
-    chmod_ino(fs().resolve(base, &path, true)?, mode)
+    let ino = fs().resolve(base, &path, true)?;
+    chmod_ino(&s.proc(pid).cred, ino, mode)
+}
+
+/// chown of `ino` (uid, gid: -1 leaves it) by `cred`: perm::Cred::chown's
+/// rules (EPERM).
+fn chown_ino(cred: &Cred, ino: Ino, uid: u64, gid: u64) -> Result<i64, i64> {
+    let f = fs();
+    let n = f.get(ino);
+    let (u, g, m) = cred.chown(n.uid, n.gid, n.mode, uid as u32, gid as u32).map_err(|_| EPERM)?;
+    f.chown(ino, u, g, m);
+    Ok(0)
+}
+
+/// chown, lchown and fchownat (AT_SYMLINK_NOFOLLOW; AT_EMPTY_PATH with an
+/// empty path: the descriptor's file).
+pub(crate) fn chown_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, uid: u64, gid: u64, flags: u64) -> Result<i64, i64> {
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(EINVAL);
+    }
+    if flags & AT_EMPTY_PATH != 0 && matches!(s.proc(pid).mm.read_cstr(path, 1), Ok(v) if v.is_empty()) {
+        return fchown_fd(s, pid, dirfd, uid, gid);
+    }
+    let path = s.path(pid, path)?;
+    let base = s.dirfd(pid, dirfd)?;
+    let ino = fs().resolve(base, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    chown_ino(&s.proc(pid).cred, ino, uid, gid)
+}
+
+fn fchown_fd(s: &mut Server, pid: i32, fd: u64, uid: u64, gid: u64) -> Result<i64, i64> {
+    let d = desc(s, pid, fd)?;
+    let ino = match d.borrow().kind {
+        Kind::File { ino } | Kind::Dir { ino } | Kind::Pipe(_, Some(ino)) => ino,
+        _ => return Err(EINVAL),
+    };
+    chown_ino(&s.proc(pid).cred, ino, uid, gid)
+}
+
+pub fn chown(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let flags = if c.nr == 94 { AT_SYMLINK_NOFOLLOW } else { 0 };
+    ret(chown_at(s, pid, AT_FDCWD as u64, c.args[0], c.args[1], c.args[2], flags))
+}
+
+pub fn fchownat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    let gid = s.arg(pid, c, 3);
+    let flags = s.arg(pid, c, 4);
+    ret(chown_at(s, pid, c.args[0], c.args[1], c.args[2], gid, flags))
+}
+
+pub fn fchown(s: &mut Server, pid: i32, c: &mut Call) -> Out {
+    ret(fchown_fd(s, pid, c.args[0], c.args[1], c.args[2]))
 }
 
 pub fn chmod(s: &mut Server, pid: i32, c: &mut Call) -> Out {
@@ -557,7 +729,7 @@ pub fn fchmod(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         let d = desc(s, pid, c.args[0])?;
         let d = d.borrow();
         match d.kind {
-            Kind::File { ino } | Kind::Dir { ino } => chmod_ino(ino, c.args[1]),
+            Kind::File { ino } | Kind::Dir { ino } => chmod_ino(&s.proc(pid).cred, ino, c.args[1]),
             _ => Err(EINVAL),
         }
     })();

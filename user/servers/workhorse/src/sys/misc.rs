@@ -353,11 +353,6 @@ pub fn getrandom(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 
-pub fn getresid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let mm = &mut s.proc(pid).mm;
-    let r = (0..3).try_for_each(|i| mm.write_u32(c.args[i], 0));
-    ret(r.map(|_| 0))
-}
 
 pub fn sysinfo(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     // struct sysinfo: uptime, loads[3], totalram, freeram, sharedram,

@@ -44,8 +44,12 @@ impl Server {
 
     fn path(&mut self, pid: i32, va: u64) -> Result<String, i64> {
         let p = self.proc(pid);
+        // The permission checks of what the path is used for judge by
+        // the caller (vfs::Fs::cred).
+        fs().as_caller(&p.cred);
         let bytes = p.mm.read_cstr(va, PATH_MAX)?;
-        let s = String::from_utf8(bytes).map_err(|_| ENOENT)?;
+        // Names are bytes: what is not UTF-8 is kept as bytenames says.
+        let s = keep_workhorse::bytenames::from_bytes(&bytes);
         if s.is_empty() {
             return Err(ENOENT);
         }
@@ -66,6 +70,7 @@ impl Server {
     }
 }
 
+mod creds;
 mod devices;
 mod eventfd;
 mod events;
@@ -87,6 +92,7 @@ mod socket;
 mod threads;
 pub(crate) mod timers;
 
+pub use creds::*;
 pub use eventfd::*;
 pub use events::*;
 pub use files::*;

@@ -187,7 +187,7 @@ fn process_file(s: &mut Server, tid: i32, name: &str) -> Option<Vec<u8>> {
         }
         "status" => alloc::format!(
             "Name:\t{}\nUmask:\t{:04o}\nState:\t{} ({})\nTgid:\t{}\nNgid:\t0\nPid:\t{}\nPPid:\t{}\nTracerPid:\t0\n\
-             Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t{}\nGroups:\t\nVmSize:\t{:8} kB\nVmRSS:\t{:8} kB\n\
+             Uid:\t{}\t{}\t{}\t{}\nGid:\t{}\t{}\t{}\t{}\nFDSize:\t{}\nGroups:\t{}\nVmSize:\t{:8} kB\nVmRSS:\t{:8} kB\n\
              Threads:\t{}\nSigPnd:\t{:016x}\nSigBlk:\t{:016x}\n",
             p.name,
             p.umask,
@@ -200,7 +200,16 @@ fn process_file(s: &mut Server, tid: i32, name: &str) -> Option<Vec<u8>> {
             p.tgid,
             p.pid,
             p.ppid,
+            p.cred.ruid,
+            p.cred.euid,
+            p.cred.suid,
+            p.cred.euid,
+            p.cred.rgid,
+            p.cred.egid,
+            p.cred.sgid,
+            p.cred.egid,
             p.fds.len().max(64),
+            p.cred.groups.iter().map(|g| alloc::format!("{g} ")).collect::<String>(),
             vm_kb,
             rss_kb,
             threads,

@@ -253,9 +253,35 @@ pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     if targets.is_empty() {
         return Out::Ret(-ESRCH);
     }
+    // Those the caller may signal (perm::Cred::may_signal; SIGCONT within
+    // its session): EPERM when there is none.
+    let (cred, my_sid) = (&s.procs[&pid].cred, s.procs[&pid].sid);
+    if !cred.root() {
+        let targets_before = targets.len();
+        let allowed: Vec<i32> = targets
+            .iter()
+            .copied()
+            .filter(|t| {
+                let q = &s.procs[t];
+                cred.may_signal(&q.cred) || (sig == process::SIGCONT && q.sid == my_sid)
+            })
+            .collect();
+        if allowed.is_empty() {
+            return Out::Ret(-EPERM);
+        }
+        if allowed.len() != targets_before {
+            return kill_some(s, pid, allowed, sig, target, me, my_pgid);
+        }
+    }
+    kill_some(s, pid, targets, sig, target, me, my_pgid)
+}
+
+/// kill's signal to `targets` (all of them permitted).
+fn kill_some(s: &mut Server, pid: i32, targets: Vec<i32>, sig: i32, target: i32, me: i32, my_pgid: i32) -> Out {
     if sig == 0 {
         return Out::Ret(0);
     }
+    let mine = targets.contains(&me);
     for t in targets {
         if t != me {
             s.post_process(t, sig);
@@ -263,7 +289,7 @@ pub fn kill(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     }
     // The caller's own signal is delivered as this call returns.
     if s.procs.get(&pid).is_some_and(|p| p.keep.is_some()) {
-        let me = target == me || target == 0 || (target < -1 && -target == my_pgid);
+        let me = mine && (target == me || target == 0 || (target < -1 && -target == my_pgid));
         if me {
             s.proc(pid).pending |= 1 << (sig - 1);
         }
@@ -516,6 +542,7 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
         c.fds = crate::shared::Shared::new((*parent.fds).clone());
         c.cwd = parent.cwd;
         c.umask = parent.umask;
+        c.cred = parent.cred.clone();
         c.nice = parent.nice;
         c.policy = parent.policy;
         c.cmdline = parent.cmdline.clone();

@@ -11,6 +11,7 @@
 use alloc::collections::VecDeque;
 use alloc::rc::{Rc, Weak};
 use core::cell::RefCell;
+use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use super::io::{POLLHUP, POLLIN, POLLOUT};
 use super::object::{Object, new_obj};
@@ -36,10 +37,17 @@ type PtyRef = Rc<RefCell<Pty>>;
 
 struct Table {
     ptys: Vec<Weak<RefCell<Pty>>>,
-    /// Signals for process groups (ISIG's, SIGWINCH, SIGTTIN/SIGTTOU) not
-    /// yet posted: posted by `post_signals` before waiting calls are
-    /// tried, so that no descriptor is in use while they are.
-    signals: VecDeque<(i32, i32)>,
+    /// Signals not yet posted: posted by `post_signals` before waiting
+    /// calls are tried, so that no descriptor is in use while they are.
+    signals: VecDeque<Post>,
+}
+
+enum Post {
+    /// A signal for a process group (ISIG's, SIGWINCH, SIGTTIN/SIGTTOU).
+    Group(i32, i32),
+    /// A session whose controlling terminal hung up (its master closed),
+    /// with its foreground group then: its leader gets SIGHUP and SIGCONT.
+    Hangup(i32, i32),
 }
 
 static mut TABLE: Option<Table> = None;
@@ -60,9 +68,45 @@ fn ctty_of(sid: i32) -> Option<PtyRef> {
     table().ptys.iter().filter_map(|w| w.upgrade()).find(|p| p.borrow().tty.session == sid && sid != 0)
 }
 
-/// Posts the signals the ptys queued (`Table::signals`) to their groups.
+/// Posts the signals the ptys queued (`Table::signals`) to their groups,
+/// and a hangup's SIGHUP and SIGCONT to its session's leader (as Linux's
+/// hangup of a pty whose master closed: the leader alone, not the
+/// foreground group).
+#[inline]
 pub fn post_signals(s: &mut Server) {
-    while let Some((pgid, sig)) = table().signals.pop_front() {
+    // One load on every pass of the server loop; the queue only when
+    // something was put there.
+    if QUEUED.load(Relaxed) {
+        QUEUED.store(false, Relaxed);
+        post_queued(s);
+    }
+}
+
+/// Whether `Table::signals` may hold something (set by `queue`).
+static QUEUED: AtomicBool = AtomicBool::new(false);
+
+fn queue(p: Post) {
+    table().signals.push_back(p);
+    QUEUED.store(true, Relaxed);
+}
+
+fn post_queued(s: &mut Server) {
+    while let Some(post) = table().signals.pop_front() {
+        let (pgid, sig) = match post {
+            Post::Group(pgid, sig) => (pgid, sig),
+            Post::Hangup(sid, fg) => {
+                if let Some(p) = s.procs.get_mut(&sid)
+                    && p.zombie.is_none()
+                    && p.sid == sid
+                    && p.tgid == sid
+                {
+                    p.hup_pgrp = fg;
+                    s.post_process(sid, process::SIGHUP);
+                    s.post_process(sid, process::SIGCONT);
+                }
+                continue;
+            }
+        };
         let group: Vec<i32> =
             s.procs.values().filter(|p| p.pgid == pgid && p.pid == p.tgid && p.zombie.is_none()).map(|p| p.pid).collect();
         for p in group {
@@ -71,12 +115,58 @@ pub fn post_signals(s: &mut Server) {
     }
 }
 
+/// The end of session leader `sid` (after its descriptors closed), as
+/// Linux's: a pty that is its controlling terminal is the session's no
+/// more and its foreground group gets SIGHUP; a leader whose terminal
+/// hung up sends that terminal's foreground group then SIGHUP and SIGCONT.
+pub fn leader_ended(s: &mut Server, sid: i32) {
+    let mut old = s.procs.get(&sid).map_or(0, |p| p.hup_pgrp);
+    // A hangup its own end made (it held the master) is not posted yet.
+    let t = table();
+    if let Some(i) = t.signals.iter().position(|h| matches!(h, Post::Hangup(s, _) if *s == sid)) {
+        if let Some(Post::Hangup(_, fg)) = t.signals.remove(i) {
+            old = fg;
+        }
+    }
+    let group = |s: &Server, g: i32| -> Vec<i32> {
+        s.procs.values().filter(|p| p.pgid == g && g != 0 && p.pid == p.tgid && p.zombie.is_none()).map(|p| p.pid).collect()
+    };
+    if let Some(pty) = ctty_of(sid) {
+        let fg = {
+            let mut p = pty.borrow_mut();
+            p.tty.session = 0;
+            p.generation += 1;
+            core::mem::take(&mut p.tty.fg_pgrp)
+        };
+        for m in group(s, fg) {
+            s.post_process(m, process::SIGHUP);
+        }
+    } else if old != 0 {
+        let members = group(s, old);
+        for &m in &members {
+            s.post_process(m, process::SIGHUP);
+        }
+        for &m in &members {
+            s.post_process(m, process::SIGCONT);
+        }
+    }
+}
+
 pub struct Master(PtyRef);
 pub struct Slave(PtyRef);
 
 impl Drop for Master {
+    /// The master's last close hangs the slave up: its session (if it is
+    /// one's controlling terminal) loses it, and the leader is signalled.
     fn drop(&mut self) {
-        self.0.borrow_mut().master_open = false;
+        let mut p = self.0.borrow_mut();
+        p.master_open = false;
+        p.generation += 1;
+        let sid = core::mem::take(&mut p.tty.session);
+        let fg = core::mem::take(&mut p.tty.fg_pgrp);
+        if sid != 0 {
+            queue(Post::Hangup(sid, fg));
+        }
     }
 }
 
@@ -110,7 +200,7 @@ impl Object for Master {
         let fg = p.tty.fg_pgrp;
         while let Some(sig) = p.tty.take_signal() {
             if fg != 0 {
-                table().signals.push_back((fg, sig));
+                queue(Post::Group(fg, sig));
             }
         }
         p.generation += 1;
@@ -364,7 +454,7 @@ pub(crate) fn ioctl(s: &mut Server, pid: i32, d: &Desc, req: u64, arg: u64) -> O
                 if p.winsize != w {
                     p.winsize = w;
                     if p.tty.fg_pgrp != 0 {
-                        table().signals.push_back((p.tty.fg_pgrp, SIGWINCH));
+                        queue(Post::Group(p.tty.fg_pgrp, SIGWINCH));
                     }
                 }
             }

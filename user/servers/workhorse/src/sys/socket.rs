@@ -434,8 +434,9 @@ fn read_addr(s: &mut Server, pid: i32, va: u64, len: u64) -> Result<Vec<u8>, i64
     Ok(name)
 }
 
-fn path_str(name: &[u8]) -> Result<&str, i64> {
-    core::str::from_utf8(&name[..name.len() - 1]).map_err(|_| EINVAL)
+/// A socket's path (any bytes, as file names: keep_workhorse::bytenames).
+fn path_str(name: &[u8]) -> Result<String, i64> {
+    Ok(keep_workhorse::bytenames::from_bytes(&name[..name.len() - 1]))
 }
 
 /// The socket a name refers to.
@@ -443,7 +444,8 @@ fn lookup(s: &mut Server, pid: i32, name: &[u8]) -> Result<Rc<RefCell<Sock>>, i6
     let key = if name.first() == Some(&0) {
         Key::Abstract(Vec::from(name))
     } else {
-        let ino = fs().resolve(s.proc(pid).cwd, path_str(name)?, true)?;
+        fs().as_caller(&s.proc(pid).cred);
+        let ino = fs().resolve(s.proc(pid).cwd, &path_str(name)?, true)?;
         Key::Path(ino)
     };
     names().get(&key).and_then(|w| w.upgrade()).ok_or(ECONNREFUSED)
@@ -477,7 +479,8 @@ pub fn bind(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             let umask = s.proc(pid).umask;
             let path = path_str(&name)?;
             let f = fs();
-            let (dir, last) = f.parent(cwd, path)?;
+            f.as_caller(&s.proc(pid).cred);
+            let (dir, last) = f.parent(cwd, &path)?;
             let ino = match f.create(dir, last, Node::File(Data::Pages(Vec::new(), 0)), 0o140000 | (0o777 & !umask)) {
                 Ok(i) => i,
                 Err(EEXIST) => return Err(EADDRINUSE),

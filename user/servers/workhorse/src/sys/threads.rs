@@ -78,6 +78,7 @@ pub(crate) fn clone_vm(s: &mut Server, pid: i32, a: &CloneArgs) -> Result<i32, i
             if a.flags & CLONE_SIGHAND != 0 { parent.sigactions.share() } else { Shared::new(*parent.sigactions) };
         t.cwd = parent.cwd;
         t.umask = parent.umask;
+        t.cred = parent.cred.clone();
         t.nice = parent.nice;
         t.policy = parent.policy;
         t.cmdline = parent.cmdline.clone();
