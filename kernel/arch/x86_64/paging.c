@@ -184,38 +184,45 @@ static void free_subtree(u64 *t, int level, const struct table_walk *w)
     }
 }
 
-static unsigned clear_frame(u64 *t, int level, u64 va, u64 pa, void (*gone)(void *, u64), void *ctx)
+/* 48-bit sweep positions to addresses: the kernel half is sign-extended. */
+static u64 canonical(u64 a) { return a & (1ULL << 47) ? a | 0xffff000000000000ULL : a; }
+
+static bool sweep_table(u64 *t, int level, u64 base, struct frame_sweep *s)
 {
-    unsigned n = 0;
-    for (unsigned i = 0; i < 512; i++) {
+    if (!s->budget) {
+        s->pos = base; /* it stops before a table, and goes on from there */
+        return false;
+    }
+    s->budget--;
+    unsigned shift = 12 + 9 * (unsigned)level;
+    for (unsigned i = s->pos > base ? (unsigned)((s->pos - base) >> shift) : 0; i < 512; i++) {
         u64 e = t[i];
         if (!(e & PTE_P))
             continue;
-        u64 at = va | (u64)i << (12 + 9 * level);
-        if (level > 0 && !(e & PTE_PS))
-            n += clear_frame(table_of(e), level - 1, at, pa, gone, ctx);
-        else if (level == 0 && (e & PTE_ADDR) == pa) {
+        u64 at = base | (u64)i << shift;
+        if (level > 0 && !(e & PTE_PS)) {
+            if (!sweep_table(table_of(e), level - 1, at, s))
+                return false;
+        } else if (level == 0 && (e & PTE_ADDR) == s->pa) {
             t[i] = 0;
-            gone(ctx, at);
-            n++;
+            s->gone(s->ctx, canonical(at));
+            s->n++;
         }
     }
-    return n;
+    return true;
 }
 
-unsigned unmap_frame_everywhere(u64 pml4_pa, u64 pa, void (*gone)(void *ctx, u64 va), void *ctx)
+bool unmap_frame_sweep(u64 pml4_pa, struct frame_sweep *s)
 {
     u64 *pml4 = phys_to_virt(pml4_pa);
-    unsigned n = 0;
-    for (unsigned i = 0; i < 512; i++) {
+    for (unsigned i = (unsigned)(s->pos >> 39); i < 512; i++) {
         if ((i >= 256 && i != CAPSEG_SLOT) || !(pml4[i] & PTE_P))
             continue;
-        u64 va = (u64)i << 39;
-        if (i >= 256)
-            va |= 0xffff000000000000ULL; /* canonical */
-        n += clear_frame(table_of(pml4[i]), 2, va, pa, gone, ctx);
+        if (!sweep_table(table_of(pml4[i]), 2, (u64)i << 39, s))
+            return false;
     }
-    return n;
+    s->pos = SWEEP_DONE;
+    return true;
 }
 
 static void each_leaf(u64 *t, int level, void (*fn)(void *, u64), void *ctx)

@@ -268,6 +268,8 @@ pub mod layout {
     pub const CHECKPOINT_RECORD_WORDS: u64 = 0x6;
     /// Smallest budget PROCESS.SET_BUDGET gives (microseconds).
     pub const BUDGET_MIN_US: u64 = 0x64;
+    /// Page tables MEMORY.REVOKE searches (512 entries each) before its invocation restarts from the system call, letting interrupts in.
+    pub const REVOKE_TABLES: u64 = 0x8;
     /// Shortest budget period (microseconds).
     pub const BUDGET_MIN_PERIOD_US: u64 = 0x3e8;
     /// Longest budget period (microseconds).
@@ -441,17 +443,17 @@ pub mod method {
         pub const CREATE_ACCOUNT: u64 = 4;
         /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE): raise its version so that every copy is STALE, clear the slot, and give the frame back to the pool (a cappage's capabilities are discarded). IN_USE while it is mapped in any address space or capability space; nothing changes then.
         pub const RECLAIM: u64 = 5;
-        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space, capability space and DMA domain (a search of all of them: for space banks, not for fast paths; the IOMMU's caches are invalidated), then do what RECLAIM does. Returns how many mappings were removed.
+        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space, capability space and DMA domain (a search of all of them: for space banks, not for fast paths; the IOMMU's caches are invalidated), then do what RECLAIM does. Returns how many mappings were removed. The search goes through the address spaces in parts of REVOKE_TABLES page tables; after each part the invocation restarts from the system call and goes on where it stopped, so interrupts are taken in between. While it is under way the frame is mapped nowhere new (ASPACE.MAP, MAP_CAPPAGE and DMA_DOMAIN.MAP are IN_USE); a revoke its caller gives up half-way (it is destroyed) leaves the frame with the mappings not yet removed, and it may be mapped again.
         pub const REVOKE: u64 = 6;
     }
     pub mod aspace {
-        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). page may be a WRAPPER standing for a DEVMEM capability (for no other type: WRONG_TYPE): destroying the wrapper unmaps the page again; NO_MEMORY if the wrapper already has WRAPPER_DEVICE_MAPS pages mapped through it. A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
+        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). page may be a WRAPPER standing for a DEVMEM capability (for no other type: WRONG_TYPE): destroying the wrapper unmaps the page again; NO_MEMORY if the wrapper already has WRAPPER_DEVICE_MAPS pages mapped through it. A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account. IN_USE while a MEMORY.REVOKE of the page is under way.
         pub const MAP: u64 = 1;
         /// Remove the data mapping at vaddr.
         pub const UNMAP: u64 = 2;
         /// Return the rights of the data mapping at vaddr and a frame number for identity comparison.
         pub const LOOKUP: u64 = 3;
-        /// Map the CAPPAGE named by cappage into this capability space at cap_addr (a multiple of CAPPAGE_SLOTS below CAP_SPACE_SLOTS), so that its 256 slots have the addresses cap_addr to cap_addr + 255. A PAGE is WRONG_TYPE: data pages never hold capabilities. The segment's page tables come from the address space's account.
+        /// Map the CAPPAGE named by cappage into this capability space at cap_addr (a multiple of CAPPAGE_SLOTS below CAP_SPACE_SLOTS), so that its 256 slots have the addresses cap_addr to cap_addr + 255. A PAGE is WRONG_TYPE: data pages never hold capabilities. The segment's page tables come from the address space's account. IN_USE while a MEMORY.REVOKE of the cappage is under way.
         pub const MAP_CAPPAGE: u64 = 4;
         /// Remove the cappage mapped at cap_addr (a multiple of CAPPAGE_SLOTS). Its capabilities stay in the cappage.
         pub const UNMAP_CAPPAGE: u64 = 5;
@@ -585,7 +587,7 @@ pub mod method {
     pub mod dma_domain {
         /// Return the width of its device addresses (39 or 48 bits), the pages mapped, the devices attached, and remapping = 1 if the IOMMU translates DMA (0 on a machine without one: the domain then confines nothing).
         pub const INFO: u64 = 1;
-        /// Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped; INVALID_ARG for a page of the persistent pool, which no device reaches (a device's writes would escape the checkpoint's copy-on-write). Tables come from the domain's account. The IOMMU's caches are invalidated before it returns.
+        /// Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped; INVALID_ARG for a page of the persistent pool, which no device reaches (a device's writes would escape the checkpoint's copy-on-write). Tables come from the domain's account. The IOMMU's caches are invalidated before it returns. IN_USE while a MEMORY.REVOKE of the page is under way.
         pub const MAP: u64 = 2;
         /// Remove the mapping at dev_addr; the IOMMU's translation caches are invalidated before the page is unpinned, so no device reaches it afterwards.
         pub const UNMAP: u64 = 3;
