@@ -110,6 +110,29 @@ static void forget_record(struct aspace *as, struct cappage_map *m)
     *m = as->cappages[--as->ncappages];
 }
 
+bool aspace_take_down(struct aspace *as, unsigned *budget)
+{
+    if (cpu0.cap_miss_as == as)
+        cpu0.cap_miss_as = NULL;
+    if (cpu0.loaded_as == as) { /* never keep freed tables loaded */
+        switch_address_space(kernel_pml4_phys(), 0, true);
+        cpu0.loaded_as = NULL;
+    }
+    /* Cappages whose segment tables are out are mapped all the same; the
+     * records go, and no segment table is taken back any more. */
+    for (u32 i = 0; i < as->ncappages; i++)
+        if (!cappage_in_segment(as, &as->cappages[i]))
+            count_unmap_gone(as->cappages[i].pa);
+    as->ncappages = 0;
+    as->capseg_unrecorded = true;
+    struct table_walk w = {free_to_account, count_unmap_gone, as->account};
+    bool done = free_user_tables_part(as->pml4_pa, &w, budget);
+    as->tlb_stale = true; /* whatever the TLB holds of it is gone */
+    as->unmap_generation++;
+    cspace_forget();
+    return done;
+}
+
 void aspace_destroy(struct aspace *as)
 {
     struct account *a = as->account;

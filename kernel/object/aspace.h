@@ -49,6 +49,11 @@ struct aspace {
 /* Make an address space from the account (which holds ASPACE_FRAMES). */
 u64 aspace_create(struct account *a);
 void aspace_destroy(struct aspace *as);
+/* ACCOUNT.DESTROY_ALL's part of destroying as: its mappings and tables
+ * go, at most *budget tables (counted down) at a time; true when none is
+ * left.  The space stays consistent in between (flushed when it is next
+ * loaded, its cappage records gone with their mappings). */
+bool aspace_take_down(struct aspace *as, unsigned *budget);
 /* A space restored from a checkpoint: this boot's kernel half, a PCID, and
  * only the pool's tables, pages and cappages (counted in their maps). */
 void aspace_adopt(struct aspace *as);

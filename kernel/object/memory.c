@@ -91,6 +91,8 @@ static u64 reclaim(struct invocation *inv)
  * it stopped, and an interrupt that came meanwhile is taken in between. */
 #define REVOKE_TABLES KEEP_REVOKE_TABLES
 
+u64 memory_revoke_restarts;
+
 /* Where a revoke goes on: the space it was sweeping, or when that one is
  * gone the next one made after it (the order keeps serials increasing);
  * NULL when none is left. */
@@ -138,6 +140,7 @@ static u64 revoke(struct invocation *inv)
         if (!aspace_unmap_frame(as, &s)) { /* its part is done: the rest after a restart */
             r->pos = s.pos;
             r->n += s.n;
+            memory_revoke_restarts++;
             inv->caller->regs.rip -= 2;
             return INV_DONE;
         }

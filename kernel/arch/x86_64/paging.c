@@ -292,16 +292,45 @@ void user_tables_adopt(u64 pml4_pa, const struct adopt_walk *w)
     }
 }
 
-void free_user_tables(u64 pml4_pa, const struct table_walk *w)
+/* free_subtree, freeing at most *budget tables: every entry it clears has
+ * been handed to w, so a later call finds only what is left. */
+static bool free_subtree_part(u64 *t, int level, const struct table_walk *w, unsigned *budget)
+{
+    for (unsigned i = 0; i < 512; i++) {
+        if (!(t[i] & PTE_P))
+            continue;
+        if (level > 0) {
+            if (!*budget || !free_subtree_part(table_of(t[i]), level - 1, w, budget))
+                return false;
+            w->free_table(w->ctx, t[i] & PTE_ADDR);
+            (*budget)--;
+        } else {
+            w->unmap_leaf(t[i] & PTE_ADDR);
+        }
+        t[i] = 0;
+    }
+    return true;
+}
+
+bool free_user_tables_part(u64 pml4_pa, const struct table_walk *w, unsigned *budget)
 {
     u64 *pml4 = phys_to_virt(pml4_pa);
     for (unsigned i = 0; i < 512; i++) {
         if ((i >= 256 && i != CAPSEG_SLOT) || !(pml4[i] & PTE_P))
             continue;
-        free_subtree(table_of(pml4[i]), 2, w);
+        if (!*budget || !free_subtree_part(table_of(pml4[i]), 2, w, budget))
+            return false;
         w->free_table(w->ctx, pml4[i] & PTE_ADDR);
+        (*budget)--;
         pml4[i] = 0;
     }
+    return true;
+}
+
+void free_user_tables(u64 pml4_pa, const struct table_walk *w)
+{
+    unsigned all = ~0u;
+    free_user_tables_part(pml4_pa, w, &all);
 }
 
 u64 *user_pte(u64 pml4_pa, u64 va)

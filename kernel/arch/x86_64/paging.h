@@ -56,6 +56,10 @@ struct table_walk {
     void *ctx;
 };
 void free_user_tables(u64 pml4_pa, const struct table_walk *w);
+/* The same, freeing at most *budget tables (counted down): true when none
+ * is left; false when the budget ran out first, with everything it cleared
+ * handed to w, so that another call goes on (ACCOUNT.DESTROY_ALL). */
+bool free_user_tables_part(u64 pml4_pa, const struct table_walk *w, unsigned *budget);
 /* A restored address space: give it this boot's kernel half, and ask keep
  * about every table (level 1-3: the table an entry of that level links)
  * and every page or cappage (level 0) its user half and capability segment

@@ -142,6 +142,10 @@ pub mod info {
     pub const FASTPATH_IPC: u64 = 0x8;
     /// Frames whose page was destroyed while a DMA hold (DMA_DOMAIN.HOLD) kept them: they go back to the pool with their last hold.
     pub const HELD_FRAMES: u64 = 0x9;
+    /// Parts of ACCOUNT.DESTROY_ALL since boot that ended at its restart point (32 processes or DESTROY_TABLES page tables destroyed, the invocation restarted to go on).
+    pub const DESTROY_RESTARTS: u64 = 0xb;
+    /// Parts of MEMORY.REVOKE since boot that ended at its restart point (REVOKE_TABLES page tables searched, the invocation restarted to go on).
+    pub const REVOKE_RESTARTS: u64 = 0xa;
 }
 
 /// CPU feature bits
@@ -268,6 +272,8 @@ pub mod layout {
     pub const CHECKPOINT_RECORD_WORDS: u64 = 0x6;
     /// Smallest budget PROCESS.SET_BUDGET gives (microseconds).
     pub const BUDGET_MIN_US: u64 = 0x64;
+    /// Page tables ACCOUNT.DESTROY_ALL frees (with the mappings in them) before its invocation restarts from the system call, letting interrupts in.
+    pub const DESTROY_TABLES: u64 = 0x4;
     /// Page tables MEMORY.REVOKE searches (512 entries each) before its invocation restarts from the system call, letting interrupts in.
     pub const REVOKE_TABLES: u64 = 0x8;
     /// Shortest budget period (microseconds).
@@ -527,7 +533,7 @@ pub mod method {
         pub const DESTROY: u64 = 6;
         /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
         pub const RECLAIM: u64 = 7;
-        /// Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too.
+        /// Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, or DESTROY_TABLES page tables with their mappings); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
         pub const DESTROY_ALL: u64 = 8;
         /// Take back, from a live address space paid by this account (aspace needs WRITE), the page table of the given level (1: the table of 4 KiB entries, 2: of 2 MiB entries, 3: of 1 GiB entries) that translates vaddr (user half), and every table below it. Page tables are redundant data: the mappings under them are dropped (as if unmapped), the frame is handed to the caller as an empty PAGE at dest, and the tables below it go back to the account's unused frames. The space's pager rebuilds the mappings by ASPACE.MAP when its processes fault on them (docs/kernel-memory.md). Returns the number of frames freed (the one at dest included). IN_USE if those tables translate the IPC buffer of a process in the space; NOT_MAPPED if there is no such table.
         pub const REVOKE_TABLE: u64 = 9;

@@ -438,7 +438,7 @@ impl Account {
         invoke(self.0, method::account::RECLAIM, [memory, frames, 0, 0]).map(drop)
     }
 
-    /// ACCOUNT.DESTROY_ALL (8, needs WRITE): Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too.
+    /// ACCOUNT.DESTROY_ALL (8, needs WRITE): Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, or DESTROY_TABLES page tables with their mappings); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
     /// Results: (-).
     #[inline]
     pub fn destroy_all(self, memory: u64) -> Result<()> {
