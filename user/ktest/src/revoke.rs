@@ -158,3 +158,43 @@ pub fn cappage_everywhere(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[a.0, asp, got, victim, other]);
     r
 }
+
+/// An account whose space maps pages in 64 regions (a page table each) and
+/// whose 40 processes run there: DESTROY_ALL goes in parts, restarting
+/// along the way, and gives every frame back, the pages' mappings gone.
+pub fn destroy_all_parts(cx: &mut Cx) -> TestResult {
+    const DREGIONS: u64 = 64;
+    const PROCS: usize = 40;
+    let donated = DREGIONS + PROCS as u64 + 24;
+    let a = new_account(cx, donated)?;
+    let [asp, p] = cx.slots::<2>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        let pool = MEMORY.free().ctx("FREE")?;
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        let x = Aspace(asp);
+        for i in 0..DREGIONS {
+            x.map(page, BASE + i * STEP, RW).ctx("MAP")?;
+        }
+        for _ in 0..PROCS {
+            a.create_process(asp, p).ctx("CREATE_PROCESS")?;
+            SELF_ASPACE.delete_cap(p).ctx("DELETE")?;
+        }
+        expect_err(MEMORY.reclaim(page), Error::IN_USE, "RECLAIM of the mapped page")?;
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        let least = (PROCS as u64 - 1) / 32 + DREGIONS / layout::DESTROY_TABLES - 1;
+        ensure!(parts >= least, "DESTROY_ALL restarted {parts} times, want at least {least}");
+        expect_err(x.lookup(BASE), Error::STALE, "the space after DESTROY_ALL")?;
+        MEMORY.reclaim(page).ctx("RECLAIM after DESTROY_ALL: the page is mapped nowhere")?;
+        let back = MEMORY.free().ctx("FREE")?;
+        // The frames donated, the account's own and the page.
+        let want = pool + donated + 2;
+        ensure!(back == want, "the pool has {back} frames after DESTROY_ALL and RECLAIM, want {want}");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    cx.drop_slots(&[a.0, asp, p, page]);
+    r
+}
