@@ -529,7 +529,7 @@ pub mod method {
         pub const CREATE_PROCESS: u64 = 4;
         /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have. A RETURN capability cannot be wrapped (INVALID_ARG).
         pub const CREATE_WRAPPER: u64 = 5;
-        /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it.
+        /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call.
         pub const DESTROY: u64 = 6;
         /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
         pub const RECLAIM: u64 = 7;

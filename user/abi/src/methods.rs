@@ -424,7 +424,7 @@ impl Account {
         invoke(self.0, method::account::CREATE_WRAPPER, [cap, dest, rights, 0]).map(drop)
     }
 
-    /// ACCOUNT.DESTROY (6, needs WRITE): Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it.
+    /// ACCOUNT.DESTROY (6, needs WRITE): Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call.
     /// Results: (-).
     #[inline]
     pub fn destroy(self, object: u64) -> Result<()> {
