@@ -57,6 +57,8 @@ u64 seal_key_from_user(struct invocation *inv, u64 ptr);
 u64 kcov_copy(struct process *caller, u64 ptr, u64 len, u64 clear, u64 scope, u64 *res);
 void kcov_forget(struct process *p);
 u64 memory_invoke(struct invocation *inv);
+extern u64 memory_revoke_restarts; /* KERNEL.INFO REVOKE_RESTARTS (memory.c) */
+extern u64 destroy_restarts;       /* KERNEL.INFO DESTROY_RESTARTS (kmem_revoke.c) */
 u64 aspace_invoke(struct invocation *inv);
 u64 process_invoke(struct invocation *inv);
 u64 account_invoke(struct invocation *inv);

@@ -28,7 +28,7 @@ enum frame_type {
 
 struct frame {
     u8 type;
-    u8 reserved;
+    u8 flags;    /* FRAME_REVOKING */
     u16 holds;   /* DMA holds (dma_domain.c): frame_free keeps the frame until they go */
     union {
         u32 maps;      /* mappings in address and capability spaces (RECLAIM needs 0) */
@@ -36,6 +36,11 @@ struct frame {
     };
     u64 version; /* raised when the object in the frame is destroyed */
 };
+
+/* A MEMORY.REVOKE of the page or cappage is under way (memory.c): nothing
+ * maps it meanwhile (IN_USE), so that its sweep through the address spaces,
+ * which gives the CPU up between parts, gets to the end. */
+#define FRAME_REVOKING 1
 
 void frame_init(const struct memmap *m);
 

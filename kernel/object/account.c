@@ -187,6 +187,12 @@ static u64 destroy(struct invocation *inv, struct account *a)
             return KEEP_ERR_INVALID_ARG;
         if (as->nproc)
             return KEEP_ERR_BAD_STATE;
+        unsigned tables = KEEP_DESTROY_TABLES; /* in parts, as DESTROY_ALL (kmem_revoke.c) */
+        if (!aspace_take_down(as, &tables)) {
+            destroy_restarts++;
+            inv->caller->regs.rip -= 2;
+            return INV_DONE;
+        }
         aspace_destroy(as);
         return KEEP_ERR_OK;
     }

@@ -14,6 +14,35 @@
 
 static u16 next_pcid = 1;
 
+struct aspace *aspaces_first;
+static struct aspace *aspaces_last;
+static u64 next_serial = 1;
+
+/* A space joins the end of the order, with the next serial. */
+static void order_append(struct aspace *as)
+{
+    as->serial = next_serial++;
+    as->all_next = NULL;
+    as->all_prev = aspaces_last;
+    if (aspaces_last)
+        aspaces_last->all_next = as;
+    else
+        aspaces_first = as;
+    aspaces_last = as;
+}
+
+static void order_remove(struct aspace *as)
+{
+    if (as->all_prev)
+        as->all_prev->all_next = as->all_next;
+    else
+        aspaces_first = as->all_next;
+    if (as->all_next)
+        as->all_next->all_prev = as->all_prev;
+    else
+        aspaces_last = as->all_prev;
+}
+
 u64 aspace_create(struct account *a)
 {
     u64 pa = kmem_alloc(a, FRAME_ASPACE);
@@ -23,6 +52,7 @@ u64 aspace_create(struct account *a)
     if (a->aspaces)
         a->aspaces->acct_prev = as;
     a->aspaces = as;
+    order_append(as);
     as->pml4_pa = kmem_alloc(a, FRAME_PAGETABLE);
     pml4_init_user(as->pml4_pa);
     /* PCIDs are handed out once; later spaces go without (flush on switch). */
@@ -80,6 +110,29 @@ static void forget_record(struct aspace *as, struct cappage_map *m)
     *m = as->cappages[--as->ncappages];
 }
 
+bool aspace_take_down(struct aspace *as, unsigned *budget)
+{
+    if (cpu0.cap_miss_as == as)
+        cpu0.cap_miss_as = NULL;
+    if (cpu0.loaded_as == as) { /* never keep freed tables loaded */
+        switch_address_space(kernel_pml4_phys(), 0, true);
+        cpu0.loaded_as = NULL;
+    }
+    /* Cappages whose segment tables are out are mapped all the same; the
+     * records go, and no segment table is taken back any more. */
+    for (u32 i = 0; i < as->ncappages; i++)
+        if (!cappage_in_segment(as, &as->cappages[i]))
+            count_unmap_gone(as->cappages[i].pa);
+    as->ncappages = 0;
+    as->capseg_unrecorded = true;
+    struct table_walk w = {free_to_account, count_unmap_gone, as->account};
+    bool done = free_user_tables_part(as->pml4_pa, &w, budget);
+    as->tlb_stale = true; /* whatever the TLB holds of it is gone */
+    as->unmap_generation++;
+    cspace_forget();
+    return done;
+}
+
 void aspace_destroy(struct aspace *as)
 {
     struct account *a = as->account;
@@ -102,6 +155,7 @@ void aspace_destroy(struct aspace *as)
         a->aspaces = as->acct_next;
     if (as->acct_next)
         as->acct_next->acct_prev = as->acct_prev;
+    order_remove(as);
     cspace_forget();
     kmem_free(a, as->pml4_pa);
     frame_info(pa)->version++;
@@ -126,6 +180,7 @@ static bool adopt_keep(void *ctx, u64 pa, int level)
 
 void aspace_adopt(struct aspace *as)
 {
+    order_append(as); /* its links are an earlier boot's */
     struct adopt_walk w = {adopt_keep, NULL};
     user_tables_adopt(as->pml4_pa, &w);
     for (u32 i = 0; i < as->ncappages;) {
@@ -219,28 +274,37 @@ static void unmap_pte(struct aspace *as, u64 *pte, u64 va)
 
 static void frame_gone(void *ctx, u64 va) { tlb_forget(ctx, va); }
 
-u64 aspace_unmap_frame(struct aspace *as, u64 pa)
+bool aspace_unmap_frame(struct aspace *as, struct frame_sweep *s)
 {
-    unsigned n = 0;
-    for (u32 i = 0; i < as->ncappages;) { /* a cappage: its record goes too */
-        struct cappage_map *m = &as->cappages[i];
-        if (m->pa != pa) {
-            i++;
-            continue;
+    unsigned before = s->n;
+    if (s->pos == 0) { /* a recorded cappage: its mapping and its record go at once */
+        for (u32 i = 0; i < as->ncappages;) {
+            struct cappage_map *m = &as->cappages[i];
+            if (m->pa != s->pa) {
+                i++;
+                continue;
+            }
+            u64 va = capseg_va(m->cap_addr), *pte = user_pte(as->pml4_pa, va);
+            if (pte && (*pte & PTE_P) && (*pte & PTE_ADDR) == s->pa) {
+                *pte = 0;
+                tlb_forget(as, va);
+            }
+            s->n++; /* in the segment, or mapped with its tables out */
+            forget_record(as, m);
         }
-        if (!cappage_in_segment(as, m))
-            n++; /* mapped with its tables out: no entry to clear */
-        forget_record(as, m);
     }
-    n += unmap_frame_everywhere(as->pml4_pa, pa, frame_gone, as);
-    struct frame *f = frame_info(pa);
+    s->gone = frame_gone;
+    s->ctx = as;
+    bool done = unmap_frame_sweep(as->pml4_pa, s);
+    unsigned n = s->n - before;
+    struct frame *f = frame_info(s->pa);
     ASSERT(f->maps >= n);
     f->maps -= n;
     if (n) {
         as->unmap_generation++;
         cspace_forget();
     }
-    return n;
+    return done;
 }
 
 bool aspace_device_mapped(u64 as_pa, u64 as_version, u64 va, u64 pa, bool unmap)
@@ -294,6 +358,8 @@ static u64 do_map(struct invocation *inv, struct aspace *as)
     u64 *pte = user_pte(as->pml4_pa, va);
     if (pte && (*pte & PTE_P))
         return KEEP_ERR_EXISTS;
+    if (!device && (frame_info(pa)->flags & FRAME_REVOKING))
+        return KEEP_ERR_IN_USE; /* being revoked (memory.c) */
     if ((e = wrapper_map_room(via, nvia)) || (e = kmem_need(inv, as->account, aspace_map_tables(as, va))))
         return e;
     aspace_map_frame(as, va, pa, rights, device);
@@ -350,6 +416,8 @@ static u64 do_map_cappage(struct invocation *inv, struct aspace *as)
     u64 *pte = user_pte(as->pml4_pa, capseg_va(cap_addr));
     if ((pte && (*pte & PTE_P)) || aspace_cappage_record(as, cap_addr))
         return KEEP_ERR_EXISTS;
+    if (frame_info(cap_pa(cp))->flags & FRAME_REVOKING)
+        return KEEP_ERR_IN_USE; /* being revoked (memory.c) */
     if ((e = kmem_need(inv, as->account, aspace_cappage_tables(as, cap_addr))))
         return e;
     aspace_map_cappage(as, cap_addr, cap_pa(cp));

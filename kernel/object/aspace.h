@@ -16,6 +16,10 @@ struct aspace {
     u64 pml4_pa;
     struct account *account; /* pays for the object and every table */
     struct aspace *acct_prev, *acct_next; /* the account's address spaces */
+    /* Every address space in the order they were made, oldest first, and
+     * its place in that order (MEMORY.REVOKE's sweep goes along it). */
+    struct aspace *all_prev, *all_next;
+    u64 serial;
     u64 nproc;               /* processes running in it (exported ones too) */
     u64 nout;                /* of those, exported (its page tables stay while any is) */
     u64 cr3;                 /* CR3 value that loads it and keeps its PCID's TLB entries */
@@ -45,11 +49,21 @@ struct aspace {
 /* Make an address space from the account (which holds ASPACE_FRAMES). */
 u64 aspace_create(struct account *a);
 void aspace_destroy(struct aspace *as);
+/* ACCOUNT.DESTROY_ALL's part of destroying as: its mappings and tables
+ * go, at most *budget tables (counted down) at a time; true when none is
+ * left.  The space stays consistent in between (flushed when it is next
+ * loaded, its cappage records gone with their mappings). */
+bool aspace_take_down(struct aspace *as, unsigned *budget);
 /* A space restored from a checkpoint: this boot's kernel half, a PCID, and
  * only the pool's tables, pages and cappages (counted in their maps). */
 void aspace_adopt(struct aspace *as);
-/* Remove every mapping of frame pa from as (MEMORY.REVOKE); how many. */
-u64 aspace_unmap_frame(struct aspace *as, u64 pa);
+/* MEMORY.REVOKE's part in as: remove the mappings of frame s->pa from
+ * s->pos on within s->budget tables (unmap_frame_sweep; a sweep from 0
+ * first drops the cappage records of it), counting them in s->n and out of
+ * the frame's maps.  True when as is done. */
+bool aspace_unmap_frame(struct aspace *as, struct frame_sweep *s);
+/* The address spaces in the order they were made (aspace.c). */
+extern struct aspace *aspaces_first;
 /* Map frame pa at va with KEEP_RIGHT_* rights; the caller has checked va,
  * rights, that nothing is mapped there and that the account holds
  * aspace_map_tables() frames. */

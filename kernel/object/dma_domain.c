@@ -271,6 +271,8 @@ static u64 map(struct invocation *inv, struct dma_domain *d)
     u64 *l = leaf(d, addr, false);
     if (l && (*l & (SL_R | SL_W)))
         return KEEP_ERR_EXISTS;
+    if (frame_info(cap_pa(pg))->flags & FRAME_REVOKING)
+        return KEEP_ERR_IN_USE; /* being revoked (memory.c) */
     if ((e = kmem_need(inv, d->account, dma_tables_missing(d, addr))))
         return e;
     l = leaf(d, addr, true);

@@ -49,6 +49,12 @@ static u64 info(u64 key, u64 *value)
     case KEEP_INFO_HELD_FRAMES:
         *value = frame_held_count();
         return KEEP_ERR_OK;
+    case KEEP_INFO_REVOKE_RESTARTS:
+        *value = memory_revoke_restarts;
+        return KEEP_ERR_OK;
+    case KEEP_INFO_DESTROY_RESTARTS:
+        *value = destroy_restarts;
+        return KEEP_ERR_OK;
     default:
         return KEEP_ERR_INVALID_ARG;
     }

@@ -385,8 +385,21 @@ u64 kmem_need_process(struct invocation *inv, u64 num)
 }
 
 /* ---- accounts destroyed whole ----
- * In time proportional to what the account holds (its lists), plus the
- * processes and exported processes of the system, never to memory. */
+ * In parts: DESTROY_PROCESSES processes or DESTROY_TABLES page tables at
+ * a time, after which the invocation restarts from the system call and
+ * goes on (everything done so far is done: the lists it works from are
+ * shorter).  A caller that is itself among what goes does it all at once. */
+
+#define DESTROY_PROCESSES 32
+
+u64 destroy_restarts; /* KERNEL.INFO DESTROY_RESTARTS */
+
+static u64 destroy_restart(struct invocation *inv)
+{
+    destroy_restarts++;
+    inv->caller->regs.rip -= 2;
+    return INV_DONE;
+}
 
 u64 account_destroy_all(struct invocation *inv, struct account *a)
 {
@@ -394,11 +407,17 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
     u64 e = cap_lookup(inv->caller->as, inv->arg[0], KEEP_TYPE_MEMORY, KEEP_RIGHT_WRITE, &mem);
     if (e)
         return e;
+    struct process *me = inv->caller;
+    bool parts = me->account != a && me->as->account != a;
+    unsigned procs = 0, tables = parts ? KEEP_DESTROY_TABLES : ~0u;
     /* Processes: its own, and any in its address spaces. */
     for (struct process *p = all_processes, *next; p; p = next) {
         next = p->all_next;
-        if (p->account == a || p->as->account == a)
+        if (p->account == a || p->as->account == a) {
+            if (parts && procs++ == DESTROY_PROCESSES)
+                return destroy_restart(inv);
             process_destroy(p);
+        }
     }
     /* Exported ones: its own, and others' whose space is one of its. */
     while (a->out_first)
@@ -413,8 +432,11 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
             }
     while (a->wrappers)
         wrapper_destroy(a->wrappers);
-    while (a->aspaces)
+    while (a->aspaces) {
+        if (!aspace_take_down(a->aspaces, &tables))
+            return destroy_restart(inv);
         aspace_destroy(a->aspaces);
+    }
     dma_domain_destroy_all(a); /* detaches their devices, unpins their pages */
     notification_destroy_all(a); /* waiters elsewhere start again and find them stale */
     numbers_release_all(a);

@@ -80,12 +80,41 @@ static u64 reclaim(struct invocation *inv)
         cappage_lost(cap_pa(c)); /* its return capabilities go with it */
     *slot = (struct cap){0, 0};
     checkpoint_touch(cap_pa(c)); /* its version is part of its record */
+    f->flags &= (u8)~FRAME_REVOKING;
     f->version++;
     frame_free(cap_pa(c));
     return KEEP_ERR_OK;
 }
 
-/* RECLAIM after taking the frame out of every space that maps it. */
+/* Tables a REVOKE sweeps through (512 entries each) before it gives the
+ * CPU up: the invocation restarts from the system call and goes on where
+ * it stopped, and an interrupt that came meanwhile is taken in between. */
+#define REVOKE_TABLES KEEP_REVOKE_TABLES
+
+u64 memory_revoke_restarts;
+
+/* Where a revoke goes on: the space it was sweeping, or when that one is
+ * gone the next one made after it (the order keeps serials increasing);
+ * NULL when none is left. */
+static struct aspace *revoke_space(struct revoke_cursor *r)
+{
+    if (!r->serial)
+        return aspaces_first;
+    struct frame *f = frame_info(r->as_pa);
+    if (f->type == FRAME_ASPACE && f->version == r->as_version)
+        return phys_to_virt(r->as_pa);
+    r->pos = 0;
+    struct aspace *as = aspaces_first;
+    while (as && as->serial <= r->serial)
+        as = as->all_next;
+    return as;
+}
+
+/* RECLAIM after taking the frame out of every space that maps it: a sweep
+ * along the address spaces, in the order they were made, in parts of
+ * REVOKE_TABLES tables (the atomic model's restart: between parts the
+ * state is consistent, the frame is mapped nowhere new (FRAME_REVOKING:
+ * MAP is IN_USE) and the caller's cursor says where to go on). */
 static u64 revoke(struct invocation *inv)
 {
     struct cap c, *slot = NULL;
@@ -94,17 +123,33 @@ static u64 revoke(struct invocation *inv)
         return e;
     if (cap_type(c) != KEEP_TYPE_PAGE && cap_type(c) != KEEP_TYPE_CAPPAGE)
         return KEEP_ERR_WRONG_TYPE;
-    u64 pa = cap_pa(c), n = 0;
+    u64 pa = cap_pa(c);
     struct frame *f = frame_info(pa);
-    /* Every address space is on its account's list: walking those visits
-     * the spaces alone, where a scan of the frame table cost 1.3 million
-     * instructions with 512 MiB, with interrupts off (docs/realtime.md). */
-    for (struct account *a = all_accounts; a && f->maps; a = a->next)
-        for (struct aspace *as = a->aspaces; as && f->maps; as = as->acct_next)
-            n += aspace_unmap_frame(as, pa);
+    struct revoke_cursor *r = &inv->caller->revoke;
+    if (r->pa != pa || r->version != cap_version(c) || !(f->flags & FRAME_REVOKING)) {
+        *r = (struct revoke_cursor){.pa = pa, .version = cap_version(c)};
+        f->flags |= FRAME_REVOKING;
+    }
+    struct frame_sweep s = {.pa = pa, .budget = REVOKE_TABLES};
+    struct aspace *as = f->maps ? revoke_space(r) : NULL;
+    s.pos = r->pos;
+    for (; as && f->maps; as = as->all_next, s.pos = 0) {
+        r->as_pa = virt_to_phys_window(as);
+        r->as_version = frame_info(r->as_pa)->version;
+        r->serial = as->serial;
+        if (!aspace_unmap_frame(as, &s)) { /* its part is done: the rest after a restart */
+            r->pos = s.pos;
+            r->n += s.n;
+            memory_revoke_restarts++;
+            inv->caller->regs.rip -= 2;
+            return INV_DONE;
+        }
+    }
+    u64 n = r->n + s.n;
     if (f->maps) /* devices too (their mappings count in maps): no search for a page mapped nowhere */
         n += dma_domain_unmap_frame(pa);
     ASSERT(f->maps == 0);
+    r->pa = 0;
     inv->res[0] = n;
     return reclaim(inv);
 }

@@ -163,6 +163,11 @@ void process_destroy(struct process *p)
 #endif
     process_detach(p);
     p->state = KEEP_STATE_EXITED;
+    if (p->revoke.pa) { /* its MEMORY.REVOKE stops half-way: the page may be mapped again */
+        struct frame *f = frame_info(p->revoke.pa);
+        if (f->version == p->revoke.version)
+            f->flags &= (u8)~FRAME_REVOKING;
+    }
     return_cap_used(p);
     number_put(p->num); /* every PROCESS and SENDER capability goes stale */
     /* Whoever waits on it or sends to it starts again and sees STALE. */

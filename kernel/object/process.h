@@ -69,6 +69,13 @@ struct process {
     u8 state, wait_kind, prio, emulate; /* state and wait_kind side by side: the fast path writes both */
     u8 uses_bases;                      /* has run wr/rd fs/gs base: runs with CR4.FSGSBASE */
     char name[16];
+    /* Its MEMORY.REVOKE under way (memory.c): the frame and the version
+     * its capability has, the space being swept (its frame, version and
+     * serial) and where in it, and the mappings removed so far.  pa 0:
+     * none. */
+    struct revoke_cursor {
+        u64 pa, version, as_pa, as_version, serial, pos, n;
+    } revoke;
 };
 _Static_assert(sizeof(struct process) <= 4096, "a process fits in one frame");
 

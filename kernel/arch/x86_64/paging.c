@@ -184,38 +184,45 @@ static void free_subtree(u64 *t, int level, const struct table_walk *w)
     }
 }
 
-static unsigned clear_frame(u64 *t, int level, u64 va, u64 pa, void (*gone)(void *, u64), void *ctx)
+/* 48-bit sweep positions to addresses: the kernel half is sign-extended. */
+static u64 canonical(u64 a) { return a & (1ULL << 47) ? a | 0xffff000000000000ULL : a; }
+
+static bool sweep_table(u64 *t, int level, u64 base, struct frame_sweep *s)
 {
-    unsigned n = 0;
-    for (unsigned i = 0; i < 512; i++) {
+    if (!s->budget) {
+        s->pos = base; /* it stops before a table, and goes on from there */
+        return false;
+    }
+    s->budget--;
+    unsigned shift = 12 + 9 * (unsigned)level;
+    for (unsigned i = s->pos > base ? (unsigned)((s->pos - base) >> shift) : 0; i < 512; i++) {
         u64 e = t[i];
         if (!(e & PTE_P))
             continue;
-        u64 at = va | (u64)i << (12 + 9 * level);
-        if (level > 0 && !(e & PTE_PS))
-            n += clear_frame(table_of(e), level - 1, at, pa, gone, ctx);
-        else if (level == 0 && (e & PTE_ADDR) == pa) {
+        u64 at = base | (u64)i << shift;
+        if (level > 0 && !(e & PTE_PS)) {
+            if (!sweep_table(table_of(e), level - 1, at, s))
+                return false;
+        } else if (level == 0 && (e & PTE_ADDR) == s->pa) {
             t[i] = 0;
-            gone(ctx, at);
-            n++;
+            s->gone(s->ctx, canonical(at));
+            s->n++;
         }
     }
-    return n;
+    return true;
 }
 
-unsigned unmap_frame_everywhere(u64 pml4_pa, u64 pa, void (*gone)(void *ctx, u64 va), void *ctx)
+bool unmap_frame_sweep(u64 pml4_pa, struct frame_sweep *s)
 {
     u64 *pml4 = phys_to_virt(pml4_pa);
-    unsigned n = 0;
-    for (unsigned i = 0; i < 512; i++) {
+    for (unsigned i = (unsigned)(s->pos >> 39); i < 512; i++) {
         if ((i >= 256 && i != CAPSEG_SLOT) || !(pml4[i] & PTE_P))
             continue;
-        u64 va = (u64)i << 39;
-        if (i >= 256)
-            va |= 0xffff000000000000ULL; /* canonical */
-        n += clear_frame(table_of(pml4[i]), 2, va, pa, gone, ctx);
+        if (!sweep_table(table_of(pml4[i]), 2, (u64)i << 39, s))
+            return false;
     }
-    return n;
+    s->pos = SWEEP_DONE;
+    return true;
 }
 
 static void each_leaf(u64 *t, int level, void (*fn)(void *, u64), void *ctx)
@@ -285,16 +292,45 @@ void user_tables_adopt(u64 pml4_pa, const struct adopt_walk *w)
     }
 }
 
-void free_user_tables(u64 pml4_pa, const struct table_walk *w)
+/* free_subtree, freeing at most *budget tables: every entry it clears has
+ * been handed to w, so a later call finds only what is left. */
+static bool free_subtree_part(u64 *t, int level, const struct table_walk *w, unsigned *budget)
+{
+    for (unsigned i = 0; i < 512; i++) {
+        if (!(t[i] & PTE_P))
+            continue;
+        if (level > 0) {
+            if (!*budget || !free_subtree_part(table_of(t[i]), level - 1, w, budget))
+                return false;
+            w->free_table(w->ctx, t[i] & PTE_ADDR);
+            (*budget)--;
+        } else {
+            w->unmap_leaf(t[i] & PTE_ADDR);
+        }
+        t[i] = 0;
+    }
+    return true;
+}
+
+bool free_user_tables_part(u64 pml4_pa, const struct table_walk *w, unsigned *budget)
 {
     u64 *pml4 = phys_to_virt(pml4_pa);
     for (unsigned i = 0; i < 512; i++) {
         if ((i >= 256 && i != CAPSEG_SLOT) || !(pml4[i] & PTE_P))
             continue;
-        free_subtree(table_of(pml4[i]), 2, w);
+        if (!*budget || !free_subtree_part(table_of(pml4[i]), 2, w, budget))
+            return false;
         w->free_table(w->ctx, pml4[i] & PTE_ADDR);
+        (*budget)--;
         pml4[i] = 0;
     }
+    return true;
+}
+
+void free_user_tables(u64 pml4_pa, const struct table_walk *w)
+{
+    unsigned all = ~0u;
+    free_user_tables_part(pml4_pa, w, &all);
 }
 
 u64 *user_pte(u64 pml4_pa, u64 va)

@@ -56,6 +56,10 @@ struct table_walk {
     void *ctx;
 };
 void free_user_tables(u64 pml4_pa, const struct table_walk *w);
+/* The same, freeing at most *budget tables (counted down): true when none
+ * is left; false when the budget ran out first, with everything it cleared
+ * handed to w, so that another call goes on (ACCOUNT.DESTROY_ALL). */
+bool free_user_tables_part(u64 pml4_pa, const struct table_walk *w, unsigned *budget);
 /* A restored address space: give it this boot's kernel half, and ask keep
  * about every table (level 1-3: the table an entry of that level links)
  * and every page or cappage (level 0) its user half and capability segment
@@ -71,9 +75,20 @@ void user_tables_adopt(u64 pml4_pa, const struct adopt_walk *w);
 u64 *user_table_link(u64 pml4_pa, u64 va, int level);
 /* Call fn with the frame of every cappage mapped in the capability segment. */
 void capseg_for_each(u64 pml4_pa, void (*fn)(void *ctx, u64 pa), void *ctx);
-/* Remove every mapping of frame pa (user half and capability segment),
- * telling gone() each address; returns how many. */
-unsigned unmap_frame_everywhere(u64 pml4_pa, u64 pa, void (*gone)(void *ctx, u64 va), void *ctx);
+/* Remove the mappings of frame pa (user half and capability segment) from
+ * the 48-bit address pos on, telling gone() each address and counting them
+ * in n, visiting at most budget tables (each one's 512 entries).  True
+ * when it got to the end (pos: SWEEP_DONE); false when the budget ran out
+ * first, with pos at the table it stopped before: a sweep called again
+ * with that pos goes on where this one stopped (MEMORY.REVOKE's restart). */
+struct frame_sweep {
+    u64 pa, pos;
+    unsigned budget, n;
+    void (*gone)(void *ctx, u64 va);
+    void *ctx;
+};
+#define SWEEP_DONE (1ULL << 48)
+bool unmap_frame_sweep(u64 pml4_pa, struct frame_sweep *s);
 /* Empty the table of `level` at table_pa: free every table below it and
  * report every page it mapped (the table itself stays). */
 void free_table_below(u64 table_pa, int level, const struct table_walk *w);

@@ -142,6 +142,10 @@ pub mod info {
     pub const FASTPATH_IPC: u64 = 0x8;
     /// Frames whose page was destroyed while a DMA hold (DMA_DOMAIN.HOLD) kept them: they go back to the pool with their last hold.
     pub const HELD_FRAMES: u64 = 0x9;
+    /// Parts of ACCOUNT.DESTROY_ALL since boot that ended at its restart point (32 processes or DESTROY_TABLES page tables destroyed, the invocation restarted to go on).
+    pub const DESTROY_RESTARTS: u64 = 0xb;
+    /// Parts of MEMORY.REVOKE since boot that ended at its restart point (REVOKE_TABLES page tables searched, the invocation restarted to go on).
+    pub const REVOKE_RESTARTS: u64 = 0xa;
 }
 
 /// CPU feature bits
@@ -268,6 +272,10 @@ pub mod layout {
     pub const CHECKPOINT_RECORD_WORDS: u64 = 0x6;
     /// Smallest budget PROCESS.SET_BUDGET gives (microseconds).
     pub const BUDGET_MIN_US: u64 = 0x64;
+    /// Page tables ACCOUNT.DESTROY_ALL frees (with the mappings in them) before its invocation restarts from the system call, letting interrupts in.
+    pub const DESTROY_TABLES: u64 = 0x4;
+    /// Page tables MEMORY.REVOKE searches (512 entries each) before its invocation restarts from the system call, letting interrupts in.
+    pub const REVOKE_TABLES: u64 = 0x8;
     /// Shortest budget period (microseconds).
     pub const BUDGET_MIN_PERIOD_US: u64 = 0x3e8;
     /// Longest budget period (microseconds).
@@ -441,17 +449,17 @@ pub mod method {
         pub const CREATE_ACCOUNT: u64 = 4;
         /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE): raise its version so that every copy is STALE, clear the slot, and give the frame back to the pool (a cappage's capabilities are discarded). IN_USE while it is mapped in any address space or capability space; nothing changes then.
         pub const RECLAIM: u64 = 5;
-        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space, capability space and DMA domain (a search of all of them: for space banks, not for fast paths; the IOMMU's caches are invalidated), then do what RECLAIM does. Returns how many mappings were removed.
+        /// Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space, capability space and DMA domain (a search of all of them: for space banks, not for fast paths; the IOMMU's caches are invalidated), then do what RECLAIM does. Returns how many mappings were removed. The search goes through the address spaces in parts of REVOKE_TABLES page tables; after each part the invocation restarts from the system call and goes on where it stopped, so interrupts are taken in between. While it is under way the frame is mapped nowhere new (ASPACE.MAP, MAP_CAPPAGE and DMA_DOMAIN.MAP are IN_USE); a revoke its caller gives up half-way (it is destroyed) leaves the frame with the mappings not yet removed, and it may be mapped again.
         pub const REVOKE: u64 = 6;
     }
     pub mod aspace {
-        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). page may be a WRAPPER standing for a DEVMEM capability (for no other type: WRONG_TYPE): destroying the wrapper unmaps the page again; NO_MEMORY if the wrapper already has WRAPPER_DEVICE_MAPS pages mapped through it. A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
+        /// Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). page may be a WRAPPER standing for a DEVMEM capability (for no other type: WRONG_TYPE): destroying the wrapper unmaps the page again; NO_MEMORY if the wrapper already has WRAPPER_DEVICE_MAPS pages mapped through it. A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account. IN_USE while a MEMORY.REVOKE of the page is under way.
         pub const MAP: u64 = 1;
         /// Remove the data mapping at vaddr.
         pub const UNMAP: u64 = 2;
         /// Return the rights of the data mapping at vaddr and a frame number for identity comparison.
         pub const LOOKUP: u64 = 3;
-        /// Map the CAPPAGE named by cappage into this capability space at cap_addr (a multiple of CAPPAGE_SLOTS below CAP_SPACE_SLOTS), so that its 256 slots have the addresses cap_addr to cap_addr + 255. A PAGE is WRONG_TYPE: data pages never hold capabilities. The segment's page tables come from the address space's account.
+        /// Map the CAPPAGE named by cappage into this capability space at cap_addr (a multiple of CAPPAGE_SLOTS below CAP_SPACE_SLOTS), so that its 256 slots have the addresses cap_addr to cap_addr + 255. A PAGE is WRONG_TYPE: data pages never hold capabilities. The segment's page tables come from the address space's account. IN_USE while a MEMORY.REVOKE of the cappage is under way.
         pub const MAP_CAPPAGE: u64 = 4;
         /// Remove the cappage mapped at cap_addr (a multiple of CAPPAGE_SLOTS). Its capabilities stay in the cappage.
         pub const UNMAP_CAPPAGE: u64 = 5;
@@ -521,11 +529,11 @@ pub mod method {
         pub const CREATE_PROCESS: u64 = 4;
         /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have. A RETURN capability cannot be wrapped (INVALID_ARG).
         pub const CREATE_WRAPPER: u64 = 5;
-        /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it.
+        /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call.
         pub const DESTROY: u64 = 6;
         /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
         pub const RECLAIM: u64 = 7;
-        /// Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too.
+        /// Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, or DESTROY_TABLES page tables with their mappings); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
         pub const DESTROY_ALL: u64 = 8;
         /// Take back, from a live address space paid by this account (aspace needs WRITE), the page table of the given level (1: the table of 4 KiB entries, 2: of 2 MiB entries, 3: of 1 GiB entries) that translates vaddr (user half), and every table below it. Page tables are redundant data: the mappings under them are dropped (as if unmapped), the frame is handed to the caller as an empty PAGE at dest, and the tables below it go back to the account's unused frames. The space's pager rebuilds the mappings by ASPACE.MAP when its processes fault on them (docs/kernel-memory.md). Returns the number of frames freed (the one at dest included). IN_USE if those tables translate the IPC buffer of a process in the space; NOT_MAPPED if there is no such table.
         pub const REVOKE_TABLE: u64 = 9;
@@ -585,7 +593,7 @@ pub mod method {
     pub mod dma_domain {
         /// Return the width of its device addresses (39 or 48 bits), the pages mapped, the devices attached, and remapping = 1 if the IOMMU translates DMA (0 on a machine without one: the domain then confines nothing).
         pub const INFO: u64 = 1;
-        /// Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped; INVALID_ARG for a page of the persistent pool, which no device reaches (a device's writes would escape the checkpoint's copy-on-write). Tables come from the domain's account. The IOMMU's caches are invalidated before it returns.
+        /// Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped; INVALID_ARG for a page of the persistent pool, which no device reaches (a device's writes would escape the checkpoint's copy-on-write). Tables come from the domain's account. The IOMMU's caches are invalidated before it returns. IN_USE while a MEMORY.REVOKE of the page is under way.
         pub const MAP: u64 = 2;
         /// Remove the mapping at dev_addr; the IOMMU's translation caches are invalidated before the page is unpinned, so no device reaches it afterwards.
         pub const UNMAP: u64 = 3;

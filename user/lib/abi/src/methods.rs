@@ -147,7 +147,7 @@ impl Memory {
         invoke(self.0, method::memory::RECLAIM, [frame, 0, 0, 0]).map(drop)
     }
 
-    /// MEMORY.REVOKE (6, needs WRITE): Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space, capability space and DMA domain (a search of all of them: for space banks, not for fast paths; the IOMMU's caches are invalidated), then do what RECLAIM does. Returns how many mappings were removed.
+    /// MEMORY.REVOKE (6, needs WRITE): Destroy the PAGE or CAPPAGE named by frame (which needs WRITE) wherever it is mapped: first remove every mapping of it from every address space, capability space and DMA domain (a search of all of them: for space banks, not for fast paths; the IOMMU's caches are invalidated), then do what RECLAIM does. Returns how many mappings were removed. The search goes through the address spaces in parts of REVOKE_TABLES page tables; after each part the invocation restarts from the system call and goes on where it stopped, so interrupts are taken in between. While it is under way the frame is mapped nowhere new (ASPACE.MAP, MAP_CAPPAGE and DMA_DOMAIN.MAP are IN_USE); a revoke its caller gives up half-way (it is destroyed) leaves the frame with the mappings not yet removed, and it may be mapped again.
     /// Results: (mappings).
     #[inline]
     pub fn revoke(self, frame: u64) -> Result<u64> {
@@ -160,7 +160,7 @@ impl Memory {
 pub struct Aspace(pub u64);
 
 impl Aspace {
-    /// ASPACE.MAP (1, needs WRITE): Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). page may be a WRAPPER standing for a DEVMEM capability (for no other type: WRONG_TYPE): destroying the wrapper unmaps the page again; NO_MEMORY if the wrapper already has WRAPPER_DEVICE_MAPS pages mapped through it. A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account.
+    /// ASPACE.MAP (1, needs WRITE): Map the PAGE named by page at vaddr (page-aligned, user half) with rights (READ required; WRITE and EXEC not both; never more than the page capability has); offset must be 0. If page names a DEVMEM capability, map its page number offset instead, uncached (INVALID_ARG beyond the range; IN_USE for RAM or a device the kernel keeps). page may be a WRAPPER standing for a DEVMEM capability (for no other type: WRONG_TYPE): destroying the wrapper unmaps the page again; NO_MEMORY if the wrapper already has WRAPPER_DEVICE_MAPS pages mapped through it. A CAPPAGE is WRONG_TYPE: capabilities are never user-accessible. Page tables come from the address space's account. IN_USE while a MEMORY.REVOKE of the page is under way.
     /// Results: (-).
     #[inline]
     pub fn map_raw(self, page: u64, vaddr: u64, rights: u64, offset: u64) -> Result<()> {
@@ -181,7 +181,7 @@ impl Aspace {
         invoke(self.0, method::aspace::LOOKUP, [vaddr, 0, 0, 0]).map(|r| (r[0], r[1]))
     }
 
-    /// ASPACE.MAP_CAPPAGE (4, needs WRITE): Map the CAPPAGE named by cappage into this capability space at cap_addr (a multiple of CAPPAGE_SLOTS below CAP_SPACE_SLOTS), so that its 256 slots have the addresses cap_addr to cap_addr + 255. A PAGE is WRONG_TYPE: data pages never hold capabilities. The segment's page tables come from the address space's account.
+    /// ASPACE.MAP_CAPPAGE (4, needs WRITE): Map the CAPPAGE named by cappage into this capability space at cap_addr (a multiple of CAPPAGE_SLOTS below CAP_SPACE_SLOTS), so that its 256 slots have the addresses cap_addr to cap_addr + 255. A PAGE is WRONG_TYPE: data pages never hold capabilities. The segment's page tables come from the address space's account. IN_USE while a MEMORY.REVOKE of the cappage is under way.
     /// Results: (-).
     #[inline]
     pub fn map_cappage(self, cappage: u64, cap_addr: u64) -> Result<()> {
@@ -424,7 +424,7 @@ impl Account {
         invoke(self.0, method::account::CREATE_WRAPPER, [cap, dest, rights, 0]).map(drop)
     }
 
-    /// ACCOUNT.DESTROY (6, needs WRITE): Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it.
+    /// ACCOUNT.DESTROY (6, needs WRITE): Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call.
     /// Results: (-).
     #[inline]
     pub fn destroy(self, object: u64) -> Result<()> {
@@ -438,7 +438,7 @@ impl Account {
         invoke(self.0, method::account::RECLAIM, [memory, frames, 0, 0]).map(drop)
     }
 
-    /// ACCOUNT.DESTROY_ALL (8, needs WRITE): Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too.
+    /// ACCOUNT.DESTROY_ALL (8, needs WRITE): Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, or DESTROY_TABLES page tables with their mappings); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
     /// Results: (-).
     #[inline]
     pub fn destroy_all(self, memory: u64) -> Result<()> {
@@ -643,7 +643,7 @@ impl DmaDomain {
         invoke(self.0, method::dma_domain::INFO, [0, 0, 0, 0]).map(|r| (r[0], r[1], r[2], r[3]))
     }
 
-    /// DMA_DOMAIN.MAP (2, needs WRITE): Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped; INVALID_ARG for a page of the persistent pool, which no device reaches (a device's writes would escape the checkpoint's copy-on-write). Tables come from the domain's account. The IOMMU's caches are invalidated before it returns.
+    /// DMA_DOMAIN.MAP (2, needs WRITE): Let the domain's devices access the PAGE named by page at device address dev_addr (page-aligned, below 2^address_bits) with rights (READ for device reads, WRITE for device writes, at least one, never more than the page capability has: NO_RIGHTS). The page stays pinned (MEMORY.RECLAIM says IN_USE) until it is unmapped. EXISTS if dev_addr is mapped; INVALID_ARG for a page of the persistent pool, which no device reaches (a device's writes would escape the checkpoint's copy-on-write). Tables come from the domain's account. The IOMMU's caches are invalidated before it returns. IN_USE while a MEMORY.REVOKE of the page is under way.
     /// Results: (-).
     #[inline]
     pub fn map(self, page: u64, dev_addr: u64, rights: u64) -> Result<()> {

@@ -56,6 +56,7 @@ mod kmem;
 mod mediator;
 mod process;
 mod reply;
+mod revoke;
 mod rtc;
 mod tpm;
 mod sched;
@@ -330,6 +331,9 @@ const TESTS: &[Test] = &[
     ("KMEM0006", "a kpager that would fault to itself gets NO_MEMORY, not a deadlock", kmem::kpager_own_fault),
     ("KMEM0007", "a live task computes right while its tables, segment tables and processes are taken back", kmem::live_task),
     ("KMEM0008", "MEMORY.REVOKE unmaps a page or cappage everywhere and destroys it", kmem::memory_revoke),
+    ("REVOKE0001", "MEMORY.REVOKE of a page mapped in 150 page tables of four spaces restarts between parts and removes exactly its mappings", revoke::page_everywhere),
+    ("REVOKE0002", "MEMORY.REVOKE of a cappage mapped at 300 capability addresses, past the space's record, restarts between parts and removes every mapping", revoke::cappage_everywhere),
+    ("REVOKE0003", "ACCOUNT.DESTROY_ALL of 40 processes and a space of 64 page tables restarts between parts and gives every frame back", revoke::destroy_all_parts),
     ("KMEM0009", "REVOKE_CAP_TABLE: capability-segment tables taken back and rebuilt on the next lookup", kmem::revoke_cap_table),
     ("KMEM0010", "an exported process goes on where it was: running, asleep, receiving, sending, waiting", kmem::export_states),
     ("KMEM0011", "a process whose fault message is queued, and its handler, are not exported", kmem::export_refused_states),

@@ -1,0 +1,200 @@
+//! MEMORY.REVOKE's restart point (docs/kernel-manual.md, "Objects"): a
+//! revoke searches the address spaces in parts of REVOKE_TABLES page tables
+//! and its invocation restarts from the system call between them.  These
+//! tests build far more tables than a part searches, so that the revoke
+//! restarts many times (KERNEL.INFO REVOKE_RESTARTS counts the parts), and
+//! check that the result is complete and exact: every mapping of the frame
+//! gone, in every space, user half and capability segment, and nothing
+//! else.
+
+use alloc::vec::Vec;
+
+use keep_abi::{Account, Aspace, Error, KERNEL, MEMORY, SELF_ASPACE, info, layout, rights, slot, ty};
+
+use crate::{Ctx, Cx, TestResult, expect_err};
+
+const RW: u64 = rights::READ | rights::WRITE;
+/// Address spaces made for the test, and 2 MiB regions (a page table each)
+/// the page is mapped in, in each of them.
+const SPACES: usize = 3;
+const REGIONS: u64 = 48;
+const BASE: u64 = 0x6000_0000_0000;
+const STEP: u64 = 2 << 20;
+/// In ktest's own space too, far from everything else it maps.
+const OWN_BASE: u64 = 0x6100_0000_0000;
+const OWN_REGIONS: u64 = 4;
+
+fn restarts() -> Result<u64, alloc::string::String> {
+    KERNEL.info(info::REVOKE_RESTARTS).ctx("INFO REVOKE_RESTARTS")
+}
+
+fn invariants() -> TestResult {
+    let (bad, _) = KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+    ensure!(bad == 0, "{bad} kernel invariant violations");
+    Ok(())
+}
+
+fn new_account(cx: &mut Cx, frames: u64) -> Result<Account, alloc::string::String> {
+    let s = cx.slot()?;
+    MEMORY.create_account(s).ctx("CREATE_ACCOUNT")?;
+    MEMORY.donate(s, frames).ctx("DONATE")?;
+    Ok(Account(s))
+}
+
+/// A page mapped in every region of three new spaces (twice in the first
+/// region of each) and of ktest's own, beside another page in the same
+/// tables: REVOKE removes exactly the first page's mappings, restarting
+/// along the way, and gives its frame back.
+pub fn page_everywhere(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, SPACES as u64 * (REGIONS + 4) + 16)?;
+    let spaces = cx.slots::<SPACES>()?;
+    let victim = cx.retype(ty::PAGE)?;
+    let other = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        let mut all: Vec<Aspace> = Vec::new();
+        for &s in &spaces {
+            a.create_aspace(s).ctx("CREATE_ASPACE")?;
+            all.push(Aspace(s));
+        }
+        let mut want = 0u64;
+        for x in &all {
+            for i in 0..REGIONS {
+                x.map(victim, BASE + i * STEP, RW).ctx("MAP the page")?;
+                x.map(other, BASE + i * STEP + 0x1000, rights::READ).ctx("MAP the other page")?;
+                want += 1;
+            }
+            x.map(victim, BASE + 0x2000, rights::READ).ctx("MAP the page twice")?;
+            want += 1;
+        }
+        for i in 0..OWN_REGIONS {
+            SELF_ASPACE.map(victim, OWN_BASE + i * STEP, RW).ctx("MAP in ktest")?;
+            SELF_ASPACE.map(other, OWN_BASE + i * STEP + 0x1000, RW).ctx("MAP the other in ktest")?;
+            want += 1;
+        }
+        let (_, other_frame) = SELF_ASPACE.lookup(OWN_BASE + 0x1000).ctx("LOOKUP the other page")?;
+        let (before, pool) = (restarts()?, MEMORY.free().ctx("FREE")?);
+
+        let n = MEMORY.revoke(victim).ctx("REVOKE")?;
+        ensure!(n == want, "REVOKE removed {n} mappings, want {want}");
+        let parts = restarts()? - before;
+        // At least every page table of the test's spaces was searched.
+        let least = (SPACES as u64 * REGIONS).div_ceil(layout::REVOKE_TABLES) - 1;
+        ensure!(parts >= least, "REVOKE restarted {parts} times, want at least {least}");
+        ensure!(!SELF_ASPACE.identify_cap(victim).ctx("IDENTIFY_CAP")?.live, "the page's capability is still live");
+        ensure!(MEMORY.free().ctx("FREE")? == pool + 1, "the page's frame did not come back");
+        for x in all.iter().chain([&SELF_ASPACE]) {
+            let (base, regions) = if x.0 == SELF_ASPACE.0 { (OWN_BASE, OWN_REGIONS) } else { (BASE, REGIONS) };
+            for i in 0..regions {
+                expect_err(x.lookup(base + i * STEP), Error::NOT_MAPPED, "LOOKUP of the page after REVOKE")?;
+                let (_, f) = x.lookup(base + i * STEP + 0x1000).ctx("LOOKUP of the other page after REVOKE")?;
+                ensure!(f == other_frame, "the other page's mapping changed: frame {f:#x}, want {other_frame:#x}");
+            }
+            if x.0 != SELF_ASPACE.0 {
+                expect_err(x.lookup(BASE + 0x2000), Error::NOT_MAPPED, "LOOKUP of the second mapping")?;
+            }
+        }
+        // A page that was never revoked maps as before.
+        all[0].map(other, BASE + 0x3000, rights::READ).ctx("MAP the other page again")?;
+        for i in 0..OWN_REGIONS {
+            SELF_ASPACE.unmap(OWN_BASE + i * STEP + 0x1000).ctx("UNMAP the other page")?;
+        }
+        invariants()
+    })();
+    for i in 0..OWN_REGIONS {
+        let _ = SELF_ASPACE.unmap(OWN_BASE + i * STEP);
+        let _ = SELF_ASPACE.unmap(OWN_BASE + i * STEP + 0x1000);
+    }
+    let _ = a.destroy_all(slot::MEMORY);
+    let _ = MEMORY.reclaim(other);
+    cx.drop_slots(&spaces);
+    cx.drop_slots(&[a.0, victim, other]);
+    r
+}
+
+/// Capability addresses a capability-segment page table apart (a cappage
+/// covers 4 KiB of the segment, a table 2 MiB).
+const CAP_STEP: u64 = 512 * layout::CAPPAGE_SLOTS;
+/// More cappage mappings than an address space's record holds: the first
+/// ones go with their records, the rest are found in the segment's tables.
+const CAPPAGE_MAPS: u64 = 300;
+
+/// A cappage mapped at 300 capability addresses of one space, each in a
+/// table of its own, and another cappage beside it: REVOKE removes every
+/// mapping of the first (recorded or not), restarting along the way; the
+/// other's slots still work.
+pub fn cappage_everywhere(cx: &mut Cx) -> TestResult {
+    let a = new_account(cx, CAPPAGE_MAPS + 32)?;
+    let [asp, got] = cx.slots::<2>()?;
+    let victim = cx.retype(ty::CAPPAGE)?;
+    let other = cx.retype(ty::CAPPAGE)?;
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        let x = Aspace(asp);
+        x.map_cappage(other, 0).ctx("MAP_CAPPAGE the other")?;
+        x.insert_cap(slot::CONSOLE, 1, 0).ctx("INSERT_CAP into the other")?;
+        for i in 1..=CAPPAGE_MAPS {
+            x.map_cappage(victim, i * CAP_STEP).ctx("MAP_CAPPAGE")?;
+        }
+        x.insert_cap(slot::CONSOLE, CAP_STEP + 1, 0).ctx("INSERT_CAP into the cappage")?;
+        let (before, pool) = (restarts()?, MEMORY.free().ctx("FREE")?);
+
+        let n = MEMORY.revoke(victim).ctx("REVOKE the cappage")?;
+        ensure!(n == CAPPAGE_MAPS, "REVOKE removed {n} mappings, want {CAPPAGE_MAPS}");
+        let parts = restarts()? - before;
+        let least = CAPPAGE_MAPS.div_ceil(layout::REVOKE_TABLES) - 1;
+        ensure!(parts >= least, "REVOKE restarted {parts} times, want at least {least}");
+        ensure!(MEMORY.free().ctx("FREE")? == pool + 1, "the cappage's frame did not come back");
+        for i in [1, 2, CAPPAGE_MAPS / 2, CAPPAGE_MAPS] {
+            expect_err(x.extract_cap(i * CAP_STEP + 1, got, 0), Error::NO_CAPPAGE, "a slot of the revoked cappage")?;
+        }
+        x.extract_cap(1, got, 0).ctx("EXTRACT_CAP from the other cappage")?;
+        SELF_ASPACE.delete_cap(got).ctx("DELETE")?;
+        // Its addresses are free again.
+        x.map_cappage(other, CAP_STEP).ctx("MAP_CAPPAGE where the revoked one was")?;
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    let _ = MEMORY.reclaim(other);
+    cx.drop_slots(&[a.0, asp, got, victim, other]);
+    r
+}
+
+/// An account whose space maps pages in 64 regions (a page table each) and
+/// whose 40 processes run there: DESTROY_ALL goes in parts, restarting
+/// along the way, and gives every frame back, the pages' mappings gone.
+pub fn destroy_all_parts(cx: &mut Cx) -> TestResult {
+    const DREGIONS: u64 = 64;
+    const PROCS: usize = 40;
+    let donated = DREGIONS + PROCS as u64 + 24;
+    let a = new_account(cx, donated)?;
+    let [asp, p] = cx.slots::<2>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        let pool = MEMORY.free().ctx("FREE")?;
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        let x = Aspace(asp);
+        for i in 0..DREGIONS {
+            x.map(page, BASE + i * STEP, RW).ctx("MAP")?;
+        }
+        for _ in 0..PROCS {
+            a.create_process(asp, p).ctx("CREATE_PROCESS")?;
+            SELF_ASPACE.delete_cap(p).ctx("DELETE")?;
+        }
+        expect_err(MEMORY.reclaim(page), Error::IN_USE, "RECLAIM of the mapped page")?;
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        let least = (PROCS as u64 - 1) / 32 + DREGIONS / layout::DESTROY_TABLES - 1;
+        ensure!(parts >= least, "DESTROY_ALL restarted {parts} times, want at least {least}");
+        expect_err(x.lookup(BASE), Error::STALE, "the space after DESTROY_ALL")?;
+        MEMORY.reclaim(page).ctx("RECLAIM after DESTROY_ALL: the page is mapped nowhere")?;
+        let back = MEMORY.free().ctx("FREE")?;
+        // The frames donated, the account's own and the page.
+        let want = pool + donated + 2;
+        ensure!(back == want, "the pool has {back} frames after DESTROY_ALL and RECLAIM, want {want}");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    cx.drop_slots(&[a.0, asp, p, page]);
+    r
+}
