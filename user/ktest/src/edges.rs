@@ -108,3 +108,43 @@ pub fn call_bad_recv_slots(cx: &mut Cx) -> TestResult {
         Ok(())
     })
 }
+
+fn ntfn_waiter(a: &keep_loader::thread::Args) -> u64 {
+    match keep_abi::Notification(a.words[0]).wait() {
+        Ok(bits) => bits,
+        Err(e) => 1 << 40 | e.0,
+    }
+}
+
+/// NTFN0007: a notification through a wrapper of it (the general path,
+/// not the fast one): SIGNAL ORs the bits in (POLL through the
+/// notification takes them), WAIT while another process waits is IN_USE
+/// and leaves that waiter waiting, which the next SIGNAL wakes with its
+/// bits.
+pub fn ntfn_through_wrapper(cx: &mut Cx) -> TestResult {
+    use keep_abi::{ACCOUNT, Notification};
+    with_slots(cx, |cx, [n, w]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        let r = (|| {
+            ACCOUNT.create_wrapper(n, w, rights::READ | rights::WRITE).ctx("CREATE_WRAPPER")?;
+            Notification(w).signal(0x60).ctx("SIGNAL through the wrapper")?;
+            ensure!(Notification(n).poll().ctx("POLL")? == 0x60, "the wrapper's SIGNAL did not set the bits");
+            expect_err(Notification(w).signal(0), Error::INVALID_ARG, "SIGNAL of no bits through the wrapper")?;
+            let t = keep_loader::thread::spawn(&mut cx.slots, "ntfn-wrap", 12, ntfn_waiter, &[n])?;
+            let r = (|| {
+                ensure!(Notification(n).info().ctx("INFO")?.1, "the thread does not wait");
+                expect_err(Notification(w).wait(), Error::IN_USE, "WAIT through the wrapper beside a waiter")?;
+                ensure!(Notification(n).info().ctx("INFO")?.1, "the waiter stopped waiting after the refused WAIT");
+                Notification(w).signal(0x5).ctx("SIGNAL through the wrapper")?;
+                let st = crate::ended_within(t.process, 3000).ok_or("the waiter did not end in 3 s")?;
+                ensure!(st.code == 0x5, "the waiter got {:#x}, want 0x5", st.code);
+                Ok(())
+            })();
+            t.kill(&mut cx.slots);
+            r
+        })();
+        let _ = ACCOUNT.destroy(w);
+        let _ = ACCOUNT.destroy(n);
+        r
+    })
+}
