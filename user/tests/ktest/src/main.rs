@@ -40,6 +40,7 @@ mod child;
 mod cspace;
 mod device;
 mod dma;
+mod edges;
 mod drivers;
 mod ds;
 mod net;
@@ -430,6 +431,10 @@ const TESTS: &[Test] = &[
     ("DEV0004", "DEVMEM RESTRICT narrows; errors and READ-only copies", device::devmem_restrict),
     ("DEV0005", "IOPORT OUT then IN: a CMOS byte reads back", device::ioport_cmos),
     ("DEV0006", "IOPORT errors: widths, kernel ports IN_USE, ranges, rights", device::ioport_errors),
+    ("DEV0017", "IOPORT OUT and IN of 2 and 4 bytes (CMOS index and data, the PCI address register); unknown IOPORT and DEVMEM methods are INVALID_METHOD", edges::ioport_widths),
+    ("CSP0018", "INSERT_CAP and EXTRACT_CAP with rights outside ALL and WEAK are INVALID_ARG, nothing changes", edges::transfer_bad_rights),
+    ("IPC0040", "a CALL whose receive slots name a hole or an address past the space is refused before it is sent", edges::call_bad_recv_slots),
+    ("NTFN0007", "a notification through a wrapper: SIGNAL sets the bits, SIGNAL of none is INVALID_ARG, WAIT beside a waiter is IN_USE and leaves it waiting", edges::ntfn_through_wrapper),
     ("DEV0007", "a PIT interrupt arrives as an IRQ message with the payload", device::irq_delivered),
     ("DEV0008", "an interrupt waits for the next receive; masked until ACK", device::irq_waits),
     ("DEV0009", "INTERRUPT errors: console line, twice, types, ranges, rights", device::irq_errors),
