@@ -66,6 +66,13 @@ bench-deps:
 # KERNEL.COVERAGE answering.  The assembly is not instrumented.  The default
 # build has neither hook nor bitmap.
 KCOV ?= 0
+# The latency build (LATENCY=1, `make kernel-latency`; docs/realtime.md,
+# "Kernel latency"): the longest interrupts-off time of every kind of
+# kernel entry, printed at KERNEL.DEBUG_EXIT.  The default build has none.
+LATENCY ?= 0
+ifeq ($(LATENCY),1)
+KCFLAGS += -DKEEP_LATENCY
+endif
 ifeq ($(KCOV),1)
 KCFLAGS += -DKCOV
 KCOV_FLAGS := -fsanitize-coverage=trace-pc
@@ -242,6 +249,7 @@ bench: bench-deps image
 	@$(PYTHON) tools/workhorse_bench.py || echo "make bench: the workhorse's figures failed (build/bench/log-workhorse.txt); the others follow without them"
 	@$(PYTHON) tools/tfiles_bench.py || echo "make bench: the trusted files' figures failed (build/bench/log-tfiles.txt); the others follow without them"
 	@rm -f build/bench/rt.json; $(PYTHON) tools/test_rt.py --bench || echo "make bench: the real-time test failed a check (build/test-rt.log); its figures follow as measured"
+	@rm -f build/bench/latency.json build/bench/latency.md; $(MAKE) --no-print-directory latency || echo "make bench: the latency table failed (build/latency.log); the others follow without it"
 	$(PYTHON) tools/bench.py $(foreach v,$(LOOKUP_VARIANTS),--variant $(v)=$(B)/lookup-$(v)/kernel.bin)
 
 # The icount plugin (tools/icount-plugin) against rdtsc on a CPU-bound
@@ -431,6 +439,16 @@ KCOV_B := $(B)/kernel-kcov
 GUIDED_ONLY := only=KERN0001,FUZZ0002,FUZZ0003,KERN0003
 GUIDED_OPS ?= 200000
 GUIDED_RUNS ?= 4
+# The kernel's latency table (docs/realtime.md, "Kernel latency"): the
+# in-guest suite, its capability fuzzer included, on the latency build
+# under -icount shift=0; tools/latency.py writes build/bench/latency.json
+# and .md, which `make bench` takes into its results.
+LAT_B := $(B)/kernel-latency
+.PHONY: kernel-latency latency
+kernel-latency:
+	@$(MAKE) --no-print-directory kernel B=$(LAT_B) LATENCY=1
+latency: image kernel-latency
+	$(PYTHON) tools/latency.py --kernel $(LAT_B)/kernel.bin
 .PHONY: kernel-kcov fuzz-guided fuzz-guided-long
 kernel-kcov:
 	@$(MAKE) --no-print-directory kernel B=$(KCOV_B) KCOV=1

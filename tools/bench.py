@@ -410,6 +410,13 @@ def write_md(results, kvm, notes):
             p99 = results.get(n.replace(".max.", ".p99."))
             lines.append(f"| `{n[len('rt.jitter.max.'):]}` | {fmt(results[n]['median'])} | "
                          f"{fmt(p99['median']) if p99 else ''} |")
+    lat = OUT / "latency.md"
+    if lat.exists():
+        lines += ["", "## Kernel latency", "",
+                  "The longest time each kind of kernel entry keeps interrupts off, from the entry to the return "
+                  "to user mode, over the in-guest suite and its capability fuzzer on the latency build "
+                  "(tools/latency.py, `make latency`; docs/realtime.md, \"Kernel latency\").", ""]
+        lines += lat.read_text().rstrip("\n").split("\n")
     lines += ["", "## Targets", "", "| target | figure | |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in targets(results)]
     if notes:

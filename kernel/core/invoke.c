@@ -2,6 +2,7 @@
  * invoked capability (through wrappers), and hand the invocation to IPC or
  * to the kernel object it names; write the results back and leave. */
 #include "invoke.h"
+#include "latency.h"
 #include "account.h"
 #include "arch.h"
 #include "checkpoint.h"
@@ -16,6 +17,7 @@
 
 static u64 dispatch(struct invocation *inv)
 {
+    LAT_METHOD(cap_type(inv->cap), inv->method);
     switch (cap_type(inv->cap)) {
     case KEEP_TYPE_CONSOLE:
         return console_invoke(inv);

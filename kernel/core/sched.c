@@ -7,6 +7,7 @@
  * its period ends.  The one-shot timer is armed for the nearest event:
  * the first sleeper's deadline, the first parked process's period end, the
  * running process's budget end and its slice end. */
+#include "latency.h"
 #include "sched.h"
 #include "budget.h"
 #include "arch.h"
@@ -389,6 +390,7 @@ NORETURN void kernel_exit(void)
     while (!(p = pick())) {
         cpu0.current = NULL;
         arm(rdtsc(), NULL);
+        LAT_EXIT(); /* interrupts come in from here */
         sti_hlt(); /* interrupts are handled in trap_from_kernel, then we look again */
         cli();
     }
@@ -398,6 +400,7 @@ NORETURN void kernel_exit(void)
     /* Still the same process: nothing to switch (a null invocation's exit). */
     if (p != cpu0.current || &p->fpu != sched_fpu_live || p->as != cpu0.loaded_as)
         switch_to(p);
+    LAT_EXIT();
     arch_return_to_user(&p->regs);
 }
 

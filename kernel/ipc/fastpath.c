@@ -19,6 +19,7 @@
  * receiver's space after switching to it (which is undone if a slot has
  * gone).  The result is what ipc.c would produce: the same registers, the
  * same return capability, the same states and queues. */
+#include "latency.h"
 #include "arch.h"
 #include "invoke.h"
 #include "ipc.h"
@@ -92,6 +93,7 @@ static ALWAYS_INLINE NORETURN void hand_over_words(struct process *s, enum wait_
         sched_enqueue_front(r);
     }
     sched_switch_cpu(r); /* the caller has loaded r's address space */
+    LAT_EXIT(); /* what is left is the few instructions out */
     if (resumed)
         arch_return_to_user(&r->regs);
     /* r waited in a system call: the message goes straight into the CPU's
@@ -417,6 +419,7 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
  * the one lookup of the invoked capability that both paths use. */
 NORETURN void syscall_dispatch(void)
 {
+    LAT_ENTER(LAT_SYSCALL);
     struct process *s = cpu0.current;
     u64 tag = s->regs.rsi, w0, e;
     struct cap *slot = NULL;

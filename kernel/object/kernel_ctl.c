@@ -2,6 +2,7 @@
  * information, the memory map, the process list, page-table self-checks,
  * the command line, the seal's key, the coverage build's bitmap and leaving
  * the machine. */
+#include "latency.h"
 #include "arch.h"
 #include "boot.h"
 #include "frame.h"
@@ -119,6 +120,7 @@ u64 kernel_ctl_invoke(struct invocation *inv)
     case KEEP_M_KERNEL_POWEROFF:
         machine_poweroff();
     case KEEP_M_KERNEL_DEBUG_EXIT:
+        LAT_DUMP();
         machine_debug_exit((u32)a[0]);
     case KEEP_M_KERNEL_CMDLINE: {
         u64 n = a[1] < boot_info.cmdline_len ? a[1] : boot_info.cmdline_len;

@@ -1,6 +1,7 @@
 /* Interrupts and exceptions.  From user mode an exception stops the process
  * (or, later, goes to its fault handler); from kernel mode it is a kernel
  * bug: print everything useful and stop the machine. */
+#include "latency.h"
 #include "arch.h"
 #include "cap.h"
 #include "checkpoint.h"
@@ -98,6 +99,7 @@ static bool fsgsbase_insn(u64 rip)
 
 NORETURN void trap_from_user(struct regs *r)
 {
+    LAT_ENTER(LAT_TRAP);
     struct process *p = cpu0.current;
     /* Vectors 2, 8 and 18 run on their own stack (cpu.c), so their frame
      * is not in the control block, where a user frame has to be to leave
@@ -132,6 +134,7 @@ NORETURN void trap_from_user(struct regs *r)
 void trap_from_kernel(struct regs *r)
 {
     if (r->vector >= 32) {
+        LAT_ENTER(LAT_IDLE_IRQ); /* only the idle loop takes interrupts in the kernel */
         handle_irq(r->vector);
         return;
     }
