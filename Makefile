@@ -388,7 +388,7 @@ checkpoint-test-long: deps image
 # one thread, so a 2-core machine runs two at once; every line is shown
 # with its lane's name in front).  A suite added to make test goes into
 # the lane whose total time is shorter.
-TEST_LANE_A := guest-test fuzz-guided boot-test net-test tpm-test vault-test tfiles-test mail-test persist-test checkpoint-test linux-test rt-test
+TEST_LANE_A := guest-test fuzz-guided latency boot-test net-test tpm-test vault-test tfiles-test mail-test persist-test checkpoint-test linux-test rt-test
 TEST_LANE_B := sfi-test
 test: abi-check docs-check host-test cargo-test deps image
 	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"
@@ -447,7 +447,7 @@ LAT_B := $(B)/kernel-latency
 .PHONY: kernel-latency latency
 kernel-latency:
 	@$(MAKE) --no-print-directory kernel B=$(LAT_B) LATENCY=1
-latency: image kernel-latency
+latency: $(SUITE_DEPS) kernel-latency
 	$(PYTHON) tools/latency.py --kernel $(LAT_B)/kernel.bin
 .PHONY: kernel-kcov fuzz-guided fuzz-guided-long
 kernel-kcov:
