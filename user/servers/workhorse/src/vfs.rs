@@ -1041,7 +1041,7 @@ impl Fs {
         let sectors = store::Disk::sectors(&disk);
         // SAFETY: rdtsc has no effects.
         let seed = unsafe { core::arch::x86_64::_rdtsc() } ^ keep_abi::TIMER.now().map(|(ms, t)| ms ^ t.rotate_left(21)).unwrap_or(0);
-        let (st, m) = match Store::mount(disk, seed) {
+        let (mut st, m) = match Store::mount(disk, seed) {
             Ok(r) => r,
             Err((_, e)) => {
                 let why = match e {
@@ -1058,9 +1058,13 @@ impl Fs {
         // The store's tree into the vfs, directories before what they hold;
         // a file's further names are links to the same inode.
         let root_mode = st.tree().get(store::ROOT).map_or(0o755, |i| i.mode);
-        // The store's times; a store written before it kept them has 0:
-        // those inodes take the mount's time (in memory until changed).
+        // The store's times; an inode whose times were never written (a
+        // store written before it kept them, or a file whose lazily
+        // written times a power cut or a kill lost) has 0: it takes the
+        // mount's time, which is written to the store below, so that every
+        // later mount shows the same.
         let now = crate::sys::realtime_ns();
+        let mut untimed = alloc::vec::Vec::new();
         let times_of = |sino: u64| match st.tree().get(sino).map_or([0; 3], |i| i.times) {
             [0, 0, 0] => Times { atime: now, mtime: now, ctime: now },
             [atime, mtime, ctime] => Times { atime, mtime, ctime },
@@ -1069,6 +1073,9 @@ impl Fs {
         n.stored = Some(store::ROOT);
         n.mode = S_IFDIR | (root_mode & 0o7777);
         n.times = times_of(store::ROOT);
+        if st.tree().get(store::ROOT).is_some_and(|i| i.times == [0; 3]) {
+            untimed.push(store::ROOT);
+        }
         let mut made: BTreeMap<u64, Ino> = BTreeMap::new();
         let (mut files, mut dirs) = (0, 0);
         let mut stack = alloc::vec![(store::ROOT, at)];
@@ -1087,6 +1094,9 @@ impl Fs {
                 };
                 let v = self.insert(vdir, name, node, i.mode, Some(sino));
                 self.get_mut(v).times = times_of(sino);
+                if i.times == [0; 3] {
+                    untimed.push(sino);
+                }
                 made.insert(sino, v);
                 if matches!(i.node, store::Node::Dir { .. }) {
                     dirs += 1;
@@ -1095,6 +1105,12 @@ impl Fs {
                     files += 1;
                 }
             }
+        }
+        for &sino in &untimed {
+            st.set_times(sino, [now; 3]);
+        }
+        if !untimed.is_empty() && st.sync_times(None).is_err() {
+            println!("workhorse: /{DATA}: the times given to {} inodes at mount could not be written", untimed.len());
         }
         let s = st.status();
         if m.formatted {
