@@ -284,7 +284,8 @@ void sched_timer(void)
 }
 
 /* Charge the running process, leaving the kernel, for its time since it
- * was last charged; park it if that spends its budget.  What it runs past
+ * was last charged; park it if that spends its budget (or the one it runs
+ * on: sched_context), or if that was spent already.  What it runs past
  * its budget before the interrupt comes is not charged.  Its budget's end
  * stays where it was armed (run_since and used move together). */
 static void charge(void)
@@ -303,13 +304,15 @@ static void charge(void)
         apic_arm(now + sc->budget);
         return;
     }
-    if (sc->used >= sc->budget)
-        return;
-    sc->used += ran;
-    if (sc->used < sc->budget)
-        return;
-    sc->used = sc->budget;
-    sc->ran_out++;
+    /* Spent already: a passive server woken by a call whose caller's
+     * budget the call's own exit then spent. */
+    if (sc->used < sc->budget) {
+        sc->used += ran;
+        if (sc->used < sc->budget)
+            return;
+        sc->used = sc->budget;
+        sc->ran_out++;
+    }
     if (p->state == KEEP_STATE_RUNNABLE) {
         sched_dequeue(p);
         sched_enqueue(p); /* parks it */
@@ -471,7 +474,9 @@ NORETURN void kernel_exit(void)
         sti_hlt(); /* interrupts are handled in trap_from_kernel, then we look again */
         cli();
     }
-    if (unlikely(p != cpu0.current || rearm) &&
+    /* A passive process may run on another budget than when it entered
+     * (a reply, a call received): its budget's end is armed again. */
+    if (unlikely(p != cpu0.current || rearm || p->passive) &&
         (rearm || p->timed || needs_slice(p)))
         start_running(p);
     /* Still the same process: nothing to switch (a null invocation's exit). */
