@@ -97,13 +97,18 @@ static struct process *client_of(const struct process *p)
  * itself (a process waiting for a reply receives no call), and is followed
  * LEND_DEPTH calls at most. */
 #define LEND_DEPTH 8
-static struct process *sched_context(struct process *p)
+static __attribute__((noinline)) struct process *lender(struct process *p)
 {
     struct process *sc = p, *q = p;
     for (unsigned d = 0; d < LEND_DEPTH && (q = client_of(q)); d++)
         if (q->period)
             sc = q;
     return sc;
+}
+
+static ALWAYS_INLINE struct process *sched_context(struct process *p)
+{
+    return likely(!p->passive) ? p : lender(p);
 }
 
 void sched_lend(struct process *server, const struct process *caller)
@@ -125,8 +130,8 @@ static void renew(struct process *sc, u64 now)
  * ended; parked (true) if its budget for this one is spent. */
 static bool park_if_spent(struct process *p)
 {
-    struct process *sc = sched_context(p);
-    if (!sc->period)
+    struct process *sc = p; /* timed: a budget, or passive */
+    if (unlikely(p->passive) && !(sc = lender(p))->period)
         return false;
     renew(sc, rdtsc());
     if (sc->used < sc->budget)
@@ -295,8 +300,8 @@ static void charge(void)
         return;
     u64 now = rdtsc(), ran = now - run_since;
     run_since = now;
-    struct process *sc = sched_context(p); /* p, or the caller it serves */
-    if (!sc->period)
+    struct process *sc = p; /* timed: a budget, or passive */
+    if (unlikely(p->passive) && !(sc = lender(p))->period) /* or the caller it serves */
         return;
     if (now - sc->period_start >= sc->period) { /* its period ended while it ran */
         sc->period_start = now;
@@ -457,7 +462,7 @@ static __attribute__((noinline)) void start_running(struct process *p)
         arm(now, p);
         return;
     }
-    struct process *sc = p->timed ? sched_context(p) : p;
+    struct process *sc = sched_context(p);
     if (sc->period)
         apic_arm(now + (sc->budget - sc->used));
     if (needs_slice(p))
