@@ -6,7 +6,14 @@
  * interrupt); one that has spent its budget waits in the parked list until
  * its period ends.  The one-shot timer is armed for the nearest event:
  * the first sleeper's deadline, the first parked process's period end, the
- * running process's budget end and its slice end. */
+ * running process's budget end and its slice end.
+ *
+ * Lending: a passive process serving a call runs on its caller's budget
+ * (its scheduling context: sched_context), found afresh at every charge
+ * from the number and reply word of the call it received last, so that no
+ * pointer to the caller is kept: the reply, the caller's end or the loss
+ * of the return capability changes the reply word, and the lending ends
+ * with it. */
 #include "latency.h"
 #include "sched.h"
 #include "budget.h"
@@ -72,22 +79,70 @@ static void link_between(struct process *p, struct process *a, struct process *b
 
 static u64 period_end(const struct process *p) { return p->period_start + p->period; }
 
+/* The caller whose call passive p serves, while that call is outstanding. */
+static struct process *client_of(const struct process *p)
+{
+    if (!p->passive || !p->client)
+        return NULL;
+    const struct process_number *n = &process_numbers[p->client - 1];
+    struct process *c = n->p;
+    if (!c || process_is_out(c) || c->wait_kind != WAIT_REPLY || n->reply != p->client_reply.w0 ||
+        n->reply_hi != p->client_reply.w1)
+        return NULL;
+    return c;
+}
+
+/* Whose budget p runs on: through passive servers' outstanding calls, the
+ * furthest caller that has a budget; p itself when none has (a caller
+ * without a budget lends nothing).  A chain of calls cannot close on
+ * itself (a process waiting for a reply receives no call), and is followed
+ * LEND_DEPTH calls at most. */
+#define LEND_DEPTH 8
+static __attribute__((noinline)) struct process *lender(struct process *p)
+{
+    struct process *sc = p, *q = p;
+    for (unsigned d = 0; d < LEND_DEPTH && (q = client_of(q)); d++)
+        if (q->period)
+            sc = q;
+    return sc;
+}
+
+static ALWAYS_INLINE struct process *sched_context(struct process *p)
+{
+    return likely(!p->passive) ? p : lender(p);
+}
+
+void sched_lend(struct process *server, const struct process *caller)
+{
+    server->client = caller->num + 1;
+    server->client_reply = return_cap(caller);
+}
+
+/* A new period for sc if its own has ended. */
+static void renew(struct process *sc, u64 now)
+{
+    if (now - sc->period_start >= sc->period) { /* also a TSC of another boot (a restored process) */
+        sc->period_start = now;
+        sc->used = 0;
+    }
+}
+
 /* A process with a budget about to be queued: a new period if its own has
  * ended; parked (true) if its budget for this one is spent. */
 static bool park_if_spent(struct process *p)
 {
-    u64 now = rdtsc();
-    if (now - p->period_start >= p->period) { /* also a TSC of another boot (a restored process) */
-        p->period_start = now;
-        p->used = 0;
-    }
-    if (p->used < p->budget)
+    struct process *sc = p; /* timed: a budget, or passive */
+    if (unlikely(p->passive) && !(sc = lender(p))->period)
         return false;
+    renew(sc, rdtsc());
+    if (sc->used < sc->budget)
+        return false;
+    p->park_end = period_end(sc);
     struct process *q = parked.rq_next;
-    while (q != &parked && period_end(q) <= period_end(p))
+    while (q != &parked && q->park_end <= p->park_end)
         q = q->rq_next;
     link_between(p, q->rq_prev, q);
-    apic_arm(period_end(p));
+    apic_arm(p->park_end);
     return true;
 }
 
@@ -110,7 +165,7 @@ static void joined(struct process *p)
 
 void sched_enqueue(struct process *p)
 {
-    if (unlikely(p->period) && park_if_spent(p))
+    if (unlikely(p->timed) && park_if_spent(p))
         return;
     struct process *s = &ring[p->prio];
     link_between(p, s->rq_prev, s);
@@ -119,7 +174,7 @@ void sched_enqueue(struct process *p)
 
 void sched_enqueue_front(struct process *p)
 {
-    if (unlikely(p->period) && park_if_spent(p))
+    if (unlikely(p->timed) && park_if_spent(p))
         return;
     struct process *s = &ring[p->prio];
     link_between(p, s, s->rq_next);
@@ -220,7 +275,7 @@ void sched_timer(void)
         sleep_remove(s);
         ipc_timeout(s);
     }
-    while (parked.rq_next != &parked && period_end(parked.rq_next) <= now) {
+    while (parked.rq_next != &parked && parked.rq_next->park_end <= now) {
         struct process *q = parked.rq_next;
         sched_dequeue(q);
         sched_enqueue(q); /* a new period: runnable again */
@@ -235,44 +290,53 @@ void sched_timer(void)
 }
 
 /* Charge the running process, leaving the kernel, for its time since it
- * was last charged; park it if that spends its budget.  What it runs past
+ * was last charged; park it if that spends its budget (or the one it runs
+ * on: sched_context), or if that was spent already.  What it runs past
  * its budget before the interrupt comes is not charged.  Its budget's end
  * stays where it was armed (run_since and used move together). */
 static void charge(void)
 {
     struct process *p = cpu0.current;
-    if (likely(!p || !p->period))
+    if (likely(!p || !p->timed))
         return;
     u64 now = rdtsc(), ran = now - run_since;
     run_since = now;
-    if (now - p->period_start >= p->period) { /* its period ended while it ran */
-        p->period_start = now;
-        p->used = 0;
-        apic_arm(now + p->budget);
+    struct process *sc = p; /* timed: a budget, or passive */
+    if (unlikely(p->passive) && !(sc = lender(p))->period) /* or the caller it serves */
+        return;
+    if (now - sc->period_start >= sc->period) { /* its period ended while it ran */
+        sc->period_start = now;
+        sc->used = 0;
+        apic_arm(now + sc->budget);
         return;
     }
-    if (p->used >= p->budget)
-        return;
-    p->used += ran;
-    if (p->used < p->budget)
-        return;
-    p->used = p->budget;
-    p->ran_out++;
+    /* Spent already: a passive server woken by a call whose caller's
+     * budget the call's own exit then spent. */
+    if (sc->used < sc->budget) {
+        sc->used += ran;
+        if (sc->used < sc->budget)
+            return;
+        sc->used = sc->budget;
+        sc->ran_out++;
+    }
     if (p->state == KEEP_STATE_RUNNABLE) {
         sched_dequeue(p);
         sched_enqueue(p); /* parks it */
     }
 }
 
+void sched_charge(void) { charge(); }
+
 /* Arm the timer for the nearest event once p runs (NULL: idle). */
-static void arm(u64 now, const struct process *p)
+static void arm(u64 now, struct process *p)
 {
     rearm = false;
     u64 next = sleepers ? sleepers->deadline : ~0ULL;
-    if (parked.rq_next != &parked && period_end(parked.rq_next) < next)
-        next = period_end(parked.rq_next);
-    if (p && p->period && now + (p->budget - p->used) < next)
-        next = now + (p->budget - p->used);
+    if (parked.rq_next != &parked && parked.rq_next->park_end < next)
+        next = parked.rq_next->park_end;
+    struct process *sc = p && p->timed ? sched_context(p) : NULL;
+    if (sc && sc->period && now + (sc->budget - sc->used) < next)
+        next = now + (sc->budget - sc->used);
     if (p && needs_slice(p)) {
         slice_on = true;
         slice_prio = p->prio;
@@ -302,6 +366,7 @@ u64 sched_set_budget(struct process *p, const struct process *caller, u64 budget
     p->period_us = (u32)period_us;
     p->ran_out = 0;
     sched_budget_reset(p);
+    p->timed = p->period | p->passive;
     if (p == cpu0.current) {
         run_since = p->period_start;
         if (p->period)
@@ -309,6 +374,27 @@ u64 sched_set_budget(struct process *p, const struct process *caller, u64 budget
     } else if (p->state == KEEP_STATE_RUNNABLE) { /* out of the parked list, if there */
         sched_dequeue(p);
         sched_enqueue(p);
+    }
+    return KEEP_ERR_OK;
+}
+
+u64 sched_set_passive(struct process *p, const struct process *caller, u64 on, u64 *was)
+{
+    u64 e = passive_refusal(on, caller->period_us);
+    if (e)
+        return e;
+    if (p == cpu0.current)
+        charge(); /* what it ran so far, to whom it ran for */
+    *was = p->passive;
+    p->passive = (u8)on;
+    p->timed = p->period | p->passive;
+    p->client = 0; /* it lends from the next call it receives */
+    if (p->state == KEEP_STATE_RUNNABLE) { /* out of the parked list, if there */
+        sched_dequeue(p);
+        if (p == cpu0.current)
+            sched_enqueue_front(p);
+        else
+            sched_enqueue(p);
     }
     return KEEP_ERR_OK;
 }
@@ -377,8 +463,9 @@ static __attribute__((noinline)) void start_running(struct process *p)
         arm(now, p);
         return;
     }
-    if (p->period)
-        apic_arm(now + (p->budget - p->used));
+    struct process *sc = sched_context(p);
+    if (sc->period)
+        apic_arm(now + (sc->budget - sc->used));
     if (needs_slice(p))
         start_slice(now, p->prio);
 }
@@ -394,8 +481,10 @@ NORETURN void kernel_exit(void)
         sti_hlt(); /* interrupts are handled in trap_from_kernel, then we look again */
         cli();
     }
-    if (unlikely(p != cpu0.current || rearm) &&
-        (rearm || p->period || needs_slice(p)))
+    /* A passive process may run on another budget than when it entered
+     * (a reply, a call received): its budget's end is armed again. */
+    if (unlikely(p != cpu0.current || rearm || p->passive) &&
+        (rearm || p->timed || needs_slice(p)))
         start_running(p);
     /* Still the same process: nothing to switch (a null invocation's exit). */
     if (p != cpu0.current || &p->fpu != sched_fpu_live || p->as != cpu0.loaded_as)
@@ -425,8 +514,11 @@ u64 sched_check(u64 *checked)
     }
     for (struct process *p = parked.rq_next; p != &parked; p = p->rq_next) {
         (*checked)++;
-        if (p->state != KEEP_STATE_RUNNABLE || !p->period || p->used < p->budget ||
-            p->rq_next->rq_prev != p || (p->rq_next != &parked && period_end(p->rq_next) < period_end(p))) {
+        /* A passive process parked on a caller's budget may outlive the
+         * call (the caller gone): it waits out that period all the same. */
+        if (p->state != KEEP_STATE_RUNNABLE || !p->timed ||
+            (!p->passive && (p->used < p->budget || p->park_end != period_end(p))) ||
+            p->rq_next->rq_prev != p || (p->rq_next != &parked && p->rq_next->park_end < p->park_end)) {
             kprintf("invariant: pid %lu parked: state %u\n", p->pid, p->state);
             bad++;
         }

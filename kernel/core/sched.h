@@ -34,6 +34,14 @@ void sched_timer(void); /* the timer interrupt */
 /* PROCESS.SET_BUDGET by caller on p, and BUDGET's four results. */
 u64 sched_set_budget(struct process *p, const struct process *caller, u64 budget_us, u64 period_us);
 void sched_budget(const struct process *p, u64 res[4]);
+/* PROCESS.SET_PASSIVE by caller on p (*was: what it was). */
+u64 sched_set_passive(struct process *p, const struct process *caller, u64 on, u64 *was);
+/* Passive server has received caller's call: it runs on the caller's
+ * budget until that call's return capability is used or lost. */
+void sched_lend(struct process *server, const struct process *caller);
+/* Charge the running process now (a passive server about to reply: its
+ * time so far is still the caller's). */
+void sched_charge(void);
 /* Budget and period in this boot's TSC ticks, a new period begun. */
 void sched_budget_reset(struct process *p);
 void sched_init(void); /* empty rings, before the first process */

@@ -7,7 +7,7 @@
  * It handles only what needs none of the general path's machinery: no
  * string on a reply, no wrapper, no queued sender or interrupt for the
  * server, a receiver the scheduler would run next, neither with a budget
- * (whose time kernel_exit charges), no slice to arm for a receiver at
+ * nor passive (timed: whose time kernel_exit charges), no slice to arm for a receiver at
  * another priority.  Each case (the
  * receiver's priority the caller's or another, a capability or none, a
  * string or none) is compiled for itself, so that the common one keeps
@@ -212,7 +212,7 @@ static ALWAYS_INLINE void fast_call(struct process *s, u64 tag, struct cap c, bo
     struct process *r = process_from_cap(c);
     unsigned ncaps = (tag >> KEEP_TAG_CAPS_SHIFT) & 1; /* CALL_BITS: no more than one */
     if (!r || r->state != KEEP_STATE_BLOCKED || r->wait_kind != WAIT_RECV || r->recv_n <= ncaps ||
-        (r->period | s->period))
+        (r->timed | s->timed))
         return;
     if (likely(r->prio == s->prio)) {
         if (!may_switch_same_prio(r))
@@ -331,7 +331,7 @@ static ALWAYS_INLINE void fast_reflect(struct process *s)
         return;
     struct process *h = process_from_cap(c); /* an exported one waits in WAIT_OUT */
     if (!h || h == s || h->state != KEEP_STATE_BLOCKED || h->wait_kind != WAIT_RECV || !h->recv_n ||
-        h->prio != s->prio || !may_switch_same_prio(h) || (h->period | s->period))
+        h->prio != s->prio || !may_switch_same_prio(h) || (h->timed | s->timed))
         return;
     struct cap *slot;
     u64 old;
@@ -404,7 +404,7 @@ static ALWAYS_INLINE void fast_reply_recv(struct process *s, u64 tag, struct cap
      * and the WRITE right) while the caller waits for this reply. */
     struct process_number *n = &process_numbers[cap_pnum(c)];
     struct process *p = n->p;
-    if (!p || n->reply != c.w0 || n->reply_hi != c.w1 || (p->period | s->period))
+    if (!p || n->reply != c.w0 || n->reply_hi != c.w1 || (p->timed | s->timed))
         return;
     if (likely(p->wait_kind == WAIT_REPLY))
         reply_recv(s, tag, p, false);

@@ -448,6 +448,8 @@ u64 ipc_send(struct invocation *inv, u64 mode)
         if ((e = fault_reply(r, m.label, m.words[0])))
             return e;
     } else if (reply) {
+        if (unlikely(s->passive))
+            sched_charge(); /* up to its reply, its time is the caller's */
         return_cap_used(r);
         deliver(r, &m);
     } else {
@@ -464,6 +466,8 @@ u64 ipc_send(struct invocation *inv, u64 mode)
         if (m.call && !can_take_call(r))
             return KEEP_ERR_BAD_STATE;
         m.payload = cap_payload(inv->cap);
+        if (m.call && unlikely(r->passive))
+            sched_lend(r, s); /* its time is s's from now until the reply */
         deliver(r, &m);
         if (m.call) {
             process_wait(s, WAIT_REPLY);

@@ -63,6 +63,15 @@ struct process {
     u64 budget, period, used, period_start;
     u32 budget_us, period_us;           /* as given to SET_BUDGET */
     u64 ran_out;                        /* periods it spent its budget in */
+    /* Passive (sched.c, "lending"): while it serves a call, its time is
+     * the caller's.  client: 1 + the number of the caller of the call it
+     * received last (0: none), client_reply that call's return capability;
+     * the call is outstanding while the number's reply word still matches.
+     * timed: period, or 1 if passive: its IPC takes the general path.
+     * park_end: while parked, the TSC value its wait ends at. */
+    u64 timed, client, park_end;
+    struct cap client_reply;
+    u8 passive;
     u32 irq_pending;                    /* bound interrupt lines waiting to be received */
     struct notification *ntfn_wait;     /* WAIT_NOTIFY: the notification it waits in */
     struct notification *bound_ntfn;    /* NOTIFICATION.BIND: its signals come to this one's receives */

@@ -459,6 +459,16 @@ static void test_budget(void)
     CHECK(budget_refusal(1001, 2000, 5000, 10000) == KEEP_ERR_NO_RIGHTS);
     CHECK(budget_refusal(0, 0, 5000, 10000) == KEEP_ERR_NO_RIGHTS);
     CHECK(budget_refusal(10000000, 10000000, 9999999, 10000000) == KEEP_ERR_NO_RIGHTS);
+    /* SET_PASSIVE: 0 or 1; a caller with a budget may only turn it on. */
+    CHECK(passive_refusal(0, 0) == KEEP_ERR_OK);
+    CHECK(passive_refusal(1, 0) == KEEP_ERR_OK);
+    CHECK(passive_refusal(1, 10000) == KEEP_ERR_OK);
+    CHECK(passive_refusal(0, 10000) == KEEP_ERR_NO_RIGHTS);
+    const u64 bad_on[] = {2, 3, 0x100, 1ULL << 32, ~0ULL};
+    for (unsigned i = 0; i < sizeof bad_on / sizeof bad_on[0]; i++) {
+        CHECK(passive_refusal(bad_on[i], 0) == KEEP_ERR_INVALID_ARG);
+        CHECK(passive_refusal(bad_on[i], 10000) == KEEP_ERR_INVALID_ARG);
+    }
 }
 
 int main(void)

@@ -480,6 +480,11 @@ impl System {
                 {
                     keep_rt::println!("root: {}: priority={n} refused ({why}); it runs at the default", e.name);
                 }
+                if e.passive
+                    && let Err(why) = inst.process.set_passive(1)
+                {
+                    keep_rt::println!("root: {}: passive refused ({why}); it runs on its own time", e.name);
+                }
                 self.entries[i].instance = Some(inst);
                 Ok(())
             }

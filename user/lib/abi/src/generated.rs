@@ -517,6 +517,8 @@ pub mod method {
         pub const SET_BUDGET: u64 = 18;
         /// The process's budget and period (0 and 0: none), the microseconds consumed in its current period (at most the budget plus BUDGET_OVERRUN_US), and how many periods it ran out of budget in.
         pub const BUDGET: u64 = 19;
+        /// Make the process passive (on 1) or not (on 0), and return what it was. While a passive process serves a call (from receiving it until the call's return capability is used or lost, or the caller is gone), the time it runs is charged to the caller's budget, and through nested calls to further passive servers to the first caller that has one; when that budget is spent the server is parked until the caller's next period. A caller without a budget lends nothing: the server then runs on its own budget, or none. INVALID_ARG for on above 1. NO_RIGHTS when the caller has a budget itself and asks for 0 (as it may not remove a budget). Either error changes nothing.
+        pub const SET_PASSIVE: u64 = 20;
     }
     pub mod account {
         /// Return the frames the account holds unused, the frames in use by objects made from it, the frames its kpager has taken back from live objects so far (REVOKE_TABLE, REVOKE_PROCESS), and how many of its processes are exported now.
@@ -711,6 +713,7 @@ pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &[
     (ty::PROCESS, method::process::WRITE_VECTOR_STATE, rights::WRITE, "PROCESS.WRITE_VECTOR_STATE"),
     (ty::PROCESS, method::process::SET_BUDGET, rights::WRITE, "PROCESS.SET_BUDGET"),
     (ty::PROCESS, method::process::BUDGET, rights::READ, "PROCESS.BUDGET"),
+    (ty::PROCESS, method::process::SET_PASSIVE, rights::WRITE, "PROCESS.SET_PASSIVE"),
     (ty::TIMER, method::timer::NOW, rights::READ, "TIMER.NOW"),
     (ty::TIMER, method::timer::SLEEP, rights::READ, "TIMER.SLEEP"),
     (ty::TIMER, method::timer::SLEEP_UNTIL, rights::READ, "TIMER.SLEEP_UNTIL"),

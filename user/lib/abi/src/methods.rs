@@ -382,6 +382,13 @@ impl Process {
     pub fn budget(self) -> Result<(u64, u64, u64, u64)> {
         invoke(self.0, method::process::BUDGET, [0, 0, 0, 0]).map(|r| (r[0], r[1], r[2], r[3]))
     }
+
+    /// PROCESS.SET_PASSIVE (20, needs WRITE): Make the process passive (on 1) or not (on 0), and return what it was. While a passive process serves a call (from receiving it until the call's return capability is used or lost, or the caller is gone), the time it runs is charged to the caller's budget, and through nested calls to further passive servers to the first caller that has one; when that budget is spent the server is parked until the caller's next period. A caller without a budget lends nothing: the server then runs on its own budget, or none. INVALID_ARG for on above 1. NO_RIGHTS when the caller has a budget itself and asks for 0 (as it may not remove a budget). Either error changes nothing.
+    /// Results: (was).
+    #[inline]
+    pub fn set_passive(self, on: u64) -> Result<u64> {
+        invoke(self.0, method::process::SET_PASSIVE, [on, 0, 0, 0]).map(|r| r[0])
+    }
 }
 
 /// A kernel-memory account: frames donated by its kpager, from which address spaces, processes and wrappers are made and page tables grow.

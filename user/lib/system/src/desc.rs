@@ -6,9 +6,9 @@
 //! server  NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...]
 //!              [console] [terminal] [arg=N] [restart=N] [backoff=MS] [supervisor=init]
 //!              [devmem] [interrupt] [ioport=BASE+COUNT] [timer] [blob=FILE] [notify] [checkpoint]
-//!              [budget=B/P] [priority=N] [S=GRANT ...]
+//!              [budget=B/P] [priority=N] [passive] [S=GRANT ...]
 //! program NAME program=PROG bank=BANK limit=FRAMES [frames=N] [uses=S,...] [console]
-//!              [terminal] [timer] [blob=FILE] [budget=B/P] [priority=N] [S=GRANT ...]
+//!              [terminal] [timer] [blob=FILE] [budget=B/P] [priority=N] [passive] [S=GRANT ...]
 //! persistent NAME program=PROG limit=FRAMES [arg=N] [console] [timer]
 //! ```
 //!
@@ -57,6 +57,9 @@
 //!   the default (10), which every other server and program has.  A
 //!   process above the default preempts them all whenever it is runnable,
 //!   so give it with a budget (the real-time program `periodic`).
+//! - `passive`: the instance's process is passive (PROCESS.SET_PASSIVE):
+//!   while it serves a call from a caller with a budget, it runs on that
+//!   caller's budget; set with its budget and priority.
 //! - `checkpoint` (servers only): the kernel's checkpoint object
 //!   (`keep_checkpointer::CHECKPOINT_SLOT`), with which the checkpointer
 //!   captures and restores the persistent pool (docs/persistence.md).
@@ -164,6 +167,8 @@ pub struct Entry {
     pub budget: Option<(u64, u64)>,
     /// `priority=N`: 0 to 31; None, the default priority.
     pub priority: Option<u64>,
+    /// `passive`: it runs a caller's calls on the caller's budget.
+    pub passive: bool,
 }
 
 /// A persistent program: built by the root task from the persistent pool
@@ -193,9 +198,9 @@ impl Entry {
 
 /// Option words: no server or program may take one of these as its name
 /// (a grant is written `NAME=...`).
-pub const OPTIONS: [&str; 23] = [
+pub const OPTIONS: [&str; 24] = [
     "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem", "interrupt", "memory", "in",
-    "blob", "timer", "notify", "ioport", "tpm", "checkpoint", "budget", "priority",
+    "blob", "timer", "notify", "ioport", "tpm", "checkpoint", "budget", "priority", "passive",
 ];
 
 /// `budget=B/P`'s value: what PROCESS.SET_BUDGET accepts from a caller
@@ -294,9 +299,9 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             "bank" => &["limit", "in"],
             "server" => &[
                 "program", "bank", "limit", "frames", "uses", "console", "terminal", "arg", "restart", "backoff", "supervisor", "devmem",
-                "interrupt", "ioport", "timer", "blob", "notify", "tpm", "checkpoint", "budget", "priority",
+                "interrupt", "ioport", "timer", "blob", "notify", "tpm", "checkpoint", "budget", "priority", "passive",
             ],
-            "program" => &["program", "bank", "limit", "frames", "uses", "console", "terminal", "timer", "blob", "tpm", "budget", "priority"],
+            "program" => &["program", "bank", "limit", "frames", "uses", "console", "terminal", "timer", "blob", "tpm", "budget", "priority", "passive"],
             "persistent" => &["program", "limit", "arg", "console", "timer"],
             k => return Err(err(alloc::format!("unknown statement '{k}' (bank, server, program or persistent)"))),
         };
@@ -471,6 +476,7 @@ pub fn parse(text: &str) -> Result<Description, ParseError> {
             checkpoint: get("checkpoint").is_some(),
             budget,
             priority: num("priority", 0, 31)?,
+            passive: get("passive").is_some(),
         });
     }
     Ok(d)
@@ -543,6 +549,15 @@ program counter-client program=counter-client bank=apps limit=600 frames=32 uses
         refused("persistent p program=y limit=1 budget=100/1000\n", 1, "budget");
         refused("bank b limit=1 budget=100/1000\n", 1, "budget");
         assert!(parse("program budget program=y bank=prime limit=1\n").is_err());
+    }
+
+    #[test]
+    fn parses_passive() {
+        let d = parse("server s program=x bank=prime limit=9 passive\nprogram p program=y bank=prime limit=1 passive budget=100/1000\nprogram q program=y bank=prime limit=1\n").unwrap();
+        assert_eq!((d.entries[0].passive, d.entries[1].passive, d.entries[2].passive), (true, true, false));
+        refused("persistent p program=y limit=1 passive\n", 1, "passive");
+        refused("bank b limit=1 passive\n", 1, "passive");
+        assert!(parse("program passive program=y bank=prime limit=1\n").is_err());
     }
 
     #[test]

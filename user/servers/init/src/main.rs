@@ -73,6 +73,8 @@ struct Entry {
     budget: Option<(u64, u64)>,
     /// `priority=N`.
     priority: Option<u64>,
+    /// `passive`.
+    passive: bool,
     restarts: u64,
     phase: u64,
     /// When a restart is due (ms since boot), in phase WAITING.
@@ -160,6 +162,11 @@ impl Init {
             && let Err(why) = Process(at::PROCESS + i64_).set_priority(n)
         {
             println!("init: {}: priority={n} refused ({why}); it runs at the default", e.name);
+        }
+        if e.passive
+            && let Err(why) = Process(at::PROCESS + i64_).set_passive(1)
+        {
+            println!("init: {}: passive refused ({why}); it runs on its own time", e.name);
         }
         let e = &mut self.entries[i];
         e.phase = phase::RUNNING;
@@ -520,6 +527,7 @@ fn main(len: u64, _: u64) -> i32 {
             backoff: e.backoff,
             budget: e.budget,
             priority: e.priority,
+            passive: e.passive,
             restarts: 0,
             phase: phase::IDLE,
             due: 0,

@@ -45,6 +45,7 @@ mod drivers;
 mod ds;
 mod net;
 mod notify;
+mod passive;
 mod persist;
 mod elf;
 mod example;
@@ -424,6 +425,13 @@ const TESTS: &[Test] = &[
     ("BUDGET0005", "destroying a process with a budget, parked or not, leaves the kernel's invariants and the timer sound", budget::destroyed),
     ("PRIO0003", "two spinners at one priority both run: the one-shot timer ends a slice among equals", budget::round_robin),
     ("BUDGET0006", "sleepers with deadlines out of order, one with a budget, all wake after at least their time", budget::sleepers),
+    ("PASSIVE0001", "SET_PASSIVE refuses an on above 1 (INVALID_ARG), a cap without WRITE and a caller with a budget turning it off (NO_RIGHTS), each changing nothing; it answers what it was", passive::errors),
+    ("PASSIVE0002", "a passive server spinning on a budgeted caller's call runs on the caller's budget: the caller runs out in period after period, the server has no budget of its own, a lower-priority process runs", passive::on_client_time),
+    ("PASSIVE0003", "two callers with different budgets: each call's time is its own caller's, never the other's", passive::two_clients),
+    ("PASSIVE0004", "a nested call through a passive relay to a passive spinner runs on the first caller's budget", passive::nested),
+    ("PASSIVE0005", "the caller destroyed mid-call: the server runs on, on its own terms, the kernel's invariants hold", passive::caller_destroyed),
+    ("PASSIVE0006", "the server destroyed mid-call: the caller waits and spends no budget, then hears NO_REPLY when the return capability goes", passive::server_destroyed),
+    ("PASSIVE0007", "the return capability deleted mid-call: the caller hears NO_REPLY and its budget is no longer spent by the server", passive::reply_revoked),
     ("DEV0001", "DEVMEM covers the top of low RAM to the end of the physical address space", device::devmem_info),
     ("DEV0016", "DEVMEM above 4 GiB maps (64-bit BARs' place), up to its last page", device::devmem_high),
     ("DEV0002", "a DEVMEM page maps and reads the HPET's vendor ID", device::devmem_hpet),
