@@ -186,9 +186,6 @@ struct Server {
     primary: Option<u32>,
     cmd: [u8; 2048],
     rsp: [u8; 4096],
-    /// The request's string, and the reply's.
-    data: [u8; 512],
-    out: [u8; 512],
     /// QUIT was asked by the root task: exit once the reply is sent.
     quit: bool,
 }
@@ -382,17 +379,15 @@ impl Handler for Server {
         if self.crb.is_none() {
             return Answer::refuse(NO_TPM);
         }
-        let len = string_of(m, &mut self.data);
+        let mut data = [0u8; 512];
+        let len = string_of(m, &mut data);
         let r = match self.log.check(m.payload, pcr, len) {
             Err(st) => (st, 0, 0),
             Ok(()) => {
-                let d: cmd::Digest = self.data[..32].try_into().unwrap();
-                let mut name = [0u8; NAME_LEN];
-                let n = (len - 32).min(NAME_LEN);
-                name[..n].copy_from_slice(&self.data[32..32 + n]);
+                let d: cmd::Digest = data[..32].try_into().unwrap();
                 match Server::extend(self, pcr as u32, &d) {
                     Ok(()) => {
-                        let name = core::str::from_utf8(&name[..n]).unwrap_or("?");
+                        let name = core::str::from_utf8(&data[32..len]).unwrap_or("?");
                         self.log.push(Entry::new(pcr as u32, d, name));
                         (OK, 0, 0)
                     }
@@ -400,7 +395,7 @@ impl Handler for Server {
                 }
             }
         };
-        answer(&self.out, r)
+        answer(&[], r)
     }
 
     fn pcr(&mut self, _: &Msg, pcr: u64) -> Answer {
@@ -410,30 +405,27 @@ impl Handler for Server {
         if pcr >= 24 {
             return Answer::refuse(BAD_REQUEST);
         }
-        let r = match Server::pcr(self, pcr as u32) {
-            Ok(d) => {
-                self.out[..32].copy_from_slice(&d);
-                (OK, 0, 32)
-            }
-            Err(e) => (e.status().0, e.status().1, 0),
-        };
-        answer(&self.out, r)
+        match Server::pcr(self, pcr as u32) {
+            Ok(d) => answer(&d, (OK, 0, 32)),
+            Err(e) => answer(&[], (e.status().0, e.status().1, 0)),
+        }
     }
 
     fn log(&mut self, _: &Msg, index: u64) -> Answer {
         if self.crb.is_none() {
             return Answer::refuse(NO_TPM);
         }
+        let mut out = [0u8; 32 + NAME_LEN];
         let r = match self.log.get(index as usize) {
             Some(e) => {
-                self.out[..32].copy_from_slice(&e.digest);
+                out[..32].copy_from_slice(&e.digest);
                 let name = e.name().as_bytes();
-                self.out[32..32 + name.len()].copy_from_slice(name);
+                out[32..32 + name.len()].copy_from_slice(name);
                 (OK, e.pcr as u64, 32 + name.len())
             }
             None => (END, 0, 0),
         };
-        answer(&self.out, r)
+        answer(&out, r)
     }
 
     fn random(&mut self, _: &Msg, count: u64) -> Answer {
@@ -509,12 +501,12 @@ impl Server {
                 Err(e) => (e.status().0, e.status().1, 0),
             },
         };
-        answer(&self.out, r)
+        answer(&[], r)
     }
 }
 
 fn main(_: u64, _: u64) -> i32 {
-    let mut s = Server { crb: None, log: Log::new(), primary: None, cmd: [0; 2048], rsp: [0; 4096], data: [0; 512], out: [0; 512], quit: false };
+    let mut s = Server { crb: None, log: Log::new(), primary: None, cmd: [0; 2048], rsp: [0; 4096], quit: false };
     match Crb::open() {
         Ok(c) => {
             s.crb = Some(c);
