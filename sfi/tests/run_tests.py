@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cc"))
 import sfibuild  # noqa: E402
@@ -228,6 +229,7 @@ def debian_programs():
         except (subprocess.CalledProcessError, OSError, IndexError) as e:
             print("SKIP debian/%s: %s's source not fetched: %s" % (name, pkg, e), flush=True)
     for name, kind, srcs, cflags, arg in progs:
+        t0 = time.monotonic()
         try:
             exe = {f: sfibuild.build(name, srcs, f, cflags, outdir=os.path.join(sfibuild.BUILD, "bench")) for f in sfibuild.FLAVORS}
         except sfibuild.BuildError as e:
@@ -240,6 +242,7 @@ def debian_programs():
             ok = native.returncode == 0 and sb.returncode == 0 and sb.stdout == native.stdout
             result("debian/%s/%s-equals-native" % (name, f), ok, "native exit %d, sandboxed exit %d\n%s" % (
                 native.returncode, sb.returncode, sb.stderr.decode(errors="replace")[:500]))
+        print("sfi-test: debian/%s built and compared in %.0f s" % (name, time.monotonic() - t0), flush=True)
 
 
 def fuzz(seconds):
@@ -253,10 +256,12 @@ def main():
     steps = [verifier_unit_tests, escape_modules, corpus, cpu_diff, runtime_tests, toolchain, program_equality, instruction_counts, debian_programs,
              lambda: fuzz(int(os.environ.get("SFI_FUZZ_SECONDS", "20")))]
     for step in steps:
+        t0 = time.monotonic()
         try:
             step()
         except Exception as e:  # a broken step is a failed test, not a crash of the harness
             result("harness/%s" % getattr(step, "__name__", "step"), False, "%s: %s" % (type(e).__name__, e))
+        print("sfi-test: %s took %.0f s" % (getattr(step, "__name__", "fuzz"), time.monotonic() - t0), flush=True)
     print("sfi-test: %d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 
