@@ -199,9 +199,18 @@ def instruction_counts():
     result("icount/sfi-bench-count", 10 < per_call < 1000 and 1 < per_byte < 10000, "per call %.1f, per byte %.1f" % (per_call, per_byte))
 
 
+# The Debian programs `--debian short` (make test) builds and compares: the
+# libraries that probe the CPU (the cpuid and xgetbv runtime entries) and the
+# small call-heavy ones (the call and return sequences); `--debian all`
+# (make sfi-test, make test-long) builds every program of the benchmark.
+DEBIAN_SHORT = {"zstd", "libdeflate", "libsodium", "cjson", "yaml", "mujs", "xxhash", "kissfft"}
+DEBIAN = "all"
+
+
 def debian_programs():
     """The benchmark's Debian programs with their benchmark workloads: sandboxed
-    output (both modes) must equal native output.  Fetches their sources as
+    output (both modes) must equal native output (`--debian short`: those of
+    DEBIAN_SHORT only).  Fetches their sources as
     `make sfi-bench` does (`apt-get source` through a private deb-src
     configuration, once, into build/sfi/src) unless SFI_NO_FETCH is set; if
     they cannot be had, this step says so and is skipped."""
@@ -220,6 +229,10 @@ def debian_programs():
         return
     corpus = bench.make_corpus(dirs)
     progs = bench.programs(dirs)
+    if DEBIAN == "short":
+        left = sorted(p[0] for p in progs if p[0] not in DEBIAN_SHORT)
+        print("sfi-test: debian: %s left to make sfi-debian-test (make test-long)" % ", ".join(left), flush=True)
+        progs = [p for p in progs if p[0] in DEBIAN_SHORT]
     # Libraries that probe the CPU with cpuid and xgetbv (the runtime
     # entries); tested, not benchmarked.
     for name, pkg, make in (("zstd", "libzstd", bench.zstd_program), ("libdeflate", "libdeflate", bench.libdeflate_program),
@@ -253,8 +266,19 @@ def fuzz(seconds):
 
 
 def main():
+    """run_tests.py [--debian all|short|only]: every step with every Debian
+    program (all, the default), with DEBIAN_SHORT's (short), or the Debian
+    programs alone, every one of them (only)."""
+    global DEBIAN
+    args = sys.argv[1:]
+    if args[:1] == ["--debian"] and len(args) == 2 and args[1] in ("all", "short", "only"):
+        DEBIAN = args[1]
+    elif args:
+        sys.exit("usage: run_tests.py [--debian all|short|only]")
     steps = [verifier_unit_tests, escape_modules, corpus, cpu_diff, runtime_tests, toolchain, program_equality, instruction_counts, debian_programs,
              lambda: fuzz(int(os.environ.get("SFI_FUZZ_SECONDS", "20")))]
+    if DEBIAN == "only":
+        steps, DEBIAN = [debian_programs], "all"
     for step in steps:
         t0 = time.monotonic()
         try:
