@@ -388,8 +388,8 @@ checkpoint-test-long: deps image
 # one thread, so a 2-core machine runs two at once; every line is shown
 # with its lane's name in front).  A suite added to make test goes into
 # the lane whose total time is shorter.
-TEST_LANE_A := guest-test fuzz-guided latency boot-test net-test tpm-test vault-test tfiles-test mail-test persist-test checkpoint-test rt-test
-TEST_LANE_B := sfi-test linux-test
+TEST_LANE_A := guest-test fuzz-guided latency boot-test net-test tpm-test vault-test tfiles-test mail-test persist-test checkpoint-test linux-test rt-test
+TEST_LANE_B := sfi-test
 test: abi-check docs-check host-test cargo-test deps image
 	$(PYTHON) tools/lanes.py --make-arg SUITE_DEPS= --make-arg SFI_DEBIAN=short "a=$(TEST_LANE_A)" "b=$(TEST_LANE_B)"
 
