@@ -16,6 +16,9 @@ void seal_init(void);
 /* Replace the keys by ones derived from a 32-byte key (KERNEL.SET_SEAL_KEY):
  * what is sealed under one key opens under the same key at a later boot. */
 void seal_set_key(const u64 key[4]);
+/* Raised by every seal_set_key: what was sealed under an older count opens
+ * under other keys. */
+extern u64 seal_generation;
 
 /* SipHash-2-4 of len bytes under key k (exported for the host tests). */
 u64 siphash24(const u64 k[2], const void *data, size_t len);

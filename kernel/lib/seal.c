@@ -5,6 +5,7 @@
 #include "lib.h"
 
 static u64 k_enc[2], k_mac1[2], k_mac2[2], k_siv[2];
+u64 seal_generation;
 
 static inline u64 rotl(u64 x, unsigned b) { return (x << b) | (x >> (64 - b)); }
 
@@ -90,6 +91,7 @@ void seal_set_key(const u64 key[4])
      * of its second half and the word's place: the same key gives the
      * same keys at every boot. */
     u64 *keys[4] = {k_enc, k_mac1, k_mac2, k_siv};
+    seal_generation++;
     for (unsigned i = 0; i < 4; i++)
         for (unsigned j = 0; j < 2; j++) {
             u64 m[4] = {key[2], key[3], 0x6b656570u + i, j};
