@@ -402,8 +402,8 @@ static u64 read(struct invocation *inv)
         return KEEP_ERR_FAULT;
     u64 place = record_slot(index);
     inv->res[0] = 0;
-    inv->res[1] = place;
-    inv->res[2] = place + 1;
+    inv->res[1] = slot_pa(place) / PAGE_SIZE;
+    inv->res[2] = slot_pa(place) / PAGE_SIZE + 1;
     /* Unchanged since the checkpoint of epoch since: the caller has these
      * records already, sealed as they would be now. */
     if (since && since > keyed_before && since < epoch && place < pool_frames) {
@@ -412,7 +412,7 @@ static u64 read(struct invocation *inv)
             cursor_index = index + n;
             cursor_slot = end;
             inv->res[0] = n;
-            inv->res[2] = end;
+            inv->res[2] = slot_pa(end) / PAGE_SIZE;
             return KEEP_ERR_OK;
         }
     }
