@@ -165,7 +165,14 @@ def first_boot(disk):
           and "seal's key: sealed by the TPM to this boot's measurements" in out
           and re.search(r"freshness: the TPM's checkpoint counter is \d+\n", out)
           and re.search(r"persistent pool: (open|captured), \d+ of 8192 frames in use, epoch \d+", out)
-          and re.search(r"last capture: \d+ records, pause \d+ TSC ticks", out), out)
+          and re.search(r"last capture: \d+ records \(\d+ sealed again, \d+ unchanged since the last checkpoint\), "
+                        r"pause \d+ TSC ticks", out), out)
+    # Dirty tracking: a checkpoint after the first reads again only what
+    # changed since it, the rest (the programs' unchanged pages) taken as
+    # the last checkpoint has it.
+    cap = re.search(r"epoch (\d+)\n.*last capture: (\d+) records \((\d+) sealed again, (\d+) unchanged", out)
+    check("persist: a checkpoint after the first seals again only what changed (most records unchanged)",
+          cap and int(cap[1]) >= 2 and int(cap[4]) > int(cap[3]) and int(cap[3]) + int(cap[4]) == int(cap[2]), out)
     out = shell(g, "checkpoint small-area")
     check("on an area too small, checkpoint is refused as a full area",
           re.search(r"checkpoint: 'small-area': the checkpoint area is full: \d+ blocks needed, 48 free; the previous checkpoint is kept", out), out)
