@@ -524,7 +524,7 @@ def main():
     begin = time.monotonic()
     notes = []
     results = boot(qemu.KERNEL, "autobench", "mmu", timeout=args.timeout)
-    # The checkpoint's pause: a boot of its own whose pool holds 256 MiB of
+    # The checkpoint's pause and incremental checkpoints: a boot of its own whose pool holds 256 MiB of
     # working set (user/root/src/bench/persist.rs).
     results.update(boot(qemu.KERNEL, f"autobench bench={PERSIST} pool=288", "persist",
                         timeout=args.timeout, memory="1536M"))
