@@ -60,7 +60,7 @@ PROCESSES = 4
 EVERY = 2000
 AREA_LINE = f"checkpointer: area of {AREA_BLOCKS} blocks: "
 RESUMED = re.compile(rf"{AREA_LINE}resumed checkpoint (\d+) of .*?: (\d+) processes, (\d+) records, epoch (\d+), "
-                     r"restored in \d+ TSC ticks(; fell back from root (\w): (.*))?$", re.M)
+                     r"restored in \d+ TSC ticks, running at TSC \d+(; fell back from root (\w): (.*))?$", re.M)
 # The programs' lines may follow the shell's prompt on its line, so they are
 # found anywhere in a line, not only at its start.
 ROUND = re.compile(r"tally: round (\d+) ok")

@@ -324,11 +324,12 @@ impl Server {
             Ok((procs, records)) => {
                 self.base = Some(im.clone());
                 self.boot = format!(
-                    "resumed checkpoint {} of {} ({} KiB): {procs} processes, {records} records, epoch {}, restored in {ticks} TSC ticks{}",
+                    "resumed checkpoint {} of {} ({} KiB): {procs} processes, {records} records, epoch {}, restored in {ticks} TSC ticks, running at TSC {}{}",
                     c.seq,
                     date(c.time),
                     c.blocks * BLOCK as u64 / 1024,
                     im.epoch,
+                    t0 + ticks,
                     fell(&self.store, &c)
                 );
             }
