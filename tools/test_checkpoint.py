@@ -133,7 +133,7 @@ def first_round(text):
 
 # The checkpointer's and tally's own lines, which the console interleaves
 # with the shell's output wherever they fall (even inside one of its lines).
-OWN_LINE = re.compile(r"(checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written\))|tally: round \d+ ok|wraps: round \d+ ok)\n")
+OWN_LINE = re.compile(r"(checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written; \d+ of \d+ records sealed again\))|tally: round \d+ ok|wraps: round \d+ ok)\n")
 
 
 def shell(g, cmd):
@@ -253,6 +253,14 @@ def main():
                   good, "\n".join(l for l in text.splitlines()[-60:] if not l.startswith(("  0000", "boot image:"))))
             start_round = (first or EVERY) - EVERY
         check("tally noticed a restore (its capability to the name service went stale)", said_any or args.cuts == 0)
+        # Dirty tracking across a restore: the first checkpoint after it
+        # reads again only what changed since the checkpoint restored.
+        g.wait_for(re.compile(rb"checkpointer: checkpoint \d+ committed"), 60)
+        after = re.search(r"checkpointer: checkpoint \d+ committed \(\d+ pages written; (\d+) of (\d+) records sealed again\)",
+                          clean(g.text()))
+        check("the first checkpoint after a restore seals again only what changed since the checkpoint restored",
+              args.cuts == 0 or (after is not None and RESUMED.search(clean(g.text())) is not None
+                                 and int(after.group(1)) < int(after.group(2)) // 2), clean(g.text())[-1500:])
         print(f"checkpoint-test: {resumed_ok} of {args.cuts} cuts resumed the last committed checkpoint "
               f"({fell_back} of them fell back from a root cut in its write)")
         # A flipped bit in the newest root: the next boot falls back.

@@ -462,7 +462,11 @@ impl Server {
                 self.taken += 1;
                 self.last = Some(*c);
                 if self.verbose {
-                    println!("checkpointer: checkpoint {} committed ({} pages written)", c.seq, c.pages_written);
+                    let f = self.figures;
+                    println!(
+                        "checkpointer: checkpoint {} committed ({} pages written; {} of {} records sealed again)",
+                        c.seq, c.pages_written, f.sealed, f.records
+                    );
                 }
             }
             Err((_, e)) => {
