@@ -92,6 +92,71 @@ def linux_ratio(keep, linux):
     return f"{keep}.linux_ratio"
 
 
+def persist_restore(timeout=600):
+    """persist.restore: TSC ticks from reset to the persistent workload
+    running again in a boot that restores a checkpoint (the checkpointer's
+    `running at TSC N`, right after RESUME), against a fresh boot to the
+    same workload started from the description (the root task's `started
+    from the persistent pool ... at TSC N`): the checkpoint-test description
+    (tally and wraps), under -icount, with one TPM state and one disk for
+    both boots (docs/persistence.md, "Incremental checkpoints")."""
+    import shutil
+    import tempfile
+    import test_tpm
+    tmp = Path(tempfile.mkdtemp(prefix="keep-restore-"))
+    disk, state = tmp / "disk.img", tmp / "tpm"
+    shutil.copyfile(qemu.DISK, disk)
+
+    class Guest(test_tpm.Guest):
+        def __init__(self, append):
+            cmd = qemu.base_cmd("tcg", append + " icount", icount=True, tpm_state=state,
+                                persistent=True) + ["-serial", "stdio"]
+            drive = cmd.index("-drive") + 1
+            cmd[drive] = cmd[drive].replace(f"file={qemu.DISK},", f"file={disk},")
+            self.start = time.monotonic()
+            self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT)
+            import os
+            os.set_blocking(self.p.stdout.fileno(), False)
+            self.out = bytearray()
+            self.settle = False
+            self.prompt_secs = None
+
+    results = {}
+    try:
+        g = Guest("system=system-checkpoint")
+        fresh = re.compile(rb"persist: 'tally' started from the persistent pool .* at TSC (\d+)")
+        ok = g.wait_for(fresh, timeout) and g.wait_for(re.compile(rb"checkpointer: checkpoint \d+ committed"), timeout)
+        m = fresh.search(g.out)
+        g.kill()
+        (OUT / "log-persist-restore-fresh.txt").write_bytes(bytes(g.out))
+        if not ok:
+            print("bench: persist.restore not measured: the fresh boot did not commit a checkpoint", flush=True)
+            return results
+        g = Guest("system=system-checkpoint")
+        resumed = re.compile(rb"resumed checkpoint \d+ of .*?\((\d+) KiB\): \d+ processes, (\d+) records, "
+                             rb"epoch \d+, restored in \d+ TSC ticks, running at TSC (\d+)")
+        ok = g.wait_for(resumed, timeout)
+        r = resumed.search(g.out)
+        g.kill()
+        (OUT / "log-persist-restore.txt").write_bytes(bytes(g.out))
+        if not ok:
+            print("bench: persist.restore not measured: the second boot restored no checkpoint", flush=True)
+            return results
+        f, t = int(m[1]), int(r[3])
+        # TSC ticks, not instructions: under -icount with sleep=off the
+        # virtual clock jumps over the guest's idle waits (for the disk and
+        # the TPM) to the next timer, and both boots wait on them.
+        one = lambda v: {"median": v, "min": v, "max": v, "unit": "tsc-ticks", "runs": 1}
+        results["persist.restore"] = one(t)
+        results["persist.restore.fresh"] = one(f)
+        print(f"bench.py: [persist] persist.restore {t} TSC ticks to the workload running again "
+              f"(a checkpoint of {int(r[1])} KiB, {int(r[2])} records), a fresh boot {f}", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
 def boot(kernel, append, label, accel="tcg", timeout=600, memory="512M"):
     """Boots `kernel` with the boot image; returns the benchmark lines as a
     dict and prints one progress line per benchmark."""
@@ -524,10 +589,11 @@ def main():
     begin = time.monotonic()
     notes = []
     results = boot(qemu.KERNEL, "autobench", "mmu", timeout=args.timeout)
-    # The checkpoint's pause: a boot of its own whose pool holds 256 MiB of
+    # The checkpoint's pause and incremental checkpoints: a boot of its own whose pool holds 256 MiB of
     # working set (user/root/src/bench/persist.rs).
     results.update(boot(qemu.KERNEL, f"autobench bench={PERSIST} pool=288", "persist",
                         timeout=args.timeout, memory="1536M"))
+    results.update(persist_restore(args.timeout))
     for spec in args.variant:
         name, _, kernel = spec.partition("=")
         kernel = (ROOT / kernel).resolve()

@@ -60,7 +60,7 @@ PROCESSES = 4
 EVERY = 2000
 AREA_LINE = f"checkpointer: area of {AREA_BLOCKS} blocks: "
 RESUMED = re.compile(rf"{AREA_LINE}resumed checkpoint (\d+) of .*?: (\d+) processes, (\d+) records, epoch (\d+), "
-                     r"restored in \d+ TSC ticks(; fell back from root (\w): (.*))?$", re.M)
+                     r"restored in \d+ TSC ticks, running at TSC \d+(; fell back from root (\w): (.*))?$", re.M)
 # The programs' lines may follow the shell's prompt on its line, so they are
 # found anywhere in a line, not only at its start.
 ROUND = re.compile(r"tally: round (\d+) ok")
@@ -133,7 +133,7 @@ def first_round(text):
 
 # The checkpointer's and tally's own lines, which the console interleaves
 # with the shell's output wherever they fall (even inside one of its lines).
-OWN_LINE = re.compile(r"(checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written\))|tally: round \d+ ok|wraps: round \d+ ok)\n")
+OWN_LINE = re.compile(r"(checkpointer: checkpoint \d+ (begins|committed \(\d+ pages written; \d+ of \d+ records sealed again\))|tally: round \d+ ok|wraps: round \d+ ok)\n")
 
 
 def shell(g, cmd):
@@ -165,7 +165,14 @@ def first_boot(disk):
           and "seal's key: sealed by the TPM to this boot's measurements" in out
           and re.search(r"freshness: the TPM's checkpoint counter is \d+\n", out)
           and re.search(r"persistent pool: (open|captured), \d+ of 8192 frames in use, epoch \d+", out)
-          and re.search(r"last capture: \d+ records, pause \d+ TSC ticks", out), out)
+          and re.search(r"last capture: \d+ records \(\d+ sealed again, \d+ unchanged since the last checkpoint\), "
+                        r"pause \d+ TSC ticks", out), out)
+    # Dirty tracking: a checkpoint after the first reads again only what
+    # changed since it, the rest (the programs' unchanged pages) taken as
+    # the last checkpoint has it.
+    cap = re.search(r"epoch (\d+)\n.*last capture: (\d+) records \((\d+) sealed again, (\d+) unchanged", out)
+    check("persist: a checkpoint after the first seals again only what changed (most records unchanged)",
+          cap and int(cap[1]) >= 2 and int(cap[4]) > int(cap[3]) and int(cap[3]) + int(cap[4]) == int(cap[2]), out)
     out = shell(g, "checkpoint small-area")
     check("on an area too small, checkpoint is refused as a full area",
           re.search(r"checkpoint: 'small-area': the checkpoint area is full: \d+ blocks needed, 48 free; the previous checkpoint is kept", out), out)
@@ -246,6 +253,14 @@ def main():
                   good, "\n".join(l for l in text.splitlines()[-60:] if not l.startswith(("  0000", "boot image:"))))
             start_round = (first or EVERY) - EVERY
         check("tally noticed a restore (its capability to the name service went stale)", said_any or args.cuts == 0)
+        # Dirty tracking across a restore: the first checkpoint after it
+        # reads again only what changed since the checkpoint restored.
+        g.wait_for(re.compile(rb"checkpointer: checkpoint \d+ committed"), 60)
+        after = re.search(r"checkpointer: checkpoint \d+ committed \(\d+ pages written; (\d+) of (\d+) records sealed again\)",
+                          clean(g.text()))
+        check("the first checkpoint after a restore seals again only what changed since the checkpoint restored",
+              args.cuts == 0 or (after is not None and RESUMED.search(clean(g.text())) is not None
+                                 and int(after.group(1)) < int(after.group(2)) // 2), clean(g.text())[-1500:])
         print(f"checkpoint-test: {resumed_ok} of {args.cuts} cuts resumed the last committed checkpoint "
               f"({fell_back} of them fell back from a root cut in its write)")
         # A flipped bit in the newest root: the next boot falls back.

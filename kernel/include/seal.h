@@ -16,6 +16,9 @@ void seal_init(void);
 /* Replace the keys by ones derived from a 32-byte key (KERNEL.SET_SEAL_KEY):
  * what is sealed under one key opens under the same key at a later boot. */
 void seal_set_key(const u64 key[4]);
+/* Raised by every seal_set_key: what was sealed under an older count opens
+ * under other keys. */
+extern u64 seal_generation;
 
 /* SipHash-2-4 of len bytes under key k (exported for the host tests). */
 u64 siphash24(const u64 k[2], const void *data, size_t len);
@@ -29,8 +32,8 @@ void aead_seal(const u32 key[8], const u8 nonce[12], const u8 *aad, size_t aad_l
 bool aead_open(const u32 key[8], const u8 nonce[12], const u8 *aad, size_t aad_len, u8 *data, size_t len,
                const u8 tag[16]);
 
-/* Encrypt body in place under nonce (the AEAD's 96-bit nonce: 32 zero
- * bits and this one), then tag the head bytes before it and the
+/* Encrypt body in place under nonce (the AEAD's 96-bit nonce: 32 bits of
+ * a keyed hash of the head, and this one), then tag the head bytes before it and the
  * ciphertext: head and body are contiguous (head first), head_len a
  * multiple of 8 (tag's alignment). */
 void seal(void *head, size_t head_len, size_t body_len, u64 nonce, u64 tag[2]);

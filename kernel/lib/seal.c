@@ -7,6 +7,8 @@
 
 static u32 k_aead[8]; /* the AEAD's key */
 static u64 k_siv[2];  /* SipHash's, for seal_nonce */
+static u64 k_head[2]; /* SipHash's, for the nonce's header word */
+u64 seal_generation;
 
 static inline u64 rotl(u64 x, unsigned b) { return (x << b) | (x >> (64 - b)); }
 static inline u32 rotl32(u32 x, unsigned b) { return (x << b) | (x >> (32 - b)); }
@@ -221,24 +223,29 @@ bool aead_open(const u32 key[8], const u8 nonce[12], const u8 *aad, size_t aad_l
     return true;
 }
 
-/* The 96-bit nonce: 32 zero bits, then the 64-bit one (little-endian). */
-static void nonce96(u64 nonce, u8 out[12])
+/* The 96-bit nonce: 32 bits of a SipHash of the clear header, then the
+ * 64-bit one (little-endian).  A synthetic nonce (seal_nonce) is the same
+ * for the same content at the same place; the header word keeps it from
+ * serving two headers (a page's record under another version or epoch),
+ * under which one Poly1305 key would tag two messages. */
+static void nonce96(const void *head, size_t head_len, u64 nonce, u8 out[12])
 {
-    memset(out, 0, 4);
+    u32 h = (u32)siphash24(k_head, head, head_len);
+    memcpy(out, &h, 4);
     memcpy(out + 4, &nonce, 8);
 }
 
 void seal(void *head, size_t head_len, size_t body_len, u64 nonce, u64 tag[2])
 {
     u8 n[12];
-    nonce96(nonce, n);
+    nonce96(head, head_len, nonce, n);
     aead_seal(k_aead, n, head, head_len, (u8 *)head + head_len, body_len, (u8 *)tag);
 }
 
 bool unseal(void *head, size_t head_len, size_t body_len, u64 nonce, const u64 tag[2])
 {
     u8 n[12];
-    nonce96(nonce, n);
+    nonce96(head, head_len, nonce, n);
     return aead_open(k_aead, n, head, head_len, (u8 *)head + head_len, body_len, (const u8 *)tag);
 }
 
@@ -255,11 +262,13 @@ void seal_set_key(const u64 key[4])
      * key, so the same key gives the same keys at every boot. */
     static const u8 kdf_nonce[12] = {'k', 'e', 'e', 'p', '-', 's', 'e', 'a', 'l', 'k', 'd', 'f'};
     u32 k[8];
+    seal_generation++;
     u8 out[64];
     memcpy(k, key, sizeof k);
     chacha20_block(k, 0, kdf_nonce, out);
     memcpy(k_aead, out, sizeof k_aead);
     memcpy(k_siv, out + 32, sizeof k_siv);
+    memcpy(k_head, out + 48, sizeof k_head);
     memset(out, 0, sizeof out);
     memset(k, 0, sizeof k);
 }
@@ -284,10 +293,10 @@ void seal_init(void)
     cpuid(1, 0, &a, &b, &c, &d);
     bool have_rdrand = c & (1u << 30);
     /* Random keys for this boot only (KERNEL.SET_SEAL_KEY replaces them by
-     * keys that a later boot can have again): the six words of the AEAD's
-     * and SipHash's keys. */
-    u64 words[6];
-    for (unsigned i = 0; i < 6; i++) {
+     * keys that a later boot can have again): the eight words of the
+     * AEAD's and the two SipHashes' keys. */
+    u64 words[8];
+    for (unsigned i = 0; i < 8; i++) {
         u64 r = 0;
         if (!have_rdrand || !rdrand64(&r))
             r = 0;
@@ -299,6 +308,7 @@ void seal_init(void)
     }
     memcpy(k_aead, words, sizeof k_aead);
     memcpy(k_siv, words + 4, sizeof k_siv);
+    memcpy(k_head, words + 6, sizeof k_head);
     if (!have_rdrand)
         kprintf("keep: no RDRAND: sealing keys come from the TSC only\n");
 }

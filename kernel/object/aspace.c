@@ -388,7 +388,7 @@ static u64 do_lookup(struct invocation *inv, struct aspace *as)
     if (!pte || !(*pte & PTE_P))
         return KEEP_ERR_NOT_MAPPED;
     u64 rights = KEEP_RIGHT_READ;
-    if (*pte & PTE_W)
+    if (*pte & (PTE_W | PTE_CKW))
         rights |= KEEP_RIGHT_WRITE;
     if (!(*pte & PTE_NX))
         rights |= KEEP_RIGHT_EXEC;

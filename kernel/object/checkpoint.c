@@ -41,6 +41,9 @@ struct slot {
     u32 aux;    /* a donated frame's link on its account's free list */
     u32 epoch;
     u32 prev, next; /* the list of kernel-object frames: slot index + 1, 0 for none */
+    /* Dirty tracking: the last epoch in which the frame changed, and (when
+     * epoch is the current one) the seal epoch of its state at BEGIN. */
+    u32 changed, sealed;
     u16 numpage;
     u8 type;
 };
@@ -49,21 +52,26 @@ _Static_assert(sizeof(struct slot) <= CHECKPOINT_SLOT_BYTES, "frame.c reserves e
 static u64 pool_frames;
 
 /* The kernel record: the last of a checkpoint's records. */
-#define KREC_MAGIC 0x4b45455043484b31ULL /* "KEEPCHK1" */
+#define KREC_MAGIC 0x4b45455043484b32ULL /* "KEEPCHK2" */
 struct krec {
     u64 magic, epoch, records, ticks, pool_lo, pool_frames; /* ticks: the TSC at BEGIN */
+    u64 set; /* the digest of every record's frame, type, version and seal epoch (set_digest) */
     u64 bits[KEEP_PERSISTENT_NUMBER_PAGES / 64];
     u64 epochs[KEEP_PERSISTENT_NUMBER_PAGES];
 };
 _Static_assert(sizeof(struct krec) <= PAGE_SIZE, "the kernel record is one page");
 
 static struct account *shadow_account; /* BEGIN's */
-u64 checkpoint_capturing;              /* 1 while captured: changes copy first */
+u64 checkpoint_tracking;               /* 1 while open or captured: changes are marked */
 static bool lost;                      /* a page to copy found no shadow frame */
 static u32 objects_head;               /* the pool's kernel-object frames (slot + 1) */
 static u64 foreign;                    /* pool frames of a type that does not persist */
 static u64 records, kshadow;           /* while captured */
 static u64 cursor_index, cursor_slot;  /* READ's place, for reads in order */
+static bool krec_done;                 /* the kernel record's digest is filled in */
+/* Records sealed in epochs up to keyed_before were sealed under other keys
+ * (a SET_KEY since): READ reports no run of unchanged records against them. */
+static u64 keyed_before, key_generation;
 /* While restoring. */
 static u64 restored;
 static bool have_krec;
@@ -115,6 +123,19 @@ static bool copied_at_begin(u8 type)
     return persists(type) && type != FRAME_PAGE && type != FRAME_KFREE;
 }
 
+/* The epoch a record is sealed with: a kernel object's is the capture's
+ * (the kernel does not track its changes); a data page's or donated
+ * frame's the first epoch whose BEGIN saw its state at this BEGIN, so that
+ * its record is the same, bit for bit, in every checkpoint until it
+ * changes (docs/persistence.md, "Incremental checkpoints"). */
+static u64 seal_epoch(u64 i)
+{
+    const struct slot *s = &slots[i];
+    if (s->epoch == epoch)
+        return copied_at_begin(s->type) ? epoch : s->sealed;
+    return copied_at_begin(frame_info(slot_pa(i))->type) ? epoch : (u64)s->changed + 1;
+}
+
 static void objects_add(u64 i)
 {
     slots[i].prev = 0;
@@ -144,6 +165,32 @@ static u8 begin_type(u64 i)
 bool checkpoint_busy(void) { return state == CK_CAPTURED; }
 bool checkpoint_pool_shut(void) { return state == CK_SHUT || state == CK_RESTORING; }
 
+/* A digest of the set of records (frame, type, version, seal epoch, in
+ * frame order), chained through the seal's keyed SipHash: the kernel
+ * record carries it and RESUME compares it with what was restored, so that
+ * records of two checkpoints never mix. */
+struct digest {
+    u64 h, n;
+    u64 buf[PAGE_SIZE / 8];
+};
+static struct digest dg;
+static void digest_add(u64 frame, u64 type, u64 version, u64 sealed)
+{
+    dg.buf[dg.n++] = frame | type << 32;
+    dg.buf[dg.n++] = version;
+    dg.buf[dg.n++] = sealed;
+    if (dg.n + 3 > PAGE_SIZE / 8) {
+        dg.h = seal_nonce(dg.h, dg.buf, dg.n * 8);
+        dg.n = 0;
+    }
+}
+static u64 digest_end(void)
+{
+    u64 h = seal_nonce(dg.h, dg.buf, dg.n * 8);
+    dg.h = dg.n = 0;
+    return h;
+}
+
 static u64 free_shadows(void)
 {
     u64 n = 0;
@@ -154,7 +201,6 @@ static u64 free_shadows(void)
             n++;
         }
     }
-    checkpoint_capturing = 0;
     lost = false;
     if (kshadow) {
         kmem_free(shadow_account, kshadow);
@@ -168,14 +214,17 @@ static u64 free_shadows(void)
 
 void checkpoint_touch_slow(u64 pa)
 {
-    if (!frame_in_pool(pa))
-        return;
     struct slot *s = &slots[slot_of(pa)];
+    if (state != CK_CAPTURED) {
+        s->changed = (u32)epoch; /* its state at the next BEGIN is new */
+        return;
+    }
     if (s->epoch == epoch)
         return; /* captured already */
     struct frame *f = frame_info(pa);
+    u32 sealed = s->changed + 1;
     *s = (struct slot){.version = f->version, .epoch = (u32)epoch, .prev = s->prev, .next = s->next,
-                       .type = f->type};
+                       .changed = (u32)epoch, .sealed = sealed, .type = f->type};
     if (f->type == FRAME_KFREE)
         s->aux = f->free_next;
     if (f->type != FRAME_PAGE)
@@ -258,6 +307,10 @@ static u64 begin(struct invocation *inv)
         return KEEP_ERR_NO_MEMORY;
 
     sched_flush_live(process_persistent);
+    if (seal_generation != key_generation) {
+        key_generation = seal_generation;
+        keyed_before = epoch; /* sealed until now under other keys */
+    }
     epoch++;
     shadow_account = a;
     for (u32 n = objects_head; n; n = slots[n - 1].next) {
@@ -267,18 +320,19 @@ static u64 begin(struct invocation *inv)
         u64 sh = kmem_take(a, FRAME_SHADOW);
         memcpy(phys_to_virt(sh), phys_to_virt(pa), PAGE_SIZE);
         *s = (struct slot){.version = f->version, .shadow = (u32)(sh / PAGE_SIZE), .epoch = (u32)epoch,
-                           .prev = s->prev, .next = s->next, .type = f->type};
+                           .prev = s->prev, .next = s->next, .changed = (u32)epoch, .sealed = (u32)epoch,
+                           .type = f->type};
         if (f->type == FRAME_NUMBERS)
             s->numpage = (u16)numbers_persistent_page(pa);
     }
     write_protect_spaces();
-    checkpoint_capturing = 1;
     kshadow = kmem_alloc(a, FRAME_SHADOW);
     struct krec *k = phys_to_virt(kshadow);
-    *k = (struct krec){KREC_MAGIC, epoch, used + 1, rdtsc(), pool_lo, pool_frames, {0}, {0}};
+    *k = (struct krec){KREC_MAGIC, epoch, used + 1, rdtsc(), pool_lo, pool_frames, 0, {0}, {0}};
     numbers_persistent_save(k->epochs, k->bits);
     records = used + 1;
     cursor_index = cursor_slot = 0;
+    krec_done = false;
     state = CK_CAPTURED;
     inv->res[0] = epoch;
     inv->res[1] = records;
@@ -301,10 +355,40 @@ static u64 record_slot(u64 index)
     }
 }
 
+/* The frame's version and free-list link at BEGIN. */
+static u64 begin_version(u64 i)
+{
+    return slots[i].epoch == epoch ? slots[i].version : frame_info(slot_pa(i))->version;
+}
+
+/* From the first record at or after frame i that is a data page or a
+ * donated frame sealed no later than since: the run of such records, in
+ * frame order, up to the first frame that changed since (a kernel object,
+ * a record sealed after since, a frame freed since).  Every frame of the
+ * run is what it was in the checkpoint of epoch since: a record of the
+ * same seal, or free then and now. */
+static u64 unchanged_run(u64 i, u64 since, u64 *end)
+{
+    u64 n = 0;
+    for (; i < pool_frames; i++) {
+        u8 t = begin_type(i);
+        if (t == FRAME_FREE) {
+            if (slots[i].changed >= since)
+                break;
+            continue;
+        }
+        if (copied_at_begin(t) || seal_epoch(i) > since)
+            break;
+        n++;
+    }
+    *end = i;
+    return n;
+}
+
 static u64 read(struct invocation *inv)
 {
     struct cap page;
-    u64 index = inv->arg[0], ptr = inv->arg[2];
+    u64 index = inv->arg[0], ptr = inv->arg[2], since = inv->arg[3];
     if (state != CK_CAPTURED)
         return KEEP_ERR_BAD_STATE;
     if (index >= records)
@@ -317,11 +401,36 @@ static u64 read(struct invocation *inv)
     if (!user_range_ok(inv->caller->as, ptr, KEEP_CHECKPOINT_RECORD_WORDS * 8, true))
         return KEEP_ERR_FAULT;
     u64 place = record_slot(index);
+    inv->res[0] = 0;
+    inv->res[1] = slot_pa(place) / PAGE_SIZE;
+    inv->res[2] = slot_pa(place) / PAGE_SIZE + 1;
+    /* Unchanged since the checkpoint of epoch since: the caller has these
+     * records already, sealed as they would be now. */
+    if (since && since > keyed_before && since < epoch && place < pool_frames) {
+        u64 end, n = unchanged_run(place, since, &end);
+        if (n) {
+            cursor_index = index + n;
+            cursor_slot = end;
+            inv->res[0] = n;
+            inv->res[2] = slot_pa(end) / PAGE_SIZE;
+            return KEEP_ERR_OK;
+        }
+    }
+    u64 sealed = epoch;
     if (place == pool_frames) {
         sealbuf.info = 0;
         sealbuf.version = 0;
-        memcpy(sealbuf.body, phys_to_virt(kshadow), PAGE_SIZE);
+        struct krec *k = phys_to_virt(kshadow);
+        if (!krec_done) {
+            for (u64 i = 0; i < pool_frames; i++)
+                if (begin_type(i) != FRAME_FREE)
+                    digest_add(i, begin_type(i), begin_version(i), seal_epoch(i));
+            k->set = digest_end();
+            krec_done = true;
+        }
+        memcpy(sealbuf.body, k, PAGE_SIZE);
     } else {
+        sealed = seal_epoch(place);
         /* Unchanged since BEGIN: the frame itself is the record. */
         const struct frame *f = frame_info(slot_pa(place));
         struct slot live = {.version = f->version, .aux = f->free_next, .type = f->type};
@@ -337,11 +446,11 @@ static u64 read(struct invocation *inv)
         if (s->type == FRAME_KFREE)
             memcpy(sealbuf.body, &s->aux, sizeof s->aux); /* its free-list link */
     }
-    sealbuf.epoch = epoch;
+    sealbuf.epoch = sealed;
     /* The nonce comes from the frame and its content: what did not change
      * since the last checkpoint reads the same (the store writes it once). */
     u64 nonce = seal_nonce(place, sealbuf.body, PAGE_SIZE);
-    u64 d[KEEP_CHECKPOINT_RECORD_WORDS] = {sealbuf.info, sealbuf.version, 0, 0, epoch, nonce};
+    u64 d[KEEP_CHECKPOINT_RECORD_WORDS] = {sealbuf.info, sealbuf.version, 0, 0, sealed, nonce};
     seal(&sealbuf, 3 * sizeof(u64), PAGE_SIZE, nonce, &d[2]);
     memcpy(phys_to_virt(cap_pa(page)), sealbuf.body, PAGE_SIZE);
     copy_to_user(inv->caller->as, ptr, d, sizeof d);
@@ -363,6 +472,7 @@ static void wipe(void)
     numbers_persistent_clear();
     restored = 0;
     have_krec = false;
+    epoch = 0;
     state = CK_SHUT;
 }
 
@@ -387,8 +497,6 @@ static u64 restore(struct invocation *inv)
             return KEEP_ERR_INVALID_ARG;
         place = slot_of(pa);
     }
-    if (state == CK_RESTORING && d[4] != epoch)
-        return KEEP_ERR_BAD_SEAL; /* records of two checkpoints never mix */
     if (place == pool_frames ? have_krec : frame_info(slot_pa(place))->type != FRAME_FREE)
         return KEEP_ERR_IN_USE;
     sealbuf.info = d[0];
@@ -404,7 +512,9 @@ static u64 restore(struct invocation *inv)
         u64 pa = slot_pa(place);
         struct frame *f = frame_info(pa);
         struct slot *s = &slots[place];
-        *s = (struct slot){.version = d[1], .epoch = (u32)d[4], .type = (u8)type, .numpage = (u16)numpage};
+        /* Sealed in epoch d[4]: its state since that epoch's BEGIN. */
+        *s = (struct slot){.version = d[1], .epoch = (u32)d[4], .changed = (u32)d[4] - 1, .sealed = (u32)d[4],
+                           .type = (u8)type, .numpage = (u16)numpage};
         f->type = (u8)type;
         f->version = d[1];
         f->maps = 0;
@@ -415,7 +525,6 @@ static u64 restore(struct invocation *inv)
             memcpy(phys_to_virt(pa), sealbuf.body, PAGE_SIZE);
         }
     }
-    epoch = d[4];
     restored++;
     state = CK_RESTORING;
     return KEEP_ERR_OK;
@@ -535,11 +644,23 @@ static u64 resume(struct invocation *inv)
 {
     if (state != CK_RESTORING)
         return KEEP_ERR_BAD_STATE;
-    if (!have_krec || krec.magic != KREC_MAGIC || krec.epoch != epoch || krec.records != restored ||
-        krec.pool_lo != pool_lo || krec.pool_frames != pool_frames) {
+    if (!have_krec || krec.magic != KREC_MAGIC || krec.records != restored || krec.pool_lo != pool_lo ||
+        krec.pool_frames != pool_frames || krec.epoch >= 1ULL << 32) {
         wipe();
         return KEEP_ERR_BAD_SEAL;
     }
+    /* Exactly the records the kernel record names: each frame's, sealed in
+     * the epoch it names (records of two checkpoints never mix). */
+    for (u64 i = 0; i < pool_frames; i++)
+        if (persists(slots[i].type))
+            digest_add(i, slots[i].type, slots[i].version, slots[i].epoch);
+    if (digest_end() != krec.set) {
+        wipe();
+        return KEEP_ERR_BAD_SEAL;
+    }
+    epoch = krec.epoch;
+    key_generation = seal_generation;
+    keyed_before = 0;
     numbers_persistent_load(krec.epochs, krec.bits);
     for (u64 i = 0; i < pool_frames; i++)
         if (slots[i].type == FRAME_NUMBERS && !number_page_adopt(slots[i].numpage, slot_pa(i))) {
@@ -597,7 +718,11 @@ static u64 resume(struct invocation *inv)
         if (copied_at_begin(slots[i].type))
             objects_add(i);
     frame_pool_rebuild();
+    /* From here every change is tracked: the restored spaces' tables are
+     * as they were before their BEGIN's protection. */
+    write_protect_spaces();
     state = CK_OPEN;
+    checkpoint_tracking = 1;
     inv->res[0] = procs;
     inv->res[1] = restored;
     return KEEP_ERR_OK;
@@ -618,6 +743,7 @@ u64 checkpoint_invoke(struct invocation *inv)
         if (state != CK_SHUT)
             return KEEP_ERR_BAD_STATE;
         state = CK_OPEN;
+        checkpoint_tracking = 1;
         return KEEP_ERR_OK;
     case KEEP_M_CHECKPOINT_BEGIN:
         return begin(inv);

@@ -2,6 +2,7 @@
 #ifndef KEEP_CHECKPOINT_H
 #define KEEP_CHECKPOINT_H
 
+#include "frame.h"
 #include "types.h"
 
 struct account;
@@ -9,7 +10,7 @@ struct invocation;
 
 /* Its table: one entry per frame of the persistent pool (frame.c reserves
  * CHECKPOINT_SLOT_BYTES a frame below the pool). */
-#define CHECKPOINT_SLOT_BYTES 32
+#define CHECKPOINT_SLOT_BYTES 40
 void checkpoint_init(void *table, u64 frames);
 u64 checkpoint_invoke(struct invocation *inv);
 /* Between BEGIN and END: the seal's keys must not change. */
@@ -27,12 +28,14 @@ void checkpoint_account_gone(struct account *a);
  * user write, through the fault; a kernel copy into it; a new writable
  * mapping; a new type, version or free-list link) first calls
  * checkpoint_touch, which records its state at BEGIN (a data page's
- * content in a shadow frame). */
-extern u64 checkpoint_capturing;
+ * content in a shadow frame) while captured, and at any time while the
+ * pool is open marks the frame changed in this epoch (dirty tracking,
+ * docs/persistence.md, "Incremental checkpoints"). */
+extern u64 checkpoint_tracking;
 void checkpoint_touch_slow(u64 pa);
 static inline void checkpoint_touch(u64 pa)
 {
-    if (__builtin_expect(checkpoint_capturing != 0, 0))
+    if (checkpoint_tracking && frame_in_pool(pa))
         checkpoint_touch_slow(pa);
 }
 /* A user write fault at va in as: true when it came from the checkpoint's

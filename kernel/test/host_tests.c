@@ -440,6 +440,13 @@ static void test_seal(void)
     copy[10] ^= 1 << 5;                    /* the ciphertext altered */
     CHECK(!unseal(copy, 32, 128, 7, tag));
     copy[10] ^= 1 << 5;
+    /* The same body and nonce under another header: another keystream,
+     * so that a synthetic nonce never serves two headers. */
+    u64 other_head[20], other_tag[2];
+    memcpy(other_head, orig, sizeof other_head);
+    other_head[1] ^= 1;
+    seal(other_head, 32, 128, 7, other_tag);
+    CHECK(memcmp(other_head + 4, blob + 4, 128) != 0);
     u64 bad[2] = {tag[0], tag[1] ^ 1};
     CHECK(!unseal(copy, 32, 128, 7, bad));
     CHECK(unseal(copy, 32, 128, 7, tag));

@@ -350,7 +350,7 @@ bool user_translate(u64 pml4_pa, u64 va, bool write, u64 *pa)
     if (va >= KEEP_USER_TOP)
         return false;
     u64 *e = user_pte(pml4_pa, va);
-    if (!e || !(*e & PTE_P) || !(*e & PTE_U) || (write && !(*e & PTE_W)))
+    if (!e || !(*e & PTE_P) || !(*e & PTE_U) || (write && !(*e & (PTE_W | PTE_CKW))))
         return false;
     *pa = (*e & PTE_ADDR) | (va & 0xfff);
     return true;
@@ -399,14 +399,20 @@ bool user_write_lift(u64 pml4_pa, u64 va, void (*touch)(u64 pa))
                 if (l > 1)
                     next[i] &= ~PTE_W;
                 else if (next[i] & PTE_W)
-                    touch(next[i] & PTE_ADDR);
+                    next[i] = (next[i] & ~PTE_W) | PTE_CKW;
             }
             *e |= PTE_W;
         }
         t = next;
     }
-    u64 leaf = t[index_of(va, 0)];
-    if ((leaf & (PTE_P | PTE_W | PTE_U)) != (PTE_P | PTE_W | PTE_U))
+    u64 *leaf = &t[index_of(va, 0)];
+    if ((*leaf & (PTE_P | PTE_U)) != (PTE_P | PTE_U))
+        return false;
+    if (*leaf & PTE_CKW) {
+        touch(*leaf & PTE_ADDR);
+        *leaf = (*leaf & ~PTE_CKW) | PTE_W;
+    }
+    if (!(*leaf & PTE_W))
         return false;
     invlpg(va); /* also drops the current PCID's cached upper levels */
     return true;
@@ -448,7 +454,7 @@ static void check_table(struct check_ctx *c, u64 *t, int level, u64 base, unsign
         u64 va = base + ((u64)i << (12 + 9 * level));
         if (level == 3 && i >= 256)
             va |= 0xffff000000000000ULL; /* sign extension */
-        bool ew = w && (e & PTE_W), enx = nx || (e & PTE_NX), eu = any_u || (e & PTE_U);
+        bool ew = w && (e & (PTE_W | PTE_CKW)), enx = nx || (e & PTE_NX), eu = any_u || (e & PTE_U);
         if (level == 0 || (e & PTE_PS))
             check_leaf(c, va, ew, enx, eu);
         else

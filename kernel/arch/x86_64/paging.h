@@ -21,6 +21,9 @@
 #define PTE_PCD (1ULL << 4)
 #define PTE_PS (1ULL << 7)
 #define PTE_G (1ULL << 8)
+/* Software bit of a user leaf: writable, its write bit held back by the
+ * checkpoint's protection until its first write (user_write_lift). */
+#define PTE_CKW (1ULL << 9)
 #define PTE_NX (1ULL << 63)
 #define PTE_ADDR 0x000ffffffffff000ULL
 
@@ -104,10 +107,12 @@ void flush_page(u64 va);
 void user_write_protect(u64 pml4_pa);
 /* A write fault at va: give the write bit back along va's walk, pushing the
  * protection one level down at each entry that had lost it (at the last
- * table, touch() is told every writable page instead); true when the page
- * is now writable to the user (the write is retried), false for a real
- * fault.  Keep never clears the write bit of an upper-level entry for any
- * other reason, so a clear one is always this protection. */
+ * table, every writable page's write bit is held back in PTE_CKW), then
+ * give the faulting page its write bit and tell touch() its frame; true
+ * when the page is now writable to the user (the write is retried), false
+ * for a real fault.  Keep never clears the write bit of an upper-level
+ * entry for any other reason, so a clear one is always this protection;
+ * a leaf's is held back only with PTE_CKW set. */
 bool user_write_lift(u64 pml4_pa, u64 va, void (*touch)(u64 pa));
 
 /* KERNEL.CHECK_PAGING: violations of one invariant; *checked = mappings examined. */

@@ -94,7 +94,14 @@ pub fn after_system(root: &mut Root) {
     }
     for p in &list {
         match build(root, p) {
-            Ok(()) => println!("persist: '{}' started from the persistent pool ({} frames of account)", p.name, p.limit),
+            // The TSC (instructions under -icount): persist.restore's fresh boot (tools/bench.py).
+            Ok(()) => println!(
+                "persist: '{}' started from the persistent pool ({} frames of account) at TSC {}",
+                p.name,
+                p.limit,
+                // SAFETY: rdtsc only reads the time-stamp counter.
+                unsafe { core::arch::x86_64::_rdtsc() }
+            ),
             Err(why) => println!("persist: '{}' (line {}): {why}", p.name, p.line),
         }
     }

@@ -795,11 +795,11 @@ impl Checkpoint {
         invoke(self.0, method::checkpoint::BEGIN, [account, 0, 0, 0]).map(|r| (r[0], r[1]))
     }
 
-    /// CHECKPOINT.READ (5, needs READ): Record index (below BEGIN's count) of the captured checkpoint, sealed: its content, encrypted, into page (a PAGE with WRITE), and its descriptor (CHECKPOINT_RECORD_WORDS words: the info word, the version, the tag, the epoch, the nonce) to ptr. The seal binds the content to the descriptor. BAD_STATE unless captured.
-    /// Results: (-).
+    /// CHECKPOINT.READ (5, needs READ): Record index (below BEGIN's count) of the captured checkpoint, sealed: its content, encrypted, into page (a PAGE with WRITE), and its descriptor (CHECKPOINT_RECORD_WORDS words: the info word, the version, the tag, the epoch it was sealed in, the nonce) to ptr; the seal binds the content to the descriptor. Dirty tracking: with since, the epoch of an earlier checkpoint of this boot's keys (0: none), a record that has not changed since that checkpoint's BEGIN is not sealed again: then nothing is written, and unchanged is the number of records from index on that are all unchanged since (data pages and donated frames with the same record as in that checkpoint), lying in frames first to end - 1, where every other frame was free then and is free now. Otherwise unchanged is 0 and first and end are the record's frame and the next (the kernel record's: the frame after the pool's last). BAD_STATE unless captured.
+    /// Results: (unchanged, first, end).
     #[inline]
-    pub fn read(self, index: u64, page: u64, ptr: u64) -> Result<()> {
-        invoke(self.0, method::checkpoint::READ, [index, page, ptr, 0]).map(drop)
+    pub fn read(self, index: u64, page: u64, ptr: u64, since: u64) -> Result<(u64, u64, u64)> {
+        invoke(self.0, method::checkpoint::READ, [index, page, ptr, since]).map(|r| (r[0], r[1], r[2]))
     }
 
     /// CHECKPOINT.END (6, needs WRITE): The write-out is over: give the shadow frames back to BEGIN's account (how many) and open the pool again. BAD_STATE unless captured.
@@ -809,14 +809,14 @@ impl Checkpoint {
         invoke(self.0, method::checkpoint::END, [0, 0, 0, 0]).map(|r| r[0])
     }
 
-    /// CHECKPOINT.RESTORE (7, needs WRITE): Put one record READ gave back into the shut (or restoring) pool: page holds its sealed content and ptr its descriptor. BAD_SEAL if the seal does not open under the current keys or the epoch is not that of the records restored before; IN_USE if its frame is already restored; INVALID_ARG for a frame outside the pool, a type that does not persist, or a number page outside the persistent range. Nothing changes on an error; the record's frame is in use (not yet live) after it.
+    /// CHECKPOINT.RESTORE (7, needs WRITE): Put one record READ gave back into the shut (or restoring) pool: page holds its sealed content and ptr its descriptor. BAD_SEAL if the seal does not open under the current keys; IN_USE if its frame is already restored; INVALID_ARG for a frame outside the pool, a type that does not persist, or a number page outside the persistent range. Nothing changes on an error; the record's frame is in use (not yet live) after it.
     /// Results: (-).
     #[inline]
     pub fn restore(self, page: u64, ptr: u64) -> Result<()> {
         invoke(self.0, method::checkpoint::RESTORE, [page, ptr, 0, 0]).map(drop)
     }
 
-    /// CHECKPOINT.RESUME (8, needs WRITE): After the last RESTORE: check that the kernel record and every record it counts are back, then make the restored objects live: accounts, number pages, address spaces (their kernel half and tables, mappings of frames outside the pool removed), processes (runnable ones queued; a wait that restarts restarted; a sleep with the time it had left; a call whose return capability did not persist ends with NO_REPLY), capabilities naming anything outside the pool made stale. Returns the processes and records restored; the pool is open. BAD_SEAL if a record is missing or the kernel record is not there: every restored frame is given back and the pool is shut again (empty), so that OPEN can start afresh. BAD_STATE unless restoring.
+    /// CHECKPOINT.RESUME (8, needs WRITE): After the last RESTORE: check that the kernel record and every record it counts are back, then make the restored objects live: accounts, number pages, address spaces (their kernel half and tables, mappings of frames outside the pool removed), processes (runnable ones queued; a wait that restarts restarted; a sleep with the time it had left; a call whose return capability did not persist ends with NO_REPLY), capabilities naming anything outside the pool made stale. Returns the processes and records restored; the pool is open, its persistent spaces write-protected so that every change after RESUME is tracked. BAD_SEAL if the kernel record is not there or the records restored are not exactly those it names (each frame's, sealed in the epoch it names: records of two checkpoints never mix): every restored frame is given back and the pool is shut again (empty), so that OPEN can start afresh. BAD_STATE unless restoring.
     /// Results: (processes, records).
     #[inline]
     pub fn resume(self) -> Result<(u64, u64)> {

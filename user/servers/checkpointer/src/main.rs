@@ -185,6 +185,10 @@ fn seal_key(k: &[u8; 32]) -> (Key, Option<String>) {
 #[derive(Clone, Copy, Default)]
 struct Figures {
     records: u64,
+    /// Records sealed again (changed since the last checkpoint, or all of
+    /// them without one), and taken unchanged from it.
+    sealed: u64,
+    reused: u64,
     /// TSC ticks (instructions under -icount) of BEGIN, and of the write-out.
     pause: u64,
     write: u64,
@@ -214,6 +218,10 @@ struct Server {
     /// owed: a commit reached the disk, its increment did not.
     counter: Option<u64>,
     owed: bool,
+    /// The committed checkpoint's records when the kernel sealed them under
+    /// its present keys (restored, or committed by this instance): the next
+    /// checkpoint reads only what changed since its epoch.
+    base: Option<Image>,
 }
 
 /// COUNTER or INCREMENT of the checkpointer's own NV counter.
@@ -243,6 +251,7 @@ impl Server {
     fn new_key(&mut self) -> Result<Option<String>, Error> {
         let k = fresh_key();
         self.set_key(k)?;
+        self.base = None;
         let (kept, why) = seal_key(&k);
         self.kept = kept;
         Ok(why.map(|w| format!("the seal's key is kept in the clear in the area ({w})")))
@@ -313,12 +322,14 @@ impl Server {
         let ticks = tsc() - t0;
         match r {
             Ok((procs, records)) => {
+                self.base = Some(im.clone());
                 self.boot = format!(
-                    "resumed checkpoint {} of {} ({} KiB): {procs} processes, {records} records, epoch {}, restored in {ticks} TSC ticks{}",
+                    "resumed checkpoint {} of {} ({} KiB): {procs} processes, {records} records, epoch {}, restored in {ticks} TSC ticks, running at TSC {}{}",
                     c.seq,
                     date(c.time),
                     c.blocks * BLOCK as u64 / 1024,
                     im.epoch,
+                    t0 + ticks,
                     fell(&self.store, &c)
                 );
             }
@@ -451,7 +462,11 @@ impl Server {
                 self.taken += 1;
                 self.last = Some(*c);
                 if self.verbose {
-                    println!("checkpointer: checkpoint {} committed ({} pages written)", c.seq, c.pages_written);
+                    let f = self.figures;
+                    println!(
+                        "checkpointer: checkpoint {} committed ({} pages written; {} of {} records sealed again)",
+                        c.seq, c.pages_written, f.sealed, f.records
+                    );
                 }
             }
             Err((_, e)) => {
@@ -486,23 +501,64 @@ impl Server {
         }
         let (epoch, n, pause) = self.begin().map_err(kernel)?;
         let t0 = tsc();
-        // Each record read twice: for its hash (the store writes only what
-        // changed), then, if it changed, for the write itself.
+        // Dirty tracking: against the last checkpoint (when its records
+        // are of these keys) READ seals only what changed since its epoch
+        // and reports runs of unchanged records, taken from it as they are.
+        // A changed record is read twice: for its hash (the store writes
+        // only what changed), then, if it changed, for the write itself.
         let mut records = Vec::with_capacity(n as usize);
-        let mut changes: Vec<(u64, Option<store::Hash>)> = Vec::with_capacity(n as usize);
+        let mut changes: Vec<(u64, Option<store::Hash>)> = Vec::new();
         let mut failed = None;
-        for i in 0..n {
-            let mut d = [0u64; pool::WORDS];
-            if let Err(e) = KERNEL.read(i, PAGE, d.as_mut_ptr() as u64) {
-                failed = Some(format!("READ {i}: {e}"));
+        let (mut sealed, mut reused) = (0, 0);
+        let base = self.base.take();
+        for since in [base.as_ref().map_or(0, |b| b.epoch), 0] {
+            records.clear();
+            changes.clear();
+            failed = None;
+            (sealed, reused) = (0, 0);
+            let mut i = 0;
+            while i < n {
+                let mut d = [0u64; pool::WORDS];
+                match KERNEL.read(i, PAGE, d.as_mut_ptr() as u64, since) {
+                    Err(e) => {
+                        failed = Some(format!("READ {i}: {e}"));
+                        break;
+                    }
+                    Ok((0, ..)) => {
+                        let k = pool::key_of(&d);
+                        records.push((k, d));
+                        changes.push((k, Some(store::sha(page()))));
+                        sealed += 1;
+                        i += 1;
+                    }
+                    Ok((same, first, end)) => match base.as_ref().map(|b| b.unchanged(first, end, same)) {
+                        Some(Ok(run)) => {
+                            records.extend_from_slice(run);
+                            reused += same;
+                            i += same;
+                        }
+                        Some(Err(b)) => {
+                            failed = Some(format!("READ {i}: {b}"));
+                            break;
+                        }
+                        None => {
+                            failed = Some(format!("READ {i}: a run of unchanged records with no checkpoint to take them from"));
+                            break;
+                        }
+                    },
+                }
+            }
+            // A run the last checkpoint does not hold: everything again.
+            if failed.is_none() || since == 0 {
                 break;
             }
-            let k = pool::key_of(&d);
-            records.push((k, d));
-            changes.push((k, Some(store::sha(page()))));
+            println!("checkpointer: {}; reading every record", failed.as_deref().unwrap_or(""));
         }
         let r = match failed {
-            Some(e) => Err(kernel(e)),
+            Some(e) => {
+                self.base = base;
+                Err(kernel(e))
+            }
             None => {
                 let im = Image { epoch, key: self.kept.clone(), counter, records };
                 let index: alloc::collections::BTreeMap<u64, u64> =
@@ -514,16 +570,20 @@ impl Server {
                 let mut fetch = |key: u64, out: &mut Page| {
                     let mut d = [0u64; pool::WORDS];
                     let i = *index.get(&key).ok_or(IoError(u64::MAX))?;
-                    KERNEL.read(i, PAGE, d.as_mut_ptr() as u64).map_err(|e| IoError(0x100 + e.0))?;
+                    KERNEL.read(i, PAGE, d.as_mut_ptr() as u64, 0).map_err(|e| IoError(0x100 + e.0))?;
                     out.copy_from_slice(page());
                     Ok(())
                 };
                 let meta = im.encode(if self.secondary { &[0; 32] } else { &self.key });
-                self.store.commit_with(now(), &changes, &mut fetch, &meta).map_err(|e| (status_of(&e), format!("{e}")))
+                let r = self.store.commit_with(now(), &changes, &mut fetch, &meta).map_err(|e| (status_of(&e), format!("{e}")));
+                // The store stands on this checkpoint now, or still on the
+                // last one.
+                self.base = if r.is_ok() { Some(im) } else { base };
+                r
             }
         };
         let _ = KERNEL.end();
-        self.figures = Figures { records: n, pause, write: tsc() - t0 };
+        self.figures = Figures { records: n, sealed, reused, pause, write: tsc() - t0 };
         // The root is on the disk: the counter goes up to what it carries.
         // Until it does, the area's newest is one ahead of the TPM's, which
         // a restore accepts; the increment is owed, and made before the
@@ -584,8 +644,8 @@ impl Server {
         if self.taken > 0 {
             let f = self.figures;
             t += &format!(
-                "last capture: {} records, pause {} TSC ticks, write-out {} TSC ticks\n",
-                f.records, f.pause, f.write
+                "last capture: {} records ({} sealed again, {} unchanged since the last checkpoint), pause {} TSC ticks, write-out {} TSC ticks\n",
+                f.records, f.sealed, f.reused, f.pause, f.write
             );
         }
         t += &format!("this instance: {} checkpoints taken, {} failed", self.taken, self.failed);
@@ -671,6 +731,7 @@ fn main(arg: u64, _: u64) -> i32 {
         secondary: arg >> 33 & 1 != 0,
         counter: None,
         owed: false,
+        base: None,
     };
     s.restore();
     println!("checkpointer: area of {blocks} blocks: {}", s.boot);

@@ -18,7 +18,7 @@ use sha2::Sha256;
 /// Words of a descriptor (the ABI's CHECKPOINT_RECORD_WORDS).
 pub const WORDS: usize = 6;
 const MAGIC: &[u8; 8] = b"KEEPPOOL";
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 /// magic, format, the key's form, epoch, records, the key's length,
 /// whether there is a counter, the counter.
 const HEAD: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8 + 8;
@@ -52,7 +52,8 @@ pub struct Image {
     /// The TPM's checkpoint counter this checkpoint stands for (one more
     /// than the counter's value when it was written); None without a TPM.
     pub counter: Option<u64>,
-    /// (store key, descriptor), in the order the kernel read them.
+    /// (store key, descriptor), in the order the kernel read them: frame
+    /// order, the kernel record last.
     pub records: Vec<(u64, [u64; WORDS])>,
 }
 
@@ -62,9 +63,11 @@ pub enum Bad {
     Magic,
     Format(u32),
     Count(u64),
-    /// A record's key is not its descriptor's frame, or comes twice, or
-    /// the kernel record is not the last.
+    /// A record's key is not its descriptor's frame, or is not above the
+    /// one before it, or the kernel record is not the last.
     Record(usize),
+    /// A record sealed after the checkpoint's epoch (or in none), or a
+    /// kernel record of another epoch.
     Epoch(usize),
     /// The key's form is unknown or its length wrong for it.
     Key,
@@ -73,6 +76,9 @@ pub enum Bad {
     Counter,
     /// The tag does not match: not written under this key.
     Tag,
+    /// A run of unchanged records the kernel reported is not what the last
+    /// checkpoint holds in its frames.
+    Run { first: u64, end: u64, count: u64 },
 }
 
 impl core::fmt::Display for Bad {
@@ -83,10 +89,14 @@ impl core::fmt::Display for Bad {
             Bad::Format(v) => write!(f, "record list format {v}, not {FORMAT}"),
             Bad::Count(n) => write!(f, "{n} records, more than a pool has"),
             Bad::Record(i) => write!(f, "record {i} is malformed"),
-            Bad::Epoch(i) => write!(f, "record {i} is of another epoch"),
+            Bad::Epoch(i) => write!(f, "record {i} is of an epoch the checkpoint cannot hold"),
             Bad::Key => write!(f, "the seal's key is malformed"),
             Bad::Counter => write!(f, "the freshness counter is malformed"),
             Bad::Tag => write!(f, "the record list's tag is wrong (not written under the seal's key)"),
+            Bad::Run { first, end, count } => write!(
+                f,
+                "the kernel reports {count} records unchanged in frames {first:#x}..{end:#x}, which the last checkpoint does not hold"
+            ),
         }
     }
 }
@@ -189,7 +199,7 @@ impl Image {
         let raw = &b[HEAD..body];
         let key = if form == 0 { Key::Clear(raw.try_into().unwrap()) } else { Key::Sealed(raw.to_vec()) };
         let mut records = Vec::with_capacity(n as usize);
-        let mut seen = alloc::collections::BTreeSet::new();
+        let mut before = 0;
         for i in 0..n as usize {
             let at = body + RECORD * i;
             let k = word(at);
@@ -198,15 +208,35 @@ impl Image {
                 *w = word(at + 8 + 8 * j);
             }
             let last = i + 1 == n as usize;
-            if k != key_of(&d) || !seen.insert(k) || (k == 0) != last || (k == 0 && d[0] != 0) {
+            if k != key_of(&d) || (k == 0) != last || (k == 0 && d[0] != 0) || (!last && k <= before) {
                 return Err(Bad::Record(i));
             }
-            if d[4] != epoch {
+            // A record is sealed in the epoch whose BEGIN first saw its
+            // content (an unchanged page keeps its record): never after
+            // this checkpoint's; the kernel record in this one's.
+            if d[4] == 0 || d[4] > epoch || (last && d[4] != epoch) {
                 return Err(Bad::Epoch(i));
             }
+            before = k;
             records.push((k, d));
         }
         Ok(Image { epoch, key, counter, records })
+    }
+}
+
+impl Image {
+    /// The records of this checkpoint that READ reported unchanged since it
+    /// (docs/persistence.md, "Incremental checkpoints"): `count` records in
+    /// frames `first` to `end - 1`, which must be exactly this image's
+    /// records there (none of them the kernel record).
+    pub fn unchanged(&self, first: u64, end: u64, count: u64) -> Result<&[(u64, [u64; WORDS])], Bad> {
+        let frames = &self.records[..self.records.len().saturating_sub(1)];
+        let lo = frames.partition_point(|r| r.0 < first);
+        let hi = frames.partition_point(|r| r.0 < end);
+        if first == 0 || first >= end || (hi - lo) as u64 != count {
+            return Err(Bad::Run { first, end, count });
+        }
+        Ok(&frames[lo..hi])
     }
 }
 

@@ -208,6 +208,7 @@ const TESTS: &[Test] = &[
     ("CKPT0002", "persistent accounts take persistent frames only; persistent processes run in persistent spaces", persist::pools_apart),
     ("CKPT0003", "BEGIN captures the pool as it is then, READ seals each record (same nonce for unchanged content), END, errors", persist::capture),
     ("CKPT0004", "copy-on-write: a data page changed after BEGIN by a user write, a kernel copy, a new mapping or its frame's reuse reads as it was", persist::copy_on_write),
+    ("CKPT0005", "dirty tracking: READ against an earlier checkpoint seals again only what changed since (each page of a table on its own), the rest in runs that read as that checkpoint's", persist::dirty_tracking),
     ("MEM0003", "at least 64 MiB usable", kernel::memmap_64mib),
     ("MEM0004", "MEM_TOTAL is usable+kernel+boot image", kernel::mem_total),
     ("MEM0005", "MEM_FREE <= MEM_TOTAL", kernel::mem_free),

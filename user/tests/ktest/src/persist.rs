@@ -52,7 +52,7 @@ pub fn shut_pool(cx: &mut Cx) -> TestResult {
         MEMORY.retype(ty::PAGE, pg).ctx("RETYPE")?;
         let mut d = [0u64; WORDS];
         let dp = d.as_mut_ptr() as u64;
-        expect_err(CHECKPOINT.read(0, pg, dp), Error::BAD_STATE, "READ while shut")?;
+        expect_err(CHECKPOINT.read(0, pg, dp, 0), Error::BAD_STATE, "READ while shut")?;
         expect_err(CHECKPOINT.end(), Error::BAD_STATE, "END while shut")?;
         expect_err(CHECKPOINT.resume(), Error::BAD_STATE, "RESUME with nothing restored")?;
         // Forged records: a kernel record with a made-up tag, one without
@@ -133,7 +133,7 @@ fn read_all(n: u64, pg: u64) -> Result<Vec<([u64; WORDS], Vec<u8>)>, alloc::stri
     let mut out = Vec::new();
     for i in 0..n {
         let mut d = [0u64; WORDS];
-        CHECKPOINT.read(i, pg, d.as_mut_ptr() as u64).map_err(|e| alloc::format!("READ {i}: {e}"))?;
+        CHECKPOINT.read(i, pg, d.as_mut_ptr() as u64, 0).map_err(|e| alloc::format!("READ {i}: {e}"))?;
         // SAFETY: pg is mapped at VA by the caller, readable.
         let body = unsafe { core::slice::from_raw_parts(VA as *const u8, 4096) }.to_vec();
         out.push((d, body));
@@ -186,9 +186,9 @@ pub fn capture(cx: &mut Cx) -> TestResult {
             page.fill(0xa5);
             let recs = read_all(n, pg)?;
             let mut d = [0u64; WORDS];
-            expect_err(CHECKPOINT.read(n, pg, d.as_mut_ptr() as u64), Error::INVALID_ARG, "READ past the last record")?;
-            expect_err(CHECKPOINT.read(0, ro, d.as_mut_ptr() as u64), Error::NO_RIGHTS, "READ into a read-only page")?;
-            expect_err(CHECKPOINT.read(0, pg, 0x10), Error::FAULT, "READ to an unwritable descriptor")?;
+            expect_err(CHECKPOINT.read(n, pg, d.as_mut_ptr() as u64, 0), Error::INVALID_ARG, "READ past the last record")?;
+            expect_err(CHECKPOINT.read(0, ro, d.as_mut_ptr() as u64, 0), Error::NO_RIGHTS, "READ into a read-only page")?;
+            expect_err(CHECKPOINT.read(0, pg, 0x10, 0), Error::FAULT, "READ to an unwritable descriptor")?;
             let kinds = |t: u64| recs.iter().filter(|(d, _)| d[0] >> 32 & 0xff == t && d[0] != 0).count();
             ensure!(recs.iter().all(|(d, _)| d[4] == epoch && d[5] >> 63 == 1), "a record of another epoch or nonce");
             ensure!(recs.last().unwrap().0[0] == 0, "the last record is not the kernel record");
@@ -216,7 +216,7 @@ pub fn capture(cx: &mut Cx) -> TestResult {
             ensure!(Account(b).info_raw().ctx("INFO")?.0 == shadows_before, "END did not give the shadows back");
             ensure!(state()? == OPEN, "state {} after END", state()?);
             expect_err(CHECKPOINT.end(), Error::BAD_STATE, "END while open")?;
-            expect_err(CHECKPOINT.read(0, pg, d.as_mut_ptr() as u64), Error::BAD_STATE, "READ while open")?;
+            expect_err(CHECKPOINT.read(0, pg, d.as_mut_ptr() as u64, 0), Error::BAD_STATE, "READ while open")?;
 
             // The next checkpoint: the changed page reads differently, the
             // unchanged process the same (same nonce, same ciphertext).
@@ -295,7 +295,7 @@ pub fn copy_on_write(cx: &mut Cx) -> TestResult {
             // A user write.
             page_at(HERE[0]).fill(0xc3);
             // The kernel writing into it: READ's descriptor lands in k's page.
-            CHECKPOINT.read(0, pg, HERE[1]).ctx("READ into the pending page")?;
+            CHECKPOINT.read(0, pg, HERE[1], 0).ctx("READ into the pending page")?;
             // A writable mapping made after BEGIN, below no protection.
             SELF_ASPACE.map(m, FAR, rights::READ | rights::WRITE).ctx("MAP after BEGIN")?;
             page_at(FAR).fill(0xc3);
@@ -337,6 +337,193 @@ pub fn copy_on_write(cx: &mut Cx) -> TestResult {
         let _ = Account(b).destroy_all(keep_abi::slot::MEMORY);
         pa.destroy_all(keep_abi::slot::MEMORY).ctx("DESTROY_ALL")?;
         for s in [w, k, m, f, f2] {
+            let _ = PERSISTENT_MEMORY.revoke(s);
+        }
+        let _ = MEMORY.reclaim(pg);
+        ensure!(CHECKPOINT.info().ctx("INFO")?.3 == 0, "frames of the pool still in use after the test");
+        r
+    })
+}
+
+/// One capture read with dirty tracking against the checkpoint of epoch
+/// `since`: the records sealed again (descriptor and content, by index) and
+/// the runs of unchanged ones (index, count, first frame, end frame).
+struct Tracked {
+    sealed: Vec<(u64, [u64; WORDS], Vec<u8>)>,
+    runs: Vec<(u64, u64, u64, u64)>,
+}
+
+fn read_since(n: u64, pg: u64, since: u64) -> Result<Tracked, alloc::string::String> {
+    let mut t = Tracked { sealed: Vec::new(), runs: Vec::new() };
+    let mut i = 0;
+    while i < n {
+        let mut d = [0u64; WORDS];
+        let (same, first, end) =
+            CHECKPOINT.read(i, pg, d.as_mut_ptr() as u64, since).map_err(|e| alloc::format!("READ {i} since {since}: {e}"))?;
+        if same == 0 {
+            // SAFETY: pg is mapped at VA by the caller, readable.
+            let body = unsafe { core::slice::from_raw_parts(VA as *const u8, 4096) }.to_vec();
+            ensure!(d[0] == 0 || d[0] & 0xffff_ffff == first, "READ {i}: frame {first:#x} reported for record of {:#x}", d[0]);
+            t.sealed.push((i, d, body));
+            i += 1;
+        } else {
+            ensure!(d == [0; WORDS], "READ {i}: an unchanged run wrote a descriptor");
+            ensure!(i + same < n && first < end, "READ {i}: a run of {same} records in frames {first:#x}..{end:#x} of {n}");
+            t.runs.push((i, same, first, end));
+            i += same;
+        }
+    }
+    Ok(t)
+}
+
+impl Tracked {
+    /// Frames of the data pages sealed again.
+    /// (sorted: the frames of pages made one after another need not rise).
+    fn pages(&self) -> Vec<u64> {
+        let mut v: Vec<u64> =
+            self.sealed.iter().filter(|(_, d, _)| d[0] != 0 && d[0] >> 32 & 0xff == F_PAGE).map(|(_, d, _)| d[0] & 0xffff_ffff).collect();
+        v.sort();
+        v
+    }
+    fn covers(&self, frame: u64) -> bool {
+        self.runs.iter().any(|r| (r.2..r.3).contains(&frame))
+    }
+}
+
+/// CKPT0005: dirty tracking.  A capture read against an earlier checkpoint
+/// seals again only what changed since that checkpoint's BEGIN: the pages
+/// written (by the user after END, by the user during the capture, by the
+/// kernel during it; each page of one table on its own) and the kernel
+/// objects, while every unchanged data page and donated frame lies in a
+/// run whose records are bit for bit those a full read gives; a page freed
+/// since is in no run; nothing is unchanged against an epoch that is not
+/// an earlier one, or after SET_KEY.
+pub fn dirty_tracking(cx: &mut Cx) -> TestResult {
+    ensure_open()?;
+    const N: u64 = 8;
+    with_slots(cx, |_, [a, sp, p, b, pg, d0, d1, d2, d3, d4, d5, d6, d7]| {
+        let data = [d0, d1, d2, d3, d4, d5, d6, d7];
+        PERSISTENT_MEMORY.create_account(a).ctx("CREATE_ACCOUNT")?;
+        let pa = Account(a);
+        // Eight pages in one page table of this space, and of the persistent one.
+        const AT: u64 = VA + 0x20_0000;
+        let page_at = |i: u64| unsafe { core::slice::from_raw_parts_mut((AT + i * 4096) as *mut u8, 4096) };
+        let r = (|| {
+            PERSISTENT_MEMORY.donate(a, 16).ctx("DONATE")?;
+            pa.create_aspace(sp).ctx("CREATE_ASPACE")?;
+            pa.create_process(sp, p).ctx("CREATE_PROCESS")?;
+            let mut frames = [0u64; N as usize];
+            for (i, &s) in data.iter().enumerate() {
+                PERSISTENT_MEMORY.retype(ty::PAGE, s).ctx("RETYPE")?;
+                Aspace(sp).map(s, 0x40_0000 + i as u64 * 0x1000, rights::READ).ctx("MAP there")?;
+                SELF_ASPACE.map(s, AT + i as u64 * 4096, rights::READ | rights::WRITE).ctx("MAP here")?;
+                frames[i] = SELF_ASPACE.lookup(AT + i as u64 * 4096).ctx("LOOKUP")?.1;
+                page_at(i as u64).fill(0x11 * i as u8);
+            }
+            MEMORY.retype(ty::PAGE, pg).ctx("RETYPE")?;
+            SELF_ASPACE.map(pg, VA, rights::READ | rights::WRITE).ctx("MAP the reading page")?;
+            MEMORY.create_account(b).ctx("CREATE_ACCOUNT")?;
+            MEMORY.donate(b, CHECKPOINT.info().ctx("INFO")?.3 + 16).ctx("DONATE")?;
+
+            // The first checkpoint: everything read.
+            let (e1, n1) = CHECKPOINT.begin(b).ctx("BEGIN 1")?;
+            let full1 = read_all(n1, pg)?;
+            let none = read_since(n1, pg, e1)?;
+            ensure!(none.runs.is_empty(), "a run against the capture's own epoch");
+            CHECKPOINT.end().ctx("END 1")?;
+
+            // Between checkpoints: a user write into page 2 (a write fault
+            // after END).
+            page_at(2)[100] = 0xee;
+            let (e2, n2) = CHECKPOINT.begin(b).ctx("BEGIN 2")?;
+            ensure!(n2 == n1, "{n2} records, then {n1}");
+            let t = read_since(n2, pg, e1)?;
+            let full2 = read_all(n2, pg)?;
+            ensure!(t.pages() == [frames[2]], "pages sealed again since epoch {e1}: {:x?}, want only page 2 {:#x}", t.pages(), frames[2]);
+            for (i, f) in frames.iter().enumerate() {
+                ensure!(i == 2 || t.covers(*f), "unchanged page {i} (frame {f:#x}) in no run");
+            }
+            ensure!(!t.covers(frames[2]), "the written page lies in a run");
+            // What a run stands for is what the earlier checkpoint read.
+            let kinds = |t: u64| full2.iter().filter(|(d, _)| d[0] >> 32 & 0xff == t && d[0] != 0).count();
+            for &(i, same, first, end) in &t.runs {
+                for j in i..i + same {
+                    let (d, body) = &full2[j as usize];
+                    let frame = d[0] & 0xffff_ffff;
+                    let ty = d[0] >> 32 & 0xff;
+                    ensure!((first..end).contains(&frame), "record {j} (frame {frame:#x}) outside its run {first:#x}..{end:#x}");
+                    ensure!(ty == F_PAGE || ty == F_KFREE, "record {j} of type {ty} in a run");
+                    let old = full1.iter().find(|(o, _)| o[0] == d[0]);
+                    ensure!(
+                        old.is_some_and(|(o, ob)| o == d && ob == body),
+                        "record {j} (frame {frame:#x}) in a run reads unlike its record in the checkpoint of epoch {e1}"
+                    );
+                }
+            }
+            let in_runs: u64 = t.runs.iter().map(|r| r.1).sum();
+            ensure!(
+                in_runs == (kinds(F_PAGE) + kinds(F_KFREE)) as u64 - 1,
+                "{in_runs} records in runs, want every page and donated frame but one"
+            );
+            ensure!(t.sealed.len() as u64 + in_runs == n2, "{} sealed and {in_runs} unchanged of {n2}", t.sealed.len());
+            // During the capture: a user write into page 3, the kernel
+            // writing into page 5 (READ's descriptor lands there).
+            page_at(3)[7] = 0xdd;
+            CHECKPOINT.read(0, pg, AT + 5 * 4096 + 64, 0).ctx("READ into page 5")?;
+            CHECKPOINT.end().ctx("END 2")?;
+
+            // Page 7 freed between checkpoints.
+            SELF_ASPACE.unmap(AT + 7 * 4096).ctx("UNMAP")?;
+            Aspace(sp).unmap(0x40_0000 + 7 * 0x1000).ctx("UNMAP there")?;
+            PERSISTENT_MEMORY.revoke(d7).ctx("REVOKE")?;
+            let (e3, n3) = CHECKPOINT.begin(b).ctx("BEGIN 3")?;
+            ensure!(n3 == n2 - 1, "{n3} records after a page was freed, {n2} before");
+            let t2 = read_since(n3, pg, e2)?;
+            let sorted = |mut v: Vec<u64>| {
+                v.sort();
+                v
+            };
+            ensure!(
+                t2.pages() == sorted(alloc::vec![frames[3], frames[5]]),
+                "pages sealed again since epoch {e2}: {:x?}, want pages 3 and 5 {:#x} {:#x}",
+                t2.pages(),
+                frames[3],
+                frames[5]
+            );
+            ensure!(!t2.covers(frames[7]), "the freed page's frame lies in a run");
+            let t1 = read_since(n3, pg, e1)?;
+            ensure!(
+                t1.pages() == sorted(alloc::vec![frames[2], frames[3], frames[5]]),
+                "pages sealed again since epoch {e1}: {:x?}, want pages 2, 3 and 5",
+                t1.pages()
+            );
+            // Against no earlier checkpoint, everything is sealed.
+            for since in [0, e3, e3 + 1] {
+                let t = read_since(n3, pg, since)?;
+                ensure!(t.runs.is_empty(), "a run against epoch {since} (the capture's is {e3})");
+            }
+            CHECKPOINT.end().ctx("END 3")?;
+            // New keys: nothing sealed before is unchanged.
+            let key = [0x5eu64; 4];
+            CHECKPOINT.set_key(key.as_ptr() as u64).ctx("SET_KEY")?;
+            let (_, n4) = CHECKPOINT.begin(b).ctx("BEGIN 4")?;
+            let t = read_since(n4, pg, e3)?;
+            ensure!(t.runs.is_empty(), "a run of records sealed under the keys before SET_KEY");
+            CHECKPOINT.end().ctx("END 4")?;
+            let (e5, n5) = CHECKPOINT.begin(b).ctx("BEGIN 5")?;
+            let t = read_since(n5, pg, e5 - 1)?;
+            ensure!(t.pages().is_empty() && !t.runs.is_empty(), "nothing changed since the checkpoint under the new keys: {:x?} sealed", t.pages());
+            CHECKPOINT.end().ctx("END 5")?;
+            Ok(())
+        })();
+        let _ = CHECKPOINT.end();
+        for i in 0..N {
+            let _ = SELF_ASPACE.unmap(AT + i * 4096);
+        }
+        let _ = SELF_ASPACE.unmap(VA);
+        let _ = Account(b).destroy_all(keep_abi::slot::MEMORY);
+        pa.destroy_all(keep_abi::slot::MEMORY).ctx("DESTROY_ALL")?;
+        for s in data {
             let _ = PERSISTENT_MEMORY.revoke(s);
         }
         let _ = MEMORY.reclaim(pg);
