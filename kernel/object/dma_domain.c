@@ -199,7 +199,7 @@ static void destroy(struct dma_domain *d, struct account *a)
     release(d, 0, KEEP_DMA_HOLD_TAGS);
     for (unsigned t = 0; t < KEEP_DMA_HOLD_FRAMES && d->hold_pa[t]; t++)
         kmem_free(a, d->hold_pa[t]);
-    vtd_detach_domain(d->did); /* invalidates the IOTLB: no device reaches the pages after this */
+    vtd_detach_domain(d->did, d->devices); /* invalidates the IOTLB: no device reaches the pages after this */
     free_tables(a, d->root_pa, vtd_levels());
     domains[d->did] = NULL;
     frame_info(pa)->version++;
