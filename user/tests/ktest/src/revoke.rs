@@ -279,3 +279,39 @@ pub fn destroy_all_frames(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[acct, asp, p]);
     r
 }
+
+/// Three spaces, each with a page mapped in a whole number of parts'
+/// worth of page tables: a part that ends exactly with a space's last
+/// table leaves nothing for the next space, so DESTROY_ALL restarts all
+/// along, and every frame comes back.
+pub fn destroy_all_whole_parts(cx: &mut Cx) -> TestResult {
+    const TABLES: u64 = 12 * layout::DESTROY_TABLES;
+    let donated = SPACES as u64 * (TABLES + 4) + 8;
+    let a = new_account(cx, donated)?;
+    let spaces = cx.slots::<SPACES>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        let pool = MEMORY.free().ctx("FREE")?;
+        for &s in &spaces {
+            a.create_aspace(s).ctx("CREATE_ASPACE")?;
+            for i in 0..TABLES {
+                Aspace(s).map(page, BASE + i * STEP, RW).ctx("MAP")?;
+            }
+        }
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        let least = SPACES as u64 * TABLES / layout::DESTROY_TABLES - 1;
+        ensure!(parts >= least, "DESTROY_ALL of {SPACES} spaces of {TABLES} tables restarted {parts} times, want at least {least}");
+        MEMORY.reclaim(page).ctx("RECLAIM after DESTROY_ALL: the page is mapped nowhere")?;
+        let back = MEMORY.free().ctx("FREE")?;
+        let want = pool + donated + 2;
+        ensure!(back == want, "the pool has {back} frames after DESTROY_ALL and RECLAIM, want {want}");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    let _ = MEMORY.reclaim(page);
+    cx.drop_slots(&spaces);
+    cx.drop_slots(&[a.0, page]);
+    r
+}
