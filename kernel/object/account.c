@@ -220,7 +220,7 @@ static u64 destroy(struct invocation *inv, struct account *a)
         return KEEP_ERR_OK;
     }
     case KEEP_TYPE_DMA_DOMAIN:
-        return dma_domain_destroy(c, a);
+        return dma_domain_destroy(inv, c, a);
     case KEEP_TYPE_NOTIFICATION:
         return notification_destroy(c, a);
     default:

@@ -449,7 +449,8 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
             return destroy_restart(inv);
         aspace_destroy(a->aspaces);
     }
-    dma_domain_destroy_all(a); /* detaches their devices, unpins their pages */
+    if (!dma_domain_destroy_all(a, &tables)) /* detaches their devices, unpins their pages */
+        return destroy_restart(inv);
     notification_destroy_all(a); /* waiters elsewhere start again and find them stale */
     numbers_release_all(a);
     checkpoint_account_gone(a); /* the shadows of a capture it paid for */

@@ -315,3 +315,50 @@ pub fn destroy_all_whole_parts(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[a.0, page]);
     r
 }
+
+/// A DMA domain mapping a page in 64 tables of its own (2 MiB apart):
+/// ACCOUNT.DESTROY of it, and DESTROY_ALL of an account holding another
+/// such domain, go in parts of DESTROY_TABLES tables (DESTROY_RESTARTS),
+/// unpin the page and give every frame back.
+pub fn dma_domain_parts(cx: &mut Cx) -> TestResult {
+    use keep_abi::DmaDomain;
+    const DTABLES: u64 = 64;
+    let donated = 2 * (DTABLES + 8);
+    let a = new_account(cx, donated)?;
+    let [one, two] = cx.slots::<2>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        let pool = MEMORY.free().ctx("FREE")?;
+        for &d in &[one, two] {
+            a.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+            for i in 0..DTABLES {
+                DmaDomain(d).map(page, i * STEP, RW).ctx("DMA_DOMAIN.MAP")?;
+            }
+        }
+        let (free, used, _, _) = a.info_raw().ctx("INFO")?;
+        ensure!(used >= 2 * DTABLES, "the domains use {used} frames, want at least {}", 2 * DTABLES);
+        let least = DTABLES / layout::DESTROY_TABLES - 1;
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy(one).ctx("DESTROY of the domain")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        ensure!(parts >= least, "DESTROY of a domain of {DTABLES} tables restarted {parts} times, want at least {least}");
+        expect_err(DmaDomain(one).lookup(0), Error::STALE, "the domain after DESTROY")?;
+        let (free2, used2, _, _) = a.info_raw().ctx("INFO")?;
+        ensure!(free2 + used2 == free + used && used2 == used / 2, "after DESTROY the account holds {free2} free and {used2} used, want {} and {}", free + used / 2, used / 2);
+        expect_err(MEMORY.reclaim(page), Error::IN_USE, "RECLAIM of the page the other domain maps")?;
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        ensure!(parts >= least, "DESTROY_ALL of a domain of {DTABLES} tables restarted {parts} times, want at least {least}");
+        expect_err(DmaDomain(two).lookup(0), Error::STALE, "the other domain after DESTROY_ALL")?;
+        MEMORY.reclaim(page).ctx("RECLAIM after both domains went: the page is pinned nowhere")?;
+        let back = MEMORY.free().ctx("FREE")?;
+        let want = pool + donated + 2;
+        ensure!(back == want, "the pool has {back} frames after DESTROY_ALL and RECLAIM, want {want}");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    let _ = MEMORY.reclaim(page);
+    cx.drop_slots(&[a.0, one, two, page]);
+    r
+}
