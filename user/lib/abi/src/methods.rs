@@ -431,7 +431,7 @@ impl Account {
         invoke(self.0, method::account::CREATE_WRAPPER, [cap, dest, rights, 0]).map(drop)
     }
 
-    /// ACCOUNT.DESTROY (6, needs WRITE): Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call.
+    /// ACCOUNT.DESTROY (6, needs WRITE): Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call; so does a DMA domain (the first part detaches its devices and lets its holds go; from then on every method on it is STALE).
     /// Results: (-).
     #[inline]
     pub fn destroy(self, object: u64) -> Result<()> {
@@ -445,7 +445,7 @@ impl Account {
         invoke(self.0, method::account::RECLAIM, [memory, frames, 0, 0]).map(drop)
     }
 
-    /// ACCOUNT.DESTROY_ALL (8, needs WRITE): Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, DESTROY_TABLES page tables with their mappings, or MOVE_FRAMES of its unused frames given back); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
+    /// ACCOUNT.DESTROY_ALL (8, needs WRITE): Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, DESTROY_TABLES page tables of its address spaces, with their mappings, or of its DMA domains, or MOVE_FRAMES of its unused frames given back); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
     /// Results: (-).
     #[inline]
     pub fn destroy_all(self, memory: u64) -> Result<()> {
