@@ -41,11 +41,17 @@ static u64 pop_free(struct account *a)
     return pa;
 }
 
+void account_give_back(struct account *a, u64 n)
+{
+    ASSERT(n <= a->free_count);
+    while (n--)
+        frame_free(pop_free(a));
+}
+
 void account_close(struct account *a)
 {
     ASSERT(a->used_count == 0);
-    while (a->free_count)
-        frame_free(pop_free(a));
+    account_give_back(a, a->free_count);
     struct account **link = &all_accounts;
     while (*link != a)
         link = &(*link)->next;
@@ -53,6 +59,16 @@ void account_close(struct account *a)
     u64 pa = virt_to_phys_window(a);
     frame_info(pa)->version++; /* every capability to it goes stale */
     frame_free(pa);
+}
+
+u64 move_restarts;
+
+u64 account_move_restart(struct invocation *inv, u64 left)
+{
+    move_restarts++;
+    inv->caller->regs.r8 = left;
+    inv->caller->regs.rip -= 2;
+    return INV_DONE;
 }
 
 void account_fund(struct account *a, u64 n)
@@ -204,7 +220,7 @@ static u64 destroy(struct invocation *inv, struct account *a)
         return KEEP_ERR_OK;
     }
     case KEEP_TYPE_DMA_DOMAIN:
-        return dma_domain_destroy(c, a);
+        return dma_domain_destroy(inv, c, a);
     case KEEP_TYPE_NOTIFICATION:
         return notification_destroy(c, a);
     default:
@@ -221,9 +237,9 @@ static u64 reclaim(struct invocation *inv, struct account *a)
         return e;
     if (n > a->free_count)
         return KEEP_ERR_NO_MEMORY;
-    while (n--)
-        frame_free(pop_free(a));
-    return KEEP_ERR_OK;
+    u64 part = n > KEEP_MOVE_FRAMES ? KEEP_MOVE_FRAMES : n;
+    account_give_back(a, part);
+    return part < n ? account_move_restart(inv, n - part) : KEEP_ERR_OK;
 }
 
 u64 account_invoke(struct invocation *inv)

@@ -36,6 +36,14 @@ extern struct account *all_accounts;
 struct account *account_create(int pool);
 /* Move n frames from the account's pool into it (the caller checked). */
 void account_fund(struct account *a, u64 n);
+/* The part of a DONATE or RECLAIM after which `left` frames are still to
+ * move: the count (arg[1], r8) becomes left and the invocation restarts
+ * from the system call, which takes any interrupt that came meanwhile
+ * (INV_DONE).  Each restart is the same method for the rest, checked as a
+ * new one, so nothing but the caller's registers says where it stands. */
+u64 account_move_restart(struct invocation *inv, u64 left);
+/* Give n of the account's unused frames (it holds them) back to their pool. */
+void account_give_back(struct account *a, u64 n);
 /* Give an account with nothing in use, and all its frames, back to the pool. */
 void account_close(struct account *a);
 /* Take a zeroed frame of the given type; the caller has made sure one is

@@ -39,6 +39,7 @@ struct dma_domain {
     /* Holds: tables of 512 words, each a held frame's address | its tag (0: empty). */
     u64 hold_pa[KEEP_DMA_HOLD_FRAMES];
     u64 holds;
+    bool dying; /* its destruction is under way, in parts: every method is STALE */
 };
 _Static_assert(sizeof(struct dma_domain) <= PAGE_SIZE, "a domain fits its frame");
 
@@ -106,19 +107,29 @@ u64 dma_domain_create(struct invocation *inv, struct account *a)
     return KEEP_ERR_OK;
 }
 
-/* Free the tables below table_pa (of `level`) and unpin the pages. */
-static void free_tables(struct account *a, u64 table_pa, unsigned level)
+/* Free the tables below table_pa (of `level`) and unpin the pages, at
+ * most *budget tables (counted down to 0, and those over the last, their
+ * subtrees empty): true when nothing is left below it; false when the
+ * budget ran out first, every entry it cleared gone, so that another call
+ * goes on. */
+static bool free_below(struct account *a, u64 table_pa, unsigned level, unsigned *budget)
 {
     u64 *t = phys_to_virt(table_pa);
     for (unsigned i = 0; i < 512; i++) {
         if (!(t[i] & (SL_R | SL_W)))
             continue;
-        if (level > 1)
-            free_tables(a, t[i] & PTE_ADDR, level - 1);
-        else
+        if (level > 1) {
+            if (!*budget || !free_below(a, t[i] & PTE_ADDR, level - 1, budget))
+                return false;
+            kmem_free(a, t[i] & PTE_ADDR);
+            if (*budget)
+                (*budget)--;
+        } else {
             frame_info(t[i] & PTE_ADDR)->maps--;
+        }
+        t[i] = 0;
     }
-    kmem_free(a, table_pa);
+    return true;
 }
 
 static u64 *mapped(struct dma_domain *d, u64 addr, u64 *err)
@@ -193,25 +204,44 @@ static u64 hold(struct invocation *inv, struct dma_domain *d)
     return KEEP_ERR_OK;
 }
 
-static void destroy(struct dma_domain *d, struct account *a)
+/* Destroy d, freeing at most *budget of its tables: false when the budget
+ * ran out first.  The first part takes its devices off (the IOTLB is
+ * invalidated: no device reaches the pages after it) and its holds; from
+ * then on it is dying, every method STALE, until the last part raises its
+ * version. */
+static bool destroy(struct dma_domain *d, struct account *a, unsigned *budget)
 {
     u64 pa = virt_to_phys_window(d);
-    release(d, 0, KEEP_DMA_HOLD_TAGS);
-    for (unsigned t = 0; t < KEEP_DMA_HOLD_FRAMES && d->hold_pa[t]; t++)
-        kmem_free(a, d->hold_pa[t]);
-    vtd_detach_domain(d->did); /* invalidates the IOTLB: no device reaches the pages after this */
-    free_tables(a, d->root_pa, vtd_levels());
+    if (!d->dying) {
+        release(d, 0, KEEP_DMA_HOLD_TAGS);
+        for (unsigned t = 0; t < KEEP_DMA_HOLD_FRAMES && d->hold_pa[t]; t++) {
+            kmem_free(a, d->hold_pa[t]);
+            d->hold_pa[t] = 0;
+        }
+        vtd_detach_domain(d->did, d->devices);
+        d->devices = 0;
+        d->dying = true;
+    }
+    if (!free_below(a, d->root_pa, vtd_levels(), budget))
+        return false;
+    kmem_free(a, d->root_pa);
     domains[d->did] = NULL;
     frame_info(pa)->version++;
     kmem_free(a, pa);
+    return true;
 }
 
-u64 dma_domain_destroy(struct cap c, struct account *a)
+u64 dma_domain_destroy(struct invocation *inv, struct cap c, struct account *a)
 {
     struct dma_domain *d = domain_from_cap(c);
     if (d->account != a)
         return KEEP_ERR_INVALID_ARG;
-    destroy(d, a);
+    unsigned tables = KEEP_DESTROY_TABLES; /* in parts, as an address space */
+    if (!destroy(d, a, &tables)) {
+        destroy_restarts++;
+        inv->caller->regs.rip -= 2;
+        return INV_DONE;
+    }
     return KEEP_ERR_OK;
 }
 
@@ -248,11 +278,12 @@ u64 dma_domain_unmap_frame(u64 pa)
     return total;
 }
 
-void dma_domain_destroy_all(struct account *a)
+bool dma_domain_destroy_all(struct account *a, unsigned *budget)
 {
     for (unsigned i = 1; i < MAX_DOMAINS; i++)
-        if (domains[i] && domains[i]->account == a)
-            destroy(domains[i], a);
+        if (domains[i] && domains[i]->account == a && !destroy(domains[i], a, budget))
+            return false;
+    return true;
 }
 
 static u64 map(struct invocation *inv, struct dma_domain *d)
@@ -386,6 +417,8 @@ u64 dma_domain_invoke(struct invocation *inv)
     struct dma_domain *d = domain_from_cap(inv->cap);
     if (inv->method < KEEP_M_DMA_DOMAIN_INFO || inv->method > KEEP_M_DMA_DOMAIN_RELEASE)
         return KEEP_ERR_INVALID_METHOD;
+    if (d->dying) /* as good as destroyed (destroy) */
+        return KEEP_ERR_STALE;
     switch (inv->method) {
     case KEEP_M_DMA_DOMAIN_INFO:
         inv->res[0] = address_bits();

@@ -15,14 +15,17 @@ struct process;
 #define DMA_FAULT_PENDING (1u << 31)
 _Static_assert(KEEP_IRQ_LINES < 31, "the DMA-fault bit lies above the interrupt lines");
 
-/* ACCOUNT.CREATE_DMA_DOMAIN and ACCOUNT.DESTROY of a DMA_DOMAIN from a. */
+/* ACCOUNT.CREATE_DMA_DOMAIN and ACCOUNT.DESTROY of a DMA_DOMAIN from a;
+ * the destruction goes in parts of DESTROY_TABLES tables, restarting from
+ * the system call between them (INV_DONE). */
 u64 dma_domain_create(struct invocation *inv, struct account *a);
-u64 dma_domain_destroy(struct cap c, struct account *a);
+u64 dma_domain_destroy(struct invocation *inv, struct cap c, struct account *a);
 /* MEMORY.REVOKE: remove every DMA mapping of frame pa (the IOTLB
  * invalidated before it returns); how many there were. */
 u64 dma_domain_unmap_frame(u64 pa);
-/* ACCOUNT.DESTROY_ALL: every domain made from a. */
-void dma_domain_destroy_all(struct account *a);
+/* ACCOUNT.DESTROY_ALL: every domain made from a, freeing at most *budget
+ * of their tables (counted down); false when the budget ran out first. */
+bool dma_domain_destroy_all(struct account *a, unsigned *budget);
 u64 dma_domain_invoke(struct invocation *inv);
 
 /* A translation fault of device sid in domain did (from the fault

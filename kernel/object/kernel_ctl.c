@@ -56,6 +56,9 @@ static u64 info(u64 key, u64 *value)
     case KEEP_INFO_DESTROY_RESTARTS:
         *value = destroy_restarts;
         return KEEP_ERR_OK;
+    case KEEP_INFO_MOVE_RESTARTS:
+        *value = move_restarts;
+        return KEEP_ERR_OK;
     default:
         return KEEP_ERR_INVALID_ARG;
     }

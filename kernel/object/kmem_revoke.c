@@ -385,10 +385,11 @@ u64 kmem_need_process(struct invocation *inv, u64 num)
 }
 
 /* ---- accounts destroyed whole ----
- * In parts: DESTROY_PROCESSES processes or DESTROY_TABLES page tables at
- * a time, after which the invocation restarts from the system call and
- * goes on (everything done so far is done: the lists it works from are
- * shorter).  A caller that is itself among what goes does it all at once. */
+ * In parts: DESTROY_PROCESSES processes, DESTROY_TABLES page tables or
+ * MOVE_FRAMES unused frames at a time, after which the invocation restarts
+ * from the system call and goes on (everything done so far is done: the
+ * lists it works from are shorter).  A caller that is itself among what
+ * goes does it all at once. */
 
 #define DESTROY_PROCESSES 32
 
@@ -401,6 +402,13 @@ static u64 destroy_restart(struct invocation *inv)
     return INV_DONE;
 }
 
+/* MOVE_FRAMES of a's unused frames back to their pool, and a restart. */
+static u64 drain_part(struct invocation *inv, struct account *a)
+{
+    account_give_back(a, KEEP_MOVE_FRAMES);
+    return destroy_restart(inv);
+}
+
 u64 account_destroy_all(struct invocation *inv, struct account *a)
 {
     struct cap mem;
@@ -410,6 +418,10 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
     struct process *me = inv->caller;
     bool parts = me->account != a && me->as->account != a;
     unsigned procs = 0, tables = parts ? KEEP_DESTROY_TABLES : ~0u;
+    /* Nothing made from it is left (a part before gave it all back): its
+     * unused frames go back MOVE_FRAMES at a time, with no search. */
+    if (parts && !a->used_count && !a->nout && a->free_count > KEEP_MOVE_FRAMES)
+        return drain_part(inv, a);
     /* Processes: its own, and any in its address spaces. */
     for (struct process *p = all_processes, *next; p; p = next) {
         next = p->all_next;
@@ -437,11 +449,14 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
             return destroy_restart(inv);
         aspace_destroy(a->aspaces);
     }
-    dma_domain_destroy_all(a); /* detaches their devices, unpins their pages */
+    if (!dma_domain_destroy_all(a, &tables)) /* detaches their devices, unpins their pages */
+        return destroy_restart(inv);
     notification_destroy_all(a); /* waiters elsewhere start again and find them stale */
     numbers_release_all(a);
     checkpoint_account_gone(a); /* the shadows of a capture it paid for */
     ASSERT(a->used_count == 0 && a->nout == 0);
+    if (parts && a->free_count > KEEP_MOVE_FRAMES)
+        return drain_part(inv, a);
     account_close(a);
     return KEEP_ERR_OK;
 }

@@ -45,8 +45,9 @@ static u64 donate(struct invocation *inv)
         return KEEP_ERR_INVALID_ARG;
     if (n > (pool_of(inv) ? frame_pool_free_count() : frame_free_count()))
         return KEEP_ERR_NO_MEMORY;
-    account_fund(account_from_cap(acct), n);
-    return KEEP_ERR_OK;
+    u64 part = n > KEEP_MOVE_FRAMES ? KEEP_MOVE_FRAMES : n; /* in parts: account.h */
+    account_fund(account_from_cap(acct), part);
+    return part < n ? account_move_restart(inv, n - part) : KEEP_ERR_OK;
 }
 
 static u64 create_account(struct invocation *inv)

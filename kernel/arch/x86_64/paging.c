@@ -292,8 +292,9 @@ void user_tables_adopt(u64 pml4_pa, const struct adopt_walk *w)
     }
 }
 
-/* free_subtree, freeing at most *budget tables: every entry it clears has
- * been handed to w, so a later call finds only what is left. */
+/* free_subtree, freeing at most *budget tables (and those over the last,
+ * its subtree empty): every entry it clears has been handed to w, so a
+ * later call finds only what is left. */
 static bool free_subtree_part(u64 *t, int level, const struct table_walk *w, unsigned *budget)
 {
     for (unsigned i = 0; i < 512; i++) {
@@ -303,7 +304,8 @@ static bool free_subtree_part(u64 *t, int level, const struct table_walk *w, uns
             if (!*budget || !free_subtree_part(table_of(t[i]), level - 1, w, budget))
                 return false;
             w->free_table(w->ctx, t[i] & PTE_ADDR);
-            (*budget)--;
+            if (*budget) /* a subtree that ended the budget exactly: 0, never below */
+                (*budget)--;
         } else {
             w->unmap_leaf(t[i] & PTE_ADDR);
         }
@@ -321,7 +323,8 @@ bool free_user_tables_part(u64 pml4_pa, const struct table_walk *w, unsigned *bu
         if (!*budget || !free_subtree_part(table_of(pml4[i]), 2, w, budget))
             return false;
         w->free_table(w->ctx, pml4[i] & PTE_ADDR);
-        (*budget)--;
+        if (*budget)
+            (*budget)--;
         pml4[i] = 0;
     }
     return true;

@@ -59,8 +59,9 @@ struct table_walk {
     void *ctx;
 };
 void free_user_tables(u64 pml4_pa, const struct table_walk *w);
-/* The same, freeing at most *budget tables (counted down): true when none
- * is left; false when the budget ran out first, with everything it cleared
+/* The same, freeing at most *budget tables (counted down to 0, and the
+ * tables over the last one, whose subtrees it emptied): true when none is
+ * left; false when the budget ran out first, with everything it cleared
  * handed to w, so that another call goes on (ACCOUNT.DESTROY_ALL). */
 bool free_user_tables_part(u64 pml4_pa, const struct table_walk *w, unsigned *budget);
 /* A restored address space: give it this boot's kernel half, and ask keep

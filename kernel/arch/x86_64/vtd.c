@@ -225,15 +225,17 @@ void vtd_detach(u16 sid)
     vtd_flush_domain(did);
 }
 
-unsigned vtd_detach_domain(u16 did)
+void vtd_detach_domain(u16 did, unsigned devices)
 {
-    unsigned n = 0;
-    for (unsigned sid = 0; regs && sid < 65536; sid++)
-        if (vtd_device_domain((u16)sid) == did) {
-            vtd_detach((u16)sid);
-            n++;
-        }
-    return n;
+    for (unsigned bus = 0; regs && devices && bus < 256; bus++) {
+        if (!(root_table[2 * bus] & 1))
+            continue;
+        for (unsigned devfn = 0; devices && devfn < 256; devfn++)
+            if (vtd_device_domain((u16)(bus << 8 | devfn)) == did) {
+                vtd_detach((u16)(bus << 8 | devfn));
+                devices--;
+            }
+    }
 }
 
 void vtd_fault_irq(void)

@@ -28,8 +28,9 @@ bool vtd_attach_needs_frame(u16 sid);
  * and the domain's IOTLB entries are invalidated before it returns. */
 void vtd_attach(u16 sid, u16 did, u64 root_pa);
 void vtd_detach(u16 sid);
-/* Detach every device of domain did; returns how many. */
-unsigned vtd_detach_domain(u16 did);
+/* Detach the `devices` devices of domain did (its count of them): a search
+ * of the buses that have a context table, which stops at the last one. */
+void vtd_detach_domain(u16 did, unsigned devices);
 /* Invalidate the IOTLB entries of domain did (after every change of its
  * tables: caching mode makes even a new mapping need it). */
 void vtd_flush_domain(u16 did);

@@ -77,8 +77,9 @@
 #define KEEP_INFO_TIMER_HZ 0x7ULL /* Ticks a second of TICKS and TIMER.NOW (the timer interrupt is one-shot, not periodic). */
 #define KEEP_INFO_FASTPATH_IPC 0x8ULL /* Calls and reply-and-receives completed by the IPC fast path since boot. */
 #define KEEP_INFO_HELD_FRAMES 0x9ULL /* Frames whose page was destroyed while a DMA hold (DMA_DOMAIN.HOLD) kept them: they go back to the pool with their last hold. */
-#define KEEP_INFO_DESTROY_RESTARTS 0xbULL /* Parts of ACCOUNT.DESTROY_ALL since boot that ended at its restart point (32 processes or DESTROY_TABLES page tables destroyed, the invocation restarted to go on). */
+#define KEEP_INFO_DESTROY_RESTARTS 0xbULL /* Parts of ACCOUNT.DESTROY_ALL and ACCOUNT.DESTROY since boot that ended at their restart point (32 processes, DESTROY_TABLES page tables or MOVE_FRAMES frames given back, the invocation restarted to go on). */
 #define KEEP_INFO_REVOKE_RESTARTS 0xaULL /* Parts of MEMORY.REVOKE since boot that ended at its restart point (REVOKE_TABLES page tables searched, the invocation restarted to go on). */
+#define KEEP_INFO_MOVE_RESTARTS 0xcULL /* Parts of MEMORY.DONATE and ACCOUNT.RECLAIM since boot that ended at their restart point (MOVE_FRAMES frames moved, the invocation restarted with the count of those still to move). */
 
 /* CPU feature bits */
 #define KEEP_CPU_NX 0x1ULL /* No-execute pages (EFER.NXE). */
@@ -143,6 +144,7 @@
 #define KEEP_CHECKPOINT_RECORD_WORDS 0x6ULL /* Words of a record's descriptor, as CHECKPOINT.READ returns it and RESTORE takes it: the info word (frame number in bits 0-31, frame type 32-39, number page 40-63; 0 for the kernel record), the object's version, the two words of the seal's tag, the epoch it was sealed in (a kernel object's: the capture's; a data page's or donated frame's: the first epoch whose BEGIN saw its content, so that its record is the same in every checkpoint until it changes), and the seal's nonce (which depends on the frame and its content only). */
 #define KEEP_BUDGET_MIN_US 0x64ULL /* Smallest budget PROCESS.SET_BUDGET gives (microseconds). */
 #define KEEP_DESTROY_TABLES 0x4ULL /* Page tables ACCOUNT.DESTROY_ALL frees (with the mappings in them) before its invocation restarts from the system call, letting interrupts in. */
+#define KEEP_MOVE_FRAMES 0x200ULL /* Frames MEMORY.DONATE, ACCOUNT.RECLAIM and ACCOUNT.DESTROY_ALL move between the pool and an account before the invocation restarts from the system call, letting interrupts in. */
 #define KEEP_REVOKE_TABLES 0x8ULL /* Page tables MEMORY.REVOKE searches (512 entries each) before its invocation restarts from the system call, letting interrupts in. */
 #define KEEP_BUDGET_MIN_PERIOD_US 0x3e8ULL /* Shortest budget period (microseconds). */
 #define KEEP_BUDGET_MAX_PERIOD_US 0x989680ULL /* Longest budget period (microseconds). */

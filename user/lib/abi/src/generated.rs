@@ -142,10 +142,12 @@ pub mod info {
     pub const FASTPATH_IPC: u64 = 0x8;
     /// Frames whose page was destroyed while a DMA hold (DMA_DOMAIN.HOLD) kept them: they go back to the pool with their last hold.
     pub const HELD_FRAMES: u64 = 0x9;
-    /// Parts of ACCOUNT.DESTROY_ALL since boot that ended at its restart point (32 processes or DESTROY_TABLES page tables destroyed, the invocation restarted to go on).
+    /// Parts of ACCOUNT.DESTROY_ALL and ACCOUNT.DESTROY since boot that ended at their restart point (32 processes, DESTROY_TABLES page tables or MOVE_FRAMES frames given back, the invocation restarted to go on).
     pub const DESTROY_RESTARTS: u64 = 0xb;
     /// Parts of MEMORY.REVOKE since boot that ended at its restart point (REVOKE_TABLES page tables searched, the invocation restarted to go on).
     pub const REVOKE_RESTARTS: u64 = 0xa;
+    /// Parts of MEMORY.DONATE and ACCOUNT.RECLAIM since boot that ended at their restart point (MOVE_FRAMES frames moved, the invocation restarted with the count of those still to move).
+    pub const MOVE_RESTARTS: u64 = 0xc;
 }
 
 /// CPU feature bits
@@ -274,6 +276,8 @@ pub mod layout {
     pub const BUDGET_MIN_US: u64 = 0x64;
     /// Page tables ACCOUNT.DESTROY_ALL frees (with the mappings in them) before its invocation restarts from the system call, letting interrupts in.
     pub const DESTROY_TABLES: u64 = 0x4;
+    /// Frames MEMORY.DONATE, ACCOUNT.RECLAIM and ACCOUNT.DESTROY_ALL move between the pool and an account before the invocation restarts from the system call, letting interrupts in.
+    pub const MOVE_FRAMES: u64 = 0x200;
     /// Page tables MEMORY.REVOKE searches (512 entries each) before its invocation restarts from the system call, letting interrupts in.
     pub const REVOKE_TABLES: u64 = 0x8;
     /// Shortest budget period (microseconds).
@@ -443,7 +447,7 @@ pub mod method {
         pub const RETYPE: u64 = 1;
         /// Return the number of free frames in the pool (the persistent pool's while it is shut: those not restored).
         pub const FREE: u64 = 2;
-        /// Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then. An account takes frames only from the pool its own frame came from (INVALID_ARG for the other), so that everything a persistent account makes is in the persistent pool; BAD_STATE from the persistent pool while it is shut.
+        /// Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then. It goes in parts of MOVE_FRAMES frames: after each part the frames argument (r8) holds the frames still to move and the invocation restarts from the system call, so interrupts are taken in between; each restart is the DONATE of the rest, checked as a new one (a part that finds the pool short, because another task took frames meanwhile, is NO_MEMORY with the frames moved so far in the account and frames saying how many did not move). An account takes frames only from the pool its own frame came from (INVALID_ARG for the other), so that everything a persistent account makes is in the persistent pool; BAD_STATE from the persistent pool while it is shut.
         pub const DONATE: u64 = 3;
         /// Make an empty kernel-memory account (its own frame comes from the pool) and place a capability with all rights at dest. An account from the persistent pool is persistent: it is funded from that pool only, and its processes take their numbers from the persistent range (PERSISTENT_NUMBER_PAGES); BAD_STATE from the persistent pool while it is shut.
         pub const CREATE_ACCOUNT: u64 = 4;
@@ -531,11 +535,11 @@ pub mod method {
         pub const CREATE_PROCESS: u64 = 4;
         /// Make a wrapper (1 frame) around a copy of the capability at cap and place a WRAPPER capability with the given rights (READ, WRITE, EXEC, CALL) at dest. Invoking it invokes the wrapped capability with the rights both have. A RETURN capability cannot be wrapped (INVALID_ARG).
         pub const CREATE_WRAPPER: u64 = 5;
-        /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call.
+        /// Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call; so does a DMA domain (the first part detaches its devices and lets its holds go; from then on every method on it is STALE).
         pub const DESTROY: u64 = 6;
-        /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
+        /// Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then. It goes in parts of MOVE_FRAMES frames, as MEMORY.DONATE does: after each part the frames argument (r8) holds the frames still to give back and the invocation restarts from the system call (a part that finds the account short, because its objects took frames meanwhile, is NO_MEMORY with frames saying how many did not move).
         pub const RECLAIM: u64 = 7;
-        /// Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, or DESTROY_TABLES page tables with their mappings); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
+        /// Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, DESTROY_TABLES page tables of its address spaces, with their mappings, or of its DMA domains, or MOVE_FRAMES of its unused frames given back); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
         pub const DESTROY_ALL: u64 = 8;
         /// Take back, from a live address space paid by this account (aspace needs WRITE), the page table of the given level (1: the table of 4 KiB entries, 2: of 2 MiB entries, 3: of 1 GiB entries) that translates vaddr (user half), and every table below it. Page tables are redundant data: the mappings under them are dropped (as if unmapped), the frame is handed to the caller as an empty PAGE at dest, and the tables below it go back to the account's unused frames. The space's pager rebuilds the mappings by ASPACE.MAP when its processes fault on them (docs/kernel-memory.md). Returns the number of frames freed (the one at dest included). IN_USE if those tables translate the IPC buffer of a process in the space; NOT_MAPPED if there is no such table.
         pub const REVOKE_TABLE: u64 = 9;

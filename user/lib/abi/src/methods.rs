@@ -126,7 +126,7 @@ impl Memory {
         invoke(self.0, method::memory::FREE, [0, 0, 0, 0]).map(|r| r[0])
     }
 
-    /// MEMORY.DONATE (3, needs WRITE): Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then. An account takes frames only from the pool its own frame came from (INVALID_ARG for the other), so that everything a persistent account makes is in the persistent pool; BAD_STATE from the persistent pool while it is shut.
+    /// MEMORY.DONATE (3, needs WRITE): Move frames (1 to 65536) free frames from the pool into the kernel-memory account named by the account capability (which needs WRITE). NO_MEMORY if the pool has fewer; nothing moves then. It goes in parts of MOVE_FRAMES frames: after each part the frames argument (r8) holds the frames still to move and the invocation restarts from the system call, so interrupts are taken in between; each restart is the DONATE of the rest, checked as a new one (a part that finds the pool short, because another task took frames meanwhile, is NO_MEMORY with the frames moved so far in the account and frames saying how many did not move). An account takes frames only from the pool its own frame came from (INVALID_ARG for the other), so that everything a persistent account makes is in the persistent pool; BAD_STATE from the persistent pool while it is shut.
     /// Results: (-).
     #[inline]
     pub fn donate(self, account: u64, frames: u64) -> Result<()> {
@@ -431,21 +431,21 @@ impl Account {
         invoke(self.0, method::account::CREATE_WRAPPER, [cap, dest, rights, 0]).map(drop)
     }
 
-    /// ACCOUNT.DESTROY (6, needs WRITE): Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call.
+    /// ACCOUNT.DESTROY (6, needs WRITE): Destroy the ASPACE, PROCESS or WRAPPER named by object, which must have been made from this account (INVALID_ARG otherwise): raise its version so that every capability to it fails with STALE, and give its frames (page tables included) back to the account. A process is stopped first; its waiters and senders restart and see STALE. An address space still used by a process is BAD_STATE. Revoking a wrapper is destroying it. An address space goes in parts of DESTROY_TABLES page tables, after each of which the invocation restarts from the system call; so does a DMA domain (the first part detaches its devices and lets its holds go; from then on every method on it is STALE).
     /// Results: (-).
     #[inline]
     pub fn destroy(self, object: u64) -> Result<()> {
         invoke(self.0, method::account::DESTROY, [object, 0, 0, 0]).map(drop)
     }
 
-    /// ACCOUNT.RECLAIM (7, needs WRITE): Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then.
+    /// ACCOUNT.RECLAIM (7, needs WRITE): Give frames unused frames of the account back to the memory pool named by memory (which needs WRITE). NO_MEMORY if the account has fewer unused frames; nothing moves then. It goes in parts of MOVE_FRAMES frames, as MEMORY.DONATE does: after each part the frames argument (r8) holds the frames still to give back and the invocation restarts from the system call (a part that finds the account short, because its objects took frames meanwhile, is NO_MEMORY with frames saying how many did not move).
     /// Results: (-).
     #[inline]
     pub fn reclaim(self, memory: u64, frames: u64) -> Result<()> {
         invoke(self.0, method::account::RECLAIM, [memory, frames, 0, 0]).map(drop)
     }
 
-    /// ACCOUNT.DESTROY_ALL (8, needs WRITE): Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, or DESTROY_TABLES page tables with their mappings); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
+    /// ACCOUNT.DESTROY_ALL (8, needs WRITE): Destroy the account and everything made from it: its processes (exported ones too), its address spaces with every process running in them (whatever account paid for those), its wrappers and its DMA domains, as ACCOUNT.DESTROY does each; then give all its frames, used and unused, and its own frame back to the memory pool named by memory (which needs WRITE). Every capability to the account and to those objects becomes STALE. Works on the caller's own account too. It goes in parts (32 processes, DESTROY_TABLES page tables of its address spaces, with their mappings, or of its DMA domains, or MOVE_FRAMES of its unused frames given back); after each the invocation restarts from the system call and goes on, so interrupts are taken in between (a caller destroying its own account or space does it in one part).
     /// Results: (-).
     #[inline]
     pub fn destroy_all(self, memory: u64) -> Result<()> {

@@ -198,3 +198,167 @@ pub fn destroy_all_parts(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[a.0, asp, p, page]);
     r
 }
+
+/// Frames moved in the tests of DONATE, RECLAIM and DESTROY_ALL's parts:
+/// several parts of MOVE_FRAMES and a last one that is not whole.
+const MOVED: u64 = 5 * layout::MOVE_FRAMES + 123;
+
+fn move_restarts() -> Result<u64, alloc::string::String> {
+    KERNEL.info(info::MOVE_RESTARTS).ctx("INFO MOVE_RESTARTS")
+}
+
+/// DONATE of MOVED frames goes in parts (KERNEL.INFO MOVE_RESTARTS counts
+/// the restarts) and ends as DONATEs of one part each do: the account
+/// holds exactly MOVED unused frames, the pool has exactly MOVED fewer.
+/// RECLAIM of them goes in parts too and gives exactly those back.
+pub fn donate_reclaim_parts(cx: &mut Cx) -> TestResult {
+    let [big, small] = cx.slots::<2>()?;
+    let r = (|| {
+        MEMORY.create_account(big).ctx("CREATE_ACCOUNT")?;
+        MEMORY.create_account(small).ctx("CREATE_ACCOUNT")?;
+        let (big, small) = (Account(big), Account(small));
+        let pool = MEMORY.free().ctx("FREE")?;
+        let before = move_restarts()?;
+        MEMORY.donate(big.0, MOVED).ctx("DONATE")?;
+        let parts = move_restarts()? - before;
+        let least = MOVED / layout::MOVE_FRAMES;
+        ensure!(parts >= least, "DONATE of {MOVED} frames restarted {parts} times, want at least {least}");
+        ensure!(MEMORY.free().ctx("FREE")? == pool - MOVED, "the pool did not give exactly {MOVED} frames");
+        // The same frames donated a part at a time, none restarting.
+        let mut left = MOVED;
+        while left > 0 {
+            let n = left.min(layout::MOVE_FRAMES);
+            MEMORY.donate(small.0, n).ctx("DONATE a part")?;
+            left -= n;
+        }
+        let (b, s) = (big.info_raw().ctx("INFO")?, small.info_raw().ctx("INFO")?);
+        ensure!(b == s, "the account donated in one call holds {b:?}, the one donated in parts {s:?}");
+        ensure!(b.0 == MOVED && b.1 == 0, "the account holds {} unused and {} used frames, want {MOVED} and 0", b.0, b.1);
+        // RECLAIM of more than it holds moves nothing, even in parts.
+        let pool = MEMORY.free().ctx("FREE")?;
+        expect_err(big.reclaim(slot::MEMORY, MOVED + 1), Error::NO_MEMORY, "RECLAIM of one frame too many")?;
+        ensure!(big.info_raw().ctx("INFO")?.0 == MOVED, "RECLAIM of too many moved frames");
+        let before = move_restarts()?;
+        big.reclaim(slot::MEMORY, MOVED).ctx("RECLAIM")?;
+        let parts = move_restarts()? - before;
+        ensure!(parts >= least, "RECLAIM of {MOVED} frames restarted {parts} times, want at least {least}");
+        ensure!(big.info_raw().ctx("INFO")?.0 == 0, "the account kept unused frames after RECLAIM of all");
+        ensure!(MEMORY.free().ctx("FREE")? == pool + MOVED, "the pool did not get exactly {MOVED} frames back");
+        invariants()
+    })();
+    let _ = Account(big).destroy_all(slot::MEMORY);
+    let _ = Account(small).destroy_all(slot::MEMORY);
+    cx.drop_slots(&[big, small]);
+    r
+}
+
+/// DESTROY_ALL of an account with MOVED unused frames beside a space and a
+/// process gives the frames back in parts (DESTROY_RESTARTS), and the pool
+/// ends with every frame it gave.
+pub fn destroy_all_frames(cx: &mut Cx) -> TestResult {
+    let [acct, asp, p] = cx.slots::<3>()?;
+    let r = (|| {
+        let pool = MEMORY.free().ctx("FREE")?;
+        MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+        let a = Account(acct);
+        MEMORY.donate(acct, MOVED).ctx("DONATE")?;
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        a.create_process(asp, p).ctx("CREATE_PROCESS")?;
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        let least = MOVED / layout::MOVE_FRAMES;
+        ensure!(parts >= least, "DESTROY_ALL of {MOVED} unused frames restarted {parts} times, want at least {least}");
+        expect_err(a.info_raw(), Error::STALE, "the account after DESTROY_ALL")?;
+        expect_err(Aspace(asp).lookup(BASE), Error::STALE, "its space after DESTROY_ALL")?;
+        let back = MEMORY.free().ctx("FREE")?;
+        ensure!(back == pool, "the pool has {back} frames after DESTROY_ALL, want {pool}");
+        invariants()
+    })();
+    let _ = Account(acct).destroy_all(slot::MEMORY);
+    cx.drop_slots(&[acct, asp, p]);
+    r
+}
+
+/// Three spaces, each with a page mapped in a whole number of parts'
+/// worth of page tables: a part that ends exactly with a space's last
+/// table leaves nothing for the next space, so DESTROY_ALL restarts all
+/// along, and every frame comes back.
+pub fn destroy_all_whole_parts(cx: &mut Cx) -> TestResult {
+    const TABLES: u64 = 12 * layout::DESTROY_TABLES;
+    let donated = SPACES as u64 * (TABLES + 4) + 8;
+    let a = new_account(cx, donated)?;
+    let spaces = cx.slots::<SPACES>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        let pool = MEMORY.free().ctx("FREE")?;
+        for &s in &spaces {
+            a.create_aspace(s).ctx("CREATE_ASPACE")?;
+            for i in 0..TABLES {
+                Aspace(s).map(page, BASE + i * STEP, RW).ctx("MAP")?;
+            }
+        }
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        let least = SPACES as u64 * TABLES / layout::DESTROY_TABLES - 1;
+        ensure!(parts >= least, "DESTROY_ALL of {SPACES} spaces of {TABLES} tables restarted {parts} times, want at least {least}");
+        MEMORY.reclaim(page).ctx("RECLAIM after DESTROY_ALL: the page is mapped nowhere")?;
+        let back = MEMORY.free().ctx("FREE")?;
+        let want = pool + donated + 2;
+        ensure!(back == want, "the pool has {back} frames after DESTROY_ALL and RECLAIM, want {want}");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    let _ = MEMORY.reclaim(page);
+    cx.drop_slots(&spaces);
+    cx.drop_slots(&[a.0, page]);
+    r
+}
+
+/// A DMA domain mapping a page in 64 tables of its own (2 MiB apart):
+/// ACCOUNT.DESTROY of it, and DESTROY_ALL of an account holding another
+/// such domain, go in parts of DESTROY_TABLES tables (DESTROY_RESTARTS),
+/// unpin the page and give every frame back.
+pub fn dma_domain_parts(cx: &mut Cx) -> TestResult {
+    use keep_abi::DmaDomain;
+    const DTABLES: u64 = 64;
+    let donated = 2 * (DTABLES + 8);
+    let a = new_account(cx, donated)?;
+    let [one, two] = cx.slots::<2>()?;
+    let page = cx.retype(ty::PAGE)?;
+    let r = (|| {
+        let pool = MEMORY.free().ctx("FREE")?;
+        for &d in &[one, two] {
+            a.create_dma_domain(d).ctx("CREATE_DMA_DOMAIN")?;
+            for i in 0..DTABLES {
+                DmaDomain(d).map(page, i * STEP, RW).ctx("DMA_DOMAIN.MAP")?;
+            }
+        }
+        let (free, used, _, _) = a.info_raw().ctx("INFO")?;
+        ensure!(used >= 2 * DTABLES, "the domains use {used} frames, want at least {}", 2 * DTABLES);
+        let least = DTABLES / layout::DESTROY_TABLES - 1;
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy(one).ctx("DESTROY of the domain")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        ensure!(parts >= least, "DESTROY of a domain of {DTABLES} tables restarted {parts} times, want at least {least}");
+        expect_err(DmaDomain(one).lookup(0), Error::STALE, "the domain after DESTROY")?;
+        let (free2, used2, _, _) = a.info_raw().ctx("INFO")?;
+        ensure!(free2 + used2 == free + used && used2 == used / 2, "after DESTROY the account holds {free2} free and {used2} used, want {} and {}", free + used / 2, used / 2);
+        expect_err(MEMORY.reclaim(page), Error::IN_USE, "RECLAIM of the page the other domain maps")?;
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        ensure!(parts >= least, "DESTROY_ALL of a domain of {DTABLES} tables restarted {parts} times, want at least {least}");
+        expect_err(DmaDomain(two).lookup(0), Error::STALE, "the other domain after DESTROY_ALL")?;
+        MEMORY.reclaim(page).ctx("RECLAIM after both domains went: the page is pinned nowhere")?;
+        let back = MEMORY.free().ctx("FREE")?;
+        let want = pool + donated + 2;
+        ensure!(back == want, "the pool has {back} frames after DESTROY_ALL and RECLAIM, want {want}");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    let _ = MEMORY.reclaim(page);
+    cx.drop_slots(&[a.0, one, two, page]);
+    r
+}
