@@ -661,19 +661,19 @@ pub mod vault {
     pub const STATUSES: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
 
     pub const REQUESTS: &[Request] = &[
-        Request { name: "PUT", label: 1, interface: "CLIENTS", payload: "CLIENTS",
+        Request { name: "PUT", label: 1, interface: "described", payload: "CLIENTS",
                   args: &[Arg { name: "name_len", kind: Kind::Word }], results: 1,
                   send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
                   statuses: &[3, 4, 5, 6, 7, 8, 9], waits: false },
-        Request { name: "GET", label: 2, interface: "CLIENTS", payload: "CLIENTS",
+        Request { name: "GET", label: 2, interface: "described", payload: "CLIENTS",
                   args: &[], results: 1,
                   send_caps: 0, reply_caps: 0, send_string: true, reply_string: true,
                   statuses: &[2, 5, 6, 7, 8, 9], waits: false },
-        Request { name: "DELETE", label: 3, interface: "CLIENTS", payload: "CLIENTS",
+        Request { name: "DELETE", label: 3, interface: "described", payload: "CLIENTS",
                   args: &[], results: 1,
                   send_caps: 0, reply_caps: 0, send_string: true, reply_string: false,
                   statuses: &[2, 5, 6, 7, 8, 9], waits: false },
-        Request { name: "LIST", label: 4, interface: "CLIENTS", payload: "CLIENTS",
+        Request { name: "LIST", label: 4, interface: "described", payload: "CLIENTS",
                   args: &[Arg { name: "index", kind: Kind::Handle }], results: 1,
                   send_caps: 0, reply_caps: 0, send_string: false, reply_string: true,
                   statuses: &[2, 5, 6, 7, 8, 9], waits: false },
