@@ -280,6 +280,12 @@ def rust(d, common):
         pred = own.get(r["interface"]) or f"keep_abi::proto::payload::{ranges[r['interface']]['rust']}"
         o.append(f"        {lp}{r['name']} => {pred}(payload),")
     o += ["        _ => false,", "    }", "}", ""]
+    o += ["/// Whether `label` is a request of the service's (on any interface): a",
+          "/// server that also receives messages of other kinds (the kernel's fault",
+          "/// messages, its interrupts) tells them apart with it before `dispatch`.",
+          "pub fn is_request(label: u64) -> bool {",
+          f"    matches!(label, {' | '.join(lp + r['name'] for r in d['request'])})",
+          "}", ""]
     o += ["/// A status's name, for messages.", "pub fn status_name(s: u64) -> &'static str {", "    match s {"]
     for s in common["status"] + d.get("status", []):
         o.append(f"        {sp}{s['name']} => \"{s['name']}\",")

@@ -67,7 +67,8 @@ def main():
     for want in ["pub const PUT: u64 = 1;", "pub const OK: u64 = 0;", "pub const BAD_REQUEST: u64 = 1;",
                  "pub const FULL: u64 = 2;", "pub fn put(self, a: u64, b: u64) -> Result<u64, Refused>",
                  "keep_abi::proto::call(self.0, PUT, [a, b, 0, 0])?", "STOP => keep_abi::proto::payload::admin(payload),",
-                 "PUT => keep_abi::proto::payload::client(payload),", "FULL => \"FULL\","]:
+                 "PUT => keep_abi::proto::payload::client(payload),", "FULL => \"FULL\",",
+                 "pub fn is_request(label: u64) -> bool {\n    matches!(label, PUT | STOP)\n}"]:
         assert want in rs, want
     md = idlgen.with_table("a\n<!-- idl:svc begin -->\nold\n<!-- idl:svc end -->\nb\n", d, COMMON, "x")
     assert "old" not in md and "| `PUT` (1) | Put. | CLIENTS | a, b | c | `OK` (0), `FULL` (2) |" in md, md

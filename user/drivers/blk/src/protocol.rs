@@ -98,6 +98,13 @@ pub fn serves(label: u64, payload: u64) -> bool {
     }
 }
 
+/// Whether `label` is a request of the service's (on any interface): a
+/// server that also receives messages of other kinds (the kernel's fault
+/// messages, its interrupts) tells them apart with it before `dispatch`.
+pub fn is_request(label: u64) -> bool {
+    matches!(label, ADD_CLIENT | STATS | QUIT | INFO | READ | WRITE | FLUSH | ATTACH | DETACH | READ_DS | WRITE_DS | QUEUE_STATS | CLIENT | READ_DS_V | WRITE_DS_V | DEVICE_STATS | RING | RING_END | KICK)
+}
+
 /// A status's name, for messages.
 pub fn status_name(s: u64) -> &'static str {
     match s {

@@ -98,6 +98,20 @@ impl core::fmt::Display for SidFmt {
     }
 }
 
+/// The server's own capability (LIST, OPEN; QUIT for payload 0 alone):
+/// payload 0, the starter's, and a described driver's sender from the
+/// name service (its grant says which functions it may open).
+pub fn public(p: u64) -> bool {
+    p == 0 || keep_system::names::client_of(p).is_some()
+}
+
+/// A session's capability: every other payload (a function's index + 1 in
+/// bits 0-15, the session's generation above), which the server checks
+/// is live (else STALE) before the request's label.
+pub fn session(p: u64) -> bool {
+    !public(p)
+}
+
 pub fn sid_string(sid: u64) -> SidFmt {
     SidFmt(sid)
 }
@@ -236,5 +250,71 @@ impl Session {
     pub fn virtio_stats(self) -> Result<(u64, u64), Error> {
         let w = call(self.0, VIRTIO_STATS, [0; 4], 0)?;
         Ok((w[1], w[2]))
+    }
+}
+
+#[cfg(test)]
+mod dispatch_tests {
+    extern crate std;
+    use super::*;
+    use keep_abi::proto::Answer;
+    use keep_abi::{Msg, Tag};
+    use std::vec::Vec;
+
+    /// A handler that records which method `dispatch` called.
+    #[derive(Default)]
+    struct Record(Vec<(u64, [u64; 4])>);
+
+    impl Record {
+        fn got(&mut self, label: u64, w: [u64; 4]) -> Answer {
+            self.0.push((label, w));
+            Answer::value(label)
+        }
+    }
+
+    impl Handler for Record {
+        fn list(&mut self, _: &Msg, a: u64) -> Answer { self.got(LIST, [a, 0, 0, 0]) }
+        fn open(&mut self, _: &Msg, a: u64, b: u64) -> Answer { self.got(OPEN, [a, b, 0, 0]) }
+        fn quit(&mut self, _: &Msg) -> Answer { self.got(QUIT, [0; 4]) }
+        fn config_read(&mut self, _: &Msg, a: u64) -> Answer { self.got(CONFIG_READ, [a, 0, 0, 0]) }
+        fn config_write(&mut self, _: &Msg, a: u64, b: u64) -> Answer { self.got(CONFIG_WRITE, [a, b, 0, 0]) }
+        fn get_bar(&mut self, _: &Msg, a: u64) -> Answer { self.got(GET_BAR, [a, 0, 0, 0]) }
+        fn release(&mut self, _: &Msg) -> Answer { self.got(RELEASE, [0; 4]) }
+        fn get_irq(&mut self, _: &Msg) -> Answer { self.got(GET_IRQ, [0; 4]) }
+        fn get_msi(&mut self, _: &Msg, a: u64) -> Answer { self.got(GET_MSI, [a, 0, 0, 0]) }
+        fn virtio_read(&mut self, _: &Msg, a: u64, b: u64) -> Answer { self.got(VIRTIO_READ, [a, b, 0, 0]) }
+        fn virtio_write(&mut self, _: &Msg, a: u64, b: u64, c: u64) -> Answer { self.got(VIRTIO_WRITE, [a, b, c, 0]) }
+        fn virtio_queue(&mut self, _: &Msg, a: u64, b: u64, c: u64) -> Answer { self.got(VIRTIO_QUEUE, [a, b, c, 0]) }
+        fn virtio_submit(&mut self, _: &Msg, a: u64) -> Answer { self.got(VIRTIO_SUBMIT, [a, 0, 0, 0]) }
+        fn virtio_stats(&mut self, _: &Msg) -> Answer { self.got(VIRTIO_STATS, [0; 4]) }
+    }
+
+    fn msg(label: u64, payload: u64) -> Msg {
+        Msg { err: 0, tag: Tag::new(label), payload, words: [31, 32, 33, 34] }
+    }
+
+    /// LIST and OPEN come through payload 0 and a described driver's
+    /// sender, QUIT through payload 0 alone, a session's requests through
+    /// a session; each reaches its method with its words, the rest is
+    /// BAD_REQUEST before any method runs.
+    #[test]
+    fn each_interface_reaches_its_methods_only() {
+        let (described, s) = (keep_system::names::CLIENT | 2, 3 << 16 | 1);
+        let session_labels = [CONFIG_READ, CONFIG_WRITE, GET_BAR, RELEASE, GET_IRQ, GET_MSI, VIRTIO_READ,
+                              VIRTIO_WRITE, VIRTIO_QUEUE, VIRTIO_SUBMIT, VIRTIO_STATS];
+        let mut h = Record::default();
+        let mut served = std::vec![(LIST, 0), (LIST, described), (OPEN, 0), (OPEN, described), (QUIT, 0)];
+        served.extend(session_labels.iter().map(|&l| (l, s)));
+        for &(label, p) in &served {
+            assert_eq!(dispatch(&mut h, &msg(label, p)).words(), [OK, label, 0, 0], "{label} {p:#x}");
+        }
+        assert_eq!(h.0[2], (OPEN, [31, 32, 0, 0]));
+        assert!(h.0.contains(&(VIRTIO_WRITE, [31, 32, 33, 0])));
+        let n = h.0.len();
+        for (label, p) in [(QUIT, described), (QUIT, s), (LIST, s), (OPEN, s), (CONFIG_READ, 0),
+                           (GET_BAR, described), (0, 0), (15, s), (u64::MAX >> 16, described)] {
+            assert_eq!(dispatch(&mut h, &msg(label, p)).words(), [BAD_REQUEST, 0, 0, 0], "{label} {p:#x}");
+        }
+        assert_eq!(h.0.len(), n, "a refused request reaches no method");
     }
 }

@@ -1,4 +1,7 @@
 //! The PCI server (docs/pci.md, "The PCI server"; protocol in lib.rs).
+//! It answers through the generated `dispatch` (protocol.rs, from
+//! abi/services/pci.toml), one method of [`Handler`] per request, after
+//! it has checked that the session a payload names is live.
 //! It is given DEVMEM, INTERRUPT and an account; it keeps bus 0's configuration space
 //! (the ECAM window) to itself, lists the functions, and opens a session
 //! per function for one driver at a time, with a DMA domain the function
@@ -19,8 +22,9 @@ mod mediator;
 
 use alloc::vec::Vec;
 
+use keep_abi::proto::Answer;
 use keep_abi::{
-    ACCOUNT, Account, DEVMEM, DevMem, DmaDomain, Error, INTERRUPT, Interrupt, MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Tag,
+    ACCOUNT, Account, Msg, DEVMEM, DevMem, DmaDomain, Error, INTERRUPT, Interrupt, MEMORY, Return, SELF_ASPACE, SELF_PROCESS, Tag,
     layout, recv, rights, slot, ty,
 };
 use keep_pci::budget::{self, Funding};
@@ -200,6 +204,10 @@ struct Server {
     devmem_base: u64,
     /// Described drivers' grants, asked of init once: (payload, selector).
     grants: Vec<(u64, PciSelector)>,
+    /// The function of the session the request came through (`admit`).
+    current: usize,
+    /// Set by QUIT: every session is released once the reply is sent.
+    quit: bool,
 }
 
 /// Where the server maps an MSI-X table page while it writes an entry.
@@ -726,32 +734,90 @@ impl Server {
         (OK, [line, 0, 0], alloc::vec![t])
     }
 
-    fn serve(&mut self, label: u64, payload: u64, w: [u64; 4], string: Option<&[u8]>) -> Reply {
-        if payload == 0 || names::client_of(payload).is_some() {
-            return match label {
-                LIST => match self.funcs.iter().enumerate().find(|(i, _)| *i as u64 >= w[0]) {
-                    Some((i, f)) => (OK, [i as u64 + 1, f.sid as u64, f.vendor as u64 | (f.device as u64) << 16 | (f.class as u64) << 32], Vec::new()),
-                    None => status(NOT_FOUND),
-                },
-                OPEN => self.open(w[0], w[1], payload),
-                _ => status(BAD_REQUEST),
-            };
+    /// What a request through a session checks before its method runs:
+    /// the session its payload names is live (else STALE).  The function's
+    /// index is kept for the method.  The server's own requests
+    /// (keep_pci::public) name no session.
+    fn admit(&mut self, payload: u64) -> Result<(), u64> {
+        if public(payload) {
+            return Ok(());
         }
-        let idx = (payload & 0xffff) as usize - 1;
-        let live = self.funcs.get(idx).is_some_and(|f| f.generation == payload >> 16 && f.domain.is_some());
-        if !live {
-            return status(STALE);
+        let idx = ((payload & 0xffff) as usize).wrapping_sub(1);
+        if !self.funcs.get(idx).is_some_and(|f| f.generation == payload >> 16 && f.domain.is_some()) {
+            return Err(STALE);
         }
-        match label {
-            CONFIG_READ => self.config_read(&self.funcs[idx], w[0]),
-            CONFIG_WRITE => self.config_write(idx, w[0], w[1]),
-            GET_BAR => self.bar(idx, w[0]),
-            GET_IRQ => self.irq(idx),
-            GET_MSI => self.msi(idx, w[0]),
-            RELEASE => self.release(idx),
-            VIRTIO_READ..=VIRTIO_STATS => self.mediate(idx, label, w, string),
-            _ => status(BAD_REQUEST),
+        self.current = idx;
+        Ok(())
+    }
+
+    /// The request's string, if one came (VIRTIO_SUBMIT's chains).
+    fn string(m: &Msg) -> Option<Vec<u8>> {
+        let buf = keep_rt::ipc_buffer();
+        m.tag.has_string().then(|| {
+            let mut b = alloc::vec![0u8; buf.received_len().min(layout::MAX_STRING as usize)];
+            buf.read_string(&mut b);
+            b
+        })
+    }
+}
+
+/// A method's reply as the generated protocol's answer: the capabilities
+/// it names go in the send slots.
+fn answer((st, w, caps): Reply) -> Answer {
+    let caps: Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
+    let a = Answer::refuse(st).with_results(w);
+    if caps.is_empty() { a } else { a.with_caps(keep_rt::ipc_buffer().set_send_caps(&caps)) }
+}
+
+/// The requests (abi/services/pci.toml); a session's on the function
+/// `admit` found.
+impl Handler for Server {
+    fn list(&mut self, _: &Msg, index: u64) -> Answer {
+        match self.funcs.iter().enumerate().find(|(i, _)| *i as u64 >= index) {
+            Some((i, f)) => Answer::ok([i as u64 + 1, f.sid as u64, f.vendor as u64 | (f.device as u64) << 16 | (f.class as u64) << 32]),
+            None => Answer::refuse(NOT_FOUND),
         }
+    }
+    fn open(&mut self, m: &Msg, ids: u64, instance: u64) -> Answer {
+        answer(Server::open(self, ids, instance, m.payload))
+    }
+    fn quit(&mut self, _: &Msg) -> Answer {
+        self.quit = true;
+        Answer::ok([0; 3])
+    }
+    fn config_read(&mut self, _: &Msg, offset: u64) -> Answer {
+        answer(Server::config_read(self, &self.funcs[self.current], offset))
+    }
+    fn config_write(&mut self, _: &Msg, offset: u64, value: u64) -> Answer {
+        answer(Server::config_write(self, self.current, offset, value))
+    }
+    fn get_bar(&mut self, _: &Msg, index: u64) -> Answer {
+        answer(self.bar(self.current, index))
+    }
+    fn release(&mut self, _: &Msg) -> Answer {
+        answer(Server::release(self, self.current))
+    }
+    fn get_irq(&mut self, _: &Msg) -> Answer {
+        answer(self.irq(self.current))
+    }
+    fn get_msi(&mut self, _: &Msg, entry: u64) -> Answer {
+        answer(self.msi(self.current, entry))
+    }
+    fn virtio_read(&mut self, m: &Msg, _: u64, _: u64) -> Answer {
+        answer(self.mediate(self.current, VIRTIO_READ, m.words, None))
+    }
+    fn virtio_write(&mut self, m: &Msg, _: u64, _: u64, _: u64) -> Answer {
+        answer(self.mediate(self.current, VIRTIO_WRITE, m.words, None))
+    }
+    fn virtio_queue(&mut self, m: &Msg, _: u64, _: u64, _: u64) -> Answer {
+        answer(self.mediate(self.current, VIRTIO_QUEUE, m.words, None))
+    }
+    fn virtio_submit(&mut self, m: &Msg, _: u64) -> Answer {
+        let s = Server::string(m);
+        answer(self.mediate(self.current, VIRTIO_SUBMIT, m.words, s.as_deref()))
+    }
+    fn virtio_stats(&mut self, m: &Msg) -> Answer {
+        answer(self.mediate(self.current, VIRTIO_STATS, m.words, None))
     }
 }
 
@@ -776,7 +842,7 @@ fn main(_: u64, _: u64) -> i32 {
         println!("pci: cannot map ECAM at {ECAM_BASE:#x} (DEVMEM from {base:#x}): {e}");
         return 1;
     }
-    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new(), msi_lines: 0, devmem_base: base, grants: Vec::new() };
+    let mut s = Server { slots, funcs: scan(), drop_after_reply: Vec::new(), msi_lines: 0, devmem_base: base, grants: Vec::new(), current: 0, quit: false };
     let buf = keep_rt::ipc_buffer();
     buf.set_recv_slots(&[RET]);
     let mut m = recv(Tag::new(0).with_slots(1), 0);
@@ -789,22 +855,18 @@ fn main(_: u64, _: u64) -> i32 {
             m = recv(Tag::new(0).with_slots(1), 0);
             continue;
         }
-        if m.payload == 0 && m.tag.label() == QUIT {
+        let a = match s.admit(m.payload) {
+            Ok(()) => dispatch(&mut s, &m),
+            Err(st) => Answer::refuse(st),
+        };
+        if s.quit {
             for i in 0..s.funcs.len() {
                 s.release(i);
             }
             let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
             return 0;
         }
-        let string = m.tag.has_string().then(|| {
-            let mut b = alloc::vec![0u8; buf.received_len().min(layout::MAX_STRING as usize)];
-            buf.read_string(&mut b);
-            b
-        });
-        let (st, w, caps) = s.serve(m.tag.label(), m.payload, m.words, string.as_deref());
-        let caps: Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
-        let n = buf.set_send_caps(&caps);
         buf.set_recv_slots(&[RET]);
-        m = Return(RET).reply_recv(Tag::new(0).with_caps(n).with_slots(1), [st, w[0], w[1], w[2]], 0);
+        m = Return(RET).reply_recv(a.tag().with_slots(1), a.words(), 0);
     }
 }

@@ -57,22 +57,29 @@ pub const NO_RESOURCES: u64 = 6;
 /// protected payload `payload`; false for a label that is no request.
 pub fn serves(label: u64, payload: u64) -> bool {
     match label {
-        LIST => keep_abi::proto::payload::any(payload),
-        OPEN => keep_abi::proto::payload::any(payload),
+        LIST => crate::public(payload),
+        OPEN => crate::public(payload),
         QUIT => keep_abi::proto::payload::admin(payload),
-        CONFIG_READ => keep_abi::proto::payload::client(payload),
-        CONFIG_WRITE => keep_abi::proto::payload::client(payload),
-        GET_BAR => keep_abi::proto::payload::client(payload),
-        RELEASE => keep_abi::proto::payload::client(payload),
-        GET_IRQ => keep_abi::proto::payload::client(payload),
-        GET_MSI => keep_abi::proto::payload::client(payload),
-        VIRTIO_READ => keep_abi::proto::payload::client(payload),
-        VIRTIO_WRITE => keep_abi::proto::payload::client(payload),
-        VIRTIO_QUEUE => keep_abi::proto::payload::client(payload),
-        VIRTIO_SUBMIT => keep_abi::proto::payload::client(payload),
-        VIRTIO_STATS => keep_abi::proto::payload::client(payload),
+        CONFIG_READ => crate::session(payload),
+        CONFIG_WRITE => crate::session(payload),
+        GET_BAR => crate::session(payload),
+        RELEASE => crate::session(payload),
+        GET_IRQ => crate::session(payload),
+        GET_MSI => crate::session(payload),
+        VIRTIO_READ => crate::session(payload),
+        VIRTIO_WRITE => crate::session(payload),
+        VIRTIO_QUEUE => crate::session(payload),
+        VIRTIO_SUBMIT => crate::session(payload),
+        VIRTIO_STATS => crate::session(payload),
         _ => false,
     }
+}
+
+/// Whether `label` is a request of the service's (on any interface): a
+/// server that also receives messages of other kinds (the kernel's fault
+/// messages, its interrupts) tells them apart with it before `dispatch`.
+pub fn is_request(label: u64) -> bool {
+    matches!(label, LIST | OPEN | QUIT | CONFIG_READ | CONFIG_WRITE | GET_BAR | RELEASE | GET_IRQ | GET_MSI | VIRTIO_READ | VIRTIO_WRITE | VIRTIO_QUEUE | VIRTIO_SUBMIT | VIRTIO_STATS)
 }
 
 /// A status's name, for messages.

@@ -41,16 +41,20 @@
 //! root task, once at boot); the instance's page tables for them are paid
 //! by its account.
 
-#![no_std]
+#![cfg_attr(not(test), no_std)]
 
 extern crate alloc;
 
+#[cfg_attr(test, allow(unused_imports))]
 use keep_abi::{Error, Process, Sender, Tag, err, slot};
+#[cfg(not(test))]
 use keep_loader::{Child, Grant, Loader, SlotPool, Spec};
+#[cfg(not(test))]
 use keep_spacebank::Bank;
 
 pub mod protocol;
-pub use protocol::req;
+pub mod rules;
+pub use protocol::{Handler, dispatch, is_request, req, serves};
 
 /// Reply statuses (word 0), and their names for messages.
 pub mod status {
@@ -105,6 +109,24 @@ pub const fn payload(kind: u64, index: u64) -> u64 {
     kind | (index << 8)
 }
 
+/// The interfaces (abi/services/constructor.toml), by the kind of
+/// capability a request came through: the metaconstructor's, a builder's,
+/// a sealed constructor's (the requester's).  A request through another
+/// kind is NO_RIGHTS; a message through an instance's fault handler
+/// (kind PAGER) that is no request is its fault.
+pub const fn meta(p: u64) -> bool {
+    p & 0xff == kind::META
+}
+pub const fn builder(p: u64) -> bool {
+    p & 0xff == kind::BUILDER
+}
+pub const fn requester(p: u64) -> bool {
+    p & 0xff == kind::REQUESTER
+}
+pub const fn pager(p: u64) -> bool {
+    p & 0xff == kind::PAGER
+}
+
 /// The payload of the fault-handler capability of an instance the server
 /// pages: kind PAGER, the instance's record in bits 8-23, the record's
 /// generation above (so that a record used again is not paged for an
@@ -121,6 +143,7 @@ pub enum CtorError {
     Call(u64),
 }
 
+#[cfg(not(test))]
 impl core::fmt::Display for CtorError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
@@ -135,6 +158,7 @@ impl core::fmt::Display for CtorError {
 
 /// One call sending `caps` (slot, rights mask) and taking capabilities
 /// into `recv`.
+#[cfg(not(test))]
 fn call(cap: u64, label: u64, words: [u64; 3], caps: &[u64], recv: &[u64]) -> Result<[u64; 4], CtorError> {
     let buf = keep_rt::ipc_buffer();
     let mut tag = Tag::new(label);
@@ -168,12 +192,14 @@ pub struct Builder(pub u64);
 pub struct Constructor(pub u64);
 
 /// An instance: its process and its bank, in the requester's slots.
+#[cfg(not(test))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instance {
     pub process: Process,
     pub bank: Bank,
 }
 
+#[cfg(not(test))]
 impl Meta {
     /// A new, empty constructor for an image of `len` bytes; its builder
     /// capability goes to `dest`.
@@ -215,6 +241,7 @@ impl Meta {
     }
 }
 
+#[cfg(not(test))]
 impl Builder {
     /// Sends `image` in pieces of 4 KiB.
     pub fn image(self, image: &[u8]) -> Result<(), CtorError> {
@@ -255,6 +282,7 @@ impl Builder {
     }
 }
 
+#[cfg(not(test))]
 impl Constructor {
     /// Whether instances are confined given the capabilities at `holes`;
     /// when not, the instance slot of the first unsafe capability.
@@ -279,6 +307,7 @@ impl Constructor {
     }
 }
 
+#[cfg(not(test))]
 impl Instance {
     /// Waits for the instance to end and destroys its bank (and so the
     /// instance); returns its status.
@@ -294,11 +323,13 @@ impl Instance {
 }
 
 /// A running constructor server and its metaconstructor capability.
+#[cfg(not(test))]
 pub struct Server {
     pub child: Child,
     pub meta: Meta,
 }
 
+#[cfg(not(test))]
 impl Server {
     /// Loads the server from `elf` (paid by the caller's account and pool)
     /// and starts it; `bank` is a capability to the space bank it accepts
@@ -331,5 +362,79 @@ impl Server {
         slots.free(self.meta.0);
         let _ = self.child.process.stop();
         Loader::new(slots).destroy(self.child).map_err(|_| "cannot destroy constructor")
+    }
+}
+
+#[cfg(test)]
+mod dispatch_tests {
+    extern crate std;
+    use super::*;
+    use keep_abi::proto::Answer;
+    use std::vec::Vec;
+    use keep_abi::{Msg, Tag};
+
+    /// A handler that records which method `dispatch` called, with what.
+    #[derive(Default)]
+    struct Record(Vec<(u64, [u64; 3])>);
+
+    impl Record {
+        fn got(&mut self, label: u64, w: [u64; 3]) -> Answer {
+            self.0.push((label, w));
+            Answer::value(label)
+        }
+    }
+
+    impl Handler for Record {
+        fn new(&mut self, _: &Msg, a: u64, b: u64, n: u64) -> Answer { self.got(req::NEW, [a, b, n]) }
+        fn image(&mut self, _: &Msg, o: u64) -> Answer { self.got(req::IMAGE, [o, 0, 0]) }
+        fn add_cap(&mut self, _: &Msg, s: u64) -> Answer { self.got(req::ADD_CAP, [s, 0, 0]) }
+        fn seal(&mut self, _: &Msg) -> Answer { self.got(req::SEAL, [0; 3]) }
+        fn is_confined(&mut self, _: &Msg) -> Answer { self.got(req::IS_CONFINED, [0; 3]) }
+        fn instantiate(&mut self, _: &Msg, l: u64, f: u64, a: u64) -> Answer { self.got(req::INSTANTIATE, [l, f, a]) }
+        fn blob(&mut self, _: &Msg, n: u64) -> Answer { self.got(req::BLOB, [n, 0, 0]) }
+    }
+
+    fn msg(label: u64, payload: u64) -> Msg {
+        Msg { err: 0, tag: Tag::new(label), payload, words: [21, 22, 23, 24] }
+    }
+
+    /// Each request reaches its method through its kind of capability
+    /// only: through another kind it is NO_RIGHTS, an unknown label
+    /// BAD_REQUEST, and neither reaches a method.
+    #[test]
+    fn each_kind_of_capability_serves_its_requests() {
+        let (m, b, r) = (payload(kind::META, 0), payload(kind::BUILDER, 3), payload(kind::REQUESTER, 3));
+        let mut h = Record::default();
+        let served = [(req::NEW, m), (req::IMAGE, b), (req::ADD_CAP, b), (req::SEAL, b), (req::BLOB, b),
+                      (req::IS_CONFINED, r), (req::INSTANTIATE, r)];
+        for (label, p) in served {
+            assert_eq!(dispatch(&mut h, &msg(label, p)).words(), [status::OK, label, 0, 0], "{label} {p:#x}");
+        }
+        assert_eq!(h.0[0], (req::NEW, [21, 22, 23]));
+        assert_eq!(h.0[6], (req::INSTANTIATE, [21, 22, 23]));
+        let n = h.0.len();
+        for (label, _) in served {
+            for p in [m, b, r, pager_payload(1, 1), 0, 0x105] {
+                if served.contains(&(label, p)) {
+                    continue;
+                }
+                assert_eq!(dispatch(&mut h, &msg(label, p)).words(), [status::NO_RIGHTS, 0, 0, 0], "{label} {p:#x}");
+            }
+        }
+        for label in [0, 8, keep_abi::label::EXCEPTION, u64::MAX >> 16] {
+            assert!(!is_request(label));
+            for p in [m, b, r] {
+                assert_eq!(dispatch(&mut h, &msg(label, p)).words(), [status::BAD_REQUEST, 0, 0, 0], "{label}");
+            }
+        }
+        assert_eq!(h.0.len(), n, "a refused request reaches no method");
+    }
+
+    #[test]
+    fn the_kinds_are_apart() {
+        for p in [payload(kind::META, 0), payload(kind::BUILDER, 9), payload(kind::REQUESTER, 9), pager_payload(2, 5), 0] {
+            let n = [meta(p), builder(p), requester(p), pager(p)].iter().filter(|&&x| x).count();
+            assert_eq!(n, (p != 0) as usize, "{p:#x}");
+        }
     }
 }

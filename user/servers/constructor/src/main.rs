@@ -1,5 +1,8 @@
 //! The constructor server (protocol and confinement rule in `lib.rs`,
-//! docs/space-banks.md).  It keeps each constructor's image on its heap and
+//! docs/space-banks.md).  It answers through the generated `dispatch`
+//! (protocol.rs, from abi/services/constructor.toml), one method of
+//! [`Handler`] per request; what it accepts of a request's arguments is
+//! keep_constructor::rules.  It keeps each constructor's image on its heap and
 //! its initial capabilities in its own capability space.  Slot
 //! INSTANCE_BANK holds a capability to the space bank it trusts: a bank
 //! capability a requester passes is accepted only if it designates the
@@ -27,7 +30,8 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 
-use keep_abi::{Account, Aspace, Process, Return, SELF_ASPACE, SELF_PROCESS, Tag, rights as krights, ty};
+use keep_abi::proto::Answer;
+use keep_abi::{Account, Aspace, Msg, Process, Return, SELF_ASPACE, SELF_PROCESS, Tag, rights as krights, ty};
 use keep_constructor::*;
 use keep_loader::{Grant, LazyRange, Loader, Program, SlotPool, Spec};
 use keep_rt::println;
@@ -110,9 +114,7 @@ impl Server {
 
     fn new_ctor(&mut self, w: [u64; 4]) -> Reply {
         let len = w[2];
-        if len == 0 || len > MAX_IMAGE {
-            return Err(bad());
-        }
+        rules::new_length(len).map_err(|s| (s, 0))?;
         if self.ctors.len() >= MAX_CONSTRUCTORS {
             return Err((status::FULL, 0));
         }
@@ -132,11 +134,8 @@ impl Server {
             return Err((status::BAD_STATE, 0));
         }
         let n = if has_string { buf.received_len() } else { 0 };
-        let end = offset.checked_add(n as u64).ok_or_else(bad)?;
-        if n == 0 || end > c.image.len() as u64 {
-            return Err(bad());
-        }
-        buf.read_string(&mut c.image[offset as usize..end as usize]);
+        rules::image_piece(offset, n as u64, c.image.len() as u64).map_err(|s| (s, 0))?;
+        buf.read_string(&mut c.image[offset as usize..offset as usize + n]);
         Ok(([0; 3], Vec::new()))
     }
 
@@ -145,9 +144,7 @@ impl Server {
             return Err((status::BAD_STATE, 0));
         }
         let c = &self.ctors[i];
-        if caps_in != 1 || !valid_instance_slot(dest) || c.caps.iter().any(|&(_, d)| d == dest) || c.caps.len() >= MAX_CAPS {
-            return Err(bad());
-        }
+        rules::add_cap(caps_in, dest, c.caps.iter().any(|&(_, d)| d == dest), c.caps.len()).map_err(|s| (s, 0))?;
         let keep = self.slots.alloc().ok_or((status::FULL, 0))?;
         if SELF_ASPACE.move_cap(IN[0], keep).is_err() {
             self.slots.free(keep);
@@ -163,8 +160,8 @@ impl Server {
         if self.ctors[i].sealed {
             return Err((status::BAD_STATE, 0));
         }
-        let is_space = SELF_ASPACE.identify_cap(IN[0]).is_ok_and(|c| c.ty == ty::ASPACE && c.live);
-        if caps_in != 1 || len == 0 || len > MAX_BLOB || self.ctors[i].blob.is_some() || !is_space {
+        rules::blob(caps_in, len, self.ctors[i].blob.is_some()).map_err(|s| (s, 0))?;
+        if !SELF_ASPACE.identify_cap(IN[0]).is_ok_and(|c| c.ty == ty::ASPACE && c.live) {
             return Err(bad());
         }
         let space = Aspace(IN[0]);
@@ -219,18 +216,7 @@ impl Server {
         if info.ty == ty::NULL || !info.live {
             return true;
         }
-        let weak = info.rights & krights::WEAK != 0;
-        let no_write = info.rights & krights::WRITE == 0;
-        let by_type = match info.ty {
-            // Holders could fetch or map the capabilities inside: only a
-            // weak one (whose fetches are weakened) is safe.
-            ty::ASPACE | ty::CAPPAGE => weak,
-            // Reading a device or the console is a side effect others see;
-            // a return or a wrapper may stand for anything.
-            ty::DEVMEM | ty::IOPORT | ty::INTERRUPT | ty::CONSOLE | ty::RETURN | ty::WRAPPER => false,
-            _ => no_write || weak,
-        };
-        if by_type {
+        if rules::safe_by_type(info.ty, info.rights) {
             return true;
         }
         if info.ty == ty::SENDER && depth < 8 && self.confined_ctor(slot, info.rights, holes, depth) {
@@ -278,9 +264,7 @@ impl Server {
 
     fn instantiate(&mut self, i: usize, w: [u64; 4], caps_in: u64) -> Reply {
         let (limit, frames, arg0) = (w[0], w[1], w[2]);
-        if caps_in != 1 || limit == 0 || frames > MAX_FUND {
-            return Err(bad());
-        }
+        rules::instantiate(caps_in, limit, frames, MAX_FUND).map_err(|s| (s, 0))?;
         let is_bank = SELF_ASPACE.compare_cap(IN[0], INSTANCE_BANK).is_ok_and(|(same, _)| same);
         let sender = SELF_ASPACE.identify_cap(IN[0]).is_ok_and(|c| c.ty == ty::SENDER);
         if !is_bank || !sender {
@@ -429,43 +413,54 @@ impl Server {
         println!("constructor: instance '{}' stopped: {why}", core::str::from_utf8(&bytes[..len]).unwrap_or("?"));
         Err((NO_ANSWER, 0))
     }
+}
 
-    fn serve(&mut self, label: u64, payload: u64, w: [u64; 4], caps_in: u64, has_string: bool) -> Reply {
-        let buf = keep_rt::ipc_buffer();
-        match label {
-            req::NEW => {
-                if payload & 0xff != kind::META {
-                    return Err((status::NO_RIGHTS, 0));
-                }
-                self.new_ctor(w)
+/// The number of capabilities a request brought (its return capability
+/// counts among those received).
+fn caps_in(m: &Msg) -> u64 {
+    m.tag.caps().saturating_sub(1)
+}
+
+/// A method's reply as the generated protocol's answer: the capabilities
+/// it names go in the send slots; a refusal's detail is word 1.
+fn answer(r: Reply) -> Answer {
+    match r {
+        Ok((w, caps)) => {
+            let mut a = Answer::ok(w);
+            if !caps.is_empty() {
+                let list: Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
+                a = a.with_caps(keep_rt::ipc_buffer().set_send_caps(&list));
             }
-            req::IMAGE => {
-                let i = self.ctor(payload, kind::BUILDER)?;
-                self.image(i, w[0], buf, has_string)
-            }
-            req::ADD_CAP => {
-                let i = self.ctor(payload, kind::BUILDER)?;
-                self.add_cap(i, w[0], caps_in)
-            }
-            req::SEAL => {
-                let i = self.ctor(payload, kind::BUILDER)?;
-                self.seal(i)
-            }
-            req::BLOB => {
-                let i = self.ctor(payload, kind::BUILDER)?;
-                self.blob(i, w[0], caps_in)
-            }
-            req::IS_CONFINED => {
-                let i = self.ctor(payload, kind::REQUESTER)?;
-                self.is_confined(i, caps_in)
-            }
-            req::INSTANTIATE => {
-                let i = self.ctor(payload, kind::REQUESTER)?;
-                self.instantiate(i, w, caps_in)
-            }
-            _ if payload & 0xff == kind::PAGER => self.fault(payload, label, w),
-            _ => Err(bad()),
+            a
         }
+        Err((s, detail)) => Answer::refuse(s).with_results([detail, 0, 0]),
+    }
+}
+
+/// The requests (abi/services/constructor.toml): `dispatch` calls each
+/// only through its kind of capability (else NO_RIGHTS); a builder's and a
+/// constructor's name their constructor by index.
+impl Handler for Server {
+    fn new(&mut self, _: &Msg, name_lo: u64, name_hi: u64, length: u64) -> Answer {
+        answer(self.new_ctor([name_lo, name_hi, length, 0]))
+    }
+    fn image(&mut self, m: &Msg, offset: u64) -> Answer {
+        answer(self.ctor(m.payload, kind::BUILDER).and_then(|i| Server::image(self, i, offset, keep_rt::ipc_buffer(), m.tag.has_string())))
+    }
+    fn add_cap(&mut self, m: &Msg, slot: u64) -> Answer {
+        answer(self.ctor(m.payload, kind::BUILDER).and_then(|i| Server::add_cap(self, i, slot, caps_in(m))))
+    }
+    fn seal(&mut self, m: &Msg) -> Answer {
+        answer(self.ctor(m.payload, kind::BUILDER).and_then(|i| Server::seal(self, i)))
+    }
+    fn is_confined(&mut self, m: &Msg) -> Answer {
+        answer(self.ctor(m.payload, kind::REQUESTER).and_then(|i| Server::is_confined(self, i, caps_in(m))))
+    }
+    fn instantiate(&mut self, m: &Msg, limit: u64, frames: u64, arg0: u64) -> Answer {
+        answer(self.ctor(m.payload, kind::REQUESTER).and_then(|i| Server::instantiate(self, i, [limit, frames, arg0, 0], caps_in(m))))
+    }
+    fn blob(&mut self, m: &Msg, length: u64) -> Answer {
+        answer(self.ctor(m.payload, kind::BUILDER).and_then(|i| Server::blob(self, i, length, caps_in(m))))
     }
 }
 
@@ -499,32 +494,29 @@ fn main(_: u64, _: u64) -> i32 {
             m = keep_abi::recv(recv_tag, 0);
             continue;
         }
-        // The return capability counts among the capabilities received.
-        let caps_in = m.tag.caps().saturating_sub(1);
-        let r = server.serve(m.tag.label(), m.payload, m.words, caps_in, m.tag.has_string());
+        // A message through an instance's fault handler that is no request
+        // is its fault; everything else is a request.
+        let label = m.tag.label();
+        let a = if pager(m.payload) && !is_request(label) {
+            server.fault(m.payload, label, m.words).map_or_else(|(s, _)| Answer::refuse(s), |_| Answer::ok([0; 3]))
+        } else {
+            dispatch(&mut server, &m)
+        };
         // Capabilities the request carried and the server did not keep.
         for s in IN {
             let _ = SELF_ASPACE.delete_cap(s);
         }
-        if matches!(r, Err((NO_ANSWER, _))) {
+        if a.status == NO_ANSWER {
             let _ = SELF_ASPACE.delete_cap(RET);
             buf.set_recv_slots(&recv_slots);
             m = keep_abi::recv(recv_tag, 0);
             continue;
         }
         buf.send_len = 0;
-        let (words, caps) = match r {
-            Ok((w, caps)) => ([status::OK, w[0], w[1], w[2]], caps),
-            Err((s, detail)) => ([s, detail, 0, 0], Vec::new()),
-        };
-        let mut tag = Tag::new(0).with_slots(recv_slots.len() as u64);
-        if !caps.is_empty() {
-            let list: Vec<(u64, u64)> = caps.iter().map(|&c| (c, 0)).collect();
-            tag = tag.with_caps(buf.set_send_caps(&list));
-        }
+        let tag = a.tag().with_slots(recv_slots.len() as u64);
         // A call made by the loader (to the bank) changed the receive slots.
         buf.set_recv_slots(&recv_slots);
-        m = Return(RET).reply_recv(tag, words, 0);
+        m = Return(RET).reply_recv(tag, a.words(), 0);
     }
 }
 

@@ -51,15 +51,22 @@ pub mod status {
 /// protected payload `payload`; false for a label that is no request.
 pub fn serves(label: u64, payload: u64) -> bool {
     match label {
-        req::NEW => keep_abi::proto::payload::client(payload),
-        req::IMAGE => keep_abi::proto::payload::client(payload),
-        req::ADD_CAP => keep_abi::proto::payload::client(payload),
-        req::SEAL => keep_abi::proto::payload::client(payload),
-        req::IS_CONFINED => keep_abi::proto::payload::client(payload),
-        req::INSTANTIATE => keep_abi::proto::payload::client(payload),
-        req::BLOB => keep_abi::proto::payload::client(payload),
+        req::NEW => crate::meta(payload),
+        req::IMAGE => crate::builder(payload),
+        req::ADD_CAP => crate::builder(payload),
+        req::SEAL => crate::builder(payload),
+        req::IS_CONFINED => crate::requester(payload),
+        req::INSTANTIATE => crate::requester(payload),
+        req::BLOB => crate::builder(payload),
         _ => false,
     }
+}
+
+/// Whether `label` is a request of the service's (on any interface): a
+/// server that also receives messages of other kinds (the kernel's fault
+/// messages, its interrupts) tells them apart with it before `dispatch`.
+pub fn is_request(label: u64) -> bool {
+    matches!(label, req::NEW | req::IMAGE | req::ADD_CAP | req::SEAL | req::IS_CONFINED | req::INSTANTIATE | req::BLOB)
 }
 
 /// A status's name, for messages.
@@ -123,7 +130,7 @@ pub fn dispatch<H: Handler + ?Sized>(server: &mut H, m: &keep_abi::Msg) -> keep_
     let label = m.tag.label();
     if !serves(label, m.payload) {
         return keep_abi::proto::Answer::refuse(match label {
-            req::NEW | req::IMAGE | req::ADD_CAP | req::SEAL | req::IS_CONFINED | req::INSTANTIATE | req::BLOB => status::BAD_REQUEST,
+            req::NEW | req::IMAGE | req::ADD_CAP | req::SEAL | req::IS_CONFINED | req::INSTANTIATE | req::BLOB => status::NO_RIGHTS,
             _ => status::BAD_REQUEST,
         });
     }

@@ -31,6 +31,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod quota;
+pub mod rules;
 pub mod target;
 
 #[cfg_attr(test, allow(unused_imports))]
@@ -60,6 +61,20 @@ pub const DS_SLOT: u64 = 0xe;
 /// (keep_constructor::INSTANCE_BANK); a starter gives a program it starts
 /// by hand one there.
 pub const BANK_SLOT: u64 = 0xc;
+
+/// The manager's interface (CREATE, STATS; QUIT for payload 0 alone): the
+/// capability its starter keeps (payload 0) and a described client's
+/// sender from the name service.
+pub fn manager(p: u64) -> bool {
+    p == 0 || keep_system::names::client_of(p).is_some()
+}
+
+/// A dataspace capability's interface: every payload that is not the
+/// manager's; the manager looks its handle up (STALE, GONE) before the
+/// request's label.
+pub fn handle(p: u64) -> bool {
+    !manager(p)
+}
 
 /// A handle's payload: bit 63 set (payload 0 is the manager's own
 /// capability), the handle's index in bits 0-23, its generation above.
@@ -366,5 +381,79 @@ impl Dataspace {
     /// revoked, every mapping and pin removed, the frames go back to the pool.
     pub fn destroy(self) -> Result<()> {
         call(self.0, Tag::new(DESTROY), [0; 4]).map(drop)
+    }
+}
+
+#[cfg(test)]
+mod dispatch_tests {
+    extern crate std;
+    use super::*;
+    use keep_abi::proto::Answer;
+    use keep_abi::{Msg, Tag};
+    use std::vec::Vec;
+
+    /// A handler that records which method `dispatch` called, with what.
+    #[derive(Default)]
+    struct Record(Vec<(u64, [u64; 4])>);
+
+    impl Record {
+        fn got(&mut self, label: u64, w: [u64; 4]) -> Answer {
+            self.0.push((label, w));
+            Answer::value(label)
+        }
+    }
+
+    impl Handler for Record {
+        fn create(&mut self, _: &Msg, pages: u64) -> Answer { self.got(CREATE, [pages, 0, 0, 0]) }
+        fn stats(&mut self, _: &Msg) -> Answer { self.got(STATS, [0; 4]) }
+        fn quit(&mut self, _: &Msg) -> Answer { self.got(QUIT, [0; 4]) }
+        fn info(&mut self, _: &Msg) -> Answer { self.got(INFO, [0; 4]) }
+        fn map(&mut self, _: &Msg, v: u64, f: u64, c: u64, r: u64) -> Answer { self.got(MAP, [v, f, c, r]) }
+        fn unmap(&mut self, _: &Msg, id: u64) -> Answer { self.got(UNMAP, [id, 0, 0, 0]) }
+        fn share(&mut self, _: &Msg, r: u64) -> Answer { self.got(SHARE, [r, 0, 0, 0]) }
+        fn revoke(&mut self, _: &Msg, h: u64) -> Answer { self.got(REVOKE, [h, 0, 0, 0]) }
+        fn pin(&mut self, _: &Msg, f: u64, c: u64, d: u64, r: u64) -> Answer { self.got(PIN, [f, c, d, r]) }
+        fn unpin(&mut self, _: &Msg, id: u64) -> Answer { self.got(UNPIN, [id, 0, 0, 0]) }
+        fn destroy(&mut self, _: &Msg) -> Answer { self.got(DESTROY, [0; 4]) }
+    }
+
+    fn msg(label: u64, payload: u64) -> Msg {
+        Msg { err: 0, tag: Tag::new(label), payload, words: [11, 12, 13, 14] }
+    }
+
+    const DESCRIBED: u64 = keep_system::names::CLIENT | 3;
+    const HANDLE: u64 = 1 << 63 | 5 | 2 << 24;
+
+    /// The manager's requests come through payload 0 and a described
+    /// client's sender (QUIT through payload 0 alone), a dataspace's through
+    /// a handle; each reaches its method with its words, and the rest is
+    /// BAD_REQUEST before any method runs.
+    #[test]
+    fn each_interface_reaches_its_methods_only() {
+        let mut h = Record::default();
+        for (label, payload) in [(CREATE, 0), (CREATE, DESCRIBED), (STATS, 0), (STATS, DESCRIBED), (QUIT, 0),
+                                 (INFO, HANDLE), (MAP, HANDLE), (UNMAP, HANDLE), (SHARE, HANDLE), (REVOKE, HANDLE),
+                                 (PIN, HANDLE), (UNPIN, HANDLE), (DESTROY, HANDLE)] {
+            assert_eq!(dispatch(&mut h, &msg(label, payload)).words(), [OK, label, 0, 0], "{label} {payload:#x}");
+        }
+        assert_eq!(h.0[0], (CREATE, [11, 0, 0, 0]));
+        assert_eq!(h.0[6], (MAP, [11, 12, 13, 14]));
+        assert_eq!(h.0[10], (PIN, [11, 12, 13, 14]));
+        let n = h.0.len();
+        for (label, payload) in [(QUIT, DESCRIBED), (QUIT, HANDLE), (CREATE, HANDLE), (STATS, HANDLE), (INFO, 0),
+                                 (MAP, DESCRIBED), (DESTROY, 0), (0, 0), (12, HANDLE), (u64::MAX >> 16, DESCRIBED)] {
+            assert_eq!(dispatch(&mut h, &msg(label, payload)).words(), [BAD_REQUEST, 0, 0, 0], "{label} {payload:#x}");
+        }
+        assert_eq!(h.0.len(), n, "a refused request reaches no method");
+    }
+
+    #[test]
+    fn the_interfaces_split_the_payloads() {
+        for p in [0, DESCRIBED, keep_system::names::CLIENT] {
+            assert!(manager(p) && !handle(p), "{p:#x}");
+        }
+        for p in [HANDLE, 1, keep_system::names::NOTICE, keep_system::names::CLIENT | 0x1_0000, u64::MAX] {
+            assert!(handle(p) && !manager(p), "{p:#x}");
+        }
     }
 }

@@ -1,4 +1,8 @@
-//! The dataspace manager (protocol: lib.rs; docs/dataspaces.md).  It holds,
+//! The dataspace manager (protocol: lib.rs; docs/dataspaces.md).  It
+//! answers through the generated `dispatch` (protocol.rs, from
+//! abi/services/dataspace.toml), one method of [`Handler`] per request,
+//! after it has looked up the handle a dataspace capability names; what it
+//! accepts of a request's arguments is keep_dataspace::rules.  It holds,
 //! in its own capability space, the PAGE capability of every page of every
 //! dataspace: clients never hold one, so every mapping and every DMA pin of
 //! a page is one the manager made and recorded, and the manager can take
@@ -28,7 +32,8 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 
-use keep_abi::{Aspace, DmaDomain, Error, Return, SELF_ASPACE, SELF_PROCESS, Tag, err, layout::CAPPAGE_SLOTS, recv, rights, ty};
+use keep_abi::proto::Answer;
+use keep_abi::{Aspace, DmaDomain, Error, Msg, Return, SELF_ASPACE, SELF_PROCESS, Tag, err, layout::CAPPAGE_SLOTS, recv, rights, ty};
 use keep_dataspace::*;
 use keep_dataspace::quota::{self, Held, Kind};
 use keep_dataspace::target::{self, Target};
@@ -106,6 +111,10 @@ struct Server {
     /// Regions of RUNS free for a run's cappage, and the next never used.
     free_regions: Vec<u64>,
     next_region: u64,
+    /// The handle of the request being answered (`admit`).
+    current: usize,
+    /// Set by QUIT: the manager ends once the reply is sent.
+    quit: bool,
 }
 
 /// (status, words 1-3, capability to send, string of u64s).
@@ -187,8 +196,8 @@ impl Server {
 
     /// CREATE: `pages` pages paid by the bank whose capability came in ARG.
     fn create(&mut self, pages: u64, cap: bool) -> Reply {
-        if pages == 0 || pages > MAX_PAGES {
-            return status(BAD_REQUEST);
+        if let Err(st) = rules::create(pages) {
+            return status(st);
         }
         self.sweep();
         // A bank of the manager's own bank server (not a server of the
@@ -344,16 +353,9 @@ impl Server {
         false
     }
 
-    /// The pages `first..first + count` of the handle's dataspace.
-    fn range(&self, h: usize, first: u64, count: u64, max: u64) -> Result<(u64, u64), u64> {
-        let pages = self.spaces[self.handles[h].space].pages.len() as u64;
-        if count == 0 || count > max {
-            return Err(BAD_REQUEST);
-        }
-        if first >= pages || count > pages - first {
-            return Err(OUT_OF_RANGE);
-        }
-        Ok((first, count))
+    /// The pages of the handle's dataspace.
+    fn pages(&self, h: usize) -> u64 {
+        self.spaces[self.handles[h].space].pages.len() as u64
     }
 
     /// A free entry of `list` (mappings or pins), the list grown if none is.
@@ -369,19 +371,9 @@ impl Server {
 
     fn map(&mut self, h: usize, w: [u64; 4], cap: bool) -> Reply {
         let [vaddr, first, count, r] = w;
-        if !cap {
-            return status(BAD_REQUEST);
+        if let Err(st) = rules::map(cap, vaddr, first, count, r, self.handles[h].rights, self.pages(h)) {
+            return status(st);
         }
-        if r != READ && r != READ | WRITE || vaddr % PAGE != 0 {
-            return status(BAD_REQUEST);
-        }
-        if r & !self.handles[h].rights != 0 {
-            return status(NO_RIGHTS);
-        }
-        let (first, count) = match self.range(h, first, count, MAX_PAGES) {
-            Ok(x) => x,
-            Err(st) => return status(st),
-        };
         if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Mapping) {
             return refused(e);
         }
@@ -421,16 +413,9 @@ impl Server {
 
     fn pin(&mut self, h: usize, w: [u64; 4], cap: bool) -> Reply {
         let [first, count, dev_addr, r] = w;
-        if !cap || r == 0 || r & !(READ | WRITE) != 0 || dev_addr % PAGE != 0 {
-            return status(BAD_REQUEST);
+        if let Err(st) = rules::pin(cap, first, count, dev_addr, r, self.handles[h].rights, self.pages(h)) {
+            return status(st);
         }
-        if r & !self.handles[h].rights != 0 {
-            return status(NO_RIGHTS);
-        }
-        let (first, count) = match self.range(h, first, count, MAX_PIN) {
-            Ok(x) => x,
-            Err(st) => return status(st),
-        };
         if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Pin) {
             return refused(e);
         }
@@ -542,78 +527,121 @@ impl Server {
         ok([0; 3])
     }
 
-    fn request(&mut self, label: u64, p: u64, w: [u64; 4], cap: bool) -> Reply {
-        // A described client (a name-service sender, keep_system::names)
-        // may create dataspaces like the starter; only payload 0 may QUIT.
-        if p == 0 || keep_system::names::client_of(p).is_some() {
-            return match label {
-                CREATE => self.create(w[0], cap),
-                STATS => {
-                    self.sweep();
-                    let live = self.handles.iter().filter(|h| h.live).count() as u64;
-                    let maps = self.maps.iter().flatten().count() as u64;
-                    let pins = self.pins.iter().flatten().count() as u64;
-                    ok([self.spaces.iter().filter(|d| d.live).count() as u64, live, maps | pins << 32])
-                }
-                _ => status(BAD_REQUEST),
-            };
+    /// What a request through a dataspace capability checks before its
+    /// method runs: the handle its payload names is live (else STALE, GONE,
+    /// or BAD_REQUEST for an index that was never a handle) and its
+    /// dataspace's pages are still its bank's (else GONE, the records
+    /// reaped).  The handle is kept for the method.  The manager's own
+    /// requests (keep_dataspace::manager) name no handle.
+    fn admit(&mut self, m: &Msg) -> Result<(), u64> {
+        if manager(m.payload) {
+            return Ok(());
         }
-        let h = match self.handle(p) {
-            Ok(h) => h,
-            Err(st) => return status(st),
-        };
+        let h = self.handle(m.payload)?;
         let space = self.handles[h].space;
         if !self.intact(space) {
             self.reap(space);
-            return status(GONE);
+            return Err(GONE);
         }
-        let mine = |list: &[Option<Record>], id: u64| {
-            list.get(id as usize).and_then(|r| r.as_ref()).is_some_and(|r| r.handle == h)
-        };
-        match label {
-            INFO => {
-                let d = &self.spaces[self.handles[h].space];
-                ok([d.pages.len() as u64, self.handles[h].rights, h as u64])
-            }
-            MAP => self.map(h, w, cap),
-            UNMAP if mine(&self.maps, w[0]) => {
-                self.drop_map(w[0] as usize);
-                ok([0; 3])
-            }
-            UNMAP => status(NOT_FOUND),
-            SHARE => {
-                let r = w[0];
-                if r == 0 || r & !(READ | WRITE) != 0 {
-                    return status(BAD_REQUEST);
-                }
-                if r & !self.handles[h].rights != 0 {
-                    return status(NO_RIGHTS);
-                }
-                if let Err(e) = quota::may_add(self.held(self.handles[h].space), Kind::Handle) {
-                    return refused(e);
-                }
-                match self.new_handle(self.handles[h].space, r, Some(h)) {
-                    Ok(n) => (OK, [n as u64, 0, 0], Some(MINTED), Vec::new()),
-                    Err(st) => status(st),
-                }
-            }
-            REVOKE => {
-                let t = w[0] as usize;
-                if t == h || t >= self.handles.len() || !self.handles[t].live || !self.below(t, h) {
-                    return status(NOT_FOUND);
-                }
-                let (a, b, c) = self.revoke_tree(t);
-                ok([a, b, c])
-            }
-            PIN => self.pin(h, w, cap),
-            UNPIN if mine(&self.pins, w[0]) => {
-                self.drop_pin(w[0] as usize);
-                ok([0; 3])
-            }
-            UNPIN => status(NOT_FOUND),
-            DESTROY => self.destroy(h),
-            _ => status(BAD_REQUEST),
+        self.current = h;
+        Ok(())
+    }
+
+    /// Is `id` an entry of `list` made through the current handle?
+    fn mine(&self, list: &[Option<Record>], id: u64) -> bool {
+        list.get(id as usize).and_then(|r| r.as_ref()).is_some_and(|r| r.handle == self.current)
+    }
+}
+
+/// Did the request bring a capability (beside its return capability)?
+fn brought_cap(m: &Msg) -> bool {
+    m.tag.caps() >= 2
+}
+
+/// A method's reply as the generated protocol's answer: the capability it
+/// minted goes in the send slots, the device addresses of a pin in the
+/// string.
+fn answer((st, w, give, addrs): Reply) -> Answer {
+    let buf = keep_rt::ipc_buffer();
+    let mut a = Answer::refuse(st).with_results(w);
+    if let Some(c) = give {
+        a = a.with_caps(buf.set_send_caps(&[(c, 0)]));
+    }
+    if !addrs.is_empty() {
+        let mut bytes = Vec::with_capacity(addrs.len() * 8);
+        for x in &addrs {
+            bytes.extend_from_slice(&x.to_le_bytes());
         }
+        buf.set_string(&bytes);
+        a = a.with_string();
+    }
+    a
+}
+
+/// The requests (abi/services/dataspace.toml); those through a dataspace
+/// capability on the handle `admit` found.
+impl Handler for Server {
+    fn create(&mut self, m: &Msg, pages: u64) -> Answer {
+        answer(Server::create(self, pages, brought_cap(m)))
+    }
+    fn stats(&mut self, _: &Msg) -> Answer {
+        self.sweep();
+        let live = self.handles.iter().filter(|h| h.live).count() as u64;
+        let maps = self.maps.iter().flatten().count() as u64;
+        let pins = self.pins.iter().flatten().count() as u64;
+        Answer::ok([self.spaces.iter().filter(|d| d.live).count() as u64, live, maps | pins << 32])
+    }
+    fn quit(&mut self, _: &Msg) -> Answer {
+        self.quit = true;
+        Answer::ok([0; 3])
+    }
+    fn info(&mut self, _: &Msg) -> Answer {
+        let h = self.current;
+        Answer::ok([self.pages(h), self.handles[h].rights, h as u64])
+    }
+    fn map(&mut self, m: &Msg, vaddr: u64, first: u64, count: u64, rights: u64) -> Answer {
+        answer(Server::map(self, self.current, [vaddr, first, count, rights], brought_cap(m)))
+    }
+    fn unmap(&mut self, _: &Msg, mapping: u64) -> Answer {
+        if !self.mine(&self.maps, mapping) {
+            return Answer::refuse(NOT_FOUND);
+        }
+        self.drop_map(mapping as usize);
+        Answer::ok([0; 3])
+    }
+    fn share(&mut self, _: &Msg, r: u64) -> Answer {
+        let h = self.current;
+        if let Err(st) = rules::share(r, self.handles[h].rights) {
+            return Answer::refuse(st);
+        }
+        if let Err((st, w)) = quota::may_add(self.held(self.handles[h].space), Kind::Handle) {
+            return Answer::refuse(st).with_results([w, 0, 0]);
+        }
+        match self.new_handle(self.handles[h].space, r, Some(h)) {
+            Ok(n) => answer((OK, [n as u64, 0, 0], Some(MINTED), Vec::new())),
+            Err(st) => Answer::refuse(st),
+        }
+    }
+    fn revoke(&mut self, _: &Msg, handle: u64) -> Answer {
+        let (h, t) = (self.current, handle as usize);
+        if t == h || t >= self.handles.len() || !self.handles[t].live || !self.below(t, h) {
+            return Answer::refuse(NOT_FOUND);
+        }
+        let (a, b, c) = self.revoke_tree(t);
+        Answer::ok([a, b, c])
+    }
+    fn pin(&mut self, m: &Msg, first: u64, count: u64, dev_addr: u64, rights: u64) -> Answer {
+        answer(Server::pin(self, self.current, [first, count, dev_addr, rights], brought_cap(m)))
+    }
+    fn unpin(&mut self, _: &Msg, pin: u64) -> Answer {
+        if !self.mine(&self.pins, pin) {
+            return Answer::refuse(NOT_FOUND);
+        }
+        self.drop_pin(pin as usize);
+        Answer::ok([0; 3])
+    }
+    fn destroy(&mut self, _: &Msg) -> Answer {
+        answer(Server::destroy(self, self.current))
     }
 }
 
@@ -634,6 +662,8 @@ fn main(_: u64, _: u64) -> i32 {
         slots,
         free_regions: Vec::new(),
         next_region: 0,
+        current: 0,
+        quit: false,
     };
     loop {
         keep_rt::ipc_buffer().set_recv_slots(&[RET, ARG]);
@@ -642,10 +672,12 @@ fn main(_: u64, _: u64) -> i32 {
             let _ = SELF_ASPACE.delete_cap(ARG);
             continue;
         }
-        let cap = m.tag.caps() >= 2;
-        let label = m.tag.label();
-        if m.payload == 0 && label == QUIT {
-            let _ = Return(RET).reply(Tag::new(0), [OK, 0, 0, 0]);
+        let a = match s.admit(&m) {
+            Ok(()) => dispatch(&mut s, &m),
+            Err(st) => Answer::refuse(st),
+        };
+        if s.quit {
+            let _ = Return(RET).reply(a.tag(), a.words());
             let _ = SELF_ASPACE.delete_cap(ARG);
             for h in 0..s.spaces.len() {
                 if s.spaces[h].live {
@@ -655,29 +687,15 @@ fn main(_: u64, _: u64) -> i32 {
             }
             return 0;
         }
-        let (st, w, give, addrs) = s.request(label, m.payload, m.words, cap);
         // A capability that came with the request and was not kept goes.
         let _ = SELF_ASPACE.delete_cap(ARG);
-        let buf = keep_rt::ipc_buffer();
-        let mut tag = Tag::new(0);
-        if let Some(c) = give {
-            tag = tag.with_caps(buf.set_send_caps(&[(c, 0)]));
-        }
-        if !addrs.is_empty() {
-            let mut bytes = Vec::with_capacity(addrs.len() * 8);
-            for a in &addrs {
-                bytes.extend_from_slice(&a.to_le_bytes());
-            }
-            buf.set_string(&bytes);
-            tag = tag.with_string();
-        }
-        if Return(RET).reply(tag, [st, w[0], w[1], w[2]]).is_err() {
+        if Return(RET).reply(a.tag(), a.words()).is_err() {
             // The caller went away; nothing to undo (what it asked for
             // stays recorded under its handle).
             println!("dataspace: a reply was lost");
         }
         let _ = SELF_ASPACE.delete_cap(RET);
-        if give.is_some() {
+        if a.caps > 0 {
             let _ = SELF_ASPACE.delete_cap(MINTED);
         }
     }

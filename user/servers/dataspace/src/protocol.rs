@@ -7,27 +7,27 @@ use keep_abi::Sender;
 pub use keep_abi::proto::Refused;
 
 // Request labels.
-/// A dataspace of pages (1 to MAX_PAGES = 4096) paid by the client's bank (ALLOC, FREE); its handle and the owner's capability (READ, WRITE). (interface ADMIN)
+/// A dataspace of pages (1 to MAX_PAGES = 4096) paid by the client's bank (ALLOC, FREE); its handle and the owner's capability (READ, WRITE). (interface manager)
 pub const CREATE: u64 = 1;
-/// Dataspaces, live handles, and mappings | pins << 32. (interface ADMIN)
+/// Dataspaces, live handles, and mappings | pins << 32. (interface manager)
 pub const STATS: u64 = 2;
 /// The manager destroys every dataspace and exits 0. (interface ADMIN)
 pub const QUIT: u64 = 3;
-/// The dataspace's pages, the handle's rights and the handle. (interface CLIENTS)
+/// The dataspace's pages, the handle's rights and the handle. (interface handle)
 pub const INFO: u64 = 4;
-/// Maps pages first .. first + count at vaddr, vaddr + 4096, ... of the address space sent, with rights READ or READ | WRITE (both must be in the handle); the mapping id. (interface CLIENTS)
+/// Maps pages first .. first + count at vaddr, vaddr + 4096, ... of the address space sent, with rights READ or READ | WRITE (both must be in the handle); the mapping id. (interface handle)
 pub const MAP: u64 = 5;
-/// Removes a mapping made through the same handle. (interface CLIENTS)
+/// Removes a mapping made through the same handle. (interface handle)
 pub const UNMAP: u64 = 6;
-/// A share of the dataspace with rights (READ and/or WRITE, those of the handle at most): its handle and its capability. (interface CLIENTS)
+/// A share of the dataspace with rights (READ and/or WRITE, those of the handle at most): its handle and its capability. (interface handle)
 pub const SHARE: u64 = 7;
-/// Revokes a share made from this handle, or below it, with every mapping and pin made through it; the handles, mappings and pins removed. (interface CLIENTS)
+/// Revokes a share made from this handle, or below it, with every mapping and pin made through it; the handles, mappings and pins removed. (interface handle)
 pub const REVOKE: u64 = 8;
-/// Maps pages first .. first + count (count 1 to MAX_PIN = 512) into the DMA domain sent from dev_addr on, for device reads (READ) and/or writes (WRITE), each needing the right in the handle; the pin id. (interface CLIENTS)
+/// Maps pages first .. first + count (count 1 to MAX_PIN = 512) into the DMA domain sent from dev_addr on, for device reads (READ) and/or writes (WRITE), each needing the right in the handle; the pin id. (interface handle)
 pub const PIN: u64 = 9;
-/// Removes a pin made through the same handle. (interface CLIENTS)
+/// Removes a pin made through the same handle. (interface handle)
 pub const UNPIN: u64 = 10;
-/// Destroys the dataspace (the owner's handle only); its frames go back to the bank that paid for them. (interface CLIENTS)
+/// Destroys the dataspace (the owner's handle only); its frames go back to the bank that paid for them. (interface handle)
 pub const DESTROY: u64 = 11;
 
 // Statuses: word 0 of every reply.
@@ -61,19 +61,26 @@ pub const GONE: u64 = 11;
 /// protected payload `payload`; false for a label that is no request.
 pub fn serves(label: u64, payload: u64) -> bool {
     match label {
-        CREATE => keep_abi::proto::payload::admin(payload),
-        STATS => keep_abi::proto::payload::admin(payload),
+        CREATE => crate::manager(payload),
+        STATS => crate::manager(payload),
         QUIT => keep_abi::proto::payload::admin(payload),
-        INFO => keep_abi::proto::payload::client(payload),
-        MAP => keep_abi::proto::payload::client(payload),
-        UNMAP => keep_abi::proto::payload::client(payload),
-        SHARE => keep_abi::proto::payload::client(payload),
-        REVOKE => keep_abi::proto::payload::client(payload),
-        PIN => keep_abi::proto::payload::client(payload),
-        UNPIN => keep_abi::proto::payload::client(payload),
-        DESTROY => keep_abi::proto::payload::client(payload),
+        INFO => crate::handle(payload),
+        MAP => crate::handle(payload),
+        UNMAP => crate::handle(payload),
+        SHARE => crate::handle(payload),
+        REVOKE => crate::handle(payload),
+        PIN => crate::handle(payload),
+        UNPIN => crate::handle(payload),
+        DESTROY => crate::handle(payload),
         _ => false,
     }
+}
+
+/// Whether `label` is a request of the service's (on any interface): a
+/// server that also receives messages of other kinds (the kernel's fault
+/// messages, its interrupts) tells them apart with it before `dispatch`.
+pub fn is_request(label: u64) -> bool {
+    matches!(label, CREATE | STATS | QUIT | INFO | MAP | UNMAP | SHARE | REVOKE | PIN | UNPIN | DESTROY)
 }
 
 /// A status's name, for messages.

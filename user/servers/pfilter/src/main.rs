@@ -1,7 +1,10 @@
 //! pfilter: a packet-filter server that runs client-supplied filters in
 //! software fault domains of its own address space (protocol in lib.rs,
-//! design in docs/sfi.md, "Inside Keep").  Bad requests and bad filters get an
-//! error status; nothing a client sends ends the server.
+//! design in docs/sfi.md, "Inside Keep").  It answers through the generated
+//! `dispatch` (protocol.rs, from abi/services/pfilter.toml), one method of
+//! [`Handler`] per request; what it accepts of the arguments is
+//! keep_pfilter::rules.  Bad requests and bad filters get an error status;
+//! nothing a client sends ends the server.
 
 #![no_std]
 #![no_main]
@@ -9,7 +12,8 @@
 extern crate alloc;
 
 use alloc::vec::Vec;
-use keep_abi::{MEMORY, Return, SELF_ASPACE, Tag, recv};
+use keep_abi::proto::Answer;
+use keep_abi::{MEMORY, Msg, Return, SELF_ASPACE, Tag, recv};
 use keep_loader::SlotPool;
 use keep_pfilter::*;
 use keep_rt::println;
@@ -35,6 +39,8 @@ struct Server {
     filters: Vec<Option<Filter>>,
     /// The module being received (LOAD_PART).
     staging: Vec<u8>,
+    /// The reply's reason string (a refused LOAD's).
+    reason: Option<alloc::string::String>,
 }
 
 fn main(_: u64, _: u64) -> i32 {
@@ -48,7 +54,7 @@ fn main(_: u64, _: u64) -> i32 {
         }
     };
     rt.set_timeout(TIMEOUT_MS);
-    let mut s = Server { slots, filters: Vec::new(), staging: Vec::new() };
+    let mut s = Server { slots, filters: Vec::new(), staging: Vec::new(), reason: None };
     let buf = keep_rt::ipc_buffer();
     buf.set_recv_slots(&[RET]);
     let mut m = recv(Tag::new(0).with_slots(1), 0);
@@ -58,9 +64,10 @@ fn main(_: u64, _: u64) -> i32 {
             continue;
         }
         let label = m.tag.label();
-        let (status, words, reason) = s.serve(label, m.words[0]);
+        let a = dispatch(&mut s, &m);
+        let (status, words) = (a.status, a.results);
         let mut tag = Tag::new(0);
-        match reason {
+        match s.reason.take() {
             Some(r) => {
                 buf.set_string(r.as_bytes());
                 tag = tag.with_string();
@@ -81,81 +88,93 @@ fn main(_: u64, _: u64) -> i32 {
     0
 }
 
+/// A method's reply: the status, words 1-3 and the reason string.
+type Reply = (u64, [u64; 3], Option<alloc::string::String>);
+
 impl Server {
-    /// One request: (status, words, reason string).
-    fn serve(&mut self, label: u64, w0: u64) -> (u64, [u64; 3], Option<alloc::string::String>) {
+    fn answer(&mut self, (st, w, reason): Reply) -> Answer {
+        self.reason = reason;
+        Answer::refuse(st).with_results(w)
+    }
+}
+
+/// The requests (abi/services/pfilter.toml).
+impl Handler for Server {
+    fn load_part(&mut self, _: &Msg, offset: u64) -> Answer {
         let buf = keep_rt::ipc_buffer();
-        let fail = |st| (st, [0; 3], None);
-        match label {
-            LOAD_PART => {
-                let len = buf.received_len();
-                let Some(end) = (w0 as usize).checked_add(len) else { return fail(TOO_BIG) };
-                if w0 as usize > MAX_MODULE || end > MAX_MODULE {
-                    return fail(TOO_BIG);
-                }
-                if self.staging.len() < end {
-                    self.staging.resize(end, 0);
-                }
-                buf.read_string(&mut self.staging[w0 as usize..end]);
-                (OK, [0; 3], None)
-            }
-            LOAD => {
-                if w0 as usize > self.staging.len() {
-                    return fail(BAD_REQUEST);
-                }
-                let module = core::mem::take(&mut self.staging);
-                let imports: [(&str, keep_sfi_rt::HostFn); 1] = [("pf_mtu", pf_mtu)];
-                let cfg = Config { heap_size: MAX_PACKET as u64, stack_size: 16 * 4096, max_data: 1 << 20 };
-                let r = Domain::load(&mut self.slots, &module[..w0 as usize], &imports, &cfg);
-                match r {
-                    Ok(d) => {
-                        let Some(entry) = d.entry("filter") else {
-                            d.unload(&mut self.slots);
-                            return (NO_FILTER_ENTRY, [NO_OFFSET, 0, 0], Some("no entry 'filter'".into()));
-                        };
-                        let f = Some(Filter { domain: d, entry });
-                        let id = match self.filters.iter().position(|f| f.is_none()) {
-                            Some(i) => {
-                                self.filters[i] = f;
-                                i
-                            }
-                            None => {
-                                self.filters.push(f);
-                                self.filters.len() - 1
-                            }
-                        };
-                        (OK, [id as u64, 0, 0], None)
-                    }
-                    Err(LoadError::Rejected(r)) => {
-                        let off = r.offset.unwrap_or(NO_OFFSET);
-                        (REJECTED, [off, 0, 0], Some(r.reason.into()))
-                    }
-                    Err(LoadError::UnresolvedImport(n)) => (UNRESOLVED_IMPORT, [NO_OFFSET, 0, 0], Some(n)),
-                    Err(e) => (LOAD_FAILED, [NO_OFFSET, 0, 0], Some(alloc::format!("{e}"))),
-                }
-            }
-            RUN => {
-                let Some(Some(f)) = self.filters.get(w0 as usize) else { return fail(NO_SUCH_FILTER) };
-                let (heap, heap_end) = f.domain.heap();
-                // SAFETY: the heap is mapped read+write, MAX_PACKET bytes.
-                let dst = unsafe { core::slice::from_raw_parts_mut(heap as *mut u8, (heap_end - heap) as usize) };
-                let n = buf.read_string(dst);
-                match f.domain.call(f.entry, &[heap, n as u64]) {
-                    Ok(v) => (OK, [v, 0, 0], None),
-                    Err(CallError::Fault { vector, addr, offset }) => (FAULT, [vector, addr, offset], None),
-                    Err(CallError::Timeout) => (TIMEOUT, [0; 3], None),
-                    Err(_) => fail(BAD_REQUEST),
-                }
-            }
-            UNLOAD => match self.filters.get_mut(w0 as usize).and_then(|f| f.take()) {
-                Some(f) => {
-                    f.domain.unload(&mut self.slots);
-                    (OK, [0; 3], None)
-                }
-                None => fail(NO_SUCH_FILTER),
-            },
-            QUIT => (OK, [0; 3], None),
-            _ => fail(BAD_REQUEST),
+        let end = match rules::load_part(offset, buf.received_len()) {
+            Ok(end) => end,
+            Err(st) => return Answer::refuse(st),
+        };
+        if self.staging.len() < end {
+            self.staging.resize(end, 0);
         }
+        buf.read_string(&mut self.staging[offset as usize..end]);
+        Answer::ok([0; 3])
+    }
+
+    fn load(&mut self, _: &Msg, size: u64) -> Answer {
+        let size = match rules::load(size, self.staging.len()) {
+            Ok(n) => n,
+            Err(st) => return Answer::refuse(st),
+        };
+        let module = core::mem::take(&mut self.staging);
+        let imports: [(&str, keep_sfi_rt::HostFn); 1] = [("pf_mtu", pf_mtu)];
+        let cfg = Config { heap_size: MAX_PACKET as u64, stack_size: 16 * 4096, max_data: 1 << 20 };
+        let r = match Domain::load(&mut self.slots, &module[..size], &imports, &cfg) {
+            Ok(d) => {
+                let Some(entry) = d.entry("filter") else {
+                    d.unload(&mut self.slots);
+                    return self.answer((NO_FILTER_ENTRY, [NO_OFFSET, 0, 0], Some("no entry 'filter'".into())));
+                };
+                let f = Some(Filter { domain: d, entry });
+                let id = match self.filters.iter().position(|f| f.is_none()) {
+                    Some(i) => {
+                        self.filters[i] = f;
+                        i
+                    }
+                    None => {
+                        self.filters.push(f);
+                        self.filters.len() - 1
+                    }
+                };
+                (OK, [id as u64, 0, 0], None)
+            }
+            Err(LoadError::Rejected(r)) => {
+                let off = r.offset.unwrap_or(NO_OFFSET);
+                (REJECTED, [off, 0, 0], Some(r.reason.into()))
+            }
+            Err(LoadError::UnresolvedImport(n)) => (UNRESOLVED_IMPORT, [NO_OFFSET, 0, 0], Some(n)),
+            Err(e) => (LOAD_FAILED, [NO_OFFSET, 0, 0], Some(alloc::format!("{e}"))),
+        };
+        self.answer(r)
+    }
+
+    fn run(&mut self, _: &Msg, filter: u64) -> Answer {
+        let Some(Some(f)) = self.filters.get(filter as usize) else { return Answer::refuse(NO_SUCH_FILTER) };
+        let (heap, heap_end) = f.domain.heap();
+        // SAFETY: the heap is mapped read+write, MAX_PACKET bytes.
+        let dst = unsafe { core::slice::from_raw_parts_mut(heap as *mut u8, (heap_end - heap) as usize) };
+        let n = keep_rt::ipc_buffer().read_string(dst);
+        match f.domain.call(f.entry, &[heap, n as u64]) {
+            Ok(v) => Answer::value(v),
+            Err(CallError::Fault { vector, addr, offset }) => Answer::refuse(FAULT).with_results([vector, addr, offset]),
+            Err(CallError::Timeout) => Answer::refuse(TIMEOUT),
+            Err(_) => Answer::refuse(BAD_REQUEST),
+        }
+    }
+
+    fn unload(&mut self, _: &Msg, filter: u64) -> Answer {
+        match self.filters.get_mut(filter as usize).and_then(|f| f.take()) {
+            Some(f) => {
+                f.domain.unload(&mut self.slots);
+                Answer::ok([0; 3])
+            }
+            None => Answer::refuse(NO_SUCH_FILTER),
+        }
+    }
+
+    fn quit(&mut self, _: &Msg) -> Answer {
+        Answer::ok([0; 3])
     }
 }

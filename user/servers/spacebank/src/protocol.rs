@@ -105,6 +105,13 @@ pub fn serves(label: u64, payload: u64) -> bool {
     }
 }
 
+/// Whether `label` is a request of the service's (on any interface): a
+/// server that also receives messages of other kinds (the kernel's fault
+/// messages, its interrupts) tells them apart with it before `dispatch`.
+pub fn is_request(label: u64) -> bool {
+    matches!(label, req::ALLOC_PAGE | req::ALLOC_CAPPAGE | req::ALLOC_ACCOUNT | req::FUND | req::FREE | req::CREATE_BANK | req::RESTRICT | req::INFO | req::DESTROY | req::REPORT | req::ALLOC_PAGES)
+}
+
 /// A status's name, for messages.
 pub fn status_name(s: u64) -> &'static str {
     match s {

@@ -9,9 +9,11 @@
 //! This library is the protocol ([`protocol`], generated from
 //! abi/services/vault.toml), a client's contents and the policy of its
 //! requests ([`records`]), the store's format, keys and freshness
-//! ([`store`]), all host-tested, and the client side; `main.rs` is the
-//! server, which only moves bytes between IPC, the block server, the TPM's
-//! driver and a [`store::Vault`].
+//! ([`store`]), the server's side of the protocol over a store
+//! ([`serve`]: who is answered, in which namespace), all host-tested, and
+//! the client side; `main.rs` is the server, which only moves bytes
+//! between IPC, the block server, the TPM's driver and a
+//! [`serve::Session`].
 
 #![cfg_attr(not(test), no_std)]
 
@@ -19,12 +21,14 @@ extern crate alloc;
 
 pub mod protocol;
 pub mod records;
+pub mod serve;
 pub mod store;
 
 #[cfg(test)]
 mod tests;
 
 pub use protocol::*;
+pub use serve::described;
 
 /// A status's meaning, for messages.
 pub fn status_text(s: u64) -> &'static str {

@@ -3,7 +3,8 @@
 //! vault's area), holds the TPM's driver in `keep_tpm::TPM_SLOT` (the
 //! description's `tpm`), opens the store and then answers: a described
 //! client (payload CLIENT | its place in the description) in its own
-//! namespace, the administrator (payload 0) STATS.
+//! namespace, the administrator (payload 0) STATS, through the generated
+//! `dispatch` over a keep_vault::serve::Session.
 
 #![no_std]
 #![no_main]
@@ -167,31 +168,12 @@ fn main(_: u64, _: u64) -> i32 {
         }
         let buf = keep_rt::ipc_buffer();
         let (len, over) = if m.tag.has_string() { (buf.read_string(&mut data), buf.received_len() > data.len()) } else { (0, false) };
-        let r = match (m.payload, names::client_of(m.payload)) {
-            (0, _) if m.tag.label() == STATS => {
-                let (w, text) = v.stats();
-                (store::Reply { status: OK, value: 0, text: text.into_bytes() }, Some(w))
-            }
-            // More than any name and value: a PUT's value is too large, any
-            // other request malformed.
-            (_, Some(_)) if over => {
-                let status = if m.tag.label() == PUT { TOO_LARGE } else { BAD_REQUEST };
-                (store::Reply { status, value: 0, text: alloc::vec::Vec::new() }, None)
-            }
-            (_, Some(client)) => (v.request(client as u16, m.tag.label(), m.words[0], &data[..len]), None),
-            _ => (store::Reply { status: BAD_REQUEST, value: 0, text: alloc::vec::Vec::new() }, None),
-        };
-        let (r, words) = r;
-        let mut tag = Tag::new(0);
-        if !r.text.is_empty() {
-            keep_rt::ipc_buffer().set_string(&r.text);
-            tag = tag.with_string();
+        let mut s = serve::Session { vault: &mut v, data: &data[..len], over, text: alloc::vec::Vec::new() };
+        let a = dispatch(&mut s, &m);
+        if a.string {
+            keep_rt::ipc_buffer().set_string(&s.text);
         }
-        let w = match words {
-            Some(w) => [OK, w[0], w[1], w[2]],
-            None => [r.status, r.value, 0, 0],
-        };
-        let _ = Return(RET).reply(tag, w);
+        let _ = Return(RET).reply(a.tag(), a.words());
         m = receive();
     }
 }

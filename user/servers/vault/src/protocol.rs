@@ -7,13 +7,13 @@ use keep_abi::Sender;
 pub use keep_abi::proto::Refused;
 
 // Request labels.
-/// Sets the caller's key to the value (a new key, or a new value): written to the disk and the TPM's counter incremented before the reply; the store's new counter. (interface CLIENTS)
+/// Sets the caller's key to the value (a new key, or a new value): written to the disk and the TPM's counter incremented before the reply; the store's new counter. (interface described)
 pub const PUT: u64 = 1;
-/// The value of the caller's key. (interface CLIENTS)
+/// The value of the caller's key. (interface described)
 pub const GET: u64 = 2;
-/// Removes the caller's key, on the disk before the reply; the store's new counter. (interface CLIENTS)
+/// Removes the caller's key, on the disk before the reply; the store's new counter. (interface described)
 pub const DELETE: u64 = 3;
-/// How many keys the caller has, and the name of one of them. (interface CLIENTS)
+/// How many keys the caller has, and the name of one of them. (interface described)
 pub const LIST: u64 = 4;
 /// The store's state (0 open, else the status every client request answers), its keys, and the store's counter (the shell's `vault`). (interface ADMIN)
 pub const STATS: u64 = 5;
@@ -45,13 +45,20 @@ pub const NO_TPM: u64 = 9;
 /// protected payload `payload`; false for a label that is no request.
 pub fn serves(label: u64, payload: u64) -> bool {
     match label {
-        PUT => keep_abi::proto::payload::client(payload),
-        GET => keep_abi::proto::payload::client(payload),
-        DELETE => keep_abi::proto::payload::client(payload),
-        LIST => keep_abi::proto::payload::client(payload),
+        PUT => crate::described(payload),
+        GET => crate::described(payload),
+        DELETE => crate::described(payload),
+        LIST => crate::described(payload),
         STATS => keep_abi::proto::payload::admin(payload),
         _ => false,
     }
+}
+
+/// Whether `label` is a request of the service's (on any interface): a
+/// server that also receives messages of other kinds (the kernel's fault
+/// messages, its interrupts) tells them apart with it before `dispatch`.
+pub fn is_request(label: u64) -> bool {
+    matches!(label, PUT | GET | DELETE | LIST | STATS)
 }
 
 /// A status's name, for messages.

@@ -483,3 +483,37 @@ fn a_record_image_parses_only_as_written() {
     swapped.0.insert(0, crate::records::Record { client: 1, name: b"b".to_vec(), value: vec![] });
     assert_eq!(Records::decode(&swapped.encode()), None, "out of order");
 }
+
+/// One request through the generated dispatch and the vault's Session,
+/// as the server answers it: the reply's words and string.
+fn call(v: &mut V, label: u64, payload: u64, w0: u64, data: &[u8], over: bool) -> ([u64; 4], Vec<u8>) {
+    let m = keep_abi::Msg { err: 0, tag: keep_abi::Tag::new(label), payload, words: [w0, 0, 0, 0] };
+    let mut s = crate::serve::Session { vault: v, data, over, text: Vec::new() };
+    let a = dispatch(&mut s, &m);
+    assert_eq!(a.string, !s.text.is_empty());
+    (a.words(), s.text)
+}
+
+#[test]
+fn described_clients_are_served_in_their_namespace_and_the_administrator_stats() {
+    let (m, t) = machine();
+    let mut v = boot(&m, &t);
+    let (a, b) = (keep_system::names::CLIENT | 3, keep_system::names::CLIENT | 4);
+    let (w, _) = call(&mut v, PUT, a, 3, b"keyvalue", false);
+    assert_eq!(w[0], OK);
+    assert_eq!(call(&mut v, GET, a, 0, b"key", false), ([OK, 5, 0, 0], b"value".to_vec()));
+    assert_eq!(call(&mut v, GET, b, 0, b"key", false).0[0], NOT_FOUND, "another client's namespace");
+    assert_eq!(call(&mut v, LIST, a, 0, b"", false), ([OK, 1, 0, 0], b"key".to_vec()));
+    let (w, report) = call(&mut v, STATS, 0, 0, b"", false);
+    assert_eq!(w[0], OK);
+    assert!(!report.is_empty() && !report.windows(5).any(|x| x == b"value"), "the report shows no value");
+    // The administrator holds no namespace, a client no STATS, any other
+    // payload nothing; an unknown label is BAD_REQUEST; none changes the store.
+    for (label, p) in [(PUT, 0), (GET, 0), (STATS, a), (GET, 1), (GET, 1 << 61), (STATS, 7), (0, a), (6, a), (6, 0)] {
+        assert_eq!(call(&mut v, label, p, 3, b"keyother", false), ([BAD_REQUEST, 0, 0, 0], Vec::new()), "{label} {p:#x}");
+    }
+    // A string longer than the server takes: TOO_LARGE for PUT, else BAD_REQUEST.
+    assert_eq!(call(&mut v, PUT, a, 3, b"keyother", true).0, [TOO_LARGE, 0, 0, 0]);
+    assert_eq!(call(&mut v, GET, a, 0, b"key", true).0, [BAD_REQUEST, 0, 0, 0]);
+    assert_eq!(call(&mut v, GET, a, 0, b"key", false), ([OK, 5, 0, 0], b"value".to_vec()), "nothing changed");
+}

@@ -54,6 +54,13 @@ pub fn serves(label: u64, payload: u64) -> bool {
     }
 }
 
+/// Whether `label` is a request of the service's (on any interface): a
+/// server that also receives messages of other kinds (the kernel's fault
+/// messages, its interrupts) tells them apart with it before `dispatch`.
+pub fn is_request(label: u64) -> bool {
+    matches!(label, req::START | req::STATUS | req::STOP | req::KILL | req::ADMIN | req::ENDED | req::DIED)
+}
+
 /// A status's name, for messages.
 pub fn status_name(s: u64) -> &'static str {
     match s {
