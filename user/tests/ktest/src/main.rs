@@ -343,6 +343,7 @@ const TESTS: &[Test] = &[
     ("KMEM0013", "63 numbers to a page; a second page goes back when it empties", kmem::numbers_per_page),
     ("KMEM0014", "a number page bought again: no capability of an old process names a new one", kmem::numbers_reused),
     ("KMEM0015", "SET_SEAL_KEY through a read-only KERNEL is NO_RIGHTS; the seal goes on working", kmem::seal_key),
+    ("KMEM0016", "ACCOUNT.DESTROY of an exported process: INVALID_ARG through another account, the export intact; OK through its own, its export then BAD_SEAL; another export beside it restores and ends as it would", kmem::destroy_exported),
     ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
     ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
     ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
