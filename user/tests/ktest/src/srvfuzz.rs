@@ -85,7 +85,7 @@ trait Rig {
     /// The status of a label that is no request (the definition's
     /// `unknown`): BAD_REQUEST unless the service says otherwise.
     fn unknown(&self) -> u64 {
-        err::INVALID_METHOD
+        BAD_REQUEST
     }
     /// Whether a request of the definition may answer BAD_REQUEST (a
     /// malformed argument) besides the statuses it lists.
