@@ -8,6 +8,7 @@
 //! next submit fails, and it sets its ring up again with the server
 //! started anew, on the same dataspaces.
 
+use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -18,6 +19,7 @@ use keep_blk::{
     SECTOR,
 };
 use keep_dataspace::{Dataspace, Manager};
+use keep_rt::println;
 use keep_virtio::checksum;
 
 use crate::drivers::{dss, quit_pci, start_blk_ds, start_pci, stop, with_blk_ds};
@@ -371,4 +373,175 @@ fn revoked(admin: Admin, m: Manager, bank: u64, server: keep_abi::Process, s: [u
         let _ = Dataspace(Sender(x)).destroy();
     }
     Ok(())
+}
+
+// ---- SRVFUZZ0009: the ring's descriptors fuzzed ----------------------------
+
+/// splitmix64, as srvfuzz.rs's: a seed reproduces a run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+/// Whether a descriptor is one the server must serve (docs/block.md,
+/// "Request rings"): READ or WRITE, 1 to MAX_SECTORS sectors inside the
+/// client's range, into or from whole sectors of a data buffer the client
+/// attached (READ, which writes the buffer, needs the read-write one).
+fn valid(d: &Desc, data: u64, data_ro: u64) -> bool {
+    let buf_ok = d.buffer as u64 == data || (d.buffer as u64 == data_ro && d.op == OP_WRITE);
+    (d.op == OP_READ || d.op == OP_WRITE)
+        && d.count >= 1
+        && d.count as u64 <= keep_blk::MAX_DS_SECTORS
+        && d.sector.checked_add(d.count as u64).is_some_and(|e| e <= A_SECTORS)
+        && buf_ok
+        && d.offset as usize % SECTOR == 0
+        && d.offset as usize + d.count as usize * SECTOR <= SIZE
+}
+
+/// SRVFUZZ0009: the block server's request ring, fuzzed through its
+/// descriptors: batches of 1 to 16 descriptors with each field drawn from
+/// edge values (ops 0 to 3 and any word, counts 0, 1, the maximum and one
+/// past it, sectors at and past the client's range, buffers of its own,
+/// read-only, its ring's, another client's and none, offsets unaligned and
+/// at and past the buffer's end).  Every descriptor is completed once,
+/// with its id and a status of the definition; every valid one OK, every
+/// invalid one refused.  Every 50 batches an honest client (B, its own
+/// range) writes a sector by the message path and reads back the one it
+/// wrote before.  At the end the ring goes (RING_END), the buffers detach
+/// and QUEUE_STATS shows none left; CHECK_INVARIANTS is clean.
+pub fn ring_fuzz(cx: &mut Cx) -> TestResult {
+    let seed = crate::fuzz::cmdline_word("srvfuzzseed=").unwrap_or(0x5e4f_0001) ^ 0x9;
+    let ops = crate::fuzz::cmdline_word("srvfuzzops=").unwrap_or(3000);
+    with_blk_ds(cx, |cx, admin, m, bank| {
+        let s = cx.slots::<10>()?;
+        let r = ring_fuzz_session(admin, m, bank, s, seed, ops);
+        cx.drop_slots(&s);
+        r
+    })?;
+    let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+    ensure!(bad == 0, "{bad} kernel invariant violations");
+    Ok(())
+}
+
+fn ring_fuzz_session(admin: Admin, m: Manager, bank: u64, s: [u64; 10], seed: u64, ops: u64) -> TestResult {
+    let [a, b, d, d_rw, d_ro, rd_, r_rw, note, bdata, bshare] = s;
+    println!("srvfuzz: blk ring seed {seed:#x}, {ops} descriptors");
+    let start = keep_abi::TIMER.now_ms().unwrap_or(0);
+    let (_, _, attached0) = admin.queue_stats().ctx("QUEUE_STATS")?;
+    admin.add_client(A_FIRST, A_SECTORS, rights::READ | rights::WRITE, a).ctx("ADD_CLIENT A")?;
+    admin.add_client(B_FIRST, B_SECTORS, rights::READ | rights::WRITE, b).ctx("ADD_CLIENT B")?;
+    let (ca, cb) = (Client(Sender(a)), Client(Sender(b)));
+    dataspace(m, bank, PAGES, d, VA, d_rw, rights::READ | rights::WRITE)?;
+    dss(Dataspace(Sender(d)).share(rights::READ, d_ro), "SHARE read-only")?;
+    dataspace(m, bank, 1, rd_, RVA, r_rw, rights::READ | rights::WRITE)?;
+    ACCOUNT.create_notification(note).ctx("CREATE_NOTIFICATION")?;
+    let (data, _, _) = ca.attach(d_rw).ctx("ATTACH data")?;
+    let (data_ro, _, _) = ca.attach(d_ro).ctx("ATTACH data read-only")?;
+    let (rb, _, _) = ca.attach(r_rw).ctx("ATTACH the ring")?;
+    dss(m.create(1, bank, bdata), "CREATE B's data")?;
+    dss(Dataspace(Sender(bdata)).share(rights::READ | rights::WRITE, bshare), "SHARE B's data")?;
+    let (bbuf, _, _) = cb.attach(bshare).ctx("B ATTACH its data")?;
+    let mut ra = Ring::set_up(ca, rb, 0, RVA, note).ctx("RING")?;
+    let mut rng = Rng(seed);
+    let (mut done, mut ok, mut refused, mut batches, mut turns) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let statuses = [OK, BAD_REQUEST, OUT_OF_RANGE, BAD_BUFFER, NO_RIGHTS];
+    let mut id = 1u64;
+    let honest = |n: u64| -> TestResult {
+        let pattern = |k: u64| -> Vec<u8> { (0..SECTOR as u64).map(|i| (i ^ k.wrapping_mul(0x9d)) as u8).collect() };
+        let sector = n % B_SECTORS;
+        cb.write(sector, &pattern(n)).ctx("the honest client's WRITE")?;
+        if n > 0 {
+            let mut back = vec![0u8; SECTOR];
+            let prev = (n - 1) % B_SECTORS;
+            cb.read(prev, &mut back).ctx("the honest client's READ")?;
+            ensure!(back == pattern(n - 1), "the honest client's sector {prev} differs from what it wrote");
+        }
+        Ok(())
+    };
+    let r = (|| {
+        while done < ops {
+            let k = 1 + rng.next() % 16;
+            let mut ds = Vec::new();
+            for _ in 0..k {
+                let r = rng.next();
+                let mut d = Desc {
+                    id,
+                    op: rng.pick(&[OP_READ, OP_WRITE, OP_READ, OP_WRITE, 0, 3, r as u32]),
+                    count: rng.pick(&[1, 8, 32, 256, 257, 0, u32::MAX, 1 + (r >> 8) as u32 % 256]),
+                    sector: rng.pick(&[0, 1, A_SECTORS - 1, A_SECTORS - 8, A_SECTORS, B_FIRST - A_FIRST, u64::MAX - 3, (r >> 16) % A_SECTORS, r]),
+                    buffer: rng.pick(&[data, data, data, data_ro, rb, bbuf, 63, r >> 40]) as u32,
+                    offset: rng.pick(&[0, 512, 100, (SIZE - 512) as u32, SIZE as u32, ((r >> 24) as u32 % PAGES as u32) * 4096, (r >> 32) as u32]),
+                };
+                // Half of them a valid descriptor with at most one field
+                // taken from the edge values above.
+                if r & 1 == 0 {
+                    let count = 1 + (r >> 1) as u32 % 32;
+                    let good = Desc {
+                        id,
+                        op: if r & 2 == 0 { OP_READ } else { OP_WRITE },
+                        count,
+                        sector: (r >> 8) % (A_SECTORS - count as u64 + 1),
+                        buffer: data as u32,
+                        offset: ((r >> 20) as u32 % (SIZE as u32 / 512 - count + 1)) * 512,
+                    };
+                    d = match (r >> 40) % 8 {
+                        0 => Desc { op: d.op, ..good },
+                        1 => Desc { count: d.count, ..good },
+                        2 => Desc { sector: d.sector, ..good },
+                        3 => Desc { buffer: d.buffer, ..good },
+                        4 => Desc { offset: d.offset, ..good },
+                        _ => good,
+                    };
+                }
+                id += 1;
+                ds.push(d);
+            }
+            let got = run(&mut ra, &ds).map_err(|e| format!("batch {batches} (seed {seed:#x}): {e}"))?;
+            ensure!(got.len() == ds.len(), "batch {batches} (seed {seed:#x}): {} completions for {}", got.len(), ds.len());
+            for dsc in &ds {
+                let mine: Vec<u64> = got.iter().filter(|g| g.0 == dsc.id).map(|g| g.1).collect();
+                ensure!(mine.len() == 1, "batch {batches} (seed {seed:#x}): descriptor {dsc:?} completed {} times", mine.len());
+                let st = mine[0];
+                ensure!(statuses.contains(&st), "batch {batches} (seed {seed:#x}): descriptor {dsc:?}: status {st}, not one the definition lists");
+                let want_ok = valid(dsc, data, data_ro);
+                ensure!((st == OK) == want_ok, "batch {batches} (seed {seed:#x}): descriptor {dsc:?}: {}, want {}",
+                        keep_blk::status_name(st), if want_ok { "OK" } else { "a refusal" });
+                if st == OK { ok += 1 } else { refused += 1 }
+            }
+            done += k;
+            batches += 1;
+            if batches % 50 == 0 {
+                honest(turns).map_err(|e| format!("after batch {batches} (seed {seed:#x}): {e}"))?;
+                turns += 1;
+            }
+        }
+        honest(turns)?;
+        turns += 1;
+        ra.end().ctx("RING_END")?;
+        for buf in [data, data_ro, rb] {
+            ca.detach(buf).ctx("DETACH")?;
+        }
+        cb.detach(bbuf).ctx("B DETACH")?;
+        let (_, _, attached1) = admin.queue_stats().ctx("QUEUE_STATS")?;
+        ensure!(attached1 == attached0, "{attached1} buffers attached after the run, {attached0} before");
+        Ok(())
+    })();
+    let ms = keep_abi::TIMER.now_ms().unwrap_or(0).saturating_sub(start).max(1);
+    println!("srvfuzz: blk ring {done} descriptors in {batches} batches ({ok} OK, {refused} refused), {turns} honest turns, {ms} ms, {} descriptors/s",
+             done * 1000 / ms);
+    let _ = SELF_ASPACE.delete_cap(note);
+    for x in [d, rd_, bdata] {
+        let _ = Dataspace(Sender(x)).destroy();
+    }
+    r
 }

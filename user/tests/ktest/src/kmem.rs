@@ -1059,3 +1059,40 @@ pub fn seal_key(cx: &mut Cx) -> TestResult {
         r
     })
 }
+
+/// A thread that sleeps words[0] ms, then exits with words[1].
+fn sleep_exit(a: &thread::Args) -> u64 {
+    let _ = keep_abi::TIMER.sleep(a.words[0]);
+    a.words[1]
+}
+
+/// KMEM0016: ACCOUNT.DESTROY of an exported process.  Through another
+/// account it is INVALID_ARG, the export intact; through its own it is
+/// OK, and its export no longer restores (BAD_SEAL: not the current export
+/// of its process); a second process exported beside it is restored and
+/// ends as it would have.
+pub fn destroy_exported(cx: &mut Cx) -> TestResult {
+    let other = new_account(cx, 0)?;
+    let [d1, d2] = cx.slots::<2>()?;
+    let t1 = thread::spawn(&mut cx.slots, "ktest-out1", 3, sleep_exit, &[50, 11])?;
+    let t2 = thread::spawn(&mut cx.slots, "ktest-out2", 3, sleep_exit, &[50, 22])?;
+    let r = (|| {
+        ACCOUNT.revoke_process(t1.process.0, d1).ctx("REVOKE_PROCESS the first")?;
+        ACCOUNT.revoke_process(t2.process.0, d2).ctx("REVOKE_PROCESS the second")?;
+        expect_err(other.destroy(t1.process.0), Error::INVALID_ARG, "DESTROY through another account")?;
+        invariants()?;
+        // The first exported: behind the second in the account's list.
+        ACCOUNT.destroy(t1.process.0).ctx("DESTROY the exported process")?;
+        invariants()?;
+        expect_err(ACCOUNT.restore_process(d1), Error::BAD_SEAL, "RESTORE_PROCESS of a destroyed process's export")?;
+        ACCOUNT.restore_process(d2).ctx("RESTORE_PROCESS the second")?;
+        let st = crate::ended_within(t2.process, 3000).ok_or("the restored process did not end in 3 s")?;
+        ensure!(st.state == keep_abi::state::EXITED && st.code == 22, "the restored process ended in state {} code {}", st.state, st.code);
+        Ok(())
+    })();
+    t1.kill(&mut cx.slots);
+    t2.kill(&mut cx.slots);
+    cx.drop_slots(&[d1, d2, other.0]);
+    r?;
+    invariants()
+}

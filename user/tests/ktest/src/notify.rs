@@ -313,3 +313,45 @@ pub fn interrupt_errors(cx: &mut Cx) -> TestResult {
         Ok(())
     })
 }
+
+/// NTFN0008: an exported process loses its binding (UNBIND answers
+/// NOT_MAPPED, INFO shows nothing bound) and BIND to it while it is out is
+/// BAD_STATE with nothing bound; restored, it can be bound again and the
+/// bits arrive in its receive.
+pub fn exported(cx: &mut Cx) -> TestResult {
+    with_slots(cx, |cx, [n, n2, s, d]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        ACCOUNT.create_notification(n2).ctx("CREATE_NOTIFICATION")?;
+        let nt = Notification(n);
+        let t = thread::spawn(&mut cx.slots, "ntfn-recv", 3, receiver, &[])?;
+        let r = (|| {
+            t.process.mint(s, PAYLOAD, rights::WRITE).ctx("MINT")?;
+            nt.bind(s).ctx("BIND")?;
+            ensure!(nt.info().ctx("INFO")?.2, "not bound");
+            ACCOUNT.revoke_process(t.process.0, d).ctx("REVOKE_PROCESS")?;
+            ensure!(!nt.info().ctx("INFO")?.2, "still bound to the exported process");
+            expect_err(nt.unbind(), Error::NOT_MAPPED, "UNBIND after the process was exported")?;
+            expect_err(nt.bind(s), Error::BAD_STATE, "BIND to an exported process")?;
+            expect_err(Notification(n2).bind(s), Error::BAD_STATE, "BIND of another notification to an exported process")?;
+            ensure!(!nt.info().ctx("INFO")?.2 && !Notification(n2).info().ctx("INFO")?.2, "a refused BIND bound a notification");
+            // Bits set while nothing is bound stay in the word.
+            nt.signal(0x4).ctx("SIGNAL while out")?;
+            ACCOUNT.restore_process(d).ctx("RESTORE_PROCESS")?;
+            nt.bind(s).ctx("BIND after RESTORE_PROCESS")?;
+            nt.signal(0x10).ctx("SIGNAL")?;
+            Ok(())
+        })();
+        let code = exit_code(cx, t);
+        r?;
+        let code = code?;
+        ensure!(code == label::NOTIFY << 32 | 1 << 24 | 0x14, "the restored receiver got {code:#x}, want NOTIFY with 0x14");
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        ACCOUNT.destroy(n2).ctx("DESTROY")?;
+        for x in [n, n2, s, d] {
+            let _ = SELF_ASPACE.delete_cap(x);
+        }
+        let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+        ensure!(bad == 0, "{bad} invariants violated");
+        Ok(())
+    })
+}

@@ -82,7 +82,29 @@ trait Rig {
     fn stale(&self) -> Option<u64> {
         None
     }
+    /// The status of a label that is no request (the definition's
+    /// `unknown`): BAD_REQUEST unless the service says otherwise.
+    fn unknown(&self) -> u64 {
+        BAD_REQUEST
+    }
+    /// Whether a request of the definition may answer BAD_REQUEST (a
+    /// malformed argument) besides the statuses it lists.
+    fn bad_request(&self) -> bool {
+        true
+    }
+    /// A label outside the table's requests that the service answers (a
+    /// range of labels), drawn instead of one that is no request; None
+    /// (the default, drawing nothing) when the service has none.
+    fn extra_label(&self, _: &mut Rng) -> Option<u64> {
+        None
+    }
+    /// The request a label outside the table stands for, if any.
+    fn extra(&self, _: u64) -> Option<Request> {
+        None
+    }
 }
+
+const BAD_REQUEST: u64 = 1;
 
 const STALE_RUN: u64 = 4;
 /// Requests printed before a failure.
@@ -165,12 +187,14 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
             let req = rng.pick(requests);
             let label = if known {
                 req.label
+            } else if let Some(l) = rig.extra_label(&mut rng) {
+                l
             } else if rng.chance(50) {
                 rng.below(64)
             } else {
                 rng.next() & tag::LABEL_MASK
             };
-            let req = requests.iter().find(|r| r.label == label).copied();
+            let req = requests.iter().find(|r| r.label == label).copied().or_else(|| rig.extra(label));
             let mut words = [0u64; 4];
             for (i, w) in words.iter_mut().enumerate() {
                 *w = match req.and_then(|r| r.args.get(i)) {
@@ -225,12 +249,13 @@ fn run(cx: &mut Cx, server: &str, requests: &'static [Request], rig: &mut dyn Ri
             last[(op % TRACE as u64) as usize] = (op, label, words, ncaps, st);
             match req {
                 Some(r) => {
-                    ensure!(st == 0 || st == 1 || r.statuses.contains(&st) || anyst.contains(&st), "{}: status {st}, not one {} may answer", what(), r.name);
+                    ensure!(st == 0 || (st == BAD_REQUEST && rig.bad_request()) || r.statuses.contains(&st) || anyst.contains(&st),
+                            "{}: status {st}, not one {} may answer", what(), r.name);
                     // The fuzzer holds no administrator's capability.
                     ensure!(!(st == 0 && r.payload == "ADMIN"), "{}: an administrator's request answered OK", what());
                     ensure!(m.tag.caps() <= r.reply_caps as u64, "{}: {} capabilities in the reply", what(), m.tag.caps());
                 }
-                None => ensure!(st == 1 || anyst.contains(&st), "{}: status {st} for a label that is no request, want BAD_REQUEST", what()),
+                None => ensure!(st == rig.unknown() || anyst.contains(&st), "{}: status {st} for a label that is no request, want {}", what(), rig.unknown()),
             }
             if through == rig.cap() && Some(st) == rig.stale() {
                 stale_run += 1;
@@ -1033,5 +1058,190 @@ pub fn names(cx: &mut Cx) -> TestResult {
         cx.drop_slots(&[cb, sb, ib, acct, ctor, fuzz, honest, control, counter, scratch, bscratch, page]);
         r
     })?;
+    invariants()
+}
+
+// ---- the console multiplexer ----------------------------------------------
+
+use keep_abi::terminal::{self as term, Control, Terminal};
+use table::Arg;
+
+/// A WRITE_WORDS label's request (keep_abi::terminal: WRITE_WORDS + the
+/// length, 1 to WORDS_MAX, + MORE), answered as WRITE; it takes no string,
+/// so WRITE's INVALID_METHOD (WRITE without one) is not among its statuses.
+const WRITE_WORDS: Request = Request {
+    name: "WRITE_WORDS",
+    label: term::WRITE_WORDS,
+    interface: "CLIENTS",
+    payload: "CLIENTS",
+    args: &[Arg { name: "bytes", kind: Kind::Word }, Arg { name: "bytes", kind: Kind::Word },
+            Arg { name: "bytes", kind: Kind::Word }, Arg { name: "bytes", kind: Kind::Word }],
+    results: 1,
+    send_caps: 0,
+    reply_caps: 0,
+    send_string: false,
+    reply_string: false,
+    statuses: &[err::NO_RIGHTS, err::INVALID_ARG, err::NO_MEMORY],
+    waits: false,
+};
+
+struct ConsoleRig {
+    control: Control,
+    /// The fuzzer's interactive terminal and a write-only view of it; the
+    /// fuzzer goes through one, then (at each renewal) the other.
+    fuzz: u64,
+    view: u64,
+    through_view: bool,
+    honest: Terminal,
+    honest_vt: u64,
+    note: u64,
+    page: u64,
+}
+
+fn listed_name(l: &term::Listed) -> &str {
+    keep_abi::name_str(&l.name)
+}
+
+impl Rig for ConsoleRig {
+    fn cap(&self) -> u64 {
+        if self.through_view { self.view } else { self.fuzz }
+    }
+    fn offer(&self) -> Vec<u64> {
+        alloc::vec![self.note, self.fuzz, self.view, self.page, slot::CONSOLE]
+    }
+    fn honest(&mut self, _: &mut Cx, n: u64) -> TestResult {
+        // A write of a new length through the string and one in the words,
+        // each taken whole; no input (the multiplexer's reader may not read
+        // the kernel's console), so READ would block; LIST shows the three
+        // terminals the rig made, the first with the screen, and no fourth.
+        let len = 1 + (n % 64) as usize;
+        let bytes: Vec<u8> = (0..len).map(|i| b'a' + ((i as u64 + n) % 26) as u8).collect();
+        let taken = self.honest.write_string(keep_rt::ipc_buffer(), &bytes).map_err(|e| format!("WRITE: {e}"))?;
+        ensure!(taken == len, "WRITE of {len} bytes took {taken}");
+        let words = len.min(term::WORDS_MAX);
+        let taken = self.honest.write_words(&bytes[..words]).map_err(|e| format!("WRITE_WORDS: {e}"))?;
+        ensure!(taken == words, "WRITE_WORDS of {words} bytes took {taken}");
+        let mut buf = [0u8; term::READ_MAX];
+        match self.honest.read(&mut buf) {
+            Err(e) if e == keep_abi::Error::WOULD_BLOCK => {}
+            other => return Err(format!("READ with no input answered {other:?}")),
+        }
+        let want = [("owner", true), ("fuzz", false), ("honest", false)];
+        for (i, (name, screen)) in want.iter().enumerate() {
+            let l = self.control.list(keep_rt::ipc_buffer(), i as u64).ok_or_else(|| format!("LIST {i} refused"))?;
+            ensure!(listed_name(&l) == *name && l.has_screen == *screen && !l.output_only,
+                    "LIST {i}: {l:?}, want {name} (screen {screen}, interactive)");
+            if i == 2 {
+                ensure!(l.vt == self.honest_vt, "LIST 2: vt {}, want {}", l.vt, self.honest_vt);
+            }
+        }
+        ensure!(self.control.list(keep_rt::ipc_buffer(), 3).is_none(), "LIST 3 answered: a terminal the rig did not make");
+        Ok(())
+    }
+    fn renew(&mut self, _: &mut Cx) -> TestResult {
+        self.through_view = !self.through_view;
+        Ok(())
+    }
+    fn unknown(&self) -> u64 {
+        err::INVALID_METHOD
+    }
+    fn bad_request(&self) -> bool {
+        false
+    }
+    fn extra_label(&self, rng: &mut Rng) -> Option<u64> {
+        // Half of the labels that are no request are at or near the
+        // WRITE_WORDS range's edges (lengths 0 to WORDS_MAX + 1), with or
+        // without MORE.
+        if !rng.chance(50) {
+            return None;
+        }
+        let len = rng.below(term::WORDS_MAX as u64 + 2);
+        Some(term::WRITE_WORDS + len + if rng.chance(30) { term::MORE } else { 0 })
+    }
+    fn extra(&self, label: u64) -> Option<Request> {
+        let len = (label & !term::MORE).wrapping_sub(term::WRITE_WORDS);
+        (label & !(term::MORE | 0xff) == term::WRITE_WORDS && (1..=term::WORDS_MAX as u64).contains(&len))
+            .then_some(Request { label, ..WRITE_WORDS })
+    }
+}
+
+/// SRVFUZZ0008: a console multiplexer of ktest's own (given a write-only
+/// copy of the kernel's console, so that its reader takes no input from the
+/// system's), fuzzed through an interactive terminal that never has the
+/// screen and a write-only view of it; the honest terminal beside it writes
+/// and is taken whole, reads nothing, and the control capability lists the
+/// same three terminals throughout.
+pub fn console(cx: &mut Cx) -> TestResult {
+    let (seed, ops) = seed_ops();
+    ensure!(!hung(), "a server hung before");
+    // The multiplexer makes its reader on the account it is given: one of
+    // the test's own, whose DESTROY_ALL ends the reader at the end.
+    let [out, acct] = cx.slots::<2>()?;
+    let account = keep_abi::Account(acct);
+    let r = (|| {
+        SELF_ASPACE.copy_cap(slot::CONSOLE, out, keep_abi::rights::WRITE).ctx("COPY_CAP the console")?;
+        keep_abi::MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+        keep_abi::MEMORY.donate(acct, 32).ctx("DONATE")?;
+        let grants = [keep_loader::Grant { src: out, dest: slot::CONSOLE, rights: 0 },
+                      keep_loader::Grant { src: acct, dest: slot::ACCOUNT, rights: 0 },
+                      crate::drivers::grant(slot::TIMER)];
+        crate::drivers::start_with(cx, "console", &grants, 0)
+    })();
+    cx.drop_slot(out);
+    let retire = |cx: &mut Cx| {
+        let _ = account.destroy_all(slot::MEMORY);
+        if let Ok((free, _)) = account.info() {
+            let _ = account.reclaim(slot::MEMORY, free);
+        }
+        cx.drop_slot(acct);
+    };
+    let r = match r {
+        Ok(r) => r,
+        Err(e) => {
+            retire(cx);
+            return Err(e);
+        }
+    };
+    let [owner, fuzz, view, honest, note] = match cx.slots::<5>() {
+        Ok(s) => s,
+        Err(e) => {
+            retire(cx);
+            let _ = keep_loader::Loader::new(&mut cx.slots).destroy(r.child);
+            return Err(e);
+        }
+    };
+    let page = cx.retype(ty::PAGE);
+    let res = (|| {
+        let page = page.clone()?;
+        let control = Control(r.cap);
+        let b = keep_rt::ipc_buffer;
+        control.new_terminal(b(), term::INTERACTIVE, "owner", owner).ctx("NEW owner")?;
+        let fuzz_vt = control.new_terminal(b(), term::INTERACTIVE, "fuzz", fuzz).ctx("NEW fuzz")?;
+        let honest_vt = control.new_terminal(b(), term::INTERACTIVE, "honest", honest).ctx("NEW honest")?;
+        control.view(b(), fuzz_vt, view).ctx("VIEW")?;
+        keep_abi::ACCOUNT.create_notification(note).ctx("CREATE_NOTIFICATION")?;
+        let mut rig = ConsoleRig { control, fuzz, view, through_view: false, honest: Terminal(honest), honest_vt, note, page };
+        run(cx, "console", table::console::REQUESTS, &mut rig, seed, ops)
+    })();
+    if hung() {
+        return res;
+    }
+    for s in [owner, fuzz, view, honest, note] {
+        let _ = SELF_ASPACE.delete_cap(s);
+    }
+    cx.drop_slots(&[owner, fuzz, view, honest, note]);
+    if let Ok(p) = page {
+        cx.drop_slot(p);
+    }
+    // The multiplexer has no QUIT: it is destroyed, as a server that ends
+    // with the system.
+    let _ = SELF_ASPACE.delete_cap(r.cap);
+    cx.drop_slot(r.cap);
+    let reader = account.destroy_all(slot::MEMORY).ctx("DESTROY_ALL the multiplexer's account (its reader)");
+    retire(cx);
+    let destroyed = keep_loader::Loader::new(&mut cx.slots).destroy(r.child).ctx("destroy the multiplexer");
+    reader?;
+    res?;
+    destroyed?;
     invariants()
 }
