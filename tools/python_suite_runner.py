@@ -42,8 +42,11 @@ def run(name):
         except BaseException as e:  # noqa: BLE001 - the module's failure is a result
             print(f"PYSUITE {name} import-error {type(e).__name__}: {str(e)[:100]!r}")
             return
-        loader = unittest.TestLoader()
-        suite = loader.loadTestsFromModule(mod)
+        try:
+            suite = unittest.TestLoader().loadTestsFromModule(mod)
+        except BaseException as e:  # noqa: BLE001 - a module whose tests cannot be made
+            print(f"PYSUITE {name} import-error {type(e).__name__}: {str(e)[:100]!r}")
+            return
         result = unittest.TextTestResult(out, True, 0)
         stdout, stderr = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = out

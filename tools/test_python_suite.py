@@ -50,7 +50,7 @@ SHA256 = "5dd0f85e950b344a51374e0ef68089e808f73c6c594c80e5232936b5c7ea4a28"
 RUNNER = Path(__file__).resolve().parent / "python_suite_runner.py"
 # What `linux` gives a program (user/servers/workhorse/src/main.rs).
 ENV = {"PATH": "/bin:/usr/bin", "HOME": "/", "TERM": "vt100"}
-# Seconds a module may take on Keep (and ten times less on the host).
+# Seconds a module may take on Keep (and a third of it on the host).
 STALL = 900
 # The representative subset (--subset): the language and its builtins,
 # data and text modules, files and directories, processes, signals,
@@ -200,7 +200,7 @@ def run_host(tree, mods):
             r = subprocess.run(["unshare", "--mount", "--fork", "--pid", "sh", "-c", script],
                                env={"R": str(host_root), "M": mod, "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               timeout=STALL // 10)
+                               timeout=STALL // 3)
             out = r.stdout.decode(errors="replace")
         except subprocess.TimeoutExpired as e:
             out = (e.stdout or b"").decode(errors="replace") + f"\nPYSUITE-HUNG {mod}\n"
