@@ -12,7 +12,8 @@ optional resource (network, cpu, largefile...) enabled, a fresh working
 directory under /tmp, verbosity 0.  Per module it prints
 
     PYSUITE MODULE run=N pass=P fail=F error=E skip=S xfail=X xpass=U
-    PYSUITE-FAIL MODULE TEST-ID       (one for each failure or error)
+    PYSUITE-FAIL MODULE TEST-ID :: the error's last line  (each failure or error)
+    PYSUITE-SKIP MODULE TEST-ID :: the reason               (each skipped test)
 
 and `PYSUITE-DONE MODULE` last; a module that cannot be imported is
 `PYSUITE MODULE import-error ...`.  The tests' own output goes to a file in
@@ -69,8 +70,11 @@ def run(name):
         print(f"PYSUITE {name} run={result.testsRun} pass={passed} fail={len(result.failures)} "
               f"error={len(result.errors)} skip={len(result.skipped)} xfail={len(result.expectedFailures)} "
               f"xpass={len(result.unexpectedSuccesses)}")
-        for test, _ in result.failures + result.errors:
-            print(f"PYSUITE-FAIL {name} {test if isinstance(test, str) else test.id()}")
+        for test, trace in result.failures + result.errors:
+            last = [line for line in trace.strip().splitlines() if line.strip()][-1:] or [""]
+            print(f"PYSUITE-FAIL {name} {test if isinstance(test, str) else test.id()} :: {last[0][:160]}")
+        for test, why in result.skipped:
+            print(f"PYSUITE-SKIP {name} {test if isinstance(test, str) else test.id()} :: {str(why)[:120]}")
         for test in result.unexpectedSuccesses:
             print(f"PYSUITE-FAIL {name} {test.id()} (unexpected success)")
     finally:

@@ -8,6 +8,7 @@ module and in sum (docs/workhorse.md, "Python's regression suite"):
     test_python_suite.py MOD...          only these (test_os test_json ...)
     test_python_suite.py --subset        the representative subset (SUBSET)
     test_python_suite.py --host [MOD..]  the host's run only
+    --out=NAME                           its files in build/python-suite/NAME
 
 Both sides run the same files: the workhorse's root file system
 (build/linux-rootfs.tar.gz) grown by the package's modules (their byte
@@ -28,6 +29,7 @@ import io
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -163,19 +165,32 @@ def results(text):
         m = re.match(r"PYSUITE (\S+) run=(\d+) pass=(\d+) fail=(\d+) error=(\d+) skip=(\d+) xfail=(\d+) xpass=(\d+)", line)
         if m:
             out[m.group(1)] = dict(zip(["run", "pass", "fail", "error", "skip", "xfail", "xpass"],
-                                       map(int, m.groups()[1:])), failed=[], status="ran")
+                                       map(int, m.groups()[1:])), failed={}, skipped={}, status="ran")
             continue
         m = re.match(r"PYSUITE (\S+) import-error (.*)", line)
         if m:
-            out[m.group(1)] = {"status": "import-error", "pass": 0, "why": m.group(2), "failed": []}
+            out[m.group(1)] = {"status": "import-error", "pass": 0, "why": m.group(2), "failed": {}}
             continue
-        m = re.match(r"PYSUITE-FAIL (\S+) (.*)", line)
-        if m and m.group(1) in out:
-            out[m.group(1)]["failed"].append(m.group(2).strip())
+        m = re.match(r"PYSUITE-(FAIL|SKIP) (\S+) (.*?)(?: :: (.*))?$", line)
+        if m and m.group(2) in out:
+            key = "failed" if m.group(1) == "FAIL" else "skipped"
+            out[m.group(2)].setdefault(key, {})[m.group(3).strip()] = (m.group(4) or "").strip()
         m = re.match(r"PYSUITE-HUNG (\S+)", line)
         if m:
-            out.setdefault(m.group(1), {"pass": 0, "failed": []})["status"] = "HUNG"
+            out.setdefault(m.group(1), {"pass": 0, "failed": {}})["status"] = "HUNG"
     return out
+
+
+def default_signals():
+    """The host's run starts with every signal's default action, as a
+    program `linux` starts on Keep (nohup or a shell's background job
+    would leave SIGHUP or SIGINT ignored, inherited across exec)."""
+    for sig in range(1, signal.NSIG):
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
 
 
 def run_host(tree, mods):
@@ -200,7 +215,7 @@ def run_host(tree, mods):
             r = subprocess.run(["unshare", "--mount", "--fork", "--pid", "sh", "-c", script],
                                env={"R": str(host_root), "M": mod, "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               timeout=STALL // 3)
+                               timeout=STALL // 3, preexec_fn=default_signals)
             out = r.stdout.decode(errors="replace")
         except subprocess.TimeoutExpired as e:
             out = (e.stdout or b"").decode(errors="replace") + f"\nPYSUITE-HUNG {mod}\n"
@@ -276,18 +291,24 @@ def report(mods, host, keep, bad):
         if k.get("status") != "ran" and h.get("status") == "ran":
             lines.append(f"- {m}: {k.get('status', 'missing')} {k.get('why', '')}".rstrip())
             continue
-        only = sorted(set(k.get("failed", [])) - set(h.get("failed", [])))
-        for t in only:
-            lines.append(f"- {m}: {t}")
+        for t in sorted(set(k.get("failed", {})) - set(h.get("failed", {}))):
+            lines.append(f"- {m}: {t}: {k['failed'][t]}")
+        for t in sorted(set(k.get("skipped", {})) - set(h.get("skipped", {}))):
+            lines.append(f"- {m}: {t}: skipped on Keep: {k['skipped'][t]}")
     (WORK / "report.md").write_text("\n".join(lines) + "\n")
     return hp, kp, same
 
 
 def main():
+    global WORK
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = [a for a in sys.argv[1:] if a.startswith("--out=")]
     lib = fetch()
     every = modules(lib)
     mods = SUBSET if "--subset" in sys.argv else (args or every)
+    if out:  # the runs' files (trees, image, outputs, report) in a folder of their own
+        WORK = WORK / out[0].split("=", 1)[1]
+        WORK.mkdir(parents=True, exist_ok=True)
     unknown = [m for m in mods if m not in every]
     if unknown:
         raise SystemExit(f"test_python_suite: no such module in {PACKAGE}: {' '.join(unknown)}")
