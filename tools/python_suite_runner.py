@@ -65,8 +65,12 @@ def run(name):
                 suite.run(result)
         finally:
             sys.stdout, sys.stderr = stdout, stderr
-        bad = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-        passed = result.testsRun - bad - len(result.skipped)
+        # A test counts once however many of its subtests failed, and
+        # whether it failed, erred in its tear-down or both.
+        bad = {id(getattr(t, "test_case", t)) if not isinstance(t, str) else t
+               for t, _ in result.failures + result.errors}
+        bad |= {id(t) for t in result.unexpectedSuccesses}
+        passed = result.testsRun - len(bad) - len(result.skipped)
         print(f"PYSUITE {name} run={result.testsRun} pass={passed} fail={len(result.failures)} "
               f"error={len(result.errors)} skip={len(result.skipped)} xfail={len(result.expectedFailures)} "
               f"xpass={len(result.unexpectedSuccesses)}")
