@@ -419,8 +419,8 @@ mail-test: $(SUITE_DEPS)
 
 # Left out of make test (README.md): busybox's own test suite, fetched once,
 # on the host and on Keep's workhorse (docs/workhorse.md).
-.PHONY: test-long busybox-test fuzz-long srvfuzz-long sysfuzz-long
-test-long: busybox-test fuzz-long srvfuzz-long checkpoint-test-long sysfuzz-long sfi-debian-test
+.PHONY: test-long busybox-test python-suite fuzz-long srvfuzz-long sysfuzz-long
+test-long: busybox-test python-suite fuzz-long srvfuzz-long checkpoint-test-long sysfuzz-long sfi-debian-test
 # The stateful capability fuzzer of ktest (FUZZ0001, docs/coverage.md) for
 # FUZZ_RUNS runs of FUZZ_OPS invocations from FUZZ_SEED (default: the time;
 # each run prints its seed), within the in-guest suite.
@@ -462,6 +462,12 @@ test-long: fuzz-guided-long
 
 busybox-test: deps image
 	$(PYTHON) tools/test_busybox.py
+# Python's regression suite (Debian's libpython3.11-testsuite, fetched
+# once) on the host and on Keep's workhorse, pass counts compared per
+# module (docs/workhorse.md); PYSUITE=--subset (or module names) for a part.
+PYSUITE ?=
+python-suite: deps image
+	$(PYTHON) tools/test_python_suite.py $(PYSUITE)
 # The server fuzzers of ktest (SRVFUZZ*, docs/fuzzing.md): SRVFUZZ_OPS
 # requests to each server from SRVFUZZ_SEED (default: the time; each server
 # prints its seed): only those tests of the suite (only=SRVFUZZ*).

@@ -267,6 +267,31 @@ pub fn default_rlimits() -> [(u64, u64); 16] {
 }
 
 impl Proc {
+    /// The new process or thread `pid`, child of `ppid`, of a fork or a
+    /// clone by `parent`: what every child takes from its parent (process
+    /// group and session, names, command line, working directory, umask,
+    /// credentials, priority and policy, limits, signal mask) and `fs_base`
+    /// as its TLS.  Memory, descriptors, signal actions and the alternate
+    /// signal stack are shared or copied as the caller's flags say, so the
+    /// caller sets them.
+    pub fn inherit(pid: i32, ppid: i32, parent: &Proc, fs_base: u64) -> Result<Proc, i64> {
+        let mut c = Proc::new(pid, ppid)?;
+        c.pgid = parent.pgid;
+        c.sid = parent.sid;
+        c.name = parent.name.clone();
+        c.exe = parent.exe.clone();
+        c.cmdline = parent.cmdline.clone();
+        c.cwd = parent.cwd;
+        c.umask = parent.umask;
+        c.cred = parent.cred.clone();
+        c.nice = parent.nice;
+        c.policy = parent.policy;
+        c.rlimits = parent.rlimits;
+        c.sigmask = parent.sigmask;
+        c.fs_base = fs_base;
+        Ok(c)
+    }
+
     /// ENOMEM when no slot is left for its return capability.
     pub fn new(pid: i32, ppid: i32) -> Result<Proc, i64> {
         let ret_slot = env().slot().map_err(|_| crate::errno::ENOMEM)?;

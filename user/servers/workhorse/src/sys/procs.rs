@@ -533,23 +533,12 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
         }
         buf.set_regs(&r);
         keep.process.write_regs().map_err(|_| EINVAL)?;
-        let mut c = Proc::new(child, parent.tgid)?;
-        c.pgid = parent.pgid;
-        c.sid = parent.sid;
-        c.name = parent.name.clone();
-        c.exe = parent.exe.clone();
+        // A copy of the memory, descriptors, signal actions and alternate
+        // signal stack.
+        let mut c = Proc::inherit(child, parent.tgid, parent, fs_base)?;
         c.mm = mm;
         c.fds = crate::shared::Shared::new((*parent.fds).clone());
-        c.cwd = parent.cwd;
-        c.umask = parent.umask;
-        c.cred = parent.cred.clone();
-        c.nice = parent.nice;
-        c.policy = parent.policy;
-        c.cmdline = parent.cmdline.clone();
-        c.rlimits = parent.rlimits;
-        c.fs_base = fs_base;
         c.sigactions = crate::shared::Shared::new(*parent.sigactions);
-        c.sigmask = parent.sigmask;
         c.altstack = parent.altstack;
         Ok(c)
     })();

@@ -66,25 +66,15 @@ pub(crate) fn clone_vm(s: &mut Server, pid: i32, a: &CloneArgs) -> Result<i32, i
         buf.set_regs(&r);
         keep.process.write_regs().map_err(|_| EINVAL)?;
         let ppid = if thread || a.flags & CLONE_PARENT != 0 { parent.ppid } else { parent.tgid };
-        let mut t = Proc::new(tid, ppid)?;
+        // The same memory; descriptors and signal actions shared or copied
+        // as the flags say; no alternate signal stack (Linux clears it for
+        // CLONE_VM without CLONE_VFORK).
+        let mut t = Proc::inherit(tid, ppid, parent, fs_base)?;
         t.tgid = if thread { parent.tgid } else { tid };
-        t.pgid = parent.pgid;
-        t.sid = parent.sid;
-        t.name = parent.name.clone();
-        t.exe = parent.exe.clone();
         t.mm = parent.mm.share();
         t.fds = if a.flags & CLONE_FILES != 0 { parent.fds.share() } else { Shared::new((*parent.fds).clone()) };
         t.sigactions =
             if a.flags & CLONE_SIGHAND != 0 { parent.sigactions.share() } else { Shared::new(*parent.sigactions) };
-        t.cwd = parent.cwd;
-        t.umask = parent.umask;
-        t.cred = parent.cred.clone();
-        t.nice = parent.nice;
-        t.policy = parent.policy;
-        t.cmdline = parent.cmdline.clone();
-        t.rlimits = parent.rlimits;
-        t.fs_base = fs_base;
-        t.sigmask = parent.sigmask;
         if a.flags & CLONE_CHILD_CLEARTID != 0 {
             t.clear_child_tid = a.ctid;
         }
