@@ -34,7 +34,11 @@ def kind(b):
     h = b.hex()
     if is_nop(b):
         return "no-op"
+    # Returns go through %rcx in compiled code (59 = pop %rcx, 51 = push %rcx;
+    # its `and $-32, %ecx` counts with the indirect branches' masks) and
+    # through %r11 in hand-written assembly.
     for prefix, name in (("415b", "return: pop %r11"), ("4183e3e0", "return: and $-32, %r11d"), ("4153", "return: push %r11"),
+                         ("59", "return: pop %rcx"), ("51", "return: push %rcx"),
                          ("c3", "ret"), ("81cc000000f0", "%rsp fix-up: or"), ("e8", "call")):
         if h.startswith(prefix):
             return name

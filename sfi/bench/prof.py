@@ -65,7 +65,7 @@ def kind(text, prev):
         return "base add"
     if text.startswith("or     $0xf0000000,%esp"):
         return "rsp fix-up"
-    if text in ("pop    %r11",) or (text == "push   %r11" and prev and "base" in prev):
+    if text in ("pop    %r11", "pop    %rcx") or (text in ("push   %r11", "push   %rcx") and prev and "base" in prev):
         return "return"
     return None
 

@@ -88,8 +88,22 @@ CC_CODES = {"o": 0, "no": 1, "b": 2, "c": 2, "nae": 2, "ae": 3, "nb": 3, "nc": 3
             "s": 8, "ns": 9, "p": 10, "pe": 10, "np": 11, "po": 11, "l": 12,
             "nge": 12, "ge": 13, "nl": 13, "le": 14, "ng": 14, "g": 15, "nle": 15}
 
-# -fno-ipa-ra: returns and indirect calls clobber r11, so callers must not
-# assume a callee leaves r11 alone.
+# The register of the return sequence (pop, mask, base add, push, ret): in
+# code gcc compiled, %rcx, which is call-clobbered and never holds a return
+# value (%rax, %rdx, %xmm0-1, %st0-1), so it is dead at every ret; without a
+# REX prefix the sequence is 13 bytes instead of %r11's 16, which leaves
+# more of its bundle to the code around it.  Hand-written assembly (.s)
+# keeps %r11, the register such code already expects a return to clobber.
+# SFI_RET_REG chooses another for measurement.
+RET_REG = os.environ.get("SFI_RET_REG", "rcx")
+
+
+def return_sequence(reg):
+    return ["popq %%%s" % reg, "andl $-32, %%%s" % R32[reg], "addq %s, %%%s" % (BASE, reg), "pushq %%%s" % reg, "ret"]
+
+
+# -fno-ipa-ra: returns clobber %rcx (or %r11) and indirect calls through
+# memory %r11, so callers must not assume a callee leaves them alone.
 # gcc's inline memset/memcpy: an unrolled loop of moves (four per iteration)
 # rather than `rep stos`/`rep movs`, which the verifier refuses; `loop`, one move
 # per iteration, made a cleared 104-byte struct 65 instructions (libyaml's events).
@@ -270,6 +284,7 @@ class Rewriter:
         self.asm_line = 0        # line of the assembly being read
         self.weak_undef = set()  # symbols declared .weak and not defined in this file (prescan)
         self.cond = []           # open .ifc/.ifnc: is each branch assembled
+        self.ret_reg = "r11"     # the return sequence's register (return_sequence)
 
     # -- parsing -------------------------------------------------------
     def in_text(self):
@@ -485,7 +500,7 @@ class Rewriter:
                 raise SfiError("ret with immediate is not supported")
             # The masked address is pushed back and returned to with a real
             # ret, so that the return-stack predictor keeps working.
-            self.add(Item("group", ["popq %r11", "andl $-32, %r11d", "addq %s, %%r11" % BASE, "pushq %r11", "ret"]))
+            self.add(Item("group", return_sequence(self.ret_reg)))
             return
         m = re.match(r"^movs([bwlq])$", mnem)
         if m and not ops and not prefix:
@@ -608,7 +623,7 @@ class Rewriter:
                     break
                 if nxt.kind == "group" and nxt.lines[0] == RUNTIME_STEP:
                     break  # a second step (the runtime call's) may not follow an unchecked one
-                if nxt.kind == "group" and (nxt.lines[-1].startswith("call") or nxt.lines[0] == "popq %r11"):
+                if nxt.kind == "group" and (nxt.lines[-1].startswith("call") or nxt.lines[-1] == "ret"):
                     it.kind, it.lines = "insn", it.lines[:1]  # a call, or a return (its pop)
                     break
                 if nxt.kind != "insn" or re.search(r"%(?:rsp|esp|sp|spl)\b(?!\))", nxt.lines[0]):
@@ -1156,8 +1171,11 @@ def weak_undefined(src):
     return weak - defined
 
 
-def rewrite_asm(src, full, tmpdir, obj_out):
+def rewrite_asm(src, full, tmpdir, obj_out, compiled=False):
+    """compiled: src is gcc's output for a C file (returns through RET_REG)."""
     rw = Rewriter(full)
+    if compiled:
+        rw.ret_reg = RET_REG
     rw.weak_undef = weak_undefined(src)
     rw.feed(src)
     rw.mark_aligned_labels(src)
@@ -1470,7 +1488,7 @@ def cc_main(argv):
             os.mkdir(sub)
             try:
                 try:
-                    rewrite_asm(open(asm).read(), full, sub, obj)
+                    rewrite_asm(open(asm).read(), full, sub, obj, compiled=ext == ".c")
                 except SfiError as e:
                     # gcc still emits `rep stos`/`rep movs` for some operations under the
                     # unrolled-loop strategy (in sqlite3.c); such a file is compiled with
@@ -1481,7 +1499,7 @@ def cc_main(argv):
                                    for f in GCC_FLAGS] + args + ["-S", "-o", asm, src])
                     shutil.rmtree(sub)
                     os.mkdir(sub)
-                    rewrite_asm(open(asm).read(), full, sub, obj)
+                    rewrite_asm(open(asm).read(), full, sub, obj, compiled=True)
             except SfiForbidden as e:
                 if ext == ".c" and not e.located:
                     # Without -g the assembly has no .loc: compile again with it

@@ -40,6 +40,10 @@ def r32(r):
     return sficc.R32.get(r, r + "d")
 
 
+def r16(r):
+    return r + "w" if r[1].isdigit() else r[1:]
+
+
 class Corpus:
     def __init__(self):
         self.mods = []  # (name, expect, rule, full, lines, tail)
@@ -209,6 +213,20 @@ def indirect(c):
         c.add("ok_jmp_masked_%s" % r, "accepted", "6", [("andl $-32, %%%s" % e, "addq __sfi_base(%%rip), %%%s" % r, "jmp *%%%s" % r)])
         c.add("ok_call_masked_%s" % r, "accepted", "6",
               [("andl $-32, %%%s" % e, "addq __sfi_base(%%rip), %%%s" % r, "call *%%%s" % r)] + RET)
+        # The return through any register (sfi-cc's: %rcx, %r11) with a
+        # broken mask, the mask or base on another register, or split.
+        pre = "popq %%%s" % r
+        c.add("ret_mask64_%s" % r, "return instruction", "9",
+              [(pre, "andq $-32, %%%s" % r, "addq __sfi_base(%%rip), %%%s" % r, "pushq %%%s" % r, "ret")])
+        c.add("ret_mask16_%s" % r, "return instruction", "9",
+              [(pre, "andw $-32, %%%s" % r16(r), "addq __sfi_base(%%rip), %%%s" % r, "pushq %%%s" % r, "ret")])
+        c.add("ret_mask_other_reg_%s" % r, "return instruction", "9",
+              [(pre, "andl $-32, %%%s" % r32(other), "addq __sfi_base(%%rip), %%%s" % r, "pushq %%%s" % r, "ret")])
+        c.add("ret_base_other_reg_%s" % r, "return instruction", "9",
+              [(pre, "andl $-32, %%%s" % e, "addq __sfi_base(%%rip), %%%s" % other, "pushq %%%s" % r, "ret")])
+        c.add("ret_split_bundle_%s" % r, "return instruction", "9",
+              [".nops %d" % (17 if r[1].isdigit() else 20), pre, "andl $-32, %%%s" % e, "addq __sfi_base(%%rip), %%%s" % r,
+               "pushq %%%s" % r, "ret"], bundled=False)
         if r != "r11":
             c.add("ret_push_unmasked_%s" % r, "return instruction", "9", [("popq %%%s" % r, "pushq %%%s" % r, "ret")])
             c.add("ok_ret_masked_%s" % r, "accepted", "9",
