@@ -75,9 +75,10 @@ def last_window(g):
 
 
 def wait_windows(g, n, timeout):
-    """Waits until n more windows than now have been printed."""
+    """Waits until n more windows than now have been printed, each line
+    whole (a line read in part does not match WINDOW yet)."""
     want = last_window(g) + n
-    return g.wait_for(re.compile(rb"periodic: window %d:" % want), timeout)
+    return g.wait_for(re.compile(rb"periodic: window %d: [^\n]*\n" % want), timeout)
 
 
 def phase(g, name, run, misses_known=False):
