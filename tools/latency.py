@@ -8,8 +8,10 @@ invocations (FUZZ0001) included; at the end KERNEL.DEBUG_EXIT prints,
 for every kind of kernel entry, the longest time from the entry to the
 return to user mode (the kernel keeps interrupts off all that time) and
 how often it came.  Writes build/bench/latency.json (the benchmark
-`kernel.latency.max`, the longest of them, and which entry; one figure
-per kind, `kernel.latency.KIND`) and build/bench/latency.md (the table, longest first), which
+`kernel.latency.max`, the longest of them, and which entry;
+`kernel.latency.max.without_self_checks`, the longest but the root task's
+self-checks CHECK_PAGING and CHECK_INVARIANTS; one figure per kind,
+`kernel.latency.KIND`) and build/bench/latency.md (the table, longest first), which
 `make bench` takes into its results.  Every method of abi/keep.toml that
 the run never entered is listed as not reached."""
 import argparse
@@ -40,6 +42,9 @@ def parse(out):
     for k, t, m, longest, count in re.findall(r"latency: (\d+) (\S+) (\S+) (\d+) (\d+)", out):
         rows[int(k)] = (t, m, int(longest), int(count))
     return rows
+
+
+SELF_CHECKS = {"KERNEL.CHECK_PAGING", "KERNEL.CHECK_INVARIANTS"}
 
 
 def main():
@@ -76,6 +81,12 @@ def main():
     worst = table[0]
     fig = lambda v, **kw: dict({"median": v, "min": v, "max": v, "unit": "instructions", "runs": 1}, **kw)
     results = {"kernel.latency.max": fig(worst[1], what=worst[0])}
+    # The root task's self-checks walk every table and object by design and
+    # are outside the bound (docs/realtime.md, "Kernel latency"): the
+    # longest entry without them, beside the longest of all.
+    bounded = [r for r in table if r[0] not in SELF_CHECKS]
+    if bounded:
+        results["kernel.latency.max.without_self_checks"] = fig(bounded[0][1], what=bounded[0][0])
     for n, longest, count in table:
         results["kernel.latency." + n.split(" (")[0].replace(" ", "_")] = fig(longest, entries=count)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -88,6 +99,8 @@ def main():
         lines += ["", "Methods the run never entered: " + ", ".join(f"`{n}`" for n in unreached) + "."]
     (OUT / "latency.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if bounded:
+        print(f"latency: without the self-checks: {bounded[0][1]:,} instructions ({bounded[0][0]})")
     print(f"latency: kernel.latency.max = {worst[1]:,} instructions ({worst[0]}); "
           f"{len(table)} kinds of entry, {len(unreached)} methods not reached; {secs:.0f} s")
 
