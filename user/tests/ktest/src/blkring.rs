@@ -23,6 +23,7 @@ use keep_rt::println;
 use keep_virtio::checksum;
 
 use crate::drivers::{dss, quit_pci, start_blk_ds, start_pci, stop, with_blk_ds};
+use crate::srvfuzz::Rng;
 use crate::{Ctx, Cx, TestResult};
 
 const VA: u64 = 0x0000_5e40_0000_0000;
@@ -377,21 +378,6 @@ fn revoked(admin: Admin, m: Manager, bank: u64, server: keep_abi::Process, s: [u
 
 // ---- SRVFUZZ0009: the ring's descriptors fuzzed ----------------------------
 
-/// splitmix64, as srvfuzz.rs's: a seed reproduces a run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[(self.next() % xs.len() as u64) as usize]
-    }
-}
 
 /// Whether a descriptor is one the server must serve (docs/block.md,
 /// "Request rings"): READ or WRITE, 1 to MAX_SECTORS sectors inside the

@@ -44,11 +44,12 @@ fn seed_ops() -> (u64, u64) {
     (cmdline_word("srvfuzzseed=").unwrap_or(SEED), cmdline_word("srvfuzzops=").unwrap_or(OPS))
 }
 
-/// splitmix64: small, and a seed reproduces a run.
-struct Rng(u64);
+/// splitmix64: small, and a seed reproduces a run (the ring fuzzer,
+/// blkring.rs, draws from it too).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -58,7 +59,7 @@ impl Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+    pub(crate) fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
         xs[self.below(xs.len() as u64) as usize]
     }
     fn chance(&mut self, percent: u64) -> bool {
