@@ -36,6 +36,16 @@ def build(entries):
     return bytes(image)
 
 
+def entries(image):
+    """The (name, data) entries of a boot image, in order: build's inverse."""
+    n = struct.unpack_from("<I", image, 8)[0]
+    out = []
+    for i in range(n):
+        name, off, size = struct.unpack_from("<48sQQ", image, 16 + 64 * i)
+        out.append((name.rstrip(b"\0").decode(), image[off:off + size]))
+    return out
+
+
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)

@@ -23,7 +23,6 @@ import io
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tarfile
@@ -199,12 +198,7 @@ def keep_image(testsuite, config):
                 mkrootfs.add(out, names, name, patched(f.name, f.read_bytes()), mode=f.stat().st_mode & 0o777)
     rootfs = gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
     img = (B / "boot.img").read_bytes()
-    n = struct.unpack_from("<I", img, 8)[0]
-    entries = []
-    for i in range(n):
-        name, off, size = struct.unpack_from("<48sQQ", img, 16 + 64 * i)
-        name = name.rstrip(b"\0").decode()
-        entries.append((name, rootfs if name == "linux-rootfs.tar.gz" else img[off:off + size]))
+    entries = [(name, rootfs if name == "linux-rootfs.tar.gz" else data) for name, data in mkimage.entries(img)]
     path = WORK / "boot.img"
     path.write_bytes(mkimage.build(entries))
     return path

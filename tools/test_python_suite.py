@@ -30,7 +30,6 @@ import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tarfile
@@ -241,12 +240,7 @@ def run_host(tree, mods):
 def keep_image(tree):
     img = (B / "boot.img").read_bytes()
     fs = tree.read_bytes()
-    n = struct.unpack_from("<I", img, 8)[0]
-    entries = []
-    for i in range(n):
-        name, off, size = struct.unpack_from("<48sQQ", img, 16 + 64 * i)
-        name = name.rstrip(b"\0").decode()
-        entries.append((name, fs if name == "linux-rootfs.tar.gz" else img[off:off + size]))
+    entries = [(name, fs if name == "linux-rootfs.tar.gz" else data) for name, data in mkimage.entries(img)]
     path = WORK / "boot.img"
     path.write_bytes(mkimage.build(entries))
     return path
