@@ -37,6 +37,7 @@ static u64 epoch;
  * own record (checkpoint.h). */
 struct slot {
     u64 version;
+    u64 digest; /* a kernel object's last sealed content, keyed (record_epoch) */
     u32 shadow; /* frame number of its copy, or 0 (a free donated frame: no content) */
     u32 aux;    /* a donated frame's link on its account's free list */
     u32 epoch;
@@ -44,6 +45,9 @@ struct slot {
     /* Dirty tracking: the last epoch in which the frame changed, and (when
      * epoch is the current one) the seal epoch of its state at BEGIN. */
     u32 changed, sealed;
+    /* The epoch of a kernel object's record of that content, and the
+     * epoch that last decided it (record_epoch). */
+    u32 kept, decided;
     u16 numpage;
     u8 type;
 };
@@ -82,6 +86,7 @@ static struct {
     u64 info, version, epoch;
     u8 body[PAGE_SIZE];
 } sealbuf;
+_Static_assert(sizeof sealbuf == 3 * sizeof(u64) + PAGE_SIZE, "the header and the body are contiguous");
 
 void checkpoint_init(void *table, u64 frames)
 {
@@ -134,6 +139,34 @@ static u64 seal_epoch(u64 i)
     if (s->epoch == epoch)
         return copied_at_begin(s->type) ? epoch : s->sealed;
     return copied_at_begin(frame_info(slot_pa(i))->type) ? epoch : (u64)s->changed + 1;
+}
+
+/* The keyed digest of a record's content, apart from its header. */
+static u64 content_digest(u64 i, const void *body)
+{
+    return seal_nonce(i | 1ULL << 62, body, PAGE_SIZE);
+}
+
+/* The epoch the record of frame i carries in this checkpoint.  A data
+ * page's or donated frame's is seal_epoch's.  A kernel object is sealed
+ * again at every checkpoint (its changes are not tracked), but with the
+ * epoch of the last record of the same content when its content did not
+ * change: its record is then the same, bit for bit, and no nonce serves
+ * two headers.  Decided once per checkpoint, whichever of READ and the
+ * kernel record's digest asks first. */
+static u64 record_epoch(u64 i)
+{
+    struct slot *s = &slots[i];
+    if (!copied_at_begin(s->type) || s->epoch != epoch)
+        return seal_epoch(i);
+    if (s->decided != epoch) {
+        u64 d = s->shadow ? content_digest(i, phys_to_virt((u64)s->shadow * PAGE_SIZE)) : 0;
+        if (!d || d != s->digest || !s->kept || s->kept <= keyed_before)
+            s->kept = (u32)epoch;
+        s->digest = d;
+        s->decided = (u32)epoch;
+    }
+    return s->kept;
 }
 
 static void objects_add(u64 i)
@@ -224,7 +257,8 @@ void checkpoint_touch_slow(u64 pa)
     struct frame *f = frame_info(pa);
     u32 sealed = s->changed + 1;
     *s = (struct slot){.version = f->version, .epoch = (u32)epoch, .prev = s->prev, .next = s->next,
-                       .changed = (u32)epoch, .sealed = sealed, .type = f->type};
+                       .changed = (u32)epoch, .sealed = sealed, .digest = s->digest, .kept = s->kept,
+                       .type = f->type};
     if (f->type == FRAME_KFREE)
         s->aux = f->free_next;
     if (f->type != FRAME_PAGE)
@@ -321,7 +355,7 @@ static u64 begin(struct invocation *inv)
         memcpy(phys_to_virt(sh), phys_to_virt(pa), PAGE_SIZE);
         *s = (struct slot){.version = f->version, .shadow = (u32)(sh / PAGE_SIZE), .epoch = (u32)epoch,
                            .prev = s->prev, .next = s->next, .changed = (u32)epoch, .sealed = (u32)epoch,
-                           .type = f->type};
+                           .digest = s->digest, .kept = s->kept, .type = f->type};
         if (f->type == FRAME_NUMBERS)
             s->numpage = (u16)numbers_persistent_page(pa);
     }
@@ -424,13 +458,13 @@ static u64 read(struct invocation *inv)
         if (!krec_done) {
             for (u64 i = 0; i < pool_frames; i++)
                 if (begin_type(i) != FRAME_FREE)
-                    digest_add(i, begin_type(i), begin_version(i), seal_epoch(i));
+                    digest_add(i, begin_type(i), begin_version(i), record_epoch(i));
             k->set = digest_end();
             krec_done = true;
         }
         memcpy(sealbuf.body, k, PAGE_SIZE);
     } else {
-        sealed = seal_epoch(place);
+        sealed = record_epoch(place);
         /* Unchanged since BEGIN: the frame itself is the record. */
         const struct frame *f = frame_info(slot_pa(place));
         struct slot live = {.version = f->version, .aux = f->free_next, .type = f->type};
@@ -447,9 +481,10 @@ static u64 read(struct invocation *inv)
             memcpy(sealbuf.body, &s->aux, sizeof s->aux); /* its free-list link */
     }
     sealbuf.epoch = sealed;
-    /* The nonce comes from the frame and its content: what did not change
-     * since the last checkpoint reads the same (the store writes it once). */
-    u64 nonce = seal_nonce(place, sealbuf.body, PAGE_SIZE);
+    /* The nonce comes from the frame, its header and its content: a record
+     * that did not change since the last checkpoint reads the same (the
+     * store writes it once), and no nonce serves two records. */
+    u64 nonce = seal_nonce(place, &sealbuf, sizeof sealbuf);
     u64 d[KEEP_CHECKPOINT_RECORD_WORDS] = {sealbuf.info, sealbuf.version, 0, 0, sealed, nonce};
     seal(&sealbuf, 3 * sizeof(u64), PAGE_SIZE, nonce, &d[2]);
     memcpy(phys_to_virt(cap_pa(page)), sealbuf.body, PAGE_SIZE);
@@ -523,6 +558,10 @@ static u64 restore(struct invocation *inv)
             memset(phys_to_virt(pa), 0, PAGE_SIZE);
         } else {
             memcpy(phys_to_virt(pa), sealbuf.body, PAGE_SIZE);
+            if (copied_at_begin((u8)type)) { /* unchanged, it keeps this record */
+                s->digest = content_digest(place, sealbuf.body);
+                s->kept = (u32)d[4];
+            }
         }
     }
     restored++;

@@ -10,7 +10,7 @@ struct invocation;
 
 /* Its table: one entry per frame of the persistent pool (frame.c reserves
  * CHECKPOINT_SLOT_BYTES a frame below the pool). */
-#define CHECKPOINT_SLOT_BYTES 40
+#define CHECKPOINT_SLOT_BYTES 56
 void checkpoint_init(void *table, u64 frames);
 u64 checkpoint_invoke(struct invocation *inv);
 /* Between BEGIN and END: the seal's keys must not change. */

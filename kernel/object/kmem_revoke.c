@@ -192,7 +192,8 @@ struct export_header {
     u64 magic;
     u64 num, version, gen; /* whose export, and which */
     u64 length;            /* of the sealed control block */
-    u64 reserved[3];
+    u64 nonce;             /* the seal's: synthetic, over the header and the body */
+    u64 reserved[2];
 };
 #define EXPORT_BODY ALIGN_UP(sizeof(struct process), 8)
 _Static_assert(sizeof(struct export_header) + EXPORT_BODY + 16 <= PAGE_SIZE, "an export fits in its frame");
@@ -298,7 +299,11 @@ u64 kmem_revoke_process(struct invocation *inv, struct account *a)
     memcpy(page + sizeof *h, body, EXPORT_BODY);
     memset(body, 0, sizeof body);
     u64 *tag = (u64 *)(page + sizeof *h + EXPORT_BODY);
-    seal(h, sizeof *h, EXPORT_BODY, export_nonce(num, x->gen), tag);
+    /* A synthetic nonce: the export's number and generation start again
+     * at a boot that sets the same key, so they cannot be the nonce.  Bit
+     * 63 clear: a checkpoint record's never is. */
+    h->nonce = seal_nonce(num, page, sizeof *h + EXPORT_BODY) & ~(1ULL << 63);
+    seal(h, sizeof *h, EXPORT_BODY, h->nonce, tag);
 
     u64 pa = virt_to_phys_window(page);
     struct frame *f = frame_info(pa);
@@ -348,7 +353,7 @@ u64 kmem_restore_process(struct invocation *inv, struct account *a)
         return KEEP_ERR_BAD_SEAL;
     u64 tag[2];
     memcpy(tag, page + sizeof *h + EXPORT_BODY, sizeof tag);
-    if (!unseal(h, sizeof *h, EXPORT_BODY, export_nonce(num, x->gen), tag))
+    if (h->nonce >> 63 || !unseal(h, sizeof *h, EXPORT_BODY, h->nonce, tag))
         return KEEP_ERR_BAD_SEAL;
 
     checkpoint_touch(pa); /* the page becomes the process */

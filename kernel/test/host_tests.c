@@ -326,6 +326,90 @@ static void test_cap_weak(void)
     CHECK(cap_is_null(cap_weaken(proc)));
 }
 
+static void from_hex(const char *h, u8 *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        sscanf(h + 2 * i, "%2x", &v);
+        out[i] = (u8)v;
+    }
+}
+
+/* ChaCha20-Poly1305: RFC 8439's AEAD vector (2.8.2), then lengths around
+ * the 16-byte Poly1305 and 64-byte ChaCha20 blocks, with and without
+ * associated data, against tags and last ciphertext bytes computed by
+ * OpenSSL (Python's cryptography); a changed byte anywhere is refused
+ * with nothing changed, and what opens is the plaintext again. */
+static void test_aead(void)
+{
+    u32 key[8];
+    u8 kb[32], nonce[12], aad[32], tag[16], want[16];
+    for (int i = 0; i < 32; i++)
+        kb[i] = (u8)(0x80 + i);
+    memcpy(key, kb, 32);
+    from_hex("070000004041424344454647", nonce, 12);
+    from_hex("50515253c0c1c2c3c4c5c6c7", aad, 12);
+    static const char pt[] = "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the "
+                             "future, sunscreen would be it.";
+    u8 buf[256], orig[256];
+    size_t n = sizeof pt - 1;
+    CHECK(n == 114);
+    memcpy(buf, pt, n);
+    aead_seal(key, nonce, aad, 12, buf, n, tag);
+    from_hex("d31a8d34648e60db7b86afbc53ef7ec2", want, 16);
+    CHECK(memcmp(buf, want, 16) == 0);
+    from_hex("1ae10b594f09e26a7e902ecbd0600691", want, 16);
+    CHECK(memcmp(tag, want, 16) == 0);
+    memcpy(orig, buf, n);
+    buf[57] ^= 0x40;
+    CHECK(!aead_open(key, nonce, aad, 12, buf, n, tag));
+    buf[57] ^= 0x40;
+    CHECK(memcmp(buf, orig, n) == 0); /* refused: nothing decrypted */
+    aad[3] ^= 1;
+    CHECK(!aead_open(key, nonce, aad, 12, buf, n, tag));
+    aad[3] ^= 1;
+    nonce[11] ^= 1;
+    CHECK(!aead_open(key, nonce, aad, 12, buf, n, tag));
+    nonce[11] ^= 1;
+    tag[15] ^= 0x80;
+    CHECK(!aead_open(key, nonce, aad, 12, buf, n, tag));
+    tag[15] ^= 0x80;
+    CHECK(aead_open(key, nonce, aad, 12, buf, n, tag) && memcmp(buf, pt, n) == 0);
+
+    static const struct {
+        size_t len, aad;
+        const char *tag, *last;
+    } v[] = {
+        {0, 0, "cf78db14134e6a48d665d0cc0102607b", ""},
+        {1, 0, "63205fd954c70322cb6dee40c2bc4871", "71"},
+        {15, 13, "893ba34d9238f0fc4a6c1d0fa19db614", "27bbef3289556402"},
+        {16, 8, "298d83ba0a8c5ec145f9172b7c9d0696", "b4ee31885265013c"},
+        {17, 0, "2c51401f9f2584100e20c1ae4ca99fdb", "ed30875366003ba2"},
+        {63, 16, "626197969bc2a2839d2bd36c06f79815", "dc579f160815d042"},
+        {64, 8, "0d9dd2c2df600bff636bff7cb7a810c4", "589e150912d141df"},
+        {65, 3, "54ebb34c814454e9c5fe1dc45c55de61", "9d140613d240d865"},
+        {200, 32, "258ac6ba0b8b561b4ed121b971c090fc", "5e68d5ba7bcfcdef"},
+    };
+    for (int i = 0; i < 32; i++)
+        kb[i] = (u8)(i * 7 + 3);
+    memcpy(key, kb, 32);
+    for (int i = 0; i < 12; i++)
+        nonce[i] = (u8)(i * 11 + 1);
+    for (size_t t = 0; t < sizeof v / sizeof v[0]; t++) {
+        size_t len = v[t].len, alen = v[t].aad, last = strlen(v[t].last) / 2;
+        for (size_t i = 0; i < len; i++)
+            buf[i] = orig[i] = (u8)(i * 5 + len);
+        for (size_t i = 0; i < alen; i++)
+            aad[i] = (u8)(i * 3 + alen);
+        aead_seal(key, nonce, aad, alen, buf, len, tag);
+        from_hex(v[t].tag, want, 16);
+        CHECK(memcmp(tag, want, 16) == 0);
+        from_hex(v[t].last, want, last);
+        CHECK(memcmp(buf + len - last, want, last) == 0);
+        CHECK(aead_open(key, nonce, aad, alen, buf, len, tag) && memcmp(buf, orig, len) == 0);
+    }
+}
+
 /* SipHash-2-4's reference vector (the specification's appendix A: key
  * 00..0f, message 00..0e), and that a sealed blob opens only unchanged. */
 static void test_seal(void)
@@ -356,6 +440,24 @@ static void test_seal(void)
     copy[10] ^= 1 << 5;                    /* the ciphertext altered */
     CHECK(!unseal(copy, 32, 128, 7, tag));
     copy[10] ^= 1 << 5;
+    /* The same body and nonce under another header: another keystream,
+     * so that a synthetic nonce never serves two headers. */
+    u64 other_head[20], other_tag[2];
+    memcpy(other_head, orig, sizeof other_head);
+    other_head[1] ^= 1;
+    seal(other_head, 32, 128, 7, other_tag);
+    CHECK(memcmp(other_head + 4, blob + 4, 128) != 0);
+    /* A synthetic nonce covers the header and the body: the same record
+     * gets the same one, a change to either byte another. */
+    u64 n0 = seal_nonce(3, orig, sizeof orig);
+    CHECK(n0 >> 63 && seal_nonce(3, orig, sizeof orig) == n0);
+    memcpy(other_head, orig, sizeof other_head);
+    other_head[2] ^= 1 << 8; /* the header's epoch */
+    CHECK(seal_nonce(3, other_head, sizeof other_head) != n0);
+    other_head[2] ^= 1 << 8;
+    other_head[19] ^= 1; /* the body's last word */
+    CHECK(seal_nonce(3, other_head, sizeof other_head) != n0);
+    CHECK(seal_nonce(4, orig, sizeof orig) != n0); /* another place */
     u64 bad[2] = {tag[0], tag[1] ^ 1};
     CHECK(!unseal(copy, 32, 128, 7, bad));
     CHECK(unseal(copy, 32, 128, 7, tag));
@@ -488,6 +590,7 @@ int main(void)
         {"reply versions carry", test_reply_version},
         {"weak capabilities", test_cap_weak},
         {"sealing", test_seal},
+        {"ChaCha20-Poly1305 (RFC 8439)", test_aead},
         {"MADT parsing", test_madt},
         {"budget refusals", test_budget},
     };
