@@ -332,6 +332,8 @@ docs-check:
 	$(PYTHON) tools/check_history.py --self-test
 	$(PYTHON) tools/check_history.py
 	$(PYTHON) tools/gen_tests_md.py --check
+	$(PYTHON) tools/check_figures.py --self-test
+	$(PYTHON) tools/check_figures.py
 	@# a merge's conflict markers left in any tracked text file
 	@if git grep -n -E '^(<<<<<<< |>>>>>>> )' -- . ':!build'; then \
 	  echo "docs-check: conflict markers left by a merge"; exit 1; fi
