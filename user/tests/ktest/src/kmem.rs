@@ -1096,3 +1096,45 @@ pub fn destroy_exported(cx: &mut Cx) -> TestResult {
     r?;
     invariants()
 }
+
+/// KMEM0017: a process an interrupt line is bound to is not exported
+/// (REVOKE_PROCESS is IN_USE, the destination stays empty and the process
+/// goes on), and no line is bound to an exported process (BIND is
+/// BAD_STATE and the line stays unbound: ACK is BAD_STATE); once the line
+/// is let go the same process exports and restores.
+pub fn export_interrupt_bound(cx: &mut Cx) -> TestResult {
+    use crate::device::{PIT_LINE, pit_quiet};
+    use keep_abi::{INTERRUPT, state};
+    let [d, snd] = cx.slots::<2>()?;
+    // Above ktest's priority: it runs at once and sleeps.
+    let t = thread::spawn(&mut cx.slots, "ktest-bound", 12, late_exit, &[0, 60_000])?;
+    let r = (|| {
+        t.process.mint(snd, 0x17, rights::WRITE).ctx("MINT")?;
+        pit_quiet();
+        INTERRUPT.bind(PIT_LINE, snd).ctx("BIND")?;
+        let bound = ACCOUNT.revoke_process(t.process.0, d);
+        let acked = INTERRUPT.ack(PIT_LINE);
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        expect_err(bound, Error::IN_USE, "REVOKE_PROCESS of a process a line is bound to")?;
+        acked.ctx("ACK of the bound line")?;
+        expect_type(d, ty::NULL)?;
+        let st = t.process.status().ctx("STATUS")?;
+        ensure!(st.state == state::BLOCKED, "the refused export left the process {st}");
+        ACCOUNT.revoke_process(t.process.0, d).ctx("REVOKE_PROCESS after UNBIND")?;
+        let r: TestResult = (|| {
+            expect_err(INTERRUPT.bind(PIT_LINE, snd), Error::BAD_STATE, "BIND to an exported process")?;
+            expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK of the line the refused BIND named")?;
+            Ok(())
+        })();
+        let back = ACCOUNT.restore_process(d).ctx("RESTORE_PROCESS");
+        r?;
+        back?;
+        let st = t.process.status().ctx("STATUS after RESTORE")?;
+        ensure!(st.state == state::BLOCKED, "the restored process is {st}");
+        invariants()
+    })();
+    let _ = INTERRUPT.unbind(PIT_LINE);
+    t.kill(&mut cx.slots);
+    cx.drop_slots(&[d, snd]);
+    r
+}
