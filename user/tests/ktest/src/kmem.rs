@@ -1138,3 +1138,39 @@ pub fn export_interrupt_bound(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[d, snd]);
     r
 }
+
+/// KMEM0018: a space destroyed (ACCOUNT.DESTROY, and DESTROY_ALL of its
+/// account) while the segment table of a cappage mapped in it is taken
+/// back: the cappage counts as unmapped all the same, so RECLAIM, IN_USE
+/// before, takes it afterwards, and the invariants hold.
+pub fn destroy_cap_table_out(cx: &mut Cx) -> TestResult {
+    const NEAR: u64 = 0x4000;
+    for all in [false, true] {
+        let what = if all { "DESTROY_ALL" } else { "DESTROY" };
+        let a = new_account(cx, 32)?;
+        let [asp, d] = cx.slots::<2>()?;
+        let cp = cx.retype(ty::CAPPAGE)?;
+        let r = (|| {
+            a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+            let x = Aspace(asp);
+            x.map_cappage(cp, NEAR).ctx("MAP_CAPPAGE")?;
+            x.insert_cap(slot::CONSOLE, NEAR + 1, 0).ctx("INSERT")?;
+            a.revoke_cap_table(asp, NEAR, 1, d).ctx("REVOKE_CAP_TABLE")?;
+            MEMORY.reclaim(d).ctx("RECLAIM the table")?;
+            expect_err(MEMORY.reclaim(cp), Error::IN_USE, "RECLAIM of the cappage mapped with its table out")?;
+            if all {
+                a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+            } else {
+                a.destroy(asp).ctx("DESTROY")?;
+            }
+            ensure!(!live(asp)?, "{what}: the space is still live");
+            MEMORY.reclaim(cp).ctx(&format!("RECLAIM of the cappage after {what}"))?;
+            invariants()
+        })();
+        let _ = a.destroy_all(slot::MEMORY);
+        let _ = MEMORY.reclaim(cp);
+        cx.drop_slots(&[a.0, asp, d, cp]);
+        r.map_err(|e| format!("{what}: {e}"))?;
+    }
+    Ok(())
+}
