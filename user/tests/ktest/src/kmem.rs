@@ -1174,3 +1174,126 @@ pub fn destroy_cap_table_out(cx: &mut Cx) -> TestResult {
     }
     Ok(())
 }
+
+/// KMEM0019: a fault whose handler is exported goes to the handler's
+/// account's kpager as a KMEM fault naming the export (KMEM_PROCESS and the
+/// identifier REVOKE_PROCESS gave), the faulting process waiting; once the
+/// kpager restores the handler and answers, the fault happens again and
+/// waits in the handler's queue (so the handler is not exported: BAD_STATE).
+/// With no kpager the fault reaches nobody: the process stops as FAULTED.
+pub fn exported_handler_fault(cx: &mut Cx) -> TestResult {
+    use keep_abi::{SELF_PROCESS, layout::KMEM_PROCESS, state};
+    with_processes(cx, |cx, a, [h]| {
+        let [d, hs, ks, ret] = cx.slots::<4>()?;
+        let r = (|| {
+            Process(h).mint(hs, 0x4848, rights::WRITE).ctx("MINT the handler's sender")?;
+            let id = a.revoke_process(h, d).ctx("REVOKE_PROCESS")?;
+            // Above ktest's priority: each faulter runs and faults at once.
+            let f = thread::create(&mut cx.slots, "ktest-faulter", 12, faulting, &[])?;
+            let r = (|| {
+                f.process.set_fault_handler(hs).ctx("SET_FAULT_HANDLER")?;
+                f.process.start().ctx("START")?;
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::FAULTED, "handler exported, no kpager: the faulting process is {st}");
+                Ok(())
+            })();
+            f.kill(&mut cx.slots);
+            r?;
+            SELF_PROCESS.mint(ks, 0x4b50, rights::WRITE).ctx("MINT the kpager's sender")?;
+            a.set_kpager(ks).ctx("SET_KPAGER")?;
+            let f = thread::create(&mut cx.slots, "ktest-faulter", 12, faulting, &[])?;
+            let r = (|| {
+                f.process.set_fault_handler(hs).ctx("SET_FAULT_HANDLER")?;
+                f.process.start().ctx("START")?;
+                keep_rt::ipc_buffer().set_recv_slots(&[ret]);
+                let m = recv(Tag::new(0).with_slots(1), 2000);
+                m.result().ctx("RECV the KMEM fault")?;
+                ensure!(
+                    m.tag.label() == label::KMEM && m.tag.is_called() && m.payload == 0x4b50,
+                    "kpager's message: tag {:#x} payload {:#x}",
+                    m.tag.0,
+                    m.payload
+                );
+                ensure!(
+                    m.words[2] == KMEM_PROCESS && m.words[3] == id,
+                    "KMEM words {:#x?}, want KMEM_PROCESS and the export {id:#x}",
+                    m.words
+                );
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "while the kpager has its fault the faulting process is {st}");
+                a.restore_process(d).ctx("RESTORE_PROCESS")?;
+                Return(ret).reply(Tag::new(reply::RESUME), [0; 4]).ctx("the kpager's answer")?;
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "after the kpager's answer the faulting process is {st}");
+                let d2 = cx.slot()?;
+                let again = a.revoke_process(h, d2);
+                cx.drop_slot(d2);
+                expect_err(again, Error::BAD_STATE, "REVOKE_PROCESS of the handler with the fault in its queue")
+            })();
+            f.kill(&mut cx.slots);
+            let _ = a.set_kpager(0);
+            r?;
+            invariants()
+        })();
+        cx.drop_slots(&[d, hs, ks, ret]);
+        r
+    })
+}
+
+static SEND_ERR: AtomicU64 = AtomicU64::new(0);
+
+/// A thread that sends once to the sender at words[0] and keeps the result.
+fn one_send(a: &thread::Args) -> u64 {
+    SEND_ERR.store(u64::MAX, SeqCst);
+    let e = Sender(a.words[0]).send(Tag::new(0x20), [1, 2, 3, 4]).err().map_or(0, |e| e.0);
+    SEND_ERR.store(e, SeqCst);
+    0
+}
+
+/// KMEM0020: a receiver exported while a sender waits in its queue: the
+/// sender starts again, finds it out and asks the receiver's account's
+/// kpager (KMEM_PROCESS with the export's identifier); restored and
+/// answered, the send starts again and waits in the receiver's queue as
+/// before, its result not yet given.
+pub fn export_with_queued_sender(cx: &mut Cx) -> TestResult {
+    use keep_abi::{SELF_PROCESS, layout::KMEM_PROCESS, state};
+    with_processes(cx, |cx, a, [rcv]| {
+        let [d, rs, ks, ret] = cx.slots::<4>()?;
+        let r = (|| {
+            Process(rcv).mint(rs, 0x5252, rights::WRITE).ctx("MINT the receiver's sender")?;
+            SELF_PROCESS.mint(ks, 0x4b51, rights::WRITE).ctx("MINT the kpager's sender")?;
+            a.set_kpager(ks).ctx("SET_KPAGER")?;
+            // Above ktest's priority: it runs at once and waits in the queue
+            // of the receiver, which never receives.
+            let s = thread::spawn(&mut cx.slots, "ktest-sender", 12, one_send, &[rs])?;
+            let r = (|| {
+                let st = s.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "the sender is {st}, not queued (its send gave {:#x})", SEND_ERR.load(SeqCst));
+                let id = a.revoke_process(rcv, d).ctx("REVOKE_PROCESS of the receiver")?;
+                keep_rt::ipc_buffer().set_recv_slots(&[ret]);
+                let m = recv(Tag::new(0).with_slots(1), 2000);
+                m.result().ctx("RECV the KMEM fault")?;
+                ensure!(
+                    m.tag.label() == label::KMEM && m.payload == 0x4b51 && m.words[2] == KMEM_PROCESS && m.words[3] == id,
+                    "kpager's message: tag {:#x} payload {:#x} words {:#x?}, want KMEM_PROCESS and {id:#x}",
+                    m.tag.0,
+                    m.payload,
+                    m.words
+                );
+                ensure!(SEND_ERR.load(SeqCst) == u64::MAX, "the send ended with {:#x}", SEND_ERR.load(SeqCst));
+                a.restore_process(d).ctx("RESTORE_PROCESS")?;
+                Return(ret).reply(Tag::new(reply::RESUME), [0; 4]).ctx("the kpager's answer")?;
+                let st = s.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "after the answer the sender is {st}, not queued again");
+                ensure!(SEND_ERR.load(SeqCst) == u64::MAX, "the send ended with {:#x}", SEND_ERR.load(SeqCst));
+                Ok(())
+            })();
+            s.kill(&mut cx.slots);
+            let _ = a.set_kpager(0);
+            r?;
+            invariants()
+        })();
+        cx.drop_slots(&[d, rs, ks, ret]);
+        r
+    })
+}
