@@ -1297,3 +1297,53 @@ pub fn export_with_queued_sender(cx: &mut Cx) -> TestResult {
         r
     })
 }
+
+/// FH0011: a fault handler destroyed with a fault message and a sender in
+/// its queue (it never receives): the faulting process ends FAULTED with
+/// its own fault (a page fault at the address it read), the sender's send
+/// ends STALE, and the invariants hold.
+pub fn handler_destroyed_with_queue(cx: &mut Cx) -> TestResult {
+    use keep_abi::state;
+    SEND_ERR.store(0, SeqCst);
+    let hs = cx.slot()?;
+    let h = thread::create(&mut cx.slots, "ktest-deaf", 10, late_receiver, &[0])?;
+    let mut h = Some(h);
+    let r = (|| {
+        h.as_ref().unwrap().process.mint(hs, 0x4846, rights::WRITE).ctx("MINT")?;
+        // Above ktest's priority: each runs at once and waits in the queue.
+        let f = thread::create(&mut cx.slots, "ktest-faulter", 12, faulting, &[])?;
+        let s = match thread::spawn(&mut cx.slots, "ktest-sender", 12, one_send, &[hs]) {
+            Ok(s) => s,
+            Err(e) => {
+                f.kill(&mut cx.slots);
+                return Err(e);
+            }
+        };
+        let r = (|| {
+            f.process.set_fault_handler(hs).ctx("SET_FAULT_HANDLER")?;
+            f.process.start().ctx("START")?;
+            for (who, p) in [("the faulting process", f.process), ("the sender", s.process)] {
+                let st = p.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "{who} is {st}, not in the handler's queue");
+            }
+            h.take().unwrap().kill(&mut cx.slots);
+            let st = f.process.status().ctx("STATUS")?;
+            ensure!(
+                st.state == state::FAULTED && st.code == 14 && st.addr == 0x0000_6300_0000_0000,
+                "with its handler destroyed the faulting process is {st}, want FAULTED by its page fault"
+            );
+            let st = s.process.status().ctx("STATUS")?;
+            ensure!(st.state == state::EXITED, "the sender is {st}");
+            ensure!(SEND_ERR.load(SeqCst) == Error::STALE.0, "the queued send ended with {:#x}, want STALE", SEND_ERR.load(SeqCst));
+            invariants()
+        })();
+        f.kill(&mut cx.slots);
+        s.kill(&mut cx.slots);
+        r
+    })();
+    if let Some(h) = h {
+        h.kill(&mut cx.slots);
+    }
+    cx.drop_slot(hs);
+    r
+}
