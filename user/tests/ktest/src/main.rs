@@ -422,6 +422,7 @@ const TESTS: &[Test] = &[
     ("FH0009", "fault replies by reply-and-receive (fast path): RESUME_SET_RAX, RESUME", handler::fault_reply_recv),
     ("FH0010", "an emulated system call of a child above and below its handler's priority: reflected, and answered by reply-and-receive with the result in rax (the fast path for the child above)", handler::fault_reply_recv_other_prio),
     ("FH0011", "a fault handler destroyed with a fault message and a sender in its queue: the faulting process ends FAULTED by its own fault, the send STALE", kmem::handler_destroyed_with_queue),
+    ("FH0012", "an emulated system call with no handler to go to (none, or its process destroyed) stops the process FAULTED at the system call", handler::emulated_syscall_no_handler),
     ("TIME0003", "NOW advances; ms agree with ticks", sched::now),
     ("TIME0004", "SLEEP lasts at least the time asked", sched::sleep),
     ("TIME0005", "SLEEP of 0 or more than a day is INVALID_ARG", sched::sleep_args),
