@@ -1347,3 +1347,33 @@ pub fn handler_destroyed_with_queue(cx: &mut Cx) -> TestResult {
     cx.drop_slot(hs);
     r
 }
+
+/// KMEM0021: ACCOUNT.DESTROY_ALL of an account with exported processes
+/// destroys them too (their capabilities STALE, RESTORE_PROCESS of their
+/// exports BAD_SEAL, the export pages reclaimed as any page) with the
+/// account, and the pool has every frame back.
+pub fn destroy_all_exported(cx: &mut Cx) -> TestResult {
+    let free0 = MEMORY.free().ctx("FREE")?;
+    let r = with_processes(cx, |cx, a, [p, q]| {
+        let [d, e] = cx.slots::<2>()?;
+        let r = (|| {
+            a.revoke_process(p, d).ctx("REVOKE_PROCESS")?;
+            a.revoke_process(q, e).ctx("REVOKE_PROCESS")?;
+            ensure!(a.info_all().ctx("INFO")?[3] == 2, "two exported, INFO says {}", a.info_all().ctx("INFO")?[3]);
+            a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+            expect_err(a.info_all(), Error::STALE, "INFO of the account after DESTROY_ALL")?;
+            for (x, pr) in [(d, p), (e, q)] {
+                expect_err(Process(pr).status(), Error::STALE, "STATUS of an exported process after DESTROY_ALL")?;
+                expect_err(ACCOUNT.restore_process(x), Error::BAD_SEAL, "RESTORE_PROCESS of its export")?;
+                MEMORY.reclaim(x).ctx("RECLAIM the export's page")?;
+            }
+            invariants()
+        })();
+        cx.drop_slots(&[d, e]);
+        r
+    });
+    let free1 = MEMORY.free().ctx("FREE")?;
+    r?;
+    ensure!(free1 == free0, "the pool had {free0} frames free, {free1} afterwards");
+    Ok(())
+}

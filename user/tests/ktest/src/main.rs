@@ -354,6 +354,7 @@ const TESTS: &[Test] = &[
     ("KMEM0018", "a space destroyed (DESTROY, DESTROY_ALL) while a mapped cappage's segment table is taken back: the cappage counts as unmapped, RECLAIM (IN_USE before) takes it", kmem::destroy_cap_table_out),
     ("KMEM0019", "a fault whose handler is exported goes to the handler's account's kpager as KMEM_PROCESS with the export's identifier; restored and answered, the fault goes to the handler; with no kpager the process stops FAULTED", kmem::exported_handler_fault),
     ("KMEM0020", "a receiver exported with a sender in its queue: the sender asks the kpager (KMEM_PROCESS, the export's identifier); restored and answered, it waits in the queue again", kmem::export_with_queued_sender),
+    ("KMEM0021", "DESTROY_ALL of an account with exported processes destroys them: their capabilities STALE, their exports BAD_SEAL, the pool whole", kmem::destroy_all_exported),
     ("WRAP0001", "a wrapper forwards with reduced rights; DESTROY revokes", acct::wrapper_forwards),
     ("WRAP0002", "revoking kills copies and wrappers of it, nothing else", acct::wrapper_revoke),
     ("WRAP0003", "CREATE_WRAPPER errors change nothing", acct::wrapper_errors),
