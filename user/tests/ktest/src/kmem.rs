@@ -1377,3 +1377,59 @@ pub fn destroy_all_exported(cx: &mut Cx) -> TestResult {
     ensure!(free1 == free0, "the pool had {free0} frames free, {free1} afterwards");
     Ok(())
 }
+
+/// IPC0043: a receive that names no receive slot passes over a fault
+/// message waiting in the queue (it needs a slot for its return
+/// capability) and takes the plain message queued behind it; the fault
+/// message stays queued, its process waiting, until a receive with a slot
+/// takes it.
+pub fn recv_passes_fault_message(cx: &mut Cx) -> TestResult {
+    use keep_abi::{SELF_PROCESS, state};
+    let [fs, ss, ret] = cx.slots::<3>()?;
+    let r = (|| {
+        SELF_PROCESS.mint(fs, 0xfa, rights::WRITE).ctx("MINT")?;
+        SELF_PROCESS.mint(ss, 0x5e, rights::WRITE).ctx("MINT")?;
+        // Above ktest's priority: each runs at once and waits in ktest's queue.
+        let f = thread::create(&mut cx.slots, "ktest-faulter", 12, faulting, &[])?;
+        let r = (|| {
+            f.process.set_fault_handler(fs).ctx("SET_FAULT_HANDLER")?;
+            f.process.start().ctx("START")?;
+            let s = thread::spawn(&mut cx.slots, "ktest-sender", 12, one_send, &[ss])?;
+            let r = (|| {
+                let m = recv(Tag::new(0).recv_nonblocking(), 0);
+                m.result().ctx("RECV naming no slot")?;
+                ensure!(
+                    m.payload == 0x5e && m.tag.label() == 0x20 && m.words == [1, 2, 3, 4],
+                    "RECV naming no slot took label {:#x} payload {:#x}, want the plain message",
+                    m.tag.label(),
+                    m.payload
+                );
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "the faulting process is {st}, its message not waiting");
+                let m = recv(Tag::new(0).recv_nonblocking(), 0);
+                ensure!(m.err == keep_abi::err::WOULD_BLOCK, "a second RECV naming no slot: {:#x}, want WOULD_BLOCK", m.err);
+                keep_rt::ipc_buffer().set_recv_slots(&[ret]);
+                let m = recv(Tag::new(0).with_slots(1).recv_nonblocking(), 0);
+                m.result().ctx("RECV naming a slot")?;
+                ensure!(
+                    m.tag.label() == label::EXCEPTION && m.payload == 0xfa && m.words[0] == 14,
+                    "RECV naming a slot took label {:#x} payload {:#x} words {:#x?}, want the page fault",
+                    m.tag.label(),
+                    m.payload,
+                    m.words
+                );
+                Return(ret).reply(Tag::new(reply::STOP), [0; 4]).ctx("reply STOP")?;
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::STOPPED, "after STOP the faulting process is {st}");
+                ensure!(SEND_ERR.load(SeqCst) == 0, "the plain send ended with {:#x}", SEND_ERR.load(SeqCst));
+                invariants()
+            })();
+            s.kill(&mut cx.slots);
+            r
+        })();
+        f.kill(&mut cx.slots);
+        r
+    })();
+    cx.drop_slots(&[fs, ss, ret]);
+    r
+}

@@ -458,6 +458,7 @@ const TESTS: &[Test] = &[
     ("IPC0040", "a CALL whose receive slots name a hole or an address past the space is refused before it is sent", edges::call_bad_recv_slots),
     ("IPC0041", "calls with and without a reply time-out, with none, one and two capabilities answered by reply-and-receive naming one, two and three receive slots with a receive time-out, from a server of the same, a higher and a lower priority: each reply and capability arrives, the timer list stays sound, no time-out fires later", ipc::timed_reply_recv_slots),
     ("IPC0042", "without an IPC buffer (none, or unmapped) RECV naming receive slots, READ_REGS and WRITE_REGS are FAULT and change nothing; RECV naming none is WOULD_BLOCK", ipc::no_ipc_buffer),
+    ("IPC0043", "a RECV naming no receive slot passes over a queued fault message and takes the plain message behind it; the fault waits for a RECV with a slot", kmem::recv_passes_fault_message),
     ("NTFN0007", "a notification through a wrapper: SIGNAL sets the bits, SIGNAL of none is INVALID_ARG, WAIT beside a waiter is IN_USE and leaves it waiting", edges::ntfn_through_wrapper),
     ("DEV0007", "a PIT interrupt arrives as an IRQ message with the payload", device::irq_delivered),
     ("DEV0008", "an interrupt waits for the next receive; masked until ACK", device::irq_waits),
