@@ -32,3 +32,45 @@ pub fn read_write_args(_: &mut Cx) -> TestResult {
     ensure!(n[0] == 0, "WRITE of 0 bytes wrote {}", n[0]);
     Ok(())
 }
+
+static READ_BUF: [core::sync::atomic::AtomicU8; 4] = [const { core::sync::atomic::AtomicU8::new(0x5a) }; 4];
+static READ_DONE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// A thread whose blocking READ of 4 bytes waits for input that never comes.
+fn reader(_: &keep_loader::thread::Args) -> u64 {
+    let r = CONSOLE.read_raw(READ_BUF.as_ptr() as u64, 4, 0);
+    READ_DONE.store(1 + r.map_or_else(|e| e.0, |n| n << 32), core::sync::atomic::Ordering::SeqCst);
+    0
+}
+
+/// CON0006: a blocking CONSOLE.READ with no input waits (BLOCKED, nothing
+/// written, no answer); STOP takes it out of the wait and START puts it
+/// back into the same READ, still waiting; ktest's non-blocking READ beside
+/// it is WOULD_BLOCK.
+pub fn read_blocks(cx: &mut Cx) -> TestResult {
+    use core::sync::atomic::Ordering::SeqCst;
+    use keep_abi::state;
+    use crate::Ctx;
+    READ_DONE.store(0, SeqCst);
+    // Above ktest's priority: it runs at once and blocks in its READ.
+    let t = keep_loader::thread::spawn(&mut cx.slots, "ktest-reader", 12, reader, &[])?;
+    let r = (|| {
+        let blocked = |what: &str| -> TestResult {
+            let st = t.process.status().ctx("STATUS")?;
+            ensure!(st.state == state::BLOCKED, "{what}: the reader is {st}, not waiting");
+            ensure!(READ_DONE.load(SeqCst) == 0, "{what}: the READ answered {:#x}", READ_DONE.load(SeqCst));
+            ensure!(READ_BUF.iter().all(|b| b.load(SeqCst) == 0x5a), "{what}: the READ wrote its buffer");
+            Ok(())
+        };
+        blocked("started")?;
+        let mut b = [0u8; 1];
+        expect_err(CONSOLE.read_raw(b.as_mut_ptr() as u64, 1, 1), Error::WOULD_BLOCK, "a non-blocking READ beside it")?;
+        t.process.stop().ctx("STOP")?;
+        let st = t.process.status().ctx("STATUS")?;
+        ensure!(st.state == state::STOPPED, "after STOP the reader is {st}");
+        t.process.start().ctx("START")?;
+        blocked("started again")
+    })();
+    t.kill(&mut cx.slots);
+    r
+}

@@ -712,3 +712,53 @@ pub fn forged_line_vectors(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[n]);
     r
 }
+
+/// DMA0013: DMA domains take numbers from the IOMMU's domain identifiers
+/// (the kernel's table of 256 without one): once every number is taken,
+/// CREATE_DMA_DOMAIN is BAD_STATE, charges the account nothing and leaves
+/// the slot empty; a destroyed domain's number serves the next one.
+pub fn domain_numbers_run_out(cx: &mut Cx) -> TestResult {
+    let acct = cx.slot()?;
+    let mut made: Vec<u64> = Vec::new();
+    let r = (|| {
+        MEMORY.create_account(acct).ctx("CREATE_ACCOUNT")?;
+        MEMORY.donate(acct, 2 * 256 + 8).ctx("DONATE")?;
+        let a = Account(acct);
+        let refused = loop {
+            ensure!(made.len() < 256, "256 DMA domains made, none refused");
+            let s = cx.slot()?;
+            match a.create_dma_domain(s) {
+                Ok(()) => made.push(s),
+                Err(e) => {
+                    cx.slots.free(s);
+                    break e;
+                }
+            }
+        };
+        ensure!(refused == Error::BAD_STATE, "past the last number: {refused}, want BAD_STATE");
+        ensure!(!made.is_empty(), "no DMA domain could be made");
+        let before = a.info_all().ctx("INFO")?;
+        let s = cx.slot()?;
+        let again = a.create_dma_domain(s);
+        let empty = SELF_ASPACE.identify_cap(s).map(|c| c.ty);
+        let after = a.info_all().ctx("INFO")?;
+        cx.slots.free(s);
+        expect_err(again, Error::BAD_STATE, "CREATE_DMA_DOMAIN again")?;
+        ensure!(empty == Ok(ty::NULL) || empty == Err(Error::INVALID_CAP), "the refused CREATE filled its slot: {empty:?}");
+        ensure!(after == before, "the refused CREATE changed the account: {before:?} -> {after:?}");
+        let last = made.pop().unwrap();
+        a.destroy(last).ctx("DESTROY a domain")?;
+        cx.drop_slot(last);
+        let s = cx.slot()?;
+        made.push(s);
+        a.create_dma_domain(s).ctx("CREATE_DMA_DOMAIN after a DESTROY")?;
+        DmaDomain(s).info_raw().ctx("INFO of the new domain")?;
+        let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+        ensure!(bad == 0, "{bad} kernel invariant violations");
+        Ok(())
+    })();
+    let _ = Account(acct).destroy_all(slot::MEMORY);
+    cx.drop_slots(&made);
+    cx.drop_slot(acct);
+    r
+}

@@ -577,3 +577,37 @@ pub fn fault_reply_recv_other_prio(cx: &mut Cx) -> TestResult {
     }
     Ok(())
 }
+
+/// FH0012: a process in emulation mode whose system call has no handler to
+/// go to (none set, or the handler's process destroyed) is stopped as
+/// FAULTED at the system call instruction, not run on past it.
+pub fn emulated_syscall_no_handler(cx: &mut Cx) -> TestResult {
+    // syscall; jmp .
+    const CODE_SYSCALL: &[u8] = &[0x0f, 0x05, 0xeb, 0xfe];
+    for stale in [false, true] {
+        let what = if stale { "a destroyed handler" } else { "no handler" };
+        let hs = cx.slot()?;
+        let c = child::spawn(cx, CODE_SYSCALL)?;
+        let r = (|| {
+            if stale {
+                // The handler set, then its process destroyed.
+                let h = child::spawn(cx, LOOP)?;
+                let set = h.process.mint(hs, 1, rights::WRITE).and_then(|_| c.process.set_fault_handler(hs));
+                child::release(cx, h);
+                set.ctx("MINT and SET_FAULT_HANDLER")?;
+            }
+            c.process.set_emulation(true).ctx("SET_EMULATION")?;
+            c.process.start().ctx("START")?;
+            let st = c.process.wait().ctx("WAIT")?;
+            ensure!(
+                st.state == state::FAULTED && st.rip == CODE,
+                "{what}: the emulated system call left the child {st}, want FAULTED at {CODE:#x}"
+            );
+            Ok(())
+        })();
+        child::release(cx, c);
+        cx.drop_slot(hs);
+        r?;
+    }
+    Ok(())
+}

@@ -1491,3 +1491,96 @@ pub fn bad_cap_calls(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[empty]);
     r
 }
+
+/// IPC0041: calls (with a reply time-out and without) carrying none, one
+/// and two capabilities to a
+/// server of the same, a higher and a lower priority that answers each by
+/// reply-and-receive with a receive time-out and one, two or three receive
+/// slots (the return capability's and one per capability): every reply
+/// comes back with its words, the server receives each call's capabilities
+/// in the slots it named, the kernel's timer list stays sound after every
+/// call, and none of the callers' time-outs fires later.
+pub fn timed_reply_recv_slots(cx: &mut Cx) -> TestResult {
+    use keep_abi::KERNEL;
+    let want = sent_caps()?;
+    for prio in [SAME, HIGH, LOW] {
+        for ncaps in 0..3usize {
+            reset();
+            CFG_COUNT.store(4, SeqCst);
+            CFG_MODE.store(MODE_REPLY_RECV, SeqCst);
+            CFG_TIMEOUT.store(4000, SeqCst);
+            let what = |n: usize| format!("prio {prio}, {ncaps} capabilities, call {n}");
+            with_server(cx, ncaps + 1, prio, |_, snd, _| {
+                let buf = keep_rt::ipc_buffer();
+                for n in 0..4usize {
+                    let caps: alloc::vec::Vec<(u64, u64)> = want[..ncaps].iter().map(|c| (c.0, c.1)).collect();
+                    buf.set_send_caps(&caps);
+                    let tag = Tag::new(0x90 + n as u64).with_mode(tag::MODE_CALL).with_caps(ncaps as u64);
+                    // Calls 0 and 1 with a reply time-out, 2 and 3 without.
+                    let m = keep_abi::ipc(snd, tag, [n as u64, 3, 4, 5], if n < 2 { 5000 } else { 0 });
+                    m.result().ctx(&what(n))?;
+                    ensure!(
+                        m.tag.label() == 0x91 + n as u64 && m.words == [5, 4, 3, n as u64],
+                        "{}: reply tag {:#x}, words {:?}",
+                        what(n),
+                        m.tag.0,
+                        m.words
+                    );
+                    let t = Tag(SEEN_TAG[n].load(SeqCst));
+                    ensure!(
+                        t.is_called() && t.caps() == ncaps as u64 + 1 && t.label() == 0x90 + n as u64,
+                        "{}: the server's tag {:#x}",
+                        what(n),
+                        t.0
+                    );
+                    expect_summary(SEEN_CAPS[n].load(SeqCst), &want[..ncaps], &what(n))?;
+                    let (bad, _) = KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
+                    ensure!(bad == 0, "{}: {bad} kernel invariant violations", what(n));
+                }
+                Ok(())
+            })?;
+            // No caller's time-out fires later.
+            let m = recv(Tag::new(0), 50);
+            ensure!(m.err == err::TIMEOUT, "prio {prio}, {ncaps} capabilities: a later receive: {}", m.err);
+        }
+    }
+    Ok(())
+}
+
+/// IPC0042: the methods that read or write the caller's IPC buffer refuse a
+/// caller without one (none set, or one not mapped) with FAULT and change
+/// nothing: RECV naming receive slots (a RECV naming none still gets as
+/// far as WOULD_BLOCK), PROCESS.READ_REGS and WRITE_REGS of a created
+/// child, whose registers then read as before.
+pub fn no_ipc_buffer(cx: &mut Cx) -> TestResult {
+    use keep_abi::reg;
+    let c = crate::child::spawn(cx, crate::child::LOOP)?;
+    let r = (|| {
+        let buf = keep_rt::ipc_buffer();
+        c.process.read_regs().ctx("READ_REGS")?;
+        let before = buf.regs();
+        ensure!(before[reg::RIP as usize] == crate::child::CODE, "the child's rip {:#x}", before[reg::RIP as usize]);
+        let mut changed = before;
+        changed[reg::RIP as usize] = crate::child::CODE + 1;
+        for (what, addr) in [("no IPC buffer", 0u64), ("an unmapped IPC buffer", 0x5555_0000_0000)] {
+            buf.set_regs(&changed);
+            SELF_PROCESS.set_ipc_buffer(addr).ctx("SET_IPC_BUFFER")?;
+            let slots = recv(Tag::new(0).with_slots(1).recv_nonblocking(), 0).err;
+            let none = recv(Tag::new(0).recv_nonblocking(), 0).err;
+            let read = c.process.read_regs();
+            let write = c.process.write_regs();
+            SELF_PROCESS.set_ipc_buffer(keep_rt::ipc_buffer_addr()).ctx("SET_IPC_BUFFER back")?;
+            expect_code(slots, Error::FAULT, &format!("RECV naming a receive slot with {what}"))?;
+            expect_code(none, Error::WOULD_BLOCK, &format!("RECV naming none with {what}"))?;
+            expect_err(read, Error::FAULT, &format!("READ_REGS with {what}"))?;
+            expect_err(write, Error::FAULT, &format!("WRITE_REGS with {what}"))?;
+            c.process.read_regs().ctx("READ_REGS after")?;
+            ensure!(buf.regs() == before, "{what}: the child's registers changed");
+        }
+        let st = c.process.status().ctx("STATUS")?;
+        ensure!(st.state == keep_abi::state::CREATED, "the child is {st}");
+        Ok(())
+    })();
+    crate::child::release(cx, c);
+    r
+}

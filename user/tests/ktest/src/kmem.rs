@@ -1096,3 +1096,340 @@ pub fn destroy_exported(cx: &mut Cx) -> TestResult {
     r?;
     invariants()
 }
+
+/// KMEM0017: a process an interrupt line is bound to is not exported
+/// (REVOKE_PROCESS is IN_USE, the destination stays empty and the process
+/// goes on), and no line is bound to an exported process (BIND is
+/// BAD_STATE and the line stays unbound: ACK is BAD_STATE); once the line
+/// is let go the same process exports and restores.
+pub fn export_interrupt_bound(cx: &mut Cx) -> TestResult {
+    use crate::device::{PIT_LINE, pit_quiet};
+    use keep_abi::{INTERRUPT, state};
+    let [d, snd] = cx.slots::<2>()?;
+    // Above ktest's priority: it runs at once and sleeps.
+    let t = thread::spawn(&mut cx.slots, "ktest-bound", 12, late_exit, &[0, 60_000])?;
+    let r = (|| {
+        t.process.mint(snd, 0x17, rights::WRITE).ctx("MINT")?;
+        pit_quiet();
+        INTERRUPT.bind(PIT_LINE, snd).ctx("BIND")?;
+        let bound = ACCOUNT.revoke_process(t.process.0, d);
+        let acked = INTERRUPT.ack(PIT_LINE);
+        INTERRUPT.unbind(PIT_LINE).ctx("UNBIND")?;
+        expect_err(bound, Error::IN_USE, "REVOKE_PROCESS of a process a line is bound to")?;
+        acked.ctx("ACK of the bound line")?;
+        expect_type(d, ty::NULL)?;
+        let st = t.process.status().ctx("STATUS")?;
+        ensure!(st.state == state::BLOCKED, "the refused export left the process {st}");
+        ACCOUNT.revoke_process(t.process.0, d).ctx("REVOKE_PROCESS after UNBIND")?;
+        let r: TestResult = (|| {
+            expect_err(INTERRUPT.bind(PIT_LINE, snd), Error::BAD_STATE, "BIND to an exported process")?;
+            expect_err(INTERRUPT.ack(PIT_LINE), Error::BAD_STATE, "ACK of the line the refused BIND named")?;
+            Ok(())
+        })();
+        let back = ACCOUNT.restore_process(d).ctx("RESTORE_PROCESS");
+        r?;
+        back?;
+        let st = t.process.status().ctx("STATUS after RESTORE")?;
+        ensure!(st.state == state::BLOCKED, "the restored process is {st}");
+        invariants()
+    })();
+    let _ = INTERRUPT.unbind(PIT_LINE);
+    t.kill(&mut cx.slots);
+    cx.drop_slots(&[d, snd]);
+    r
+}
+
+/// KMEM0018: a space destroyed (ACCOUNT.DESTROY, and DESTROY_ALL of its
+/// account) while the segment table of a cappage mapped in it is taken
+/// back: the cappage counts as unmapped all the same, so RECLAIM, IN_USE
+/// before, takes it afterwards, and the invariants hold.
+pub fn destroy_cap_table_out(cx: &mut Cx) -> TestResult {
+    const NEAR: u64 = 0x4000;
+    for all in [false, true] {
+        let what = if all { "DESTROY_ALL" } else { "DESTROY" };
+        let a = new_account(cx, 32)?;
+        let [asp, d] = cx.slots::<2>()?;
+        let cp = cx.retype(ty::CAPPAGE)?;
+        let r = (|| {
+            a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+            let x = Aspace(asp);
+            x.map_cappage(cp, NEAR).ctx("MAP_CAPPAGE")?;
+            x.insert_cap(slot::CONSOLE, NEAR + 1, 0).ctx("INSERT")?;
+            a.revoke_cap_table(asp, NEAR, 1, d).ctx("REVOKE_CAP_TABLE")?;
+            MEMORY.reclaim(d).ctx("RECLAIM the table")?;
+            expect_err(MEMORY.reclaim(cp), Error::IN_USE, "RECLAIM of the cappage mapped with its table out")?;
+            if all {
+                a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+            } else {
+                a.destroy(asp).ctx("DESTROY")?;
+            }
+            ensure!(!live(asp)?, "{what}: the space is still live");
+            MEMORY.reclaim(cp).ctx(&format!("RECLAIM of the cappage after {what}"))?;
+            invariants()
+        })();
+        let _ = a.destroy_all(slot::MEMORY);
+        let _ = MEMORY.reclaim(cp);
+        cx.drop_slots(&[a.0, asp, d, cp]);
+        r.map_err(|e| format!("{what}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// KMEM0019: a fault whose handler is exported goes to the handler's
+/// account's kpager as a KMEM fault naming the export (KMEM_PROCESS and the
+/// identifier REVOKE_PROCESS gave), the faulting process waiting; once the
+/// kpager restores the handler and answers, the fault happens again and
+/// waits in the handler's queue (so the handler is not exported: BAD_STATE).
+/// With no kpager the fault reaches nobody: the process stops as FAULTED.
+pub fn exported_handler_fault(cx: &mut Cx) -> TestResult {
+    use keep_abi::{SELF_PROCESS, layout::KMEM_PROCESS, state};
+    with_processes(cx, |cx, a, [h]| {
+        let [d, hs, ks, ret] = cx.slots::<4>()?;
+        let r = (|| {
+            Process(h).mint(hs, 0x4848, rights::WRITE).ctx("MINT the handler's sender")?;
+            let id = a.revoke_process(h, d).ctx("REVOKE_PROCESS")?;
+            // Above ktest's priority: each faulter runs and faults at once.
+            let f = thread::create(&mut cx.slots, "ktest-faulter", 12, faulting, &[])?;
+            let r = (|| {
+                f.process.set_fault_handler(hs).ctx("SET_FAULT_HANDLER")?;
+                f.process.start().ctx("START")?;
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::FAULTED, "handler exported, no kpager: the faulting process is {st}");
+                Ok(())
+            })();
+            f.kill(&mut cx.slots);
+            r?;
+            SELF_PROCESS.mint(ks, 0x4b50, rights::WRITE).ctx("MINT the kpager's sender")?;
+            a.set_kpager(ks).ctx("SET_KPAGER")?;
+            let f = thread::create(&mut cx.slots, "ktest-faulter", 12, faulting, &[])?;
+            let r = (|| {
+                f.process.set_fault_handler(hs).ctx("SET_FAULT_HANDLER")?;
+                f.process.start().ctx("START")?;
+                keep_rt::ipc_buffer().set_recv_slots(&[ret]);
+                let m = recv(Tag::new(0).with_slots(1), 2000);
+                m.result().ctx("RECV the KMEM fault")?;
+                ensure!(
+                    m.tag.label() == label::KMEM && m.tag.is_called() && m.payload == 0x4b50,
+                    "kpager's message: tag {:#x} payload {:#x}",
+                    m.tag.0,
+                    m.payload
+                );
+                ensure!(
+                    m.words[2] == KMEM_PROCESS && m.words[3] == id,
+                    "KMEM words {:#x?}, want KMEM_PROCESS and the export {id:#x}",
+                    m.words
+                );
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "while the kpager has its fault the faulting process is {st}");
+                a.restore_process(d).ctx("RESTORE_PROCESS")?;
+                Return(ret).reply(Tag::new(reply::RESUME), [0; 4]).ctx("the kpager's answer")?;
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "after the kpager's answer the faulting process is {st}");
+                let d2 = cx.slot()?;
+                let again = a.revoke_process(h, d2);
+                cx.drop_slot(d2);
+                expect_err(again, Error::BAD_STATE, "REVOKE_PROCESS of the handler with the fault in its queue")
+            })();
+            f.kill(&mut cx.slots);
+            let _ = a.set_kpager(0);
+            r?;
+            invariants()
+        })();
+        cx.drop_slots(&[d, hs, ks, ret]);
+        r
+    })
+}
+
+static SEND_ERR: AtomicU64 = AtomicU64::new(0);
+
+/// A thread that sends once to the sender at words[0] and keeps the result.
+fn one_send(a: &thread::Args) -> u64 {
+    SEND_ERR.store(u64::MAX, SeqCst);
+    let e = Sender(a.words[0]).send(Tag::new(0x20), [1, 2, 3, 4]).err().map_or(0, |e| e.0);
+    SEND_ERR.store(e, SeqCst);
+    0
+}
+
+/// KMEM0020: a receiver exported while a sender waits in its queue: the
+/// sender starts again, finds it out and asks the receiver's account's
+/// kpager (KMEM_PROCESS with the export's identifier); restored and
+/// answered, the send starts again and waits in the receiver's queue as
+/// before, its result not yet given.
+pub fn export_with_queued_sender(cx: &mut Cx) -> TestResult {
+    use keep_abi::{SELF_PROCESS, layout::KMEM_PROCESS, state};
+    with_processes(cx, |cx, a, [rcv]| {
+        let [d, rs, ks, ret] = cx.slots::<4>()?;
+        let r = (|| {
+            Process(rcv).mint(rs, 0x5252, rights::WRITE).ctx("MINT the receiver's sender")?;
+            SELF_PROCESS.mint(ks, 0x4b51, rights::WRITE).ctx("MINT the kpager's sender")?;
+            a.set_kpager(ks).ctx("SET_KPAGER")?;
+            // Above ktest's priority: it runs at once and waits in the queue
+            // of the receiver, which never receives.
+            let s = thread::spawn(&mut cx.slots, "ktest-sender", 12, one_send, &[rs])?;
+            let r = (|| {
+                let st = s.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "the sender is {st}, not queued (its send gave {:#x})", SEND_ERR.load(SeqCst));
+                let id = a.revoke_process(rcv, d).ctx("REVOKE_PROCESS of the receiver")?;
+                keep_rt::ipc_buffer().set_recv_slots(&[ret]);
+                let m = recv(Tag::new(0).with_slots(1), 2000);
+                m.result().ctx("RECV the KMEM fault")?;
+                ensure!(
+                    m.tag.label() == label::KMEM && m.payload == 0x4b51 && m.words[2] == KMEM_PROCESS && m.words[3] == id,
+                    "kpager's message: tag {:#x} payload {:#x} words {:#x?}, want KMEM_PROCESS and {id:#x}",
+                    m.tag.0,
+                    m.payload,
+                    m.words
+                );
+                ensure!(SEND_ERR.load(SeqCst) == u64::MAX, "the send ended with {:#x}", SEND_ERR.load(SeqCst));
+                a.restore_process(d).ctx("RESTORE_PROCESS")?;
+                Return(ret).reply(Tag::new(reply::RESUME), [0; 4]).ctx("the kpager's answer")?;
+                let st = s.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "after the answer the sender is {st}, not queued again");
+                ensure!(SEND_ERR.load(SeqCst) == u64::MAX, "the send ended with {:#x}", SEND_ERR.load(SeqCst));
+                Ok(())
+            })();
+            s.kill(&mut cx.slots);
+            let _ = a.set_kpager(0);
+            r?;
+            invariants()
+        })();
+        cx.drop_slots(&[d, rs, ks, ret]);
+        r
+    })
+}
+
+/// FH0011: a fault handler destroyed with a fault message and a sender in
+/// its queue (it never receives): the faulting process ends FAULTED with
+/// its own fault (a page fault at the address it read), the sender's send
+/// ends STALE, and the invariants hold.
+pub fn handler_destroyed_with_queue(cx: &mut Cx) -> TestResult {
+    use keep_abi::state;
+    SEND_ERR.store(0, SeqCst);
+    let hs = cx.slot()?;
+    let h = thread::create(&mut cx.slots, "ktest-deaf", 10, late_receiver, &[0])?;
+    let mut h = Some(h);
+    let r = (|| {
+        h.as_ref().unwrap().process.mint(hs, 0x4846, rights::WRITE).ctx("MINT")?;
+        // Above ktest's priority: each runs at once and waits in the queue.
+        let f = thread::create(&mut cx.slots, "ktest-faulter", 12, faulting, &[])?;
+        let s = match thread::spawn(&mut cx.slots, "ktest-sender", 12, one_send, &[hs]) {
+            Ok(s) => s,
+            Err(e) => {
+                f.kill(&mut cx.slots);
+                return Err(e);
+            }
+        };
+        let r = (|| {
+            f.process.set_fault_handler(hs).ctx("SET_FAULT_HANDLER")?;
+            f.process.start().ctx("START")?;
+            for (who, p) in [("the faulting process", f.process), ("the sender", s.process)] {
+                let st = p.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "{who} is {st}, not in the handler's queue");
+            }
+            h.take().unwrap().kill(&mut cx.slots);
+            let st = f.process.status().ctx("STATUS")?;
+            ensure!(
+                st.state == state::FAULTED && st.code == 14 && st.addr == 0x0000_6300_0000_0000,
+                "with its handler destroyed the faulting process is {st}, want FAULTED by its page fault"
+            );
+            let st = s.process.status().ctx("STATUS")?;
+            ensure!(st.state == state::EXITED, "the sender is {st}");
+            ensure!(SEND_ERR.load(SeqCst) == Error::STALE.0, "the queued send ended with {:#x}, want STALE", SEND_ERR.load(SeqCst));
+            invariants()
+        })();
+        f.kill(&mut cx.slots);
+        s.kill(&mut cx.slots);
+        r
+    })();
+    if let Some(h) = h {
+        h.kill(&mut cx.slots);
+    }
+    cx.drop_slot(hs);
+    r
+}
+
+/// KMEM0021: ACCOUNT.DESTROY_ALL of an account with exported processes
+/// destroys them too (their capabilities STALE, RESTORE_PROCESS of their
+/// exports BAD_SEAL, the export pages reclaimed as any page) with the
+/// account, and the pool has every frame back.
+pub fn destroy_all_exported(cx: &mut Cx) -> TestResult {
+    let free0 = MEMORY.free().ctx("FREE")?;
+    let r = with_processes(cx, |cx, a, [p, q]| {
+        let [d, e] = cx.slots::<2>()?;
+        let r = (|| {
+            a.revoke_process(p, d).ctx("REVOKE_PROCESS")?;
+            a.revoke_process(q, e).ctx("REVOKE_PROCESS")?;
+            ensure!(a.info_all().ctx("INFO")?[3] == 2, "two exported, INFO says {}", a.info_all().ctx("INFO")?[3]);
+            a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+            expect_err(a.info_all(), Error::STALE, "INFO of the account after DESTROY_ALL")?;
+            for (x, pr) in [(d, p), (e, q)] {
+                expect_err(Process(pr).status(), Error::STALE, "STATUS of an exported process after DESTROY_ALL")?;
+                expect_err(ACCOUNT.restore_process(x), Error::BAD_SEAL, "RESTORE_PROCESS of its export")?;
+                MEMORY.reclaim(x).ctx("RECLAIM the export's page")?;
+            }
+            invariants()
+        })();
+        cx.drop_slots(&[d, e]);
+        r
+    });
+    let free1 = MEMORY.free().ctx("FREE")?;
+    r?;
+    ensure!(free1 == free0, "the pool had {free0} frames free, {free1} afterwards");
+    Ok(())
+}
+
+/// IPC0043: a receive that names no receive slot passes over a fault
+/// message waiting in the queue (it needs a slot for its return
+/// capability) and takes the plain message queued behind it; the fault
+/// message stays queued, its process waiting, until a receive with a slot
+/// takes it.
+pub fn recv_passes_fault_message(cx: &mut Cx) -> TestResult {
+    use keep_abi::{SELF_PROCESS, state};
+    let [fs, ss, ret] = cx.slots::<3>()?;
+    let r = (|| {
+        SELF_PROCESS.mint(fs, 0xfa, rights::WRITE).ctx("MINT")?;
+        SELF_PROCESS.mint(ss, 0x5e, rights::WRITE).ctx("MINT")?;
+        // Above ktest's priority: each runs at once and waits in ktest's queue.
+        let f = thread::create(&mut cx.slots, "ktest-faulter", 12, faulting, &[])?;
+        let r = (|| {
+            f.process.set_fault_handler(fs).ctx("SET_FAULT_HANDLER")?;
+            f.process.start().ctx("START")?;
+            let s = thread::spawn(&mut cx.slots, "ktest-sender", 12, one_send, &[ss])?;
+            let r = (|| {
+                let m = recv(Tag::new(0).recv_nonblocking(), 0);
+                m.result().ctx("RECV naming no slot")?;
+                ensure!(
+                    m.payload == 0x5e && m.tag.label() == 0x20 && m.words == [1, 2, 3, 4],
+                    "RECV naming no slot took label {:#x} payload {:#x}, want the plain message",
+                    m.tag.label(),
+                    m.payload
+                );
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::BLOCKED, "the faulting process is {st}, its message not waiting");
+                let m = recv(Tag::new(0).recv_nonblocking(), 0);
+                ensure!(m.err == keep_abi::err::WOULD_BLOCK, "a second RECV naming no slot: {:#x}, want WOULD_BLOCK", m.err);
+                keep_rt::ipc_buffer().set_recv_slots(&[ret]);
+                let m = recv(Tag::new(0).with_slots(1).recv_nonblocking(), 0);
+                m.result().ctx("RECV naming a slot")?;
+                ensure!(
+                    m.tag.label() == label::EXCEPTION && m.payload == 0xfa && m.words[0] == 14,
+                    "RECV naming a slot took label {:#x} payload {:#x} words {:#x?}, want the page fault",
+                    m.tag.label(),
+                    m.payload,
+                    m.words
+                );
+                Return(ret).reply(Tag::new(reply::STOP), [0; 4]).ctx("reply STOP")?;
+                let st = f.process.status().ctx("STATUS")?;
+                ensure!(st.state == state::STOPPED, "after STOP the faulting process is {st}");
+                ensure!(SEND_ERR.load(SeqCst) == 0, "the plain send ended with {:#x}", SEND_ERR.load(SeqCst));
+                invariants()
+            })();
+            s.kill(&mut cx.slots);
+            r
+        })();
+        f.kill(&mut cx.slots);
+        r
+    })();
+    cx.drop_slots(&[fs, ss, ret]);
+    r
+}
