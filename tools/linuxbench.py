@@ -12,7 +12,10 @@ guest measures the Linux counterparts of Keep's null system call, process
 switch, user-level-pager page fault, exception handler and heap growth the
 way Keep's suite does (docs/performance.md) and prints them; this script
 writes them as build/bench/linux.json, a fragment that tools/bench.py merges
-into results.json and compares.
+into results.json and compares.  A second boot, the I/O boot
+(linuxio.c), measures the I/O paths and runs the workhorse's busybox and
+Python workloads (busybench.sh, pybench.sh) on the workhorse's own root
+file system, written as build/bench/linux-io.json.
 
 If the kernel cannot be had (no apt source), it says so and writes nothing:
 the comparison is then missing from the results, not faked.
