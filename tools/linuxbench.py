@@ -42,16 +42,17 @@ OUT = ROOT / "build" / "bench"
 SOURCES = [ROOT / "tools" / "linuxbench" / n for n in ("linuxbench.c", "linuxio.c", "linuxio.h")]
 # Debian's virtio drivers are modules: the I/O boot loads these (linuxio.c
 # names the order), taken from the same package as the kernel.
-# The workhorse's busybox (Debian's busybox-static, make image fetches it)
-# and the busybox workloads' runner and script (user/servers/workhorse/tests).
+# The workhorse's busybox (Debian's busybox-static, make image fetches it).
 BUSYBOX = ROOT / "build" / "linux" / "busybox" / "bin" / "busybox"
-TESTS = ROOT / "user" / "servers" / "workhorse" / "tests"
 # The workhorse's root file system (tools/mkrootfs.py: busybox and its
 # applet links, Debian's python3.11 with its standard library and byte code,
-# the shared libraries, /etc): the I/O boot's initramfs holds all of it but
-# the conformance programs of /tests, so the Python workloads
-# (pybench.sh) run the same files on both sides.
+# the shared libraries, /etc, the programs and scripts of
+# user/servers/workhorse/tests in /tests): the I/O boot's initramfs holds
+# all of it but the conformance programs, so the workloads run the same
+# files on both sides.
 ROOTFS = ROOT / "build" / "linux-rootfs.tar.gz"
+# What the I/O boot keeps of /tests: the workloads' runner and scripts.
+WORKLOADS = ["benchrun", "busybench.sh", "pybench.sh", "pybench.py"]
 MODULES = ["virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci",
            "virtio_blk", "failover", "net_failover", "virtio_net"]
 LINE_RE = re.compile(r"linuxbench: (\{.*\})$")
@@ -111,27 +112,32 @@ def cpio_newc(entries):
 
 
 def rootfs_entries():
-    """The workhorse's root file system but /tests, as initramfs entries."""
+    """The workhorse's root file system, of /tests only WORKLOADS, as
+    initramfs entries."""
     import tarfile
     kinds = {tarfile.DIRTYPE: 0o040000, tarfile.REGTYPE: 0o100000, tarfile.SYMTYPE: 0o120000}
     entries = []
     with tarfile.open(ROOTFS) as tar:
         for m in tar:
             name = m.name.rstrip("/")
-            if name == "tests" or name.startswith("tests/"):
+            if name.startswith("tests/") and name.removeprefix("tests/") not in WORKLOADS:
                 continue
             if m.type not in kinds:
                 sys.exit(f"linuxbench.py: {ROOTFS.relative_to(ROOT)}: {m.name} is neither a file, a directory "
                          f"nor a symbolic link")
             data = tar.extractfile(m).read() if m.isreg() else m.linkname.encode() if m.issym() else b""
             entries.append((name, kinds[m.type] | (m.mode & 0o7777), data, (0, 0)))
+    missing = [n for n in WORKLOADS if not any(e[0] == f"tests/{n}" for e in entries)]
+    if missing:
+        sys.exit(f"linuxbench.py: {ROOTFS.relative_to(ROOT)} has no /tests/{', '.join(missing)} (make image)")
     return entries
 
 
 def initramfs(io=False):
     """The initramfs: /init (linuxbench.c and linuxio.c, static), and for
-    the I/O boot the workhorse's root file system (ROOTFS), the workloads'
-    runner and scripts in /tests and the virtio modules as /lib/NAME.ko."""
+    the I/O boot the workhorse's root file system (ROOTFS, with the
+    workloads' runner and scripts in /tests) and the virtio modules as
+    /lib/NAME.ko."""
     init = WORK / "init"
     if not init.exists() or init.stat().st_mtime < max(p.stat().st_mtime for p in SOURCES):
         WORK.mkdir(parents=True, exist_ok=True)
@@ -148,14 +154,6 @@ def initramfs(io=False):
         ("bin/sh", 0o120777, b"busybox", (0, 0)),
     ]
     if io:
-        runner = WORK / "benchrun"
-        src = TESTS / "benchrun.c"
-        if not runner.exists() or runner.stat().st_mtime < src.stat().st_mtime:
-            subprocess.run(["gcc", "-static", "-O1", "-s", "-o", str(runner), str(src)], check=True)
-        entries += [("tmp", 0o41777, b"", (0, 0)), ("tests", 0o40755, b"", (0, 0)),
-                    ("tests/benchrun", 0o100755, runner.read_bytes(), (0, 0))]
-        entries += [(f"tests/{n}", 0o100644, (TESTS / n).read_bytes(), (0, 0))
-                    for n in ("busybench.sh", "pybench.sh", "pybench.py")]
         entries += [("lib", 0o40755, b"", (0, 0))]
         entries += [(f"lib/{m}.ko", 0o100644, (WORK / "modules" / f"{m}.ko").read_bytes(), (0, 0))
                     for m in MODULES]
