@@ -82,6 +82,8 @@ WH_PAIRS = [("wh.syscall.getppid", "linux.syscall.null"), ("wh.proc.fork_exec_wa
 # on /data (tools/tfiles_bench.py, build/bench/tfiles.json).
 TFILES_PAIRS = [(f"vault.{op}.{size}", f"wh.data.{op}.{size}") for op in ("read", "write") for size in ("4k", "64k")]
 BUSYBOX = ["shell_loop", "fork_exec_true", "sha256sum", "gzip", "sort", "tar"]
+# The Python workloads (pybench.sh): wh.python.NAME against linux.python.NAME.
+PYTHON = ["startup", "compute", "files"]
 
 
 def linux_ratio(keep, linux):
@@ -294,6 +296,8 @@ def add_ratios(r):
         ratio(r, f"{keep}.wh_ratio", keep, wh)
     for n in BUSYBOX:
         ratio(r, f"busybox.{n}.linux_ratio", f"busybox.{n}", f"linux.busybox.{n}")
+    for n in PYTHON:
+        ratio(r, f"wh.python.{n}.linux_ratio", f"wh.python.{n}", f"linux.python.{n}")
     got = [r[f"busybox.{n}.linux_ratio"] for n in BUSYBOX if f"busybox.{n}.linux_ratio" in r]
     if len(got) == len(BUSYBOX):
         geo = lambda k: round(math.prod(g[k] for g in got) ** (1 / len(got)), 3)
@@ -468,12 +472,15 @@ def write_md(results, kvm, notes, measured=None):
     wh = [(k, l) for k, l in WH_PAIRS if k in results or l in results]
     wh += [(f"busybox.{n}", f"linux.busybox.{n}") for n in BUSYBOX
            if f"busybox.{n}" in results or f"linux.busybox.{n}" in results]
+    wh += [(f"wh.python.{n}", f"linux.python.{n}") for n in PYTHON
+           if f"wh.python.{n}" in results or f"linux.python.{n}" in results]
     if wh:
         def c(n):
             return fmt(results[n]["median"]) if n in results else "not measured"
         lines += ["", "## The workhorse against the Linux guest", "",
-                  "`wh.*` by rdtsc (CPU-bound), `busybox.*` by the icount plugin, instructions per run of "
-                  "the whole workload (docs/performance.md, \"The workhorse\").", "",
+                  "`wh.syscall.*`, `wh.pipe.*`, `wh.proc.*` by rdtsc (CPU-bound), `busybox.*` and "
+                  "`wh.python.*` by the icount plugin, instructions per run of the whole workload "
+                  "(docs/performance.md, \"The workhorse\").", "",
                   "| Keep | instructions | Linux guest | instructions | Keep / Linux |", "|---|---:|---|---:|---:|"]
         lines += [f"| `{k}` | {c(k)} | `{l}` | {c(l)} | {c(k + '.linux_ratio')} |" for k, l in wh]
         if "busybox.geomean.linux_ratio" in results:

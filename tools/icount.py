@@ -121,6 +121,6 @@ def unit_of(name):
         return "MiB"
     if "roundtrip" in name:
         return "roundtrip"
-    if name.startswith(("busybox.", "linux.busybox.")):
+    if name.startswith(("busybox.", "linux.busybox.", "wh.python.", "linux.python.")):
         return "run"
     return "op"

@@ -12,7 +12,10 @@ guest measures the Linux counterparts of Keep's null system call, process
 switch, user-level-pager page fault, exception handler and heap growth the
 way Keep's suite does (docs/performance.md) and prints them; this script
 writes them as build/bench/linux.json, a fragment that tools/bench.py merges
-into results.json and compares.
+into results.json and compares.  A second boot, the I/O boot
+(linuxio.c), measures the I/O paths and runs the workhorse's busybox and
+Python workloads (busybench.sh, pybench.sh) on the workhorse's own root
+file system, written as build/bench/linux-io.json.
 
 If the kernel cannot be had (no apt source), it says so and writes nothing:
 the comparison is then missing from the results, not faked.
@@ -39,10 +42,17 @@ OUT = ROOT / "build" / "bench"
 SOURCES = [ROOT / "tools" / "linuxbench" / n for n in ("linuxbench.c", "linuxio.c", "linuxio.h")]
 # Debian's virtio drivers are modules: the I/O boot loads these (linuxio.c
 # names the order), taken from the same package as the kernel.
-# The workhorse's busybox (Debian's busybox-static, make image fetches it)
-# and the busybox workloads' runner and script (user/servers/workhorse/tests).
+# The workhorse's busybox (Debian's busybox-static, make image fetches it).
 BUSYBOX = ROOT / "build" / "linux" / "busybox" / "bin" / "busybox"
-TESTS = ROOT / "user" / "servers" / "workhorse" / "tests"
+# The workhorse's root file system (tools/mkrootfs.py: busybox and its
+# applet links, Debian's python3.11 with its standard library and byte code,
+# the shared libraries, /etc, the programs and scripts of
+# user/servers/workhorse/tests in /tests): the I/O boot's initramfs holds
+# all of it but the conformance programs, so the workloads run the same
+# files on both sides.
+ROOTFS = ROOT / "build" / "linux-rootfs.tar.gz"
+# What the I/O boot keeps of /tests: the workloads' runner and scripts.
+WORKLOADS = ["benchrun", "busybench.sh", "pybench.sh", "pybench.py"]
 MODULES = ["virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci",
            "virtio_blk", "failover", "net_failover", "virtio_net"]
 LINE_RE = re.compile(r"linuxbench: (\{.*\})$")
@@ -101,9 +111,33 @@ def cpio_newc(entries):
     return bytes(out)
 
 
+def rootfs_entries():
+    """The workhorse's root file system, of /tests only WORKLOADS, as
+    initramfs entries."""
+    import tarfile
+    kinds = {tarfile.DIRTYPE: 0o040000, tarfile.REGTYPE: 0o100000, tarfile.SYMTYPE: 0o120000}
+    entries = []
+    with tarfile.open(ROOTFS) as tar:
+        for m in tar:
+            name = m.name.rstrip("/")
+            if name.startswith("tests/") and name.removeprefix("tests/") not in WORKLOADS:
+                continue
+            if m.type not in kinds:
+                sys.exit(f"linuxbench.py: {ROOTFS.relative_to(ROOT)}: {m.name} is neither a file, a directory "
+                         f"nor a symbolic link")
+            data = tar.extractfile(m).read() if m.isreg() else m.linkname.encode() if m.issym() else b""
+            entries.append((name, kinds[m.type] | (m.mode & 0o7777), data, (0, 0)))
+    missing = [n for n in WORKLOADS if not any(e[0] == f"tests/{n}" for e in entries)]
+    if missing:
+        sys.exit(f"linuxbench.py: {ROOTFS.relative_to(ROOT)} has no /tests/{', '.join(missing)} (make image)")
+    return entries
+
+
 def initramfs(io=False):
     """The initramfs: /init (linuxbench.c and linuxio.c, static), and for
-    the I/O boot the virtio modules as /lib/NAME.ko."""
+    the I/O boot the workhorse's root file system (ROOTFS, with the
+    workloads' runner and scripts in /tests) and the virtio modules as
+    /lib/NAME.ko."""
     init = WORK / "init"
     if not init.exists() or init.stat().st_mtime < max(p.stat().st_mtime for p in SOURCES):
         WORK.mkdir(parents=True, exist_ok=True)
@@ -120,16 +154,16 @@ def initramfs(io=False):
         ("bin/sh", 0o120777, b"busybox", (0, 0)),
     ]
     if io:
-        runner = WORK / "benchrun"
-        src = TESTS / "benchrun.c"
-        if not runner.exists() or runner.stat().st_mtime < src.stat().st_mtime:
-            subprocess.run(["gcc", "-static", "-O1", "-s", "-o", str(runner), str(src)], check=True)
-        entries += [("tmp", 0o41777, b"", (0, 0)), ("tests", 0o40755, b"", (0, 0)),
-                    ("tests/benchrun", 0o100755, runner.read_bytes(), (0, 0)),
-                    ("tests/busybench.sh", 0o100644, (TESTS / "busybench.sh").read_bytes(), (0, 0))]
         entries += [("lib", 0o40755, b"", (0, 0))]
         entries += [(f"lib/{m}.ko", 0o100644, (WORK / "modules" / f"{m}.ko").read_bytes(), (0, 0))
                     for m in MODULES]
+        # The root file system first, each name once: an entry of this
+        # list replaces the archive's of the same name in its place (so a
+        # directory still comes before what it holds).
+        merged = {e[0]: e for e in rootfs_entries()}
+        for e in entries:
+            merged[e[0]] = e
+        entries = list(merged.values())
     img = WORK / ("initramfs-io.cpio" if io else "initramfs.cpio")
     img.write_bytes(cpio_newc(entries))
     return img
@@ -200,15 +234,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--timeout", type=float, default=1200)
     ap.add_argument("--io-only", metavar="PARTS", nargs="?", const="",
-                    help="only the I/O benchmarks (linux-io.json); PARTS: blk,net,busybox (default all)")
+                    help="only the I/O benchmarks (linux-io.json); PARTS: blk,net,busybox,python (default all)")
     a = ap.parse_args()
     if not shutil.which("qemu-system-x86_64"):
         sys.exit("linuxbench.py: qemu-system-x86_64 is missing (tools/install-deps.sh)")
     # A figure of an earlier run must not pass for one of this run.
     (OUT / "linux.json").unlink(missing_ok=True)
     (OUT / "linux-io.json").unlink(missing_ok=True)
-    if not BUSYBOX.exists():
-        sys.exit(f"linuxbench.py: {BUSYBOX.relative_to(ROOT)} is missing (make image fetches it)")
+    for f in (BUSYBOX, ROOTFS):
+        if not f.exists():
+            sys.exit(f"linuxbench.py: {f.relative_to(ROOT)} is missing (make image makes it)")
     vmlinuz = kernel()
     if vmlinuz is None:
         log("no Linux kernel to boot (no apt source for linux-image-amd64): the Linux comparison is not measured")

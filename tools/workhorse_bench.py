@@ -10,10 +10,12 @@ the workhorse
   * user/servers/workhorse/tests/idlewake.c: wh.net.idle_wakeups, the server
     loop's wake-ups per second for the network with two idle sockets open;
   * user/servers/workhorse/tests/busybench.sh: the busybox workloads as
-    busybox.NAME, each run by benchrun between the plugin's markers.
+    busybox.NAME, each run by benchrun between the plugin's markers;
+  * user/servers/workhorse/tests/pybench.sh: the Python workloads
+    (python3.11 of the root file system) as wh.python.NAME, the same way.
 
 Writes build/bench/workhorse.json, which tools/bench.py merges.  The Linux
-guest runs the same busybench.sh (tools/linuxbench.py)."""
+guest runs the same busybench.sh and pybench.sh (tools/linuxbench.py)."""
 import argparse
 import json
 import subprocess
@@ -30,6 +32,8 @@ from test_boot import Guest, PROMPT  # noqa: E402
 OUT = qemu.ROOT / "build" / "bench"
 # Runs of each busybox workload (the median is reported).
 BUSYBOX_RUNS = 3
+# Runs of each Python workload (the Linux guest's PY_RUNS, linuxio.c).
+PYTHON_RUNS = 5
 
 
 def log(msg):
@@ -65,7 +69,10 @@ def run(g, line, done, timeout):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=BUSYBOX_RUNS, help="runs of each busybox workload")
-    ap.add_argument("--sysbench-only", action="store_true", help="only sysbench's figures, not the busybox workloads")
+    ap.add_argument("--python-runs", type=int, default=PYTHON_RUNS, help="runs of each Python workload")
+    ap.add_argument("--sysbench-only", action="store_true",
+                    help="only sysbench's figures, not the busybox and Python workloads")
+    ap.add_argument("--python-only", action="store_true", help="only the Python workloads")
     a = ap.parse_args()
     qemu.check_built()
     OUT.mkdir(parents=True, exist_ok=True)
@@ -77,16 +84,16 @@ def main():
         if not g.expect(PROMPT, 120):
             sys.exit("workhorse_bench.py: FAIL: no prompt")
         run(g, "linux echo warm", b"warm\n", 120)
-        out = run(g, "linux /tests/sysbench", b"wh.proc.fork_exec_wait median", 900)
+        out = None if a.python_only else run(g, "linux /tests/sysbench", b"wh.proc.fork_exec_wait median", 900)
         for line in (out or "").splitlines():
             m = LINE_RE.search(line)
             if m:
                 name, med, lo, hi, unit, runs = m.groups()
                 results[name] = {"median": int(med), "min": int(lo), "max": int(hi), "unit": unit, "runs": int(runs)}
                 log(f"{name:<28} median {med:>9} {unit} (min {lo}, max {hi}, {time.monotonic() - start:5.1f} s)")
-        if out is None:
+        if out is None and not a.python_only:
             log("sysbench did not finish; see build/bench/log-workhorse.txt")
-        idle = run(g, "linux /tests/idlewake", b"wh.net.idle_wakeups", 300)
+        idle = None if a.python_only else run(g, "linux /tests/idlewake", b"wh.net.idle_wakeups", 300)
         for line in (idle or "").splitlines():
             m = LINE_RE.search(line)
             if m:
@@ -95,27 +102,41 @@ def main():
                 log(f"{name:<28} median {med:>9} {unit}")
             elif line.startswith("idlewake:"):
                 log(line)
-        if idle is None:
+        if idle is None and not a.python_only:
             log("idlewake did not finish; see build/bench/log-workhorse.txt")
-        out = None if a.sysbench_only else \
-            run(g, f"linux /bin/busybox sh /tests/busybench.sh /tmp/bb {a.runs}", b"busybench: done", 1500)
-        regions = icount.Regions("workhorse", log)
-        for line in (out or "").splitlines():
-            regions.feed(line)
+        # The workloads counted by the plugin, in this order, each giving a
+        # `bench-io` line per plugin region.
+        parts = [] if a.sysbench_only else [
+            ("busybench.sh", f"linux /bin/busybox sh /tests/busybench.sh /tmp/bb {a.runs}", b"busybench: done"),
+            ("pybench.sh", f"linux /bin/busybox sh /tests/pybench.sh /tmp/py {a.python_runs} wh.", b"pybench: done"),
+        ][1 if a.python_only else 0:]
+        lines, finished = [], True
+        for script, line, done in parts:
+            out = run(g, line, done, 1500)
+            if out is None:
+                log(f"{script} did not finish; see build/bench/log-workhorse.txt")
+                finished = False
+                break
+            part = icount.Regions("workhorse", log)
+            for l in out.splitlines():
+                part.feed(l)
+            lines += part.lines
         # The plugin's lines come on QEMU's stderr, which Guest merges in order.
-        plugin_lines = [l for l in g.out.decode(errors="replace").splitlines() if "icount-plugin: region" in l]
-        regions.regions = []
-        for l in plugin_lines:
-            regions.feed(l)
-        if out is None and not a.sysbench_only:
-            log("busybench.sh did not finish; see build/bench/log-workhorse.txt")
-        elif out is not None:
+        regions = icount.Regions("workhorse", log)
+        for l in g.out.decode(errors="replace").splitlines():
+            if "icount-plugin: region" in l:
+                regions.feed(l)
+        # An unfinished part's regions come after the finished parts' ones.
+        if not finished:
+            regions.regions = regions.regions[:len(lines)]
+        regions.lines = lines
+        if lines:
             results.update(icount.results(regions, icount.unit_of))
     finally:
         g.p.kill()
         (OUT / "log-workhorse.txt").write_bytes(bytes(g.out))
     for name in sorted(results):
-        if name.startswith("busybox."):
+        if name.startswith(("busybox.", "wh.python.")):
             v = results[name]
             log(f"{name:<28} median {v['median']:>11} {v['unit']} (min {v['min']}, max {v['max']})")
     OUT.mkdir(parents=True, exist_ok=True)

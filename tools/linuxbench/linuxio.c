@@ -26,6 +26,10 @@
  *   linux.busybox.NAME      the workhorse's busybox workloads
  *                           (user/servers/workhorse/tests/busybench.sh, the same
  *                           script and runner as on Keep)
+ *   linux.python.NAME       the workhorse's Python workloads
+ *                           (user/servers/workhorse/tests/pybench.sh and
+ *                           pybench.py, the same scripts, runner, python3.11
+ *                           and standard library as on Keep)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,6 +53,8 @@
 #include "linuxio.h"
 
 #define IO_RUNS 3
+/* Runs of each Python workload (tools/workhorse_bench.py's PYTHON_RUNS). */
+#define PY_RUNS 5
 #define RUN_BYTES (64ull << 20)
 #define MIB (RUN_BYTES >> 20)
 
@@ -310,13 +316,15 @@ static void net_bench(void)
 	free(buf);
 }
 
-/* ---- busybox workloads ------------------------------------------------------ */
+/* ---- the workhorse's busybox and Python workloads --------------------------- */
 
-static void busybox(void)
+/* Runs `busybox sh /tests/SCRIPT DIR RUNS linux.` and waits for it. */
+static void workloads(const char *script, const char *dir, int n)
 {
-	char runs[8];
-	snprintf(runs, sizeof runs, "%d", IO_RUNS);
-	char *argv[] = {"/bin/busybox", "sh", "/tests/busybench.sh", "/tmp/bb", runs, "linux.", NULL};
+	char path[64], runs[8];
+	snprintf(path, sizeof path, "/tests/%s", script);
+	snprintf(runs, sizeof runs, "%d", n);
+	char *argv[] = {"/bin/busybox", "sh", path, (char *)dir, runs, "linux.", NULL};
 	char *envp[] = {"PATH=/bin", NULL};
 	pid_t c = fork();
 	if (c == 0) {
@@ -325,7 +333,7 @@ static void busybox(void)
 	}
 	int st = 0;
 	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		printf("linuxbench: io: busybench.sh failed (status %#x)\n", st);
+		printf("linuxbench: io: %s failed (status %#x)\n", script, st);
 	fflush(stdout);
 }
 
@@ -357,7 +365,7 @@ void io_main(void)
 	printf("linuxbench: io: %d IOMMU groups, /dev/vda %s\n", groups, access("/dev/vda", F_OK) ? "missing" : "present");
 	printf("linuxbench: io: start (%d runs each)\n", IO_RUNS);
 	fflush(stdout);
-	/* linuxio=PARTS on the command line (blk, net, busybox, comma-separated)
+	/* linuxio=PARTS on the command line (blk, net, busybox, python, comma-separated)
 	 * runs only those (tools/linuxbench.py --io-only PARTS). */
 	const char *parts = getenv("linuxio");
 #define WANTS(p) (!parts || strstr(parts, p))
@@ -369,5 +377,7 @@ void io_main(void)
 	if (WANTS("net"))
 		net_bench();
 	if (WANTS("busybox"))
-		busybox();
+		workloads("busybench.sh", "/tmp/bb", IO_RUNS);
+	if (WANTS("python"))
+		workloads("pybench.sh", "/tmp/py", PY_RUNS);
 }
