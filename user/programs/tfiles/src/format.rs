@@ -2,8 +2,12 @@
 //! here is a pure function of its arguments (the host tests check them
 //! through lib.rs).
 
-use aes_gcm::aead::{AeadInPlace, KeyInit};
-use aes_gcm::{Aes256Gcm, Nonce, Tag};
+use ocb3::aead::{AeadInPlace, KeyInit};
+use ocb3::{GenericArray, Ocb3};
+
+/// AES-256 in OCB3 (RFC 7253; RustCrypto's `ocb3` over `aes`, which uses
+/// AES-NI when the CPU has it), a 96-bit nonce and a 128-bit tag.
+type Aead = Ocb3<aes::Aes256>;
 use alloc::vec::Vec;
 use sha2::{Digest, Sha256};
 
@@ -11,7 +15,7 @@ use crate::tree::Hash;
 
 /// A block of plaintext (and of ciphertext: the tag is in the table).
 pub const BLOCK: usize = 4096;
-/// A file's largest size in blocks (4 MiB; the table then is 42 KiB).
+/// A file's largest size in blocks (4 MiB; the table then is 29 KiB).
 pub const MAX_BLOCKS: usize = 1024;
 /// A name's longest (NAME.d within the workhorse's 16 bytes, tf:NAME
 /// within the vault's 32).
@@ -20,7 +24,7 @@ pub const MAX_NAME: usize = 12;
 pub const HEADER: usize = 64;
 const MAGIC: &[u8; 8] = b"KEEPTF2\0";
 const RECORD_VERSION: u8 = 2;
-/// AES-256-GCM's nonce (96 bits).
+/// The AEAD's nonce (96 bits).
 pub const NONCE: usize = 12;
 /// An entry: the place (0 or 1), the nonce, the tag.
 pub const ENTRY: usize = 1 + NONCE + 16;
@@ -118,30 +122,31 @@ fn block_ad(name: &str, i: u64, slot: u8, ad: &mut [u8; 16 + 1 + MAX_NAME + 8 + 
     n + 9
 }
 
-/// A file's cipher: AES-256-GCM (RustCrypto's `aes-gcm`; AES-NI and
-/// PCLMULQDQ when the CPU has them) under its key, its key schedule made
-/// once for every block of a request.
-pub struct Cipher(Aes256Gcm);
+/// A file's cipher: the AEAD under its key, its key schedules (AES's
+/// encryption and decryption rounds, OCB's offsets) made once for every
+/// block of a request.
+pub struct Cipher(Aead);
 
 impl Cipher {
     pub fn new(key: &[u8; 32]) -> Cipher {
-        Cipher(Aes256Gcm::new(key.into()))
+        Cipher(Aead::new(key.into()))
     }
 
     /// Encrypts the block in place: its entry.
     pub fn seal_block(&self, name: &str, i: u64, slot: u8, nonce: [u8; NONCE], buf: &mut [u8]) -> Entry {
         let mut ad = [0u8; 16 + 1 + MAX_NAME + 8 + 1];
         let n = block_ad(name, i, slot, &mut ad);
-        let tag = self.0.encrypt_in_place_detached(Nonce::from_slice(&nonce), &ad[..n], buf).expect("a block is not too long");
+        let tag = self.0.encrypt_in_place_detached(GenericArray::from_slice(&nonce), &ad[..n], buf).expect("a block is not too long");
         Entry { slot, nonce, tag: tag.into() }
     }
 
     /// Decrypts the block in place; false when it does not authenticate
-    /// (then `buf` holds no plaintext: GCM checks the tag first).
+    /// (then the caller must not use `buf`: OCB decrypts before it checks
+    /// the tag).
     pub fn open_block(&self, name: &str, i: u64, e: &Entry, buf: &mut [u8]) -> bool {
         let mut ad = [0u8; 16 + 1 + MAX_NAME + 8 + 1];
         let n = block_ad(name, i, e.slot, &mut ad);
-        self.0.decrypt_in_place_detached(Nonce::from_slice(&e.nonce), &ad[..n], buf, Tag::from_slice(&e.tag)).is_ok()
+        self.0.decrypt_in_place_detached(GenericArray::from_slice(&e.nonce), &ad[..n], buf, GenericArray::from_slice(&e.tag)).is_ok()
     }
 }
 
@@ -195,8 +200,8 @@ pub fn seal_table(key: &[u8; 32], name: &str, generation: u64, size: u64, nonce:
         t.extend_from_slice(&e.bytes());
     }
     let ad = table_ad(name, &t);
-    let c = Aes256Gcm::new(key.into());
-    let tag = c.encrypt_in_place_detached(Nonce::from_slice(&nonce), &ad, &mut t[HEADER..]).expect("a table is not too long");
+    let c = Aead::new(key.into());
+    let tag = c.encrypt_in_place_detached(GenericArray::from_slice(&nonce), &ad, &mut t[HEADER..]).expect("a table is not too long");
     t.extend_from_slice(&tag);
     t
 }
@@ -211,8 +216,8 @@ pub fn open_table(key: &[u8; 32], name: &str, t: &mut [u8]) -> Option<Vec<Entry>
     let ad = table_ad(name, t);
     let body_len = t.len() - HEADER - 16;
     let (body, tag) = t[HEADER..].split_at_mut(body_len);
-    let c = Aes256Gcm::new(key.into());
-    c.decrypt_in_place_detached(Nonce::from_slice(&h.nonce), &ad, body, Tag::from_slice(tag)).ok()?;
+    let c = Aead::new(key.into());
+    c.decrypt_in_place_detached(GenericArray::from_slice(&h.nonce), &ad, body, GenericArray::from_slice(tag)).ok()?;
     if body.chunks(ENTRY).any(|b| b[0] > 1) {
         return None;
     }

@@ -14,7 +14,7 @@
 //! A file `NAME` is three files of the workhorse:
 //!
 //! - `NAME.d`, the data: logical block `i` (4 KiB) has two places, at
-//!   blocks `2i` and `2i+1` of the file; each is XChaCha20-Poly1305
+//!   blocks `2i` and `2i+1` of the file; each is AES-256-OCB3 (RFC 7253)
 //!   ciphertext (the tag kept in the table), the associated data naming
 //!   the file, the block and the place;
 //! - `NAME.0` and `NAME.1`, the table of generation `g` in `NAME.<g % 2>`:
