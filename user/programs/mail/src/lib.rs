@@ -22,6 +22,10 @@
 //! refused alone (the others are shown); the sequence number, under the
 //! index's tag, lets the reader refuse an older mailbox put back
 //! ([`State::import`]).  All integers are little-endian.
+//!
+//! What the reader sends to the sender is sealed under the *outgoing key*
+//! (info `keep-mail outgoing`), with a sequence number the sender checks:
+//! [`seal_outgoing`], [`open_outgoing`].
 
 #![cfg_attr(not(test), no_std)]
 
