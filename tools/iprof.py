@@ -103,10 +103,19 @@ def io_profile(args):
     for old in out.glob("io.*"):
         old.unlink()
     regions = bench.io_regions(args.bench, args.timeout, profile=out / "io", log=out / "log-io.txt")
+    print_profiles(regions, out / "io", IO_PROGRAMS, args)
+
+
+def print_profiles(regions, prefix, programs, args):
+    """The table of each benchmark of `regions` (an icount.Regions whose
+    k-th region's profile is PREFIX.k) by program and function; `programs`
+    are the names of the programs its instructions may belong to; `args`
+    has elf, top, lines and annotate as main's options.  Also used by
+    tools/tfiles_bench.py --profile."""
     if len(regions.regions) != len(regions.lines):
         sys.exit(f"iprof: {len(regions.regions)} regions but {len(regions.lines)} bench-io lines")
     kaddrs, knames = symbols(args.elf)
-    progs = [Elf(n, RELEASE / n) for n in IO_PROGRAMS if (RELEASE / n).exists()]
+    progs = [Elf(n, RELEASE / n) for n in programs if (RELEASE / n).exists()]
     names = sorted({n for n, *_ in regions.lines})
     for name in names:
         runs = [(k, per) for k, (n, per, _t, _q, why) in enumerate(regions.lines, 1) if n == name and why is None]
@@ -117,7 +126,7 @@ def io_profile(args):
         irqs = sum(regions.regions[k - 1][1] for k, _ in runs)
         counts = collections.Counter()
         for k, _ in runs:
-            for line in (out / f"io.{k}").read_text().splitlines():
+            for line in Path(f"{prefix}.{k}").read_text().splitlines():
                 va, size, raw, n = line.split()
                 counts[(int(va, 16), int(size), int(raw, 16))] += int(n)
         by_prog, by_func, calls, hot = collections.Counter(), collections.Counter(), collections.Counter(), []

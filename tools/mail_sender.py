@@ -66,6 +66,34 @@ def make_mailbox(key, seq, messages, nonce=lambda: os.urandom(12)):
     return head + n + tag + records
 
 
+def outgoing_key(sender_secret, reader_public):
+    """The key of the messages the reader sends (lib.rs, sender_outgoing_key)."""
+    shared = x25519(sender_secret, reader_public)
+    return hkdf_sha256(b"keep-mail v1", shared, b"keep-mail outgoing" + reader_public + public_key(sender_secret))
+
+
+def seal_outgoing(key, seq, text, nonce):
+    """A message as the reader sends it (lib.rs, seal_outgoing)."""
+    head = b"KEEPOUT1" + struct.pack("<IIQ", 1, len(text), seq)
+    ct, tag = seal(key, nonce, b"keep-mail outgoing" + head, text)
+    return head + nonce + ct + tag
+
+
+def open_outgoing(key, b):
+    """(sequence number, text) of a message the reader sent; ValueError
+    when it is not one, or does not authenticate."""
+    if len(b) < 24 + 12 + 16 or b[:8] != b"KEEPOUT1":
+        raise ValueError("not a message of this format")
+    version, n, seq = struct.unpack_from("<IIQ", b, 8)
+    if version != 1 or n > 2048 or len(b) != 24 + 12 + n + 16:
+        raise ValueError("not a message of this format")
+    try:
+        text = ChaCha20Poly1305(key).decrypt(b[24:36], b[36:], b"keep-mail outgoing" + b[:24])
+    except Exception:
+        raise ValueError("it does not authenticate")
+    return seq, text
+
+
 def self_test():
     """The RFCs' vectors: X25519 (RFC 7748 6.1), ChaCha20-Poly1305 (RFC 8439
     2.8.2), HKDF (RFC 5869 A.1)."""

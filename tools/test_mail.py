@@ -17,9 +17,15 @@ holding mailboxes sealed to the reader's public key (tools/mail_sender.py):
     tampered and not shown, the others are; an old mailbox put back is
     reported as replayed and changes nothing; a mailbox sealed with
     another key is reported as forged; the reader keeps running;
+  - compose and send: the reader seals a message to the sender (its
+    outgoing key, a sequence number kept in the vault) into the outbox of
+    its directory, which holds no plaintext; the workhorse posts it with
+    busybox wget and the host's server opens it; an outbox changed by the
+    workhorse and an old one posted again are refused by the server;
   - a second boot with the same TPM state and disk: the same key, the
     trusted sender, the messages with their read flags and the note are
-    back, and the old mailbox is still refused.
+    back, the old mailbox is still refused, and send goes on with the
+    next sequence number.
 Prints one line per test and a summary; exits 1 on any failure."""
 import http.server
 import os
@@ -55,6 +61,11 @@ class Server:
     def __init__(self):
         self.files = {}
         files = self.files
+        # What the reader sends: the outgoing key (set once the reader's
+        # public key is known), the highest sequence number taken, and
+        # the (sequence number, text) of each message taken.
+        self.out_key, self.taken, self.seq = None, [], 0
+        srv = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
@@ -63,6 +74,27 @@ class Server:
                 self.send_header("Content-Length", str(len(body or b"")))
                 self.end_headers()
                 self.wfile.write(body or b"")
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                try:
+                    try:
+                        sealed = bytes.fromhex(body.decode().strip())  # the outbox is hex
+                    except (UnicodeDecodeError, ValueError):
+                        raise ValueError("not a message of this format")
+                    seq, text = mailbox.open_outgoing(srv.out_key, sealed)
+                    if seq <= srv.seq:
+                        raise ValueError(f"an old message ({seq}; taken up to {srv.seq})")
+                    srv.seq = seq
+                    srv.taken.append((seq, text))
+                    answer = f"accepted {seq}"
+                except ValueError as e:
+                    answer = f"refused: {e}"
+                reply = answer.encode() + b"\n"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
 
             def log_message(self, *a):
                 pass
@@ -112,6 +144,13 @@ def wget(g, port, path):
     out = linux(g, f"cd $(dirname /data/trusted/*/mail.pub) && busybox wget -q -O inbox "
                    f"http://10.0.2.2:{port}{path} && echo fetched-ok")
     return "fetched-ok" in out, out
+
+
+def post(g, port, path="outbox"):
+    """The workhorse posts a file of the reader's directory to the host's
+    server with busybox wget; the server's answer."""
+    return linux(g, f"cd $(dirname /data/trusted/*/mail.pub) && busybox wget -q -O - --post-file {path} "
+                    f"http://10.0.2.2:{port}/outbox")
 
 
 def start_reader(g, what):
@@ -174,6 +213,7 @@ def main():
         check("the public key exported to mail.pub through the workhorse", reader_pub.hex() in out, out)
 
         key = mailbox.sender_key(sender, reader_pub)
+        srv.out_key = mailbox.outgoing_key(sender, reader_pub)
         box = lambda seq, ids: mailbox.make_mailbox(key, seq, [(i, text(i, MESSAGES[i])) for i in ids])
         srv.files["/mailbox"] = box(1, [1, 2])
         ok, out = wget(g, srv.port, "/mailbox")
@@ -253,6 +293,35 @@ def main():
         check("show 2", "MAIL-PLAINTEXT 2: the body of the plan." in out, out)
         out = r.cmd("note call the plumber")
         check("a note kept", "mail: note kept" in out, out)
+
+        # Compose and send: sealed on the trusted side, carried by the workhorse.
+        out = r.cmd("send")
+        check("send without a text says so", "send takes the message's text" in out, out)
+        reply1 = f"{PLAIN.decode()} reply: the plan suits me"
+        out = r.cmd("send " + reply1)
+        check("send: message 1 sealed to the sender in the workhorse's outbox",
+              "mail: send: message 1 sealed to the sender in the workhorse's outbox" in out, out)
+        r.to_shell()
+        out = linux(g, "cd $(dirname /data/trusted/*/mail.pub) && cp outbox /tmp/out1 && grep -c -e MAIL-PLAINTEXT -e suits outbox")
+        check("the outbox holds no plaintext (grep as root)", re.search(r"^0\s*$", out, re.M), out)
+        out = post(g, srv.port)
+        check("the workhorse posts the outbox with busybox wget; the host's server opens it: the text sent",
+              "accepted 1" in out and srv.taken == [(1, reply1.encode())], (out, srv.taken))
+        flip = ("import glob;f=open(glob.glob('/data/trusted/*/outbox')[0],'r+b');f.seek(80);b=f.read(1);"
+                "f.seek(80);f.write(b'1' if b==b'0' else b'0');print('hostile: flipped')")
+        out = g.cmd(f'linux python3 -c "{flip}"', 180) + post(g, srv.port)
+        check("an outbox changed by the workhorse (python3 as root) is refused by the server",
+              "hostile: flipped" in out and "refused: it does not authenticate" in out and len(srv.taken) == 1, out)
+        out = post(g, srv.port, "/tmp/out1")
+        check("message 1 posted again is refused as an old one",
+              "refused: an old message (1; taken up to 1)" in out and len(srv.taken) == 1, out)
+        r.to_reader()
+        out = r.cmd("send second thoughts")
+        r.to_shell()
+        out += post(g, srv.port)
+        check("send: message 2 taken after it", "message 2 sealed" in out and "accepted 2" in out
+              and srv.taken[-1] == (2, b"second thoughts"), (out, srv.taken))
+        r.to_reader()
         out = r.cmd("list")
         check("list: 1 and 2 read, 3 and 4 new", "4 messages, 2 unread (mailbox sequence 3)" in out
               and re.search(r"^\s+1\s+welcome$", out, re.M) and re.search(r"^\s+2\s+the plan$", out, re.M)
@@ -288,6 +357,11 @@ def main():
               ok2 and "REPLAYED: an old mailbox (sequence 2; the reader has taken sequence 3)" in out, out + out2)
         out = r.cmd("show 3")
         check("... and the reader reads on", "MAIL-PLAINTEXT 3: the body of minutes." in out, out)
+        out = r.cmd("send after the reboot")
+        r.to_shell()
+        out += post(g, srv.port)
+        check("after a reboot: send goes on with message 3 (its number kept in the vault)",
+              "message 3 sealed" in out and "accepted 3" in out and srv.taken[-1] == (3, b"after the reboot"), (out, srv.taken))
         g.kill()
     finally:
         if g is not None:

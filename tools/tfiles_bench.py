@@ -15,7 +15,10 @@ instruction-counting plugin (tools/icount.py), in which
 Every instruction between the markers counts, in every process and the
 kernel (the tfiles program, the workhorse, the vault, the block server,
 the TPM's driver); swtpm's and the disk's work on the host do not.
-Writes build/bench/tfiles.json, which tools/bench.py merges."""
+Writes build/bench/tfiles.json, which tools/bench.py merges.  With
+--profile it also has the plugin write each region's instructions
+(build/iprof/tfiles.N) and prints where each benchmark's instructions go,
+by program and function (tools/iprof.py's table)."""
 import argparse
 import json
 import sys
@@ -25,11 +28,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
 import icount  # noqa: E402
-from workhorse_bench import IcountGuest, run  # noqa: E402
+from workhorse_bench import IcountGuest, run, timer_entry  # noqa: E402
 from test_boot import PROMPT  # noqa: E402
 
 OUT = qemu.ROOT / "build" / "bench"
 RUNS = 5
+PROFILE = qemu.ROOT / "build" / "iprof" / "tfiles"
+# The programs whose instructions a trusted file's request runs.
+PROGRAMS = ["tfiles", "workhorse", "vault", "blk", "tpm", "root", "init", "spacebank", "dataspace", "console"]
+
+
+class ProfileGuest(IcountGuest):
+    """IcountGuest with the plugin's profile written to PROFILE.N."""
+
+    def __init__(self):
+        orig = icount.args
+        icount.args = lambda irqs, profile=None: orig(irqs, PROFILE)
+        try:
+            super().__init__()
+        finally:
+            icount.args = orig
 
 
 def log(msg):
@@ -40,12 +58,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=RUNS, help="runs of each benchmark")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds for tfiles' benchmarks")
+    ap.add_argument("--profile", action="store_true", help="print each benchmark's instructions by program and function")
+    ap.add_argument("--top", type=int, default=30, help="--profile: the functions listed")
     a = ap.parse_args()
     qemu.check_built()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "tfiles.json").unlink(missing_ok=True)
     start = time.monotonic()
-    g = IcountGuest()
+    if a.profile:
+        PROFILE.parent.mkdir(parents=True, exist_ok=True)
+        for old in PROFILE.parent.glob(PROFILE.name + ".*"):
+            old.unlink()
+    g = ProfileGuest() if a.profile else IcountGuest()
     results = {}
     try:
         if not g.expect(PROMPT, 120):
@@ -65,6 +89,10 @@ def main():
         for line in g.out.decode(errors="replace").splitlines():
             regions.feed(line)
         results.update(icount.results(regions, icount.unit_of))
+        if a.profile:
+            import iprof
+            iprof.print_profiles(regions, PROFILE, PROGRAMS, argparse.Namespace(
+                elf=str(qemu.BUILD / "kernel.elf"), top=a.top, lines=0, annotate=[]))
     finally:
         g.p.kill()
         (OUT / "log-tfiles.txt").write_bytes(bytes(g.out))

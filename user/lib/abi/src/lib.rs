@@ -325,10 +325,16 @@ impl IpcBuffer {
     /// into `out`; returns its length.
     pub fn read_string(&self, out: &mut [u8]) -> usize {
         let n = self.received_len().min(out.len()).min(self.string.len());
-        for (i, b) in out[..n].iter_mut().enumerate() {
-            *b = self.string_byte(i);
-        }
+        out[..n].copy_from_slice(self.received(n));
         n
+    }
+
+    /// The first `n` bytes of the string area (at most its 4096), as the
+    /// kernel left them: a received string read in place.  The kernel
+    /// writes the area only inside a system call, which the compiler sees
+    /// as writing memory, so plain reads after it see the kernel's bytes.
+    pub fn received(&self, n: usize) -> &[u8] {
+        &self.string[..n.min(self.string.len())]
     }
 
     /// The register block READ_REGS left in the string area.

@@ -22,6 +22,10 @@
 //! refused alone (the others are shown); the sequence number, under the
 //! index's tag, lets the reader refuse an older mailbox put back
 //! ([`State::import`]).  All integers are little-endian.
+//!
+//! What the reader sends to the sender is sealed under the *outgoing key*
+//! (info `keep-mail outgoing`), with a sequence number the sender checks:
+//! [`seal_outgoing`], [`open_outgoing`].
 
 #![cfg_attr(not(test), no_std)]
 
@@ -59,6 +63,11 @@ const SALT: &[u8] = b"keep-mail v1";
 const INFO: &[u8] = b"keep-mail key";
 const INDEX_AD: &[u8] = b"keep-mail index";
 const MESSAGE_AD: &[u8] = b"keep-mail message";
+const OUT_INFO: &[u8] = b"keep-mail outgoing";
+const OUT_AD: &[u8] = b"keep-mail outgoing";
+/// A message the reader sends.
+pub const OUT_MAGIC: &[u8; 8] = b"KEEPOUT1";
+pub const OUT_HEADER: usize = 24;
 
 /// The public key of a private one.
 pub fn public_key(secret: &[u8; 32]) -> [u8; 32] {
@@ -69,12 +78,18 @@ pub fn public_key(secret: &[u8; 32]) -> [u8; 32] {
 /// key and the other's public key; None when the other key is one of the
 /// points that make no shared secret (a low-order point).
 fn mailbox_key(own: &[u8; 32], other: &[u8; 32], reader: &[u8; 32], sender: &[u8; 32]) -> Option<[u8; 32]> {
+    derive(INFO, own, other, reader, sender)
+}
+
+/// HKDF-SHA256 of the X25519 shared secret with `what`, the reader's and
+/// the sender's public keys as info.
+fn derive(what: &[u8], own: &[u8; 32], other: &[u8; 32], reader: &[u8; 32], sender: &[u8; 32]) -> Option<[u8; 32]> {
     let shared = StaticSecret::from(*own).diffie_hellman(&PublicKey::from(*other));
     if !shared.was_contributory() {
         return None;
     }
-    let mut info = Vec::with_capacity(INFO.len() + 64);
-    info.extend_from_slice(INFO);
+    let mut info = Vec::with_capacity(what.len() + 64);
+    info.extend_from_slice(what);
     info.extend_from_slice(reader);
     info.extend_from_slice(sender);
     let mut key = [0u8; 32];
@@ -90,6 +105,68 @@ pub fn reader_key(reader_secret: &[u8; 32], sender: &[u8; 32]) -> Option<[u8; 32
 /// The sender's side: its private key and the reader's public key.
 pub fn sender_key(sender_secret: &[u8; 32], reader: &[u8; 32]) -> Option<[u8; 32]> {
     mailbox_key(sender_secret, reader, reader, &public_key(sender_secret))
+}
+
+/// The key of the messages the reader sends (the other direction's, so
+/// that nothing sealed one way opens the other): HKDF as the mailbox key's
+/// with info `keep-mail outgoing`; the reader's side.
+pub fn reader_outgoing_key(reader_secret: &[u8; 32], sender: &[u8; 32]) -> Option<[u8; 32]> {
+    derive(OUT_INFO, reader_secret, sender, &public_key(reader_secret), sender)
+}
+
+/// The same key, the sender's side.
+pub fn sender_outgoing_key(sender_secret: &[u8; 32], reader: &[u8; 32]) -> Option<[u8; 32]> {
+    derive(OUT_INFO, sender_secret, reader, reader, &public_key(sender_secret))
+}
+
+/// Seals a message the reader sends: the header (`KEEPOUT1`, version 1
+/// (u32), the text's length (u32), the sequence number (u64)), a nonce,
+/// the text encrypted with ChaCha20-Poly1305 under the outgoing key and
+/// its tag; associated data `keep-mail outgoing` and the header.  None
+/// past MAX_TEXT.
+pub fn seal_outgoing(key: &[u8; 32], seq: u64, text: &[u8], nonce: [u8; NONCE]) -> Option<Vec<u8>> {
+    if text.len() > MAX_TEXT {
+        return None;
+    }
+    let mut out = Vec::with_capacity(OUT_HEADER + NONCE + text.len() + TAG);
+    out.extend_from_slice(OUT_MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(&nonce);
+    let mut ct = text.to_vec();
+    let tag = ChaCha20Poly1305::new(key.into()).encrypt_in_place_detached(Nonce::from_slice(&nonce), &outgoing_ad(&out[..OUT_HEADER]), &mut ct).ok()?;
+    out.extend_from_slice(&ct);
+    out.extend_from_slice(&tag);
+    Some(out)
+}
+
+/// The receiving side of [`seal_outgoing`] (the host's server does the
+/// same in tools/mail_sender.py): the sequence number and the text, or
+/// why not.
+pub fn open_outgoing(key: &[u8; 32], b: &[u8]) -> Result<(u64, Vec<u8>), &'static str> {
+    if b.len() < OUT_HEADER + NONCE + TAG || &b[..8] != OUT_MAGIC || b[8..12] != VERSION.to_le_bytes() {
+        return Err("not a message of this format");
+    }
+    let len = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    if len > MAX_TEXT || b.len() != OUT_HEADER + NONCE + len + TAG {
+        return Err("not a message of this format");
+    }
+    let seq = u64::from_le_bytes(b[16..24].try_into().unwrap());
+    let nonce = &b[OUT_HEADER..OUT_HEADER + NONCE];
+    let mut text = b[OUT_HEADER + NONCE..OUT_HEADER + NONCE + len].to_vec();
+    let tag = Tag::from_slice(&b[OUT_HEADER + NONCE + len..]);
+    ChaCha20Poly1305::new(key.into())
+        .decrypt_in_place_detached(Nonce::from_slice(nonce), &outgoing_ad(&b[..OUT_HEADER]), &mut text, tag)
+        .map_err(|_| "it does not authenticate")?;
+    Ok((seq, text))
+}
+
+fn outgoing_ad(header: &[u8]) -> Vec<u8> {
+    let mut ad = Vec::with_capacity(OUT_AD.len() + OUT_HEADER);
+    ad.extend_from_slice(OUT_AD);
+    ad.extend_from_slice(header);
+    ad
 }
 
 /// Why a whole mailbox is refused: nothing of it is shown.

@@ -39,6 +39,8 @@ const NOTE: u64 = 0x22;
 /// `tf:state` and `tf:note`).
 const SECRET: &[u8] = b"x25519";
 const SENDER: &[u8] = b"sender";
+/// The sequence number of the last message sent (u64).
+const SENT: &[u8] = b"sent";
 
 /// The workhorse's whfiles protocol; a call that fails (the workhorse
 /// killed and restarted: the capability is stale) is made once more on a
@@ -423,12 +425,53 @@ impl App {
         }
     }
 
+    /// Seals `text` to the trusted sender under the outgoing key and leaves
+    /// it in the workhorse's `outbox`, from where a Linux program of the
+    /// workhorse posts it: the workhorse carries it and can withhold it,
+    /// but can neither read it nor change it unnoticed.
+    fn send(&mut self, text: &str) {
+        let Some(sender) = self.sender else { return self.tty.say("mail: send: no trusted sender yet (trust KEY)") };
+        let Some(key) = keep_mail::reader_outgoing_key(&self.secret, &sender) else {
+            return self.tty.say("mail: send: the sender's key makes no shared key; refused");
+        };
+        let mut b = [0u8; 8];
+        let last = match self.files.roots.0.get(SENT, &mut b) {
+            Ok(8) => u64::from_le_bytes(b),
+            Ok(_) => return self.tty.say("mail: send: the vault's sequence number is not 8 bytes; refused"),
+            Err(keep_vault::NOT_FOUND) => 0,
+            Err(e) => return self.tty.say(&alloc::format!("mail: send: the vault refused ({})", vault_status(e))),
+        };
+        let seq = last + 1;
+        let mut nonce = [0u8; keep_mail::NONCE];
+        if !Rdrand.fill(&mut nonce) {
+            return self.tty.say("mail: send: no random numbers for a nonce; nothing sent");
+        }
+        let Some(blob) = keep_mail::seal_outgoing(&key, seq, text.as_bytes(), nonce) else {
+            return self.tty.say("mail: send: too long; nothing sent");
+        };
+        // The number is taken first: a message whose outbox is not written
+        // leaves a gap in the numbers, never two messages of one number.
+        if let Err(e) = self.files.roots.0.put(SENT, &seq.to_le_bytes()) {
+            return self.tty.say(&alloc::format!("mail: send: the vault refused ({}); nothing sent", vault_status(e)));
+        }
+        // In hex: busybox wget posts a file as a C string.
+        let text = alloc::format!("{}\n", hex(&blob));
+        let _ = self.files.store.remove("outbox");
+        match self.files.store.write("outbox", 0, text.as_bytes()).and_then(|_| self.files.store.sync()) {
+            Ok(()) => self.tty.say(&alloc::format!(
+                "mail: send: message {seq} sealed to the sender in the workhorse's outbox ({} bytes)",
+                blob.len()
+            )),
+            Err(e) => self.tty.say(&alloc::format!("mail: send: the workhorse refused the outbox ({e:?}); message {seq} is not sent")),
+        }
+    }
+
     fn public(&self) -> String {
         hex(&keep_mail::public_key(&self.secret))
     }
 }
 
-const HELP: &str = "mail: commands: key (the reader's public key), trust KEY (the sender's public key), fetch (check and take the mailbox the workhorse keeps), list, show N (and mark it read), note [TEXT]";
+const HELP: &str = "mail: commands: key (the reader's public key), trust KEY (the sender's public key), fetch (check and take the mailbox the workhorse keeps), list, show N (and mark it read), note [TEXT], send TEXT (sealed to the sender into the workhorse's outbox)";
 
 fn main(_: u64, _: u64) -> i32 {
     let t = Terminal(proto::SLOT);
@@ -551,6 +594,7 @@ fn run(mut app: App) -> ! {
             Command::List => app.list(),
             Command::Show(id) => app.show(id),
             Command::Note(t) => app.note(t),
+            Command::Send(t) => app.send(t),
             Command::Bad(why) => app.tty.say(&alloc::format!("mail: {why}")),
         }
     }

@@ -237,6 +237,8 @@ pub enum Command<'a> {
     Show(u64),
     /// Shows the note, or sets it.
     Note(Option<&'a str>),
+    /// Seals a message to the sender into the workhorse's outbox.
+    Send(&'a str),
     /// Not a command: why.
     Bad(&'static str),
 }
@@ -264,6 +266,9 @@ pub fn parse(line: &str) -> Command<'_> {
         "note" if rest.is_empty() => Command::Note(None),
         "note" if rest.len() > MAX_NOTE => Command::Bad("a note is at most 512 bytes"),
         "note" => Command::Note(Some(rest)),
+        "send" if rest.is_empty() => Command::Bad("send takes the message's text"),
+        "send" if rest.len() > MAX_NOTE => Command::Bad("a message sent from the terminal is at most 512 bytes"),
+        "send" => Command::Send(rest),
         "help" | "?" | "key" | "fetch" | "list" | "ls" => Command::Bad("that command takes no argument"),
         _ => Command::Bad("no such command (help: the commands)"),
     }

@@ -260,3 +260,45 @@ fn the_python_sender_makes_the_same_bytes() {
     let b = mailbox(3, &[(1, "Subject: hello\n\nfirst"), (2, "Subject: again\n\nsecond")]);
     assert_eq!(hex(&Sha256::digest(&b)), "8a06fa33bba6a05470719daac38c62739f7bde20471f78c096b93af6de655491");
 }
+
+#[test]
+fn an_outgoing_message_opens_only_with_the_outgoing_key_and_unchanged() {
+    let r = reader_outgoing_key(&READER, &public_key(&SENDER)).unwrap();
+    let s = sender_outgoing_key(&SENDER, &public_key(&READER)).unwrap();
+    assert_eq!(r, s);
+    assert_ne!(r, key(), "the two directions' keys differ");
+    let b = seal_outgoing(&r, 7, b"Subject: re\n\nthanks", [3; NONCE]).unwrap();
+    assert_eq!(open_outgoing(&s, &b), Ok((7, b"Subject: re\n\nthanks".to_vec())));
+    // Any byte changed, cut, grown: refused.
+    for i in 0..b.len() {
+        let mut c = b.clone();
+        c[i] ^= 0x10;
+        assert!(open_outgoing(&s, &c).is_err(), "byte {i}");
+    }
+    assert!(open_outgoing(&s, &b[..b.len() - 1]).is_err());
+    let mut longer = b.clone();
+    longer.push(0);
+    assert!(open_outgoing(&s, &longer).is_err());
+    // The mailbox key (the other direction) and another reader's: refused.
+    assert_eq!(open_outgoing(&key(), &b), Err("it does not authenticate"));
+    let other = reader_outgoing_key(&[5; 32], &public_key(&SENDER)).unwrap();
+    assert_eq!(open_outgoing(&other, &b), Err("it does not authenticate"));
+    assert!(seal_outgoing(&r, 1, &[b'a'; MAX_TEXT + 1], [0; NONCE]).is_none());
+}
+
+/// The same outgoing message as tools/mail_sender.py's open_outgoing
+/// takes: its bytes with these keys and this nonce.
+#[test]
+fn the_python_sender_opens_the_same_bytes() {
+    use sha2::{Digest, Sha256};
+    let r = reader_outgoing_key(&READER, &public_key(&SENDER)).unwrap();
+    let b = seal_outgoing(&r, 2, b"hello", [1; NONCE]).unwrap();
+    assert_eq!(hex(&Sha256::digest(&b)), "ce2c0a9e0c017da8492a54f6f9ef4b086986ebf4ab6a6f442e71c55a113bac31");
+}
+
+#[test]
+fn send_parses() {
+    assert_eq!(parse("send hi there"), state::Command::Send("hi there"));
+    assert!(matches!(parse("send"), state::Command::Bad(_)));
+    assert!(matches!(parse(&format!("send {}", "x".repeat(513))), state::Command::Bad(_)));
+}

@@ -2,26 +2,32 @@
 //! here is a pure function of its arguments (the host tests check them
 //! through lib.rs).
 
+use ocb3::aead::{AeadInPlace, KeyInit};
+use ocb3::{GenericArray, Ocb3};
+
+/// AES-256 in OCB3 (RFC 7253; RustCrypto's `ocb3` over `aes`, which uses
+/// AES-NI when the CPU has it), a 96-bit nonce and a 128-bit tag.
+type Aead = Ocb3<aes::Aes256>;
 use alloc::vec::Vec;
-use chacha20poly1305::aead::{AeadInPlace, KeyInit};
-use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
 use sha2::{Digest, Sha256};
 
 use crate::tree::Hash;
 
 /// A block of plaintext (and of ciphertext: the tag is in the table).
 pub const BLOCK: usize = 4096;
-/// A file's largest size in blocks (4 MiB; the table then is 42 KiB).
+/// A file's largest size in blocks (4 MiB; the table then is 29 KiB).
 pub const MAX_BLOCKS: usize = 1024;
 /// A name's longest (NAME.d within the workhorse's 16 bytes, tf:NAME
 /// within the vault's 32).
 pub const MAX_NAME: usize = 12;
 /// The table's header, in the clear (authenticated).
 pub const HEADER: usize = 64;
-const MAGIC: &[u8; 8] = b"KEEPTF1\0";
-const RECORD_VERSION: u8 = 1;
+const MAGIC: &[u8; 8] = b"KEEPTF2\0";
+const RECORD_VERSION: u8 = 2;
+/// The AEAD's nonce (96 bits).
+pub const NONCE: usize = 12;
 /// An entry: the place (0 or 1), the nonce, the tag.
-pub const ENTRY: usize = 1 + 24 + 16;
+pub const ENTRY: usize = 1 + NONCE + 16;
 
 /// What the vault holds of a file (81 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +61,7 @@ impl Record {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub slot: u8,
-    pub nonce: [u8; 24],
+    pub nonce: [u8; NONCE],
     pub tag: [u8; 16],
 }
 
@@ -63,8 +69,8 @@ impl Entry {
     fn bytes(&self) -> [u8; ENTRY] {
         let mut b = [0u8; ENTRY];
         b[0] = self.slot;
-        b[1..25].copy_from_slice(&self.nonce);
-        b[25..].copy_from_slice(&self.tag);
+        b[1..1 + NONCE].copy_from_slice(&self.nonce);
+        b[1 + NONCE..].copy_from_slice(&self.tag);
         b
     }
     /// The tree's leaf of block `i`: SHA-256 of 0x00, i and the entry (the
@@ -104,28 +110,54 @@ pub fn table_len(blocks: usize) -> usize {
     HEADER + blocks * ENTRY + 16
 }
 
-fn block_ad(name: &str, i: u64, slot: u8) -> Vec<u8> {
-    let mut ad = Vec::with_capacity(32);
-    ad.extend_from_slice(b"keep-tfile block");
-    ad.push(name.len() as u8);
-    ad.extend_from_slice(name.as_bytes());
-    ad.extend_from_slice(&i.to_le_bytes());
-    ad.push(slot);
-    ad
+/// A block's associated data: `keep-tfile block`, the name's length and
+/// the name, the block's number and its place (at most 42 bytes).
+fn block_ad(name: &str, i: u64, slot: u8, ad: &mut [u8; 16 + 1 + MAX_NAME + 8 + 1]) -> usize {
+    ad[..16].copy_from_slice(b"keep-tfile block");
+    ad[16] = name.len() as u8;
+    let n = 17 + name.len();
+    ad[17..n].copy_from_slice(name.as_bytes());
+    ad[n..n + 8].copy_from_slice(&i.to_le_bytes());
+    ad[n + 8] = slot;
+    n + 9
+}
+
+/// A file's cipher: the AEAD under its key, its key schedules (AES's
+/// encryption and decryption rounds, OCB's offsets) made once for every
+/// block of a request.
+pub struct Cipher(Aead);
+
+impl Cipher {
+    pub fn new(key: &[u8; 32]) -> Cipher {
+        Cipher(Aead::new(key.into()))
+    }
+
+    /// Encrypts the block in place: its entry.
+    pub fn seal_block(&self, name: &str, i: u64, slot: u8, nonce: [u8; NONCE], buf: &mut [u8]) -> Entry {
+        let mut ad = [0u8; 16 + 1 + MAX_NAME + 8 + 1];
+        let n = block_ad(name, i, slot, &mut ad);
+        let tag = self.0.encrypt_in_place_detached(GenericArray::from_slice(&nonce), &ad[..n], buf).expect("a block is not too long");
+        Entry { slot, nonce, tag: tag.into() }
+    }
+
+    /// Decrypts the block in place; false when it does not authenticate
+    /// (then the caller must not use `buf`: OCB decrypts before it checks
+    /// the tag).
+    pub fn open_block(&self, name: &str, i: u64, e: &Entry, buf: &mut [u8]) -> bool {
+        let mut ad = [0u8; 16 + 1 + MAX_NAME + 8 + 1];
+        let n = block_ad(name, i, e.slot, &mut ad);
+        self.0.decrypt_in_place_detached(GenericArray::from_slice(&e.nonce), &ad[..n], buf, GenericArray::from_slice(&e.tag)).is_ok()
+    }
 }
 
 /// Encrypts the block in place: its entry.
-pub fn seal_block(key: &[u8; 32], name: &str, i: u64, slot: u8, nonce: [u8; 24], buf: &mut [u8]) -> Entry {
-    let c = XChaCha20Poly1305::new(key.into());
-    let tag = c.encrypt_in_place_detached(XNonce::from_slice(&nonce), &block_ad(name, i, slot), buf).expect("a block is not too long");
-    Entry { slot, nonce, tag: tag.into() }
+pub fn seal_block(key: &[u8; 32], name: &str, i: u64, slot: u8, nonce: [u8; NONCE], buf: &mut [u8]) -> Entry {
+    Cipher::new(key).seal_block(name, i, slot, nonce, buf)
 }
 
-/// Decrypts the block in place; false when it does not authenticate
-/// (then `buf` is garbage).
+/// Decrypts the block in place; false when it does not authenticate.
 pub fn open_block(key: &[u8; 32], name: &str, i: u64, e: &Entry, buf: &mut [u8]) -> bool {
-    let c = XChaCha20Poly1305::new(key.into());
-    c.decrypt_in_place_detached(XNonce::from_slice(&e.nonce), &block_ad(name, i, e.slot), buf, Tag::from_slice(&e.tag)).is_ok()
+    Cipher::new(key).open_block(name, i, e, buf)
 }
 
 /// The table's header, as read (unauthenticated until `open_table`).
@@ -133,16 +165,16 @@ pub struct Header {
     pub generation: u64,
     pub size: u64,
     pub blocks: u64,
-    pub nonce: [u8; 24],
+    pub nonce: [u8; NONCE],
 }
 
 impl Header {
     pub fn decode(b: &[u8]) -> Option<Header> {
-        if b.len() < HEADER || &b[..8] != MAGIC || b[56..64].iter().any(|&x| x != 0) {
+        if b.len() < HEADER || &b[..8] != MAGIC || b[32 + NONCE..HEADER].iter().any(|&x| x != 0) {
             return None;
         }
         let u = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
-        Some(Header { generation: u(8), size: u(16), blocks: u(24), nonce: b[32..56].try_into().unwrap() })
+        Some(Header { generation: u(8), size: u(16), blocks: u(24), nonce: b[32..32 + NONCE].try_into().unwrap() })
     }
 }
 
@@ -156,20 +188,20 @@ fn table_ad(name: &str, header: &[u8]) -> Vec<u8> {
 }
 
 /// The table of a generation: the header, the entries encrypted, the tag.
-pub fn seal_table(key: &[u8; 32], name: &str, generation: u64, size: u64, nonce: [u8; 24], entries: &[Entry]) -> Vec<u8> {
+pub fn seal_table(key: &[u8; 32], name: &str, generation: u64, size: u64, nonce: [u8; NONCE], entries: &[Entry]) -> Vec<u8> {
     let mut t = Vec::with_capacity(table_len(entries.len()));
     t.extend_from_slice(MAGIC);
     t.extend_from_slice(&generation.to_le_bytes());
     t.extend_from_slice(&size.to_le_bytes());
     t.extend_from_slice(&(entries.len() as u64).to_le_bytes());
     t.extend_from_slice(&nonce);
-    t.extend_from_slice(&[0u8; 8]);
+    t.extend_from_slice(&[0u8; HEADER - 32 - NONCE]);
     for e in entries {
         t.extend_from_slice(&e.bytes());
     }
     let ad = table_ad(name, &t);
-    let c = XChaCha20Poly1305::new(key.into());
-    let tag = c.encrypt_in_place_detached(XNonce::from_slice(&nonce), &ad, &mut t[HEADER..]).expect("a table is not too long");
+    let c = Aead::new(key.into());
+    let tag = c.encrypt_in_place_detached(GenericArray::from_slice(&nonce), &ad, &mut t[HEADER..]).expect("a table is not too long");
     t.extend_from_slice(&tag);
     t
 }
@@ -184,14 +216,14 @@ pub fn open_table(key: &[u8; 32], name: &str, t: &mut [u8]) -> Option<Vec<Entry>
     let ad = table_ad(name, t);
     let body_len = t.len() - HEADER - 16;
     let (body, tag) = t[HEADER..].split_at_mut(body_len);
-    let c = XChaCha20Poly1305::new(key.into());
-    c.decrypt_in_place_detached(XNonce::from_slice(&h.nonce), &ad, body, Tag::from_slice(tag)).ok()?;
+    let c = Aead::new(key.into());
+    c.decrypt_in_place_detached(GenericArray::from_slice(&h.nonce), &ad, body, GenericArray::from_slice(tag)).ok()?;
     if body.chunks(ENTRY).any(|b| b[0] > 1) {
         return None;
     }
     Some(
         body.chunks(ENTRY)
-            .map(|b| Entry { slot: b[0], nonce: b[1..25].try_into().unwrap(), tag: b[25..].try_into().unwrap() })
+            .map(|b| Entry { slot: b[0], nonce: b[1..1 + NONCE].try_into().unwrap(), tag: b[1 + NONCE..].try_into().unwrap() })
             .collect(),
     )
 }

@@ -14,7 +14,7 @@
 //! A file `NAME` is three files of the workhorse:
 //!
 //! - `NAME.d`, the data: logical block `i` (4 KiB) has two places, at
-//!   blocks `2i` and `2i+1` of the file; each is XChaCha20-Poly1305
+//!   blocks `2i` and `2i+1` of the file; each is AES-256-OCB3 (RFC 7253)
 //!   ciphertext (the tag kept in the table), the associated data naming
 //!   the file, the block and the place;
 //! - `NAME.0` and `NAME.1`, the table of generation `g` in `NAME.<g % 2>`:
@@ -275,44 +275,58 @@ impl<S: Store, R: Roots, G: Rng> Files<S, R, G> {
 
     /// Reads into `out` from `off`: how many bytes (fewer at the end).
     /// Every byte returned was in a block that authenticated.
+    /// Whole blocks are read and decrypted in place in `out`; a block the
+    /// request covers in part, in a block of its own.  On an error `out`
+    /// holds no byte of the block that failed.
     pub fn read(&mut self, f: &File, off: u64, out: &mut [u8]) -> Result<usize, Error> {
         if off >= f.rec.size {
             return Ok(0);
         }
         let n = out.len().min((f.rec.size - off) as usize);
+        let cipher = format::Cipher::new(&f.rec.key);
+        let dname = data_name(&f.name);
         let mut done = 0;
-        let mut block = vec![0u8; BLOCK];
+        let mut part: Option<Vec<u8>> = None;
         while done < n {
             let a = off + done as u64;
             let i = a / BLOCK as u64;
             let bo = (a % BLOCK as u64) as usize;
             let k = (BLOCK - bo).min(n - done);
-            self.block(f, i, &mut block)?;
-            out[done..done + k].copy_from_slice(&block[bo..bo + k]);
+            if k == BLOCK {
+                self.block(f, &cipher, &dname, i, &mut out[done..done + BLOCK])?;
+            } else {
+                let block = part.get_or_insert_with(|| vec![0u8; BLOCK]);
+                self.block(f, &cipher, &dname, i, block)?;
+                out[done..done + k].copy_from_slice(&block[bo..bo + k]);
+            }
             done += k;
         }
         Ok(n)
     }
 
-    /// Block `i`'s plaintext, checked.
-    fn block(&mut self, f: &File, i: u64, out: &mut [u8]) -> Result<(), Error> {
+    /// Block `i`'s plaintext in `out` (BLOCK bytes), checked; on an error
+    /// `out` is zeros.
+    fn block(&mut self, f: &File, cipher: &format::Cipher, dname: &str, i: u64, out: &mut [u8]) -> Result<(), Error> {
         let e = &f.entries[i as usize];
-        let dname = data_name(&f.name);
-        let got = self.store.read(&dname, format::place(i, e.slot), out).map_err(store_err("the data file is gone"))?;
-        if got < BLOCK {
-            return Err(Error::Missing("the data file is cut short"));
+        let r = match self.store.read(dname, format::place(i, e.slot), out) {
+            Err(e) => Err(store_err("the data file is gone")(e)),
+            Ok(got) if got < BLOCK => Err(Error::Missing("the data file is cut short")),
+            Ok(_) if !cipher.open_block(&f.name, i, e, out) => Err(Error::Integrity(i, "it does not authenticate")),
+            Ok(_) => Ok(()),
+        };
+        if r.is_err() {
+            out.fill(0);
         }
-        if !format::open_block(&f.rec.key, &f.name, i, e, out) {
-            return Err(Error::Integrity(i, "it does not authenticate"));
-        }
-        Ok(())
+        r
     }
 
     /// Every block of `f` read and checked (the shell's state, the tests).
     pub fn verify(&mut self, f: &File) -> Result<(), Error> {
         let mut block = vec![0u8; BLOCK];
+        let cipher = format::Cipher::new(&f.rec.key);
+        let dname = data_name(&f.name);
         for i in 0..f.entries.len() as u64 {
-            self.block(f, i, &mut block)?;
+            self.block(f, &cipher, &dname, i, &mut block)?;
         }
         Ok(())
     }
@@ -349,11 +363,13 @@ impl<S: Store, R: Roots, G: Rng> Files<S, R, G> {
         let mut next = f.clone();
         let old_blocks = f.entries.len() as u64;
         let dname = data_name(&f.name);
+        let cipher = format::Cipher::new(&f.rec.key);
         let mut buf = vec![0u8; BLOCK];
         let first = off / BLOCK as u64;
         let last = if data.is_empty() { first } else { end.div_ceil(BLOCK as u64) };
         // Blocks between the old end and the write read as zeros.
         let fill_from = old_blocks.min(first);
+        let mut leaves = Vec::with_capacity((last.saturating_sub(fill_from)) as usize);
         for i in fill_from..last {
             let (b0, b1) = (i * BLOCK as u64, (i + 1) * BLOCK as u64);
             let (s, e) = (off.max(b0), end.min(b1));
@@ -361,7 +377,7 @@ impl<S: Store, R: Roots, G: Rng> Files<S, R, G> {
             // old block (checked) or, past the old end, zeros.
             if s != b0 || e != b1 {
                 if i < old_blocks {
-                    self.block(f, i, &mut buf)?;
+                    self.block(f, &cipher, &dname, i, &mut buf)?;
                 } else {
                     buf.fill(0);
                 }
@@ -370,25 +386,25 @@ impl<S: Store, R: Roots, G: Rng> Files<S, R, G> {
                 buf[(s - b0) as usize..(e - b0) as usize].copy_from_slice(&data[(s - off) as usize..(e - off) as usize]);
             }
             let slot = if i < old_blocks { 1 - f.entries[i as usize].slot } else { 0 };
-            let mut nonce = [0u8; 24];
+            let mut nonce = [0u8; format::NONCE];
             if !self.rng.fill(&mut nonce) {
                 return Err(Error::NoRandom);
             }
-            let e = format::seal_block(&f.rec.key, &f.name, i, slot, nonce, &mut buf);
+            let e = cipher.seal_block(&f.name, i, slot, nonce, &mut buf);
             self.store.write(&dname, format::place(i, slot), &buf).map_err(store_err("the data file is gone"))?;
-            let leaf = e.leaf(i);
+            leaves.push(e.leaf(i));
             if (i as usize) < next.entries.len() {
                 next.entries[i as usize] = e;
-                next.tree.set(i as usize, leaf);
             } else {
                 next.entries.push(e);
-                next.tree.push(leaf);
             }
         }
+        // Each node above the changed leaves hashed once.
+        next.tree.update(fill_from as usize, &leaves);
         next.rec.generation = f.rec.generation + 1;
         next.rec.size = end.max(f.rec.size);
         next.rec.root = format::root(&f.name, next.rec.generation, next.rec.size, &next.tree.root());
-        let mut nonce = [0u8; 24];
+        let mut nonce = [0u8; format::NONCE];
         if !self.rng.fill(&mut nonce) {
             return Err(Error::NoRandom);
         }

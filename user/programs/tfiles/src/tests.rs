@@ -401,3 +401,24 @@ fn the_tree_matches_a_fresh_one() {
     assert_ne!(t.root(), tree::Tree::new(leaves).root());
     assert_ne!(tree::Tree::new(vec![]).root(), tree::Tree::new(vec![[0; 32]]).root());
 }
+
+#[test]
+fn a_ranged_update_matches_a_fresh_tree() {
+    // Every start and length over trees of 0 to 11 leaves, replacing and
+    // growing: the same root as a tree made from the leaves at once.
+    for n in 0..12usize {
+        for start in 0..=n {
+            for len in 0..(14 - start) {
+                let old: Vec<[u8; 32]> = (0..n).map(|i| [i as u8; 32]).collect();
+                let new: Vec<[u8; 32]> = (0..len).map(|i| [100 + i as u8; 32]).collect();
+                let mut want = old.clone();
+                want.resize(want.len().max(start + len), [0; 32]);
+                want[start..start + len].copy_from_slice(&new);
+                let mut t = tree::Tree::new(old);
+                t.update(start, &new);
+                assert_eq!(t.len(), want.len());
+                assert_eq!(t.root(), tree::Tree::new(want).root(), "n {n} start {start} len {len}");
+            }
+        }
+    }
+}

@@ -49,21 +49,44 @@ impl Tree {
     }
 
     /// Changes leaf `i`; the nodes above it are hashed again.
-    pub fn set(&mut self, mut i: usize, leaf: Hash) {
-        self.levels[0][i] = leaf;
-        for l in 1..self.levels.len() {
-            let below = &self.levels[l - 1];
-            let p = i / 2;
-            let h = if 2 * p + 1 < below.len() { node(&below[2 * p], &below[2 * p + 1]) } else { below[2 * p] };
-            self.levels[l][p] = h;
-            i = p;
-        }
+    pub fn set(&mut self, i: usize, leaf: Hash) {
+        self.update(i, &[leaf]);
     }
 
-    /// A leaf more (a file that grows): the tree made again.
+    /// A leaf more (a file that grows).
     pub fn push(&mut self, leaf: Hash) {
-        let mut leaves = core::mem::take(&mut self.levels[0]);
-        leaves.push(leaf);
-        *self = Tree::new(leaves);
+        self.update(self.len(), &[leaf]);
+    }
+
+    /// Sets the leaves from `start` on (`start` at most the number of
+    /// leaves: those past the end are added); every node above them is
+    /// hashed again, each once, so that a write of `k` neighbouring blocks
+    /// costs about `k` nodes and a path, not `k` paths.
+    pub fn update(&mut self, start: usize, leaves: &[Hash]) {
+        assert!(start <= self.len(), "a leaf past the end");
+        if leaves.is_empty() {
+            return;
+        }
+        let end = start + leaves.len();
+        if end > self.levels[0].len() {
+            self.levels[0].resize(end, [0; 32]);
+        }
+        self.levels[0][start..end].copy_from_slice(leaves);
+        // [lo, hi): the changed nodes of level l.
+        let (mut lo, mut hi, mut l) = (start, end, 0);
+        while self.levels[l].len() > 1 {
+            let n = self.levels[l].len();
+            if self.levels.len() == l + 1 {
+                self.levels.push(Vec::new());
+            }
+            let (plo, phi) = (lo / 2, hi.div_ceil(2));
+            let (below, above) = self.levels.split_at_mut(l + 1);
+            let (below, up) = (&below[l], &mut above[0]);
+            up.resize(n.div_ceil(2), [0; 32]);
+            for (p, h) in up[plo..phi].iter_mut().enumerate().map(|(k, h)| (plo + k, h)) {
+                *h = if 2 * p + 1 < n { node(&below[2 * p], &below[2 * p + 1]) } else { below[2 * p] };
+            }
+            (lo, hi, l) = (plo, phi, l + 1);
+        }
     }
 }

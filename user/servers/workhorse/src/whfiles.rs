@@ -8,6 +8,7 @@
 
 use alloc::format;
 use alloc::vec;
+use core::cell::UnsafeCell;
 
 use keep_abi::{Return, Tag};
 use keep_system::names;
@@ -71,12 +72,21 @@ fn file(client: u64, name: &str, make: bool) -> Result<Ino, i64> {
     }
 }
 
+/// The bytes of the request being answered: one buffer for all of them,
+/// not a new one zeroed for each (the server is single threaded and
+/// answers one request at a time).
+struct Bytes(UnsafeCell<[u8; MAX_IO]>);
+// SAFETY: only `request` touches it, and one request runs at a time.
+unsafe impl Sync for Bytes {}
+static BYTES: Bytes = Bytes(UnsafeCell::new([0; MAX_IO]));
+
 /// Answers one request of a described client (payload CLIENT | place).
 pub fn request(payload: u64, label: u64, w: [u64; 4], has_string: bool, ret: Return) {
+    // SAFETY: see Bytes; request does not run again before it returns.
+    let data = unsafe { &mut *BYTES.0.get() };
     // The string first: the store's calls to the block server may use the
     // IPC buffer.
-    let mut data = [0u8; MAX_IO];
-    let sent = if has_string { keep_rt::ipc_buffer().read_string(&mut data) } else { 0 };
+    let sent = if has_string { keep_rt::ipc_buffer().read_string(data) } else { 0 };
     let answer = |status: u64, w1: u64| {
         let _ = ret.reply(Tag::new(0), [status, w1, 0, 0]);
     };
@@ -99,10 +109,14 @@ pub fn request(payload: u64, label: u64, w: [u64; 4], has_string: bool, ret: Ret
             if len == 0 || len > MAX_IO || off > MAX_OFFSET {
                 return answer(p::BAD_REQUEST, 0);
             }
-            let r = file(client, &name, false).and_then(|ino| vfs::fs().read(ino, off, &mut data[..len]));
+            // A read is answered from the workhorse's memory (the store's
+            // tree and the cached pages; no call to the block server), so
+            // the bytes go straight into the reply's string.
+            let ipc = keep_rt::ipc_buffer();
+            let r = file(client, &name, false).and_then(|ino| vfs::fs().read(ino, off, &mut ipc.string[..len]));
             match r {
                 Ok(n) => {
-                    keep_rt::ipc_buffer().set_string(&data[..n]);
+                    ipc.send_len = n as u64;
                     let _ = ret.reply(Tag::new(0).with_string(), [p::OK, n as u64, 0, 0]);
                 }
                 Err(e) => {
