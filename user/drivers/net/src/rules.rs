@@ -135,7 +135,7 @@ mod tests {
     fn frames_from_another_mac_or_address_are_denied() {
         assert_eq!(frame(&f(ETHERTYPE_IPV4, MAC ^ 1, IP), 64, MAC, IP), DENIED);
         assert_eq!(frame(&f(ETHERTYPE_IPV4, MAC, IP + 1), 64, MAC, IP), DENIED);
-        assert_eq!(frame(&f(ETHERTYPE_ARP, MAC, ipv4(10, 0, 2, 16), 64), 64, MAC, IP), DENIED);
+        assert_eq!(frame(&f(ETHERTYPE_ARP, MAC, ipv4(10, 0, 2, 16)), 64, MAC, IP), DENIED);
     }
 
     #[test]
