@@ -27,7 +27,7 @@
 //! `OP_WRITE`), buffer u32; little-endian.  A completion: id u64, status
 //! u64.  The server never reads its own indices back from the page.
 
-use crate::{BAD_BUFFER, BAD_REQUEST, IN_USE, MAX_DS_SECTORS, NO_RIGHTS, OUT_OF_RANGE, SECTOR};
+use crate::{BAD_BUFFER, BAD_REQUEST, IN_USE, MAX_DS_SECTORS, NO_RIGHTS, SECTOR};
 
 pub const RING_BYTES: u64 = 4096;
 pub const ENTRIES: u32 = 64;
@@ -178,6 +178,7 @@ pub fn crosses(old: u32, new: u32, wake_at: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::OUT_OF_RANGE;
 
     const N: u64 = 3;
     fn range(rights: u64) -> Range {
