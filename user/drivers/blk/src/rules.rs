@@ -353,6 +353,8 @@ mod tests {
         assert_eq!(detach(N, Some(N), 0), Ok(()));
         assert_eq!(detach(N, Some(N), 1), Err(IN_USE));
         assert_eq!(detach(N, Some(N + 1), 0), Err(BAD_BUFFER));
+        // Another client's busy buffer is not this one's to hear about.
+        assert_eq!(detach(N, Some(N + 1), 1), Err(BAD_BUFFER));
         assert_eq!(detach(N, None, 0), Err(BAD_BUFFER));
     }
 }
