@@ -342,7 +342,7 @@ host-test: $(B)/host_tests
 	$(B)/host_tests
 
 cargo-test:
-	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-dataspace -p keep-constructor -p keep-pfilter -p keep-pci -p keep-checkpointer -p keep-vault -p keep-tfiles -p keep-counter -p keep-mail
+	cd user && cargo test --target-dir ../$(B)/user-host -p keep-abi -p keep-loader -p keep-lineedit -p keep-system -p keep-console -p keep-workhorse -p keep-rtc -p keep-tpm -p keep-blk -p keep-net -p keep-dataspace -p keep-constructor -p keep-pfilter -p keep-pci -p keep-checkpointer -p keep-vault -p keep-tfiles -p keep-counter -p keep-mail
 
 # What a suite needs built first; make test builds it once before its lanes
 # and gives them SUITE_DEPS= (the image is rebuilt at every make).

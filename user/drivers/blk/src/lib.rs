@@ -76,6 +76,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod limits;
+pub mod rules;
 pub mod ring;
 
 #[cfg_attr(test, allow(unused_imports))]

@@ -417,7 +417,7 @@ impl Server {
             println!("blk: described client {who}: {why}");
             NO_RIGHTS
         })?;
-        if r.first >= self.capacity || r.sectors > self.capacity - r.first {
+        if rules::grant(self.capacity, r.first, r.sectors).is_err() {
             println!("blk: described client {who}: {text} runs past the disk's {} sectors", self.capacity);
             return Err(OUT_OF_RANGE);
         }
@@ -435,34 +435,24 @@ impl Server {
         (io, drain)
     }
 
-    fn range(&self, client: &ClientRange, need: u64, sector: u64, count: u64, max: u64) -> Result<u64, u64> {
-        if client.rights & need != need {
-            return Err(NO_RIGHTS);
-        }
-        if count == 0 || count > max {
-            return Err(BAD_REQUEST);
-        }
-        if sector >= client.sectors || count > client.sectors - sector {
-            return Err(OUT_OF_RANGE);
-        }
-        Ok(client.first + sector)
+    /// The rules' view of client `c`'s range (keep_blk::rules).
+    fn range_of(c: &ClientRange) -> ring::Range {
+        ring::Range { first: c.first, sectors: c.sectors, rights: c.rights }
+    }
+
+    /// The rules' view of buffer `b` for a single request (no ring page
+    /// kept out of it).
+    fn plain_view(&self, b: u64) -> Option<ring::BufferView> {
+        let buf = self.buffers.get(usize::try_from(b).ok()?)?.as_ref()?;
+        Some(ring::BufferView { client: buf.client, bytes: buf.pages * 4096, rights: buf.rights, ring_at: None })
     }
 
     /// The buffer `b` of client `n`, for `len` bytes at `offset` the device
     /// may access with `dev` (WRITE: it writes them): its pages must still
     /// be pinned in the domain (the client may have revoked its share).
     fn buffer(&self, n: u64, b: u64, offset: u64, len: u64, dev: u64) -> Result<usize, u64> {
-        let Some(Some(buf)) = self.buffers.get(b as usize) else { return Err(BAD_BUFFER) };
-        if buf.client != n || offset % SECTOR as u64 != 0 {
-            return Err(BAD_BUFFER);
-        }
-        let size = buf.pages * 4096;
-        if offset >= size || len > size - offset {
-            return Err(BAD_BUFFER);
-        }
-        if buf.rights & dev != dev {
-            return Err(NO_RIGHTS);
-        }
+        rules::buffer(n, self.plain_view(b).as_ref(), offset, len, dev)?;
+        let buf = self.buffers[b as usize].as_ref().unwrap();
         if pinned(buf.iova, dev) { Ok(b as usize) } else { Err(BAD_BUFFER) }
     }
 
@@ -751,36 +741,13 @@ impl Server {
     fn check_batch(&self, n: u64, range: &ClientRange, c: &Call) -> Result<(usize, Vec<(u64, u64, usize)>), (u64, u64)> {
         let write = c.label == WRITE_DS_V;
         let (b, count) = (c.words[0], c.words[1]);
-        if count == 0 || count > MAX_BATCH as u64 {
-            return Err((BAD_REQUEST, WHOLE_BATCH));
-        }
-        let Some(string) = c.string.as_deref() else { return Err((BAD_REQUEST, WHOLE_BATCH)) };
-        if string.len() != count as usize * Entry::BYTES {
-            return Err((BAD_REQUEST, WHOLE_BATCH));
-        }
-        let need = if write { rights::WRITE } else { rights::READ };
-        if range.rights & need != need {
-            return Err((NO_RIGHTS, WHOLE_BATCH));
-        }
-        let Some(Some(buf)) = self.buffers.get(b as usize) else { return Err((BAD_BUFFER, WHOLE_BATCH)) };
-        if buf.client != n {
-            return Err((BAD_BUFFER, WHOLE_BATCH));
-        }
-        // A disk read has the device write the pages; a disk write, read them.
-        let dev = if write { rights::READ } else { rights::WRITE };
-        if buf.rights & dev != dev {
-            return Err((NO_RIGHTS, WHOLE_BATCH));
-        }
-        let (size, va, iova) = (buf.pages * 4096, buf.va, buf.iova);
-        let mut entries = Vec::with_capacity(count as usize);
-        for (k, e) in string.chunks_exact(Entry::BYTES).map(Entry::decode).enumerate() {
-            let at = self.range(range, need, e.sector, e.count as u64, MAX_DS_SECTORS).map_err(|st| (st, k as u64))?;
-            let (offset, len) = (e.offset as u64, e.count as u64 * SECTOR as u64);
-            if offset % SECTOR as u64 != 0 || offset >= size || len > size - offset {
-                return Err((BAD_BUFFER, k as u64));
-            }
-            entries.push((at, va + offset, len as usize));
-        }
+        let view = self.plain_view(b);
+        let va = view.map_or(0, |_| self.buffers[b as usize].as_ref().unwrap().va);
+        let mut entries = Vec::with_capacity(count.min(MAX_BATCH as u64) as usize);
+        rules::batch(&Server::range_of(range), n, view.as_ref(), write, count, c.string.as_deref(), |e| {
+            entries.push((e.at, va + e.offset, e.len as usize))
+        })?;
+        let (iova, dev) = (self.buffers[b as usize].as_ref().unwrap().iova, rules::device_needs(write));
         if !pinned(iova, dev) {
             return Err((BAD_BUFFER, WHOLE_BATCH));
         }
@@ -833,14 +800,10 @@ impl Server {
             INFO => Some((c, Answer { st: OK, w: [range.sectors, range.rights, 0], string: None, cap: None })),
             READ | WRITE => {
                 let write = c.label == WRITE;
-                let at = match self.range(&range, if write { rights::WRITE } else { rights::READ }, w0, w1, MAX_SECTORS) {
-                    Ok(at) => at,
+                let (at, len) = match rules::string_io(&Server::range_of(&range), write, w0, w1, c.string.as_ref().map(Vec::len)) {
+                    Ok(x) => x,
                     Err(st) => return Some((c, answer(st))),
                 };
-                let len = w1 as usize * SECTOR;
-                if write && c.string.as_ref().map(|s| s.len()) != Some(len) {
-                    return Some((c, answer(BAD_REQUEST)));
-                }
                 let Some(&io) = self.free_io.last() else { return Some((c, answer(NO_RESOURCES))) };
                 let data = self.headers.data(io);
                 if write {
@@ -858,14 +821,12 @@ impl Server {
             READ_DS | WRITE_DS => {
                 let write = c.label == WRITE_DS;
                 let (b, offset, sector, count) = (w0, w1, w2, w3);
-                let at = match self.range(&range, if write { rights::WRITE } else { rights::READ }, sector, count, MAX_DS_SECTORS) {
-                    Ok(at) => at,
+                let (at, len) = match rules::ds_io(&Server::range_of(&range), n, self.plain_view(b).as_ref(), write, offset, sector, count) {
+                    Ok(x) => x,
                     Err(st) => return Some((c, answer(st))),
                 };
-                let len = count * SECTOR as u64;
-                // A disk read has the device write the pages; a disk write, read them.
-                let dev = if write { rights::READ } else { rights::WRITE };
-                let b = match self.buffer(n, b, offset, len, dev) {
+                // The rules passed: only the pin is left to look up.
+                let b = match self.buffer(n, b, offset, len, rules::device_needs(write)) {
                     Ok(b) => b,
                     Err(st) => return Some((c, answer(st))),
                 };
@@ -928,8 +889,8 @@ impl Server {
         }
         let ds = Dataspace(Sender(cap));
         let Ok((pages, r, _)) = ds.info() else { return answer(NOT_DATASPACE) };
-        if pages > MAX_BUFFER_PAGES {
-            return answer(BAD_REQUEST);
+        if let Err(st) = rules::attach(pages) {
+            return answer(st);
         }
         self.reap();
         // The table is shared by every client: each may hold only its part.
@@ -965,10 +926,9 @@ impl Server {
     }
 
     fn detach(&mut self, n: u64, b: u64) -> Answer {
-        match self.buffers.get(b as usize) {
-            Some(Some(buf)) if buf.client == n && buf.busy == 0 => {}
-            Some(Some(buf)) if buf.client == n => return answer(IN_USE),
-            _ => return answer(BAD_BUFFER),
+        let buf = usize::try_from(b).ok().and_then(|b| self.buffers.get(b)).and_then(Option::as_ref);
+        if let Err(st) = rules::detach(n, buf.map(|x| x.client), buf.map_or(0, |x| x.busy)) {
+            return answer(st);
         }
         self.release(b as usize);
         answer(OK)
@@ -1056,8 +1016,8 @@ impl Server {
         match c.label {
             ADD_CLIENT => {
                 let (first, sectors, r) = (c.words[0], c.words[1], c.words[2]);
-                if sectors == 0 || first >= self.capacity || sectors > self.capacity - first || r & !CLIENT_RIGHTS != 0 {
-                    return answer(BAD_REQUEST);
+                if let Err(st) = rules::add_client(self.capacity, first, sectors, r) {
+                    return answer(st);
                 }
                 let Some(cap) = self.slots.alloc() else { return answer(NO_RESOURCES) };
                 let n = self.clients.len() as u64 + 1;

@@ -27,7 +27,7 @@
 //! `OP_WRITE`), buffer u32; little-endian.  A completion: id u64, status
 //! u64.  The server never reads its own indices back from the page.
 
-use crate::{BAD_BUFFER, BAD_REQUEST, IN_USE, MAX_DS_SECTORS, NO_RIGHTS, OUT_OF_RANGE, SECTOR};
+use crate::{BAD_BUFFER, BAD_REQUEST, IN_USE, MAX_DS_SECTORS, NO_RIGHTS, SECTOR};
 
 pub const RING_BYTES: u64 = 4096;
 pub const ENTRIES: u32 = 64;
@@ -113,34 +113,20 @@ pub fn check(d: &Desc, n: u64, r: &Range, buf: Option<&BufferView>) -> Result<Ch
         OP_WRITE => false,
         _ => return Err(BAD_REQUEST),
     };
-    let need = if read { READ } else { WRITE };
-    if r.rights & need != need {
-        return Err(NO_RIGHTS);
-    }
     let count = d.count as u64;
-    if count == 0 || count > MAX_DS_SECTORS {
-        return Err(BAD_REQUEST);
-    }
-    if d.sector >= r.sectors || count > r.sectors - d.sector {
-        return Err(OUT_OF_RANGE);
-    }
-    let Some(b) = buf.filter(|b| b.client == n) else { return Err(BAD_BUFFER) };
+    let at = crate::rules::range(r, if read { READ } else { WRITE }, d.sector, count, MAX_DS_SECTORS)?;
     let (offset, len) = (d.offset as u64, count * SECTOR as u64);
-    if offset % SECTOR as u64 != 0 || offset >= b.bytes || len > b.bytes - offset {
-        return Err(BAD_BUFFER);
-    }
-    if let Some(at) = b.ring_at
-        && offset < at + RING_BYTES
-        && at < offset + len
+    // The ring's own page is read-write (may_set_up): a descriptor on it is
+    // BAD_BUFFER whatever the rights.
+    if let Some(b) = buf.filter(|b| b.client == n)
+        && let Some(ring_at) = b.ring_at
+        && offset < ring_at + RING_BYTES
+        && ring_at < offset.saturating_add(len)
     {
         return Err(BAD_BUFFER);
     }
-    // A disk read has the device write the pages; a disk write, read them.
-    let dev = if read { WRITE } else { READ };
-    if b.rights & dev != dev {
-        return Err(NO_RIGHTS);
-    }
-    Ok(Checked { at: r.first + d.sector, offset, len, read })
+    crate::rules::buffer(n, buf, offset, len, crate::rules::device_needs(!read))?;
+    Ok(Checked { at, offset, len, read })
 }
 
 /// The rules for setting a ring up in buffer `buf` at byte `offset` for
@@ -192,6 +178,7 @@ pub fn crosses(old: u32, new: u32, wake_at: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::OUT_OF_RANGE;
 
     const N: u64 = 3;
     fn range(rights: u64) -> Range {

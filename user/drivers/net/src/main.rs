@@ -298,15 +298,7 @@ impl Server {
 
     /// Registers a stack with address `ip`: its index, or a status.
     fn register(&mut self, ip: u64) -> Result<usize, u64> {
-        if ip == 0 || ip >= 0xffff_ffff {
-            return Err(BAD_REQUEST);
-        }
-        if self.stack_for(ip).is_some() {
-            return Err(IN_USE);
-        }
-        if self.stacks.len() >= MAX_STACKS {
-            return Err(NO_RESOURCES);
-        }
+        rules::register(ip, ip != 0 && self.stack_for(ip).is_some(), self.stacks.len())?;
         self.stacks.push(StackState { ip, live: true, queue: VecDeque::new(), delivered: 0, sent: 0, dropped: 0, waiter: None, ring: None, notify: None });
         Ok(self.stacks.len() - 1)
     }
@@ -535,11 +527,8 @@ impl Server {
         }
         let ds = Dataspace(Sender(cap));
         let Ok((pages, r, _)) = ds.info() else { return (NOT_DATASPACE, 0) };
-        if !(ring::MIN_PAGES..=ring::MAX_PAGES).contains(&pages) {
-            return (BAD_REQUEST, 0);
-        }
-        if r & (rights::READ | rights::WRITE) != rights::READ | rights::WRITE {
-            return (DENIED, 0);
+        if let Err(st) = rules::attach(pages, r) {
+            return (st, 0);
         }
         self.detach(i);
         let (va, iova) = (RING_VA + i as u64 * RING_WINDOW, RING_IOVA + i as u64 * RING_WINDOW);
@@ -629,8 +618,8 @@ impl Server {
     /// kept) and what it is signalled with, or none.
     fn set_notify(&mut self, i: usize, arg: Option<&mut Option<u64>>, bits: u64, flags: u64) -> u64 {
         let cap = arg.as_ref().and_then(|a| **a);
-        if cap.is_some() && (bits == 0 || flags & !WAIT_TX != 0) {
-            return BAD_REQUEST;
+        if let Err(st) = rules::notify(cap.is_some(), bits, flags) {
+            return st;
         }
         if let Some(c) = cap {
             let ok = SELF_ASPACE.identify_cap(c).is_ok_and(|id| id.ty == keep_abi::ty::NOTIFICATION && id.rights & rights::WRITE != 0);
@@ -688,17 +677,9 @@ impl Server {
     /// sent out through the NIC.
     /// Whether stack `i` may send a frame of `len` bytes that begins with
     /// `head` (its source MAC and address are its own).
+    #[inline]
     fn check(&self, i: usize, head: &[u8], len: usize) -> u64 {
-        if len < ETH_HEADER || len > MAX_FRAME {
-            return BAD_REQUEST;
-        }
-        let Some(src) = src_ip(head) else {
-            return BAD_REQUEST;
-        };
-        if mac_word(&head[6..12]) != self.mac || src != self.stacks[i].ip {
-            return DENIED;
-        }
-        OK
+        rules::frame(head, len, self.mac, self.stacks[i].ip)
     }
 
     fn send(&mut self, i: usize, frame: &[u8]) -> u64 {
