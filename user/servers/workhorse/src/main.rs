@@ -14,7 +14,6 @@ extern crate alloc;
 mod cpu;
 mod disk;
 mod env;
-mod errno;
 mod exec;
 mod fd;
 mod frames;
@@ -38,6 +37,9 @@ use alloc::vec::Vec;
 use keep_abi::{Error, Return, SELF_ASPACE, Tag, label, recv, reply};
 use keep_rt::println;
 use keep_workhorse as proto;
+/// The Linux ABI (its constants and structures, once).
+pub use keep_workhorse::linux;
+use linux::errno;
 
 use process::{Blocked, Proc};
 

@@ -8,15 +8,8 @@
 
 use super::*;
 use crate::process::FutexWait;
+use crate::linux::futex::{FUTEX_CLOCK_REALTIME, FUTEX_CMP_REQUEUE, FUTEX_PRIVATE_FLAG, FUTEX_REQUEUE, FUTEX_WAIT, FUTEX_WAIT_BITSET, FUTEX_WAKE, FUTEX_WAKE_BITSET};
 
-const FUTEX_WAIT: u64 = 0;
-const FUTEX_WAKE: u64 = 1;
-const FUTEX_REQUEUE: u64 = 3;
-const FUTEX_CMP_REQUEUE: u64 = 4;
-const FUTEX_WAIT_BITSET: u64 = 9;
-const FUTEX_WAKE_BITSET: u64 = 10;
-const FUTEX_PRIVATE_FLAG: u64 = 128;
-const FUTEX_CLOCK_REALTIME: u64 = 256;
 /// Set in the call's op while it waits (Linux's op is an int: this bit is
 /// never a caller's).
 const WAITING: u64 = 1 << 40;

@@ -39,25 +39,12 @@ use super::io::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use super::object::{Object, new_obj};
 use super::socket::{MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET};
 use super::*;
+use crate::linux::errno::{EADDRNOTAVAIL, EALREADY, ECONNRESET, EDESTADDRREQ, EINPROGRESS, ENETUNREACH, ESOCKTNOSUPPORT};
+use crate::linux::poll::POLLRDHUP;
+use crate::linux::signal::SIGPIPE;
+use crate::linux::socket::{AF_INET, AF_UNSPEC, IPPROTO_IP, IPPROTO_TCP, IPPROTO_UDP, IP_TOS, IP_TTL, SOCK_DGRAM, SOCK_RAW, SOCK_STREAM, SO_ACCEPTCONN, SO_BROADCAST, SO_DOMAIN, SO_ERROR, SO_KEEPALIVE, SO_LINGER, SO_PROTOCOL, SO_RCVBUF, SO_RCVTIMEO, SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_SNDTIMEO, SO_TYPE, TCP_KEEPCNT, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_NODELAY};
 
-const AF_UNSPEC: u16 = 0;
-const AF_INET: u64 = 2;
-const SOCK_STREAM: u64 = 1;
-const SOCK_DGRAM: u64 = 2;
-const SOCK_RAW: u64 = 3;
-const IPPROTO_IP: u64 = 0;
-const IPPROTO_TCP: u64 = 6;
-const IPPROTO_UDP: u64 = 17;
-const POLLRDHUP: u16 = 0x2000;
-const SIGPIPE: u32 = 13;
 
-const EDESTADDRREQ: i64 = 89;
-const ESOCKTNOSUPPORT: i64 = 94;
-const EADDRNOTAVAIL: i64 = 99;
-const ENETUNREACH: i64 = 101;
-const ECONNRESET: i64 = 104;
-const EALREADY: i64 = 114;
-const EINPROGRESS: i64 = 115;
 
 /// 127.0.0.1, the loopback interface's address.
 const LOOPBACK: u32 = 0x7f00_0001;
@@ -1034,7 +1021,7 @@ fn new_socket(s: &mut Server, pid: i32, ty: u64, proto: u64) -> Result<i64, i64>
     if ty & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(EINVAL);
     }
-    let tcp = match (ty & 0xf, proto) {
+    let tcp = match ((ty & 0xf) as u32, proto) {
         (SOCK_STREAM, 0 | IPPROTO_TCP) => true,
         (SOCK_DGRAM, 0 | IPPROTO_UDP) => false,
         (SOCK_STREAM | SOCK_DGRAM, _) => return Err(EPROTONOSUPPORT),
@@ -1390,26 +1377,6 @@ fn do_getpeername(s: &mut Server, pid: i32, c: &mut Call, id: u32, _: &Desc) -> 
     Ok(0)
 }
 
-const SO_REUSEADDR: u64 = 2;
-const SO_TYPE: u64 = 3;
-const SO_ERROR: u64 = 4;
-const SO_BROADCAST: u64 = 6;
-const SO_SNDBUF: u64 = 7;
-const SO_RCVBUF: u64 = 8;
-const SO_KEEPALIVE: u64 = 9;
-const SO_LINGER: u64 = 13;
-const SO_REUSEPORT: u64 = 15;
-const SO_RCVTIMEO: u64 = 20;
-const SO_SNDTIMEO: u64 = 21;
-const SO_PROTOCOL: u64 = 38;
-const SO_DOMAIN: u64 = 39;
-const SO_ACCEPTCONN: u64 = 30;
-const TCP_NODELAY: u64 = 1;
-const TCP_KEEPIDLE: u64 = 4;
-const TCP_KEEPINTVL: u64 = 5;
-const TCP_KEEPCNT: u64 = 6;
-const IP_TOS: u64 = 1;
-const IP_TTL: u64 = 2;
 
 fn do_getsockopt(s: &mut Server, pid: i32, c: &mut Call, id: u32, _: &Desc) -> Result<i64, i64> {
     let (level, opt) = (c.args[1], c.args[2]);
