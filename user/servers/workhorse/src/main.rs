@@ -23,6 +23,7 @@ mod process;
 mod shared;
 mod signal;
 mod sys;
+mod tcpip;
 mod ticker;
 mod tty;
 mod vfs;
@@ -233,7 +234,7 @@ impl Server {
             // says why), and its call is kept while none does.
             let base = if waits_tty { TTY_POLL_MS } else { 0 };
             // The TCP/IP stack's next timer, if it has one.
-            let net = sys::inet::timeout(base);
+            let net = tcpip::timeout(base);
             // Interval timers that expired send SIGALRM; the next one, and
             // the deadlines waiting calls noted, shorten the time-out.
             let timeout = self.timers_timeout(net);
@@ -585,7 +586,7 @@ impl Server {
     /// Tries the waiting system calls again until none makes progress.
     pub fn retry(&mut self) {
         // What the TCP/IP stack received or timed out may let a call go on.
-        sys::inet::poll();
+        tcpip::poll();
         // Signals a pseudo-terminal has for a process group.
         sys::pty::post_signals(self);
         // The waiting calls note their deadlines again as they are tried.
