@@ -124,6 +124,11 @@ pub struct Server {
     /// ITIMER_REAL (alarm, setitimer) by process: (deadline on the timer's
     /// clock in ns, interval; 0 for one-shot).  sys/timers.rs.
     pub itimers: BTreeMap<i32, (u64, u64)>,
+    /// The named pipes open or being opened (sys/fifo.rs).
+    pub fifos: sys::fifo::Fifos,
+    /// Counts futex waits: a waiter's place in its word's queue
+    /// (sys/futex.rs).
+    pub futex_seq: u64,
 }
 
 macro_rules! syscall_table {
@@ -169,6 +174,8 @@ fn main(_: u64, size: u64) -> i32 {
         seed: seed | 1,
         archive: Some(size),
         itimers: BTreeMap::new(),
+        fifos: Default::default(),
+        futex_seq: 0,
     };
     // The terminal (tty.rs): the description's `terminal`, if it has one.
     if let Err(e) = tty::attach() {

@@ -14,8 +14,6 @@ use crate::linux::futex::{FUTEX_CLOCK_REALTIME, FUTEX_CMP_REQUEUE, FUTEX_PRIVATE
 /// never a caller's).
 const WAITING: u64 = 1 << 40;
 
-static mut SEQ: u64 = 0;
-
 /// The key of the u32 at `va` in `pid`'s memory (the page is populated).
 pub(crate) fn key(s: &mut Server, pid: i32, va: u64) -> Result<(u64, u64), i64> {
     if va % 4 != 0 {
@@ -128,11 +126,8 @@ pub fn futex(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             if deadline != 0 && misc_now() >= deadline {
                 return Err(ETIMEDOUT);
             }
-            // SAFETY: single threaded server.
-            let seq = unsafe {
-                SEQ += 1;
-                SEQ
-            };
+            s.futex_seq += 1;
+            let seq = s.futex_seq;
             let p = s.proc(pid);
             p.futex = Some(FutexWait { key, bitset: bits, seq });
             p.waits_tty = deadline != 0;

@@ -71,7 +71,7 @@ mod creds;
 mod devices;
 mod eventfd;
 mod events;
-mod fifo;
+pub(crate) mod fifo;
 mod files;
 mod futex;
 pub(crate) mod inet;
