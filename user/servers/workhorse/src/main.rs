@@ -129,6 +129,9 @@ pub struct Server {
     /// Counts futex waits: a waiter's place in its word's queue
     /// (sys/futex.rs).
     pub futex_seq: u64,
+    /// The last autobound AF_UNIX name (sys/socket.rs: `\0` and five hex
+    /// digits).
+    pub unix_autobind: u32,
 }
 
 macro_rules! syscall_table {
@@ -176,6 +179,7 @@ fn main(_: u64, size: u64) -> i32 {
         itimers: BTreeMap::new(),
         fifos: Default::default(),
         futex_seq: 0,
+        unix_autobind: 0,
     };
     // The terminal (tty.rs): the description's `terminal`, if it has one.
     if let Err(e) = tty::attach() {

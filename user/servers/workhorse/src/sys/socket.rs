@@ -94,7 +94,6 @@ enum Key {
 }
 
 static mut NAMES: BTreeMap<Key, Weak<RefCell<Sock>>> = BTreeMap::new();
-static mut AUTOBIND: u32 = 0;
 
 #[allow(static_mut_refs)]
 fn names() -> &'static mut BTreeMap<Key, Weak<RefCell<Sock>>> {
@@ -450,11 +449,8 @@ pub fn bind(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
         if name.is_empty() || name == [0] && len == SUN_PATH as u64 {
             // Autobind: an abstract name of five hex digits.
-            // SAFETY: single threaded.
-            let n = unsafe {
-                AUTOBIND += 1;
-                AUTOBIND
-            };
+            s.unix_autobind += 1;
+            let n = s.unix_autobind;
             name = alloc::format!("\0{n:05x}").into_bytes();
         }
         let key = if name[0] == 0 {
