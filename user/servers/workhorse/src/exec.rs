@@ -13,7 +13,7 @@ use elf::abi::{PF_R, PF_W, PF_X, PT_INTERP, PT_LOAD, PT_PHDR};
 use elf::endian::LittleEndian;
 
 use crate::Server;
-use crate::errno::*;
+use crate::linux::errno::*;
 use crate::mem::{self, Backing, Frame, Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE};
 use crate::process::{Keep, Proc};
 use crate::vfs::{Ino, Node, fs};

@@ -6,6 +6,7 @@ use alloc::rc::Rc;
 use core::cell::RefCell;
 
 use crate::vfs::{Ino, fs};
+pub(crate) use crate::linux::fs::{O_ACCMODE, O_APPEND, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY};
 
 /// Bytes a pipe holds before writers wait.
 pub const PIPE_SIZE: usize = 16384;
@@ -45,19 +46,6 @@ pub struct Description {
 
 pub type Desc = Rc<RefCell<Description>>;
 
-pub const O_RDONLY: u32 = 0;
-pub const O_WRONLY: u32 = 1;
-pub const O_RDWR: u32 = 2;
-pub const O_ACCMODE: u32 = 3;
-pub const O_CREAT: u32 = 0o100;
-pub const O_EXCL: u32 = 0o200;
-pub const O_TRUNC: u32 = 0o1000;
-pub const O_APPEND: u32 = 0o2000;
-pub const O_NONBLOCK: u32 = 0o4000;
-pub const O_DIRECTORY: u32 = 0o200000;
-pub const O_NOFOLLOW: u32 = 0o400000;
-pub const O_CLOEXEC: u32 = 0o2000000;
-pub const O_NOCTTY: u32 = 0o400;
 
 impl Description {
     pub fn new(kind: Kind, flags: u32) -> Desc {

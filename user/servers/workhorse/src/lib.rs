@@ -18,6 +18,7 @@ extern crate alloc;
 
 pub mod bytenames;
 pub mod gzip;
+pub mod linux;
 pub mod store;
 pub mod names;
 pub mod perm;

@@ -14,7 +14,6 @@ extern crate alloc;
 mod cpu;
 mod disk;
 mod env;
-mod errno;
 mod exec;
 mod fd;
 mod frames;
@@ -24,6 +23,7 @@ mod process;
 mod shared;
 mod signal;
 mod sys;
+mod tcpip;
 mod ticker;
 mod tty;
 mod vfs;
@@ -38,6 +38,9 @@ use alloc::vec::Vec;
 use keep_abi::{Error, Return, SELF_ASPACE, Tag, label, recv, reply};
 use keep_rt::println;
 use keep_workhorse as proto;
+/// The Linux ABI (its constants and structures, once).
+pub use keep_workhorse::linux;
+use linux::errno;
 
 use process::{Blocked, Proc};
 
@@ -121,6 +124,14 @@ pub struct Server {
     /// ITIMER_REAL (alarm, setitimer) by process: (deadline on the timer's
     /// clock in ns, interval; 0 for one-shot).  sys/timers.rs.
     pub itimers: BTreeMap<i32, (u64, u64)>,
+    /// The named pipes open or being opened (sys/fifo.rs).
+    pub fifos: sys::fifo::Fifos,
+    /// Counts futex waits: a waiter's place in its word's queue
+    /// (sys/futex.rs).
+    pub futex_seq: u64,
+    /// The last autobound AF_UNIX name (sys/socket.rs: `\0` and five hex
+    /// digits).
+    pub unix_autobind: u32,
 }
 
 macro_rules! syscall_table {
@@ -166,6 +177,9 @@ fn main(_: u64, size: u64) -> i32 {
         seed: seed | 1,
         archive: Some(size),
         itimers: BTreeMap::new(),
+        fifos: Default::default(),
+        futex_seq: 0,
+        unix_autobind: 0,
     };
     // The terminal (tty.rs): the description's `terminal`, if it has one.
     if let Err(e) = tty::attach() {
@@ -231,7 +245,7 @@ impl Server {
             // says why), and its call is kept while none does.
             let base = if waits_tty { TTY_POLL_MS } else { 0 };
             // The TCP/IP stack's next timer, if it has one.
-            let net = sys::inet::timeout(base);
+            let net = tcpip::timeout(base);
             // Interval timers that expired send SIGALRM; the next one, and
             // the deadlines waiting calls noted, shorten the time-out.
             let timeout = self.timers_timeout(net);
@@ -583,7 +597,7 @@ impl Server {
     /// Tries the waiting system calls again until none makes progress.
     pub fn retry(&mut self) {
         // What the TCP/IP stack received or timed out may let a call go on.
-        sys::inet::poll();
+        tcpip::poll();
         // Signals a pseudo-terminal has for a process group.
         sys::pty::post_signals(self);
         // The waiting calls note their deadlines again as they are tried.

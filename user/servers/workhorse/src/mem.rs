@@ -18,16 +18,14 @@ use alloc::vec::Vec;
 use keep_abi::{Aspace, SELF_ASPACE, rights};
 
 use crate::env::env;
-use crate::errno::*;
+use crate::linux::errno::*;
 use crate::vfs::{Ino, fs};
+pub(crate) use crate::linux::mm::{PROT_EXEC, PROT_READ, PROT_WRITE};
 
 pub const PAGE: u64 = 4096;
 /// A shared file mapping's page past the end of its file: a fault there
 /// is SIGBUS, a system call's access EFAULT (never returned to a program).
 pub const BEYOND_EOF: i64 = 100_001;
-pub const PROT_READ: u32 = 1;
-pub const PROT_WRITE: u32 = 2;
-pub const PROT_EXEC: u32 = 4;
 
 /// The part of the address space Linux processes get (above it: nothing);
 /// a pointer outside it is EFAULT.

@@ -4,17 +4,13 @@
 //! server's handlers (sys/files.rs, sys/creds.rs, vfs.rs) ask these.
 
 use alloc::vec::Vec;
+use crate::linux::fs::{S_IFDIR, S_IFMT, S_IXGRP};
+pub use crate::linux::fs::{S_ISGID, S_ISUID, S_ISVTX};
 
 pub const MAY_READ: u32 = 4;
 pub const MAY_WRITE: u32 = 2;
 pub const MAY_EXEC: u32 = 1;
 
-pub const S_ISUID: u32 = 0o4000;
-pub const S_ISGID: u32 = 0o2000;
-pub const S_ISVTX: u32 = 0o1000;
-const S_IXGRP: u32 = 0o010;
-const S_IFMT: u32 = 0o170000;
-const S_IFDIR: u32 = 0o040000;
 
 /// A process's user and group ids: real, effective, saved, and its
 /// supplementary groups.  The file-system ids are the effective ones.

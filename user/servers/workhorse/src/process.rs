@@ -17,31 +17,8 @@ use crate::mem::Mm;
 use crate::shared::Shared;
 use crate::vfs::{Ino, ROOT};
 use crate::Call;
+pub(crate) use crate::linux::signal::{CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, SA_NOCLDSTOP, SA_NOCLDWAIT, SIGBUS, SIGCHLD, SIGCONT, SIGFPE, SIGHUP, SIGILL, SIGKILL, SIGSEGV, SIGSTOP, SIGTRAP, SIGTSTP, SIGTTIN, SIGTTOU, SIG_IGN};
 
-pub const SIGKILL: i32 = 9;
-pub const SIGSEGV: i32 = 11;
-pub const SIGILL: i32 = 4;
-pub const SIGTRAP: i32 = 5;
-pub const SIGBUS: i32 = 7;
-pub const SIGFPE: i32 = 8;
-pub const SIGCHLD: i32 = 17;
-pub const SIGCONT: i32 = 18;
-pub const SIGSTOP: i32 = 19;
-pub const SIGTSTP: i32 = 20;
-pub const SIGTTIN: i32 = 21;
-pub const SIGTTOU: i32 = 22;
-pub const SIGHUP: i32 = 1;
-pub const SIG_IGN: u64 = 1;
-/// sa_flags: a child's end leaves no zombie (SIGCHLD's action).
-pub const SA_NOCLDWAIT: u64 = 2;
-/// sa_flags: no SIGCHLD when a child stops or continues.
-pub const SA_NOCLDSTOP: u64 = 1;
-/// SIGCHLD's si_code values.
-pub const CLD_EXITED: i32 = 1;
-pub const CLD_KILLED: i32 = 2;
-pub const CLD_DUMPED: i32 = 3;
-pub const CLD_STOPPED: i32 = 5;
-pub const CLD_CONTINUED: i32 = 6;
 /// Wait status of a process that continued (WIFCONTINUED).
 pub const CONTINUED: i32 = 0xffff;
 
@@ -73,9 +50,9 @@ impl Keep {
     /// faults and system calls sent to the server with payload `pid`.
     pub fn create(pid: i32, name: &str) -> Result<Keep, i64> {
         let e = env();
-        let a = e.slot().map_err(|_| crate::errno::ENOMEM)?;
-        let p = e.slot().map_err(|_| crate::errno::ENOMEM)?;
-        let s = e.slot().map_err(|_| crate::errno::ENOMEM)?;
+        let a = e.slot().map_err(|_| crate::linux::errno::ENOMEM)?;
+        let p = e.slot().map_err(|_| crate::linux::errno::ENOMEM)?;
+        let s = e.slot().map_err(|_| crate::linux::errno::ENOMEM)?;
         let k = Keep { process: Process(p), aspace: Aspace(a), sender: s };
         let r = ACCOUNT
             .create_aspace(a)
@@ -89,7 +66,7 @@ impl Keep {
             Err(err) => {
                 keep_rt::println!("workhorse: cannot make a process: {err}");
                 k.destroy();
-                Err(crate::errno::ENOMEM)
+                Err(crate::linux::errno::ENOMEM)
             }
         }
     }
@@ -97,8 +74,8 @@ impl Keep {
     /// A CREATED thread in `aspace` (the group's), as `create` otherwise.
     pub fn create_thread(tid: i32, name: &str, aspace: Aspace) -> Result<Keep, i64> {
         let e = env();
-        let p = e.slot().map_err(|_| crate::errno::ENOMEM)?;
-        let s = e.slot().map_err(|_| crate::errno::ENOMEM)?;
+        let p = e.slot().map_err(|_| crate::linux::errno::ENOMEM)?;
+        let s = e.slot().map_err(|_| crate::linux::errno::ENOMEM)?;
         let k = Keep { process: Process(p), aspace, sender: s };
         let r = ACCOUNT
             .create_process(aspace.0, p)
@@ -111,7 +88,7 @@ impl Keep {
             Err(err) => {
                 keep_rt::println!("workhorse: cannot make a thread: {err}");
                 k.destroy_thread();
-                Err(crate::errno::ENOMEM)
+                Err(crate::linux::errno::ENOMEM)
             }
         }
     }
@@ -294,7 +271,7 @@ impl Proc {
 
     /// ENOMEM when no slot is left for its return capability.
     pub fn new(pid: i32, ppid: i32) -> Result<Proc, i64> {
-        let ret_slot = env().slot().map_err(|_| crate::errno::ENOMEM)?;
+        let ret_slot = env().slot().map_err(|_| crate::linux::errno::ENOMEM)?;
         Ok(Proc {
             pid,
             tgid: pid,
@@ -367,7 +344,7 @@ impl Proc {
     }
 
     pub fn fd(&self, n: u64) -> Result<&Fd, i64> {
-        self.fds.get(n as usize).and_then(|f| f.as_ref()).ok_or(crate::errno::EBADF)
+        self.fds.get(n as usize).and_then(|f| f.as_ref()).ok_or(crate::linux::errno::EBADF)
     }
 
     /// The lowest free descriptor number at or above `min`.
@@ -378,7 +355,7 @@ impl Proc {
             n += 1;
         }
         if n >= MAX_FDS {
-            return Err(crate::errno::EMFILE);
+            return Err(crate::linux::errno::EMFILE);
         }
         if n >= self.fds.len() {
             self.fds.resize(n + 1, None);

@@ -27,12 +27,8 @@ use alloc::vec::Vec;
 
 use crate::process::{self, Blocked};
 use crate::{Call, Out, Server};
+use crate::linux::signal::{MINSIGSTKSZ, SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SA_RESTORER};
 
-const SA_ONSTACK: u64 = 0x0800_0000;
-const SA_RESTORER: u64 = 0x0400_0000;
-const SA_RESTART: u64 = 0x1000_0000;
-const SA_NODEFER: u64 = 0x4000_0000;
-const SA_RESETHAND: u64 = 0x8000_0000;
 /// Offsets in the frame: the ucontext, its sigcontext, its mask, siginfo.
 const UC: u64 = 8;
 const MCONTEXT: u64 = UC + 40;
@@ -79,8 +75,6 @@ fn initial_vector_state(saved: &[u8]) -> [u8; VECTOR_MAX] {
 }
 /// Offsets in the ucontext: uc_stack (ss_sp, ss_flags, ss_size).
 const UC_STACK: u64 = UC + 16;
-/// sigaltstack's smallest stack (MINSIGSTKSZ).
-const MINSIGSTKSZ: u64 = 2048;
 /// Can never be blocked.
 pub(crate) const UNBLOCKABLE: u64 = (1 << (9 - 1)) | (1 << (19 - 1));
 
@@ -269,7 +263,7 @@ impl Server {
         if p.keep.is_some() {
             p.cpu.set(true);
         }
-        let rax = if restart { None } else { Some(-crate::errno::EINTR) };
+        let rax = if restart { None } else { Some(-crate::linux::errno::EINTR) };
         match self.deliver(pid, sig, rax, restart.then_some(call.nr)) {
             Delivery::Handler => {
                 let _ = Return(ret).reply(Tag::new(reply::RESUME), [0; 4]);
@@ -278,7 +272,7 @@ impl Server {
                 let _ = SELF_ASPACE.delete_cap(ret);
             }
             Delivery::None => {
-                let _ = Return(ret).reply(Tag::new(reply::RESUME_SET_RAX), [(-crate::errno::EINTR) as u64, 0, 0, 0]);
+                let _ = Return(ret).reply(Tag::new(reply::RESUME_SET_RAX), [(-crate::linux::errno::EINTR) as u64, 0, 0, 0]);
             }
         }
     }
@@ -634,11 +628,11 @@ fn altstack_from(sp: u64, flags: u32, size: u64) -> Result<process::AltStack, i6
     let mode = flags & !process::AltStack::SS_AUTODISARM;
     match mode {
         process::AltStack::SS_DISABLE => Ok(process::AltStack::NONE),
-        0 | process::AltStack::SS_ONSTACK if size < MINSIGSTKSZ => Err(crate::errno::ENOMEM),
+        0 | process::AltStack::SS_ONSTACK if size < MINSIGSTKSZ => Err(crate::linux::errno::ENOMEM),
         0 | process::AltStack::SS_ONSTACK => {
             Ok(process::AltStack { sp, size, flags: flags & process::AltStack::SS_AUTODISARM })
         }
-        _ => Err(crate::errno::EINVAL),
+        _ => Err(crate::linux::errno::EINVAL),
     }
 }
 
@@ -665,7 +659,7 @@ pub fn sigaltstack(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
         let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
         if on {
-            return Out::Ret(-crate::errno::EPERM);
+            return Out::Ret(-crate::linux::errno::EPERM);
         }
         match altstack_from(word(0), word(1) as u32, word(2)) {
             Ok(a) => p.altstack = a,
@@ -708,7 +702,7 @@ pub fn rt_sigsuspend(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         c.args[5] = 1;
         c.have_all = true;
         if s.deliverable(pid).is_some() {
-            return Out::Ret(-crate::errno::EINTR);
+            return Out::Ret(-crate::linux::errno::EINTR);
         }
     }
     Out::Block

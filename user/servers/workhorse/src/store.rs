@@ -30,6 +30,8 @@
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
+use crate::linux::fs::NAME_MAX;
+pub use crate::linux::fs::{S_IFDIR, S_IFLNK, S_IFMT};
 
 pub const SECTOR: usize = 512;
 /// The root directory's inode number.
@@ -40,16 +42,12 @@ pub const MAX_DATA: usize = 64 * 1024;
 const MAX_PAYLOAD: usize = MAX_DATA + 64;
 const HDR: usize = 32;
 const MAX_RECORD_SECTORS: u64 = ((HDR + MAX_PAYLOAD) as u64).div_ceil(SECTOR as u64);
-const NAME_MAX: usize = 255;
 const TARGET_MAX: usize = 4095;
 
 const HEADER_MAGIC: u64 = u64::from_le_bytes(*b"KEEPFS\x00\x01");
 const RECORD_MAGIC: u32 = u32::from_le_bytes(*b"KREC");
 const VERSION: u32 = 1;
 
-pub const S_IFMT: u32 = 0o170000;
-pub const S_IFDIR: u32 = 0o040000;
-pub const S_IFLNK: u32 = 0o120000;
 
 /// A block device (the block server's client range, or memory in tests).
 pub trait Disk {

@@ -18,6 +18,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use keep_abi::terminal::{self as vt, Terminal};
 use keep_abi::{CONSOLE, Error, SELF_ASPACE, ty};
+pub(crate) use crate::linux::ioctl::{ECHO, ICANON, ICRNL, ISIG, ONLCR, OPOST, TOSTOP};
 
 /// Where the multiplexer's copy of the server's notification is kept.
 const NOTIFICATION_SLOT: u64 = 0x1c;
@@ -90,18 +91,10 @@ fn output(data: &[u8]) {
     }
 }
 
-pub const ICANON: u32 = 0o2;
-pub const ECHO: u32 = 0o10;
-pub const ISIG: u32 = 0o1;
-/// Background writers get SIGTTOU.
-pub const TOSTOP: u32 = 0o400;
 /// c_cc indices (the array here starts with the line discipline byte).
 const VINTR: usize = 1;
 const VQUIT: usize = 2;
 const VSUSP: usize = 11;
-pub const ICRNL: u32 = 0o400;
-pub const OPOST: u32 = 0o1;
-pub const ONLCR: u32 = 0o4;
 
 /// struct termios of the kernel ABI (asm-generic/termbits.h): 4 flag words,
 /// the line discipline, 19 control characters (TCGETS/TCSETS use this,

@@ -17,17 +17,13 @@ use keep_workhorse::perm::{self, Cred};
 use keep_workhorse::store::{self, Op, Store};
 
 use crate::disk::BlkDisk;
-use crate::errno::*;
+use crate::linux::errno::*;
 use crate::mem::{BEYOND_EOF, Frame, PAGE};
+pub(crate) use crate::linux::fs::{S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG};
 
 pub type Ino = usize;
 pub const ROOT: Ino = 0;
 const MAX_LINKS: u32 = 40;
-pub const S_IFDIR: u32 = 0o040000;
-pub const S_IFREG: u32 = 0o100000;
-pub const S_IFLNK: u32 = 0o120000;
-pub const S_IFIFO: u32 = 0o010000;
-pub const S_IFMT: u32 = 0o170000;
 
 pub enum Data {
     /// Bytes of the boot archive (mappings of them share the page cache's

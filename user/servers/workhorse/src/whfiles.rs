@@ -14,7 +14,7 @@ use keep_abi::{Return, Tag};
 use keep_system::names;
 use keep_workhorse::whfiles_protocol as p;
 
-use crate::errno::{EEXIST, ENOENT};
+use crate::linux::errno::{EEXIST, ENOENT};
 use crate::vfs::{self, Data, Ino, Node, ROOT};
 
 /// The directory under /data that holds every client's directory.
@@ -41,7 +41,7 @@ fn dir_of(client: u64, make: bool) -> Result<Ino, i64> {
     f.as_server();
     let data = f.lookup(ROOT, vfs::DATA)?;
     if f.get(data).stored.is_none() {
-        return Err(crate::errno::EIO); // /data is in memory: nothing would last
+        return Err(crate::linux::errno::EIO); // /data is in memory: nothing would last
     }
     let mut at = data;
     for part in [TRUSTED, &format!("{client}")] {
@@ -55,7 +55,7 @@ fn dir_of(client: u64, make: bool) -> Result<Ino, i64> {
             Err(e) => return Err(e),
         };
         if !f.is_dir(at) {
-            return Err(crate::errno::ENOTDIR);
+            return Err(crate::linux::errno::ENOTDIR);
         }
     }
     Ok(at)
@@ -65,7 +65,7 @@ fn file(client: u64, name: &str, make: bool) -> Result<Ino, i64> {
     let f = vfs::fs();
     let dir = dir_of(client, make)?;
     match f.lookup(dir, name) {
-        Ok(ino) if f.is_dir(ino) => Err(crate::errno::EISDIR),
+        Ok(ino) if f.is_dir(ino) => Err(crate::linux::errno::EISDIR),
         Ok(ino) => Ok(ino),
         Err(ENOENT) if make => f.create(dir, name, Node::File(Data::Pages(vec![], 0)), vfs::S_IFREG | 0o600),
         Err(e) => Err(e),

@@ -13,21 +13,8 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-pub const EPERM: i64 = 1;
-pub const EACCES: i64 = 13;
-pub const E2BIG: i64 = 7;
-pub const EEXIST: i64 = 17;
-pub const EINVAL: i64 = 22;
-pub const ENOSPC: i64 = 28;
-pub const ERANGE: i64 = 34;
-pub const ENODATA: i64 = 61;
-pub const EOPNOTSUPP: i64 = 95;
-
-pub const XATTR_CREATE: u32 = 1;
-pub const XATTR_REPLACE: u32 = 2;
-/// Linux's limits: a name of at most 255 bytes, a value of at most 64 KiB.
-pub const NAME_MAX: usize = 255;
-pub const SIZE_MAX: usize = 65536;
+use crate::linux::errno::{E2BIG, EACCES, EEXIST, EINVAL, ENODATA, ENOSPC, EOPNOTSUPP, EPERM, ERANGE};
+pub use crate::linux::fs::{NAME_MAX, XATTR_CREATE, XATTR_REPLACE, XATTR_SIZE_MAX as SIZE_MAX};
 
 /// An attribute's namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -52,7 +52,7 @@ impl Object for Device {
         POLLIN | POLLOUT
     }
     fn stat(&self) -> (u32, u64) {
-        (0o020666, (1 << 8) | self.minor)
+        (0o020666, makedev(1, self.minor))
     }
     fn name(&self) -> String {
         String::from(match self.minor {
@@ -74,7 +74,7 @@ pub(crate) fn open(path: &str, flags: u32) -> Option<Desc> {
 }
 
 /// fstat's bytes for a device path, or None.
-pub(crate) fn stat(path: &str) -> Option<[u8; 144]> {
+pub(crate) fn stat(path: &str) -> Option<[u8; Stat::BYTES]> {
     let (_, minor) = Dev::by_path(path)?;
-    Some(super::files::stat_bytes(0o020666, 0x100 + minor, 1, 0, (1 << 8) | minor))
+    Some(Stat::new(0o020666, 0x100 + minor, 1, 0, makedev(1, minor)).to_bytes())
 }

@@ -9,9 +9,9 @@ use super::*;
 use super::io::{POLLERR, POLLHUP, POLLIN, POLLOUT, desc_generation, desc_ready, do_poll};
 use super::object::{Object, new_obj, with_obj};
 use crate::signal::UNBLOCKABLE;
+use crate::linux::poll::{EPOLLERR, EPOLLET, EPOLLEXCLUSIVE, EPOLLHUP, EPOLLONESHOT, EPOLLWAKEUP, POLLPRI};
 
 const WAITING: u64 = 1 << 40;
-const POLLPRI: u16 = 2;
 
 /// Installs a call's temporary signal mask (ppoll, pselect6, epoll_pwait):
 /// the old one comes back when the call returns, or after the handler of
@@ -228,12 +228,6 @@ pub fn pselect6(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 
 // ---- epoll --------------------------------------------------------------
 
-const EPOLLERR: u32 = 8;
-const EPOLLHUP: u32 = 0x10;
-const EPOLLEXCLUSIVE: u32 = 1 << 28;
-const EPOLLWAKEUP: u32 = 1 << 29;
-const EPOLLONESHOT: u32 = 1 << 30;
-const EPOLLET: u32 = 1 << 31;
 
 /// One descriptor in an epoll set, keyed like Linux's by the number it
 /// was added under and its open file description.  The description is

@@ -37,30 +37,24 @@ struct Wait {
     seen: u64,
 }
 
-struct Fifos {
+/// The named pipes open or being opened (the server's `fifos`).
+#[derive(Default)]
+pub struct Fifos {
     open: BTreeMap<Ino, Fifo>,
     waits: BTreeMap<i32, Wait>,
 }
 
-static mut FIFOS: Fifos = Fifos { open: BTreeMap::new(), waits: BTreeMap::new() };
-
-#[allow(static_mut_refs)]
-fn fifos() -> &'static mut Fifos {
-    // SAFETY: the server is single threaded; no caller keeps it across a call.
-    unsafe { &mut FIFOS }
-}
-
 /// Whether `pid` still waits in an open (its wait is not one it left, by a
 /// signal or by ending).
-fn still_waiting(s: &Server, pid: i32) -> bool {
-    s.procs.get(&pid).is_some_and(|p| matches!(p.blocked, Some(Blocked::Call(c)) if c.nr == SYS_OPEN || c.nr == SYS_OPENAT))
+fn still_waiting(procs: &BTreeMap<i32, Proc>, pid: i32) -> bool {
+    procs.get(&pid).is_some_and(|p| matches!(p.blocked, Some(Blocked::Call(c)) if c.nr == SYS_OPEN || c.nr == SYS_OPENAT))
 }
 
 /// Opens the FIFO `ino` for `pid` with `flags`: the descriptor's kind, or
 /// WOULD_BLOCK while the other end is missing.
-pub(crate) fn open(s: &Server, pid: i32, ino: Ino, flags: u32) -> Result<Kind, i64> {
-    let t = fifos();
-    t.waits.retain(|p, _| still_waiting(s, *p) || *p == pid);
+pub(crate) fn open(s: &mut Server, pid: i32, ino: Ino, flags: u32) -> Result<Kind, i64> {
+    let Server { procs, fifos: t, .. } = s;
+    t.waits.retain(|p, _| still_waiting(procs, *p) || *p == pid);
     let waits = &t.waits;
     // Pipes no end holds and no open waits for are dropped with their bytes.
     t.open.retain(|i, f| Rc::strong_count(&f.pipe) > 1 || waits.values().any(|w| w.ino == *i));

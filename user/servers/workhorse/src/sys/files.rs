@@ -3,6 +3,7 @@
 
 use super::*;
 use keep_workhorse::perm::{self, Cred};
+use crate::linux::fs::AT_EACCESS;
 
 pub(crate) fn open_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, flags: u64, mode: u64) -> Result<i64, i64> {
     let flags = flags as u32;
@@ -197,52 +198,36 @@ pub fn openat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(open_at(s, pid, c.args[0], c.args[1], c.args[2], mode))
 }
 
-/// struct stat of x86-64 (144 bytes).
-pub(crate) fn stat_bytes(mode: u32, ino: u64, nlink: u64, size: u64, rdev: u64) -> [u8; 144] {
-    let mut b = [0u8; 144];
-    b[0..8].copy_from_slice(&1u64.to_le_bytes());
-    b[8..16].copy_from_slice(&ino.to_le_bytes());
-    b[16..24].copy_from_slice(&nlink.to_le_bytes());
-    b[24..28].copy_from_slice(&mode.to_le_bytes());
-    b[40..48].copy_from_slice(&rdev.to_le_bytes());
-    b[48..56].copy_from_slice(&size.to_le_bytes());
-    b[56..64].copy_from_slice(&4096u64.to_le_bytes());
-    b[64..72].copy_from_slice(&size.div_ceil(512).to_le_bytes());
-    b
-}
-
 /// st_dev of what is under /data on the disk (the rest is device 1): df
 /// and find tell file systems apart by it.
 const DATA_DEV: u64 = 0x0802;
 
-pub(crate) fn stat_ino(ino: Ino) -> [u8; 144] {
+pub(crate) fn stat_ino(ino: Ino) -> [u8; Stat::BYTES] {
     let f = fs();
     let n = f.get(ino);
-    let mut b = stat_bytes(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0);
-    b[28..32].copy_from_slice(&n.uid.to_le_bytes());
-    b[32..36].copy_from_slice(&n.gid.to_le_bytes());
-    // st_atim, st_mtim, st_ctim: seconds and nanoseconds each.
-    for (i, t) in [n.times.atime, n.times.mtime, n.times.ctime].into_iter().enumerate() {
-        b[72 + i * 16..80 + i * 16].copy_from_slice(&(t / 1_000_000_000).to_le_bytes());
-        b[80 + i * 16..88 + i * 16].copy_from_slice(&(t % 1_000_000_000).to_le_bytes());
+    Stat {
+        dev: if n.stored.is_some() { DATA_DEV } else { 1 },
+        uid: n.uid,
+        gid: n.gid,
+        atime: n.times.atime,
+        mtime: n.times.mtime,
+        ctime: n.times.ctime,
+        ..Stat::new(n.mode, ino as u64 + 2, n.nlink as u64, f.size(ino), 0)
     }
-    if n.stored.is_some() {
-        b[0..8].copy_from_slice(&DATA_DEV.to_le_bytes());
-    }
-    b
+    .to_bytes()
 }
 
-pub(crate) fn stat_desc(d: &Desc) -> [u8; 144] {
+pub(crate) fn stat_desc(d: &Desc) -> [u8; Stat::BYTES] {
     match &d.borrow().kind {
         Kind::File { ino } | Kind::Dir { ino } => stat_ino(*ino),
-        Kind::Console => stat_bytes(0o020620, 1, 1, 0, (5 << 8) | 1),
-        Kind::Null => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
+        Kind::Console => Stat::new(0o020620, 1, 1, 0, makedev(5, 1)).to_bytes(),
+        Kind::Null => Stat::new(0o020666, 2, 1, 0, makedev(1, 3)).to_bytes(),
         Kind::Pipe(_, Some(ino)) => stat_ino(*ino),
-        Kind::Pipe(_, None) => stat_bytes(0o010600, 3, 1, 0, 0),
-        Kind::Generated(b) => stat_bytes(0o100444, 4, 1, b.len() as u64, 0),
+        Kind::Pipe(_, None) => Stat::new(0o010600, 3, 1, 0, 0).to_bytes(),
+        Kind::Generated(b) => Stat::new(0o100444, 4, 1, b.len() as u64, 0).to_bytes(),
         Kind::Object(o) => {
             let (mode, rdev) = o.borrow().stat();
-            stat_bytes(mode, 5, 1, 0, rdev)
+            Stat::new(mode, 5, 1, 0, rdev).to_bytes()
         }
     }
 }
@@ -266,8 +251,8 @@ pub(crate) fn stat_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, buf: u64,
             return Ok(0);
         }
         match path.as_str() {
-            "/dev/null" => stat_bytes(0o020666, 2, 1, 0, (1 << 8) | 3),
-            "/dev/tty" | "/dev/console" => stat_bytes(0o020620, 1, 1, 0, (5 << 8) | 1),
+            "/dev/null" => Stat::new(0o020666, 2, 1, 0, makedev(1, 3)).to_bytes(),
+            "/dev/tty" | "/dev/console" => Stat::new(0o020620, 1, 1, 0, makedev(5, 1)).to_bytes(),
             _ => stat_ino(fs().resolve(base, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?),
         }
     };
@@ -483,7 +468,6 @@ pub fn readlinkat(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// access and faccessat: `mode` (R_OK 4, W_OK 2, X_OK 1; F_OK 0) judged by
 /// the real ids, or with AT_EACCESS (0x200) the effective ones.
 pub(crate) fn access_at(s: &mut Server, pid: i32, dirfd: u64, path: u64, mode: u64, flags: u64) -> Result<i64, i64> {
-    const AT_EACCESS: u64 = 0x200;
     if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(EINVAL);
     }

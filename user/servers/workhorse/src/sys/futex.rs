@@ -8,20 +8,11 @@
 
 use super::*;
 use crate::process::FutexWait;
+use crate::linux::futex::{FUTEX_CLOCK_REALTIME, FUTEX_CMP_REQUEUE, FUTEX_PRIVATE_FLAG, FUTEX_REQUEUE, FUTEX_WAIT, FUTEX_WAIT_BITSET, FUTEX_WAKE, FUTEX_WAKE_BITSET};
 
-const FUTEX_WAIT: u64 = 0;
-const FUTEX_WAKE: u64 = 1;
-const FUTEX_REQUEUE: u64 = 3;
-const FUTEX_CMP_REQUEUE: u64 = 4;
-const FUTEX_WAIT_BITSET: u64 = 9;
-const FUTEX_WAKE_BITSET: u64 = 10;
-const FUTEX_PRIVATE_FLAG: u64 = 128;
-const FUTEX_CLOCK_REALTIME: u64 = 256;
 /// Set in the call's op while it waits (Linux's op is an int: this bit is
 /// never a caller's).
 const WAITING: u64 = 1 << 40;
-
-static mut SEQ: u64 = 0;
 
 /// The key of the u32 at `va` in `pid`'s memory (the page is populated).
 pub(crate) fn key(s: &mut Server, pid: i32, va: u64) -> Result<(u64, u64), i64> {
@@ -135,11 +126,8 @@ pub fn futex(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             if deadline != 0 && misc_now() >= deadline {
                 return Err(ETIMEDOUT);
             }
-            // SAFETY: single threaded server.
-            let seq = unsafe {
-                SEQ += 1;
-                SEQ
-            };
+            s.futex_seq += 1;
+            let seq = s.futex_seq;
             let p = s.proc(pid);
             p.futex = Some(FutexWait { key, bitset: bits, seq });
             p.waits_tty = deadline != 0;

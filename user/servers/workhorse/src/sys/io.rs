@@ -1,6 +1,9 @@
 //! Reading and writing: descriptors, pipes, the terminal's ioctls, poll.
 
 use super::*;
+use crate::linux::fs::{F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_SETFD, F_SETFL};
+use crate::linux::ioctl::{FIOCLEX, FIONBIO, FIONCLEX, FIONREAD, TCGETS, TCSETS, TCSETSF, TIOCGPGRP, TIOCGWINSZ, TIOCSPGRP};
+pub(crate) use crate::linux::poll::{POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT};
 
 /// Reads at most `max` bytes from a description (at `at` when given,
 /// else at and past its position).
@@ -420,12 +423,6 @@ pub fn dup3(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub fn fcntl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const F_DUPFD: u64 = 0;
-    const F_GETFD: u64 = 1;
-    const F_SETFD: u64 = 2;
-    const F_GETFL: u64 = 3;
-    const F_SETFL: u64 = 4;
-    const F_DUPFD_CLOEXEC: u64 = 1030;
     let p = s.proc(pid);
     let (fd, cmd, arg) = (c.args[0], c.args[1], c.args[2]);
     let f = match p.fd(fd) {
@@ -499,17 +496,7 @@ pub fn pipe2(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub fn ioctl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const TCGETS: u64 = 0x5401;
-    const TCSETS: u64 = 0x5402;
-    const TCSETSF: u64 = 0x5404;
-    const TIOCGPGRP: u64 = 0x540f;
-    const TIOCSPGRP: u64 = 0x5410;
-    const TIOCGWINSZ: u64 = 0x5413;
     // Any descriptor's (Python's socket.setblocking uses FIONBIO).
-    const FIONREAD: u64 = 0x541b;
-    const FIONBIO: u64 = 0x5421;
-    const FIONCLEX: u64 = 0x5450;
-    const FIOCLEX: u64 = 0x5451;
     let r = (|| {
         let d = desc(s, pid, c.args[0])?;
         let (req, arg) = (c.args[1], c.args[2]);
@@ -603,11 +590,6 @@ pub(crate) fn job_control_of(s: &mut Server, pid: i32, sig: i32, session: i32, f
     Err(WOULD_BLOCK)
 }
 
-pub(crate) const POLLIN: u16 = 1;
-pub(crate) const POLLOUT: u16 = 4;
-pub(crate) const POLLERR: u16 = 8;
-pub(crate) const POLLHUP: u16 = 0x10;
-pub(crate) const POLLNVAL: u16 = 0x20;
 
 /// What is ready of `events` on descriptor `fd`.
 pub(crate) fn poll_one(s: &mut Server, pid: i32, fd: i32, events: u16) -> u16 {

@@ -10,6 +10,9 @@
 
 use super::*;
 use crate::process::Blocked;
+use crate::linux::errno::EDEADLK;
+use crate::linux::fs::{F_RDLCK, F_UNLCK, F_WRLCK, LOCK_EX, LOCK_NB, LOCK_SH, LOCK_UN};
+pub(crate) use crate::linux::fs::{F_GETLK, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLK, F_SETLKW};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Owner {
@@ -40,16 +43,6 @@ fn locks() -> &'static mut Vec<Lock> {
     unsafe { &mut LOCKS }
 }
 
-const F_RDLCK: u16 = 0;
-const F_WRLCK: u16 = 1;
-const F_UNLCK: u16 = 2;
-pub(crate) const F_GETLK: u64 = 5;
-pub(crate) const F_SETLK: u64 = 6;
-pub(crate) const F_SETLKW: u64 = 7;
-pub(crate) const F_OFD_GETLK: u64 = 36;
-pub(crate) const F_OFD_SETLK: u64 = 37;
-pub(crate) const F_OFD_SETLKW: u64 = 38;
-const EDEADLK: i64 = 35;
 
 fn is_record(o: Owner) -> bool {
     !matches!(o, Owner::Flock(_))
@@ -255,10 +248,6 @@ pub(crate) fn fcntl_lock(s: &mut Server, pid: i32, d: &Desc, cmd: u64, arg: u64)
 /// flock(fd, operation): LOCK_SH, LOCK_EX (with LOCK_NB: EWOULDBLOCK
 /// rather than wait), LOCK_UN; the description's lock on the whole file.
 pub fn flock(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const LOCK_SH: u64 = 1;
-    const LOCK_EX: u64 = 2;
-    const LOCK_NB: u64 = 4;
-    const LOCK_UN: u64 = 8;
     let r = (|| {
         let d = super::io::desc(s, pid, c.args[0])?;
         let op = c.args[1];

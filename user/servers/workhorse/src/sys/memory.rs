@@ -1,6 +1,7 @@
 //! Memory: brk, mmap, munmap, mprotect, mremap, madvise.
 
 use super::*;
+use crate::linux::mm::{MADV_DONTNEED, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_FIXED, MREMAP_MAYMOVE, MS_ASYNC, MS_INVALIDATE, MS_SYNC};
 
 pub fn brk(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let mm = &mut s.proc(pid).mm;
@@ -24,11 +25,6 @@ pub fn brk(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const MAP_SHARED: u64 = 1;
-    const MAP_PRIVATE: u64 = 2;
-    const MAP_FIXED: u64 = 0x10;
-    const MAP_ANONYMOUS: u64 = 0x20;
-    const MAP_FIXED_NOREPLACE: u64 = 0x100000;
     let flags = s.arg(pid, c, 3);
     let fd = s.arg(pid, c, 4);
     let off = s.arg(pid, c, 5);
@@ -114,8 +110,6 @@ pub fn mmap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub fn mremap(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const MREMAP_MAYMOVE: u64 = 1;
-    const MREMAP_FIXED: u64 = 2;
     let flags = s.arg(pid, c, 3);
     let new_addr = s.arg(pid, c, 4);
     let (old, old_len, len) = (c.args[0], c.args[1], c.args[2]);
@@ -182,7 +176,6 @@ pub fn mprotect(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// other advice is accepted and ignored.  ENOMEM when part of the range is
 /// not mapped (what is mapped is still dropped).
 pub fn madvise(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const MADV_DONTNEED: u64 = 4;
     let (addr, len, advice) = (c.args[0], c.args[1], c.args[2]);
     if addr % PAGE != 0 || addr.checked_add(len).is_none_or(|e| e > mem::TRAMPOLINE) {
         return Out::Ret(-EINVAL);
@@ -217,9 +210,6 @@ pub fn madvise(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// and MS_ASYNC; ENOMEM when part of the range is not mapped (the rest is
 /// still written back), as Linux.
 pub fn msync(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const MS_ASYNC: u64 = 1;
-    const MS_INVALIDATE: u64 = 2;
-    const MS_SYNC: u64 = 4;
     let (addr, len, flags) = (c.args[0], c.args[1], c.args[2]);
     if addr % PAGE != 0
         || flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0

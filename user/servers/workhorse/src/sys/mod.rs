@@ -9,23 +9,20 @@ pub(crate) use alloc::vec::Vec;
 
 pub(crate) use keep_abi::{TIMER, reg};
 
-pub(crate) use crate::errno::*;
+pub(crate) use crate::linux::errno::*;
+pub(crate) use crate::linux::{Stat, makedev};
 pub(crate) use crate::fd::*;
 pub(crate) use crate::mem::{self, PAGE, PROT_WRITE};
 pub(crate) use crate::process::{self, Blocked, Keep, Proc};
 pub(crate) use crate::tty::{Termios, tty};
 pub(crate) use crate::vfs::{self, Data, Ino, Node, fs};
 pub(crate) use crate::{Call, Out, Server};
+pub(crate) use crate::linux::fs::{AT_EMPTY_PATH, AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_NOFOLLOW, PATH_MAX};
 
 /// A read or write that must wait (internal; never returned to Linux).
 pub(crate) const WOULD_BLOCK: i64 = 100_000;
 /// Bytes one read or write moves at most (bounds the server's buffers).
 pub(crate) const IO_CHUNK: usize = 64 * 1024;
-pub(crate) const AT_FDCWD: i64 = -100;
-pub(crate) const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
-pub(crate) const AT_REMOVEDIR: u64 = 0x200;
-pub(crate) const AT_EMPTY_PATH: u64 = 0x1000;
-pub(crate) const PATH_MAX: usize = 4096;
 /// Linux processes at once (zombies included); fork says EAGAIN past it.
 pub(crate) const MAX_PROCS: usize = 128;
 
@@ -74,7 +71,7 @@ mod creds;
 mod devices;
 mod eventfd;
 mod events;
-mod fifo;
+pub(crate) mod fifo;
 mod files;
 mod futex;
 pub(crate) mod inet;

@@ -10,6 +10,7 @@ use core::cell::Cell;
 use super::io::{POLLHUP, POLLIN};
 use super::object::{Object, new_obj, with_obj};
 use super::*;
+use crate::linux::signal::SI_TKILL;
 
 /// A process's state as its pidfds see it (`Proc::pidfd_state`).
 pub const RUNNING: u8 = 0;
@@ -88,7 +89,6 @@ pub(crate) fn pidfd_target(s: &mut Server, pid: i32, fd: u64) -> Result<(i32, bo
 /// delivered (the handler's siginfo is the server's).  An ended process not
 /// yet waited for takes it and nothing happens; ESRCH once waited for.
 pub fn pidfd_send_signal(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const SI_TKILL: i32 = -6;
     const THREAD: u64 = 1;
     const GROUP: u64 = 4;
     let (fd, sig, info) = (c.args[0], c.args[1] as i32, c.args[2]);

@@ -7,10 +7,8 @@
 
 use super::*;
 use super::object::{Object, new_obj};
+use crate::linux::fs::{DT_DIR, DT_LNK, DT_REG};
 
-const DT_DIR: u8 = 4;
-const DT_REG: u8 = 8;
-const DT_LNK: u8 = 10;
 /// Inode numbers of /proc entries (never the file system's).
 const PROC_INO: u64 = 1 << 32;
 
@@ -414,7 +412,7 @@ pub(crate) fn open(s: &mut Server, pid: i32, path: &str, flags: u32) -> Option<R
 
 /// stat of a /proc or device path (None when it is neither); links are
 /// followed when `follow`.
-pub(crate) fn stat(s: &mut Server, pid: i32, path: &str, follow: bool) -> Option<Result<[u8; 144], i64>> {
+pub(crate) fn stat(s: &mut Server, pid: i32, path: &str, follow: bool) -> Option<Result<[u8; Stat::BYTES], i64>> {
     if let Some(b) = super::devices::stat(path) {
         return Some(Ok(b));
     }
@@ -422,14 +420,14 @@ pub(crate) fn stat(s: &mut Server, pid: i32, path: &str, follow: bool) -> Option
     let ino = PROC_INO + c.len() as u64;
     Some((|| {
         Ok(match lookup(s, pid, &c)? {
-            PNode::Dir(_) => super::files::stat_bytes(0o040555, ino, 2, 0, 0),
-            PNode::File(_) => super::files::stat_bytes(0o100444, ino, 1, 0, 0),
+            PNode::Dir(_) => Stat::new(0o040555, ino, 2, 0, 0).to_bytes(),
+            PNode::File(_) => Stat::new(0o100444, ino, 1, 0, 0).to_bytes(),
             PNode::Link(t) if follow => {
                 let f = fs();
                 super::files::stat_ino(f.resolve(vfs::ROOT, &t, true)?)
             }
             PNode::Fd(d) if follow => super::files::stat_desc(&d),
-            PNode::Link(_) | PNode::Fd(_) => super::files::stat_bytes(0o120777, ino, 1, 0, 0),
+            PNode::Link(_) | PNode::Fd(_) => Stat::new(0o120777, ino, 1, 0, 0).to_bytes(),
         })
     })())
 }

@@ -2,6 +2,8 @@
 //! kill, signal actions and masks, arch_prctl, prctl.
 
 use super::*;
+use crate::linux::signal::SIGCHLD;
+use crate::linux::wait::{WALL_CLONE_NOTHREAD, WCONTINUED, WEXITED, WNOHANG, WNOWAIT, WSTOPPED, WUNTRACED};
 
 pub fn getpid(s: &mut Server, pid: i32, _: &mut Call) -> Out {
     Out::Ret(s.proc(pid).tgid as i64)
@@ -344,9 +346,6 @@ fn stop_report(s: &Server, matches: impl Fn(&Proc) -> bool, stopped: bool, conti
 /// WUNTRACED one that stopped, with WCONTINUED one that continued (each
 /// told once).
 pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const WNOHANG: u64 = 1;
-    const WUNTRACED: u64 = 2;
-    const WCONTINUED: u64 = 8;
     let (want, status, options) = (c.args[0] as i32, c.args[1], c.args[2]);
     let rusage = s.arg(pid, c, 3);
     let my_pgid = s.proc(pid).pgid;
@@ -404,13 +403,6 @@ pub fn wait4(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// Options outside these, or none of WEXITED, WSTOPPED and WCONTINUED, are
 /// EINVAL.
 pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    const WNOHANG: u64 = 1;
-    const WSTOPPED: u64 = 2;
-    const WEXITED: u64 = 4;
-    const WCONTINUED: u64 = 8;
-    const WNOWAIT: u64 = 0x0100_0000;
-    const WALL_CLONE_NOTHREAD: u64 = 0xe000_0000;
-    const SIGCHLD: u32 = 17;
     let (idtype, id, infop) = (c.args[0], c.args[1] as i32, c.args[2]);
     let options = s.arg(pid, c, 3);
     let rusage = s.arg(pid, c, 4);
@@ -466,7 +458,7 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
             (sig, 0) => (2, sig),              // CLD_KILLED
             (sig, _) => (3, sig),              // CLD_DUMPED
         };
-        info = [SIGCHLD, 0, code as u32, 0, child as u32, 0, status as u32];
+        info = [SIGCHLD as u32, 0, code as u32, 0, child as u32, 0, status as u32];
     }
     if let Some((child, st)) = report {
         let (code, sig) = if st == process::CONTINUED {
@@ -474,7 +466,7 @@ pub fn waitid(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         } else {
             (process::CLD_STOPPED, (st >> 8) & 0xff)
         };
-        info = [SIGCHLD, 0, code as u32, 0, child as u32, 0, sig as u32];
+        info = [SIGCHLD as u32, 0, code as u32, 0, child as u32, 0, sig as u32];
     }
     let p = s.proc(pid);
     if infop != 0 {

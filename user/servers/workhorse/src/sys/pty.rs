@@ -17,6 +17,8 @@ use super::io::{POLLHUP, POLLIN, POLLOUT};
 use super::object::{Object, new_obj};
 use super::*;
 use crate::tty::Tty;
+use crate::linux::ioctl::{FIONREAD, TCFLSH, TCGETS, TCSBRK, TCSETS, TCSETSF, TIOCGPGRP, TIOCGPTLCK, TIOCGPTN, TIOCGPTPEER, TIOCGSID, TIOCGWINSZ, TIOCNOTTY, TIOCSCTTY, TIOCSPGRP, TIOCSPTLCK, TIOCSWINSZ};
+use crate::linux::signal::SIGWINCH;
 
 /// The ptys' most (a slave's number is below it).
 const MAX_PTYS: usize = 64;
@@ -221,7 +223,7 @@ impl Object for Master {
         self.0.borrow().generation
     }
     fn stat(&self) -> (u32, u64) {
-        (0o020666, (5 << 8) | 2)
+        (0o020666, makedev(5, 2))
     }
     fn name(&self) -> String {
         String::from("/dev/ptmx")
@@ -270,7 +272,7 @@ impl Object for Slave {
         self.0.borrow().generation
     }
     fn stat(&self) -> (u32, u64) {
-        (0o020620, (136 << 8) | self.0.borrow().n as u64)
+        (0o020620, makedev(136, self.0.borrow().n as u64))
     }
     fn name(&self) -> String {
         alloc::format!("/dev/pts/{}", self.0.borrow().n)
@@ -350,13 +352,13 @@ pub(crate) fn open(s: &mut Server, pid: i32, path: &str, flags: u32) -> Option<R
 const OBJECT_INO: u64 = 5;
 
 /// stat of /dev/ptmx or /dev/pts/N (a live pty's), None for other paths.
-pub(crate) fn stat(path: &str) -> Option<Result<[u8; 144], i64>> {
+pub(crate) fn stat(path: &str) -> Option<Result<[u8; Stat::BYTES], i64>> {
     if path == "/dev/ptmx" {
-        return Some(Ok(super::files::stat_bytes(0o020666, OBJECT_INO, 1, 0, (5 << 8) | 2)));
+        return Some(Ok(Stat::new(0o020666, OBJECT_INO, 1, 0, makedev(5, 2)).to_bytes()));
     }
     let n: usize = path.strip_prefix("/dev/pts/")?.parse().ok()?;
     Some(match live(n) {
-        Some(_) => Ok(super::files::stat_bytes(0o020620, OBJECT_INO, 1, 0, (136 << 8) | n as u64)),
+        Some(_) => Ok(Stat::new(0o020620, OBJECT_INO, 1, 0, makedev(136, n as u64)).to_bytes()),
         None => Err(ENOENT),
     })
 }
@@ -389,24 +391,6 @@ pub(crate) fn job_control(s: &mut Server, pid: i32, d: &Desc, write: bool) -> Re
 
 /// A pty's ioctls (None: not a pty, or a request for io.rs).
 pub(crate) fn ioctl(s: &mut Server, pid: i32, d: &Desc, req: u64, arg: u64) -> Option<Result<i64, i64>> {
-    const TCGETS: u64 = 0x5401;
-    const TCSETS: u64 = 0x5402;
-    const TCSETSF: u64 = 0x5404;
-    const TCSBRK: u64 = 0x5409;
-    const TCFLSH: u64 = 0x540b;
-    const TIOCSCTTY: u64 = 0x540e;
-    const TIOCGPGRP: u64 = 0x540f;
-    const TIOCSPGRP: u64 = 0x5410;
-    const TIOCGWINSZ: u64 = 0x5413;
-    const TIOCSWINSZ: u64 = 0x5414;
-    const FIONREAD: u64 = 0x541b;
-    const TIOCNOTTY: u64 = 0x5422;
-    const TIOCGSID: u64 = 0x5429;
-    const TIOCGPTN: u64 = 0x8004_5430;
-    const TIOCSPTLCK: u64 = 0x4004_5431;
-    const TIOCGPTLCK: u64 = 0x8004_5439;
-    const TIOCGPTPEER: u64 = 0x5441;
-    const SIGWINCH: i32 = 28;
     let (pty, master) = pty_of(d)?;
     let (sid, pgid, tgid) = {
         let p = s.proc(pid);

@@ -14,21 +14,10 @@ use core::cell::RefCell;
 use super::*;
 use super::io::{POLLERR, POLLHUP, POLLIN, POLLOUT};
 use super::object::{Object, new_obj};
+use crate::linux::socket::{AF_UNIX, MSG_CMSG_CLOEXEC, SCM_RIGHTS, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_STREAM};
+pub(crate) use crate::linux::socket::{MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, SOCK_CLOEXEC, SOCK_NONBLOCK, SOL_SOCKET};
 
 // Linux's socket constants (the flags inet.rs uses too are pub(super)).
-const AF_UNIX: u64 = 1;
-const SOCK_STREAM: u32 = 1;
-const SOCK_DGRAM: u32 = 2;
-const SOCK_SEQPACKET: u32 = 5;
-pub(super) const SOCK_NONBLOCK: u64 = 0o4000;
-pub(super) const SOCK_CLOEXEC: u64 = 0o2000000;
-pub(super) const MSG_PEEK: u64 = 2;
-pub(super) const MSG_TRUNC: u64 = 0x20;
-pub(super) const MSG_DONTWAIT: u64 = 0x40;
-pub(super) const MSG_NOSIGNAL: u64 = 0x4000;
-const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
-pub(super) const SOL_SOCKET: u64 = 1;
-const SCM_RIGHTS: u32 = 1;
 /// Bytes a socket's receive queue holds (Linux's default buffer), and
 /// datagrams at most.
 const RCVBUF: usize = 212_992;
@@ -105,7 +94,6 @@ enum Key {
 }
 
 static mut NAMES: BTreeMap<Key, Weak<RefCell<Sock>>> = BTreeMap::new();
-static mut AUTOBIND: u32 = 0;
 
 #[allow(static_mut_refs)]
 fn names() -> &'static mut BTreeMap<Key, Weak<RefCell<Sock>>> {
@@ -461,11 +449,8 @@ pub fn bind(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         }
         if name.is_empty() || name == [0] && len == SUN_PATH as u64 {
             // Autobind: an abstract name of five hex digits.
-            // SAFETY: single threaded.
-            let n = unsafe {
-                AUTOBIND += 1;
-                AUTOBIND
-            };
+            s.unix_autobind += 1;
+            let n = s.unix_autobind;
             name = alloc::format!("\0{n:05x}").into_bytes();
         }
         let key = if name[0] == 0 {

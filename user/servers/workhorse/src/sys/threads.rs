@@ -6,17 +6,9 @@
 
 use super::*;
 use crate::shared::Shared;
+use crate::linux::sched::{PRIO_PGRP, PRIO_PROCESS, PRIO_USER, SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO, SCHED_IDLE, SCHED_OTHER, SCHED_RESET_ON_FORK, SCHED_RR};
+pub(crate) use crate::linux::clone::{CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID, CLONE_FILES, CLONE_PARENT, CLONE_PARENT_SETTID, CLONE_SETTLS, CLONE_SIGHAND, CLONE_THREAD, CLONE_VFORK, CLONE_VM};
 
-pub(crate) const CLONE_VM: u64 = 0x100;
-pub(crate) const CLONE_FILES: u64 = 0x400;
-pub(crate) const CLONE_SIGHAND: u64 = 0x800;
-pub(crate) const CLONE_VFORK: u64 = 0x4000;
-pub(crate) const CLONE_PARENT: u64 = 0x8000;
-pub(crate) const CLONE_THREAD: u64 = 0x10000;
-pub(crate) const CLONE_SETTLS: u64 = 0x80000;
-pub(crate) const CLONE_PARENT_SETTID: u64 = 0x100000;
-pub(crate) const CLONE_CHILD_CLEARTID: u64 = 0x200000;
-pub(crate) const CLONE_CHILD_SETTID: u64 = 0x1000000;
 
 /// What a clone or clone3 asked for.
 pub(crate) struct CloneArgs {
@@ -313,13 +305,6 @@ fn signal_thread(s: &mut Server, pid: i32, tid: i32, sig: i32) -> Out {
     if s.procs.get(&pid).is_some_and(|p| p.keep.is_some()) { Out::Ret(0) } else { Out::Gone }
 }
 
-const SCHED_OTHER: u64 = 0;
-const SCHED_FIFO: u64 = 1;
-const SCHED_RR: u64 = 2;
-const SCHED_BATCH: u64 = 3;
-const SCHED_IDLE: u64 = 5;
-const SCHED_DEADLINE: u64 = 6;
-const SCHED_RESET_ON_FORK: u64 = 0x4000_0000;
 
 /// The thread a sched_* call names: 0 the caller; a negative pid EINVAL,
 /// one that does not exist ESRCH.
@@ -407,9 +392,6 @@ pub fn sched_setparam(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     ret(r)
 }
 
-const PRIO_PROCESS: u64 = 0;
-const PRIO_PGRP: u64 = 1;
-const PRIO_USER: u64 = 2;
 
 /// The threads getpriority and setpriority name: one (PRIO_PROCESS), a
 /// process group (PRIO_PGRP; 0 the caller's) or a user's (PRIO_USER: every

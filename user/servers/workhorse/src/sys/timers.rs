@@ -14,8 +14,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::object::{Object, new_obj, with_obj};
 use super::*;
+use crate::linux::signal::SIGALRM;
 
-const SIGALRM: i32 = 14;
 const ITIMER_REAL: u64 = 0;
 const NS_PER_SEC: u64 = 1_000_000_000;
 /// The longest time-out the receive is given: the kernel refuses one over
