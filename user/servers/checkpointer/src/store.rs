@@ -12,7 +12,10 @@
 //!
 //! A root holds the sequence number, the time, the area's size, the number
 //! of pages, and a reference (block, SHA-256 of the whole block) to each
-//! map and meta block; its last 32 bytes are the SHA-256 of the rest.
+//! map and meta block; its last 32 bytes are the SHA-256 of the rest.  A
+//! checkpoint with more map and meta blocks than a root names
+//! ([`MAX_REFS`]) has its references in **index** blocks (a header and up
+//! to [`INDEX_REFS`] references each), and the root references those.
 //!
 //! A commit writes the new pages, map and meta blocks into blocks the
 //! current checkpoint does not use, flushes, then writes the root into the
@@ -25,6 +28,10 @@
 //! (root checksum, area size, every reference in the area, every record's
 //! type, sequence number and SHA-256, every page's SHA-256); if anything is
 //! wrong it says what ([`Fault`]) and falls back to the other root.
+//! [`Store::open_deferred`] checks everything but the pages' contents,
+//! which its user checks as it reads them: a page found damaged then is
+//! reported with [`Store::refuse_current`], which falls back to the other
+//! root as opening would have.
 
 use alloc::collections::BTreeMap;
 use alloc::vec;
@@ -45,6 +52,7 @@ pub const FORMAT: u32 = 1;
 pub const ROOT: u32 = 1;
 pub const MAP: u32 = 2;
 pub const META: u32 = 3;
+pub const INDEX: u32 = 4;
 
 const HEADER: usize = 32;
 const ENTRY: usize = 48;
@@ -57,6 +65,11 @@ const REF: usize = 36;
 const ROOT_SUM_AT: usize = BLOCK - 32;
 /// References (map and meta blocks) one root holds.
 pub const MAX_REFS: usize = (ROOT_SUM_AT - REFS_AT) / REF;
+/// References one index block holds.
+pub const INDEX_REFS: usize = (BLOCK - HEADER) / REF;
+/// Map and meta blocks a checkpoint may have: named by the root, or by at
+/// most MAX_REFS index blocks.
+pub const MAX_RECORD_BLOCKS: usize = MAX_REFS * INDEX_REFS;
 /// The first block records go in (0 and 1 are the roots).
 pub const FIRST_DATA: u64 = 2;
 
@@ -186,7 +199,7 @@ pub struct Checkpoint {
     pub blocks: u64,
     /// Pages this checkpoint wrote (the others it shares with earlier ones).
     pub pages_written: u64,
-    /// Its map and meta blocks.
+    /// Its map and meta blocks (and index blocks, when it has them).
     pub refs: Vec<u64>,
 }
 
@@ -221,6 +234,10 @@ pub struct Store<D: BlockDev> {
     /// was refused: the store fell back.  A refused root older than the
     /// one taken is a superseded checkpoint whose blocks were reused.
     pub fell_back: bool,
+    /// The other root's whole checkpoint, older than `current`, while no
+    /// commit has reused its blocks: what [`Store::refuse_current`] falls
+    /// back to.
+    pub standby: Option<Checkpoint>,
 }
 
 pub fn sha(b: &[u8]) -> Hash {
@@ -251,6 +268,12 @@ struct Root {
     map_blocks: usize,
     meta_len: usize,
     pages_written: u64,
+    /// Map and meta blocks.
+    nrefs: usize,
+    /// Index blocks (0: the root names the map and meta blocks itself).
+    index_blocks: usize,
+    /// The root's own references: the map and meta blocks, or the index
+    /// blocks.
     refs: Vec<(u64, Hash)>,
 }
 
@@ -278,20 +301,33 @@ fn parse_root(b: &Page, slot: usize, area: u64) -> Result<Root, Fault> {
     let map_blocks = u32_at(b, 52) as usize;
     let pages = u64_at(b, 40);
     let meta_len = u64_at(b, 56) as usize;
-    if nrefs > MAX_REFS
+    let index_blocks = u32_at(b, 72) as usize;
+    let direct = index_blocks == 0 && nrefs <= MAX_REFS;
+    let indirect = nrefs > MAX_REFS && nrefs <= MAX_RECORD_BLOCKS && index_blocks == nrefs.div_ceil(INDEX_REFS);
+    if !(direct || indirect)
         || map_blocks > nrefs
         || (pages as usize).div_ceil(MAP_ENTRIES) != map_blocks
         || meta_len.div_ceil(META_BYTES) != nrefs - map_blocks
     {
         return Err(Fault::BadRoot);
     }
-    let refs = (0..nrefs)
+    let refs = (0..if direct { nrefs } else { index_blocks })
         .map(|i| {
             let at = REFS_AT + i * REF;
             (u32_at(b, at) as u64, b[at + 4..at + 36].try_into().unwrap())
         })
         .collect();
-    Ok(Root { seq: u64_at(b, 16), time: u64_at(b, 24), pages, map_blocks, meta_len, pages_written: u64_at(b, 64), refs })
+    Ok(Root {
+        seq: u64_at(b, 16),
+        time: u64_at(b, 24),
+        pages,
+        map_blocks,
+        meta_len,
+        pages_written: u64_at(b, 64),
+        nrefs,
+        index_blocks,
+        refs,
+    })
 }
 
 fn record_header(b: &mut Page, kind: u32, index: u32, seq: u64, count: u32) {
@@ -304,21 +340,39 @@ fn record_header(b: &mut Page, kind: u32, index: u32, seq: u64, count: u32) {
 
 impl<D: BlockDev> Store<D> {
     /// Opens the area: the newest whole checkpoint, if any.
-    pub fn open(mut dev: D) -> Store<D> {
+    pub fn open(dev: D) -> Store<D> {
+        Store::open_with(dev, true)
+    }
+
+    /// Opens the area checking everything but the pages' contents (their
+    /// SHA-256 is read from the map, the pages are not read): the user
+    /// checks each page as it reads it, and reports one found damaged with
+    /// [`Store::refuse_current`].
+    pub fn open_deferred(dev: D) -> Store<D> {
+        Store::open_with(dev, false)
+    }
+
+    fn open_with(mut dev: D, check_pages: bool) -> Store<D> {
         let area = dev.blocks();
         let mut found: [Result<Checkpoint, Fault>; 2] = [Err(Fault::NoRoot), Err(Fault::NoRoot)];
         for (s, f) in found.iter_mut().enumerate() {
-            *f = load(&mut dev, s, area);
+            *f = load(&mut dev, s, area, check_pages);
         }
         let slots = [0, 1].map(|s| match &found[s] {
             Ok(c) => Slot::Good(c.seq),
             Err(e) => Slot::Bad(*e),
         });
         let [a, b] = found;
-        let current = match (a, b) {
-            (Ok(a), Ok(b)) => Some(if a.seq >= b.seq { a } else { b }),
-            (Ok(c), Err(_)) | (Err(_), Ok(c)) => Some(c),
-            (Err(_), Err(_)) => None,
+        let (current, standby) = match (a, b) {
+            (Ok(a), Ok(b)) => {
+                if a.seq >= b.seq {
+                    (Some(a), Some(b))
+                } else {
+                    (Some(b), Some(a))
+                }
+            }
+            (Ok(c), Err(_)) | (Err(_), Ok(c)) => (Some(c), None),
+            (Err(_), Err(_)) => (None, None),
         };
         let mut claims = [None, None];
         for (s, c) in claims.iter_mut().enumerate() {
@@ -335,7 +389,24 @@ impl<D: BlockDev> Store<D> {
                 && claims[i].is_none_or(|c| c > newest)
         };
         let fell_back = refused(0) || refused(1);
-        Store { dev, current, slots, claims, fell_back }
+        Store { dev, current, slots, claims, fell_back, standby }
+    }
+
+    /// The current checkpoint is refused for `fault` (a page its user found
+    /// damaged, after [`Store::open_deferred`]): the store stands on the
+    /// other root's checkpoint if it was whole, or on none, and has fallen
+    /// back, as opening would have with the pages checked.
+    pub fn refuse_current(&mut self, fault: Fault) {
+        if let Some(c) = self.current.take() {
+            self.slots[c.slot] = Slot::Bad(fault);
+            self.current = self.standby.take();
+            self.fell_back = true;
+        }
+    }
+
+    /// The place and SHA-256 of page `key` of the current checkpoint.
+    pub fn entry(&self, key: u64) -> Option<Entry> {
+        self.current.as_ref().and_then(|c| c.pages.get(&key)).copied()
     }
 
     /// The content of page `key` of the current checkpoint, checked
@@ -408,10 +479,11 @@ impl<D: BlockDev> Store<D> {
         let map_blocks = pages.len().div_ceil(MAP_ENTRIES);
         let meta_blocks = meta.len().div_ceil(META_BYTES);
         let refs = map_blocks + meta_blocks;
-        if refs > MAX_REFS {
+        if refs > MAX_RECORD_BLOCKS {
             return Err(Error::TooLarge { refs });
         }
-        let needed = (write.len() + refs) as u64;
+        let index_blocks = if refs > MAX_REFS { refs.div_ceil(INDEX_REFS) } else { 0 };
+        let needed = (write.len() + refs + index_blocks) as u64;
         // Blocks the current checkpoint uses stay untouched.
         let mut used = vec![false; area as usize];
         if let Some(c) = &self.current {
@@ -458,6 +530,24 @@ impl<D: BlockDev> Store<D> {
             self.dev.write(b, &buf)?;
             root_refs.push((b, sha(&buf)));
         }
+        // More than the root names: index blocks name them, the root those.
+        let mut all_refs: Vec<u64> = root_refs.iter().map(|r| r.0).collect();
+        if index_blocks > 0 {
+            let inner = core::mem::take(&mut root_refs);
+            for (i, chunk) in inner.chunks(INDEX_REFS).enumerate() {
+                buf.fill(0);
+                record_header(&mut buf, INDEX, i as u32, seq, chunk.len() as u32);
+                for (j, (b, h)) in chunk.iter().enumerate() {
+                    let at = HEADER + j * REF;
+                    put32(&mut buf, at, *b as u32);
+                    buf[at + 4..at + 36].copy_from_slice(h);
+                }
+                let b = next.next().unwrap();
+                self.dev.write(b, &buf)?;
+                root_refs.push((b, sha(&buf)));
+                all_refs.push(b);
+            }
+        }
         // Every record on the disk before the root that names them.
         self.dev.flush()?;
         buf.fill(0);
@@ -472,6 +562,7 @@ impl<D: BlockDev> Store<D> {
         put32(&mut buf, 52, map_blocks as u32);
         put64(&mut buf, 56, meta.len() as u64);
         put64(&mut buf, 64, write.len() as u64);
+        put32(&mut buf, 72, index_blocks as u32);
         for (i, (b, h)) in root_refs.iter().enumerate() {
             let at = REFS_AT + i * REF;
             put32(&mut buf, at, *b as u32);
@@ -487,16 +578,18 @@ impl<D: BlockDev> Store<D> {
             seq,
             time,
             slot,
-            blocks: (pages.len() + refs) as u64,
+            blocks: (pages.len() + all_refs.len()) as u64,
             pages,
             meta: meta.to_vec(),
             pages_written: written,
-            refs: root_refs.iter().map(|r| r.0).collect(),
+            refs: all_refs,
         };
         self.slots[slot] = Slot::Good(seq);
         self.claims[slot] = Some(seq);
         let n = c.pages.len() as u64;
         self.current = Some(c);
+        // The other root's checkpoint is superseded: its blocks may be reused.
+        self.standby = None;
         self.fell_back = false;
         Ok(Committed { seq, pages: n, pages_written: written, blocks_written: needed + 1 })
     }
@@ -512,7 +605,7 @@ impl Checkpoint {
 }
 
 /// Reads and checks the checkpoint root `slot` names, completely.
-fn load<D: BlockDev>(dev: &mut D, slot: usize, area: u64) -> Result<Checkpoint, Fault> {
+fn load<D: BlockDev>(dev: &mut D, slot: usize, area: u64, check_pages: bool) -> Result<Checkpoint, Fault> {
     if area < FIRST_DATA + 1 {
         return Err(Fault::TooSmall { blocks: area });
     }
@@ -523,7 +616,44 @@ fn load<D: BlockDev>(dev: &mut D, slot: usize, area: u64) -> Result<Checkpoint, 
     let mut meta = Vec::with_capacity(root.meta_len);
     let mut last: Option<u64> = None;
     let mut seen = BTreeMap::new();
-    for (i, &(b, h)) in root.refs.iter().enumerate() {
+    // The map and meta blocks: named by the root, or by its index blocks.
+    let mut index_list = Vec::new();
+    let refs_of: Vec<(u64, Hash)> = if root.index_blocks == 0 {
+        root.refs.clone()
+    } else {
+        let mut inner = Vec::with_capacity(root.nrefs);
+        for (i, &(b, h)) in root.refs.iter().enumerate() {
+            if !(FIRST_DATA..area).contains(&b) {
+                return Err(Fault::OutOfArea { block: b });
+            }
+            dev.read(b, &mut buf).map_err(|e| Fault::Io(e.0))?;
+            if sha(&buf) != h {
+                return Err(Fault::RecordChecksum { block: b });
+            }
+            let got = if &buf[0..8] == RECORD_MAGIC { u32_at(&buf, 8) } else { 0 };
+            if got != INDEX || u32_at(&buf, 12) as usize != i {
+                return Err(Fault::WrongType { block: b, want: INDEX, got });
+            }
+            let seq = u64_at(&buf, 16);
+            if seq != root.seq {
+                return Err(Fault::WrongSeq { block: b, seq });
+            }
+            let full = if i + 1 < root.index_blocks { INDEX_REFS } else { root.nrefs - i * INDEX_REFS };
+            if u32_at(&buf, 24) as usize != full {
+                return Err(Fault::BadRoot);
+            }
+            for j in 0..full {
+                let at = HEADER + j * REF;
+                inner.push((u32_at(&buf, at) as u64, buf[at + 4..at + 36].try_into().unwrap()));
+            }
+            if seen.insert(b, ()).is_some() {
+                return Err(Fault::BadMap { block: b });
+            }
+            index_list.push(b);
+        }
+        inner
+    };
+    for (i, &(b, h)) in refs_of.iter().enumerate() {
         if !(FIRST_DATA..area).contains(&b) {
             return Err(Fault::OutOfArea { block: b });
         }
@@ -560,25 +690,30 @@ fn load<D: BlockDev>(dev: &mut D, slot: usize, area: u64) -> Result<Checkpoint, 
                 pages.insert(key, Entry { block, hash: buf[at + 16..at + 48].try_into().unwrap() });
             }
         } else {
-            let full = if i + 1 < root.refs.len() { META_BYTES } else { root.meta_len - index * META_BYTES };
+            let full = if i + 1 < refs_of.len() { META_BYTES } else { root.meta_len - index * META_BYTES };
             if count != full {
                 return Err(Fault::BadRoot);
             }
             meta.extend_from_slice(&buf[HEADER..HEADER + count]);
         }
-        seen.insert(b, ());
+        if seen.insert(b, ()).is_some() {
+            return Err(Fault::BadMap { block: b });
+        }
     }
     // Every page whole; no block used twice.
     for (&key, e) in &pages {
         if seen.insert(e.block, ()).is_some() {
             return Err(Fault::BadMap { block: e.block });
         }
-        dev.read(e.block, &mut buf).map_err(|e| Fault::Io(e.0))?;
-        if sha(&buf) != e.hash {
-            return Err(Fault::PageChecksum { key, block: e.block });
+        if check_pages {
+            dev.read(e.block, &mut buf).map_err(|e| Fault::Io(e.0))?;
+            if sha(&buf) != e.hash {
+                return Err(Fault::PageChecksum { key, block: e.block });
+            }
         }
     }
-    let refs: Vec<u64> = root.refs.iter().map(|r| r.0).collect();
+    let mut refs: Vec<u64> = refs_of.iter().map(|r| r.0).collect();
+    refs.extend(index_list);
     Ok(Checkpoint {
         seq: root.seq,
         time: root.time,

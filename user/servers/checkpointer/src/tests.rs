@@ -434,11 +434,120 @@ fn a_full_area_is_a_clear_error_and_the_previous_checkpoint_stays() {
 }
 
 #[test]
-fn a_checkpoint_larger_than_a_root_can_name_is_refused() {
+fn a_checkpoint_larger_than_its_index_blocks_can_name_is_refused() {
     let mut s = Store::open(SimDev::new(8));
-    let e = s.commit(0, &[], &vec![0u8; META_BYTES * (MAX_REFS + 1)]).unwrap_err();
-    assert_eq!(e, Error::TooLarge { refs: MAX_REFS + 1 });
+    let e = s.commit(0, &[], &vec![0u8; META_BYTES * (MAX_RECORD_BLOCKS + 1)]).unwrap_err();
+    assert_eq!(e, Error::TooLarge { refs: MAX_RECORD_BLOCKS + 1 });
     assert_eq!(s.dev.writes, 0);
+}
+
+/// A meta of 120 blocks and a map: more record blocks than a root names.
+fn big_meta() -> Vec<u8> {
+    (0..META_BYTES * 120 + 7).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+/// More map and meta blocks than a root names go through index blocks:
+/// written, read back, whole or not at all at a cut at every write, and a
+/// flipped bit in an index block falls back with the reason.
+#[test]
+fn a_checkpoint_of_more_record_blocks_than_a_root_names_goes_through_index_blocks() {
+    let (disk, states) = committed(1);
+    let ten: Vec<(u64, Option<Page>)> = (0..10).map(|k| (k, Some(page(k, 7)))).collect();
+    let meta = big_meta();
+    let want = step(states.last().unwrap(), &ten, &meta);
+    let mut s = Store::open(SimDev::from(disk.clone()));
+    let before = s.dev.writes;
+    let c = s.commit(2, &refs(&ten), &meta).unwrap();
+    // 10 pages, a map, 121 meta blocks, 2 index blocks, the root.
+    assert_eq!((c.pages_written, c.blocks_written), (10, 135));
+    let total = s.dev.writes - before;
+    assert_eq!(total, 135);
+    let after = s.dev.clone().after_cut();
+    let mut r = Store::open(SimDev::from(after.clone()));
+    assert_eq!(observed(&mut r), Some(want.clone()));
+    let cur = r.current.clone().unwrap();
+    assert_eq!((cur.refs.len(), cur.blocks), (124, 134));
+    assert!(!r.fell_back);
+    // The next commit of a few pages still names them all.
+    let next = step(&want, &[(3, Some(page(3, 8)))], &meta);
+    r.commit(3, &[(3, Some(&page(3, 8)))], &meta).unwrap();
+    assert_eq!(observed(&mut Store::open(SimDev::from(r.dev.after_cut()))), Some(next));
+    // A cut at every write: the old checkpoint or (the root whole) the new.
+    for cut in 0..total {
+        let mut dev = SimDev::from(disk.clone());
+        dev.cut_at = Some(cut);
+        dev.rng = 0x2545_F491_4F6C_DD1D + cut as u64;
+        let mut s = Store::open(dev);
+        assert!(s.commit(2, &refs(&ten), &meta).is_err());
+        let got = observed(&mut Store::open(SimDev::from(s.dev.after_cut())));
+        if cut + 1 < total {
+            assert_eq!(got.as_ref(), states.last(), "cut at write {cut} of {total}");
+        } else {
+            assert!(got.as_ref() == states.last() || got.as_ref() == Some(&want));
+        }
+    }
+    // A flipped bit in each index block: checkpoint 1, with the reason.
+    let index: Vec<u64> = cur.refs[cur.refs.len() - 2..].to_vec();
+    for &b in &index {
+        let mut d = after.clone();
+        d[b as usize][40] ^= 4;
+        let mut s = Store::open(SimDev::from(d));
+        assert_eq!(observed(&mut s).as_ref(), states.last(), "index block {b}");
+        assert!(s.fell_back);
+        assert_eq!(s.slots[cur.slot], Slot::Bad(Fault::RecordChecksum { block: b }));
+    }
+    // A root naming a map block where its index block belongs: refused.
+    let mut d = after.clone();
+    let mut root = d[cur.slot];
+    let map_block = cur.refs[0];
+    root[96..100].copy_from_slice(&(map_block as u32).to_le_bytes());
+    let h: [u8; 32] = Sha256::digest(d[map_block as usize]).into();
+    root[100..132].copy_from_slice(&h);
+    root_checksum(&mut root);
+    d[cur.slot] = root;
+    let s = Store::open(SimDev::from(d));
+    assert_eq!(s.slots[cur.slot], Slot::Bad(Fault::WrongType { block: map_block, want: INDEX, got: MAP }));
+}
+
+/// Opening with the pages' checks deferred to their reads, and refusing the
+/// current checkpoint at the first damaged page, stands on what opening
+/// with every page checked stands on: a flipped bit in every page block.
+#[test]
+fn deferred_page_checks_fall_back_as_opening_does() {
+    let (disk, _) = committed(4);
+    let newest = Store::open(SimDev::from(disk.clone())).current.unwrap();
+    let older = {
+        let mut d = disk.clone();
+        d[newest.slot][0] ^= 0xff;
+        Store::open(SimDev::from(d)).current.unwrap()
+    };
+    let mut tried = 0;
+    for b in newest.pages.values().chain(older.pages.values()).map(|e| e.block) {
+        let mut d = disk.clone();
+        d[b as usize][97] ^= 8;
+        let mut full = Store::open(SimDev::from(d.clone()));
+        let mut lazy = Store::open_deferred(SimDev::from(d));
+        'again: while let Some(c) = lazy.current.clone() {
+            for &k in c.pages.keys() {
+                let mut p = [0u8; BLOCK];
+                if let Err(f) = lazy.read_page(k, &mut p) {
+                    lazy.refuse_current(f);
+                    continue 'again;
+                }
+            }
+            break;
+        }
+        assert_eq!(lazy.current.as_ref().map(|c| c.seq), full.current.as_ref().map(|c| c.seq), "block {b}");
+        assert_eq!(observed(&mut lazy), observed(&mut full), "block {b}");
+        // The slot of the refused one says why, as opening's does.
+        if let Some(c) = &full.current {
+            assert_eq!(lazy.slots[c.slot], full.slots[c.slot]);
+        }
+        assert_eq!(lazy.slots[newest.slot], full.slots[newest.slot], "block {b}");
+        assert_eq!(lazy.fell_back, full.fell_back, "block {b}");
+        tried += 1;
+    }
+    assert!(tried > 50, "{tried}");
 }
 
 fn image(n: usize) -> Image {
