@@ -501,7 +501,6 @@ impl Server {
             let _ = SELF_ASPACE.delete_cap(p.ret_slot);
             let _ = SELF_ASPACE.move_cap(RECV_RET, p.ret_slot);
             p.blocked = Some(Blocked::Call(call));
-            p.cpu.set(false);
             self.maybe_waiting = true;
             return;
         }
@@ -524,9 +523,7 @@ impl Server {
                 // would be a good part of a short call's cost.)
                 let due = match self.procs.get_mut(&pid) {
                     Some(p) => {
-                        if p.blocked.take().is_some() && p.keep.is_some() {
-                            p.cpu.set(true);
-                        }
+                        p.blocked = None;
                         p.waits_tty = false;
                         p.pending & !p.sigmask != 0
                     }
@@ -565,7 +562,6 @@ impl Server {
                 }
                 if p.blocked.is_none() || matches!(p.blocked, Some(Blocked::Call(_))) {
                     p.blocked = Some(Blocked::Call(call));
-                    p.cpu.set(false);
                     self.maybe_waiting = true;
                     // A signal already due interrupts it at once.
                     if self.deliverable(pid).is_some() {
