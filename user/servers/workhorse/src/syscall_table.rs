@@ -68,7 +68,7 @@ syscall_table! {
     61 wait4 sys::wait4, Partial, "WNOHANG, WUNTRACED, WCONTINUED; rusage has the child's CPU time (and its waited-for children's) as user time, the other fields zero";
     62 kill sys::kill, Full, "a non-root caller signals only processes of its real or effective uid (their real or saved one), and SIGCONT in its session (EPERM when none)";
     63 uname sys::uname, Full, "";
-    72 fcntl sys::fcntl, Partial, "F_DUPFD(_CLOEXEC), F_GETFD/SETFD, F_GETFL/SETFL; record locks F_GETLK, F_SETLK, F_SETLKW (the process's, dropped when it closes a descriptor of the file or ends; EDEADLK for a cycle of waiting processes) and F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (the open file description's), advisory, on files, directories and named pipes";
+    72 fcntl sys::fcntl, Partial, "F_DUPFD(_CLOEXEC), F_GETFD/SETFD, F_GETFL/SETFL; record locks F_GETLK, F_SETLK, F_SETLKW (the process's, dropped when it closes a descriptor of the file or ends; EDEADLK for a cycle of waiting processes) and F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (the open file description's), advisory, on files, directories and named pipes; F_GETPIPE_SZ/F_SETPIPE_SZ of a pipe or named pipe (16 KiB to begin with; a power of two pages up to 1 MiB, EPERM past it, EBUSY below what it holds); the rest (F_NOTIFY, leases, seals) EINVAL";
     73 flock sys::flock, Full, "the open file description's lock on the whole file (LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB); apart from fcntl's record locks, as Linux";
     74 fsync sys::fsync, Full, "a file under /data (the store on the disk) has the block server FLUSH; anything else is in memory";
     75 fdatasync sys::fsync, Full, "as fsync";

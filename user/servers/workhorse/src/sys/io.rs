@@ -127,7 +127,7 @@ pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Op
                 s.proc(pid).pending |= 1 << (13 - 1);
                 return Err(EPIPE);
             }
-            let room = PIPE_SIZE - pipe.buf.len();
+            let room = pipe.room();
             if room == 0 {
                 return Err(if nonblock { EAGAIN } else { WOULD_BLOCK });
             }
@@ -292,7 +292,7 @@ pub fn sendfile(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         let mut n = (count as usize).min(IO_CHUNK);
         // Never take more than the output can take now.
         if let Kind::Pipe(p, _) = &out.borrow().kind {
-            n = n.min(PIPE_SIZE - p.borrow().buf.len());
+            n = n.min(p.borrow().room());
             if n == 0 && count > 0 {
                 return Err(WOULD_BLOCK);
             }
@@ -426,6 +426,8 @@ pub fn fcntl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     const F_GETFL: u64 = 3;
     const F_SETFL: u64 = 4;
     const F_DUPFD_CLOEXEC: u64 = 1030;
+    const F_SETPIPE_SZ: u64 = 1031;
+    const F_GETPIPE_SZ: u64 = 1032;
     let p = s.proc(pid);
     let (fd, cmd, arg) = (c.args[0], c.args[1], c.args[2]);
     let f = match p.fd(fd) {
@@ -445,6 +447,11 @@ pub fn fcntl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         super::locks::F_GETLK..=super::locks::F_SETLKW | super::locks::F_OFD_GETLK..=super::locks::F_OFD_SETLKW => {
             super::locks::fcntl_lock(s, pid, &f.desc, cmd, arg)
         }
+        F_GETPIPE_SZ | F_SETPIPE_SZ => match &f.desc.borrow().kind {
+            Kind::Pipe(pipe, _) if cmd == F_GETPIPE_SZ => Ok(pipe.borrow().size as i64),
+            Kind::Pipe(pipe, _) => pipe.borrow_mut().resize(arg).map(|n| n as i64),
+            _ => Err(EBADF),
+        },
         F_SETFL => {
             let mut d = f.desc.borrow_mut();
             d.flags = (d.flags & !(O_APPEND | O_NONBLOCK)) | (arg as u32 & (O_APPEND | O_NONBLOCK));
@@ -460,12 +467,7 @@ pub(crate) fn make_pipe(s: &mut Server, pid: i32, fds: u64, flags: u64) -> Resul
         return Err(EINVAL);
     }
     mem::check_range(fds, 8)?;
-    let pipe = alloc::rc::Rc::new(core::cell::RefCell::new(Pipe {
-        buf: alloc::collections::VecDeque::new(),
-        readers: 0,
-        writers: 0,
-        generation: 0,
-    }));
+    let pipe = alloc::rc::Rc::new(core::cell::RefCell::new(Pipe::new()));
     let nb = flags & O_NONBLOCK;
     let r = Description::new(Kind::Pipe(pipe.clone(), None), O_RDONLY | nb);
     let w = Description::new(Kind::Pipe(pipe, None), O_WRONLY | nb);
@@ -657,7 +659,7 @@ pub(crate) fn desc_ready(d: &Description) -> u16 {
             if d.writable() {
                 ready |= if p.readers == 0 {
                     POLLERR
-                } else if p.buf.len() < PIPE_SIZE {
+                } else if p.room() > 0 {
                     POLLOUT
                 } else {
                     0
