@@ -70,12 +70,11 @@ KNOWN = {
     "test_socket": "no IPv6, UDP-Lite, AF_VSOCK; SO_REUSEPORT, SO_PROTOCOL, if_nameindex, sethostname",
     "test_tempfile": "chmod(follow_symlinks=False): O_PATH|O_NOFOLLOW of a symbolic link is ELOOP",
     "test_signal": "see docs/workhorse.md",
-    "test_subprocess": "F_GETPIPE_SZ/F_SETPIPE_SZ EINVAL",
     "test_posix": "sched_getscheduler(1) ESRCH, sched_rr_get_interval ENOSYS, linkat AT_SYMLINK_FOLLOW EINVAL",
     "test_mmap": "mappings near 2 and 4 GiB of a sparse file: the workhorse's memory limits",
     "test_os": "copy_file_range and splice ENOSYS",
     "test_shutil": "lzma's MemoryError, open(O_CREAT) of 'name/', statfs of /tmp with no used blocks",
-    "test_fcntl": "F_NOTIFY and F_SETPIPE_SZ EINVAL",
+    "test_fcntl": "F_NOTIFY EINVAL",
     "test_time": "clock_settime(CLOCK_MONOTONIC) EPERM, not EINVAL",
 }
 

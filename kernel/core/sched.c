@@ -407,6 +407,14 @@ void sched_budget(const struct process *p, u64 res[4])
     res[3] = p->ran_out;
 }
 
+u64 sched_cpu_ns(const struct process *p)
+{
+    u64 t = p->cpu_time, khz = cpu0.tsc_khz;
+    if (p == cpu0.current)
+        t += rdtsc();
+    return t / khz * 1000000 + t % khz * 1000000 / khz;
+}
+
 static struct process *pick(void)
 {
     if (!sched_nonempty)
@@ -442,7 +450,11 @@ void sched_switch_bases(struct process *p)
     }
 }
 
-static void switch_to(struct process *p) { sched_switch_to(p); }
+static void switch_to(struct process *p)
+{
+    sched_switch_time(cpu0.current, p);
+    sched_switch_to(p);
+}
 
 bool sched_is_highest(unsigned prio, struct process *leaving)
 {
@@ -475,6 +487,8 @@ NORETURN void kernel_exit(void)
     charge();
     struct process *p;
     while (!(p = pick())) {
+        if (cpu0.current) /* it has left: its CPU time is whole (sched_switch_cpu) */
+            cpu0.current->cpu_time += rdtsc();
         cpu0.current = NULL;
         arm(rdtsc(), NULL);
         LAT_EXIT(); /* interrupts come in from here */

@@ -44,6 +44,9 @@ void sched_lend(struct process *server, const struct process *caller);
 void sched_charge(void);
 /* Budget and period in this boot's TSC ticks, a new period begun. */
 void sched_budget_reset(struct process *p);
+/* The nanoseconds p has run (the time the CPU was its, in user mode and
+ * in the kernel on its behalf), to now if it runs. */
+u64 sched_cpu_ns(const struct process *p);
 void sched_init(void); /* empty rings, before the first process */
 /* Move p's state out of the CPU (FPU, fs/gs bases) into p: p leaves the kernel. */
 void sched_save(struct process *p);
@@ -61,6 +64,19 @@ bool sched_is_highest(unsigned prio, struct process *leaving);
 
 /* Give the CPU's fs/gs bases to p (saving the previous owner's). */
 void sched_switch_bases(struct process *p);
+
+/* CPU time (cpu_time), before every switch from the running process
+ * `from` (NULL: the CPU idled) to p: the one leaving gains the TSC value
+ * now and the one coming loses it, so that each has its time run once it
+ * has left (the same process again: nothing).  Nobody is charged while the
+ * CPU idles (kernel_exit). */
+static ALWAYS_INLINE void sched_switch_time(struct process *from, struct process *p)
+{
+    u64 now = rdtsc();
+    if (from)
+        from->cpu_time += now;
+    p->cpu_time -= now;
+}
 
 /* Make p the running process once its address space is loaded: its FPU
  * state, fs/gs bases and entry stack.  The FPU and the bases change hands

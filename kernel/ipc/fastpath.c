@@ -92,6 +92,7 @@ static ALWAYS_INLINE NORETURN void hand_over_words(struct process *s, enum wait_
         sched_dequeue(s);
         sched_enqueue_front(r);
     }
+    sched_switch_time(s, r);
     sched_switch_cpu(r); /* the caller has loaded r's address space */
     LAT_EXIT(); /* what is left is the few instructions out */
     if (resumed)

@@ -647,6 +647,7 @@ static void adopt_process(struct process *p, u64 now)
     cap_fix(&p->fault_to);
     p->as->nproc++;
     sched_budget_reset(p); /* its budget in this boot's TSC ticks */
+    p->cpu_time = 0; /* counted from the resume: another boot's TSC ticks (and the capture's own, if it ran then) */
     u64 deadline = p->deadline;
     p->deadline = 0;
     if (p->state == KEEP_STATE_RUNNABLE) {

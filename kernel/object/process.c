@@ -414,7 +414,7 @@ u64 process_invoke(struct invocation *inv)
     struct process *me = inv->caller;
     const u64 *a = inv->arg;
 
-    if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_SET_PASSIVE)
+    if (inv->method < KEEP_M_PROCESS_SET_REGS || inv->method > KEEP_M_PROCESS_CPU_TIME)
         return KEEP_ERR_INVALID_METHOD;
     if (unlikely(process_is_out(p))) /* exported: whoever needs it asks the kpager */
         return kmem_need_process(inv, cap_pnum(inv->cap));
@@ -483,6 +483,9 @@ u64 process_invoke(struct invocation *inv)
         return sched_set_budget(p, me, a[0], a[1]);
     case KEEP_M_PROCESS_BUDGET:
         sched_budget(p, inv->res);
+        return KEEP_ERR_OK;
+    case KEEP_M_PROCESS_CPU_TIME:
+        inv->res[0] = sched_cpu_ns(p);
         return KEEP_ERR_OK;
     case KEEP_M_PROCESS_SET_PASSIVE:
         return sched_set_passive(p, me, a[0], &inv->res[0]);

@@ -63,6 +63,9 @@ struct process {
     u64 budget, period, used, period_start;
     u32 budget_us, period_us;           /* as given to SET_BUDGET */
     u64 ran_out;                        /* periods it spent its budget in */
+    /* The TSC ticks it has run (sched.h, sched_switch_cpu): while it runs,
+     * that less the TSC value it started running at. */
+    u64 cpu_time;
     /* Passive (sched.c, "lending"): while it serves a call, its time is
      * the caller's.  client: 1 + the number of the caller of the call it
      * received last (0: none), client_reply that call's return capability;

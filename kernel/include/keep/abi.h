@@ -275,6 +275,7 @@
 #define KEEP_M_PROCESS_SET_BUDGET 18
 #define KEEP_M_PROCESS_BUDGET 19
 #define KEEP_M_PROCESS_SET_PASSIVE 20
+#define KEEP_M_PROCESS_CPU_TIME 21
 #define KEEP_M_TIMER_NOW 1
 #define KEEP_M_TIMER_SLEEP 2
 #define KEEP_M_TIMER_SLEEP_UNTIL 3
@@ -322,7 +323,7 @@
 /* The rights each method needs (a method's "rights" in keep.toml), checked
  * by the kernel's dispatch before the object sees the invocation: 0 for a
  * method the object type does not have. */
-#define KEEP_METHOD_LIMIT 21
+#define KEEP_METHOD_LIMIT 22
 static inline unsigned long long keep_method_rights(unsigned long long type, unsigned long long method)
 {
     static const unsigned char need[19][KEEP_METHOD_LIMIT] = {
@@ -386,6 +387,7 @@ static inline unsigned long long keep_method_rights(unsigned long long type, uns
             [KEEP_M_PROCESS_SET_BUDGET] = KEEP_RIGHT_WRITE,
             [KEEP_M_PROCESS_BUDGET] = KEEP_RIGHT_READ,
             [KEEP_M_PROCESS_SET_PASSIVE] = KEEP_RIGHT_WRITE,
+            [KEEP_M_PROCESS_CPU_TIME] = KEEP_RIGHT_READ,
         },
         [KEEP_TYPE_ACCOUNT] = {
             [KEEP_M_ACCOUNT_INFO] = KEEP_RIGHT_READ,

@@ -523,6 +523,8 @@ pub mod method {
         pub const BUDGET: u64 = 19;
         /// Make the process passive (on 1) or not (on 0), and return what it was. While a passive process serves a call (from receiving it until the call's return capability is used or lost, or the caller is gone), the time it runs is charged to the caller's budget, and through nested calls to further passive servers to the first caller that has one; when that budget is spent the server is parked until the caller's next period. A caller without a budget lends nothing: the server then runs on its own budget, or none. INVALID_ARG for on above 1. NO_RIGHTS when the caller has a budget itself and asks for 0 (as it may not remove a budget). Either error changes nothing.
         pub const SET_PASSIVE: u64 = 20;
+        /// The nanoseconds the process has run since it was made (or resumed from a checkpoint): the time the CPU was its, in user mode and in the kernel on its behalf, to now when it is the caller; counted from the TSC at every switch. Time the CPU idles, and the time of the servers that answer its calls, are in nobody's or their own.
+        pub const CPU_TIME: u64 = 21;
     }
     pub mod account {
         /// Return the frames the account holds unused, the frames in use by objects made from it, the frames its kpager has taken back from live objects so far (REVOKE_TABLE, REVOKE_PROCESS), and how many of its processes are exported now.
@@ -718,6 +720,7 @@ pub const METHOD_RIGHTS: &[(u64, u64, u64, &str)] = &[
     (ty::PROCESS, method::process::SET_BUDGET, rights::WRITE, "PROCESS.SET_BUDGET"),
     (ty::PROCESS, method::process::BUDGET, rights::READ, "PROCESS.BUDGET"),
     (ty::PROCESS, method::process::SET_PASSIVE, rights::WRITE, "PROCESS.SET_PASSIVE"),
+    (ty::PROCESS, method::process::CPU_TIME, rights::READ, "PROCESS.CPU_TIME"),
     (ty::TIMER, method::timer::NOW, rights::READ, "TIMER.NOW"),
     (ty::TIMER, method::timer::SLEEP, rights::READ, "TIMER.SLEEP"),
     (ty::TIMER, method::timer::SLEEP_UNTIL, rights::READ, "TIMER.SLEEP_UNTIL"),

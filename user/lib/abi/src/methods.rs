@@ -389,6 +389,13 @@ impl Process {
     pub fn set_passive(self, on: u64) -> Result<u64> {
         invoke(self.0, method::process::SET_PASSIVE, [on, 0, 0, 0]).map(|r| r[0])
     }
+
+    /// PROCESS.CPU_TIME (21, needs READ): The nanoseconds the process has run since it was made (or resumed from a checkpoint): the time the CPU was its, in user mode and in the kernel on its behalf, to now when it is the caller; counted from the TSC at every switch. Time the CPU idles, and the time of the servers that answer its calls, are in nobody's or their own.
+    /// Results: (ns).
+    #[inline]
+    pub fn cpu_time(self) -> Result<u64> {
+        invoke(self.0, method::process::CPU_TIME, [0, 0, 0, 0]).map(|r| r[0])
+    }
 }
 
 /// A kernel-memory account: frames donated by its kpager, from which address spaces, processes and wrappers are made and page tables grow.

@@ -183,6 +183,7 @@ fn exec_depth(
     }
     // The point of no return: the old program goes.
     if let Some(old) = p.keep.take() {
+        p.cpu.keep_gone(&old);
         old.destroy();
     }
     p.mm = crate::shared::Shared::new(mm);

@@ -8,8 +8,11 @@ use core::cell::RefCell;
 use crate::vfs::{Ino, fs};
 pub(crate) use crate::linux::fs::{O_ACCMODE, O_APPEND, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY};
 
-/// Bytes a pipe holds before writers wait.
+/// Bytes a new pipe holds before writers wait.
 pub const PIPE_SIZE: usize = 16384;
+/// The most F_SETPIPE_SZ gives (Linux's pipe-max-size, which a process
+/// without CAP_SYS_RESOURCE cannot pass: the server bounds its memory).
+pub const PIPE_MAX_SIZE: usize = 1 << 20;
 
 pub struct Pipe {
     pub buf: VecDeque<u8>,
@@ -17,6 +20,38 @@ pub struct Pipe {
     pub writers: u32,
     /// Counts reads and writes (edge-triggered epoll reports each).
     pub generation: u64,
+    /// Bytes it holds before writers wait (F_SETPIPE_SZ).
+    pub size: usize,
+}
+
+impl Pipe {
+    pub fn new() -> Pipe {
+        Pipe { buf: VecDeque::new(), readers: 0, writers: 0, generation: 0, size: PIPE_SIZE }
+    }
+
+    /// Room for more bytes.
+    pub fn room(&self) -> usize {
+        self.size.saturating_sub(self.buf.len())
+    }
+
+    /// F_SETPIPE_SZ: `arg` (an unsigned int, as Linux takes it) rounded up
+    /// to a power of two pages, at least one; EINVAL past 2^31, EPERM past
+    /// PIPE_MAX_SIZE, EBUSY below the bytes it holds.  The new size.
+    pub fn resize(&mut self, arg: u64) -> Result<usize, i64> {
+        let arg = arg as u32 as usize;
+        if arg > 1 << 31 {
+            return Err(crate::errno::EINVAL);
+        }
+        let size = arg.max(4096).next_power_of_two();
+        if size > PIPE_MAX_SIZE {
+            return Err(crate::errno::EPERM);
+        }
+        if size < self.buf.len() {
+            return Err(crate::errno::EBUSY);
+        }
+        self.size = size;
+        Ok(size)
+    }
 }
 
 pub enum Kind {

@@ -114,6 +114,8 @@ pub mod fs {
     pub const F_OFD_SETLK: u64 = 37;
     pub const F_OFD_SETLKW: u64 = 38;
     pub const F_DUPFD_CLOEXEC: u64 = 1030;
+    pub const F_SETPIPE_SZ: u64 = 1031;
+    pub const F_GETPIPE_SZ: u64 = 1032;
     /// struct flock's l_type.
     pub const F_RDLCK: u16 = 0;
     pub const F_WRLCK: u16 = 1;

@@ -504,18 +504,19 @@ impl Server {
     }
 
     fn syscall(&mut self, pid: i32, w: [u64; 4]) {
-        if !self.procs.contains_key(&pid) {
-            return;
-        }
+        // (One look-up for both: each is a good part of a short call's cost.)
+        let stopped = match self.procs.get(&pid) {
+            Some(p) => p.stopped,
+            None => return,
+        };
         let mut call = Call { nr: w[0], args: [w[1], w[2], w[3], 0, 0, 0], have_all: false };
         // A call from a thread stopped while it ran waits, untried, for
         // SIGCONT (retry skips stopped threads).
-        if self.procs[&pid].stopped {
+        if stopped {
             let p = self.proc(pid);
             let _ = SELF_ASPACE.delete_cap(p.ret_slot);
             let _ = SELF_ASPACE.move_cap(RECV_RET, p.ret_slot);
             p.blocked = Some(Blocked::Call(call));
-            p.cpu.set(false);
             self.maybe_waiting = true;
             return;
         }
@@ -535,16 +536,14 @@ impl Server {
         match out {
             Out::Ret(_) | Out::Resume => {
                 // (One look-up: finding the process again for the signals
-                // would be a good part of a short call's cost.)
-                let due = match self.procs.get_mut(&pid) {
+                // or its stop would be a good part of a short call's cost.)
+                let (due, stopped) = match self.procs.get_mut(&pid) {
                     Some(p) => {
-                        if p.blocked.take().is_some() && p.keep.is_some() {
-                            p.cpu.set(true);
-                        }
+                        p.blocked = None;
                         p.waits_tty = false;
-                        p.pending & !p.sigmask != 0
+                        (p.pending & !p.sigmask != 0, p.stopped)
                     }
-                    None => false,
+                    None => (false, false),
                 };
                 // A signal due now is acted on as the call returns.
                 let rax = if let Out::Ret(v) = out { Some(v) } else { None };
@@ -558,9 +557,12 @@ impl Server {
                     (signal::Delivery::Ended, _) => None,
                 };
                 match answer {
-                    // A thread stopped meanwhile (or by this call's signal)
-                    // waits for SIGCONT with its answer.
-                    Some(a) if self.procs.get(&pid).is_some_and(|p| p.stopped) => self.hold(pid, a, ret),
+                    // A thread stopped meanwhile (or by this call's signal:
+                    // looked up again after a delivery) waits for SIGCONT
+                    // with its answer.
+                    Some(a) if if due { self.procs.get(&pid).is_some_and(|p| p.stopped) } else { stopped } => {
+                        self.hold(pid, a, ret)
+                    }
                     // The current message's answer waits for the next receive.
                     Some(a) if ret == RECV_RET => self.reply = Some(a),
                     Some((lbl, rax)) => {
@@ -579,7 +581,6 @@ impl Server {
                 }
                 if p.blocked.is_none() || matches!(p.blocked, Some(Blocked::Call(_))) {
                     p.blocked = Some(Blocked::Call(call));
-                    p.cpu.set(false);
                     self.maybe_waiting = true;
                     // A signal already due interrupts it at once.
                     if self.deliverable(pid).is_some() {

@@ -304,7 +304,7 @@ impl Proc {
             rlimits: default_rlimits(),
             altstack: AltStack::NONE,
             pidfd_state: None,
-            cpu: CpuTime::running(),
+            cpu: CpuTime::new(),
             cpu_done: 0,
             cpu_children: 0,
             stopped: false,
@@ -325,6 +325,7 @@ impl Proc {
             crate::sys::locks::process_ended(self.tgid);
         }
         if let Some(k) = self.keep.take() {
+            self.cpu.keep_gone(&k);
             if last { k.destroy() } else { k.destroy_thread() }
         } else if last && self.mm.aspace.0 != 0 {
             // A leader that ended before its threads kept the space.
@@ -339,8 +340,12 @@ impl Proc {
         self.waits_tty = false;
         self.stopped = false;
         self.held = None;
-        self.cpu.set(false);
         let _ = SELF_ASPACE.delete_cap(self.ret_slot);
+    }
+
+    /// The thread's CPU time in ns (cpu.rs).
+    pub fn cpu_ns(&self) -> u64 {
+        self.cpu.ns(self.keep.as_ref())
     }
 
     pub fn fd(&self, n: u64) -> Result<&Fd, i64> {

@@ -260,9 +260,6 @@ impl Server {
         let p = self.procs.get_mut(&pid).unwrap();
         p.blocked = None;
         p.waits_tty = false;
-        if p.keep.is_some() {
-            p.cpu.set(true);
-        }
         let rax = if restart { None } else { Some(-crate::linux::errno::EINTR) };
         match self.deliver(pid, sig, rax, restart.then_some(call.nr)) {
             Delivery::Handler => {
@@ -481,9 +478,6 @@ impl Server {
         for t in threads {
             let Some(p) = self.procs.get_mut(&t) else { continue };
             let Some((lbl, rax)) = p.held.take() else { continue };
-            if p.keep.is_some() {
-                p.cpu.set(true);
-            }
             let ret = p.ret_slot;
             let out = if lbl == reply::RESUME_SET_RAX { Out::Ret(rax as i64) } else { Out::Resume };
             self.finish(t, Call { nr: 0, args: [0; 6], have_all: true }, out, ret);
@@ -499,7 +493,6 @@ impl Server {
             let _ = SELF_ASPACE.move_cap(ret, p.ret_slot);
         }
         p.held = Some(answer);
-        p.cpu.set(false);
     }
 
     /// Process `tgid` stopped (CLD_STOPPED, by `sig`) or continued

@@ -7,7 +7,7 @@
 use alloc::format;
 use core::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
-use keep_abi::{Error, KERNEL, Process, SELF_ASPACE, TIMER, layout, rights};
+use keep_abi::{Error, KERNEL, Process, SELF_ASPACE, SELF_PROCESS, TIMER, layout, rights};
 use keep_loader::thread;
 
 use crate::{Ctx, Cx, TestResult, expect_err, with_slots};
@@ -294,4 +294,55 @@ pub fn round_robin(cx: &mut Cx) -> TestResult {
     a.kill(&mut cx.slots);
     b.kill(&mut cx.slots);
     r
+}
+
+/// PROCESS.CPU_TIME: none for a process not yet started; a spinner's grows
+/// while it runs, never past the time since it was made, and stands still
+/// while it is stopped; the caller's own grows with what it computes; a
+/// capability without READ is refused.
+pub fn cpu_time(cx: &mut Cx) -> TestResult {
+    // Below ktest (10): it spins while ktest sleeps.
+    let s = thread::create(&mut cx.slots, "ktest-spin", 5, spin, &[])?;
+    let t0 = TIMER.now_ms().ctx("NOW")?;
+    let r = cpu_time_of(cx, s.process, t0);
+    s.kill(&mut cx.slots);
+    r
+}
+
+fn cpu_time_of(cx: &mut Cx, p: Process, t0: u64) -> TestResult {
+    ensure!(p.cpu_time().ctx("CPU_TIME")? == 0, "a process not started has run {:?} ns", p.cpu_time());
+    SPINS.store(0, SeqCst);
+    p.start().ctx("START")?;
+    let mut last = 0;
+    for i in 0..5 {
+        let spins = SPINS.load(SeqCst);
+        let t = TIMER.now_ms().ctx("NOW")?;
+        while SPINS.load(SeqCst) == spins {
+            TIMER.sleep(10).ctx("SLEEP")?;
+            ensure!(TIMER.now_ms().ctx("NOW")? < t + 30_000, "the spinner did not run in 30 s");
+        }
+        let ns = p.cpu_time().ctx("CPU_TIME")?;
+        let since = (TIMER.now_ms().ctx("NOW")? + 1 - t0) * 1_000_000;
+        ensure!(ns > last, "round {i}: the spinner ran and its CPU time went from {last} to {ns} ns");
+        ensure!(ns <= since, "round {i}: {ns} ns of CPU time in the {since} ns since the spinner was made");
+        last = ns;
+    }
+    p.stop().ctx("STOP")?;
+    let stopped = p.cpu_time().ctx("CPU_TIME")?;
+    TIMER.sleep(30).ctx("SLEEP")?;
+    let later = p.cpu_time().ctx("CPU_TIME")?;
+    ensure!(later == stopped, "a stopped process's CPU time went from {stopped} to {later} ns");
+    // The caller's own, read while it runs.
+    let mine = SELF_PROCESS.cpu_time().ctx("CPU_TIME(self)")?;
+    let mut x = 1u64;
+    for _ in 0..100_000 {
+        x = core::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+    let after = SELF_PROCESS.cpu_time().ctx("CPU_TIME(self)")?;
+    ensure!(after > mine, "computing did not advance the caller's CPU time ({mine} then {after} ns)");
+    with_slots(cx, |_, [w]| {
+        SELF_ASPACE.copy_cap(p.0, w, rights::WRITE).ctx("COPY_CAP(WRITE)")?;
+        expect_err(Process(w).cpu_time(), Error::NO_RIGHTS, "CPU_TIME without READ")?;
+        Ok(())
+    })
 }

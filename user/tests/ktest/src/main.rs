@@ -439,6 +439,7 @@ const TESTS: &[Test] = &[
     ("BUDGET0005", "destroying a process with a budget, parked or not, leaves the kernel's invariants and the timer sound", budget::destroyed),
     ("PRIO0003", "two spinners at one priority both run: the one-shot timer ends a slice among equals", budget::round_robin),
     ("BUDGET0006", "sleepers with deadlines out of order, one with a budget, all wake after at least their time", budget::sleepers),
+    ("CPUTIME0001", "CPU_TIME: 0 for a process not started; a spinner's grows while it runs, never past the time since it was made, and stands still while it is stopped; the caller's own grows as it computes; a cap without READ is refused (NO_RIGHTS)", budget::cpu_time),
     ("PASSIVE0001", "SET_PASSIVE refuses an on above 1 (INVALID_ARG), a cap without WRITE and a caller with a budget turning it off (NO_RIGHTS), each changing nothing; it answers what it was", passive::errors),
     ("PASSIVE0002", "a passive server spinning on a budgeted caller's call runs on the caller's budget: the caller runs out in period after period, the server has no budget of its own, a lower-priority process runs", passive::on_client_time),
     ("PASSIVE0003", "two callers with different budgets: each call's time is its own caller's, never the other's", passive::two_clients),

@@ -59,7 +59,7 @@ pub(crate) fn open(s: &mut Server, pid: i32, ino: Ino, flags: u32) -> Result<Kin
     // Pipes no end holds and no open waits for are dropped with their bytes.
     t.open.retain(|i, f| Rc::strong_count(&f.pipe) > 1 || waits.values().any(|w| w.ino == *i));
     let f = t.open.entry(ino).or_insert_with(|| Fifo {
-        pipe: Rc::new(RefCell::new(Pipe { buf: Default::default(), readers: 0, writers: 0, generation: 0 })),
+        pipe: Rc::new(RefCell::new(Pipe::new())),
         reader_opens: 0,
         writer_opens: 0,
     });

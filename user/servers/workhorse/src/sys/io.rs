@@ -1,7 +1,7 @@
 //! Reading and writing: descriptors, pipes, the terminal's ioctls, poll.
 
 use super::*;
-use crate::linux::fs::{F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_SETFD, F_SETFL};
+use crate::linux::fs::{F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_GETPIPE_SZ, F_SETFD, F_SETFL, F_SETPIPE_SZ};
 use crate::linux::ioctl::{FIOCLEX, FIONBIO, FIONCLEX, FIONREAD, TCGETS, TCSETS, TCSETSF, TIOCGPGRP, TIOCGWINSZ, TIOCSPGRP};
 pub(crate) use crate::linux::poll::{POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT};
 
@@ -130,7 +130,7 @@ pub(crate) fn write_desc(s: &mut Server, pid: i32, d: &Desc, data: &[u8], at: Op
                 s.proc(pid).pending |= 1 << (13 - 1);
                 return Err(EPIPE);
             }
-            let room = PIPE_SIZE - pipe.buf.len();
+            let room = pipe.room();
             if room == 0 {
                 return Err(if nonblock { EAGAIN } else { WOULD_BLOCK });
             }
@@ -295,7 +295,7 @@ pub fn sendfile(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         let mut n = (count as usize).min(IO_CHUNK);
         // Never take more than the output can take now.
         if let Kind::Pipe(p, _) = &out.borrow().kind {
-            n = n.min(PIPE_SIZE - p.borrow().buf.len());
+            n = n.min(p.borrow().room());
             if n == 0 && count > 0 {
                 return Err(WOULD_BLOCK);
             }
@@ -442,6 +442,11 @@ pub fn fcntl(s: &mut Server, pid: i32, c: &mut Call) -> Out {
         super::locks::F_GETLK..=super::locks::F_SETLKW | super::locks::F_OFD_GETLK..=super::locks::F_OFD_SETLKW => {
             super::locks::fcntl_lock(s, pid, &f.desc, cmd, arg)
         }
+        F_GETPIPE_SZ | F_SETPIPE_SZ => match &f.desc.borrow().kind {
+            Kind::Pipe(pipe, _) if cmd == F_GETPIPE_SZ => Ok(pipe.borrow().size as i64),
+            Kind::Pipe(pipe, _) => pipe.borrow_mut().resize(arg).map(|n| n as i64),
+            _ => Err(EBADF),
+        },
         F_SETFL => {
             let mut d = f.desc.borrow_mut();
             d.flags = (d.flags & !(O_APPEND | O_NONBLOCK)) | (arg as u32 & (O_APPEND | O_NONBLOCK));
@@ -457,12 +462,7 @@ pub(crate) fn make_pipe(s: &mut Server, pid: i32, fds: u64, flags: u64) -> Resul
         return Err(EINVAL);
     }
     mem::check_range(fds, 8)?;
-    let pipe = alloc::rc::Rc::new(core::cell::RefCell::new(Pipe {
-        buf: alloc::collections::VecDeque::new(),
-        readers: 0,
-        writers: 0,
-        generation: 0,
-    }));
+    let pipe = alloc::rc::Rc::new(core::cell::RefCell::new(Pipe::new()));
     let nb = flags & O_NONBLOCK;
     let r = Description::new(Kind::Pipe(pipe.clone(), None), O_RDONLY | nb);
     let w = Description::new(Kind::Pipe(pipe, None), O_WRONLY | nb);
@@ -639,7 +639,7 @@ pub(crate) fn desc_ready(d: &Description) -> u16 {
             if d.writable() {
                 ready |= if p.readers == 0 {
                     POLLERR
-                } else if p.buf.len() < PIPE_SIZE {
+                } else if p.room() > 0 {
                     POLLOUT
                 } else {
                     0

@@ -59,7 +59,7 @@ pub fn clock_gettime(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 /// The CPU time of process `tgid` in ns (cpu.rs): its threads' and that
 /// of those that ended.
 pub(crate) fn process_cpu(s: &Server, tgid: i32) -> u64 {
-    let live: u64 = s.procs.range(tgid..).map(|(_, p)| p).filter(|p| p.tgid == tgid).map(|p| p.cpu.ns()).sum();
+    let live: u64 = s.procs.range(tgid..).map(|(_, p)| p).filter(|p| p.tgid == tgid).map(|p| p.cpu_ns()).sum();
     // (Threads' ids come after their leader's: the range starts there,
     // but a thread of another process may come between.)
     live + s.procs.get(&tgid).map_or(0, |l| l.cpu_done)
@@ -92,7 +92,7 @@ pub(crate) fn cpu_clock(s: &Server, pid: i32, clock: u64) -> Option<Result<u64, 
         _ => return None,
     };
     Some(match s.procs.get(&target) {
-        Some(t) if thread && t.tgid == me.tgid => Ok(t.cpu.ns()),
+        Some(t) if thread && t.tgid == me.tgid => Ok(t.cpu_ns()),
         Some(t) if !thread && t.pid == t.tgid => Ok(process_cpu(s, target)),
         _ => Err(EINVAL),
     })
@@ -237,19 +237,21 @@ pub fn clock_nanosleep(s: &mut Server, pid: i32, c: &mut Call) -> Out {
 }
 
 pub fn clock_getres(s: &mut Server, pid: i32, c: &mut Call) -> Out {
-    let valid = match cpu_clock(s, pid, c.args[0]) {
-        Some(r) => r.map(|_| ()),
-        None => is_realtime(c.args[0]).map(|_| ()),
+    // The CPU-time clocks count nanoseconds (the kernel's, from the TSC),
+    // the others milliseconds (the timer's now_ms).
+    let res = match cpu_clock(s, pid, c.args[0]) {
+        Some(r) => r.map(|_| 1),
+        None => is_realtime(c.args[0]).map(|_| 1_000_000),
     };
-    if let Err(e) = valid {
-        return Out::Ret(-e);
-    }
-    // The clocks tick in milliseconds (the timer's now_ms).
+    let res = match res {
+        Ok(r) => r,
+        Err(e) => return Out::Ret(-e),
+    };
     let mm = &mut s.proc(pid).mm;
     if c.args[1] == 0 {
         return Out::Ret(0);
     }
-    ret(mm.write_u64(c.args[1], 0).and_then(|_| mm.write_u64(c.args[1] + 8, 1_000_000)).map(|_| 0))
+    ret(mm.write_u64(c.args[1], 0).and_then(|_| mm.write_u64(c.args[1] + 8, res)).map(|_| 0))
 }
 
 /// getrusage: the CPU time of the process (RUSAGE_SELF), of the children
@@ -260,7 +262,7 @@ pub fn getrusage(s: &mut Server, pid: i32, c: &mut Call) -> Out {
     let ns = match c.args[0] as i32 {
         0 => process_cpu(s, tgid),
         -1 => s.procs.get(&tgid).map_or(0, |l| l.cpu_children),
-        1 => s.proc(pid).cpu.ns(),
+        1 => s.proc(pid).cpu_ns(),
         _ => return Out::Ret(-EINVAL),
     };
     ret(s.proc(pid).mm.write(c.args[1], &rusage(ns)).map(|_| 0))

@@ -552,7 +552,6 @@ pub(crate) fn spawn_child(s: &mut Server, pid: i32, stack: u64, tls: Option<u64>
     if vfork {
         let p = s.proc(pid);
         p.blocked = Some(Blocked::Vfork(child));
-        p.cpu.set(false);
     }
     Ok(child)
 }
@@ -697,7 +696,7 @@ fn exec_common(s: &mut Server, pid: i32, dir: Ino, path: String, file: Option<(I
             // The leader's place: its slot goes, the process is the caller.
             if let Some(leader) = s.procs.remove(&tgid) {
                 crate::env::env().free_slot(leader.ret_slot);
-                p.cpu_done += leader.cpu_done + leader.cpu.ns();
+                p.cpu_done += leader.cpu_done + leader.cpu_ns();
                 p.cpu_children += leader.cpu_children;
                 p.pidfd_state = leader.pidfd_state.clone();
             }

@@ -236,10 +236,10 @@ impl Server {
         let p = self.proc(tid);
         if p.pid == p.tgid {
             if let Some(k) = p.keep.take() {
+                p.cpu.keep_gone(&k);
                 k.destroy_thread();
             }
             p.thread_done = true;
-            p.cpu.set(false);
             p.blocked = None;
             p.waits_tty = false;
             p.futex = None;
@@ -256,7 +256,7 @@ impl Server {
             crate::env::env().free_slot(p.ret_slot);
             // Its CPU time stays with the process's.
             if let Some(l) = self.procs.get_mut(&p.tgid) {
-                l.cpu_done += p.cpu.ns();
+                l.cpu_done += p.cpu_ns();
             }
         }
     }

@@ -1,6 +1,6 @@
 // CPU-time clocks: CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID
-// (resolution, never going back, advancing while the process computes and
-// hardly while it sleeps), getrusage (self, thread, children), times and
+// (resolution, never going back, advancing while the process computes, even
+// for microseconds, and hardly while it sleeps), getrusage (self, thread, children), times and
 // wait4's rusage agreeing with them, a thread's clock (its own, through
 // pthread_getcpuclockid, and the process's taking it in while the main
 // thread waits), another process's clock (clock_getcpuclockid), and the
@@ -92,8 +92,26 @@ int main(void) {
     struct timespec res;
     say("clock_getres(CLOCK_PROCESS_CPUTIME_ID)", clock_getres(CLOCK_PROCESS_CPUTIME_ID, &res));
     yes("its resolution is at most 10 ms", res.tv_sec == 0 && res.tv_nsec > 0 && res.tv_nsec <= 10 * MS);
+    say("its resolution in ns", res.tv_nsec);
     say("clock_getres(CLOCK_THREAD_CPUTIME_ID)", clock_getres(CLOCK_THREAD_CPUTIME_ID, &res));
     yes("its resolution is at most 10 ms", res.tv_sec == 0 && res.tv_nsec > 0 && res.tv_nsec <= 10 * MS);
+    say("its resolution in ns", res.tv_nsec);
+
+    // Each of 20 short computations (10,000 steps: microseconds) advances
+    // both clocks: they count the time run, not ticks of a coarser clock.
+    int fine_p = 1, fine_t = 1;
+    for (int round = 0; round < 20; round++) {
+        long long p = ns(CLOCK_PROCESS_CPUTIME_ID), t = ns(CLOCK_THREAD_CPUTIME_ID);
+        volatile unsigned long x = 1;
+        for (int i = 0; i < 10000; i++)
+            x = x * 6364136223846793005UL + 1;
+        if (ns(CLOCK_PROCESS_CPUTIME_ID) <= p)
+            fine_p = 0;
+        if (ns(CLOCK_THREAD_CPUTIME_ID) <= t)
+            fine_t = 0;
+    }
+    yes("a short computation advances the process clock", fine_p);
+    yes("and the thread clock", fine_t);
 
     // Computing advances both clocks; sleeping hardly either.
     long long p0 = ns(CLOCK_PROCESS_CPUTIME_ID), t0 = ns(CLOCK_THREAD_CPUTIME_ID);
