@@ -80,6 +80,7 @@
 #define KEEP_INFO_DESTROY_RESTARTS 0xbULL /* Parts of ACCOUNT.DESTROY_ALL and ACCOUNT.DESTROY since boot that ended at their restart point (32 processes, DESTROY_TABLES page tables or MOVE_FRAMES frames given back, the invocation restarted to go on). */
 #define KEEP_INFO_REVOKE_RESTARTS 0xaULL /* Parts of MEMORY.REVOKE since boot that ended at its restart point (REVOKE_TABLES page tables searched, the invocation restarted to go on). */
 #define KEEP_INFO_MOVE_RESTARTS 0xcULL /* Parts of MEMORY.DONATE and ACCOUNT.RECLAIM since boot that ended at their restart point (MOVE_FRAMES frames moved, the invocation restarted with the count of those still to move). */
+#define KEEP_INFO_FASTPATH_NTFN 0xdULL /* NOTIFICATION.SIGNALs and WAITs completed by the notification fast path since boot, straight back to the caller or switching directly to the process that runs next (docs/kernel-manual.md, "Fast path"). */
 
 /* CPU feature bits */
 #define KEEP_CPU_NX 0x1ULL /* No-execute pages (EFER.NXE). */

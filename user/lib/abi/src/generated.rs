@@ -148,6 +148,8 @@ pub mod info {
     pub const REVOKE_RESTARTS: u64 = 0xa;
     /// Parts of MEMORY.DONATE and ACCOUNT.RECLAIM since boot that ended at their restart point (MOVE_FRAMES frames moved, the invocation restarted with the count of those still to move).
     pub const MOVE_RESTARTS: u64 = 0xc;
+    /// NOTIFICATION.SIGNALs and WAITs completed by the notification fast path since boot, straight back to the caller or switching directly to the process that runs next (docs/kernel-manual.md, "Fast path").
+    pub const FASTPATH_NTFN: u64 = 0xd;
 }
 
 /// CPU feature bits
