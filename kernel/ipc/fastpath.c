@@ -502,20 +502,26 @@ static ALWAYS_INLINE void fast_wait(struct process *s, struct notification *n)
 static NORETURN __attribute__((noinline)) void fast_notification(struct process *s, u64 tag, const struct cap *slot)
 {
     struct cap c = *slot;
-    if (tag == KEEP_M_NOTIFICATION_SIGNAL || tag == KEEP_M_NOTIFICATION_WAIT) {
-        u64 need = tag == KEEP_M_NOTIFICATION_SIGNAL
-                       ? keep_method_rights(KEEP_TYPE_NOTIFICATION, KEEP_M_NOTIFICATION_SIGNAL)
-                       : keep_method_rights(KEEP_TYPE_NOTIFICATION, KEEP_M_NOTIFICATION_WAIT);
-        if (!s->timed && (cap_rights(c) & need) == need && cap_live_inline(c)) {
-            struct notification *n = phys_to_virt(cap_pa(c));
-            if (tag == KEEP_M_NOTIFICATION_SIGNAL)
-                fast_signal(s, n);
-            else
-                fast_wait(s, n);
-        }
-        if (notification_fast(s, c, tag))
-            kernel_exit(); /* s, or a waiter it woke that is to run first */
+    /* Live: a notification is kept in a frame (cap_live_inline's test for
+     * its type, which the caller has checked). */
+    const struct frame *f = frame_info(cap_pa(c));
+    bool live = f && (f->version & CAP_VERSION_MASK) == cap_version(c) && !s->timed;
+    struct notification *n = phys_to_virt(cap_pa(c));
+    /* The right abi/keep.toml gives the method (constant indices: GCC folds
+     * the table's entries to constants). */
+    u64 sig = keep_method_rights(KEEP_TYPE_NOTIFICATION, KEEP_M_NOTIFICATION_SIGNAL);
+    u64 wai = keep_method_rights(KEEP_TYPE_NOTIFICATION, KEEP_M_NOTIFICATION_WAIT);
+    if (tag == KEEP_M_NOTIFICATION_SIGNAL) {
+        if (live && (cap_rights(c) & sig) == sig)
+            fast_signal(s, n);
+    } else if (tag == KEEP_M_NOTIFICATION_WAIT) {
+        if (live && (cap_rights(c) & wai) == wai)
+            fast_wait(s, n);
+    } else {
+        syscall_general_slot(s, KEEP_ERR_OK, slot);
     }
+    if (notification_fast(s, c, tag))
+        kernel_exit(); /* s, or a waiter it woke that is to run first */
     syscall_general_slot(s, KEEP_ERR_OK, slot);
 }
 
