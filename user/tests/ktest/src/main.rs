@@ -477,7 +477,7 @@ const TESTS: &[Test] = &[
     ("NTFN0004", "a PIT interrupt bound to a notification ORs its bits in: wakes a waiter in another process, WAIT, or a bound receive as NOTIFY; masked until ACK; nothing after UNBIND", notify::interrupt),
     ("NTFN0005", "BIND_NOTIFICATION errors (bits, line, types, rights, twice either way) change nothing; a wrapper's destruction and a destroyed notification unbind the line", notify::interrupt_errors),
     ("NTFN0006", "a signal completes its waiter's WAIT in place: the bits arrive though the waiter's capability moved meanwhile; above and at ktest's priority", notify::completed_in_place),
-    ("NTFN0009", "the notification fast path: SIGNAL without a waiter and WAIT with bits set are completed there; a signal to a waiter above ktest runs it before SIGNAL returns, at or below ktest's priority ktest goes on first; the bits arrive", notify::fast_path),
+    ("NTFN0009", "the notification fast path: SIGNAL without a waiter and WAIT with bits set are completed there; a signal to a waiter above ktest runs it before SIGNAL returns, at or below ktest's priority ktest goes on first; the bits arrive; a WAIT beside a waiter is IN_USE with a process to switch to", notify::fast_path),
     ("NTFN0008", "an exported process loses its binding and BIND to it is BAD_STATE, binding nothing; restored, it is bound again and the bits set meanwhile arrive in its receive", notify::exported),
     ("PCI0001", "the PCI server lists bus 0 and opens one session per function, with its DMA domain", drivers::pci_sessions),
     ("PCI0002", "PCI configuration writes are filtered: BARs, header, command, MSI-X; BARs as DEVMEM", drivers::pci_filter),

@@ -157,13 +157,20 @@ fn flag_waiter(a: &thread::Args) -> u64 {
     }
 }
 
+fn spinner(_: &thread::Args) -> u64 {
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
 /// NTFN0009: the notification fast path (kernel/ipc/fastpath.c) leaves
 /// the scheduling as the general path does: a signal to a waiter above
 /// ktest's priority runs the waiter before SIGNAL returns; at or below it,
 /// ktest goes on first (the waiter has not run when SIGNAL returns).  The
 /// bits arrive each time; a SIGNAL without a waiter, a WAIT finding bits,
 /// and the signals to the waiters above and below are the fast path's
-/// (FASTPATH_NTFN counts them; other processes may add to it).
+/// (FASTPATH_NTFN counts them; other processes may add to it).  A WAIT
+/// beside a waiter is IN_USE even when another process could run next.
 pub fn fast_path(cx: &mut Cx) -> TestResult {
     use core::sync::atomic::Ordering::SeqCst;
     use keep_abi::{KERNEL, info};
@@ -207,6 +214,18 @@ pub fn fast_path(cx: &mut Cx) -> TestResult {
             ensure!(code == bits, "the waiter at priority {prio} got {code:#x}, want {bits:#x}");
             ensure!(nt.poll().ctx("POLL")? == 0, "the waiter's bits are still in the word");
         }
+        // A WAIT beside a waiter is IN_USE, though a process below ktest
+        // (alone at its priority) could run at once; the waiter waits on.
+        let t = thread::spawn(&mut cx.slots, "ntfn-fast", 12, flag_waiter, &[n])?;
+        ensure!(nt.info().ctx("INFO")?.1, "the thread does not wait");
+        let spin = thread::spawn(&mut cx.slots, "ntfn-spin", 9, spinner, &[])?;
+        let r = nt.wait();
+        spin.kill(&mut cx.slots);
+        expect_err(r, Error::IN_USE, "a WAIT beside a waiter")?;
+        ensure!(nt.info().ctx("INFO")?.1, "the waiter does not wait any more");
+        nt.signal(0x80).ctx("SIGNAL")?;
+        let code = exit_code(cx, t)?;
+        ensure!(code == 0x80, "the waiter got {code:#x}, want 0x80");
         ACCOUNT.destroy(n).ctx("DESTROY")?;
         let _ = SELF_ASPACE.delete_cap(n);
         Ok(())
