@@ -69,6 +69,8 @@ static u64 foreign;                    /* pool frames of a type that does not pe
 static u64 records, kshadow;           /* while captured */
 static u64 cursor_index, cursor_slot;  /* READ's place, for reads in order */
 static bool krec_done;                 /* the kernel record's digest is filled in */
+static u64 krec_next;                  /* the next frame its digest takes (in parts) */
+u64 digest_restarts;                   /* KERNEL.INFO DIGEST_RESTARTS */
 /* Records sealed in epochs up to keyed_before were sealed under other keys
  * (a SET_KEY since): READ reports no run of unchanged records against them. */
 static u64 keyed_before, key_generation;
@@ -333,6 +335,8 @@ static u64 begin(struct invocation *inv)
     records = used + 1;
     cursor_index = cursor_slot = 0;
     krec_done = false;
+    krec_next = 0;
+    dg.h = dg.n = 0; /* a digest left half-way by an earlier capture */
     state = CK_CAPTURED;
     inv->res[0] = epoch;
     inv->res[1] = records;
@@ -422,9 +426,20 @@ static u64 read(struct invocation *inv)
         sealbuf.version = 0;
         struct krec *k = phys_to_virt(kshadow);
         if (!krec_done) {
-            for (u64 i = 0; i < pool_frames; i++)
+            /* In parts of DIGEST_FRAMES frames, restarting from the system
+             * call between them (the atomic model's restart: the digest and
+             * the frame it goes on from are the capture's, kept with it,
+             * since the caller must not hold a keyed hash's state). */
+            for (u64 stop = krec_next + KEEP_DIGEST_FRAMES; krec_next < pool_frames; krec_next++) {
+                if (krec_next == stop) {
+                    digest_restarts++;
+                    inv->caller->regs.rip -= 2;
+                    return INV_DONE;
+                }
+                u64 i = krec_next;
                 if (begin_type(i) != FRAME_FREE)
                     digest_add(i, begin_type(i), begin_version(i), seal_epoch(i));
+            }
             k->set = digest_end();
             krec_done = true;
         }

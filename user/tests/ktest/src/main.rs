@@ -206,7 +206,7 @@ const TESTS: &[Test] = &[
     ("MEM0002", "memory map has usable RAM and one kernel entry", kernel::memmap_types),
     ("CKPT0001", "the persistent pool is shut from boot: nothing made or captured from it, forged records refused, OPEN once", persist::shut_pool),
     ("CKPT0002", "persistent accounts take persistent frames only; persistent processes run in persistent spaces", persist::pools_apart),
-    ("CKPT0003", "BEGIN captures the pool as it is then, READ seals each record (same nonce for unchanged content), END, errors", persist::capture),
+    ("CKPT0003", "BEGIN captures the pool as it is then, READ seals each record (same nonce for unchanged content; the kernel record's digest in parts of DIGEST_FRAMES frames, restarted from the system call), END, errors", persist::capture),
     ("CKPT0004", "copy-on-write: a data page changed after BEGIN by a user write, a kernel copy, a new mapping or its frame's reuse reads as it was", persist::copy_on_write),
     ("CKPT0005", "dirty tracking: READ against an earlier checkpoint seals again only what changed since (each page of a table on its own), the rest in runs that read as that checkpoint's", persist::dirty_tracking),
     ("MEM0003", "at least 64 MiB usable", kernel::memmap_64mib),
