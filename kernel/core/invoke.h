@@ -60,6 +60,7 @@ u64 memory_invoke(struct invocation *inv);
 extern u64 memory_revoke_restarts; /* KERNEL.INFO REVOKE_RESTARTS (memory.c) */
 extern u64 destroy_restarts;       /* KERNEL.INFO DESTROY_RESTARTS (kmem_revoke.c) */
 extern u64 move_restarts;          /* KERNEL.INFO MOVE_RESTARTS (account.c) */
+extern u64 digest_restarts;        /* KERNEL.INFO DIGEST_RESTARTS (checkpoint.c) */
 u64 aspace_invoke(struct invocation *inv);
 u64 process_invoke(struct invocation *inv);
 u64 account_invoke(struct invocation *inv);

@@ -28,7 +28,7 @@
 /* One ring per priority, through a sentinel that never runs, so that a
  * ring is never empty of links: putting a process in another's place (the
  * IPC fast path) is the same four stores whoever else is runnable. */
-static struct process ring[PRIO_LEVELS];
+struct process sched_ring[PRIO_LEVELS];
 u32 sched_nonempty; /* bit i: ring i holds a process */
 /* The FPU state the CPU holds belongs to this save area: a process's, or
  * nobody's (at boot, and once its process is destroyed). */
@@ -42,19 +42,19 @@ static struct process *sleepers; /* ordered by deadline */
  * untouched, so the bitmap stays right). */
 static struct process parked;
 static u64 run_since;               /* TSC when the running process was last charged */
-/* A slice of priority slice_prio is armed (at slice_end) once a process
+/* A slice of priority sched_slice_prio is armed (at slice_end) once a process
  * runs with others of its priority runnable; when it ends, the head of
  * that ring (the one that ran there last) goes to its tail, and the next
  * one run there gets a new slice.  A higher priority's process running in
  * between does not restart it. */
-static bool slice_on;
-static u8 slice_prio;
+bool sched_slice_on;
+u8 sched_slice_prio;
 static u64 slice_end;
 
 /* Does p, about to run, need a slice that is not armed? */
 static bool needs_slice(const struct process *p)
 {
-    return p->rq_next != p->rq_prev && !(slice_on && slice_prio == p->prio); /* others share its priority */
+    return p->rq_next != p->rq_prev && !(sched_slice_on && sched_slice_prio == p->prio); /* others share its priority */
 }
 /* The timer fired: the next kernel exit arms it for the nearest event.
  * Otherwise each event arms it when it arises (a sleeper, a parked
@@ -64,7 +64,7 @@ static bool rearm = true;
 void sched_init(void)
 {
     for (unsigned i = 0; i < PRIO_LEVELS; i++)
-        ring[i].rq_next = ring[i].rq_prev = &ring[i];
+        sched_ring[i].rq_next = sched_ring[i].rq_prev = &sched_ring[i];
     parked.rq_next = parked.rq_prev = &parked;
 }
 
@@ -148,8 +148,8 @@ static bool park_if_spent(struct process *p)
 
 static void start_slice(u64 now, unsigned prio)
 {
-    slice_on = true;
-    slice_prio = (u8)prio;
+    sched_slice_on = true;
+    sched_slice_prio = (u8)prio;
     slice_end = now + TIME_SLICE_MS * cpu0.tsc_khz;
     apic_arm(slice_end);
 }
@@ -159,7 +159,7 @@ static void joined(struct process *p)
 {
     sched_nonempty |= 1u << p->prio;
     struct process *c = cpu0.current;
-    if (c && c != p && c->prio == p->prio && !(slice_on && slice_prio == p->prio))
+    if (c && c != p && c->prio == p->prio && !(sched_slice_on && sched_slice_prio == p->prio))
         start_slice(rdtsc(), p->prio);
 }
 
@@ -167,7 +167,7 @@ void sched_enqueue(struct process *p)
 {
     if (unlikely(p->timed) && park_if_spent(p))
         return;
-    struct process *s = &ring[p->prio];
+    struct process *s = &sched_ring[p->prio];
     link_between(p, s->rq_prev, s);
     joined(p);
 }
@@ -176,7 +176,7 @@ void sched_enqueue_front(struct process *p)
 {
     if (unlikely(p->timed) && park_if_spent(p))
         return;
-    struct process *s = &ring[p->prio];
+    struct process *s = &sched_ring[p->prio];
     link_between(p, s, s->rq_next);
     joined(p);
 }
@@ -246,7 +246,7 @@ void sched_dequeue(struct process *p)
 {
     p->rq_prev->rq_next = p->rq_next;
     p->rq_next->rq_prev = p->rq_prev;
-    struct process *s = &ring[p->prio];
+    struct process *s = &sched_ring[p->prio];
     if (s->rq_next == s)
         sched_nonempty &= ~(1u << p->prio);
     p->rq_next = p->rq_prev = NULL;
@@ -256,7 +256,7 @@ void sched_dequeue(struct process *p)
  * the slice are as they were. */
 void sched_rotate(struct process *p)
 {
-    struct process *s = &ring[p->prio];
+    struct process *s = &sched_ring[p->prio];
     p->rq_prev->rq_next = p->rq_next;
     p->rq_next->rq_prev = p->rq_prev;
     link_between(p, s->rq_prev, s);
@@ -281,9 +281,9 @@ void sched_timer(void)
         sched_enqueue(q); /* a new period: runnable again */
     }
     /* The slice is its ring's: the IPC fast path hands it on. */
-    if (slice_on && now >= slice_end) {
-        slice_on = false;
-        struct process *s = &ring[slice_prio];
+    if (sched_slice_on && now >= slice_end) {
+        sched_slice_on = false;
+        struct process *s = &sched_ring[sched_slice_prio];
         if (s->rq_next != s)
             sched_rotate(s->rq_next);
     }
@@ -338,11 +338,11 @@ static void arm(u64 now, struct process *p)
     if (sc && sc->period && now + (sc->budget - sc->used) < next)
         next = now + (sc->budget - sc->used);
     if (p && needs_slice(p)) {
-        slice_on = true;
-        slice_prio = p->prio;
+        sched_slice_on = true;
+        sched_slice_prio = p->prio;
         slice_end = now + TIME_SLICE_MS * cpu0.tsc_khz;
     }
-    if (slice_on && slice_end < next)
+    if (sched_slice_on && slice_end < next)
         next = slice_end;
     apic_arm(next);
 }
@@ -419,7 +419,7 @@ static struct process *pick(void)
 {
     if (!sched_nonempty)
         return NULL;
-    return ring[31 - __builtin_clz(sched_nonempty)].rq_next;
+    return sched_ring[31 - __builtin_clz(sched_nonempty)].rq_next;
 }
 
 /* The fs/gs bases (seed 004's SFI points %gs at a fault domain).  CR4.FSGSBASE
@@ -511,7 +511,7 @@ u64 sched_check(u64 *checked)
 {
     u64 bad = 0;
     for (unsigned prio = 0; prio < PRIO_LEVELS; prio++) {
-        struct process *h = &ring[prio];
+        struct process *h = &sched_ring[prio];
         if ((h->rq_next != h) != !!(sched_nonempty & (1u << prio))) {
             kprintf("invariant: run queue %u and the bitmap disagree\n", prio);
             bad++;

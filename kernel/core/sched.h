@@ -61,6 +61,13 @@ extern u32 sched_nonempty;
 extern struct fpu_state *sched_fpu_live; /* where the CPU's FPU state belongs */
 extern u8 sched_bases_live;
 bool sched_is_highest(unsigned prio, struct process *leaving);
+/* The rings' sentinels (ring i's first process is sched_ring[i].rq_next,
+ * the sentinel itself when it is empty) and the slice armed, if any: the
+ * notification fast path queues and picks as sched.c would. */
+extern struct process sched_ring[PRIO_LEVELS];
+extern bool sched_slice_on;
+extern u8 sched_slice_prio;
+static ALWAYS_INLINE bool sched_slice_armed(unsigned prio) { return sched_slice_on && sched_slice_prio == prio; }
 
 /* Give the CPU's fs/gs bases to p (saving the previous owner's). */
 void sched_switch_bases(struct process *p);

@@ -1,8 +1,8 @@
 /* The IPC fast path: a call to a process waiting in an open receive, and a
  * reply-and-receive through a return capability to the caller waiting for
  * it, carrying data words, and on the call at most one capability and a
- * string or not; and a notification's SIGNAL and WAIT without the general
- * path's invocation record.
+ * string or not; and a notification's SIGNAL and WAIT, straight back to
+ * the caller or to the process that runs next.
  *
  * It handles only what needs none of the general path's machinery: no
  * string on a reply, no wrapper, no queued sender or interrupt for the
@@ -385,12 +385,144 @@ static NORETURN __attribute__((noinline)) void fast_call_string(struct process *
     syscall_general_slot(s, e, slot);
 }
 
-/* An invocation of the NOTIFICATION in slot (tag: CALL_BITS):
- * SIGNAL and WAIT with the label alone here (notification_fast), anything
+/* The notification fast path leaves s (which is running, neither with a
+ * budget nor passive) by sysretq with its answer: rax OK, the word in
+ * rdx, r8-r10 0, as invoke.c writes a kernel object's results. */
+static ALWAYS_INLINE NORETURN void ntfn_answer(struct process *s, u64 word)
+{
+    cpu0.fastpath_ntfn++;
+    LAT_EXIT();
+    fastpath_exit_word(s->regs.rdi, s->regs.rsi, word, &s->regs);
+}
+
+/* p, runnable and first in its ring, runs now (what kernel_exit does when
+ * it has nothing to arm: the caller has checked that). */
+static ALWAYS_INLINE NORETURN void ntfn_switch(struct process *p)
+{
+    cpu0.fastpath_ntfn++;
+    aspace_load(p->as);
+    sched_switch_time(cpu0.current, p);
+    sched_switch_cpu(p);
+    LAT_EXIT();
+    arch_return_to_user(&p->regs);
+}
+
+/* SIGNAL of n by s with bits in rdx.  Without a waiter or a binding: the
+ * bits OR in and s goes on.  To a waiter that is not timed: its WAIT ends
+ * where it waits (as complete_waiter in notification.c), and it joins its
+ * ring at the tail (sched_enqueue); above s's priority it runs at once (s
+ * stays first in its own ring), else s goes on.  Nothing to arm either way:
+ * a waiter at s's priority joining it with no slice armed, which starts
+ * one, is the general path's; a waiter above s finds its ring empty (s is
+ * what the scheduler picked), so it has no peer to slice with, and no
+ * process above it.  Anything else returns, nothing changed. */
+static ALWAYS_INLINE void fast_signal(struct process *s, struct notification *n)
+{
+    u64 bits = s->regs.rdx;
+    struct process *w = n->waiter;
+    if (!bits) /* INVALID_ARG */
+        return;
+    if (!w) {
+        if (!cap_is_null(n->bound)) /* a bound process's receive: notification_signal */
+            return;
+        n->word |= bits;
+        ntfn_answer(s, 0);
+    }
+    if (w->timed || (w->prio == s->prio && !sched_slice_armed(s->prio)))
+        return;
+    struct regs *r = &w->regs;
+    r->rip += 2; /* process_block rewound it onto the syscall */
+    r->rax = KEEP_ERR_OK;
+    r->rdx = n->word | bits;
+    r->r8 = r->r9 = r->r10 = 0;
+    n->word = 0;
+    n->waiter = NULL;
+    w->ntfn_wait = NULL;
+    set_state_wait(w, KEEP_STATE_RUNNABLE, WAIT_NONE);
+    w->wait_target = NULL;
+    struct process *ring = &sched_ring[w->prio];
+    w->rq_prev = ring->rq_prev;
+    w->rq_next = ring;
+    ring->rq_prev->rq_next = w;
+    ring->rq_prev = w;
+    sched_nonempty |= 1u << w->prio;
+    if (w->prio > s->prio) {
+        struct regs *g = &s->regs;
+        g->rax = KEEP_ERR_OK;
+        g->rdx = g->r8 = g->r9 = g->r10 = 0;
+        ntfn_switch(w);
+    }
+    ntfn_answer(s, 0);
+}
+
+/* WAIT on n by s: the word if it has bits; else s blocks as wait() in
+ * notification.c blocks it and the process kernel_exit would pick runs at
+ * once: the next in s's ring, or the first of the highest ring below it.
+ * None (the idle loop), one that is timed (its budget's end to arm), or
+ * one with a peer and no slice of its priority armed, is the general
+ * path's, and so is a WAIT beside another waiter (IN_USE). */
+static ALWAYS_INLINE void fast_wait(struct process *s, struct notification *n)
+{
+    if (n->word) {
+        u64 bits = n->word;
+        n->word = 0;
+        ntfn_answer(s, bits);
+    }
+    struct process *ring = &sched_ring[s->prio], *p = s->rq_next;
+    bool peer;
+    if (n->waiter || s->rq_prev != ring) /* s runs first in its ring */
+        return;
+    if (p != ring) {
+        peer = p->rq_next != ring;
+    } else {
+        u32 below = sched_nonempty & ~(1u << s->prio);
+        if (!below)
+            return;
+        p = sched_ring[31 - __builtin_clz(below)].rq_next;
+        peer = p->rq_next != p->rq_prev;
+    }
+    if (p->timed || (peer && !sched_slice_armed(p->prio)))
+        return;
+    n->waiter = s;
+    s->ntfn_wait = n;
+    s->regs.rip -= 2; /* WAIT restarts unless a signal completes it */
+    set_state_wait(s, KEEP_STATE_BLOCKED, WAIT_NOTIFY);
+    ring->rq_next = s->rq_next;
+    s->rq_next->rq_prev = ring;
+    s->rq_next = s->rq_prev = NULL;
+    if (ring->rq_next == ring)
+        sched_nonempty &= ~(1u << s->prio);
+    ntfn_switch(p);
+}
+
+/* An invocation of the NOTIFICATION in slot (tag: CALL_BITS): SIGNAL and
+ * WAIT with the label alone, by a process that is not timed, through a
+ * live capability with the method's right, straight to the process that
+ * runs next (fast_signal, fast_wait); what they leave, and SIGNAL and WAIT
+ * by a timed process, through notification_fast and kernel_exit; anything
  * else the general path's. */
 static NORETURN __attribute__((noinline)) void fast_notification(struct process *s, u64 tag, const struct cap *slot)
 {
-    if (!(tag & ~KEEP_TAG_LABEL_MASK) && notification_fast(s, *slot, tag))
+    struct cap c = *slot;
+    /* Live: a notification is kept in a frame (cap_live_inline's test for
+     * its type, which the caller has checked). */
+    const struct frame *f = frame_info(cap_pa(c));
+    bool live = f && (f->version & CAP_VERSION_MASK) == cap_version(c) && !s->timed;
+    struct notification *n = phys_to_virt(cap_pa(c));
+    /* The right abi/keep.toml gives the method (constant indices: GCC folds
+     * the table's entries to constants). */
+    u64 sig = keep_method_rights(KEEP_TYPE_NOTIFICATION, KEEP_M_NOTIFICATION_SIGNAL);
+    u64 wai = keep_method_rights(KEEP_TYPE_NOTIFICATION, KEEP_M_NOTIFICATION_WAIT);
+    if (tag == KEEP_M_NOTIFICATION_SIGNAL) {
+        if (live && (cap_rights(c) & sig) == sig)
+            fast_signal(s, n);
+    } else if (tag == KEEP_M_NOTIFICATION_WAIT) {
+        if (live && (cap_rights(c) & wai) == wai)
+            fast_wait(s, n);
+    } else {
+        syscall_general_slot(s, KEEP_ERR_OK, slot);
+    }
+    if (notification_fast(s, c, tag))
         kernel_exit(); /* s, or a waiter it woke that is to run first */
     syscall_general_slot(s, KEEP_ERR_OK, slot);
 }

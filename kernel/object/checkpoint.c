@@ -73,6 +73,12 @@ static u64 foreign;                    /* pool frames of a type that does not pe
 static u64 records, kshadow;           /* while captured */
 static u64 cursor_index, cursor_slot;  /* READ's place, for reads in order */
 static bool krec_done;                 /* the kernel record's digest is filled in */
+static u64 krec_next;                  /* the next frame its digest takes (in parts) */
+u64 digest_restarts;                   /* KERNEL.INFO DIGEST_RESTARTS */
+/* A part of the kernel record's digest hashes the content of at most this
+ * many kernel objects (record_epoch, a keyed hash of a page each), so that
+ * a part stays within a record's seal. */
+#define DIGEST_HASHES 8
 /* Records sealed in epochs up to keyed_before were sealed under other keys
  * (a SET_KEY since): READ reports no run of unchanged records against them. */
 static u64 keyed_before, key_generation;
@@ -154,6 +160,12 @@ static u64 content_digest(u64 i, const void *body)
  * change: its record is then the same, bit for bit, and no nonce serves
  * two headers.  Decided once per checkpoint, whichever of READ and the
  * kernel record's digest asks first. */
+static bool epoch_decided(u64 i)
+{
+    const struct slot *s = &slots[i];
+    return !copied_at_begin(s->type) || s->epoch != epoch || s->decided == epoch || !s->shadow;
+}
+
 static u64 record_epoch(u64 i)
 {
     struct slot *s = &slots[i];
@@ -367,6 +379,8 @@ static u64 begin(struct invocation *inv)
     records = used + 1;
     cursor_index = cursor_slot = 0;
     krec_done = false;
+    krec_next = 0;
+    dg.h = dg.n = 0; /* a digest left half-way by an earlier capture */
     state = CK_CAPTURED;
     inv->res[0] = epoch;
     inv->res[1] = records;
@@ -456,9 +470,23 @@ static u64 read(struct invocation *inv)
         sealbuf.version = 0;
         struct krec *k = phys_to_virt(kshadow);
         if (!krec_done) {
-            for (u64 i = 0; i < pool_frames; i++)
-                if (begin_type(i) != FRAME_FREE)
+            /* In parts of DIGEST_FRAMES frames (DIGEST_HASHES objects hashed), restarting from the system
+             * call between them (the atomic model's restart: the digest and
+             * the frame it goes on from are the capture's, kept with it,
+             * since the caller must not hold a keyed hash's state). */
+            for (u64 stop = krec_next + KEEP_DIGEST_FRAMES, hashed = 0; krec_next < pool_frames; krec_next++) {
+                u64 i = krec_next;
+                bool hashes = !epoch_decided(i);
+                if (krec_next == stop || (hashes && hashed == DIGEST_HASHES)) {
+                    digest_restarts++;
+                    inv->caller->regs.rip -= 2;
+                    return INV_DONE;
+                }
+                if (begin_type(i) != FRAME_FREE) {
+                    hashed += hashes;
                     digest_add(i, begin_type(i), begin_version(i), record_epoch(i));
+                }
+            }
             k->set = digest_end();
             krec_done = true;
         }

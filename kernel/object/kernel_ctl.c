@@ -47,6 +47,12 @@ static u64 info(u64 key, u64 *value)
     case KEEP_INFO_FASTPATH_IPC:
         *value = cpu0.fastpath_ipc;
         return KEEP_ERR_OK;
+    case KEEP_INFO_DIGEST_RESTARTS:
+        *value = digest_restarts;
+        return KEEP_ERR_OK;
+    case KEEP_INFO_FASTPATH_NTFN:
+        *value = cpu0.fastpath_ntfn;
+        return KEEP_ERR_OK;
     case KEEP_INFO_HELD_FRAMES:
         *value = frame_held_count();
         return KEEP_ERR_OK;

@@ -47,6 +47,7 @@ struct cpu {
     u64 tsc_boot;          /* the TSC when the timer started: time 0 */
     u32 phys_bits;         /* physical-address width (CPUID 0x80000008) */
     u64 fastpath_ipc;      /* invocations the IPC fast path completed */
+    u64 fastpath_ntfn;     /* SIGNALs and WAITs the notification fast path completed */
     /* The last capability lookup that found no cappage: where (invoke.c
      * rebuilds capability-segment tables a kpager took back). */
     struct aspace *cap_miss_as;
@@ -70,6 +71,9 @@ NORETURN void arch_return_to_user(struct regs *r);
 NORETURN void fastpath_exit(u64 payload, u64 tag, const struct regs *from, struct regs *to);
 /* The same with the four message words from words[0..3] (a fault message). */
 NORETURN void fastpath_exit_words(u64 payload, u64 tag, const u64 *words, struct regs *to);
+/* A kernel object's answer (rax 0, the word in rdx, r8-r10 0) to `to`'s
+ * own system call, rsi and rdi as they were. */
+NORETURN void fastpath_exit_word(u64 payload, u64 tag, u64 word, struct regs *to);
 
 /* Called from assembly (boot.S, entry.S). */
 NORETURN void kmain(u32 magic, u32 mbi_pa);

@@ -204,6 +204,19 @@ fastpath_exit_words:
     xor %eax, %eax
     SYSRET_REST
 
+/* fastpath_exit_word(u64 payload, u64 tag, u64 word, struct regs *to):
+ * a kernel object's answer to `to`'s own system call, for the notification
+ * fast path: rax 0, rdx the word, r8 r9 r10 0, rsi and rdi as they were
+ * (passed back), the rest as arch_return_to_user restores them. */
+    .globl fastpath_exit_word
+fastpath_exit_word:             /* rdi, rsi, rdx: already what `to` gets */
+    mov %rcx, %rsp
+    xor %eax, %eax
+    xor %r8d, %r8d
+    xor %r9d, %r9d
+    xor %r10d, %r10d
+    SYSRET_REST
+
     .section .rodata
     .align 8
     .globl vector_table

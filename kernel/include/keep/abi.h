@@ -80,6 +80,8 @@
 #define KEEP_INFO_DESTROY_RESTARTS 0xbULL /* Parts of ACCOUNT.DESTROY_ALL and ACCOUNT.DESTROY since boot that ended at their restart point (32 processes, DESTROY_TABLES page tables or MOVE_FRAMES frames given back, the invocation restarted to go on). */
 #define KEEP_INFO_REVOKE_RESTARTS 0xaULL /* Parts of MEMORY.REVOKE since boot that ended at its restart point (REVOKE_TABLES page tables searched, the invocation restarted to go on). */
 #define KEEP_INFO_MOVE_RESTARTS 0xcULL /* Parts of MEMORY.DONATE and ACCOUNT.RECLAIM since boot that ended at their restart point (MOVE_FRAMES frames moved, the invocation restarted with the count of those still to move). */
+#define KEEP_INFO_DIGEST_RESTARTS 0xeULL /* Parts of CHECKPOINT.READ of the kernel record since boot that ended at their restart point (DIGEST_FRAMES pool frames added to the digest of the record set, the invocation restarted to go on). */
+#define KEEP_INFO_FASTPATH_NTFN 0xdULL /* NOTIFICATION.SIGNALs and WAITs completed by the notification fast path since boot, straight back to the caller or switching directly to the process that runs next (docs/kernel-manual.md, "Fast path"). */
 
 /* CPU feature bits */
 #define KEEP_CPU_NX 0x1ULL /* No-execute pages (EFER.NXE). */
@@ -145,6 +147,7 @@
 #define KEEP_BUDGET_MIN_US 0x64ULL /* Smallest budget PROCESS.SET_BUDGET gives (microseconds). */
 #define KEEP_DESTROY_TABLES 0x4ULL /* Page tables ACCOUNT.DESTROY_ALL frees (with the mappings in them) before its invocation restarts from the system call, letting interrupts in. */
 #define KEEP_MOVE_FRAMES 0x200ULL /* Frames MEMORY.DONATE, ACCOUNT.RECLAIM and ACCOUNT.DESTROY_ALL move between the pool and an account before the invocation restarts from the system call, letting interrupts in. */
+#define KEEP_DIGEST_FRAMES 0x100ULL /* Pool frames CHECKPOINT.READ of the kernel record adds to the digest of the record set before its invocation restarts from the system call, letting interrupts in. */
 #define KEEP_REVOKE_TABLES 0x8ULL /* Page tables MEMORY.REVOKE searches (512 entries each) before its invocation restarts from the system call, letting interrupts in. */
 #define KEEP_BUDGET_MIN_PERIOD_US 0x3e8ULL /* Shortest budget period (microseconds). */
 #define KEEP_BUDGET_MAX_PERIOD_US 0x989680ULL /* Longest budget period (microseconds). */

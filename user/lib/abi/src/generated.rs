@@ -148,6 +148,10 @@ pub mod info {
     pub const REVOKE_RESTARTS: u64 = 0xa;
     /// Parts of MEMORY.DONATE and ACCOUNT.RECLAIM since boot that ended at their restart point (MOVE_FRAMES frames moved, the invocation restarted with the count of those still to move).
     pub const MOVE_RESTARTS: u64 = 0xc;
+    /// Parts of CHECKPOINT.READ of the kernel record since boot that ended at their restart point (DIGEST_FRAMES pool frames added to the digest of the record set, the invocation restarted to go on).
+    pub const DIGEST_RESTARTS: u64 = 0xe;
+    /// NOTIFICATION.SIGNALs and WAITs completed by the notification fast path since boot, straight back to the caller or switching directly to the process that runs next (docs/kernel-manual.md, "Fast path").
+    pub const FASTPATH_NTFN: u64 = 0xd;
 }
 
 /// CPU feature bits
@@ -278,6 +282,8 @@ pub mod layout {
     pub const DESTROY_TABLES: u64 = 0x4;
     /// Frames MEMORY.DONATE, ACCOUNT.RECLAIM and ACCOUNT.DESTROY_ALL move between the pool and an account before the invocation restarts from the system call, letting interrupts in.
     pub const MOVE_FRAMES: u64 = 0x200;
+    /// Pool frames CHECKPOINT.READ of the kernel record adds to the digest of the record set before its invocation restarts from the system call, letting interrupts in.
+    pub const DIGEST_FRAMES: u64 = 0x100;
     /// Page tables MEMORY.REVOKE searches (512 entries each) before its invocation restarts from the system call, letting interrupts in.
     pub const REVOKE_TABLES: u64 = 0x8;
     /// Shortest budget period (microseconds).

@@ -145,6 +145,93 @@ pub fn completed_in_place(cx: &mut Cx) -> TestResult {
     })
 }
 
+/// Set by `flag_waiter` once its WAIT has returned.
+static WOKEN: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+fn flag_waiter(a: &thread::Args) -> u64 {
+    let r = Notification(a.words[0]).wait();
+    WOKEN.store(1, core::sync::atomic::Ordering::SeqCst);
+    match r {
+        Ok(bits) => bits,
+        Err(e) => FAILED | e.0,
+    }
+}
+
+fn spinner(_: &thread::Args) -> u64 {
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// NTFN0009: the notification fast path (kernel/ipc/fastpath.c) leaves
+/// the scheduling as the general path does: a signal to a waiter above
+/// ktest's priority runs the waiter before SIGNAL returns; at or below it,
+/// ktest goes on first (the waiter has not run when SIGNAL returns).  The
+/// bits arrive each time; a SIGNAL without a waiter, a WAIT finding bits,
+/// and the signals to the waiters above and below are the fast path's
+/// (FASTPATH_NTFN counts them; other processes may add to it).  A WAIT
+/// beside a waiter is IN_USE even when another process could run next.
+pub fn fast_path(cx: &mut Cx) -> TestResult {
+    use core::sync::atomic::Ordering::SeqCst;
+    use keep_abi::{KERNEL, info};
+    with_slots(cx, |cx, [n]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        let nt = Notification(n);
+        let before = KERNEL.info(info::FASTPATH_NTFN).ctx("INFO FASTPATH_NTFN")?;
+        nt.signal(0b110).ctx("SIGNAL without a waiter")?;
+        ensure!(nt.wait().ctx("WAIT with bits set")? == 0b110, "WAIT took other bits");
+        let after = KERNEL.info(info::FASTPATH_NTFN).ctx("INFO FASTPATH_NTFN")?;
+        ensure!(after >= before + 2, "the fast path completed {} of SIGNAL and WAIT", after - before);
+        for (prio, bits) in [(12u64, 0x10u64), (10, 0x20), (8, 1 << 63)] {
+            WOKEN.store(0, SeqCst);
+            let t = thread::spawn(&mut cx.slots, "ntfn-fast", prio, flag_waiter, &[n])?;
+            let mut waits = false;
+            for _ in 0..200 {
+                waits = nt.info().ctx("INFO")?.1;
+                if waits {
+                    break;
+                }
+                // A thread below ktest runs only while ktest is blocked.
+                if prio < 10 {
+                    TIMER.sleep(1).ctx("SLEEP")?
+                } else {
+                    SELF_PROCESS.yield_now().ctx("YIELD")?
+                }
+            }
+            ensure!(waits, "the thread at priority {prio} does not wait");
+            let before = KERNEL.info(info::FASTPATH_NTFN).ctx("INFO FASTPATH_NTFN")?;
+            nt.signal(bits).ctx("SIGNAL")?;
+            let woken = WOKEN.load(SeqCst);
+            let after = KERNEL.info(info::FASTPATH_NTFN).ctx("INFO FASTPATH_NTFN")?;
+            ensure!(
+                woken == (prio > 10) as u64,
+                "the waiter at priority {prio} {} before SIGNAL returned",
+                if woken == 1 { "ran" } else { "had not run" }
+            );
+            // At ktest's priority the general path takes it when no slice is armed.
+            ensure!(prio == 10 || after > before, "the signal to the waiter at priority {prio} took the general path");
+            let code = exit_code(cx, t)?;
+            ensure!(code == bits, "the waiter at priority {prio} got {code:#x}, want {bits:#x}");
+            ensure!(nt.poll().ctx("POLL")? == 0, "the waiter's bits are still in the word");
+        }
+        // A WAIT beside a waiter is IN_USE, though a process below ktest
+        // (alone at its priority) could run at once; the waiter waits on.
+        let t = thread::spawn(&mut cx.slots, "ntfn-fast", 12, flag_waiter, &[n])?;
+        ensure!(nt.info().ctx("INFO")?.1, "the thread does not wait");
+        let spin = thread::spawn(&mut cx.slots, "ntfn-spin", 9, spinner, &[])?;
+        let r = nt.wait();
+        spin.kill(&mut cx.slots);
+        expect_err(r, Error::IN_USE, "a WAIT beside a waiter")?;
+        ensure!(nt.info().ctx("INFO")?.1, "the waiter does not wait any more");
+        nt.signal(0x80).ctx("SIGNAL")?;
+        let code = exit_code(cx, t)?;
+        ensure!(code == 0x80, "the waiter got {code:#x}, want 0x80");
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        let _ = SELF_ASPACE.delete_cap(n);
+        Ok(())
+    })
+}
+
 /// NTFN0003: bound to a process: a signal arrives in its open receive as a
 /// NOTIFY message with the SENDER's payload, or, set before, at its next
 /// receive; BIND's and UNBIND's errors; a dead process's binding is gone.

@@ -184,7 +184,15 @@ pub fn capture(cx: &mut Cx) -> TestResult {
             expect_err(CHECKPOINT.set_key(key.as_ptr() as u64), Error::BAD_STATE, "SET_KEY while captured")?;
             // A change after the consistency point is not in the capture.
             page.fill(0xa5);
+            // The kernel record's digest of the record set goes in parts of
+            // DIGEST_FRAMES pool frames, each READ restarting to go on.
+            let pool = CHECKPOINT.info().ctx("INFO")?.2;
+            let restarts = || keep_abi::KERNEL.info(keep_abi::info::DIGEST_RESTARTS).ctx("INFO DIGEST_RESTARTS");
+            let before = restarts()?;
             let recs = read_all(n, pg)?;
+            let parts = restarts()? - before;
+            let want = (pool - 1) / keep_abi::layout::DIGEST_FRAMES;
+            ensure!(parts == want, "the digest of {pool} pool frames restarted {parts} times, want {want}");
             let mut d = [0u64; WORDS];
             expect_err(CHECKPOINT.read(n, pg, d.as_mut_ptr() as u64, 0), Error::INVALID_ARG, "READ past the last record")?;
             expect_err(CHECKPOINT.read(0, ro, d.as_mut_ptr() as u64, 0), Error::NO_RIGHTS, "READ into a read-only page")?;
