@@ -440,6 +440,7 @@ const TESTS: &[Test] = &[
     ("PRIO0003", "two spinners at one priority both run: the one-shot timer ends a slice among equals", budget::round_robin),
     ("BUDGET0006", "sleepers with deadlines out of order, one with a budget, all wake after at least their time", budget::sleepers),
     ("CPUTIME0001", "CPU_TIME: 0 for a process not started; a spinner's grows while it runs, never past the time since it was made, and stands still while it is stopped; the caller's own grows as it computes; a cap without READ is refused (NO_RIGHTS)", budget::cpu_time),
+    ("CPUTIME0002", "CPU time through the notification fast path's direct switches: a waiter above ktest woken 200 times has run more than 0 and no more than the time since it was made; ktest's own grows no more than the loop's time", notify::ntfn_fast_path),
     ("PASSIVE0001", "SET_PASSIVE refuses an on above 1 (INVALID_ARG), a cap without WRITE and a caller with a budget turning it off (NO_RIGHTS), each changing nothing; it answers what it was", passive::errors),
     ("PASSIVE0002", "a passive server spinning on a budgeted caller's call runs on the caller's budget: the caller runs out in period after period, the server has no budget of its own, a lower-priority process runs", passive::on_client_time),
     ("PASSIVE0003", "two callers with different budgets: each call's time is its own caller's, never the other's", passive::two_clients),

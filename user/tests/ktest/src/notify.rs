@@ -232,6 +232,69 @@ pub fn fast_path(cx: &mut Cx) -> TestResult {
     })
 }
 
+static SIGNALS_TAKEN: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// Waits again and again, counting the signals taken, until bit 63 comes.
+fn counting_waiter(a: &thread::Args) -> u64 {
+    loop {
+        match Notification(a.words[0]).wait() {
+            Ok(bits) => {
+                SIGNALS_TAKEN.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+                if bits >> 63 != 0 {
+                    return 0;
+                }
+            }
+            Err(e) => return FAILED | e.0,
+        }
+    }
+}
+
+/// CPUTIME0002: the notification fast path's direct switches (a SIGNAL to
+/// a waiter above ktest, the waiter's blocking WAIT back to ktest) count
+/// CPU time as the general path's switches do: after 200 of each, the
+/// waiter's CPU time is above 0 and within the time since it was made, and
+/// ktest's own grew by no more than the time the loop took.
+pub fn ntfn_fast_path(cx: &mut Cx) -> TestResult {
+    use core::sync::atomic::Ordering::SeqCst;
+    with_slots(cx, |cx, [n]| {
+        ACCOUNT.create_notification(n).ctx("CREATE_NOTIFICATION")?;
+        let nt = Notification(n);
+        SIGNALS_TAKEN.store(0, SeqCst);
+        let t0 = TIMER.now_ms().ctx("NOW")?;
+        let t = thread::spawn(&mut cx.slots, "ntfn-cpu", 12, counting_waiter, &[n])?;
+        let r = (|| {
+            for _ in 0..200 {
+                if nt.info().ctx("INFO")?.1 {
+                    break;
+                }
+                SELF_PROCESS.yield_now().ctx("YIELD")?;
+            }
+            ensure!(nt.info().ctx("INFO")?.1, "the waiter does not wait");
+            let mine = SELF_PROCESS.cpu_time().ctx("CPU_TIME(self)")?;
+            let t1 = TIMER.now_ms().ctx("NOW")?;
+            for i in 1..=200u64 {
+                nt.signal(1).ctx("SIGNAL")?;
+                let taken = SIGNALS_TAKEN.load(SeqCst);
+                ensure!(taken == i, "after {i} signals the waiter above ktest took {taken}");
+            }
+            let own = SELF_PROCESS.cpu_time().ctx("CPU_TIME(self)")? - mine;
+            let loop_ns = (TIMER.now_ms().ctx("NOW")? + 1 - t1) * 1_000_000;
+            ensure!(own <= loop_ns, "ktest's CPU time grew by {own} ns in a loop of {loop_ns} ns");
+            let ns = t.process.cpu_time().ctx("CPU_TIME")?;
+            let since = (TIMER.now_ms().ctx("NOW")? + 1 - t0) * 1_000_000;
+            ensure!(ns > 0 && ns <= since, "the waiter's CPU time is {ns} ns, {since} ns after it was made");
+            nt.signal(1 << 63).ctx("SIGNAL")?;
+            Ok(())
+        })();
+        let code = exit_code(cx, t);
+        ACCOUNT.destroy(n).ctx("DESTROY")?;
+        let _ = SELF_ASPACE.delete_cap(n);
+        r?;
+        ensure!(code? == 0, "the waiter failed");
+        Ok(())
+    })
+}
+
 /// NTFN0003: bound to a process: a signal arrives in its open receive as a
 /// NOTIFY message with the SENDER's payload, or, set before, at its next
 /// receive; BIND's and UNBIND's errors; a dead process's binding is gone.
