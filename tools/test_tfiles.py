@@ -34,7 +34,9 @@ from test_tpm import Guest  # noqa: E402
 WH_AREA = (65536 * 512, 32768 * 512)
 PLAIN = b"TFILE-PLAINTEXT"
 # The loop of writes the kill lands in, and when init kills the workhorse.
-LOOP = 200
+# The loop's bound: it ends 20 writes after the one that finds the
+# workhorse restarted (user/programs/tfiles), long before this.
+LOOP = 5000
 KILL_MS = 3000
 results = []
 
@@ -155,7 +157,7 @@ def main():
         acked = [int(v) for v in re.findall(r"acknowledged f8 v(\d+) ", loop)]
         at = loop.find("system: server workhorse was killed")
         check("the workhorse killed while tfiles writes f8 in a loop", at > 0 and 0 < len(re.findall(
-              r"acknowledged f8", loop[:at])), loop[-2500:])
+              r"acknowledged f8", loop[:at])) and "found the workhorse restarted" in loop[at:], loop[-2500:])
         check("the loop goes on after the workhorse's restart and ends", "tfiles: loop done" in loop
               and acked and acked[-1] > 1, loop[-2500:])
         check("acknowledged versions in order", acked == sorted(set(acked)), acked)
