@@ -280,9 +280,17 @@ u64 dma_domain_unmap_frame(u64 pa)
 
 bool dma_domain_destroy_all(struct account *a, unsigned *budget)
 {
-    for (unsigned i = 1; i < MAX_DOMAINS; i++)
-        if (domains[i] && domains[i]->account == a && !destroy(domains[i], a, budget))
+    /* Each domain counts as a table (its root) against the part's budget,
+     * so that an account holding every domain number is taken down in
+     * parts too, not only one with deep domains. */
+    for (unsigned i = 1; i < MAX_DOMAINS; i++) {
+        if (!domains[i] || domains[i]->account != a)
+            continue;
+        if (!*budget || !destroy(domains[i], a, budget))
             return false;
+        if (*budget)
+            (*budget)--;
+    }
     return true;
 }
 

@@ -755,6 +755,15 @@ pub fn domain_numbers_run_out(cx: &mut Cx) -> TestResult {
         DmaDomain(s).info_raw().ctx("INFO of the new domain")?;
         let (bad, _) = keep_abi::KERNEL.check_invariants().ctx("CHECK_INVARIANTS")?;
         ensure!(bad == 0, "{bad} kernel invariant violations");
+        // Every domain counts against DESTROY_ALL's part (its root table):
+        // an account holding them all is taken down in parts.
+        let restarts = || keep_abi::KERNEL.info(keep_abi::info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS");
+        let before = restarts()?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = restarts()? - before;
+        let least = made.len() as u64 / keep_abi::layout::DESTROY_TABLES - 1;
+        ensure!(parts >= least, "DESTROY_ALL of {} domains restarted {parts} times, want at least {least}", made.len());
+        expect_err(DmaDomain(made[0]).info_raw(), Error::STALE, "a domain after DESTROY_ALL")?;
         Ok(())
     })();
     let _ = Account(acct).destroy_all(slot::MEMORY);

@@ -483,7 +483,7 @@ const TESTS: &[Test] = &[
     ("DMA0010", "DMA_DOMAIN.HOLD and RELEASE: errors hold nothing, a destroyed page's held frame stays out of the pool until its last hold, DESTROY lets go (BAD_STATE where the IOMMU translates)", dma::holds),
     ("DMA0011", "a device's forged interrupt messages at every vector 32-255 but the interrupt lines' run their stubs: the kernel's own handlers have nothing to do, the rest are counted unowned; the timer and the disk go on", dma::forged_high_vectors),
     ("DMA0012", "a device's forged interrupt message at each line's vector reaches the line's binding: every line but the console's bound to one notification gets its bit; ACK and UNBIND leave the lines as they were", dma::forged_line_vectors),
-    ("DMA0013", "once every DMA domain number is taken CREATE_DMA_DOMAIN is BAD_STATE, charges nothing, fills no slot; a destroyed domain's number serves the next", dma::domain_numbers_run_out),
+    ("DMA0013", "once every DMA domain number is taken CREATE_DMA_DOMAIN is BAD_STATE, charges nothing, fills no slot; a destroyed domain's number serves the next; DESTROY_ALL of them all goes in parts", dma::domain_numbers_run_out),
     // Notifications (docs/kernel-manual.md, "Notifications").
     ("NTFN0001", "notifications: bits OR in and are taken once by POLL or WAIT; READ and WRITE rights; errors; STALE once destroyed", notify::basics),
     ("NTFN0002", "a notification's waiter in another process is woken with the bits; a second waiter is IN_USE; a killed waiter is forgotten; a destroyed notification is STALE for its waiter", notify::waiters),
