@@ -437,14 +437,20 @@ u64 account_destroy_all(struct invocation *inv, struct account *a)
         }
     }
     /* Exported ones: its own, and others' whose space is one of its. */
-    while (a->out_first)
+    while (a->out_first) {
+        if (parts && procs++ == DESTROY_PROCESSES) /* in the same parts as live ones */
+            return destroy_restart(inv);
         process_drop_exported(a->out_first - 1);
+    }
     for (struct aspace *as = a->aspaces; as; as = as->acct_next)
         for (struct account *o = all_accounts; o && as->nout; o = o->next)
             for (u32 n = o->out_first; n;) {
                 u32 next = process_numbers[n - 1].x.out_next;
-                if (process_numbers[n - 1].x.as == as)
+                if (process_numbers[n - 1].x.as == as) {
+                    if (parts && procs++ == DESTROY_PROCESSES)
+                        return destroy_restart(inv);
                     process_drop_exported(n - 1);
+                }
                 n = next;
             }
     while (a->wrappers)

@@ -342,6 +342,7 @@ const TESTS: &[Test] = &[
     ("REVOKE0005", "ACCOUNT.DESTROY_ALL of an account with 2,683 unused frames gives them back in parts, the pool whole again", revoke::destroy_all_frames),
     ("REVOKE0006", "ACCOUNT.DESTROY_ALL of three spaces of 48 page tables each, a whole number of parts, restarts all along and gives every frame back", revoke::destroy_all_whole_parts),
     ("REVOKE0007", "ACCOUNT.DESTROY of a DMA domain of 64 tables, and DESTROY_ALL of an account with another, restart between parts, unpin the page and give every frame back", revoke::dma_domain_parts),
+    ("REVOKE0008", "ACCOUNT.DESTROY_ALL of an account with 40 exported processes drops the exports in parts (restarts between them); the exports open nowhere, their pages reclaim, every frame comes back", revoke::destroy_all_exports_in_parts),
     ("KMEM0009", "REVOKE_CAP_TABLE: capability-segment tables taken back and rebuilt on the next lookup", kmem::revoke_cap_table),
     ("KMEM0010", "an exported process goes on where it was: running, asleep, receiving, sending, waiting", kmem::export_states),
     ("KMEM0011", "a process whose fault message is queued, and its handler, are not exported", kmem::export_refused_states),

@@ -362,3 +362,47 @@ pub fn dma_domain_parts(cx: &mut Cx) -> TestResult {
     cx.drop_slots(&[a.0, one, two, page]);
     r
 }
+
+/// REVOKE0008: ACCOUNT.DESTROY_ALL of an account whose 40 processes are
+/// all exported drops the exports in parts of 32, as it destroys live
+/// processes (DESTROY_RESTARTS); the exports then open nowhere, their
+/// pages are reclaimed as any page, and the pool has every frame back.
+pub fn destroy_all_exports_in_parts(cx: &mut Cx) -> TestResult {
+    const PROCS: usize = 40;
+    let pool = MEMORY.free().ctx("FREE")?;
+    let donated = PROCS as u64 + 24;
+    let a = new_account(cx, donated)?;
+    let asp = cx.slot()?;
+    let mut procs = Vec::new();
+    let mut exports = Vec::new();
+    let r = (|| {
+        a.create_aspace(asp).ctx("CREATE_ASPACE")?;
+        for _ in 0..PROCS {
+            let (p, d) = (cx.slot()?, cx.slot()?);
+            procs.push(p);
+            exports.push(d);
+            a.create_process(asp, p).ctx("CREATE_PROCESS")?;
+            a.revoke_process(p, d).ctx("REVOKE_PROCESS")?;
+        }
+        ensure!(a.info_all().ctx("INFO")?[3] == PROCS as u64, "{PROCS} exported, INFO says otherwise");
+        let before = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")?;
+        a.destroy_all(slot::MEMORY).ctx("DESTROY_ALL")?;
+        let parts = KERNEL.info(info::DESTROY_RESTARTS).ctx("INFO DESTROY_RESTARTS")? - before;
+        let least = (PROCS as u64 - 1) / 32;
+        ensure!(parts >= least, "DESTROY_ALL of {PROCS} exported processes restarted {parts} times, want at least {least}");
+        for &d in &exports {
+            expect_err(keep_abi::ACCOUNT.restore_process(d), Error::BAD_SEAL, "RESTORE_PROCESS of an export after DESTROY_ALL")?;
+            MEMORY.reclaim(d).ctx("RECLAIM the export's page")?;
+        }
+        let back = MEMORY.free().ctx("FREE")?;
+        // As before the account was made: its own frame and those donated.
+        let want = pool;
+        ensure!(back == want, "the pool has {back} frames after DESTROY_ALL and RECLAIM, want {want}");
+        invariants()
+    })();
+    let _ = a.destroy_all(slot::MEMORY);
+    cx.drop_slots(&procs);
+    cx.drop_slots(&exports);
+    cx.drop_slots(&[a.0, asp]);
+    r
+}
