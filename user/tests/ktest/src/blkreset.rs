@@ -292,6 +292,10 @@ fn destroy_attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, m: Manager, b
             let _ = sa.unmap(VC);
         }
     }
+    // Still held after the pages were made: no reset came meanwhile (while
+    // ktest waited in DESTROY the server may have run, found A's next chain
+    // unpinned and reset the device, which lets go of the holds rightly).
+    let held_after = held_frames();
     let _ = server.set_priority(DEFAULT_PRIORITY);
     let a_code = match ta {
         Ok(ta) => wait(cx, ta, "A's batch"),
@@ -311,6 +315,11 @@ fn destroy_attempt(cx: &mut Cx, ca: Client, cb: Client, bbuf: u64, m: Manager, b
     let (status, entry, done) = (code >> 24, code >> 12 & 0xfff, code & 0xfff);
     if (status == OK && done == ENTRIES) || (status == BAD_BUFFER && entry == 0xfff) || done == 0 {
         println!("ktest: BLK0008: A's batch ended with status {status} (entry {entry:#x}, {done} done)");
+        return Ok(None);
+    }
+    let held_after = held_after?;
+    if held_after < PAGES {
+        println!("ktest: BLK0008: the device was reset before the pages were made ({held_after} frames held, {} of A's given out after it)", reused.len());
         return Ok(None);
     }
     ensure!(reused.is_empty(), "{} of A's frames were given out again while its batch was on the device (frame {:#x})", reused.len(), reused[0]);
