@@ -153,6 +153,13 @@ static u64 content_digest(u64 i, const void *body)
     return seal_nonce(i | 1ULL << 62, body, PAGE_SIZE);
 }
 
+/* A kernel object copied at this BEGIN: record_epoch decides its epoch
+ * from its content. */
+static bool epoch_from_content(const struct slot *s)
+{
+    return copied_at_begin(s->type) && s->epoch == epoch;
+}
+
 /* The epoch the record of frame i carries in this checkpoint.  A data
  * page's or donated frame's is seal_epoch's.  A kernel object is sealed
  * again at every checkpoint (its changes are not tracked), but with the
@@ -160,16 +167,10 @@ static u64 content_digest(u64 i, const void *body)
  * change: its record is then the same, bit for bit, and no nonce serves
  * two headers.  Decided once per checkpoint, whichever of READ and the
  * kernel record's digest asks first. */
-static bool epoch_decided(u64 i)
-{
-    const struct slot *s = &slots[i];
-    return !copied_at_begin(s->type) || s->epoch != epoch || s->decided == epoch || !s->shadow;
-}
-
 static u64 record_epoch(u64 i)
 {
     struct slot *s = &slots[i];
-    if (!copied_at_begin(s->type) || s->epoch != epoch)
+    if (!epoch_from_content(s))
         return seal_epoch(i);
     if (s->decided != epoch) {
         u64 d = s->shadow ? content_digest(i, phys_to_virt((u64)s->shadow * PAGE_SIZE)) : 0;
@@ -179,6 +180,14 @@ static u64 record_epoch(u64 i)
         s->decided = (u32)epoch;
     }
     return s->kept;
+}
+
+/* Whether record_epoch(i) hashes frame i's content now (a part of the
+ * kernel record's digest counts these against DIGEST_HASHES). */
+static bool epoch_hashes(u64 i)
+{
+    const struct slot *s = &slots[i];
+    return epoch_from_content(s) && s->decided != epoch && s->shadow;
 }
 
 static void objects_add(u64 i)
@@ -476,7 +485,7 @@ static u64 read(struct invocation *inv)
              * since the caller must not hold a keyed hash's state). */
             for (u64 stop = krec_next + KEEP_DIGEST_FRAMES, hashed = 0; krec_next < pool_frames; krec_next++) {
                 u64 i = krec_next;
-                bool hashes = !epoch_decided(i);
+                bool hashes = epoch_hashes(i);
                 if (krec_next == stop || (hashes && hashed == DIGEST_HASHES)) {
                     digest_restarts++;
                     inv->caller->regs.rip -= 2;

@@ -198,7 +198,8 @@ struct export_header {
 #define EXPORT_BODY ALIGN_UP(sizeof(struct process), 8)
 _Static_assert(sizeof(struct export_header) + EXPORT_BODY + 16 <= PAGE_SIZE, "an export fits in its frame");
 
-static u64 export_nonce(u64 num, u64 gen) { return num | gen << CAP_PNUM_BITS; }
+/* The export's identifier: its process number and generation. */
+static u64 export_id(u64 num, u64 gen) { return num | gen << CAP_PNUM_BITS; }
 
 /* Queued fault messages need their handler's return-capability slot and
  * cannot restart by themselves: a handler with some waiting stays in. */
@@ -309,7 +310,7 @@ u64 kmem_revoke_process(struct invocation *inv, struct account *a)
     struct frame *f = frame_info(pa);
     frame_set_type(pa, FRAME_PAGE);
     *dest = cap_make(KEEP_TYPE_PAGE, KEEP_RIGHT_READ | KEEP_RIGHT_WRITE, 0, f->version, pa);
-    inv->res[0] = export_nonce(num, x->gen);
+    inv->res[0] = export_id(num, x->gen);
     return KEEP_ERR_OK;
 }
 
@@ -385,7 +386,7 @@ u64 kmem_need_process(struct invocation *inv, u64 num)
     struct process_export *x = &process_numbers[num].x;
     if (inv->on_behalf)
         return INV_RESTART;
-    u64 words[4] = {0, x->account->free_count, KEEP_KMEM_PROCESS, export_nonce(num, x->gen)};
+    u64 words[4] = {0, x->account->free_count, KEEP_KMEM_PROCESS, export_id(num, x->gen)};
     return kmem_fault(inv->caller, x->account->kpager, words);
 }
 
