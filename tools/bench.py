@@ -356,6 +356,9 @@ def targets(r):
         rows.append((what, "not measured" if figure is None else fmt(figure),
                      "-" if figure is None else ("met" if ok else "not met")))
 
+    def over(x, y):
+        return None if x is None or not y else round(x / y, 3)
+
     x = med(CROSS)
     row(f"`{CROSS}` below seL4's {SEL4_ROUND_TRIP}", x, x is not None and x < SEL4_ROUND_TRIP)
     x = med(f"{CROSS}.cap1_ratio")
@@ -401,14 +404,14 @@ def targets(r):
     row(f"`notify.signal_wait` below `{CROSS}`", x, x is not None and y is not None and x < y)
     x, y = med("persist.pause.256m"), med("persist.pause.16m")
     row("`persist.pause.256m` at most 1,000,000 instructions (persistence)", x, x is not None and x <= 1_000_000)
-    ratio = None if x is None or not y else round(x / y, 3)
+    ratio = over(x, y)
     row("`persist.pause.256m` at most 8x `persist.pause.16m` (persistence; the figure: the ratio)",
         ratio, ratio is not None and ratio <= 8)
     x, y = med("persist.checkpoint.incremental"), med("persist.checkpoint.incremental.pages")
     row("an incremental checkpoint writes the k pages changed and the kernel record (persistence; the figure: "
         "records written for k pages)", x, x is not None and y is not None and x == y + 1)
     x, y = med("persist.restore"), med("persist.restore.fresh")
-    ratio = None if x is None or not y else round(x / y, 3)
+    ratio = over(x, y)
     row("`persist.restore` no slower than a fresh boot (persistence; the figure: restore / fresh)",
         ratio, ratio is not None and ratio <= 1)
     x, y = med(f"{CROSS}.checkpointing"), med(CROSS)
@@ -419,20 +422,20 @@ def targets(r):
     x = med("sfi.overhead.full.geomean.instructions")
     row("SFI full: geometric mean of the instruction overhead at most 5% (SFI)", x, x is not None and x <= 5)
     x, y = med("rt.jitter.max.load"), med("rt.jitter.max.alone")
-    ratio_rt = None if x is None or not y else round(x / y, 3)
+    ratio_rt = over(x, y)
     row("`rt.jitter.max.load` within 1% of `rt.jitter.max.alone` (real time; the figure: load / alone)",
         ratio_rt, ratio_rt is not None and ratio_rt <= 1.01)
     return rows
 
 
-def write_md(results, kvm, notes, measured=None):
+def write_md(results, kvm, notes, prov=None):
     head = "| benchmark | median | min | max | unit | runs |"
     sep = "|---|---:|---:|---:|---|---:|"
     if kvm:
         head += " KVM cycles (median) |"
         sep += "---:|"
     lines = ["# Benchmark results", "",
-             "Written by `make bench` (tools/bench.py); do not edit. " + provenance(measured), "",
+             "Written by `make bench` (tools/bench.py); do not edit. " + prov, "",
              "Instructions per operation under `qemu-system-x86_64 -accel tcg "
              "-icount shift=0,sleep=off` (method: docs/performance.md). Figures quoted in the other "
              "documents are lines of this page; `make docs-check` compares them (tools/check_figures.py).",
@@ -524,9 +527,9 @@ def write_md(results, kvm, notes, measured=None):
     return lines
 
 
-def provenance(measured=None):
-    """Which commit and which machine the figures are from (measured: when,
-    seconds since the epoch; now if not given)."""
+def provenance():
+    """Which commit and which machine the figures are from, now: a full run
+    keeps it in build/bench/provenance.txt for --page-only."""
     def run(*cmd):
         try:
             return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=30).stdout.strip()
@@ -538,7 +541,7 @@ def provenance(measured=None):
                   if l.startswith("model name")), "unknown CPU")
     qv = run("qemu-system-x86_64", "--version").split("\n")[0]
     return (f"Commit `{commit}`{' with local changes' if dirty else ''}, "
-            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(measured))}, on {model} "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on {model} "
             f"({os.cpu_count()} host CPUs), {qv or 'QEMU version unknown'}.")
 
 
@@ -628,8 +631,11 @@ def main():
                     help="only the I/O benchmarks (build/bench/io.json), optionally a filter")
     args = ap.parse_args()
     if args.page_only:
-        f = OUT / "results.json"
-        write_md(json.loads(f.read_text()), None, [], measured=f.stat().st_mtime)
+        # The run's own commit and time (HEAD may have moved since).
+        prov = OUT / "provenance.txt"
+        if not prov.exists():
+            sys.exit("bench.py: build/bench/provenance.txt is missing: run make bench")
+        write_md(json.loads((OUT / "results.json").read_text()), None, [], prov.read_text().strip())
         print("bench.py: wrote build/bench/results.md and docs/results.md")
         return
     if args.plots_only:
@@ -683,7 +689,9 @@ def main():
     if merged:
         notes.append("merged from other fragments: " + ", ".join(merged))
     (OUT / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print("\n".join(write_md(results, kvm, notes)))
+    prov = provenance()
+    (OUT / "provenance.txt").write_text(prov + "\n")
+    print("\n".join(write_md(results, kvm, notes, prov)))
     made = plots(results)
     print(f"bench.py: wrote build/bench/results.json, results.md"
           + "".join(f", {m}" for m in made) + f" ({time.monotonic() - begin:.0f} s)")
